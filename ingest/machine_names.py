@@ -1,0 +1,65 @@
+"""Machine ids for ingested data: the registry id when the name is known, else a normalised name."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+from xamm_data import machines
+from xamm_ingest.errors import IngestError
+
+CONFIG_NAME = "xamm.toml"
+
+
+def machine_id(name: str) -> str:
+    """``"Quartz"`` -> ``"quartz"``; unknown names are lower-cased with other characters turned into ``-``."""
+    known = machines.canonical_id(name.strip())
+    if known:
+        return known
+    mid = re.sub(r"[^a-z0-9._-]+", "-", name.strip().lower()).strip("-._")
+    if not mid:
+        raise ValueError(f"machine name {name!r} has no usable characters")
+    return mid
+
+
+class RunDirConfig(BaseModel):
+    """``xamm.toml`` beside a set of runs: what the files themselves do not say."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    machine: str
+
+    @field_validator("machine")
+    @classmethod
+    def _normalise(cls, v: str) -> str:
+        return machine_id(v)
+
+
+def find_config(start: Path, stop: Path) -> Path | None:
+    """The nearest ``xamm.toml`` in ``start`` or its parents, not above ``stop``."""
+    start, stop = start.resolve(), stop.resolve()
+    d = start if start.is_dir() else start.parent
+    while True:
+        cand = d / CONFIG_NAME
+        if cand.is_file():
+            return cand
+        if d == stop or d.parent == d or stop not in d.parents:
+            return None
+        d = d.parent
+
+
+def load_config(path: Path) -> RunDirConfig:
+    """Parse and validate an ``xamm.toml``; errors name the file and the field."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise IngestError(path, f"not valid TOML: {e}") from None
+    try:
+        return RunDirConfig(**data)
+    except ValidationError as e:
+        err = e.errors()[0]
+        field = ".".join(str(x) for x in err["loc"]) or "(file)"
+        raise IngestError(path, f"field {field!r}: {err['msg']}; expected e.g. machine = \"quartz\"") from None

@@ -1,0 +1,1 @@
+"""One module per source format; each exposes a ``read_*`` function returning a ReadResult."""

@@ -1,0 +1,64 @@
+"""What every reader receives and returns."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from xamm_data._version import __version__
+
+
+@dataclass(frozen=True)
+class Source:
+    """A file to read: its path, where it sits under the ingest root, and its hash."""
+
+    path: Path
+    rel_path: str
+    sha256: str
+
+    @classmethod
+    def of(cls, path: str | Path, root: str | Path | None = None) -> "Source":
+        path = Path(path)
+        root = Path(root) if root is not None else path.parent
+        try:
+            rel = path.resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            rel = path.name
+        return cls(path=path, rel_path=rel, sha256=sha256_file(path))
+
+
+@dataclass
+class ReadResult:
+    """Rows (one dict per row, canonical column names) and notes about skipped content."""
+
+    rows: list[dict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def provenance(src: Source, fmt: str, reader: str, tool_versions: dict[str, str] | None = None,
+               run_date=None) -> dict:
+    """The provenance columns every row carries."""
+    tv = ";".join(f"{k}={v}" for k, v in sorted((tool_versions or {}).items()) if v)
+    return {
+        "source_path": src.rel_path,
+        "source_sha256": src.sha256,
+        "source_format": fmt,
+        "reader": reader,
+        "xamm_version": __version__,
+        "tool_versions": tv or None,
+        "run_date": run_date,
+    }
+
+
+def positive_finite(x) -> bool:
+    return x is not None and isinstance(x, (int, float)) and math.isfinite(x) and x > 0

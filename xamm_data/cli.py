@@ -1,0 +1,154 @@
+"""The ``xamm`` command.
+
+Exit codes: 0 ok, 1 bad input (unknown dataset, invalid data, missing files), 2 usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+EPILOG = """\
+examples:
+  xamm-ingest rajaperf ./runs --machine quartz     ingest RAJAPerf outputs into the store
+  xamm datasets list                               known datasets and what the store holds
+  xamm datasets show quartz                        summary of quartz's benchmark runs
+  xamm datasets push quartz --repo org/xamm-data   publish quartz to a Hub dataset repo
+  xamm schemas export --check                      check schemas/ matches the code
+"""
+
+
+class UsageError(Exception):
+    """Bad command-line usage (exit code 2)."""
+
+
+def _add_store(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--store", type=Path, default=None, help="store root (default: $XAMM_HOME/store)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="xamm", description="Cross-platform HPC performance data and models.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    from xamm_data._version import __version__
+
+    parser.add_argument("--version", action="version", version=f"xamm {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    ds = sub.add_parser("datasets", help="list, show and publish datasets",
+                        epilog="examples:\n  xamm datasets list 'xeon*'\n  xamm datasets show lassen --kind benchmark_runs\n"
+                               "  xamm datasets push quartz --repo org/xamm-data --revision main",
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    dsub = ds.add_subparsers(dest="action", metavar="ACTION")
+    dsub.required = True
+    p = dsub.add_parser("list", help="list known datasets (registry and local store)")
+    p.add_argument("pattern", nargs="?", default="*", help="shell-style pattern, e.g. 'xeon*'")
+    _add_store(p)
+    p = dsub.add_parser("show", help="summarise one dataset")
+    p.add_argument("name")
+    p.add_argument("--kind", default="benchmark_runs", choices=["benchmark_runs", "app_profiles"])
+    p.add_argument("--revision", default=None, help="load this Hub revision instead of the local store")
+    _add_store(p)
+    p = dsub.add_parser("push", help="publish a machine's tables to a Hub dataset repo")
+    p.add_argument("name")
+    p.add_argument("--repo", required=True, help="Hub dataset repo id, e.g. org/xamm-data")
+    p.add_argument("--revision", default="main", help="branch to commit to (default: main)")
+    p.add_argument("--private", action="store_true")
+    p.add_argument("--license", default="other")
+    _add_store(p)
+
+    sc = sub.add_parser("schemas", help="export or check the language-neutral schema files")
+    ssub = sc.add_subparsers(dest="action", metavar="ACTION")
+    ssub.required = True
+    p = ssub.add_parser("export", help="write schemas/*.json from the code's table definitions")
+    p.add_argument("--dir", type=Path, default=Path("schemas"))
+    p.add_argument("--check", action="store_true", help="do not write; exit 1 if the files differ")
+
+    ing = sub.add_parser("ingest", help="same as the xamm-ingest command", add_help=False)
+    ing.add_argument("args", nargs=argparse.REMAINDER)
+
+    try:  # model commands live in xamm_models, which needs the optional torch stack
+        from xamm_models.cli import add_commands
+    except ImportError:
+        add_commands = None
+    if add_commands is not None:
+        add_commands(sub)
+    return parser
+
+
+def _datasets(args) -> int:
+    from xamm_data.datasets import load_dataset, registry_frame
+    from xamm_data.store import Store
+    from xamm_data.summary import print_frame, summarize_benchmark_runs
+
+    store = Store(args.store)
+    if args.action == "list":
+        import fnmatch
+
+        import polars as pl
+
+        reg = registry_frame(store=store)
+        reg = reg.filter(pl.col("name").map_elements(lambda n: fnmatch.fnmatch(n, args.pattern), return_dtype=pl.Boolean))
+        print_frame(reg, title=f"xamm datasets (store: {store.root})")
+        return 0
+    if args.action == "show":
+        df = load_dataset(args.name, args.kind, store=store, revision=args.revision)
+        if args.kind == "benchmark_runs":
+            print_frame(summarize_benchmark_runs(df), title=f"{args.name}: {df.height} benchmark runs")
+        else:
+            print_frame(df.group_by("app", "machine", "device").len().sort("app"), title=f"{args.name}: app profiles")
+        return 0
+    if args.action == "push":
+        from xamm_data.datasets import resolve_name
+        from xamm_data.hub import push_dataset
+
+        name = resolve_name(args.name, store=store)
+        sha = push_dataset(name, args.repo, store=store, revision=args.revision, private=args.private,
+                           license=args.license)
+        print(f"pushed {name} to {args.repo} (dataset) at commit {sha}")
+        return 0
+    raise UsageError(args.action)
+
+
+def _schemas(args) -> int:
+    from xamm_data.schema_files import check_schema_files, write_schema_files
+
+    if args.check:
+        diffs = check_schema_files(args.dir)
+        for d in diffs:
+            print(d, file=sys.stderr)
+        if diffs:
+            print("run `xamm schemas export` to update", file=sys.stderr)
+        return 1 if diffs else 0
+    for p in write_schema_files(args.dir):
+        print(p)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``xamm``."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["ingest"]:
+        from xamm_ingest.cli import main as ingest_main
+
+        return ingest_main(argv[1:], prog="xamm ingest")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handlers = {"datasets": _datasets, "schemas": _schemas}
+    handler = handlers.get(args.command) or getattr(args, "handler", None)
+    try:
+        return handler(args)
+    except UsageError as e:
+        parser.error(str(e))
+    except (KeyError, ValueError, FileNotFoundError, OSError) as e:
+        msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
+        print(f"xamm: error: {msg}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,151 @@
+"""The dataset registry and :func:`load_dataset`.
+
+The registry is one table (:func:`registry_frame`): a dataset per machine of the machine registry,
+each naming the Hugging Face Hub dataset repo and the pinned revision it is published under.
+:func:`load_dataset` looks in the local store first and then on the Hub (``huggingface_hub``
+caches the download and honours ``HF_HUB_OFFLINE``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import os
+from pathlib import Path
+
+import polars as pl
+from pydantic import BaseModel, ConfigDict
+
+from xamm_data import machines
+from xamm_data.schema import DATA_KINDS
+from xamm_data.store import Store
+
+DEFAULT_HUB_REPO = "xamm-hpc/xamm-datasets"
+
+
+def default_hub_repo() -> str:
+    """The Hub dataset repo xamm publishes to and loads from: ``$XAMM_HUB_DATASETS`` or the project's."""
+    return os.environ.get("XAMM_HUB_DATASETS", DEFAULT_HUB_REPO)
+
+
+class DatasetSpec(BaseModel):
+    """A registry record: where a dataset lives on the Hub and at which revision."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    machine: str
+    hub_repo: str
+    revision: str = "main"
+    description: str = ""
+
+
+def hub_path(kind: str, machine: str) -> str:
+    """Path of a machine's Parquet file inside a Hub dataset repo (same layout as the local store)."""
+    return f"{kind}/machine={machine}/data.parquet"
+
+
+def _specs() -> dict[str, DatasetSpec]:
+    repo = default_hub_repo()
+    return {
+        m.id: DatasetSpec(name=m.id, machine=m.id, hub_repo=repo,
+                          description=f"{m.cpu or ''}{' + ' + m.gpu if m.gpu else ''}".strip(" +"))
+        for m in machines.MACHINES
+    }
+
+
+class UnknownDatasetError(KeyError):
+    """No dataset of that name; the message lists the known names and the closest one."""
+
+    def __init__(self, name: str, known: list[str]):
+        self.name, self.known = name, known
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.4)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        super().__init__(f"unknown dataset {name!r}.{hint} Known datasets: {', '.join(known)}")
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+def list_datasets(pattern: str = "*", *, store: Store | str | Path | None = None) -> list[str]:
+    """Names of the known datasets (registry plus machines present in the local store) matching ``pattern``."""
+    st = store if isinstance(store, Store) else Store(store)
+    names = set(_specs())
+    for kind in DATA_KINDS:
+        names.update(st.machines(kind))
+    return sorted(n for n in names if fnmatch.fnmatch(n, pattern))
+
+
+def registry_frame(*, store: Store | str | Path | None = None) -> pl.DataFrame:
+    """The dataset registry as one table, with what the local store holds for each dataset."""
+    st = store if isinstance(store, Store) else Store(store)
+    specs = _specs()
+    rows = []
+    for name in list_datasets(store=st):
+        spec = specs.get(name)
+        row = {
+            "name": name,
+            "hub_repo": spec.hub_repo if spec else None,
+            "revision": spec.revision if spec else None,
+            "description": spec.description if spec else "(local only)",
+        }
+        for kind in DATA_KINDS:
+            row[f"local_{kind}_rows"] = (
+                st.read(kind, name, lazy=True).select(pl.len()).collect().item() if st.has(kind, name) else 0
+            )
+        rows.append(row)
+    return pl.DataFrame(rows, schema={"name": pl.String, "hub_repo": pl.String, "revision": pl.String,
+                                      "description": pl.String,
+                                      **{f"local_{k}_rows": pl.Int64 for k in DATA_KINDS}})
+
+
+def resolve_name(name: str, *, store: Store | None = None) -> str:
+    """Map a dataset name or machine alias to its dataset name; raise :class:`UnknownDatasetError`."""
+    known = list_datasets(store=store)
+    if name in known:
+        return name
+    mid = machines.canonical_id(name)
+    if mid is not None:
+        return mid
+    raise UnknownDatasetError(name, known)
+
+
+def load_dataset(
+    name: str,
+    kind: str = "benchmark_runs",
+    *,
+    lazy: bool = False,
+    revision: str | None = None,
+    store: Store | str | Path | None = None,
+    repo_id: str | None = None,
+    token: str | bool | None = None,
+) -> pl.DataFrame | pl.LazyFrame:
+    """Load a machine's dataset as a polars frame.
+
+    Args:
+        name: dataset name (a machine id such as ``"quartz"``, or an alias such as ``"Quartz"``).
+        kind: ``"benchmark_runs"`` (default) or ``"app_profiles"``.
+        lazy: return a ``LazyFrame``.
+        revision: a Hub revision (branch, tag or commit) to pin. When given, the Hub copy at that
+            revision is loaded even if the local store has the machine.
+        store: the local store (a :class:`Store` or its root); default ``$XAMM_HOME/store``.
+        repo_id: the Hub dataset repo; default from the registry (``$XAMM_HUB_DATASETS``).
+        token: Hub token, passed to ``huggingface_hub``.
+
+    Raises:
+        UnknownDatasetError: ``name`` is not known; the message lists the known names.
+        FileNotFoundError: the dataset is neither in the local store nor reachable on the Hub.
+    """
+    if kind not in DATA_KINDS:
+        raise ValueError(f"unknown kind {kind!r}; expected one of {', '.join(DATA_KINDS)}")
+    st = store if isinstance(store, Store) else Store(store)
+    dname = resolve_name(name, store=st)
+    if revision is None and st.has(kind, dname):
+        return st.read(kind, dname, lazy=lazy)
+    spec = _specs().get(dname)
+    repo = repo_id or (spec.hub_repo if spec else default_hub_repo())
+    rev = revision or (spec.revision if spec else "main")
+    from xamm_data.hub import download_partition
+
+    df = download_partition(repo, kind, dname, revision=rev, token=token)
+    return df.lazy() if lazy else df

@@ -1,0 +1,323 @@
+"""The tables xamm writes, defined once.
+
+Each table is a :class:`TableSchema`: ordered columns with a dtype, a unit, nullability and
+value rules. From it come the polars schema used by the store, the vectorised validation rules
+(:mod:`xamm_data.validate`) and the language-neutral JSON Schema files in ``schemas/``
+(``xamm schemas export``); a test fails when the two drift apart.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Literal
+
+import polars as pl
+from pydantic import BaseModel, ConfigDict, Field
+
+DType = Literal["string", "int64", "float64", "bool", "datetime", "list[string]", "list[counter]"]
+
+_POLARS: dict[str, pl.DataType] = {
+    "string": pl.String(),
+    "int64": pl.Int64(),
+    "float64": pl.Float64(),
+    "bool": pl.Boolean(),
+    "datetime": pl.Datetime("us", "UTC"),
+    "list[string]": pl.List(pl.String()),
+    "list[counter]": pl.List(pl.Struct({"name": pl.String(), "value": pl.Float64()})),
+}
+
+_JSON_TYPE: dict[str, dict] = {
+    "string": {"type": "string"},
+    "int64": {"type": "integer"},
+    "float64": {"type": "number"},
+    "bool": {"type": "boolean"},
+    "datetime": {"type": "string", "format": "date-time"},
+    "list[string]": {"type": "array", "items": {"type": "string"}},
+    "list[counter]": {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "properties": {"name": {"type": "string"}, "value": {"type": ["number", "null"]}},
+            "required": ["name", "value"],
+            "additionalProperties": False,
+        },
+    },
+}
+
+
+class Column(BaseModel):
+    """One column: its type, unit, nullability and the rules every value must meet."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    dtype: DType
+    description: str
+    unit: str | None = None
+    nullable: bool = True
+    minimum: float | None = None
+    exclusive_minimum: float | None = None
+    maximum: float | None = None
+    finite: bool = False
+    enum: tuple[str, ...] | None = None
+    pattern: str | None = None
+
+    @property
+    def polars_dtype(self) -> pl.DataType:
+        return _POLARS[self.dtype]
+
+    def json_schema(self) -> dict:
+        spec = dict(_JSON_TYPE[self.dtype])
+        if self.nullable:
+            spec["type"] = [spec["type"], "null"]
+        spec["description"] = self.description
+        if self.unit is not None:
+            spec["x-unit"] = self.unit
+        spec["x-dtype"] = self.dtype
+        if self.minimum is not None:
+            spec["minimum"] = self.minimum
+        if self.exclusive_minimum is not None:
+            spec["exclusiveMinimum"] = self.exclusive_minimum
+        if self.maximum is not None:
+            spec["maximum"] = self.maximum
+        if self.enum is not None:
+            spec["enum"] = list(self.enum) + ([None] if self.nullable else [])
+        if self.pattern is not None:
+            spec["pattern"] = self.pattern
+        return spec
+
+
+class TableSchema(BaseModel):
+    """A versioned table: ordered columns, the primary key and the partition column."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    version: str
+    description: str
+    columns: tuple[Column, ...]
+    primary_key: tuple[str, ...]
+    partition_by: str = "machine"
+
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+    def column(self, name: str) -> Column:
+        for c in self.columns:
+            if c.name == name:
+                return c
+        raise KeyError(f"table {self.name!r} has no column {name!r}")
+
+    @property
+    def polars_schema(self) -> pl.Schema:
+        return pl.Schema({c.name: c.polars_dtype for c in self.columns})
+
+    @property
+    def units(self) -> dict[str, str]:
+        return {c.name: c.unit for c in self.columns if c.unit is not None}
+
+    def empty(self) -> pl.DataFrame:
+        return pl.DataFrame(schema=self.polars_schema)
+
+    def json_schema(self) -> dict:
+        """The JSON Schema (draft 2020-12) of one row of this table."""
+        return {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$id": f"https://xamm.readthedocs.io/schemas/{self.name}/{self.version}.json",
+            "title": self.name,
+            "description": self.description,
+            "type": "object",
+            "properties": {c.name: c.json_schema() for c in self.columns},
+            "required": self.names,
+            "additionalProperties": False,
+            "x-schema-version": self.version,
+            "x-primary-key": list(self.primary_key),
+            "x-partition-by": self.partition_by,
+            "x-column-order": self.names,
+        }
+
+    def json_schema_text(self) -> str:
+        return json.dumps(self.json_schema(), indent=2, sort_keys=False) + "\n"
+
+
+def _c(name: str, dtype: DType, description: str, **kw) -> Column:
+    return Column(name=name, dtype=dtype, description=description, **kw)
+
+
+MACHINE_PATTERN = r"^[a-z0-9][a-z0-9._-]*(:(cpu|gpu))?$"
+SHA256_PATTERN = r"^[0-9a-f]{64}$"
+
+_PROVENANCE: tuple[Column, ...] = (
+    _c("source_path", "string", "Path of the source file, relative to the ingest root (POSIX separators).", nullable=False),
+    _c("source_sha256", "string", "SHA-256 of the source file's bytes.", nullable=False, pattern=SHA256_PATTERN),
+    _c("source_format", "string", "Format of the source file.", nullable=False,
+       enum=("rajaperf-csv", "rajaperf-kernels-csv", "rajaperf-timing-csv", "caliper-cali", "caliper-json",
+             "hpctoolkit", "hpctoolkit-latest", "table")),
+    _c("reader", "string", "Dotted name of the xamm reader that produced the row.", nullable=False),
+    _c("xamm_version", "string", "Version of xamm that ingested the row.", nullable=False),
+    _c("tool_versions", "string",
+       "Versions of the tools that produced the source, as sorted `name=version` pairs joined by `;` "
+       "(e.g. `caliper=2.10.0;raja=2022.10.5;rajaperf=1.10.0`)."),
+    _c("run_date", "datetime", "When the measured run started (UTC), from the source's metadata; null when the source does not say."),
+)
+
+_CONFIG: tuple[Column, ...] = (
+    _c("threads", "int64", "Threads per rank the measured code ran with (1 for sequential and GPU-offload variants' host side).", minimum=1),
+    _c("ranks", "int64", "MPI ranks of the run; null when the source does not say.", minimum=1),
+)
+
+BENCHMARK_RUNS = TableSchema(
+    name="benchmark_runs",
+    version="1.0.0",
+    description=(
+        "One row per (machine, suite, kernel, variant, tuning, build, configuration, trial) of a benchmark suite run "
+        "(RAJAPerf). Times are seconds per repetition of the kernel, sizes in bytes and flops per repetition."
+    ),
+    columns=(
+        _c("machine", "string", "Machine id from the machine registry (lower case), e.g. `quartz`.", nullable=False, pattern=MACHINE_PATTERN),
+        _c("device", "string", "Processor class the variant runs on: `cpu` or `gpu`.", nullable=False, enum=("cpu", "gpu")),
+        _c("suite", "string", "Benchmark suite.", nullable=False, enum=("RAJAPerf",)),
+        _c("suite_version", "string", "Suite version as reported by the run."),
+        _c("kernel", "string", "Canonical kernel name `Group_KERNEL`, e.g. `Basic_DAXPY`.", nullable=False,
+           pattern=r"^[A-Za-z]+_[A-Z0-9][A-Z0-9_]*$"),
+        _c("group", "string", "Kernel group, e.g. `Basic`, `Stream`, `Apps`.", nullable=False),
+        _c("variant", "string", "RAJAPerf variant, e.g. `Base_Seq`, `RAJA_CUDA`.", nullable=False,
+           pattern=r"^(Base|RAJA|Lambda|Kokkos)_[A-Za-z0-9]+$"),
+        _c("backend", "string", "Programming model of the variant: Seq, OpenMP, OpenMPTarget, CUDA, HIP, SYCL, StdPar, Kokkos.",
+           nullable=False, enum=("Seq", "OpenMP", "OpenMPTarget", "CUDA", "HIP", "SYCL", "StdPar", "Kokkos")),
+        _c("tuning", "string", "Variant tuning, e.g. `default`, `block_256`.", nullable=False),
+        _c("compiler", "string", "Compiler and version, e.g. `g++-10.3.1`; null when the source does not say."),
+        _c("compiler_flags", "string", "Compiler options of the build; null when the source does not say."),
+        _c("problem_size", "int64", "The kernel's actual problem size (RAJAPerf `Problem size` / `ProblemSize`).", nullable=False, minimum=1),
+        _c("problem_size_param", "int64", "The `--size` run parameter, when given (kernels round it to their own shapes).", minimum=1),
+        _c("reps", "int64", "Repetitions of the kernel per pass.", nullable=False, minimum=1),
+        _c("npasses", "int64", "Passes over the kernel set (`--npasses`); times are per repetition, averaged over passes. "
+           "Null when the source does not say (RAJAPerf CSV files, whose times are already per-pass means).", minimum=1),
+        *_CONFIG,
+        _c("omp_max_threads", "int64", "`omp_get_max_threads()` as recorded by the run.", minimum=1),
+        _c("block_size", "int64", "GPU thread-block size of the tuning; null for CPU variants.", minimum=1),
+        _c("trial", "int64", "0-based repeat index among runs with identical configuration, ordered by run date then source path.",
+           nullable=False, minimum=0),
+        _c("time_per_rep_s", "float64", "Mean time of one repetition (over passes and ranks).", unit="s", nullable=False,
+           exclusive_minimum=0, finite=True),
+        _c("time_per_rep_min_s", "float64", "Minimum over passes (CSV) or ranks (Caliper) of the time per repetition.", unit="s",
+           exclusive_minimum=0, finite=True),
+        _c("time_per_rep_max_s", "float64", "Maximum over passes (CSV) or ranks (Caliper) of the time per repetition.", unit="s",
+           exclusive_minimum=0, finite=True),
+        _c("iterations_per_rep", "float64", "Loop iterations per repetition.", unit="1", minimum=0, finite=True),
+        _c("kernels_per_rep", "float64", "Kernel launches per repetition.", unit="1", minimum=0, finite=True),
+        _c("bytes_per_rep", "float64", "Bytes moved per repetition (RAJAPerf `BytesMoved/rep`, older `Bytes/rep`).", unit="B", minimum=0, finite=True),
+        _c("bytes_read_per_rep", "float64", "Bytes read per repetition.", unit="B", minimum=0, finite=True),
+        _c("bytes_written_per_rep", "float64", "Bytes written per repetition.", unit="B", minimum=0, finite=True),
+        _c("bytes_modify_written_per_rep", "float64", "Bytes read-modify-written per repetition.", unit="B", minimum=0, finite=True),
+        _c("bytes_atomic_modify_written_per_rep", "float64", "Bytes atomically modified per repetition.", unit="B", minimum=0, finite=True),
+        _c("bytes_touched_per_rep", "float64", "Distinct bytes touched per repetition.", unit="B", minimum=0, finite=True),
+        _c("bytes_allocated_per_rep", "float64", "Bytes allocated for the kernel's data.", unit="B", minimum=0, finite=True),
+        _c("flops_per_rep", "float64", "Floating-point operations per repetition.", unit="flop", minimum=0, finite=True),
+        _c("bandwidth_bytes_per_s", "float64", "bytes_per_rep / time_per_rep_s.", unit="B/s", minimum=0, finite=True),
+        _c("flops_per_s", "float64", "flops_per_rep / time_per_rep_s.", unit="flop/s", minimum=0, finite=True),
+        _c("checksum_status", "string", "RAJAPerf checksum verdict, when reported.", enum=("PASSED", "FAILED")),
+        _c("operational_complexity", "string", "RAJAPerf operational complexity, e.g. `O(N)`."),
+        _c("problem_dimensionality", "int64", "RAJAPerf problem dimensionality.", minimum=0),
+        *(
+            _c(f"topdown_{m}", "float64", f"Top-down fraction `{m}` (Caliper `topdown.{m}`), as measured.", unit="1", finite=True)
+            for m in (
+                "retiring", "frontend_bound", "backend_bound", "bad_speculation", "branch_mispredict", "machine_clears",
+                "frontend_latency", "frontend_bandwidth", "memory_bound", "core_bound", "ext_mem_bound",
+                "l1_bound", "l2_bound", "l3_bound",
+            )
+        ),
+        *_PROVENANCE,
+    ),
+    primary_key=("machine", "suite", "kernel", "variant", "tuning", "compiler", "compiler_flags", "problem_size",
+                 "threads", "ranks", "trial"),
+)
+
+TABLE_II_FEATURES: tuple[tuple[str, str], ...] = (
+    ("branch_intensity", "Branch instructions / total instructions."),
+    ("load_intensity", "Load instructions / total instructions."),
+    ("store_intensity", "Store instructions / total instructions."),
+    ("l1_load_misses", "L1 data-cache load misses."),
+    ("l1_store_misses", "L1 data-cache store misses."),
+    ("l2_load_misses", "L2 load misses."),
+    ("l2_store_misses", "L2 store misses."),
+    ("sp_fp_intensity", "Single-precision floating-point operations / total instructions."),
+    ("dp_fp_intensity", "Double-precision floating-point operations / total instructions."),
+    ("int_arith_intensity", "Integer arithmetic instructions / total instructions."),
+    ("io_bytes_read", "Bytes read from I/O."),
+    ("io_bytes_written", "Bytes written to I/O."),
+    ("ext_page_table", "Extended page table size (walk cycles where only those are measured)."),
+    ("mem_stall", "Memory stall cycles."),
+)
+
+
+def _app_profile_columns() -> tuple[Column, ...]:
+    from xamm_data.counters import COUNTERS
+
+    counter_cols = tuple(
+        _c(f"ctr_{c.name}", "float64", f"{c.description} (canonical counter `{c.name}`).", unit=c.unit, minimum=0, finite=True)
+        for c in COUNTERS
+    )
+    feature_cols = tuple(
+        _c(f"feat_{name}", "float64", f"Table II feature: {desc} Null when its counters are absent.", finite=True, minimum=0)
+        for name, desc in TABLE_II_FEATURES
+    )
+    return (
+        _c("app", "string", "Application name, e.g. `Laghos`.", nullable=False),
+        _c("app_params", "string", "Application parameters as a JSON object with sorted keys (`{}` when none).", nullable=False),
+        _c("machine", "string", "Machine id from the machine registry.", nullable=False, pattern=MACHINE_PATTERN),
+        _c("device", "string", "Processor class the application ran on.", nullable=False, enum=("cpu", "gpu")),
+        *_CONFIG,
+        _c("gpus", "int64", "GPUs used; null for CPU-only runs.", minimum=0),
+        _c("trial", "int64", "0-based repeat index among samples with identical app, params, machine and configuration.",
+           nullable=False, minimum=0),
+        _c("runtime_s", "float64", "Runtime of the sample: the root's inclusive time, aggregated as `runtime_aggregation` says.",
+           unit="s", nullable=False, exclusive_minimum=0, finite=True),
+        _c("runtime_aggregation", "string", "How per-rank/thread root times became `runtime_s`, e.g. `max over ranks`.", nullable=False),
+        *counter_cols,
+        *feature_cols,
+        _c("counters_present", "list[string]", "Canonical counters the source measured (sorted).", nullable=False),
+        _c("extra_counters", "list[counter]", "Measured metrics with no canonical name, kept raw (name, value).", nullable=False),
+        *_PROVENANCE,
+    )
+
+
+APP_PROFILES = TableSchema(
+    name="app_profiles",
+    version="1.0.0",
+    description=(
+        "One row per application performance sample: an application with its parameters run on a machine in a "
+        "configuration, with its runtime, canonical hardware counters and the xAMM paper's Table II features."
+    ),
+    columns=_app_profile_columns(),
+    primary_key=("app", "app_params", "machine", "device", "threads", "ranks", "gpus", "trial"),
+)
+
+COUNTERS_TABLE = TableSchema(
+    name="counters",
+    version="1.0.0",
+    description="Canonical hardware counters with units and the names they go by in PAPI, perf, HPCToolkit and Caliper.",
+    columns=(
+        _c("name", "string", "Canonical counter name (snake case).", nullable=False, pattern=r"^[a-z][a-z0-9_]*$"),
+        _c("unit", "string", "Unit of the counter's value.", nullable=False),
+        _c("description", "string", "What the counter counts.", nullable=False),
+        _c("papi", "list[string]", "PAPI preset or native event names.", nullable=False),
+        _c("perf", "list[string]", "Linux perf event names.", nullable=False),
+        _c("hpctoolkit", "list[string]", "HPCToolkit metric names (without the `(I)`/`(E)` suffix or unit decorations).", nullable=False),
+        _c("caliper", "list[string]", "Caliper attribute names.", nullable=False),
+    ),
+    primary_key=("name",),
+    partition_by="",
+)
+
+TABLES: dict[str, TableSchema] = {t.name: t for t in (BENCHMARK_RUNS, APP_PROFILES, COUNTERS_TABLE)}
+DATA_KINDS: tuple[str, ...] = ("benchmark_runs", "app_profiles")
+
+
+def get_table(name: str) -> TableSchema:
+    """Return the schema of table ``name``; the error lists the known tables."""
+    try:
+        return TABLES[name]
+    except KeyError:
+        raise KeyError(f"unknown table {name!r}; known tables: {', '.join(sorted(TABLES))}") from None
