@@ -279,8 +279,30 @@ def merge_csv_and_caliper(frame: pl.DataFrame, *, rtol: float = AGREE_RTOL) -> t
     merged_keys = ok.select([c for c in key])
     drop_csv = csv.join(merged_keys, on=key, how="anti")
     keep_cali = cali.filter(~pl.col("source_path").is_in(list(bad_cali))).join(merged_keys, on=key, how="anti")
+    drop_csv = _inherit_run_metadata(drop_csv, ok)
     out = pl.concat([keep_cali.drop("_dir"), filled, drop_csv.drop("_dir")], how="vertical")
     return out, ok.height, rejected
+
+
+RUN_LEVEL = ("compiler", "compiler_flags", "suite_version", "omp_max_threads", "npasses", "problem_size_param",
+             "tool_versions", "run_date")
+
+
+def _inherit_run_metadata(csv: pl.DataFrame, merged_pairs: pl.DataFrame) -> pl.DataFrame:
+    """CSV rows of a run whose Caliper file was matched take that run's metadata (compiler, date, ...).
+
+    One RAJAPerf invocation writes the CSV files for every variant and one Caliper file per variant,
+    so the Caliper metadata of a matched run describes the CSV-only variants of the same directory too.
+    """
+    if csv.is_empty() or merged_pairs.is_empty():
+        return csv
+    meta = merged_pairs.group_by("_dir").agg([pl.col(c).drop_nulls().first().alias(f"{c}_run") for c in RUN_LEVEL])
+    out = csv.join(meta, on="_dir", how="left")
+    out = out.with_columns([pl.coalesce(pl.col(c), pl.col(f"{c}_run")).alias(c) for c in RUN_LEVEL])
+    out = out.with_columns(
+        pl.when((pl.col("backend") == "OpenMP") & pl.col("threads").is_null())
+        .then(pl.col("omp_max_threads")).otherwise(pl.col("threads")).alias("threads"))
+    return out.select(csv.columns)
 
 
 def ingest_rajaperf(

@@ -139,7 +139,12 @@ def load_dataset(
     if kind not in DATA_KINDS:
         raise ValueError(f"unknown kind {kind!r}; expected one of {', '.join(DATA_KINDS)}")
     st = store if isinstance(store, Store) else Store(store)
-    dname = resolve_name(name, store=st)
+    try:
+        dname = resolve_name(name, store=st)
+    except UnknownDatasetError:
+        if repo_id is None:
+            raise
+        dname = name  # an explicit repo may hold machines this registry does not know
     if revision is None and st.has(kind, dname):
         return st.read(kind, dname, lazy=lazy)
     spec = _specs().get(dname)

@@ -132,7 +132,7 @@ def push_dataset(
         if m:
             partitions.setdefault(m["kind"], set()).add(m["machine"])
     ops = []
-    counts, nsources = {}, {}
+    counts, nsources = _previous_card_counts(hub, repo_id, revision, existing)
     for kind in kinds:
         path = st.partition_path(kind, machine)
         if not path.is_file():
@@ -150,6 +150,32 @@ def push_dataset(
         commit_message=commit_message or f"xamm {__version__}: publish {', '.join(kinds)} for {machine}",
     )
     return info.oid
+
+
+_CARD_ROW = re.compile(r"^\| `[^`]+` \| `(?P<kind>[a-z_]+)` \| [^|]+ \| (?P<rows>\d+) \| (?P<sources>\d+) \|$")
+_CARD_CFG = re.compile(r"machine=(?P<machine>[^/]+)/")
+
+
+def _previous_card_counts(hub: HfApi, repo_id: str, revision: str, existing: list[str]):
+    """Row and source counts the current card states for machines this push does not touch."""
+    counts: dict[tuple[str, str], int] = {}
+    sources: dict[tuple[str, str], int] = {}
+    if "README.md" not in existing:
+        return counts, sources
+    try:
+        text = Path(hf_hub_download(repo_id, "README.md", repo_type="dataset", revision=revision,
+                                    endpoint=hub_endpoint(), token=hub.token)).read_text(encoding="utf-8")
+    except Exception:  # a card we cannot read is rewritten without the old counts
+        return counts, sources
+    card = DatasetCard(text)
+    cfgs = {c["config_name"]: c["data_files"][0]["path"] for c in (card.data.to_dict().get("configs") or [])}
+    for line in text.splitlines():
+        m = _CARD_ROW.match(line.strip())
+        name = line.split("`")[1] if m else None
+        if m and name in cfgs and (mm := _CARD_CFG.search(cfgs[name])):
+            key = (m["kind"], mm["machine"])
+            counts[key], sources[key] = int(m["rows"]), int(m["sources"])
+    return counts, sources
 
 
 def download_partition(repo_id: str, kind: str, machine: str, *, revision: str = "main",

@@ -1,0 +1,76 @@
+"""Shared fixtures: the real public data in ../shared/data, an isolated XAMM_HOME, a local Hub server."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+FIXTURES = TESTS / "fixtures"
+sys.path.insert(0, str(TESTS))
+
+
+def shared_data_dir() -> Path:
+    """``$XAMM_SHARED_DATA`` or ``../shared/data`` beside the checkout."""
+    return Path(os.environ.get("XAMM_SHARED_DATA", REPO.parent / "shared" / "data")).resolve()
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The real public data; skips when absent, except under CI (CI=true), where absence fails."""
+    d = shared_data_dir()
+    if not (d / "MANIFEST.md").is_file():
+        msg = f"real public data not found at {d} (set XAMM_SHARED_DATA or place shared/data beside the checkout)"
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(f"CI=true but {msg}")
+        pytest.skip(msg)
+    return d
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path, monkeypatch):
+    """Every test gets its own XAMM_HOME and Hugging Face cache; no test touches the user's."""
+    monkeypatch.setenv("XAMM_HOME", str(tmp_path / "xamm_home"))
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf_home"))
+    monkeypatch.setenv("HF_HUB_DISABLE_XET", "1")
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("XAMM_HUB_DATASETS", raising=False)
+    # No test may reach the real Hub: point at a closed local port unless a test starts a server.
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+    return tmp_path / "xamm_home"
+
+
+@pytest.fixture(scope="session")
+def _hub_server():
+    from hub_server import LocalHub
+
+    with LocalHub() as hub:
+        yield hub
+
+
+@pytest.fixture
+def local_hub(_hub_server, monkeypatch):
+    """The local Hub-protocol server on 127.0.0.1, with HF_ENDPOINT pointing at it."""
+    monkeypatch.setenv("HF_ENDPOINT", _hub_server.endpoint)
+    monkeypatch.setenv("HF_TOKEN", "hf_xamm_test_token")
+    return _hub_server
+
+
+@pytest.fixture(scope="session")
+def rajaperf_sets(shared_data) -> dict[str, Path]:
+    """The real RAJAPerf data sets, by name."""
+    b = shared_data / "llnl+RAJAPerf-Benchmark" / "2026-FCR" / "data"
+    return {
+        "thicket": shared_data / "LLNL+thicket" / "thicket" / "tests" / "data" / "rajaperf",
+        "tutorial_quartz": shared_data / "LLNL+thicket-tutorial" / "data" / "quartz",
+        "tutorial_lassen": shared_data / "LLNL+thicket-tutorial" / "data" / "lassen",
+        "h100": b,  # use with the H100 sub-directories
+        "h100_tier1": b / "RPBenchmark_H100_tier1",
+        "h100_tier2": b / "RPBenchmark_H100_tier2",
+        "mi300a_tier1": b / "RPBenchmark_MI300A_tier1-SPX",
+        "mi300a_tier2": b / "RPBenchmark_MI300A_tier2-SPX",
+    }

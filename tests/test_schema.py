@@ -1,0 +1,98 @@
+"""The code's table definitions, the files in schemas/, and the counter table agree."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import polars as pl
+import pytest
+
+from xamm_data import counters
+from xamm_data.schema import APP_PROFILES, BENCHMARK_RUNS, TABLES
+from xamm_data.schema_files import check_schema_files, expected_files, write_schema_files
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_schema_files_match_code():
+    assert check_schema_files(REPO / "schemas") == [], "run `xamm schemas export`"
+
+
+def test_drift_is_detected(tmp_path):
+    write_schema_files(tmp_path)
+    assert check_schema_files(tmp_path) == []
+    doc = json.loads((tmp_path / "benchmark_runs.schema.json").read_text())
+    doc["properties"]["time_per_rep_s"]["x-unit"] = "ms"
+    (tmp_path / "benchmark_runs.schema.json").write_text(json.dumps(doc, indent=2) + "\n")
+    (tmp_path / "stale.schema.json").write_text("{}")
+    problems = check_schema_files(tmp_path)
+    assert any("benchmark_runs.schema.json" in p for p in problems)
+    assert any("stale.schema.json" in p for p in problems)
+
+
+def test_public_contract_columns():
+    required = {"machine", "suite", "kernel", "group", "variant", "tuning", "problem_size", "reps", "threads", "ranks",
+                "block_size", "trial", "time_per_rep_s", "bytes_per_rep", "flops_per_rep", "iterations_per_rep",
+                "source_path", "source_sha256", "reader", "tool_versions", "run_date"}
+    assert required <= set(BENCHMARK_RUNS.names)
+    assert {"app", "app_params", "machine", "threads", "ranks", "runtime_s", "counters_present",
+            "feat_branch_intensity", "feat_mem_stall", "source_sha256"} <= set(APP_PROFILES.names)
+    for t in TABLES.values():
+        assert t.version.count(".") == 2
+
+
+def _json_rows(df: pl.DataFrame) -> list[dict]:
+    rows = df.to_dicts()
+    for r in rows:
+        for k, v in r.items():
+            if hasattr(v, "isoformat"):
+                r[k] = v.isoformat()
+    return rows
+
+
+def test_stored_rows_conform_to_published_json_schema(tmp_path):
+    """Rows ingested from the sample validate against schemas/benchmark_runs.schema.json; a broken row does not."""
+    from xamm_ingest import read_rajaperf
+
+    frame = read_rajaperf(REPO / "tests" / "fixtures" / "rajaperf_sample", workers=1).frame
+    schema = json.loads((REPO / "schemas" / "benchmark_runs.schema.json").read_text())
+    validator = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
+    rows = _json_rows(frame)
+    assert rows
+    for r in rows:
+        validator.validate(r)
+    bad = dict(rows[0], time_per_rep_s=-1.0)
+    with pytest.raises(jsonschema.ValidationError):
+        validator.validate(bad)
+    with pytest.raises(jsonschema.ValidationError):
+        validator.validate(dict(rows[0], unexpected_column=1))
+
+
+def test_every_alias_round_trips():
+    doc = json.loads((REPO / "schemas" / "counters.json").read_text())
+    assert [c["name"] for c in doc["counters"]] == [c.name for c in counters.COUNTERS]
+    for c in counters.COUNTERS:
+        for alias in (c.name, *c.aliases()):
+            assert counters.resolve(alias) == c.name, alias
+
+
+@pytest.mark.parametrize("spelling,canonical", [
+    ("PAPI_TOT_INS (I)", "tot_ins"), ("cycles:Sum (E)", "tot_cyc"), ("sum#papi.PAPI_L1_LDM", "l1_ldm"),
+    ("perf.branch-misses", "br_msp"), ("instructions", "tot_ins"), ("PAPI_DP_OPS", "dp_ops"),
+])
+def test_decorated_names_resolve(spelling, canonical):
+    assert counters.resolve(spelling) == canonical
+
+
+def test_unknown_counter_is_none_and_table_frame():
+    assert counters.resolve("GPUOPS:KERNEL_CALLS") is None
+    frame = counters.counters_frame()
+    assert frame.height == len(counters.COUNTERS)
+    assert frame.filter(pl.col("name") == "tot_ins").get_column("papi").to_list() == [["PAPI_TOT_INS"]]
+
+
+def test_expected_files_cover_every_table():
+    names = set(expected_files())
+    assert {f"{t}.schema.json" for t in TABLES} | {"counters.json"} == names

@@ -1,0 +1,111 @@
+"""The Parquet store: layout, metadata, atomic and idempotent writes, trials, determinism."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+import pyarrow.parquet as pq
+import pytest
+
+from conftest import FIXTURES
+from xamm_data.schema import BENCHMARK_RUNS
+from xamm_data.store import Store
+from xamm_data.validate import ValidationError
+from xamm_ingest import read_rajaperf
+
+SAMPLE = FIXTURES / "rajaperf_sample"
+
+
+@pytest.fixture
+def sample_frame() -> pl.DataFrame:
+    return read_rajaperf(SAMPLE, workers=1).frame
+
+
+def test_layout_compression_and_metadata(tmp_path, sample_frame):
+    st = Store(tmp_path / "s")
+    rep = st.write(sample_frame, "benchmark_runs")
+    path = tmp_path / "s" / "benchmark_runs" / "machine=example-node" / "data.parquet"
+    assert rep.partitions[0].path == path and path.is_file()
+    meta = pq.ParquetFile(path).metadata
+    assert {meta.row_group(0).column(i).compression for i in range(meta.num_columns)} == {"ZSTD"}
+    info = st.metadata("benchmark_runs", "example-node")
+    assert info["table"] == "benchmark_runs" and info["schema_version"] == BENCHMARK_RUNS.version
+    assert info["units"]["time_per_rep_s"] == "s" and info["units"]["bytes_per_rep"] == "B"
+    assert {s["source_path"] for s in info["sources"]} == set(sample_frame.get_column("source_path"))
+    back = st.read("benchmark_runs", "example-node")
+    assert back.get_column("machine").unique().to_list() == ["example-node"]  # a real column
+    assert back.sort(list(BENCHMARK_RUNS.primary_key)).equals(sample_frame.sort(list(BENCHMARK_RUNS.primary_key)))
+
+
+def test_reingest_is_idempotent_and_bytes_are_deterministic(tmp_path, sample_frame):
+    a, b = Store(tmp_path / "a"), Store(tmp_path / "b")
+    a.write(sample_frame, "benchmark_runs")
+    first = a.partition_path("benchmark_runs", "example-node").read_bytes()
+    rep = a.write(sample_frame.sample(fraction=1.0, shuffle=True, seed=3), "benchmark_runs")
+    assert rep.partitions[0].rows_replaced == sample_frame.height
+    assert rep.partitions[0].rows_after == sample_frame.height
+    assert a.partition_path("benchmark_runs", "example-node").read_bytes() == first
+    b.write(sample_frame, "benchmark_runs")
+    assert b.partition_path("benchmark_runs", "example-node").read_bytes() == first
+
+
+def test_trials_renumbered_across_batches(tmp_path, sample_frame):
+    st = Store(tmp_path / "s")
+    one = sample_frame.filter(pl.col("source_path").str.starts_with("run-2"))
+    st.write(one, "benchmark_runs")
+    later = one.with_columns(pl.lit("f" * 64).alias("source_sha256"), pl.lit("run-3/x.csv").alias("source_path"),
+                             pl.col("time_per_rep_s") * 1.1)
+    st.write(later, "benchmark_runs")
+    df = st.read("benchmark_runs", "example-node")
+    assert df.height == 2 * one.height
+    assert sorted(df.get_column("trial").unique().to_list()) == [0, 1]
+    assert df.filter(pl.col("source_path") == "run-3/x.csv").get_column("trial").unique().to_list() == [1]
+
+
+def test_bad_batch_writes_nothing_in_any_partition(tmp_path, sample_frame):
+    st = Store(tmp_path / "s")
+    st.write(sample_frame, "benchmark_runs")
+    before = st.partition_path("benchmark_runs", "example-node").read_bytes()
+    other = sample_frame.with_columns(pl.lit("other-node").alias("machine"))
+    bad = other.with_columns(pl.when(pl.col("kernel") == "Basic_DAXPY").then(-1.0)
+                             .otherwise(pl.col("time_per_rep_s")).alias("time_per_rep_s"))
+    with pytest.raises(ValidationError, match="time_per_rep_s"):
+        st.write(pl.concat([sample_frame, bad]), "benchmark_runs")
+    assert st.partition_path("benchmark_runs", "example-node").read_bytes() == before
+    assert not st.has("benchmark_runs", "other-node")
+
+
+def test_crash_during_write_keeps_previous_file(tmp_path, sample_frame, monkeypatch):
+    st = Store(tmp_path / "s")
+    st.write(sample_frame, "benchmark_runs")
+    path = st.partition_path("benchmark_runs", "example-node")
+    before = path.read_bytes()
+
+    def half_write(table, where, **kw):
+        with open(where, "wb") as f:
+            f.write(b"PAR1 half")
+        raise OSError("disk full")
+
+    monkeypatch.setattr("xamm_data.store.pq.write_table", half_write)
+    with pytest.raises(OSError, match="disk full"):
+        st.write(sample_frame.with_columns(pl.col("time_per_rep_s") * 2), "benchmark_runs")
+    assert path.read_bytes() == before
+    assert [p.name for p in path.parent.iterdir()] == ["data.parquet"]  # no temporary left behind
+
+
+def test_identical_copies_of_a_file_count_once(tmp_path, sample_frame):
+    st = Store(tmp_path / "s")
+    copy = sample_frame.with_columns(("copy/" + pl.col("source_path")).alias("source_path"))
+    rep = st.write(pl.concat([sample_frame, copy]), "benchmark_runs")
+    assert rep.duplicate_sources_dropped == sample_frame.height
+    assert st.read("benchmark_runs", "example-node").height == sample_frame.height
+
+
+def test_unknown_kind_and_missing_partition(tmp_path):
+    st = Store(tmp_path / "s")
+    with pytest.raises(ValueError, match="unknown data kind"):
+        st.partition_path("bogus", "quartz")
+    with pytest.raises(FileNotFoundError, match="quartz"):
+        st.read("benchmark_runs", "quartz")
+    assert st.scan("benchmark_runs").collect().columns == BENCHMARK_RUNS.names
