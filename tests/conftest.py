@@ -12,6 +12,7 @@ TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
 FIXTURES = TESTS / "fixtures"
 sys.path.insert(0, str(TESTS))
+sys.path.insert(0, str(FIXTURES))
 
 
 def shared_data_dir() -> Path:

@@ -1,0 +1,181 @@
+"""RAJAPerf ingest: formats, npasses, CSV/Caliper cross-check, the bad-input corpus, the CLI."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import polars as pl
+import pytest
+
+from cali_writer import rajaperf_cali
+from conftest import FIXTURES
+from xamm_data.store import Store
+from xamm_ingest import ingest_rajaperf, read_rajaperf
+from xamm_ingest.cli import main
+from xamm_ingest.readers.base import Source
+from xamm_ingest.readers.rajaperf_caliper import read_caliper
+
+SAMPLE = FIXTURES / "rajaperf_sample"
+BAD = FIXTURES / "bad"
+
+
+def test_sample_merges_csv_and_caliper_of_the_same_run():
+    rep = read_rajaperf(SAMPLE, workers=1)
+    assert rep.rejected == [] and rep.merged_rows == 3
+    df = rep.frame
+    run1 = df.filter(pl.col("source_path").str.starts_with("run-1"))
+    # one row per (kernel, variant): 3 Base_Seq (Caliper, filled from CSV) + 2 Base_OpenMP (CSV)
+    assert run1.height == 5 and run1.select("kernel", "variant").is_unique().all()
+    daxpy = run1.filter(pl.col("kernel") == "Basic_DAXPY", pl.col("variant") == "Base_Seq").row(0, named=True)
+    assert daxpy["source_format"] == "caliper-cali" and daxpy["bytes_read_per_rep"] == 16000  # from the CSV
+    # the Caliper row keeps its own statistics (min/max over ranks); the CSV fills only what it lacks
+    assert daxpy["time_per_rep_min_s"] == pytest.approx(1.0e-3) and daxpy["problem_dimensionality"] is None
+    omp = run1.filter(pl.col("variant") == "Base_OpenMP")
+    assert set(omp.get_column("compiler")) == {"g++-12.2.0"} and set(omp.get_column("threads")) == {2}
+    assert any("Not run" in n for n in rep.notes)
+    old = df.filter(pl.col("source_format") == "rajaperf-timing-csv")
+    assert old.height == 5 and old.filter(pl.col("kernel") == "Basic_DAXPY", pl.col("variant") == "Base_Seq") \
+        .get_column("time_per_rep_s").item() == pytest.approx(0.5 * 1.02 / 500)
+
+
+def test_disagreeing_formats_reject_the_caliper_file(tmp_path):
+    d = tmp_path / "runs"
+    shutil.copytree(SAMPLE, d)
+    from make_fixtures import sample_kernels
+
+    ks = sample_kernels("Base_Seq")
+    ks["Stream_TRIAD"]["time"] *= 1.01
+    rajaperf_cali(d / "run-1" / "Base_Seq-default.cali", ks, cluster="example-node")
+    rep = read_rajaperf(d, workers=1)
+    assert len(rep.rejected) == 1
+    msg = rep.rejected[0].reason
+    assert "Base_Seq-default.cali" in msg and "Stream_TRIAD" in msg and "RAJAPerf-kernel-run-data.csv" in msg
+    run1 = rep.frame.filter(pl.col("source_path").str.starts_with("run-1"))
+    assert set(run1.get_column("source_format")) == {"rajaperf-csv"} and run1.height == 5
+
+
+def test_npasses_gives_the_same_time_per_rep_as_the_csv(tmp_path):
+    """Caliper accumulates every pass; RAJAPerf's CSV reports the mean over passes."""
+    from make_fixtures import sample_kernels, write_csv_run
+
+    d = tmp_path / "np"
+    write_csv_run(d)
+    ks = {k: dict(v, time=v["time"] * 3) for k, v in sample_kernels("Base_Seq").items()}
+    f = rajaperf_cali(d / "Base_Seq-default.cali", ks, cluster="example-node",
+                      cmdline="[raja-perf.exe,--npasses,3,--size,1000]")
+    row = next(r for r in read_caliper(Source.of(f)).rows if r["kernel"] == "Basic_DAXPY")
+    assert row["npasses"] == 3 and row["time_per_rep_s"] == pytest.approx(1.0e-3)
+    rep = read_rajaperf(d, machine="example-node", workers=1)
+    assert rep.rejected == [] and rep.merged_rows == 3
+
+
+def test_caliper_json_split_gives_the_same_rows(tmp_path):
+    import caliperreader
+
+    src = SAMPLE / "run-1" / "Base_Seq-default.cali"
+    r = caliperreader.CaliperReader()
+    r.read(str(src))
+    nodes, index = [], {}
+    for rec in r.records:
+        p = tuple(rec["path"]) if isinstance(rec.get("path"), list) else (rec["path"],)
+        for i in range(len(p)):
+            if p[: i + 1] not in index:
+                index[p[: i + 1]] = len(nodes)
+                nodes.append({"label": p[i], "column": "path", **({"parent": index[p[:i]]} if i else {})})
+    cols = sorted({k for rec in r.records for k in rec if k not in ("path", "region")})
+    doc = {"data": [[float(rec[c]) if c in rec else None for c in cols] + [index[tuple(rec["path"]) if isinstance(rec["path"], list) else (rec["path"],)]]
+                    for rec in r.records],
+           "columns": cols + ["path"],
+           "column_metadata": [{"is_value": True, **({"attribute.unit": "sec"} if "time" in c else {})} for c in cols]
+           + [{"is_value": False}],
+           "nodes": nodes, **r.globals}
+    j = tmp_path / "Base_Seq-default.json"
+    j.write_text(json.dumps(doc))
+    a = read_caliper(Source.of(src)).rows
+    b = read_caliper(Source.of(j)).rows
+    strip = lambda rows: [{k: v for k, v in x.items() if k not in ("source_path", "source_sha256", "source_format")} for x in rows]  # noqa: E731
+    assert strip(a) == strip(b) and b[0]["source_format"] == "caliper-json"
+
+
+@pytest.mark.parametrize("name,expected", [
+    ("truncated.cali", "truncated"),
+    ("corrupt.cali", "not a text Caliper file"),
+    ("no_rajaperf_regions.cali", "no RAJAPerf kernel regions"),
+    ("zero_time.cali", "expected a finite time > 0"),
+    ("negative_time", "mean time per rep is -0.001"),
+    ("infinite_time", "mean time per rep is inf"),
+    ("unknown_column", "unknown column(s) ['Mystery']"),
+    ("all_not_run", "every cell says 'Not run'"),
+])
+def test_bad_input_corpus(name, expected):
+    rep = read_rajaperf(BAD / name, machine="example-node", workers=1)
+    assert rep.frame.is_empty()
+    assert len(rep.rejected) == 1
+    assert expected in rep.rejected[0].reason and name in rep.rejected[0].reason
+
+
+def test_missing_machine_and_conflicting_machine(tmp_path):
+    rep = read_rajaperf(BAD / "no_cluster.cali", workers=1)
+    assert "no 'cluster'" in rep.rejected[0].reason and "--machine" in rep.rejected[0].reason
+    d = tmp_path / "csv"
+    shutil.copytree(SAMPLE / "run-1", d)
+    (d / "Base_Seq-default.cali").unlink()
+    rep = read_rajaperf(d, workers=1)
+    assert "carry no machine name" in rep.rejected[0].reason
+    rep = read_rajaperf(SAMPLE / "run-1" / "Base_Seq-default.cali", machine="quartz", workers=1)
+    assert "cluster='example-node'" in rep.rejected[0].reason
+
+
+def test_bad_xamm_toml_names_file_and_field(tmp_path):
+    d = tmp_path / "runs"
+    shutil.copytree(SAMPLE, d)
+    (d / "xamm.toml").write_text('machin = "x"\n')
+    rep = read_rajaperf(d, workers=1)
+    assert rep.rejected and all("xamm.toml" in r.reason for r in rep.rejected)
+    assert any("machin" in r.reason for r in rep.rejected)
+
+
+def test_cli_partial_strict_and_dry_run(tmp_path, capsys):
+    d = tmp_path / "runs"
+    shutil.copytree(SAMPLE, d)
+    shutil.copy(BAD / "truncated.cali", d / "run-1" / "truncated.cali")
+    store = tmp_path / "store"
+    assert main(["rajaperf", str(d), "--store", str(store), "--strict", "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert "truncated.cali" in err and "nothing written" in err
+    assert not Store(store).has("benchmark_runs", "example-node")
+    assert main(["rajaperf", str(d), "--store", str(store), "--dry-run", "--no-progress"]) == 0
+    assert "dry run: nothing written" in capsys.readouterr().out
+    assert not Store(store).has("benchmark_runs", "example-node")
+    assert main(["rajaperf", str(d), "--store", str(store), "--no-progress", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["rejected"] == 1 and out["rows"] == 10 and out["machines"] == ["example-node"]
+    assert Store(store).read("benchmark_runs", "example-node").height == 10
+
+
+def test_cli_usage_and_help(capsys, tmp_path):
+    with pytest.raises(SystemExit) as e:
+        main(["rajaperf"])
+    assert e.value.code == 2
+    with pytest.raises(SystemExit) as e:
+        main(["rajaperf", "--help"])
+    assert e.value.code == 0 and "examples:" in capsys.readouterr().out
+    assert main(["rajaperf", str(tmp_path / "missing")]) == 1
+    (tmp_path / "empty").mkdir()
+    assert main(["rajaperf", str(tmp_path / "empty"), "--no-progress"]) == 1
+
+
+def test_xamm_command_exit_codes(tmp_path, capsys):
+    from xamm_data.cli import main as xamm
+
+    assert xamm(["ingest", "rajaperf", str(SAMPLE), "--store", str(tmp_path / "s"), "--no-progress"]) == 0
+    assert xamm(["datasets", "show", "example-node", "--store", str(tmp_path / "s")]) == 0
+    assert "example-node" in capsys.readouterr().out
+    assert xamm(["datasets", "show", "quartzz", "--store", str(tmp_path / "s")]) == 1
+    assert "Did you mean 'quartz'" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        xamm(["datasets", "frobnicate"])
+    assert e.value.code == 2
+    assert xamm(["schemas", "export", "--check", "--dir", str(FIXTURES.parent.parent / "schemas")]) == 0
+    assert xamm(["schemas", "export", "--check", "--dir", str(tmp_path)]) == 1
