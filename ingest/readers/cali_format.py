@@ -1,0 +1,194 @@
+"""A fast reader of Caliper's ``.cali`` text format.
+
+It yields what ``caliperreader.CaliperReader`` yields (snapshot records with the same keys and
+string values, ``path`` for nested attributes, the globals, each attribute's metadata) and is
+checked against it in the tests, but splits lines with ``str.split`` instead of scanning them a
+character at a time, which makes it several times faster on RAJAPerf profiles. Lines holding a
+backslash escape take the exact (slow) path.
+"""
+
+from __future__ import annotations
+
+import re
+
+# caliperreader's bootstrap: node ids 0-7 and 11 are the types, 8-10 the meta attributes
+_TYPES = {0: "usr", 1: "int", 2: "uint", 3: "string", 4: "addr", 5: "double", 6: "bool", 7: "type", 11: "ptr"}
+ATTR_NAME, ATTR_TYPE, ATTR_PROP = 8, 9, 10
+HIDDEN, NESTED, GLOBAL = 128, 256, 512
+
+
+class CaliFormatError(ValueError):
+    """The text is not a well-formed .cali stream; the message names the line."""
+
+
+_TOKEN = re.compile(r"((?:\\.|[^,=\\])*)([,=]|$)")
+_UNESCAPE = re.compile(r"\\(.)")
+
+
+def _split_escaped(line: str) -> dict[str, list[str]]:
+    result: dict[str, list[str]] = {}
+    entry: list[str] = []
+    for m in _TOKEN.finditer(line):
+        tok, sep = m.group(1), m.group(2)
+        entry.append(_UNESCAPE.sub(r"\1", tok) if "\\" in tok else tok)
+        if sep != "=":
+            result[entry[0]] = entry[1:]
+            entry = []
+            if not sep:
+                break
+    return result
+
+
+def _split(line: str) -> dict[str, list[str]]:
+    if "\\" in line:
+        return _split_escaped(line)
+    out = {}
+    for field in line.split(","):
+        parts = field.split("=")
+        out[parts[0]] = parts[1:]
+    return out
+
+
+class CaliProfile:
+    """Records, globals and attribute metadata of one ``.cali`` stream."""
+
+    def __init__(self):
+        self.node_attr: dict[int, int] = {}
+        self.node_data: dict[int, str] = {}
+        self.node_parent: dict[int, int | None] = {}
+        self.attr_name: dict[int, str] = {ATTR_NAME: "cali.attribute.name", ATTR_TYPE: "cali.attribute.type",
+                                          ATTR_PROP: "cali.attribute.prop"}
+        self._attr_flags: dict[int, tuple[bool, bool]] = {}
+        self._expanded: dict[int, dict] = {}
+        self._value_keys: dict[str, str | None] = {}  # attribute id (as text) -> name, None if hidden
+        self.records: list[dict] = []
+        self.globals: dict = {}
+
+    # attribute properties come from the attribute node's ancestors
+    def _flags(self, attr_id: int) -> tuple[bool, bool]:
+        f = self._attr_flags.get(attr_id)
+        if f is None:
+            prop = 0
+            n = self.node_parent.get(attr_id)
+            while n is not None:
+                if self.node_attr.get(n) == ATTR_PROP:
+                    prop = int(self.node_data[n])
+                    break
+                n = self.node_parent.get(n)
+            f = (bool(prop & HIDDEN), bool(prop & NESTED))
+            self._attr_flags[attr_id] = f
+        return f
+
+    def metadata(self, name: str) -> dict:
+        """The attribute's metadata entries (e.g. ``attribute.unit``, ``attribute.alias``)."""
+        for aid, n in self.attr_name.items():
+            if n == name:
+                break
+        else:
+            return {}
+        out = {}
+        node = self.node_parent.get(aid)
+        while node is not None:
+            a = self.node_attr.get(node)
+            if a in self.attr_name and a not in (ATTR_PROP,):
+                out[self.attr_name[a]] = self.node_data[node]
+            if node in _TYPES:
+                out["type"] = _TYPES[node]
+            node = self.node_parent.get(node)
+        return out
+
+    def _expand(self, nid: int) -> dict:
+        rec = self._expanded.get(nid)
+        if rec is not None:
+            return rec
+        chain = []
+        node = nid
+        while node is not None and node not in self._expanded:
+            chain.append(node)
+            node = self.node_parent.get(node)
+        rec = dict(self._expanded[node]) if node is not None else {}
+        if "path" in rec:
+            rec["path"] = list(rec["path"])
+        for n in reversed(chain):
+            a = self.node_attr[n]
+            if a not in self.attr_name:
+                raise CaliFormatError(f"node {n} refers to unknown attribute {a}")
+            hidden, nested = self._flags(a)
+            if hidden:
+                self._expanded[n] = dict(rec)
+                continue
+            key, data = self.attr_name[a], self.node_data[n]
+            val = rec.get(key)
+            rec[key] = data if val is None else (val + [data] if isinstance(val, list) else [val, data])
+            if nested:
+                rec["path"] = rec.get("path", []) + [data]
+            self._expanded[n] = dict(rec, path=list(rec["path"])) if "path" in rec else dict(rec)
+        return rec
+
+    def _snapshot(self, fields: dict[str, list[str]]) -> dict:
+        out: dict = {}
+        for ref in fields.get("ref", ()):
+            exp = self._expand(int(ref))
+            out.update(exp)
+            if "path" in exp:
+                out["path"] = list(exp["path"])
+        attrs, data = fields.get("attr"), fields.get("data")
+        if attrs and data is not None:
+            if len(attrs) != len(data):
+                raise CaliFormatError(f"{len(attrs)} attributes but {len(data)} values")
+            keys = self._value_keys
+            for a, v in zip(attrs, data):
+                key = keys.get(a, 0)
+                if key == 0:
+                    aid = int(a)
+                    if aid not in self.attr_name:
+                        raise CaliFormatError(f"value for unknown attribute {aid}")
+                    key = keys[a] = None if self._flags(aid)[0] else self.attr_name[aid]
+                if key is not None:
+                    out[key] = v
+        return out
+
+
+def parse_cali(text: str) -> CaliProfile:
+    """Parse a whole ``.cali`` stream. Raises :class:`CaliFormatError` naming the bad line."""
+    prof = CaliProfile()
+    node_attr, node_data, node_parent, attr_name = prof.node_attr, prof.node_data, prof.node_parent, prof.attr_name
+    for i in (0, 1, 2, 3, 4, 5, 6, 7, 11):
+        node_attr[i], node_data[i], node_parent[i] = ATTR_TYPE, _TYPES[i], None
+    for i in (ATTR_NAME, ATTR_TYPE, ATTR_PROP):
+        node_attr[i], node_data[i] = ATTR_NAME, attr_name[i]
+    node_parent[ATTR_NAME], node_parent[ATTR_TYPE], node_parent[ATTR_PROP] = 3, 7, 1
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line:
+            continue
+        try:
+            if line.startswith("__rec=node,") and "\\" not in line:
+                # hot path: __rec=node,id=N,attr=A,data=D[,parent=P]
+                parts = line.split(",")
+                nid = int(parts[1][3:])
+                attr = int(parts[2][5:])
+                data = parts[3][5:]
+                parent = int(parts[4][7:]) if len(parts) > 4 else None
+            elif line.startswith("__rec=node,"):
+                f = _split(line)
+                nid, attr = int(f["id"][0]), int(f["attr"][0])
+                data = f.get("data", [""])[0]
+                parent = int(f["parent"][0]) if "parent" in f else None
+            else:
+                f = _split(line)
+                kind = f.get("__rec", [None])[0]
+                if kind == "ctx":
+                    prof.records.append(prof._snapshot(f))
+                elif kind == "globals":
+                    prof.globals = prof._snapshot(f)
+                elif kind is None:
+                    raise CaliFormatError("no __rec field")
+                continue
+            node_attr[nid], node_data[nid], node_parent[nid] = attr, data, parent
+            if attr == ATTR_NAME:
+                attr_name[nid] = data
+        except CaliFormatError as e:
+            raise CaliFormatError(f"line {lineno}: {e}") from None
+        except (ValueError, IndexError, KeyError) as e:
+            raise CaliFormatError(f"line {lineno}: malformed record ({type(e).__name__}: {e})") from None
+    return prof

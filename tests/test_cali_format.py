@@ -1,0 +1,42 @@
+"""The fast .cali parser gives exactly what caliperreader gives, on every real file."""
+
+from __future__ import annotations
+
+import caliperreader
+import pytest
+
+from conftest import FIXTURES
+from xamm_ingest.readers.cali_format import CaliFormatError, parse_cali
+
+
+def _same(path):
+    ref = caliperreader.CaliperReader()
+    ref.read(str(path))
+    mine = parse_cali(path.read_text())
+    assert mine.records == ref.records
+    assert mine.globals == dict(ref.globals)
+    for key in {k for rec in ref.records for k in rec} - {"path"}:
+        md = ref.attribute(key).metadata()
+        assert {k: v for k, v in mine.metadata(key).items() if k.startswith("attribute.")} == \
+            {k: v for k, v in md.items() if k.startswith("attribute.")}, key
+
+
+def test_matches_caliperreader_on_every_real_file(shared_data):
+    files = sorted(shared_data.glob("LLNL+thicket*/**/*.cali"))
+    assert len(files) == 18 + 121
+    for f in files:
+        _same(f)
+
+
+def test_matches_caliperreader_on_fixture_with_escapes():
+    _same(FIXTURES / "rajaperf_sample" / "run-1" / "Base_Seq-default.cali")
+
+
+@pytest.mark.parametrize("text,where", [
+    ("__rec=node,id=12,attr=8,data=x,parent=3\n__rec=ctx,ref=999\n", "line 2"),
+    ("__rec=node,id=12,attr=8\n", "line 1"),
+    ("__rec=node,id=12,attr=8,data=x,parent=3\n__rec=ctx,attr=12=13,data=1\n", "line 2"),
+])
+def test_malformed_records_name_the_line(text, where):
+    with pytest.raises(CaliFormatError, match=where):
+        parse_cali(text)
