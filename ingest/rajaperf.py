@@ -155,6 +155,21 @@ def _run_task(task: _Task) -> tuple[_Task, ReadResult | IngestError]:
         return task, IngestError(task.path, f"cannot read: {e.strerror or e}")
 
 
+def _run_batch(batch: list[_Task]) -> tuple[list[IngestError | list[str]], pl.DataFrame]:
+    """Read a batch of sources: per source its error or its notes, and all good rows as one frame."""
+    outcomes: list[IngestError | list[str]] = []
+    rows: list[dict] = []
+    for task in batch:
+        _, res = _run_task(task)
+        if isinstance(res, IngestError):
+            outcomes.append(res)
+        else:
+            outcomes.append(res.notes)
+            rows.extend(res.rows)
+    frame = pl.from_dicts(rows, schema=BENCHMARK_RUNS.polars_schema, strict=False) if rows else BENCHMARK_RUNS.empty()
+    return outcomes, frame
+
+
 def _looks_like_caliper_json(path: Path) -> bool:
     with open(path, "rb") as f:
         head = f.read(4096)
@@ -182,36 +197,38 @@ def read_rajaperf(
     if isinstance(paths, (str, Path)):
         paths = [paths]
     tasks, ignored, rejected, root = plan(paths, machine)
-    results: list[tuple[_Task, ReadResult | IngestError]] = []
     workers = workers or min(os.cpu_count() or 1, 8)
+    # Batches keep memory bounded: each batch's rows become one columnar frame where they were read.
+    size = max(1, min(64, -(-len(tasks) // (max(workers, 1) * 4))))
+    batches = [tasks[i:i + size] for i in range(0, len(tasks), size)]
     iterator: Iterable
     if workers > 1 and len(tasks) >= 16:
         ex = ProcessPoolExecutor(max_workers=workers)
-        iterator = ex.map(_run_task, tasks, chunksize=max(1, len(tasks) // (workers * 8)))
+        iterator = ex.map(_run_batch, batches)
     else:
         ex = None
-        iterator = map(_run_task, tasks)
+        iterator = map(_run_batch, batches)
+    report = IngestReport(frame=BENCHMARK_RUNS.empty(), ignored=ignored, rejected=rejected)
+    frames: list[pl.DataFrame] = []
     try:
-        if progress and len(tasks) > 1:
+        if progress and len(batches) > 1:
             from rich.progress import track
 
-            iterator = track(iterator, total=len(tasks), description="reading RAJAPerf files", transient=True)
-        results = list(iterator)
+            iterator = track(iterator, total=len(batches), description="reading RAJAPerf files", transient=True)
+        for outcomes, frame in iterator:
+            for res in outcomes:
+                if isinstance(res, IngestError):
+                    report.rejected.append(Rejected(res.path, str(res)))
+                else:
+                    report.sources_read += 1
+                    report.notes.extend(res)
+            if frame.height:
+                frames.append(frame)
     finally:
         if ex is not None:
             ex.shutdown()
-
-    report = IngestReport(frame=BENCHMARK_RUNS.empty(), ignored=ignored, rejected=rejected)
-    rows: list[dict] = []
-    for task, res in results:
-        if isinstance(res, IngestError):
-            report.rejected.append(Rejected(res.path, str(res)))
-            continue
-        report.sources_read += 1
-        report.notes.extend(res.notes)
-        rows.extend(res.rows)
-    if rows:
-        frame = pl.from_dicts(rows, schema=BENCHMARK_RUNS.polars_schema, strict=False)
+    if frames:
+        frame = pl.concat(frames, how="vertical")
         before = frame.height
         frame = renumber_trials(dedupe_sources(frame, BENCHMARK_RUNS), BENCHMARK_RUNS)
         if frame.height < before:
