@@ -150,7 +150,8 @@ SHA256_PATTERN = r"^[0-9a-f]{64}$"
 
 _PROVENANCE: tuple[Column, ...] = (
     _c("source_path", "string", "Path of the source file, relative to the ingest root (POSIX separators).", nullable=False),
-    _c("source_sha256", "string", "SHA-256 of the source file's bytes.", nullable=False, pattern=SHA256_PATTERN),
+    _c("source_sha256", "string", "SHA-256 of the source file's bytes; for a database directory (HPCToolkit), "
+       "SHA-256 of its sorted `relative path NUL file sha256 LF` lines.", nullable=False, pattern=SHA256_PATTERN),
     _c("source_format", "string", "Format of the source file.", nullable=False,
        enum=("rajaperf-csv", "rajaperf-kernels-csv", "rajaperf-timing-csv", "caliper-cali", "caliper-json",
              "hpctoolkit", "hpctoolkit-latest", "table")),
@@ -252,6 +253,17 @@ TABLE_II_FEATURES: tuple[tuple[str, str], ...] = (
 )
 
 
+SEED001_FEATURES: tuple[tuple[str, str], ...] = (
+    ("instructions", "Number of instructions (seed 001, Table I)."),
+    ("float_arith_ratio", "Floating-point instructions (or SP + DP operations) / total instructions."),
+    ("mem_ratio", "(Loads + stores) / total instructions."),
+    ("cache_miss_hit_ratio", "Last-level cache misses / hits (accesses - misses)."),
+    ("page_faults", "Page faults."),
+    ("branch_miss_ratio", "Mispredicted branches / branch instructions."),
+    ("ipc", "Instructions per cycle."),
+)
+
+
 def _app_profile_columns() -> tuple[Column, ...]:
     from xamm_data.counters import COUNTERS
 
@@ -263,6 +275,11 @@ def _app_profile_columns() -> tuple[Column, ...]:
         _c(f"feat_{name}", "float64", f"Table II feature: {desc} Null when its counters are absent.", finite=True, minimum=0)
         for name, desc in TABLE_II_FEATURES
     )
+    seed_cols = tuple(
+        _c(f"s001_{name}", "float64", f"Seed-001 counter feature: {desc} Null when its counters are absent.", finite=True,
+           minimum=0)
+        for name, desc in SEED001_FEATURES
+    )
     return (
         _c("app", "string", "Application name, e.g. `Laghos`.", nullable=False),
         _c("app_params", "string", "Application parameters as a JSON object with sorted keys (`{}` when none).", nullable=False),
@@ -272,11 +289,13 @@ def _app_profile_columns() -> tuple[Column, ...]:
         _c("gpus", "int64", "GPUs used; null for CPU-only runs.", minimum=0),
         _c("trial", "int64", "0-based repeat index among samples with identical app, params, machine and configuration.",
            nullable=False, minimum=0),
-        _c("runtime_s", "float64", "Runtime of the sample: the root's inclusive time, aggregated as `runtime_aggregation` says.",
-           unit="s", nullable=False, exclusive_minimum=0, finite=True),
+        _c("runtime_s", "float64", "Runtime of the sample: the root's inclusive time, aggregated as `runtime_aggregation` "
+           "says; null when the profile measured no time (e.g. only cycles) and none was given.",
+           unit="s", exclusive_minimum=0, finite=True),
         _c("runtime_aggregation", "string", "How per-rank/thread root times became `runtime_s`, e.g. `max over ranks`.", nullable=False),
         *counter_cols,
         *feature_cols,
+        *seed_cols,
         _c("counters_present", "list[string]", "Canonical counters the source measured (sorted).", nullable=False),
         _c("extra_counters", "list[counter]", "Measured metrics with no canonical name, kept raw (name, value).", nullable=False),
         *_PROVENANCE,

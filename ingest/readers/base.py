@@ -26,7 +26,7 @@ class Source:
             rel = path.resolve().relative_to(root.resolve()).as_posix()
         except ValueError:
             rel = path.name
-        return cls(path=path, rel_path=rel, sha256=sha256_file(path))
+        return cls(path=path, rel_path=rel, sha256=sha256_dir(path) if path.is_dir() else sha256_file(path))
 
 
 @dataclass
@@ -42,6 +42,15 @@ def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
     with open(path, "rb") as f:
         while block := f.read(chunk):
             h.update(block)
+    return h.hexdigest()
+
+
+def sha256_dir(path: str | Path) -> str:
+    """SHA-256 of a directory: over its sorted ``relative path NUL file sha256 LF`` lines."""
+    path = Path(path)
+    h = hashlib.sha256()
+    for f in sorted(p for p in path.rglob("*") if p.is_file()):
+        h.update(f"{f.relative_to(path).as_posix()}\0{sha256_file(f)}\n".encode())
     return h.hexdigest()
 
 

@@ -1,0 +1,136 @@
+"""HPCToolkit databases (old ``experiment.xml`` + ``*.metric-db`` and new ``meta.db``/``profile.db``), through Hatchet.
+
+* Old format: Hatchet's ``from_hpctoolkit``; one row of metrics per CCT node and rank (and thread).
+  Runtime = max over ranks/threads of the root's inclusive time; counters = sum over ranks/threads
+  of the root's inclusive value. Units come from ``experiment.xml`` (``CPUTIME (usec)``).
+* New format: every metric's whole-program inclusive summary values, read directly from
+  ``meta.db``/``profile.db`` (:mod:`~xamm_ingest.readers.hpctoolkit_db`). Hatchet's
+  ``from_hpctoolkit_latest`` reads only the time metric unless given names, renames ``cycles``,
+  ``cputime`` and ``realtime`` all to ``time``, and fails on three of the six public test databases;
+  the tests check the values against it where it works. Runtime = the ``max`` over profiles of
+  the inclusive REALTIME/CPUTIME when the database has that statistic, else its ``sum`` divided by
+  the number of profiles (ranks x threads), as ``runtime_aggregation`` states; counters = ``sum``
+  over profiles. A database without a time metric (e.g. cycles only) gives no runtime.
+
+Metric names keep their spelling; each is resolved through the canonical counter table and kept
+raw in ``extra_counters`` when unknown (GPU metrics such as ``GKER (sec)``), so nothing is lost.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from pathlib import Path
+
+from xamm_ingest.readers.hpctoolkit_db import read_summary
+
+from xamm_ingest.errors import IngestError
+from xamm_ingest.readers.base import ReadResult, Source
+from xamm_ingest.readers.profile_common import SampleSpec, profile_row
+
+READER = "xamm_ingest.readers.hpctoolkit"
+_UNIT = {"sec": 1.0, "s": 1.0, "usec": 1e-6, "us": 1e-6, "msec": 1e-3, "ms": 1e-3, "nsec": 1e-9, "ns": 1e-9}
+_TIME_NAMES = ("cputime", "realtime")
+
+
+def _split_unit(raw: str) -> tuple[str, str | None]:
+    m = re.match(r"^(.*?)\s*\(([^)]*)\)\s*$", raw.strip())
+    return (m.group(1).strip(), m.group(2).strip()) if m else (raw.strip(), None)
+
+
+def _read_latest(src: Source, spec: SampleSpec) -> dict:
+    summary = read_summary(src.path)
+    if not any(m.values for m in summary.metrics):
+        raise IngestError(src.path / "profile.db", "no whole-program (execution-scope) values in the summary profile")
+    metrics: dict[str, float] = {}
+    runtime, aggregation = None, "no time metric in the database"
+    n = max(summary.n_profiles, 1)
+    for m in summary.metrics:
+        if "sum" not in m.values:
+            continue
+        base, unit = _split_unit(m.name)
+        if base.lower() in _TIME_NAMES:
+            scale = _UNIT.get((unit or "sec").lower())
+            if scale is None:
+                raise IngestError(src.path / "meta.db", f"time metric {m.name!r} has unit {unit!r}; expected sec/usec/ns")
+            if "max" in m.values:
+                runtime, aggregation = m.values["max"] * scale, f"max over {n} profiles of whole-program inclusive {base}"
+            else:
+                runtime = m.values["sum"] * scale / n
+                aggregation = f"mean over {n} profiles (ranks x threads) of whole-program inclusive {base}"
+            continue
+        metrics[m.name] = m.values["sum"]
+    return {"runtime_s": runtime, "aggregation": aggregation, "metrics": metrics}
+
+
+def _read_old(src: Source, spec: SampleSpec) -> dict:
+    import hatchet as ht
+
+    xml = (src.path / "experiment.xml").read_text(encoding="utf-8", errors="replace")
+    declared = re.findall(r'<Metric\s+i="\d+"\s+n="([^"]+)"', xml)
+    if not declared:
+        raise IngestError(src.path / "experiment.xml", "no <Metric> declarations; expected an HPCToolkit experiment.xml")
+    if not list(src.path.glob("*.metric-db")):
+        raise IngestError(src.path, "no *.metric-db files beside experiment.xml")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            gf = ht.GraphFrame.from_hpctoolkit(str(src.path))
+    except Exception as e:
+        raise IngestError(src.path, f"Hatchet could not read the database ({type(e).__name__}: {e})") from None
+    df = gf.dataframe.reset_index()
+    root = gf.graph.roots[0]
+    rows = df[df["node"] == root]
+    ranks = int(df["rank"].nunique()) if "rank" in df else None
+    threads = int(df["thread"].nunique()) if "thread" in df else None
+    # experiment.xml names, e.g. "CPUTIME (usec):Sum (I)" -> base CPUTIME, unit usec
+    units = {}
+    for n in declared:
+        base, unit = _split_unit(re.sub(r":\w+\s*\((I|E)\)\s*$", "", n))
+        units[base.lower()] = (base, unit)
+    metrics: dict[str, float] = {}
+    runtime, aggregation = None, "no time metric in the database"
+    for col in gf.inc_metrics:
+        hname = col[: -len(" (inc)")] if col.endswith(" (inc)") else col
+        if hname == "time":
+            base, unit = next(((b, u) for k, (b, u) in units.items() if k in _TIME_NAMES), ("CPUTIME", "usec"))
+            scale = _UNIT.get((unit or "sec").lower())
+            if scale is None:
+                raise IngestError(src.path / "experiment.xml", f"time metric {base} has unit {unit!r}; expected sec/usec/ns")
+            runtime = float(rows[col].max()) * scale
+            aggregation = f"max over {ranks or 1} rank(s)" + (f" x {threads} thread(s)" if threads else "") + \
+                f" of root inclusive {base}"
+        else:
+            base, unit = units.get(hname.lower(), (hname, None))
+            metrics[f"{base} ({unit})" if unit else base] = float(rows[col].sum())
+    return {"runtime_s": runtime, "aggregation": aggregation, "metrics": metrics, "ranks": ranks}
+
+
+def read_hpctoolkit(src: Source, spec: SampleSpec) -> ReadResult:
+    """Read one HPCToolkit database directory into one ``app_profiles`` row."""
+    path = src.path
+    if not path.is_dir():
+        raise IngestError(path, "not a directory; expected an HPCToolkit database directory")
+    if (path / "meta.db").is_file():
+        got, fmt = _read_latest(src, spec), "hpctoolkit-latest"
+    elif (path / "experiment.xml").is_file():
+        got, fmt = _read_old(src, spec), "hpctoolkit"
+    else:
+        raise IngestError(path, "neither meta.db (new format) nor experiment.xml (old format) found")
+    row = profile_row(spec, src, fmt, READER, runtime_s=got["runtime_s"], aggregation=got["aggregation"],
+                      metrics=got["metrics"], ranks=got.get("ranks"))
+    return ReadResult(rows=[row])
+
+
+def find_databases(paths: list[Path]) -> list[Path]:
+    """HPCToolkit database directories at or under ``paths``."""
+    out = []
+    for p in paths:
+        p = Path(p)
+        if not p.exists():
+            raise FileNotFoundError(f"{p}: no such file or directory")
+        cands = [p] + sorted(d for d in p.rglob("*") if d.is_dir()) if p.is_dir() else []
+        for d in cands:
+            if (d / "meta.db").is_file() or (d / "experiment.xml").is_file():
+                out.append(d)
+    return out
