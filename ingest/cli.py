@@ -13,6 +13,9 @@ from pathlib import Path
 EPILOG = """\
 examples:
   xamm-ingest rajaperf ./runs                        machine names from the Caliper metadata
+  xamm-ingest hpctoolkit ./hpctoolkit-lulesh-database --app LULESH --machine quartz --param size=30 --ranks 8
+  xamm-ingest caliper ./profiles --app Laghos --machine ruby --time-unit usec
+  xamm-ingest table samples.csv --mapping mapping.toml
   xamm-ingest rajaperf ./h100-runs --machine h100-node
   xamm-ingest rajaperf ./runs --dry-run --json       read and validate only; print the summary as JSON
   xamm-ingest rajaperf ./runs --strict               fail (exit 1, write nothing) if any file is rejected
@@ -40,7 +43,98 @@ def build_parser(prog: str = "xamm-ingest") -> argparse.ArgumentParser:
     p.add_argument("--rtol", type=float, default=1e-4, help="agreement required between CSV and Caliper times (default 1e-4)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+    for fmt, what in (("hpctoolkit", "HPCToolkit database directories (old experiment.xml or new meta.db format)"),
+                      ("caliper", "Caliper application profiles (.cali or json-split .json)")):
+        q = sub.add_parser(fmt, help=what, description=f"Read {what} into the app_profiles table, one sample each.",
+                           epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        q.add_argument("paths", nargs="+", type=Path, help="databases/files or directories holding them")
+        q.add_argument("--app", required=True, help="application name")
+        q.add_argument("--machine", help="machine id (required unless the profile names its cluster)")
+        q.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="application parameter (repeatable)")
+        q.add_argument("--threads", type=int, help="threads per rank")
+        q.add_argument("--ranks", type=int, help="MPI ranks (default: from the profile)")
+        q.add_argument("--gpus", type=int, help="GPUs used")
+        q.add_argument("--device", choices=["cpu", "gpu"], default="cpu")
+        q.add_argument("--runtime-s", type=float, help="runtime in seconds, when the profile has no time metric")
+        q.add_argument("--time-unit", choices=["sec", "ms", "usec", "ns"], help="unit of a time attribute that states none")
+        _common_profile_args(q)
+    q = sub.add_parser("table", help="samples already flattened to CSV/Parquet, with a column mapping",
+                       description="Read CSV/Parquet samples into app_profiles using a TOML mapping "
+                                   "(see xamm_ingest.readers.table for its format).",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    q.add_argument("paths", nargs="+", type=Path, help="CSV or Parquet files or directories")
+    q.add_argument("--mapping", required=True, type=Path, help="TOML file mapping your columns to canonical ones")
+    _common_profile_args(q)
     return parser
+
+
+def _common_profile_args(q: argparse.ArgumentParser) -> None:
+    q.add_argument("--store", type=Path, default=None, help="store root (default: $XAMM_HOME/store)")
+    q.add_argument("--dry-run", action="store_true", help="read and validate, write nothing")
+    q.add_argument("--strict", action="store_true", help="any rejected source fails the run (exit 1), nothing written")
+    q.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+
+def _parse_params(items: list[str], parser) -> dict:
+    out = {}
+    for item in items:
+        if "=" not in item:
+            parser.error(f"--param {item!r}: expected KEY=VALUE")
+        k, v = item.split("=", 1)
+        for conv in (int, float):
+            try:
+                v = conv(v)
+                break
+            except ValueError:
+                continue
+        out[k.strip()] = v
+    return out
+
+
+def _profiles_main(args, parser, prog: str) -> int:
+    from pydantic import ValidationError
+
+    from xamm_ingest.errors import IngestError
+    from xamm_ingest.profiles import ingest_profiles
+    from xamm_ingest.readers.profile_common import SampleSpec
+
+    spec = None
+    if args.format != "table":
+        try:
+            spec = SampleSpec(app=args.app, machine=args.machine, params=_parse_params(args.param, parser),
+                              threads=args.threads, ranks=args.ranks, gpus=args.gpus, device=args.device,
+                              runtime_s=args.runtime_s, time_unit=args.time_unit)
+        except ValidationError as e:
+            err = e.errors()[0]
+            parser.error(f"--{str(err['loc'][0]).replace('_', '-')}: {err['msg']}")
+    try:
+        report = ingest_profiles(args.format, args.paths, spec, mapping=getattr(args, "mapping", None),
+                                 store=args.store, dry_run=args.dry_run, strict=args.strict)
+    except (IngestError, FileNotFoundError, ValueError) as e:
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        return 1
+    s = report.summary()
+    s["rejected_files"] = [{"path": r.path, "reason": r.reason} for r in report.rejected]
+    if args.json:
+        print(json.dumps(s, indent=2, default=str))
+    else:
+        print(f"sources read: {s['sources_read']}   samples: {s['rows']}   apps: {', '.join(s['apps']) or '-'}   "
+              f"machines: {', '.join(s['machines']) or '-'}")
+        if report.write:
+            for p in report.write.partitions:
+                print(f"wrote {p.path}: {p.rows_after} rows ({p.rows_replaced} replaced)")
+        elif args.dry_run:
+            print("dry run: nothing written")
+        for r in report.rejected:
+            print(f"rejected: {r.reason}", file=sys.stderr)
+    if report.frame.is_empty():
+        print(f"{prog}: error: no application profile ingested", file=sys.stderr)
+        return 1
+    if args.strict and report.rejected:
+        print(f"{prog}: error: {len(report.rejected)} source(s) rejected and --strict given; nothing written", file=sys.stderr)
+        return 1
+    return 0
 
 
 def _print_report(report, as_json: bool, dry_run: bool) -> None:
@@ -85,6 +179,8 @@ def main(argv: list[str] | None = None, prog: str = "xamm-ingest") -> int:
     from xamm_ingest.errors import IngestError
     from xamm_ingest.rajaperf import ingest_rajaperf
 
+    if args.format != "rajaperf":
+        return _profiles_main(args, parser, prog)
     if args.workers is not None and args.workers < 1:
         parser.error("--workers must be >= 1")
     try:

@@ -233,7 +233,7 @@ def read_rajaperf(
         frame = renumber_trials(dedupe_sources(frame, BENCHMARK_RUNS), BENCHMARK_RUNS)
         if frame.height < before:
             report.notes.append(f"dropped {before - frame.height} row(s) from byte-identical copies of the same file")
-        frame, bad = _validate_by_source(frame)
+        frame, bad = validate_by_source(frame)
         report.rejected.extend(bad)
         frame, merged, conflicts = merge_csv_and_caliper(frame, rtol=rtol)
         report.merged_rows = merged
@@ -242,20 +242,20 @@ def read_rajaperf(
     return report
 
 
-def _validate_by_source(frame: pl.DataFrame) -> tuple[pl.DataFrame, list[Rejected]]:
+def validate_by_source(frame: pl.DataFrame, schema=BENCHMARK_RUNS) -> tuple[pl.DataFrame, list[Rejected]]:
     """Validate the whole frame; if it fails, validate each source's rows and drop the failing sources."""
     try:
-        return validate(frame, BENCHMARK_RUNS), []
+        return validate(frame, schema), []
     except ValidationError:
         pass
     good, bad = [], []
     for (path,), part in frame.group_by(["source_path"], maintain_order=True):
         try:
-            good.append(validate(part, BENCHMARK_RUNS))
+            good.append(validate(part, schema))
         except ValidationError as e:
             bad.append(Rejected(path, f"{path}: {e}"))
-    out = pl.concat(good) if good else BENCHMARK_RUNS.empty()
-    return validate(out, BENCHMARK_RUNS), bad
+    out = pl.concat(good) if good else schema.empty()
+    return validate(out, schema), bad
 
 
 def merge_csv_and_caliper(frame: pl.DataFrame, *, rtol: float = AGREE_RTOL) -> tuple[pl.DataFrame, int, list[Rejected]]:

@@ -7,10 +7,9 @@
   ``meta.db``/``profile.db`` (:mod:`~xamm_ingest.readers.hpctoolkit_db`). Hatchet's
   ``from_hpctoolkit_latest`` reads only the time metric unless given names, renames ``cycles``,
   ``cputime`` and ``realtime`` all to ``time``, and fails on three of the six public test databases;
-  the tests check the values against it where it works. Runtime = the ``max`` over profiles of
-  the inclusive REALTIME/CPUTIME when the database has that statistic, else its ``sum`` divided by
-  the number of profiles (ranks x threads), as ``runtime_aggregation`` states; counters = ``sum``
-  over profiles. A database without a time metric (e.g. cycles only) gives no runtime.
+  the tests check the values against it where it works. Runtime = the ``max`` over profiles
+  (ranks x threads) of the whole-program inclusive REALTIME/CPUTIME: the database's ``max``
+  statistic, else computed from each thread's own profile; counters = ``sum`` over profiles. A database without a time metric (e.g. cycles only) gives no runtime.
 
 Metric names keep their spelling; each is resolved through the canonical counter table and kept
 raw in ``extra_counters`` when unknown (GPU metrics such as ``GKER (sec)``), so nothing is lost.
@@ -53,8 +52,9 @@ def _read_latest(src: Source, spec: SampleSpec) -> dict:
             scale = _UNIT.get((unit or "sec").lower())
             if scale is None:
                 raise IngestError(src.path / "meta.db", f"time metric {m.name!r} has unit {unit!r}; expected sec/usec/ns")
-            if "max" in m.values:
-                runtime, aggregation = m.values["max"] * scale, f"max over {n} profiles of whole-program inclusive {base}"
+            peak = m.values.get("max", m.values.get("max_over_profiles"))
+            if peak is not None:
+                runtime, aggregation = peak * scale, f"max over {n} profiles (ranks x threads) of whole-program inclusive {base}"
             else:
                 runtime = m.values["sum"] * scale / n
                 aggregation = f"mean over {n} profiles (ranks x threads) of whole-program inclusive {base}"

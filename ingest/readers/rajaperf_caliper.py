@@ -27,14 +27,13 @@ What is read:
 from __future__ import annotations
 
 import ast
-import json
 import math
 import re
 from datetime import datetime, timezone
 from pathlib import Path
 
 from xamm_ingest.errors import IngestError
-from xamm_ingest.readers.cali_format import CaliFormatError, parse_cali
+from xamm_ingest.readers.caliper_files import CaliperProfile, load_profile
 from xamm_ingest.readers.base import ReadResult, Source, provenance
 from xamm_ingest.readers.names import VARIANT_RE, split_kernel
 from xamm_ingest.readers.rajaperf_common import check_time, finish_row
@@ -67,71 +66,6 @@ TOPDOWN = ("retiring", "frontend_bound", "backend_bound", "bad_speculation", "br
            "l1_bound", "l2_bound", "l3_bound")
 
 
-class _Profile:
-    """A parsed Caliper file: records (path list + attributes), globals and attribute metadata."""
-
-    def __init__(self, records: list[dict], globals_: dict, meta: dict[str, dict]):
-        self.records, self.globals, self.meta = records, globals_, meta
-
-
-def _load_cali(path: Path) -> _Profile:
-    with open(path, "rb") as f:
-        data = f.read()
-    if not data.strip():
-        raise IngestError(path, "empty file; expected a Caliper .cali profile")
-    if not data.endswith(b"\n"):
-        raise IngestError(path, "last line is incomplete (truncated file?); expected a complete Caliper .cali profile")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise IngestError(path, f"not a text Caliper file (bad byte at offset {e.start})") from None
-    if not text.startswith("__rec="):
-        raise IngestError(path, "does not start with a Caliper record ('__rec='); expected a Caliper .cali profile")
-    try:
-        prof = parse_cali(text)
-    except CaliFormatError as e:
-        raise IngestError(path, f"Caliper parse failed ({e}); file corrupt or truncated?") from None
-    keys = {k for rec in prof.records for k in rec}
-    return _Profile(prof.records, prof.globals, {k: prof.metadata(k) for k in keys})
-
-
-def _load_json(path: Path) -> _Profile:
-    try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise IngestError(path, f"not valid JSON ({e}); expected Caliper json-split output") from None
-    if not isinstance(doc, dict) or not {"data", "columns", "nodes"} <= set(doc):
-        raise IngestError(path, "JSON lacks 'data', 'columns' and 'nodes'; expected Caliper json-split output "
-                          "(cali-query -O json-split)")
-    nodes = doc["nodes"]
-    labels: list[list[str]] = []
-    for i, n in enumerate(nodes):
-        parent = n.get("parent")
-        if parent is not None and not (0 <= parent < i):
-            raise IngestError(path, f"node {i} has parent {parent!r}; expected an earlier node index", record=f"nodes[{i}]")
-        labels.append((labels[parent] if parent is not None else []) + [str(n.get("label"))])
-    cols = doc["columns"]
-    cmeta = doc.get("column_metadata") or [{} for _ in cols]
-    meta = {c: dict(m) for c, m in zip(cols, cmeta)}
-    records = []
-    for j, row in enumerate(doc["data"]):
-        if len(row) != len(cols):
-            raise IngestError(path, f"{len(row)} values for {len(cols)} columns", record=f"data[{j}]")
-        rec = {}
-        for c, v in zip(cols, row):
-            if v is None:
-                continue
-            if c == "path":
-                if not isinstance(v, int) or not 0 <= v < len(labels):
-                    raise IngestError(path, f"path {v!r} is not a node index", record=f"data[{j}]")
-                rec["path"] = labels[v]
-            else:
-                rec[c] = v
-        records.append(rec)
-    globals_ = {k: v for k, v in doc.items() if k not in ("data", "columns", "column_metadata", "nodes")}
-    return _Profile(records, globals_, meta)
-
-
 def _num(value, path, what: str, record: str) -> float:
     try:
         x = float(value)
@@ -140,7 +74,7 @@ def _num(value, path, what: str, record: str) -> float:
     return x
 
 
-def _time_attrs(prof: _Profile) -> dict[str, tuple[str, float]]:
+def _time_attrs(prof: CaliperProfile) -> dict[str, tuple[str, float]]:
     """{'mean'|'min'|'max': (attribute, scale to seconds)}."""
     keys = set(prof.meta) | {k for r in prof.records[:5] for k in r}
     found: dict[str, tuple[str, float]] = {}
@@ -214,7 +148,7 @@ def read_caliper(src: Source, *, machine: str | None = None) -> ReadResult:
     """Read a RAJAPerf ``.cali`` or Caliper JSON file into benchmark rows."""
     path = src.path
     is_json = path.suffix.lower() == ".json"
-    prof = _load_json(path) if is_json else _load_cali(path)
+    prof = load_profile(path)
     g = prof.globals
     try:
         times = _time_attrs(prof)

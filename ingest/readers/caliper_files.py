@@ -1,0 +1,90 @@
+"""Loading Caliper files (``.cali`` text and ``json-split`` JSON) into records, globals and attribute metadata."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from xamm_ingest.errors import IngestError
+from xamm_ingest.readers.cali_format import CaliFormatError, parse_cali
+
+
+class CaliperProfile:
+    """A parsed Caliper file: records (path list + attributes), globals and attribute metadata."""
+
+    def __init__(self, records: list[dict], globals_: dict, meta: dict[str, dict]):
+        self.records, self.globals, self.meta = records, globals_, meta
+
+
+def load_cali(path: Path) -> CaliperProfile:
+    with open(path, "rb") as f:
+        data = f.read()
+    if not data.strip():
+        raise IngestError(path, "empty file; expected a Caliper .cali profile")
+    if not data.endswith(b"\n"):
+        raise IngestError(path, "last line is incomplete (truncated file?); expected a complete Caliper .cali profile")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise IngestError(path, f"not a text Caliper file (bad byte at offset {e.start})") from None
+    if not text.startswith("__rec="):
+        raise IngestError(path, "does not start with a Caliper record ('__rec='); expected a Caliper .cali profile")
+    try:
+        prof = parse_cali(text)
+    except CaliFormatError as e:
+        raise IngestError(path, f"Caliper parse failed ({e}); file corrupt or truncated?") from None
+    keys = {k for rec in prof.records for k in rec}
+    return CaliperProfile(prof.records, prof.globals, {k: prof.metadata(k) for k in keys})
+
+
+def load_caliper_json(path: Path) -> CaliperProfile:
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise IngestError(path, f"not valid JSON ({e}); expected Caliper json-split output") from None
+    if not isinstance(doc, dict) or not {"data", "columns", "nodes"} <= set(doc):
+        raise IngestError(path, "JSON lacks 'data', 'columns' and 'nodes'; expected Caliper json-split output "
+                          "(cali-query -O json-split)")
+    nodes = doc["nodes"]
+    labels: list[list[str]] = []
+    for i, n in enumerate(nodes):
+        parent = n.get("parent")
+        if parent is not None and not (0 <= parent < i):
+            raise IngestError(path, f"node {i} has parent {parent!r}; expected an earlier node index", record=f"nodes[{i}]")
+        labels.append((labels[parent] if parent is not None else []) + [str(n.get("label"))])
+    cols = doc["columns"]
+    cmeta = doc.get("column_metadata") or [{} for _ in cols]
+    meta = {c: dict(m) for c, m in zip(cols, cmeta)}
+    # Tree columns hold node indices. The call path is the "path" column, else (sampling profiles)
+    # the tree column whose nodes are nested deepest, e.g. source.function#callpath.address.
+    tree_cols = [c for c in cols if not meta.get(c, {}).get("is_value", c != "path")]
+    node_cols = {n.get("column") for n in nodes}
+    path_col = "path" if "path" in cols else max(
+        (c for c in tree_cols if c in node_cols),
+        key=lambda c: max((len(labels[i]) for i, n in enumerate(nodes) if n.get("column") == c), default=0),
+        default=None)
+    records = []
+    for j, row in enumerate(doc["data"]):
+        if len(row) != len(cols):
+            raise IngestError(path, f"{len(row)} values for {len(cols)} columns", record=f"data[{j}]")
+        rec = {}
+        for c, v in zip(cols, row):
+            if v is None:
+                continue
+            if c in tree_cols and c in node_cols:
+                if not isinstance(v, int) or not 0 <= v < len(labels):
+                    raise IngestError(path, f"{c} {v!r} is not a node index", record=f"data[{j}]")
+                if c == path_col:
+                    rec["path"] = labels[v]
+                else:
+                    rec[c] = labels[v][-1]
+            else:
+                rec[c] = v
+        records.append(rec)
+    globals_ = {k: v for k, v in doc.items() if k not in ("data", "columns", "column_metadata", "nodes")}
+    return CaliperProfile(records, globals_, meta)
+
+
+def load_profile(path: Path) -> CaliperProfile:
+    """Load a ``.cali`` or Caliper ``.json`` file, by its suffix."""
+    return load_caliper_json(path) if Path(path).suffix.lower() == ".json" else load_cali(path)

@@ -1,0 +1,93 @@
+"""Caliper application profiles (``.cali`` or ``json-split`` JSON) into ``app_profiles`` rows.
+
+* Runtime: the root regions' inclusive time (an attribute with ``inclusive`` and ``duration`` in
+  its name), summed over roots and taken as the max over MPI ranks when records carry ``mpi.rank``.
+  Without an inclusive attribute, the exclusive times of all regions of a rank are summed (that is
+  the root's inclusive time). The unit comes from the attribute's ``attribute.unit`` metadata, a
+  ``.ns`` suffix, or ``--time-unit``; a file that says none is rejected rather than guessed.
+* Counters: every attribute whose name (after aggregation prefixes such as ``sum#``) resolves in
+  the canonical counter table (``papi.PAPI_TOT_INS``, ``perf.instructions``, ...), summed over all
+  regions and ranks (region values are exclusive). Every other numeric attribute (other timers such
+  as ``cupti.activity.duration``, ``count``) is kept raw in ``extra_counters`` with the same
+  aggregation, so nothing measured is dropped.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from xamm_data import counters
+from xamm_ingest.errors import IngestError
+from xamm_ingest.readers.base import ReadResult, Source
+from xamm_ingest.readers.caliper_files import load_profile
+from xamm_ingest.readers.profile_common import SampleSpec, profile_row
+
+READER = "xamm_ingest.readers.caliper_profile"
+_UNITS = {"sec": 1.0, "s": 1.0, "seconds": 1.0, "ms": 1e-3, "msec": 1e-3, "usec": 1e-6, "us": 1e-6,
+          "ns": 1e-9, "nsec": 1e-9}
+_SKIP = {"path", "mpi.rank", "region", "annotation", "function", "spot.channel"}
+
+
+def _num(v) -> float | None:
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def read_caliper_profile(src: Source, spec: SampleSpec) -> ReadResult:
+    """Read one Caliper application profile into one ``app_profiles`` row."""
+    prof = load_profile(src.path)
+    recs = [r for r in prof.records if r.get("path")]
+    if not recs:
+        raise IngestError(src.path, "no region records (no 'path'); expected a Caliper region profile")
+    keys = sorted({k for r in recs for k in r} - _SKIP)
+    numeric = [k for k in keys if any(_num(r.get(k)) is not None for r in recs[:50]) and not isinstance(recs[0].get(k), list)]
+    inclusive = [k for k in numeric if "inclusive" in k and "duration" in k]
+    exclusive = [k for k in numeric if "duration" in k and "inclusive" not in k]
+    time_attr = (sorted(inclusive, key=lambda k: (not k.startswith(("avg#", "inclusive#")), k)) or exclusive or [None])[0]
+    if time_attr is None:
+        raise IngestError(src.path, "no time attribute (e.g. inclusive#sum#time.duration); expected a timed region profile")
+    unit = prof.meta.get(time_attr, {}).get("attribute.unit") or ("ns" if time_attr.endswith(".ns") else spec.time_unit)
+    if unit is None:
+        raise IngestError(src.path, f"time attribute {time_attr!r} has no unit metadata; pass --time-unit sec|ms|us|ns",
+                          record=time_attr)
+    if unit not in _UNITS:
+        raise IngestError(src.path, f"time unit {unit!r} unknown; expected one of {sorted(_UNITS)}", record=time_attr)
+    scale = _UNITS[unit]
+
+    def rank_of(r):
+        return r.get("mpi.rank", "0")
+
+    per_rank: dict[str, float] = {}
+    for r in recs:
+        path = r["path"] if isinstance(r["path"], list) else [r["path"]]
+        v = _num(r.get(time_attr))
+        if v is None:
+            continue
+        if time_attr in inclusive and len(path) != 1:
+            continue
+        per_rank[rank_of(r)] = per_rank.get(rank_of(r), 0.0) + v * scale
+    if not per_rank:
+        raise IngestError(src.path, f"no root value for {time_attr!r}", record=time_attr)
+    nranks = len(per_rank)
+    runtime = max(per_rank.values())
+    how = "root inclusive" if time_attr in inclusive else "summed exclusive"
+    aggregation = f"max over {nranks} rank(s) of {how} {time_attr}" if nranks > 1 else f"{how} {time_attr}"
+    metrics: dict[str, float] = {}
+    for k in numeric:
+        if k == time_attr:
+            continue
+        base = k.split("#")[-1]
+        total = sum(_num(r.get(k)) or 0.0 for r in recs)
+        metrics[base if counters.resolve(base) else k] = total
+    g = prof.globals
+    ranks = int(_num(g.get("mpi.world.size")) or 0) or (nranks if "mpi.rank" in keys or nranks > 1 else None)
+    fmt = "caliper-json" if Path(src.path).suffix.lower() == ".json" else "caliper-cali"
+    row = profile_row(spec, src, fmt, READER, runtime_s=runtime, aggregation=aggregation, metrics=metrics,
+                      machine=g.get("cluster"), ranks=ranks,
+                      threads=int(_num(g.get("omp_max_threads")) or 0) or None,
+                      tool_versions={"caliper": g.get("cali.caliper.version")})
+    return ReadResult(rows=[row])

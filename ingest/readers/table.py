@@ -1,0 +1,132 @@
+"""Application samples already flattened to CSV or Parquet (as the xAMM paper's data sets are).
+
+A TOML mapping says which of the user's columns is which canonical field::
+
+    [columns]              # canonical field = the user's column
+    app = "application"
+    machine = "system"
+    runtime_s = "time"
+    threads = "nthreads"
+    ranks = "nranks"
+
+    params = ["size", "iterations"]     # the user's columns that form app_params
+
+    [counters]             # the user's column = a counter alias or canonical name
+    "Tot Ins" = "PAPI_TOT_INS"
+    br = "branches"
+
+    [units]
+    runtime_s = "ms"       # s (default), ms, us, ns
+
+    [defaults]             # for fields no column gives
+    device = "cpu"
+
+Columns named after a known counter alias (``PAPI_TOT_INS``, ``instructions``, ...) are mapped
+without being listed; any other numeric column is kept raw in ``extra_counters``. Mapping and
+conversion are polars expressions over the whole table.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import polars as pl
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from xamm_data import counters
+from xamm_ingest.errors import IngestError
+from xamm_ingest.machine_names import machine_id
+from xamm_ingest.readers.base import Source, provenance
+
+READER = "xamm_ingest.readers.table"
+_SCALE = {"s": 1.0, "sec": 1.0, "ms": 1e-3, "us": 1e-6, "usec": 1e-6, "ns": 1e-9}
+_FIELDS = ("app", "machine", "device", "runtime_s", "threads", "ranks", "gpus", "trial")
+
+
+class TableMapping(BaseModel):
+    """The mapping file: the user's column names -> canonical fields."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    columns: dict[str, str] = Field(default_factory=dict)
+    params: list[str] = Field(default_factory=list)
+    counters: dict[str, str] = Field(default_factory=dict)
+    units: dict[str, str] = Field(default_factory=dict)
+    defaults: dict[str, str | int | float] = Field(default_factory=dict)
+    ignore: list[str] = Field(default_factory=list)
+
+
+def load_mapping(path: str | Path) -> TableMapping:
+    """Parse and validate a mapping file; errors name the file and the field."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        mapping = TableMapping(**data)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        raise IngestError(path, f"cannot read the mapping: {e}") from None
+    except ValidationError as e:
+        err = e.errors()[0]
+        raise IngestError(path, f"field {'.'.join(map(str, err['loc']))!r}: {err['msg']}") from None
+    bad = [k for k in mapping.columns if k not in _FIELDS]
+    if bad:
+        raise IngestError(path, f"[columns] has {bad}; canonical fields are {list(_FIELDS)}")
+    for col, alias in mapping.counters.items():
+        if counters.resolve(alias) is None:
+            raise IngestError(path, f"[counters] {col!r} = {alias!r} is no known counter name or alias", record="counters")
+    for k, u in mapping.units.items():
+        if k != "runtime_s" or u not in _SCALE:
+            raise IngestError(path, f"[units] {k} = {u!r}; expected runtime_s = one of {sorted(_SCALE)}")
+    return mapping
+
+
+def read_table(src: Source, mapping: TableMapping, mapping_path: Path) -> pl.DataFrame:
+    """The table as ``app_profiles`` columns (features not yet added)."""
+    try:
+        df = pl.read_parquet(src.path) if src.path.suffix.lower() == ".parquet" else pl.read_csv(src.path, infer_schema_length=10000)
+    except Exception as e:
+        raise IngestError(src.path, f"cannot read as {'Parquet' if src.path.suffix == '.parquet' else 'CSV'}: {e}") from None
+    missing = [c for c in [*mapping.columns.values(), *mapping.params, *mapping.counters] if c not in df.columns]
+    if missing:
+        raise IngestError(src.path, f"columns {missing} named in {mapping_path.name} are not in the table; "
+                          f"it has {df.columns}")
+    exprs: list[pl.Expr] = []
+    for fld in _FIELDS:
+        if fld in mapping.columns:
+            exprs.append(pl.col(mapping.columns[fld]).alias(fld))
+        elif fld in mapping.defaults:
+            exprs.append(pl.lit(mapping.defaults[fld]).alias(fld))
+    have = {e.meta.output_name() for e in exprs}
+    for need in ("app", "machine", "runtime_s"):
+        if need not in have:
+            raise IngestError(mapping_path, f"no column or default for {need!r}; add it under [columns] or [defaults]")
+    used = set(mapping.columns.values()) | set(mapping.params) | set(mapping.ignore)
+    counter_cols: dict[str, str] = {}
+    for col in df.columns:
+        if col in used:
+            continue
+        name = counters.resolve(mapping.counters.get(col, col))
+        if name is not None and name not in counter_cols.values():
+            counter_cols[col] = name
+    extra_cols = [c for c in df.columns if c not in used and c not in counter_cols and df.schema[c].is_numeric()]
+    params = (pl.struct([pl.col(p) for p in sorted(mapping.params)]).struct.json_encode()
+              if mapping.params else pl.lit("{}"))
+    scale = _SCALE[mapping.units.get("runtime_s", "s")]
+    out = df.select(
+        *exprs,
+        params.alias("app_params"),
+        *[pl.col(c).cast(pl.Float64).alias(f"ctr_{n}") for c, n in counter_cols.items()],
+        pl.concat_list([pl.when(pl.col(c).is_not_null()).then(pl.lit(n)) for c, n in sorted(counter_cols.items(), key=lambda x: x[1])])
+        .list.drop_nulls().alias("counters_present") if counter_cols else pl.lit([], dtype=pl.List(pl.String)).alias("counters_present"),
+        pl.concat_list([pl.struct(pl.lit(c).alias("name"), pl.col(c).cast(pl.Float64).alias("value")) for c in extra_cols])
+        .alias("extra_counters") if extra_cols else pl.lit([], dtype=pl.List(pl.Struct({"name": pl.String, "value": pl.Float64}))).alias("extra_counters"),
+    ).with_columns((pl.col("runtime_s").cast(pl.Float64) * scale).alias("runtime_s"))
+    machines = out.get_column("machine").cast(pl.String).unique().drop_nulls().to_list()
+    out = out.with_columns(pl.col("machine").cast(pl.String).replace({m: machine_id(m) for m in machines}))
+    if "device" not in out.columns:
+        out = out.with_columns(pl.lit("cpu").alias("device"))
+    prov = provenance(src, "table", READER)
+    return out.with_columns(
+        pl.lit(f"column {mapping.columns.get('runtime_s', 'runtime_s')} of the table").alias("runtime_aggregation"),
+        *[pl.lit(v).alias(k) for k, v in prov.items() if k != "run_date"],
+    )
