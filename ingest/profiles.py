@@ -16,6 +16,7 @@ import polars as pl
 from xamm_data.features import add_features
 from xamm_data.schema import APP_PROFILES
 from xamm_data.store import Store, WriteReport, dedupe_sources, renumber_trials
+from xamm_data.validate import ValidationError, conform
 from xamm_ingest.errors import IngestError
 from xamm_ingest.rajaperf import Rejected, validate_by_source
 from xamm_ingest.readers.base import Source
@@ -101,9 +102,12 @@ def read_profiles(fmt: str, paths, spec: SampleSpec | None = None, *, mapping: s
         return report
     frame = pl.concat(frames, how="diagonal_relaxed")
     frame = add_features(frame)
-    frame = frame.select([c for c in APP_PROFILES.names if c in frame.columns])
-    if "trial" not in frame.columns or frame.get_column("trial").null_count():
-        frame = frame.with_columns(pl.col("trial").fill_null(0) if "trial" in frame.columns else pl.lit(0).alias("trial"))
+    frame = frame.with_columns(pl.col("trial").fill_null(0) if "trial" in frame.columns else pl.lit(0).alias("trial"))
+    try:
+        frame = conform(frame, APP_PROFILES)
+    except ValidationError as e:  # a table column of the wrong type, say
+        report.rejected.append(Rejected(str(e.column), str(e)))
+        return report
     frame = renumber_trials(dedupe_sources(frame, APP_PROFILES), APP_PROFILES)
     frame, bad = validate_by_source(frame, APP_PROFILES)
     report.rejected.extend(bad)
