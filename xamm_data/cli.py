@@ -71,11 +71,15 @@ def build_parser() -> argparse.ArgumentParser:
     ing.add_argument("args", nargs=argparse.REMAINDER)
 
     try:  # model commands live in xamm_models, which needs the optional torch stack
+        import torch  # noqa: F401
+
         from xamm_models.cli import add_commands
     except ImportError:
         add_commands = None
     if add_commands is not None:
         add_commands(sub)
+    else:
+        sub.add_parser("amm", help="(needs the models extra: pip install torch==2.13.0 'xamm[models]')")
     return parser
 
 
@@ -139,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     handlers = {"datasets": _datasets, "schemas": _schemas}
     handler = handlers.get(args.command) or getattr(args, "handler", None)
+    if handler is None:
+        parser.error(f"'{args.command}' needs the models extra: pip install torch==2.13.0 'xamm[models]'")
     try:
         return handler(args)
     except UsageError as e:

@@ -42,6 +42,13 @@ class Machine(BaseModel):
     def devices(self) -> tuple[str, ...]:
         return ("cpu", "gpu") if self.gpu else ("cpu",)
 
+    def signature(self, version: int | None = None, device: str | None = None, registry=None):
+        """This machine's AMM signature (latest version unless ``version``); ``device`` when it has two."""
+        from xamm_data.signatures import SignatureRegistry
+
+        ref = self.id + (f":{device}" if device else "")
+        return (registry or SignatureRegistry()).get(ref, version)
+
 
 MACHINES: tuple[Machine, ...] = (
     Machine(id="quartz", aliases=("Quartz", "M1"), cpu="Intel Xeon E5-2695 v4", cores_per_node=36, in_paper=True,

@@ -1,5 +1,4 @@
-"""xamm_models: embedders, Abstract Machine Models and predictors of the xAMM method.
+"""xamm_models: sample embedders, Abstract Machine Models (Algorithm 1) and their signatures.
 
-Not implemented yet (issues 5 and 6). The package exists so the layout of the design card is in
-place; importing anything from it beyond this docstring will fail until those issues land.
+Needs the ``models`` extra (torch). Predictors (issue 6) are not implemented yet.
 """

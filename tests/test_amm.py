@@ -1,0 +1,203 @@
+"""Embedders, Algorithm 1, benchmark samples, the signature registry and its Hub publishing."""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+import polars as pl
+import pytest
+
+torch = pytest.importorskip("torch", reason="the models extra (torch) is not installed")
+
+from xamm_data import machines  # noqa: E402
+from xamm_data.samples import align_kernels, benchmark_samples, samples_hash  # noqa: E402
+from xamm_data.signatures import ImmutableSignatureError, Signature, SignatureRegistry  # noqa: E402
+from xamm_data.store import Store  # noqa: E402
+from xamm_ingest import ingest_rajaperf  # noqa: E402
+from xamm_models.amm import algorithm1, build_signatures  # noqa: E402
+from xamm_models.embedders import create_embedder, list_embedders, load_embedder  # noqa: E402
+
+EPOCHS = 60
+
+
+# -- Algorithm 1 against hand-computed values ------------------------------------------------
+E = np.array([[1.0, -2.0], [3.0, 0.0]])
+
+
+def test_algorithm1_mean_hand_computed():
+    # mean = [2, -1]; adjust -> [2, 0.01]; log1p -> [ln 3, ln 1.01]; divide by max
+    assert algorithm1(E, "mean").tolist() == pytest.approx([1.0, math.log(1.01) / math.log(3)])
+    assert algorithm1(E, "mean", "subtract").tolist() == pytest.approx([0.0, math.log(1.01) - math.log(3)])
+    assert algorithm1(E, "mean", "none").tolist() == pytest.approx([math.log(3), math.log(1.01)])
+
+
+def test_algorithm1_l2_and_variance_hand_computed():
+    # l2 per feature: [sqrt(1 + 9), sqrt(4 + 0)] = [sqrt 10, 2]
+    l2 = [math.log1p(math.sqrt(10)), math.log1p(2)]
+    assert algorithm1(E, "l2").tolist() == pytest.approx([1.0, l2[1] / l2[0]])
+    # variance per feature: [((1-2)^2 + (3-2)^2)/2, ((-2+1)^2 + (0+1)^2)/2] = [1, 1] -> log1p -> ln 2 each
+    assert algorithm1(E, "variance", "none").tolist() == pytest.approx([math.log(2), math.log(2)])
+    with pytest.raises(ValueError, match="unknown aggregation"):
+        algorithm1(E, "median")
+    with pytest.raises(ValueError, match="unknown normalisation"):
+        algorithm1(E, "mean", "softmax")
+
+
+# -- real benchmark data -------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def bench_store(rajaperf_sets, tmp_path_factory):
+    st = Store(tmp_path_factory.mktemp("amm") / "store")
+    ingest_rajaperf(rajaperf_sets["thicket"], store=st, workers=2)
+    ingest_rajaperf([rajaperf_sets["h100_tier1"], rajaperf_sets["h100_tier2"]], machine="h100-node", store=st, workers=2)
+    ingest_rajaperf([rajaperf_sets["mi300a_tier1"], rajaperf_sets["mi300a_tier2"]], machine="mi300a-spx", store=st,
+                    workers=2)
+    return st
+
+
+@pytest.fixture(scope="module")
+def runs(bench_store):
+    return bench_store.scan("benchmark_runs").collect()
+
+
+def test_kernel_alignment_rules(runs):
+    inter, union = align_kernels(runs, "intersection"), align_kernels(runs, "union")
+    targets = runs.select(pl.concat_str("machine", pl.lit(":"), "device").alias("t"), "kernel").unique()
+    for t, part in targets.group_by("t"):
+        assert set(inter) <= set(part.get_column("kernel")), t
+    assert set(inter) < set(union) and "Basic_DAXPY" in union and "Basic_DAXPY" not in inter
+    assert len(inter) >= 5
+    s = benchmark_samples(runs, inter)
+    assert set(s.get_column("target")) == {"quartz:cpu", "lassen:gpu", "h100-node:cpu", "h100-node:gpu",
+                                           "mi300a-spx:cpu", "mi300a-spx:gpu"}
+    # the H100 sweep: size index 0 holds each kernel's smallest problem size
+    h = runs.filter(pl.col("machine") == "h100-node", pl.col("kernel") == inter[0], pl.col("variant") == "Base_Seq")
+    smallest = h.filter(pl.col("problem_size") == h.get_column("problem_size").min())
+    t = smallest.get_column("time_per_rep_s").min() / smallest.get_column("iterations_per_rep").min()
+    row = s.filter(pl.col("target") == "h100-node:cpu", pl.col("size_index") == 0, pl.col("variant") == "Base_Seq")
+    assert row.get_column(inter[0]).item() == pytest.approx(math.log10(t))
+    assert samples_hash(s) == samples_hash(benchmark_samples(runs, inter)) != samples_hash(s.head(5))
+
+
+def test_embedders_round_trip_and_determinism(runs, tmp_path):
+    ks = align_kernels(runs)
+    s = benchmark_samples(runs, ks)
+    y = np.arange(s.height) % 3
+    assert list_embedders() == ["ae", "attention", "mlp", "vae"]
+    for name in list_embedders():
+        e = create_embedder(name, n_features=len(ks), feature_names=ks, embed_dim=6, seed=3)
+        e.fit(s, y if name == "mlp" else None, epochs=EPOCHS)
+        out = e.transform(s)
+        assert out.shape == (s.height, 6) and np.isfinite(out).all()
+        e.save_pretrained(tmp_path / name)
+        assert (tmp_path / name / "config.json").is_file() and (tmp_path / name / "model.safetensors").is_file()
+        back = load_embedder(str(tmp_path / name))
+        assert type(back) is type(e) and back.feature_names == ks
+        assert np.array_equal(back.transform(s), out)
+        again = create_embedder(name, n_features=len(ks), feature_names=ks, embed_dim=6, seed=3)
+        assert np.array_equal(again.fit(s, y if name == "mlp" else None, epochs=EPOCHS).transform(s), out)
+    sup = create_embedder("attention", n_features=len(ks), feature_names=ks, seed=1).fit(s, y, epochs=EPOCHS)
+    sup.save_pretrained(tmp_path / "sup")
+    assert np.array_equal(load_embedder(str(tmp_path / "sup")).transform(s), sup.transform(s))
+    masks = sup.masks(s)
+    assert masks.shape == (3, s.height, len(ks)) and np.allclose(masks.sum(-1), 1.0, atol=1e-5)
+    assert set(sup.feature_importance(s)) == set(ks)
+
+
+def test_embedder_errors(runs):
+    with pytest.raises(KeyError, match="Did you mean 'attention'"):
+        create_embedder("atention", n_features=3)
+    ks = align_kernels(runs)
+    e = create_embedder("attention", n_features=len(ks), feature_names=ks)
+    with pytest.raises(RuntimeError, match="not fitted"):
+        e.transform(np.zeros((2, len(ks))))
+    with pytest.raises(ValueError, match="lacks the embedder's features"):
+        e.fit(pl.DataFrame({"x": [1.0, 2.0]}))
+    with pytest.raises(ValueError, match="supervised"):
+        create_embedder("mlp", n_features=len(ks), feature_names=ks).fit(benchmark_samples(runs, ks), epochs=1)
+
+
+def test_signatures_for_every_covered_machine(bench_store, tmp_path, monkeypatch):
+    monkeypatch.setenv("XAMM_HOME", str(tmp_path / "home"))
+    reg = SignatureRegistry()
+    sigs = build_signatures(store=bench_store, epochs=EPOCHS)
+    assert sorted(s.ref for s in sigs) == ["h100-node:cpu@1", "h100-node:gpu@1", "lassen:gpu@1", "mi300a-spx:cpu@1",
+                                            "mi300a-spx:gpu@1", "quartz:cpu@1"]
+    q = machines.get("quartz").signature()
+    assert q.ref == "quartz:cpu@1" and len(q.vector) == 8 and max(q.vector) == pytest.approx(1.0)
+    assert q.aggregation == "l2" and q.coverage == 1.0 and q.n_samples == 5 and len(q.data_sha256) == 64
+    with pytest.raises(KeyError, match="say h100-node:cpu or h100-node:gpu"):
+        machines.get("h100-node").signature()
+    # same inputs: same versions; another option: new versions, old ones unchanged
+    assert [s.ref for s in build_signatures(store=bench_store, epochs=EPOCHS)] == [s.ref for s in sigs]
+    var = build_signatures(store=bench_store, epochs=EPOCHS, aggregation="variance", machines=["quartz"])
+    assert [s.ref for s in var] == ["quartz:cpu@2"]
+    assert machines.get("quartz").signature(version=1) == q
+    frame = reg.frame()
+    assert frame.filter(pl.col("target") == "ruby:cpu").get_column("latest").item() == "no signature yet"
+    with pytest.raises(FileNotFoundError, match="no benchmark_runs for ruby"):
+        build_signatures(store=bench_store, machines=["ruby"], epochs=1)
+
+
+def test_registry_immutability(tmp_path):
+    reg = SignatureRegistry(tmp_path / "reg")
+    base = dict(machine="m", device="cpu", vector=[0.5, 1.0], aggregation="l2", normalise="divide", embedder_id="e",
+                embedder_revision="r1", data_sha256="a" * 64, kernels=["Basic_A", "Basic_B"], coverage=1.0,
+                n_samples=3, xamm_version="0")
+    v1 = reg.add(Signature(**base))
+    assert v1.version == 1 and reg.add(Signature(**base)).version == 1
+    v2 = reg.add(Signature(**{**base, "data_sha256": "b" * 64, "vector": [1.0, 0.2]}))
+    assert v2.version == 2 and reg.get("m").version == 2 and reg.get("m:cpu@1").vector == [0.5, 1.0]
+    with pytest.raises(KeyError, match="versions: 1, 2"):
+        reg.get("m@7")
+    with pytest.raises(ImmutableSignatureError):
+        reg.add(Signature(**{**base, "version": 1, "vector": [9.0, 9.0]}))
+    assert not os.access(reg.path("m", "cpu", 1), os.W_OK) or os.geteuid() == 0
+    assert reg.get("m:cpu@1").vector == [0.5, 1.0]
+    with pytest.raises(ValueError, match="bad signature reference"):
+        reg.get("Not A Ref!")
+
+
+def test_signatures_hub_round_trip(tmp_path, local_hub):
+    from xamm_data.signature_hub import pull_signatures, push_signatures
+
+    reg = SignatureRegistry(tmp_path / "a")
+    base = dict(machine="m", device="gpu", vector=[0.1, 1.0], aggregation="l2", normalise="divide", embedder_id="e",
+                embedder_revision="r", data_sha256="c" * 64, kernels=["Basic_A", "Basic_B"], coverage=0.5,
+                n_samples=4, xamm_version="0")
+    reg.add(Signature(**base))
+    reg.add(Signature(**{**base, "aggregation": "mean"}))
+    push_signatures("xamm-test/amms", registry=reg)
+    fresh = SignatureRegistry(tmp_path / "b")
+    got = pull_signatures("xamm-test/amms", registry=fresh)
+    assert sorted(s.ref for s in got) == ["m:gpu@1", "m:gpu@2"]
+    assert fresh.get("m:gpu@2").model_dump() == reg.get("m:gpu@2").model_dump()
+    other = SignatureRegistry(tmp_path / "c")
+    other.add(Signature(**{**base, "vector": [0.9, 0.9]}))  # a different m:gpu@1
+    with pytest.raises(ValueError, match="never change"):
+        push_signatures("xamm-test/amms", registry=other)
+    with pytest.raises(ImmutableSignatureError):
+        pull_signatures("xamm-test/amms", registry=other)
+
+
+def test_separation_report_on_held_out_samples(runs):
+    from xamm_models.separation import separation_report
+
+    ks = align_kernels(runs)
+    rep = separation_report(benchmark_samples(runs, ks), ks, "attention", epochs=EPOCHS)
+    print("nearest-centroid accuracy:", rep)
+    chance = 1 / rep["targets"]
+    assert rep["targets"] == 6 and rep["test_samples"] > 20
+    assert rep["raw_accuracy"] > 2 * chance and rep["attention_accuracy"] > 2 * chance
+
+
+def test_tsne_plot_is_a_png(runs, tmp_path):
+    from xamm_models.plot import tsne_plot
+
+    ks = align_kernels(runs)
+    s = benchmark_samples(runs, ks)
+    e = create_embedder("attention", n_features=len(ks), feature_names=ks).fit(s, epochs=10)
+    out = tsne_plot(e.transform(s), s.get_column("target").to_list(), tmp_path / "t.png")
+    data = out.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000

@@ -1,0 +1,83 @@
+"""Publishing AMM signatures to, and pulling them from, one Hugging Face Hub repo.
+
+The repo holds one file per ``machine:device@version`` (``signatures/<machine>/<device>@<v>.json``)
+and a card listing them. Pulling adds each file to the local registry, which refuses a version
+that differs from one it already has: published versions never change.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+
+from huggingface_hub import CommitOperationAdd, DatasetCard, DatasetCardData, hf_hub_download
+
+from xamm_data._version import __version__
+from xamm_data.hub import api, hub_endpoint
+from xamm_data.signatures import Signature, SignatureRegistry
+
+_FILE = re.compile(r"^signatures/(?P<m>[^/]+)/(?P<d>cpu|gpu)@(?P<v>\d+)\.json$")
+
+
+def _card(repo_id: str, sigs: list[Signature]) -> str:
+    data = DatasetCardData(license="other", pretty_name="xamm AMM signatures", tags=["xamm", "hpc", "amm"],
+                           xamm={"xamm_version": __version__})
+    lines = [f"# {repo_id}", "", "Abstract Machine Model signatures (xAMM Algorithm 1), one immutable file per version.", "",
+             "| signature | aggregation | normalise | kernels | coverage | samples | embedder | data sha256 | created |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for s in sorted(sigs, key=lambda s: (s.machine, s.device, s.version)):
+        lines.append(f"| `{s.ref}` | {s.aggregation} | {s.normalise} | {len(s.kernels)} | {s.coverage:.2f} | {s.n_samples} | "
+                     f"{s.embedder_id}@{s.embedder_revision} | {s.data_sha256[:12]} | {s.created} |")
+    lines += ["", "```python", "from xamm_data.signature_hub import pull_signatures", f"pull_signatures({repo_id!r})", "```", ""]
+    return f"---\n{data.to_yaml()}\n---\n\n" + "\n".join(lines)
+
+
+def push_signatures(repo_id: str, *, refs: list[str] | None = None, registry: SignatureRegistry | None = None,
+                    token=None, revision: str = "main") -> str:
+    """Publish signatures (default: all local ones) to ``repo_id``; refuse to change a published version."""
+    reg = registry or SignatureRegistry()
+    sigs = [reg.get(r) for r in refs] if refs else reg.all()
+    if not sigs:
+        raise FileNotFoundError(f"no signatures in {reg.root} to push; build them with `xamm amm build`")
+    hub = api(token)
+    hub.create_repo(repo_id, repo_type="dataset", exist_ok=True)
+    remote = {}
+    for f in hub.list_repo_files(repo_id, repo_type="dataset", revision=revision):
+        m = _FILE.match(f)
+        if m:
+            remote[f] = m
+    ops = []
+    published = []
+    for s in sigs:
+        path = f"signatures/{s.machine}/{s.device}@{s.version}.json"
+        text = s.model_dump_json(indent=2) + "\n"
+        if path in remote:
+            old = Signature.model_validate_json(open(hf_hub_download(
+                repo_id, path, repo_type="dataset", revision=revision, endpoint=hub_endpoint(), token=token)).read())
+            if old.model_dump(exclude={"created"}) != s.model_dump(exclude={"created"}):
+                raise ValueError(f"{s.ref} is published on {repo_id} with other content; published versions never change")
+            published.append(old)
+            continue
+        ops.append(CommitOperationAdd(path_in_repo=path, path_or_fileobj=io.BytesIO(text.encode())))
+        published.append(s)
+    for f in remote:
+        if all(f != f"signatures/{s.machine}/{s.device}@{s.version}.json" for s in published):
+            published.append(Signature.model_validate_json(open(hf_hub_download(
+                repo_id, f, repo_type="dataset", revision=revision, endpoint=hub_endpoint(), token=token)).read()))
+    ops.append(CommitOperationAdd(path_in_repo="README.md", path_or_fileobj=io.BytesIO(_card(repo_id, published).encode())))
+    return hub.create_commit(repo_id, ops, repo_type="dataset", revision=revision,
+                             commit_message=f"xamm {__version__}: publish {len(ops) - 1} signature(s)").oid
+
+
+def pull_signatures(repo_id: str, *, revision: str = "main", registry: SignatureRegistry | None = None,
+                    token=None) -> list[Signature]:
+    """Add every signature of ``repo_id`` at ``revision`` to the local registry; return them."""
+    reg = registry or SignatureRegistry()
+    hub = api(token)
+    out = []
+    for f in sorted(hub.list_repo_files(repo_id, repo_type="dataset", revision=revision)):
+        if _FILE.match(f):
+            local = hf_hub_download(repo_id, f, repo_type="dataset", revision=revision, endpoint=hub_endpoint(), token=token)
+            out.append(reg.add(Signature.model_validate(json.loads(open(local).read()))))
+    return out

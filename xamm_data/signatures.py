@@ -1,0 +1,171 @@
+"""Versioned AMM signatures: one immutable file per ``machine:device@version``.
+
+A :class:`Signature` records the AMM vector and everything it was built from: the aggregation
+option and normalisation of Algorithm 1, the embedder id and revision, the content hash of the
+benchmark samples, the kernel list, the xamm version and the date. The registry lives in
+``$XAMM_HOME/signatures/<machine>/<device>@<version>.json``.
+
+Rules: a written version is never changed (:class:`ImmutableSignatureError`); adding a signature
+whose inputs equal an existing version's returns that version; other inputs make version max+1.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from datetime import date
+from pathlib import Path
+
+import polars as pl
+from pydantic import BaseModel, ConfigDict, Field
+
+from xamm_data.atomic import atomic_path, locked
+from xamm_data.paths import xamm_home
+
+_REF = re.compile(r"^(?P<machine>[a-z0-9][a-z0-9._-]*)(:(?P<device>cpu|gpu))?(@(?P<version>\d+))?$")
+INPUT_FIELDS = ("aggregation", "normalise", "embedder_id", "embedder_revision", "data_sha256", "kernels")
+
+
+class ImmutableSignatureError(ValueError):
+    """An attempt to change a published signature version."""
+
+
+class Signature(BaseModel):
+    """An Abstract Machine Model vector and its provenance."""
+
+    model_config = ConfigDict(frozen=True)
+
+    machine: str
+    device: str = Field(pattern="^(cpu|gpu)$")
+    version: int | None = Field(default=None, ge=1)
+    vector: list[float]
+    aggregation: str
+    normalise: str
+    embedder_id: str
+    embedder_revision: str
+    data_sha256: str
+    kernels: list[str]
+    coverage: float = Field(ge=0, le=1, description="fraction of the kernels the machine's samples have")
+    n_samples: int = Field(ge=1)
+    xamm_version: str
+    created: str = Field(default_factory=lambda: date.today().isoformat())
+
+    @property
+    def target(self) -> str:
+        return f"{self.machine}:{self.device}"
+
+    @property
+    def ref(self) -> str:
+        return f"{self.target}@{self.version}"
+
+    def inputs(self) -> dict:
+        return {k: getattr(self, k) for k in INPUT_FIELDS}
+
+
+def parse_ref(ref: str) -> tuple[str, str | None, int | None]:
+    """``"quartz:cpu@2"`` -> ``("quartz", "cpu", 2)``; device and version optional."""
+    m = _REF.match(ref)
+    if not m:
+        raise ValueError(f"bad signature reference {ref!r}: expected MACHINE[:cpu|:gpu][@VERSION], e.g. quartz:cpu@1")
+    return m["machine"], m["device"], int(m["version"]) if m["version"] else None
+
+
+class SignatureRegistry:
+    """The local registry of signature files."""
+
+    def __init__(self, root: str | Path | None = None):
+        self.root = Path(root) if root is not None else xamm_home() / "signatures"
+
+    def path(self, machine: str, device: str, version: int) -> Path:
+        return self.root / machine / f"{device}@{version}.json"
+
+    def versions(self, machine: str, device: str) -> list[int]:
+        d = self.root / machine
+        return sorted(int(p.stem.split("@")[1]) for p in d.glob(f"{device}@*.json")) if d.is_dir() else []
+
+    def all(self) -> list[Signature]:
+        out = []
+        for p in sorted(self.root.glob("*/*@*.json")):
+            out.append(Signature.model_validate_json(p.read_text()))
+        return sorted(out, key=lambda s: (s.machine, s.device, s.version))
+
+    def get(self, ref: str, version: int | None = None) -> Signature:
+        """A signature by reference (``quartz``, ``quartz:cpu``, ``quartz:cpu@2``); latest version by default."""
+        machine, device, v = parse_ref(ref)
+        v = version or v
+        devices = [device] if device else [d for d in ("cpu", "gpu") if self.versions(machine, d)]
+        if not devices:
+            known = sorted({s.target for s in self.all()})
+            raise KeyError(f"no signature for {machine!r} yet; signatures exist for: {', '.join(known) or 'none'}. "
+                           "Build one with `xamm amm build` after ingesting its RAJAPerf runs")
+        if len(devices) > 1:
+            raise KeyError(f"{machine!r} has signatures for {' and '.join(devices)}: say {machine}:cpu or {machine}:gpu")
+        dev = devices[0]
+        have = self.versions(machine, dev)
+        if not have:
+            raise KeyError(f"no signature for {machine}:{dev} yet")
+        if v is None:
+            v = have[-1]
+        if v not in have:
+            raise KeyError(f"{machine}:{dev} has no version {v}; versions: {', '.join(map(str, have))}")
+        return Signature.model_validate_json(self.path(machine, dev, v).read_text())
+
+    def add(self, sig: Signature) -> Signature:
+        """Register ``sig``: the existing version if its inputs are identical, else a new version.
+
+        With ``sig.version`` set (a signature pulled from the Hub), that version is written if free
+        and must be identical if taken.
+        """
+        with locked(self.root / ".lock"):
+            existing = [Signature.model_validate_json(self.path(sig.machine, sig.device, v).read_text())
+                        for v in self.versions(sig.machine, sig.device)]
+            if sig.version is not None:
+                same = next((e for e in existing if e.version == sig.version), None)
+                if same is not None:
+                    if same.model_dump(exclude={"created"}) != sig.model_dump(exclude={"created"}):
+                        raise ImmutableSignatureError(
+                            f"{sig.ref} is published and differs from the one given; published versions never change")
+                    return same
+                return self._write(sig)
+            for e in existing:
+                if e.inputs() == sig.inputs():
+                    return e
+            return self._write(sig.model_copy(update={"version": (existing[-1].version if existing else 0) + 1}))
+
+    def _write(self, sig: Signature) -> Signature:
+        path = self.path(sig.machine, sig.device, sig.version)
+        if path.exists():
+            raise ImmutableSignatureError(f"{sig.ref} exists; published versions never change")
+        with atomic_path(path) as tmp:
+            tmp.write_text(sig.model_dump_json(indent=2) + "\n")
+        os.chmod(path, 0o444)
+        return sig
+
+    def frame(self) -> pl.DataFrame:
+        """One row per registry machine and device: its latest version, or 'no signature yet'."""
+        from xamm_data import machines
+
+        sigs = self.all()
+        latest = {}
+        for s in sigs:
+            latest[(s.machine, s.device)] = s
+        rows = []
+        for m in machines.MACHINES:
+            for d in m.devices:
+                s = latest.get((m.id, d))
+                rows.append({"target": f"{m.id}:{d}", "latest": s.ref if s else "no signature yet",
+                             "versions": len(self.versions(m.id, d)), "aggregation": s.aggregation if s else None,
+                             "kernels": len(s.kernels) if s else None, "coverage": s.coverage if s else None,
+                             "created": s.created if s else None})
+        known = {(m.id, d) for m in machines.MACHINES for d in m.devices}
+        for (mid, d), s in sorted(latest.items()):
+            if (mid, d) not in known:
+                rows.append({"target": s.target, "latest": s.ref, "versions": len(self.versions(mid, d)),
+                             "aggregation": s.aggregation, "kernels": len(s.kernels), "coverage": s.coverage,
+                             "created": s.created})
+        return pl.DataFrame(rows)
+
+
+def signature_json(sig: Signature) -> str:
+    return json.dumps(sig.model_dump(), indent=2) + "\n"

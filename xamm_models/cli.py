@@ -1,0 +1,101 @@
+"""``xamm amm build|list|show|push|pull|plot`` (added to the ``xamm`` command when torch is installed)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+EPILOG = """\
+examples:
+  xamm amm build                          train the shared embedder, build every machine's signature
+  xamm amm build quartz --aggregation variance
+  xamm amm list                           every registry machine: latest signature or 'no signature yet'
+  xamm amm show quartz:cpu@1
+  xamm amm push --repo org/xamm-amms      publish all signatures (one file per machine@version)
+  xamm amm pull --repo org/xamm-amms --revision <commit>
+  xamm amm plot --out amm-tsne.png        t-SNE of the benchmark-sample embeddings
+"""
+
+
+def add_commands(sub) -> None:
+    p = sub.add_parser("amm", help="Abstract Machine Model signatures", epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    a = p.add_subparsers(dest="action", metavar="ACTION")
+    a.required = True
+    b = a.add_parser("build", help="build signatures from the store's benchmark runs", epilog=EPILOG,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    b.add_argument("machines", nargs="*", help="machine ids (default: all with benchmark data)")
+    b.add_argument("--aggregation", choices=["mean", "l2", "variance"], default="l2")
+    b.add_argument("--normalise", choices=["divide", "subtract", "none"], default="divide")
+    b.add_argument("--embedder", help="a saved embedder folder or Hub repo (default: train one on all machines)")
+    b.add_argument("--alignment", choices=["intersection", "union"], default="intersection")
+    b.add_argument("--epochs", type=int, default=200)
+    b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--store", type=Path, default=None)
+    a.add_parser("list", help="list signatures and machines without one")
+    s = a.add_parser("show", help="show one signature as JSON")
+    s.add_argument("ref", help="MACHINE[:cpu|:gpu][@VERSION]")
+    for name, helptext in (("push", "publish signatures to a Hub repo"), ("pull", "fetch signatures from a Hub repo")):
+        q = a.add_parser(name, help=helptext)
+        q.add_argument("--repo", required=True)
+        q.add_argument("--revision", default="main")
+    pl_ = a.add_parser("plot", help="t-SNE PNG of benchmark-sample embeddings by target")
+    pl_.add_argument("--out", type=Path, default=Path("amm-tsne.png"))
+    pl_.add_argument("--embedder", help="a saved embedder (default: the newest under $XAMM_HOME/embedders)")
+    pl_.add_argument("--store", type=Path, default=None)
+    p.set_defaults(handler=run)
+
+
+def run(args) -> int:
+    from xamm_data.signatures import SignatureRegistry
+    from xamm_data.summary import print_frame
+
+    reg = SignatureRegistry()
+    if args.action == "build":
+        from xamm_models.amm import build_signatures
+
+        sigs = build_signatures(store=args.store, machines=args.machines or None, embedder=args.embedder,
+                                aggregation=args.aggregation, normalise=args.normalise, alignment=args.alignment,
+                                epochs=args.epochs, seed=args.seed)
+        for s in sigs:
+            print(f"{s.ref}: {len(s.kernels)} kernels, coverage {s.coverage:.2f}, {s.n_samples} samples, "
+                  f"embedder {s.embedder_id}@{s.embedder_revision}")
+        return 0
+    if args.action == "list":
+        print_frame(reg.frame(), title=f"AMM signatures ({reg.root})")
+        return 0
+    if args.action == "show":
+        print(json.dumps(reg.get(args.ref).model_dump(), indent=2))
+        return 0
+    if args.action == "push":
+        from xamm_data.signature_hub import push_signatures
+
+        print(f"pushed to {args.repo} at commit {push_signatures(args.repo, revision=args.revision)}")
+        return 0
+    if args.action == "pull":
+        from xamm_data.signature_hub import pull_signatures
+
+        for s in pull_signatures(args.repo, revision=args.revision):
+            print(f"have {s.ref}")
+        return 0
+    if args.action == "plot":
+        from xamm_data.paths import xamm_home
+        from xamm_data.samples import benchmark_samples
+        from xamm_data.store import Store
+        from xamm_models.embedders import load_embedder
+        from xamm_models.plot import tsne_plot
+
+        path = args.embedder
+        if path is None:
+            cands = sorted((xamm_home() / "embedders").glob("*/model.safetensors"), key=lambda p: p.stat().st_mtime)
+            if not cands:
+                raise FileNotFoundError("no embedder yet: run `xamm amm build` first or pass --embedder")
+            path = str(cands[-1].parent)
+        emb = load_embedder(path)
+        samples = benchmark_samples(Store(args.store).scan("benchmark_runs").collect(), emb.feature_names)
+        out = tsne_plot(emb.transform(samples), samples.get_column("target").to_list(), args.out,
+                        title=f"{Path(path).name}: benchmark-sample embeddings")
+        print(f"wrote {out}")
+        return 0
+    raise ValueError(args.action)
