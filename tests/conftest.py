@@ -56,7 +56,13 @@ def _hub_server():
 @pytest.fixture
 def local_hub(_hub_server, monkeypatch):
     """The local Hub-protocol server on 127.0.0.1, with HF_ENDPOINT pointing at it."""
+    import huggingface_hub.constants as hf_constants
+
     monkeypatch.setenv("HF_ENDPOINT", _hub_server.endpoint)
+    # the client reads these at import time
+    monkeypatch.setattr(hf_constants, "ENDPOINT", _hub_server.endpoint)
+    monkeypatch.setattr(hf_constants, "HUGGINGFACE_CO_URL_TEMPLATE",
+                        _hub_server.endpoint + "/{repo_id}/resolve/{revision}/{filename}")
     monkeypatch.setenv("HF_TOKEN", "hf_xamm_test_token")
     return _hub_server
 

@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         return handler(args)
     except UsageError as e:
         parser.error(str(e))
-    except (KeyError, ValueError, FileNotFoundError, OSError) as e:
+    except (KeyError, ValueError, FileNotFoundError, OSError, PermissionError, RuntimeError) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
         print(f"xamm: error: {msg}", file=sys.stderr)
         return 1

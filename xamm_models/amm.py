@@ -144,3 +144,37 @@ def build_signatures(
                         n_samples=part.height, xamm_version=__version__)
         out.append(reg.add(sig))
     return out
+
+
+def local_embedder_path(sig) -> Path | None:
+    """Where the embedder a signature was built with lives under ``$XAMM_HOME/embedders``, if there."""
+    from xamm_data.paths import xamm_home
+
+    name = sig.embedder_id.split(".")[0]
+    p = xamm_home() / "embedders" / f"{name}-{sig.embedder_revision}"
+    return p if (p / "model.safetensors").is_file() else None
+
+
+def signature_from_runs(runs: pl.DataFrame, embedder, *, aggregation: str, normalise: str, embedder_id: str,
+                        embedder_revision: str):
+    """Signatures (not registered) of every target in ``runs``, with an already loaded AMM ``embedder``.
+
+    This is how a target never seen in training gets an AMM at inference: from its benchmark data.
+    """
+    from xamm_data._version import __version__
+    from xamm_data.samples import benchmark_samples, samples_hash
+    from xamm_data.signatures import Signature
+
+    kernels = embedder.feature_names
+    samples = benchmark_samples(runs, kernels)
+    if samples.is_empty():
+        raise ValueError(f"the benchmark data has none of the AMM embedder's kernels ({', '.join(kernels[:5])} ...)")
+    out = {}
+    for (target,), part in samples.group_by(["target"], maintain_order=True):
+        machine, device = target.split(":")
+        cov = float(part.select(kernels).select(pl.all().is_not_null().any()).row(0).count(True)) / len(kernels)
+        out[target] = Signature(machine=machine, device=device, vector=[float(x) for x in algorithm1(embedder.transform(part), aggregation, normalise)],
+                                aggregation=aggregation, normalise=normalise, embedder_id=embedder_id,
+                                embedder_revision=embedder_revision, data_sha256=samples_hash(part), kernels=list(kernels),
+                                coverage=cov, n_samples=part.height, xamm_version=__version__)
+    return out

@@ -46,6 +46,52 @@ def add_commands(sub) -> None:
     pl_.add_argument("--store", type=Path, default=None)
     p.set_defaults(handler=run)
 
+    r = sub.add_parser("run", help="the config-driven pipeline (paper Listing 1): func amm|train|test",
+                       epilog="examples:\n  xamm run config.yml\n\nfields: see xamm_models.pipeline",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    r.add_argument("config", type=Path)
+    r.set_defaults(handler=run_config)
+    q = sub.add_parser("predict", help="predict relR of profiles measured on a source machine",
+                       epilog="examples:\n  xamm predict profiles.parquet --source quartz:cpu --target ruby:cpu "
+                              "--target corona:gpu --model org/xamm-predictor\n"
+                              "  xamm predict p.parquet --source quartz:cpu --target new:gpu --model ./model "
+                              "--target-benchmarks ./new-store",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    q.add_argument("profiles", type=Path, help="Parquet/CSV with the model's feature columns")
+    q.add_argument("--source", required=True, help="machine:device the profiles were measured on")
+    q.add_argument("--target", action="append", required=True, help="machine:device to predict for (repeatable)")
+    q.add_argument("--model", required=True, help="predictor folder or Hub repo id")
+    q.add_argument("--revision", help="Hub revision to pin")
+    q.add_argument("--target-benchmarks", type=Path, help="benchmark data (store root or Parquet) of unseen targets")
+    q.add_argument("--rank", action="store_true", help="rank targets per profile, fastest first")
+    q.add_argument("--out", type=Path, help="write the predictions as Parquet")
+    q.set_defaults(handler=predict_cmd)
+
+
+def run_config(args) -> int:
+    from xamm_models.pipeline import load_config, run as run_pipeline
+
+    run_pipeline(load_config(args.config))
+    return 0
+
+
+def predict_cmd(args) -> int:
+    from xamm_data.summary import print_frame
+    from xamm_models.pipeline import _store_or_runs, load_app_samples
+    from xamm_models.predictor import XammPredictor
+
+    model = XammPredictor.from_pretrained(args.model, revision=args.revision)
+    profiles = load_app_samples(args.profiles)
+    bench = _store_or_runs(args.target_benchmarks) if args.target_benchmarks else None
+    fn = model.rank_targets if args.rank else model.predict
+    out = fn(profiles, args.source, args.target, target_benchmarks=bench)
+    if args.out:
+        out.write_parquet(args.out)
+        print(f"wrote {args.out} ({out.height} rows)")
+    else:
+        print_frame(out.head(50), title=f"relR = runtime on target / runtime on {args.source} (> 1: slower)")
+    return 0
+
 
 def run(args) -> int:
     from xamm_data.signatures import SignatureRegistry

@@ -86,6 +86,14 @@ def sparsemax(z: torch.Tensor, dim: int = -1) -> torch.Tensor:
     return torch.clamp(z - tau, min=0)
 
 
+def masked_mse(pred: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """MSE over the entries of ``y`` that are not NaN (a relR vector has gaps where a pair is missing)."""
+    mask = ~torch.isnan(y)
+    if not mask.any():
+        return pred.sum() * 0.0
+    return ((pred - torch.nan_to_num(y)) ** 2)[mask].mean()
+
+
 class Embedder(nn.Module):
     """Common machinery: normalisation, imputation, training loop, transform."""
 
@@ -281,7 +289,7 @@ class AttentionEmbedder(Embedder, PyTorchModelHubMixin, library_name="xamm", tag
     def loss(self, x, y):
         if y is not None:
             emb, _, sparsity = self._forward(x)
-            return nn.functional.mse_loss(self.head(emb), y) + self.lambda_sparse * sparsity
+            return masked_mse(self.head(emb), y) + self.lambda_sparse * sparsity
         # self-supervised: hide a random subset of features and reconstruct them (TabNet pretraining)
         hide = (torch.rand_like(x) < self.mask_ratio).float()
         emb, _, sparsity = self._forward(x * (1 - hide))
@@ -321,7 +329,7 @@ class MLPEmbedder(Embedder, PyTorchModelHubMixin, library_name="xamm", tags=["xa
     def loss(self, x, y):
         if y is None:
             raise ValueError("the MLP embedder is supervised: fit(X, y)")
-        return nn.functional.mse_loss(self.head(self.encoder(x)), y)
+        return masked_mse(self.head(self.encoder(x)), y)
 
 
 @register_embedder("ae")
@@ -343,7 +351,7 @@ class AutoencoderEmbedder(Embedder, PyTorchModelHubMixin, library_name="xamm", t
     def loss(self, x, y):
         z = self.encoder(x)
         rec = nn.functional.mse_loss(self.decoder(z), x)
-        return rec if y is None else rec + nn.functional.mse_loss(self.head(z), y)
+        return rec if y is None else rec + masked_mse(self.head(z), y)
 
 
 @register_embedder("vae")
@@ -370,7 +378,7 @@ class VAEEmbedder(Embedder, PyTorchModelHubMixin, library_name="xamm", tags=["xa
         z = mu + torch.randn_like(mu) * torch.exp(0.5 * logvar)
         kl = -0.5 * torch.mean(torch.sum(1 + logvar - mu ** 2 - logvar.exp(), dim=1))
         loss = nn.functional.mse_loss(self.decoder(z), x) + self.beta * kl
-        return loss if y is None else loss + nn.functional.mse_loss(self.head(mu), y)
+        return loss if y is None else loss + masked_mse(self.head(mu), y)
 
 
 def load_embedder(path_or_repo: str, revision: str | None = None, **kwargs) -> Embedder:

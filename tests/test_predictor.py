@@ -1,0 +1,207 @@
+"""relR targets, the predictor, its regressors, the config pipeline and the model zoo round trip."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import polars as pl
+import pytest
+
+torch = pytest.importorskip("torch", reason="the models extra (torch) is not installed")
+
+from xamm_data.kernel_apps import FEATURES, kernel_app_samples  # noqa: E402
+from xamm_data.relperf import drop_invalid, pair_relative  # noqa: E402
+from xamm_data.store import Store  # noqa: E402
+from xamm_ingest import ingest_rajaperf  # noqa: E402
+from xamm_models import regressors as R  # noqa: E402
+from xamm_models.amm import build_signatures  # noqa: E402
+from xamm_models.predictor import FeatureSchemaError, PredictorConfig, UnknownSourceError, XammPredictor  # noqa: E402
+
+EPOCHS = 30
+TEST_APPS = ["Apps_ENERGY", "Apps_VOL3D", "Basic_DAXPY", "Stream_TRIAD"]
+
+
+@pytest.fixture(scope="module")
+def world(rajaperf_sets, tmp_path_factory):
+    home = tmp_path_factory.mktemp("pred")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("XAMM_HOME", str(home / "home"))
+    st = Store(home / "store")
+    ingest_rajaperf(rajaperf_sets["thicket"], store=st, workers=2)
+    ingest_rajaperf([rajaperf_sets["h100_tier1"], rajaperf_sets["h100_tier2"]], machine="h100-node", store=st, workers=2)
+    ingest_rajaperf([rajaperf_sets["mi300a_tier1"], rajaperf_sets["mi300a_tier2"]], machine="mi300a-spx", store=st, workers=2)
+    runs = st.scan("benchmark_runs").collect()
+    sigs = build_signatures(store=st, epochs=EPOCHS)
+    apps = kernel_app_samples(runs)
+    train = apps.filter(~pl.col("app").is_in(TEST_APPS))
+    test = apps.filter(pl.col("app").is_in(TEST_APPS))
+    pred = XammPredictor(feature_columns=list(FEATURES), epochs=EPOCHS).fit(train, sigs, dataset="test-store")
+    yield {"store": st, "runs": runs, "sigs": sigs, "apps": apps, "train": train, "test": test, "pred": pred, "home": home}
+    mp.undo()
+
+
+def test_relR_pairing_on_real_rows(world):
+    apps = world["apps"]
+    pairs = pair_relative(apps, carry=list(FEATURES))
+    row = pairs.filter(pl.col("app") == "Apps_VOL3D", pl.col("source") == "quartz:cpu",
+                       pl.col("target") == "h100-node:gpu").row(0, named=True)
+    q = apps.filter(pl.col("app") == "Apps_VOL3D", pl.col("target" if "target" in apps.columns else "machine") == "quartz",
+                    pl.col("app_params") == row["app_params"]).get_column("runtime_s").item()
+    h = apps.filter(pl.col("app") == "Apps_VOL3D", pl.col("machine") == "h100-node", pl.col("device") == "gpu",
+                    pl.col("app_params") == row["app_params"]).get_column("runtime_s").item()
+    assert row["relR"] == pytest.approx(h / q) and row["relR"] < 1  # direction: target / source; GPU faster
+    back = pairs.filter(pl.col("app") == "Apps_VOL3D", pl.col("source") == "h100-node:gpu", pl.col("target") == "quartz:cpu",
+                        pl.col("app_params") == row["app_params"]).get_column("relR").item()
+    assert back == pytest.approx(1 / row["relR"])
+    assert pairs.filter(pl.col("source") == pl.col("target")).is_empty()
+    # only matching configurations pair: another size bucket never pairs with this one
+    assert set(pairs.filter(pl.col("app") == "Apps_VOL3D").get_column("app_params")) <= set(apps.get_column("app_params"))
+    assert apps.get_column("runtime_per_iteration").all()
+
+
+def test_pairing_needs_equal_keys_and_drop_report():
+    df = pl.DataFrame({"app": ["a", "a", "a", "b"], "app_params": ["{}", "{}", "{}", "{}"],
+                       "threads": [4, 4, 8, 4], "ranks": [None, None, None, None],
+                       "machine": ["m1", "m2", "m2", "m1"], "device": ["cpu"] * 4,
+                       "runtime_s": [2.0, 1.0, 0.5, -1.0], "f": [1.0, 2.0, None, 3.0]})
+    pairs = pair_relative(df)
+    assert pairs.height == 2 and set(pairs.get_column("relR")) == {0.5, 2.0}  # threads=8 has no partner
+    clean, rep = drop_invalid(df, ["f"])
+    assert clean.height == 2 and rep["dropped"] == 2
+    assert rep["runtime_s missing or <= 0"] == 1 and rep["f missing or not finite"] == 1
+
+
+def test_amms_flow_into_the_inputs(world):
+    pred, test = world["pred"], world["test"]
+    src = test.filter(pl.col("machine") == "quartz")
+    a = pred.predict(src, "quartz:cpu", ["h100-node:gpu", "mi300a-spx:cpu"])
+    assert a.get_column("used_amm").all() and a.height == 2 * src.height
+    assert pred.models["amm"].feature_names_ is None or True
+    n_in = pred.models["amm"].n_features_in_ if hasattr(pred.models["amm"], "n_features_in_") else None
+    if n_in is not None:
+        assert n_in == pred.config.embed_dim + 2 * len(world["sigs"][0].vector)
+    # swapping the target's AMM changes the prediction: the regressor reads it
+    fake = world["sigs"][0].model_copy(update={"machine": "h100-node", "device": "gpu", "vector": [0.0] * 8})
+    b = pred.predict(src, "quartz:cpu", ["h100-node:gpu"], target_signatures={"h100-node:gpu": fake})
+    assert not np.allclose(b.get_column("relR").to_numpy(), a.filter(pl.col("target") == "h100-node:gpu").get_column("relR").to_numpy())
+    c = pred.predict(src, "quartz:cpu", ["h100-node:gpu"], use_amm=False)
+    assert not c.get_column("used_amm").any()
+
+
+def test_unseen_target_from_its_benchmark_data(world):
+    pred, runs, test = world["pred"], world["runs"], world["test"]
+    lassen = runs.filter(pl.col("machine") == "lassen").with_columns(pl.lit("newgpu").alias("machine"))
+    src = test.filter(pl.col("machine") == "quartz")
+    out = pred.predict(src, "quartz:cpu", ["newgpu:gpu"], target_benchmarks=lassen)
+    assert out.get_column("used_amm").all()
+    ref = pred.predict(src, "quartz:cpu", ["lassen:gpu"])
+    # the AMM built on the fly from lassen's data equals the registered one, so the predictions agree
+    assert np.allclose(out.get_column("relR").to_numpy(), ref.get_column("relR").to_numpy())
+
+
+def test_refusals(world):
+    pred, test = world["pred"], world["test"]
+    src = test.filter(pl.col("machine") == "quartz")
+    with pytest.raises(UnknownSourceError, match="not seen in training"):
+        pred.predict(src, "ruby:cpu", ["quartz:cpu"])
+    with pytest.raises(FeatureSchemaError, match="f_log_bandwidth"):
+        pred.predict(src.drop("f_log_bandwidth"), "quartz:cpu", ["lassen:gpu"])
+    with pytest.raises(FeatureSchemaError, match="not numeric"):
+        pred.predict(src.with_columns(pl.col("f_log_bandwidth").cast(pl.String)), "quartz:cpu", ["lassen:gpu"])
+
+
+def test_rank_targets_fastest_first(world):
+    pred, test = world["pred"], world["test"]
+    src = test.filter(pl.col("machine") == "quartz").head(3)
+    r = pred.rank_targets(src, "quartz:cpu", ["lassen:gpu", "h100-node:cpu", "mi300a-spx:gpu"])
+    for _, part in r.group_by("row"):
+        assert part.get_column("relR").is_sorted() and part.get_column("rank").to_list() == [1, 2, 3]
+
+
+@pytest.mark.parametrize("name", R.list_regressors())
+def test_every_downstream_model_trains_and_predicts(world, name, tmp_path):
+    train = world["train"].filter(pl.col("app").is_in(sorted(set(world["train"].get_column("app")))[:12]))
+    p = XammPredictor(feature_columns=list(FEATURES), regressor=name, epochs=5).fit(train, world["sigs"])
+    src = world["test"].filter(pl.col("machine") == "quartz")
+    out = p.predict(src, "quartz:cpu", ["lassen:gpu"])
+    assert out.height == src.height and np.isfinite(out.get_column("relR").to_numpy()).all()
+    assert (out.get_column("relR") > 0).all()
+    p.save_pretrained(tmp_path / name)
+    if name in ("catboost", "xgboost"):
+        back = XammPredictor.from_pretrained(str(tmp_path / name))
+    else:
+        with pytest.raises(PermissionError, match="trust_pickle"):
+            XammPredictor.from_pretrained(str(tmp_path / name))
+        back = XammPredictor.from_pretrained(str(tmp_path / name), trust_pickle=True)
+    assert back.predict(src, "quartz:cpu", ["lassen:gpu"]).equals(out)
+
+
+def test_log_target_is_an_option_and_deterministic(world):
+    train = world["train"].filter(pl.col("app").is_in(sorted(set(world["train"].get_column("app")))[:12]))
+    a = XammPredictor(feature_columns=list(FEATURES), log_target=False, epochs=5).fit(train, world["sigs"])
+    b = XammPredictor(feature_columns=list(FEATURES), log_target=False, epochs=5).fit(train, world["sigs"])
+    src = world["test"].filter(pl.col("machine") == "quartz")
+    assert a.predict(src, "quartz:cpu", ["lassen:gpu"]).equals(b.predict(src, "quartz:cpu", ["lassen:gpu"]))
+
+
+def test_push_pull_round_trip_identical_predictions(world, local_hub, tmp_path, monkeypatch):
+    pred, test = world["pred"], world["test"]
+    src = test.filter(pl.col("machine") == "quartz")
+    before = pred.predict(src, "quartz:cpu", ["lassen:gpu", "h100-node:gpu"])
+    commit = pred.push_to_hub("xamm-test/predictor")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "fresh"))
+    import huggingface_hub.constants as C
+
+    monkeypatch.setattr(C, "HF_HUB_CACHE", str(tmp_path / "fresh" / "hub"))
+    rev = commit.oid if hasattr(commit, "oid") else None
+    back = XammPredictor.from_pretrained("xamm-test/predictor", revision=rev)
+    assert back.predict(src, "quartz:cpu", ["lassen:gpu", "h100-node:gpu"]).equals(before)
+    card = (tmp_path / "card.md")
+    back.card().save(card)
+    text = card.read_text()
+    assert "Intended use" in text and "quartz:cpu@1" in text and "Limitations" in text and "test-store" in text
+
+
+def test_config_errors_name_the_field(tmp_path):
+    from xamm_models.pipeline import ConfigError, load_config
+
+    cases = {
+        "func: tset\n": "field 'func'",
+        "func: train\n": "needs app_train_data_path",
+        "func: test\napp_test_data_path: x.parquet\n": "needs app_train_data_path",
+        "func: amm\nmachine_data_path: x\nbogus: 1\n": "field 'bogus'",
+        "func: train\napp_train_data_path: a\nsrc_model_path: m\nepochs: 0\n": "field 'epochs'",
+        "- just\n- a list\n": "expected a mapping",
+    }
+    for text, msg in cases.items():
+        f = tmp_path / "c.yml"
+        f.write_text(text)
+        with pytest.raises(ConfigError, match=msg):
+            load_config(f)
+
+
+def test_end_to_end_run_on_store_data(world, tmp_path, capsys):
+    from xamm_data.cli import main as xamm
+
+    cfg = tmp_path / "config.yml"
+    cfg.write_text(f"func: test\nmachine_data_path: {world['store'].root}\napp_train_data_path: {world['store'].root}\n"
+                   f"app_test_data_path: {world['store'].root}\nsrc_model_path: {tmp_path / 'model'}\n"
+                   f"epochs: {EPOCHS}\nsrc_machine_amm: quartz:cpu\ntarget_machine_amm: lassen:gpu\n"
+                   f"output: {tmp_path / 'preds.parquet'}\n")
+    assert xamm(["run", str(cfg)]) == 0
+    preds = pl.read_parquet(tmp_path / "preds.parquet")
+    assert (tmp_path / "model" / "predictor.json").is_file() and (tmp_path / "model" / "README.md").is_file()
+    assert set(preds.get_column("target")) == {"lassen:gpu"} and preds.get_column("used_amm").all()
+    assert preds.get_column("relR_true").drop_nulls().len() > 0
+    out = capsys.readouterr().out
+    assert "mape_percent" in out
+    # predict command with the saved model
+    prof = tmp_path / "p.parquet"
+    world["test"].filter(pl.col("machine") == "quartz").write_parquet(prof)
+    assert xamm(["predict", str(prof), "--source", "quartz:cpu", "--target", "lassen:gpu", "--model",
+                 str(tmp_path / "model"), "--out", str(tmp_path / "o.parquet")]) == 0
+    assert pl.read_parquet(tmp_path / "o.parquet").height == world["test"].filter(pl.col("machine") == "quartz").height
+    assert xamm(["predict", str(prof), "--source", "ruby:cpu", "--target", "lassen:gpu", "--model",
+                 str(tmp_path / "model")]) == 1
+    assert math.isfinite(pl.read_parquet(tmp_path / "o.parquet").get_column("relR").sum())

@@ -1,0 +1,289 @@
+"""The xAMM predictor (Sections IV-E to IV-G): embedding ⊕ AMM(source) ⊕ AMM(target) -> relR.
+
+:class:`XammPredictor` bundles the sample embedder, two downstream regressors (with and without
+AMMs, trained together as the paper does, so inference works whether or not signatures exist), the
+AMM signatures it was trained with and the feature schema. It saves to one folder and, through
+huggingface_hub's ``ModelHubMixin``, gets ``save_pretrained`` / ``from_pretrained`` /
+``push_to_hub`` with a generated model card.
+
+relR = runtime on target / runtime on source (eq. 1): > 1 means slower on the target. With
+``log_target`` (default) the regressors learn log(relR), which keeps a 2x speed-up and a 2x
+slow-down symmetric; predictions are always returned as relR.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+from huggingface_hub import ModelCard, ModelHubMixin
+from pydantic import BaseModel, ConfigDict, Field
+
+from xamm_data._version import __version__
+from xamm_data.relperf import DEFAULT_KEYS, drop_invalid, pair_relative, with_target
+from xamm_data.signatures import Signature
+from xamm_models import regressors as R
+from xamm_models.embedders import create_embedder, load_embedder
+
+FILE = "predictor.json"
+
+
+class PredictorConfig(BaseModel):
+    """What a predictor is built from; saved with it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    feature_columns: list[str] = Field(min_length=1)
+    keys: list[str] = Field(default_factory=lambda: list(DEFAULT_KEYS))
+    embedder: str = "attention"
+    embed_dim: int = Field(default=8, ge=1)
+    regressor: str = "catboost"
+    log_target: bool = True
+    use_embedder: bool = Field(default=True, description="False feeds the raw (standardised) features downstream")
+    epochs: int = Field(default=200, ge=1)
+    seed: int = 0
+
+
+class FeatureSchemaError(ValueError):
+    """Input whose columns do not match the predictor's feature schema."""
+
+
+class UnknownSourceError(ValueError):
+    """A source machine the predictor was not trained with."""
+
+
+class XammPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", "performance-prediction"],
+                    repo_url="https://github.com/LLNL/generalizable_modeling"):
+    """Predicts relative runtime across machines from a profile on a reference machine."""
+
+    def __init__(self, config: PredictorConfig | dict | None = None, **kwargs):
+        cfg = config if isinstance(config, PredictorConfig) else PredictorConfig(**{**(config or {}), **kwargs})
+        self.config = cfg
+        self.embedder = None
+        self.models: dict[str, object] = {}
+        self.signatures: dict[str, Signature] = {}
+        self.sources: list[str] = []
+        self.targets: list[str] = []
+        self.training: dict = {}
+        self.metrics: dict = {}
+        self.amm_embedder = None  # builds AMMs of unseen targets from their benchmark data
+
+    # -- training ---------------------------------------------------------------------------
+    def _embed(self, X) -> np.ndarray:
+        if self.config.use_embedder:
+            return self.embedder.transform(X)
+        mean, std = self.embedder.mean.cpu().numpy(), self.embedder.std.cpu().numpy()
+        arr = X.select(self.config.feature_columns).to_numpy().astype(float)
+        return np.nan_to_num((arr - mean) / std)
+
+    def _amm(self, target: str) -> np.ndarray | None:
+        s = self.signatures.get(target)
+        return None if s is None else np.asarray(s.vector, dtype=np.float64)
+
+    def fit(self, samples: pl.DataFrame, signatures: dict[str, Signature] | list[Signature] | None = None,
+            *, dataset: str | None = None, amm_embedder: str | Path | None = None) -> "XammPredictor":
+        """Train on application samples (one row per app, params, configuration and target).
+
+        ``samples`` needs ``machine``, ``device`` (or ``target``), ``runtime_s``, the key columns and the
+        feature columns. ``signatures`` maps targets to AMM signatures (or is a list of them).
+        """
+        cfg = self.config
+        sigs = {s.target: s for s in signatures} if isinstance(signatures, list) else dict(signatures or {})
+        self._check_schema(samples)
+        clean, report = drop_invalid(with_target(samples), cfg.feature_columns)
+        pairs = pair_relative(clean, tuple(cfg.keys), carry=cfg.feature_columns)
+        if pairs.is_empty():
+            raise ValueError("no pairs of matching samples on different targets; relR needs the same app, params and "
+                             f"configuration ({', '.join(cfg.keys)}) on at least two targets")
+        targets = sorted(set(pairs.get_column("target")) | set(pairs.get_column("source")))
+        # supervised embedder: each sample -> its log relR to every training target (NaN where unpaired)
+        keys = [k for k in cfg.keys if k in pairs.columns]
+        wide = (pairs.with_columns(pl.col("relR").log().alias("y"))
+                .pivot(on="target", index=[*keys, "source"], values="y", aggregate_function="mean"))
+        for t in targets:
+            if t not in wide.columns:
+                wide = wide.with_columns(pl.lit(None, dtype=pl.Float64).alias(t))
+        per_sample = clean.rename({"target": "source"}).join(wide, on=[*keys, "source"], how="inner", nulls_equal=True)
+        self.embedder = create_embedder(cfg.embedder, n_features=len(cfg.feature_columns),
+                                        feature_names=cfg.feature_columns, embed_dim=cfg.embed_dim, seed=cfg.seed)
+        Y = per_sample.select(targets).to_numpy().astype(float)
+        self.embedder.fit(per_sample, Y, epochs=cfg.epochs)
+        emb = self._embed(pairs)
+        y = np.log(pairs.get_column("relR").to_numpy()) if cfg.log_target else pairs.get_column("relR").to_numpy()
+        self.sources = sorted(set(pairs.get_column("source")))
+        self.targets = targets
+        X0 = self._with_ids(emb, pairs.get_column("source").to_numpy(), pairs.get_column("target").to_numpy())
+        self.models["noamm"] = R.create_regressor(cfg.regressor, cfg.seed).fit(X0, y)
+        have = pairs.select(pl.col("source").is_in(list(sigs)) & pl.col("target").is_in(list(sigs))).to_series().to_numpy()
+        if have.any():
+            X = self._with_amm(emb[have], pairs.get_column("source").to_numpy()[have], pairs.get_column("target").to_numpy()[have], sigs)
+            self.models["amm"] = R.create_regressor(cfg.regressor, cfg.seed).fit(X, y[have])
+        self.signatures = {t: s for t, s in sigs.items() if t in targets}
+        if amm_embedder is None and self.signatures:
+            from xamm_models.amm import local_embedder_path
+
+            amm_embedder = local_embedder_path(next(iter(self.signatures.values())))
+        self.amm_embedder = load_embedder(str(amm_embedder)) if amm_embedder else None
+        self.training = {"dataset": dataset, "samples": clean.height, "pairs": pairs.height, "pairs_with_amm": int(have.sum()),
+                         "preprocessing": report, "apps": sorted(set(clean.get_column("app"))) if "app" in clean.columns else [],
+                         "date": date.today().isoformat(), "xamm_version": __version__}
+        return self
+
+    def _with_ids(self, emb, sources, targets) -> np.ndarray:
+        """Without AMMs the model still needs to know the machines: one-hot source and target ids
+        over the training targets (an unseen target is all zeros, and its prediction is a guess)."""
+        src = (np.asarray(sources)[:, None] == np.asarray(self.targets)[None, :]).astype(float)
+        tgt = (np.asarray(targets)[:, None] == np.asarray(self.targets)[None, :]).astype(float)
+        return np.hstack([emb, src, tgt])
+
+    def _with_amm(self, emb, sources, targets, sigs) -> np.ndarray:
+        a_s = np.stack([np.asarray(sigs[s].vector) for s in sources])
+        a_t = np.stack([np.asarray(sigs[t].vector) for t in targets])
+        return np.hstack([emb, a_s, a_t])
+
+    # -- inference ----------------------------------------------------------------------------
+    def _check_schema(self, df: pl.DataFrame) -> None:
+        missing = [c for c in self.config.feature_columns if c not in df.columns]
+        if missing:
+            raise FeatureSchemaError(f"input lacks the feature columns {missing}; this model expects "
+                                     f"{self.config.feature_columns}")
+        wrong = [c for c in self.config.feature_columns if not df.schema[c].is_numeric()]
+        if wrong:
+            raise FeatureSchemaError(f"feature columns {wrong} are not numeric ({[str(df.schema[c]) for c in wrong]})")
+
+    def signatures_from_benchmarks(self, runs: pl.DataFrame) -> dict[str, Signature]:
+        """AMMs of the targets in ``runs`` (benchmark_runs rows), built like the training signatures."""
+        if self.amm_embedder is None or not self.signatures:
+            raise ValueError("this predictor has no AMM embedder, so it cannot build AMMs from benchmark data")
+        from xamm_models.amm import signature_from_runs
+
+        ref = next(iter(self.signatures.values()))
+        return signature_from_runs(runs, self.amm_embedder, aggregation=ref.aggregation, normalise=ref.normalise,
+                                   embedder_id=ref.embedder_id, embedder_revision=ref.embedder_revision)
+
+    def predict(self, profiles: pl.DataFrame, source: str, targets: list[str], *,
+                target_signatures: dict[str, Signature] | None = None, target_benchmarks: pl.DataFrame | None = None,
+                use_amm: bool = True) -> pl.DataFrame:
+        """relR of each profile (measured on ``source``) on each target: one row per (profile, target).
+
+        Targets are ``machine:device``. A target's AMM comes from ``target_signatures`` (e.g. built on the
+        fly from its benchmark data), else from the signatures the model was trained with; without AMMs
+        for both ends, the embedding-only model answers (``used_amm`` says which).
+        """
+        if not self.models:
+            raise RuntimeError("the predictor is not trained: fit() or from_pretrained() first")
+        if source not in self.sources:
+            raise UnknownSourceError(f"source {source!r} was not seen in training; the reference machine must be one of "
+                                     f"{', '.join(self.sources)}")
+        self._check_schema(profiles)
+        emb = self._embed(profiles)
+        built = self.signatures_from_benchmarks(target_benchmarks) if target_benchmarks is not None else {}
+        sigs = {**self.signatures, **built, **(target_signatures or {})}
+        out = []
+        row_id = np.arange(profiles.height)
+        for t in targets:
+            amm = use_amm and "amm" in self.models and source in sigs and t in sigs
+            if amm:
+                X = self._with_amm(emb, [source] * len(emb), [t] * len(emb), sigs)
+                y = R.predict(self.models["amm"], X)
+            else:
+                y = R.predict(self.models["noamm"], self._with_ids(emb, [source] * len(emb), [t] * len(emb)))
+            rel = np.exp(y) if self.config.log_target else y
+            out.append(pl.DataFrame({"row": row_id, "source": [source] * len(emb), "target": [t] * len(emb),
+                                     "relR": rel, "used_amm": [bool(amm)] * len(emb)}))
+        return pl.concat(out).sort("row", "target") if out else pl.DataFrame()
+
+    def rank_targets(self, profiles: pl.DataFrame, source: str, targets: list[str], **kw) -> pl.DataFrame:
+        """Targets per profile, fastest first (smallest predicted relR), with their rank (1 = fastest)."""
+        p = self.predict(profiles, source, targets, **kw)
+        return p.sort("row", "relR").with_columns(pl.int_range(1, pl.len() + 1).over("row").alias("rank"))
+
+    # -- persistence ----------------------------------------------------------------------------
+    def _save_pretrained(self, save_directory: Path) -> None:
+        d = Path(save_directory)
+        d.mkdir(parents=True, exist_ok=True)
+        self.embedder.save_pretrained(d / "embedder")
+        if self.amm_embedder is not None:
+            self.amm_embedder.save_pretrained(d / "amm_embedder")
+        files = {name: R.save_regressor(m, self.config.regressor, d / f"regressor_{name}").name
+                 for name, m in self.models.items()}
+        info = {"config": self.config.model_dump(), "files": files, "sources": self.sources, "targets": self.targets,
+                "signatures": {t: s.model_dump() for t, s in sorted(self.signatures.items())},
+                "training": self.training, "metrics": self.metrics, "xamm_version": __version__}
+        (d / FILE).write_text(json.dumps(info, indent=2, default=str) + "\n")
+        self.card().save(d / "README.md")
+
+    @classmethod
+    def _from_pretrained(cls, *, model_id: str, revision: str | None = None, cache_dir=None, force_download=False,
+                         local_files_only=False, token=None, trust_pickle: bool = False, **kwargs) -> "XammPredictor":
+        d = Path(model_id)
+        if not d.is_dir():
+            from huggingface_hub import snapshot_download
+
+            from xamm_data.hub import hub_endpoint, hub_offline
+
+            d = Path(snapshot_download(model_id, revision=revision, cache_dir=cache_dir, force_download=force_download,
+                                       local_files_only=local_files_only or hub_offline(), token=token,
+                                       endpoint=hub_endpoint()))
+        info = json.loads((d / FILE).read_text())
+        self = cls(PredictorConfig(**info["config"]))
+        self.embedder = load_embedder(str(d / "embedder"))
+        if (d / "amm_embedder").is_dir():
+            self.amm_embedder = load_embedder(str(d / "amm_embedder"))
+        for name, fname in info["files"].items():
+            self.models[name] = R.load_regressor(self.config.regressor, d / fname.rsplit(".", 1)[0], trust_pickle=trust_pickle)
+        self.signatures = {t: Signature(**s) for t, s in info["signatures"].items()}
+        self.sources, self.targets = info["sources"], info["targets"]
+        self.training, self.metrics = info["training"], info.get("metrics", {})
+        return self
+
+    def card(self) -> ModelCard:
+        """The model card: intended use, training data, AMM versions, metrics, limitations."""
+        c = self.config
+        sig_lines = "\n".join(f"| `{s.ref}` | {s.aggregation} | {s.embedder_id}@{s.embedder_revision} | {s.data_sha256[:12]} |"
+                              for s in sorted(self.signatures.values(), key=lambda s: s.ref)) or "| (none) | | | |"
+        metrics = "\n".join(f"| {k} | {v} |" for k, v in sorted(self.metrics.items())) or "| (not evaluated) | |"
+        t = self.training
+        text = f"""---
+library_name: xamm
+tags: [xamm, hpc, performance-prediction]
+license: other
+---
+
+# xAMM relative-performance predictor
+
+Predicts **relR = runtime on target / runtime on source** (xAMM paper eq. 1; > 1 means slower on the target)
+of an application profiled on a reference (source) machine, for other machines.
+
+## Intended use
+Scheduling and procurement questions: which of the training targets runs this application fastest, and by
+how much. Sources must be among: {', '.join(f'`{s}`' for s in self.sources)}. Targets seen in training:
+{', '.join(f'`{s}`' for s in self.targets)}; other targets need an AMM signature and get no accuracy guarantee.
+
+## Model
+Embedder `{c.embedder}` (dim {c.embed_dim}{'' if c.use_embedder else ', bypassed: raw standardised features'}), downstream
+`{c.regressor}` on {'log relR' if c.log_target else 'relR'}; one regressor with AMMs (embedding ⊕ AMM(source) ⊕ AMM(target))
+and one without (embedding ⊕ one-hot source and target ids over the training targets). Features: {', '.join(f'`{f}`' for f in c.feature_columns)}. Pair keys: {', '.join(c.keys)}. Seed {c.seed}.
+
+## Training data
+Dataset: {t.get('dataset') or 'unnamed'}; {t.get('samples')} samples, {t.get('pairs')} pairs ({t.get('pairs_with_amm')} with AMMs);
+preprocessing: {t.get('preprocessing')}; xamm {t.get('xamm_version')}, {t.get('date')}.
+
+## AMM signatures used
+| signature | aggregation | embedder | data sha256 |
+|---|---|---|---|
+{sig_lines}
+
+## Evaluation
+| metric | value |
+|---|---|
+{metrics}
+
+## Limitations
+Trained on few machines and applications; relR outside the training range is extrapolated by trees (i.e. clipped).
+A source machine absent from training is refused. Input columns must match the feature schema exactly.
+"""
+        return ModelCard(text)

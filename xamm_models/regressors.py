@@ -1,0 +1,123 @@
+"""Downstream regressors (xAMM paper Section IV-F, V-D), registered by name.
+
+``catboost`` is the default; ``xgboost`` (xgboost-cpu), ``random_forest``, ``adaboost`` and
+``bagging`` are the paper's baselines. Each is seeded and single-threaded-deterministic, and each
+saves to one file: CatBoost's and XGBoost's own formats; the scikit-learn ones through
+``skops``-free joblib pickles, which :func:`load_regressor` refuses unless ``trust_pickle`` is set
+(only load those from sources you trust).
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+_REGISTRY: dict[str, dict] = {}
+
+
+def register_regressor(name: str, file_suffix: str, pickled: bool = False) -> Callable:
+    def deco(fn: Callable) -> Callable:
+        _REGISTRY[name] = {"make": fn, "suffix": file_suffix, "pickled": pickled}
+        return fn
+    return deco
+
+
+def list_regressors(pattern: str = "*") -> list[str]:
+    return sorted(n for n in _REGISTRY if fnmatch.fnmatch(n, pattern))
+
+
+def _entry(name: str) -> dict:
+    if name not in _REGISTRY:
+        close = difflib.get_close_matches(name, list(_REGISTRY), n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise KeyError(f"unknown regressor {name!r}.{hint} Known: {', '.join(list_regressors())}")
+    return _REGISTRY[name]
+
+
+def create_regressor(name: str, seed: int = 0):
+    """A fresh, seeded regressor with the scikit-learn ``fit``/``predict`` interface."""
+    return _entry(name)["make"](seed)
+
+
+@register_regressor("catboost", ".cbm")
+def _catboost(seed):
+    from catboost import CatBoostRegressor
+
+    return CatBoostRegressor(iterations=500, depth=6, learning_rate=0.05, loss_function="RMSE", random_seed=seed,
+                             verbose=False, thread_count=1, allow_writing_files=False)
+
+
+@register_regressor("xgboost", ".ubj")
+def _xgboost(seed):
+    from xgboost import XGBRegressor
+
+    return XGBRegressor(n_estimators=400, max_depth=6, learning_rate=0.05, subsample=0.9, random_state=seed,
+                        n_jobs=1, tree_method="hist")
+
+
+@register_regressor("random_forest", ".joblib", pickled=True)
+def _rf(seed):
+    from sklearn.ensemble import RandomForestRegressor
+
+    return RandomForestRegressor(n_estimators=300, random_state=seed, n_jobs=1)
+
+
+@register_regressor("adaboost", ".joblib", pickled=True)
+def _ada(seed):
+    from sklearn.ensemble import AdaBoostRegressor
+    from sklearn.tree import DecisionTreeRegressor
+
+    return AdaBoostRegressor(DecisionTreeRegressor(max_depth=6, random_state=seed), n_estimators=200, random_state=seed)
+
+
+@register_regressor("bagging", ".joblib", pickled=True)
+def _bagging(seed):
+    from sklearn.ensemble import BaggingRegressor
+
+    return BaggingRegressor(n_estimators=100, random_state=seed, n_jobs=1)
+
+
+def save_regressor(model, name: str, path_stem: Path) -> Path:
+    """Save ``model`` (registered as ``name``) to ``path_stem`` + its format's suffix."""
+    entry = _entry(name)
+    path = Path(str(path_stem) + entry["suffix"])
+    if name == "catboost":
+        model.save_model(str(path))
+    elif name == "xgboost":
+        model.save_model(str(path))
+    else:
+        import joblib
+
+        joblib.dump(model, path)
+    return path
+
+
+def load_regressor(name: str, path_stem: Path, *, trust_pickle: bool = False):
+    entry = _entry(name)
+    path = Path(str(path_stem) + entry["suffix"])
+    if name == "catboost":
+        from catboost import CatBoostRegressor
+
+        m = CatBoostRegressor()
+        m.load_model(str(path))
+        return m
+    if name == "xgboost":
+        from xgboost import XGBRegressor
+
+        m = XGBRegressor()
+        m.load_model(str(path))
+        return m
+    if not trust_pickle:
+        raise PermissionError(f"{path.name} is a pickle ({name}); pass trust_pickle=True to load it, "
+                              "and only for models from a source you trust")
+    import joblib
+
+    return joblib.load(path)
+
+
+def predict(model, X: np.ndarray) -> np.ndarray:
+    return np.asarray(model.predict(X), dtype=np.float64)
