@@ -1,4 +1,4 @@
-"""xamm_models: sample embedders, Abstract Machine Models (Algorithm 1) and their signatures.
+"""xamm_models: sample embedders, Abstract Machine Models (Algorithm 1), signatures and predictors.
 
-Needs the ``models`` extra (torch). Predictors (issue 6) are not implemented yet.
+Needs the ``models`` extra (torch, catboost, xgboost-cpu, scikit-learn).
 """
