@@ -67,10 +67,13 @@ class UnknownDatasetError(KeyError):
         return self.args[0]
 
 
+DERIVED = ("xplat-rajaperf",)  # built from every machine's benchmark_runs in the store
+
+
 def list_datasets(pattern: str = "*", *, store: Store | str | Path | None = None) -> list[str]:
-    """Names of the known datasets (registry plus machines present in the local store) matching ``pattern``."""
+    """Names of the known datasets (registry, derived data sets, machines in the local store) matching ``pattern``."""
     st = store if isinstance(store, Store) else Store(store)
-    names = set(_specs())
+    names = set(_specs()) | set(DERIVED)
     for kind in DATA_KINDS:
         names.update(st.machines(kind))
     return sorted(n for n in names if fnmatch.fnmatch(n, pattern))
@@ -81,7 +84,7 @@ def registry_frame(*, store: Store | str | Path | None = None) -> pl.DataFrame:
     st = store if isinstance(store, Store) else Store(store)
     specs = _specs()
     rows = []
-    for name in list_datasets(store=st):
+    for name in [n for n in list_datasets(store=st) if n not in DERIVED]:
         spec = specs.get(name)
         row = {
             "name": name,
@@ -136,9 +139,18 @@ def load_dataset(
         UnknownDatasetError: ``name`` is not known; the message lists the known names.
         FileNotFoundError: the dataset is neither in the local store nor reachable on the Hub.
     """
+    st = store if isinstance(store, Store) else Store(store)
+    if name in DERIVED:
+        from xamm_data import xplat
+
+        runs = st.scan("benchmark_runs").collect()
+        if runs.is_empty():
+            raise FileNotFoundError(f"{name} is built from the store's benchmark_runs, and {st.root} has none; "
+                                    "ingest RAJAPerf runs first (xamm-ingest rajaperf)")
+        df = xplat.build(runs)
+        return df.lazy() if lazy else df
     if kind not in DATA_KINDS:
         raise ValueError(f"unknown kind {kind!r}; expected one of {', '.join(DATA_KINDS)}")
-    st = store if isinstance(store, Store) else Store(store)
     try:
         dname = resolve_name(name, store=st)
     except UnknownDatasetError:

@@ -67,6 +67,31 @@ def add_commands(sub) -> None:
     q.add_argument("--out", type=Path, help="write the predictions as Parquet")
     q.set_defaults(handler=predict_cmd)
 
+    e = sub.add_parser("eval", help="the paper's four experiments on the xplat-rajaperf benchmark",
+                       epilog="examples:\n  xamm eval --experiment all --out eval-out\n"
+                              "  xamm eval --experiment 3 --no-loko --out quick",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    e.add_argument("--experiment", default="all", choices=["1", "2", "3", "4", "all"])
+    e.add_argument("--out", type=Path, default=Path("eval-out"))
+    e.add_argument("--store", type=Path, default=None)
+    e.add_argument("--epochs", type=int, default=50)
+    e.add_argument("--seed", type=int, default=0)
+    e.add_argument("--held-out-machine", default="mi300a-spx", help="machine left out of training ('' for none)")
+    e.add_argument("--no-loko", action="store_true", help="skip leave-one-kernel-out")
+    e.set_defaults(handler=eval_cmd)
+
+
+def eval_cmd(args) -> int:
+    from xamm_models.experiments import EvalSettings, run_experiments
+
+    exps = (1, 2, 3, 4) if args.experiment == "all" else (int(args.experiment),)
+    s = run_experiments(args.store, experiments=exps, out_dir=args.out,
+                        settings=EvalSettings(epochs=args.epochs, seed=args.seed, held_out_machine=args.held_out_machine,
+                                              loko=not args.no_loko))
+    print((Path(args.out) / "results.md").read_text())
+    print(f"wrote {args.out}/results.json, results.md, dataset-card.md and t-SNE plots ({s['seconds']} s)")
+    return 0
+
 
 def run_config(args) -> int:
     from xamm_models.pipeline import load_config, run as run_pipeline

@@ -110,7 +110,8 @@ class XammPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", "pe
         self.embedder = create_embedder(cfg.embedder, n_features=len(cfg.feature_columns),
                                         feature_names=cfg.feature_columns, embed_dim=cfg.embed_dim, seed=cfg.seed)
         Y = per_sample.select(targets).to_numpy().astype(float)
-        self.embedder.fit(per_sample, Y, epochs=cfg.epochs)
+        # with use_embedder=False only the normalisation statistics are used: no need to train
+        self.embedder.fit(per_sample, Y, epochs=cfg.epochs if cfg.use_embedder else 1)
         emb = self._embed(pairs)
         y = np.log(pairs.get_column("relR").to_numpy()) if cfg.log_target else pairs.get_column("relR").to_numpy()
         self.sources = sorted(set(pairs.get_column("source")))
