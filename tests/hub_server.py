@@ -108,6 +108,18 @@ class Handler(BaseHTTPRequestHandler):
     def _repo(self, t: str, repo_id: str) -> Repo | None:
         return self.state.repos.get((_TYPES[t], repo_id))
 
+    def _api_repo(self, path: str) -> tuple[Repo, str] | None:
+        """The repo and the rest of an /api/<type>s/<ns>/<name>... path; on failure the error is sent."""
+        m = _API.match(path)
+        if not m:
+            self._error(404, f"no route for {path}")
+            return None
+        repo = self._repo(m["t"], m["repo"])
+        if repo is None:
+            self._error(404, "Repository not found", "RepoNotFound")
+            return None
+        return repo, m["rest"] or ""
+
     def _info(self, repo: Repo, commit: Commit) -> dict:
         return {
             "id": repo.repo_id, "_id": repo.repo_id, "sha": commit.sha, "private": repo.private,
@@ -140,13 +152,10 @@ class Handler(BaseHTTPRequestHandler):
             data = commit.files[fpath]
             return self._send(200, data, "application/octet-stream", head=head, headers={
                 "X-Repo-Commit": commit.sha, "ETag": f'"{_oid(data)}"', "Accept-Ranges": "bytes"})
-        m = _API.match(path)
-        if not m:
-            return self._error(404, f"no route for {path}")
-        repo = self._repo(m["t"], m["repo"])
-        if repo is None:
-            return self._error(404, "Repository not found", "RepoNotFound")
-        rest = m["rest"] or ""
+        found = self._api_repo(path)
+        if found is None:
+            return None
+        repo, rest = found
         if rest in ("", "/"):
             return self._json(200, self._info(repo, repo.commits[repo.branches["main"]]))
         if rest.startswith("/revision/"):
@@ -203,13 +212,10 @@ class Handler(BaseHTTPRequestHandler):
             return self._json(200, {"url": url, "name": repo_id})
         if path == "/api/validate-yaml":
             return self._validate_yaml(json.loads(body or b"{}"))
-        m = _API.match(path)
-        if not m:
-            return self._error(404, f"no route for {path}")
-        repo = self._repo(m["t"], m["repo"])
-        if repo is None:
-            return self._error(404, "Repository not found", "RepoNotFound")
-        rest = m["rest"] or ""
+        found = self._api_repo(path)
+        if found is None:
+            return None
+        repo, rest = found
         if rest.startswith("/preupload/"):
             commit = repo.resolve(rest[len("/preupload/"):])
             req = json.loads(body)
