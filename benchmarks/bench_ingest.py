@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import gc
 import os
-import resource
 import shutil
 import subprocess
 import sys

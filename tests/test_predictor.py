@@ -16,7 +16,7 @@ from xamm_data.store import Store  # noqa: E402
 from xamm_ingest import ingest_rajaperf  # noqa: E402
 from xamm_models import regressors as R  # noqa: E402
 from xamm_models.amm import build_signatures  # noqa: E402
-from xamm_models.predictor import FeatureSchemaError, PredictorConfig, UnknownSourceError, XammPredictor  # noqa: E402
+from xamm_models.predictor import FeatureSchemaError, UnknownSourceError, XammPredictor  # noqa: E402
 
 EPOCHS = 30
 TEST_APPS = ["Apps_ENERGY", "Apps_VOL3D", "Basic_DAXPY", "Stream_TRIAD"]
@@ -77,10 +77,9 @@ def test_amms_flow_into_the_inputs(world):
     src = test.filter(pl.col("machine") == "quartz")
     a = pred.predict(src, "quartz:cpu", ["h100-node:gpu", "mi300a-spx:cpu"])
     assert a.get_column("used_amm").all() and a.height == 2 * src.height
-    assert pred.models["amm"].feature_names_ is None or True
-    n_in = pred.models["amm"].n_features_in_ if hasattr(pred.models["amm"], "n_features_in_") else None
-    if n_in is not None:
-        assert n_in == pred.config.embed_dim + 2 * len(world["sigs"][0].vector)
+    # catboost's input width: embedding + AMM(source) + AMM(target)
+    assert len(pred.models["amm"].get_feature_importance()) == pred.config.embed_dim + 2 * len(world["sigs"][0].vector)
+    assert len(pred.models["noamm"].get_feature_importance()) == pred.config.embed_dim + 2 * len(pred.targets)
     # swapping the target's AMM changes the prediction: the regressor reads it
     fake = world["sigs"][0].model_copy(update={"machine": "h100-node", "device": "gpu", "vector": [0.0] * 8})
     b = pred.predict(src, "quartz:cpu", ["h100-node:gpu"], target_signatures={"h100-node:gpu": fake})

@@ -11,7 +11,7 @@ import pytest
 from cali_writer import rajaperf_cali
 from conftest import FIXTURES
 from xamm_data.store import Store
-from xamm_ingest import ingest_rajaperf, read_rajaperf
+from xamm_ingest import read_rajaperf
 from xamm_ingest.cli import main
 from xamm_ingest.readers.base import Source
 from xamm_ingest.readers.rajaperf_caliper import read_caliper

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 
 import polars as pl
 import pyarrow.parquet as pq

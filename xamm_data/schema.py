@@ -12,7 +12,7 @@ import json
 from typing import Literal
 
 import polars as pl
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 DType = Literal["string", "int64", "float64", "bool", "datetime", "list[string]", "list[counter]"]
 

@@ -11,7 +11,7 @@ import io
 import json
 import re
 
-from huggingface_hub import CommitOperationAdd, DatasetCard, DatasetCardData, hf_hub_download
+from huggingface_hub import CommitOperationAdd, DatasetCardData, hf_hub_download
 
 from xamm_data._version import __version__
 from xamm_data.hub import api, hub_endpoint

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
-import pyarrow as pa
 import pyarrow.parquet as pq
 
 from xamm_data._version import __version__
@@ -224,4 +223,4 @@ def read_parquet_checked(path: str | Path, kind: str) -> pl.DataFrame:
     return validate(pl.read_parquet(path, hive_partitioning=False), schema)
 
 
-__all__ = ["Store", "WriteReport", "PartitionReport", "renumber_trials", "read_parquet_checked", "pa"]
+__all__ = ["Store", "WriteReport", "PartitionReport", "renumber_trials", "dedupe_sources", "read_parquet_checked"]

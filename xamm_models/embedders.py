@@ -25,7 +25,6 @@ from __future__ import annotations
 import fnmatch
 import random
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 import torch

@@ -27,7 +27,6 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import numpy as np
 import polars as pl
 
 from xamm_data.kernel_apps import FEATURES
