@@ -90,12 +90,11 @@ def _datasets(args) -> int:
 
     store = Store(args.store)
     if args.action == "list":
-        import fnmatch
-
         import polars as pl
 
-        reg = registry_frame(store=store)
-        reg = reg.filter(pl.col("name").map_elements(lambda n: fnmatch.fnmatch(n, args.pattern), return_dtype=pl.Boolean))
+        from xamm_data.datasets import list_datasets
+
+        reg = registry_frame(store=store).filter(pl.col("name").is_in(list_datasets(args.pattern, store=store)))
         print_frame(reg, title=f"xamm datasets (store: {store.root})")
         return 0
     if args.action == "show":

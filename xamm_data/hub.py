@@ -98,10 +98,6 @@ def dataset_card(repo_id: str, partitions: dict[str, list[str]], *, license: str
     return DatasetCard(f"---\n{data.to_yaml()}\n---\n\n" + "\n".join(lines))
 
 
-def _parquet_bytes(path: Path) -> bytes:
-    return path.read_bytes()
-
-
 def push_dataset(
     machine: str,
     repo_id: str,
@@ -139,7 +135,7 @@ def push_dataset(
             raise FileNotFoundError(f"the store {st.root} has no {kind} for machine {machine!r}")
         partitions.setdefault(kind, set()).add(machine)
         ops.append(CommitOperationAdd(path_in_repo=f"{kind}/machine={machine}/data.parquet",
-                                      path_or_fileobj=_parquet_bytes(path)))
+                                      path_or_fileobj=path.read_bytes()))
         counts[(kind, machine)] = st.read(kind, machine, lazy=True).select(pl.len()).collect().item()
         nsources[(kind, machine)] = len(st.metadata(kind, machine)["sources"])
     card = dataset_card(repo_id, {k: sorted(v) for k, v in partitions.items()}, license=license,
