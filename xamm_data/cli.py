@@ -79,7 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
     if add_commands is not None:
         add_commands(sub)
     else:
-        sub.add_parser("amm", help="(needs the models extra: pip install torch==2.13.0 'xamm[models]')")
+        for name in ("amm", "run", "predict", "eval"):
+            sub.add_parser(name, help="(needs the models extra: pip install torch==2.13.0 'xamm[models]')",
+                           add_help=False).add_argument("args", nargs=argparse.REMAINDER)
     return parser
 
 
