@@ -6,7 +6,7 @@ import re
 import tomllib
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from xamm_data import machines
 from xamm_ingest.errors import IngestError
@@ -26,16 +26,27 @@ def machine_id(name: str) -> str:
 
 
 class RunDirConfig(BaseModel):
-    """``xamm.toml`` beside a set of runs: what the files themselves do not say."""
+    """``xamm.toml`` beside a set of runs: what the files themselves do not say.
+
+    ``machine`` names the machine; ``compiler``, ``compiler_flags`` and ``omp_max_threads`` describe
+    the build and run of RAJAPerf CSV outputs, which record none of them (Caliper files do, and their
+    own metadata wins).
+    """
 
     model_config = ConfigDict(extra="forbid")
 
-    machine: str
+    machine: str | None = None
+    compiler: str | None = None
+    compiler_flags: str | None = None
+    omp_max_threads: int | None = Field(default=None, ge=1)
 
     @field_validator("machine")
     @classmethod
-    def _normalise(cls, v: str) -> str:
-        return machine_id(v)
+    def _normalise(cls, v: str | None) -> str | None:
+        return machine_id(v) if v else v
+
+    def run_defaults(self) -> dict:
+        return {k: v for k in ("compiler", "compiler_flags", "omp_max_threads") if (v := getattr(self, k)) is not None}
 
 
 def find_config(start: Path, stop: Path) -> Path | None:

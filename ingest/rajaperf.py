@@ -75,6 +75,7 @@ class _Task:
     root: Path
     machine: str | None
     run: CsvRun | None = None
+    defaults: tuple[tuple[str, object], ...] = ()  # xamm.toml facts for CSV runs (compiler, flags, threads)
 
 
 def _iter_files(paths: Iterable[str | Path]) -> tuple[list[Path], Path]:
@@ -95,15 +96,20 @@ def _iter_files(paths: Iterable[str | Path]) -> tuple[list[Path], Path]:
     return files, root
 
 
-def _machine_for(path: Path, root: Path, machine: str | None, cache: dict) -> str | None:
-    if machine:
-        return machine
+def _config_for(path: Path, root: Path, cache: dict):
     cfg = find_config(path, root)
     if cfg is None:
         return None
     if cfg not in cache:
-        cache[cfg] = load_config(cfg).machine
+        cache[cfg] = load_config(cfg)
     return cache[cfg]
+
+
+def _machine_for(path: Path, root: Path, machine: str | None, cache: dict) -> str | None:
+    if machine:
+        return machine
+    cfg = _config_for(path, root, cache)
+    return cfg.machine if cfg else None
 
 
 def plan(paths: Iterable[str | Path], machine: str | None = None) -> tuple[list[_Task], list[str], list[Rejected], Path]:
@@ -130,7 +136,9 @@ def plan(paths: Iterable[str | Path], machine: str | None = None) -> tuple[list[
             ignored.append(str(f))
     runs, other = group_runs(csvs)
     for run in runs:
-        tasks.append(_Task("csv", run.primary, root, _machine_for(run.primary, root, machine, cfg_cache), run))
+        cfg = _config_for(run.primary, root, cfg_cache)
+        tasks.append(_Task("csv", run.primary, root, _machine_for(run.primary, root, machine, cfg_cache), run,
+                           tuple(sorted(cfg.run_defaults().items())) if cfg else ()))
     for f in other:
         if "-speedup-" in f.name or f.name.endswith(IGNORED_CSV_SUFFIXES):
             continue  # derived reports RAJAPerf writes beside the timings; nothing new in them
@@ -148,7 +156,7 @@ def _run_task(task: _Task) -> tuple[_Task, ReadResult | IngestError]:
         if task.machine is None:
             raise IngestError(task.path, "RAJAPerf CSV files carry no machine name; pass --machine NAME or put an "
                               "xamm.toml with machine = \"NAME\" beside the runs")
-        return task, read_csv_run(task.run, src, machine=task.machine)
+        return task, read_csv_run(task.run, src, machine=task.machine, defaults=dict(task.defaults))
     except IngestError as e:
         return task, e
     except OSError as e:

@@ -179,3 +179,17 @@ def test_xamm_command_exit_codes(tmp_path, capsys):
     assert e.value.code == 2
     assert xamm(["schemas", "export", "--check", "--dir", str(FIXTURES.parent.parent / "schemas")]) == 0
     assert xamm(["schemas", "export", "--check", "--dir", str(tmp_path)]) == 1
+
+
+def test_xamm_toml_supplies_what_csv_files_do_not_say(tmp_path):
+    d = tmp_path / "runs"
+    shutil.copytree(SAMPLE, d)
+    (d / "xamm.toml").write_text('machine = "example-node"\ncompiler = "g++-12.2.0"\ncompiler_flags = "-O3"\n'
+                                 "omp_max_threads = 2\n")
+    df = read_rajaperf(d, workers=1).frame
+    old = df.filter(pl.col("source_path").str.starts_with("run-2"))
+    assert set(old.get_column("compiler")) == {"g++-12.2.0"} and set(old.get_column("compiler_flags")) == {"-O3"}
+    assert set(old.filter(pl.col("variant") == "Base_OpenMP").get_column("threads")) == {2}
+    (d / "xamm.toml").write_text('machine = "example-node"\nomp_max_threads = 0\n')
+    rep = read_rajaperf(d, workers=1)
+    assert rep.rejected and "omp_max_threads" in rep.rejected[0].reason

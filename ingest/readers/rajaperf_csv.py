@@ -220,8 +220,13 @@ def _agree(path: Path, reported: float, computed: float, what: str, record: str)
                           f"{computed:g} (rtol {AGREE_RTOL:g})", record=record)
 
 
-def read_csv_run(run: CsvRun, src: Source, *, machine: str) -> ReadResult:
-    """Read one RAJAPerf CSV run into benchmark rows (``src`` describes ``run.primary``)."""
+def read_csv_run(run: CsvRun, src: Source, *, machine: str, defaults: dict | None = None) -> ReadResult:
+    """Read one RAJAPerf CSV run into benchmark rows (``src`` describes ``run.primary``).
+
+    ``defaults`` (from an ``xamm.toml``) supplies what CSV files do not record: ``compiler``,
+    ``compiler_flags`` and ``omp_max_threads``.
+    """
+    defaults = defaults or {}
     result = ReadResult()
     files = run.files
     details_file = files.get("kernel-details") or files.get("kernels")
@@ -281,6 +286,7 @@ def read_csv_run(run: CsvRun, src: Source, *, machine: str) -> ReadResult:
             "machine": machine, "kernel": kernel, "variant": base["variant"], "tuning": base["tuning"],
             "problem_size": base.get("problem_size", det["problem_size"]), "reps": reps, "npasses": None,
             "ranks": ranks, "time_per_rep_s": t,
+            "compiler": defaults.get("compiler"), "compiler_flags": defaults.get("compiler_flags"),
             "checksum_status": base.get("checksum_status"),
             **{k: v for k, v in det.items() if k not in ("kernel", "problem_size", "reps")},
             **prov,
@@ -290,7 +296,7 @@ def read_csv_run(run: CsvRun, src: Source, *, machine: str) -> ReadResult:
                 row[col] = check_time(files[role], timings[role][key], role.split("-")[1].lower() + " time", record) / reps
         if row["checksum_status"] not in (None, "PASSED", "FAILED"):
             raise IngestError(src.path, f"checksum {row['checksum_status']!r}; expected PASSED or FAILED", record=record)
-        finish_row(row, src_path=src.path, record=record)
+        finish_row(row, src_path=src.path, record=record, omp_max_threads=defaults.get("omp_max_threads"))
         if "_bandwidth_gib_s" in base and row.get("bytes_per_rep") is not None:
             _agree(src.path, base["_bandwidth_gib_s"], row["bytes_per_rep"] / t / GIB, "bandwidth (GiB/s)", record)
         if "_gflops_s" in base and row.get("flops_per_rep") is not None:
