@@ -8,17 +8,18 @@ source is rejected with a message naming it; the others are written.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 
 from xamm_data.features import add_features
 from xamm_data.schema import APP_PROFILES
-from xamm_data.store import Store, WriteReport, dedupe_sources, renumber_trials
+from xamm_data.store import Store, dedupe_sources, renumber_trials
 from xamm_data.validate import ValidationError, conform
 from xamm_ingest.errors import IngestError
-from xamm_ingest.rajaperf import Rejected, validate_by_source
+from xamm_ingest.rajaperf import validate_by_source
+from xamm_ingest.report import Rejected, Report, distinct
 from xamm_ingest.readers.base import Source
 from xamm_ingest.readers.caliper_profile import read_caliper_profile
 from xamm_ingest.readers.hpctoolkit import find_databases, read_hpctoolkit
@@ -29,22 +30,11 @@ FORMATS = ("hpctoolkit", "caliper", "table")
 
 
 @dataclass
-class ProfileReport:
-    frame: pl.DataFrame
-    sources_read: int = 0
-    rejected: list[Rejected] = field(default_factory=list)
-    write: WriteReport | None = None
+class ProfileReport(Report):
+    """What an application-profile ingest read, rejected and wrote."""
 
     def summary(self) -> dict:
-        f = self.frame
-        return {
-            "sources_read": self.sources_read,
-            "rows": f.height,
-            "apps": sorted(f.get_column("app").unique().to_list()) if f.height else [],
-            "machines": sorted(f.get_column("machine").unique().to_list()) if f.height else [],
-            "rejected": len(self.rejected),
-            "rows_written": self.write.rows_written if self.write else 0,
-        }
+        return {**super().summary(), "apps": distinct(self.frame, "app")}
 
 
 def _sources(fmt: str, paths: list[Path]) -> tuple[list[Path], Path]:

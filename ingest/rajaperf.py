@@ -24,11 +24,12 @@ from pathlib import Path
 import polars as pl
 
 from xamm_data.schema import BENCHMARK_RUNS
-from xamm_data.store import Store, WriteReport, dedupe_sources, renumber_trials
+from xamm_data.store import Store, dedupe_sources, renumber_trials
 from xamm_data.validate import ValidationError, validate
 from xamm_ingest.errors import IngestError
 from xamm_ingest.machine_names import find_config, load_config, machine_id
 from xamm_ingest.readers.base import ReadResult, Source
+from xamm_ingest.report import Rejected, Report, distinct
 from xamm_ingest.readers.rajaperf_caliper import read_caliper
 from xamm_ingest.readers.rajaperf_csv import CsvRun, group_runs, read_csv_run
 
@@ -37,35 +38,17 @@ AGREE_RTOL = 1e-4
 
 
 @dataclass
-class Rejected:
-    path: str
-    reason: str
+class IngestReport(Report):
+    """What a RAJAPerf ingest read, rejected, merged and wrote."""
 
-
-@dataclass
-class IngestReport:
-    """What an ingest read, rejected and wrote."""
-
-    frame: pl.DataFrame
-    sources_read: int = 0
-    rejected: list[Rejected] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
     merged_rows: int = 0
-    write: WriteReport | None = None
 
     def summary(self) -> dict:
         f = self.frame
-        return {
-            "sources_read": self.sources_read,
-            "rows": f.height,
-            "machines": sorted(f.get_column("machine").unique().to_list()) if f.height else [],
-            "kernels": f.get_column("kernel").n_unique() if f.height else 0,
-            "variants": sorted(f.get_column("variant").unique().to_list()) if f.height else [],
-            "rejected": len(self.rejected),
-            "merged_csv_caliper_rows": self.merged_rows,
-            "rows_written": self.write.rows_written if self.write else 0,
-        }
+        return {**super().summary(), "kernels": f.get_column("kernel").n_unique() if f.height else 0,
+                "variants": distinct(f, "variant"), "merged_csv_caliper_rows": self.merged_rows}
 
 
 @dataclass(frozen=True)
