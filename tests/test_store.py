@@ -108,3 +108,11 @@ def test_unknown_kind_and_missing_partition(tmp_path):
     with pytest.raises(FileNotFoundError, match="quartz"):
         st.read("benchmark_runs", "quartz")
     assert st.scan("benchmark_runs").collect().columns == BENCHMARK_RUNS.names
+
+
+def test_minimal_frame_gets_nullable_columns_and_a_trial(tmp_path, sample_frame):
+    st = Store(tmp_path / "s")
+    required = [c.name for c in BENCHMARK_RUNS.columns if not c.nullable]
+    rep = st.write(sample_frame.select(required).head(3), "benchmark_runs")
+    df = st.read("benchmark_runs", "example-node")
+    assert rep.rows_written == 3 and df.columns == BENCHMARK_RUNS.names and df.get_column("run_date").null_count() == 3

@@ -28,7 +28,7 @@ from xamm_data._version import __version__
 from xamm_data.atomic import atomic_path, locked
 from xamm_data.paths import default_store_root
 from xamm_data.schema import DATA_KINDS, TableSchema, get_table
-from xamm_data.validate import ValidationError, validate
+from xamm_data.validate import ValidationError, conform, validate
 
 METADATA_KEY = b"xamm"
 PARQUET_FILE = "data.parquet"
@@ -150,7 +150,7 @@ class Store:
         Raises :class:`~xamm_data.validate.ValidationError` (and writes nothing) if any rule fails.
         """
         schema = self._check_kind(kind)
-        new = validate(renumber_trials(df, schema), schema) if df.height else schema.empty()
+        new = validate(renumber_trials(conform(df, schema), schema), schema) if df.height else schema.empty()
         report = WriteReport(kind=kind)
         if new.is_empty():
             return report
