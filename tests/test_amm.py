@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 import polars as pl
@@ -153,7 +152,7 @@ def test_registry_immutability(tmp_path):
         reg.get("m@7")
     with pytest.raises(ImmutableSignatureError):
         reg.add(Signature(**{**base, "version": 1, "vector": [9.0, 9.0]}))
-    assert not os.access(reg.path("m", "cpu", 1), os.W_OK) or os.geteuid() == 0
+    assert reg.path("m", "cpu", 1).stat().st_mode & 0o222 == 0  # written read-only
     assert reg.get("m:cpu@1").vector == [0.5, 1.0]
     with pytest.raises(ValueError, match="bad signature reference"):
         reg.get("Not A Ref!")

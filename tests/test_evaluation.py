@@ -27,7 +27,10 @@ def test_evaluator_metrics_hand_computed():
     assert out["all"]["mape"] == pytest.approx(37.5) and out["all"]["median_ape"] == pytest.approx(25.0)
     assert out["CPU->GPU"]["mape"] == pytest.approx(50.0) and out["CPU->CPU"]["mape"] == pytest.approx(25.0)
     # order of targets: sample a keeps (l, r); sample b: true (l 0.5 < r 1.0), predicted tie 0.5/0.5 -> stable order
-    assert out["all"]["ordering_groups"] == 2
+    assert out["all"]["ordering_groups"] == 2 and out["all"]["ordering_accuracy"] == 1.0
+    swapped = df.with_columns(pl.when(pl.col("sample") == "a").then(pl.col("y_pred").reverse().over("sample"))
+                              .otherwise(pl.col("y_pred")).alias("y_pred"))
+    assert ev.eval(swapped)["all"]["ordering_accuracy"] == 0.5
     lt = [math.log(x) for x in (0.1, 2.0, 0.5, 1.0)]
     lp = [math.log(x) for x in (0.2, 2.0, 0.5, 0.5)]
     m = sum(lt) / 4

@@ -46,7 +46,7 @@ def test_relR_pairing_on_real_rows(world):
     pairs = pair_relative(apps, carry=list(FEATURES))
     row = pairs.filter(pl.col("app") == "Apps_VOL3D", pl.col("source") == "quartz:cpu",
                        pl.col("target") == "h100-node:gpu").row(0, named=True)
-    q = apps.filter(pl.col("app") == "Apps_VOL3D", pl.col("target" if "target" in apps.columns else "machine") == "quartz",
+    q = apps.filter(pl.col("app") == "Apps_VOL3D", pl.col("machine") == "quartz",
                     pl.col("app_params") == row["app_params"]).get_column("runtime_s").item()
     h = apps.filter(pl.col("app") == "Apps_VOL3D", pl.col("machine") == "h100-node", pl.col("device") == "gpu",
                     pl.col("app_params") == row["app_params"]).get_column("runtime_s").item()

@@ -102,12 +102,12 @@ def run_config(args) -> int:
 
 def predict_cmd(args) -> int:
     from xamm_data.summary import print_frame
-    from xamm_models.pipeline import _store_or_runs, load_app_samples
+    from xamm_models.pipeline import load_benchmark_runs, load_app_samples
     from xamm_models.predictor import XammPredictor
 
     model = XammPredictor.from_pretrained(args.model, revision=args.revision)
     profiles = load_app_samples(args.profiles)
-    bench = _store_or_runs(args.target_benchmarks) if args.target_benchmarks else None
+    bench = load_benchmark_runs(args.target_benchmarks) if args.target_benchmarks else None
     fn = model.rank_targets if args.rank else model.predict
     out = fn(profiles, args.source, args.target, target_benchmarks=bench)
     if args.out:

@@ -304,7 +304,7 @@ class AttentionEmbedder(Embedder, PyTorchModelHubMixin, library_name="xamm", tag
 
     @torch.no_grad()
     def feature_importance(self, X) -> dict[str, float]:
-        """Mean attention each feature receives over samples and steps (sums to n_steps... normalised to 1)."""
+        """Mean attention each feature receives over samples and steps, normalised to sum to 1, largest first."""
         m = self.masks(X).mean(axis=(0, 1))
         m = m / m.sum() if m.sum() > 0 else m
         return dict(sorted(zip(self.feature_names, m.tolist()), key=lambda kv: -kv[1]))

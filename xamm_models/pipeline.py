@@ -95,7 +95,8 @@ def load_config(path: str | Path) -> RunConfig:
     return cfg
 
 
-def _store_or_runs(path: Path) -> pl.DataFrame:
+def load_benchmark_runs(path: Path) -> pl.DataFrame:
+    """benchmark_runs rows from a store root or a Parquet file."""
     from xamm_data.store import Store
 
     if path.is_dir():
@@ -110,7 +111,7 @@ def load_app_samples(path: Path) -> pl.DataFrame:
     if path.is_dir():
         from xamm_data.kernel_apps import kernel_app_samples
 
-        return kernel_app_samples(_store_or_runs(path))
+        return kernel_app_samples(load_benchmark_runs(path))
     return pl.read_parquet(path) if path.suffix == ".parquet" else pl.read_csv(path)
 
 
@@ -129,7 +130,7 @@ def _signature_from(spec: str, predictor=None):
     if p.exists():
         if predictor is None:
             raise ConfigError(f"{spec}: building an AMM from benchmark data needs a trained model")
-        return predictor.signatures_from_benchmarks(_store_or_runs(p))
+        return predictor.signatures_from_benchmarks(load_benchmark_runs(p))
     s = SignatureRegistry().get(spec)
     return {s.target: s}
 
