@@ -1,10 +1,15 @@
 """xamm_ingest: readers that turn HPC performance outputs into xamm tables.
 
 Installed from the top-level folder ``ingest/`` under the import name ``xamm_ingest`` (a bare
-``ingest`` module would collide with other packages).
+``ingest`` module would collide with other packages). Every format goes through one dispatcher,
+:mod:`xamm_ingest.dispatch`.
 """
 
-from xamm_ingest.errors import IngestError
-from xamm_ingest.rajaperf import IngestReport, ingest_rajaperf, read_rajaperf
+from xamm_ingest.dispatch import (ingest_profiles, ingest_rajaperf, ingest_sources, read_profiles, read_rajaperf,
+                                  read_sources)
+from xamm_ingest.errors import IngestError, RecordError
+from xamm_ingest.records import Bounds
+from xamm_ingest.report import IngestReport
 
-__all__ = ["IngestError", "IngestReport", "ingest_rajaperf", "read_rajaperf"]
+__all__ = ["Bounds", "IngestError", "IngestReport", "RecordError", "ingest_profiles", "ingest_rajaperf",
+           "ingest_sources", "read_profiles", "read_rajaperf", "read_sources"]

@@ -18,7 +18,8 @@ examples:
   xamm-ingest table samples.csv --mapping mapping.toml
   xamm-ingest rajaperf ./h100-runs --machine h100-node
   xamm-ingest rajaperf ./runs --dry-run --json       read and validate only; print the summary as JSON
-  xamm-ingest rajaperf ./runs --strict               fail (exit 1, write nothing) if any file is rejected
+  xamm-ingest rajaperf ./runs --strict               fail (exit 1, write nothing) if any file or record is rejected
+  xamm-ingest rajaperf ./runs --bound max_time_per_rep_s=1e6   allow slower repetitions than the default bound
 """
 
 
@@ -41,6 +42,10 @@ def build_parser(prog: str = "xamm-ingest") -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="read and validate, write nothing")
     p.add_argument("--strict", action="store_true", help="any rejected file fails the run (exit 1) and nothing is written")
     p.add_argument("--rtol", type=float, default=1e-4, help="agreement required between CSV and Caliper times (default 1e-4)")
+    p.add_argument("--bound", action="append", default=[], metavar="NAME=VALUE",
+                   help="change a plausibility bound (repeatable): min_time_per_rep_s (1e-10), max_time_per_rep_s (1e5), "
+                        "max_bytes_per_rep (1e16), max_flops_per_rep (1e16), max_problem_size (1e12)")
+    p.add_argument("--debug", action="store_true", help="raise unexpected errors with their traceback")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
 
@@ -57,7 +62,8 @@ def build_parser(prog: str = "xamm-ingest") -> argparse.ArgumentParser:
         q.add_argument("--gpus", type=int, help="GPUs used")
         q.add_argument("--device", choices=["cpu", "gpu"], default="cpu")
         q.add_argument("--runtime-s", type=float, help="runtime in seconds, when the profile has no time metric")
-        q.add_argument("--time-unit", choices=["sec", "ms", "usec", "ns"], help="unit of a time attribute that states none")
+        q.add_argument("--time-unit", type=_time_unit, metavar="UNIT",
+                       help="unit of a time attribute that states none: s/sec/seconds, ms/msec, us/usec/µs/microseconds, ns/nsec")
         _common_profile_args(q)
     q = sub.add_parser("table", help="samples already flattened to CSV/Parquet, with a column mapping",
                        description="Read CSV/Parquet samples into app_profiles using a TOML mapping "
@@ -69,11 +75,21 @@ def build_parser(prog: str = "xamm-ingest") -> argparse.ArgumentParser:
     return parser
 
 
+def _time_unit(text: str) -> str:
+    from xamm_data.units import canonical
+
+    try:
+        return canonical(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def _common_profile_args(q: argparse.ArgumentParser) -> None:
     q.add_argument("--store", type=Path, default=None, help="store root (default: $XAMM_HOME/store)")
     q.add_argument("--dry-run", action="store_true", help="read and validate, write nothing")
-    q.add_argument("--strict", action="store_true", help="any rejected source fails the run (exit 1), nothing written")
+    q.add_argument("--strict", action="store_true", help="any rejected source or record fails the run (exit 1), nothing written")
     q.add_argument("--json", action="store_true", help="print the summary as JSON")
+    q.add_argument("--debug", action="store_true", help="raise unexpected errors with their traceback")
 
 
 def _parse_params(items: list[str], parser) -> dict:
@@ -92,112 +108,105 @@ def _parse_params(items: list[str], parser) -> dict:
     return out
 
 
-def _profiles_main(args, parser, prog: str) -> int:
+def _options(args, parser) -> dict:
+    """The dispatcher's options for the parsed command line."""
     from pydantic import ValidationError
 
-    from xamm_ingest.errors import IngestError
-    from xamm_ingest.profiles import ingest_profiles
     from xamm_ingest.readers.profile_common import SampleSpec
+    from xamm_ingest.records import Bounds
 
-    spec = None
-    if args.format != "table":
+    if args.format == "rajaperf":
+        if args.workers is not None and args.workers < 1:
+            parser.error("--workers must be >= 1")
         try:
-            spec = SampleSpec(app=args.app, machine=args.machine, params=_parse_params(args.param, parser),
-                              threads=args.threads, ranks=args.ranks, gpus=args.gpus, device=args.device,
-                              runtime_s=args.runtime_s, time_unit=args.time_unit)
-        except ValidationError as e:
-            err = e.errors()[0]
-            parser.error(f"--{str(err['loc'][0]).replace('_', '-')}: {err['msg']}")
+            bounds = Bounds.from_items(args.bound)
+        except (ValueError, ValidationError) as e:
+            parser.error(str(e).splitlines()[0] if not isinstance(e, ValidationError) else f"--bound: {e.errors()[0]['msg']}")
+        return {"machine": args.machine, "workers": args.workers, "rtol": args.rtol, "bounds": bounds,
+                "progress": not args.no_progress and sys.stderr.isatty()}
+    if args.format == "table":
+        return {"mapping": args.mapping, "workers": 1}
     try:
-        report = ingest_profiles(args.format, args.paths, spec, mapping=getattr(args, "mapping", None),
-                                 store=args.store, dry_run=args.dry_run, strict=args.strict)
-    except (IngestError, FileNotFoundError, ValueError) as e:
-        print(f"{prog}: error: {e}", file=sys.stderr)
-        return 1
-    s = report.summary()
-    s["rejected_files"] = [{"path": r.path, "reason": r.reason} for r in report.rejected]
-    if args.json:
-        print(json.dumps(s, indent=2, default=str))
-    else:
-        print(f"sources read: {s['sources_read']}   samples: {s['rows']}   apps: {', '.join(s['apps']) or '-'}   "
-              f"machines: {', '.join(s['machines']) or '-'}")
-        if report.write:
-            for p in report.write.partitions:
-                print(f"wrote {p.path}: {p.rows_after} rows ({p.rows_replaced} replaced)")
-        elif args.dry_run:
-            print("dry run: nothing written")
-        for r in report.rejected:
-            print(f"rejected: {r.reason}", file=sys.stderr)
-    if report.frame.is_empty():
-        print(f"{prog}: error: no application profile ingested", file=sys.stderr)
-        return 1
-    if args.strict and report.rejected:
-        print(f"{prog}: error: {len(report.rejected)} source(s) rejected and --strict given; nothing written", file=sys.stderr)
-        return 1
-    return 0
+        spec = SampleSpec(app=args.app, machine=args.machine, params=_parse_params(args.param, parser),
+                          threads=args.threads, ranks=args.ranks, gpus=args.gpus, device=args.device,
+                          runtime_s=args.runtime_s, time_unit=args.time_unit)
+    except ValidationError as e:
+        err = e.errors()[0]
+        parser.error(f"--{str(err['loc'][0]).replace('_', '-')}: {err['msg']}")
+    return {"spec": spec, "workers": 1}
 
 
-def _print_report(report, as_json: bool, dry_run: bool) -> None:
-    s = report.summary()
-    s["rejected_files"] = [{"path": r.path, "reason": r.reason} for r in report.rejected]
-    s["notes"] = report.notes
-    s["ignored_files"] = len(report.ignored)
-    s["dry_run"] = dry_run
+def _print_report(report, args) -> None:
+    s = report.as_json()
+    s["dry_run"] = args.dry_run
     if report.write:
         s["partitions"] = [{"machine": p.machine, "rows_before": p.rows_before, "rows_replaced": p.rows_replaced,
                             "rows_after": p.rows_after, "path": str(p.path)} for p in report.write.partitions]
-    if as_json:
+    if args.json:
         print(json.dumps(s, indent=2, default=str))
         return
-    from xamm_data.summary import print_frame, summarize_benchmark_runs
+    if report.table == "benchmark_runs" and report.frame.height:
+        from xamm_data.summary import print_frame, summarize_benchmark_runs
 
-    if report.frame.height:
         print_frame(summarize_benchmark_runs(report.frame), title="ingested benchmark runs")
-    print(f"sources read: {s['sources_read']}   rows: {s['rows']}   machines: {', '.join(s['machines']) or '-'}   "
-          f"kernels: {s['kernels']}   variants: {', '.join(s['variants']) or '-'}")
+    what = (f"kernels: {s['kernels']}   variants: {', '.join(s['variants']) or '-'}" if report.table == "benchmark_runs"
+            else f"apps: {', '.join(s['apps']) or '-'}")
+    print(f"sources read: {s['sources_read']}   rows: {s['rows']}   machines: {', '.join(s['machines']) or '-'}   {what}")
     if report.merged_rows:
         print(f"CSV and Caliper rows of the same runs merged: {report.merged_rows}")
     for n in report.notes:
         print(f"note: {n}")
     if report.ignored:
         print(f"ignored {len(report.ignored)} file(s) with nothing to ingest (checksum reports, logs, summaries)")
-    if report.write:
-        for p in s["partitions"]:
-            print(f"wrote {p['path']}: {p['rows_after']} rows ({p['rows_replaced']} replaced)")
-    elif dry_run:
+    for p in s.get("partitions", []):
+        print(f"wrote {p['path']}: {p['rows_after']} rows ({p['rows_replaced']} replaced)")
+    if not report.write and args.dry_run:
         print("dry run: nothing written")
+    _print_problems(report)
+
+
+def _print_problems(report, shown: int = 3) -> None:
+    """Rejections grouped by identical reason; dropped records grouped by field (the full lists are in --json)."""
     if report.rejected:
-        print(f"rejected {len(report.rejected)} file(s):", file=sys.stderr)
-        for r in report.rejected:
-            print(f"  {r.reason}", file=sys.stderr)
+        print(f"rejected {len(report.rejected)} source(s):", file=sys.stderr)
+        for problem, files in report.grouped():
+            if len(files) == 1:
+                print(f"  {next(r.reason for r in report.rejected if r.path == files[0] and r.problem == problem)}",
+                      file=sys.stderr)
+            else:
+                print(f"  {len(files)} files: {problem}  (e.g. {', '.join(files[:shown])}; all in --json)", file=sys.stderr)
+    if report.dropped:
+        print(f"dropped {len(report.dropped)} record(s) from sources that were otherwise read:", file=sys.stderr)
+        for fld, recs in report.grouped_drops():
+            for d in recs[:shown]:
+                print(f"  {d.reason}", file=sys.stderr)
+            if len(recs) > shown:
+                print(f"  ... and {len(recs) - shown} more record(s) with a bad {fld} (all in --json)", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None, prog: str = "xamm-ingest") -> int:
-    """Entry point of ``xamm-ingest``."""
+    """Entry point of ``xamm-ingest``. Exit codes: 0 ok, 1 bad input, 2 usage."""
     parser = build_parser(prog)
     args = parser.parse_args(argv)
+    opts = _options(args, parser)
+    from xamm_ingest.dispatch import ingest_sources
     from xamm_ingest.errors import IngestError
-    from xamm_ingest.rajaperf import ingest_rajaperf
 
-    if args.format != "rajaperf":
-        return _profiles_main(args, parser, prog)
-    if args.workers is not None and args.workers < 1:
-        parser.error("--workers must be >= 1")
     try:
-        report = ingest_rajaperf(
-            args.paths, machine=args.machine, store=args.store, workers=args.workers, dry_run=args.dry_run,
-            strict=args.strict, progress=not args.no_progress and sys.stderr.isatty(), rtol=args.rtol,
-        )
+        report = ingest_sources(args.format, args.paths, store=args.store, dry_run=args.dry_run, strict=args.strict,
+                                debug=args.debug, **opts)
     except (IngestError, FileNotFoundError, ValueError) as e:
+        if args.debug:
+            raise
         print(f"{prog}: error: {e}", file=sys.stderr)
         return 1
-    _print_report(report, args.json, args.dry_run)
+    _print_report(report, args)
     if report.frame.is_empty():
         print(f"{prog}: error: nothing ingestable found under {', '.join(map(str, args.paths))}", file=sys.stderr)
         return 1
-    if args.strict and report.rejected:
-        print(f"{prog}: error: {len(report.rejected)} file(s) rejected and --strict given; nothing written",
-              file=sys.stderr)
+    if args.strict and (report.rejected or report.dropped):
+        print(f"{prog}: error: {len(report.rejected)} source(s) rejected, {len(report.dropped)} record(s) dropped "
+              "and --strict given; nothing written", file=sys.stderr)
         return 1
     return 0
 

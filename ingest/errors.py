@@ -19,3 +19,14 @@ class IngestError(ValueError):
 
     def __reduce__(self):  # keep the fields when crossing a process boundary
         return (type(self), (self.path, self.problem, self.record))
+
+
+class RecordError(IngestError):
+    """One record of a source is bad; the reader drops that record and keeps the rest of the file."""
+
+    def __init__(self, path, problem: str, record: str | None = None, field: str = "", value: object = ""):
+        super().__init__(path, problem, record)
+        self.field, self.value = field, value
+
+    def __reduce__(self):
+        return (type(self), (self.path, self.problem, self.record, self.field, self.value))

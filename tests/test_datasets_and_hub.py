@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import polars as pl
+
+from xamm_data.schema import BENCHMARK_RUNS
 import pytest
 import yaml
 from huggingface_hub import hf_hub_download
@@ -76,8 +78,8 @@ def test_card_lists_every_machine_and_validates(store, local_hub, tmp_path):
     header = yaml.safe_load(text.split("---")[1])
     assert [c["config_name"] for c in header["configs"]] == ["example-node", "quartz"]
     assert header["configs"][1]["data_files"][0]["path"] == "benchmark_runs/machine=quartz/*.parquet"
-    assert header["license"] == "cc-by-4.0" and header["xamm"]["schema_versions"]["benchmark_runs"] == "1.0.0"
-    assert "| `example-node` | `benchmark_runs` | 1.0.0 | 10 | 3 |" in text  # kept from the first push
+    assert header["license"] == "cc-by-4.0" and header["xamm"]["schema_versions"]["benchmark_runs"] == BENCHMARK_RUNS.version
+    assert f"| `example-node` | `benchmark_runs` | {BENCHMARK_RUNS.version} | 10 | 3 |" in text  # kept from the first push
 
 
 def test_offline_uses_cache_only(store, local_hub, monkeypatch):

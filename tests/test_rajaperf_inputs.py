@@ -39,7 +39,7 @@ def test_sample_merges_csv_and_caliper_of_the_same_run():
         .get_column("time_per_rep_s").item() == pytest.approx(0.5 * 1.02 / 500)
 
 
-def test_disagreeing_formats_reject_the_caliper_file(tmp_path):
+def test_disagreeing_formats_reject_the_run(tmp_path):
     d = tmp_path / "runs"
     shutil.copytree(SAMPLE, d)
     from make_fixtures import sample_kernels
@@ -51,8 +51,11 @@ def test_disagreeing_formats_reject_the_caliper_file(tmp_path):
     assert len(rep.rejected) == 1
     msg = rep.rejected[0].reason
     assert "Base_Seq-default.cali" in msg and "Stream_TRIAD" in msg and "RAJAPerf-kernel-run-data.csv" in msg
+    assert "0.0012625" in msg and "0.00125" in msg  # both values named
+    # neither side of the disagreeing variant is kept: the CSV's Base_Seq rows of that run are dropped too
     run1 = rep.frame.filter(pl.col("source_path").str.starts_with("run-1"))
-    assert set(run1.get_column("source_format")) == {"rajaperf-csv"} and run1.height == 5
+    assert set(run1.get_column("variant")) == {"Base_OpenMP"} and run1.height == 2
+    assert any("Stream_TRIAD Base_Seq-default" in d.record and "Base_Seq-default.cali" in d.rule for d in rep.dropped)
 
 
 def test_npasses_gives_the_same_time_per_rep_as_the_csv(tmp_path):
@@ -102,17 +105,38 @@ def test_caliper_json_split_gives_the_same_rows(tmp_path):
     ("truncated.cali", "truncated"),
     ("corrupt.cali", "not a text Caliper file"),
     ("no_rajaperf_regions.cali", "no RAJAPerf kernel regions"),
-    ("zero_time.cali", "expected a finite time > 0"),
-    ("negative_time", "mean time per rep is -0.001"),
-    ("infinite_time", "mean time per rep is inf"),
-    ("unknown_column", "unknown column(s) ['Mystery']"),
     ("all_not_run", "every cell says 'Not run'"),
 ])
-def test_bad_input_corpus(name, expected):
+def test_bad_files_are_rejected_naming_file_and_reason(name, expected):
     rep = read_rajaperf(BAD / name, machine="example-node", workers=1)
     assert rep.frame.is_empty()
     assert len(rep.rejected) == 1
     assert expected in rep.rejected[0].reason and name in rep.rejected[0].reason
+
+
+@pytest.mark.parametrize("name,kernel,expected", [
+    ("zero_time.cali", "Basic_DAXPY", "time per rep is 0.0 s; expected a finite time > 0"),
+    ("negative_time", "Basic_DAXPY", "time per rep is -0.001 s; expected a finite time > 0"),
+    ("infinite_time", "Basic_DAXPY", "time per rep is inf s; expected a finite time > 0"),
+])
+def test_bad_records_are_dropped_and_the_rest_of_the_file_kept(name, kernel, expected):
+    rep = read_rajaperf(BAD / name, machine="example-node", workers=1)
+    assert rep.rejected == [] and len(rep.dropped) == 1
+    d = rep.dropped[0]
+    assert name in d.path and kernel in d.record and d.field == "time_per_rep_s" and d.rule == expected
+    kept = rep.frame.select(pl.concat_str("kernel", "variant", separator=" ")).to_series().to_list()
+    assert f"{kernel} Base_Seq" not in kept and "Stream_TRIAD Base_Seq" in kept
+
+
+def test_unknown_columns_are_kept_not_dropped(tmp_path):
+    d = tmp_path / "unknown"
+    shutil.copytree(BAD / "unknown_column", d)
+    f = d / "RAJAPerf-kernel-run-data.csv"
+    f.write_text(f.read_text().replace(" PASSED ", " 42.5 "))  # a numeric column this reader does not know
+    rep = read_rajaperf(d, machine="example-node", workers=1)
+    assert rep.rejected == [] and any("Mystery" in n for n in rep.notes)
+    extra = rep.frame.filter(pl.col("kernel") == "Basic_DAXPY", pl.col("variant") == "Base_Seq").get_column("extra_metrics")
+    assert extra.to_list() == [[{"name": "Mystery", "value": 42.5}]]
 
 
 def test_missing_machine_and_conflicting_machine(tmp_path):

@@ -170,7 +170,7 @@ _CONFIG: tuple[Column, ...] = (
 
 BENCHMARK_RUNS = TableSchema(
     name="benchmark_runs",
-    version="1.0.0",
+    version="1.1.0",
     description=(
         "One row per (machine, suite, kernel, variant, tuning, build, configuration, trial) of a benchmark suite run "
         "(RAJAPerf). Times are seconds per repetition of the kernel, sizes in bytes and flops per repetition."
@@ -191,7 +191,9 @@ BENCHMARK_RUNS = TableSchema(
         _c("compiler", "string", "Compiler and version, e.g. `g++-10.3.1`; null when the source does not say."),
         _c("compiler_flags", "string", "Compiler options of the build; null when the source does not say."),
         _c("problem_size", "int64", "The kernel's actual problem size (RAJAPerf `Problem size` / `ProblemSize`).", nullable=False, minimum=1),
-        _c("problem_size_param", "int64", "The `--size` run parameter, when given (kernels round it to their own shapes).", minimum=1),
+        _c("problem_size_param", "int64", "RAJAPerf's `ProblemSizeRunParam`: the `--size` run parameter, or the "
+           "`--sizefact` factor truncated to a whole number (0 for `--sizefact 0.5`); kernels round it to their own shapes.",
+           minimum=0),
         _c("reps", "int64", "Repetitions of the kernel per pass.", nullable=False, minimum=1),
         _c("npasses", "int64", "Passes over the kernel set (`--npasses`); times are per repetition, averaged over passes. "
            "Null when the source does not say (RAJAPerf CSV files, whose times are already per-pass means).", minimum=1),
@@ -229,6 +231,9 @@ BENCHMARK_RUNS = TableSchema(
                 "l1_bound", "l2_bound", "l3_bound",
             )
         ),
+        _c("extra_metrics", "list[counter]", "Per-kernel metrics of the source that no column above names (further "
+           "`topdown.*` attributes, newer RAJAPerf columns such as `FeatureForall`), kept raw as (name, value); "
+           "null for rows ingested before schema 1.1.0.", ),
         *_PROVENANCE,
     ),
     primary_key=("machine", "suite", "kernel", "variant", "tuning", "compiler", "compiler_flags", "problem_size",

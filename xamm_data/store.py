@@ -128,7 +128,7 @@ class Store:
         path = self.partition_path(kind, machine)
         if not path.is_file():
             raise FileNotFoundError(f"no {kind} for machine {machine!r} in store {self.root}")
-        lf = pl.scan_parquet(path, hive_partitioning=False)
+        lf = _scan(path, self._check_kind(kind))
         return lf if lazy else lf.collect()
 
     def scan(self, kind: str) -> pl.LazyFrame:
@@ -137,7 +137,7 @@ class Store:
         files = [self.partition_path(kind, m) for m in self.machines(kind)]
         if not files:
             return schema.empty().lazy()
-        return pl.scan_parquet(files, hive_partitioning=False)
+        return _scan(files, schema)
 
     def metadata(self, kind: str, machine: str) -> dict:
         """The ``xamm`` key-value metadata of a partition file."""
@@ -164,7 +164,7 @@ class Store:
             for machine in machines:
                 part_new = new.filter(pl.col(schema.partition_by) == machine)
                 path = self.partition_path(kind, machine)
-                old = pl.read_parquet(path) if path.is_file() else schema.empty()
+                old = _scan(path, schema).collect() if path.is_file() else schema.empty()
                 shas = part_new.get_column("source_sha256").unique()
                 kept = old.filter(~pl.col("source_sha256").is_in(shas.implode()))
                 merged = renumber_trials(pl.concat([kept, part_new], how="vertical"), schema)
@@ -208,6 +208,11 @@ class Store:
                     pass
                 return True
         return False
+
+
+def _scan(files, schema: TableSchema) -> pl.LazyFrame:
+    """Scan partition files as this schema: columns added by a later minor version read as null."""
+    return pl.scan_parquet(files, hive_partitioning=False, schema=schema.polars_schema, missing_columns="insert")
 
 
 def read_parquet_checked(path: str | Path, kind: str) -> pl.DataFrame:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import hashlib
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import polars as pl
 
 from xamm_data._version import __version__
 
@@ -31,10 +32,19 @@ class Source:
 
 @dataclass
 class ReadResult:
-    """Rows (one dict per row, canonical column names) and notes about skipped content."""
+    """What a reader got from one source.
+
+    ``rows`` (one dict per row, canonical column names) or ``frame`` (readers of tables); ``notes``
+    about skipped content; ``dropped``: (record, field, value, rule) of records left out.
+    """
 
     rows: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    dropped: list[tuple[str, str, str, str]] = field(default_factory=list)
+    frame: pl.DataFrame | None = None
+
+    def dropped_record(self, record: str, field_: str, value: object, rule: str) -> None:
+        self.dropped.append((record, field_, str(value), rule))
 
 
 def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
@@ -67,7 +77,3 @@ def provenance(src: Source, fmt: str, reader: str, tool_versions: dict[str, str]
         "tool_versions": tv or None,
         "run_date": run_date,
     }
-
-
-def positive_finite(x) -> bool:
-    return x is not None and isinstance(x, (int, float)) and math.isfinite(x) and x > 0

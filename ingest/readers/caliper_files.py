@@ -12,8 +12,8 @@ from xamm_ingest.readers.cali_format import CaliFormatError, parse_cali
 class CaliperProfile:
     """A parsed Caliper file: records (path list + attributes), globals and attribute metadata."""
 
-    def __init__(self, records: list[dict], globals_: dict, meta: dict[str, dict]):
-        self.records, self.globals, self.meta = records, globals_, meta
+    def __init__(self, records: list[dict], globals_: dict, meta: dict[str, dict], path: Path | None = None):
+        self.records, self.globals, self.meta, self.path = records, globals_, meta, path
 
 
 def load_cali(path: Path) -> CaliperProfile:
@@ -34,7 +34,7 @@ def load_cali(path: Path) -> CaliperProfile:
     except CaliFormatError as e:
         raise IngestError(path, f"Caliper parse failed ({e}); file corrupt or truncated?") from None
     keys = {k for rec in prof.records for k in rec}
-    return CaliperProfile(prof.records, prof.globals, {k: prof.metadata(k) for k in keys})
+    return CaliperProfile(prof.records, prof.globals, {k: prof.metadata(k) for k in keys}, Path(path))
 
 
 def load_caliper_json(path: Path) -> CaliperProfile:
@@ -45,15 +45,22 @@ def load_caliper_json(path: Path) -> CaliperProfile:
     if not isinstance(doc, dict) or not {"data", "columns", "nodes"} <= set(doc):
         raise IngestError(path, "JSON lacks 'data', 'columns' and 'nodes'; expected Caliper json-split output "
                           "(cali-query -O json-split)")
-    nodes = doc["nodes"]
+    nodes, cols, data = doc["nodes"], doc["columns"], doc["data"]
+    for what, value in (("nodes", nodes), ("columns", cols), ("data", data)):
+        if not isinstance(value, list):
+            raise IngestError(path, f"'{what}' is a {type(value).__name__}; expected a list (Caliper json-split)")
     labels: list[list[str]] = []
     for i, n in enumerate(nodes):
+        if not isinstance(n, dict):
+            raise IngestError(path, f"node {i} is {n!r}; expected an object with 'label' and 'parent' "
+                              "(Caliper json-split)", record=f"nodes[{i}]")
         parent = n.get("parent")
-        if parent is not None and not (0 <= parent < i):
+        if parent is not None and not (isinstance(parent, int) and 0 <= parent < i):
             raise IngestError(path, f"node {i} has parent {parent!r}; expected an earlier node index", record=f"nodes[{i}]")
         labels.append((labels[parent] if parent is not None else []) + [str(n.get("label"))])
-    cols = doc["columns"]
     cmeta = doc.get("column_metadata") or [{} for _ in cols]
+    if not isinstance(cmeta, list) or not all(isinstance(m, dict) for m in cmeta):
+        raise IngestError(path, "'column_metadata' is not a list of objects; expected Caliper json-split output")
     meta = {c: dict(m) for c, m in zip(cols, cmeta)}
     # Tree columns hold node indices. The call path is the "path" column, else (sampling profiles)
     # the tree column whose nodes are nested deepest, e.g. source.function#callpath.address.
@@ -64,9 +71,10 @@ def load_caliper_json(path: Path) -> CaliperProfile:
         key=lambda c: max((len(labels[i]) for i, n in enumerate(nodes) if n.get("column") == c), default=0),
         default=None)
     records = []
-    for j, row in enumerate(doc["data"]):
-        if len(row) != len(cols):
-            raise IngestError(path, f"{len(row)} values for {len(cols)} columns", record=f"data[{j}]")
+    for j, row in enumerate(data):
+        if not isinstance(row, list) or len(row) != len(cols):
+            raise IngestError(path, f"{len(row) if isinstance(row, list) else row!r} values for {len(cols)} columns; "
+                              "expected one value per column", record=f"data[{j}]")
         rec = {}
         for c, v in zip(cols, row):
             if v is None:
@@ -82,7 +90,7 @@ def load_caliper_json(path: Path) -> CaliperProfile:
                 rec[c] = v
         records.append(rec)
     globals_ = {k: v for k, v in doc.items() if k not in ("data", "columns", "column_metadata", "nodes")}
-    return CaliperProfile(records, globals_, meta)
+    return CaliperProfile(records, globals_, meta, Path(path))
 
 
 def load_profile(path: Path) -> CaliperProfile:

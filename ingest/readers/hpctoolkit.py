@@ -21,6 +21,7 @@ import re
 import warnings
 from pathlib import Path
 
+from xamm_data.units import TIME_UNITS
 from xamm_ingest.readers.hpctoolkit_db import read_summary
 
 from xamm_ingest.errors import IngestError
@@ -28,7 +29,6 @@ from xamm_ingest.readers.base import ReadResult, Source
 from xamm_ingest.readers.profile_common import SampleSpec, profile_row
 
 READER = "xamm_ingest.readers.hpctoolkit"
-_UNIT = {"sec": 1.0, "s": 1.0, "usec": 1e-6, "us": 1e-6, "msec": 1e-3, "ms": 1e-3, "nsec": 1e-9, "ns": 1e-9}
 _TIME_NAMES = ("cputime", "realtime")
 
 
@@ -49,7 +49,7 @@ def _read_latest(src: Source, spec: SampleSpec) -> dict:
             continue
         base, unit = _split_unit(m.name)
         if base.lower() in _TIME_NAMES:
-            scale = _UNIT.get((unit or "sec").lower())
+            scale = TIME_UNITS.get((unit or "sec").lower())
             if scale is None:
                 raise IngestError(src.path / "meta.db", f"time metric {m.name!r} has unit {unit!r}; expected sec/usec/ns")
             peak = m.values.get("max", m.values.get("max_over_profiles"))
@@ -94,7 +94,7 @@ def _read_old(src: Source, spec: SampleSpec) -> dict:
         hname = col[: -len(" (inc)")] if col.endswith(" (inc)") else col
         if hname == "time":
             base, unit = next(((b, u) for k, (b, u) in units.items() if k in _TIME_NAMES), ("CPUTIME", "usec"))
-            scale = _UNIT.get((unit or "sec").lower())
+            scale = TIME_UNITS.get((unit or "sec").lower())
             if scale is None:
                 raise IngestError(src.path / "experiment.xml", f"time metric {base} has unit {unit!r}; expected sec/usec/ns")
             runtime = float(rows[col].max()) * scale
@@ -122,9 +122,16 @@ def read_hpctoolkit(src: Source, spec: SampleSpec) -> ReadResult:
     return ReadResult(rows=[row])
 
 
-def find_databases(paths: list[Path]) -> list[Path]:
-    """HPCToolkit database directories at or under ``paths``."""
-    out = []
+HPCTOOLKIT_PARTS = ("profile.db", "cct.db", "trace.db")
+
+
+def find_databases(paths: list[Path]) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """HPCToolkit database directories at or under ``paths``, and directories that look like one but are not.
+
+    A directory with ``profile.db``/``cct.db`` but no ``meta.db``, or with measurement files
+    (``*.hpcrun``) but no database, is returned with the reason, so it is reported rather than skipped.
+    """
+    out, refused = [], []
     for p in paths:
         p = Path(p)
         if not p.exists():
@@ -133,4 +140,10 @@ def find_databases(paths: list[Path]) -> list[Path]:
         for d in cands:
             if (d / "meta.db").is_file() or (d / "experiment.xml").is_file():
                 out.append(d)
-    return out
+            elif parts := [n for n in HPCTOOLKIT_PARTS if (d / n).is_file()]:
+                refused.append((d, f"an HPCToolkit database directory with {', '.join(parts)} but no meta.db; "
+                                   "expected meta.db beside them (copy the whole database written by hpcprof)"))
+            elif any(d.glob("*.hpcrun")):
+                refused.append((d, "an HPCToolkit measurement directory (*.hpcrun), not a database; run "
+                                   "hpcprof on it first and ingest the database it writes"))
+    return out, refused

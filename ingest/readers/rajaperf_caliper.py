@@ -3,25 +3,30 @@
 Parsing does not build a Hatchet graph per file nor a union of trees across files, as Thicket's
 ``from_caliperreader`` does: one RAJAPerf file is one small flat profile. ``.cali`` text is parsed
 by :mod:`~xamm_ingest.readers.cali_format`, which gives exactly what ``caliperreader`` (the parser
-beneath Thicket and Hatchet) gives (the tests compare them on every real file) at a fraction of
-the cost.
+beneath Thicket and Hatchet) gives.
 
-What is read:
+What is read (layouts derived from RAJAPerf's ``KernelBase`` at each release; see docs/formats.md):
 
-* the call tree ``RAJAPerf -> Group -> Group_KERNEL`` (newer RAJAPerf) or
-  ``Variant -> Group -> Group_KERNEL -> Group_KERNEL.tuning`` (older RAJAPerf, several tunings per file);
-* the kernel's inclusive time, which covers every rep of every pass, so time per rep =
-  time / (Reps x npasses), with ``npasses`` from the run's ``cmdline`` (``--npasses N``, default 1).
-  Spot-channel files hold per-rank statistics (``avg/min/max#inclusive#sum#time.duration``: mean
-  over ranks, and its min and max); units come from the attribute's ``attribute.unit`` metadata,
-  else from the name (``time.duration.ns`` is nanoseconds, ``time.duration`` seconds);
-* per-kernel figures from region attributes (``ProblemSize``, ``Reps``, ``Iterations/Rep``,
-  ``Kernels/Rep``, ``Bytes/Rep``, ``Flops/Rep``, ``BlockSize``; any aggregation prefix) or, in older
-  files, from Adiak globals named after each kernel (``{'Problem size': ..., 'Reps': ...}``);
-* top-down fractions (``topdown.*``) when the run measured them;
-* Adiak metadata: ``cluster`` (machine), ``variant``, ``tuning``/``Tuning``/``tunings``,
-  ``compiler``, ``rajaperf_compiler_options``, ``omp_max_threads``, ``ProblemSizeRunParam``,
-  ``launchdate``, ``cmdline`` and tool versions.
+* the call tree ``RAJAPerf -> Group -> Group_KERNEL`` (v2023.06.0 and later, one variant-tuning per
+  file) or ``Variant -> Group -> Group_KERNEL -> Group_KERNEL.tuning`` (the pre-release Caliper
+  branch, several tunings per file, per-kernel figures in Adiak globals);
+* **the per-pass rule.** RAJAPerf opens the kernel's region once per pass and sets its attributes
+  (``ProblemSize``, ``Reps``, ...) only in the first pass; they stay on Caliper's blackboard, so a
+  later pass runs under the *last* kernel's values. Where the aggregation key holds such a value
+  (``group by Complexity`` in develop after v2024.07.0, ``group by ProblemSize`` in the pre-release
+  branch), one kernel gets one record per distinct key: the records of one region (and rank) are
+  parts of one total and are **summed**, never averaged. The kernel's own attributes are the ones
+  no other kernel's records carry. Time per rep = summed inclusive time / (Reps x npasses), which
+  is the CSV's "Mean time per rep";
+* spot-channel statistics over ranks (``avg/min/max#inclusive#sum#time.duration``) or per-rank
+  records (``mpi.rank``): mean, min and max over ranks. Min and max over ranks cannot be recovered
+  from per-pass parts, so they are null there;
+* per-kernel figures from region attributes (any aggregation prefix) or Adiak globals named after
+  each kernel; top-down fractions (``topdown.*``); every other numeric attribute is kept in
+  ``extra_metrics`` rather than dropped;
+* Adiak metadata: ``cluster`` (machine), ``variant``, ``tuning``, ``compiler``,
+  ``rajaperf_compiler_options``, ``omp_max_threads``, ``ProblemSizeRunParam``, ``launchdate``,
+  ``cmdline`` (``--npasses``) and tool versions. ``nan``/``inf``/empty optional values become null.
 """
 
 from __future__ import annotations
@@ -29,25 +34,27 @@ from __future__ import annotations
 import ast
 import math
 import re
+from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
-from xamm_ingest.errors import IngestError
-from xamm_ingest.readers.caliper_files import CaliperProfile, load_profile
+from xamm_data.schema import BENCHMARK_RUNS
+from xamm_data.units import seconds_per
+from xamm_ingest.errors import IngestError, RecordError
+from xamm_ingest.machine_names import machine_id
 from xamm_ingest.readers.base import ReadResult, Source, provenance
+from xamm_ingest.readers.caliper_files import CaliperProfile, load_profile
 from xamm_ingest.readers.names import VARIANT_RE, split_kernel
-from xamm_ingest.readers.rajaperf_common import check_time, finish_row
+from xamm_ingest.readers.rajaperf_common import check_variant, finish_row
 
 READER = "xamm_ingest.readers.rajaperf_caliper"
-_UNIT_SCALE = {"sec": 1.0, "s": 1.0, "seconds": 1.0, "ms": 1e-3, "msec": 1e-3, "usec": 1e-6, "us": 1e-6,
-               "ns": 1e-9, "nsec": 1e-9}
 _TIME_RE = {
     "avg": re.compile(r"^avg#inclusive#sum#time\.duration(\.ns)?$"),
     "plain": re.compile(r"^(inclusive#sum#time\.duration|sum#inclusive#sum#time\.duration|inclusive#time\.duration|time\.inclusive\.duration)(\.ns)?$"),
     "min": re.compile(r"^min#inclusive#sum#time\.duration(\.ns)?$"),
     "max": re.compile(r"^max#inclusive#sum#time\.duration(\.ns)?$"),
 }
-_KERNEL_METRICS = {
+KERNEL_METRICS = {
     "ProblemSize": "problem_size", "Reps": "reps", "Iterations/Rep": "iterations_per_rep",
     "Kernels/Rep": "kernels_per_rep", "Bytes/Rep": "bytes_per_rep", "BytesMoved/Rep": "bytes_per_rep",
     "BytesRead/Rep": "bytes_read_per_rep", "BytesWritten/Rep": "bytes_written_per_rep",
@@ -60,18 +67,18 @@ _GLOBAL_KERNEL_KEYS = {
     "Problem size": "problem_size", "Reps": "reps", "Iterations/rep": "iterations_per_rep",
     "Kernels/rep": "kernels_per_rep", "Bytes/rep": "bytes_per_rep", "FLOPS/rep": "flops_per_rep",
 }
-_INT_COLS = {"problem_size", "reps", "block_size"}
-TOPDOWN = ("retiring", "frontend_bound", "backend_bound", "bad_speculation", "branch_mispredict", "machine_clears",
-           "frontend_latency", "frontend_bandwidth", "memory_bound", "core_bound", "ext_mem_bound",
-           "l1_bound", "l2_bound", "l3_bound")
+_NOT_METRICS = {"path", "region", "annotation", "spot.channel", "mpi.rank", "function", "loop", "Complexity"}
+_SCHEMA_COLUMNS = set(BENCHMARK_RUNS.names)
 
 
-def _num(value, path, what: str, record: str) -> float:
+def _num(value) -> float | None:
+    """A number, or None for what is not one (strings, lists)."""
+    if isinstance(value, bool):
+        return float(value)
     try:
-        x = float(value)
+        return float(value)
     except (TypeError, ValueError):
-        raise IngestError(path, f"{what} is {value!r}; expected a number", record=record) from None
-    return x
+        return None
 
 
 def _time_attrs(prof: CaliperProfile) -> dict[str, tuple[str, float]]:
@@ -79,33 +86,39 @@ def _time_attrs(prof: CaliperProfile) -> dict[str, tuple[str, float]]:
     keys = set(prof.meta) | {k for r in prof.records[:5] for k in r}
     found: dict[str, tuple[str, float]] = {}
     for role, rx in (("mean", _TIME_RE["avg"]), ("mean", _TIME_RE["plain"]), ("min", _TIME_RE["min"]), ("max", _TIME_RE["max"])):
-        if role in found:
-            continue
         for k in sorted(keys):
-            if rx.match(k):
+            if role not in found and rx.match(k):
                 unit = str(prof.meta.get(k, {}).get("attribute.unit") or ("ns" if k.endswith(".ns") else "sec"))
-                if unit not in _UNIT_SCALE:
-                    raise ValueError(f"time attribute {k!r} has unit {unit!r}")
-                found[role] = (k, _UNIT_SCALE[unit])
-                break
+                try:
+                    found[role] = (k, seconds_per(unit))
+                except ValueError as e:
+                    raise IngestError(prof.path, f"time attribute {k!r}: {e}") from None
+    if "mean" not in found:
+        raise IngestError(prof.path, "no inclusive time attribute (e.g. avg#inclusive#sum#time.duration or "
+                          "inclusive#sum#time.duration[.ns]); expected a RAJAPerf Caliper profile")
     return found
 
 
 def _metric_name(attr: str, meta: dict) -> str:
-    alias = meta.get("attribute.alias")
     base = attr.split("#")[-1]
-    return base if base in _KERNEL_METRICS or base.startswith("topdown.") else (alias or base)
+    return base if base in KERNEL_METRICS or base.startswith("topdown.") else (meta.get("attribute.alias") or base)
 
 
-def _parse_npasses(cmdline) -> int | None:
+def parse_npasses(cmdline, path) -> int:
+    """``--npasses N`` (or ``--npasses=N``) from RAJAPerf's recorded command line; 1 when absent."""
     if cmdline is None:
-        return None
+        return 1
     parts = [p.strip() for p in (cmdline if isinstance(cmdline, list) else str(cmdline).strip("[]").split(","))]
     for i, p in enumerate(parts):
-        if p.startswith("--npasses="):
-            return int(p.split("=", 1)[1])
-        if p == "--npasses" and i + 1 < len(parts):
-            return int(parts[i + 1])
+        value = p.split("=", 1)[1] if p.startswith("--npasses=") else (parts[i + 1] if p == "--npasses" and i + 1 < len(parts) else None)
+        if p == "--npasses" and value is None:
+            raise IngestError(path, "the recorded cmdline ends with --npasses and no value; expected --npasses N",
+                              record="cmdline")
+        if value is not None:
+            if not value.strip().isdigit() or int(value) < 1:
+                raise IngestError(path, f"the recorded cmdline says --npasses {value!r}; expected a whole number >= 1",
+                                  record="cmdline")
+            return int(value)
     return 1
 
 
@@ -113,25 +126,16 @@ def _single_tuning(g: dict) -> str | None:
     for key in ("tuning", "Tuning"):
         if g.get(key):
             return str(g[key])
-    t = g.get("tunings")
-    if t:
-        names = [x.strip() for x in str(t).strip("{}[]").split(",") if x.strip()]
-        if len(names) == 1:
-            return names[0]
-    return None
+    names = [x.strip() for x in str(g.get("tunings") or "").strip("{}[]").split(",") if x.strip()]
+    return names[0] if len(names) == 1 else None
 
 
-def _int_or_none(x):
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return None
-    return int(v) if math.isfinite(v) else None
+def _finite_int(x) -> int | None:
+    v = _num(x)
+    return int(v) if v is not None and math.isfinite(v) and abs(v) < 2 ** 62 else None
 
 
 def _machine_of(g: dict, path: Path, machine: str | None) -> str:
-    from xamm_ingest.machine_names import machine_id
-
     cluster = g.get("cluster")
     if machine:
         if cluster and machine_id(str(cluster)) != machine:
@@ -144,134 +148,196 @@ def _machine_of(g: dict, path: Path, machine: str | None) -> str:
     return machine_id(str(cluster))
 
 
-def read_caliper(src: Source, *, machine: str | None = None) -> ReadResult:
-    """Read a RAJAPerf ``.cali`` or Caliper JSON file into benchmark rows."""
-    path = src.path
-    is_json = path.suffix.lower() == ".json"
-    prof = load_profile(path)
-    g = prof.globals
-    try:
-        times = _time_attrs(prof)
-    except ValueError as e:
-        raise IngestError(path, f"{e}; expected a time unit such as sec or ns") from None
-    if "mean" not in times:
-        raise IngestError(path, "no inclusive time attribute (e.g. avg#inclusive#sum#time.duration or "
-                          "inclusive#sum#time.duration[.ns]); expected a RAJAPerf Caliper profile")
+def _run_metadata(src: Source, g: dict, machine: str | None, variant: str) -> dict:
+    """The columns every row of the file shares."""
+    compiler = g.get("compiler")
+    for key, label in (("cuda_compiler_version", "nvcc"), ("hip_compiler_version", "hipcc")):
+        if compiler and g.get(key):
+            compiler = f"{compiler}+{label}-{g[key]}"
+    flags = g.get("rajaperf_compiler_options") or g.get("cmake_cxx_flags")
+    launch = _finite_int(g.get("launchdate"))
+    run_date = datetime.fromtimestamp(launch, tz=timezone.utc) if launch and 0 < launch < 32503680000 else None
+    tools = {"caliper": g.get("cali.caliper.version"), "rajaperf": g.get("perfsuite_version"),
+             "raja": g.get("raja_version"), "cuda": g.get("cuda_compiler_version"), "hip": g.get("hip_compiler_version")}
+    fmt = "caliper-json" if src.path.suffix.lower() == ".json" else "caliper-cali"
+    return {
+        "machine": _machine_of(g, src.path, machine), "variant": variant, "suite_version": g.get("perfsuite_version"),
+        "compiler": str(compiler) if compiler else None, "compiler_flags": " ".join(str(flags).split()) if flags else None,
+        "npasses": float(parse_npasses(g.get("cmdline"), src.path)), "omp_max_threads": _num(g.get("omp_max_threads")),
+        "problem_size_param": _num(g.get("ProblemSizeRunParam")),
+        "ranks": _num(g.get("mpi.world.size") or g.get("jobsize")),
+        **provenance(src, fmt, READER, tools, run_date),
+    }
 
-    # per-rank records (mpi.rank present) are combined over ranks: mean, min, max
-    by_path: dict[tuple, list[dict]] = {}
+
+def _by_path(prof: CaliperProfile) -> dict[tuple, list[dict]]:
+    out: dict[tuple, list[dict]] = {}
     for rec in prof.records:
         p = rec.get("path")
-        if p is None:
-            continue
-        p = (p,) if isinstance(p, str) else tuple(p)
-        by_path.setdefault(p, []).append(rec)
+        if p is not None:
+            out.setdefault((p,) if isinstance(p, str) else tuple(p), []).append(rec)
+    return out
 
-    kernels: dict[tuple, tuple] = {}  # path -> (group, kernel)
-    leaves: dict[tuple, list[str]] = {}  # kernel path -> tuning names of its leaves
-    for p in by_path:
-        if len(p) >= 2 and split_kernel(p[-1]) and p[-1].startswith(p[-2] + "_"):
-            kernels[p] = (p[-2], p[-1])
+
+def _kernel_nodes(by_path: dict[tuple, list[dict]], path: Path) -> tuple[dict[tuple, str], dict[tuple, list[str]]]:
+    """({kernel path: kernel name}, {kernel path: tuning leaf names})."""
+    kernels = {p: p[-1] for p in by_path if len(p) >= 2 and split_kernel(p[-1]) and p[-1].startswith(p[-2] + "_")}
+    leaves: dict[tuple, list[str]] = {}
     for p in by_path:
         if len(p) >= 3 and p[:-1] in kernels and p[-1].startswith(p[-2] + "."):
             leaves.setdefault(p[:-1], []).append(p[-1][len(p[-2]) + 1:])
     if not kernels:
         raise IngestError(path, "no RAJAPerf kernel regions (expected a call tree RAJAPerf -> Group -> Group_KERNEL); "
                           "is this a RAJAPerf profile?")
+    return kernels, leaves
 
-    machine_name = _machine_of(g, path, machine)
-    root_variant = None
+
+def _times(recs: list[dict], times: dict[str, tuple[str, float]]) -> dict[str, float | None]:
+    """Mean, min and max over ranks of a region's inclusive time; a rank's records (passes) are summed."""
+    per_rank: dict[object, list[dict]] = {}
+    for r in recs:
+        per_rank.setdefault(r.get("mpi.rank"), []).append(r)
+    sums: dict[str, list[float]] = {"mean": [], "min": [], "max": []}
+    split = any(len(rs) > 1 for rs in per_rank.values())
+    for rs in per_rank.values():
+        for role, (attr, scale) in times.items():
+            xs = [_num(r.get(attr)) for r in rs if attr in r]
+            if xs:
+                sums[role].append(math.fsum(x if x is not None else math.nan for x in xs) * scale)
+    mean = sums["mean"]
+    if not mean:
+        return {"mean": None, "min": None, "max": None}
+    out = {"mean": math.fsum(mean) / len(mean), "min": min(sums["min"] or mean), "max": max(sums["max"] or mean)}
+    if split and (sums["min"] or sums["max"]):  # min/max over ranks of a sum of parts is unknowable
+        out["min"] = out["max"] = None
+    return out
+
+
+def _metric_tuple(rec: dict, meta: dict) -> tuple:
+    vals = []
+    for attr, v in rec.items():
+        name = _metric_name(attr, meta.get(attr, {}))
+        if name in KERNEL_METRICS:
+            vals.append((KERNEL_METRICS[name], _num(v)))
+    return tuple(sorted(vals, key=lambda kv: kv[0]))
+
+
+def _own_metrics(node: tuple, recs: list[dict], meta: dict, tuples_by_node: dict[tuple, set]) -> tuple[dict, str | None]:
+    """The kernel's own figures among its records' (per-pass records may carry another kernel's).
+
+    Returns (figures, problem): ``problem`` says why the figures cannot be told apart, else None.
+    """
+    mine = {_metric_tuple(r, meta) for r in recs} - {()}
+    if len(mine) <= 1:
+        return dict(next(iter(mine), ())), None
+    elsewhere = Counter(t for other, ts in tuples_by_node.items() if other != node for t in ts)
+    unique = [t for t in mine if not elsewhere[t]]
+    if len(unique) == 1:
+        return dict(unique[0]), None
+    shown = " vs ".join(str(dict(t).get("problem_size")) for t in sorted(mine, key=str))
+    return {}, (f"its per-pass records carry different kernel figures (ProblemSize {shown}) and none is "
+                "this kernel's alone; cannot tell which are its own")
+
+
+def _extra_metrics(recs: list[dict], meta: dict, skip: set[str]) -> list[dict]:
+    """Numeric attributes no column names, kept raw; parts of a split total are summed."""
+    values: dict[str, list[float]] = {}
+    for r in recs:
+        for attr, v in r.items():
+            if attr in skip or attr in _NOT_METRICS:
+                continue
+            name = _metric_name(attr, meta.get(attr, {}))
+            if name in KERNEL_METRICS or f"topdown_{name[8:]}" in _SCHEMA_COLUMNS and name.startswith("topdown."):
+                continue
+            x = _num(v)
+            if x is not None:
+                values.setdefault(attr, []).append(x)
+    out = []
+    for attr, xs in sorted(values.items()):
+        additive = "sum" in attr or "count" in attr or "time" in attr
+        out.append({"name": attr, "value": math.fsum(xs) if additive else xs[0]})
+    return out
+
+
+def _topdown(recs: list[dict], meta: dict) -> dict[str, float | None]:
+    out = {}
+    for attr, v in recs[0].items():
+        name = _metric_name(attr, meta.get(attr, {}))
+        if name.startswith("topdown.") and f"topdown_{name[8:]}" in _SCHEMA_COLUMNS:
+            out[f"topdown_{name[8:]}"] = _num(v)
+    return out
+
+
+def _adiak_kernel_info(g: dict, kernel: str, path: Path) -> dict:
+    """Per-kernel figures the pre-release branch stored as Adiak globals named after the kernel."""
+    gk = g.get(kernel)
+    if not gk:
+        return {}
+    try:
+        info = gk if isinstance(gk, dict) else ast.literal_eval(str(gk))
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        raise IngestError(path, f"Adiak value for {kernel} is not a dict: {str(gk)[:80]!r}", record=kernel) from None
+    if not isinstance(info, dict):
+        raise IngestError(path, f"Adiak value for {kernel} is {type(info).__name__}; expected a dict", record=kernel)
+    return {col: _num(info[k]) for k, col in _GLOBAL_KERNEL_KEYS.items() if k in info}
+
+
+def read_caliper(src: Source, *, machine: str | None = None) -> ReadResult:
+    """Read a RAJAPerf ``.cali`` or Caliper JSON file into benchmark rows (numbers unchecked: see records.py)."""
+    path = src.path
+    prof = load_profile(path)
+    g = prof.globals
+    times = _time_attrs(prof)
+    by_path = _by_path(prof)
+    kernels, leaves = _kernel_nodes(by_path, path)
     roots = {p[0] for p in kernels}
-    if len(roots) == 1 and VARIANT_RE.match(next(iter(roots))):
-        root_variant = next(iter(roots))
-    variant = root_variant or (str(g["variant"]) if g.get("variant") else None)
-    if variant is None:
+    variant = next(iter(roots)) if len(roots) == 1 and VARIANT_RE.match(next(iter(roots))) else g.get("variant")
+    if not variant:
         raise IngestError(path, "no 'variant' in the Adiak metadata and the call tree root is not a variant; "
                           "expected RAJAPerf's Adiak metadata")
+    check_variant(path, str(variant))
+    common = _run_metadata(src, g, machine, str(variant))
     file_tuning = _single_tuning(g)
-    npasses = _parse_npasses(g.get("cmdline")) or 1
-    omp = _int_or_none(g.get("omp_max_threads"))
-    compiler = g.get("compiler")
-    for key, label in (("cuda_compiler_version", "nvcc"), ("hip_compiler_version", "hipcc")):
-        if compiler and g.get(key):
-            compiler = f"{compiler}+{label}-{g[key]}"
-    flags = g.get("rajaperf_compiler_options") or g.get("cmake_cxx_flags")
-    flags = " ".join(str(flags).split()) if flags else None
-    launch = _int_or_none(g.get("launchdate"))
-    run_date = datetime.fromtimestamp(launch, tz=timezone.utc) if launch else None
-    tools = {"caliper": g.get("cali.caliper.version"), "rajaperf": g.get("perfsuite_version"),
-             "raja": g.get("raja_version"), "cuda": g.get("cuda_compiler_version"),
-             "hip": g.get("hip_compiler_version")}
-    prov = provenance(src, "caliper-json" if is_json else "caliper-cali", READER, tools, run_date)
-    common = {
-        "machine": machine_name, "variant": variant, "suite_version": g.get("perfsuite_version"),
-        "compiler": compiler, "compiler_flags": flags, "npasses": npasses, "omp_max_threads": omp,
-        "problem_size_param": _int_or_none(g.get("ProblemSizeRunParam")), "ranks": _int_or_none(g.get("mpi.world.size") or g.get("jobsize")),
-        **prov,
-    }
-
-    def stats(recs: list[dict], record: str) -> dict:
-        out = {}
-        vals = {}
-        for role, (attr, scale) in times.items():
-            xs = [_num(r[attr], path, attr, record) * scale for r in recs if attr in r]
-            if xs:
-                vals[role] = xs
-        if "mean" in vals:
-            xs = vals["mean"]
-            out["mean"] = sum(xs) / len(xs)
-            out["min"] = min(vals.get("min", xs))
-            out["max"] = max(vals.get("max", xs))
-        for r in recs[:1]:
-            for attr, v in r.items():
-                if attr in ("path", "region", "annotation", "spot.channel", "mpi.rank"):
-                    continue
-                name = _metric_name(attr, prof.meta.get(attr, {}))
-                if name in _KERNEL_METRICS:
-                    out[_KERNEL_METRICS[name]] = _num(v, path, name, record)
-                elif name.startswith("topdown."):
-                    out["topdown_" + name.split(".", 1)[1]] = _num(v, path, name, record)
-        return out
-
+    time_attrs = {a for a, _ in times.values()}
+    tuples = {p: {_metric_tuple(r, prof.meta) for r in recs} - {()} for p, recs in by_path.items()}
     result = ReadResult()
-    for kp, (group, kernel) in sorted(kernels.items()):
+    for kp, kernel in sorted(kernels.items()):
         targets = [(kp + (f"{kernel}.{t}",), t) for t in sorted(leaves.get(kp, []))] or [(kp, file_tuning or "default")]
-        kstats = stats(by_path[kp], kernel)
         for node, tuning in targets:
-            record = "/".join(node)
-            st = {**kstats, **stats(by_path[node], record)} if node != kp else kstats
-            gk = g.get(kernel)
-            if gk and ("problem_size" not in st or "reps" not in st):
-                try:
-                    info = ast.literal_eval(str(gk)) if not isinstance(gk, dict) else gk
-                except (ValueError, SyntaxError):
-                    raise IngestError(path, f"Adiak value for {kernel} is not a dict: {str(gk)[:80]!r}", record=kernel) from None
-                for k, col in _GLOBAL_KERNEL_KEYS.items():
-                    if k in info and col not in st:
-                        st[col] = _num(info[k], path, k, kernel)
-            for need, label in (("problem_size", "ProblemSize"), ("reps", "Reps")):
-                if need not in st:
-                    raise IngestError(path, f"no {label} for the kernel; expected a region attribute {label} or "
-                                      "RAJAPerf's per-kernel Adiak metadata", record=record)
-            reps = st["reps"]
-            if not (reps >= 1 and reps == int(reps)):
-                raise IngestError(path, f"Reps is {reps!r}; expected a whole number >= 1", record=record)
-            if not (st["problem_size"] >= 1):
-                raise IngestError(path, f"ProblemSize is {st['problem_size']!r}; expected >= 1", record=record)
-            total = check_time(path, st.get("mean"), "inclusive time", record)
-            denom = reps * npasses
-            row = {
-                **common, "kernel": kernel, "tuning": tuning,
-                "time_per_rep_s": total / denom,
-                "time_per_rep_min_s": check_time(path, st["min"], "min inclusive time", record) / denom,
-                "time_per_rep_max_s": check_time(path, st["max"], "max inclusive time", record) / denom,
-            }
-            for k, v in st.items():
-                if k in ("mean", "min", "max"):
-                    continue
-                row[k] = int(v) if k in _INT_COLS else v
-            if row.get("block_size") == 0:
-                row["block_size"] = None
-            finish_row(row, src_path=path, record=record, omp_max_threads=omp)
-            result.rows.append(row)
+            try:
+                row = _kernel_row(node, kp, kernel, tuning, by_path, prof, times, tuples, time_attrs, g, common, result)
+            except RecordError as e:
+                result.dropped_record(e.record or "/".join(node), e.field, e.value, e.problem)
+                continue
+            if row is not None:
+                result.rows.append(row)
     return result
+
+
+def _kernel_row(node, kp, kernel, tuning, by_path, prof, times, tuples, time_attrs, g, common, result) -> dict | None:
+    """One benchmark row for a kernel (or a tuning leaf under it); None (and a dropped record) if its figures clash."""
+    record = "/".join(node)
+    figures, problem = _own_metrics(kp, by_path[kp], prof.meta, tuples)
+    if node != kp:
+        leaf, leaf_problem = _own_metrics(node, by_path[node], prof.meta, tuples)
+        figures, problem = {**figures, **leaf}, problem or leaf_problem
+    adiak = _adiak_kernel_info(g, kernel, prof.path)
+    if problem and not adiak:
+        result.dropped_record(record, "ProblemSize", "ambiguous", problem)
+        return None
+    for col, v in adiak.items():
+        figures.setdefault(col, v)
+    for need, label in (("problem_size", "ProblemSize"), ("reps", "Reps")):
+        if figures.get(need) is None:
+            result.dropped_record(record, label, "missing", f"no {label} for the kernel; expected a region attribute "
+                                  f"{label} or RAJAPerf's per-kernel Adiak metadata")
+            return None
+    t = _times(by_path[node], times)
+    denom = (figures["reps"] or math.nan) * common["npasses"]
+    per_rep = {k: (None if v is None else v / denom) for k, v in t.items()}
+    row = {**common, **figures, "kernel": kernel, "tuning": tuning, "_record": record,
+           "time_per_rep_s": per_rep["mean"] if per_rep["mean"] is not None else math.nan,
+           "time_per_rep_min_s": per_rep["min"], "time_per_rep_max_s": per_rep["max"],
+           **_topdown(by_path[node], prof.meta),
+           "extra_metrics": _extra_metrics(by_path[node], prof.meta, time_attrs)}
+    return finish_row(row, src_path=prof.path, record=record, omp_max_threads=common["omp_max_threads"])

@@ -2,18 +2,24 @@
 
 A RAJAPerf run writes files sharing one prefix (``--outfile`` prefix, default ``RAJAPerf``):
 
-* newer RAJAPerf: ``<p>-kernel-run-data.csv`` (per kernel, variant, tuning: problem size, checksum,
-  mean time per rep, bandwidth, GFLOP/s) and ``<p>-kernel-details.csv`` (per kernel: reps,
-  iterations, bytes and flops per rep, ...);
-* older RAJAPerf: ``<p>-kernels.csv`` (per kernel: problem size, reps, iterations/rep,
-  kernels/rep, bytes/rep, FLOPS/rep);
-* both: ``<p>-timing-{Average,Minimum,Maximum}.csv``, kernel x (variant, tuning) matrices of the
-  time of all reps of one pass, combined over ``--npasses`` passes; cells may say ``Not run``.
+* newer RAJAPerf (after v2024.07.0): ``<p>-kernel-run-data.csv`` (per kernel, variant, tuning:
+  problem size, checksum, mean time per rep, bandwidth, GFLOP/s) and ``<p>-kernel-details.csv``
+  (per kernel: reps, iterations, bytes and flops per rep, ...);
+* RAJAPerf v2023.06.0 and v2024.07.0: ``<p>-kernels.csv`` (header column ``Kernels``: problem size,
+  reps, iterations/rep, kernels/rep, bytes/rep, FLOPS/rep, and from v2024.07.0 bytes read/written);
+* all: ``<p>-timing-{Average,Minimum,Maximum}.csv``, kernel x (variant, tuning) matrices of the
+  time of all reps of one pass (Average: total over passes / npasses; Minimum/Maximum: over
+  passes), printed with 6 decimals; cells may say ``Not run``. The two header rows are labelled
+  ``Variant``/``Tuning`` in newer releases and ``Kernel``/``Kernel`` in v2023.06.0 and v2024.07.0.
 
-Fields are ``,``-separated and space-padded; a first line ``Kernels run on N MPI ranks`` gives the
-rank count. Time per rep is the run-data's mean time per rep when present (more digits), else
-timing-Average / Reps; min and max per rep come from the Minimum/Maximum matrices. Reported
-bandwidth and GFLOP/s are checked against bytes and flops per rep / time per rep (rtol 1e-4).
+Fields are ``,``-separated and space-padded; the first line of the per-kernel tables says
+``Kernels run on N MPI ranks`` or ``Kernels run without MPI`` (one rank). A UTF-8 byte-order mark is
+skipped. Time per rep is the run-data's mean time per rep when present (more digits), else
+timing-Average / Reps; min and max per rep come from the Minimum/Maximum matrices. Each time
+carries the resolution it was printed with, so the CSV/Caliper cross-check allows for rounding.
+Reported bandwidth and GFLOP/s are checked against bytes and flops per rep / time per rep.
+Per-kernel columns this reader does not know are kept in ``extra_metrics`` (numbers) with a note.
+A bad cell drops that record, not the file.
 """
 
 from __future__ import annotations
@@ -23,13 +29,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from xamm_ingest.errors import IngestError
+from xamm_ingest.errors import IngestError, RecordError
 from xamm_ingest.readers.base import ReadResult, Source, provenance
 from xamm_ingest.readers.names import canonical_kernel
-from xamm_ingest.readers.rajaperf_common import GIB, check_time, finish_row
+from xamm_ingest.readers.rajaperf_common import GIB, finish_row
 
 READER = "xamm_ingest.readers.rajaperf_csv"
-RANKS_RE = re.compile(r"^\s*Kernels run on (\d+) MPI ranks?\s*$")
+RANKS_RE = re.compile(r"^\s*Kernels run (?:on (\d+) MPI ranks?|without MPI)\s*$")
 ROLE_RE = re.compile(r"^(?P<prefix>.+)-(?P<role>kernel-run-data|kernel-details|kernels|timing-Average|timing-Minimum|timing-Maximum)\.csv$")
 NOT_RUN = "Not run"
 AGREE_RTOL = 1e-4
@@ -51,9 +57,9 @@ DETAILS_COLUMNS: dict[str, tuple[str | None, str]] = {
     "BytesModifyWritten/rep": ("bytes_modify_written_per_rep", "float"),
     "BytesAtomicModifyWritten/rep": ("bytes_atomic_modify_written_per_rep", "float"),
     "BytesAllocated/rep": ("bytes_allocated_per_rep", "float"),
-    "ChecksumConsistency": (None, "str"),
+    "ChecksumConsistency": (None, "str"),  # a property of the kernel's checksum, not a measurement
     "OperationalComplexity": ("operational_complexity", "str"),
-    "MaxPerfectLoopDimensions": (None, "int"),
+    "MaxPerfectLoopDimensions": ("max_perfect_loop_dimensions", "extra"),
     "ProblemDimensionality": ("problem_dimensionality", "int"),
 }
 RUN_DATA_COLUMNS: dict[str, tuple[str | None, str]] = {
@@ -104,97 +110,129 @@ def _cells(line: str) -> list[str]:
 
 def _read_lines(path: Path) -> list[str]:
     try:
-        return path.read_text(encoding="utf-8", errors="strict").splitlines()
+        return path.read_text(encoding="utf-8-sig", errors="strict").splitlines()
     except UnicodeDecodeError as e:
         raise IngestError(path, f"not a text file ({e.reason} at byte {e.start}); expected a RAJAPerf CSV") from None
 
 
-def _convert(path: Path, value: str, kind: str, column: str, record: str):
-    if kind == "str":
-        return value
+def resolution(text: str) -> float:
+    """Half a unit in the last printed digit of a number (``0.000297`` -> 5e-7, ``5.93228e-06`` -> 5e-12)."""
+    mant, _, exp = text.strip().lower().partition("e")
+    decimals = len(mant.split(".", 1)[1]) if "." in mant else 0
     try:
-        x = float(value)
+        shift = int(exp) if exp else 0
     except ValueError:
-        raise IngestError(path, f"column {column!r} holds {value!r}; expected a number", record=record) from None
-    if kind == "int":
-        if not math.isfinite(x) or x != int(x):
-            raise IngestError(path, f"column {column!r} holds {value!r}; expected a whole number", record=record)
-        return int(x)
-    return x
+        shift = 0
+    return 0.5 * 10.0 ** (shift - decimals)
 
 
-def _parse_table(path: Path, columns: dict[str, tuple[str | None, str]], required: tuple[str, ...]):
-    """Parse a RAJAPerf per-kernel table; return (ranks, list of (line number, row dict))."""
-    lines = _read_lines(path)
-    ranks = None
+def _number(path: Path, value: str, column: str, record: str) -> float:
+    try:
+        return float(value) if value.strip() else math.nan
+    except ValueError:
+        raise RecordError(path, f"column {column!r} holds {value!r}; expected a number", record=record,
+                          field=column, value=value) from None
+
+
+def _skip_preamble(path: Path, lines: list[str]) -> tuple[int, float | None]:
+    """Index of the first line after blank lines and the rank line; the rank count (without MPI: 1)."""
     i = 0
     while i < len(lines) and not lines[i].strip():
         i += 1
     if i < len(lines) and (m := RANKS_RE.match(lines[i])):
-        ranks = int(m.group(1))
-        i += 1
+        return i + 1, float(m.group(1)) if m.group(1) else 1.0
+    return i, None
+
+
+def _table_header(path: Path, lines: list[str], i: int, columns: dict, required: tuple[str, ...]):
     if i >= len(lines):
         raise IngestError(path, "file ends before the header row; expected a header starting with 'Kernel'")
     header = _cells(lines[i])
     if header[0] not in ("Kernel", "Kernels"):
-        raise IngestError(path, f"header starts with {header[0]!r}; expected 'Kernel'", record=f"line {i + 1}")
-    unknown = [h for h in header if h and h not in columns]
-    if unknown:
-        raise IngestError(path, f"unknown column(s) {unknown}; this reader knows {sorted(columns)}",
-                          record=f"line {i + 1}")
-    canon = [columns[h][0] if h else None for h in header]
+        raise IngestError(path, f"header starts with {header[0]!r}; expected 'Kernel' or 'Kernels'", record=f"line {i + 1}")
+    canon = [columns[h][0] if h in columns else None for h in header]
     missing = [r for r in required if r not in canon]
     if missing:
         raise IngestError(path, f"header lacks {missing}; expected the RAJAPerf columns for {path.name}",
                           record=f"line {i + 1}")
-    rows = []
+    return header, canon
+
+
+def parse_table(path: Path, columns: dict[str, tuple[str | None, str]], required: tuple[str, ...]):
+    """Parse a RAJAPerf per-kernel table: (ranks, [(line, row dict, cell texts)], dropped, notes).
+
+    Unknown columns are kept: numbers go to the row's ``extra_metrics``. A row with a bad cell is dropped.
+    """
+    lines = _read_lines(path)
+    i, ranks = _skip_preamble(path, lines)
+    header, canon = _table_header(path, lines, i, columns, required)
+    unknown = [h for h, c in zip(header, canon) if h and h not in columns]
+    rows, dropped = [], []
     for j in range(i + 1, len(lines)):
         if not lines[j].strip():
             break
         cells = _cells(lines[j])
+        record = f"line {j + 1} ({cells[0]})"
         if len(cells) != len(header):
             raise IngestError(path, f"{len(cells)} fields; expected {len(header)} as in the header (truncated file?)",
                               record=f"line {j + 1}")
-        row = {}
-        record = f"line {j + 1} ({cells[0]})"
-        for h, c, value in zip(header, canon, cells):
-            if c is None:
-                continue
-            if value == NOT_RUN:
-                row[c] = NOT_RUN
-                continue
-            row[c] = _convert(path, value, columns[h][1], h, record)
-        rows.append((j + 1, row))
-    if not rows:
+        try:
+            rows.append((j + 1, *_table_row(path, header, canon, columns, cells, record)))
+        except RecordError as e:
+            dropped.append((e.record, e.field, str(e.value), e.problem))
+    if not rows and not dropped:
         raise IngestError(path, "no data rows after the header")
-    return ranks, rows
+    notes = [f"{path.name}: columns {unknown} are not RAJAPerf columns this reader knows; numbers kept in extra_metrics"] if unknown else []
+    return ranks, rows, dropped, notes
 
 
-def parse_timing_matrix(path: Path) -> tuple[int | None, dict[tuple[str, str, str], float | None]]:
-    """Parse a timing matrix; return (ranks, {(kernel, variant, tuning): seconds or None if 'Not run'})."""
-    lines = [ln for ln in _read_lines(path)]
-    ranks = None
-    idx = 0
-    while idx < len(lines) and not lines[idx].strip():
-        idx += 1
-    if idx < len(lines) and (m := RANKS_RE.match(lines[idx])):
-        ranks = int(m.group(1))
-        idx += 1
-    # title line, then Variant row, then Tuning row (older RAJAPerf may have no Tuning row)
-    while idx < len(lines) and _cells(lines[idx])[0] != "Variant":
+def _table_row(path, header, canon, columns, cells, record) -> tuple[dict, dict]:
+    row: dict = {"extra_metrics": []}
+    texts: dict[str, str] = {}
+    for h, c, value in zip(header, canon, cells):
+        if not h:
+            continue
+        kind = columns[h][1] if h in columns else "extra"
+        if value == NOT_RUN:
+            row[c or h] = NOT_RUN
+        elif kind == "str":
+            if c:
+                row[c] = value
+        elif kind == "extra" or c is None:
+            try:
+                row["extra_metrics"].append({"name": h, "value": float(value)})
+            except ValueError:
+                pass  # a text column RAJAPerf added later; nothing numeric to keep
+        else:
+            row[c], texts[c] = _number(path, value, h, record), value
+    return row, texts
+
+
+def _matrix_header(path: Path, lines: list[str], idx: int) -> tuple[int, list[str], list[str]]:
+    """Find the variant row (labelled ``Variant`` or ``Kernel``) and the tuning row under it."""
+    while idx < len(lines) and _cells(lines[idx])[0] not in ("Variant", "Kernel"):
         idx += 1
     if idx >= len(lines):
-        raise IngestError(path, "no 'Variant' header row; expected a RAJAPerf timing matrix")
+        raise IngestError(path, "no header row labelled 'Variant' or 'Kernel'; expected a RAJAPerf timing matrix")
     variants = _cells(lines[idx])[1:]
     idx += 1
-    if idx < len(lines) and _cells(lines[idx])[0] == "Tuning":
+    if idx < len(lines) and _cells(lines[idx])[0] in ("Tuning", "Kernel"):
         tunings = _cells(lines[idx])[1:]
         idx += 1
     else:
         tunings = ["default"] * len(variants)
     if len(tunings) != len(variants):
         raise IngestError(path, f"{len(tunings)} tunings for {len(variants)} variants", record=f"line {idx}")
-    out: dict[tuple[str, str, str], float | None] = {}
+    return idx, variants, tunings
+
+
+def parse_timing_matrix(path: Path):
+    """Parse a timing matrix: (ranks, {(kernel, variant, tuning): (seconds or None if 'Not run', text)}, dropped)."""
+    lines = _read_lines(path)
+    idx, ranks = _skip_preamble(path, lines)
+    idx, variants, tunings = _matrix_header(path, lines, idx)
+    out: dict[tuple[str, str, str], tuple[float | None, str]] = {}
+    dropped = []
     for j in range(idx, len(lines)):
         if not lines[j].strip():
             break
@@ -202,22 +240,94 @@ def parse_timing_matrix(path: Path) -> tuple[int | None, dict[tuple[str, str, st
         if len(cells) != len(variants) + 1:
             raise IngestError(path, f"{len(cells)} fields; expected {len(variants) + 1} (truncated file?)",
                               record=f"line {j + 1}")
-        kernel = cells[0]
         for v, t, value in zip(variants, tunings, cells[1:]):
-            if value == NOT_RUN or value == "":
-                out[(kernel, v, t)] = None
+            if value in (NOT_RUN, ""):
+                out[(cells[0], v, t)] = (None, value)
                 continue
-            out[(kernel, v, t)] = _convert(path, value, "float", f"{v}/{t}", f"line {j + 1} ({kernel})")
-    return ranks, out
+            try:
+                out[(cells[0], v, t)] = (_number(path, value, f"{v}/{t}", f"line {j + 1} ({cells[0]})"), value)
+            except RecordError as e:
+                dropped.append((e.record, e.field, str(e.value), e.problem))
+    return ranks, out, dropped
 
 
-def _agree(path: Path, reported: float, computed: float, what: str, record: str) -> None:
-    if reported is None or computed is None:
+def _agree(path: Path, reported: float | None, computed: float | None, text: str, what: str, record: str) -> None:
+    if reported is None or computed is None or not math.isfinite(computed):
         return
-    scale = max(abs(reported), abs(computed))
-    if scale and abs(reported - computed) > AGREE_RTOL * scale:
-        raise IngestError(path, f"reported {what} {reported:g} disagrees with the value from the time per rep "
-                          f"{computed:g} (rtol {AGREE_RTOL:g})", record=record)
+    tol = max(AGREE_RTOL * max(abs(reported), abs(computed)), resolution(text))
+    if abs(reported - computed) > tol:
+        raise RecordError(path, f"reported {what} {reported:g} disagrees with {computed:g} from bytes or flops per rep "
+                          f"/ time per rep (tolerance {tol:.2g})", record=record, field=what, value=text)
+
+
+def _details(run: CsvRun, result: ReadResult) -> tuple[Path, float | None, dict[str, dict]]:
+    details_file = run.files.get("kernel-details") or run.files.get("kernels")
+    if details_file is None:
+        raise IngestError(run.primary, f"no {run.prefix}-kernel-details.csv or {run.prefix}-kernels.csv beside it; "
+                          "expected the per-kernel table of the same run")
+    ranks, rows, dropped, notes = parse_table(details_file, DETAILS_COLUMNS, ("kernel", "problem_size", "reps"))
+    result.dropped.extend(dropped)
+    result.notes.extend(notes)
+    details = {}
+    for line, row, _ in rows:
+        k = canonical_kernel(row["kernel"])
+        if k is None:
+            result.dropped_record(f"{details_file.name} line {line}", "Kernel", row["kernel"],
+                                  f"kernel name {row['kernel']!r} is not of the form Group_KERNEL")
+            continue
+        details[k] = row
+    return details_file, ranks, details
+
+
+def _base_rows(run: CsvRun, timings: dict, result: ReadResult) -> tuple[list[tuple[str, dict, dict]], float | None]:
+    """(record, row, cell texts) per (kernel, variant, tuning) measured, and the rank count of the file."""
+    files = run.files
+    if "kernel-run-data" in files:
+        ranks, rows, dropped, notes = parse_table(files["kernel-run-data"], RUN_DATA_COLUMNS,
+                                                  ("kernel", "variant", "tuning", "time_per_rep_s"))
+        result.dropped.extend(dropped)
+        result.notes.extend(notes)
+        return [(f"{files['kernel-run-data'].name} line {line} ({row.get('kernel')} {row.get('variant')}-{row.get('tuning')})",
+                 row, texts) for line, row, texts in rows], ranks
+    if "timing-Average" in timings:
+        name = files["timing-Average"].name
+        return [(f"{name} {k} {v}-{t}", {"kernel": k, "variant": v, "tuning": t, "_total_s": val, "extra_metrics": []},
+                 {"_total_s": text}) for (k, v, t), (val, text) in timings["timing-Average"].items()], None
+    raise IngestError(run.primary, f"no {run.prefix}-kernel-run-data.csv or {run.prefix}-timing-Average.csv; "
+                      "expected the run's times")
+
+
+def _csv_row(base: dict, texts: dict, det: dict, timings: dict, record: str, common: dict, defaults: dict,
+             path: Path) -> dict:
+    reps = det["reps"]
+    if "_total_s" in base:
+        t, res = base["_total_s"] / reps if reps else math.nan, resolution(texts["_total_s"]) / (reps or 1)
+    else:
+        t, res = base["time_per_rep_s"], resolution(texts.get("time_per_rep_s", "0"))
+    row = {
+        **common, "kernel": canonical_kernel(base["kernel"]), "variant": base["variant"], "tuning": base["tuning"],
+        "problem_size": base.get("problem_size", det["problem_size"]), "reps": reps, "time_per_rep_s": t,
+        "checksum_status": base.get("checksum_status"), "_record": record, "_time_resolution_s": res,
+        **{k: v for k, v in det.items() if k not in ("kernel", "problem_size", "reps", "extra_metrics")},
+        "extra_metrics": det.get("extra_metrics", []) + base.get("extra_metrics", []),
+    }
+    key = (base["kernel"], base["variant"], base["tuning"])
+    for role, col in (("timing-Minimum", "time_per_rep_min_s"), ("timing-Maximum", "time_per_rep_max_s")):
+        value = timings.get(role, {}).get(key, (None, ""))[0]
+        row[col] = value / reps if value is not None and reps else None
+    if row["checksum_status"] not in (None, "PASSED", "FAILED"):
+        raise RecordError(path, f"checksum {row['checksum_status']!r}; expected PASSED or FAILED", record=record,
+                          field="Checksum", value=row["checksum_status"])
+    finish_row(row, src_path=path, record=record, omp_max_threads=defaults.get("omp_max_threads"))
+    if not (isinstance(t, float) and math.isfinite(t) and t > 0):
+        return row  # the time itself is checked (and the record dropped) over the whole frame
+    if row.get("bytes_per_rep") is not None:
+        _agree(path, base.get("_bandwidth_gib_s"), row["bytes_per_rep"] / t / GIB,
+               texts.get("_bandwidth_gib_s", "0"), "bandwidth (GiB/s)", record)
+    if row.get("flops_per_rep") is not None:
+        _agree(path, base.get("_gflops_s"), row["flops_per_rep"] / t / 1e9,
+               texts.get("_gflops_s", "0"), "GFLOP/s", record)
+    return row
 
 
 def read_csv_run(run: CsvRun, src: Source, *, machine: str, defaults: dict | None = None) -> ReadResult:
@@ -228,82 +338,34 @@ def read_csv_run(run: CsvRun, src: Source, *, machine: str, defaults: dict | Non
     """
     defaults = defaults or {}
     result = ReadResult()
-    files = run.files
-    details_file = files.get("kernel-details") or files.get("kernels")
-    if details_file is None:
-        raise IngestError(run.primary, f"no {run.prefix}-kernel-details.csv or {run.prefix}-kernels.csv beside it; "
-                          "expected the per-kernel table of the same run")
-    ranks, detail_rows = _parse_table(details_file, DETAILS_COLUMNS, ("kernel", "problem_size", "reps"))
-    details = {}
-    for line, row in detail_rows:
-        k = canonical_kernel(row["kernel"])
-        if k is None:
-            raise IngestError(details_file, f"kernel name {row['kernel']!r} is not of the form Group_KERNEL",
-                              record=f"line {line}")
-        details[k] = row
+    details_file, ranks, details = _details(run, result)
     timings: dict[str, dict] = {}
     for role in ("timing-Average", "timing-Minimum", "timing-Maximum"):
-        if role in files:
-            r, timings[role] = parse_timing_matrix(files[role])
+        if role in run.files:
+            r, timings[role], dropped = parse_timing_matrix(run.files[role])
+            result.dropped.extend(dropped)
             ranks = ranks if ranks is not None else r
-
-    base_rows: list[tuple[str, dict]] = []
-    if "kernel-run-data" in files:
-        r, run_rows = _parse_table(files["kernel-run-data"], RUN_DATA_COLUMNS,
-                                   ("kernel", "variant", "tuning", "time_per_rep_s"))
-        ranks = ranks if ranks is not None else r
-        for line, row in run_rows:
-            base_rows.append((f"{files['kernel-run-data'].name} line {line}", row))
-    elif "timing-Average" in timings:
-        for (kernel, variant, tuning), t in timings["timing-Average"].items():
-            base_rows.append((f"{files['timing-Average'].name} {kernel} {variant}-{tuning}",
-                              {"kernel": kernel, "variant": variant, "tuning": tuning, "_total_s": t}))
-    else:
-        raise IngestError(run.primary, f"no {run.prefix}-kernel-run-data.csv or {run.prefix}-timing-Average.csv; "
-                          "expected the run's times")
-
+    base_rows, r = _base_rows(run, timings, result)
+    fmt = "rajaperf-csv" if "kernel-run-data" in run.files else "rajaperf-timing-csv"
+    common = {"machine": machine, "npasses": None, "ranks": ranks if ranks is not None else r,
+              "compiler": defaults.get("compiler"), "compiler_flags": defaults.get("compiler_flags"),
+              **provenance(src, fmt, READER)}
     not_run = 0
-    prov = provenance(src, "rajaperf-csv" if "kernel-run-data" in files else "rajaperf-timing-csv", READER)
-    for record, base in base_rows:
-        if any(v == NOT_RUN for v in base.values()) or base.get("_total_s", 0) is None:
+    for record, base, texts in base_rows:
+        if any(v == NOT_RUN for v in base.values()) or ("_total_s" in base and base["_total_s"] is None):
             not_run += 1
             continue
-        kernel = canonical_kernel(base["kernel"])
-        if kernel is None:
-            raise IngestError(src.path, f"kernel name {base['kernel']!r} is not of the form Group_KERNEL", record=record)
-        det = details.get(kernel)
-        if det is None:
-            raise IngestError(src.path, f"kernel {kernel} has no row in {details_file.name}", record=record)
-        reps = det["reps"]
-        if reps is None or reps <= 0:
-            raise IngestError(details_file, f"Reps is {reps!r}; expected a whole number > 0", record=kernel)
-        key = (base["kernel"], base["variant"], base["tuning"])
-        if "_total_s" in base:
-            t = check_time(files["timing-Average"], base["_total_s"], "average time", record) / reps
-        else:
-            t = check_time(files["kernel-run-data"], base["time_per_rep_s"], "mean time per rep", record)
-        row = {
-            "machine": machine, "kernel": kernel, "variant": base["variant"], "tuning": base["tuning"],
-            "problem_size": base.get("problem_size", det["problem_size"]), "reps": reps, "npasses": None,
-            "ranks": ranks, "time_per_rep_s": t,
-            "compiler": defaults.get("compiler"), "compiler_flags": defaults.get("compiler_flags"),
-            "checksum_status": base.get("checksum_status"),
-            **{k: v for k, v in det.items() if k not in ("kernel", "problem_size", "reps")},
-            **prov,
-        }
-        for role, col in (("timing-Minimum", "time_per_rep_min_s"), ("timing-Maximum", "time_per_rep_max_s")):
-            if role in timings and timings[role].get(key) is not None:
-                row[col] = check_time(files[role], timings[role][key], role.split("-")[1].lower() + " time", record) / reps
-        if row["checksum_status"] not in (None, "PASSED", "FAILED"):
-            raise IngestError(src.path, f"checksum {row['checksum_status']!r}; expected PASSED or FAILED", record=record)
-        finish_row(row, src_path=src.path, record=record, omp_max_threads=defaults.get("omp_max_threads"))
-        if "_bandwidth_gib_s" in base and row.get("bytes_per_rep") is not None:
-            _agree(src.path, base["_bandwidth_gib_s"], row["bytes_per_rep"] / t / GIB, "bandwidth (GiB/s)", record)
-        if "_gflops_s" in base and row.get("flops_per_rep") is not None:
-            _agree(src.path, base["_gflops_s"], row["flops_per_rep"] / t / 1e9, "GFLOP/s", record)
-        result.rows.append(row)
+        try:
+            kernel = canonical_kernel(base["kernel"])
+            if kernel is None or kernel not in details:
+                raise RecordError(src.path, f"kernel {base['kernel']!r} has no row in {details_file.name}" if kernel
+                                  else f"kernel name {base['kernel']!r} is not of the form Group_KERNEL",
+                                  record=record, field="Kernel", value=base["kernel"])
+            result.rows.append(_csv_row(base, texts, details[kernel], timings, record, common, defaults, src.path))
+        except RecordError as e:
+            result.dropped.append((e.record or record, e.field, str(e.value), e.problem))
     if not_run:
         result.notes.append(f"{src.rel_path}: skipped {not_run} 'Not run' cell(s)")
-    if not result.rows:
+    if not result.rows and not result.dropped:
         raise IngestError(src.path, "no kernel was run (every cell says 'Not run')")
     return result

@@ -35,12 +35,12 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from xamm_data import counters
+from xamm_data.units import TIME_UNITS, accepted, seconds_per
 from xamm_ingest.errors import IngestError
 from xamm_ingest.machine_names import machine_id
 from xamm_ingest.readers.base import Source, provenance
 
 READER = "xamm_ingest.readers.table"
-_SCALE = {"s": 1.0, "sec": 1.0, "ms": 1e-3, "us": 1e-6, "usec": 1e-6, "ns": 1e-9}
 _FIELDS = ("app", "machine", "device", "runtime_s", "threads", "ranks", "gpus", "trial")
 
 
@@ -75,13 +75,35 @@ def load_mapping(path: str | Path) -> TableMapping:
         if counters.resolve(alias) is None:
             raise IngestError(path, f"[counters] {col!r} = {alias!r} is no known counter name or alias", record="counters")
     for k, u in mapping.units.items():
-        if k != "runtime_s" or u not in _SCALE:
-            raise IngestError(path, f"[units] {k} = {u!r}; expected runtime_s = one of {sorted(_SCALE)}")
+        if k != "runtime_s" or u.strip().lower() not in TIME_UNITS:
+            raise IngestError(path, f"[units] {k} = {u!r}; expected runtime_s = a time unit ({accepted()})")
     return mapping
 
 
-def read_table(src: Source, mapping: TableMapping, mapping_path: Path) -> pl.DataFrame:
-    """The table as ``app_profiles`` columns (features not yet added)."""
+_NUMERIC = {"runtime_s": pl.Float64, "threads": pl.Int64, "ranks": pl.Int64, "gpus": pl.Int64, "trial": pl.Int64}
+
+
+def _bad_cells(df: pl.DataFrame, mapping: TableMapping) -> tuple[pl.DataFrame, list[tuple[str, str, str, str]]]:
+    """Drop rows whose mapped numeric cells are not numbers (``fast`` for a runtime, ``four`` threads)."""
+    checks = [(fld, col) for fld, col in mapping.columns.items() if fld in _NUMERIC]
+    if not checks:
+        return df, []
+    df = df.with_row_index("_row", offset=2)  # line 1 is the header
+    why = pl.coalesce([
+        pl.when(pl.col(col).is_not_null() & pl.col(col).cast(_NUMERIC[fld], strict=False).is_null())
+        .then(pl.struct(pl.lit(col).alias("field"), pl.col(col).cast(pl.String).alias("value"),
+                        pl.lit(f"column {col!r} ({fld}) expected {'a number' if fld == 'runtime_s' else 'a whole number'}")
+                        .alias("rule")))
+        for fld, col in checks])
+    flagged = df.with_columns(why.alias("_why"))
+    dropped = [(f"row {r['_row']}", r["_why"]["field"], r["_why"]["value"], f"{r['_why']['rule']}, got {r['_why']['value']!r}")
+               for r in flagged.filter(pl.col("_why").is_not_null()).select("_row", "_why").iter_rows(named=True)]
+    good = flagged.filter(pl.col("_why").is_null()).drop("_why", "_row")
+    return good.with_columns(pl.col(col).cast(_NUMERIC[fld], strict=False) for fld, col in checks), dropped
+
+
+def read_table(src: Source, mapping: TableMapping, mapping_path: Path) -> tuple[pl.DataFrame, list]:
+    """The table as ``app_profiles`` columns (features not yet added), and the rows dropped with reasons."""
     try:
         df = pl.read_parquet(src.path) if src.path.suffix.lower() == ".parquet" else pl.read_csv(src.path, infer_schema_length=10000)
     except Exception as e:
@@ -90,6 +112,7 @@ def read_table(src: Source, mapping: TableMapping, mapping_path: Path) -> pl.Dat
     if missing:
         raise IngestError(src.path, f"columns {missing} named in {mapping_path.name} are not in the table; "
                           f"it has {df.columns}")
+    df, dropped = _bad_cells(df, mapping)
     exprs: list[pl.Expr] = []
     for fld in _FIELDS:
         if fld in mapping.columns:
@@ -111,7 +134,7 @@ def read_table(src: Source, mapping: TableMapping, mapping_path: Path) -> pl.Dat
     extra_cols = [c for c in df.columns if c not in used and c not in counter_cols and df.schema[c].is_numeric()]
     params = (pl.struct([pl.col(p) for p in sorted(mapping.params)]).struct.json_encode()
               if mapping.params else pl.lit("{}"))
-    scale = _SCALE[mapping.units.get("runtime_s", "s")]
+    scale = seconds_per(mapping.units.get("runtime_s", "s"))
     out = df.select(
         *exprs,
         params.alias("app_params"),
@@ -126,7 +149,8 @@ def read_table(src: Source, mapping: TableMapping, mapping_path: Path) -> pl.Dat
     if "device" not in out.columns:
         out = out.with_columns(pl.lit("cpu").alias("device"))
     prov = provenance(src, "table", READER)
-    return out.with_columns(
+    frame = out.with_columns(
         pl.lit(f"column {mapping.columns.get('runtime_s', 'runtime_s')} of the table").alias("runtime_aggregation"),
         *[pl.lit(v).alias(k) for k, v in prov.items() if k != "run_date"],
     )
+    return frame, dropped

@@ -1,0 +1,254 @@
+"""One dispatcher for every ingest format: paths -> discovery -> per-source read -> per-source checks -> one commit.
+
+A file, a directory (searched recursively) or a list of them goes through the format's discovery
+(:mod:`xamm_ingest.formats`). Each source is then read and checked on its own: **any** exception
+raised while reading or checking it (an :class:`~xamm_ingest.errors.IngestError` with its own
+message, or a ``ValueError``, ``KeyError``, polars error, ... from input nobody foresaw) becomes a
+rejection naming the file, the exception type and its message, and the other sources go on. A bad
+record inside a good source drops only that record (:mod:`xamm_ingest.records`). The surviving rows
+are validated per source against the table schema and written to the store in one commit.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Iterable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from itertools import repeat
+from pathlib import Path
+
+import polars as pl
+
+import xamm_ingest.profiles  # noqa: F401  (registers hpctoolkit, caliper, table)
+import xamm_ingest.rajaperf  # noqa: F401  (registers rajaperf)
+from xamm_data.schema import BENCHMARK_RUNS, TableSchema
+from xamm_data.store import Store, dedupe_sources, renumber_trials
+from xamm_data.validate import ValidationError, validate
+from xamm_ingest.errors import IngestError
+from xamm_ingest.formats import FORMATS, get_format
+from xamm_ingest.readers.table import load_mapping
+from xamm_ingest.records import Bounds, DroppedRecord, check_benchmark_records, raw_schema
+from xamm_ingest.report import IngestReport, Rejected
+from xamm_ingest.sources import Task, as_paths
+
+AGREE_RTOL = 1e-4
+
+
+@dataclass
+class _Outcome:
+    """What reading one source gave: its error, or its notes and dropped records (rows go in the batch frame)."""
+
+    path: str
+    rel: str = ""
+    error: Rejected | None = None
+    notes: list[str] = field(default_factory=list)
+    dropped: list[DroppedRecord] = field(default_factory=list)
+
+
+def _unexpected(path: Path, e: Exception) -> Rejected:
+    text = " ".join(str(e).split())[:300] or "(no message)"
+    return Rejected(str(path), f"{path}: {type(e).__name__}: {text} (an input xamm did not expect; the other sources "
+                    "were read; --debug shows the traceback)", problem=f"{type(e).__name__}: {text}")
+
+
+def _read_one(task: Task, opts: dict) -> tuple[_Outcome, list[dict], pl.DataFrame | None]:
+    """Read one source: its outcome, and its rows (dicts) or frame. No polars work here beyond a reader's own:
+    this runs in forked workers, where polars' thread pool must stay idle."""
+    out = _Outcome(str(task.path), rel=_rel(task))
+    try:
+        res = get_format(task.fmt).read(task, opts)
+        out.notes = res.notes
+        out.dropped = [DroppedRecord(str(task.path), *d) for d in res.dropped]
+        return out, res.rows, res.frame
+    except IngestError as e:
+        out.error = Rejected(e.path, str(e), e.problem)
+    except Exception as e:  # one source never sinks the others
+        if opts.get("debug"):
+            raise
+        out.error = _unexpected(task.path, e)
+    return out, [], None
+
+
+def _rel(task: Task) -> str:
+    try:
+        return task.path.resolve().relative_to(task.root.resolve()).as_posix()
+    except ValueError:
+        return task.path.name
+
+
+def _rows_frame(outcomes: list[_Outcome], rows: list[list[dict]], opts: dict) -> pl.DataFrame | None:
+    """One frame of every source's rows; a source whose rows do not fit the schema is rejected alone."""
+    flat = [r for rs in rows for r in rs]
+    if not flat:
+        return None
+    try:
+        return pl.from_dicts(flat, schema=raw_schema(), strict=True)
+    except Exception:
+        pass
+    keep = []
+    for out, rs in zip(outcomes, rows):
+        try:
+            if rs:
+                pl.from_dicts(rs, schema=raw_schema(), strict=True)
+                keep.extend(rs)
+        except Exception as e:
+            if opts.get("debug"):
+                raise
+            out.error = _unexpected(Path(out.path), e)
+    return pl.from_dicts(keep, schema=raw_schema(), strict=True) if keep else None
+
+
+def _run_batch(batch: list[Task], opts: dict) -> tuple[list[_Outcome], pl.DataFrame | None, list[pl.DataFrame]]:
+    """Read a batch of sources: their outcomes, their rows as one columnar frame, and frames of table readers."""
+    outcomes, rows, frames = [], [], []
+    for task in batch:
+        out, rs, frame = _read_one(task, opts)
+        outcomes.append(out)
+        rows.append(rs)
+        if frame is not None and frame.height:
+            frames.append(frame)
+    return outcomes, _rows_frame(outcomes, rows, opts), frames
+
+
+def _batches(tasks: list[Task], workers: int, opts: dict, progress: bool):
+    size = max(1, min(64, -(-len(tasks) // (max(workers, 1) * 4))))
+    batches = [tasks[i:i + size] for i in range(0, len(tasks), size)]
+    ex = ProcessPoolExecutor(max_workers=workers) if workers > 1 and len(tasks) >= 16 else None
+    try:
+        it = ex.map(_run_batch, batches, repeat(opts)) if ex else map(_run_batch, batches, repeat(opts))
+        if progress and len(batches) > 1:
+            from rich.progress import track  # only when a progress bar is asked for
+
+            it = track(it, total=len(batches), description="reading sources", transient=True)
+        yield from it
+    finally:
+        if ex is not None:
+            ex.shutdown()
+
+
+def validate_by_source(frame: pl.DataFrame, schema: TableSchema) -> tuple[pl.DataFrame, list[Rejected]]:
+    """Validate the whole frame; if it fails, validate each source's rows and drop the failing sources."""
+    try:
+        return validate(frame, schema), []
+    except (ValidationError, pl.exceptions.PolarsError):
+        pass
+    good, bad = [], []
+    for (path,), part in frame.group_by(["source_path"], maintain_order=True):
+        try:
+            good.append(validate(part, schema))
+        except ValidationError as e:
+            bad.append(Rejected(path, f"{path}: {e}", problem=f"breaks rule [{e.rule}] of column {e.column!r}"))
+        except Exception as e:
+            bad.append(_unexpected(Path(path), e))
+    return (pl.concat(good) if good else schema.empty()), bad
+
+
+def read_sources(fmt: str, paths: str | Path | Iterable[str | Path], *, workers: int | None = None,
+                 progress: bool = False, **opts) -> IngestReport:
+    """Read ``paths`` as format ``fmt`` (one of :data:`~xamm_ingest.formats.FORMATS`) into a validated frame.
+
+    Options go to the format: ``machine``, ``rtol``, ``bounds`` (rajaperf); ``spec`` (hpctoolkit,
+    caliper); ``mapping`` (table); ``debug`` re-raises unexpected errors instead of rejecting the source.
+    """
+    spec = get_format(fmt)
+    if fmt == "table":
+        if opts.get("mapping") is None:
+            raise ValueError("table ingest needs --mapping FILE.toml")
+        opts["table_mapping"] = load_mapping(opts["mapping"])
+    opts.setdefault("bounds", Bounds())
+    plan = spec.plan(as_paths(paths), opts)
+    report = IngestReport(frame=spec.table.empty(), table=spec.table.name, ignored=plan.ignored,
+                          rejected=list(plan.rejected))
+    frames = []
+    for outcomes, rows_frame, table_frames in _batches(plan.tasks, workers or min(os.cpu_count() or 1, 8), opts, progress):
+        frames.extend(table_frames)
+        if rows_frame is not None:
+            frames.append(_checked(rows_frame, spec, outcomes, opts))
+        for out in outcomes:
+            if out.error:
+                report.rejected.append(out.error)
+                continue
+            report.sources_read += 1
+            report.notes.extend(out.notes)
+            report.dropped.extend(out.dropped)
+    if frames:
+        report.frame = _combine(pl.concat(frames, how="vertical"), spec, report, opts)
+    return report
+
+
+def _checked(frame: pl.DataFrame, spec, outcomes: list[_Outcome], opts: dict) -> pl.DataFrame:
+    """Record-level checks over a batch's rows; dropped records are credited to their source."""
+    if spec.table is not BENCHMARK_RUNS:
+        return frame
+    good = {o.rel for o in outcomes if o.error is None}
+    frame = frame.filter(pl.col("source_path").is_in(list(good)))
+    frame, dropped = check_benchmark_records(frame, opts.get("bounds"))
+    by_rel = {o.rel: o for o in outcomes}
+    for d in dropped:
+        out = by_rel[d.path]
+        out.dropped.append(dataclasses.replace(d, path=out.path))
+    return frame
+
+
+def _combine(frame: pl.DataFrame, spec, report: IngestReport, opts: dict) -> pl.DataFrame:
+    before = frame.height
+    frame = dedupe_sources(frame, spec.table)
+    if frame.height < before:
+        report.notes.append(f"dropped {before - frame.height} row(s) from byte-identical copies of the same file")
+    frame = spec.finish(frame, report, opts)
+    frame = frame.drop([c for c in frame.columns if c.startswith("_")])
+    frame, bad = validate_by_source(frame, spec.table)
+    report.rejected.extend(bad)
+    return renumber_trials(frame, spec.table)
+
+
+def ingest_sources(fmt: str, paths, *, store: Store | str | Path | None = None, dry_run: bool = False,
+                   strict: bool = False, **kw) -> IngestReport:
+    """Read (see :func:`read_sources`) and write the rows to the store in one commit.
+
+    With ``dry_run`` nothing is written; with ``strict`` nothing is written if any source was
+    rejected or any record dropped.
+    """
+    report = read_sources(fmt, paths, **kw)
+    if dry_run or (strict and (report.rejected or report.dropped)) or report.frame.is_empty():
+        return report
+    st = store if isinstance(store, Store) else Store(store)
+    report.write = st.write(report.frame, report.table)
+    return report
+
+
+def read_rajaperf(paths, *, machine: str | None = None, workers: int | None = None, progress: bool = False,
+                  rtol: float = AGREE_RTOL, bounds: Bounds | None = None, debug: bool = False) -> IngestReport:
+    """Read RAJAPerf outputs (files, directories or a list) into a validated ``benchmark_runs`` frame.
+
+    ``machine`` names the machine of every source (CSV runs carry none; Caliper files must agree);
+    ``rtol`` is the agreement required between CSV and Caliper times of the same run; ``bounds``
+    the physical plausibility bounds (:class:`~xamm_ingest.records.Bounds`).
+    """
+    return read_sources("rajaperf", paths, workers=workers, progress=progress, machine=machine, rtol=rtol,
+                        bounds=bounds or Bounds(), debug=debug)
+
+
+def ingest_rajaperf(paths, *, store: Store | str | Path | None = None, dry_run: bool = False, strict: bool = False,
+                    **kw) -> IngestReport:
+    """Read RAJAPerf outputs (see :func:`read_rajaperf`) and write them to the store in one commit."""
+    return ingest_sources("rajaperf", paths, store=store, dry_run=dry_run, strict=strict, **kw)
+
+
+def read_profiles(fmt: str, paths, spec=None, *, mapping: str | Path | None = None, debug: bool = False,
+                  workers: int = 1) -> IngestReport:
+    """Read application profiles of format ``hpctoolkit``, ``caliper`` or ``table`` into ``app_profiles`` rows."""
+    if fmt not in FORMATS or get_format(fmt).table.name != "app_profiles":
+        raise ValueError(f"unknown format {fmt!r}; expected one of hpctoolkit, caliper, table")
+    return read_sources(fmt, paths, workers=workers, spec=spec, mapping=mapping, debug=debug)
+
+
+def ingest_profiles(fmt: str, paths, spec=None, *, mapping=None, store: Store | str | Path | None = None,
+                    dry_run: bool = False, strict: bool = False, debug: bool = False) -> IngestReport:
+    """Read application profiles (see :func:`read_profiles`) and write them to the store in one commit."""
+    if fmt not in FORMATS or get_format(fmt).table.name != "app_profiles":
+        raise ValueError(f"unknown format {fmt!r}; expected one of hpctoolkit, caliper, table")
+    return ingest_sources(fmt, paths, store=store, dry_run=dry_run, strict=strict, workers=1, spec=spec,
+                          mapping=mapping, debug=debug)

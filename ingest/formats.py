@@ -1,0 +1,51 @@
+"""The registry of ingest formats: what each one finds, reads and finishes (Thicket's ``from_<format>``).
+
+Each format module registers an :class:`IngestFormat`; :mod:`xamm_ingest.dispatch` drives them all
+the same way (discovery -> per-source read -> per-source checks -> one commit).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from xamm_data.schema import TableSchema
+from xamm_ingest.readers.base import ReadResult
+from xamm_ingest.sources import Plan, Task
+
+
+@dataclass(frozen=True)
+class IngestFormat:
+    """One input format.
+
+    ``plan(paths, opts)`` finds the sources; ``read(task, opts)`` reads one into a :class:`ReadResult`;
+    ``finish(frame, report, opts)`` does what needs every source at once (merging, features).
+    """
+
+    name: str
+    table: TableSchema
+    plan: Callable[[list[Path], dict], Plan]
+    read: Callable[[Task, dict], ReadResult]
+    finish: Callable[[pl.DataFrame, object, dict], pl.DataFrame]
+    summary: str
+
+
+FORMATS: dict[str, IngestFormat] = {}
+
+
+def register(fmt: IngestFormat) -> IngestFormat:
+    FORMATS[fmt.name] = fmt
+    return fmt
+
+
+def get_format(name: str) -> IngestFormat:
+    """The format called ``name``; a ``ValueError`` lists the valid ones and proposes the closest."""
+    if name in FORMATS:
+        return FORMATS[name]
+    close = difflib.get_close_matches(name, list(FORMATS), n=1)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    raise ValueError(f"unknown format {name!r}; expected one of {', '.join(sorted(FORMATS))}.{hint}")

@@ -1,0 +1,150 @@
+"""Record-level checks of ``benchmark_runs`` rows: drop a bad record, keep the rest of its file.
+
+Readers hand over numbers as they found them (integers still as floats, so that a problem size of
+1e300 is seen as such rather than silently becoming null in an integer column). Every rule here is
+one polars expression over the whole frame; a row that breaks one is dropped and reported with
+its file, record, field, value and the rule, e.g. ``Reps is 0.0; expected a whole number >= 1``.
+
+Physical plausibility bounds (:class:`Bounds`) are part of the rules and configurable
+(``xamm-ingest rajaperf --bound max_time_per_rep_s=1e6``). Optional metadata that is ``nan``,
+``inf`` or empty becomes null rather than an error; RAJAPerf's ``-1`` ("not set") for bytes and
+flops per rep becomes null too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+from pydantic import BaseModel, ConfigDict, Field
+
+from xamm_data.schema import BENCHMARK_RUNS
+
+# Integer columns that come from numbers in the sources: carried as Float64 until checked.
+RAW_INT_COLUMNS = ("problem_size", "problem_size_param", "reps", "npasses", "threads", "ranks", "omp_max_threads",
+                   "block_size", "problem_dimensionality")
+INTERNAL = {"_record": pl.String(), "_time_resolution_s": pl.Float64()}
+PER_REP = ("bytes_per_rep", "bytes_read_per_rep", "bytes_written_per_rep", "bytes_modify_written_per_rep",
+           "bytes_atomic_modify_written_per_rep", "bytes_touched_per_rep", "bytes_allocated_per_rep", "flops_per_rep")
+OPTIONAL_FLOATS = ("iterations_per_rep", "kernels_per_rep", *(c for c in BENCHMARK_RUNS.names if c.startswith("topdown_")))
+
+
+class Bounds(BaseModel):
+    """Physical plausibility bounds; a record outside them is rejected naming the rule."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    min_time_per_rep_s: float = Field(1e-10, gt=0, description="shortest plausible time of one repetition (s)")
+    max_time_per_rep_s: float = Field(1e5, gt=0, description="longest plausible time of one repetition (s)")
+    max_bytes_per_rep: float = Field(1e16, gt=0, description="most bytes one repetition can move")
+    max_flops_per_rep: float = Field(1e16, gt=0, description="most flops one repetition can do")
+    max_problem_size: float = Field(1e12, gt=0, description="largest plausible problem size")
+
+    @classmethod
+    def from_items(cls, items: list[str] | None) -> "Bounds":
+        """Bounds from ``NAME=VALUE`` strings (the CLI's ``--bound``); ``ValueError`` names the valid names."""
+        values: dict[str, float] = {}
+        for item in items or []:
+            name, sep, value = item.partition("=")
+            if not sep or name.strip() not in cls.model_fields:
+                raise ValueError(f"--bound {item!r}: expected NAME=VALUE with NAME one of {', '.join(cls.model_fields)}")
+            try:
+                values[name.strip()] = float(value)
+            except ValueError:
+                raise ValueError(f"--bound {item!r}: {value!r} is not a number") from None
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class DroppedRecord:
+    """One record left out of an otherwise good source."""
+
+    path: str
+    record: str
+    field: str
+    value: str
+    rule: str
+
+    @property
+    def reason(self) -> str:
+        return f"{self.path} [{self.record}]: {self.rule}"
+
+
+def raw_schema() -> dict[str, pl.DataType]:
+    """The polars schema readers' rows are built with: integer columns as Float64, plus internal columns."""
+    out = {n: (pl.Float64() if n in RAW_INT_COLUMNS else t) for n, t in BENCHMARK_RUNS.polars_schema.items()}
+    return {**out, **INTERNAL}
+
+
+def _shown(col: str) -> pl.Expr:
+    return pl.col(col).cast(pl.String).fill_null("missing")
+
+
+def _rules(b: Bounds) -> list[tuple[str, pl.Expr, pl.Expr]]:
+    """(field, expression True where a row breaks the rule, message)."""
+    t, r, n = pl.col("time_per_rep_s"), pl.col("reps"), pl.col("problem_size")
+    out = [
+        ("reps", r.is_null() | r.is_nan() | r.is_infinite() | (r < 1) | (r != r.floor()),
+         pl.format("Reps is {}; expected a whole number >= 1", _shown("reps"))),
+        ("problem_size", n.is_null() | n.is_nan() | n.is_infinite() | (n < 1) | (n != n.floor()),
+         pl.format("problem size is {}; expected a whole number >= 1", _shown("problem_size"))),
+        ("problem_size", n > b.max_problem_size,
+         pl.format(f"problem size {{}} is above the plausible maximum {b.max_problem_size:g} (bound max_problem_size)",
+                   _shown("problem_size"))),
+        ("time_per_rep_s", t.is_null() | t.is_nan() | t.is_infinite() | (t <= 0),
+         pl.format("time per rep is {} s; expected a finite time > 0", _shown("time_per_rep_s"))),
+        ("time_per_rep_s", (t < b.min_time_per_rep_s) | (t > b.max_time_per_rep_s),
+         pl.format(f"time per rep {{}} s is outside the plausible range [{b.min_time_per_rep_s:g} s, "
+                   f"{b.max_time_per_rep_s:g} s] (bounds min_time_per_rep_s, max_time_per_rep_s)", _shown("time_per_rep_s"))),
+    ]
+    for role in ("time_per_rep_min_s", "time_per_rep_max_s"):
+        c = pl.col(role)
+        out.append((role, c <= 0, pl.format(f"{role} is {{}} s; expected a time > 0", _shown(role))))
+    for col in PER_REP:
+        c, limit = pl.col(col), (b.max_flops_per_rep if col.startswith("flops") else b.max_bytes_per_rep)
+        bound = "max_flops_per_rep" if col.startswith("flops") else "max_bytes_per_rep"
+        out.append((col, c < 0, pl.format(f"{col} is {{}}; expected >= 0 (or -1 for 'not set')", _shown(col))))
+        out.append((col, c > limit, pl.format(f"{col} {{}} is above the plausible maximum {limit:g} (bound {bound})",
+                                              _shown(col))))
+    for col in RAW_INT_COLUMNS[1:]:
+        if col in ("reps", "problem_size"):
+            continue
+        c, low = pl.col(col), BENCHMARK_RUNS.column(col).minimum or 0
+        out.append((col, (c < low) | (c != c.floor()) | (c > 2.0 ** 62),
+                    pl.format(f"{col} is {{}}; expected a whole number >= {low:g}", _shown(col))))
+    return out
+
+
+def _sanitise(frame: pl.DataFrame) -> pl.DataFrame:
+    """nan/inf in optional fields -> null; RAJAPerf's -1 ('not set') for bytes and flops -> null."""
+    optional = [c for c in (*RAW_INT_COLUMNS, "time_per_rep_min_s", "time_per_rep_max_s", *OPTIONAL_FLOATS, *PER_REP)
+                if c in frame.columns and c not in ("reps", "problem_size")]
+    def clean(c: str) -> pl.Expr:
+        x = pl.col(c)
+        bad = x.is_nan() | x.is_infinite() | ((x == -1) if c in PER_REP else pl.lit(False)) | \
+            ((x <= 0) if c == "block_size" else pl.lit(False))
+        return pl.when(bad).then(None).otherwise(x).alias(c)
+
+    exprs = [clean(c) for c in optional]
+    return frame.with_columns(exprs)
+
+
+def check_benchmark_records(frame: pl.DataFrame, bounds: Bounds | None = None
+                            ) -> tuple[pl.DataFrame, list[DroppedRecord]]:
+    """Drop the rows that break a rule; return (good rows with integer columns cast, dropped records)."""
+    if frame.is_empty():
+        return frame, []
+    bounds = bounds or Bounds()
+    frame = _sanitise(frame)
+    rules = _rules(bounds)
+    reason = pl.coalesce([pl.when(bad.fill_null(False)).then(pl.struct(pl.lit(field).alias("field"), msg.alias("rule"),
+                                                                        _shown(field).alias("value")))
+                          for field, bad, msg in rules])
+    flagged = frame.with_columns(reason.alias("_why"))
+    bad = flagged.filter(pl.col("_why").is_not_null())
+    dropped = [DroppedRecord(path=r["source_path"], record=r["_record"] or f"{r['kernel']} {r['variant']}-{r['tuning']}",
+                             field=r["_why"]["field"], value=r["_why"]["value"], rule=r["_why"]["rule"])
+               for r in bad.select("source_path", "_record", "kernel", "variant", "tuning", "_why").iter_rows(named=True)]
+    good = flagged.filter(pl.col("_why").is_null()).drop("_why")
+    good = good.with_columns(pl.col(c).cast(pl.Int64) for c in RAW_INT_COLUMNS if c in good.columns)
+    return good, dropped

@@ -1,0 +1,89 @@
+"""Finding the sources under the paths given to ``xamm-ingest``: files, what is not read, and why.
+
+A dangling symbolic link is reported, not skipped in silence; an OTF2 trace (which Caliper can
+write) is named as such, since xamm reads profiles, not traces.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from xamm_ingest.report import Rejected
+
+OTF2_SUFFIXES = (".otf2", ".def", ".evt")
+READS = ("xamm reads RAJAPerf CSV and Caliper .cali/.json files (xamm-ingest rajaperf), Caliper profiles "
+         "(caliper), HPCToolkit databases (hpctoolkit) and CSV/Parquet tables (table)")
+
+
+@dataclass(frozen=True)
+class Task:
+    """One source to read: a file (or a database directory, or the primary file of a CSV run)."""
+
+    fmt: str
+    path: Path
+    root: Path
+    machine: str | None = None
+    run: object = None  # a CsvRun for RAJAPerf CSV runs
+    defaults: tuple[tuple[str, object], ...] = ()  # xamm.toml facts for CSV runs
+
+
+@dataclass
+class Plan:
+    """What discovery found: tasks to read, files with nothing to ingest, sources refused at once."""
+
+    tasks: list[Task] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)
+    rejected: list[Rejected] = field(default_factory=list)
+    root: Path = Path(".")
+
+
+def as_paths(paths: str | Path | Iterable[str | Path]) -> list[Path]:
+    """A file, a directory or a list of them, as a list of paths."""
+    return [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
+
+
+def ingest_root(paths: list[Path]) -> Path:
+    """The directory source paths are stored relative to: the one directory given, else the common parent."""
+    if len(paths) == 1 and paths[0].is_dir():
+        return paths[0]
+    parents = [(p.resolve() if p.is_dir() else p.resolve().parent) for p in paths] or [Path.cwd()]
+    return Path(os.path.commonpath([str(p) for p in parents]))
+
+
+def list_files(paths: list[Path], plan: Plan) -> list[Path]:
+    """Every file at or under ``paths`` (sorted); dangling links and OTF2 traces go to ``plan.rejected``."""
+    files: list[Path] = []
+    for p in paths:
+        if p.is_symlink() and not p.exists():
+            plan.rejected.append(dangling(p))
+        elif p.is_dir():
+            for q in sorted(p.rglob("*")):
+                if q.is_symlink() and not q.exists():
+                    plan.rejected.append(dangling(q))
+                elif q.is_file():
+                    files.append(q)
+        elif p.is_file():
+            files.append(p)
+        else:
+            raise FileNotFoundError(f"{p}: no such file or directory")
+    return _without_traces(files, plan)
+
+
+def dangling(p: Path) -> Rejected:
+    return Rejected(str(p), f"{p}: dangling symbolic link (to {os.readlink(p)}); expected a file or directory",
+                    problem="dangling symbolic link")
+
+
+def _without_traces(files: list[Path], plan: Plan) -> list[Path]:
+    anchors = {f.with_suffix("") for f in files if f.suffix.lower() == ".otf2"}
+    for a in sorted(anchors):
+        plan.rejected.append(Rejected(str(a) + ".otf2", f"{a}.otf2: an OTF2 trace; OTF2 traces are not read; {READS}. "
+                                      "Record a profile instead (e.g. CALI_CONFIG=spot or runtime-report)",
+                                      problem="OTF2 traces are not read"))
+    def in_trace(f: Path) -> bool:
+        return f.suffix.lower() in OTF2_SUFFIXES and (f.with_suffix("") in anchors or
+                                                      any(a in f.parents for a in anchors) or f.suffix.lower() == ".otf2")
+    return [f for f in files if not in_trace(f)]
