@@ -25,7 +25,7 @@ from xamm_ingest.formats import IngestFormat, register
 from xamm_ingest.machine_names import find_config, load_config, machine_id
 from xamm_ingest.readers import rajaperf_caliper, rajaperf_csv
 from xamm_ingest.readers.base import ReadResult, Source
-from xamm_ingest.records import DroppedRecord
+from xamm_ingest.records import PER_REP, DroppedRecord
 from xamm_ingest.report import Rejected
 from xamm_ingest.sources import Plan, Task, ingest_root, list_files
 
@@ -112,20 +112,42 @@ def finish(frame: pl.DataFrame, report, opts: dict) -> pl.DataFrame:
 
 
 _KEY = ["_dir", "machine", "kernel", "variant", "tuning"]
+_FIGURES = ("problem_size", "reps", "iterations_per_rep", "kernels_per_rep", *PER_REP)
+_TIMES = ("time_per_rep_s", "time_per_rep_min_s", "time_per_rep_max_s", "_time_resolution_s")
 
 
 def _conflicts(pairs: pl.DataFrame, rtol: float) -> pl.DataFrame:
     """Caliper/CSV pairs whose problem size or time per rep disagree, with the reason."""
     diff = (pl.col("time_per_rep_s") - pl.col("time_per_rep_s_csv")).abs()
     tol = pl.max_horizontal(rtol * pl.max_horizontal("time_per_rep_s", "time_per_rep_s_csv"),
-                            pl.col("_time_resolution_s_csv").fill_null(0.0))
+                            pl.col("_time_resolution_s_csv").fill_null(0.0) + pl.col("_time_resolution_s").fill_null(0.0))
     size = pl.col("problem_size") != pl.col("problem_size_csv")
     why = (pl.when(size).then(pl.format("problem size {} disagrees with {} in {}", "problem_size", "problem_size_csv",
                                         "source_path_csv"))
            .when(diff > tol).then(pl.format("time per rep {} s disagrees with {} s in {} (difference {} s > tolerance {} s "
-                                            "from rtol and the CSV's printed digits)", "time_per_rep_s",
+                                            "from rtol and both files' printed digits)", "time_per_rep_s",
                                             "time_per_rep_s_csv", "source_path_csv", diff, tol)))
     return pairs.with_columns(why.alias("_why")).filter(pl.col("_why").is_not_null())
+
+
+def _adopt_csv_figures(pairs: pl.DataFrame) -> pl.DataFrame:
+    """Caliper rows whose figures may be another kernel's take the CSV's; their times are rescaled to its Reps."""
+    unc = pl.col("_uncertain_figures").fill_null(False)
+    ratio = pl.col("reps").cast(pl.Float64) / pl.col("reps_csv").cast(pl.Float64)
+    out = pairs.with_columns([pl.when(unc).then(pl.col(t) * ratio).otherwise(pl.col(t)).alias(t) for t in _TIMES])
+    out = out.with_columns([pl.when(unc).then(pl.col(f"{c}_csv")).otherwise(pl.col(c)).alias(c) for c in _FIGURES])
+    return out.with_columns((pl.col("bytes_per_rep") / pl.col("time_per_rep_s")).alias("bandwidth_bytes_per_s"),
+                            (pl.col("flops_per_rep") / pl.col("time_per_rep_s")).alias("flops_per_s"))
+
+
+def _pairs(cali: pl.DataFrame, csv: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(pairs of equal problem size, all pairs to check); a Caliper row whose only CSV partners have
+    another size (one run, two sizes) is a conflict too."""
+    pairs = _adopt_csv_figures(cali.join(csv, on=_KEY, how="inner", suffix="_csv"))
+    same = pairs.filter(pl.col("problem_size") == pl.col("problem_size_csv")).unique(
+        subset=[*_KEY, "source_path"], keep="first", maintain_order=True)
+    lonely = pairs.join(same.select([*_KEY, "source_path"]), on=[*_KEY, "source_path"], how="anti")
+    return same, pl.concat([same, lonely.unique(subset=[*_KEY, "source_path"], keep="first", maintain_order=True)])
 
 
 def merge_csv_and_caliper(frame: pl.DataFrame, *, rtol: float = AGREE_RTOL
@@ -134,25 +156,22 @@ def merge_csv_and_caliper(frame: pl.DataFrame, *, rtol: float = AGREE_RTOL
     is_csv = pl.col("source_format").str.starts_with("rajaperf")
     f = frame.with_columns(pl.col("source_path").str.replace(r"/?[^/]*$", "").alias("_dir"))
     csv, cali = f.filter(is_csv), f.filter(~is_csv)
-    if csv.is_empty() or cali.is_empty():
-        return frame, 0, [], []
-    pairs = cali.join(csv, on=_KEY, how="inner", suffix="_csv")
-    same_size = pairs.filter(pl.col("problem_size") == pl.col("problem_size_csv"))
-    # a Caliper row with a CSV partner of another size only (one run, two sizes) is a conflict too
-    lonely = pairs.join(same_size.select([*_KEY, "source_path"]).unique(), on=[*_KEY, "source_path"], how="anti")
-    pairs = pl.concat([same_size, lonely.unique(subset=[*_KEY, "source_path"], keep="first")])
+    same, pairs = _pairs(cali, csv) if not (csv.is_empty() or cali.is_empty()) else (None, None)
+    if same is None or pairs.is_empty():
+        return _drop_unconfirmed(f.drop("_dir"), 0, [], [])
     bad = _conflicts(pairs, rtol)
     rejected, dropped, bad_cali = _report_conflicts(bad)
-    ok = same_size.filter(~pl.col("source_path").is_in(list(bad_cali)))
+    ok = same.filter(~pl.col("source_path").is_in(list(bad_cali)))
     bad_runs = bad.select("_dir", "variant", "tuning", pl.col("source_path_csv").alias("source_path")).unique()
     fill = [c for c in BENCHMARK_RUNS.names if c not in _KEY and not c.startswith("source_")
-            and c not in ("reader", "xamm_version", "tool_versions", "run_date", "time_per_rep_s") and f"{c}_csv" in ok.columns]
-    filled = ok.with_columns([pl.coalesce(pl.col(c), pl.col(f"{c}_csv")).alias(c) for c in fill]).select(f.columns)
-    keys = ok.select([*_KEY, "problem_size"])
-    csv_only = csv.join(keys, on=[*_KEY, "problem_size"], how="anti").join(bad_runs, on=["_dir", "variant", "tuning", "source_path"], how="anti")
-    cali_only = cali.filter(~pl.col("source_path").is_in(list(bad_cali))).join(keys, on=[*_KEY, "problem_size"], how="anti")
+            and c not in ("reader", "xamm_version", "tool_versions", "run_date", *_TIMES) and f"{c}_csv" in ok.columns]
+    filled = ok.with_columns(*[pl.coalesce(pl.col(c), pl.col(f"{c}_csv")).alias(c) for c in fill],
+                             pl.lit(False).alias("_uncertain_figures")).select(f.columns)
+    keys = ok.select(_KEY)
+    csv_only = csv.join(keys, on=_KEY, how="anti").join(bad_runs, on=["_dir", "variant", "tuning", "source_path"], how="anti")
+    cali_only = cali.filter(~pl.col("source_path").is_in(list(bad_cali))).join(keys, on=_KEY, how="anti")
     out = pl.concat([cali_only, filled, _inherit_run_metadata(csv_only, ok)], how="vertical")
-    return out.drop("_dir"), ok.height, rejected, dropped
+    return _drop_unconfirmed(out.drop("_dir"), ok.height, rejected, dropped)
 
 
 def _report_conflicts(bad: pl.DataFrame) -> tuple[list[Rejected], list[DroppedRecord], set[str]]:
@@ -168,6 +187,19 @@ def _report_conflicts(bad: pl.DataFrame) -> tuple[list[Rejected], list[DroppedRe
                                      field="time_per_rep_s", value=str(r["time_per_rep_s_csv"]),
                                      rule=f"the Caliper file {r['source_path']} of the same run disagrees: {r['_why']}"))
     return rejected, dropped, bad_cali
+
+
+def _drop_unconfirmed(frame: pl.DataFrame, merged: int, rejected: list, dropped: list):
+    """Caliper rows whose figures only the run's CSV could confirm, left without one, are dropped."""
+    unc = pl.col("_uncertain_figures").fill_null(False)
+    for r in frame.filter(unc).iter_rows(named=True):
+        dropped.append(DroppedRecord(
+            path=r["source_path"], record=r["_record"] or r["kernel"], field="problem_size",
+            value=str(r["problem_size"]),
+            rule=("ProblemSize, Reps, bytes and flops may be another kernel's: with --npasses > 1 this RAJAPerf's "
+                  "Caliper output merges later passes under the last kernel's attributes; ingest the run's CSV files "
+                  "beside it (same directory) to confirm them, or run with --npasses 1")))
+    return frame.filter(~unc), merged, rejected, dropped
 
 
 RUN_LEVEL = ("compiler", "compiler_flags", "suite_version", "omp_max_threads", "npasses", "problem_size_param",

@@ -23,7 +23,9 @@ from xamm_data.schema import BENCHMARK_RUNS
 # Integer columns that come from numbers in the sources: carried as Float64 until checked.
 RAW_INT_COLUMNS = ("problem_size", "problem_size_param", "reps", "npasses", "threads", "ranks", "omp_max_threads",
                    "block_size", "problem_dimensionality")
-INTERNAL = {"_record": pl.String(), "_time_resolution_s": pl.Float64()}
+# _record: where in the file; _time_resolution_s: half a unit of the time's last printed digit, per rep;
+# _uncertain_figures: Caliper figures that only the same run's CSV can confirm (see rajaperf_caliper).
+INTERNAL = {"_record": pl.String(), "_time_resolution_s": pl.Float64(), "_uncertain_figures": pl.Boolean()}
 PER_REP = ("bytes_per_rep", "bytes_read_per_rep", "bytes_written_per_rep", "bytes_modify_written_per_rep",
            "bytes_atomic_modify_written_per_rep", "bytes_touched_per_rep", "bytes_allocated_per_rep", "flops_per_rep")
 OPTIONAL_FLOATS = ("iterations_per_rep", "kernels_per_rep", *(c for c in BENCHMARK_RUNS.names if c.startswith("topdown_")))

@@ -36,7 +36,7 @@ def write_cali(path: Path, regions: list[tuple[list[str], dict[str, float]]], gl
     metric_ids: dict[str, int] = {}
     names = sorted({m for _, ms in regions for m in ms})
     for m in names:
-        parent = T_DOUBLE
+        parent = T_STRING if any(isinstance(ms.get(m), str) for _, ms in regions) else T_DOUBLE
         if m in units:
             parent = node(unit_attr, units[m], parent)
         if m in aliases:

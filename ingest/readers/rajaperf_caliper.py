@@ -213,13 +213,30 @@ def _times(recs: list[dict], times: dict[str, tuple[str, float]]) -> dict[str, f
     return out
 
 
+def _printed_resolution(recs: list[dict], times: dict[str, tuple[str, float]]) -> float:
+    """Caliper writes doubles with 6 decimals (std::to_string): half a unit of that, in seconds, per summed record."""
+    per_rank = Counter(r.get("mpi.rank") for r in recs)
+    return 5e-7 * times["mean"][1] * max(per_rank.values(), default=1)
+
+
 def _metric_tuple(rec: dict, meta: dict) -> tuple:
+    """The kernel figures a record carries, BlockSize aside (it belongs to the tuning, and may be nan)."""
     vals = []
     for attr, v in rec.items():
         name = _metric_name(attr, meta.get(attr, {}))
-        if name in KERNEL_METRICS:
+        if name in KERNEL_METRICS and name != "BlockSize":
             vals.append((KERNEL_METRICS[name], _num(v)))
     return tuple(sorted(vals, key=lambda kv: kv[0]))
+
+
+def _block_size(recs: list[dict], meta: dict, figures: tuple) -> float | None:
+    """BlockSize from a record carrying the kernel's own figures."""
+    for r in recs:
+        if _metric_tuple(r, meta) == figures or not figures:
+            for attr, v in r.items():
+                if _metric_name(attr, meta.get(attr, {})) == "BlockSize":
+                    return _num(v)
+    return None
 
 
 def _own_metrics(node: tuple, recs: list[dict], meta: dict, tuples_by_node: dict[tuple, set]) -> tuple[dict, str | None]:
@@ -229,14 +246,37 @@ def _own_metrics(node: tuple, recs: list[dict], meta: dict, tuples_by_node: dict
     """
     mine = {_metric_tuple(r, meta) for r in recs} - {()}
     if len(mine) <= 1:
-        return dict(next(iter(mine), ())), None
+        own = next(iter(mine), ())
+        return {**dict(own), "block_size": _block_size(recs, meta, own)}, None
     elsewhere = Counter(t for other, ts in tuples_by_node.items() if other != node for t in ts)
     unique = [t for t in mine if not elsewhere[t]]
     if len(unique) == 1:
-        return dict(unique[0]), None
+        return {**dict(unique[0]), "block_size": _block_size(recs, meta, unique[0])}, None
     shown = " vs ".join(str(dict(t).get("problem_size")) for t in sorted(mine, key=str))
     return {}, (f"its per-pass records carry different kernel figures (ProblemSize {shown}) and none is "
                 "this kernel's alone; cannot tell which are its own")
+
+
+def _merged_under_max(kernels: dict, by_path: dict, meta: dict, tuples: dict) -> set[tuple]:
+    """Kernels whose figures may be max(own, last kernel's) when npasses > 1.
+
+    From v2023.06.0 RAJAPerf sets the figures once (first pass) and never unsets them, so later passes
+    run under the last kernel's values; ``any(max#...)`` merges them into the kernel's one record.
+    RAJAPerf develop (2024-08 on) groups spot records
+    by ``Complexity``, which later passes inherit from the last kernel; a kernel of that same Complexity gets
+    one record whose ``any(max#...)`` figures merge its own with the leaked ones. Only the same run's CSV can
+    tell them apart."""
+    if any(VARIANT_RE.match(p[0]) for p in kernels):
+        return set()  # the pre-release branch ends its attributes after the first pass: nothing leaks
+    if not any("Complexity" in r for p in kernels for r in by_path[p]):
+        return set(kernels)  # v2023.06.0 / v2024.07.0: every kernel's record merges all passes under max()
+    leaked = None
+    for p in kernels:
+        if len({r.get("Complexity") for r in by_path[p]}) > 1:
+            others = {t for q, ts in tuples.items() if q != p for t in ts}
+            leaked = next((r.get("Complexity") for r in by_path[p] if _metric_tuple(r, meta) in others), leaked)
+    return {p for p in kernels if len({r.get("Complexity") for r in by_path[p]}) == 1
+            and (leaked is None or by_path[p][0].get("Complexity") == leaked)}
 
 
 def _extra_metrics(recs: list[dict], meta: dict, skip: set[str]) -> list[dict]:
@@ -255,8 +295,9 @@ def _extra_metrics(recs: list[dict], meta: dict, skip: set[str]) -> list[dict]:
     out = []
     for attr, xs in sorted(values.items()):
         additive = "sum" in attr or "count" in attr or "time" in attr
-        out.append({"name": attr, "value": math.fsum(xs) if additive else xs[0]})
-    return out
+        out.append({"name": meta.get(attr, {}).get("attribute.alias") or attr,
+                    "value": math.fsum(xs) if additive else max(xs)})
+    return sorted(out, key=lambda m: m["name"])
 
 
 def _topdown(recs: list[dict], meta: dict) -> dict[str, float | None]:
@@ -300,6 +341,7 @@ def read_caliper(src: Source, *, machine: str | None = None) -> ReadResult:
     file_tuning = _single_tuning(g)
     time_attrs = {a for a, _ in times.values()}
     tuples = {p: {_metric_tuple(r, prof.meta) for r in recs} - {()} for p, recs in by_path.items()}
+    suspect = _merged_under_max(kernels, by_path, prof.meta, tuples) if common["npasses"] > 1 else set()
     result = ReadResult()
     for kp, kernel in sorted(kernels.items()):
         targets = [(kp + (f"{kernel}.{t}",), t) for t in sorted(leaves.get(kp, []))] or [(kp, file_tuning or "default")]
@@ -310,7 +352,12 @@ def read_caliper(src: Source, *, machine: str | None = None) -> ReadResult:
                 result.dropped_record(e.record or "/".join(node), e.field, e.value, e.problem)
                 continue
             if row is not None:
+                row["_uncertain_figures"] = kp in suspect
                 result.rows.append(row)
+    if suspect:
+        result.notes.append(f"{src.rel_path}: {len(suspect)} kernel(s) ran later passes under another kernel's "
+                            "attributes (RAJAPerf's blackboard leak with --npasses > 1); their figures are taken "
+                            "from the same run's CSV files, or the records are dropped")
     return result
 
 
@@ -338,6 +385,7 @@ def _kernel_row(node, kp, kernel, tuning, by_path, prof, times, tuples, time_att
     row = {**common, **figures, "kernel": kernel, "tuning": tuning, "_record": record,
            "time_per_rep_s": per_rep["mean"] if per_rep["mean"] is not None else math.nan,
            "time_per_rep_min_s": per_rep["min"], "time_per_rep_max_s": per_rep["max"],
+           "_time_resolution_s": _printed_resolution(by_path[node], times) / denom,
            **_topdown(by_path[node], prof.meta),
            "extra_metrics": _extra_metrics(by_path[node], prof.meta, time_attrs)}
     return finish_row(row, src_path=prof.path, record=record, omp_max_threads=common["omp_max_threads"])
