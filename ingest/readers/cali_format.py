@@ -71,6 +71,8 @@ class CaliProfile:
             prop = 0
             n = self.node_parent.get(attr_id)
             while n is not None:
+                if n not in self.node_attr:
+                    raise CaliFormatError(f"attribute {attr_id} refers to undefined node {n} (a line is missing?)")
                 if self.node_attr.get(n) == ATTR_PROP:
                     prop = int(self.node_data[n])
                     break
@@ -104,6 +106,8 @@ class CaliProfile:
         chain = []
         node = nid
         while node is not None and node not in self._expanded:
+            if node not in self.node_attr:
+                raise CaliFormatError(f"reference to undefined node {node} (a line is missing?)")
             chain.append(node)
             node = self.node_parent.get(node)
         rec = dict(self._expanded[node]) if node is not None else {}

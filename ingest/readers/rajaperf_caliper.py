@@ -192,6 +192,12 @@ def _kernel_nodes(by_path: dict[tuple, list[dict]], path: Path) -> tuple[dict[tu
     return kernels, leaves
 
 
+def _stray_regions(by_path: dict[tuple, list[dict]], kernels: dict[tuple, str]) -> list[tuple]:
+    """Regions where a kernel belongs (root -> group -> ?) that are not a kernel of that group."""
+    roots = {p[0] for p in kernels}
+    return [p for p in by_path if len(p) == 3 and p[0] in roots and p not in kernels]
+
+
 def _times(recs: list[dict], times: dict[str, tuple[str, float]]) -> dict[str, float | None]:
     """Mean, min and max over ranks of a region's inclusive time; a rank's records (passes) are summed."""
     per_rank: dict[object, list[dict]] = {}
@@ -343,6 +349,9 @@ def read_caliper(src: Source, *, machine: str | None = None) -> ReadResult:
     tuples = {p: {_metric_tuple(r, prof.meta) for r in recs} - {()} for p, recs in by_path.items()}
     suspect = _merged_under_max(kernels, by_path, prof.meta, tuples) if common["npasses"] > 1 else set()
     result = ReadResult()
+    for p in _stray_regions(by_path, kernels):
+        result.dropped_record("/".join(p), "kernel", p[-1], f"region {p[-1]!r} under {'/'.join(p[:2])} is not a RAJAPerf "
+                              f"kernel of group {p[1]!r}; expected a name such as {p[1]}_DAXPY (corrupt file?)")
     for kp, kernel in sorted(kernels.items()):
         targets = [(kp + (f"{kernel}.{t}",), t) for t in sorted(leaves.get(kp, []))] or [(kp, file_tuning or "default")]
         for node, tuning in targets:
