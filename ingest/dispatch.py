@@ -184,8 +184,21 @@ def _checked(frame: pl.DataFrame, spec, outcomes: list[_Outcome], opts: dict) ->
         return frame
     good = {o.rel for o in outcomes if o.error is None}
     frame = frame.filter(pl.col("source_path").is_in(list(good)))
-    frame, dropped = check_benchmark_records(frame, opts.get("bounds"))
     by_rel = {o.rel: o for o in outcomes}
+    try:
+        frame, dropped = check_benchmark_records(frame, opts.get("bounds"))
+    except Exception:  # find the source the checks choke on, and keep the others
+        if opts.get("debug"):
+            raise
+        frames, dropped = [], []
+        for (rel,), part in frame.group_by(["source_path"], maintain_order=True):
+            try:
+                kept, more = check_benchmark_records(part, opts.get("bounds"))
+                frames.append(kept)
+                dropped += more
+            except Exception as e:
+                by_rel[rel].error = _unexpected(Path(by_rel[rel].path), e)
+        frame = pl.concat(frames) if frames else frame.clear()
     for d in dropped:
         out = by_rel[d.path]
         out.dropped.append(dataclasses.replace(d, path=out.path))

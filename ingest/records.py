@@ -86,8 +86,8 @@ def _rules(b: Bounds) -> list[tuple[str, pl.Expr, pl.Expr]]:
     """(field, expression True where a row breaks the rule, message)."""
     t, r, n = pl.col("time_per_rep_s"), pl.col("reps"), pl.col("problem_size")
     out = [
-        ("reps", r.is_null() | r.is_nan() | r.is_infinite() | (r < 1) | (r != r.floor()),
-         pl.format("Reps is {}; expected a whole number >= 1", _shown("reps"))),
+        ("reps", r.is_null() | r.is_nan() | r.is_infinite() | (r < 1) | (r != r.floor()) | (r > 2.0 ** 62),
+         pl.format("Reps is {}; expected a whole number from 1 to 2^62", _shown("reps"))),
         ("problem_size", n.is_null() | n.is_nan() | n.is_infinite() | (n < 1) | (n != n.floor()),
          pl.format("problem size is {}; expected a whole number >= 1", _shown("problem_size"))),
         ("problem_size", n > b.max_problem_size,

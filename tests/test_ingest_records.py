@@ -30,8 +30,9 @@ def _cali(tmp_path, **changes):
 
 
 @pytest.mark.parametrize("kernel,change,field,rule", [
-    ("Stream_TRIAD", {"reps": 0}, "reps", "Reps is 0.0; expected a whole number >= 1"),
-    ("Stream_TRIAD", {"reps": 2.5}, "reps", "Reps is 2.5; expected a whole number >= 1"),
+    ("Stream_TRIAD", {"reps": 0}, "reps", "Reps is 0.0; expected a whole number from 1 to 2^62"),
+    ("Stream_TRIAD", {"reps": 2.5}, "reps", "Reps is 2.5; expected a whole number from 1 to 2^62"),
+    ("Stream_TRIAD", {"reps": 1e300}, "reps", "Reps is 1e+300; expected a whole number from 1 to 2^62"),  # once crashed the cast
     ("Apps_ENERGY", {"time": -1.0}, "time_per_rep_s", "time per rep is -0.007692307692307693 s; expected a finite time > 0"),
     ("Apps_ENERGY", {"size": 1e300}, "problem_size",
      "problem size 1e+300 is above the plausible maximum 1e+12 (bound max_problem_size)"),

@@ -153,6 +153,10 @@ class CaliProfile:
         return out
 
 
+_NODE_FIELDS = {"__rec", "id", "attr", "data", "parent"}
+_CTX_FIELDS = {"__rec", "ref", "attr", "data"}
+
+
 def parse_cali(text: str) -> CaliProfile:
     """Parse a whole ``.cali`` stream. Raises :class:`CaliFormatError` naming the bad line."""
     prof = CaliProfile()
@@ -162,25 +166,34 @@ def parse_cali(text: str) -> CaliProfile:
     for i in (ATTR_NAME, ATTR_TYPE, ATTR_PROP):
         node_attr[i], node_data[i] = ATTR_NAME, attr_name[i]
     node_parent[ATTR_NAME], node_parent[ATTR_TYPE], node_parent[ATTR_PROP] = 3, 7, 1
-    for lineno, line in enumerate(text.splitlines(), 1):
+    # split on LF only: splitlines() would also split on \x0b, \x1c, ... which a corrupt file may hold
+    for lineno, line in enumerate(text.split("\n"), 1):
+        line = line[:-1] if line.endswith("\r") else line
         if not line:
             continue
         try:
-            if line.startswith("__rec=node,") and "\\" not in line:
+            parts = line.split(",") if line.startswith("__rec=node,") and "\\" not in line else ()
+            if 4 <= len(parts) <= 5 and parts[1][:3] == "id=" and parts[2][:5] == "attr=" and parts[3][:5] == "data=" \
+                    and "=" not in parts[3][5:] \
+                    and (len(parts) == 4 or parts[4][:7] == "parent="):
                 # hot path: __rec=node,id=N,attr=A,data=D[,parent=P]
-                parts = line.split(",")
                 nid = int(parts[1][3:])
                 attr = int(parts[2][5:])
                 data = parts[3][5:]
                 parent = int(parts[4][7:]) if len(parts) > 4 else None
             elif line.startswith("__rec=node,"):
                 f = _split(line)
+                if not set(f) <= _NODE_FIELDS or len(f.get("data", ())) != 1:
+                    raise CaliFormatError(f"node record with fields {sorted(f)}; expected {sorted(_NODE_FIELDS)} "
+                                          "and one data value")
                 nid, attr = int(f["id"][0]), int(f["attr"][0])
-                data = f.get("data", [""])[0]
+                data = f["data"][0]
                 parent = int(f["parent"][0]) if "parent" in f else None
             else:
                 f = _split(line)
                 kind = f.get("__rec", [None])[0]
+                if kind in ("ctx", "globals") and not set(f) <= _CTX_FIELDS:
+                    raise CaliFormatError(f"{kind} record with fields {sorted(f)}; expected {sorted(_CTX_FIELDS)}")
                 if kind == "ctx":
                     prof.records.append(prof._snapshot(f))
                 elif kind == "globals":
@@ -188,6 +201,9 @@ def parse_cali(text: str) -> CaliProfile:
                 elif kind is None:
                     raise CaliFormatError("no __rec field")
                 continue
+            if attr not in node_attr or (parent is not None and parent not in node_attr):
+                raise CaliFormatError(f"node {nid} refers to undefined node {attr if attr not in node_attr else parent} "
+                                      "(nodes are written before their use: a line is missing or corrupt)")
             node_attr[nid], node_data[nid], node_parent[nid] = attr, data, parent
             if attr == ATTR_NAME:
                 attr_name[nid] = data

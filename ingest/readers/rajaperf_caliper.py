@@ -50,7 +50,8 @@ from xamm_ingest.readers.rajaperf_common import check_variant, finish_row
 READER = "xamm_ingest.readers.rajaperf_caliper"
 _TIME_RE = {
     "avg": re.compile(r"^avg#inclusive#sum#time\.duration(\.ns)?$"),
-    "plain": re.compile(r"^(inclusive#sum#time\.duration|sum#inclusive#sum#time\.duration|inclusive#time\.duration|time\.inclusive\.duration)(\.ns)?$"),
+    # not sum#inclusive#sum#...: in spot files that is the total over ranks, not a per-rank time
+    "plain": re.compile(r"^(inclusive#sum#time\.duration|inclusive#time\.duration|time\.inclusive\.duration)(\.ns)?$"),
     "min": re.compile(r"^min#inclusive#sum#time\.duration(\.ns)?$"),
     "max": re.compile(r"^max#inclusive#sum#time\.duration(\.ns)?$"),
 }
@@ -181,14 +182,16 @@ def _by_path(prof: CaliperProfile) -> dict[tuple, list[dict]]:
 
 def _kernel_nodes(by_path: dict[tuple, list[dict]], path: Path) -> tuple[dict[tuple, str], dict[tuple, list[str]]]:
     """({kernel path: kernel name}, {kernel path: tuning leaf names})."""
-    kernels = {p: p[-1] for p in by_path if len(p) >= 2 and split_kernel(p[-1]) and p[-1].startswith(p[-2] + "_")}
+    kernels = {p: p[-1] for p in by_path if len(p) >= 3 and (p[0] == "RAJAPerf" or VARIANT_RE.match(p[0]))
+               and split_kernel(p[-1]) and p[-1].startswith(p[-2] + "_")}
     leaves: dict[tuple, list[str]] = {}
     for p in by_path:
         if len(p) >= 3 and p[:-1] in kernels and p[-1].startswith(p[-2] + "."):
             leaves.setdefault(p[:-1], []).append(p[-1][len(p[-2]) + 1:])
     if not kernels:
-        raise IngestError(path, "no RAJAPerf kernel regions (expected a call tree RAJAPerf -> Group -> Group_KERNEL); "
-                          "is this a RAJAPerf profile?")
+        roots = sorted({str(p[0]) for p in by_path})[:3]
+        raise IngestError(path, "no RAJAPerf kernel regions (expected a call tree RAJAPerf -> Group -> Group_KERNEL "
+                          f"or Variant -> Group -> Group_KERNEL; the roots are {roots}); is this a RAJAPerf profile?")
     return kernels, leaves
 
 

@@ -110,9 +110,15 @@ def _cells(line: str) -> list[str]:
 
 def _read_lines(path: Path) -> list[str]:
     try:
-        return path.read_text(encoding="utf-8-sig", errors="strict").splitlines()
+        text = path.read_text(encoding="utf-8-sig", errors="strict")
     except UnicodeDecodeError as e:
         raise IngestError(path, f"not a text file ({e.reason} at byte {e.start}); expected a RAJAPerf CSV") from None
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if '"' in line or "\x00" in line:
+            raise IngestError(path, f"{'a double quote' if chr(34) in line else 'a NUL byte'} in the line; RAJAPerf writes "
+                              "neither (a corrupt file, or one re-saved by a spreadsheet?)", record=f"line {i + 1}")
+    return [ln.rstrip("\r") for ln in lines]
 
 
 def resolution(text: str) -> float:
@@ -284,7 +290,7 @@ def _base_rows(run: CsvRun, timings: dict, result: ReadResult) -> tuple[list[tup
     files = run.files
     if "kernel-run-data" in files:
         ranks, rows, dropped, notes = parse_table(files["kernel-run-data"], RUN_DATA_COLUMNS,
-                                                  ("kernel", "variant", "tuning", "time_per_rep_s"))
+                                                  ("kernel", "variant", "tuning", "problem_size", "time_per_rep_s"))
         result.dropped.extend(dropped)
         result.notes.extend(notes)
         return [(f"{files['kernel-run-data'].name} line {line} ({row.get('kernel')} {row.get('variant')}-{row.get('tuning')})",
