@@ -211,10 +211,10 @@ def _combine(frame: pl.DataFrame, spec, report: IngestReport, opts: dict) -> pl.
     if frame.height < before:
         report.notes.append(f"dropped {before - frame.height} row(s) from byte-identical copies of the same file")
     frame = spec.finish(frame, report, opts)
-    frame = frame.drop([c for c in frame.columns if c.startswith("_")])
+    frame = renumber_trials(frame.drop([c for c in frame.columns if c.startswith("_")]), spec.table)
     frame, bad = validate_by_source(frame, spec.table)
     report.rejected.extend(bad)
-    return renumber_trials(frame, spec.table)
+    return renumber_trials(frame, spec.table) if bad else frame
 
 
 def ingest_sources(fmt: str, paths, *, store: Store | str | Path | None = None, dry_run: bool = False,

@@ -36,7 +36,11 @@ NO_MACHINE = ("RAJAPerf CSV files carry no machine name; pass --machine NAME or 
 
 
 def _config(path: Path, root: Path, cache: dict):
-    cfg = find_config(path, root)
+    """The xamm.toml that applies to ``path`` (cached per directory), or None; a bad one raises its error."""
+    key = ("dir", path.parent)
+    if key not in cache:
+        cache[key] = find_config(path, root)
+    cfg = cache[key]
     if cfg is not None and cfg not in cache:
         try:
             cache[cfg] = load_config(cfg)

@@ -74,8 +74,6 @@ _SCHEMA_COLUMNS = set(BENCHMARK_RUNS.names)
 
 def _num(value) -> float | None:
     """A number, or None for what is not one (strings, lists)."""
-    if isinstance(value, bool):
-        return float(value)
     try:
         return float(value)
     except (TypeError, ValueError):
@@ -98,6 +96,36 @@ def _time_attrs(prof: CaliperProfile) -> dict[str, tuple[str, float]]:
         raise IngestError(prof.path, "no inclusive time attribute (e.g. avg#inclusive#sum#time.duration or "
                           "inclusive#sum#time.duration[.ns]); expected a RAJAPerf Caliper profile")
     return found
+
+
+class _Attrs:
+    """Every record attribute of one file, classified once: kernel figures, BlockSize, top-down, extra."""
+
+    def __init__(self, prof: CaliperProfile, time_attrs: set[str]):
+        self.figures: list[tuple[str, str]] = []  # (attribute, column), sorted by column
+        self.block: list[str] = []
+        self.topdown: dict[str, str] = {}
+        self.extra: dict[str, str] = {}  # attribute -> name kept in extra_metrics
+        for k in sorted({k for r in prof.records for k in r} - _NOT_METRICS - time_attrs):
+            meta = prof.meta.get(k, {})
+            name = _metric_name(k, meta)
+            if name == "BlockSize":
+                self.block.append(k)
+            elif name in KERNEL_METRICS:
+                self.figures.append((k, KERNEL_METRICS[name]))
+            elif name.startswith("topdown.") and f"topdown_{name[8:]}" in _SCHEMA_COLUMNS:
+                self.topdown[k] = f"topdown_{name[8:]}"
+            else:
+                self.extra[k] = meta.get("attribute.alias") or k
+        self.figures.sort(key=lambda ac: ac[1])
+        self._tuples: dict[int, tuple] = {}
+
+    def figure_tuple(self, rec: dict) -> tuple:
+        """The kernel figures a record carries, BlockSize aside (it belongs to the tuning, and may be nan)."""
+        got = self._tuples.get(id(rec))
+        if got is None:
+            got = self._tuples[id(rec)] = tuple((col, _num(rec[a])) for a, col in self.figures if a in rec)
+        return got
 
 
 def _metric_name(attr: str, meta: dict) -> str:
@@ -228,45 +256,35 @@ def _printed_resolution(recs: list[dict], times: dict[str, tuple[str, float]]) -
     return 5e-7 * times["mean"][1] * max(per_rank.values(), default=1)
 
 
-def _metric_tuple(rec: dict, meta: dict) -> tuple:
-    """The kernel figures a record carries, BlockSize aside (it belongs to the tuning, and may be nan)."""
-    vals = []
-    for attr, v in rec.items():
-        name = _metric_name(attr, meta.get(attr, {}))
-        if name in KERNEL_METRICS and name != "BlockSize":
-            vals.append((KERNEL_METRICS[name], _num(v)))
-    return tuple(sorted(vals, key=lambda kv: kv[0]))
-
-
-def _block_size(recs: list[dict], meta: dict, figures: tuple) -> float | None:
+def _block_size(recs: list[dict], attrs: _Attrs, figures: tuple) -> float | None:
     """BlockSize from a record carrying the kernel's own figures."""
     for r in recs:
-        if _metric_tuple(r, meta) == figures or not figures:
-            for attr, v in r.items():
-                if _metric_name(attr, meta.get(attr, {})) == "BlockSize":
-                    return _num(v)
+        if not figures or attrs.figure_tuple(r) == figures:
+            for a in attrs.block:
+                if a in r:
+                    return _num(r[a])
     return None
 
 
-def _own_metrics(node: tuple, recs: list[dict], meta: dict, tuples_by_node: dict[tuple, set]) -> tuple[dict, str | None]:
+def _own_metrics(node: tuple, recs: list[dict], attrs: _Attrs, tuples_by_node: dict[tuple, set]) -> tuple[dict, str | None]:
     """The kernel's own figures among its records' (per-pass records may carry another kernel's).
 
     Returns (figures, problem): ``problem`` says why the figures cannot be told apart, else None.
     """
-    mine = {_metric_tuple(r, meta) for r in recs} - {()}
+    mine = {attrs.figure_tuple(r) for r in recs} - {()}
     if len(mine) <= 1:
         own = next(iter(mine), ())
-        return {**dict(own), "block_size": _block_size(recs, meta, own)}, None
+        return {**dict(own), "block_size": _block_size(recs, attrs, own)}, None
     elsewhere = Counter(t for other, ts in tuples_by_node.items() if other != node for t in ts)
     unique = [t for t in mine if not elsewhere[t]]
     if len(unique) == 1:
-        return {**dict(unique[0]), "block_size": _block_size(recs, meta, unique[0])}, None
+        return {**dict(unique[0]), "block_size": _block_size(recs, attrs, unique[0])}, None
     shown = " vs ".join(str(dict(t).get("problem_size")) for t in sorted(mine, key=str))
     return {}, (f"its per-pass records carry different kernel figures (ProblemSize {shown}) and none is "
                 "this kernel's alone; cannot tell which are its own")
 
 
-def _merged_under_max(kernels: dict, by_path: dict, meta: dict, tuples: dict) -> set[tuple]:
+def _merged_under_max(kernels: dict, by_path: dict, attrs: _Attrs, tuples: dict) -> set[tuple]:
     """Kernels whose figures may be max(own, last kernel's) when npasses > 1.
 
     From v2023.06.0 RAJAPerf sets the figures once (first pass) and never unsets them, so later passes
@@ -283,39 +301,24 @@ def _merged_under_max(kernels: dict, by_path: dict, meta: dict, tuples: dict) ->
     for p in kernels:
         if len({r.get("Complexity") for r in by_path[p]}) > 1:
             others = {t for q, ts in tuples.items() if q != p for t in ts}
-            leaked = next((r.get("Complexity") for r in by_path[p] if _metric_tuple(r, meta) in others), leaked)
+            leaked = next((r.get("Complexity") for r in by_path[p] if attrs.figure_tuple(r) in others), leaked)
     return {p for p in kernels if len({r.get("Complexity") for r in by_path[p]}) == 1
             and (leaked is None or by_path[p][0].get("Complexity") == leaked)}
 
 
-def _extra_metrics(recs: list[dict], meta: dict, skip: set[str]) -> list[dict]:
+def _extra_metrics(recs: list[dict], attrs: _Attrs) -> list[dict]:
     """Numeric attributes no column names, kept raw; parts of a split total are summed."""
-    values: dict[str, list[float]] = {}
-    for r in recs:
-        for attr, v in r.items():
-            if attr in skip or attr in _NOT_METRICS:
-                continue
-            name = _metric_name(attr, meta.get(attr, {}))
-            if name in KERNEL_METRICS or f"topdown_{name[8:]}" in _SCHEMA_COLUMNS and name.startswith("topdown."):
-                continue
-            x = _num(v)
-            if x is not None:
-                values.setdefault(attr, []).append(x)
     out = []
-    for attr, xs in sorted(values.items()):
-        additive = "sum" in attr or "count" in attr or "time" in attr
-        out.append({"name": meta.get(attr, {}).get("attribute.alias") or attr,
-                    "value": math.fsum(xs) if additive else max(xs)})
+    for attr, name in attrs.extra.items():
+        xs = [x for r in recs if attr in r and (x := _num(r[attr])) is not None]
+        if xs:
+            additive = "sum" in attr or "count" in attr or "time" in attr
+            out.append({"name": name, "value": math.fsum(xs) if additive else max(xs)})
     return sorted(out, key=lambda m: m["name"])
 
 
-def _topdown(recs: list[dict], meta: dict) -> dict[str, float | None]:
-    out = {}
-    for attr, v in recs[0].items():
-        name = _metric_name(attr, meta.get(attr, {}))
-        if name.startswith("topdown.") and f"topdown_{name[8:]}" in _SCHEMA_COLUMNS:
-            out[f"topdown_{name[8:]}"] = _num(v)
-    return out
+def _topdown(recs: list[dict], attrs: _Attrs) -> dict[str, float | None]:
+    return {col: _num(recs[0][a]) for a, col in attrs.topdown.items() if a in recs[0]}
 
 
 def _adiak_kernel_info(g: dict, kernel: str, path: Path) -> dict:
@@ -348,9 +351,9 @@ def read_caliper(src: Source, *, machine: str | None = None) -> ReadResult:
     check_variant(path, str(variant))
     common = _run_metadata(src, g, machine, str(variant))
     file_tuning = _single_tuning(g)
-    time_attrs = {a for a, _ in times.values()}
-    tuples = {p: {_metric_tuple(r, prof.meta) for r in recs} - {()} for p, recs in by_path.items()}
-    suspect = _merged_under_max(kernels, by_path, prof.meta, tuples) if common["npasses"] > 1 else set()
+    attrs = _Attrs(prof, {a for a, _ in times.values()})
+    tuples = {p: {attrs.figure_tuple(r) for r in recs} - {()} for p, recs in by_path.items()}
+    suspect = _merged_under_max(kernels, by_path, attrs, tuples) if common["npasses"] > 1 else set()
     result = ReadResult()
     for p in _stray_regions(by_path, kernels):
         result.dropped_record("/".join(p), "kernel", p[-1], f"region {p[-1]!r} under {'/'.join(p[:2])} is not a RAJAPerf "
@@ -359,7 +362,7 @@ def read_caliper(src: Source, *, machine: str | None = None) -> ReadResult:
         targets = [(kp + (f"{kernel}.{t}",), t) for t in sorted(leaves.get(kp, []))] or [(kp, file_tuning or "default")]
         for node, tuning in targets:
             try:
-                row = _kernel_row(node, kp, kernel, tuning, by_path, prof, times, tuples, time_attrs, g, common, result)
+                row = _kernel_row(node, kp, kernel, tuning, by_path, prof, times, tuples, attrs, g, common, result)
             except RecordError as e:
                 result.dropped_record(e.record or "/".join(node), e.field, e.value, e.problem)
                 continue
@@ -373,14 +376,15 @@ def read_caliper(src: Source, *, machine: str | None = None) -> ReadResult:
     return result
 
 
-def _kernel_row(node, kp, kernel, tuning, by_path, prof, times, tuples, time_attrs, g, common, result) -> dict | None:
+def _kernel_row(node, kp, kernel, tuning, by_path, prof, times, tuples, attrs, g, common, result) -> dict | None:
     """One benchmark row for a kernel (or a tuning leaf under it); None (and a dropped record) if its figures clash."""
     record = "/".join(node)
-    figures, problem = _own_metrics(kp, by_path[kp], prof.meta, tuples)
+    figures, problem = _own_metrics(kp, by_path[kp], attrs, tuples)
     if node != kp:
-        leaf, leaf_problem = _own_metrics(node, by_path[node], prof.meta, tuples)
+        leaf, leaf_problem = _own_metrics(node, by_path[node], attrs, tuples)
         figures, problem = {**figures, **leaf}, problem or leaf_problem
-    adiak = _adiak_kernel_info(g, kernel, prof.path)
+    lacking = problem or figures.get("problem_size") is None or figures.get("reps") is None
+    adiak = _adiak_kernel_info(g, kernel, prof.path) if lacking else {}
     if problem and not adiak:
         result.dropped_record(record, "ProblemSize", "ambiguous", problem)
         return None
@@ -398,6 +402,6 @@ def _kernel_row(node, kp, kernel, tuning, by_path, prof, times, tuples, time_att
            "time_per_rep_s": per_rep["mean"] if per_rep["mean"] is not None else math.nan,
            "time_per_rep_min_s": per_rep["min"], "time_per_rep_max_s": per_rep["max"],
            "_time_resolution_s": _printed_resolution(by_path[node], times) / denom,
-           **_topdown(by_path[node], prof.meta),
-           "extra_metrics": _extra_metrics(by_path[node], prof.meta, time_attrs)}
+           **_topdown(by_path[node], attrs),
+           "extra_metrics": _extra_metrics(by_path[node], attrs)}
     return finish_row(row, src_path=prof.path, record=record, omp_max_threads=common["omp_max_threads"])
