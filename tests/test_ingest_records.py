@@ -159,3 +159,11 @@ def test_identical_reasons_are_grouped(tmp_path, capsys):
     assert main(["rajaperf", str(base), "--no-progress", "--workers", "1", "--dry-run", "--json"]) == 1
     out = json.loads(capsys.readouterr().out)
     assert len(out["rejected_files"]) == 220 and out["rejection_groups"][0]["files"] == 220
+
+
+def test_table_csv_with_byte_order_mark_is_read(tmp_path):
+    (tmp_path / "t.csv").write_bytes(b"\xef\xbb\xbfapp,machine,runtime_s\nKripke,quartz,1.5\n")
+    m = tmp_path / "m.toml"
+    m.write_text('[columns]\napp = "app"\nmachine = "machine"\nruntime_s = "runtime_s"\n')
+    rep = read_profiles("table", tmp_path / "t.csv", mapping=m)
+    assert rep.rejected == [] and rep.frame.get_column("app").to_list() == ["Kripke"]

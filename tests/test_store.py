@@ -116,3 +116,26 @@ def test_minimal_frame_gets_nullable_columns_and_a_trial(tmp_path, sample_frame)
     rep = st.write(sample_frame.select(required).head(3), "benchmark_runs")
     df = st.read("benchmark_runs", "example-node")
     assert rep.rows_written == 3 and df.columns == BENCHMARK_RUNS.names and df.get_column("run_date").null_count() == 3
+
+
+def test_store_written_by_schema_1_0_0_reads_and_merges(tmp_path, sample_frame):
+    """benchmark_runs 1.1.0 added extra_metrics; a 1.0.0 partition (without it) reads it as null and still merges."""
+    import json
+
+    st = Store(tmp_path / "s")
+    st.write(sample_frame, "benchmark_runs")
+    path = st.partition_path("benchmark_runs", "example-node")
+    table = pq.read_table(path)
+    meta = json.loads(table.schema.metadata[b"xamm"])
+    meta["schema_version"] = "1.0.0"
+    old = table.drop_columns(["extra_metrics"]).replace_schema_metadata({"xamm": json.dumps(meta)})
+    pq.write_table(old, path)
+    assert "extra_metrics" not in pq.read_schema(path).names
+    back = st.read("benchmark_runs", "example-node")
+    assert back.columns == BENCHMARK_RUNS.names and back.get_column("extra_metrics").null_count() == back.height
+    lazy = st.scan("benchmark_runs").collect()
+    assert lazy.height == back.height and "extra_metrics" in lazy.columns
+    one_source = sample_frame.filter(pl.col("source_path") == sample_frame.get_column("source_path")[0])
+    rep = st.write(one_source, "benchmark_runs")  # re-ingest one source into the old partition
+    assert rep.partitions[0].rows_replaced == one_source.height and rep.partitions[0].rows_after == sample_frame.height
+    assert "extra_metrics" in pq.read_schema(path).names
