@@ -167,3 +167,32 @@ def test_table_csv_with_byte_order_mark_is_read(tmp_path):
     m.write_text('[columns]\napp = "app"\nmachine = "machine"\nruntime_s = "runtime_s"\n')
     rep = read_profiles("table", tmp_path / "t.csv", mapping=m)
     assert rep.rejected == [] and rep.frame.get_column("app").to_list() == ["Kripke"]
+
+
+def test_hints_name_values_the_cli_accepts(tmp_path):
+    """The message for a time without a unit suggests --time-unit values; each must be accepted by the CLI."""
+    import re
+
+    from cali_writer import write_cali
+    from xamm_ingest.cli import build_parser
+
+    f = write_cali(tmp_path / "app.cali", [(["main"], {"inclusive#sum#time.duration": 2.0})], {"cluster": "quartz"})
+    rep = read_profiles("caliper", f, SampleSpec(app="a"))
+    msg = rep.rejected[0].reason
+    suggested = re.search(r"--time-unit \(([^)]*)\)", msg).group(1).replace(" or ", ", ").split(", ")
+    assert len(suggested) == 4
+    for unit in suggested:
+        args = build_parser().parse_args(["caliper", str(f), "--app", "a", "--time-unit", unit])
+        assert args.time_unit == unit
+
+
+def test_support_matrix_names_tests_that_exist():
+    """docs/formats.md cites the tests that prove each cell; each must exist."""
+    import re
+
+    from conftest import REPO
+
+    doc = (REPO / "docs" / "formats.md").read_text()
+    cited = set(re.findall(r"`(test_[a-z0-9_]+)`", doc)) | set(re.findall(r"`(test_[a-z0-9_]+)\[", doc))
+    defined = {m for p in (REPO / "tests").glob("test_*.py") for m in re.findall(r"^def (test_\w+)", p.read_text(), re.M)}
+    assert cited and cited <= defined, cited - defined
