@@ -210,11 +210,30 @@ def _combine(frame: pl.DataFrame, spec, report: IngestReport, opts: dict) -> pl.
     frame = dedupe_sources(frame, spec.table)
     if frame.height < before:
         report.notes.append(f"dropped {before - frame.height} row(s) from byte-identical copies of the same file")
-    frame = spec.finish(frame, report, opts)
+    frame = _finish_isolated(frame, spec, report, opts)
     frame = renumber_trials(frame.drop([c for c in frame.columns if c.startswith("_")]), spec.table)
     frame, bad = validate_by_source(frame, spec.table)
     report.rejected.extend(bad)
     return renumber_trials(frame, spec.table) if bad else frame
+
+
+def _finish_isolated(frame: pl.DataFrame, spec, report: IngestReport, opts: dict) -> pl.DataFrame:
+    """The format's cross-source step (merging, features); if it fails, redo it per directory and reject
+    the sources of a directory where it still fails (one run's files share a directory)."""
+    try:
+        return spec.finish(frame, report, opts)
+    except Exception:
+        if opts.get("debug"):
+            raise
+    parts = []
+    folder = pl.col("source_path").str.replace(r"/?[^/]*$", "")
+    for (_,), part in frame.with_columns(folder.alias("_folder")).group_by(["_folder"], maintain_order=True):
+        try:
+            parts.append(spec.finish(part.drop("_folder"), report, opts))
+        except Exception as e:
+            for path in part.get_column("source_path").unique(maintain_order=True).to_list():
+                report.rejected.append(_unexpected(Path(path), e))
+    return pl.concat(parts, how="vertical") if parts else frame.clear()
 
 
 def ingest_sources(fmt: str, paths, *, store: Store | str | Path | None = None, dry_run: bool = False,

@@ -144,3 +144,21 @@ def test_debug_reraises_unexpected_errors(monkeypatch):
     monkeypatch.setattr(rajaperf_caliper, "read_caliper", _failing(rajaperf_caliper.read_caliper, ".cali", KeyError("x")))
     with pytest.raises(KeyError):
         read_rajaperf(SAMPLE, workers=1, debug=True)
+
+
+def test_a_failing_merge_rejects_only_its_directory(monkeypatch, tmp_path):
+    import xamm_ingest.rajaperf as rp
+
+    d = tmp_path / "runs"
+    shutil.copytree(SAMPLE, d)
+    real = rp.merge_csv_and_caliper
+
+    def merge(frame, **kw):
+        if frame.get_column("source_path").str.starts_with("run-1").any():
+            raise pl.exceptions.ComputeError("merge blew up")
+        return real(frame, **kw)
+    monkeypatch.setattr(rp, "merge_csv_and_caliper", merge)
+    rep = read_rajaperf(d, workers=1)
+    assert {r.path for r in rep.rejected} == {"run-1/Base_Seq-default.cali", "run-1/RAJAPerf-kernel-run-data.csv"}
+    assert all("ComputeError: merge blew up" in r.reason for r in rep.rejected)
+    assert rep.frame.height == 5 and set(rep.frame.get_column("source_path")) == {"run-2/RAJAPerf-timing-Average.csv"}
