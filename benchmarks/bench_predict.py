@@ -31,7 +31,7 @@ def main(argv=None) -> int:
     os.environ["XAMM_HOME"] = str(tmp / "home")
     import torch
 
-    from xamm_data.kernel_apps import FEATURES, kernel_app_samples
+    from xamm_models.kernel_apps import FEATURES, kernel_app_samples
     from xamm_data.store import Store
     from xamm_ingest import ingest_rajaperf
     from xamm_models.amm import build_signatures

@@ -2,14 +2,22 @@
 
 Installed from the top-level folder ``ingest/`` under the import name ``xamm_ingest`` (a bare
 ``ingest`` module would collide with other packages). Every format goes through one dispatcher,
-:mod:`xamm_ingest.dispatch`.
+:mod:`xamm_ingest.dispatch`. The public names load on first use, so ``xamm --help`` stays fast.
 """
 
-from xamm_ingest.dispatch import (ingest_profiles, ingest_rajaperf, ingest_sources, read_profiles, read_rajaperf,
-                                  read_sources)
-from xamm_ingest.errors import IngestError, RecordError
-from xamm_ingest.records import Bounds
-from xamm_ingest.report import IngestReport
+from __future__ import annotations
 
-__all__ = ["Bounds", "IngestError", "IngestReport", "RecordError", "ingest_profiles", "ingest_rajaperf",
-           "ingest_sources", "read_profiles", "read_rajaperf", "read_sources"]
+import importlib
+
+_PUBLIC = {
+    "Bounds": "xamm_ingest.records", "IngestError": "xamm_ingest.errors", "RecordError": "xamm_ingest.errors",
+    "IngestReport": "xamm_ingest.report", **{n: "xamm_ingest.dispatch" for n in (
+        "ingest_profiles", "ingest_rajaperf", "ingest_sources", "read_profiles", "read_rajaperf", "read_sources")},
+}
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name: str):
+    if name in _PUBLIC:
+        return getattr(importlib.import_module(_PUBLIC[name]), name)
+    raise AttributeError(f"module 'xamm_ingest' has no attribute {name!r}")

@@ -11,8 +11,8 @@ import pytest
 torch = pytest.importorskip("torch", reason="the models extra (torch) is not installed")
 
 from xamm_data import machines  # noqa: E402
-from xamm_data.samples import align_kernels, benchmark_samples, samples_hash  # noqa: E402
-from xamm_data.signatures import ImmutableSignatureError, Signature, SignatureRegistry  # noqa: E402
+from xamm_models.samples import align_kernels, benchmark_samples, samples_hash  # noqa: E402
+from xamm_models.signatures import ImmutableSignatureError, Signature, SignatureRegistry  # noqa: E402
 from xamm_data.store import Store  # noqa: E402
 from xamm_ingest import ingest_rajaperf  # noqa: E402
 from xamm_models.amm import algorithm1, build_signatures  # noqa: E402
@@ -159,7 +159,7 @@ def test_registry_immutability(tmp_path):
 
 
 def test_signatures_hub_round_trip(tmp_path, local_hub):
-    from xamm_data.signature_hub import pull_signatures, push_signatures
+    from xamm_models.signature_hub import pull_signatures, push_signatures
 
     reg = SignatureRegistry(tmp_path / "a")
     base = dict(machine="m", device="gpu", vector=[0.1, 1.0], aggregation="l2", normalise="divide", embedder_id="e",

@@ -10,7 +10,8 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the models extra (torch) is not installed")
 
-from xamm_data import load_dataset, xplat  # noqa: E402
+from xamm_data import load_dataset  # noqa: E402
+from xamm_models import xplat  # noqa: E402
 from xamm_data.store import Store  # noqa: E402
 from xamm_ingest import ingest_rajaperf  # noqa: E402
 from xamm_models.evaluation import Evaluator  # noqa: E402

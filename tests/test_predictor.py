@@ -10,8 +10,8 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the models extra (torch) is not installed")
 
-from xamm_data.kernel_apps import FEATURES, kernel_app_samples  # noqa: E402
-from xamm_data.relperf import drop_invalid, pair_relative  # noqa: E402
+from xamm_models.kernel_apps import FEATURES, kernel_app_samples  # noqa: E402
+from xamm_models.relperf import drop_invalid, pair_relative  # noqa: E402
 from xamm_data.store import Store  # noqa: E402
 from xamm_ingest import ingest_rajaperf  # noqa: E402
 from xamm_models import regressors as R  # noqa: E402

@@ -27,17 +27,8 @@ def _add_store(p: argparse.ArgumentParser) -> None:
     p.add_argument("--store", type=Path, default=None, help="store root (default: $XAMM_HOME/store)")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="xamm", description="Cross-platform HPC performance data and models.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    from xamm_data._version import __version__
-
-    parser.add_argument("--version", action="version", version=f"xamm {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub.required = True
-
+def register(sub) -> dict:
+    """Add the data commands (``datasets``, ``schemas``) to ``xamm``; no pass-through commands."""
     ds = sub.add_parser("datasets", help="list, show and publish datasets",
                         epilog="examples:\n  xamm datasets list 'xeon*'\n  xamm datasets show lassen --kind benchmark_runs\n"
                                "  xamm datasets push quartz --repo org/xamm-data --revision main",
@@ -59,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--private", action="store_true")
     p.add_argument("--license", default="other")
     _add_store(p)
+    ds.set_defaults(handler=_datasets)
 
     sc = sub.add_parser("schemas", help="export or check the language-neutral schema files")
     ssub = sc.add_subparsers(dest="action", metavar="ACTION")
@@ -66,23 +58,27 @@ def build_parser() -> argparse.ArgumentParser:
     p = ssub.add_parser("export", help="write schemas/*.json from the code's table definitions")
     p.add_argument("--dir", type=Path, default=Path("schemas"))
     p.add_argument("--check", action="store_true", help="do not write; exit 1 if the files differ")
+    sc.set_defaults(handler=_schemas)
+    return {}
 
-    ing = sub.add_parser("ingest", help="same as the xamm-ingest command", add_help=False)
-    ing.add_argument("args", nargs=argparse.REMAINDER)
 
-    try:  # model commands live in xamm_models, which needs the optional torch stack
-        import torch  # noqa: F401
+def build_parser() -> tuple[argparse.ArgumentParser, dict]:
+    """The ``xamm`` parser, composed from every package's ``xamm.commands`` entry point, and the
+    pass-through commands (name -> ``main(argv)``) they declare."""
+    from xamm_data._version import __version__
+    from xamm_data.plugins import plugins
 
-        from xamm_models.cli import add_commands
-    except ImportError:
-        add_commands = None
-    if add_commands is not None:
-        add_commands(sub)
-    else:
-        for name in ("amm", "run", "predict", "eval"):
-            sub.add_parser(name, help="(needs the models extra: pip install torch==2.13.0 'xamm[models]')",
-                           add_help=False).add_argument("args", nargs=argparse.REMAINDER)
-    return parser
+    parser = argparse.ArgumentParser(
+        prog="xamm", description="Cross-platform HPC performance data and models.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"xamm {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    passthrough: dict = {}
+    for ep in plugins("xamm.commands").values():
+        passthrough.update(ep.load()(sub) or {})
+    return parser, passthrough
 
 
 def _datasets(args) -> int:
@@ -136,21 +132,15 @@ def _schemas(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``xamm``."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["ingest"]:
-        from xamm_ingest.cli import main as ingest_main
-
-        return ingest_main(argv[1:], prog="xamm ingest")
-    parser = build_parser()
+    parser, passthrough = build_parser()
+    if argv[:1] and argv[0] in passthrough:
+        return passthrough[argv[0]](argv[1:])
     args = parser.parse_args(argv)
-    handlers = {"datasets": _datasets, "schemas": _schemas}
-    handler = handlers.get(args.command) or getattr(args, "handler", None)
-    if handler is None:
-        parser.error(f"'{args.command}' needs the models extra: pip install torch==2.13.0 'xamm[models]'")
     try:
-        return handler(args)
+        return args.handler(args)
     except UsageError as e:
         parser.error(str(e))
-    except (KeyError, ValueError, FileNotFoundError, OSError, PermissionError, RuntimeError) as e:
+    except (KeyError, ValueError, FileNotFoundError, OSError, PermissionError, RuntimeError, LookupError) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
         print(f"xamm: error: {msg}", file=sys.stderr)
         return 1

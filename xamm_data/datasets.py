@@ -17,6 +17,7 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict
 
 from xamm_data import machines
+from xamm_data.plugins import load, plugins
 from xamm_data.schema import DATA_KINDS
 from xamm_data.store import Store
 
@@ -67,13 +68,15 @@ class UnknownDatasetError(KeyError):
         return self.args[0]
 
 
-DERIVED = ("xplat-rajaperf",)  # built from every machine's benchmark_runs in the store
+def derived_datasets() -> tuple[str, ...]:
+    """Datasets built from every machine's benchmark_runs in the store, by a builder a higher layer registers."""
+    return tuple(plugins("xamm.datasets"))
 
 
 def list_datasets(pattern: str = "*", *, store: Store | str | Path | None = None) -> list[str]:
     """Names of the known datasets (registry, derived data sets, machines in the local store) matching ``pattern``."""
     st = store if isinstance(store, Store) else Store(store)
-    names = set(_specs()) | set(DERIVED)
+    names = set(_specs()) | set(derived_datasets())
     for kind in DATA_KINDS:
         names.update(st.machines(kind))
     return sorted(n for n in names if fnmatch.fnmatch(n, pattern))
@@ -84,7 +87,8 @@ def registry_frame(*, store: Store | str | Path | None = None) -> pl.DataFrame:
     st = store if isinstance(store, Store) else Store(store)
     specs = _specs()
     rows = []
-    for name in [n for n in list_datasets(store=st) if n not in DERIVED]:
+    derived = derived_datasets()
+    for name in [n for n in list_datasets(store=st) if n not in derived]:
         spec = specs.get(name)
         row = {
             "name": name,
@@ -140,14 +144,13 @@ def load_dataset(
         FileNotFoundError: the dataset is neither in the local store nor reachable on the Hub.
     """
     st = store if isinstance(store, Store) else Store(store)
-    if name in DERIVED:
-        from xamm_data import xplat
-
+    if name in derived_datasets():
+        build = load("xamm.datasets", name, f"the derived dataset {name!r}")
         runs = st.scan("benchmark_runs").collect()
         if runs.is_empty():
             raise FileNotFoundError(f"{name} is built from the store's benchmark_runs, and {st.root} has none; "
                                     "ingest RAJAPerf runs first (xamm-ingest rajaperf)")
-        df = xplat.build(runs)
+        df = build(runs)
         return df.lazy() if lazy else df
     if kind not in DATA_KINDS:
         raise ValueError(f"unknown kind {kind!r}; expected one of {', '.join(DATA_KINDS)}")

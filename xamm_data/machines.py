@@ -18,6 +18,8 @@ import re
 
 from pydantic import BaseModel, ConfigDict
 
+from xamm_data.plugins import load
+
 PAPER = "xAMM paper (Dhakal et al.), Section V-E"
 PAPER_T3 = "xAMM paper (Dhakal et al.), Table III"
 DATA = "shared/data MANIFEST.md and the files' own metadata"
@@ -43,11 +45,12 @@ class Machine(BaseModel):
         return ("cpu", "gpu") if self.gpu else ("cpu",)
 
     def signature(self, version: int | None = None, device: str | None = None, registry=None):
-        """This machine's AMM signature (latest version unless ``version``); ``device`` when it has two."""
-        from xamm_data.signatures import SignatureRegistry
+        """This machine's AMM signature (latest version unless ``version``); ``device`` when it has two.
 
-        ref = self.id + (f":{device}" if device else "")
-        return (registry or SignatureRegistry()).get(ref, version)
+        Signatures are model-side (:mod:`xamm_models.signatures`), found through the ``xamm.signatures`` hook.
+        """
+        lookup = load("xamm.signatures", "lookup", "AMM signatures")
+        return lookup(self.id + (f":{device}" if device else ""), version, registry)
 
 
 MACHINES: tuple[Machine, ...] = (

@@ -95,8 +95,8 @@ def build_signatures(
     """
     from xamm_data._version import __version__
     from xamm_data.paths import xamm_home
-    from xamm_data.samples import align_kernels, benchmark_samples, samples_hash
-    from xamm_data.signatures import Signature, SignatureRegistry
+    from xamm_models.samples import align_kernels, benchmark_samples, samples_hash
+    from xamm_models.signatures import Signature, SignatureRegistry
     from xamm_data.store import Store
     from xamm_models.embedders import create_embedder, load_embedder
 
@@ -162,8 +162,8 @@ def signature_from_runs(runs: pl.DataFrame, embedder, *, aggregation: str, norma
     This is how a target never seen in training gets an AMM at inference: from its benchmark data.
     """
     from xamm_data._version import __version__
-    from xamm_data.samples import benchmark_samples, samples_hash
-    from xamm_data.signatures import Signature
+    from xamm_models.samples import benchmark_samples, samples_hash
+    from xamm_models.signatures import Signature
 
     kernels = embedder.feature_names
     samples = benchmark_samples(runs, kernels)

@@ -6,6 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
+from xamm_data.plugins import MODELS_EXTRA
+
 EPILOG = """\
 examples:
   xamm amm build                          train the shared embedder, build every machine's signature
@@ -16,6 +18,23 @@ examples:
   xamm amm pull --repo org/xamm-amms --revision <commit>
   xamm amm plot --out amm-tsne.png        t-SNE of the benchmark-sample embeddings
 """
+
+
+def register(sub) -> dict:
+    """Add the model commands (``amm``, ``run``, ``predict``, ``eval``) to ``xamm``. Their handlers import
+    torch; without it they say which extra to install."""
+    add_commands(sub)
+    return {}
+
+
+def _needs_models(handler):
+    def run_handler(args):
+        try:
+            import torch  # noqa: F401  (the models extra; checked here so `xamm --help` never imports it)
+        except ImportError:
+            raise LookupError(f"'xamm {args.command}' needs the models extra: {MODELS_EXTRA}") from None
+        return handler(args)
+    return run_handler
 
 
 def add_commands(sub) -> None:
@@ -44,13 +63,13 @@ def add_commands(sub) -> None:
     pl_.add_argument("--out", type=Path, default=Path("amm-tsne.png"))
     pl_.add_argument("--embedder", help="a saved embedder (default: the newest under $XAMM_HOME/embedders)")
     pl_.add_argument("--store", type=Path, default=None)
-    p.set_defaults(handler=run)
+    p.set_defaults(handler=_needs_models(run))
 
     r = sub.add_parser("run", help="the config-driven pipeline (paper Listing 1): func amm|train|test",
                        epilog="examples:\n  xamm run config.yml\n\nfields: see xamm_models.pipeline",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     r.add_argument("config", type=Path)
-    r.set_defaults(handler=run_config)
+    r.set_defaults(handler=_needs_models(run_config))
     q = sub.add_parser("predict", help="predict relR of profiles measured on a source machine",
                        epilog="examples:\n  xamm predict profiles.parquet --source quartz:cpu --target ruby:cpu "
                               "--target corona:gpu --model org/xamm-predictor\n"
@@ -65,7 +84,7 @@ def add_commands(sub) -> None:
     q.add_argument("--target-benchmarks", type=Path, help="benchmark data (store root or Parquet) of unseen targets")
     q.add_argument("--rank", action="store_true", help="rank targets per profile, fastest first")
     q.add_argument("--out", type=Path, help="write the predictions as Parquet")
-    q.set_defaults(handler=predict_cmd)
+    q.set_defaults(handler=_needs_models(predict_cmd))
 
     e = sub.add_parser("eval", help="the paper's four experiments on the xplat-rajaperf benchmark",
                        epilog="examples:\n  xamm eval --experiment all --out eval-out\n"
@@ -78,7 +97,7 @@ def add_commands(sub) -> None:
     e.add_argument("--seed", type=int, default=0)
     e.add_argument("--held-out-machine", default="mi300a-spx", help="machine left out of training ('' for none)")
     e.add_argument("--no-loko", action="store_true", help="skip leave-one-kernel-out")
-    e.set_defaults(handler=eval_cmd)
+    e.set_defaults(handler=_needs_models(eval_cmd))
 
 
 def eval_cmd(args) -> int:
@@ -119,7 +138,7 @@ def predict_cmd(args) -> int:
 
 
 def run(args) -> int:
-    from xamm_data.signatures import SignatureRegistry
+    from xamm_models.signatures import SignatureRegistry
     from xamm_data.summary import print_frame
 
     reg = SignatureRegistry()
@@ -140,19 +159,19 @@ def run(args) -> int:
         print(json.dumps(reg.get(args.ref).model_dump(), indent=2))
         return 0
     if args.action == "push":
-        from xamm_data.signature_hub import push_signatures
+        from xamm_models.signature_hub import push_signatures
 
         print(f"pushed to {args.repo} at commit {push_signatures(args.repo, revision=args.revision)}")
         return 0
     if args.action == "pull":
-        from xamm_data.signature_hub import pull_signatures
+        from xamm_models.signature_hub import pull_signatures
 
         for s in pull_signatures(args.repo, revision=args.revision):
             print(f"have {s.ref}")
         return 0
     if args.action == "plot":
         from xamm_data.paths import xamm_home
-        from xamm_data.samples import benchmark_samples
+        from xamm_models.samples import benchmark_samples
         from xamm_data.store import Store
         from xamm_models.embedders import load_embedder
         from xamm_models.plot import tsne_plot

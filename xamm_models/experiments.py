@@ -29,8 +29,8 @@ from pathlib import Path
 
 import polars as pl
 
-from xamm_data.kernel_apps import FEATURES
-from xamm_data.relperf import pair_relative
+from xamm_models.kernel_apps import FEATURES
+from xamm_models.relperf import pair_relative
 from xamm_models.evaluation import Evaluator
 
 PAPER = {"xgboost_mape_reduction_cpu_cpu": 49.64, "xgboost_mape_reduction_cpu_gpu": 99.07}
@@ -48,7 +48,7 @@ class EvalSettings:
 
 def fold_amm_embeddings(runs: pl.DataFrame, exclude_kernels: list[str], settings: EvalSettings):
     """(embeddings per target, kernels) of an attention AMM embedder trained without ``exclude_kernels``."""
-    from xamm_data.samples import align_kernels, benchmark_samples
+    from xamm_models.samples import align_kernels, benchmark_samples
     from xamm_models.embedders import create_embedder
 
     r = runs.filter(~pl.col("kernel").is_in(exclude_kernels))
@@ -66,7 +66,7 @@ def fold_amm_embeddings(runs: pl.DataFrame, exclude_kernels: list[str], settings
 
 def signatures_from_embeddings(embs: dict, kernels: list[str], aggregation: str) -> dict:
     from xamm_data._version import __version__
-    from xamm_data.signatures import Signature
+    from xamm_models.signatures import Signature
     from xamm_models.amm import algorithm1
 
     return {t: Signature(machine=t.split(":")[0], device=t.split(":")[1], vector=[float(x) for x in algorithm1(E, aggregation)],
@@ -101,7 +101,7 @@ def _predict_pairs(pred, test: pl.DataFrame, truth: pl.DataFrame, *, use_amm: bo
 def run_experiments(store=None, *, experiments=(1, 2, 3, 4), settings: EvalSettings | None = None,
                     out_dir: str | Path = "eval-out", progress=print) -> dict:
     """Run the experiments; write ``results.json``, ``results.md`` and t-SNE PNGs to ``out_dir``."""
-    from xamm_data import xplat
+    from xamm_models import xplat
     from xamm_data.store import Store
     from xamm_models.predictor import PredictorConfig, XammPredictor
     from xamm_models.regressors import list_regressors

@@ -28,7 +28,7 @@ import polars as pl
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from xamm_data.relperf import pair_relative, with_target
+from xamm_models.relperf import pair_relative, with_target
 
 
 class ConfigError(ValueError):
@@ -109,7 +109,7 @@ def load_app_samples(path: Path) -> pl.DataFrame:
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file or directory")
     if path.is_dir():
-        from xamm_data.kernel_apps import kernel_app_samples
+        from xamm_models.kernel_apps import kernel_app_samples
 
         return kernel_app_samples(load_benchmark_runs(path))
     return pl.read_parquet(path) if path.suffix == ".parquet" else pl.read_csv(path)
@@ -122,7 +122,7 @@ def default_features(df: pl.DataFrame) -> list[str]:
 
 def _signature_from(spec: str, predictor=None):
     """A signature from a file, a registry ref, or benchmark data (built with the predictor's AMM embedder)."""
-    from xamm_data.signatures import Signature, SignatureRegistry
+    from xamm_models.signatures import Signature, SignatureRegistry
 
     p = Path(spec)
     if p.suffix == ".json" and p.is_file():

@@ -23,8 +23,8 @@ from huggingface_hub import ModelCard, ModelHubMixin
 from pydantic import BaseModel, ConfigDict, Field
 
 from xamm_data._version import __version__
-from xamm_data.relperf import DEFAULT_KEYS, drop_invalid, pair_relative, with_target
-from xamm_data.signatures import Signature
+from xamm_models.relperf import DEFAULT_KEYS, drop_invalid, pair_relative, with_target
+from xamm_models.signatures import Signature
 from xamm_models import regressors as R
 from xamm_models.embedders import create_embedder, load_embedder
 

@@ -2,7 +2,7 @@
 
 The paper's application data set (649 samples, 5 apps, PAPI counters on quartz, ruby, corona) is not
 public. This data set stands in for it: every RAJAPerf kernel is an application
-(:mod:`xamm_data.kernel_apps`), its features are what a profile on the source would give, and the
+(:mod:`xamm_models.kernel_apps`), its features are what a profile on the source would give, and the
 target is relR to every other machine/processor at a matching configuration (same kernel, same
 power-of-two problem-size bucket; per-iteration runtimes).
 
@@ -33,7 +33,7 @@ CAVEATS = (
 
 def build(runs: pl.DataFrame) -> pl.DataFrame:
     """The data set from ``benchmark_runs`` rows (all machines)."""
-    from xamm_data.kernel_apps import kernel_app_samples
+    from xamm_models.kernel_apps import kernel_app_samples
 
     df = kernel_app_samples(runs)
     return df.with_columns(pl.col("app").str.split("_").list.first().alias("group"))
@@ -48,7 +48,7 @@ def version(df: pl.DataFrame) -> str:
 
 def card(df: pl.DataFrame) -> str:
     """A Markdown card: construction, machines, sizes, caveats."""
-    from xamm_data.kernel_apps import FEATURES
+    from xamm_models.kernel_apps import FEATURES
 
     per = (df.group_by("machine", "device").agg(pl.len().alias("samples"), pl.col("app").n_unique().alias("kernels"),
                                                  pl.col("size_bucket").min().alias("min_log2_size"),

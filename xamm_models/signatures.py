@@ -169,3 +169,9 @@ class SignatureRegistry:
 
 def signature_json(sig: Signature) -> str:
     return json.dumps(sig.model_dump(), indent=2) + "\n"
+
+
+def lookup(ref: str, version: int | None = None, registry: "SignatureRegistry | None" = None) -> Signature:
+    """The signature of ``ref`` (``machine[:device]``), latest unless ``version``: the ``xamm.signatures`` hook
+    behind :meth:`xamm_data.machines.Machine.signature`."""
+    return (registry or SignatureRegistry()).get(ref, version)

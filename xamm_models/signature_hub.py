@@ -15,7 +15,7 @@ from huggingface_hub import CommitOperationAdd, DatasetCardData, hf_hub_download
 
 from xamm_data._version import __version__
 from xamm_data.hub import api, hub_endpoint
-from xamm_data.signatures import Signature, SignatureRegistry
+from xamm_models.signatures import Signature, SignatureRegistry
 
 _FILE = re.compile(r"^signatures/(?P<m>[^/]+)/(?P<d>cpu|gpu)@(?P<v>\d+)\.json$")
 
@@ -29,7 +29,7 @@ def _card(repo_id: str, sigs: list[Signature]) -> str:
     for s in sorted(sigs, key=lambda s: (s.machine, s.device, s.version)):
         lines.append(f"| `{s.ref}` | {s.aggregation} | {s.normalise} | {len(s.kernels)} | {s.coverage:.2f} | {s.n_samples} | "
                      f"{s.embedder_id}@{s.embedder_revision} | {s.data_sha256[:12]} | {s.created} |")
-    lines += ["", "```python", "from xamm_data.signature_hub import pull_signatures", f"pull_signatures({repo_id!r})", "```", ""]
+    lines += ["", "```python", "from xamm_models.signature_hub import pull_signatures", f"pull_signatures({repo_id!r})", "```", ""]
     return f"---\n{data.to_yaml()}\n---\n\n" + "\n".join(lines)
 
 

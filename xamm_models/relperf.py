@@ -8,7 +8,7 @@ application runs on the target", which contradicts its own formula; xamm follows
 Pairs are formed only between samples of the same application, parameters and configuration
 (``keys``; nulls match nulls), on different targets. Targets are ``machine:device``. When problem
 sizes differ across machines the samples' runtimes must already be per iteration; the frames built
-by :mod:`xamm_data.kernel_apps` are, and say so in ``runtime_per_iteration``.
+by :mod:`xamm_models.kernel_apps` are, and say so in ``runtime_per_iteration``.
 """
 
 from __future__ import annotations

@@ -1,0 +1,33 @@
+"""Hooks the other layers fill through entry points, so that ``xamm_data`` never imports them.
+
+Layers point one way (``xamm_ingest -> xamm_data <- xamm_models``); where data-side code offers
+something only a higher layer can do, it asks an entry-point group (declared in ``pyproject.toml``):
+
+* ``xamm.commands``: ``register(subparsers)`` adds a package's commands to ``xamm``;
+* ``xamm.datasets``: ``build(runs) -> DataFrame`` makes a derived dataset (``xplat-rajaperf``) from the
+  store's ``benchmark_runs``;
+* ``xamm.signatures``: ``lookup(ref, version, registry)`` returns a machine's AMM signature.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import EntryPoint, entry_points
+
+MODELS_EXTRA = "pip install torch==2.13.0 'xamm[models]'"
+
+
+def plugins(group: str) -> dict[str, EntryPoint]:
+    """The entry points of ``group``, by name (sorted)."""
+    return {ep.name: ep for ep in sorted(entry_points(group=group), key=lambda ep: ep.name)}
+
+
+def load(group: str, name: str, what: str):
+    """The object entry point ``name`` of ``group`` names; a ``LookupError`` says what provides it."""
+    eps = plugins(group)
+    if name not in eps:
+        raise LookupError(f"{what} comes from an installed xamm package that registers {group}:{name}; "
+                          "reinstall xamm (pip install -e .) so its entry points are known")
+    try:
+        return eps[name].load()
+    except ImportError as e:
+        raise LookupError(f"{what} needs the models extra ({e.name} is missing): {MODELS_EXTRA}") from None
