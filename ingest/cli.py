@@ -10,6 +10,15 @@ import json
 import sys
 from pathlib import Path
 
+from pydantic import ValidationError
+
+from xamm_data.summary import print_frame, summarize_benchmark_runs
+from xamm_data.units import canonical
+from xamm_ingest.dispatch import ingest_sources
+from xamm_ingest.errors import IngestError
+from xamm_ingest.readers.profile_common import SampleSpec
+from xamm_ingest.records import Bounds
+
 EPILOG = """\
 examples:
   xamm-ingest rajaperf ./runs                        machine names from the Caliper metadata
@@ -82,8 +91,6 @@ def register_xamm(sub) -> dict:
 
 
 def _time_unit(text: str) -> str:
-    from xamm_data.units import canonical
-
     try:
         return canonical(text)
     except ValueError as e:
@@ -116,10 +123,6 @@ def _parse_params(items: list[str], parser) -> dict:
 
 def _options(args, parser) -> dict:
     """The dispatcher's options for the parsed command line."""
-    from pydantic import ValidationError
-
-    from xamm_ingest.readers.profile_common import SampleSpec
-    from xamm_ingest.records import Bounds
 
     if args.format == "rajaperf":
         if args.workers is not None and args.workers < 1:
@@ -152,8 +155,6 @@ def _print_report(report, args) -> None:
         print(json.dumps(s, indent=2, default=str))
         return
     if report.table == "benchmark_runs" and report.frame.height:
-        from xamm_data.summary import print_frame, summarize_benchmark_runs
-
         print_frame(summarize_benchmark_runs(report.frame), title="ingested benchmark runs")
     what = (f"kernels: {s['kernels']}   variants: {', '.join(s['variants']) or '-'}" if report.table == "benchmark_runs"
             else f"apps: {', '.join(s['apps']) or '-'}")
@@ -195,8 +196,6 @@ def main(argv: list[str] | None = None, prog: str = "xamm-ingest") -> int:
     parser = build_parser(prog)
     args = parser.parse_args(argv)
     opts = _options(args, parser)
-    from xamm_ingest.dispatch import ingest_sources
-    from xamm_ingest.errors import IngestError
 
     try:
         report = ingest_sources(args.format, args.paths, store=args.store, dry_run=args.dry_run, strict=args.strict,

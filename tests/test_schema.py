@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from xamm_data import counters
-from xamm_data.schema import APP_PROFILES, BENCHMARK_RUNS, TABLES
+from xamm_data.schema import APP_PROFILES, BENCHMARK_RUNS, TABLES, counters_frame
 from xamm_data.schema_files import check_schema_files, expected_files, write_schema_files
 
 REPO = Path(__file__).resolve().parents[1]
@@ -88,7 +88,7 @@ def test_decorated_names_resolve(spelling, canonical):
 
 def test_unknown_counter_is_none_and_table_frame():
     assert counters.resolve("GPUOPS:KERNEL_CALLS") is None
-    frame = counters.counters_frame()
+    frame = counters_frame()
     assert frame.height == len(counters.COUNTERS)
     assert frame.filter(pl.col("name") == "tot_ins").get_column("papi").to_list() == [["PAPI_TOT_INS"]]
 

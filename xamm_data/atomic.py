@@ -43,7 +43,7 @@ def locked(lock_file: str | os.PathLike) -> Iterator[None]:
     lock_file.parent.mkdir(parents=True, exist_ok=True)
     with open(lock_file, "a+") as fh:
         try:
-            import fcntl
+            import fcntl  # POSIX-only
         except ImportError:  # pragma: no cover - Windows
             yield
             return

@@ -9,6 +9,16 @@ import argparse
 import sys
 from pathlib import Path
 
+import polars as pl
+
+from xamm_data._version import __version__
+from xamm_data.datasets import list_datasets, load_dataset, registry_frame, resolve_name
+from xamm_data.hub import push_dataset
+from xamm_data.plugins import plugins
+from xamm_data.schema_files import check_schema_files, write_schema_files
+from xamm_data.store import Store
+from xamm_data.summary import print_frame, summarize_benchmark_runs
+
 EPILOG = """\
 examples:
   xamm-ingest rajaperf ./runs --machine quartz     ingest RAJAPerf outputs into the store
@@ -65,8 +75,6 @@ def register(sub) -> dict:
 def build_parser() -> tuple[argparse.ArgumentParser, dict]:
     """The ``xamm`` parser, composed from every package's ``xamm.commands`` entry point, and the
     pass-through commands (name -> ``main(argv)``) they declare."""
-    from xamm_data._version import __version__
-    from xamm_data.plugins import plugins
 
     parser = argparse.ArgumentParser(
         prog="xamm", description="Cross-platform HPC performance data and models.",
@@ -82,15 +90,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict]:
 
 
 def _datasets(args) -> int:
-    from xamm_data.datasets import load_dataset, registry_frame
-    from xamm_data.store import Store
-    from xamm_data.summary import print_frame, summarize_benchmark_runs
 
     store = Store(args.store)
     if args.action == "list":
-        import polars as pl
-
-        from xamm_data.datasets import list_datasets
 
         reg = registry_frame(store=store).filter(pl.col("name").is_in(list_datasets(args.pattern, store=store)))
         print_frame(reg, title=f"xamm datasets (store: {store.root})")
@@ -103,8 +105,6 @@ def _datasets(args) -> int:
             print_frame(df.group_by("app", "machine", "device").len().sort("app"), title=f"{args.name}: app profiles")
         return 0
     if args.action == "push":
-        from xamm_data.datasets import resolve_name
-        from xamm_data.hub import push_dataset
 
         name = resolve_name(args.name, store=store)
         sha = push_dataset(name, args.repo, store=store, revision=args.revision, private=args.private,
@@ -115,8 +115,6 @@ def _datasets(args) -> int:
 
 
 def _schemas(args) -> int:
-    from xamm_data.schema_files import check_schema_files, write_schema_files
-
     if args.check:
         diffs = check_schema_files(args.dir)
         for d in diffs:

@@ -107,16 +107,3 @@ def get(name: str) -> Counter:
         if c.name == name:
             return c
     raise KeyError(f"unknown counter {name!r}; known counters: {', '.join(c.name for c in COUNTERS)}")
-
-
-def counters_frame():
-    """The counter table as a polars DataFrame with the ``counters`` table schema."""
-    import polars as pl
-
-    from xamm_data.schema import COUNTERS_TABLE
-
-    rows = [c.model_dump() for c in COUNTERS]
-    for r in rows:
-        for k in ("papi", "perf", "hpctoolkit", "caliper"):
-            r[k] = list(r[k])
-    return pl.DataFrame(rows, schema=COUNTERS_TABLE.polars_schema)

@@ -17,6 +17,7 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict
 
 from xamm_data import machines
+from xamm_data.hub import download_partition
 from xamm_data.plugins import load, plugins
 from xamm_data.schema import DATA_KINDS
 from xamm_data.store import Store
@@ -165,7 +166,6 @@ def load_dataset(
     spec = _specs().get(dname)
     repo = repo_id or (spec.hub_repo if spec else default_hub_repo())
     rev = revision or (spec.revision if spec else "main")
-    from xamm_data.hub import download_partition
 
     df = download_partition(repo, kind, dname, revision=rev, token=token)
     return df.lazy() if lazy else df

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from xamm_data.counters import COUNTERS
 from xamm_data.schema import SEED001_FEATURES, TABLE_II_FEATURES
 
 
@@ -51,8 +52,6 @@ assert set(TABLE_II) == {n for n, _ in TABLE_II_FEATURES} and set(SEED001) == {n
 
 def add_features(df: pl.DataFrame) -> pl.DataFrame:
     """Return ``df`` with every ``feat_*`` and ``s001_*`` column computed from its ``ctr_*`` columns."""
-    from xamm_data.counters import COUNTERS
-
     missing = [pl.lit(None, dtype=pl.Float64).alias(f"ctr_{c.name}") for c in COUNTERS if f"ctr_{c.name}" not in df.columns]
     if missing:
         df = df.with_columns(missing)

@@ -23,7 +23,12 @@ from huggingface_hub import (
     HfApi,
     hf_hub_download,
 )
-from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError
+from huggingface_hub.errors import (
+    EntryNotFoundError,
+    LocalEntryNotFoundError,
+    RepositoryNotFoundError,
+    RevisionNotFoundError,
+)
 
 from xamm_data._version import __version__
 from xamm_data.schema import DATA_KINDS, get_table

@@ -14,6 +14,8 @@ from typing import Literal
 import polars as pl
 from pydantic import BaseModel, ConfigDict
 
+from xamm_data.counters import COUNTERS
+
 DType = Literal["string", "int64", "float64", "bool", "datetime", "list[string]", "list[counter]"]
 
 _POLARS: dict[str, pl.DataType] = {
@@ -270,8 +272,6 @@ SEED001_FEATURES: tuple[tuple[str, str], ...] = (
 
 
 def _app_profile_columns() -> tuple[Column, ...]:
-    from xamm_data.counters import COUNTERS
-
     counter_cols = tuple(
         _c(f"ctr_{c.name}", "float64", f"{c.description} (canonical counter `{c.name}`).", unit=c.unit, minimum=0, finite=True)
         for c in COUNTERS
@@ -345,3 +345,13 @@ def get_table(name: str) -> TableSchema:
         return TABLES[name]
     except KeyError:
         raise KeyError(f"unknown table {name!r}; known tables: {', '.join(sorted(TABLES))}") from None
+
+
+def counters_frame():
+    """The counter table as a polars DataFrame with the ``counters`` table schema."""
+
+    rows = [c.model_dump() for c in COUNTERS]
+    for r in rows:
+        for k in ("papi", "perf", "hpctoolkit", "caliper"):
+            r[k] = list(r[k])
+    return pl.DataFrame(rows, schema=COUNTERS_TABLE.polars_schema)

@@ -28,8 +28,8 @@ def summarize_benchmark_runs(df: pl.DataFrame) -> pl.DataFrame:
 def print_frame(df: pl.DataFrame, title: str | None = None, *, file=None) -> None:
     """Print a small frame as a table (rich when available)."""
     try:
-        from rich.console import Console
-        from rich.table import Table
+        from rich.console import Console  # only when something is printed
+        from rich.table import Table  # only when something is printed
     except ImportError:  # pragma: no cover
         print(df, file=file)
         return

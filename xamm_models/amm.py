@@ -21,10 +21,17 @@ Algorithm 1, given the embeddings E (N samples x d) of one machine's benchmark s
 from __future__ import annotations
 
 import hashlib
+import shutil
 from pathlib import Path
 
 import numpy as np
 import polars as pl
+
+from xamm_data._version import __version__
+from xamm_data.paths import xamm_home
+from xamm_data.store import Store
+from xamm_models.samples import align_kernels, benchmark_samples, samples_hash
+from xamm_models.signatures import Signature, SignatureRegistry
 
 AGGREGATIONS = ("mean", "l2", "variance")
 NORMALISATIONS = ("divide", "subtract", "none")
@@ -64,7 +71,7 @@ def embedder_revision(path: str | Path) -> str:
     Not the file's hash: the safetensors header lists shared-tensor aliases in an order that
     changes between processes, so equal weights can give different bytes.
     """
-    from safetensors.numpy import load_file
+    from safetensors.numpy import load_file  # models extra, imported on use
 
     h = hashlib.sha256((Path(path) / "config.json").read_bytes())
     tensors = load_file(str(Path(path) / "model.safetensors"))
@@ -93,12 +100,10 @@ def build_signatures(
     samples of every machine in the store (the AMMs of one registry must share one embedder), saved
     under ``$XAMM_HOME/embedders/`` and named by its content hash. Returns the signatures.
     """
-    from xamm_data._version import __version__
-    from xamm_data.paths import xamm_home
-    from xamm_models.samples import align_kernels, benchmark_samples, samples_hash
-    from xamm_models.signatures import Signature, SignatureRegistry
-    from xamm_data.store import Store
-    from xamm_models.embedders import create_embedder, load_embedder
+    from xamm_models.embedders import (  # imports torch: loaded on use
+        create_embedder,
+        load_embedder,
+    )
 
     st = store if isinstance(store, Store) else Store(store)
     reg = registry or SignatureRegistry()
@@ -120,8 +125,6 @@ def build_signatures(
         rev = embedder_revision(tmp)
         final = xamm_home() / "embedders" / f"{embedder_name}-{rev}"
         if final.exists():
-            import shutil
-
             shutil.rmtree(tmp)
         else:
             tmp.rename(final)
@@ -148,8 +151,6 @@ def build_signatures(
 
 def local_embedder_path(sig) -> Path | None:
     """Where the embedder a signature was built with lives under ``$XAMM_HOME/embedders``, if there."""
-    from xamm_data.paths import xamm_home
-
     name = sig.embedder_id.split(".")[0]
     p = xamm_home() / "embedders" / f"{name}-{sig.embedder_revision}"
     return p if (p / "model.safetensors").is_file() else None
@@ -161,9 +162,6 @@ def signature_from_runs(runs: pl.DataFrame, embedder, *, aggregation: str, norma
 
     This is how a target never seen in training gets an AMM at inference: from its benchmark data.
     """
-    from xamm_data._version import __version__
-    from xamm_models.samples import benchmark_samples, samples_hash
-    from xamm_models.signatures import Signature
 
     kernels = embedder.feature_names
     samples = benchmark_samples(runs, kernels)

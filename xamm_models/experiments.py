@@ -29,9 +29,17 @@ from pathlib import Path
 
 import polars as pl
 
-from xamm_models.kernel_apps import FEATURES
-from xamm_models.relperf import pair_relative
+from xamm_data._version import __version__
+from xamm_data.store import Store
+from xamm_models import xplat
+from xamm_models.amm import algorithm1
 from xamm_models.evaluation import Evaluator
+from xamm_models.kernel_apps import FEATURES
+from xamm_models.plot import tsne_plot
+from xamm_models.regressors import list_regressors
+from xamm_models.relperf import pair_relative
+from xamm_models.samples import align_kernels, benchmark_samples
+from xamm_models.signatures import Signature
 
 PAPER = {"xgboost_mape_reduction_cpu_cpu": 49.64, "xgboost_mape_reduction_cpu_gpu": 99.07}
 
@@ -48,8 +56,7 @@ class EvalSettings:
 
 def fold_amm_embeddings(runs: pl.DataFrame, exclude_kernels: list[str], settings: EvalSettings):
     """(embeddings per target, kernels) of an attention AMM embedder trained without ``exclude_kernels``."""
-    from xamm_models.samples import align_kernels, benchmark_samples
-    from xamm_models.embedders import create_embedder
+    from xamm_models.embedders import create_embedder  # imports torch: loaded on use
 
     r = runs.filter(~pl.col("kernel").is_in(exclude_kernels))
     kernels = align_kernels(r, "union", min_coverage=settings.amm_min_coverage)
@@ -65,9 +72,6 @@ def fold_amm_embeddings(runs: pl.DataFrame, exclude_kernels: list[str], settings
 
 
 def signatures_from_embeddings(embs: dict, kernels: list[str], aggregation: str) -> dict:
-    from xamm_data._version import __version__
-    from xamm_models.signatures import Signature
-    from xamm_models.amm import algorithm1
 
     return {t: Signature(machine=t.split(":")[0], device=t.split(":")[1], vector=[float(x) for x in algorithm1(E, aggregation)],
                          aggregation=aggregation, normalise="divide", embedder_id="attention.fold", embedder_revision="fold",
@@ -101,10 +105,10 @@ def _predict_pairs(pred, test: pl.DataFrame, truth: pl.DataFrame, *, use_amm: bo
 def run_experiments(store=None, *, experiments=(1, 2, 3, 4), settings: EvalSettings | None = None,
                     out_dir: str | Path = "eval-out", progress=print) -> dict:
     """Run the experiments; write ``results.json``, ``results.md`` and t-SNE PNGs to ``out_dir``."""
-    from xamm_models import xplat
-    from xamm_data.store import Store
-    from xamm_models.predictor import PredictorConfig, XammPredictor
-    from xamm_models.regressors import list_regressors
+    from xamm_models.predictor import (  # imports torch: loaded on use
+        PredictorConfig,
+        XammPredictor,
+    )
 
     settings = settings or EvalSettings()
     t0 = time.perf_counter()
@@ -192,8 +196,6 @@ def run_experiments(store=None, *, experiments=(1, 2, 3, 4), settings: EvalSetti
 
 
 def _tsne(pred, data: pl.DataFrame, out: Path) -> None:
-    from xamm_models.plot import tsne_plot
-
     emb = pred._embed(data)
     labels = (data.get_column("machine") + ":" + data.get_column("device")).to_list()
     tsne_plot(emb, labels, out, title=f"{pred.config.embedder} sample embeddings ({'raw' if not pred.config.use_embedder else 'learned'})")

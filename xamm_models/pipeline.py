@@ -28,7 +28,11 @@ import polars as pl
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from xamm_data.store import Store
+from xamm_models.amm import build_signatures
+from xamm_models.kernel_apps import kernel_app_samples
 from xamm_models.relperf import pair_relative, with_target
+from xamm_models.signatures import Signature, SignatureRegistry
 
 
 class ConfigError(ValueError):
@@ -97,8 +101,6 @@ def load_config(path: str | Path) -> RunConfig:
 
 def load_benchmark_runs(path: Path) -> pl.DataFrame:
     """benchmark_runs rows from a store root or a Parquet file."""
-    from xamm_data.store import Store
-
     if path.is_dir():
         return Store(path).scan("benchmark_runs").collect()
     return pl.read_parquet(path)
@@ -109,8 +111,6 @@ def load_app_samples(path: Path) -> pl.DataFrame:
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file or directory")
     if path.is_dir():
-        from xamm_models.kernel_apps import kernel_app_samples
-
         return kernel_app_samples(load_benchmark_runs(path))
     return pl.read_parquet(path) if path.suffix == ".parquet" else pl.read_csv(path)
 
@@ -122,8 +122,6 @@ def default_features(df: pl.DataFrame) -> list[str]:
 
 def _signature_from(spec: str, predictor=None):
     """A signature from a file, a registry ref, or benchmark data (built with the predictor's AMM embedder)."""
-    from xamm_models.signatures import Signature, SignatureRegistry
-
     p = Path(spec)
     if p.suffix == ".json" and p.is_file():
         return {(s := Signature.model_validate_json(p.read_text())).target: s}
@@ -137,8 +135,10 @@ def _signature_from(spec: str, predictor=None):
 
 def run(cfg: RunConfig, *, out=print) -> dict:
     """Carry out ``cfg.func``; returns a summary (also printed through ``out``)."""
-    from xamm_models.amm import build_signatures
-    from xamm_models.predictor import PredictorConfig, XammPredictor
+    from xamm_models.predictor import (  # imports torch: loaded on use
+        PredictorConfig,
+        XammPredictor,
+    )
 
     if cfg.func == "amm":
         sigs = build_signatures(store=cfg.machine_data_path, aggregation=cfg.aggregation, embedder_name=cfg.embedder,

@@ -9,11 +9,11 @@ import numpy as np
 
 def tsne_plot(embeddings: np.ndarray, labels, out: str | Path, *, title: str = "", seed: int = 0) -> Path:
     """Write a PNG of a 2-D t-SNE of ``embeddings`` coloured by ``labels``; return its path."""
-    import matplotlib
+    import matplotlib  # plotting only; a heavy import
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from sklearn.manifold import TSNE
+    import matplotlib.pyplot as plt  # plotting only; a heavy import
+    from sklearn.manifold import TSNE  # models extra, imported on use
 
     labels = np.asarray(labels)
     perplexity = float(min(30, max(2, (len(embeddings) - 1) // 3)))

@@ -23,10 +23,12 @@ from huggingface_hub import ModelCard, ModelHubMixin
 from pydantic import BaseModel, ConfigDict, Field
 
 from xamm_data._version import __version__
+from xamm_data.hub import hub_endpoint, hub_offline
+from xamm_models import regressors as R
+from xamm_models.amm import local_embedder_path, signature_from_runs
+from xamm_models.embedders import create_embedder, load_embedder
 from xamm_models.relperf import DEFAULT_KEYS, drop_invalid, pair_relative, with_target
 from xamm_models.signatures import Signature
-from xamm_models import regressors as R
-from xamm_models.embedders import create_embedder, load_embedder
 
 FILE = "predictor.json"
 
@@ -124,8 +126,6 @@ class XammPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", "pe
             self.models["amm"] = R.create_regressor(cfg.regressor, cfg.seed).fit(X, y[have])
         self.signatures = {t: s for t, s in sigs.items() if t in targets}
         if amm_embedder is None and self.signatures:
-            from xamm_models.amm import local_embedder_path
-
             amm_embedder = local_embedder_path(next(iter(self.signatures.values())))
         self.amm_embedder = load_embedder(str(amm_embedder)) if amm_embedder else None
         self.training = {"dataset": dataset, "samples": clean.height, "pairs": pairs.height, "pairs_with_amm": int(have.sum()),
@@ -159,7 +159,6 @@ class XammPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", "pe
         """AMMs of the targets in ``runs`` (benchmark_runs rows), built like the training signatures."""
         if self.amm_embedder is None or not self.signatures:
             raise ValueError("this predictor has no AMM embedder, so it cannot build AMMs from benchmark data")
-        from xamm_models.amm import signature_from_runs
 
         ref = next(iter(self.signatures.values()))
         return signature_from_runs(runs, self.amm_embedder, aggregation=ref.aggregation, normalise=ref.normalise,
@@ -222,9 +221,7 @@ class XammPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", "pe
                          local_files_only=False, token=None, trust_pickle: bool = False, **kwargs) -> "XammPredictor":
         d = Path(model_id)
         if not d.is_dir():
-            from huggingface_hub import snapshot_download
-
-            from xamm_data.hub import hub_endpoint, hub_offline
+            from huggingface_hub import snapshot_download  # Hub client: ~0.3 s import, only when a Hub is used
 
             d = Path(snapshot_download(model_id, revision=revision, cache_dir=cache_dir, force_download=force_download,
                                        local_files_only=local_files_only or hub_offline(), token=token,

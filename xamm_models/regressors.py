@@ -45,7 +45,7 @@ def create_regressor(name: str, seed: int = 0):
 
 @register_regressor("catboost", ".cbm")
 def _catboost(seed):
-    from catboost import CatBoostRegressor
+    from catboost import CatBoostRegressor  # models extra, imported on use
 
     return CatBoostRegressor(iterations=500, depth=6, learning_rate=0.05, loss_function="RMSE", random_seed=seed,
                              verbose=False, thread_count=1, allow_writing_files=False)
@@ -53,7 +53,7 @@ def _catboost(seed):
 
 @register_regressor("xgboost", ".ubj")
 def _xgboost(seed):
-    from xgboost import XGBRegressor
+    from xgboost import XGBRegressor  # models extra, imported on use
 
     return XGBRegressor(n_estimators=400, max_depth=6, learning_rate=0.05, subsample=0.9, random_state=seed,
                         n_jobs=1, tree_method="hist")
@@ -61,22 +61,22 @@ def _xgboost(seed):
 
 @register_regressor("random_forest", ".joblib", pickled=True)
 def _rf(seed):
-    from sklearn.ensemble import RandomForestRegressor
+    from sklearn.ensemble import RandomForestRegressor  # models extra, imported on use
 
     return RandomForestRegressor(n_estimators=300, random_state=seed, n_jobs=1)
 
 
 @register_regressor("adaboost", ".joblib", pickled=True)
 def _ada(seed):
-    from sklearn.ensemble import AdaBoostRegressor
-    from sklearn.tree import DecisionTreeRegressor
+    from sklearn.ensemble import AdaBoostRegressor  # models extra, imported on use
+    from sklearn.tree import DecisionTreeRegressor  # models extra, imported on use
 
     return AdaBoostRegressor(DecisionTreeRegressor(max_depth=6, random_state=seed), n_estimators=200, random_state=seed)
 
 
 @register_regressor("bagging", ".joblib", pickled=True)
 def _bagging(seed):
-    from sklearn.ensemble import BaggingRegressor
+    from sklearn.ensemble import BaggingRegressor  # models extra, imported on use
 
     return BaggingRegressor(n_estimators=100, random_state=seed, n_jobs=1)
 
@@ -90,7 +90,7 @@ def save_regressor(model, name: str, path_stem: Path) -> Path:
     elif name == "xgboost":
         model.save_model(str(path))
     else:
-        import joblib
+        import joblib  # models extra, imported on use
 
         joblib.dump(model, path)
     return path
@@ -100,13 +100,13 @@ def load_regressor(name: str, path_stem: Path, *, trust_pickle: bool = False):
     entry = _entry(name)
     path = Path(str(path_stem) + entry["suffix"])
     if name == "catboost":
-        from catboost import CatBoostRegressor
+        from catboost import CatBoostRegressor  # models extra, imported on use
 
         m = CatBoostRegressor()
         m.load_model(str(path))
         return m
     if name == "xgboost":
-        from xgboost import XGBRegressor
+        from xgboost import XGBRegressor  # models extra, imported on use
 
         m = XGBRegressor()
         m.load_model(str(path))
@@ -114,7 +114,7 @@ def load_regressor(name: str, path_stem: Path, *, trust_pickle: bool = False):
     if not trust_pickle:
         raise PermissionError(f"{path.name} is a pickle ({name}); pass trust_pickle=True to load it, "
                               "and only for models from a source you trust")
-    import joblib
+    import joblib  # models extra, imported on use
 
     return joblib.load(path)
 

@@ -28,7 +28,7 @@ def nearest_centroid_accuracy(train_X: np.ndarray, train_y: np.ndarray, test_X: 
 def separation_report(samples: pl.DataFrame, kernels: list[str], embedder_name: str = "attention", *,
                       epochs: int = 200, seed: int = 0, embed_dim: int = 8) -> dict:
     """Nearest-centroid accuracy on held-out samples: raw features vs the embedder's embeddings."""
-    from xamm_models.embedders import create_embedder
+    from xamm_models.embedders import create_embedder  # imports torch: loaded on use
 
     train, test = split_holdout(samples)
     ytr, yte = train.get_column("target").to_numpy(), test.get_column("target").to_numpy()

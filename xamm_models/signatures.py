@@ -20,6 +20,7 @@ from pathlib import Path
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field
 
+from xamm_data import machines
 from xamm_data.atomic import atomic_path, locked
 from xamm_data.paths import xamm_home
 
@@ -144,8 +145,6 @@ class SignatureRegistry:
 
     def frame(self) -> pl.DataFrame:
         """One row per registry machine and device: its latest version, or 'no signature yet'."""
-        from xamm_data import machines
-
         sigs = self.all()
         latest = {}
         for s in sigs:

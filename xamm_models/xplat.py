@@ -16,6 +16,8 @@ import hashlib
 
 import polars as pl
 
+from xamm_models.kernel_apps import FEATURES, kernel_app_samples
+
 NAME = "xplat-rajaperf"
 
 CAVEATS = (
@@ -33,8 +35,6 @@ CAVEATS = (
 
 def build(runs: pl.DataFrame) -> pl.DataFrame:
     """The data set from ``benchmark_runs`` rows (all machines)."""
-    from xamm_models.kernel_apps import kernel_app_samples
-
     df = kernel_app_samples(runs)
     return df.with_columns(pl.col("app").str.split("_").list.first().alias("group"))
 
@@ -48,8 +48,6 @@ def version(df: pl.DataFrame) -> str:
 
 def card(df: pl.DataFrame) -> str:
     """A Markdown card: construction, machines, sizes, caveats."""
-    from xamm_models.kernel_apps import FEATURES
-
     per = (df.group_by("machine", "device").agg(pl.len().alias("samples"), pl.col("app").n_unique().alias("kernels"),
                                                  pl.col("size_bucket").min().alias("min_log2_size"),
                                                  pl.col("size_bucket").max().alias("max_log2_size"))

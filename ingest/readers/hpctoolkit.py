@@ -22,10 +22,9 @@ import warnings
 from pathlib import Path
 
 from xamm_data.units import TIME_UNITS
-from xamm_ingest.readers.hpctoolkit_db import read_summary
-
 from xamm_ingest.errors import IngestError
 from xamm_ingest.readers.base import ReadResult, Source
+from xamm_ingest.readers.hpctoolkit_db import read_summary
 from xamm_ingest.readers.profile_common import SampleSpec, profile_row
 
 READER = "xamm_ingest.readers.hpctoolkit"
@@ -64,7 +63,7 @@ def _read_latest(src: Source, spec: SampleSpec) -> dict:
 
 
 def _read_old(src: Source, spec: SampleSpec) -> dict:
-    import hatchet as ht
+    import hatchet as ht  # only old-format HPCToolkit databases need hatchet
 
     xml = (src.path / "experiment.xml").read_text(encoding="utf-8", errors="replace")
     declared = re.findall(r'<Metric\s+i="\d+"\s+n="([^"]+)"', xml)
