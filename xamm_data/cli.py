@@ -13,7 +13,6 @@ import polars as pl
 
 from xamm_data._version import __version__
 from xamm_data.datasets import list_datasets, load_dataset, registry_frame, resolve_name
-from xamm_data.hub import push_dataset
 from xamm_data.plugins import plugins
 from xamm_data.schema_files import check_schema_files, write_schema_files
 from xamm_data.store import Store
@@ -107,6 +106,7 @@ def _datasets(args) -> int:
     if args.action == "push":
 
         name = resolve_name(args.name, store=store)
+        from xamm_data.hub import push_dataset  # Hub client: ~0.3 s import, only when a Hub is used
         sha = push_dataset(name, args.repo, store=store, revision=args.revision, private=args.private,
                            license=args.license)
         print(f"pushed {name} to {args.repo} (dataset) at commit {sha}")

@@ -17,7 +17,6 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict
 
 from xamm_data import machines
-from xamm_data.hub import download_partition
 from xamm_data.plugins import load, plugins
 from xamm_data.schema import DATA_KINDS
 from xamm_data.store import Store
@@ -167,5 +166,6 @@ def load_dataset(
     repo = repo_id or (spec.hub_repo if spec else default_hub_repo())
     rev = revision or (spec.revision if spec else "main")
 
+    from xamm_data.hub import download_partition  # Hub client: ~0.3 s import, only when a Hub is used
     df = download_partition(repo, kind, dname, revision=rev, token=token)
     return df.lazy() if lazy else df

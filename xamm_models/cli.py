@@ -6,18 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from xamm_data.paths import xamm_home
 from xamm_data.plugins import MODELS_EXTRA
-from xamm_data.store import Store
-from xamm_data.summary import print_frame
-from xamm_models.amm import build_signatures
-from xamm_models.experiments import EvalSettings, run_experiments
-from xamm_models.pipeline import load_app_samples, load_benchmark_runs, load_config
-from xamm_models.pipeline import run as run_pipeline
-from xamm_models.plot import tsne_plot
-from xamm_models.samples import benchmark_samples
-from xamm_models.signature_hub import pull_signatures, push_signatures
-from xamm_models.signatures import SignatureRegistry
 
 EPILOG = """\
 examples:
@@ -112,6 +101,8 @@ def add_commands(sub) -> None:
 
 
 def eval_cmd(args) -> int:
+    from xamm_models.experiments import EvalSettings, run_experiments  # in the handler: `xamm --help` never loads the models
+
     exps = (1, 2, 3, 4) if args.experiment == "all" else (int(args.experiment),)
     s = run_experiments(args.store, experiments=exps, out_dir=args.out,
                         settings=EvalSettings(epochs=args.epochs, seed=args.seed, held_out_machine=args.held_out_machine,
@@ -122,12 +113,17 @@ def eval_cmd(args) -> int:
 
 
 def run_config(args) -> int:
+    from xamm_models.pipeline import load_config  # in the handler: `xamm --help` never loads the models
+    from xamm_models.pipeline import run as run_pipeline  # in the handler, as above
+
     run_pipeline(load_config(args.config))
     return 0
 
 
 def predict_cmd(args) -> int:
-    from xamm_models.predictor import XammPredictor  # imports torch: loaded on use
+    from xamm_data.summary import print_frame  # in the handler: `xamm --help` never loads the models
+    from xamm_models.pipeline import load_app_samples, load_benchmark_runs  # in the handler: `xamm --help` never loads the models
+    from xamm_models.predictor import XammPredictor  # in the handler: `xamm --help` never loads the models
 
     model = XammPredictor.from_pretrained(args.model, revision=args.revision)
     profiles = load_app_samples(args.profiles)
@@ -143,9 +139,13 @@ def predict_cmd(args) -> int:
 
 
 def run(args) -> int:
+    from xamm_data.summary import print_frame  # in the handler: `xamm --help` never loads the models
+    from xamm_models.signatures import SignatureRegistry  # in the handler: `xamm --help` never loads the models
 
     reg = SignatureRegistry()
     if args.action == "build":
+        from xamm_models.amm import build_signatures  # in the handler: `xamm --help` never loads the models
+
         sigs = build_signatures(store=args.store, machines=args.machines or None, embedder=args.embedder,
                                 aggregation=args.aggregation, normalise=args.normalise, alignment=args.alignment,
                                 epochs=args.epochs, seed=args.seed)
@@ -160,14 +160,22 @@ def run(args) -> int:
         print(json.dumps(reg.get(args.ref).model_dump(), indent=2))
         return 0
     if args.action == "push":
+        from xamm_models.signature_hub import push_signatures  # in the handler: `xamm --help` never loads the models
+
         print(f"pushed to {args.repo} at commit {push_signatures(args.repo, revision=args.revision)}")
         return 0
     if args.action == "pull":
+        from xamm_models.signature_hub import pull_signatures  # in the handler: `xamm --help` never loads the models
+
         for s in pull_signatures(args.repo, revision=args.revision):
             print(f"have {s.ref}")
         return 0
     if args.action == "plot":
-        from xamm_models.embedders import load_embedder  # imports torch: loaded on use
+        from xamm_data.paths import xamm_home  # in the handler: `xamm --help` never loads the models
+        from xamm_data.store import Store  # in the handler: `xamm --help` never loads the models
+        from xamm_models.embedders import load_embedder  # in the handler: `xamm --help` never loads the models
+        from xamm_models.plot import tsne_plot  # in the handler: `xamm --help` never loads the models
+        from xamm_models.samples import benchmark_samples  # in the handler: `xamm --help` never loads the models
 
         path = args.embedder
         if path is None:
