@@ -15,6 +15,23 @@ sys.path.insert(0, str(TESTS))
 sys.path.insert(0, str(FIXTURES))
 
 
+DATA_FIXTURES = {"shared_data", "rajaperf_sets"}
+SLOW_SECONDS = 3.0  # tests measured above this on the 2-core CI machine are marked slow (see SLOW)
+SLOW = {  # the fast lane (pytest -m "not slow") leaves these to CI; each took over SLOW_SECONDS
+    "test_relR_pairing_on_real_rows", "test_end_to_end_run_on_store_data", "test_small_run_of_the_experiments",
+    "test_embedders_round_trip_and_determinism",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark tests that read ../shared/data ``data`` and the long ones ``slow``, so the markers select."""
+    for item in items:
+        if DATA_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.data)
+        if item.originalname in SLOW:
+            item.add_marker(pytest.mark.slow)
+
+
 def shared_data_dir() -> Path:
     """``$XAMM_SHARED_DATA`` or ``../shared/data`` beside the checkout."""
     return Path(os.environ.get("XAMM_SHARED_DATA", REPO.parent / "shared" / "data")).resolve()
