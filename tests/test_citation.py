@@ -39,3 +39,22 @@ def test_validator_rejects_a_broken_citation(cff_validator):
     doc["preferred-citation"]["type"] = "blog-post-ish"
     del doc["authors"]
     assert len(list(cff_validator.iter_errors(doc))) >= 2
+
+
+def test_version_is_single_sourced_and_citation_agrees():
+    """xamm_data/VERSION is the one source: packaging reads it, the code reads it, CITATION.cff must say it."""
+    from importlib.metadata import metadata, version
+
+    from xamm_data import __version__
+
+    source = (REPO / "xamm_data" / "VERSION").read_text().strip()
+    doc = yaml.safe_load((REPO / "CITATION.cff").read_text())
+    assert __version__ == source == str(doc["version"]) == version("xamm")
+    meta = metadata("xamm")
+    assert meta["License-Expression"] == "BSD-3-Clause" == doc["license"]
+    assert "Typing :: Typed" in meta.get_all("Classifier")
+
+
+def test_packages_are_typed():
+    for pkg in ("xamm_data", "xamm_models", "ingest"):
+        assert (REPO / pkg / "py.typed").is_file()

@@ -127,12 +127,8 @@ def test_every_downstream_model_trains_and_predicts(world, name, tmp_path):
     assert out.height == src.height and np.isfinite(out.get_column("relR").to_numpy()).all()
     assert (out.get_column("relR") > 0).all()
     p.save_pretrained(tmp_path / name)
-    if name in ("catboost", "xgboost"):
-        back = XammPredictor.from_pretrained(str(tmp_path / name))
-    else:
-        with pytest.raises(PermissionError, match="trust_pickle"):
-            XammPredictor.from_pretrained(str(tmp_path / name))
-        back = XammPredictor.from_pretrained(str(tmp_path / name), trust_pickle=True)
+    assert not [f for f in (tmp_path / name).rglob("*") if f.suffix in (".pkl", ".pickle", ".joblib")]  # no pickles
+    back = XammPredictor.from_pretrained(str(tmp_path / name))
     assert back.predict(src, "quartz:cpu", ["lassen:gpu"]).equals(out)
 
 
@@ -204,3 +200,15 @@ def test_end_to_end_run_on_store_data(world, tmp_path, capsys):
     assert xamm(["predict", str(prof), "--source", "ruby:cpu", "--target", "lassen:gpu", "--model",
                  str(tmp_path / "model")]) == 1
     assert math.isfinite(pl.read_parquet(tmp_path / "o.parquet").get_column("relR").sum())
+
+
+def test_skops_file_with_a_foreign_type_is_refused(tmp_path):
+    import skops.io as sio
+
+    import os
+
+    from sklearn.preprocessing import FunctionTransformer
+
+    sio.dump(FunctionTransformer(func=os.getcwd), tmp_path / "m.skops")  # a file that would call a function
+    with pytest.raises(PermissionError, match="posix.getcwd"):
+        R.load_regressor("random_forest", tmp_path / "m")

@@ -139,3 +139,28 @@ def test_store_written_by_schema_1_0_0_reads_and_merges(tmp_path, sample_frame):
     rep = st.write(one_source, "benchmark_runs")  # re-ingest one source into the old partition
     assert rep.partitions[0].rows_replaced == one_source.height and rep.partitions[0].rows_after == sample_frame.height
     assert "extra_metrics" in pq.read_schema(path).names
+
+
+def test_store_lock_excludes_other_processes(tmp_path):
+    """The store's lock is a real inter-process lock (filelock): another process cannot take it meanwhile."""
+    import subprocess
+    import sys
+
+    from xamm_data.atomic import locked
+
+    lock = tmp_path / "s" / "benchmark_runs" / ".lock"
+    probe = ("import sys, filelock\ntry:\n    filelock.FileLock(sys.argv[1], timeout=0.2).acquire()\n    print('got')\n"
+             "except filelock.Timeout:\n    print('busy')\n")
+    with locked(lock):
+        assert subprocess.run([sys.executable, "-c", probe, str(lock)], capture_output=True, text=True).stdout.strip() == "busy"
+    assert subprocess.run([sys.executable, "-c", probe, str(lock)], capture_output=True, text=True).stdout.strip() == "got"
+
+
+def test_default_home_is_the_platform_cache_dir(monkeypatch, tmp_path):
+    from xamm_data.paths import xamm_home
+
+    monkeypatch.delenv("XAMM_HOME", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert xamm_home() == tmp_path / "cache" / "xamm"
+    monkeypatch.setenv("XAMM_HOME", str(tmp_path / "elsewhere"))
+    assert xamm_home() == tmp_path / "elsewhere"

@@ -1,6 +1,5 @@
-from importlib.metadata import PackageNotFoundError, version
+"""The version of xamm: one source, ``xamm_data/VERSION`` (read by packaging and here)."""
 
-try:
-    __version__ = version("xamm")
-except PackageNotFoundError:  # running from a source tree that is not installed
-    __version__ = "0.0.0+unknown"
+from pathlib import Path
+
+__version__ = (Path(__file__).with_name("VERSION")).read_text().strip()

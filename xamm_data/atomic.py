@@ -8,6 +8,8 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from filelock import FileLock
+
 
 @contextlib.contextmanager
 def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
@@ -37,18 +39,12 @@ def write_text_atomic(target: str | os.PathLike, text: str) -> None:
 
 
 @contextlib.contextmanager
-def locked(lock_file: str | os.PathLike) -> Iterator[None]:
-    """Hold an exclusive advisory lock on ``lock_file`` (POSIX; a no-op elsewhere)."""
+def locked(lock_file: str | os.PathLike, timeout: float = -1) -> Iterator[None]:
+    """Hold an exclusive lock on ``lock_file`` (``filelock``: fcntl on POSIX, msvcrt on Windows).
+
+    ``timeout`` seconds to wait (-1: forever); ``filelock.Timeout`` when it runs out.
+    """
     lock_file = Path(lock_file)
     lock_file.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock_file, "a+") as fh:
-        try:
-            import fcntl  # POSIX-only
-        except ImportError:  # pragma: no cover - Windows
-            yield
-            return
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+    with FileLock(lock_file, timeout=timeout):
+        yield

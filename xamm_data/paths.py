@@ -3,22 +3,16 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
+
+from platformdirs import user_cache_dir
 
 
 def xamm_home() -> Path:
-    """The root of xamm's local files: ``$XAMM_HOME`` if set, else ``<user cache dir>/xamm``."""
+    """The root of xamm's local files: ``$XAMM_HOME`` if set, else the user cache directory
+    ``platformdirs`` gives for ``xamm`` (``~/.cache/xamm`` on Linux)."""
     env = os.environ.get("XAMM_HOME")
-    if env:
-        return Path(env).expanduser()
-    if sys.platform == "darwin":
-        base = Path.home() / "Library" / "Caches"
-    elif os.name == "nt":
-        base = Path(os.environ.get("LOCALAPPDATA", Path.home() / "AppData" / "Local"))
-    else:
-        base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-    return base / "xamm"
+    return Path(env).expanduser() if env else Path(user_cache_dir("xamm", appauthor=False))
 
 
 def default_store_root() -> Path:

@@ -218,7 +218,7 @@ class XammPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", "pe
 
     @classmethod
     def _from_pretrained(cls, *, model_id: str, revision: str | None = None, cache_dir=None, force_download=False,
-                         local_files_only=False, token=None, trust_pickle: bool = False, **kwargs) -> "XammPredictor":
+                         local_files_only=False, token=None, **kwargs) -> "XammPredictor":
         d = Path(model_id)
         if not d.is_dir():
             from huggingface_hub import snapshot_download  # Hub client: ~0.3 s import, only when a Hub is used
@@ -232,7 +232,7 @@ class XammPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", "pe
         if (d / "amm_embedder").is_dir():
             self.amm_embedder = load_embedder(str(d / "amm_embedder"))
         for name, fname in info["files"].items():
-            self.models[name] = R.load_regressor(self.config.regressor, d / fname.rsplit(".", 1)[0], trust_pickle=trust_pickle)
+            self.models[name] = R.load_regressor(self.config.regressor, d / fname.rsplit(".", 1)[0])
         self.signatures = {t: Signature(**s) for t, s in info["signatures"].items()}
         self.sources, self.targets = info["sources"], info["targets"]
         self.training, self.metrics = info["training"], info.get("metrics", {})

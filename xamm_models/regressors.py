@@ -2,9 +2,9 @@
 
 ``catboost`` is the default; ``xgboost`` (xgboost-cpu), ``random_forest``, ``adaboost`` and
 ``bagging`` are the paper's baselines. Each is seeded and single-threaded-deterministic, and each
-saves to one file: CatBoost's and XGBoost's own formats; the scikit-learn ones through
-``skops``-free joblib pickles, which :func:`load_regressor` refuses unless ``trust_pickle`` is set
-(only load those from sources you trust).
+saves to one file: CatBoost's and XGBoost's own formats; the scikit-learn ones through ``skops``
+(no pickles): loading trusts scikit-learn's own types and the tree class they hold, and refuses a file
+holding any other type, naming it.
 """
 
 from __future__ import annotations
@@ -19,9 +19,10 @@ import numpy as np
 _REGISTRY: dict[str, dict] = {}
 
 
-def register_regressor(name: str, file_suffix: str, pickled: bool = False) -> Callable:
+def register_regressor(name: str, file_suffix: str) -> Callable:
+    """Register a regressor factory ``fn(seed)`` under ``name``, saved to files ending ``file_suffix``."""
     def deco(fn: Callable) -> Callable:
-        _REGISTRY[name] = {"make": fn, "suffix": file_suffix, "pickled": pickled}
+        _REGISTRY[name] = {"make": fn, "suffix": file_suffix}
         return fn
     return deco
 
@@ -59,14 +60,14 @@ def _xgboost(seed):
                         n_jobs=1, tree_method="hist")
 
 
-@register_regressor("random_forest", ".joblib", pickled=True)
+@register_regressor("random_forest", ".skops")
 def _rf(seed):
     from sklearn.ensemble import RandomForestRegressor  # models extra, imported on use
 
     return RandomForestRegressor(n_estimators=300, random_state=seed, n_jobs=1)
 
 
-@register_regressor("adaboost", ".joblib", pickled=True)
+@register_regressor("adaboost", ".skops")
 def _ada(seed):
     from sklearn.ensemble import AdaBoostRegressor  # models extra, imported on use
     from sklearn.tree import DecisionTreeRegressor  # models extra, imported on use
@@ -74,31 +75,31 @@ def _ada(seed):
     return AdaBoostRegressor(DecisionTreeRegressor(max_depth=6, random_state=seed), n_estimators=200, random_state=seed)
 
 
-@register_regressor("bagging", ".joblib", pickled=True)
+@register_regressor("bagging", ".skops")
 def _bagging(seed):
     from sklearn.ensemble import BaggingRegressor  # models extra, imported on use
 
     return BaggingRegressor(n_estimators=100, random_state=seed, n_jobs=1)
 
 
+SKOPS_TRUSTED = ("sklearn.tree._tree.Tree",)  # beyond scikit-learn's estimators, which skops trusts itself
+
+
 def save_regressor(model, name: str, path_stem: Path) -> Path:
-    """Save ``model`` (registered as ``name``) to ``path_stem`` + its format's suffix."""
-    entry = _entry(name)
-    path = Path(str(path_stem) + entry["suffix"])
-    if name == "catboost":
-        model.save_model(str(path))
-    elif name == "xgboost":
+    """Save ``model`` (registered as ``name``) to ``path_stem`` + its format's suffix (no pickles)."""
+    path = Path(str(path_stem) + _entry(name)["suffix"])
+    if name in ("catboost", "xgboost"):
         model.save_model(str(path))
     else:
-        import joblib  # models extra, imported on use
+        import skops.io as sio  # models extra, imported on use
 
-        joblib.dump(model, path)
+        sio.dump(model, path)
     return path
 
 
-def load_regressor(name: str, path_stem: Path, *, trust_pickle: bool = False):
-    entry = _entry(name)
-    path = Path(str(path_stem) + entry["suffix"])
+def load_regressor(name: str, path_stem: Path):
+    """Load a regressor saved by :func:`save_regressor`; a skops file holding unexpected types is refused."""
+    path = Path(str(path_stem) + _entry(name)["suffix"])
     if name == "catboost":
         from catboost import CatBoostRegressor  # models extra, imported on use
 
@@ -111,12 +112,12 @@ def load_regressor(name: str, path_stem: Path, *, trust_pickle: bool = False):
         m = XGBRegressor()
         m.load_model(str(path))
         return m
-    if not trust_pickle:
-        raise PermissionError(f"{path.name} is a pickle ({name}); pass trust_pickle=True to load it, "
-                              "and only for models from a source you trust")
-    import joblib  # models extra, imported on use
+    import skops.io as sio  # models extra, imported on use
 
-    return joblib.load(path)
+    unexpected = sorted(set(sio.get_untrusted_types(file=path)) - set(SKOPS_TRUSTED))
+    if unexpected:
+        raise PermissionError(f"{path.name} holds types a {name} regressor does not: {unexpected}; refusing to load it")
+    return sio.load(path, trusted=list(SKOPS_TRUSTED))
 
 
 def predict(model, X: np.ndarray) -> np.ndarray:

@@ -63,7 +63,11 @@ def _read_latest(src: Source, spec: SampleSpec) -> dict:
 
 
 def _read_old(src: Source, spec: SampleSpec) -> dict:
-    import hatchet as ht  # only old-format HPCToolkit databases need hatchet
+    try:
+        import hatchet as ht  # only old-format HPCToolkit databases need hatchet (about 190 MB with pandas)
+    except ImportError:
+        raise IngestError(src.path, "an old-format HPCToolkit database (experiment.xml) needs the hatchet extra: "
+                          "pip install 'xamm[hatchet]' (new-format databases with meta.db need nothing more)") from None
 
     xml = (src.path / "experiment.xml").read_text(encoding="utf-8", errors="replace")
     declared = re.findall(r'<Metric\s+i="\d+"\s+n="([^"]+)"', xml)
