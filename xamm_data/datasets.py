@@ -41,11 +41,6 @@ class DatasetSpec(BaseModel):
     description: str = ""
 
 
-def hub_path(kind: str, machine: str) -> str:
-    """Path of a machine's Parquet file inside a Hub dataset repo (same layout as the local store)."""
-    return f"{kind}/machine={machine}/data.parquet"
-
-
 def _specs() -> dict[str, DatasetSpec]:
     repo = default_hub_repo()
     return {

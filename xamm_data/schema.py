@@ -155,7 +155,7 @@ _PROVENANCE: tuple[Column, ...] = (
     _c("source_sha256", "string", "SHA-256 of the source file's bytes; for a database directory (HPCToolkit), "
        "SHA-256 of its sorted `relative path NUL file sha256 LF` lines.", nullable=False, pattern=SHA256_PATTERN),
     _c("source_format", "string", "Format of the source file.", nullable=False,
-       enum=("rajaperf-csv", "rajaperf-kernels-csv", "rajaperf-timing-csv", "caliper-cali", "caliper-json",
+       enum=("rajaperf-csv", "rajaperf-timing-csv", "caliper-cali", "caliper-json",
              "hpctoolkit", "hpctoolkit-latest", "table")),
     _c("reader", "string", "Dotted name of the xamm reader that produced the row.", nullable=False),
     _c("xamm_version", "string", "Version of xamm that ingested the row.", nullable=False),

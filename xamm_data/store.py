@@ -196,20 +196,6 @@ class Store:
             pq.write_table(table, tmp, compression="zstd", compression_level=9, use_dictionary=True,
                            write_statistics=True)
 
-    def delete(self, kind: str, machine: str) -> bool:
-        """Remove a machine's partition of ``kind``; return whether one existed."""
-        path = self.partition_path(kind, machine)
-        with locked(self.root / kind / ".lock"):
-            if path.is_file():
-                path.unlink()
-                try:
-                    path.parent.rmdir()
-                except OSError:
-                    pass
-                return True
-        return False
-
-
 def _scan(files, schema: TableSchema) -> pl.LazyFrame:
     """Scan partition files as this schema: columns added by a later minor version read as null."""
     return pl.scan_parquet(files, hive_partitioning=False, schema=schema.polars_schema, missing_columns="insert")

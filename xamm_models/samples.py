@@ -29,10 +29,6 @@ import polars as pl
 SAMPLE_KEYS = ("machine", "device", "variant", "compiler", "compiler_flags", "threads", "ranks", "trial", "size_index")
 
 
-def target_of(machine: str, device: str) -> str:
-    return f"{machine}:{device}"
-
-
 def long_values(runs: pl.DataFrame) -> pl.DataFrame:
     """Per (sample key, kernel): the fastest tuning's log10 seconds per iteration."""
     keys_no_size = [k for k in SAMPLE_KEYS if k != "size_index"]

@@ -11,7 +11,6 @@ whose inputs equal an existing version's returns that version; other inputs make
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from datetime import date
@@ -164,10 +163,6 @@ class SignatureRegistry:
                              "aggregation": s.aggregation, "kernels": len(s.kernels), "coverage": s.coverage,
                              "created": s.created})
         return pl.DataFrame(rows)
-
-
-def signature_json(sig: Signature) -> str:
-    return json.dumps(sig.model_dump(), indent=2) + "\n"
 
 
 def lookup(ref: str, version: int | None = None, registry: "SignatureRegistry | None" = None) -> Signature:
