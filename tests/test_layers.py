@@ -92,3 +92,10 @@ def test_function_level_imports_are_only_heavy_optional_dependencies_with_a_reas
                 if not heavy or "#" not in lines[line - 1]:
                     bad.append(f"{p.relative_to(REPO)}:{line} {mod}")
     assert bad == []
+
+
+def test_no_function_over_60_lines():
+    long = [f"{p.relative_to(REPO)}:{n.lineno} {n.name} ({n.end_lineno - n.lineno + 1} lines)"
+            for root in PACKAGES.values() for p in root.rglob("*.py") for n in ast.walk(ast.parse(p.read_text()))
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.end_lineno - n.lineno + 1 > 60]
+    assert long == []

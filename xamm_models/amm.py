@@ -81,6 +81,28 @@ def embedder_revision(path: str | Path) -> str:
     return h.hexdigest()[:16]
 
 
+def _shared_embedder(runs: pl.DataFrame, embedder, embedder_name: str, alignment: str, epochs: int, seed: int):
+    """(embedder, kernels, id, revision): the given one, or one trained on every machine's samples and saved
+    under ``$XAMM_HOME/embedders/`` named by its content hash."""
+    from xamm_models.embedders import create_embedder, load_embedder  # imports torch: loaded on use
+
+    if embedder is not None:
+        emb = load_embedder(str(embedder))
+        return emb, emb.feature_names, str(embedder), (embedder_revision(embedder) if Path(embedder).is_dir() else "hub")
+    kernels = align_kernels(runs, alignment)
+    emb = create_embedder(embedder_name, n_features=len(kernels), feature_names=kernels, seed=seed)
+    emb.fit(benchmark_samples(runs, kernels), epochs=epochs)
+    tmp = xamm_home() / "embedders" / f".{embedder_name}-tmp"
+    emb.save_pretrained(tmp)
+    rev = embedder_revision(tmp)
+    final = xamm_home() / "embedders" / f"{embedder_name}-{rev}"
+    if final.exists():
+        shutil.rmtree(tmp)
+    else:
+        tmp.rename(final)
+    return emb, kernels, f"{embedder_name}.rajaperf", rev
+
+
 def build_signatures(
     *,
     store=None,
@@ -100,11 +122,6 @@ def build_signatures(
     samples of every machine in the store (the AMMs of one registry must share one embedder), saved
     under ``$XAMM_HOME/embedders/`` and named by its content hash. Returns the signatures.
     """
-    from xamm_models.embedders import (  # imports torch: loaded on use
-        create_embedder,
-        load_embedder,
-    )
-
     st = store if isinstance(store, Store) else Store(store)
     reg = registry or SignatureRegistry()
     runs = st.scan("benchmark_runs").collect()
@@ -115,25 +132,7 @@ def build_signatures(
         raise FileNotFoundError(
             f"no benchmark_runs for {', '.join(missing)} in the store {st.root}; ingest their RAJAPerf outputs with "
             f"`xamm-ingest rajaperf DIR --machine NAME` (the store has: {', '.join(have) or 'nothing'})")
-    if embedder is None:
-        kernels = align_kernels(runs, alignment)
-        samples = benchmark_samples(runs, kernels)
-        emb = create_embedder(embedder_name, n_features=len(kernels), feature_names=kernels, seed=seed)
-        emb.fit(samples, epochs=epochs)
-        tmp = xamm_home() / "embedders" / f".{embedder_name}-tmp"
-        emb.save_pretrained(tmp)
-        rev = embedder_revision(tmp)
-        final = xamm_home() / "embedders" / f"{embedder_name}-{rev}"
-        if final.exists():
-            shutil.rmtree(tmp)
-        else:
-            tmp.rename(final)
-        emb_id, emb_rev = f"{embedder_name}.rajaperf", rev
-    else:
-        emb = load_embedder(str(embedder))
-        kernels = emb.feature_names
-        emb_id = str(embedder)
-        emb_rev = embedder_revision(embedder) if Path(embedder).is_dir() else "hub"
+    emb, kernels, emb_id, emb_rev = _shared_embedder(runs, embedder, embedder_name, alignment, epochs, seed)
     samples = benchmark_samples(runs.filter(pl.col("machine").is_in(wanted)), kernels)
     out = []
     for (target,), part in samples.group_by(["target"], maintain_order=True):

@@ -38,6 +38,12 @@ def _needs_models(handler):
 
 
 def add_commands(sub) -> None:
+    """``amm`` and its actions, then ``run``, ``predict`` and ``eval``."""
+    _add_amm(sub)
+    _add_run_predict_eval(sub)
+
+
+def _add_amm(sub) -> None:
     p = sub.add_parser("amm", help="Abstract Machine Model signatures", epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     a = p.add_subparsers(dest="action", metavar="ACTION")
@@ -65,6 +71,8 @@ def add_commands(sub) -> None:
     pl_.add_argument("--store", type=Path, default=None)
     p.set_defaults(handler=_needs_models(run))
 
+
+def _add_run_predict_eval(sub) -> None:
     r = sub.add_parser("run", help="the config-driven pipeline (paper Listing 1): func amm|train|test",
                        epilog="examples:\n  xamm run config.yml\n\nfields: see xamm_models.pipeline",
                        formatter_class=argparse.RawDescriptionHelpFormatter)

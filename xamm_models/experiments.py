@@ -102,89 +102,102 @@ def _predict_pairs(pred, test: pl.DataFrame, truth: pl.DataFrame, *, use_amm: bo
                       "y_true", pl.col("relR").alias("y_pred"), "used_amm")
 
 
+class _Run:
+    """One evaluation run: the data, the folds' predictions by entry name, and how to fit a predictor."""
+
+    def __init__(self, data: pl.DataFrame, runs: pl.DataFrame, settings: EvalSettings, out_dir: Path):
+        self.data, self.runs, self.settings, self.out_dir = data, runs, settings, out_dir
+        self.truth_all = pair_relative(data)
+        self.preds: dict[str, list[pl.DataFrame]] = {}
+
+    def add(self, name: str, df: pl.DataFrame) -> None:
+        if df.height:
+            self.preds.setdefault(name, []).append(df)
+
+    def fit(self, train: pl.DataFrame, sigs: dict, **kw):
+        from xamm_models.predictor import PredictorConfig, XammPredictor  # imports torch: loaded on use
+
+        cfg = PredictorConfig(feature_columns=list(FEATURES), epochs=self.settings.epochs, seed=self.settings.seed, **kw)
+        return XammPredictor(cfg).fit(train, sigs)
+
+    def group_fold(self, gi: int, g: str, experiments, progress, t0: float) -> None:
+        """Leave kernel group ``g`` out: train on the rest, predict its pairs for every experiment asked."""
+        data = self.data
+        test_k = sorted(set(data.filter(pl.col("group") == g).get_column("app")))
+        progress(f"[{time.perf_counter() - t0:6.0f}s] fold {gi + 1}: kernel group {g} ({len(test_k)} kernels)")
+        embs, kernels = fold_amm_embeddings(self.runs, test_k, self.settings)
+        sig = {a: signatures_from_embeddings(embs, kernels, a) for a in ("mean", "l2", "variance")}
+        train, test = data.filter(pl.col("group") != g), data.filter(pl.col("group") == g)
+        truth = self.truth_all.filter(pl.col("app").is_in(test_k))
+        if 1 in experiments or 3 in experiments:
+            for reg in (list_regressors() if 1 in experiments else ["xgboost"]):
+                raw = self.fit(train, sig["l2"], regressor=reg, use_embedder=False)
+                self.add(f"raw/{reg}", _predict_pairs(raw, test, truth, use_amm=False))
+                att = self.fit(train, sig["l2"], regressor=reg)
+                self.add(f"attention+amm/{reg}", _predict_pairs(att, test, truth, use_amm=True))
+                if reg == "xgboost":
+                    self.add("attention-no-amm/xgboost", _predict_pairs(att, test, truth, use_amm=False))
+                    if gi == 0 and 2 in experiments:
+                        _tsne(att, data, self.out_dir / "tsne-attention.png")
+        if 2 in experiments:
+            for emb_name in ("mlp", "ae", "vae"):
+                m = self.fit(train, sig["l2"], regressor="xgboost", embedder=emb_name)
+                self.add(f"{emb_name}+amm/xgboost", _predict_pairs(m, test, truth, use_amm=True))
+                if gi == 0:
+                    _tsne(m, data, self.out_dir / f"tsne-{emb_name}.png")
+        if 4 in experiments:
+            for a in ("mean", "variance"):
+                self.add(f"attention+amm-{a}/xgboost", _predict_pairs(self.fit(train, sig[a], regressor="xgboost"),
+                                                                     test, truth, use_amm=True))
+        if self.settings.held_out_machine:
+            self.held_out(train, test, truth, sig["l2"])
+
+    def held_out(self, train, test, truth, sig: dict) -> None:
+        """The held-out machine: absent from training; its AMMs from its benchmark data (not this fold's kernels)."""
+        held = self.settings.held_out_machine
+        m = self.fit(train.filter(pl.col("machine") != held), sig, regressor="xgboost")
+        hold_targets = {t for t in sig if t.startswith(held + ":")}
+        self.add("held-out-machine/attention+amm/xgboost",
+                 _predict_pairs(m, test, truth, use_amm=True, sigs=sig, only_targets=hold_targets))
+        self.add("held-out-machine/attention-no-amm/xgboost",
+                 _predict_pairs(m, test, truth, use_amm=False, only_targets=hold_targets))
+
+    def leave_one_kernel_out(self, progress, t0: float) -> None:
+        kernels_all = sorted(set(self.data.get_column("app")))
+        for ki, k in enumerate(kernels_all):
+            if ki % 10 == 0:
+                progress(f"[{time.perf_counter() - t0:6.0f}s] leave-one-kernel-out {ki + 1}/{len(kernels_all)}")
+            embs, kernels = fold_amm_embeddings(self.runs, [k], self.settings)
+            sig = signatures_from_embeddings(embs, kernels, "l2")
+            train, test = self.data.filter(pl.col("app") != k), self.data.filter(pl.col("app") == k)
+            truth = self.truth_all.filter(pl.col("app") == k)
+            self.add("loko/raw/xgboost", _predict_pairs(self.fit(train, sig, regressor="xgboost", use_embedder=False),
+                                                       test, truth, use_amm=False))
+            self.add("loko/attention+amm/xgboost", _predict_pairs(self.fit(train, sig, regressor="xgboost"), test, truth,
+                                                                 use_amm=True))
+
+
 def run_experiments(store=None, *, experiments=(1, 2, 3, 4), settings: EvalSettings | None = None,
                     out_dir: str | Path = "eval-out", progress=print) -> dict:
     """Run the experiments; write ``results.json``, ``results.md`` and t-SNE PNGs to ``out_dir``."""
-    from xamm_models.predictor import (  # imports torch: loaded on use
-        PredictorConfig,
-        XammPredictor,
-    )
-
     settings = settings or EvalSettings()
     t0 = time.perf_counter()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     st = store if isinstance(store, Store) else Store(store)
     runs = st.scan("benchmark_runs").collect()
-    data = xplat.build(runs)
-    truth_all = pair_relative(data)
+    run = _Run(xplat.build(runs), runs, settings, out_dir)
+    data = run.data
     groups = sorted(set(data.get_column("group")) & set(settings.groups or data.get_column("group")))
-    feats = list(FEATURES)
-    preds: dict[str, list[pl.DataFrame]] = {}
-    held = settings.held_out_machine
-
-    def add(name, df):
-        if df.height:
-            preds.setdefault(name, []).append(df)
-
-    def fit(train, sigs, **kw):
-        cfg = PredictorConfig(feature_columns=feats, epochs=settings.epochs, seed=settings.seed, **kw)
-        return XammPredictor(cfg).fit(train, sigs)
-
     for gi, g in enumerate(groups):
-        test_k = sorted(set(data.filter(pl.col("group") == g).get_column("app")))
-        progress(f"[{time.perf_counter() - t0:6.0f}s] fold {gi + 1}/{len(groups)}: kernel group {g} ({len(test_k)} kernels)")
-        embs, kernels = fold_amm_embeddings(runs, test_k, settings)
-        sig = {a: signatures_from_embeddings(embs, kernels, a) for a in ("mean", "l2", "variance")}
-        train = data.filter(pl.col("group") != g)
-        test = data.filter(pl.col("group") == g)
-        truth = truth_all.filter(pl.col("app").is_in(test_k))
-        if 1 in experiments or 3 in experiments:
-            for reg in (list_regressors() if 1 in experiments else ["xgboost"]):
-                raw = fit(train, sig["l2"], regressor=reg, use_embedder=False)
-                add(f"raw/{reg}", _predict_pairs(raw, test, truth, use_amm=False))
-                att = fit(train, sig["l2"], regressor=reg)
-                add(f"attention+amm/{reg}", _predict_pairs(att, test, truth, use_amm=True))
-                if reg == "xgboost":
-                    add("attention-no-amm/xgboost", _predict_pairs(att, test, truth, use_amm=False))
-                    if gi == 0 and 2 in experiments:
-                        _tsne(att, data, out_dir / "tsne-attention.png")
-        if 2 in experiments:
-            for emb_name in ("mlp", "ae", "vae"):
-                m = fit(train, sig["l2"], regressor="xgboost", embedder=emb_name)
-                add(f"{emb_name}+amm/xgboost", _predict_pairs(m, test, truth, use_amm=True))
-                if gi == 0:
-                    _tsne(m, data, out_dir / f"tsne-{emb_name}.png")
-        if 4 in experiments:
-            for a in ("mean", "variance"):
-                m = fit(train, sig[a], regressor="xgboost")
-                add(f"attention+amm-{a}/xgboost", _predict_pairs(m, test, truth, use_amm=True))
-        if held:
-            # held-out machine: absent from training, its AMMs from its benchmark data (without this fold's kernels)
-            tr = train.filter(pl.col("machine") != held)
-            m = fit(tr, sig["l2"], regressor="xgboost")
-            hold_targets = {t for t in sig["l2"] if t.startswith(held + ":")}
-            add("held-out-machine/attention+amm/xgboost",
-                _predict_pairs(m, test, truth, use_amm=True, sigs=sig["l2"], only_targets=hold_targets))
-            add("held-out-machine/attention-no-amm/xgboost",
-                _predict_pairs(m, test, truth, use_amm=False, only_targets=hold_targets))
-
+        run.group_fold(gi, g, experiments, progress, t0)
     if settings.loko and (1 in experiments or 3 in experiments):
-        kernels_all = sorted(set(data.get_column("app")))
-        for ki, k in enumerate(kernels_all):
-            if ki % 10 == 0:
-                progress(f"[{time.perf_counter() - t0:6.0f}s] leave-one-kernel-out {ki + 1}/{len(kernels_all)}")
-            embs, kernels = fold_amm_embeddings(runs, [k], settings)
-            sig = signatures_from_embeddings(embs, kernels, "l2")
-            train, test = data.filter(pl.col("app") != k), data.filter(pl.col("app") == k)
-            truth = truth_all.filter(pl.col("app") == k)
-            add("loko/raw/xgboost", _predict_pairs(fit(train, sig, regressor="xgboost", use_embedder=False), test, truth, use_amm=False))
-            add("loko/attention+amm/xgboost", _predict_pairs(fit(train, sig, regressor="xgboost"), test, truth, use_amm=True))
-
+        run.leave_one_kernel_out(progress, t0)
     ev = Evaluator()
-    results = {name: ev.eval(pl.concat(dfs)) for name, dfs in sorted(preds.items())}
+    results = {name: ev.eval(pl.concat(dfs)) for name, dfs in sorted(run.preds.items())}
     summary = {
-        "dataset": {"name": xplat.NAME, "version": xplat.version(data), "samples": data.height, "pairs": truth_all.height,
+        "dataset": {"name": xplat.NAME, "version": xplat.version(data), "samples": data.height,
+                    "pairs": run.truth_all.height,
                     "targets": sorted(set(data.get_column("machine") + ":" + data.get_column("device")))},
         "settings": asdict(settings), "experiments": list(experiments), "seconds": round(time.perf_counter() - t0, 1),
         "paper_claims": PAPER, "results": results, "headline": _headline(results),

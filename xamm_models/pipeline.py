@@ -133,43 +133,26 @@ def _signature_from(spec: str, predictor=None):
     return {s.target: s}
 
 
-def run(cfg: RunConfig, *, out=print) -> dict:
-    """Carry out ``cfg.func``; returns a summary (also printed through ``out``)."""
-    from xamm_models.predictor import (  # imports torch: loaded on use
-        PredictorConfig,
-        XammPredictor,
-    )
+def _train(cfg: RunConfig, out):
+    """Train the predictor the config describes; save it to ``output`` (func train) or ``src_model_path``."""
+    from xamm_models.predictor import PredictorConfig, XammPredictor  # imports torch: loaded on use
 
-    if cfg.func == "amm":
-        sigs = build_signatures(store=cfg.machine_data_path, aggregation=cfg.aggregation, embedder_name=cfg.embedder,
-                                epochs=cfg.epochs, seed=cfg.seed)
-        for s in sigs:
-            out(f"{s.ref}: {len(s.vector)}-d AMM from {s.n_samples} samples")
-        return {"signatures": [s.ref for s in sigs]}
+    samples = load_app_samples(cfg.app_train_data_path)
+    feats = cfg.features or default_features(samples)
+    sigs = build_signatures(store=cfg.machine_data_path, aggregation=cfg.aggregation, epochs=cfg.epochs,
+                            seed=cfg.seed) if cfg.machine_data_path else []
+    pred = XammPredictor(PredictorConfig(feature_columns=feats, regressor=cfg.regressor, embedder=cfg.embedder,
+                                         log_target=cfg.log_target, epochs=cfg.epochs, seed=cfg.seed))
+    pred.fit(samples, sigs, dataset=str(cfg.app_train_data_path))
+    dest = cfg.output if cfg.func == "train" and cfg.output else cfg.src_model_path
+    if dest:
+        pred.save_pretrained(dest)
+        out(f"saved the predictor to {dest}")
+    return pred
 
-    def train() -> XammPredictor:
-        samples = load_app_samples(cfg.app_train_data_path)
-        feats = cfg.features or default_features(samples)
-        sigs = build_signatures(store=cfg.machine_data_path, aggregation=cfg.aggregation, epochs=cfg.epochs,
-                                seed=cfg.seed) if cfg.machine_data_path else []
-        pred = XammPredictor(PredictorConfig(feature_columns=feats, regressor=cfg.regressor, embedder=cfg.embedder,
-                                             log_target=cfg.log_target, epochs=cfg.epochs, seed=cfg.seed))
-        pred.fit(samples, sigs, dataset=str(cfg.app_train_data_path))
-        dest = cfg.output if cfg.func == "train" and cfg.output else cfg.src_model_path
-        if dest:
-            pred.save_pretrained(dest)
-            out(f"saved the predictor to {dest}")
-        return pred
 
-    if cfg.func == "train":
-        p = train()
-        return {"model": str(cfg.output or cfg.src_model_path), "training": p.training}
-
-    if cfg.src_model_path and (Path(cfg.src_model_path).exists() or cfg.app_train_data_path is None):
-        pred = XammPredictor.from_pretrained(cfg.src_model_path)  # a folder, or a Hub repo id
-    else:
-        pred = train()
-    test = with_target(load_app_samples(cfg.app_test_data_path))
+def _predict_test(cfg: RunConfig, pred, test: pl.DataFrame) -> pl.DataFrame:
+    """Predictions for every test sample measured on a training source, keyed like the samples."""
     extra, target_sigs = {}, {}
     use_amm = cfg.src_machine_amm is not None and cfg.target_machine_amm is not None
     if use_amm:
@@ -187,7 +170,28 @@ def run(cfg: RunConfig, *, out=print) -> dict:
         frames.append(p.join(part.select(keys).with_row_index("row").with_columns(pl.col("row").cast(pl.Int64)), on="row"))
     if not frames:
         raise ValueError(f"no test samples were measured on a training source ({', '.join(pred.sources)})")
-    preds = pl.concat(frames, how="diagonal_relaxed")
+    return pl.concat(frames, how="diagonal_relaxed")
+
+
+def run(cfg: RunConfig, *, out=print) -> dict:
+    """Carry out ``cfg.func``; returns a summary (also printed through ``out``)."""
+    from xamm_models.predictor import XammPredictor  # imports torch: loaded on use
+
+    if cfg.func == "amm":
+        sigs = build_signatures(store=cfg.machine_data_path, aggregation=cfg.aggregation, embedder_name=cfg.embedder,
+                                epochs=cfg.epochs, seed=cfg.seed)
+        for s in sigs:
+            out(f"{s.ref}: {len(s.vector)}-d AMM from {s.n_samples} samples")
+        return {"signatures": [s.ref for s in sigs]}
+    if cfg.func == "train":
+        p = _train(cfg, out)
+        return {"model": str(cfg.output or cfg.src_model_path), "training": p.training}
+    if cfg.src_model_path and (Path(cfg.src_model_path).exists() or cfg.app_train_data_path is None):
+        pred = XammPredictor.from_pretrained(cfg.src_model_path)  # a folder, or a Hub repo id
+    else:
+        pred = _train(cfg, out)
+    test = with_target(load_app_samples(cfg.app_test_data_path))
+    preds = _predict_test(cfg, pred, test)
     summary = {"predictions": preds.height}
     truth = pair_relative(test, tuple(k for k in pred.config.keys if k in test.columns))
     if truth.height:
