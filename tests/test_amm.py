@@ -11,12 +11,12 @@ import pytest
 torch = pytest.importorskip("torch", reason="the models extra (torch) is not installed")
 
 from xamm_data import machines  # noqa: E402
-from xamm_models.samples import align_kernels, benchmark_samples, samples_hash  # noqa: E402
-from xamm_models.signatures import ImmutableSignatureError, Signature, SignatureRegistry  # noqa: E402
 from xamm_data.store import Store  # noqa: E402
 from xamm_ingest import ingest_rajaperf  # noqa: E402
 from xamm_models.amm import algorithm1, build_signatures  # noqa: E402
 from xamm_models.embedders import create_embedder, list_embedders, load_embedder  # noqa: E402
+from xamm_models.samples import align_kernels, benchmark_samples, samples_hash  # noqa: E402
+from xamm_models.signatures import ImmutableSignatureError, Signature, SignatureRegistry  # noqa: E402
 
 EPOCHS = 60
 
@@ -197,6 +197,34 @@ def test_tsne_plot_is_a_png(runs, tmp_path):
     ks = align_kernels(runs)
     s = benchmark_samples(runs, ks)
     e = create_embedder("attention", n_features=len(ks), feature_names=ks).fit(s, epochs=10)
+    import struct
+
+    import matplotlib
+
+    backend = matplotlib.get_backend()
     out = tsne_plot(e.transform(s), s.get_column("target").to_list(), tmp_path / "t.png")
     data = out.read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+    width, height = struct.unpack(">II", data[16:24])  # the PNG's IHDR chunk
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and (width, height) == (780, 600)  # 6.5 x 5 in at 120 dpi
+    assert matplotlib.get_backend() == backend  # no process-wide matplotlib.use
+
+
+def test_embedders_leave_the_global_random_state_alone():
+    """Seeding is local (a forked generator): building and fitting an embedder does not reseed the caller's."""
+    import random
+
+    import torch
+
+    torch.manual_seed(1234)
+    before = torch.get_rng_state().clone()
+    py_before, np_before = random.getstate(), np.random.get_state()[1].copy()
+    X = np.random.default_rng(0).normal(size=(40, 5))
+    y = (X[:, 0] > 0).astype(float)
+    for name in ("attention", "mlp", "ae", "vae"):
+        create_embedder(name, n_features=5, seed=7).fit(X, y if name == "mlp" else None, epochs=2)
+    assert torch.equal(torch.get_rng_state(), before)
+    assert random.getstate() == py_before and (np.random.get_state()[1] == np_before).all()
+    a = create_embedder("ae", n_features=5, seed=7).fit(X, epochs=3).transform(X)
+    torch.manual_seed(999)  # a caller's reseeding changes nothing in a seeded embedder
+    b = create_embedder("ae", n_features=5, seed=7).fit(X, epochs=3).transform(X)
+    assert np.array_equal(a, b)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -92,7 +93,8 @@ def _shared_embedder(runs: pl.DataFrame, embedder, embedder_name: str, alignment
     kernels = align_kernels(runs, alignment)
     emb = create_embedder(embedder_name, n_features=len(kernels), feature_names=kernels, seed=seed)
     emb.fit(benchmark_samples(runs, kernels), epochs=epochs)
-    tmp = xamm_home() / "embedders" / f".{embedder_name}-tmp"
+    (xamm_home() / "embedders").mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{embedder_name}-", dir=xamm_home() / "embedders"))  # unique per process
     emb.save_pretrained(tmp)
     rev = embedder_revision(tmp)
     final = xamm_home() / "embedders" / f"{embedder_name}-{rev}"

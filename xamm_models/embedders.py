@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import functools
 import json
-import random
 from collections.abc import Callable
 from pathlib import Path
 
@@ -63,10 +63,14 @@ def create_embedder(name: str, **kwargs) -> "Embedder":
     return _REGISTRY[name](**kwargs)
 
 
-def seed_everything(seed: int) -> None:
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
+def local_rng(fn: Callable) -> Callable:
+    """Run ``fn`` on a fork of torch's CPU generator: the seeding inside (parameter init, dropout, sampling)
+    never changes the caller's global random state."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with torch.random.fork_rng(devices=[]):
+            return fn(*args, **kwargs)
+    return wrapper
 
 
 def resolve_device(device: str) -> torch.device:
@@ -102,6 +106,7 @@ class Embedder(nn.Module):
 
     embedder_name = "base"
 
+    @local_rng
     def __init__(self, n_features: int, feature_names: list[str] | None = None, embed_dim: int = 8,
                  seed: int = 0, device: str = "auto"):
         super().__init__()
@@ -158,10 +163,11 @@ class Embedder(nn.Module):
         raise NotImplementedError
 
     # -- public API -----------------------------------------------------------------------
+    @local_rng
     def fit(self, X, y=None, *, epochs: int = 200, lr: float = 1e-2, batch_size: int = 256,
             weight_decay: float = 1e-5, progress: bool = False) -> "Embedder":
         """Fit on ``X`` (array or polars frame with the feature columns); supervised if ``y`` is given."""
-        seed_everything(self.seed)
+        torch.manual_seed(self.seed)  # on the forked generator (local_rng)
         X = self._as_array(X)
         mean = np.nanmean(X, axis=0)
         std = np.nanstd(X, axis=0)
@@ -246,6 +252,7 @@ class AttentionEmbedder(Embedder, PyTorchModelHubMixin, library_name="xamm", tag
                         repo_url="https://github.com/LLNL/generalizable_modeling"):
     """TabNet-style sequential attention embedder (the paper's f_attention)."""
 
+    @local_rng
     def __init__(self, n_features: int, feature_names: list[str] | None = None, embed_dim: int = 8,
                  n_steps: int = 3, gamma: float = 1.3, lambda_sparse: float = 1e-3, mask_ratio: float = 0.2,
                  seed: int = 0, device: str = "auto"):
@@ -312,6 +319,7 @@ class AttentionEmbedder(Embedder, PyTorchModelHubMixin, library_name="xamm", tag
 class MLPEmbedder(Embedder, PyTorchModelHubMixin, library_name="xamm", tags=["xamm", "embedder"]):
     """Plain neural network: the last hidden layer of a supervised regressor is the embedding."""
 
+    @local_rng
     def __init__(self, n_features: int, feature_names: list[str] | None = None, embed_dim: int = 8, hidden: int = 64,
                  seed: int = 0, device: str = "auto"):
         super().__init__(n_features, feature_names, embed_dim, seed, device)
@@ -333,6 +341,7 @@ class MLPEmbedder(Embedder, PyTorchModelHubMixin, library_name="xamm", tags=["xa
 class AutoencoderEmbedder(Embedder, PyTorchModelHubMixin, library_name="xamm", tags=["xamm", "embedder"]):
     """Autoencoder: the bottleneck is the embedding; supervised fits add a head on it."""
 
+    @local_rng
     def __init__(self, n_features: int, feature_names: list[str] | None = None, embed_dim: int = 8, hidden: int = 64,
                  seed: int = 0, device: str = "auto"):
         super().__init__(n_features, feature_names, embed_dim, seed, device)
@@ -355,6 +364,7 @@ class AutoencoderEmbedder(Embedder, PyTorchModelHubMixin, library_name="xamm", t
 class VAEEmbedder(Embedder, PyTorchModelHubMixin, library_name="xamm", tags=["xamm", "embedder"]):
     """Variational autoencoder (seeds 001/002): the posterior mean is the embedding."""
 
+    @local_rng
     def __init__(self, n_features: int, feature_names: list[str] | None = None, embed_dim: int = 8, hidden: int = 64,
                  beta: float = 1e-2, seed: int = 0, device: str = "auto"):
         super().__init__(n_features, feature_names, embed_dim, seed, device)
