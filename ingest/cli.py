@@ -12,6 +12,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from xamm_data.cli_tools import add_common, configure_logging, quiet_pipe
 from xamm_data.summary import print_frame, summarize_benchmark_runs
 from xamm_data.units import canonical
 from xamm_ingest.dispatch import ingest_sources
@@ -37,6 +38,7 @@ def build_parser(prog: str = "xamm-ingest") -> argparse.ArgumentParser:
         prog=prog, description="Ingest HPC performance outputs into the xamm store.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    add_common(parser)
     sub = parser.add_subparsers(dest="format", metavar="FORMAT")
     sub.required = True
     p = sub.add_parser(
@@ -44,6 +46,7 @@ def build_parser(prog: str = "xamm-ingest") -> argparse.ArgumentParser:
         description="Read RAJAPerf outputs (directories are searched recursively) into the benchmark_runs table.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    add_common(p, subcommand=True)
     p.add_argument("paths", nargs="+", type=Path, help="files or directories")
     p.add_argument("--machine", help="machine id for every file (CSV runs carry none; Caliper files must agree)")
     p.add_argument("--store", type=Path, default=None, help="store root (default: $XAMM_HOME/store)")
@@ -54,7 +57,6 @@ def build_parser(prog: str = "xamm-ingest") -> argparse.ArgumentParser:
     p.add_argument("--bound", action="append", default=[], metavar="NAME=VALUE",
                    help="change a plausibility bound (repeatable): min_time_per_rep_s (1e-10), max_time_per_rep_s (1e5), "
                         "max_bytes_per_rep (1e16), max_flops_per_rep (1e16), max_problem_size (1e12)")
-    p.add_argument("--debug", action="store_true", help="raise unexpected errors with their traceback")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
 
@@ -98,11 +100,11 @@ def _time_unit(text: str) -> str:
 
 
 def _common_profile_args(q: argparse.ArgumentParser) -> None:
+    add_common(q, subcommand=True)
     q.add_argument("--store", type=Path, default=None, help="store root (default: $XAMM_HOME/store)")
     q.add_argument("--dry-run", action="store_true", help="read and validate, write nothing")
     q.add_argument("--strict", action="store_true", help="any rejected source or record fails the run (exit 1), nothing written")
     q.add_argument("--json", action="store_true", help="print the summary as JSON")
-    q.add_argument("--debug", action="store_true", help="raise unexpected errors with their traceback")
 
 
 def _parse_params(items: list[str], parser) -> dict:
@@ -191,10 +193,12 @@ def _print_problems(report, shown: int = 3) -> None:
                 print(f"  ... and {len(recs) - shown} more record(s) with a bad {fld} (all in --json)", file=sys.stderr)
 
 
+@quiet_pipe
 def main(argv: list[str] | None = None, prog: str = "xamm-ingest") -> int:
     """Entry point of ``xamm-ingest``. Exit codes: 0 ok, 1 bad input, 2 usage."""
     parser = build_parser(prog)
     args = parser.parse_args(argv)
+    configure_logging(args)
     opts = _options(args, parser)
 
     try:

@@ -12,7 +12,9 @@ are validated per source against the table schema and written to the store in on
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
+import time
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -34,6 +36,7 @@ from xamm_ingest.report import IngestReport, Rejected
 from xamm_ingest.sources import Task, as_paths
 
 AGREE_RTOL = 1e-4
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -158,7 +161,10 @@ def read_sources(fmt: str, paths: str | Path | Iterable[str | Path], *, workers:
             raise ValueError("table ingest needs --mapping FILE.toml")
         opts["table_mapping"] = load_mapping(opts["mapping"])
     opts.setdefault("bounds", Bounds())
+    t0 = time.perf_counter()
     plan = spec.plan(as_paths(paths), opts)
+    log.info("%s: %d source(s) to read, %d file(s) with nothing to ingest, %d refused at discovery",
+             fmt, len(plan.tasks), len(plan.ignored), len(plan.rejected))
     report = IngestReport(frame=spec.table.empty(), table=spec.table.name, ignored=plan.ignored,
                           rejected=list(plan.rejected))
     frames = []
@@ -175,6 +181,8 @@ def read_sources(fmt: str, paths: str | Path | Iterable[str | Path], *, workers:
             report.dropped.extend(out.dropped)
     if frames:
         report.frame = _combine(pl.concat(frames, how="vertical"), spec, report, opts)
+    log.info("%s: %d row(s) from %d source(s) in %.2f s; %d source(s) rejected, %d record(s) dropped", fmt,
+             report.frame.height, report.sources_read, time.perf_counter() - t0, len(report.rejected), len(report.dropped))
     return report
 
 

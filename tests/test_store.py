@@ -86,7 +86,7 @@ def test_crash_during_write_keeps_previous_file(tmp_path, sample_frame, monkeypa
             f.write(b"PAR1 half")
         raise OSError("disk full")
 
-    monkeypatch.setattr("xamm_data.store.pq.write_table", half_write)
+    monkeypatch.setattr("pyarrow.parquet.write_table", half_write)  # imported on use by the store
     with pytest.raises(OSError, match="disk full"):
         st.write(sample_frame.with_columns(pl.col("time_per_rep_s") * 2), "benchmark_runs")
     assert path.read_bytes() == before

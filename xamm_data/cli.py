@@ -12,11 +12,12 @@ from pathlib import Path
 import polars as pl
 
 from xamm_data._version import __version__
+from xamm_data.cli_tools import add_common, configure_logging, emit, quiet_pipe
 from xamm_data.datasets import list_datasets, load_dataset, registry_frame, resolve_name
 from xamm_data.plugins import plugins
 from xamm_data.schema_files import check_schema_files, write_schema_files
 from xamm_data.store import Store
-from xamm_data.summary import print_frame, summarize_benchmark_runs
+from xamm_data.summary import summarize_benchmark_runs
 
 EPILOG = """\
 examples:
@@ -26,6 +27,9 @@ examples:
   xamm datasets push quartz --repo org/xamm-data   publish quartz to a Hub dataset repo
   xamm schemas export --check                      check schemas/ matches the code
 """
+
+
+RAW = argparse.RawDescriptionHelpFormatter
 
 
 class UsageError(Exception):
@@ -44,15 +48,20 @@ def register(sub) -> dict:
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     dsub = ds.add_subparsers(dest="action", metavar="ACTION")
     dsub.required = True
-    p = dsub.add_parser("list", help="list known datasets (registry and local store)")
+    p = dsub.add_parser("list", help="list known datasets (registry and local store)", formatter_class=RAW,
+                        epilog="examples:\n  xamm datasets list\n  xamm datasets list 'h100*' --json")
     p.add_argument("pattern", nargs="?", default="*", help="shell-style pattern, e.g. 'xeon*'")
+    p.add_argument("--json", action="store_true", help="print the listing as JSON")
     _add_store(p)
-    p = dsub.add_parser("show", help="summarise one dataset")
+    p = dsub.add_parser("show", help="summarise one dataset", formatter_class=RAW,
+                        epilog="examples:\n  xamm datasets show quartz\n  xamm datasets show quartz --kind app_profiles --json")
     p.add_argument("name")
     p.add_argument("--kind", default="benchmark_runs", choices=["benchmark_runs", "app_profiles"])
     p.add_argument("--revision", default=None, help="load this Hub revision instead of the local store")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
     _add_store(p)
-    p = dsub.add_parser("push", help="publish a machine's tables to a Hub dataset repo")
+    p = dsub.add_parser("push", help="publish a machine's tables to a Hub dataset repo", formatter_class=RAW,
+                        epilog="examples:\n  xamm datasets push quartz --repo org/xamm-data --license mit")
     p.add_argument("name")
     p.add_argument("--repo", required=True, help="Hub dataset repo id, e.g. org/xamm-data")
     p.add_argument("--revision", default="main", help="branch to commit to (default: main)")
@@ -64,7 +73,8 @@ def register(sub) -> dict:
     sc = sub.add_parser("schemas", help="export or check the language-neutral schema files")
     ssub = sc.add_subparsers(dest="action", metavar="ACTION")
     ssub.required = True
-    p = ssub.add_parser("export", help="write schemas/*.json from the code's table definitions")
+    p = ssub.add_parser("export", help="write schemas/*.json from the code's table definitions", formatter_class=RAW,
+                        epilog="examples:\n  xamm schemas export\n  xamm schemas export --check   exit 1 if schemas/ is stale")
     p.add_argument("--dir", type=Path, default=Path("schemas"))
     p.add_argument("--check", action="store_true", help="do not write; exit 1 if the files differ")
     sc.set_defaults(handler=_schemas)
@@ -80,6 +90,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict]:
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"xamm {__version__}")
+    add_common(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     passthrough: dict = {}
@@ -89,22 +100,20 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict]:
 
 
 def _datasets(args) -> int:
-
     store = Store(args.store)
     if args.action == "list":
-
         reg = registry_frame(store=store).filter(pl.col("name").is_in(list_datasets(args.pattern, store=store)))
-        print_frame(reg, title=f"xamm datasets (store: {store.root})")
+        emit(reg, as_json=args.json, title=f"xamm datasets (store: {store.root})")
         return 0
     if args.action == "show":
         df = load_dataset(args.name, args.kind, store=store, revision=args.revision)
         if args.kind == "benchmark_runs":
-            print_frame(summarize_benchmark_runs(df), title=f"{args.name}: {df.height} benchmark runs")
+            emit(summarize_benchmark_runs(df), as_json=args.json, title=f"{args.name}: {df.height} benchmark runs")
         else:
-            print_frame(df.group_by("app", "machine", "device").len().sort("app"), title=f"{args.name}: app profiles")
+            emit(df.group_by("app", "machine", "device").len().sort("app"), as_json=args.json,
+                 title=f"{args.name}: app profiles")
         return 0
     if args.action == "push":
-
         name = resolve_name(args.name, store=store)
         from xamm_data.hub import push_dataset  # Hub client: ~0.3 s import, only when a Hub is used
         sha = push_dataset(name, args.repo, store=store, revision=args.revision, private=args.private,
@@ -127,18 +136,22 @@ def _schemas(args) -> int:
     return 0
 
 
+@quiet_pipe
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``xamm``."""
+    """Entry point of ``xamm``. Exit codes: 0 ok, 1 bad input, 2 usage."""
     argv = list(sys.argv[1:] if argv is None else argv)
     parser, passthrough = build_parser()
     if argv[:1] and argv[0] in passthrough:
         return passthrough[argv[0]](argv[1:])
     args = parser.parse_args(argv)
+    configure_logging(args)
     try:
         return args.handler(args)
     except UsageError as e:
         parser.error(str(e))
     except (KeyError, ValueError, FileNotFoundError, OSError, PermissionError, RuntimeError, LookupError) as e:
+        if args.debug or isinstance(e, BrokenPipeError):
+            raise
         msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
         print(f"xamm: error: {msg}", file=sys.stderr)
         return 1

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
-import pyarrow.parquet as pq
 
 from xamm_data._version import __version__
 from xamm_data.atomic import atomic_path, locked
@@ -141,6 +140,8 @@ class Store:
 
     def metadata(self, kind: str, machine: str) -> dict:
         """The ``xamm`` key-value metadata of a partition file."""
+        import pyarrow.parquet as pq  # pyarrow: ~0.2 s to import; only when Parquet metadata is read or written
+
         md = pq.read_schema(self.partition_path(kind, machine)).metadata or {}
         return json.loads(md[METADATA_KEY])
 
@@ -193,6 +194,8 @@ class Store:
         table = df.to_arrow()
         table = table.replace_schema_metadata({METADATA_KEY: json.dumps(meta, sort_keys=True).encode()})
         with atomic_path(path) as tmp:
+            import pyarrow.parquet as pq  # pyarrow: ~0.2 s to import; only when Parquet metadata is read or written
+
             pq.write_table(table, tmp, compression="zstd", compression_level=9, use_dictionary=True,
                            write_statistics=True)
 
@@ -204,6 +207,8 @@ def _scan(files, schema: TableSchema) -> pl.LazyFrame:
 def read_parquet_checked(path: str | Path, kind: str) -> pl.DataFrame:
     """Read a Parquet file written by xamm and check its schema version against this xamm's."""
     schema = get_table(kind)
+    import pyarrow.parquet as pq  # pyarrow: ~0.2 s to import; only when Parquet metadata is read or written
+
     md = (pq.read_schema(path).metadata or {}).get(METADATA_KEY)
     if md is not None:
         info = json.loads(md)

@@ -6,7 +6,10 @@ import argparse
 import json
 from pathlib import Path
 
+from xamm_data.cli_tools import emit
 from xamm_data.plugins import MODELS_EXTRA
+
+RAW = argparse.RawDescriptionHelpFormatter
 
 EPILOG = """\
 examples:
@@ -58,14 +61,19 @@ def _add_amm(sub) -> None:
     b.add_argument("--epochs", type=int, default=200)
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--store", type=Path, default=None)
-    a.add_parser("list", help="list signatures and machines without one")
-    s = a.add_parser("show", help="show one signature as JSON")
+    ls = a.add_parser("list", help="list signatures and machines without one", formatter_class=RAW,
+                      epilog="examples:\n  xamm amm list\n  xamm amm list --json | jq '.[].ref'")
+    ls.add_argument("--json", action="store_true", help="print the listing as JSON")
+    s = a.add_parser("show", help="show one signature as JSON", formatter_class=RAW,
+                     epilog="examples:\n  xamm amm show quartz:cpu\n  xamm amm show lassen:gpu@1 | head")
     s.add_argument("ref", help="MACHINE[:cpu|:gpu][@VERSION]")
     for name, helptext in (("push", "publish signatures to a Hub repo"), ("pull", "fetch signatures from a Hub repo")):
-        q = a.add_parser(name, help=helptext)
+        q = a.add_parser(name, help=helptext, formatter_class=RAW,
+                         epilog=f"examples:\n  xamm amm {name} --repo org/xamm-amms" + (" --revision <commit>" if name == "pull" else ""))
         q.add_argument("--repo", required=True)
         q.add_argument("--revision", default="main")
-    pl_ = a.add_parser("plot", help="t-SNE PNG of benchmark-sample embeddings by target")
+    pl_ = a.add_parser("plot", help="t-SNE PNG of benchmark-sample embeddings by target", formatter_class=RAW,
+                       epilog="examples:\n  xamm amm plot --out amm-tsne.png")
     pl_.add_argument("--out", type=Path, default=Path("amm-tsne.png"))
     pl_.add_argument("--embedder", help="a saved embedder (default: the newest under $XAMM_HOME/embedders)")
     pl_.add_argument("--store", type=Path, default=None)
@@ -147,7 +155,6 @@ def predict_cmd(args) -> int:
 
 
 def run(args) -> int:
-    from xamm_data.summary import print_frame  # in the handler: `xamm --help` never loads the models
     from xamm_models.signatures import SignatureRegistry  # in the handler: `xamm --help` never loads the models
 
     reg = SignatureRegistry()
@@ -162,7 +169,7 @@ def run(args) -> int:
                   f"embedder {s.embedder_id}@{s.embedder_revision}")
         return 0
     if args.action == "list":
-        print_frame(reg.frame(), title=f"AMM signatures ({reg.root})")
+        emit(reg.frame(), as_json=args.json, title=f"AMM signatures ({reg.root})")
         return 0
     if args.action == "show":
         print(json.dumps(reg.get(args.ref).model_dump(), indent=2))

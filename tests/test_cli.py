@@ -1,0 +1,101 @@
+"""The command lines: examples in every leaf --help, --json listings, -v/-q, completion, a closed pipe."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import FIXTURES
+from xamm_data.cli import build_parser
+from xamm_data.cli import main as xamm
+from xamm_ingest.cli import build_parser as ingest_parser
+from xamm_ingest.cli import main as ingest
+
+
+def leaves(parser: argparse.ArgumentParser, path=()):
+    """(command path, parser) of every leaf subcommand."""
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subs:
+        yield path, parser
+        return
+    for name, p in subs[0].choices.items():
+        yield from leaves(p, (*path, name))
+
+
+def test_every_leaf_help_shows_an_example():
+    found = list(leaves(build_parser()[0], ("xamm",))) + list(leaves(ingest_parser(), ("xamm-ingest",)))
+    assert len(found) >= 17  # datasets x3, schemas, ingest, amm x6, run, predict, eval, 4 ingest formats
+    missing = [" ".join(path) for path, p in found if path[-1] != "ingest" and "examples:" not in (p.epilog or "")]
+    assert missing == []
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = tmp_path / "store"
+    assert ingest(["rajaperf", str(FIXTURES / "rajaperf_sample"), "--store", str(s), "--no-progress", "-q"]) == 0
+    return s
+
+
+def test_datasets_listing_and_summary_as_json(store, capsys):
+    capsys.readouterr()
+    assert xamm(["datasets", "list", "example*", "--json", "--store", str(store)]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["name"] for r in rows] == ["example-node"] and rows[0]["local_benchmark_runs_rows"] == 10
+    assert xamm(["datasets", "show", "example-node", "--json", "--store", str(store)]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert [(r["device"], r["rows"], r["kernels"]) for r in summary] == [("cpu", 10, 3)]
+
+
+def test_amm_list_as_json(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("XAMM_HOME", str(tmp_path / "home"))
+    assert xamm(["amm", "list", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {"quartz:cpu", "lassen:gpu"} <= {r["target"] for r in rows}
+    assert {r["latest"] for r in rows} == {"no signature yet"}
+
+
+def test_verbose_logs_what_the_dispatcher_did(caplog):
+    import logging
+
+    with caplog.at_level(logging.INFO, logger="xamm_ingest"):
+        assert ingest(["rajaperf", str(FIXTURES / "rajaperf_sample"), "--dry-run", "--no-progress", "-v"]) == 0
+    assert any("3 source(s) to read" in r.getMessage() for r in caplog.records)
+
+
+def test_shell_completion_lists_the_commands(capsys):
+    with pytest.raises(SystemExit) as e:
+        xamm(["--print-completion", "bash"])
+    out = capsys.readouterr().out
+    assert e.value.code == 0 and "datasets" in out and "ingest" in out and "amm" in out
+
+
+def test_a_closed_pipe_exits_quietly(store):
+    code = ("import sys\nfrom xamm_data.cli import main\n"
+            "sys.exit(main(['datasets', 'list', '--json', '--store', sys.argv[1]]))")
+    p = subprocess.Popen([sys.executable, "-c", code, str(store)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.read(5)
+    p.stdout.close()  # the reader goes away, as `| head -c 5` would
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=60) == 0 and "Traceback" not in err and "BrokenPipe" not in err
+
+
+def test_shipped_examples_are_valid(tmp_path):
+    """examples/run-config.yml parses as a pipeline config; examples/table-mapping.toml ingests a table."""
+    from conftest import REPO
+    from xamm_ingest import read_profiles
+    from xamm_models.pipeline import load_config
+
+    cfg = load_config(REPO / "examples" / "run-config.yml")
+    assert cfg.func == "train" and cfg.regressor == "catboost" and cfg.output.name == "predictor"
+    csv = tmp_path / "samples.csv"
+    csv.write_text("application,system,time_ms,nthreads,size,br,PAPI_TOT_INS,notes\n"
+                   "Kripke,Quartz,1500,4,32,1e8,1e9,first\n")
+    rep = read_profiles("table", csv, mapping=REPO / "examples" / "table-mapping.toml")
+    assert rep.rejected == [] and rep.dropped == []
+    row = rep.frame.row(0, named=True)
+    assert (row["app"], row["machine"], row["runtime_s"], row["threads"]) == ("Kripke", "quartz", 1.5, 4)
+    assert row["app_params"] == '{"size":32}' and row["ctr_br_ins"] == 1e8 and row["device"] == "cpu"
