@@ -26,7 +26,7 @@ import polars as pl
 import xamm_ingest.profiles  # noqa: F401  (registers hpctoolkit, caliper, table)
 import xamm_ingest.rajaperf  # noqa: F401  (registers rajaperf)
 from xamm_data.schema import BENCHMARK_RUNS, TableSchema
-from xamm_data.store import Store, dedupe_sources, renumber_trials
+from xamm_data.store import Store, as_store, dedupe_sources, renumber_trials
 from xamm_data.validate import ValidationError, validate
 from xamm_ingest.errors import IngestError
 from xamm_ingest.formats import FORMATS, get_format
@@ -254,7 +254,7 @@ def ingest_sources(fmt: str, paths, *, store: Store | str | Path | None = None, 
     report = read_sources(fmt, paths, **kw)
     if dry_run or (strict and (report.rejected or report.dropped)) or report.frame.is_empty():
         return report
-    st = store if isinstance(store, Store) else Store(store)
+    st = as_store(store)
     report.write = st.write(report.frame, report.table)
     return report
 

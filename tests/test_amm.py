@@ -11,11 +11,12 @@ import pytest
 torch = pytest.importorskip("torch", reason="the models extra (torch) is not installed")
 
 from xamm_data import machines  # noqa: E402
+from xamm_data.hashing import frame_sha256
 from xamm_data.store import Store  # noqa: E402
 from xamm_ingest import ingest_rajaperf  # noqa: E402
 from xamm_models.amm import algorithm1, build_signatures  # noqa: E402
 from xamm_models.embedders import create_embedder, list_embedders, load_embedder  # noqa: E402
-from xamm_models.samples import align_kernels, benchmark_samples, samples_hash  # noqa: E402
+from xamm_models.samples import align_kernels, benchmark_samples  # noqa: E402
 from xamm_models.signatures import ImmutableSignatureError, Signature, SignatureRegistry  # noqa: E402
 
 EPOCHS = 60
@@ -76,7 +77,7 @@ def test_kernel_alignment_rules(runs):
     t = smallest.get_column("time_per_rep_s").min() / smallest.get_column("iterations_per_rep").min()
     row = s.filter(pl.col("target") == "h100-node:cpu", pl.col("size_index") == 0, pl.col("variant") == "Base_Seq")
     assert row.get_column(inter[0]).item() == pytest.approx(math.log10(t))
-    assert samples_hash(s) == samples_hash(benchmark_samples(runs, inter)) != samples_hash(s.head(5))
+    assert frame_sha256(s) == frame_sha256(benchmark_samples(runs, inter)) != frame_sha256(s.head(5))
 
 
 def test_embedders_round_trip_and_determinism(runs, tmp_path):

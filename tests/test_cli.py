@@ -8,8 +8,8 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import FIXTURES
+
 from xamm_data.cli import build_parser
 from xamm_data.cli import main as xamm
 from xamm_ingest.cli import build_parser as ingest_parser
@@ -86,6 +86,7 @@ def test_a_closed_pipe_exits_quietly(store):
 def test_shipped_examples_are_valid(tmp_path):
     """examples/run-config.yml parses as a pipeline config; examples/table-mapping.toml ingests a table."""
     from conftest import REPO
+
     from xamm_ingest import read_profiles
     from xamm_models.pipeline import load_config
 

@@ -11,9 +11,9 @@ import pytest
 torch = pytest.importorskip("torch", reason="the models extra (torch) is not installed")
 
 from xamm_data import load_dataset  # noqa: E402
-from xamm_models import xplat  # noqa: E402
 from xamm_data.store import Store  # noqa: E402
 from xamm_ingest import ingest_rajaperf  # noqa: E402
+from xamm_models import xplat  # noqa: E402
 from xamm_models.evaluation import Evaluator  # noqa: E402
 from xamm_models.experiments import EvalSettings, fold_amm_embeddings, run_experiments  # noqa: E402
 

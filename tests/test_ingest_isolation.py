@@ -11,9 +11,9 @@ import shutil
 
 import polars as pl
 import pytest
-
 from cali_writer import rajaperf_cali, write_cali
 from conftest import FIXTURES
+
 from xamm_data.store import Store
 from xamm_ingest import ingest_profiles, read_profiles, read_rajaperf
 from xamm_ingest.cli import main

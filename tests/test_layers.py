@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO
 
 PACKAGES = {"xamm_data": REPO / "xamm_data", "xamm_ingest": REPO / "ingest", "xamm_models": REPO / "xamm_models"}

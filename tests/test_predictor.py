@@ -10,13 +10,13 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the models extra (torch) is not installed")
 
-from xamm_models.kernel_apps import FEATURES, kernel_app_samples  # noqa: E402
-from xamm_models.relperf import drop_invalid, pair_relative  # noqa: E402
 from xamm_data.store import Store  # noqa: E402
 from xamm_ingest import ingest_rajaperf  # noqa: E402
 from xamm_models import regressors as R  # noqa: E402
 from xamm_models.amm import build_signatures  # noqa: E402
+from xamm_models.kernel_apps import FEATURES, kernel_app_samples  # noqa: E402
 from xamm_models.predictor import FeatureSchemaError, UnknownSourceError, XammPredictor  # noqa: E402
+from xamm_models.relperf import drop_invalid, pair_relative  # noqa: E402
 
 EPOCHS = 30
 TEST_APPS = ["Apps_ENERGY", "Apps_VOL3D", "Basic_DAXPY", "Stream_TRIAD"]
@@ -203,10 +203,9 @@ def test_end_to_end_run_on_store_data(world, tmp_path, capsys):
 
 
 def test_skops_file_with_a_foreign_type_is_refused(tmp_path):
-    import skops.io as sio
-
     import os
 
+    import skops.io as sio
     from sklearn.preprocessing import FunctionTransformer
 
     sio.dump(FunctionTransformer(func=os.getcwd), tmp_path / "m.skops")  # a file that would call a function

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-
 from cali_writer import rajaperf_cali
 from rajaperf_writer import GENERATIONS, sim_run, write_caliper, write_csv
+
 from xamm_ingest import read_rajaperf
 
 CALIPER_GENERATIONS = [g for g in GENERATIONS if g != "v2026.04"]

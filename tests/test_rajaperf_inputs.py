@@ -7,9 +7,9 @@ import shutil
 
 import polars as pl
 import pytest
-
 from cali_writer import rajaperf_cali
 from conftest import FIXTURES
+
 from xamm_data.store import Store
 from xamm_ingest import read_rajaperf
 from xamm_ingest.cli import main

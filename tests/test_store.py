@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-
 import polars as pl
 import pyarrow.parquet as pq
 import pytest
-
 from conftest import FIXTURES
+
 from xamm_data.schema import BENCHMARK_RUNS
 from xamm_data.store import Store
 from xamm_data.validate import ValidationError

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict
 from xamm_data import machines
 from xamm_data.plugins import load, plugins
 from xamm_data.schema import DATA_KINDS
-from xamm_data.store import Store
+from xamm_data.store import Store, as_store
 
 DEFAULT_HUB_REPO = "xamm-hpc/xamm-datasets"
 
@@ -70,7 +70,7 @@ def derived_datasets() -> tuple[str, ...]:
 
 def list_datasets(pattern: str = "*", *, store: Store | str | Path | None = None) -> list[str]:
     """Names of the known datasets (registry, derived data sets, machines in the local store) matching ``pattern``."""
-    st = store if isinstance(store, Store) else Store(store)
+    st = as_store(store)
     names = set(_specs()) | set(derived_datasets())
     for kind in DATA_KINDS:
         names.update(st.machines(kind))
@@ -79,7 +79,7 @@ def list_datasets(pattern: str = "*", *, store: Store | str | Path | None = None
 
 def registry_frame(*, store: Store | str | Path | None = None) -> pl.DataFrame:
     """The dataset registry as one table, with what the local store holds for each dataset."""
-    st = store if isinstance(store, Store) else Store(store)
+    st = as_store(store)
     specs = _specs()
     rows = []
     derived = derived_datasets()
@@ -138,7 +138,7 @@ def load_dataset(
         UnknownDatasetError: ``name`` is not known; the message lists the known names.
         FileNotFoundError: the dataset is neither in the local store nor reachable on the Hub.
     """
-    st = store if isinstance(store, Store) else Store(store)
+    st = as_store(store)
     if name in derived_datasets():
         build = load("xamm.datasets", name, f"the derived dataset {name!r}")
         runs = st.scan("benchmark_runs").collect()

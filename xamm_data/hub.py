@@ -32,7 +32,7 @@ from huggingface_hub.errors import (
 
 from xamm_data._version import __version__
 from xamm_data.schema import DATA_KINDS, get_table
-from xamm_data.store import Store, read_parquet_checked
+from xamm_data.store import Store, as_store, read_parquet_checked
 
 _PARTITION = re.compile(r"^(?P<kind>[a-z_]+)/machine=(?P<machine>[^/]+)/data\.parquet$")
 
@@ -120,7 +120,7 @@ def push_dataset(
     One commit adds the machine's Parquet files and rewrites the card (``README.md``) to list every
     machine the repo then holds.
     """
-    st = store if isinstance(store, Store) else Store(store)
+    st = as_store(store)
     kinds = kinds or tuple(k for k in DATA_KINDS if st.has(k, machine))
     if not kinds:
         raise FileNotFoundError(f"nothing to push: the store {st.root} has no tables for machine {machine!r}")

@@ -199,6 +199,11 @@ class Store:
             pq.write_table(table, tmp, compression="zstd", compression_level=9, use_dictionary=True,
                            write_statistics=True)
 
+def as_store(store: "Store | str | Path | None") -> "Store":
+    """A :class:`Store` from a store, its root directory, or None (the default root, ``$XAMM_HOME/store``)."""
+    return store if isinstance(store, Store) else Store(store)
+
+
 def _scan(files, schema: TableSchema) -> pl.LazyFrame:
     """Scan partition files as this schema: columns added by a later minor version read as null."""
     return pl.scan_parquet(files, hive_partitioning=False, schema=schema.polars_schema, missing_columns="insert")
@@ -219,4 +224,4 @@ def read_parquet_checked(path: str | Path, kind: str) -> pl.DataFrame:
     return validate(pl.read_parquet(path, hive_partitioning=False), schema)
 
 
-__all__ = ["Store", "WriteReport", "PartitionReport", "renumber_trials", "dedupe_sources", "read_parquet_checked"]
+__all__ = ["Store", "as_store", "WriteReport", "PartitionReport", "renumber_trials", "dedupe_sources", "read_parquet_checked"]

@@ -29,9 +29,10 @@ import numpy as np
 import polars as pl
 
 from xamm_data._version import __version__
+from xamm_data.hashing import frame_sha256
 from xamm_data.paths import xamm_home
-from xamm_data.store import Store
-from xamm_models.samples import align_kernels, benchmark_samples, samples_hash
+from xamm_data.store import as_store
+from xamm_models.samples import align_kernels, benchmark_samples
 from xamm_models.signatures import Signature, SignatureRegistry
 
 AGGREGATIONS = ("mean", "l2", "variance")
@@ -124,7 +125,7 @@ def build_signatures(
     samples of every machine in the store (the AMMs of one registry must share one embedder), saved
     under ``$XAMM_HOME/embedders/`` and named by its content hash. Returns the signatures.
     """
-    st = store if isinstance(store, Store) else Store(store)
+    st = as_store(store)
     reg = registry or SignatureRegistry()
     runs = st.scan("benchmark_runs").collect()
     have = sorted(runs.get_column("machine").unique().to_list()) if runs.height else []
@@ -144,7 +145,7 @@ def build_signatures(
         coverage = float(part.select(kernels).select(pl.all().is_not_null().any()).row(0).count(True)) / len(kernels)
         sig = Signature(machine=machine, device=device, vector=[float(x) for x in vec], aggregation=aggregation,
                         normalise=normalise, embedder_id=emb_id, embedder_revision=emb_rev,
-                        data_sha256=samples_hash(part), kernels=list(kernels), coverage=coverage,
+                        data_sha256=frame_sha256(part), kernels=list(kernels), coverage=coverage,
                         n_samples=part.height, xamm_version=__version__)
         out.append(reg.add(sig))
     return out
@@ -174,6 +175,6 @@ def signature_from_runs(runs: pl.DataFrame, embedder, *, aggregation: str, norma
         cov = float(part.select(kernels).select(pl.all().is_not_null().any()).row(0).count(True)) / len(kernels)
         out[target] = Signature(machine=machine, device=device, vector=[float(x) for x in algorithm1(embedder.transform(part), aggregation, normalise)],
                                 aggregation=aggregation, normalise=normalise, embedder_id=embedder_id,
-                                embedder_revision=embedder_revision, data_sha256=samples_hash(part), kernels=list(kernels),
+                                embedder_revision=embedder_revision, data_sha256=frame_sha256(part), kernels=list(kernels),
                                 coverage=cov, n_samples=part.height, xamm_version=__version__)
     return out

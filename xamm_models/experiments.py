@@ -30,7 +30,7 @@ from pathlib import Path
 import polars as pl
 
 from xamm_data._version import __version__
-from xamm_data.store import Store
+from xamm_data.store import as_store
 from xamm_models import xplat
 from xamm_models.amm import algorithm1
 from xamm_models.evaluation import Evaluator
@@ -184,7 +184,7 @@ def run_experiments(store=None, *, experiments=(1, 2, 3, 4), settings: EvalSetti
     t0 = time.perf_counter()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    st = store if isinstance(store, Store) else Store(store)
+    st = as_store(store)
     runs = st.scan("benchmark_runs").collect()
     run = _Run(xplat.build(runs), runs, settings, out_dir)
     data = run.data

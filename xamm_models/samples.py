@@ -21,7 +21,6 @@ This is the paper's machine-benchmark vector Z = [z_1 .. z_n] (Section III-A). R
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 
 import polars as pl
@@ -69,12 +68,3 @@ def benchmark_samples(runs: pl.DataFrame, kernels: Iterable[str]) -> pl.DataFram
         if k not in wide.columns:
             wide = wide.with_columns(pl.lit(None, dtype=pl.Float64).alias(k))
     return wide.select(*keys, *kernels).sort(keys, nulls_last=True)
-
-
-def samples_hash(samples: pl.DataFrame) -> str:
-    """Content hash of a samples frame (its values and keys, in order): the signature's data version."""
-    h = hashlib.sha256()
-    h.update(",".join(samples.columns).encode())
-    for series in samples.iter_columns():
-        h.update(series.cast(pl.String).fill_null("\0").str.join("\x1f").item().encode())
-    return h.hexdigest()

@@ -12,10 +12,9 @@ values, so the same benchmark runs always give the same version.
 
 from __future__ import annotations
 
-import hashlib
-
 import polars as pl
 
+from xamm_data.hashing import frame_sha256
 from xamm_models.kernel_apps import FEATURES, kernel_app_samples
 
 NAME = "xplat-rajaperf"
@@ -40,10 +39,8 @@ def build(runs: pl.DataFrame) -> pl.DataFrame:
 
 
 def version(df: pl.DataFrame) -> str:
-    h = hashlib.sha256(",".join(df.columns).encode())
-    for s in df.iter_columns():
-        h.update(s.cast(pl.String).fill_null("\0").str.join("\x1f").item().encode())
-    return h.hexdigest()[:16]
+    """The data set's version: the first 16 hex digits of its content hash."""
+    return frame_sha256(df)[:16]
 
 
 def card(df: pl.DataFrame) -> str:

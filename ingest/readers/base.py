@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
 
 from xamm_data._version import __version__
+from xamm_data.hashing import dir_sha256, file_sha256
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class Source:
             rel = path.resolve().relative_to(root.resolve()).as_posix()
         except ValueError:
             rel = path.name
-        return cls(path=path, rel_path=rel, sha256=sha256_dir(path) if path.is_dir() else sha256_file(path))
+        return cls(path=path, rel_path=rel, sha256=dir_sha256(path) if path.is_dir() else file_sha256(path))
 
 
 @dataclass
@@ -45,23 +45,6 @@ class ReadResult:
 
     def dropped_record(self, record: str, field_: str, value: object, rule: str) -> None:
         self.dropped.append((record, field_, str(value), rule))
-
-
-def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(chunk):
-            h.update(block)
-    return h.hexdigest()
-
-
-def sha256_dir(path: str | Path) -> str:
-    """SHA-256 of a directory: over its sorted ``relative path NUL file sha256 LF`` lines."""
-    path = Path(path)
-    h = hashlib.sha256()
-    for f in sorted(p for p in path.rglob("*") if p.is_file()):
-        h.update(f"{f.relative_to(path).as_posix()}\0{sha256_file(f)}\n".encode())
-    return h.hexdigest()
 
 
 def provenance(src: Source, fmt: str, reader: str, tool_versions: dict[str, str] | None = None,
