@@ -6,13 +6,13 @@ the same way (discovery -> per-source read -> per-source checks -> one commit).
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 
+from xamm_data.registry import Registry
 from xamm_data.schema import TableSchema
 from xamm_ingest.readers.base import ReadResult
 from xamm_ingest.sources import Plan, Task
@@ -34,18 +34,14 @@ class IngestFormat:
     summary: str
 
 
-FORMATS: dict[str, IngestFormat] = {}
+FORMATS: Registry[IngestFormat] = Registry("format")
 
 
 def register(fmt: IngestFormat) -> IngestFormat:
-    FORMATS[fmt.name] = fmt
-    return fmt
+    """Add a format to :data:`FORMATS` under its name."""
+    return FORMATS.add(fmt.name, fmt)
 
 
 def get_format(name: str) -> IngestFormat:
-    """The format called ``name``; a ``ValueError`` lists the valid ones and proposes the closest."""
-    if name in FORMATS:
-        return FORMATS[name]
-    close = difflib.get_close_matches(name, list(FORMATS), n=1)
-    hint = f" Did you mean {close[0]!r}?" if close else ""
-    raise ValueError(f"unknown format {name!r}; expected one of {', '.join(sorted(FORMATS))}.{hint}")
+    """The format called ``name``; an :class:`~xamm_data.registry.UnknownNameError` lists the valid ones."""
+    return FORMATS.get(name)

@@ -8,7 +8,6 @@ caches the download and honours ``HF_HUB_OFFLINE``).
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import os
 from pathlib import Path
@@ -18,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from xamm_data import machines
 from xamm_data.plugins import load, plugins
+from xamm_data.registry import UnknownNameError
 from xamm_data.schema import DATA_KINDS
 from xamm_data.store import Store, as_store
 
@@ -50,17 +50,11 @@ def _specs() -> dict[str, DatasetSpec]:
     }
 
 
-class UnknownDatasetError(KeyError):
+class UnknownDatasetError(UnknownNameError):
     """No dataset of that name; the message lists the known names and the closest one."""
 
     def __init__(self, name: str, known: list[str]):
-        self.name, self.known = name, known
-        close = difflib.get_close_matches(name, known, n=1, cutoff=0.4)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        super().__init__(f"unknown dataset {name!r}.{hint} Known datasets: {', '.join(known)}")
-
-    def __str__(self) -> str:
-        return self.args[0]
+        super().__init__("dataset", name, known, cutoff=0.4)
 
 
 def derived_datasets() -> tuple[str, ...]:

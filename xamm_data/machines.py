@@ -12,13 +12,12 @@ selects the rows of each target.
 
 from __future__ import annotations
 
-import difflib
-import fnmatch
 import re
 
 from pydantic import BaseModel, ConfigDict
 
 from xamm_data.plugins import load
+from xamm_data.registry import Registry, UnknownNameError
 
 PAPER = "xAMM paper (Dhakal et al.), Section V-E"
 PAPER_T3 = "xAMM paper (Dhakal et al.), Table III"
@@ -95,45 +94,31 @@ MACHINES: tuple[Machine, ...] = (
             notes="An APU: CPU and GPU share one package and memory; CPU target = Base_Seq rows, GPU target = HIP rows."),
 )
 
-_BY_ID = {m.id: m for m in MACHINES}
 _TARGET = re.compile(r"^(?P<machine>[^:]+)(:(?P<device>cpu|gpu))?$")
 
 
-class UnknownMachineError(KeyError):
+class UnknownMachineError(UnknownNameError):
     """A machine name that is in no registry; the message lists the known ids and the closest one."""
 
-    def __init__(self, name: str, known: list[str]):
-        self.name, self.known = name, known
-        close = difflib.get_close_matches(name.lower(), known, n=1, cutoff=0.5)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        super().__init__(f"unknown machine {name!r}.{hint} Known: {', '.join(known)}")
 
-    def __str__(self) -> str:  # KeyError would repr() the message
-        return self.args[0]
+REGISTRY: Registry[Machine] = Registry("machine", error=UnknownMachineError)
+for _m in MACHINES:
+    REGISTRY.add(_m.id, _m, aliases=_m.aliases)
 
 
 def list_machines(pattern: str = "*") -> list[str]:
     """Registry ids matching a shell-style ``pattern`` (e.g. ``"xeon*"``), sorted."""
-    return sorted(m.id for m in MACHINES if fnmatch.fnmatch(m.id, pattern))
+    return REGISTRY.list(pattern)
 
 
 def canonical_id(name: str) -> str | None:
     """The registry id for an id or alias (case-insensitive), else ``None``."""
-    if name in _BY_ID:
-        return name
-    low = name.lower()
-    for m in MACHINES:
-        if low == m.id or low in (a.lower() for a in m.aliases):
-            return m.id
-    return None
+    return REGISTRY.canonical(name)
 
 
 def get(name: str) -> Machine:
     """The registry record for ``name`` (id or alias); raises :class:`UnknownMachineError` listing valid ids."""
-    mid = canonical_id(name)
-    if mid is None:
-        raise UnknownMachineError(name, list_machines())
-    return _BY_ID[mid]
+    return REGISTRY.get(name)
 
 
 def split_target(target: str) -> tuple[str, str | None]:

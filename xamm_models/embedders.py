@@ -22,8 +22,6 @@ see which kernels or counters it attends to.
 
 from __future__ import annotations
 
-import difflib
-import fnmatch
 import functools
 import json
 from collections.abc import Callable
@@ -36,31 +34,27 @@ from huggingface_hub import PyTorchModelHubMixin
 from torch import nn
 
 from xamm_data._version import __version__
+from xamm_data.registry import Registry
 
-_REGISTRY: dict[str, type] = {}
+REGISTRY: Registry[type] = Registry("embedder")
 
 
 def register_embedder(name: str) -> Callable[[type], type]:
     """Class decorator: make an embedder available as ``create_embedder(name)``."""
     def deco(cls: type) -> type:
-        _REGISTRY[name] = cls
         cls.embedder_name = name
-        return cls
+        return REGISTRY.add(name, cls)
     return deco
 
 
 def list_embedders(pattern: str = "*") -> list[str]:
     """Registered embedder names matching ``pattern``."""
-    return sorted(n for n in _REGISTRY if fnmatch.fnmatch(n, pattern))
+    return REGISTRY.list(pattern)
 
 
 def create_embedder(name: str, **kwargs) -> "Embedder":
     """Instantiate a registered embedder; an unknown name lists the valid ones and the closest."""
-    if name not in _REGISTRY:
-        close = difflib.get_close_matches(name, list(_REGISTRY), n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise KeyError(f"unknown embedder {name!r}.{hint} Known: {', '.join(list_embedders())}")
-    return _REGISTRY[name](**kwargs)
+    return REGISTRY.get(name)(**kwargs)
 
 
 def local_rng(fn: Callable) -> Callable:
@@ -396,7 +390,7 @@ def load_embedder(path_or_repo: str, revision: str | None = None, **kwargs) -> E
     p = Path(path_or_repo)
     info = p / "xamm_embedder.json" if p.is_dir() else Path(
         hf_hub_download(path_or_repo, "xamm_embedder.json", revision=revision, **kwargs))
-    cls = _REGISTRY[json.loads(info.read_text())["embedder"]]
+    cls = REGISTRY.get(json.loads(info.read_text())["embedder"])
     return cls.from_pretrained(path_or_repo, revision=revision, **kwargs)
 
 

@@ -9,34 +9,31 @@ holding any other type, naming it.
 
 from __future__ import annotations
 
-import difflib
-import fnmatch
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
-_REGISTRY: dict[str, dict] = {}
+from xamm_data.registry import Registry
+
+REGISTRY: Registry[dict] = Registry("regressor")
 
 
 def register_regressor(name: str, file_suffix: str) -> Callable:
     """Register a regressor factory ``fn(seed)`` under ``name``, saved to files ending ``file_suffix``."""
     def deco(fn: Callable) -> Callable:
-        _REGISTRY[name] = {"make": fn, "suffix": file_suffix}
+        REGISTRY.add(name, {"make": fn, "suffix": file_suffix})
         return fn
     return deco
 
 
 def list_regressors(pattern: str = "*") -> list[str]:
-    return sorted(n for n in _REGISTRY if fnmatch.fnmatch(n, pattern))
+    """Registered regressor names matching ``pattern``."""
+    return REGISTRY.list(pattern)
 
 
 def _entry(name: str) -> dict:
-    if name not in _REGISTRY:
-        close = difflib.get_close_matches(name, list(_REGISTRY), n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise KeyError(f"unknown regressor {name!r}.{hint} Known: {', '.join(list_regressors())}")
-    return _REGISTRY[name]
+    return REGISTRY.get(name)
 
 
 def create_regressor(name: str, seed: int = 0):
