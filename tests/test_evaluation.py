@@ -84,6 +84,14 @@ def test_fold_amms_never_see_the_test_kernels(eval_store):
     # with the kernels kept, the same routine would have used them: the exclusion is what removes them
     _, all_k = fold_amm_embeddings(runs, [], EvalSettings(epochs=2))
     assert "Apps_VOL3D" in all_k
+    # fold signatures are made as every signature is: a real data hash of the target's samples, not zeros
+    from xamm_data.hashing import frame_sha256
+    from xamm_models.experiments import signatures_from_embeddings
+
+    sigs = signatures_from_embeddings(embs, kernels, "l2")
+    for target, (E, part) in embs.items():
+        assert sigs[target].data_sha256 == frame_sha256(part) != "0" * 64
+        assert sigs[target].n_samples == part.height == len(E) and 0 < sigs[target].coverage <= 1
 
 
 def test_small_run_of_the_experiments(eval_store, tmp_path):

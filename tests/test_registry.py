@@ -51,3 +51,40 @@ def test_every_registry_uses_the_pattern(lookup, bad, expected):
     with pytest.raises(UnknownNameError) as e:
         reg.get(bad)
     assert e.value.suggestion == expected and expected in e.value.known
+
+
+def test_target_parses_prints_and_builds_columns():
+    import polars as pl
+
+    from xamm_data.machines import split_target
+    from xamm_data.targets import Target
+
+    t = Target.parse("lassen:gpu")
+    assert t == ("lassen", "gpu") and str(t) == "lassen:gpu" and str(Target.parse("quartz")) == "quartz"
+    assert split_target("h100-node:cpu") == ("h100-node", "cpu")
+    for bad in ("lassen:tpu", "a:b:c", "", "with space:cpu"):
+        with pytest.raises(ValueError, match="MACHINE:cpu"):
+            Target.parse(bad)
+    df = pl.DataFrame({"machine": ["quartz", "lassen"], "device": ["cpu", "gpu"]})
+    assert df.select(Target.expr()).to_series().to_list() == ["quartz:cpu", "lassen:gpu"]
+    assert df.select(Target.expr()).select(Target.device_expr("machine")).to_series().to_list() == ["cpu", "gpu"]
+
+
+def test_one_content_hash_and_one_as_store(tmp_path):
+    import polars as pl
+
+    from xamm_data.hashing import dir_sha256, file_sha256, frame_sha256
+    from xamm_data.store import Store, as_store
+
+    a = pl.DataFrame({"x": [1, None], "y": ["", "b"]})
+    assert frame_sha256(a) == frame_sha256(a.clone()) != frame_sha256(a.with_columns(pl.col("x").fill_null(0)))
+    assert frame_sha256(a) != frame_sha256(pl.DataFrame({"x": [1, None], "y": [None, "b"]}))  # null is not ""
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "f").write_bytes(b"abc")
+    import hashlib
+
+    assert file_sha256(tmp_path / "d" / "f") == hashlib.sha256(b"abc").hexdigest()
+    line = f"f\0{hashlib.sha256(b'abc').hexdigest()}\n".encode()
+    assert dir_sha256(tmp_path / "d") == hashlib.sha256(line).hexdigest()
+    st = Store(tmp_path / "s")
+    assert as_store(st) is st and as_store(tmp_path / "s").root == st.root

@@ -12,12 +12,11 @@ selects the rows of each target.
 
 from __future__ import annotations
 
-import re
-
 from pydantic import BaseModel, ConfigDict
 
 from xamm_data.plugins import load
 from xamm_data.registry import Registry, UnknownNameError
+from xamm_data.targets import Target
 
 PAPER = "xAMM paper (Dhakal et al.), Section V-E"
 PAPER_T3 = "xAMM paper (Dhakal et al.), Table III"
@@ -94,9 +93,6 @@ MACHINES: tuple[Machine, ...] = (
             notes="An APU: CPU and GPU share one package and memory; CPU target = Base_Seq rows, GPU target = HIP rows."),
 )
 
-_TARGET = re.compile(r"^(?P<machine>[^:]+)(:(?P<device>cpu|gpu))?$")
-
-
 class UnknownMachineError(UnknownNameError):
     """A machine name that is in no registry; the message lists the known ids and the closest one."""
 
@@ -122,8 +118,5 @@ def get(name: str) -> Machine:
 
 
 def split_target(target: str) -> tuple[str, str | None]:
-    """Split ``"lassen:gpu"`` into ``("lassen", "gpu")``; a bare name gives device ``None``."""
-    m = _TARGET.match(target)
-    if not m:
-        raise ValueError(f"bad target {target!r}: expected MACHINE or MACHINE:cpu or MACHINE:gpu")
-    return m.group("machine"), m.group("device")
+    """Split ``"lassen:gpu"`` into ``("lassen", "gpu")``; a bare name gives device ``None`` (see :class:`Target`)."""
+    return tuple(Target.parse(target))

@@ -32,6 +32,7 @@ from xamm_data._version import __version__
 from xamm_data.hashing import frame_sha256
 from xamm_data.paths import xamm_home
 from xamm_data.store import as_store
+from xamm_data.targets import Target
 from xamm_models.samples import align_kernels, benchmark_samples
 from xamm_models.signatures import Signature, SignatureRegistry
 
@@ -139,15 +140,8 @@ def build_signatures(
     samples = benchmark_samples(runs.filter(pl.col("machine").is_in(wanted)), kernels)
     out = []
     for (target,), part in samples.group_by(["target"], maintain_order=True):
-        machine, device = target.split(":")
-        E = emb.transform(part)
-        vec = algorithm1(E, aggregation, normalise)
-        coverage = float(part.select(kernels).select(pl.all().is_not_null().any()).row(0).count(True)) / len(kernels)
-        sig = Signature(machine=machine, device=device, vector=[float(x) for x in vec], aggregation=aggregation,
-                        normalise=normalise, embedder_id=emb_id, embedder_revision=emb_rev,
-                        data_sha256=frame_sha256(part), kernels=list(kernels), coverage=coverage,
-                        n_samples=part.height, xamm_version=__version__)
-        out.append(reg.add(sig))
+        out.append(reg.add(make_signature(target, part, emb.transform(part), kernels, aggregation=aggregation,
+                                          normalise=normalise, embedder_id=emb_id, embedder_revision=emb_rev)))
     return out
 
 
@@ -171,10 +165,18 @@ def signature_from_runs(runs: pl.DataFrame, embedder, *, aggregation: str, norma
         raise ValueError(f"the benchmark data has none of the AMM embedder's kernels ({', '.join(kernels[:5])} ...)")
     out = {}
     for (target,), part in samples.group_by(["target"], maintain_order=True):
-        machine, device = target.split(":")
-        cov = float(part.select(kernels).select(pl.all().is_not_null().any()).row(0).count(True)) / len(kernels)
-        out[target] = Signature(machine=machine, device=device, vector=[float(x) for x in algorithm1(embedder.transform(part), aggregation, normalise)],
-                                aggregation=aggregation, normalise=normalise, embedder_id=embedder_id,
-                                embedder_revision=embedder_revision, data_sha256=frame_sha256(part), kernels=list(kernels),
-                                coverage=cov, n_samples=part.height, xamm_version=__version__)
+        out[target] = make_signature(target, part, embedder.transform(part), kernels, aggregation=aggregation,
+                                     normalise=normalise, embedder_id=embedder_id, embedder_revision=embedder_revision)
     return out
+
+
+def make_signature(target: str, part: pl.DataFrame, E: np.ndarray, kernels: list[str], *, aggregation: str,
+                   normalise: str, embedder_id: str, embedder_revision: str) -> Signature:
+    """The one way a signature is made: Algorithm 1 over ``E``, the embeddings of ``part`` (the target's
+    benchmark samples), which also gives its data hash, kernel coverage and sample count."""
+    t = Target.parse(target)
+    coverage = float(part.select(kernels).select(pl.all().is_not_null().any()).row(0).count(True)) / len(kernels)
+    return Signature(machine=t.machine, device=t.device, vector=[float(x) for x in algorithm1(E, aggregation, normalise)],
+                     aggregation=aggregation, normalise=normalise, embedder_id=embedder_id,
+                     embedder_revision=embedder_revision, data_sha256=frame_sha256(part), kernels=list(kernels),
+                     coverage=coverage, n_samples=part.height, xamm_version=__version__)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from xamm_data.targets import Target
+
 SCENARIOS = ("CPU->CPU", "CPU->GPU", "GPU->GPU", "GPU->CPU")
 
 
@@ -69,7 +71,7 @@ Scenarios by device: CPU->CPU, CPU->GPU, GPU->GPU, GPU->CPU."""
 
     def eval(self, data) -> dict:
         df = self._check(data)
-        dev = lambda c: pl.col(c).str.split(":").list.last().str.to_uppercase()  # noqa: E731
+        dev = lambda c: Target.device_expr(c).str.to_uppercase()  # noqa: E731
         df = df.with_columns(pl.concat_str(dev("source"), pl.lit("->"), dev("target")).alias("scenario"))
         out = {"all": self._metrics(df)}
         for sc in SCENARIOS:

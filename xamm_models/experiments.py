@@ -29,17 +29,16 @@ from pathlib import Path
 
 import polars as pl
 
-from xamm_data._version import __version__
 from xamm_data.store import as_store
+from xamm_data.targets import Target
 from xamm_models import xplat
-from xamm_models.amm import algorithm1
+from xamm_models.amm import make_signature
 from xamm_models.evaluation import Evaluator
 from xamm_models.kernel_apps import FEATURES
 from xamm_models.plot import tsne_plot
 from xamm_models.regressors import list_regressors
 from xamm_models.relperf import pair_relative
 from xamm_models.samples import align_kernels, benchmark_samples
-from xamm_models.signatures import Signature
 
 PAPER = {"xgboost_mape_reduction_cpu_cpu": 49.64, "xgboost_mape_reduction_cpu_gpu": 99.07}
 
@@ -67,23 +66,22 @@ def fold_amm_embeddings(runs: pl.DataFrame, exclude_kernels: list[str], settings
     emb.fit(samples, epochs=settings.epochs)
     out = {}
     for (target,), part in samples.group_by(["target"], maintain_order=True):
-        out[target] = emb.transform(part)
+        out[target] = (emb.transform(part), part)
     return out, kernels
 
 
 def signatures_from_embeddings(embs: dict, kernels: list[str], aggregation: str) -> dict:
-
-    return {t: Signature(machine=t.split(":")[0], device=t.split(":")[1], vector=[float(x) for x in algorithm1(E, aggregation)],
-                         aggregation=aggregation, normalise="divide", embedder_id="attention.fold", embedder_revision="fold",
-                         data_sha256="0" * 64, kernels=kernels, coverage=1.0, n_samples=len(E), xamm_version=__version__)
-            for t, E in embs.items()}
+    """A fold's signatures (not registered), made as every signature is (:func:`~xamm_models.amm.make_signature`)."""
+    return {t: make_signature(t, part, E, kernels, aggregation=aggregation, normalise="divide",
+                              embedder_id="attention.fold", embedder_revision="fold")
+            for t, (E, part) in embs.items()}
 
 
 def _predict_pairs(pred, test: pl.DataFrame, truth: pl.DataFrame, *, use_amm: bool, sigs=None,
                    only_targets: set | None = None) -> pl.DataFrame:
     """Predictions joined with the measured relR of ``truth`` pairs (sources the model knows)."""
     rows = []
-    test = test.with_columns(pl.concat_str("machine", pl.lit(":"), "device").alias("source"))
+    test = test.with_columns(Target.expr().alias("source"))
     for (source,), part in test.group_by(["source"], maintain_order=True):
         if source not in pred.sources:
             continue
@@ -198,7 +196,7 @@ def run_experiments(store=None, *, experiments=(1, 2, 3, 4), settings: EvalSetti
     summary = {
         "dataset": {"name": xplat.NAME, "version": xplat.version(data), "samples": data.height,
                     "pairs": run.truth_all.height,
-                    "targets": sorted(set(data.get_column("machine") + ":" + data.get_column("device")))},
+                    "targets": sorted(set(data.select(Target.expr()).to_series()))},
         "settings": asdict(settings), "experiments": list(experiments), "seconds": round(time.perf_counter() - t0, 1),
         "paper_claims": PAPER, "results": results, "headline": _headline(results),
     }
@@ -210,7 +208,7 @@ def run_experiments(store=None, *, experiments=(1, 2, 3, 4), settings: EvalSetti
 
 def _tsne(pred, data: pl.DataFrame, out: Path) -> None:
     emb = pred._embed(data)
-    labels = (data.get_column("machine") + ":" + data.get_column("device")).to_list()
+    labels = data.select(Target.expr()).to_series().to_list()
     tsne_plot(emb, labels, out, title=f"{pred.config.embedder} sample embeddings ({'raw' if not pred.config.use_embedder else 'learned'})")
 
 

@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import polars as pl
 
+from xamm_data.targets import Target
+
 DEFAULT_KEYS = ("app", "app_params", "threads", "ranks")
 
 
 def with_target(df: pl.DataFrame) -> pl.DataFrame:
     if "target" in df.columns:
         return df
-    return df.with_columns(pl.concat_str(pl.col("machine"), pl.lit(":"), pl.col("device")).alias("target"))
+    return df.with_columns(Target.expr().alias("target"))
 
 
 def drop_invalid(df: pl.DataFrame, features: list[str], runtime: str = "runtime_s") -> tuple[pl.DataFrame, dict]:

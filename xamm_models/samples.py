@@ -25,6 +25,8 @@ from collections.abc import Iterable
 
 import polars as pl
 
+from xamm_data.targets import Target
+
 SAMPLE_KEYS = ("machine", "device", "variant", "compiler", "compiler_flags", "threads", "ranks", "trial", "size_index")
 
 
@@ -38,7 +40,7 @@ def long_values(runs: pl.DataFrame) -> pl.DataFrame:
         .agg(pl.col("value").min())
         .with_columns(pl.col("problem_size").rank("dense").over([*keys_no_size, "kernel"]).cast(pl.Int64)
                       .sub(1).alias("size_index"))
-        .with_columns(pl.concat_str(pl.col("machine"), pl.lit(":"), pl.col("device")).alias("target"))
+        .with_columns(Target.expr().alias("target"))
     )
 
 
@@ -48,7 +50,7 @@ def align_kernels(runs: pl.DataFrame, rule: str = "intersection", min_coverage: 
     if rule not in ("intersection", "union"):
         raise ValueError(f"unknown alignment rule {rule!r}; expected 'intersection' or 'union'")
     cov = 1.0 if rule == "intersection" else (min_coverage if min_coverage is not None else 0.0)
-    per = runs.select(pl.concat_str(pl.col("machine"), pl.lit(":"), pl.col("device")).alias("t"), "kernel").unique()
+    per = runs.select(Target.expr().alias("t"), "kernel").unique()
     n_targets = per.get_column("t").n_unique()
     counts = per.group_by("kernel").len()
     keep = counts.filter(pl.col("len") >= max(1, cov * n_targets) if cov > 0 else pl.col("len") >= 1)

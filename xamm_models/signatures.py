@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from xamm_data import machines
 from xamm_data.atomic import atomic_path, locked
 from xamm_data.paths import xamm_home
+from xamm_data.targets import Target
 
 _REF = re.compile(r"^(?P<machine>[a-z0-9][a-z0-9._-]*)(:(?P<device>cpu|gpu))?(@(?P<version>\d+))?$")
 INPUT_FIELDS = ("aggregation", "normalise", "embedder_id", "embedder_revision", "data_sha256", "kernels")
@@ -53,7 +54,7 @@ class Signature(BaseModel):
 
     @property
     def target(self) -> str:
-        return f"{self.machine}:{self.device}"
+        return str(Target(self.machine, self.device))
 
     @property
     def ref(self) -> str:
@@ -152,7 +153,7 @@ class SignatureRegistry:
         for m in machines.MACHINES:
             for d in m.devices:
                 s = latest.get((m.id, d))
-                rows.append({"target": f"{m.id}:{d}", "latest": s.ref if s else "no signature yet",
+                rows.append({"target": str(Target(m.id, d)), "latest": s.ref if s else "no signature yet",
                              "versions": len(self.versions(m.id, d)), "aggregation": s.aggregation if s else None,
                              "kernels": len(s.kernels) if s else None, "coverage": s.coverage if s else None,
                              "created": s.created if s else None})
