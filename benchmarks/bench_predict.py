@@ -31,10 +31,10 @@ def main(argv=None) -> int:
     os.environ["XAMM_HOME"] = str(tmp / "home")
     import torch
 
-    from xamm_models.kernel_apps import FEATURES, kernel_app_samples
     from xamm_data.store import Store
     from xamm_ingest import ingest_rajaperf
     from xamm_models.amm import build_signatures
+    from xamm_models.kernel_apps import FEATURES, kernel_app_samples
     from xamm_models.predictor import XammPredictor
 
     torch.set_num_threads(2)
@@ -42,7 +42,9 @@ def main(argv=None) -> int:
     ingest_rajaperf(args.data / "LLNL+thicket" / "thicket" / "tests" / "data" / "rajaperf", store=st)
     b = args.data / "llnl+RAJAPerf-Benchmark" / "2026-FCR" / "data"
     ingest_rajaperf([b / "RPBenchmark_H100_tier1", b / "RPBenchmark_H100_tier2"], machine="h100-node", store=st)
-    sigs = build_signatures(store=st, epochs=100)
+    from xamm_models.signatures import SignatureRegistry
+
+    sigs = build_signatures(store=st, registry=SignatureRegistry.default(), epochs=100)
     apps = kernel_app_samples(st.scan("benchmark_runs").collect())
     t0 = time.perf_counter()
     pred = XammPredictor(feature_columns=list(FEATURES), epochs=100).fit(apps, sigs)

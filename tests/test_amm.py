@@ -120,8 +120,8 @@ def test_embedder_errors(runs):
 
 def test_signatures_for_every_covered_machine(bench_store, tmp_path, monkeypatch):
     monkeypatch.setenv("XAMM_HOME", str(tmp_path / "home"))
-    reg = SignatureRegistry()
-    sigs = build_signatures(store=bench_store, epochs=EPOCHS)
+    reg = SignatureRegistry.default()
+    sigs = build_signatures(store=bench_store, registry=reg, epochs=EPOCHS)
     assert sorted(s.ref for s in sigs) == ["h100-node:cpu@1", "h100-node:gpu@1", "lassen:gpu@1", "mi300a-spx:cpu@1",
                                             "mi300a-spx:gpu@1", "quartz:cpu@1"]
     q = machines.get("quartz").signature()
@@ -130,14 +130,14 @@ def test_signatures_for_every_covered_machine(bench_store, tmp_path, monkeypatch
     with pytest.raises(KeyError, match="say h100-node:cpu or h100-node:gpu"):
         machines.get("h100-node").signature()
     # same inputs: same versions; another option: new versions, old ones unchanged
-    assert [s.ref for s in build_signatures(store=bench_store, epochs=EPOCHS)] == [s.ref for s in sigs]
-    var = build_signatures(store=bench_store, epochs=EPOCHS, aggregation="variance", machines=["quartz"])
+    assert [s.ref for s in build_signatures(store=bench_store, registry=reg, epochs=EPOCHS)] == [s.ref for s in sigs]
+    var = build_signatures(store=bench_store, registry=reg, epochs=EPOCHS, aggregation="variance", machines=["quartz"])
     assert [s.ref for s in var] == ["quartz:cpu@2"]
     assert machines.get("quartz").signature(version=1) == q
     frame = reg.frame()
     assert frame.filter(pl.col("target") == "ruby:cpu").get_column("latest").item() == "no signature yet"
     with pytest.raises(FileNotFoundError, match="no benchmark_runs for ruby"):
-        build_signatures(store=bench_store, machines=["ruby"], epochs=1)
+        build_signatures(store=bench_store, registry=reg, machines=["ruby"], epochs=1)
 
 
 def test_registry_immutability(tmp_path):

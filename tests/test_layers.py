@@ -98,3 +98,19 @@ def test_no_function_over_60_lines():
             for root in PACKAGES.values() for p in root.rglob("*.py") for n in ast.walk(ast.parse(p.read_text()))
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.end_lineno - n.lineno + 1 > 60]
     assert long == []
+
+
+def test_no_silent_default_to_xamm_home_deep_inside():
+    """Signature registries and the store are passed in; only entry points ask for the $XAMM_HOME ones."""
+    import inspect
+
+    pytest.importorskip("torch")
+    from xamm_models.amm import build_signatures
+    from xamm_models.signatures import SignatureRegistry
+
+    with pytest.raises(TypeError):
+        SignatureRegistry()  # no root, no registry
+    params = inspect.signature(build_signatures).parameters
+    assert params["store"].default is inspect.Parameter.empty and params["registry"].default is inspect.Parameter.empty
+    reg = SignatureRegistry(REPO / "nowhere" / "signatures")
+    assert reg.embedders_dir == REPO / "nowhere" / "embedders"

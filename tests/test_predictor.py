@@ -17,6 +17,7 @@ from xamm_models.amm import build_signatures  # noqa: E402
 from xamm_models.kernel_apps import FEATURES, kernel_app_samples  # noqa: E402
 from xamm_models.predictor import FeatureSchemaError, UnknownSourceError, XammPredictor  # noqa: E402
 from xamm_models.relperf import drop_invalid, pair_relative  # noqa: E402
+from xamm_models.signatures import SignatureRegistry  # noqa: E402
 
 EPOCHS = 30
 TEST_APPS = ["Apps_ENERGY", "Apps_VOL3D", "Basic_DAXPY", "Stream_TRIAD"]
@@ -32,11 +33,12 @@ def world(rajaperf_sets, tmp_path_factory):
     ingest_rajaperf([rajaperf_sets["h100_tier1"], rajaperf_sets["h100_tier2"]], machine="h100-node", store=st, workers=2)
     ingest_rajaperf([rajaperf_sets["mi300a_tier1"], rajaperf_sets["mi300a_tier2"]], machine="mi300a-spx", store=st, workers=2)
     runs = st.scan("benchmark_runs").collect()
-    sigs = build_signatures(store=st, epochs=EPOCHS)
+    sigs = build_signatures(store=st, registry=SignatureRegistry.default(), epochs=EPOCHS)
     apps = kernel_app_samples(runs)
     train = apps.filter(~pl.col("app").is_in(TEST_APPS))
     test = apps.filter(pl.col("app").is_in(TEST_APPS))
-    pred = XammPredictor(feature_columns=list(FEATURES), epochs=EPOCHS).fit(train, sigs, dataset="test-store")
+    pred = XammPredictor(feature_columns=list(FEATURES), epochs=EPOCHS).fit(
+        train, sigs, dataset="test-store", embedders_dir=SignatureRegistry.default().embedders_dir)
     yield {"store": st, "runs": runs, "sigs": sigs, "apps": apps, "train": train, "test": test, "pred": pred, "home": home}
     mp.undo()
 

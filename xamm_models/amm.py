@@ -30,7 +30,6 @@ import polars as pl
 
 from xamm_data._version import __version__
 from xamm_data.hashing import frame_sha256
-from xamm_data.paths import xamm_home
 from xamm_data.store import as_store
 from xamm_data.targets import Target
 from xamm_models.samples import align_kernels, benchmark_samples
@@ -84,9 +83,10 @@ def embedder_revision(path: str | Path) -> str:
     return h.hexdigest()[:16]
 
 
-def _shared_embedder(runs: pl.DataFrame, embedder, embedder_name: str, alignment: str, epochs: int, seed: int):
+def _shared_embedder(runs: pl.DataFrame, embedder, embedder_name: str, alignment: str, epochs: int, seed: int,
+                     embedders_dir: Path):
     """(embedder, kernels, id, revision): the given one, or one trained on every machine's samples and saved
-    under ``$XAMM_HOME/embedders/`` named by its content hash."""
+    under ``embedders_dir`` named by its content hash."""
     from xamm_models.embedders import create_embedder, load_embedder  # imports torch: loaded on use
 
     if embedder is not None:
@@ -95,11 +95,11 @@ def _shared_embedder(runs: pl.DataFrame, embedder, embedder_name: str, alignment
     kernels = align_kernels(runs, alignment)
     emb = create_embedder(embedder_name, n_features=len(kernels), feature_names=kernels, seed=seed)
     emb.fit(benchmark_samples(runs, kernels), epochs=epochs)
-    (xamm_home() / "embedders").mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{embedder_name}-", dir=xamm_home() / "embedders"))  # unique per process
+    embedders_dir.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{embedder_name}-", dir=embedders_dir))  # unique per process
     emb.save_pretrained(tmp)
     rev = embedder_revision(tmp)
-    final = xamm_home() / "embedders" / f"{embedder_name}-{rev}"
+    final = embedders_dir / f"{embedder_name}-{rev}"
     if final.exists():
         shutil.rmtree(tmp)
     else:
@@ -109,25 +109,25 @@ def _shared_embedder(runs: pl.DataFrame, embedder, embedder_name: str, alignment
 
 def build_signatures(
     *,
-    store=None,
+    store,
+    registry: SignatureRegistry,
     machines: list[str] | None = None,
     embedder: str | Path | None = None,
     embedder_name: str = "attention",
     aggregation: str = "l2",
     normalise: str = "divide",
     alignment: str = "intersection",
-    registry=None,
     epochs: int = 200,
     seed: int = 0,
 ):
     """Build (or find) the signatures of ``machines`` (default: every machine with benchmark data).
 
     Without ``embedder``, a ``embedder_name`` embedder is trained self-supervised on the benchmark
-    samples of every machine in the store (the AMMs of one registry must share one embedder), saved
-    under ``$XAMM_HOME/embedders/`` and named by its content hash. Returns the signatures.
+    samples of every machine in ``store`` (the AMMs of one registry must share one embedder), saved
+    under the registry's ``embedders_dir`` and named by its content hash. Returns the signatures.
     """
     st = as_store(store)
-    reg = registry or SignatureRegistry()
+    reg = registry
     runs = st.scan("benchmark_runs").collect()
     have = sorted(runs.get_column("machine").unique().to_list()) if runs.height else []
     wanted = machines or have
@@ -136,7 +136,8 @@ def build_signatures(
         raise FileNotFoundError(
             f"no benchmark_runs for {', '.join(missing)} in the store {st.root}; ingest their RAJAPerf outputs with "
             f"`xamm-ingest rajaperf DIR --machine NAME` (the store has: {', '.join(have) or 'nothing'})")
-    emb, kernels, emb_id, emb_rev = _shared_embedder(runs, embedder, embedder_name, alignment, epochs, seed)
+    emb, kernels, emb_id, emb_rev = _shared_embedder(runs, embedder, embedder_name, alignment, epochs, seed,
+                                                     reg.embedders_dir)
     samples = benchmark_samples(runs.filter(pl.col("machine").is_in(wanted)), kernels)
     out = []
     for (target,), part in samples.group_by(["target"], maintain_order=True):
@@ -145,10 +146,10 @@ def build_signatures(
     return out
 
 
-def local_embedder_path(sig) -> Path | None:
-    """Where the embedder a signature was built with lives under ``$XAMM_HOME/embedders``, if there."""
+def local_embedder_path(sig, embedders_dir: Path) -> Path | None:
+    """Where the embedder a signature was built with lives under ``embedders_dir``, if there."""
     name = sig.embedder_id.split(".")[0]
-    p = xamm_home() / "embedders" / f"{name}-{sig.embedder_revision}"
+    p = Path(embedders_dir) / f"{name}-{sig.embedder_revision}"
     return p if (p / "model.safetensors").is_file() else None
 
 

@@ -155,13 +155,14 @@ def predict_cmd(args) -> int:
 
 
 def run(args) -> int:
+    from xamm_data.store import as_store  # in the handler: `xamm --help` never loads the models
     from xamm_models.signatures import SignatureRegistry  # in the handler: `xamm --help` never loads the models
 
-    reg = SignatureRegistry()
+    reg = SignatureRegistry.default()  # the command line's registry, under $XAMM_HOME
     if args.action == "build":
         from xamm_models.amm import build_signatures  # in the handler: `xamm --help` never loads the models
 
-        sigs = build_signatures(store=args.store, machines=args.machines or None, embedder=args.embedder,
+        sigs = build_signatures(store=as_store(args.store), registry=reg, machines=args.machines or None, embedder=args.embedder,
                                 aggregation=args.aggregation, normalise=args.normalise, alignment=args.alignment,
                                 epochs=args.epochs, seed=args.seed)
         for s in sigs:
@@ -177,16 +178,15 @@ def run(args) -> int:
     if args.action == "push":
         from xamm_models.signature_hub import push_signatures  # in the handler: `xamm --help` never loads the models
 
-        print(f"pushed to {args.repo} at commit {push_signatures(args.repo, revision=args.revision)}")
+        print(f"pushed to {args.repo} at commit {push_signatures(args.repo, revision=args.revision, registry=reg)}")
         return 0
     if args.action == "pull":
         from xamm_models.signature_hub import pull_signatures  # in the handler: `xamm --help` never loads the models
 
-        for s in pull_signatures(args.repo, revision=args.revision):
+        for s in pull_signatures(args.repo, revision=args.revision, registry=reg):
             print(f"have {s.ref}")
         return 0
     if args.action == "plot":
-        from xamm_data.paths import xamm_home  # in the handler: `xamm --help` never loads the models
         from xamm_data.store import Store  # in the handler: `xamm --help` never loads the models
         from xamm_models.embedders import load_embedder  # in the handler: `xamm --help` never loads the models
         from xamm_models.plot import tsne_plot  # in the handler: `xamm --help` never loads the models
@@ -194,7 +194,7 @@ def run(args) -> int:
 
         path = args.embedder
         if path is None:
-            cands = sorted((xamm_home() / "embedders").glob("*/model.safetensors"), key=lambda p: p.stat().st_mtime)
+            cands = sorted(SignatureRegistry.default().embedders_dir.glob("*/model.safetensors"), key=lambda p: p.stat().st_mtime)
             if not cands:
                 raise FileNotFoundError("no embedder yet: run `xamm amm build` first or pass --embedder")
             path = str(cands[-1].parent)

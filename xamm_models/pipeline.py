@@ -129,7 +129,7 @@ def _signature_from(spec: str, predictor=None):
         if predictor is None:
             raise ConfigError(f"{spec}: building an AMM from benchmark data needs a trained model")
         return predictor.signatures_from_benchmarks(load_benchmark_runs(p))
-    s = SignatureRegistry().get(spec)
+    s = SignatureRegistry.default().get(spec)  # a config names signatures of the $XAMM_HOME registry
     return {s.target: s}
 
 
@@ -139,11 +139,11 @@ def _train(cfg: RunConfig, out):
 
     samples = load_app_samples(cfg.app_train_data_path)
     feats = cfg.features or default_features(samples)
-    sigs = build_signatures(store=cfg.machine_data_path, aggregation=cfg.aggregation, epochs=cfg.epochs,
+    sigs = build_signatures(store=cfg.machine_data_path, registry=SignatureRegistry.default(), aggregation=cfg.aggregation, epochs=cfg.epochs,
                             seed=cfg.seed) if cfg.machine_data_path else []
     pred = XammPredictor(PredictorConfig(feature_columns=feats, regressor=cfg.regressor, embedder=cfg.embedder,
                                          log_target=cfg.log_target, epochs=cfg.epochs, seed=cfg.seed))
-    pred.fit(samples, sigs, dataset=str(cfg.app_train_data_path))
+    pred.fit(samples, sigs, dataset=str(cfg.app_train_data_path), embedders_dir=SignatureRegistry.default().embedders_dir)
     dest = cfg.output if cfg.func == "train" and cfg.output else cfg.src_model_path
     if dest:
         pred.save_pretrained(dest)
@@ -178,7 +178,7 @@ def run(cfg: RunConfig, *, out=print) -> dict:
     from xamm_models.predictor import XammPredictor  # imports torch: loaded on use
 
     if cfg.func == "amm":
-        sigs = build_signatures(store=cfg.machine_data_path, aggregation=cfg.aggregation, embedder_name=cfg.embedder,
+        sigs = build_signatures(store=cfg.machine_data_path, registry=SignatureRegistry.default(), aggregation=cfg.aggregation, embedder_name=cfg.embedder,
                                 epochs=cfg.epochs, seed=cfg.seed)
         for s in sigs:
             out(f"{s.ref}: {len(s.vector)}-d AMM from {s.n_samples} samples")

@@ -86,11 +86,14 @@ class XammPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", "pe
         return None if s is None else np.asarray(s.vector, dtype=np.float64)
 
     def fit(self, samples: pl.DataFrame, signatures: dict[str, Signature] | list[Signature] | None = None,
-            *, dataset: str | None = None, amm_embedder: str | Path | None = None) -> "XammPredictor":
+            *, dataset: str | None = None, amm_embedder: str | Path | None = None,
+            embedders_dir: str | Path | None = None) -> "XammPredictor":
         """Train on application samples (one row per app, params, configuration and target).
 
         ``samples`` needs ``machine``, ``device`` (or ``target``), ``runtime_s``, the key columns and the
-        feature columns. ``signatures`` maps targets to AMM signatures (or is a list of them).
+        feature columns. ``signatures`` maps targets to AMM signatures (or is a list of them). The AMM
+        embedder that builds signatures of unseen targets is ``amm_embedder``, else the one the signatures
+        were built with, looked up in ``embedders_dir`` (a registry's ``embedders_dir``) when given.
         """
         cfg = self.config
         sigs = {s.target: s for s in signatures} if isinstance(signatures, list) else dict(signatures or {})
@@ -125,8 +128,8 @@ class XammPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", "pe
             X = self._with_amm(emb[have], pairs.get_column("source").to_numpy()[have], pairs.get_column("target").to_numpy()[have], sigs)
             self.models["amm"] = R.create_regressor(cfg.regressor, cfg.seed).fit(X, y[have])
         self.signatures = {t: s for t, s in sigs.items() if t in targets}
-        if amm_embedder is None and self.signatures:
-            amm_embedder = local_embedder_path(next(iter(self.signatures.values())))
+        if amm_embedder is None and self.signatures and embedders_dir is not None:
+            amm_embedder = local_embedder_path(next(iter(self.signatures.values())), embedders_dir)
         self.amm_embedder = load_embedder(str(amm_embedder)) if amm_embedder else None
         self.training = {"dataset": dataset, "samples": clean.height, "pairs": pairs.height, "pairs_with_amm": int(have.sum()),
                          "preprocessing": report, "apps": sorted(set(clean.get_column("app"))) if "app" in clean.columns else [],

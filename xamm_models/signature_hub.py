@@ -33,10 +33,10 @@ def _card(repo_id: str, sigs: list[Signature]) -> str:
     return f"---\n{data.to_yaml()}\n---\n\n" + "\n".join(lines)
 
 
-def push_signatures(repo_id: str, *, refs: list[str] | None = None, registry: SignatureRegistry | None = None,
+def push_signatures(repo_id: str, *, refs: list[str] | None = None, registry: SignatureRegistry,
                     token=None, revision: str = "main") -> str:
     """Publish signatures (default: all local ones) to ``repo_id``; refuse to change a published version."""
-    reg = registry or SignatureRegistry()
+    reg = registry
     sigs = [reg.get(r) for r in refs] if refs else reg.all()
     if not sigs:
         raise FileNotFoundError(f"no signatures in {reg.root} to push; build them with `xamm amm build`")
@@ -70,10 +70,10 @@ def push_signatures(repo_id: str, *, refs: list[str] | None = None, registry: Si
                              commit_message=f"xamm {__version__}: publish {len(ops) - 1} signature(s)").oid
 
 
-def pull_signatures(repo_id: str, *, revision: str = "main", registry: SignatureRegistry | None = None,
+def pull_signatures(repo_id: str, *, revision: str = "main", registry: SignatureRegistry,
                     token=None) -> list[Signature]:
     """Add every signature of ``repo_id`` at ``revision`` to the local registry; return them."""
-    reg = registry or SignatureRegistry()
+    reg = registry
     hub = api(token)
     out = []
     for f in sorted(hub.list_repo_files(repo_id, repo_type="dataset", revision=revision)):

@@ -73,10 +73,22 @@ def parse_ref(ref: str) -> tuple[str, str | None, int | None]:
 
 
 class SignatureRegistry:
-    """The local registry of signature files."""
+    """A registry of signature files under ``root``, and the embedders they were built with under
+    ``embedders_dir`` (beside it). No default location: the caller says where (:meth:`default` is
+    ``$XAMM_HOME/signatures``, for entry points)."""
 
-    def __init__(self, root: str | Path | None = None):
-        self.root = Path(root) if root is not None else xamm_home() / "signatures"
+    def __init__(self, root: str | Path):
+        self.root = Path(root)
+
+    @classmethod
+    def default(cls) -> "SignatureRegistry":
+        """The registry under ``$XAMM_HOME`` (the command line's and ``Machine.signature()``'s)."""
+        return cls(xamm_home() / "signatures")
+
+    @property
+    def embedders_dir(self) -> Path:
+        """Where the embedders of this registry's signatures are kept: ``<root>/../embedders``."""
+        return self.root.parent / "embedders"
 
     def path(self, machine: str, device: str, version: int) -> Path:
         return self.root / machine / f"{device}@{version}.json"
@@ -169,4 +181,4 @@ class SignatureRegistry:
 def lookup(ref: str, version: int | None = None, registry: "SignatureRegistry | None" = None) -> Signature:
     """The signature of ``ref`` (``machine[:device]``), latest unless ``version``: the ``xamm.signatures`` hook
     behind :meth:`xamm_data.machines.Machine.signature`."""
-    return (registry or SignatureRegistry()).get(ref, version)
+    return (registry or SignatureRegistry.default()).get(ref, version)  # the public API's edge: Machine.signature()
