@@ -169,7 +169,9 @@ def test_table_with_mapping_and_errors(tmp_path):
     assert df.get_column("extra_counters").to_list()[0] == [{"name": "mystery", "value": 3.0}]
     bad = tmp_path / "bad.toml"
     bad.write_text('[columns]\napp = "application"\nmachine = "system"\nruntime = "time_ms"\n')
-    with pytest.raises(Exception, match="runtime"):
+    from xamm_ingest import IngestError
+
+    with pytest.raises(IngestError, match=r"\[columns\] has \['runtime'\]; canonical fields are"):
         read_profiles("table", csv, mapping=bad)
     bad.write_text('[columns]\napp = "nope"\nmachine = "system"\nruntime_s = "time_ms"\n')
     rep = read_profiles("table", csv, mapping=bad)
