@@ -28,6 +28,7 @@ def test_register_get_list_and_did_you_mean():
 
 @pytest.mark.parametrize("lookup,bad,expected", [
     ("machines", "lasen", "lassen"),
+    ("datasets", "quartzz", "quartz"),
     ("embedders", "atention", "attention"),
     ("regressors", "catbost", "catboost"),
     ("formats", "rajaperff", "rajaperf"),
@@ -36,6 +37,9 @@ def test_every_registry_uses_the_pattern(lookup, bad, expected):
     if lookup == "machines":
         from xamm_data import machines as m
         reg = m.REGISTRY
+    elif lookup == "datasets":
+        from xamm_data.datasets import dataset_registry
+        reg = dataset_registry()
     elif lookup == "embedders":
         pytest.importorskip("torch")
         from xamm_models import embedders as m

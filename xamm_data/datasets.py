@@ -8,7 +8,6 @@ caches the download and honours ``HF_HUB_OFFLINE``).
 
 from __future__ import annotations
 
-import fnmatch
 import os
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from xamm_data import machines
 from xamm_data.plugins import load, plugins
-from xamm_data.registry import UnknownNameError
+from xamm_data.registry import Registry, UnknownNameError
 from xamm_data.schema import DATA_KINDS
 from xamm_data.store import Store, as_store
 
@@ -41,13 +40,23 @@ class DatasetSpec(BaseModel):
     description: str = ""
 
 
-def _specs() -> dict[str, DatasetSpec]:
+def dataset_registry(store: Store | str | Path | None = None) -> Registry[DatasetSpec | None]:
+    """Every dataset known here: one per registry machine (with its aliases; the Hub repo is read at call
+    time), the derived ones (value None), and any other machine the local ``store`` holds (local only)."""
+    reg: Registry[DatasetSpec | None] = Registry("dataset", error=lambda kind, name, known: UnknownDatasetError(name, known))
     repo = default_hub_repo()
-    return {
-        m.id: DatasetSpec(name=m.id, machine=m.id, hub_repo=repo,
-                          description=f"{m.cpu or ''}{' + ' + m.gpu if m.gpu else ''}".strip(" +"))
-        for m in machines.MACHINES
-    }
+    for m in machines.MACHINES:
+        reg.add(m.id, DatasetSpec(name=m.id, machine=m.id, hub_repo=repo,
+                                  description=f"{m.cpu or ''}{' + ' + m.gpu if m.gpu else ''}".strip(" +")),
+                aliases=m.aliases)
+    for name in derived_datasets():
+        reg.add(name, None)
+    st = as_store(store)
+    for kind in DATA_KINDS:
+        for m in st.machines(kind):
+            if m not in reg:
+                reg.add(m, None)
+    return reg
 
 
 class UnknownDatasetError(UnknownNameError):
@@ -64,21 +73,17 @@ def derived_datasets() -> tuple[str, ...]:
 
 def list_datasets(pattern: str = "*", *, store: Store | str | Path | None = None) -> list[str]:
     """Names of the known datasets (registry, derived data sets, machines in the local store) matching ``pattern``."""
-    st = as_store(store)
-    names = set(_specs()) | set(derived_datasets())
-    for kind in DATA_KINDS:
-        names.update(st.machines(kind))
-    return sorted(n for n in names if fnmatch.fnmatch(n, pattern))
+    return dataset_registry(store).list(pattern)
 
 
 def registry_frame(*, store: Store | str | Path | None = None) -> pl.DataFrame:
     """The dataset registry as one table, with what the local store holds for each dataset."""
     st = as_store(store)
-    specs = _specs()
+    reg = dataset_registry(st)
     rows = []
     derived = derived_datasets()
-    for name in [n for n in list_datasets(store=st) if n not in derived]:
-        spec = specs.get(name)
+    for name in [n for n in reg.list() if n not in derived]:
+        spec = reg.get(name)
         row = {
             "name": name,
             "hub_repo": spec.hub_repo if spec else None,
@@ -97,13 +102,11 @@ def registry_frame(*, store: Store | str | Path | None = None) -> pl.DataFrame:
 
 def resolve_name(name: str, *, store: Store | None = None) -> str:
     """Map a dataset name or machine alias to its dataset name; raise :class:`UnknownDatasetError`."""
-    known = list_datasets(store=store)
-    if name in known:
-        return name
-    mid = machines.canonical_id(name)
-    if mid is not None:
-        return mid
-    raise UnknownDatasetError(name, known)
+    reg = dataset_registry(store)
+    found = reg.canonical(name)
+    if found is None:
+        reg.get(name)  # raises, listing the known names and the closest
+    return found
 
 
 def load_dataset(
@@ -151,7 +154,8 @@ def load_dataset(
         dname = name  # an explicit repo may hold machines this registry does not know
     if revision is None and st.has(kind, dname):
         return st.read(kind, dname, lazy=lazy)
-    spec = _specs().get(dname)
+    reg = dataset_registry(st)
+    spec = reg.get(dname) if dname in reg else None
     repo = repo_id or (spec.hub_repo if spec else default_hub_repo())
     rev = revision or (spec.revision if spec else "main")
 

@@ -33,7 +33,7 @@ class UnknownNameError(KeyError):
 class Registry(Generic[T]):
     """Named entries of one ``kind`` (``"machine"``, ``"embedder"``, ...)."""
 
-    def __init__(self, kind: str, error: type[UnknownNameError] = UnknownNameError):
+    def __init__(self, kind: str, error: Callable[[str, str, list[str]], Exception] = UnknownNameError):
         self.kind, self._error = kind, error
         self._items: dict[str, T] = {}
         self._aliases: dict[str, str] = {}
