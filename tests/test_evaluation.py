@@ -102,6 +102,12 @@ def test_small_run_of_the_experiments(eval_store, tmp_path):
             "attention+amm-variance/xgboost", "held-out-machine/attention+amm/xgboost"} <= set(res)
     for name, r in res.items():
         assert math.isfinite(r["all"]["mape"]) and r["all"]["n"] > 0, name
+    # every relR pair of the held-out group is scored: counted independently from the data set
+    from xamm_models.relperf import pair_relative
+
+    data = xplat.build(eval_store.scan("benchmark_runs").collect())
+    apps_pairs = pair_relative(data).filter(pl.col("app").is_in(data.filter(pl.col("group") == "Apps")["app"].unique().to_list()))
+    assert res["raw/xgboost"]["all"]["n"] == apps_pairs.height
     assert set(s["headline"]) == {"xgboost_mape_reduction_cpu_cpu", "xgboost_mape_reduction_cpu_gpu",
                                   "xgboost_mape_reduction_gpu_gpu", "xgboost_mape_reduction_gpu_cpu"}
     saved = json.loads((tmp_path / "results.json").read_text())
