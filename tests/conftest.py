@@ -98,3 +98,19 @@ def rajaperf_sets(shared_data) -> dict[str, Path]:
         "mi300a_tier1": b / "RPBenchmark_MI300A_tier1-SPX",
         "mi300a_tier2": b / "RPBenchmark_MI300A_tier2-SPX",
     }
+
+
+@pytest.fixture
+def hide_module(monkeypatch):
+    """``hide_module("torch")``: make importing that package (and its submodules) fail, as if not installed."""
+    import builtins
+
+    real = builtins.__import__
+
+    def hide(package: str) -> None:
+        def fake_import(name, *args, **kwargs):
+            if name == package or name.startswith(package + "."):
+                raise ImportError(f"No module named {package!r}", name=package)
+            return real(name, *args, **kwargs)
+        monkeypatch.setattr(builtins, "__import__", fake_import)
+    return hide

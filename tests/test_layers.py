@@ -57,18 +57,10 @@ def test_help_version_and_datasets_list_never_import_torch(tmp_path):
     assert out.stdout.strip().splitlines()[-1] == "NO-TORCH", out.stderr[-2000:]
 
 
-def test_model_commands_say_which_extra_when_torch_is_missing(monkeypatch, capsys):
-    import builtins
-
+def test_model_commands_say_which_extra_when_torch_is_missing(hide_module, capsys):
     from xamm_data.cli import main
 
-    real = builtins.__import__
-
-    def no_torch(name, *a, **kw):
-        if name == "torch" or name.startswith("torch."):
-            raise ImportError("No module named 'torch'", name="torch")
-        return real(name, *a, **kw)
-    monkeypatch.setattr(builtins, "__import__", no_torch)
+    hide_module("torch")
     assert main(["amm", "list"]) == 1
     assert "needs the models extra: pip install torch==2.13.0 'xamm[models]'" in capsys.readouterr().err
 

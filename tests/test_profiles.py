@@ -225,16 +225,8 @@ def test_ingest_profiles_writes_store(dbs, tmp_path):
     assert info["table"] == "app_profiles" and info["units"]["runtime_s"] == "s"
 
 
-def test_old_format_without_hatchet_names_the_extra(dbs, monkeypatch):
-    import builtins
-
-    real = builtins.__import__
-
-    def no_hatchet(name, *a, **kw):
-        if name == "hatchet" or name.startswith("hatchet."):
-            raise ImportError("No module named 'hatchet'", name="hatchet")
-        return real(name, *a, **kw)
-    monkeypatch.setattr(builtins, "__import__", no_hatchet)
+def test_old_format_without_hatchet_names_the_extra(dbs, hide_module):
+    hide_module("hatchet")
     rep = read_profiles("hpctoolkit", [dbs["cpi"], dbs["loop-fork-cycles"]], SPEC)
     assert rep.frame.height == 1  # the new-format database needs no hatchet
     assert len(rep.rejected) == 1 and "pip install 'xamm[hatchet]'" in rep.rejected[0].reason
