@@ -100,9 +100,9 @@ def registry_frame(*, store: Store | str | Path | None = None) -> pl.DataFrame:
                                       **{f"local_{k}_rows": pl.Int64 for k in DATA_KINDS}})
 
 
-def resolve_name(name: str, *, store: Store | None = None) -> str:
+def resolve_name(name: str, *, store: Store | None = None, registry: Registry | None = None) -> str:
     """Map a dataset name or machine alias to its dataset name; raise :class:`UnknownDatasetError`."""
-    reg = dataset_registry(store)
+    reg = registry or dataset_registry(store)
     found = reg.canonical(name)
     if found is None:
         reg.get(name)  # raises, listing the known names and the closest
@@ -146,15 +146,15 @@ def load_dataset(
         return df.lazy() if lazy else df
     if kind not in DATA_KINDS:
         raise ValueError(f"unknown kind {kind!r}; expected one of {', '.join(DATA_KINDS)}")
+    reg = dataset_registry(st)
     try:
-        dname = resolve_name(name, store=st)
+        dname = resolve_name(name, registry=reg)
     except UnknownDatasetError:
         if repo_id is None:
             raise
         dname = name  # an explicit repo may hold machines this registry does not know
     if revision is None and st.has(kind, dname):
         return st.read(kind, dname, lazy=lazy)
-    reg = dataset_registry(st)
     spec = reg.get(dname) if dname in reg else None
     repo = repo_id or (spec.hub_repo if spec else default_hub_repo())
     rev = revision or (spec.revision if spec else "main")

@@ -289,10 +289,10 @@ def _merged_under_max(kernels: dict, by_path: dict, attrs: _Attrs, tuples: dict)
 
     From v2023.06.0 RAJAPerf sets the figures once (first pass) and never unsets them, so later passes
     run under the last kernel's values; ``any(max#...)`` merges them into the kernel's one record.
-    RAJAPerf develop (2024-08 on) groups spot records
-    by ``Complexity``, which later passes inherit from the last kernel; a kernel of that same Complexity gets
-    one record whose ``any(max#...)`` figures merge its own with the leaked ones. Only the same run's CSV can
-    tell them apart."""
+    RAJAPerf develop (2024-08 on) groups spot records by ``Complexity``, which later passes inherit from the
+    last kernel: a kernel of another Complexity gets a second record (its first keeps its own figures), one
+    of the same Complexity gets one record whose figures merge its own with the leaked ones. Only the same
+    run's CSV can tell those apart."""
     if any(VARIANT_RE.match(p[0]) for p in kernels):
         return set()  # the pre-release branch ends its attributes after the first pass: nothing leaks
     if not any("Complexity" in r for p in kernels for r in by_path[p]):
