@@ -36,6 +36,10 @@ def test_matches_caliperreader_on_fixture_with_escapes():
     ("__rec=node,id=12,attr=8,data=x,parent=3\n__rec=ctx,ref=999\n", "line 2"),
     ("__rec=node,id=12,attr=8\n", "line 1"),
     ("__rec=node,id=12,attr=8,data=x,parent=3\n__rec=ctx,attr=12=13,data=1\n", "line 2"),
+    # a node defined twice could close a cycle (13 -> 14 -> 13) and loop forever when expanded
+    ("__rec=node,id=12,attr=8,data=x,parent=3\n__rec=node,id=13,attr=12,data=a\n__rec=node,id=14,attr=12,data=b,parent=13\n"
+     "__rec=node,id=13,attr=12,data=c,parent=14\n__rec=ctx,ref=14\n", "line 4: node 13 is defined twice"),
+    ("__rec=node,id=12,attr=8,data=x,parent=12\n", "line 1: node 12 refers to undefined node 12"),  # its own parent
 ])
 def test_malformed_records_name_the_line(text, where):
     with pytest.raises(CaliFormatError, match=where):

@@ -70,15 +70,38 @@ def _valid(t, size, reps) -> bool:
     return ok and 1e-10 <= t <= 1e5 and 1 <= size <= 1e12 and size == int(size) and reps >= 1 and reps == int(reps)
 
 
+class Hung(Exception):
+    """A call that did not return in time."""
+
+
+def within(seconds: int, fn, *args):
+    """``fn(*args)``, or :class:`Hung` after ``seconds`` (SIGALRM: this runs in pytest's main thread)."""
+    import signal
+
+    def alarm(*_):
+        raise Hung(f"{getattr(fn, '__name__', fn)} took over {seconds} s")
+    old = signal.signal(signal.SIGALRM, alarm)
+    signal.alarm(seconds)
+    try:
+        return fn(*args)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
 def oracle_cali(path: Path) -> dict | None:
-    """{kernel: (time per rep, size, reps) or None if invalid} from caliperreader; None if it cannot parse."""
+    """{kernel: (time per rep, size, reps) or None if invalid} from caliperreader; None if it cannot parse
+    (or loops: caliperreader never returns on some corrupt streams, e.g. a node that is its own parent)."""
     import caliperreader
 
-    try:
+    def parse():
         r = caliperreader.CaliperReader()
         r.read(str(path))
-        recs, g = r.records, r.globals
-    except Exception:
+        return r.records, r.globals
+
+    try:
+        recs, g = within(5, parse)
+    except (Exception, Hung):
         return None
     cmd = str(g.get("cmdline", ""))
     m = re.search(r"--npasses,\s*([^,\]]*)", cmd)
@@ -148,7 +171,8 @@ def oracle_csv(d: Path, prefix: str) -> dict | None:
 
 
 def _run_cli(d: Path, capsys, *extra) -> dict:
-    code = main(["rajaperf", str(d), "--json", "--dry-run", "--no-progress", "--workers", "1", *extra])
+    # xamm must never hang on a corrupt input: a case over 30 s fails the test instead of stalling CI
+    code = within(30, main, ["rajaperf", str(d), "--json", "--dry-run", "--no-progress", "--workers", "1", *extra])
     captured = capsys.readouterr()
     assert code in (0, 1) and "Traceback" not in captured.err
     assert json.loads(captured.out)  # always a JSON summary, with exit code 1 too

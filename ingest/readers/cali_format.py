@@ -201,6 +201,8 @@ def parse_cali(text: str) -> CaliProfile:
                 elif kind is None:
                     raise CaliFormatError("no __rec field")
                 continue
+            if nid in node_attr:  # Caliper writes each node once; a second definition could close a cycle
+                raise CaliFormatError(f"node {nid} is defined twice (corrupt file?)")
             if attr not in node_attr or (parent is not None and parent not in node_attr):
                 raise CaliFormatError(f"node {nid} refers to undefined node {attr if attr not in node_attr else parent} "
                                       "(nodes are written before their use: a line is missing or corrupt)")
