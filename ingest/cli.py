@@ -53,7 +53,7 @@ def build_parser(prog: str = "xamm-ingest") -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=None, help="parsing processes (default: CPU count)")
     p.add_argument("--dry-run", action="store_true", help="read and validate, write nothing")
     p.add_argument("--strict", action="store_true", help="any rejected file fails the run (exit 1) and nothing is written")
-    p.add_argument("--rtol", type=float, default=1e-4, help="agreement required between CSV and Caliper times (default 1e-4)")
+    p.add_argument("--rtol", type=float, default=None, help="agreement required between CSV and Caliper times (default 1e-4)")
     p.add_argument("--bound", action="append", default=[], metavar="NAME=VALUE",
                    help="change a plausibility bound (repeatable): min_time_per_rep_s (1e-10), max_time_per_rep_s (1e5), "
                         "max_bytes_per_rep (1e16), max_flops_per_rep (1e16), max_problem_size (1e12)")
@@ -133,7 +133,8 @@ def _options(args, parser) -> dict:
             bounds = Bounds.from_items(args.bound)
         except (ValueError, ValidationError) as e:
             parser.error(str(e).splitlines()[0] if not isinstance(e, ValidationError) else f"--bound: {e.errors()[0]['msg']}")
-        return {"machine": args.machine, "workers": args.workers, "rtol": args.rtol, "bounds": bounds,
+        rtol = {} if args.rtol is None else {"rtol": args.rtol}
+        return {"machine": args.machine, "workers": args.workers, **rtol, "bounds": bounds,
                 "progress": not args.no_progress and sys.stderr.isatty()}
     if args.format == "table":
         return {"mapping": args.mapping, "workers": 1}

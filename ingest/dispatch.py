@@ -30,12 +30,12 @@ from xamm_data.store import Store, as_store, dedupe_sources, renumber_trials
 from xamm_data.validate import ValidationError, validate
 from xamm_ingest.errors import IngestError
 from xamm_ingest.formats import FORMATS, get_format
+from xamm_ingest.rajaperf import AGREE_RTOL
 from xamm_ingest.readers.table import load_mapping
 from xamm_ingest.records import Bounds, DroppedRecord, check_benchmark_records, raw_schema
 from xamm_ingest.report import IngestReport, Rejected
 from xamm_ingest.sources import Task, as_paths
 
-AGREE_RTOL = 1e-4
 log = logging.getLogger(__name__)
 
 

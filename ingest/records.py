@@ -108,9 +108,7 @@ def _rules(b: Bounds) -> list[tuple[str, pl.Expr, pl.Expr]]:
         out.append((col, c < 0, pl.format(f"{col} is {{}}; expected >= 0 (or -1 for 'not set')", _shown(col))))
         out.append((col, c > limit, pl.format(f"{col} {{}} is above the plausible maximum {limit:g} (bound {bound})",
                                               _shown(col))))
-    for col in RAW_INT_COLUMNS[1:]:
-        if col in ("reps", "problem_size"):
-            continue
+    for col in (c for c in RAW_INT_COLUMNS if c not in ("reps", "problem_size")):  # those have their own rules
         c, low = pl.col(col), BENCHMARK_RUNS.column(col).minimum or 0
         out.append((col, (c < low) | (c != c.floor()) | (c > 2.0 ** 62),
                     pl.format(f"{col} is {{}}; expected a whole number >= {low:g}", _shown(col))))

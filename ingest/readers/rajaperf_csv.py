@@ -38,7 +38,7 @@ READER = "xamm_ingest.readers.rajaperf_csv"
 RANKS_RE = re.compile(r"^\s*Kernels run (?:on (\d+) MPI ranks?|without MPI)\s*$")
 ROLE_RE = re.compile(r"^(?P<prefix>.+)-(?P<role>kernel-run-data|kernel-details|kernels|timing-Average|timing-Minimum|timing-Maximum)\.csv$")
 NOT_RUN = "Not run"
-AGREE_RTOL = 1e-4
+REPORTED_RTOL = 1e-4  # printed bandwidth / GFLOP/s against bytes or flops per rep / time per rep
 
 # source header -> (canonical column, kind)
 DETAILS_COLUMNS: dict[str, tuple[str | None, str]] = {
@@ -260,7 +260,7 @@ def parse_timing_matrix(path: Path):
 def _agree(path: Path, reported: float | None, computed: float | None, text: str, what: str, record: str) -> None:
     if reported is None or computed is None or not math.isfinite(computed):
         return
-    tol = max(AGREE_RTOL * max(abs(reported), abs(computed)), resolution(text))
+    tol = max(REPORTED_RTOL * max(abs(reported), abs(computed)), resolution(text))
     if abs(reported - computed) > tol:
         raise RecordError(path, f"reported {what} {reported:g} disagrees with {computed:g} from bytes or flops per rep "
                           f"/ time per rep (tolerance {tol:.2g})", record=record, field=what, value=text)
