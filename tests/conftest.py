@@ -19,7 +19,9 @@ DATA_FIXTURES = {"shared_data", "rajaperf_sets"}
 SLOW_SECONDS = 3.0  # tests measured above this on the 2-core CI machine are marked slow (see SLOW)
 SLOW = {  # the fast lane (pytest -m "not slow") leaves these to CI; each took over SLOW_SECONDS
     "test_relR_pairing_on_real_rows", "test_end_to_end_run_on_store_data", "test_small_run_of_the_experiments",
-    "test_embedders_round_trip_and_determinism",
+    "test_embedders_round_trip_and_determinism", "test_small_run_reports_baselines_and_the_verdict",
+    "test_eval_builds_the_data_set_from_its_sources_in_one_command", "test_built_from_the_named_sources_with_a_stable_content_hash",
+    "test_fold_machine_data_never_holds_the_test_kernels", "test_the_runs_do_not_depend_on_the_number_of_workers",
 }
 
 

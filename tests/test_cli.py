@@ -100,3 +100,28 @@ def test_shipped_examples_are_valid(tmp_path):
     row = rep.frame.row(0, named=True)
     assert (row["app"], row["machine"], row["runtime_s"], row["threads"]) == ("Kripke", "quartz", 1.5, 4)
     assert row["app_params"] == '{"size":32}' and row["ctr_br_ins"] == 1e8 and row["device"] == "cpu"
+
+
+def test_eval_readme_needs_the_markers_and_a_missing_source_is_bad_input(tmp_path, capsys):
+    pytest.importorskip("torch", reason="the models extra (torch) is not installed")
+    readme = tmp_path / "README.md"
+    readme.write_text("no markers here\n")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "results.json").write_text("{}")
+    assert xamm(["eval", "--readme", str(readme), "--out", str(tmp_path / "out")]) == 1
+    assert "lacks the markers" in capsys.readouterr().err
+    assert readme.read_text() == "no markers here\n"  # untouched
+    assert xamm(["eval", "--quick", "--data-dir", str(tmp_path), "--out", str(tmp_path / "o")]) == 1
+    assert "lacks the xplat-rajaperf sources" in capsys.readouterr().err
+
+
+def test_eval_builds_the_data_set_from_its_sources_in_one_command(shared_data, tmp_path, capsys):
+    pytest.importorskip("torch", reason="the models extra (torch) is not installed")
+    out = tmp_path / "out"
+    assert xamm(["eval", "--data-dir", str(shared_data), "--quick", "--experiment", "3", "--held-out-machine", "",
+                 "--json", "--out", str(out)]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["dataset"]["pairs"] > 2000 and list(summary["results"]) == ["kernel-group"]
+    assert summary["settings"]["quick"] and summary["settings"]["epochs"] == 5
+    assert json.loads((out / "results.json").read_text())["dataset"]["version"] == summary["dataset"]["version"]
+    assert "## Does the pipeline beat the strongest baseline?" in (out / "results.md").read_text()

@@ -1,117 +1,217 @@
-"""The xplat-rajaperf data set, the Evaluator, fold leakage, and a small run of the experiments."""
+"""``xplat-rajaperf`` v2 (sources, like-for-like labels, drops), its official splits, the bound Evaluator,
+and a small run of ``xamm eval`` whose report says whether the pipeline beats the strongest baseline."""
 
 from __future__ import annotations
 
 import json
 import math
 
+import numpy as np
 import polars as pl
 import pytest
 
-torch = pytest.importorskip("torch", reason="the models extra (torch) is not installed")
-
-from xamm_data import load_dataset  # noqa: E402
-from xamm_data.store import Store  # noqa: E402
-from xamm_ingest import ingest_rajaperf  # noqa: E402
-from xamm_models import xplat  # noqa: E402
-from xamm_models.evaluation import Evaluator  # noqa: E402
-from xamm_models.experiments import EvalSettings, fold_amm_embeddings, run_experiments  # noqa: E402
-
-
-def test_evaluator_metrics_hand_computed():
-    ev = Evaluator()
-    df = pl.DataFrame({
-        "sample": ["a", "a", "b", "b"], "source": ["q:cpu"] * 4, "target": ["l:gpu", "r:cpu", "l:gpu", "r:cpu"],
-        "y_true": [0.1, 2.0, 0.5, 1.0], "y_pred": [0.2, 2.0, 0.5, 0.5]})
-    out = ev.eval(df)
-    # APE: 100%, 0%, 0%, 50% -> MAPE 37.5, median 25
-    assert out["all"]["mape"] == pytest.approx(37.5) and out["all"]["median_ape"] == pytest.approx(25.0)
-    assert out["CPU->GPU"]["mape"] == pytest.approx(50.0) and out["CPU->CPU"]["mape"] == pytest.approx(25.0)
-    # order of targets: sample a keeps (l, r); sample b: true (l 0.5 < r 1.0), predicted tie 0.5/0.5 -> stable order
-    assert out["all"]["ordering_groups"] == 2 and out["all"]["ordering_accuracy"] == 1.0
-    swapped = df.with_columns(pl.when(pl.col("sample") == "a").then(pl.col("y_pred").reverse().over("sample"))
-                              .otherwise(pl.col("y_pred")).alias("y_pred"))
-    assert ev.eval(swapped)["all"]["ordering_accuracy"] == 0.5
-    lt = [math.log(x) for x in (0.1, 2.0, 0.5, 1.0)]
-    lp = [math.log(x) for x in (0.2, 2.0, 0.5, 0.5)]
-    m = sum(lt) / 4
-    r2 = 1 - sum((a - b) ** 2 for a, b in zip(lt, lp)) / sum((a - m) ** 2 for a in lt)
-    assert out["all"]["r2_log"] == pytest.approx(r2)
-    assert "GPU->CPU" not in out
-
-
-@pytest.mark.parametrize("change,msg", [
-    (lambda d: d.drop("y_pred"), "lacks columns"),
-    (lambda d: d.with_columns(pl.lit(-1.0).alias("y_true")), "finite and > 0"),
-    (lambda d: d.with_columns(pl.lit("quartz").alias("source")), "machine:cpu"),
-    (lambda d: d.with_columns(pl.col("source").alias("target")), "source == target"),
-    (lambda d: d.head(0), "no rows"),
-])
-def test_evaluator_checks_its_input(change, msg):
-    df = pl.DataFrame({"sample": ["a"], "source": ["q:cpu"], "target": ["l:gpu"], "y_true": [1.0], "y_pred": [1.0]})
-    with pytest.raises(ValueError, match=msg):
-        Evaluator().eval(change(df))
-    assert "ordering accuracy" in Evaluator.expected_input_format
+from xamm_data import load_dataset
+from xamm_data.store import Store
+from xamm_models import xplat
+from xamm_models.evaluation import Evaluator
+from xamm_models.xplat import XplatDataset
 
 
 @pytest.fixture(scope="module")
-def eval_store(rajaperf_sets, tmp_path_factory):
+def eval_store(shared_data, tmp_path_factory):
     st = Store(tmp_path_factory.mktemp("eval") / "store")
-    ingest_rajaperf(rajaperf_sets["thicket"], store=st, workers=2)
-    ingest_rajaperf([rajaperf_sets["h100_tier1"], rajaperf_sets["h100_tier2"]], machine="h100-node", store=st, workers=2)
-    ingest_rajaperf([rajaperf_sets["mi300a_tier1"], rajaperf_sets["mi300a_tier2"]], machine="mi300a-spx", store=st, workers=2)
+    xplat.ingest_sources(shared_data, st)
     return st
 
 
-def test_xplat_dataset_is_loadable_versioned_and_documented(eval_store):
-    df = load_dataset("xplat-rajaperf", store=eval_store)
-    again = load_dataset("xplat-rajaperf", store=eval_store)
-    assert xplat.version(df) == xplat.version(again) and len(xplat.version(df)) == 16
-    assert set(df.get_column("machine")) == {"quartz", "lassen", "h100-node", "mi300a-spx"}
-    assert df.get_column("runtime_per_iteration").all() and "group" in df.columns
-    card = xplat.card(df)
-    assert "Caveats" in card and "h100-node:gpu" in card and xplat.version(df) in card
-    with pytest.raises(FileNotFoundError, match="benchmark_runs"):
-        load_dataset("xplat-rajaperf", store=Store(eval_store.root.parent / "empty"))
+@pytest.fixture(scope="module")
+def ds(eval_store) -> XplatDataset:
+    return XplatDataset.from_store(eval_store)
 
 
-def test_fold_amms_never_see_the_test_kernels(eval_store):
-    runs = eval_store.scan("benchmark_runs").collect()
-    test_k = sorted(set(runs.filter(pl.col("group") == "Apps").get_column("kernel")))
-    embs, kernels = fold_amm_embeddings(runs, test_k, EvalSettings(epochs=2))
-    assert kernels and not set(kernels) & set(test_k)
-    assert "Apps_VOL3D" in test_k and "Apps_VOL3D" not in kernels
-    # with the kernels kept, the same routine would have used them: the exclusion is what removes them
-    _, all_k = fold_amm_embeddings(runs, [], EvalSettings(epochs=2))
-    assert "Apps_VOL3D" in all_k
-    # fold signatures are made as every signature is: a real data hash of the target's samples, not zeros
-    from xamm_data.hashing import frame_sha256
-    from xamm_models.experiments import signatures_from_embeddings
-
-    sigs = signatures_from_embeddings(embs, kernels, "l2")
-    for target, (E, part) in embs.items():
-        assert sigs[target].data_sha256 == frame_sha256(part) != "0" * 64
-        assert sigs[target].n_samples == part.height == len(E) and 0 < sigs[target].coverage <= 1
+def test_built_from_the_named_sources_with_a_stable_content_hash(ds, eval_store, shared_data, tmp_path):
+    assert [s.name for s in xplat.SOURCES] == ["thicket-rajaperf", "h100-tier1", "h100-tier2", "mi300a-tier1",
+                                               "mi300a-tier2"]
+    again = Store(tmp_path / "again")
+    xplat.ingest_sources(shared_data, again)
+    assert XplatDataset.from_store(again).version == ds.version
+    pairs = load_dataset("xplat-rajaperf", store=eval_store)  # the labelled pairs
+    assert xplat.version(pairs) == ds.version and pairs.height == ds.pairs.height
+    assert set(ds.samples.get_column("target")) == {c.target for c in xplat.CONFIGS}
+    with pytest.raises(FileNotFoundError, match="lacks the xplat-rajaperf sources"):
+        xplat.ingest_sources(tmp_path, again)
 
 
-def test_small_run_of_the_experiments(eval_store, tmp_path):
-    s = run_experiments(eval_store, experiments=(3, 4), out_dir=tmp_path,
-                        settings=EvalSettings(epochs=5, loko=False, groups=("Apps",)), progress=lambda *_: None)
-    res = s["results"]
-    assert {"raw/xgboost", "attention+amm/xgboost", "attention-no-amm/xgboost", "attention+amm-mean/xgboost",
-            "attention+amm-variance/xgboost", "held-out-machine/attention+amm/xgboost"} <= set(res)
-    for name, r in res.items():
-        assert math.isfinite(r["all"]["mape"]) and r["all"]["n"] > 0, name
-    # every relR pair of the held-out group is scored: counted independently from the data set
-    from xamm_models.relperf import pair_relative
+def test_the_readme_names_the_sources_and_the_version(ds):
+    from conftest import REPO
 
-    data = xplat.build(eval_store.scan("benchmark_runs").collect())
-    apps_pairs = pair_relative(data).filter(pl.col("app").is_in(data.filter(pl.col("group") == "Apps")["app"].unique().to_list()))
-    assert res["raw/xgboost"]["all"]["n"] == apps_pairs.height
-    assert set(s["headline"]) == {"xgboost_mape_reduction_cpu_cpu", "xgboost_mape_reduction_cpu_gpu",
-                                  "xgboost_mape_reduction_gpu_gpu", "xgboost_mape_reduction_gpu_cpu"}
+    readme = (REPO / "README.md").read_text()
+    for s in xplat.SOURCES:
+        assert s.path in readme, s.path
+    assert ds.version in readme, "README states an old xplat-rajaperf version: rerun xamm eval and regenerate"
+
+
+def test_each_target_is_measured_in_its_declared_configuration(ds):
+    cfg = {c.target: c for c in xplat.CONFIGS}
+    per = ds.samples.group_by("target").agg(pl.col("variant").unique(), pl.col("release").unique())
+    for r in per.iter_rows(named=True):
+        assert r["variant"] == [cfg[r["target"]].variant] and r["release"] == [cfg[r["target"]].release]
+    # independently: the H100 GPU's Stream-free Apps_VOL3D sample is the best Base_CUDA tuning, never RAJA_CUDA
+    runs = ds.runs.filter((pl.col("machine") == "h100-node") & (pl.col("device") == "gpu")
+                          & (pl.col("kernel") == "Apps_VOL3D"))
+    s = ds.samples.filter((pl.col("target") == "h100-node:gpu") & (pl.col("app") == "Apps_VOL3D")).row(0, named=True)
+    at = runs.filter(pl.col("problem_size") == s["problem_size"])
+    best = {}
+    for r in at.iter_rows(named=True):
+        best.setdefault((r["variant"], r["tuning"]), []).append(r["time_per_rep_s"])
+    base = min(sum(v) / len(v) for (var, _), v in best.items() if var == "Base_CUDA")
+    assert s["time_per_rep_s"] == pytest.approx(base, rel=1e-12)
+    assert ds.drops["samples"]["runs outside the target's declared configuration"] > 0  # RAJA_* variants left out
+
+
+def test_labels_are_like_for_like(ds):
+    p = ds.pairs
+    lo = lambda a, b: pl.min_horizontal(pl.col(a), pl.col(b))  # noqa: E731
+    hi = lambda a, b: pl.max_horizontal(pl.col(a), pl.col(b))  # noqa: E731
+    size = p.select((hi("size_source", "size_target") / lo("size_source", "size_target")).max()).item()
+    assert size <= xplat.SIZE_RATIO
+    bpi = p.filter(pl.col("bytes_per_iter") > 0).select(
+        (hi("bytes_per_iter", "bytes_per_iter_target") / lo("bytes_per_iter", "bytes_per_iter_target")).max()).item()
+    assert bpi <= 1 + xplat.DEFINITION_RTOL
+    # a kernel RAJAPerf redefined between releases is never paired across them; one it kept is
+    cross = p.filter(pl.col("release_source") != pl.col("release_target"))
+    assert "Apps_MASS3DEA" not in set(cross.get_column("app")) and "Apps_VOL3D" in set(cross.get_column("app"))
+    assert ds.drops["pairs"]["kernel definition differs (bytes or flops per iteration beyond 10%)"] > 0
+    # relR recomputed by hand from the runs: quartz -> lassen, Basic_DAXPY, the 1M bucket
+    q = ds.samples.filter((pl.col("target") == "quartz:cpu") & (pl.col("app") == "Basic_DAXPY")
+                          & (pl.col("size_bucket") == 20)).row(0, named=True)
+    runs = ds.runs.filter((pl.col("kernel") == "Basic_DAXPY") & (pl.col("problem_size") == q["problem_size"]))
+
+    def mean_t(machine):  # the best tuning's mean over trials
+        by = {}
+        for r in runs.filter(pl.col("machine") == machine).iter_rows(named=True):
+            by.setdefault(r["tuning"], []).append(r["time_per_rep_s"])
+        return min(float(np.mean(v)) for v in by.values())
+    its = runs["iterations_per_rep"][0]
+    want = (mean_t("lassen") / its) / (mean_t("quartz") / its)
+    got = p.filter((pl.col("app") == "Basic_DAXPY") & (pl.col("size_bucket") == 20) & (pl.col("source") == "quartz:cpu")
+                   & (pl.col("target") == "lassen:gpu"))["relR"].item()
+    assert got == pytest.approx(want, rel=1e-9)
+
+
+def test_the_card_counts_what_was_dropped(ds):
+    card = ds.card()
+    for part in ("samples", "pairs"):
+        for what, n in ds.drops[part].items():
+            assert f"- {what}: {n}" in card
+    assert ds.version in card and "Declared configuration" in card
+
+
+def test_official_splits(ds):
+    p = ds.pairs
+    groups = ds.get_idx_split("kernel-group")
+    tested = np.sort(np.concatenate([f.test for f in groups]))
+    assert (tested == np.arange(p.height)).all()  # the group folds partition the pairs
+    for f in groups + ds.get_idx_split("kernel"):
+        train_k, test_k = set(p[f.train]["app"]), set(p[f.test]["app"])
+        assert not train_k & test_k and set(f.test_kernels) == test_k and set(f.valid) <= set(f.train)
+    held = ds.get_idx_split("held-out-machine", held_out_machine="mi300a-spx")
+    assert held
+    for f in held:
+        tr, te = p[f.train], p[f.test]
+        assert not tr.filter(pl.col("source").str.starts_with("mi300a-spx:")
+                             | pl.col("target").str.starts_with("mi300a-spx:")).height
+        assert te["target"].str.starts_with("mi300a-spx:").all() and not te["source"].str.starts_with("mi300a").any()
+    with pytest.raises(ValueError, match="kernel-group"):
+        ds.get_idx_split("random")
+
+
+def test_fold_machine_data_never_holds_the_test_kernels(ds):
+    pytest.importorskip("torch", reason="the models extra (torch) is not installed")
+    from xamm_models.entries import FoldContext
+
+    fold = next(f for f in ds.get_idx_split("held-out-machine") if f.name.startswith("Apps"))
+    ctx = FoldContext(ds, fold, epochs=2)
+    _, kernels = ctx.amm_embeddings()
+    assert kernels and not set(kernels) & set(fold.test_kernels)
+    assert not set(ctx.samples["app"]) & set(fold.test_kernels) and not set(ctx.runs["kernel"]) & set(fold.test_kernels)
+    assert {"mi300a-spx:cpu", "mi300a-spx:gpu"} <= set(ctx.signatures())  # built from its runs, not its labels
+    rnd = ctx.random_signatures()
+    for t, s in ctx.signatures().items():
+        assert np.linalg.norm(rnd[t].vector) == pytest.approx(np.linalg.norm(s.vector)) and rnd[t].vector != s.vector
+
+
+def _preds(rows):
+    return pl.DataFrame(rows, schema=["sample", "app", "source", "target", "y_true", "y_pred", "fold"], orient="row")
+
+
+def test_evaluator_is_bound_documented_and_averages_folds():
+    assert "app" in Evaluator.expected_input_format and "fold_mean" in Evaluator.expected_output_format
+    with pytest.raises(ValueError, match="no evaluator for data set"):
+        Evaluator("quartz")
+    df = _preds([("s1", "K1", "a:cpu", "b:gpu", 1.0, 1.0, "f1"), ("s2", "K2", "a:cpu", "b:gpu", 1.0, 3.0, "f1"),
+                 ("s3", "K3", "a:cpu", "b:gpu", 1.0, 1.0, "f2")])
+    r = Evaluator(n_boot=50).eval(df)
+    assert r["pooled"]["all"]["within_2"]["value"] == pytest.approx(2 / 3)
+    assert r["folds"]["f1"]["all"]["within_2"] == 0.5 and r["folds"]["f2"]["all"]["within_2"] == 1.0
+    assert r["fold_mean"]["all"]["within_2"] == pytest.approx(0.75) and set(r["pooled"]) == {"all", "CPU->GPU"}
+    for bad, msg in ((df.drop("app"), "lacks columns"), (df.with_columns(pl.lit("q").alias("source")), "machine:cpu"),
+                     (df.head(0), "no rows")):
+        with pytest.raises(ValueError, match=msg):
+            Evaluator(n_boot=10).eval(bad)
+
+
+def test_small_run_reports_baselines_and_the_verdict(ds, tmp_path):
+    pytest.importorskip("torch", reason="the models extra (torch) is not installed")
+    from xamm_models.eval_report import BEGIN, END, readme_block, update_readme
+    from xamm_models.experiments import EvalSettings, run_experiments
+
+    s = run_experiments(dataset=ds, experiments=(3,), out_dir=tmp_path, progress=lambda *_: None,
+                        settings=EvalSettings.for_quick(groups=("Basic",), held_out_machine="mi300a-spx"))
+    group = s["results"]["kernel-group"]
+    names = set(group["entries"])
+    assert {"baseline/pair-median", "baseline/roofline", "baseline/knn", "attention+amm/xgboost",
+            "control/random-amm/xgboost", "attention-no-amm/xgboost"} <= names
+    # every test pair of the Basic fold is scored, counted independently from the data set
+    basic = ds.pairs.filter(pl.col("group") == "Basic").height
+    assert group["entries"]["baseline/pair-median"]["n"]["all"] == basic == group["folds"]["Basic"]
+    verdict = group["comparisons"]["pipeline_vs_best_baseline"]["all"]["within_2"]
+    assert verdict["lo"] <= verdict["difference"] <= verdict["hi"] and verdict["better"] in ("a", "b", "neither")
     saved = json.loads((tmp_path / "results.json").read_text())
-    assert saved["results"] == res and saved["settings"]["seed"] == 0
-    md = (tmp_path / "results.md").read_text()
-    assert "| raw/xgboost |" in md and "−49.64%" in md
-    assert (tmp_path / "dataset-card.md").is_file()
+    assert saved["dataset"]["version"] == ds.version and "held-out-machine" in saved["results"]
+    assert all(math.isfinite(e["pooled"]["all"]["within_2"]["value"]) for e in group["entries"].values())
+    block = readme_block(saved)
+    assert block.startswith(BEGIN) and block.endswith(END) and "| baseline/roofline |" in block
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n{BEGIN}\nold\n{END}\nrest\n")
+    (tmp_path / "results.md").write_text("stale")
+    update_readme(readme, tmp_path / "results.json")
+    assert readme.read_text() == f"intro\n{block}\nrest\n"
+    assert (tmp_path / "results.md").read_text().startswith("# xamm eval on xplat-rajaperf")
+
+
+def test_the_readme_results_block_is_generated_from_docs_eval():
+    from conftest import REPO
+
+    pytest.importorskip("torch", reason="the models extra (torch) is not installed")
+    from xamm_models.eval_report import BEGIN, END, markdown, readme_block
+
+    summary = json.loads((REPO / "docs" / "eval" / "results.json").read_text())
+    assert (REPO / "docs" / "eval" / "results.md").read_text() == markdown(summary)
+    readme = (REPO / "README.md").read_text()
+    block = BEGIN + readme.split(BEGIN, 1)[1].split(END, 1)[0] + END
+    assert block == readme_block(summary)
+    assert summary["settings"]["quick"] is False and summary["experiments"] == [1, 2, 3, 4]
+
+
+def test_the_runs_do_not_depend_on_the_number_of_workers(ds, tmp_path):
+    pytest.importorskip("torch", reason="the models extra (torch) is not installed")
+    from xamm_models.experiments import EvalSettings, run_experiments
+
+    runs = []
+    for w in (1, 2):
+        run_experiments(dataset=ds, experiments=(1,), out_dir=tmp_path / str(w), progress=lambda *_: None,
+                            settings=EvalSettings.for_quick(groups=("Comm", "Stream"), held_out_machine="", workers=w))
+        runs.append({k: v for k, v in json.loads((tmp_path / str(w) / "results.json").read_text()).items()
+                     if k not in ("seconds", "settings")})
+    assert runs[0] == runs[1]

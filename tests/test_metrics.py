@@ -86,3 +86,27 @@ def test_compare_reports_the_paired_difference():
     assert d["difference"] == pytest.approx(-math.log10(3)) and d["better"] == "a"  # lower is better
     with pytest.raises(ValueError, match="different rows"):
         compare(exact, off.head(10))
+
+
+def test_the_vectorised_resample_equals_scoring_the_resampled_frame():
+    """A draw's metrics from kernel weights equal score() on the frame that draw builds (duplicated kernels
+    keep distinct sample ids, so their ranking groups count once per draw)."""
+    import numpy as np
+
+    from xamm_models.metrics import _KernelStats
+
+    rng = np.random.default_rng(3)
+    rows = [(f"s{i}", f"K{i % 7}", src, tgt, float(rng.lognormal(0, 1)), float(rng.lognormal(0, 1)))
+            for i in range(40) for src, tgt in (("a:cpu", "b:gpu"), ("a:cpu", "c:cpu"), ("b:gpu", "c:cpu"))]
+    df = frame(rows)
+    st = _KernelStats(df)
+    counts = np.array([2, 0, 1, 3, 0, 1, 0], dtype=float)
+    parts = [df.filter(pl.col("app") == a).with_columns(pl.concat_str("sample", pl.lit(f"#{j}")).alias("sample"))
+             for i, a in enumerate(st.apps) for j in range(int(counts[i]))]
+    want = score(pl.concat(parts))
+    got = st.values(counts[None, :])
+    for m in ("within_1_25", "within_2", "median_abs_log10", "r2_log_within_pair", "ranking_accuracy", "top1_accuracy",
+              "mape"):
+        assert got[m][0] == pytest.approx(want[m], rel=1e-9), m
+    point = st.values(np.ones((1, len(st.apps))))
+    assert point["median_abs_log10"][0] == pytest.approx(score(df)["median_abs_log10"])

@@ -6,6 +6,8 @@ something only a higher layer can do, it asks an entry-point group (declared in 
 * ``xamm.commands``: ``register(subparsers)`` adds a package's commands to ``xamm``;
 * ``xamm.datasets``: ``build(runs) -> DataFrame`` makes a derived dataset (``xplat-rajaperf``) from the
   store's ``benchmark_runs``;
+* ``xamm.ingest``: ``rajaperf(paths, machine=, store=, ...)`` ingests RAJAPerf outputs (used by the models
+  layer to build ``xplat-rajaperf`` from its named sources, without importing the ingest layer);
 * ``xamm.signatures``: ``lookup(ref, version, registry)`` returns a machine's AMM signature.
 """
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import tempfile
 from pathlib import Path
 
 from xamm_data.cli_tools import emit
@@ -102,30 +104,68 @@ def _add_run_predict_eval(sub) -> None:
     q.add_argument("--out", type=Path, help="write the predictions as Parquet")
     q.set_defaults(handler=_needs_models(predict_cmd))
 
-    e = sub.add_parser("eval", help="the paper's four experiments on the xplat-rajaperf benchmark",
-                       epilog="examples:\n  xamm eval --experiment all --out eval-out\n"
-                              "  xamm eval --experiment 3 --no-loko --out quick",
+    e = sub.add_parser("eval", help="every entry of the xplat-rajaperf benchmark on its official folds",
+                       epilog="examples:\n"
+                              "  xamm eval --data-dir ../shared/data --out eval-out     build the data set from its "
+                              "named sources, run everything (~15 min)\n"
+                              "  xamm eval --data-dir ../shared/data --quick --out q   fewer epochs and folds (~2 min)\n"
+                              "  xamm eval --experiment 3 --store ./store --json\n"
+                              "  xamm eval --readme README.md --out docs/eval           rewrite the README's results "
+                              "block from docs/eval/results.json (no run)",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     e.add_argument("--experiment", default="all", choices=["1", "2", "3", "4", "all"])
     e.add_argument("--out", type=Path, default=Path("eval-out"))
-    e.add_argument("--store", type=Path, default=None)
-    e.add_argument("--epochs", type=int, default=50)
+    e.add_argument("--store", type=Path, default=None, help="store holding the sources' benchmark_runs")
+    e.add_argument("--data-dir", type=Path, default=None,
+                   help="ingest the data set's named sources from this folder first (into --store, else a temporary one)")
+    e.add_argument("--epochs", type=int, default=None, help="embedder epochs (default 50; 5 with --quick)")
     e.add_argument("--seed", type=int, default=0)
     e.add_argument("--held-out-machine", default="mi300a-spx", help="machine left out of training ('' for none)")
     e.add_argument("--no-loko", action="store_true", help="skip leave-one-kernel-out")
+    e.add_argument("--quick", action="store_true", help="5 epochs, XGBoost entries only, no leave-one-kernel-out")
+    e.add_argument("--readme", type=Path, help="no run: rewrite this README's results block and OUT/results.md from "
+                                               "OUT/results.json")
+    e.add_argument("--json", action="store_true", help="print the summary as JSON")
     e.set_defaults(handler=_needs_models(eval_cmd))
 
 
 def eval_cmd(args) -> int:
-    from xamm_models.experiments import EvalSettings, run_experiments  # in the handler: `xamm --help` never loads the models
+    from xamm_models import eval_report  # in the handler: `xamm --help` never loads the models
+    from xamm_models.experiments import EvalSettings, run_experiments  # in the handler, as above
 
+    if args.readme:
+        eval_report.update_readme(args.readme, args.out / "results.json")
+        print(f"rewrote the results block of {args.readme} and {args.out / 'results.md'} from {args.out / 'results.json'}")
+        return 0
     exps = (1, 2, 3, 4) if args.experiment == "all" else (int(args.experiment),)
-    s = run_experiments(args.store, experiments=exps, out_dir=args.out,
-                        settings=EvalSettings(epochs=args.epochs, seed=args.seed, held_out_machine=args.held_out_machine,
-                                              loko=not args.no_loko))
-    print((Path(args.out) / "results.md").read_text())
-    print(f"wrote {args.out}/results.json, results.md, dataset-card.md and t-SNE plots ({s['seconds']} s)")
+    kw = {"seed": args.seed, "held_out_machine": args.held_out_machine, **({"epochs": args.epochs} if args.epochs else {})}
+    settings = EvalSettings.for_quick(**kw) if args.quick else EvalSettings(loko=not args.no_loko, **kw)
+    quiet = args.json or getattr(args, "quiet", False)
+    with _eval_store(args) as store:
+        s = run_experiments(store, experiments=exps, out_dir=args.out, settings=settings,
+                            progress=(lambda m: None) if quiet else (lambda m: print(m, flush=True)))
+    if args.json:
+        emit(json.loads((args.out / "results.json").read_text()), as_json=True)
+    else:
+        print((Path(args.out) / "results.md").read_text())
+        print(f"wrote {args.out}/results.json, results.md and dataset-card.md ({s['seconds']} s)")
     return 0
+
+
+def _eval_store(args):
+    """The store to evaluate from: --store, filled from --data-dir's named sources first when given."""
+    from xamm_models import xplat  # in the handler: `xamm --help` never loads the models
+
+    @contextlib.contextmanager
+    def cm():
+        if args.data_dir is None:
+            yield args.store
+            return
+        with tempfile.TemporaryDirectory(prefix="xamm-eval-") as tmp:
+            root = args.store or Path(tmp) / "store"
+            xplat.ingest_sources(args.data_dir, root)
+            yield root
+    return cm()
 
 
 def run_config(args) -> int:

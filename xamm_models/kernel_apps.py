@@ -23,6 +23,23 @@ FEATURES = ("f_log_bytes_per_iter", "f_log_flops_per_iter", "f_log_iters_per_rep
             "f_log_problem_size", "f_log_s_per_iter", "f_log_bandwidth", "f_log_flop_rate")
 
 
+def feature_exprs() -> list[pl.Expr]:
+    """:data:`FEATURES` from per-rep columns ``bytes_per_rep``, ``flops_per_rep``, ``problem_size``, iterations
+    per rep in ``_iters`` and seconds per iteration in ``_s_iter``; log10(0) becomes the floor -12, and the
+    arithmetic intensity of a kernel with no bytes 0."""
+    raw = {
+        "f_log_bytes_per_iter": (pl.col("bytes_per_rep") / pl.col("_iters")).log10(),
+        "f_log_flops_per_iter": (pl.col("flops_per_rep") / pl.col("_iters")).log10(),
+        "f_log_iters_per_rep": pl.col("_iters").log10(),
+        "f_arith_intensity": (pl.col("flops_per_rep") / pl.col("bytes_per_rep")).fill_nan(0.0),
+        "f_log_problem_size": pl.col("problem_size").cast(pl.Float64).log10(),
+        "f_log_s_per_iter": pl.col("_s_iter").log10(),
+        "f_log_bandwidth": (pl.col("bytes_per_rep") / pl.col("_iters") / pl.col("_s_iter")).log10(),
+        "f_log_flop_rate": (pl.col("flops_per_rep") / pl.col("_iters") / pl.col("_s_iter")).log10(),
+    }
+    return [pl.when(e.is_infinite()).then(-12.0).otherwise(e).alias(f) for f, e in raw.items()]
+
+
 def kernel_app_samples(runs: pl.DataFrame) -> pl.DataFrame:
     """One app sample per (machine, device, kernel, size index) from ``benchmark_runs`` rows."""
     iters = pl.coalesce(pl.col("iterations_per_rep"), pl.col("problem_size").cast(pl.Float64))

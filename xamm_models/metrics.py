@@ -53,12 +53,26 @@ def _pointwise(df: pl.DataFrame) -> dict[str, float]:
     ).row(0, named=True)
 
 
+def _pair_codes(df: pl.DataFrame) -> tuple[np.ndarray, int]:
+    """A dense code per (source, target), in sorted order: numpy sums over it are sequential, so the same
+    input always gives the same bits (polars' parallel group sums need not)."""
+    keys = df.select(pl.concat_str("source", pl.lit("\x00"), "target")).to_series().to_numpy()
+    uniq, codes = np.unique(keys, return_inverse=True)
+    return codes, len(uniq)
+
+
+def _centred_log_truth(df: pl.DataFrame, codes: np.ndarray, P: int) -> np.ndarray:
+    lt = np.log(df.get_column("y_true").to_numpy())
+    return lt - (np.bincount(codes, lt, P) / np.bincount(codes, minlength=P))[codes]
+
+
 def _r2_within_pair(df: pl.DataFrame) -> float | None:
-    lt, lp = pl.col("y_true").log(), pl.col("y_pred").log()
-    per = (df.group_by("source", "target")
-           .agg(((lt - lp) ** 2).sum().alias("res"), ((lt - lt.mean()) ** 2).sum().alias("tot"), pl.len().alias("n"))
-           .filter((pl.col("n") >= 3) & (pl.col("tot") > 1e-12)))
-    return float(per.select((1 - pl.col("res") / pl.col("tot")).mean()).item()) if per.height else None
+    codes, P = _pair_codes(df)
+    c = _centred_log_truth(df, codes, P)
+    res = (np.log(df.get_column("y_true").to_numpy()) - np.log(df.get_column("y_pred").to_numpy())) ** 2
+    n, tot, rss = np.bincount(codes, minlength=P), np.bincount(codes, c * c, P), np.bincount(codes, res, P)
+    ok = (n >= 3) & (tot > 1e-12)
+    return float(np.mean(1 - rss[ok] / tot[ok])) if ok.any() else None
 
 
 def _ranking(df: pl.DataFrame) -> tuple[float | None, float | None]:
@@ -88,37 +102,116 @@ def score(df: pl.DataFrame) -> dict[str, float | None]:
     return out
 
 
-def _resamples(df: pl.DataFrame, n: int, seed: int):
-    """Frames resampled by kernel (``app``) with replacement; a drawn kernel keeps all its rows."""
-    apps = df.get_column("app").unique(maintain_order=True).sort().to_list()
+class _KernelStats:
+    """Per-kernel sufficient statistics of one prediction frame: every metric of a resample of kernels
+    is a function of how often each kernel was drawn (a weight vector), so a thousand resamples are a
+    few matrix products instead of a thousand frames."""
+
+    def __init__(self, df: pl.DataFrame):
+        self.apps = df.get_column("app").unique().sort().to_list()
+        idx = {a: i for i, a in enumerate(self.apps)}
+        err = (pl.col("y_pred") / pl.col("y_true")).log10().abs()
+        d = df.with_columns(err.alias("_err"), pl.col("app").replace_strict(idx, return_dtype=pl.Int64).alias("_k"),
+                            ((pl.col("y_pred") - pl.col("y_true")).abs() / pl.col("y_true") * 100).alias("_ape"))
+        K = len(self.apps)
+        k = d.get_column("_k").to_numpy()
+        e = d.get_column("_err").to_numpy()
+        self.n = np.bincount(k, minlength=K).astype(float)
+        self.sums = {"within_1_25": np.bincount(k, e <= math.log10(1.25) + 1e-12, K),
+                     "within_2": np.bincount(k, e <= math.log10(2) + 1e-12, K),
+                     "mape": np.bincount(k, d.get_column("_ape").to_numpy(), K)}
+        order = np.argsort(e, kind="stable")
+        self.err_sorted, self.k_sorted = e[order], k[order]
+        self._pairs(d, K)
+        self._ranks(d, K)
+
+    def _pairs(self, d: pl.DataFrame, K: int) -> None:
+        p, P = _pair_codes(d)
+        k = d.get_column("_k").to_numpy()
+        lt = _centred_log_truth(d, p, P)
+        res = (np.log(d.get_column("y_true").to_numpy()) - np.log(d.get_column("y_pred").to_numpy())) ** 2
+        self.pair_n, self.pair_s, self.pair_s2, self.pair_res = (np.zeros((K, P)) for _ in range(4))
+        np.add.at(self.pair_n, (k, p), 1.0)
+        np.add.at(self.pair_s, (k, p), lt)
+        np.add.at(self.pair_s2, (k, p), lt ** 2)
+        np.add.at(self.pair_res, (k, p), res)
+
+    def _ranks(self, d: pl.DataFrame, K: int) -> None:
+        g = d.select("sample", "source", "target", "y_true", "y_pred", "_k")
+        pairs = (g.join(g.drop("_k"), on=["sample", "source"], suffix="_b")
+                 .filter((pl.col("target") < pl.col("target_b")) & (pl.col("y_true") != pl.col("y_true_b"))))
+        score = (pl.when(pl.col("y_pred") == pl.col("y_pred_b")).then(0.5)
+                 .when((pl.col("y_true") < pl.col("y_true_b")) == (pl.col("y_pred") < pl.col("y_pred_b"))).then(1.0)
+                 .otherwise(0.0))
+        pk = pairs.get_column("_k").to_numpy()
+        self.rank_hit = np.bincount(pk, pairs.select(score).to_series().to_numpy(), K)
+        self.rank_n = np.bincount(pk, minlength=K).astype(float)
+        top = (g.group_by("sample", "source")
+               .agg(pl.col("_k").first(), (pl.col("target").sort_by("y_true").first()
+                                           == pl.col("target").sort_by("y_pred").first()).alias("hit"),
+                    pl.len().alias("n"))
+               .filter(pl.col("n") >= 2))
+        tk = top.get_column("_k").to_numpy()
+        self.top_hit = np.bincount(tk, top.get_column("hit").to_numpy().astype(float), K)
+        self.top_n = np.bincount(tk, minlength=K).astype(float)
+
+    def values(self, W: np.ndarray) -> dict[str, np.ndarray]:
+        """Every metric for each row of ``W`` (draws x kernels: how often each kernel was drawn)."""
+        n = W @ self.n
+        out = {m: (W @ s) / n for m, s in self.sums.items()}
+        out["median_abs_log10"] = self._median(W)
+        out["r2_log_within_pair"] = self._r2(W)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out["ranking_accuracy"] = np.where(W @ self.rank_n > 0, (W @ self.rank_hit) / (W @ self.rank_n), np.nan)
+            out["top1_accuracy"] = np.where(W @ self.top_n > 0, (W @ self.top_hit) / (W @ self.top_n), np.nan)
+        return out
+
+    def _median(self, W: np.ndarray) -> np.ndarray:
+        cum = np.cumsum(W[:, self.k_sorted], axis=1)
+        total = cum[:, -1]
+        lo_rank, hi_rank = np.floor((total - 1) / 2), np.ceil((total - 1) / 2)
+        lo = self.err_sorted[(cum > lo_rank[:, None]).argmax(axis=1)]
+        hi = self.err_sorted[(cum > hi_rank[:, None]).argmax(axis=1)]
+        return (lo + hi) / 2
+
+    def _r2(self, W: np.ndarray) -> np.ndarray:
+        n, s, s2, res = (W @ a for a in (self.pair_n, self.pair_s, self.pair_s2, self.pair_res))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            tot = s2 - np.where(n > 0, s * s / n, 0.0)
+            ok = (n >= 3) & (tot > 1e-12)
+            r2 = np.where(ok, 1 - res / np.where(ok, tot, 1.0), 0.0)
+            return np.where(ok.any(axis=1), r2.sum(axis=1) / ok.sum(axis=1), np.nan)
+
+
+def _draws(n_kernels: int, n: int, seed: int) -> np.ndarray:
+    """(n x kernels) counts: resamples of the kernels with replacement, seeded."""
     rng = np.random.default_rng(seed)
-    parts = {a: p for (a,), p in df.group_by(["app"], maintain_order=True)}
-    for _ in range(n):
-        picks = rng.integers(0, len(apps), len(apps))
-        yield pl.concat([parts[apps[i]].with_columns(pl.lit(f"{apps[i]}#{j}").alias("sample_draw"))
-                         for j, i in enumerate(picks)])
+    return np.stack([np.bincount(rng.integers(0, n_kernels, n_kernels), minlength=n_kernels) for _ in range(n)]
+                    ).astype(float) if n else np.zeros((0, n_kernels))
 
 
-def _resampled(frame: pl.DataFrame) -> pl.DataFrame:
-    """A drawn kernel's rows keep distinct sample ids per draw, so its ranking groups count once per draw."""
-    return frame.with_columns(pl.concat_str("sample", pl.lit("|"), "sample_draw").alias("sample")).drop("sample_draw")
+def _interval(xs: np.ndarray, level: float) -> tuple[float, float]:
+    xs = xs[np.isfinite(xs)]
+    if not len(xs):
+        return math.nan, math.nan
+    lo, hi = np.quantile(xs, ((1 - level) / 2, 1 - (1 - level) / 2))
+    return float(lo), float(hi)
 
 
-def bootstrap(df: pl.DataFrame, *, n: int = 500, seed: int = 0, level: float = 0.9) -> dict[str, dict]:
+def bootstrap(df: pl.DataFrame, *, n: int = 1000, seed: int = 0, level: float = 0.9) -> dict[str, dict]:
     """{metric: {"value", "lo", "hi"}}: the point estimate and a ``level`` percentile interval over
     ``n`` resamples of the kernels. Seeded: the same input gives the same interval."""
     point = score(df)
-    draws = [score(_resampled(r)) for r in _resamples(_checked(df), n, seed)]
-    q = ((1 - level) / 2, 1 - (1 - level) / 2)
+    st = _KernelStats(_checked(df))
+    vals = st.values(_draws(len(st.apps), n, seed))
     out = {}
     for m in METRICS:
-        xs = np.array([d[m] for d in draws if d[m] is not None], dtype=float)
-        lo, hi = (np.quantile(xs, q) if len(xs) else (math.nan, math.nan))
-        out[m] = {"value": point[m], "lo": float(lo), "hi": float(hi)}
+        lo, hi = _interval(vals[m], level)
+        out[m] = {"value": point[m], "lo": lo, "hi": hi}
     return out
 
 
-def compare(a: pl.DataFrame, b: pl.DataFrame, *, n: int = 500, seed: int = 0, level: float = 0.9) -> dict[str, dict]:
+def compare(a: pl.DataFrame, b: pl.DataFrame, *, n: int = 1000, seed: int = 0, level: float = 0.9) -> dict[str, dict]:
     """{metric: {"difference", "lo", "hi", "better"}}: metric(a) - metric(b), on the same kernel resamples.
 
     ``a`` and ``b`` must hold predictions for the same rows (joined on sample, source, target).
@@ -128,21 +221,17 @@ def compare(a: pl.DataFrame, b: pl.DataFrame, *, n: int = 500, seed: int = 0, le
     joined = _checked(a).join(_checked(b).select(*keys, pl.col("y_pred").alias("y_pred_b")), on=keys, how="inner")
     if joined.height != a.height or joined.height != b.height:
         raise ValueError(f"the two prediction sets cover different rows ({a.height} vs {b.height}, {joined.height} shared)")
-    pa, pb = score(joined), score(joined.with_columns(pl.col("y_pred_b").alias("y_pred")))
-    diffs = {m: [] for m in METRICS}
-    for r in _resamples(joined, n, seed):
-        r = _resampled(r)
-        sa, sb = score(r.drop("y_pred_b")), score(r.with_columns(pl.col("y_pred_b").alias("y_pred")).drop("y_pred_b"))
-        for m in METRICS:
-            if sa[m] is not None and sb[m] is not None:
-                diffs[m].append(sa[m] - sb[m])
-    q = ((1 - level) / 2, 1 - (1 - level) / 2)
+    fa, fb = joined.drop("y_pred_b"), joined.with_columns(pl.col("y_pred_b").alias("y_pred")).drop("y_pred_b")
+    pa, pb = score(fa), score(fb)
+    sa, sb = _KernelStats(fa), _KernelStats(fb)
+    W = _draws(len(sa.apps), n, seed)
+    va, vb = sa.values(W), sb.values(W)
     out = {}
     for m in METRICS:
         d = None if pa[m] is None or pb[m] is None else pa[m] - pb[m]
-        lo, hi = np.quantile(diffs[m], q) if diffs[m] else (math.nan, math.nan)
+        lo, hi = _interval(va[m] - vb[m], level)
         better = "neither"
         if lo > 0 or hi < 0:
             better = "a" if (hi < 0) != HIGHER_IS_BETTER[m] else "b"
-        out[m] = {"difference": d, "lo": float(lo), "hi": float(hi), "better": better}
+        out[m] = {"difference": d, "lo": lo, "hi": hi, "better": better}
     return out

@@ -95,46 +95,77 @@ class XammPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", "pe
         embedder that builds signatures of unseen targets is ``amm_embedder``, else the one the signatures
         were built with, looked up in ``embedders_dir`` (a registry's ``embedders_dir``) when given.
         """
+        self._check_schema(samples)
+        clean, report = drop_invalid(with_target(samples), self.config.feature_columns)
+        pairs = pair_relative(clean, tuple(self.config.keys), carry=self.config.feature_columns)
+        return self.fit_pairs(pairs, signatures, dataset=dataset, amm_embedder=amm_embedder,
+                              embedders_dir=embedders_dir, preprocessing=report)
+
+    def fit_pairs(self, pairs: pl.DataFrame, signatures: dict[str, Signature] | list[Signature] | None = None,
+                  *, dataset: str | None = None, amm_embedder: str | Path | None = None,
+                  embedders_dir: str | Path | None = None, preprocessing: dict | None = None,
+                  embedder=None, heads: tuple[str, ...] = ("noamm", "amm")) -> "XammPredictor":
+        """Train on labelled pairs: the key columns, ``source``, ``target``, ``relR`` and the source
+        sample's feature columns (a data set's official labels, such as ``xplat-rajaperf``'s pairs).
+
+        ``embedder``: a sample embedder already fitted on these pairs (it is not trained again; an
+        evaluation shares one across regressors). ``heads``: which regressors to fit, the embedding-only
+        one (``noamm``) and/or the one with AMMs (``amm``)."""
         cfg = self.config
         sigs = {s.target: s for s in signatures} if isinstance(signatures, list) else dict(signatures or {})
-        self._check_schema(samples)
-        clean, report = drop_invalid(with_target(samples), cfg.feature_columns)
-        pairs = pair_relative(clean, tuple(cfg.keys), carry=cfg.feature_columns)
+        self._check_schema(pairs)
         if pairs.is_empty():
             raise ValueError("no pairs of matching samples on different targets; relR needs the same app, params and "
                              f"configuration ({', '.join(cfg.keys)}) on at least two targets")
         targets = sorted(set(pairs.get_column("target")) | set(pairs.get_column("source")))
-        # supervised embedder: each sample -> its log relR to every training target (NaN where unpaired)
         keys = [k for k in cfg.keys if k in pairs.columns]
-        wide = (pairs.with_columns(pl.col("relR").log().alias("y"))
-                .pivot(on="target", index=[*keys, "source"], values="y", aggregate_function="mean"))
-        for t in targets:
-            if t not in wide.columns:
-                wide = wide.with_columns(pl.lit(None, dtype=pl.Float64).alias(t))
-        per_sample = clean.rename({"target": "source"}).join(wide, on=[*keys, "source"], how="inner", nulls_equal=True)
-        self.embedder = create_embedder(cfg.embedder, n_features=len(cfg.feature_columns),
-                                        feature_names=cfg.feature_columns, embed_dim=cfg.embed_dim, seed=cfg.seed)
-        Y = per_sample.select(targets).to_numpy().astype(float)
-        # with use_embedder=False only the normalisation statistics are used: no need to train
-        self.embedder.fit(per_sample, Y, epochs=cfg.epochs if cfg.use_embedder else 1)
+        per_sample = self._per_sample(pairs, keys, targets)
+        self.embedder = embedder if embedder is not None else self.fit_embedder(pairs)
         emb = self._embed(pairs)
         y = np.log(pairs.get_column("relR").to_numpy()) if cfg.log_target else pairs.get_column("relR").to_numpy()
         self.sources = sorted(set(pairs.get_column("source")))
         self.targets = targets
-        X0 = self._with_ids(emb, pairs.get_column("source").to_numpy(), pairs.get_column("target").to_numpy())
-        self.models["noamm"] = R.create_regressor(cfg.regressor, cfg.seed).fit(X0, y)
+        if "noamm" in heads:
+            X0 = self._with_ids(emb, pairs.get_column("source").to_numpy(), pairs.get_column("target").to_numpy())
+            self.models["noamm"] = R.create_regressor(cfg.regressor, cfg.seed).fit(X0, y)
         have = pairs.select(pl.col("source").is_in(list(sigs)) & pl.col("target").is_in(list(sigs))).to_series().to_numpy()
-        if have.any():
+        if have.any() and "amm" in heads:
             X = self._with_amm(emb[have], pairs.get_column("source").to_numpy()[have], pairs.get_column("target").to_numpy()[have], sigs)
             self.models["amm"] = R.create_regressor(cfg.regressor, cfg.seed).fit(X, y[have])
         self.signatures = {t: s for t, s in sigs.items() if t in targets}
         if amm_embedder is None and self.signatures and embedders_dir is not None:
             amm_embedder = local_embedder_path(next(iter(self.signatures.values())), embedders_dir)
         self.amm_embedder = load_embedder(str(amm_embedder)) if amm_embedder else None
-        self.training = {"dataset": dataset, "samples": clean.height, "pairs": pairs.height, "pairs_with_amm": int(have.sum()),
-                         "preprocessing": report, "apps": sorted(set(clean.get_column("app"))) if "app" in clean.columns else [],
+        self.training = {"dataset": dataset, "samples": per_sample.height, "pairs": pairs.height,
+                         "pairs_with_amm": int(have.sum()), "preprocessing": preprocessing or {},
+                         "apps": sorted(set(pairs.get_column("app"))) if "app" in pairs.columns else [],
                          "date": date.today().isoformat(), "xamm_version": __version__}
         return self
+
+    def fit_embedder(self, pairs: pl.DataFrame):
+        """A sample embedder of this config trained on labelled ``pairs``: each source sample's features ->
+        its log relR to every target."""
+        cfg = self.config
+        targets = sorted(set(pairs.get_column("target")) | set(pairs.get_column("source")))
+        per_sample = self._per_sample(pairs, [k for k in cfg.keys if k in pairs.columns], targets)
+        emb = create_embedder(cfg.embedder, n_features=len(cfg.feature_columns), feature_names=cfg.feature_columns,
+                              embed_dim=cfg.embed_dim, seed=cfg.seed)
+        Y = per_sample.select(targets).to_numpy().astype(float)
+        # with use_embedder=False only the normalisation statistics are used: no need to train
+        emb.fit(per_sample, Y, epochs=cfg.epochs if cfg.use_embedder else 1)
+        return emb
+
+    def _per_sample(self, pairs: pl.DataFrame, keys: list[str], targets: list[str]) -> pl.DataFrame:
+        """The supervised embedder's data: each source sample -> its log relR to every training target (NaN
+        where unpaired), with its features."""
+        wide = (pairs.with_columns(pl.col("relR").log().alias("y"))
+                .pivot(on="target", index=[*keys, "source"], values="y", aggregate_function="mean"))
+        for t in targets:
+            if t not in wide.columns:
+                wide = wide.with_columns(pl.lit(None, dtype=pl.Float64).alias(t))
+        feats = pairs.group_by([*keys, "source"], maintain_order=True).agg(
+            [pl.col(c).first() for c in self.config.feature_columns])
+        return feats.join(wide, on=[*keys, "source"], how="inner", nulls_equal=True)
 
     def _with_ids(self, emb, sources, targets) -> np.ndarray:
         """Without AMMs the model still needs to know the machines: one-hot source and target ids
@@ -203,6 +234,29 @@ class XammPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", "pe
         """Targets per profile, fastest first (smallest predicted relR), with their rank (1 = fastest)."""
         p = self.predict(profiles, source, targets, **kw)
         return p.sort("row", "relR").with_columns(pl.int_range(1, pl.len() + 1).over("row").alias("rank"))
+
+    def predict_pairs(self, pairs: pl.DataFrame, *, use_amm: bool = True,
+                      target_signatures: dict[str, Signature] | None = None) -> np.ndarray:
+        """relR for each row of ``pairs`` (``source``, ``target`` and the source sample's features): the AMM
+        model where both ends have signatures and ``use_amm``, else the embedding-only model."""
+        if not self.models:
+            raise RuntimeError("the predictor is not trained: fit() or from_pretrained() first")
+        self._check_schema(pairs)
+        unknown = sorted(set(pairs.get_column("source")) - set(self.sources))
+        if unknown:
+            raise UnknownSourceError(f"sources {unknown} were not seen in training; known: {', '.join(self.sources)}")
+        emb = self._embed(pairs)
+        src, tgt = pairs.get_column("source").to_numpy(), pairs.get_column("target").to_numpy()
+        sigs = {**self.signatures, **(target_signatures or {})}
+        amm = np.array([use_amm and "amm" in self.models and a in sigs and b in sigs for a, b in zip(src, tgt)], bool)
+        y = np.empty(len(src))
+        if amm.any():
+            y[amm] = R.predict(self.models["amm"], self._with_amm(emb[amm], src[amm], tgt[amm], sigs))
+        if (~amm).any():
+            if "noamm" not in self.models:
+                raise ValueError("this predictor was fitted with AMMs only; every pair needs signatures at both ends")
+            y[~amm] = R.predict(self.models["noamm"], self._with_ids(emb[~amm], src[~amm], tgt[~amm]))
+        return np.exp(y) if self.config.log_target else y
 
     # -- persistence ----------------------------------------------------------------------------
     def _save_pretrained(self, save_directory: Path) -> None:

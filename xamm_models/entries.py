@@ -1,0 +1,211 @@
+"""The benchmark's entries: baselines, the xAMM pipeline's variants and the controls, in one registry.
+
+An entry maps a :class:`FoldContext` to predicted relR for the fold's test pairs. Every entry sees only
+what the fold allows: the training pairs, and machine data (benchmark samples, AMMs) without the test
+kernels (:meth:`FoldContext.amm_embeddings` asserts it). ``list_entries("baseline/*")`` lists them.
+
+Experiments (the paper's): 1 raw features vs attention + AMMs per regressor; 2 sample embedders;
+3 with vs without AMMs, and the random-vector control; 4 AMM aggregation. Baselines run in every one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import polars as pl
+
+from xamm_data.registry import Registry
+from xamm_models import baselines as B
+from xamm_models.amm import make_signature
+from xamm_models.kernel_apps import FEATURES
+from xamm_models.regressors import list_regressors
+from xamm_models.samples import align_kernels, benchmark_samples
+from xamm_models.xplat import _in_config
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str
+    kind: str  # "baseline", "xamm" or "control"
+    experiments: frozenset[int]
+    predict: Callable[[FoldContext], np.ndarray]
+    schemes: frozenset[str] = frozenset({"kernel-group", "held-out-machine", "kernel"})
+    description: str = ""
+
+
+ENTRIES: Registry[Entry] = Registry("entry")
+BASELINES = ("baseline/pair-median", "baseline/pair-size-median", "baseline/roofline", "baseline/knn")  # simplest first
+_AMM_CACHE: dict = {}  # (data version, machine data exclusions, held-out machine, settings) -> AMM embeddings
+ALL = frozenset({1, 2, 3, 4})
+
+
+def entry(name: str, kind: str, experiments=ALL, schemes=None, description: str = ""):
+    """Decorator: register a prediction function as an entry."""
+    def deco(fn):
+        ENTRIES.add(name, Entry(name, kind, frozenset(experiments), fn,
+                                frozenset(schemes) if schemes else Entry.__dataclass_fields__["schemes"].default,
+                                description or (fn.__doc__ or "").strip().splitlines()[0]))
+        return fn
+    return deco
+
+
+def list_entries(pattern: str = "*") -> list[str]:
+    return ENTRIES.list(pattern)
+
+
+@dataclass
+class FoldContext:
+    """One fold's view: train/test pairs, machine data without the test kernels, and a model cache."""
+
+    ds: object
+    fold: object
+    epochs: int = 50
+    seed: int = 0
+    amm_min_coverage: float = 0.5
+    cache: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.train, self.test = self.fold.frames(self.ds.pairs)
+        hidden = list(self.fold.machine_exclude)
+        self.samples = self.ds.samples.filter(~pl.col("app").is_in(hidden))
+        runs, _ = _in_config(self.ds.runs)
+        self.runs = runs.filter(~pl.col("kernel").is_in(hidden))
+
+    def amm_embeddings(self):
+        """(embeddings and samples per target, kernels) of an attention AMM embedder trained without the test kernels."""
+        key = (self.ds.version, self.fold.machine_exclude, self.fold.held_out_machine, self.epochs, self.seed,
+               self.amm_min_coverage)
+        if key not in _AMM_CACHE:
+            _AMM_CACHE.clear()  # folds of one group come together: one entry is enough
+            _AMM_CACHE[key] = self._fit_amm_embeddings()
+        return _AMM_CACHE[key]
+
+    def _fit_amm_embeddings(self):
+        """Train the attention AMM embedder on the fold's machine data and embed every target's samples."""
+        from xamm_models.embedders import create_embedder  # imports torch: loaded on use
+
+        kernels = align_kernels(self.runs, "union", min_coverage=self.amm_min_coverage)
+        leak = set(kernels) & set(self.fold.test_kernels)
+        assert not leak, f"AMM kernels overlap the test fold: {sorted(leak)}"
+        samples = benchmark_samples(self.runs, kernels)
+        held = self.fold.held_out_machine
+        # a held-out machine is new: the embedder never trains on its runs, it only embeds them
+        fit_on = samples.filter(pl.col("machine") != held) if held else samples
+        emb = create_embedder("attention", n_features=len(kernels), feature_names=kernels, seed=self.seed)
+        emb.fit(fit_on, epochs=self.epochs)
+        return ({t: (emb.transform(p), p) for (t,), p in samples.group_by(["target"], maintain_order=True)}, kernels)
+
+    def signatures(self, aggregation: str = "l2") -> dict:
+        """The fold's AMM signatures (not registered), made as every signature is."""
+        key = f"sig/{aggregation}"
+        if key not in self.cache:
+            embs, kernels = self.amm_embeddings()
+            self.cache[key] = {t: make_signature(t, part, E, kernels, aggregation=aggregation, normalise="divide",
+                                                 embedder_id="attention.fold", embedder_revision="fold")
+                               for t, (E, part) in embs.items()}
+        return self.cache[key]
+
+    def random_signatures(self) -> dict:
+        """The control: each target's AMM replaced by a seeded random vector of the same length and norm."""
+        rng = np.random.default_rng(self.seed + 7919)
+        out = {}
+        for t, s in sorted(self.signatures("l2").items()):
+            v = rng.standard_normal(len(s.vector))
+            out[t] = s.model_copy(update={"vector": list(v / np.linalg.norm(v) * np.linalg.norm(s.vector))})
+        return out
+
+    def model(self, *, regressor: str = "xgboost", embedder: str = "attention", use_embedder: bool = True,
+              aggregation: str = "l2", random_amm: bool = False, heads: tuple[str, ...] = ("amm",)):
+        """A predictor fitted on the fold's training pairs (cached by its settings). One sample embedder per
+        (embedder, use_embedder) serves every regressor and AMM variant of the fold."""
+        key = ("model", regressor, embedder, use_embedder, aggregation, random_amm, heads)
+        if key not in self.cache:
+            from xamm_models.predictor import PredictorConfig, XammPredictor  # imports torch: loaded on use
+
+            cfg = PredictorConfig(feature_columns=list(FEATURES), epochs=self.epochs, seed=self.seed, regressor=regressor,
+                                  embedder=embedder, use_embedder=use_embedder)
+            sigs = self.random_signatures() if random_amm else (self.signatures(aggregation) if "amm" in heads else {})
+            m = XammPredictor(cfg)
+            ekey = ("embedder", embedder, use_embedder)
+            if ekey not in self.cache:
+                self.cache[ekey] = m.fit_embedder(self.train)
+            self.cache[key] = (m.fit_pairs(self.train, sigs, embedder=self.cache[ekey], heads=heads), sigs)
+        return self.cache[key]
+
+    def xamm(self, *, use_amm: bool = True, **kw) -> np.ndarray:
+        m, sigs = self.model(**kw)
+        return m.predict_pairs(self.test, use_amm=use_amm, target_signatures=sigs)
+
+    def baseline(self, fn) -> np.ndarray:
+        return fn(self.train, self.test, samples=self.samples, features=list(FEATURES))
+
+
+@entry("baseline/pair-median", "baseline")
+def _pair_median(ctx):
+    """median training relR of the (source, target) pair"""
+    return ctx.baseline(B.pair_median)
+
+
+@entry("baseline/pair-size-median", "baseline")
+def _pair_size_median(ctx):
+    """median training relR of the (source, target, size bucket)"""
+    return ctx.baseline(B.pair_size_median)
+
+
+@entry("baseline/roofline", "baseline")
+def _roofline(ctx):
+    """each target's bandwidth, flop rate and launch overhead from its own benchmark runs (no labels)"""
+    return ctx.baseline(B.roofline)
+
+
+@entry("baseline/knn", "baseline")
+def _knn(ctx):
+    """mean log relR of the 5 nearest training samples of the pair (raw features)"""
+    return ctx.baseline(B.knn)
+
+
+def _register_regressor_entries() -> None:
+    for reg in list_regressors():
+        main = reg == "xgboost"
+        ENTRIES.add(f"raw/{reg}", Entry(f"raw/{reg}", "xamm", frozenset({1, 3} if main else {1}),
+                                        lambda ctx, r=reg: ctx.xamm(use_amm=False, regressor=r, use_embedder=False,
+                                                                      heads=("noamm",)),
+                                        frozenset({"kernel-group", "held-out-machine", "kernel"}) if main
+                                        else frozenset({"kernel-group"}),
+                                        description=f"{reg} on the raw features and machine ids"))
+        ENTRIES.add(f"attention+amm/{reg}", Entry(
+            f"attention+amm/{reg}", "xamm", frozenset({1, 3} if main else {1}),
+            lambda ctx, r=reg: ctx.xamm(regressor=r, heads=("noamm", "amm") if r == "xgboost" else ("amm",)),
+            frozenset({"kernel-group", "held-out-machine", "kernel"}) if main else frozenset({"kernel-group"}),
+            description=f"the xAMM pipeline: attention embedding + AMM(source) + AMM(target) -> {reg}"))
+
+
+_register_regressor_entries()
+
+
+@entry("attention-no-amm/xgboost", "xamm", {3}, {"kernel-group", "held-out-machine"})
+def _no_amm(ctx):
+    """attention embedding + machine ids, no AMMs"""
+    return ctx.xamm(use_amm=False, heads=("noamm", "amm"))  # the same fitted model as attention+amm/xgboost
+
+
+@entry("control/random-amm/xgboost", "control", {3}, {"kernel-group", "held-out-machine"})
+def _random(ctx):
+    """the pipeline with each AMM replaced by a random vector of the same norm"""
+    return ctx.xamm(random_amm=True)
+
+
+def _register_embedder_entries() -> None:
+    for emb in ("mlp", "ae", "vae"):
+        ENTRIES.add(f"{emb}+amm/xgboost", Entry(f"{emb}+amm/xgboost", "xamm", frozenset({2}),
+                                                lambda ctx, e=emb: ctx.xamm(embedder=e), frozenset({"kernel-group"}),
+                                                f"{emb} sample embedding + AMMs -> xgboost"))
+    for agg in ("mean", "variance"):
+        ENTRIES.add(f"attention+amm-{agg}/xgboost", Entry(
+            f"attention+amm-{agg}/xgboost", "xamm", frozenset({4}), lambda ctx, a=agg: ctx.xamm(aggregation=a),
+            frozenset({"kernel-group"}), f"AMMs aggregated by {agg} (Algorithm 1) instead of L2"))
+
+
+_register_embedder_entries()
