@@ -45,6 +45,7 @@ def test_built_from_the_named_sources_with_a_stable_content_hash(ds, eval_store,
 def test_the_readme_names_the_sources_and_the_version(ds):
     from conftest import REPO
 
+    assert (REPO / "docs" / "eval" / "dataset-card.md").read_text() == ds.card()
     readme = (REPO / "README.md").read_text()
     for s in xplat.SOURCES:
         assert s.path in readme, s.path

@@ -33,11 +33,14 @@ def _per_target(ds) -> str:
            .join(p.group_by("target").len().rename({"len": "as_target"}), on="target", how="left")
            .fill_null(0).sort("target"))
     cfg = {c.target: c for c in xplat.CONFIGS}
-    rows = [[r["target"], cfg[r["target"]].release, cfg[r["target"]].compiler or "(not recorded)",
-             f"`{cfg[r['target']].compiler_flags}`" if cfg[r["target"]].compiler_flags else "(not recorded)",
-             cfg[r["target"]].variant, cfg[r["target"]].ranks or 1, r["samples"], r["kernels"], f"{r['lo']:,}–{r['hi']:,}",
-             r["as_source"], r["as_target"]] for r in per.iter_rows(named=True)]
-    return _table(rows, ["target", "release", "compiler", "flags", "variant", "ranks", "samples", "kernels", "problem sizes",
+    rows = []
+    for r in per.iter_rows(named=True):
+        c = cfg[r["target"]]
+        rows.append([r["target"], c.release, c.compiler or "(not recorded)",
+                     f"`{c.compiler_flags}`" if c.compiler_flags else "(not recorded)", c.variant,
+                     f"{c.ranks or 1} × {c.threads or 1}", r["samples"], r["kernels"], f"{r['lo']:,}–{r['hi']:,}",
+                     r["as_source"], r["as_target"]])
+    return _table(rows, ["target", "release", "compiler", "flags", "variant", "ranks × threads", "samples", "kernels", "problem sizes",
                          "pairs as source", "pairs as target"])
 
 

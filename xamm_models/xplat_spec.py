@@ -45,6 +45,7 @@ class TargetConfig(BaseModel):
     compiler_flags: str | None
     variant: str
     ranks: int | None
+    threads: int | None = 1  # OpenMP threads per rank (every Base_* run here is single-threaded)
     policy: str = "the variant's fastest tuning per kernel and size; trials averaged"
 
 
