@@ -216,3 +216,17 @@ def test_the_runs_do_not_depend_on_the_number_of_workers(ds, tmp_path):
         runs.append({k: v for k, v in json.loads((tmp_path / str(w) / "results.json").read_text()).items()
                      if k not in ("seconds", "settings")})
     assert runs[0] == runs[1]
+
+
+def test_runs_outside_the_declared_configuration_never_reach_a_label(ds, rajaperf_sets):
+    """The thicket-tutorial quartz set (g++ 10.3.1 builds at -O0..-O3 that record the same flags, other
+    compilers) mixed into the runs changes nothing but the count of runs left out."""
+    from xamm_ingest import read_rajaperf
+
+    extra = read_rajaperf(rajaperf_sets["tutorial_quartz"], workers=2).frame
+    assert extra.height > 1000 and "g++-10.3.1" in set(extra["compiler"])
+    mixed = pl.concat([ds.runs, extra.select(ds.runs.columns).cast(ds.runs.schema)])
+    again = XplatDataset(mixed)
+    assert again.version == ds.version
+    key = "runs outside the target's declared configuration"
+    assert again.drops["samples"][key] == ds.drops["samples"][key] + extra.height

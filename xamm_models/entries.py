@@ -142,28 +142,14 @@ class FoldContext:
         return fn(self.train, self.test, samples=self.samples, features=list(FEATURES))
 
 
-@entry("baseline/pair-median", "baseline")
-def _pair_median(ctx):
-    """median training relR of the (source, target) pair"""
-    return ctx.baseline(B.pair_median)
+def _register_baselines() -> None:
+    for name, fn in (("pair-median", B.pair_median), ("pair-size-median", B.pair_size_median),
+                     ("roofline", B.roofline), ("knn", B.knn)):
+        ENTRIES.add(f"baseline/{name}", Entry(f"baseline/{name}", "baseline", ALL, lambda ctx, f=fn: ctx.baseline(f),
+                                              description=fn.__doc__.strip().splitlines()[0]))
 
 
-@entry("baseline/pair-size-median", "baseline")
-def _pair_size_median(ctx):
-    """median training relR of the (source, target, size bucket)"""
-    return ctx.baseline(B.pair_size_median)
-
-
-@entry("baseline/roofline", "baseline")
-def _roofline(ctx):
-    """each target's bandwidth, flop rate and launch overhead from its own benchmark runs (no labels)"""
-    return ctx.baseline(B.roofline)
-
-
-@entry("baseline/knn", "baseline")
-def _knn(ctx):
-    """mean log relR of the 5 nearest training samples of the pair (raw features)"""
-    return ctx.baseline(B.knn)
+_register_baselines()
 
 
 def _register_regressor_entries() -> None:

@@ -61,23 +61,25 @@ def ingest_sources(data_dir: str | Path, store, *, workers: int = 2, progress: b
 def _config_frame() -> pl.DataFrame:
     return pl.DataFrame([c.model_dump() for c in CONFIGS],
                         schema={"target": pl.String, "release": pl.String, "compiler": pl.String,
-                                "compiler_flags": pl.String, "variant": pl.String,
-                                "ranks": pl.Int64, "threads": pl.Int64, "policy": pl.String})
+                                "compiler_flags": pl.String, "variant": pl.String, "ranks": pl.Int64,
+                                "threads": pl.Int64, "path_pattern": pl.String, "policy": pl.String})
 
 
 def _in_config(runs: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
     """Rows of ``runs`` inside their target's declared configuration, and counts of the rows left out."""
     cfg = _config_frame().select("target", pl.col("compiler").alias("_cc"), pl.col("compiler_flags").alias("_flags"),
                                  pl.col("variant").alias("_var"),
-                                 pl.col("ranks").alias("_ranks"), pl.col("threads").alias("_threads"), "release")
+                                 pl.col("ranks").alias("_ranks"), pl.col("threads").alias("_threads"),
+                                 "path_pattern", "release")
     r = runs.with_columns(Target.expr().alias("target")).join(cfg, on="target", how="left")
     declared = pl.col("_var").is_not_null()
     inside = (declared & (pl.col("variant") == pl.col("_var"))
               & pl.col("compiler").eq_missing(pl.col("_cc")) & pl.col("compiler_flags").eq_missing(pl.col("_flags"))
-              & pl.col("ranks").eq_missing(pl.col("_ranks")) & pl.col("threads").eq_missing(pl.col("_threads")))
+              & pl.col("ranks").eq_missing(pl.col("_ranks")) & pl.col("threads").eq_missing(pl.col("_threads"))
+              & pl.col("source_path").str.contains(pl.col("path_pattern")).fill_null(False))
     counts = r.select((~declared).sum().alias("runs of a target with no declared configuration"),
                       (declared & ~inside).sum().alias("runs outside the target's declared configuration"))
-    return r.filter(inside).drop("_cc", "_flags", "_var", "_ranks", "_threads"), {k: int(v) for k, v in counts.row(0, named=True).items()}
+    return r.filter(inside).drop("_cc", "_flags", "_var", "_ranks", "_threads", "path_pattern"), {k: int(v) for k, v in counts.row(0, named=True).items()}
 
 
 def samples(runs: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:

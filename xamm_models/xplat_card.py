@@ -70,7 +70,8 @@ RAJAPerf kernels as applications, for cross-platform relative-performance predic
 {src}
 
 ## Declared configuration per target
-Each target is measured in one configuration: {xplat.CONFIGS[0].policy}.
+Each target is measured in one configuration: {xplat.CONFIGS[0].policy}. Runs count only from files laid out as
+the named sources' (`source_path` matches: {'; '.join(f"{c.target} `{c.path_pattern}`" for c in xplat.CONFIGS)}).
 
 {_per_target(ds)}
 

@@ -46,16 +46,24 @@ class TargetConfig(BaseModel):
     variant: str
     ranks: int | None
     threads: int | None = 1  # OpenMP threads per rank (every Base_* run here is single-threaded)
+    path_pattern: str  # a regular expression the run's source_path matches: files laid out as the named source's
     policy: str = "the variant's fastest tuning per kernel and size; trials averaged"
 
 
+_FCR_FILES = r"(^|/)[A-Z0-9_]+_factor_\d+-kernel-run-data\.csv$"  # the FCR sweep's per-kernel, per-factor runs
 CONFIGS = (
     TargetConfig(target="quartz:cpu", release="1.10.0", compiler="g++-10.3.1",
-                 compiler_flags="-Ofast -march=native; -Wall -Wextra -g -O3", variant="Base_Seq", ranks=None),
+                 compiler_flags="-Ofast -march=native; -Wall -Wextra -g -O3", variant="Base_Seq", ranks=None,
+                 path_pattern=r"(^|/)gcc10\.3\.1_\d+/O3/\d+/Base_Seq-default\.cali$"),
     TargetConfig(target="lassen:gpu", release="1.10.0", compiler="clang++-10.0.1+nvcc-10.2.89",
-                 compiler_flags="-Wall -Wextra", variant="Base_CUDA", ranks=None),
-    TargetConfig(target="h100-node:cpu", release="v2026.04.1-RC", compiler=None, compiler_flags=None, variant="Base_Seq", ranks=4),
-    TargetConfig(target="h100-node:gpu", release="v2026.04.1-RC", compiler=None, compiler_flags=None, variant="Base_CUDA", ranks=4),
-    TargetConfig(target="mi300a-spx:cpu", release="v2026.04.1-RC", compiler=None, compiler_flags=None, variant="Base_Seq", ranks=4),
-    TargetConfig(target="mi300a-spx:gpu", release="v2026.04.1-RC", compiler=None, compiler_flags=None, variant="Base_HIP", ranks=4),
+                 compiler_flags="-Wall -Wextra", variant="Base_CUDA", ranks=None,
+                 path_pattern=r"(^|/)clang10\.0\.1_nvcc10\.2\.89_\d+/\d+/Base_CUDA-block_\d+\.cali$"),
+    TargetConfig(target="h100-node:cpu", release="v2026.04.1-RC", compiler=None, compiler_flags=None, variant="Base_Seq", ranks=4,
+                 path_pattern=_FCR_FILES),
+    TargetConfig(target="h100-node:gpu", release="v2026.04.1-RC", compiler=None, compiler_flags=None, variant="Base_CUDA", ranks=4,
+                 path_pattern=_FCR_FILES),
+    TargetConfig(target="mi300a-spx:cpu", release="v2026.04.1-RC", compiler=None, compiler_flags=None, variant="Base_Seq", ranks=4,
+                 path_pattern=_FCR_FILES),
+    TargetConfig(target="mi300a-spx:gpu", release="v2026.04.1-RC", compiler=None, compiler_flags=None, variant="Base_HIP", ranks=4,
+                 path_pattern=_FCR_FILES),
 )
