@@ -17,7 +17,7 @@ from xamm_ingest import ingest_rajaperf  # noqa: E402
 from xamm_models import regressors as R  # noqa: E402
 from xamm_models.amm import build_signatures  # noqa: E402
 from xamm_models.kernel_apps import FEATURES, kernel_app_samples  # noqa: E402
-from xamm_models.predictor import FeatureSchemaError, UnknownSourceError, XammPredictor  # noqa: E402
+from xamm_models.predictor import FeatureSchemaError, UnknownSourceError, UnknownTargetError, XammPredictor  # noqa: E402
 from xamm_models.relperf import drop_invalid, pair_relative  # noqa: E402
 from xamm_models.signatures import SignatureRegistry  # noqa: E402
 
@@ -112,6 +112,13 @@ def test_refusals(world):
     src = test.filter(pl.col("machine") == "quartz")
     with pytest.raises(UnknownSourceError, match="not seen in training"):
         pred.predict(src, "ruby:cpu", ["quartz:cpu"])
+    with pytest.raises(UnknownSourceError, match="Did you mean 'quartz:cpu'"):
+        pred.predict(src, "quarts:cpu", ["lassen:gpu"])
+    # a typo of a target, and a target with neither training data nor benchmark runs, are refused
+    with pytest.raises(UnknownTargetError, match="Did you mean 'lassen:gpu'.*target_benchmarks"):
+        pred.predict(src, "quartz:cpu", ["lasen:gpu"])
+    with pytest.raises(UnknownTargetError, match="unknown target 'newgpu:gpu'"):
+        pred.predict(src, "quartz:cpu", ["lassen:gpu", "newgpu:gpu"], use_amm=False)
     with pytest.raises(FeatureSchemaError, match="f_log_bandwidth"):
         pred.predict(src.drop("f_log_bandwidth"), "quartz:cpu", ["lassen:gpu"])
     with pytest.raises(FeatureSchemaError, match="not numeric"):
@@ -222,3 +229,16 @@ def test_skops_file_with_a_foreign_type_is_refused(tmp_path):
     sio.dump(FunctionTransformer(func=os.getcwd), tmp_path / "m.skops")  # a file that would call a function
     with pytest.raises(PermissionError, match="posix.getcwd"):
         R.load_regressor("random_forest", tmp_path / "m")
+
+
+def test_xamm_predict_exits_1_on_an_unknown_target(world, tmp_path, capsys):
+    from xamm_data.cli import main as xamm
+
+    pred, test = world["pred"], world["test"]
+    pred.save_pretrained(tmp_path / "model")
+    test.filter(pl.col("machine") == "quartz").write_parquet(tmp_path / "p.parquet")
+    argv = ["predict", str(tmp_path / "p.parquet"), "--source", "quartz:cpu", "--model", str(tmp_path / "model")]
+    assert xamm([*argv, "--target", "lasen:gpu"]) == 1
+    err = capsys.readouterr().err
+    assert "Did you mean 'lassen:gpu'" in err and "--target-benchmarks" in err
+    assert xamm([*argv, "--target", "lassen:gpu"]) == 0

@@ -20,8 +20,10 @@ from xamm_data.registry import Registry
 from xamm_models import baselines as B
 from xamm_models.amm import make_signature
 from xamm_models.kernel_apps import FEATURES
+from xamm_models.physics import physics_signatures
 from xamm_models.regressors import list_regressors
 from xamm_models.samples import align_kernels, benchmark_samples
+from xamm_models.stacked import VARIANTS, StackedModel, choose
 from xamm_models.xplat import _in_config
 
 
@@ -138,6 +140,23 @@ class FoldContext:
         m, sigs = self.model(**kw)
         return m.predict_pairs(self.test, use_amm=use_amm, target_signatures=sigs)
 
+    def physics(self) -> dict:
+        """The fold's physics signatures, from its machine data (never the test kernels)."""
+        if "physics" not in self.cache:
+            self.cache["physics"] = physics_signatures(self.samples)
+        return self.cache["physics"]
+
+    def stacked(self, variant: str) -> np.ndarray:
+        """The stacked model's relR for the test pairs; ``default`` is the variant chosen on the validation pairs."""
+        amms = self.signatures("l2") if "attention" in variant or variant == "default" else None
+        if variant == "default":
+            if "stacked-choice" not in self.cache:
+                valid = np.isin(self.fold.train, self.fold.valid)
+                self.cache["stacked-choice"] = choose(self.physics(), self.train, valid, amms, self.seed)
+            variant = self.cache["stacked-choice"][0]
+        m = StackedModel(variant, self.seed).fit(self.physics(), self.train, amms)
+        return m.predict(self.physics(), self.test, amms)
+
     def baseline(self, fn) -> np.ndarray:
         return fn(self.train, self.test, samples=self.samples, features=list(FEATURES))
 
@@ -150,6 +169,21 @@ def _register_baselines() -> None:
 
 
 _register_baselines()
+
+
+def _register_stacked() -> None:
+    what = {"prior": "the physics prior alone: modelled time ratio from the targets' own benchmark runs (no labels)",
+            "residual": "physics prior + boosted residual on the source sample's efficiency (no signatures)",
+            "physics": "physics prior + residual with the physics signatures of both ends",
+            "attention": "physics prior + residual with the attention AMMs of both ends",
+            "physics+attention": "physics prior + residual with physics signatures and attention AMMs"}
+    for v in (*VARIANTS, "default"):
+        ENTRIES.add(f"stacked/{v}", Entry(f"stacked/{v}", "xamm", ALL, lambda ctx, v=v: ctx.stacked(v),
+                                          description=what.get(v, "the stacked variant chosen on the fold's "
+                                                                   "validation pairs (issue 13's default)")))
+
+
+_register_stacked()
 
 
 def _register_regressor_entries() -> None:

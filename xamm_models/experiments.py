@@ -55,7 +55,7 @@ def _entries_for(scheme: str, experiments, settings: EvalSettings) -> list[str]:
         e = ENTRIES.get(n)
         if scheme not in e.schemes or not (e.kind == "baseline" or e.experiments & set(experiments)):
             continue
-        if settings.quick and e.kind != "baseline" and "xgboost" not in n:
+        if settings.quick and e.kind != "baseline" and "xgboost" not in n and not n.startswith("stacked/"):
             continue
         names.append(n)
     return names

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from xamm_data._version import __version__
 from xamm_data.hub import hub_endpoint, hub_offline
+from xamm_data.registry import UnknownNameError
 from xamm_models import regressors as R
 from xamm_models.amm import local_embedder_path, signature_from_runs
 from xamm_models.embedders import create_embedder, load_embedder
@@ -55,6 +56,19 @@ class FeatureSchemaError(ValueError):
 
 class UnknownSourceError(ValueError):
     """A source machine the predictor was not trained with."""
+
+
+class UnknownTargetError(ValueError):
+    """A target the predictor knows nothing about: not in training, and no signature or benchmark runs given."""
+
+
+ADD_A_TARGET = ("to predict for a new machine, give its RAJAPerf runs: predict(..., target_benchmarks=runs) or "
+                "xamm predict --target-benchmarks STORE")
+
+
+def _unknown(kind: str, name: str, known: list[str]) -> str:
+    """The message of an unknown source or target: the known names and the closest one (did you mean)."""
+    return str(UnknownNameError(kind, name, sorted(known), cutoff=0.6))
 
 
 class XammPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", "performance-prediction"],
@@ -210,12 +224,15 @@ class XammPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", "pe
         if not self.models:
             raise RuntimeError("the predictor is not trained: fit() or from_pretrained() first")
         if source not in self.sources:
-            raise UnknownSourceError(f"source {source!r} was not seen in training; the reference machine must be one of "
-                                     f"{', '.join(self.sources)}")
+            raise UnknownSourceError(f"source {source!r} was not seen in training: {_unknown('source', source, self.sources)}")
         self._check_schema(profiles)
-        emb = self._embed(profiles)
         built = self.signatures_from_benchmarks(target_benchmarks) if target_benchmarks is not None else {}
         sigs = {**self.signatures, **built, **(target_signatures or {})}
+        known = sorted(set(self.targets) | set(sigs))
+        for t in targets:
+            if t not in known:
+                raise UnknownTargetError(f"{_unknown('target', t, known)}; {ADD_A_TARGET}")
+        emb = self._embed(profiles)
         out = []
         row_id = np.arange(profiles.height)
         for t in targets:

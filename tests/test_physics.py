@@ -1,0 +1,77 @@
+"""Physics machine models and the stacked model, against hand computations and a synthetic law."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+from xamm_models.physics import modelled_time, physics_signature
+
+
+def samples(rows):
+    return pl.DataFrame(rows, schema=["target", "time_per_rep_s", "bytes_per_rep", "flops_per_rep", "kernels_per_rep"],
+                        orient="row")
+
+
+def machine(bw_small, bw_large, flop_rate, overhead, n=8):
+    """Kernels on a made-up machine: streaming kernels at small (2^20 B) and large (2^30 B) working sets,
+    compute-bound ones, and tiny launches that only pay the overhead."""
+    rows = []
+    for i in range(n):
+        b = 2.0 ** 20 * (1 + i / 100)
+        rows.append(("m:gpu", b / bw_small + overhead, b, 0.0, 1.0))
+        B = 2.0 ** 30 * (1 + i / 100)
+        rows.append(("m:gpu", B / bw_large + overhead, B, 0.0, 1.0))
+        f = 1e12 * (1 + i / 100)
+        rows.append(("m:gpu", f / flop_rate + overhead, 8.0, f, 1.0))
+        rows.append(("m:gpu", overhead, 0.0, 0.0, 1.0))
+    return samples(rows)
+
+
+def test_the_signature_recovers_a_known_machine():
+    sig = physics_signature("m:gpu", machine(bw_small=1e10, bw_large=1e12, flop_rate=5e13, overhead=4e-6))
+    assert sig.overhead_s == pytest.approx(4e-6)
+    assert sig.flop_rate == pytest.approx(5e13, rel=1e-6)
+    # the bandwidth curve shows two regimes (launch overhead removed before dividing)
+    assert sig.bandwidth(np.array([2.0 ** 20]))[0] == pytest.approx(1e10, rel=0.05)
+    assert sig.bandwidth(np.array([2.0 ** 30]))[0] == pytest.approx(1e12, rel=0.05)
+    rows = pl.DataFrame({"bytes_per_rep": [2.0 ** 30], "flops_per_rep": [1e9], "kernels_per_rep": [3.0]})
+    want = max(2.0 ** 30 / sig.bandwidth(np.array([2.0 ** 30 / 3]))[0], 1e9 / 5e13) + 3 * 4e-6
+    assert modelled_time(sig, rows)[0] == pytest.approx(want)
+    assert sig.vector(np.array([2.0 ** 30])).shape == (1, 3)
+
+
+def test_the_stacked_prior_is_the_modelled_ratio_and_the_residual_learns_what_it_misses():
+    pytest.importorskip("xgboost", reason="the models extra is not installed")
+    from xamm_models.stacked import StackedModel, choose, log_prior
+
+    sigs = {"a:cpu": physics_signature("a:cpu", machine(1e10, 1e11, 1e12, 1e-6)),
+            "b:gpu": physics_signature("b:gpu", machine(1e10, 1e12, 5e13, 5e-6))}
+    rng = np.random.default_rng(0)
+    n = 400
+    b = 2.0 ** rng.uniform(12, 32, n)
+    f = b * 10 ** rng.uniform(-2, 1, n)
+    eff = rng.uniform(0, 1, n)  # how far below the roofline the source runs the kernel
+    pairs = pl.DataFrame({"source": ["a:cpu"] * n, "target": ["b:gpu"] * n, "bytes_per_rep": b, "flops_per_rep": f,
+                          "kernels_per_rep": np.ones(n), "iterations_per_rep": np.full(n, 1e6),
+                          "f_log_s_per_iter": np.zeros(n), "f_arith_intensity": f / b, "f_log_problem_size": np.full(n, 6.0)})
+    src = np.exp(np.log(10) * eff) * np.asarray([*map(float, (
+        np.maximum(b / sigs["a:cpu"].bandwidth(b), f / sigs["a:cpu"].flop_rate) + sigs["a:cpu"].overhead_s))])
+    prior = np.exp(log_prior(sigs, pairs))
+    # truth: the target runs at its model; the source is eff decades slower than its own model
+    rel = prior * (np.maximum(b / sigs["a:cpu"].bandwidth(b), f / sigs["a:cpu"].flop_rate)
+                   + sigs["a:cpu"].overhead_s) / src
+    pairs = pairs.with_columns(pl.Series("runtime_source", src / 1e6), pl.Series("relR", rel))
+    only_prior = StackedModel("prior").fit(sigs, pairs).predict(sigs, pairs)
+    assert only_prior == pytest.approx(prior)
+    train, test = pairs[:300], pairs[300:]
+    learned = StackedModel("residual").fit(sigs, train).predict(sigs, test)
+    err = lambda p: np.median(np.abs(np.log10(p / test["relR"].to_numpy())))  # noqa: E731
+    assert err(learned) < 0.1 < err(StackedModel("prior").predict(sigs, test))  # the source's efficiency is learned
+    valid = np.zeros(300, bool)
+    valid[200:] = True
+    best, scores = choose(sigs, train, valid, variants=("prior", "residual"))
+    assert best == "residual" and scores["residual"] > scores["prior"]
+    with pytest.raises(ValueError, match="unknown stacked variant"):
+        StackedModel("magic")

@@ -1,0 +1,102 @@
+"""Physics machine models: what a target sustains, measured from its own benchmark runs.
+
+A :class:`PhysicsSignature` holds three interpretable parts, each a robust statistic of the target's
+benchmark samples (``time_per_rep_s``, ``bytes_per_rep``, ``flops_per_rep``, ``kernels_per_rep``):
+
+* ``overhead_s``: the per-launch (GPU) or per-loop (CPU) cost, the 5th percentile of time per launch;
+* ``flop_rate``: the 90th percentile of the achieved flop rate, launch overhead removed;
+* a bandwidth curve over the working set per launch (``bytes_per_rep / kernels_per_rep``), in bins of
+  :data:`BIN_OCTAVES` octaves: the 90th percentile of the achieved bandwidth in each bin, launch overhead
+  removed. This is where the cache and latency regimes show: a CPU streams small working sets from cache
+  faster than from memory, a GPU reaches its bandwidth only once a launch moves enough bytes.
+
+:func:`modelled_time` is then max(bytes / BW(working set), flops / F) + overhead x launches, per rep.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+from pydantic import BaseModel, ConfigDict
+
+BIN_OCTAVES = 2.0
+QUANTILE = 0.9
+OVERHEAD_QUANTILE = 0.05
+MIN_PER_BIN = 3
+
+
+class PhysicsSignature(BaseModel):
+    """A target's sustained bandwidth curve, compute rate and launch overhead (see the module docstring)."""
+
+    model_config = ConfigDict(frozen=True)
+    target: str
+    overhead_s: float
+    flop_rate: float
+    bw_log2_ws: list[float]  # bin centres: log2 of bytes per launch
+    bw: list[float]  # bytes/s sustained in each bin
+    n_samples: int
+
+    def bandwidth(self, ws: np.ndarray) -> np.ndarray:
+        """Sustained bytes/s at working sets ``ws`` (bytes per launch): interpolated in log space, clamped."""
+        x = np.log2(np.clip(np.asarray(ws, dtype=float), 1.0, None))
+        return np.exp(np.interp(x, self.bw_log2_ws, np.log(self.bw)))
+
+    def vector(self, ws: np.ndarray) -> np.ndarray:
+        """Features for a learned model at working sets ``ws``: log10 of bandwidth there, flop rate, overhead."""
+        n = len(np.atleast_1d(ws))
+        return np.column_stack([np.log10(self.bandwidth(ws)), np.full(n, np.log10(self.flop_rate)),
+                                np.full(n, np.log10(self.overhead_s))])
+
+
+def _launches(df: pl.DataFrame) -> np.ndarray:
+    return np.clip(df.get_column("kernels_per_rep").fill_null(1.0).to_numpy().astype(float), 1.0, None)
+
+
+def physics_signature(target: str, samples: pl.DataFrame) -> PhysicsSignature:
+    """The signature of one target from its benchmark samples (one row per kernel and size)."""
+    t = samples.get_column("time_per_rep_s").to_numpy().astype(float)
+    b = samples.get_column("bytes_per_rep").fill_null(0.0).to_numpy().astype(float)
+    f = samples.get_column("flops_per_rep").fill_null(0.0).to_numpy().astype(float)
+    n = _launches(samples)
+    overhead = float(np.quantile(t / n, OVERHEAD_QUANTILE))
+    busy = np.clip(t - overhead * n, 0.1 * t, None)  # never credit more than 90% of a rep to overhead
+    fr = f[f > 0] / busy[f > 0]
+    flop_rate = float(np.quantile(fr, QUANTILE)) if len(fr) else 1.0
+    ws = np.log2(np.clip(b / n, 1.0, None))
+    bw = b / busy
+    edges = np.arange(np.floor(ws[b > 0].min()), np.ceil(ws[b > 0].max()) + BIN_OCTAVES, BIN_OCTAVES) \
+        if (b > 0).any() else np.array([0.0, BIN_OCTAVES])
+    centres, values = [], []
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        inside = (b > 0) & (ws >= lo) & (ws < hi)
+        if inside.sum() >= MIN_PER_BIN:
+            centres.append(float((lo + hi) / 2))
+            values.append(float(np.quantile(bw[inside], QUANTILE)))
+    if not centres:
+        centres, values = [0.0], [float(np.quantile(bw[b > 0], QUANTILE)) if (b > 0).any() else 1.0]
+    return PhysicsSignature(target=target, overhead_s=overhead, flop_rate=flop_rate, bw_log2_ws=centres, bw=values,
+                            n_samples=samples.height)
+
+
+def physics_signatures(samples: pl.DataFrame) -> dict[str, PhysicsSignature]:
+    """One signature per ``target`` of the benchmark samples."""
+    return {t: physics_signature(t, part) for (t,), part in samples.group_by(["target"], maintain_order=True)}
+
+
+def modelled_time(sig: PhysicsSignature, rows: pl.DataFrame) -> np.ndarray:
+    """Seconds per rep of each row (``bytes_per_rep``, ``flops_per_rep``, ``kernels_per_rep``) on ``sig``'s target."""
+    b = rows.get_column("bytes_per_rep").fill_null(0.0).to_numpy().astype(float)
+    f = rows.get_column("flops_per_rep").fill_null(0.0).to_numpy().astype(float)
+    n = _launches(rows)
+    return np.maximum(b / sig.bandwidth(b / n), f / sig.flop_rate) + sig.overhead_s * n
+
+
+def modelled_per_end(sigs: dict[str, PhysicsSignature], pairs: pl.DataFrame, end: str) -> np.ndarray:
+    """Modelled seconds per rep of each pair's kernel on its ``end`` ("source" or "target"); NaN if unknown."""
+    out = np.full(pairs.height, np.nan)
+    ends = pairs.get_column(end).to_numpy()
+    for t in np.unique(ends):
+        if t in sigs:
+            m = ends == t
+            out[m] = modelled_time(sigs[t], pairs.filter(pl.Series(m)))
+    return out

@@ -1,0 +1,116 @@
+"""A stacked relR model: a physics prior from the machines' own benchmark runs, and a learned residual.
+
+prior = modelled time on the target / modelled time on the source (:mod:`xamm_models.physics`);
+log relR = log prior + g(features), where g is gradient boosting on:
+
+* the source sample's efficiency: log10(measured / modelled time per rep on the source), its time per
+  iteration, arithmetic intensity, problem size and bytes per launch, the devices at both ends;
+* optionally the physics signatures of source and target at the kernel's working set (``physics``), and
+  the attention AMMs (``attention``).
+
+:class:`StackedModel` ``variant`` names the feature set; ``"prior"`` is the prior alone. :func:`choose`
+picks a variant on a fold's validation pairs (never its test pairs).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from xamm_models.physics import PhysicsSignature, modelled_per_end
+
+VARIANTS = ("prior", "residual", "physics", "attention", "physics+attention")
+
+
+def _xgb(seed: int):
+    from xgboost import XGBRegressor  # models extra, imported on use
+
+    return XGBRegressor(n_estimators=300, max_depth=4, learning_rate=0.05, subsample=0.9, colsample_bytree=0.9,
+                        random_state=seed, n_jobs=1, tree_method="hist")
+
+
+def log_prior(sigs: dict[str, PhysicsSignature], pairs: pl.DataFrame) -> np.ndarray:
+    """log(modelled time on the target / modelled time on the source) per pair."""
+    return np.log(modelled_per_end(sigs, pairs, "target") / modelled_per_end(sigs, pairs, "source"))
+
+
+def _base(sigs, pairs: pl.DataFrame) -> np.ndarray:
+    measured = (pairs.get_column("runtime_source") * pairs.get_column("iterations_per_rep")).to_numpy()
+    eff = np.log10(measured / modelled_per_end(sigs, pairs, "source"))
+    launches = np.clip(pairs.get_column("kernels_per_rep").fill_null(1.0).to_numpy(), 1.0, None)
+    ws = np.log10(np.clip(pairs.get_column("bytes_per_rep").fill_null(0.0).to_numpy() / launches, 1.0, None))
+    dev = [pairs.get_column(c).str.ends_with(":gpu").cast(pl.Float64).to_numpy() for c in ("source", "target")]
+    return np.column_stack([log_prior(sigs, pairs) / np.log(10), eff, pairs.get_column("f_log_s_per_iter").to_numpy(),
+                            np.log10(1 + pairs.get_column("f_arith_intensity").to_numpy().clip(0, None)),
+                            pairs.get_column("f_log_problem_size").to_numpy(), ws, *dev])
+
+
+def _physics(sigs, pairs: pl.DataFrame) -> np.ndarray:
+    launches = np.clip(pairs.get_column("kernels_per_rep").fill_null(1.0).to_numpy(), 1.0, None)
+    ws = pairs.get_column("bytes_per_rep").fill_null(0.0).to_numpy() / launches
+    cols = []
+    for end in ("source", "target"):
+        ends = pairs.get_column(end).to_numpy()
+        block = np.full((pairs.height, 3), np.nan)
+        for t in np.unique(ends):
+            if t in sigs:
+                m = ends == t
+                block[m] = sigs[t].vector(ws[m])
+        cols.append(block)
+    return np.hstack(cols)
+
+
+def _attention(amms: dict, pairs: pl.DataFrame) -> np.ndarray:
+    dim = len(next(iter(amms.values())).vector)
+    rows = []
+    for end in ("source", "target"):
+        vec = {t: np.asarray(s.vector) for t, s in amms.items()}
+        rows.append(np.stack([vec.get(t, np.full(dim, np.nan)) for t in pairs.get_column(end).to_list()]))
+    return np.hstack(rows)
+
+
+class StackedModel:
+    """Physics prior + a learned residual in log relR (see the module docstring)."""
+
+    def __init__(self, variant: str = "physics", seed: int = 0):
+        if variant not in VARIANTS:
+            raise ValueError(f"unknown stacked variant {variant!r}; expected one of {', '.join(VARIANTS)}")
+        self.variant, self.seed, self.model = variant, seed, None
+
+    def features(self, sigs, pairs: pl.DataFrame, amms: dict | None = None) -> np.ndarray:
+        parts = [_base(sigs, pairs)]
+        if "physics" in self.variant:
+            parts.append(_physics(sigs, pairs))
+        if "attention" in self.variant:
+            parts.append(_attention(amms, pairs))
+        return np.hstack(parts)
+
+    def fit(self, sigs, pairs: pl.DataFrame, amms: dict | None = None) -> "StackedModel":
+        if self.variant != "prior":
+            y = np.log(pairs.get_column("relR").to_numpy()) - log_prior(sigs, pairs)
+            self.model = _xgb(self.seed).fit(self.features(sigs, pairs, amms), y)
+        return self
+
+    def predict(self, sigs, pairs: pl.DataFrame, amms: dict | None = None) -> np.ndarray:
+        """Predicted relR of each pair."""
+        out = log_prior(sigs, pairs)
+        if self.model is not None:
+            out = out + self.model.predict(self.features(sigs, pairs, amms))
+        return np.exp(out)
+
+
+def choose(sigs, train: pl.DataFrame, valid_mask: np.ndarray, amms: dict | None = None, seed: int = 0,
+           variants=VARIANTS) -> tuple[str, dict[str, float]]:
+    """The variant with the highest fraction within 2x on the validation pairs (fit on the rest of train);
+    ties go to the simpler variant. Returns (variant, {variant: validation score})."""
+    fit_on, val = train.filter(pl.Series(~valid_mask)), train.filter(pl.Series(valid_mask))
+    if val.is_empty() or fit_on.is_empty():
+        return "physics", {}
+    scores = {}
+    for v in variants:
+        if "attention" in v and not amms:
+            continue
+        p = StackedModel(v, seed).fit(sigs, fit_on, amms).predict(sigs, val, amms)
+        err = np.abs(np.log10(p / val.get_column("relR").to_numpy()))
+        scores[v] = float(np.mean(err <= np.log10(2) + 1e-12))
+    return max(scores, key=lambda v: scores[v]), scores
