@@ -67,7 +67,7 @@ def physics_signature(target: str, samples: pl.DataFrame) -> PhysicsSignature:
     edges = np.arange(np.floor(ws[b > 0].min()), np.ceil(ws[b > 0].max()) + BIN_OCTAVES, BIN_OCTAVES) \
         if (b > 0).any() else np.array([0.0, BIN_OCTAVES])
     centres, values = [], []
-    for lo, hi in zip(edges[:-1], edges[1:]):
+    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
         inside = (b > 0) & (ws >= lo) & (ws < hi)
         if inside.sum() >= MIN_PER_BIN:
             centres.append(float((lo + hi) / 2))

@@ -265,7 +265,7 @@ class XammPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", "pe
         emb = self._embed(pairs)
         src, tgt = pairs.get_column("source").to_numpy(), pairs.get_column("target").to_numpy()
         sigs = {**self.signatures, **(target_signatures or {})}
-        amm = np.array([use_amm and "amm" in self.models and a in sigs and b in sigs for a, b in zip(src, tgt)], bool)
+        amm = np.array([use_amm and "amm" in self.models and a in sigs and b in sigs for a, b in zip(src, tgt, strict=True)], bool)
         y = np.empty(len(src))
         if amm.any():
             y[amm] = R.predict(self.models["amm"], self._with_amm(emb[amm], src[amm], tgt[amm], sigs))
