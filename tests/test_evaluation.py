@@ -127,13 +127,26 @@ def test_official_splits(ds):
         ds.get_idx_split("random")
 
 
-def test_fold_machine_data_never_holds_the_test_kernels(ds):
+def test_fold_machine_data_never_holds_the_test_kernels(ds, monkeypatch):
     pytest.importorskip("torch", reason="the models extra (torch) is not installed")
-    from xamm_models.entries import FoldContext
+    from xamm_models import embedders
+    from xamm_models.entries import _AMM_CACHE, FoldContext
 
+    seen = []
+    make = embedders.create_embedder
+
+    def recording(*a, **kw):  # records which machines the AMM embedder trains on
+        emb = make(*a, **kw)
+        fit = emb.fit
+        emb.fit = lambda X, *fa, **fk: (seen.append(set(X["machine"])), fit(X, *fa, **fk))[1]
+        return emb
+
+    monkeypatch.setattr(embedders, "create_embedder", recording)
+    _AMM_CACHE.clear()
     fold = next(f for f in ds.get_idx_split("held-out-machine") if f.name.startswith("Apps"))
     ctx = FoldContext(ds, fold, epochs=2)
     _, kernels = ctx.amm_embeddings()
+    assert seen and all("mi300a-spx" not in s for s in seen) and "h100-node" in seen[0]  # it never trained on it
     assert kernels and not set(kernels) & set(fold.test_kernels)
     assert not set(ctx.samples["app"]) & set(fold.test_kernels) and not set(ctx.runs["kernel"]) & set(fold.test_kernels)
     assert {"mi300a-spx:cpu", "mi300a-spx:gpu"} <= set(ctx.signatures())  # built from its runs, not its labels
