@@ -169,11 +169,12 @@ def _fold_sizes(preds: dict[str, pl.DataFrame]) -> dict[str, int]:
 
 
 def _clean(x):
-    """JSON-safe: NaN becomes null (a metric with no defined value), tuples lists."""
+    """JSON-safe and compact: NaN becomes null (a metric with no defined value), tuples lists, floats keep 6
+    significant digits (the report shows at most 3)."""
     if isinstance(x, dict):
         return {str(k): _clean(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
         return [_clean(v) for v in x]
-    if isinstance(x, float) and math.isnan(x):
-        return None
+    if isinstance(x, float):
+        return None if math.isnan(x) else float(f"{x:.6g}")
     return x
