@@ -107,11 +107,11 @@ def _add_run_predict_eval(sub) -> None:
     e = sub.add_parser("eval", help="every entry of the xplat-rajaperf benchmark on its official folds",
                        epilog="examples:\n"
                               "  xamm eval --data-dir ../shared/data --out eval-out     build the data set from its "
-                              "named sources, run everything (~15 min)\n"
-                              "  xamm eval --data-dir ../shared/data --quick --out q   fewer epochs and folds (~2 min)\n"
+                              "named sources, run everything (about 5 min on 2 cores)\n"
+                              "  xamm eval --data-dir ../shared/data --quick --out q   fewer epochs and entries (under a minute)\n"
                               "  xamm eval --experiment 3 --store ./store --json\n"
                               "  xamm eval --readme README.md --out docs/eval           rewrite the README's results "
-                              "block from docs/eval/results.json (no run)",
+                              "block and results.md from the JSON (no run)",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     e.add_argument("--experiment", default="all", choices=["1", "2", "3", "4", "all"])
     e.add_argument("--out", type=Path, default=Path("eval-out"))
@@ -122,7 +122,7 @@ def _add_run_predict_eval(sub) -> None:
     e.add_argument("--seed", type=int, default=0)
     e.add_argument("--held-out-machine", default="mi300a-spx", help="machine left out of training ('' for none)")
     e.add_argument("--no-loko", action="store_true", help="skip leave-one-kernel-out")
-    e.add_argument("--quick", action="store_true", help="5 epochs, XGBoost entries only, no leave-one-kernel-out")
+    e.add_argument("--quick", action="store_true", help="5 epochs, baselines and the XGBoost and stacked entries only, no leave-one-kernel-out")
     e.add_argument("--readme", type=Path, help="no run: rewrite this README's results block and OUT/results.md from "
                                                "OUT/results.json")
     e.add_argument("--json", action="store_true", help="print the summary as JSON")

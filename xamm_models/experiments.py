@@ -45,7 +45,7 @@ class EvalSettings:
 
     @classmethod
     def for_quick(cls, **kw) -> EvalSettings:
-        """``--quick``: 5 epochs, no leave-one-kernel-out, 300 resamples, XGBoost only."""
+        """``--quick``: 5 epochs, no leave-one-kernel-out, 300 resamples; baselines, XGBoost and stacked entries."""
         return cls(**{"epochs": 5, "loko": False, "n_boot": 300, "quick": True, **kw})
 
 
