@@ -55,7 +55,7 @@ def _units(pairs: pl.DataFrame, column: str) -> list[str]:
     return sorted(set(pairs.get_column(column)))
 
 
-def _fold(pairs, scheme, name, test_mask, train_mask, valid_unit_mask, kernels, held=None, hidden=()) -> Fold:
+def _fold(scheme, name, test_mask, train_mask, valid_unit_mask, kernels, held=None, hidden=()) -> Fold:
     return Fold(scheme=scheme, name=name, train=_idx(train_mask), valid=_idx(train_mask & valid_unit_mask),
                 test=_idx(test_mask), test_kernels=tuple(kernels), held_out_machine=held, hidden_kernels=tuple(hidden))
 
@@ -67,24 +67,23 @@ def get_idx_split(ds, scheme: str = "kernel-group", *, held_out_machine: str = "
     p = ds.pairs
     column = "app" if scheme == "kernel" else "group"
     units = _units(p, column)
-    on_held = (p.get_column("source").str.starts_with(held_out_machine + ":")
-               | p.get_column("target").str.starts_with(held_out_machine + ":"))
+    from_held = p.get_column("source").str.starts_with(held_out_machine + ":")
+    to_held = p.get_column("target").str.starts_with(held_out_machine + ":")
     folds = []
     for i, u in enumerate(units):
         inside = p.get_column(column) == u
         nxt = p.get_column(column) == units[(i + 1) % len(units)]
         kernels = _units(p.filter(inside), "app")
         if scheme == "held-out-machine":
-            to_held = p.get_column("target").str.starts_with(held_out_machine + ":")
-            test = inside & to_held & ~p.get_column("source").str.starts_with(held_out_machine + ":")
+            test = inside & to_held & ~from_held
             if not test.any():
                 continue
-            folds.append(_fold(p, scheme, f"{u} to {held_out_machine}", test, ~inside & ~on_held, nxt, kernels,
-                               held_out_machine))
+            folds.append(_fold(scheme, f"{u} to {held_out_machine}", test, ~inside & ~(from_held | to_held), nxt,
+                               kernels, held_out_machine))
         elif scheme == "kernel":
             group = p.filter(inside).get_column("group")[0]
-            folds.append(_fold(p, scheme, u, inside, ~inside, nxt, kernels,
+            folds.append(_fold(scheme, u, inside, ~inside, nxt, kernels,
                                hidden=_units(p.filter(pl.col("group") == group), "app")))
         else:
-            folds.append(_fold(p, scheme, u, inside, ~inside, nxt, kernels))
+            folds.append(_fold(scheme, u, inside, ~inside, nxt, kernels))
     return folds
