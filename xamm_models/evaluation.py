@@ -14,7 +14,6 @@ from xamm_models.metrics import HIGHER_IS_BETTER, METRICS, bootstrap, compare, s
 
 SCENARIOS = ("CPU->CPU", "CPU->GPU", "GPU->GPU", "GPU->CPU")
 DATASETS = ("xplat-rajaperf",)
-PRIMARY = ("within_2", "median_abs_log10")
 
 
 def scenario_expr() -> pl.Expr:
