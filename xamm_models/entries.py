@@ -23,8 +23,8 @@ from xamm_models.kernel_apps import FEATURES
 from xamm_models.physics import physics_signatures
 from xamm_models.regressors import list_regressors
 from xamm_models.samples import align_kernels, benchmark_samples
+from xamm_models.splits import SCHEMES
 from xamm_models.stacked import VARIANTS, StackedModel, choose
-from xamm_models.xplat import _in_config
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class Entry:
     kind: str  # "baseline", "xamm" or "control"
     experiments: frozenset[int]
     predict: Callable[[FoldContext], np.ndarray]
-    schemes: frozenset[str] = frozenset({"kernel-group", "held-out-machine", "kernel"})
+    schemes: frozenset[str] = frozenset(SCHEMES)
     description: str = ""
 
 
@@ -47,7 +47,7 @@ def entry(name: str, kind: str, experiments=ALL, schemes=None, description: str 
     """Decorator: register a prediction function as an entry."""
     def deco(fn):
         ENTRIES.add(name, Entry(name, kind, frozenset(experiments), fn,
-                                frozenset(schemes) if schemes else Entry.__dataclass_fields__["schemes"].default,
+                                frozenset(schemes or SCHEMES),
                                 description or (fn.__doc__ or "").strip().splitlines()[0]))
         return fn
     return deco
@@ -72,8 +72,7 @@ class FoldContext:
         self.train, self.test = self.fold.frames(self.ds.pairs)
         hidden = list(self.fold.machine_exclude)
         self.samples = self.ds.samples.filter(~pl.col("app").is_in(hidden))
-        runs, _ = _in_config(self.ds.runs)
-        self.runs = runs.filter(~pl.col("kernel").is_in(hidden))
+        self.runs = self.ds.config_runs.filter(~pl.col("kernel").is_in(hidden))
 
     def amm_embeddings(self):
         """(embeddings and samples per target, kernels) of an attention AMM embedder trained without the test kernels."""
@@ -154,8 +153,10 @@ class FoldContext:
                 valid = np.isin(self.fold.train, self.fold.valid)
                 self.cache["stacked-choice"] = choose(self.physics(), self.train, valid, amms, self.seed)
             variant = self.cache["stacked-choice"][0]
-        m = StackedModel(variant, self.seed).fit(self.physics(), self.train, amms)
-        return m.predict(self.physics(), self.test, amms)
+        key = ("stacked", variant)
+        if key not in self.cache:  # the default reuses the chosen variant's fit
+            self.cache[key] = StackedModel(variant, self.seed).fit(self.physics(), self.train, amms)
+        return self.cache[key].predict(self.physics(), self.test, amms)
 
     def baseline(self, fn) -> np.ndarray:
         return fn(self.train, self.test, samples=self.samples, features=list(FEATURES))
@@ -192,13 +193,12 @@ def _register_regressor_entries() -> None:
         ENTRIES.add(f"raw/{reg}", Entry(f"raw/{reg}", "xamm", frozenset({1, 3} if main else {1}),
                                         lambda ctx, r=reg: ctx.xamm(use_amm=False, regressor=r, use_embedder=False,
                                                                       heads=("noamm",)),
-                                        frozenset({"kernel-group", "held-out-machine", "kernel"}) if main
-                                        else frozenset({"kernel-group"}),
+                                        frozenset(SCHEMES) if main else frozenset({"kernel-group"}),
                                         description=f"{reg} on the raw features and machine ids"))
         ENTRIES.add(f"attention+amm/{reg}", Entry(
             f"attention+amm/{reg}", "xamm", frozenset({1, 3} if main else {1}),
             lambda ctx, r=reg: ctx.xamm(regressor=r, heads=("noamm", "amm") if r == "xgboost" else ("amm",)),
-            frozenset({"kernel-group", "held-out-machine", "kernel"}) if main else frozenset({"kernel-group"}),
+            frozenset(SCHEMES) if main else frozenset({"kernel-group"}),
             description=f"the xAMM pipeline: attention embedding + AMM(source) + AMM(target) -> {reg}"))
 
 

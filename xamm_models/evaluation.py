@@ -10,15 +10,17 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from xamm_data.targets import Target
 from xamm_models.metrics import HIGHER_IS_BETTER, METRICS, bootstrap, compare, score
 
 SCENARIOS = ("CPU->CPU", "CPU->GPU", "GPU->GPU", "GPU->CPU")
 DATASETS = ("xplat-rajaperf",)
 
 
-def scenario_expr() -> pl.Expr:
-    dev = lambda c: pl.col(c).str.split(":").list.last().str.to_uppercase()  # noqa: E731
-    return pl.concat_str(dev("source"), pl.lit("->"), dev("target")).alias("scenario")
+def scenario_expr(arrow: str = "->") -> pl.Expr:
+    """The scenario of each (source, target) row: ``CPU->GPU`` and so on."""
+    dev = [Target.device_expr(c).str.to_uppercase() for c in ("source", "target")]
+    return pl.concat_str(dev[0], pl.lit(arrow), dev[1]).alias("scenario")
 
 
 class Evaluator:

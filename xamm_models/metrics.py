@@ -36,21 +36,13 @@ def _checked(df: pl.DataFrame) -> pl.DataFrame:
     missing = [c for c in NEED if c not in df.columns]
     if missing:
         raise ValueError(f"predictions lack columns {missing}; expected {list(NEED)} (app = the kernel resampled)")
+    if df.is_empty():
+        raise ValueError("no predictions to score")
     bad = ~(pl.col("y_true").is_finite() & (pl.col("y_true") > 0) & pl.col("y_pred").is_finite() & (pl.col("y_pred") > 0))
     n_bad = df.select(bad.sum()).item()
     if n_bad:
         raise ValueError(f"y_true and y_pred must be finite and > 0; {n_bad} row(s) are not")
     return df.with_columns(pl.col("y_true").cast(pl.Float64), pl.col("y_pred").cast(pl.Float64))
-
-
-def _pointwise(df: pl.DataFrame) -> dict[str, float]:
-    err = (pl.col("y_pred") / pl.col("y_true")).log10().abs()
-    return df.select(
-        (err <= math.log10(1.25) + 1e-12).mean().alias("within_1_25"),
-        (err <= math.log10(2) + 1e-12).mean().alias("within_2"),
-        err.median().alias("median_abs_log10"),
-        ((pl.col("y_pred") - pl.col("y_true")).abs() / pl.col("y_true") * 100).mean().alias("mape"),
-    ).row(0, named=True)
 
 
 def _pair_codes(df: pl.DataFrame) -> tuple[np.ndarray, int]:
@@ -66,40 +58,11 @@ def _centred_log_truth(df: pl.DataFrame, codes: np.ndarray, P: int) -> np.ndarra
     return lt - (np.bincount(codes, lt, P) / np.bincount(codes, minlength=P))[codes]
 
 
-def _r2_within_pair(df: pl.DataFrame) -> float | None:
-    codes, P = _pair_codes(df)
-    c = _centred_log_truth(df, codes, P)
-    res = (np.log(df.get_column("y_true").to_numpy()) - np.log(df.get_column("y_pred").to_numpy())) ** 2
-    n, tot, rss = np.bincount(codes, minlength=P), np.bincount(codes, c * c, P), np.bincount(codes, res, P)
-    ok = (n >= 3) & (tot > 1e-12)
-    return float(np.mean(1 - rss[ok] / tot[ok])) if ok.any() else None
-
-
-def _ranking(df: pl.DataFrame) -> tuple[float | None, float | None]:
-    """(pairwise ranking accuracy, top-1 accuracy) over (sample, source) groups."""
-    g = df.select("sample", "source", "target", "y_true", "y_pred")
-    pairs = g.join(g, on=["sample", "source"], suffix="_b").filter(pl.col("target") < pl.col("target_b"))
-    pairs = pairs.filter(pl.col("y_true") != pl.col("y_true_b"))
-    score = (pl.when(pl.col("y_pred") == pl.col("y_pred_b")).then(0.5)
-             .when((pl.col("y_true") < pl.col("y_true_b")) == (pl.col("y_pred") < pl.col("y_pred_b"))).then(1.0)
-             .otherwise(0.0))
-    ranking = float(pairs.select(score.mean()).item()) if pairs.height else None
-    top = (g.group_by("sample", "source")
-           .agg(pl.col("target").sort_by("y_true").first().alias("best_true"),
-                pl.col("target").sort_by("y_pred").first().alias("best_pred"), pl.len().alias("n"))
-           .filter(pl.col("n") >= 2))
-    top1 = float(top.select((pl.col("best_true") == pl.col("best_pred")).mean()).item()) if top.height else None
-    return ranking, top1
-
-
 def score(df: pl.DataFrame) -> dict[str, float | None]:
-    """Every metric of :data:`METRICS` for one prediction frame (see the module docstring)."""
+    """Every metric of :data:`METRICS` for one prediction frame (see the module docstring); None where a
+    metric is undefined (no pair with spread, no sample with two targets)."""
     df = _checked(df)
-    out = _pointwise(df)
-    out["r2_log_within_pair"] = _r2_within_pair(df)
-    out["ranking_accuracy"], out["top1_accuracy"] = _ranking(df)
-    out["n"] = df.height
-    return out
+    return {**_KernelStats(df).point(), "n": df.height}
 
 
 class _KernelStats:
@@ -166,6 +129,11 @@ class _KernelStats:
             out["top1_accuracy"] = np.where(W @ self.top_n > 0, (W @ self.top_hit) / (W @ self.top_n), np.nan)
         return out
 
+    def point(self) -> dict[str, float | None]:
+        """The metrics of the frame itself (every kernel drawn once)."""
+        v = self.values(np.ones((1, len(self.apps))))
+        return {m: (None if not np.isfinite(v[m][0]) else float(v[m][0])) for m in METRICS}
+
     def _median(self, W: np.ndarray) -> np.ndarray:
         cum = np.cumsum(W[:, self.k_sorted], axis=1)
         total = cum[:, -1]
@@ -201,9 +169,8 @@ def _interval(xs: np.ndarray, level: float) -> tuple[float, float]:
 def bootstrap(df: pl.DataFrame, *, n: int = 1000, seed: int = 0, level: float = 0.9) -> dict[str, dict]:
     """{metric: {"value", "lo", "hi"}}: the point estimate and a ``level`` percentile interval over
     ``n`` resamples of the kernels. Seeded: the same input gives the same interval."""
-    point = score(df)
     st = _KernelStats(_checked(df))
-    vals = st.values(_draws(len(st.apps), n, seed))
+    point, vals = st.point(), st.values(_draws(len(st.apps), n, seed))
     out = {}
     for m in METRICS:
         lo, hi = _interval(vals[m], level)
@@ -222,8 +189,8 @@ def compare(a: pl.DataFrame, b: pl.DataFrame, *, n: int = 1000, seed: int = 0, l
     if joined.height != a.height or joined.height != b.height:
         raise ValueError(f"the two prediction sets cover different rows ({a.height} vs {b.height}, {joined.height} shared)")
     fa, fb = joined.drop("y_pred_b"), joined.with_columns(pl.col("y_pred_b").alias("y_pred")).drop("y_pred_b")
-    pa, pb = score(fa), score(fb)
     sa, sb = _KernelStats(fa), _KernelStats(fb)
+    pa, pb = sa.point(), sb.point()
     W = _draws(len(sa.apps), n, seed)
     va, vb = sa.values(W), sb.values(W)
     out = {}

@@ -61,12 +61,10 @@ def _physics(sigs, pairs: pl.DataFrame) -> np.ndarray:
 
 
 def _attention(amms: dict, pairs: pl.DataFrame) -> np.ndarray:
-    dim = len(next(iter(amms.values())).vector)
-    rows = []
-    for end in ("source", "target"):
-        vec = {t: np.asarray(s.vector) for t, s in amms.items()}
-        rows.append(np.stack([vec.get(t, np.full(dim, np.nan)) for t in pairs.get_column(end).to_list()]))
-    return np.hstack(rows)
+    vec = {t: np.asarray(s.vector) for t, s in amms.items()}
+    missing = np.full(len(next(iter(vec.values()))), np.nan)
+    return np.hstack([np.stack([vec.get(t, missing) for t in pairs.get_column(end).to_list()])
+                      for end in ("source", "target")])
 
 
 class StackedModel:

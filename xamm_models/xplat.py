@@ -65,7 +65,7 @@ def _config_frame() -> pl.DataFrame:
                                 "threads": pl.Int64, "path_pattern": pl.String, "policy": pl.String})
 
 
-def _in_config(runs: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
+def in_config(runs: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
     """Rows of ``runs`` inside their target's declared configuration, and counts of the rows left out."""
     cfg = _config_frame().select("target", pl.col("compiler").alias("_cc"), pl.col("compiler_flags").alias("_flags"),
                                  pl.col("variant").alias("_var"),
@@ -79,12 +79,13 @@ def _in_config(runs: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
               & pl.col("source_path").str.contains(pl.col("path_pattern")).fill_null(False))
     counts = r.select((~declared).sum().alias("runs of a target with no declared configuration"),
                       (declared & ~inside).sum().alias("runs outside the target's declared configuration"))
-    return r.filter(inside).drop("_cc", "_flags", "_var", "_ranks", "_threads", "path_pattern"), {k: int(v) for k, v in counts.row(0, named=True).items()}
+    kept = r.filter(inside).drop("_cc", "_flags", "_var", "_ranks", "_threads", "path_pattern")
+    return kept, {k: int(v) for k, v in counts.row(0, named=True).items()}
 
 
-def samples(runs: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
-    """One sample per (target, kernel, size bucket) under the declared configurations, and drop counts."""
-    r, drops = _in_config(runs)
+def samples(r: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
+    """One sample per (target, kernel, size bucket) from runs inside the declared configurations
+    (:func:`in_config`), and the count of samples left out."""
     iters = pl.coalesce(pl.col("iterations_per_rep"), pl.col("problem_size").cast(pl.Float64))
     per = (r.group_by("target", "machine", "device", "release", "kernel", "problem_size", "variant", "tuning")
            .agg(pl.col("time_per_rep_s").mean(), iters.mean().alias("_iters"), pl.col("bytes_per_rep").mean(),
@@ -94,7 +95,7 @@ def samples(runs: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
     log2 = pl.col("problem_size").cast(pl.Float64).log(2)
     per = per.with_columns(log2.round().cast(pl.Int64).alias("size_bucket"), (log2 - log2.round()).abs().alias("_off"))
     kept = per.sort("_off", "problem_size").group_by("target", "kernel", "size_bucket", maintain_order=True).first()
-    drops["samples at another size of the same bucket"] = per.height - kept.height
+    drops = {"samples at another size of the same bucket": per.height - kept.height}
     out = kept.with_columns(
         (pl.col("time_per_rep_s") / pl.col("_iters")).alias("_s_iter"),
         pl.col("kernel").alias("app"), pl.format('{{"size_bucket":{}}}', pl.col("size_bucket")).alias("app_params"),
@@ -103,15 +104,13 @@ def samples(runs: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
         pl.col("_s_iter").alias("runtime_s"), pl.lit(True).alias("runtime_per_iteration"),
         (pl.col("bytes_per_rep") / pl.col("_iters")).alias("bytes_per_iter"),
         (pl.col("flops_per_rep") / pl.col("_iters")).alias("flops_per_iter"),
-        pl.lit(None, dtype=pl.Int64).alias("threads"), pl.lit(None, dtype=pl.Int64).alias("ranks"),
         *feature_exprs(),
-    )
+    ).rename({"_iters": "iterations_per_rep"})
     cols = ["app", "app_params", "group", "target", "machine", "device", "release", "kernel", "size_bucket",
-            "problem_size", "variant", "tuning", "trials", "runtime_s", "runtime_per_iteration", "time_per_rep_s", "_iters",
-            "bytes_per_rep", "flops_per_rep", "kernels_per_rep", "bytes_per_iter", "flops_per_iter", "threads",
-            "ranks", *FEATURES]
-    return out.rename({"_iters": "iterations_per_rep"}).select(
-        [c if c != "_iters" else "iterations_per_rep" for c in cols]).sort("target", "app", "size_bucket"), drops
+            "problem_size", "variant", "tuning", "trials", "runtime_s", "runtime_per_iteration", "time_per_rep_s",
+            "iterations_per_rep", "bytes_per_rep", "flops_per_rep", "kernels_per_rep", "bytes_per_iter", "flops_per_iter",
+            *FEATURES]
+    return out.select(cols).sort("target", "app", "size_bucket"), drops
 
 
 def _agree(a: str, b: str) -> pl.Expr:
@@ -158,10 +157,11 @@ class XplatDataset:
     name = NAME
 
     def __init__(self, runs: pl.DataFrame):
-        self.samples, sample_drops = samples(runs)
-        self.pairs, pair_drops = pairs(self.samples)
-        self.drops = {"samples": sample_drops, "pairs": pair_drops}
         self.runs = runs
+        self.config_runs, run_drops = in_config(runs)  # what each target's benchmark data is, everywhere
+        self.samples, sample_drops = samples(self.config_runs)
+        self.pairs, pair_drops = pairs(self.samples)
+        self.drops = {"samples": {**run_drops, **sample_drops}, "pairs": pair_drops}
 
     @classmethod
     def from_store(cls, store=None) -> XplatDataset:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from xamm_models import xplat_spec as xplat
+from xamm_models.evaluation import scenario_expr
 from xamm_models.kernel_apps import FEATURES
 
 CAVEATS = (
@@ -45,8 +46,7 @@ def _per_target(ds) -> str:
 
 
 def _scenarios(ds) -> str:
-    dev = lambda c: pl.col(c).str.split(":").list.last().str.to_uppercase()  # noqa: E731
-    per = (ds.pairs.group_by(pl.concat_str(dev("source"), pl.lit("→"), dev("target")).alias("scenario"))
+    per = (ds.pairs.group_by(scenario_expr("→"))
            .agg(pl.len().alias("pairs"), pl.col("app").n_unique().alias("kernels"),
                 pl.col("relR").log10().min().alias("lo"), pl.col("relR").log10().max().alias("hi"))
            .sort("scenario"))

@@ -35,8 +35,8 @@ SOURCES = (
 
 
 class TargetConfig(BaseModel):
-    """The one configuration a target is measured in. ``None`` for compiler or release: the files do
-    not record it, and the declared value (``release``) comes from the source's provenance."""
+    """The one configuration a target is measured in. ``None`` for compiler or flags: the files do not
+    record them (runs must then record none either); ``release`` is declared from the source's provenance."""
 
     model_config = ConfigDict(frozen=True)
     target: str
