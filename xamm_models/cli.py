@@ -92,7 +92,11 @@ def _add_run_predict_eval(sub) -> None:
                        epilog="examples:\n  xamm predict profiles.parquet --source quartz:cpu --target ruby:cpu "
                               "--target corona:gpu --model org/xamm-predictor\n"
                               "  xamm predict p.parquet --source quartz:cpu --target new:gpu --model ./model "
-                              "--target-benchmarks ./new-store",
+                              "--target-benchmarks ./new-store\n"
+                              "  xamm predict ./store --source quartz:cpu --target lassen:gpu --target h100-node:gpu "
+                              "--model ./default --rank --json\n\n"
+                              "--rank: targets per profile fastest first, with p_fastest (from the intervals) for the "
+                              "default predictor",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     q.add_argument("profiles", type=Path, help="Parquet/CSV with the model's feature columns")
     q.add_argument("--source", required=True, help="machine:device the profiles were measured on")
@@ -102,6 +106,7 @@ def _add_run_predict_eval(sub) -> None:
     q.add_argument("--target-benchmarks", type=Path, help="benchmark data (store root or Parquet) of unseen targets")
     q.add_argument("--rank", action="store_true", help="rank targets per profile, fastest first")
     q.add_argument("--out", type=Path, help="write the predictions as Parquet")
+    q.add_argument("--json", action="store_true", help="every prediction as JSON on stdout")
     q.set_defaults(handler=_needs_models(predict_cmd))
 
     e = sub.add_parser("eval", help="every entry of the xplat-rajaperf benchmark on its official folds",
@@ -177,12 +182,15 @@ def run_config(args) -> int:
 
 
 def predict_cmd(args) -> int:
-    from xamm_data.summary import print_frame  # in the handler: `xamm --help` never loads the models
+    from xamm_models.default_model import StackedPredictor, benchmark_samples, load_predictor  # in the handler: `xamm --help` never loads the models
     from xamm_models.pipeline import load_app_samples, load_benchmark_runs  # in the handler: `xamm --help` never loads the models
-    from xamm_models.predictor import XammPredictor  # in the handler: `xamm --help` never loads the models
 
-    model = XammPredictor.from_pretrained(args.model, revision=args.revision)
-    profiles = load_app_samples(args.profiles)
+    model = load_predictor(str(args.model), revision=args.revision)
+    if isinstance(model, StackedPredictor) and args.profiles.is_dir():  # RAJAPerf kernels measured on the source
+        profiles = benchmark_samples(load_benchmark_runs(args.profiles))
+        profiles = profiles.filter(profiles.get_column("target") == args.source)
+    else:
+        profiles = load_app_samples(args.profiles)
     bench = load_benchmark_runs(args.target_benchmarks) if args.target_benchmarks else None
     fn = model.rank_targets if args.rank else model.predict
     out = fn(profiles, args.source, args.target, target_benchmarks=bench)
@@ -190,7 +198,8 @@ def predict_cmd(args) -> int:
         out.write_parquet(args.out)
         print(f"wrote {args.out} ({out.height} rows)")
     else:
-        print_frame(out.head(50), title=f"relR = runtime on target / runtime on {args.source} (> 1: slower)")
+        emit(out if args.json else out.head(50), as_json=args.json,
+             title=f"relR = runtime on target / runtime on {args.source} (> 1: slower)")
     return 0
 
 

@@ -36,14 +36,15 @@ A polars DataFrame (or dict of equal-length sequences), one row per test pair of
   target    'machine:cpu' or 'machine:gpu', != source
   y_true    measured relR = runtime(target) / runtime(source), finite and > 0
   y_pred    predicted relR, finite and > 0
-  fold      (optional) the fold's name, for per-fold and fold-averaged figures"""
+  fold      (optional) the fold's name, for per-fold and fold-averaged figures
+  y_lo, y_hi  (optional) the prediction's interval, scored as coverage"""
 
     expected_output_format = """\
 {"pooled": {SCOPE: {METRIC: {"value", "lo", "hi"}}}, "fold_mean": {SCOPE: {METRIC: value}},
  "folds": {FOLD: {SCOPE: {METRIC: value}}}, "n": {SCOPE: rows}}
 SCOPE is "all" or a scenario (CPU->CPU, CPU->GPU, GPU->GPU, GPU->CPU) with rows; METRIC is one of
 within_1_25, within_2, median_abs_log10 (primary: within_2 and median_abs_log10), r2_log_within_pair,
-ranking_accuracy, top1_accuracy, mape. lo/hi: the 90% percentile bootstrap interval over kernels.
+ranking_accuracy, top1_accuracy, mape, coverage (null without y_lo/y_hi). lo/hi: the 90% percentile bootstrap interval over kernels.
 MAPE is the paper's metric and is reported for comparison only: it is bounded by 100% for any
 under-prediction, so a tiny constant scores about 100% and "beats" a model that is 3x high."""
 
@@ -107,6 +108,8 @@ def _mean(xs: list) -> float | None:
 
 def best_of(results: dict, names: list[str], scope: str = "all", metric: str = "within_2") -> str | None:
     """The entry among ``names`` with the best pooled ``metric`` in ``scope`` (ties: the first name)."""
+    if HIGHER_IS_BETTER[metric] is None:
+        raise ValueError(f"{metric} has no better direction")
     sign = 1 if HIGHER_IS_BETTER[metric] else -1
     have = [(n, results[n]["pooled"][scope][metric]["value"]) for n in names
             if scope in results.get(n, {}).get("pooled", {}) and results[n]["pooled"][scope][metric]["value"] is not None]

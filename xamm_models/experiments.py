@@ -78,9 +78,16 @@ def _fold_task(folds, names: list[str], settings: EvalSettings) -> list[tuple[st
     for fold in folds:
         ctx = FoldContext(ds, fold, epochs=settings.epochs, seed=settings.seed, amm_min_coverage=settings.amm_min_coverage)
         truth = ctx.test.select("sample", "app", "source", "target", pl.col("relR").alias("y_true"))
-        out.append((fold.name, {n: truth.with_columns(pl.Series("y_pred", ENTRIES.get(n).predict(ctx), dtype=pl.Float64),
-                                                      pl.lit(fold.name).alias("fold")) for n in names}))
+        out.append((fold.name, {n: _frame(truth, ENTRIES.get(n).predict(ctx), fold.name) for n in names}))
     return out
+
+
+def _frame(truth: pl.DataFrame, pred, fold: str) -> pl.DataFrame:
+    """An entry's predictions as an evaluator frame; an entry may return (relR, lo, hi) to have its interval scored."""
+    cols = ("y_pred", "y_lo", "y_hi") if isinstance(pred, tuple) else ("y_pred",)
+    parts = pred if isinstance(pred, tuple) else (pred,)
+    return truth.with_columns(*[pl.Series(c, v, dtype=pl.Float64) for c, v in zip(cols, parts, strict=True)],
+                              pl.lit(fold).alias("fold"))
 
 
 def _tasks(ds, schemes: list[str], settings: EvalSettings) -> list[tuple[str, list]]:

@@ -10,6 +10,8 @@ good on pooled figures, so the primary metrics are on the log scale and taken wi
 * ``ranking_accuracy``: over every (sample, source) and every two of its targets, is the faster one
   predicted faster? Ties in the prediction count half; ties in the truth are skipped;
 * ``top1_accuracy``: is the predicted fastest target the fastest;
+* ``coverage``: where the frame has an interval (``y_lo``, ``y_hi``), the fraction of truths inside it
+  (None otherwise); neither higher nor lower is better: it should match the interval's nominal level;
 * ``mape``: the paper's metric, kept for comparison. Its flaw: it is bounded by 100% for any
   under-prediction, so predicting a tiny constant scores about 100%, "better" than a model that is
   off by 3x upwards.
@@ -26,9 +28,9 @@ import numpy as np
 import polars as pl
 
 METRICS = ("within_1_25", "within_2", "median_abs_log10", "r2_log_within_pair", "ranking_accuracy", "top1_accuracy",
-           "mape")
+           "mape", "coverage")
 HIGHER_IS_BETTER = {"within_1_25": True, "within_2": True, "median_abs_log10": False, "r2_log_within_pair": True,
-                    "ranking_accuracy": True, "top1_accuracy": True, "mape": False}
+                    "ranking_accuracy": True, "top1_accuracy": True, "mape": False, "coverage": None}
 NEED = ("sample", "app", "source", "target", "y_true", "y_pred")
 
 
@@ -83,6 +85,9 @@ class _KernelStats:
         self.sums = {"within_1_25": np.bincount(k, e <= math.log10(1.25) + 1e-12, K),
                      "within_2": np.bincount(k, e <= math.log10(2) + 1e-12, K),
                      "mape": np.bincount(k, d.get_column("_ape").to_numpy(), K)}
+        if "y_lo" in d.columns and "y_hi" in d.columns:
+            inside = (d.get_column("y_true") >= d.get_column("y_lo")) & (d.get_column("y_true") <= d.get_column("y_hi"))
+            self.sums["coverage"] = np.bincount(k, inside.to_numpy().astype(float), K)
         order = np.argsort(e, kind="stable")
         self.err_sorted, self.k_sorted = e[order], k[order]
         self._pairs(d, K)
@@ -122,6 +127,7 @@ class _KernelStats:
         """Every metric for each row of ``W`` (draws x kernels: how often each kernel was drawn)."""
         n = W @ self.n
         out = {m: (W @ s) / n for m, s in self.sums.items()}
+        out.setdefault("coverage", np.full(len(n), np.nan))
         out["median_abs_log10"] = self._median(W)
         out["r2_log_within_pair"] = self._r2(W)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -185,6 +191,7 @@ def compare(a: pl.DataFrame, b: pl.DataFrame, *, n: int = 1000, seed: int = 0, l
     ``better`` is "a", "b" or "neither" (the interval includes 0), by the metric's direction.
     """
     keys = ["sample", "app", "source", "target"]
+    a, b = (x.drop("y_lo", "y_hi", strict=False) for x in (a, b))  # coverage is not compared: it has no direction
     joined = _checked(a).join(_checked(b).select(*keys, pl.col("y_pred").alias("y_pred_b")), on=keys, how="inner")
     if joined.height != a.height or joined.height != b.height:
         raise ValueError(f"the two prediction sets cover different rows ({a.height} vs {b.height}, {joined.height} shared)")
@@ -198,7 +205,7 @@ def compare(a: pl.DataFrame, b: pl.DataFrame, *, n: int = 1000, seed: int = 0, l
         d = None if pa[m] is None or pb[m] is None else pa[m] - pb[m]
         lo, hi = _interval(va[m] - vb[m], level)
         better = "neither"
-        if lo > 0 or hi < 0:
+        if HIGHER_IS_BETTER[m] is not None and (lo > 0 or hi < 0):
             better = "a" if (hi < 0) != HIGHER_IS_BETTER[m] else "b"
         out[m] = {"difference": d, "lo": lo, "hi": hi, "better": better}
     return out

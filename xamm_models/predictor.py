@@ -245,7 +245,12 @@ class XammPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", "pe
             rel = np.exp(y) if self.config.log_target else y
             out.append(pl.DataFrame({"row": row_id, "source": [source] * len(emb), "target": [t] * len(emb),
                                      "relR": rel, "used_amm": [bool(amm)] * len(emb)}))
-        return pl.concat(out).sort("row", "target") if out else pl.DataFrame()
+        if not out:
+            return pl.DataFrame()
+        names = [c for c in ("app", "app_params") if c in profiles.columns]  # what the user calls each profile
+        res = pl.concat(out).sort("row", "target")
+        return res.join(profiles.select(names).with_row_index("row"), on="row").select("row", *names, pl.exclude("row", *names)) \
+            if names else res
 
     def rank_targets(self, profiles: pl.DataFrame, source: str, targets: list[str], **kw) -> pl.DataFrame:
         """Targets per profile, fastest first (smallest predicted relR), with their rank (1 = fastest)."""

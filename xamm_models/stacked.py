@@ -8,8 +8,8 @@ log relR = log prior + g(features), where g is gradient boosting on:
 * optionally the physics signatures of source and target at the kernel's working set (``physics``), and
   the attention AMMs (``attention``).
 
-:class:`StackedModel` ``variant`` names the feature set; ``"prior"`` is the prior alone. :func:`choose`
-picks a variant on a fold's validation pairs (never its test pairs).
+:class:`StackedModel` ``variant`` names the feature set; ``"prior"`` is the prior alone.
+:class:`~xamm_models.default_model.StackedPredictor` chooses a variant on inner folds of its training pairs.
 """
 
 from __future__ import annotations
@@ -95,20 +95,3 @@ class StackedModel:
         if self.model is not None:
             out = out + self.model.predict(self.features(sigs, pairs, amms))
         return np.exp(out)
-
-
-def choose(sigs, train: pl.DataFrame, valid_mask: np.ndarray, amms: dict | None = None, seed: int = 0,
-           variants=VARIANTS) -> tuple[str, dict[str, float]]:
-    """The variant with the highest fraction within 2x on the validation pairs (fit on the rest of train);
-    ties go to the simpler variant. Returns (variant, {variant: validation score})."""
-    fit_on, val = train.filter(pl.Series(~valid_mask)), train.filter(pl.Series(valid_mask))
-    if val.is_empty() or fit_on.is_empty():
-        return "physics", {}
-    scores = {}
-    for v in variants:
-        if "attention" in v and not amms:
-            continue
-        p = StackedModel(v, seed).fit(sigs, fit_on, amms).predict(sigs, val, amms)
-        err = np.abs(np.log10(p / val.get_column("relR").to_numpy()))
-        scores[v] = float(np.mean(err <= np.log10(2) + 1e-12))
-    return max(scores, key=lambda v: scores[v]), scores

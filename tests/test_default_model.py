@@ -1,0 +1,160 @@
+"""xamm's default predictor: variant chosen on inner folds, conformal intervals, refusal, rankings, persistence.
+
+Synthetic machines test the code paths (a known law, so the right answers are known); the real data's figures
+are in the evaluation (tests/test_evaluation.py) and the README.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+pytest.importorskip("xgboost", reason="the models extra is not installed")
+
+from xamm_models.default_model import StackedPredictor, _conformal  # noqa: E402
+from xamm_models.physics import modelled_time, physics_signature  # noqa: E402
+from xamm_models.predictor import UnknownSourceError, UnknownTargetError  # noqa: E402
+
+MACHINES = {"a:cpu": (1e10, 1e11, 1e12, 1e-6), "b:gpu": (1e10, 1e12, 5e13, 5e-6), "c:gpu": (2e10, 2e12, 8e13, 4e-6),
+            "d:cpu": (2e10, 2e11, 2e12, 2e-6)}
+GROUPS = ("G1", "G2", "G3", "G4", "G5")
+
+
+def kernels(rng, n_kernels=60):
+    """Kernels with a work profile and a hidden 'efficiency' that slows every machine alike (log10 decades),
+    plus a machine-specific part the physics cannot know."""
+    return pl.DataFrame({"app": [f"{GROUPS[i % 5]}_K{i}" for i in range(n_kernels)],
+                         "group": [GROUPS[i % 5] for i in range(n_kernels)],
+                         "log2_bytes": rng.uniform(14, 32, n_kernels), "ai": 10 ** rng.uniform(-2, 1.5, n_kernels),
+                         "eff": rng.uniform(0.0, 0.6, n_kernels)})
+
+
+def measured(target: str, b: np.ndarray, f: np.ndarray, eff: np.ndarray, noise: np.ndarray) -> np.ndarray:
+    bw_s, bw_l, fr, ovh = MACHINES[target]
+    bw = np.where(b < 2 ** 22, bw_s, bw_l)
+    return (np.maximum(b / bw, f / fr) + ovh) * 10 ** (eff * (1.0 if target.endswith("cpu") else 0.5) + noise)
+
+
+def world(seed=0, n_kernels=60):
+    """(pairs, samples) of the synthetic machines: 3 sizes per kernel."""
+    rng = np.random.default_rng(seed)
+    k = kernels(rng, n_kernels)
+    rows = []
+    for sz in (0, 2, 4):
+        b = 2.0 ** (k["log2_bytes"].to_numpy() - sz)
+        f = b * k["ai"].to_numpy()
+        for t in MACHINES:
+            t_rep = measured(t, b, f, k["eff"].to_numpy(), rng.normal(0, 0.08, len(b)))
+            rows.append(k.select("app", "group").with_columns(
+                pl.lit(t).alias("target"), pl.lit(sz).alias("size_bucket"), pl.Series("time_per_rep_s", t_rep),
+                pl.Series("bytes_per_rep", b), pl.Series("flops_per_rep", f), pl.lit(1.0).alias("kernels_per_rep"),
+                pl.lit(1e6).alias("iterations_per_rep")))
+    s = pl.concat(rows).with_columns((pl.col("time_per_rep_s") / 1e6).alias("runtime_s"),
+                                     (pl.col("time_per_rep_s") / 1e6).log10().alias("f_log_s_per_iter"),
+                                     (pl.col("flops_per_rep") / pl.col("bytes_per_rep")).alias("f_arith_intensity"),
+                                     pl.col("size_bucket").cast(pl.Float64).alias("f_log_problem_size"))
+    t = s.select("app", "size_bucket", pl.col("target").alias("target_t"), pl.col("runtime_s").alias("runtime_target"))
+    pairs = (s.join(t, on=["app", "size_bucket"]).filter(pl.col("target") != pl.col("target_t"))
+             .with_columns(pl.col("target").alias("source"), pl.col("runtime_s").alias("runtime_source"),
+                           (pl.col("runtime_target") / pl.col("runtime_s")).alias("relR"))
+             .drop("target").rename({"target_t": "target"}))
+    return pairs.sort("app", "size_bucket", "source", "target"), s
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    pairs, samples = world(0)
+    known = pairs.filter(~pl.col("source").str.starts_with("d:") & ~pl.col("target").str.starts_with("d:"))
+    return StackedPredictor(seed=0).fit(known, samples.filter(~pl.col("target").str.starts_with("d:"))), pairs, samples
+
+
+def test_the_conformal_quantile_is_the_finite_sample_rank():
+    r = np.arange(1, 11, dtype=float)  # |residuals| 1..10; 80%: rank ceil(11 * 0.8) = 9
+    assert _conformal(r, 0.8) == 9.0
+    assert _conformal(-r, 0.8) == 9.0
+    assert _conformal(r, 0.95) == 10.0  # rank 11 > n: the largest
+
+
+def test_the_residual_is_chosen_when_the_source_efficiency_carries_signal(fitted):
+    model, _, _ = fitted
+    cal = model.calibration["seen"]
+    assert cal.variant != "prior"  # the hidden efficiency is visible in the source's time; the residual learns it
+    assert cal.inner_within_2[cal.variant] > cal.inner_within_2["prior"]
+    assert set(model.calibration) == {"seen", "new"}
+
+
+def test_intervals_cover_about_as_often_as_stated_on_new_kernels(fitted):
+    model, _, _ = fitted
+    pairs, _ = world(1)  # fresh kernels from the same law
+    pairs = pairs.filter(~pl.col("source").str.starts_with("d:") & ~pl.col("target").str.starts_with("d:"))
+    p = model.predict_pairs(pairs)
+    y = pairs["relR"].to_numpy()
+    cov = np.mean((y >= p["relR_lo"].to_numpy()) & (y <= p["relR_hi"].to_numpy()))
+    assert 0.7 <= cov <= 0.9
+    assert (p["relR_lo"] < p["relR"]).all() and (p["relR"] < p["relR_hi"]).all()
+
+
+def test_an_unknown_target_is_refused_and_named_and_benchmarks_admit_it(fitted):
+    model, pairs, samples = fitted
+    rows = pairs.filter(pl.col("source") == "a:cpu", pl.col("target") == "d:cpu")
+    with pytest.raises(UnknownTargetError, match=r"(?i)d:cpu.*known: a:cpu, b:gpu, c:gpu.*target_benchmarks"):
+        model.predict_pairs(rows)
+    with pytest.raises(UnknownTargetError, match="(?i)did you mean .b:gpu."):
+        model.predict_pairs(rows.with_columns(pl.lit("b:gpuu").alias("target")))
+    with pytest.raises(UnknownSourceError):
+        model.predict_pairs(pairs.filter(pl.col("source") == "d:cpu", pl.col("target") == "a:cpu"))
+
+
+def test_a_new_machine_gets_its_signature_from_its_benchmark_samples(fitted):
+    model, pairs, samples = fitted
+    rows = pairs.filter(pl.col("source") == "a:cpu", pl.col("target") == "d:cpu")
+    d = samples.filter(pl.col("target") == "d:cpu")
+    p = model.predict_pairs(rows, target_benchmarks=d)
+    assert (p["regime"] == "new").all()
+    sig = physics_signature("d:cpu", d)
+    want = modelled_time(sig, rows) / modelled_time(model.signatures["a:cpu"], rows)
+    if model.calibration["new"].variant == "prior":
+        assert p["relR"].to_numpy() == pytest.approx(want)
+    err = np.median(np.abs(np.log10(p["relR"].to_numpy() / rows["relR"].to_numpy())))
+    assert err < 0.3  # the physics carries over to a machine never trained on
+
+
+def test_rank_targets_orders_by_prediction_and_gives_probabilities(fitted):
+    model, pairs, samples = fitted
+    prof = samples.filter(pl.col("target") == "a:cpu").head(5)
+    r = model.rank_targets(prof, "a:cpu", ["b:gpu", "c:gpu"])
+    assert r.columns[:4] == ["row", "app", "source", "target"]
+    assert r.group_by("row").agg(pl.col("p_fastest").sum())["p_fastest"].to_numpy() == pytest.approx(1.0, abs=1e-9)
+    for _, part in r.group_by("row"):
+        assert part["relR"].is_sorted() and part["rank"].to_list() == [1, 2]
+        assert part["p_fastest"][0] >= 0.5  # the predicted fastest is the likelier fastest (symmetric intervals)
+    assert r.equals(model.rank_targets(prof, "a:cpu", ["b:gpu", "c:gpu"]))  # seeded
+
+
+def test_save_and_load_give_the_same_predictions(fitted, tmp_path):
+    model, pairs, _ = fitted
+    rows = pairs.filter(~pl.col("target").str.starts_with("d:") & ~pl.col("source").str.starts_with("d:")).head(50)
+    model.save_pretrained(tmp_path / "m")
+    back = StackedPredictor.from_pretrained(str(tmp_path / "m"))
+    assert back.predict_pairs(rows).equals(model.predict_pairs(rows))
+    card = (tmp_path / "m" / "README.md").read_text()
+    assert "pipeline_tag: tabular-regression" in card and model.calibration["seen"].variant in card
+
+
+def test_xamm_predict_rank_json_names_the_applications(fitted, tmp_path, capsys):
+    import json
+
+    from xamm_data.cli import main as xamm
+
+    model, _, samples = fitted
+    model.save_pretrained(tmp_path / "m")
+    samples.filter(pl.col("target") == "a:cpu").head(3).write_parquet(tmp_path / "p.parquet")
+    argv = ["predict", str(tmp_path / "p.parquet"), "--source", "a:cpu", "--model", str(tmp_path / "m")]
+    capsys.readouterr()
+    assert xamm([*argv, "--target", "b:gpu", "--target", "c:gpu", "--rank", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert len(rows) == 6 and {r["app"] for r in rows} == set(samples.filter(pl.col("target") == "a:cpu").head(3)["app"])
+    assert {"rank", "p_fastest", "relR_lo", "relR_hi"} <= set(rows[0])
+    assert xamm([*argv, "--target", "b:gpuu"]) == 1
+    assert "Did you mean 'b:gpu'" in capsys.readouterr().err

@@ -1,0 +1,329 @@
+"""xamm's default relR predictor: the stacked physics model with calibrated intervals and rankings.
+
+:class:`StackedPredictor` bundles
+
+* each known target's :class:`~xamm_models.physics.PhysicsSignature` (measured from its own RAJAPerf runs);
+* a :class:`~xamm_models.stacked.StackedModel` variant per regime, chosen on *inner* folds of its training
+  pairs, never on anything it is tested on: ``seen`` (a target seen in training: leave one kernel group
+  of the training pairs out) and ``new`` (a target machine absent from training: leave one training
+  machine out, its signature still measured from its benchmark runs);
+* split-conformal interval half-widths: the ``coverage`` quantile (finite-sample corrected) of the
+  inner folds' |log10 residuals| per (regime, scenario), so ``relR_lo``/``relR_hi`` cover the truth
+  that often if the test kernels behave like the training kernels of another group.
+
+A target that has no signature is refused (:class:`UnknownTargetError`, with did-you-mean), unless its
+benchmark runs are given (``target_benchmarks``: ``benchmark_runs`` rows, or samples built from them): then its
+signature is measured on the fly. A source machine is treated the same way.
+
+Input frames (one row per application sample) need the sample's per-rep work and its source time:
+``bytes_per_rep``, ``flops_per_rep``, ``iterations_per_rep``, ``runtime_s`` (seconds per iteration on the
+source, as in ``xplat`` samples; ``runtime_source`` in pair frames), ``f_log_s_per_iter``, ``f_arith_intensity``,
+``f_log_problem_size`` and optionally ``kernels_per_rep`` (launches per rep, default 1).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from statistics import NormalDist
+
+import numpy as np
+import polars as pl
+from huggingface_hub import ModelCard, ModelHubMixin
+from pydantic import BaseModel, ConfigDict, Field
+
+from xamm_data._version import __version__
+from xamm_data.hub import hub_endpoint, hub_offline
+from xamm_data.targets import Target
+from xamm_models import xplat
+from xamm_models.evaluation import scenario_expr
+from xamm_models.physics import PhysicsSignature, physics_signatures
+from xamm_models.predictor import ADD_A_TARGET, UnknownSourceError, UnknownTargetError, _unknown
+from xamm_models.stacked import StackedModel
+
+FILE = "stacked_predictor.json"
+REGIMES = ("seen", "new")
+NEED = ("bytes_per_rep", "flops_per_rep", "iterations_per_rep", "f_log_s_per_iter", "f_arith_intensity",
+        "f_log_problem_size")
+
+
+class StackedConfig(BaseModel):
+    """What the predictor was built with (saved as ``stacked_predictor.json``)."""
+
+    model_config = ConfigDict(extra="forbid")
+    candidates: list[str] = Field(default_factory=lambda: ["prior", "residual", "physics"])
+    coverage: float = 0.8
+    seed: int = 0
+    min_per_scenario: int = 20  # fewer inner residuals than this: the regime's pooled quantile is used
+
+
+class Calibration(BaseModel):
+    """Per regime: the chosen variant, its inner-fold within-2x per candidate, and conformal half-widths."""
+
+    variant: str
+    inner_within_2: dict[str, float]
+    halfwidth: dict[str, float]  # scenario (or "all") -> log10 half-width at the configured coverage
+    n: dict[str, int]
+
+
+def _machine(col: pl.Series) -> np.ndarray:
+    return col.str.split(":").list.first().to_numpy()
+
+
+def _scenarios(pairs: pl.DataFrame) -> np.ndarray:
+    return pairs.select(scenario_expr()).to_series().to_numpy()
+
+
+def _inner_folds(pairs: pl.DataFrame, samples: pl.DataFrame, regime: str):
+    """(signatures, fit pairs, held pairs) of each inner fold of ``regime`` (see the module docstring). A
+    ``new`` fold holds out one training machine *and* one kernel group, as a new machine is met in use."""
+    groups = pairs.get_column("group").to_numpy()
+    src, tgt = _machine(pairs.get_column("source")), _machine(pairs.get_column("target"))
+    machines = np.unique(tgt) if regime == "new" else [None]
+    for g in np.unique(groups):
+        in_g = groups == g
+        hidden = pairs.filter(pl.Series(in_g)).get_column("app").unique()
+        sigs = physics_signatures(samples.filter(~pl.col("app").is_in(hidden.implode())))
+        for m in machines:
+            touches = np.zeros(len(groups), bool) if m is None else (src == m) | (tgt == m)
+            held = in_g & (tgt == m) & (src != m) if m is not None else in_g
+            fit = ~in_g & ~touches
+            if held.any() and fit.any():
+                yield sigs, pairs.filter(pl.Series(fit)), pairs.filter(pl.Series(held))
+
+
+def _conformal(resid: np.ndarray, coverage: float) -> float:
+    """The split-conformal quantile of |residual|: rank ceil((n + 1) coverage) of n."""
+    r = np.sort(np.abs(resid))
+    k = int(np.ceil((len(r) + 1) * coverage))
+    return float(r[min(k, len(r)) - 1]) if len(r) else float("nan")
+
+
+def benchmark_samples(runs: pl.DataFrame) -> pl.DataFrame:
+    """Benchmark samples (one per target, kernel and size) from ``benchmark_runs`` rows, as ``xplat`` builds them
+    (the fastest variant and tuning per kernel and size); a frame that already is samples passes through."""
+    if {"target", "app", "time_per_rep_s"} <= set(runs.columns):
+        return runs
+    return xplat.samples(runs.with_columns(Target.expr().alias("target")))[0]
+
+
+class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", "performance-prediction"],
+                       repo_url=None):
+    """Physics prior + learned residual, with conformal intervals (see the module docstring)."""
+
+    def __init__(self, config: StackedConfig | dict | None = None, **kwargs):
+        self.config = StackedConfig(**config) if isinstance(config, dict) else (config or StackedConfig(**kwargs))
+        self.signatures: dict[str, PhysicsSignature] = {}
+        self.models: dict[str, StackedModel] = {}
+        self.calibration: dict[str, Calibration] = {}
+        self.sources: list[str] = []
+        self.targets: list[str] = []
+        self.training: dict = {}
+
+    # -- training ---------------------------------------------------------------------------------
+    def fit(self, pairs: pl.DataFrame, samples: pl.DataFrame, *, dataset: str | None = None) -> "StackedPredictor":
+        """Fit on labelled ``pairs`` (``xplat`` pair frames) and the targets' benchmark ``samples`` (one row per
+        kernel and size per target; the test kernels of an evaluation must not be among them)."""
+        self.signatures = physics_signatures(samples)
+        self.sources = sorted(set(pairs.get_column("source")))
+        self.targets = sorted(set(pairs.get_column("target")))
+        for regime in REGIMES:
+            self.calibration[regime] = self._calibrate(pairs, samples, regime)
+        for v in {c.variant for c in self.calibration.values()}:
+            self.models[v] = StackedModel(v, self.config.seed).fit(self.signatures, pairs)
+        self.training = {"dataset": dataset, "pairs": pairs.height, "samples": samples.height,
+                         "kernels": pairs.get_column("app").n_unique(), "xamm_version": __version__}
+        return self
+
+    def _calibrate(self, pairs: pl.DataFrame, samples: pl.DataFrame, regime: str) -> Calibration:
+        folds = list(_inner_folds(pairs, samples, regime))
+        if not folds:  # e.g. one training machine: no "new" fold; borrow nothing, refuse to be confident
+            return Calibration(variant="prior", inner_within_2={}, halfwidth={"all": float("inf")}, n={"all": 0})
+        resid, scores = {}, {}
+        kernels = np.concatenate([b.get_column("app").to_numpy() for _, _, b in folds])
+        _, k_idx = np.unique(kernels, return_inverse=True)
+        for v in self.config.candidates:
+            parts = [np.log10(StackedModel(v, self.config.seed).fit(s, a).predict(s, b) / b.get_column("relR").to_numpy())
+                     for s, a, b in folds]
+            resid[v] = np.concatenate(parts)
+            hit = np.abs(resid[v]) <= np.log10(2) + 1e-12  # each kernel counts once, however many sizes and pairs it has
+            scores[v] = float(np.mean(np.bincount(k_idx, hit) / np.bincount(k_idx)))
+        best = max(self.config.candidates, key=lambda v: (round(scores[v], 6), -self.config.candidates.index(v)))
+        scen = np.concatenate([_scenarios(b) for _, _, b in folds])
+        half, n = {"all": _conformal(resid[best], self.config.coverage)}, {"all": len(scen)}
+        for s in np.unique(scen):
+            m = scen == s
+            if m.sum() >= self.config.min_per_scenario:
+                half[str(s)], n[str(s)] = _conformal(resid[best][m], self.config.coverage), int(m.sum())
+        return Calibration(variant=best, inner_within_2=scores, halfwidth=half, n=n)
+
+    # -- inference --------------------------------------------------------------------------------
+    def _signatures_with(self, target_benchmarks: pl.DataFrame | None) -> dict[str, PhysicsSignature]:
+        if target_benchmarks is None:
+            return self.signatures
+        return {**self.signatures, **physics_signatures(benchmark_samples(target_benchmarks))}
+
+    def _check(self, pairs: pl.DataFrame, sigs: dict) -> None:
+        missing = [c for c in (*NEED, "runtime_source", "source", "target") if c not in pairs.columns]
+        if missing:
+            raise ValueError(f"input lacks the columns {missing}; the default predictor needs {list(NEED)}, "
+                             "a source time per iteration and source/target")
+        for kind, col in (("source", "source"), ("target", "target")):
+            for t in sorted(set(pairs.get_column(col)) - set(sigs)):
+                err = UnknownSourceError if kind == "source" else UnknownTargetError
+                raise err(f"{_unknown(kind, t, sorted(sigs))}; {ADD_A_TARGET}")
+
+    def predict_pairs(self, pairs: pl.DataFrame, *, target_benchmarks: pl.DataFrame | None = None) -> pl.DataFrame:
+        """``relR``, ``relR_lo``, ``relR_hi`` (the calibrated interval) and ``regime`` for each row of ``pairs``."""
+        if not self.models:
+            raise RuntimeError("the predictor is not trained: fit() or from_pretrained() first")
+        sigs = self._signatures_with(target_benchmarks)
+        self._check(pairs, sigs)
+        seen = (pairs.get_column("target").is_in(self.targets) & pairs.get_column("source").is_in(self.sources)).to_numpy()
+        out = np.empty(pairs.height)
+        half = np.empty(pairs.height)
+        scen = _scenarios(pairs)
+        for regime, mask in (("seen", seen), ("new", ~seen)):
+            if not mask.any():
+                continue
+            cal, part = self.calibration[regime], pairs.filter(pl.Series(mask))
+            out[mask] = self.models[cal.variant].predict(sigs, part)
+            half[mask] = np.array([cal.halfwidth.get(s, cal.halfwidth["all"]) for s in scen[mask]])
+        w = 10.0 ** half
+        return pl.DataFrame({"relR": out, "relR_lo": out / w, "relR_hi": out * w,
+                             "regime": np.where(seen, "seen", "new")})
+
+    def predict(self, profiles: pl.DataFrame, source: str, targets: list[str], *,
+                target_benchmarks: pl.DataFrame | None = None) -> pl.DataFrame:
+        """relR of each profile (measured on ``source``) on each target, with its interval: one row per
+        (profile, target), keeping the profile's ``app`` and ``app_params`` when it has them."""
+        keep = [c for c in ("app", "app_params") if c in profiles.columns]
+        base = profiles.with_row_index("row")
+        if "runtime_source" not in base.columns:
+            base = base.with_columns(pl.col("runtime_s").alias("runtime_source"))
+        pairs = pl.concat([base.with_columns(pl.lit(source).alias("source"), pl.lit(t).alias("target"))
+                           for t in targets])
+        pred = self.predict_pairs(pairs, target_benchmarks=target_benchmarks)
+        return pl.concat([pairs.select("row", *keep, "source", "target"), pred], how="horizontal").sort("row", "target")
+
+    def rank_targets(self, profiles: pl.DataFrame, source: str, targets: list[str], *, draws: int = 4000,
+                     **kw) -> pl.DataFrame:
+        """Targets per profile, fastest first, with ``rank`` and ``p_fastest``: the probability that the target
+        is the fastest, from the intervals read as normal in log10 (seeded Monte Carlo)."""
+        p = self.predict(profiles, source, targets, **kw).sort("row", "target")
+        k = len(targets)
+        mu = np.log10(p.get_column("relR").to_numpy()).reshape(-1, k)
+        z = NormalDist().inv_cdf(0.5 + self.config.coverage / 2)
+        sd = np.log10(p.get_column("relR_hi").to_numpy() / p.get_column("relR").to_numpy()).reshape(-1, k) / z
+        rng = np.random.default_rng(self.config.seed)
+        noise = rng.standard_normal((draws, k))
+        wins = np.zeros_like(mu)
+        for i in range(0, mu.shape[0], 256):  # bounded memory for many profiles
+            x = mu[i:i + 256, None, :] + sd[i:i + 256, None, :] * noise[None]
+            best = x.argmin(axis=2)
+            wins[i:i + 256] = np.stack([(best == j).mean(axis=1) for j in range(k)], axis=1)
+        p = p.with_columns(pl.Series("p_fastest", wins.reshape(-1)))
+        return p.sort("row", "relR").with_columns(pl.int_range(1, pl.len() + 1).over("row").alias("rank"))
+
+    # -- persistence ------------------------------------------------------------------------------
+    def _save_pretrained(self, save_directory: Path) -> None:
+        d = Path(save_directory)
+        d.mkdir(parents=True, exist_ok=True)
+        files = {}
+        for v, m in sorted(self.models.items()):
+            if m.model is not None:  # xgboost's own format: portable, no pickle
+                files[v] = f"residual_{v.replace('+', '_')}.ubj"
+                m.model.save_model(d / files[v])
+        info = {"config": self.config.model_dump(), "files": files, "sources": self.sources, "targets": self.targets,
+                "signatures": {t: s.model_dump() for t, s in sorted(self.signatures.items())},
+                "calibration": {r: c.model_dump() for r, c in self.calibration.items()},
+                "training": self.training, "xamm_version": __version__}
+        (d / FILE).write_text(json.dumps(info, indent=1, sort_keys=True, default=str) + "\n")
+        self.card().save(d / "README.md")
+
+    @classmethod
+    def _from_pretrained(cls, *, model_id: str, revision: str | None = None, cache_dir=None, force_download=False,
+                         local_files_only=False, token=None, **kwargs) -> "StackedPredictor":
+        d = Path(model_id)
+        if not d.is_dir():
+            from huggingface_hub import snapshot_download  # Hub client: only when a Hub is used
+
+            d = Path(snapshot_download(model_id, revision=revision, cache_dir=cache_dir, force_download=force_download,
+                                       local_files_only=local_files_only or hub_offline(), token=token,
+                                       endpoint=hub_endpoint()))
+        info = json.loads((d / FILE).read_text())
+        self = cls(StackedConfig(**info["config"]))
+        self.signatures = {t: PhysicsSignature(**s) for t, s in info["signatures"].items()}
+        self.calibration = {r: Calibration(**c) for r, c in info["calibration"].items()}
+        self.sources, self.targets, self.training = info["sources"], info["targets"], info["training"]
+        for v in {c.variant for c in self.calibration.values()}:
+            m = StackedModel(v, self.config.seed)
+            if v in info["files"]:
+                from xgboost import XGBRegressor  # models extra, imported on use
+
+                m.model = XGBRegressor()
+                m.model.load_model(d / info["files"][v])
+            self.models[v] = m
+        return self
+
+    def card(self) -> ModelCard:
+        """The model card: what it predicts, how it was chosen and calibrated, its limits."""
+        cal = "\n".join(f"| {r} | {c.variant} | {', '.join(f'{k} {v:.2f}' for k, v in sorted(c.inner_within_2.items()))} | "
+                        f"{', '.join(f'{k} ×{10 ** v:.2f}' for k, v in sorted(c.halfwidth.items()))} |"
+                        for r, c in sorted(self.calibration.items()))
+        sigs = "\n".join(f"| `{t}` | {s.n_samples} | {max(s.bw):.3g} | {s.flop_rate:.3g} | {s.overhead_s:.3g} |"
+                         for t, s in sorted(self.signatures.items()))
+        t = self.training
+        return ModelCard(f"""---
+library_name: xamm
+tags: [xamm, hpc, performance-prediction]
+pipeline_tag: tabular-regression
+license: mit
+---
+
+# xamm default relR predictor (stacked physics model)
+
+Predicts **relR = runtime on target / runtime on source** of an application sample measured on a source
+machine, for other machines, with an interval meant to hold the truth {self.config.coverage:.0%} of the time.
+
+## Model
+A physics prior (modelled time = max(bytes / bandwidth(working set), flops / flop rate) + launch overhead, on
+each machine's signature measured from its own RAJAPerf runs) and a gradient-boosted residual, per regime
+(`seen`: target seen in training; `new`: a machine known only from its benchmark runs). Variant chosen and
+intervals calibrated on inner folds of the training pairs (split conformal on |log10 residual|).
+
+| regime | variant | inner within-2× per candidate | interval half-width (×) |
+|---|---|---|---|
+{cal}
+
+## Machine signatures
+| target | samples | peak sustained bandwidth (B/s) | flop rate (flop/s) | launch overhead (s) |
+|---|---|---|---|---|
+{sigs}
+
+## Training data
+{t.get('dataset') or 'unnamed'}: {t.get('pairs')} pairs, {t.get('kernels')} kernels, {t.get('samples')} benchmark samples;
+xamm {t.get('xamm_version')}. Seed {self.config.seed}.
+
+## Limitations
+Targets without a signature are refused; give their RAJAPerf runs (`target_benchmarks`). The intervals are
+calibrated on kernels of other groups and machines of the training set; a machine unlike all of them may be
+covered less often than stated (see the README's evaluation).
+""")
+
+
+def load_predictor(model_id: str, *, revision: str | None = None):
+    """A saved predictor of either kind, by folder or Hub repo id: the default (:class:`StackedPredictor`) or
+    the paper's :class:`~xamm_models.predictor.XammPredictor`, told apart by the file each writes."""
+    from xamm_models.predictor import FILE as XAMM_FILE, XammPredictor
+
+    d = Path(model_id)
+    if not d.is_dir():
+        from huggingface_hub import snapshot_download  # Hub client: only when a Hub is used
+
+        d = Path(snapshot_download(model_id, revision=revision, local_files_only=hub_offline(), endpoint=hub_endpoint()))
+    if (d / FILE).is_file():
+        return StackedPredictor.from_pretrained(str(d))
+    if (d / XAMM_FILE).is_file():
+        return XammPredictor.from_pretrained(str(d))
+    raise FileNotFoundError(f"{model_id}: neither {FILE} nor {XAMM_FILE} found; is this an xamm predictor?")
