@@ -229,3 +229,34 @@ def test_embedders_leave_the_global_random_state_alone():
     torch.manual_seed(999)  # a caller's reseeding changes nothing in a seeded embedder
     b = create_embedder("ae", n_features=5, seed=7).fit(X, epochs=3).transform(X)
     assert np.array_equal(a, b)
+
+
+def test_physics_signatures_are_built_versioned_and_shown_by_the_amm_commands(bench_store, tmp_path, monkeypatch, capsys):
+    import json
+
+    from xamm_data.cli import main as xamm
+    from xamm_models.physics import OVERHEAD_QUANTILE
+
+    monkeypatch.setenv("XAMM_HOME", str(tmp_path / "home"))
+    assert xamm(["amm", "build", "--kind", "physics", "h100-node", "--store", str(bench_store.root)]) == 0
+    assert "h100-node:gpu@1 (physics)" in capsys.readouterr().out
+    assert xamm(["amm", "build", "--kind", "physics", "h100-node", "--store", str(bench_store.root)]) == 0  # same data
+    assert "h100-node:gpu@1 (physics)" in capsys.readouterr().out  # the same version, not a new one
+    reg = SignatureRegistry.default()
+    assert reg.versions("h100-node", "gpu", "physics") == [1] and reg.versions("h100-node", "gpu") == []
+    assert xamm(["amm", "show", "h100-node:gpu", "--kind", "physics"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["kind"] == "physics" and shown["version"] == 1
+    # the overhead, independently: the fastest tuning of each kernel and size, time per launch, 5th percentile
+    r = (runs := bench_store.scan("benchmark_runs").collect()).filter(
+        (pl.col("machine") == "h100-node") & (pl.col("device") == "gpu"))
+    per = (r.group_by("kernel", "problem_size", "variant", "tuning")
+           .agg(pl.col("time_per_rep_s").mean(), pl.col("kernels_per_rep").mean())
+           .sort("time_per_rep_s").group_by("kernel", "problem_size").first())
+    per = per.with_columns(pl.col("problem_size").cast(pl.Float64).log(2).round().alias("b")) \
+        .sort((pl.col("problem_size").cast(pl.Float64).log(2) - pl.col("b")).abs()).group_by("kernel", "b").first()
+    t = (per["time_per_rep_s"] / per["kernels_per_rep"].fill_null(1.0).clip(1.0)).to_numpy()
+    assert shown["physics"]["overhead_s"] == pytest.approx(float(np.quantile(t, OVERHEAD_QUANTILE)), rel=1e-9)
+    assert shown["physics"]["n_samples"] == per.height
+    assert len(runs) and xamm(["amm", "show", "h100-node:gpu"]) == 1  # no attention AMM was built: a clear error
+    assert "no attention signature" in capsys.readouterr().err

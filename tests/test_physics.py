@@ -71,3 +71,18 @@ def test_the_stacked_prior_is_the_modelled_ratio_and_the_residual_learns_what_it
     assert err(learned) < 0.1 < err(StackedModel("prior").predict(sigs, test))  # the source's efficiency is learned
     with pytest.raises(ValueError, match="unknown stacked variant"):
         StackedModel("magic")
+
+
+def test_streaming_kernels_alone_never_set_a_compute_ceiling():
+    """Achieved flop rates of kernels below 1 flop/byte are bounded by bandwidth, not by the flop rate: taking
+    them as the machine's compute rate would make every compute-heavy kernel look compute-bound."""
+    from xamm_models.physics import UNBOUNDED_FLOPS
+
+    m = machine(bw_small=1e10, bw_large=1e12, flop_rate=5e13, overhead=4e-6)
+    streaming = m.filter(pl.col("flops_per_rep") < pl.col("bytes_per_rep")).with_columns(
+        (pl.col("bytes_per_rep") / 8).alias("flops_per_rep"))  # 1 flop per 8 bytes, like DAXPY
+    sig = physics_signature("m:gpu", streaming)
+    assert sig.flop_rate == UNBOUNDED_FLOPS
+    rows = pl.DataFrame({"bytes_per_rep": [2.0 ** 30], "flops_per_rep": [2.0 ** 34], "kernels_per_rep": [1.0]})
+    assert modelled_time(sig, rows)[0] == pytest.approx(2.0 ** 30 / sig.bandwidth(np.array([2.0 ** 30]))[0] + sig.overhead_s)
+    assert physics_signature("m:gpu", m).flop_rate == pytest.approx(5e13, rel=1e-6)  # with dense kernels: measured

@@ -56,6 +56,8 @@ def _add_amm(sub) -> None:
     b = a.add_parser("build", help="build signatures from the store's benchmark runs", epilog=EPILOG,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     b.add_argument("machines", nargs="*", help="machine ids (default: all with benchmark data)")
+    b.add_argument("--kind", choices=["attention", "physics"], default="attention",
+                   help="attention: the paper's AMM (Algorithm 1); physics: bandwidth curve, flop rate, launch overhead")
     b.add_argument("--aggregation", choices=["mean", "l2", "variance"], default="l2")
     b.add_argument("--normalise", choices=["divide", "subtract", "none"], default="divide")
     b.add_argument("--embedder", help="a saved embedder folder or Hub repo (default: train one on all machines)")
@@ -67,8 +69,10 @@ def _add_amm(sub) -> None:
                       epilog="examples:\n  xamm amm list\n  xamm amm list --json | jq '.[].ref'")
     ls.add_argument("--json", action="store_true", help="print the listing as JSON")
     s = a.add_parser("show", help="show one signature as JSON", formatter_class=RAW,
-                     epilog="examples:\n  xamm amm show quartz:cpu\n  xamm amm show lassen:gpu@1 | head")
+                     epilog="examples:\n  xamm amm show quartz:cpu\n  xamm amm show lassen:gpu@1 | head\n"
+                            "  xamm amm show h100-node:gpu --kind physics")
     s.add_argument("ref", help="MACHINE[:cpu|:gpu][@VERSION]")
+    s.add_argument("--kind", choices=["attention", "physics"], default="attention")
     for name, helptext in (("push", "publish signatures to a Hub repo"), ("pull", "fetch signatures from a Hub repo")):
         q = a.add_parser(name, help=helptext, formatter_class=RAW,
                          epilog=f"examples:\n  xamm amm {name} --repo org/xamm-amms" + (" --revision <commit>" if name == "pull" else ""))
@@ -182,12 +186,13 @@ def run_config(args) -> int:
 
 
 def predict_cmd(args) -> int:
-    from xamm_models.default_model import StackedPredictor, benchmark_samples, load_predictor  # in the handler: `xamm --help` never loads the models
+    from xamm_models.default_model import StackedPredictor, load_predictor  # in the handler: `xamm --help` never loads the models
+    from xamm_models.physics_registry import samples_from_runs  # in the handler: `xamm --help` never loads the models
     from xamm_models.pipeline import load_app_samples, load_benchmark_runs  # in the handler: `xamm --help` never loads the models
 
     model = load_predictor(str(args.model), revision=args.revision)
     if isinstance(model, StackedPredictor) and args.profiles.is_dir():  # RAJAPerf kernels measured on the source
-        profiles = benchmark_samples(load_benchmark_runs(args.profiles))
+        profiles = samples_from_runs(load_benchmark_runs(args.profiles))
         profiles = profiles.filter(profiles.get_column("target") == args.source)
     else:
         profiles = load_app_samples(args.profiles)
@@ -208,6 +213,14 @@ def run(args) -> int:
     from xamm_models.signatures import SignatureRegistry  # in the handler: `xamm --help` never loads the models
 
     reg = SignatureRegistry.default()  # the command line's registry, under $XAMM_HOME
+    if args.action == "build" and args.kind == "physics":
+        from xamm_models.physics_registry import build_physics_signatures  # in the handler: `xamm --help` never loads the models
+
+        for s in build_physics_signatures(store=as_store(args.store), registry=reg, machines=args.machines or None):
+            p = s.physics
+            print(f"{s.ref}: {s.n_samples} samples, bandwidth up to {max(p.bw):.3g} B/s, flop rate {p.flop_rate:.3g} "
+                  f"flop/s, launch overhead {p.overhead_s:.3g} s")
+        return 0
     if args.action == "build":
         from xamm_models.amm import build_signatures  # in the handler: `xamm --help` never loads the models
 
@@ -222,7 +235,7 @@ def run(args) -> int:
         emit(reg.frame(), as_json=args.json, title=f"AMM signatures ({reg.root})")
         return 0
     if args.action == "show":
-        print(json.dumps(reg.get(args.ref).model_dump(), indent=2))
+        print(json.dumps(reg.get(args.ref, kind=args.kind).model_dump(), indent=2))
         return 0
     if args.action == "push":
         from xamm_models.signature_hub import push_signatures  # in the handler: `xamm --help` never loads the models

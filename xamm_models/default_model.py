@@ -4,7 +4,8 @@
 
 * each known target's :class:`~xamm_models.physics.PhysicsSignature` (measured from its own RAJAPerf runs);
 * a :class:`~xamm_models.stacked.StackedModel` variant per regime, chosen on *inner* folds of its training
-  pairs, never on anything it is tested on: ``seen`` (a target seen in training: leave one kernel group
+  pairs, never on anything it is tested on (the physics prior alone unless a learned residual beats it on
+  those folds with its whole 90% interval over kernels above zero): ``seen`` (a target seen in training: leave one kernel group
   of the training pairs out) and ``new`` (a target machine absent from training: leave one training
   machine out, its signature still measured from its benchmark runs);
 * split-conformal interval half-widths: the ``coverage`` quantile (finite-sample corrected) of the
@@ -34,10 +35,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from xamm_data._version import __version__
 from xamm_data.hub import hub_endpoint, hub_offline
-from xamm_data.targets import Target
-from xamm_models import xplat
 from xamm_models.evaluation import scenario_expr
 from xamm_models.physics import PhysicsSignature, physics_signatures
+from xamm_models.physics_registry import samples_from_runs
 from xamm_models.predictor import ADD_A_TARGET, UnknownSourceError, UnknownTargetError, _unknown
 from xamm_models.stacked import StackedModel
 
@@ -92,19 +92,26 @@ def _inner_folds(pairs: pl.DataFrame, samples: pl.DataFrame, regime: str):
                 yield sigs, pairs.filter(pl.Series(fit)), pairs.filter(pl.Series(held))
 
 
+def _simplest_unless_clearly_beaten(per_kernel: dict[str, np.ndarray], candidates: list[str], seed: int,
+                                    draws: int = 1000, level: float = 0.9) -> str:
+    """The first (simplest) candidate, unless another beats it on the inner folds with the whole ``level``
+    bootstrap interval (over kernels) of its gain above 0; then the best of those that do.
+
+    A learned correction must earn its place: on a few kernel groups, a pooled score alone picks a residual
+    model that helps the groups it was scored on and hurts the next one."""
+    base = per_kernel[candidates[0]]
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(base), (draws, len(base)))
+    clear = [v for v in candidates[1:]
+             if np.quantile((per_kernel[v] - base)[idx].mean(axis=1), (1 - level) / 2) > 0]
+    return max(clear, key=lambda v: per_kernel[v].mean()) if clear else candidates[0]
+
+
 def _conformal(resid: np.ndarray, coverage: float) -> float:
     """The split-conformal quantile of |residual|: rank ceil((n + 1) coverage) of n."""
     r = np.sort(np.abs(resid))
     k = int(np.ceil((len(r) + 1) * coverage))
     return float(r[min(k, len(r)) - 1]) if len(r) else float("nan")
-
-
-def benchmark_samples(runs: pl.DataFrame) -> pl.DataFrame:
-    """Benchmark samples (one per target, kernel and size) from ``benchmark_runs`` rows, as ``xplat`` builds them
-    (the fastest variant and tuning per kernel and size); a frame that already is samples passes through."""
-    if {"target", "app", "time_per_rep_s"} <= set(runs.columns):
-        return runs
-    return xplat.samples(runs.with_columns(Target.expr().alias("target")))[0]
 
 
 class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", "performance-prediction"],
@@ -139,7 +146,7 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
         folds = list(_inner_folds(pairs, samples, regime))
         if not folds:  # e.g. one training machine: no "new" fold; borrow nothing, refuse to be confident
             return Calibration(variant="prior", inner_within_2={}, halfwidth={"all": float("inf")}, n={"all": 0})
-        resid, scores = {}, {}
+        resid, per_kernel = {}, {}
         kernels = np.concatenate([b.get_column("app").to_numpy() for _, _, b in folds])
         _, k_idx = np.unique(kernels, return_inverse=True)
         for v in self.config.candidates:
@@ -147,8 +154,9 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
                      for s, a, b in folds]
             resid[v] = np.concatenate(parts)
             hit = np.abs(resid[v]) <= np.log10(2) + 1e-12  # each kernel counts once, however many sizes and pairs it has
-            scores[v] = float(np.mean(np.bincount(k_idx, hit) / np.bincount(k_idx)))
-        best = max(self.config.candidates, key=lambda v: (round(scores[v], 6), -self.config.candidates.index(v)))
+            per_kernel[v] = np.bincount(k_idx, hit) / np.bincount(k_idx)
+        best = _simplest_unless_clearly_beaten(per_kernel, self.config.candidates, self.config.seed)
+        scores = {v: float(h.mean()) for v, h in per_kernel.items()}
         scen = np.concatenate([_scenarios(b) for _, _, b in folds])
         half, n = {"all": _conformal(resid[best], self.config.coverage)}, {"all": len(scen)}
         for s in np.unique(scen):
@@ -161,7 +169,7 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
     def _signatures_with(self, target_benchmarks: pl.DataFrame | None) -> dict[str, PhysicsSignature]:
         if target_benchmarks is None:
             return self.signatures
-        return {**self.signatures, **physics_signatures(benchmark_samples(target_benchmarks))}
+        return {**self.signatures, **physics_signatures(samples_from_runs(target_benchmarks))}
 
     def _check(self, pairs: pl.DataFrame, sigs: dict) -> None:
         missing = [c for c in (*NEED, "runtime_source", "source", "target") if c not in pairs.columns]

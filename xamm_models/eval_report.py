@@ -23,7 +23,7 @@ VERDICT_METRICS = ("within_2", "median_abs_log10")
 README_ENTRIES = ("baseline/pair-median", "baseline/pair-size-median", "baseline/roofline", "baseline/knn",
                   "raw/xgboost", "attention+amm/xgboost", "attention-no-amm/xgboost", "control/random-amm/xgboost",
                   "stacked/prior", "stacked/residual", "stacked/physics", "stacked/attention", "stacked/physics+attention",
-                  "stacked/default")
+                  "stacked/default", "baseline/most-similar-machine")
 DEFAULT = "stacked/default"
 SCHEME_TITLES = {"kernel-group": "leave one kernel group out", "held-out-machine": "held-out machine",
                  "kernel": "leave one kernel out"}
@@ -144,6 +144,20 @@ def paper_rows(summary: dict) -> list[str]:
     return rows
 
 
+COVERAGE_HEAD = ("| scheme | " + " | ".join(s.replace("->", "→") for s in SCOPES) + " |", "|---|" + "---|" * len(SCOPES))
+
+
+def coverage_rows(summary: dict, name: str = DEFAULT) -> list[str]:
+    """Per scheme: how often the default's 80% intervals held the truth on the test folds, per scope [90% CI]."""
+    rows = []
+    for scheme, r in _ordered(summary["results"]):
+        p = r["entries"].get(name, {}).get("pooled", {})
+        if p.get("all", {}).get("coverage", {}).get("value") is not None:
+            rows.append(f"| {SCHEME_TITLES[scheme]} | " + " | ".join(_ci(p[s]["coverage"]) if s in p else "–" for s in SCOPES)
+                        + " |")
+    return rows
+
+
 def readme_block(summary: dict) -> str:
     """The README's results block (markers included), from a ``results.json`` summary."""
     d = summary["dataset"]
@@ -161,7 +175,9 @@ def readme_block(summary: dict) -> str:
     lines += ["**Does the xAMM pipeline (attention + AMMs → XGBoost), or the stacked default of issue 13, beat the "
               "strongest baseline?** "
               "(difference and 90% bootstrap interval over kernels; \"better\" only when the interval excludes 0)", "",
-              *VERDICT_HEAD, *verdict_rows(summary), "", END]
+              *VERDICT_HEAD, *verdict_rows(summary), "",
+              "**Do stacked/default's 80% intervals hold the truth 80% of the time?** (coverage on the test folds, "
+              "90% bootstrap interval over kernels)", "", *COVERAGE_HEAD, *coverage_rows(summary), "", END]
     return "\n".join(lines)
 
 
@@ -189,7 +205,8 @@ def markdown(summary: dict) -> str:
         out += ["## The paper's four experiments (leave one kernel group out)", "", *EXP_HEAD,
                 *experiment_rows(summary["results"]["kernel-group"]), "",
                 "| XGBoost MAPE change, attention + AMMs vs raw | paper | here |", "|---|---|---|", *paper_rows(summary), ""]
-    out += ["## Does the pipeline beat the strongest baseline?", "", *VERDICT_HEAD, *verdict_rows(summary), ""]
+    out += ["## Does the pipeline beat the strongest baseline?", "", *VERDICT_HEAD, *verdict_rows(summary), "",
+            "## Coverage of stacked/default's 80% intervals", "", *COVERAGE_HEAD, *coverage_rows(summary), ""]
     return "\n".join(out) + "\n"
 
 

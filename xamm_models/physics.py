@@ -4,7 +4,11 @@ A :class:`PhysicsSignature` holds three interpretable parts, each a robust stati
 benchmark samples (``time_per_rep_s``, ``bytes_per_rep``, ``flops_per_rep``, ``kernels_per_rep``):
 
 * ``overhead_s``: the per-launch (GPU) or per-loop (CPU) cost, the 5th percentile of time per launch;
-* ``flop_rate``: the 90th percentile of the achieved flop rate, launch overhead removed;
+* ``flop_rate``: the 90th percentile of the achieved flop rate, launch overhead removed, over kernels of at
+  least :data:`MIN_INTENSITY` flop/byte only: a streaming kernel's flop rate is set by the bandwidth, and
+  taking it for the compute rate makes every compute-heavy kernel look compute-bound. With fewer than
+  :data:`MIN_PER_BIN` such kernels the machine shows no compute ceiling and ``flop_rate`` is
+  :data:`UNBOUNDED_FLOPS` (compute never binds in the model);
 * a bandwidth curve over the working set per launch (``bytes_per_rep / kernels_per_rep``), in bins of
   :data:`BIN_OCTAVES` octaves: the 90th percentile of the achieved bandwidth in each bin, launch overhead
   removed. This is where the cache and latency regimes show: a CPU streams small working sets from cache
@@ -23,6 +27,8 @@ BIN_OCTAVES = 2.0
 QUANTILE = 0.9
 OVERHEAD_QUANTILE = 0.05
 MIN_PER_BIN = 3
+MIN_INTENSITY = 1.0  # flop/byte
+UNBOUNDED_FLOPS = 1e18  # no compute-bound evidence: compute never binds in the model
 
 
 class PhysicsSignature(BaseModel):
@@ -60,8 +66,9 @@ def physics_signature(target: str, samples: pl.DataFrame) -> PhysicsSignature:
     n = _launches(samples)
     overhead = float(np.quantile(t / n, OVERHEAD_QUANTILE))
     busy = np.clip(t - overhead * n, 0.1 * t, None)  # never credit more than 90% of a rep to overhead
-    fr = f[f > 0] / busy[f > 0]
-    flop_rate = float(np.quantile(fr, QUANTILE)) if len(fr) else 1.0
+    dense = (f > 0) & (f >= MIN_INTENSITY * b)  # only kernels that could be compute-bound say what F is
+    fr = f[dense] / busy[dense]
+    flop_rate = float(np.quantile(fr, QUANTILE)) if len(fr) >= MIN_PER_BIN else UNBOUNDED_FLOPS
     ws = np.log2(np.clip(b / n, 1.0, None))
     bw = b / busy
     edges = np.arange(np.floor(ws[b > 0].min()), np.ceil(ws[b > 0].max()) + BIN_OCTAVES, BIN_OCTAVES) \
@@ -100,3 +107,19 @@ def modelled_per_end(sigs: dict[str, PhysicsSignature], pairs: pl.DataFrame, end
             m = ends == t
             out[m] = modelled_time(sigs[t], pairs.filter(pl.Series(m)))
     return out
+
+
+SIMILARITY_WS = 2.0 ** np.arange(12, 34, 2)  # working sets (bytes per launch) where two bandwidth curves are compared
+
+
+def distance(a: PhysicsSignature, b: PhysicsSignature) -> float:
+    """How unlike two machines are: Euclidean distance of log10 bandwidth over :data:`SIMILARITY_WS`, log10 flop
+    rate and log10 launch overhead."""
+    return float(np.linalg.norm(a.vector(SIMILARITY_WS) - b.vector(SIMILARITY_WS)))
+
+
+def most_similar(sig: PhysicsSignature, known: dict[str, PhysicsSignature]) -> str:
+    """The known target of the same device kind (cpu/gpu) nearest to ``sig`` (:func:`distance`)."""
+    device = sig.target.rsplit(":", 1)[-1]
+    same = {t: s for t, s in known.items() if t.rsplit(":", 1)[-1] == device and t != sig.target} or known
+    return min(sorted(same), key=lambda t: distance(sig, same[t]))

@@ -5,6 +5,11 @@ option and normalisation of Algorithm 1, the embedder id and revision, the conte
 benchmark samples, the kernel list, the xamm version and the date. The registry lives in
 ``$XAMM_HOME/signatures/<machine>/<device>@<version>.json``.
 
+Two kinds share the registry and its rules: ``attention`` (the paper's AMM, Algorithm 1 over attention
+embeddings) and ``physics`` (:class:`~xamm_models.physics.PhysicsSignature`: sustained bandwidth over
+working sets, flop rate, launch overhead; its ``vector`` is :meth:`PhysicsSignature.vector` at
+:data:`~xamm_models.physics.SIMILARITY_WS`), filed as ``<device>.physics@<version>.json``.
+
 Rules: a written version is never changed (:class:`ImmutableSignatureError`); adding a signature
 whose inputs equal an existing version's returns that version; other inputs make version max+1.
 """
@@ -23,9 +28,11 @@ from xamm_data import machines
 from xamm_data.atomic import atomic_path, locked
 from xamm_data.paths import xamm_home
 from xamm_data.targets import Target
+from xamm_models.physics import PhysicsSignature
 
 _REF = re.compile(r"^(?P<machine>[a-z0-9][a-z0-9._-]*)(:(?P<device>cpu|gpu))?(@(?P<version>\d+))?$")
-INPUT_FIELDS = ("aggregation", "normalise", "embedder_id", "embedder_revision", "data_sha256", "kernels")
+INPUT_FIELDS = ("kind", "aggregation", "normalise", "embedder_id", "embedder_revision", "data_sha256", "kernels")
+KINDS = ("attention", "physics")
 
 
 class ImmutableSignatureError(ValueError):
@@ -39,8 +46,10 @@ class Signature(BaseModel):
 
     machine: str
     device: str = Field(pattern="^(cpu|gpu)$")
+    kind: str = Field(default="attention", pattern="^(attention|physics)$")
     version: int | None = Field(default=None, ge=1)
     vector: list[float]
+    physics: PhysicsSignature | None = None  # the interpretable parts of a physics signature
     aggregation: str
     normalise: str
     embedder_id: str
@@ -58,7 +67,7 @@ class Signature(BaseModel):
 
     @property
     def ref(self) -> str:
-        return f"{self.target}@{self.version}"
+        return f"{self.target}@{self.version}" + ("" if self.kind == "attention" else f" ({self.kind})")
 
     def inputs(self) -> dict:
         return {k: getattr(self, k) for k in INPUT_FIELDS}
@@ -90,12 +99,14 @@ class SignatureRegistry:
         """Where the embedders of this registry's signatures are kept: ``<root>/../embedders``."""
         return self.root.parent / "embedders"
 
-    def path(self, machine: str, device: str, version: int) -> Path:
-        return self.root / machine / f"{device}@{version}.json"
+    def path(self, machine: str, device: str, version: int, kind: str = "attention") -> Path:
+        stem = device if kind == "attention" else f"{device}.{kind}"
+        return self.root / machine / f"{stem}@{version}.json"
 
-    def versions(self, machine: str, device: str) -> list[int]:
+    def versions(self, machine: str, device: str, kind: str = "attention") -> list[int]:
         d = self.root / machine
-        return sorted(int(p.stem.split("@")[1]) for p in d.glob(f"{device}@*.json")) if d.is_dir() else []
+        stem = device if kind == "attention" else f"{device}.{kind}"
+        return sorted(int(p.stem.split("@")[1]) for p in d.glob(f"{stem}@*.json")) if d.is_dir() else []
 
     def all(self) -> list[Signature]:
         out = []
@@ -103,26 +114,29 @@ class SignatureRegistry:
             out.append(Signature.model_validate_json(p.read_text()))
         return sorted(out, key=lambda s: (s.machine, s.device, s.version))
 
-    def get(self, ref: str, version: int | None = None) -> Signature:
-        """A signature by reference (``quartz``, ``quartz:cpu``, ``quartz:cpu@2``); latest version by default."""
+    def get(self, ref: str, version: int | None = None, kind: str = "attention") -> Signature:
+        """A signature by reference (``quartz``, ``quartz:cpu``, ``quartz:cpu@2``) and kind; latest version by default."""
+        if kind not in KINDS:
+            raise ValueError(f"unknown signature kind {kind!r}; expected one of {', '.join(KINDS)}")
         machine, device, v = parse_ref(ref)
         v = version or v
-        devices = [device] if device else [d for d in ("cpu", "gpu") if self.versions(machine, d)]
+        devices = [device] if device else [d for d in ("cpu", "gpu") if self.versions(machine, d, kind)]
         if not devices:
-            known = sorted({s.target for s in self.all()})
-            raise KeyError(f"no signature for {machine!r} yet; signatures exist for: {', '.join(known) or 'none'}. "
-                           "Build one with `xamm amm build` after ingesting its RAJAPerf runs")
+            known = sorted({s.target for s in self.all() if s.kind == kind})
+            raise KeyError(f"no {kind} signature for {machine!r} yet; {kind} signatures exist for: "
+                           f"{', '.join(known) or 'none'}. Build one with `xamm amm build --kind {kind}` after "
+                           "ingesting its RAJAPerf runs")
         if len(devices) > 1:
             raise KeyError(f"{machine!r} has signatures for {' and '.join(devices)}: say {machine}:cpu or {machine}:gpu")
         dev = devices[0]
-        have = self.versions(machine, dev)
+        have = self.versions(machine, dev, kind)
         if not have:
-            raise KeyError(f"no signature for {machine}:{dev} yet")
+            raise KeyError(f"no {kind} signature for {machine}:{dev} yet")
         if v is None:
             v = have[-1]
         if v not in have:
-            raise KeyError(f"{machine}:{dev} has no version {v}; versions: {', '.join(map(str, have))}")
-        return Signature.model_validate_json(self.path(machine, dev, v).read_text())
+            raise KeyError(f"{machine}:{dev} has no {kind} version {v}; versions: {', '.join(map(str, have))}")
+        return Signature.model_validate_json(self.path(machine, dev, v, kind).read_text())
 
     def add(self, sig: Signature) -> Signature:
         """Register ``sig``: the existing version if its inputs are identical, else a new version.
@@ -131,8 +145,8 @@ class SignatureRegistry:
         and must be identical if taken.
         """
         with locked(self.root / ".lock"):
-            existing = [Signature.model_validate_json(self.path(sig.machine, sig.device, v).read_text())
-                        for v in self.versions(sig.machine, sig.device)]
+            existing = [Signature.model_validate_json(self.path(sig.machine, sig.device, v, sig.kind).read_text())
+                        for v in self.versions(sig.machine, sig.device, sig.kind)]
             if sig.version is not None:
                 same = next((e for e in existing if e.version == sig.version), None)
                 if same is not None:
@@ -147,7 +161,7 @@ class SignatureRegistry:
             return self._write(sig.model_copy(update={"version": (existing[-1].version if existing else 0) + 1}))
 
     def _write(self, sig: Signature) -> Signature:
-        path = self.path(sig.machine, sig.device, sig.version)
+        path = self.path(sig.machine, sig.device, sig.version, sig.kind)
         if path.exists():
             raise ImmutableSignatureError(f"{sig.ref} exists; published versions never change")
         with atomic_path(path) as tmp:
@@ -156,25 +170,19 @@ class SignatureRegistry:
         return sig
 
     def frame(self) -> pl.DataFrame:
-        """One row per registry machine and device: its latest version, or 'no signature yet'."""
-        sigs = self.all()
-        latest = {}
-        for s in sigs:
-            latest[(s.machine, s.device)] = s
+        """One row per registry machine and device: its latest attention and physics versions, or 'no signature yet'."""
+        latest: dict[tuple, Signature] = {}
+        for s in self.all():
+            latest[(s.machine, s.device, s.kind)] = s
+        known = [(m.id, d) for m in machines.MACHINES for d in m.devices]
+        extra = sorted({(mid, d) for mid, d, _ in latest} - set(known))
         rows = []
-        for m in machines.MACHINES:
-            for d in m.devices:
-                s = latest.get((m.id, d))
-                rows.append({"target": str(Target(m.id, d)), "latest": s.ref if s else "no signature yet",
-                             "versions": len(self.versions(m.id, d)), "aggregation": s.aggregation if s else None,
-                             "kernels": len(s.kernels) if s else None, "coverage": s.coverage if s else None,
-                             "created": s.created if s else None})
-        known = {(m.id, d) for m in machines.MACHINES for d in m.devices}
-        for (mid, d), s in sorted(latest.items()):
-            if (mid, d) not in known:
-                rows.append({"target": s.target, "latest": s.ref, "versions": len(self.versions(mid, d)),
-                             "aggregation": s.aggregation, "kernels": len(s.kernels), "coverage": s.coverage,
-                             "created": s.created})
+        for mid, d in [*known, *extra]:
+            s, p = latest.get((mid, d, "attention")), latest.get((mid, d, "physics"))
+            rows.append({"target": str(Target(mid, d)), "latest": s.ref if s else "no signature yet",
+                         "versions": len(self.versions(mid, d)), "aggregation": s.aggregation if s else None,
+                         "kernels": len(s.kernels) if s else None, "coverage": s.coverage if s else None,
+                         "physics": p.ref if p else None, "created": s.created if s else (p.created if p else None)})
         return pl.DataFrame(rows)
 
 
