@@ -110,3 +110,14 @@ def test_the_vectorised_resample_equals_scoring_the_resampled_frame():
         assert got[m][0] == pytest.approx(want[m], rel=1e-9), m
     point = st.values(np.ones((1, len(st.apps))))
     assert point["median_abs_log10"][0] == pytest.approx(score(df)["median_abs_log10"])
+
+
+def test_coverage_counts_truths_inside_the_interval_and_is_never_compared():
+    with_iv = THREE.with_columns(pl.Series("y_lo", [1.0, 0.6, 3.0]), pl.Series("y_hi", [2.0, 1.0, 5.0]))
+    # 2.0 in [1, 2] (edges count), 0.5 not in [0.6, 1], 4.0 in [3, 5]
+    assert score(with_iv)["coverage"] == pytest.approx(2 / 3)
+    assert score(THREE)["coverage"] is None  # no interval, no coverage
+    b = bootstrap(with_iv, n=50)
+    assert b["coverage"]["value"] == pytest.approx(2 / 3)
+    c = compare(with_iv, with_iv.with_columns(pl.col("y_hi") * 10))
+    assert c["coverage"]["better"] == "neither"  # coverage has no better direction

@@ -25,6 +25,7 @@ README_ENTRIES = ("baseline/pair-median", "baseline/pair-size-median", "baseline
                   "stacked/prior", "stacked/residual", "stacked/physics", "stacked/attention", "stacked/physics+attention",
                   "stacked/default", "baseline/most-similar-machine")
 DEFAULT = "stacked/default"
+SIMILAR = "baseline/most-similar-machine"
 SCHEME_TITLES = {"kernel-group": "leave one kernel group out", "held-out-machine": "held-out machine",
                  "kernel": "leave one kernel out"}
 
@@ -48,6 +49,8 @@ def compare_to_baselines(ev, preds: dict[str, pl.DataFrame], scored: dict, pipel
     for key, other in (("pipeline_vs_raw", "raw/xgboost"), ("pipeline_vs_control", "control/random-amm/xgboost")):
         if other in preds:
             out[key] = ev.compare(preds[pipeline], preds[other])
+    if DEFAULT in preds and SIMILAR in preds:  # a new machine from its runs vs "it is like the nearest one we know"
+        out["default_vs_most_similar"] = ev.compare(preds[DEFAULT], preds[SIMILAR])
     out["experiments"] = [{"experiment": k, "a": a, "b": b, "all": ev.compare(preds[a], preds[b])["all"]}
                           for k, a, b in experiment_pairs() if a in preds and b in preds]
     return out
@@ -158,6 +161,17 @@ def coverage_rows(summary: dict, name: str = DEFAULT) -> list[str]:
     return rows
 
 
+def similar_rows(summary: dict) -> list[str]:
+    """The held-out machine: the default predictor (signature from the new machine's runs) minus "treat it as the
+    most similar known machine", per scope."""
+    c = summary["results"].get("held-out-machine", {}).get("comparisons", {}).get("default_vs_most_similar", {})
+    return [f"| {s.replace('->', '→')} | {_diff(v['within_2'])} | {_diff(v['median_abs_log10'])} |" for s, v in c.items()]
+
+
+SIMILAR_HEAD = ("| scenario | within 2×: default − most similar [90% CI] | median abs log10 error: default − most similar |",
+                "|---|---|---|")
+
+
 def readme_block(summary: dict) -> str:
     """The README's results block (markers included), from a ``results.json`` summary."""
     d = summary["dataset"]
@@ -177,7 +191,12 @@ def readme_block(summary: dict) -> str:
               "(difference and 90% bootstrap interval over kernels; \"better\" only when the interval excludes 0)", "",
               *VERDICT_HEAD, *verdict_rows(summary), "",
               "**Do stacked/default's 80% intervals hold the truth 80% of the time?** (coverage on the test folds, "
-              "90% bootstrap interval over kernels)", "", *COVERAGE_HEAD, *coverage_rows(summary), "", END]
+              "90% bootstrap interval over kernels)", "", *COVERAGE_HEAD, *coverage_rows(summary), ""]
+    if similar_rows(summary):
+        lines += ["**A new machine from its benchmark runs alone** (held-out machine: stacked/default with the machine's "
+                  "physics signature built from its runs, against treating it as the most similar known machine)", "",
+                  *SIMILAR_HEAD, *similar_rows(summary), ""]
+    lines.append(END)
     return "\n".join(lines)
 
 
@@ -206,7 +225,9 @@ def markdown(summary: dict) -> str:
                 *experiment_rows(summary["results"]["kernel-group"]), "",
                 "| XGBoost MAPE change, attention + AMMs vs raw | paper | here |", "|---|---|---|", *paper_rows(summary), ""]
     out += ["## Does the pipeline beat the strongest baseline?", "", *VERDICT_HEAD, *verdict_rows(summary), "",
-            "## Coverage of stacked/default's 80% intervals", "", *COVERAGE_HEAD, *coverage_rows(summary), ""]
+            "## Coverage of stacked/default's 80% intervals", "", *COVERAGE_HEAD, *coverage_rows(summary), "",
+            "## A new machine from its runs alone vs the most similar known machine", "", *SIMILAR_HEAD,
+            *similar_rows(summary), ""]
     return "\n".join(out) + "\n"
 
 
