@@ -38,7 +38,8 @@ from xamm_data.hub import hub_endpoint, hub_offline
 from xamm_models.evaluation import scenario_expr
 from xamm_models.physics import PhysicsSignature, physics_signatures
 from xamm_models.physics_registry import samples_from_runs
-from xamm_models.predictor import ADD_A_TARGET, UnknownSourceError, UnknownTargetError, _unknown
+from xamm_models.predictor import ADD_A_TARGET, UnknownSourceError, UnknownTargetError, XammPredictor, _unknown
+from xamm_models.predictor import FILE as XAMM_FILE
 from xamm_models.stacked import StackedModel
 
 FILE = "stacked_predictor.json"
@@ -323,8 +324,6 @@ covered less often than stated (see the README's evaluation).
 def load_predictor(model_id: str, *, revision: str | None = None):
     """A saved predictor of either kind, by folder or Hub repo id: the default (:class:`StackedPredictor`) or
     the paper's :class:`~xamm_models.predictor.XammPredictor`, told apart by the file each writes."""
-    from xamm_models.predictor import FILE as XAMM_FILE, XammPredictor
-
     d = Path(model_id)
     if not d.is_dir():
         from huggingface_hub import snapshot_download  # Hub client: only when a Hub is used
