@@ -1,4 +1,5 @@
-"""The Parquet store: layout, metadata, atomic and idempotent writes, trials, determinism."""
+"""The Delta Lake store: layout, metadata, atomic and idempotent writes, trials, determinism, verified reads,
+time travel, migration from the 0.2 layout, housekeeping."""
 
 from __future__ import annotations
 
@@ -21,10 +22,14 @@ def sample_frame() -> pl.DataFrame:
 
 
 def test_layout_compression_and_metadata(tmp_path, sample_frame):
+    import hashlib
+
     st = Store(tmp_path / "s")
     rep = st.write(sample_frame, "benchmark_runs")
-    path = tmp_path / "s" / "benchmark_runs" / "machine=example-node" / "data.parquet"
-    assert rep.partitions[0].path == path and path.is_file()
+    path = st.partition_path("benchmark_runs", "example-node")
+    assert rep.partitions[0].path == path and path.parent.name == "machine=example-node"
+    assert path.name == f"part-{hashlib.sha256(path.read_bytes()).hexdigest()}.parquet"  # content-addressed
+    assert (tmp_path / "s" / "benchmark_runs" / "_delta_log").is_dir() and rep.version == 0
     meta = pq.ParquetFile(path).metadata
     assert {meta.row_group(0).column(i).compression for i in range(meta.num_columns)} == {"ZSTD"}
     info = st.metadata("benchmark_runs", "example-node")
@@ -34,6 +39,8 @@ def test_layout_compression_and_metadata(tmp_path, sample_frame):
     back = st.read("benchmark_runs", "example-node")
     assert back.get_column("machine").unique().to_list() == ["example-node"]  # a real column
     assert back.sort(list(BENCHMARK_RUNS.primary_key)).equals(sample_frame.sort(list(BENCHMARK_RUNS.primary_key)))
+    # an independent reader of the table format sees the same rows
+    assert pl.read_delta(str(tmp_path / "s" / "benchmark_runs")).height == sample_frame.height
 
 
 def test_reingest_is_idempotent_and_bytes_are_deterministic(tmp_path, sample_frame):
@@ -43,6 +50,7 @@ def test_reingest_is_idempotent_and_bytes_are_deterministic(tmp_path, sample_fra
     rep = a.write(sample_frame.sample(fraction=1.0, shuffle=True, seed=3), "benchmark_runs")
     assert rep.partitions[0].rows_replaced == sample_frame.height
     assert rep.partitions[0].rows_after == sample_frame.height
+    assert rep.version is None and a.version("benchmark_runs") == 0  # nothing changed: no new version
     assert a.partition_path("benchmark_runs", "example-node").read_bytes() == first
     b.write(sample_frame, "benchmark_runs")
     assert b.partition_path("benchmark_runs", "example-node").read_bytes() == first
@@ -74,22 +82,21 @@ def test_bad_batch_writes_nothing_in_any_partition(tmp_path, sample_frame):
     assert not st.has("benchmark_runs", "other-node")
 
 
-def test_crash_during_write_keeps_previous_file(tmp_path, sample_frame, monkeypatch):
+def test_crash_during_write_keeps_previous_version(tmp_path, sample_frame, monkeypatch):
     st = Store(tmp_path / "s")
     st.write(sample_frame, "benchmark_runs")
     path = st.partition_path("benchmark_runs", "example-node")
-    before = path.read_bytes()
+    before = st.read("benchmark_runs", "example-node")
 
-    def half_write(table, where, **kw):
-        with open(where, "wb") as f:
-            f.write(b"PAR1 half")
+    def disk_full(src, dst):
         raise OSError("disk full")
 
-    monkeypatch.setattr("pyarrow.parquet.write_table", half_write)  # imported on use by the store
+    monkeypatch.setattr("xamm_data.table_files.os.replace", disk_full)
     with pytest.raises(OSError, match="disk full"):
         st.write(sample_frame.with_columns(pl.col("time_per_rep_s") * 2), "benchmark_runs")
-    assert path.read_bytes() == before
-    assert [p.name for p in path.parent.iterdir()] == ["data.parquet"]  # no temporary left behind
+    monkeypatch.undo()
+    assert st.version("benchmark_runs") == 0 and st.read("benchmark_runs", "example-node").equals(before)
+    assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temporary left behind
 
 
 def test_identical_copies_of_a_file_count_once(tmp_path, sample_frame):
@@ -117,27 +124,42 @@ def test_minimal_frame_gets_nullable_columns_and_a_trial(tmp_path, sample_frame)
     assert rep.rows_written == 3 and df.columns == BENCHMARK_RUNS.names and df.get_column("run_date").null_count() == 3
 
 
-def test_store_written_by_schema_1_0_0_reads_and_merges(tmp_path, sample_frame):
-    """benchmark_runs 1.1.0 added extra_metrics; a 1.0.0 partition (without it) reads it as null and still merges."""
+def write_legacy_store(root, frame: pl.DataFrame, schema_version: str | None = None) -> None:
+    """A store as xamm 0.2 wrote it: <root>/benchmark_runs/machine=<m>/data.parquet, metadata key ``xamm``."""
     import json
 
+    from xamm_data.table_files import file_metadata
+
+    for (machine,), part in frame.group_by(["machine"]):
+        table = part.to_arrow()
+        meta = file_metadata(part, BENCHMARK_RUNS)
+        if schema_version:  # an older minor version, written without the columns it lacked
+            meta["schema_version"] = schema_version
+            table = table.drop_columns(["extra_metrics"])
+        path = root / "benchmark_runs" / f"machine={machine}" / "data.parquet"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(table.replace_schema_metadata({"xamm": json.dumps(meta)}), path, compression="zstd")
+
+
+def test_a_store_in_the_0_2_layout_with_schema_1_0_0_is_migrated_once_without_loss(tmp_path, sample_frame):
+    """benchmark_runs 1.1.0 added extra_metrics; a 0.2 store holding 1.0.0 files (without it) is moved into the
+    Delta table in one commit, reads extra_metrics as null, keeps its old files aside, and still merges."""
+    other = sample_frame.with_columns(pl.lit("other-node").alias("machine"))
+    write_legacy_store(tmp_path / "s", pl.concat([sample_frame, other]), schema_version="1.0.0")
     st = Store(tmp_path / "s")
-    st.write(sample_frame, "benchmark_runs")
-    path = st.partition_path("benchmark_runs", "example-node")
-    table = pq.read_table(path)
-    meta = json.loads(table.schema.metadata[b"xamm"])
-    meta["schema_version"] = "1.0.0"
-    old = table.drop_columns(["extra_metrics"]).replace_schema_metadata({"xamm": json.dumps(meta)})
-    pq.write_table(old, path)
-    assert "extra_metrics" not in pq.read_schema(path).names
     back = st.read("benchmark_runs", "example-node")
     assert back.columns == BENCHMARK_RUNS.names and back.get_column("extra_metrics").null_count() == back.height
-    lazy = st.scan("benchmark_runs").collect()
-    assert lazy.height == back.height and "extra_metrics" in lazy.columns
+    key = list(BENCHMARK_RUNS.primary_key)
+    assert back.drop("extra_metrics").sort(key).equals(sample_frame.drop("extra_metrics").sort(key))
+    assert st.machines() == ["example-node", "other-node"] and st.version("benchmark_runs") == 0
+    assert "migrated_from" in st.history("benchmark_runs").get_column("xamm")[0]
+    assert not list((tmp_path / "s" / "benchmark_runs").glob("machine=*/data.parquet"))
+    assert len(list((tmp_path / "s" / ".pre-delta" / "benchmark_runs").glob("machine=*/data.parquet"))) == 2
+    assert Store(tmp_path / "s").version("benchmark_runs") == 0  # once
     one_source = sample_frame.filter(pl.col("source_path") == sample_frame.get_column("source_path")[0])
-    rep = st.write(one_source, "benchmark_runs")  # re-ingest one source into the old partition
+    rep = st.write(one_source, "benchmark_runs")  # re-ingest one source into the migrated partition
     assert rep.partitions[0].rows_replaced == one_source.height and rep.partitions[0].rows_after == sample_frame.height
-    assert "extra_metrics" in pq.read_schema(path).names
+    assert st.read("benchmark_runs", "other-node").height == other.height  # the untouched machine is untouched
 
 
 def test_store_lock_excludes_other_processes(tmp_path):

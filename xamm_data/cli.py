@@ -25,6 +25,9 @@ examples:
   xamm datasets list                               known datasets and what the store holds
   xamm datasets show quartz                        summary of quartz's benchmark runs
   xamm datasets push quartz --repo org/xamm-data   publish quartz to a Hub dataset repo
+  xamm datasets history quartz                     the store's versions and what each commit ingested
+  xamm datasets verify                             check every stored file against its checksum
+  xamm store optimize; xamm store vacuum           compact partitions; remove files no version needs
   xamm schemas export --check                      check schemas/ matches the code
 """
 
@@ -58,7 +61,19 @@ def register(sub) -> dict:
     p.add_argument("name")
     p.add_argument("--kind", default="benchmark_runs", choices=["benchmark_runs", "app_profiles"])
     p.add_argument("--revision", default=None, help="load this Hub revision instead of the local store")
+    p.add_argument("--version", type=int, default=None, help="the store table's version to read (time travel)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    _add_store(p)
+    p = dsub.add_parser("history", help="the store's versions of a dataset's table and what each commit ingested",
+                        formatter_class=RAW, epilog="examples:\n  xamm datasets history quartz\n"
+                                                    "  xamm datasets show quartz --version 3   read that version")
+    p.add_argument("name")
+    p.add_argument("--kind", default="benchmark_runs", choices=["benchmark_runs", "app_profiles"])
+    p.add_argument("--json", action="store_true", help="print the history as JSON")
+    _add_store(p)
+    p = dsub.add_parser("verify", help="check every stored data file against the checksum it was committed with",
+                        formatter_class=RAW, epilog="examples:\n  xamm datasets verify            exit 1 on any mismatch")
+    p.add_argument("--json", action="store_true", help="print the problems as JSON")
     _add_store(p)
     p = dsub.add_parser("push", help="publish a machine's tables to a Hub dataset repo", formatter_class=RAW,
                         epilog="examples:\n  xamm datasets push quartz --repo org/xamm-data --license mit")
@@ -70,6 +85,8 @@ def register(sub) -> dict:
     _add_store(p)
     ds.set_defaults(handler=_datasets)
 
+    _add_store_commands(sub)
+
     sc = sub.add_parser("schemas", help="export or check the language-neutral schema files")
     ssub = sc.add_subparsers(dest="action", metavar="ACTION")
     ssub.required = True
@@ -79,6 +96,25 @@ def register(sub) -> dict:
     p.add_argument("--check", action="store_true", help="do not write; exit 1 if the files differ")
     sc.set_defaults(handler=_schemas)
     return {}
+
+
+def _add_store_commands(sub) -> None:
+    """``xamm store optimize|vacuum``."""
+    st = sub.add_parser("store", help="housekeeping of the store's Delta tables", formatter_class=RAW,
+                        epilog="examples:\n  xamm store optimize\n  xamm store vacuum --retention-hours 168 --dry-run")
+    ssub = st.add_subparsers(dest="action", metavar="ACTION")
+    ssub.required = True
+    p = ssub.add_parser("optimize", help="compact each machine's partition into one data file", formatter_class=RAW,
+                        epilog="examples:\n  xamm store optimize --kind benchmark_runs")
+    p.add_argument("--kind", choices=["benchmark_runs", "app_profiles"], default=None, help="default: every table")
+    _add_store(p)
+    p = ssub.add_parser("vacuum", help="remove files no retained version needs", formatter_class=RAW,
+                        epilog="examples:\n  xamm store vacuum --dry-run\n  xamm store vacuum --retention-hours 0")
+    p.add_argument("--kind", choices=["benchmark_runs", "app_profiles"], default=None, help="default: every table")
+    p.add_argument("--retention-hours", type=int, default=168, help="keep what versions this recent need (default 168)")
+    p.add_argument("--dry-run", action="store_true", help="list, do not remove")
+    _add_store(p)
+    st.set_defaults(handler=_store)
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict]:
@@ -106,13 +142,26 @@ def _datasets(args) -> int:
         emit(reg, as_json=args.json, title=f"xamm datasets (store: {store.root})")
         return 0
     if args.action == "show":
-        df = load_dataset(args.name, args.kind, store=store, revision=args.revision)
+        df = load_dataset(args.name, args.kind, store=store, revision=args.revision, version=args.version)
         if args.kind == "benchmark_runs":
             emit(summarize_benchmark_runs(df), as_json=args.json, title=f"{args.name}: {df.height} benchmark runs")
         else:
             emit(df.group_by("app", "machine", "device").len().sort("app"), as_json=args.json,
                  title=f"{args.name}: app profiles")
         return 0
+    if args.action == "history":
+        name = resolve_name(args.name, store=store)
+        h = store.history(args.kind)
+        h = h.filter(pl.col("xamm").str.contains(f'"{name}"', literal=True) | ~pl.col("xamm").str.contains('"rows"', literal=True)
+                     | pl.col("xamm").is_null())
+        emit(h, as_json=args.json, title=f"{args.kind} versions touching {name} (store: {store.root})")
+        return 0
+    if args.action == "verify":
+        problems = store.verify()
+        emit({"store": str(store.root), "problems": problems} if args.json else
+             pl.DataFrame({"problem": problems}, schema={"problem": pl.String}), as_json=args.json,
+             title=f"verify {store.root}: {len(problems)} problem(s)")
+        return 1 if problems else 0
     if args.action == "push":
         name = resolve_name(args.name, store=store)
         from xamm_data.hub import push_dataset  # Hub client: ~0.3 s import, only when a Hub is used
@@ -121,6 +170,23 @@ def _datasets(args) -> int:
         print(f"pushed {name} to {args.repo} (dataset) at commit {sha}")
         return 0
     raise UsageError(args.action)
+
+
+def _store(args) -> int:
+    store = Store(args.store)
+    kinds = [args.kind] if args.kind else ["benchmark_runs", "app_profiles"]
+    for kind in kinds:
+        if args.action == "optimize":
+            done = store.optimize(kind)
+            print(f"{kind}: " + (", ".join(f"{m} {n} files -> 1" for m, n in done.items()) or "nothing to compact"))
+        elif args.action == "vacuum":
+            gone = store.vacuum(kind, retention_hours=args.retention_hours, dry_run=args.dry_run)
+            print(f"{kind}: {'would remove' if args.dry_run else 'removed'} {len(gone)} file(s)")
+            for g in gone:
+                print(f"  {g}")
+        else:
+            raise UsageError(args.action)
+    return 0
 
 
 def _schemas(args) -> int:

@@ -9,6 +9,7 @@ caches the download and honours ``HF_HUB_OFFLINE``).
 from __future__ import annotations
 
 import os
+from datetime import datetime
 from pathlib import Path
 
 import polars as pl
@@ -118,6 +119,8 @@ def load_dataset(
     store: Store | str | Path | None = None,
     repo_id: str | None = None,
     token: str | bool | None = None,
+    version: int | None = None,
+    as_of: datetime | None = None,
 ) -> pl.DataFrame | pl.LazyFrame:
     """Load a machine's dataset as a polars frame.
 
@@ -130,6 +133,8 @@ def load_dataset(
         store: the local store (a :class:`Store` or its root); default ``$XAMM_HOME/store``.
         repo_id: the Hub dataset repo; default from the registry (``$XAMM_HUB_DATASETS``).
         token: Hub token, passed to ``huggingface_hub``.
+        version: the local store table's version to read (time travel; see ``xamm datasets history``).
+        as_of: read the local store as it was at this time (the latest version committed by then).
 
     Raises:
         UnknownDatasetError: ``name`` is not known; the message lists the known names.
@@ -138,7 +143,7 @@ def load_dataset(
     st = as_store(store)
     if name in derived_datasets():
         build = load("xamm.datasets", name, f"the derived dataset {name!r}")
-        runs = st.scan("benchmark_runs").collect()
+        runs = st.scan("benchmark_runs", version=version, as_of=as_of).collect()
         if runs.is_empty():
             raise FileNotFoundError(f"{name} is built from the store's benchmark_runs, and {st.root} has none; "
                                     "ingest RAJAPerf runs first (xamm-ingest rajaperf)")
@@ -153,6 +158,8 @@ def load_dataset(
         if repo_id is None:
             raise
         dname = name  # an explicit repo may hold machines this registry does not know
+    if version is not None or as_of is not None:
+        return st.read(kind, dname, lazy=lazy, version=version, as_of=as_of)
     if revision is None and st.has(kind, dname):
         return st.read(kind, dname, lazy=lazy)
     spec = reg.get(dname) if dname in reg else None

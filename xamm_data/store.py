@@ -1,36 +1,56 @@
-"""The local dataset store: validated Parquet, partitioned by machine.
+"""The dataset store: one Delta Lake table per kind, partitioned by machine.
 
 Layout (``root`` defaults to ``$XAMM_HOME/store``)::
 
-    <root>/<kind>/machine=<machine>/data.parquet
+    <root>/<kind>/_delta_log/...                      the table's versions (delta-rs)
+    <root>/<kind>/machine=<machine>/part-<sha256>.parquet
 
 ``kind`` is a data table (``benchmark_runs``, ``app_profiles``). The machine stays a real column
 inside each file. Files are zstd-compressed, rows sorted by primary key, and the Parquet key-value
 metadata key ``xamm`` holds the table name, schema version, units, primary key and the list of
-source files, so a file describes itself without xamm.
+source files, so a file describes itself without xamm. Each file is named by its SHA-256 and checked
+against it on every read (:mod:`xamm_data.table_files`).
 
-Writes are upserts under a lock: rows from a source file already in the partition (same SHA-256)
-are replaced, never duplicated; ``trial`` is renumbered over the union so runs ingested in separate
-batches keep distinct trials. Each partition is rewritten through a temporary file and a rename,
-so a crash leaves the previous file intact.
+A write is one Delta commit, whatever the number of machines: it validates the whole batch, merges it
+into the partitions it touches (rows from a source already there, same SHA-256, are replaced, never
+duplicated; ``trial`` is renumbered over each partition so batches keep distinct trials), writes their
+new files, then commits "remove the old files, add the new" in one transaction carrying what was
+ingested. A process killed at any moment leaves the previous version or the new one. Concurrent writers
+(other processes, other hosts on a shared file system) retry on a conflicting commit, re-reading first.
+
+``read``/``scan``/``load_dataset`` take ``version=`` or ``as_of=`` (time travel); :meth:`Store.history`
+lists the commits. A store in the layout of xamm 0.2 (``machine=<m>/data.parquet`` without a log) is
+migrated on first use, once, its old files kept under ``<root>/.pre-delta/``.
 """
 
 from __future__ import annotations
 
+import io
 import json
+import random
+import time
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 import polars as pl
 
 from xamm_data._version import __version__
-from xamm_data.atomic import atomic_path, locked
+from xamm_data.atomic import locked
 from xamm_data.paths import default_store_root
 from xamm_data.schema import DATA_KINDS, TableSchema, get_table
+from xamm_data.table_files import (
+    METADATA_KEY,
+    CorruptDataError,
+    parquet_bytes,
+    read_part,
+    sweep_temporaries,
+    write_part,
+)
 from xamm_data.validate import ValidationError, conform, validate
 
-METADATA_KEY = b"xamm"
-PARQUET_FILE = "data.parquet"
+LEGACY_FILE = "data.parquet"  # xamm 0.2's one file per partition, migrated on first use
+MAX_COMMIT_ATTEMPTS = 50
 _TRIAL_ORDER = ("run_date", "source_path", "source_sha256", "trial")
 
 
@@ -43,7 +63,7 @@ class PartitionReport:
     rows_replaced: int
     rows_added: int
     rows_after: int
-    path: Path
+    path: Path  # the partition's new data file
 
 
 @dataclass
@@ -53,6 +73,8 @@ class WriteReport:
     kind: str
     partitions: list[PartitionReport] = field(default_factory=list)
     duplicate_sources_dropped: int = 0
+    version: int | None = None  # the table version this write committed (None: nothing changed)
+    attempts: int = 0
 
     @property
     def rows_written(self) -> int:
@@ -90,7 +112,7 @@ def dedupe_sources(df: pl.DataFrame, schema: TableSchema) -> pl.DataFrame:
 
 
 class Store:
-    """A local, machine-partitioned Parquet store of xamm tables."""
+    """A machine-partitioned store of xamm tables, one Delta Lake table per kind (see the module docstring)."""
 
     def __init__(self, root: str | Path | None = None):
         self.root = Path(root) if root is not None else default_store_root()
@@ -104,52 +126,128 @@ class Store:
             raise ValueError(f"unknown data kind {kind!r}; expected one of {', '.join(DATA_KINDS)}")
         return get_table(kind)
 
-    def partition_path(self, kind: str, machine: str) -> Path:
-        """Path of the Parquet file holding ``machine``'s rows of ``kind``."""
+    def table_dir(self, kind: str) -> Path:
+        """The directory of ``kind``'s Delta table."""
         self._check_kind(kind)
-        return self.root / kind / f"machine={machine}" / PARQUET_FILE
+        return self.root / kind
 
-    def machines(self, kind: str = "benchmark_runs") -> list[str]:
-        """Machines with a partition of ``kind`` in this store, sorted."""
-        base = self.root / kind
-        if not base.is_dir():
-            return []
-        return sorted(
-            p.parent.name.split("=", 1)[1]
-            for p in base.glob(f"machine=*/{PARQUET_FILE}")
-        )
+    # -- versions ---------------------------------------------------------------------------------
+    def _table(self, kind: str, version: int | None = None, as_of: datetime | None = None):
+        """The Delta table of ``kind`` at ``version`` / ``as_of`` (latest by default), or None if there is none."""
+        from deltalake import DeltaTable  # delta-rs: imported when a table is opened
+
+        d = self.table_dir(kind)
+        migrate_legacy(self, kind)
+        if not (d / "_delta_log").is_dir():
+            if version is not None or as_of is not None:
+                raise FileNotFoundError(f"the store {self.root} has no {kind} table, so no version of it")
+            return None
+        dt = DeltaTable(str(d))
+        if version is not None:
+            if not 0 <= version <= dt.version():
+                raise FileNotFoundError(f"{kind} in {self.root} has versions 0..{dt.version()}, not {version}")
+            dt.load_as_version(version)
+        elif as_of is not None:
+            dt.load_as_version(as_of)
+        return dt
+
+    def version(self, kind: str) -> int | None:
+        """The latest version of ``kind``'s table (None before the first write)."""
+        dt = self._table(kind)
+        return None if dt is None else dt.version()
+
+    def history(self, kind: str) -> pl.DataFrame:
+        """One row per commit of ``kind``: version, time, operation and what it ingested (newest first)."""
+        dt = self._table(kind)
+        rows = [] if dt is None else [
+            {"version": h["version"], "timestamp": datetime.fromtimestamp(h["timestamp"] / 1000).isoformat(timespec="seconds"),
+             "operation": h.get("operation"), "xamm": h.get("xamm")} for h in dt.history()]
+        return pl.DataFrame(rows, schema={"version": pl.Int64, "timestamp": pl.String, "operation": pl.String,
+                                          "xamm": pl.String})
+
+    def _files(self, kind: str, version: int | None = None, as_of: datetime | None = None) -> pl.DataFrame:
+        """(machine, path, size) of every data file of ``kind`` at that version."""
+        return _file_frame(self._table(kind, version, as_of))
+
+    # -- reading ----------------------------------------------------------------------------------
+    def machines(self, kind: str = "benchmark_runs", *, version: int | None = None) -> list[str]:
+        """Machines with rows of ``kind`` in this store, sorted."""
+        return sorted(set(self._files(kind, version).get_column("machine")))
 
     def has(self, kind: str, machine: str) -> bool:
-        return self.partition_path(kind, machine).is_file()
+        return machine in self.machines(kind)
 
-    def read(self, kind: str, machine: str, *, lazy: bool = False) -> pl.DataFrame | pl.LazyFrame:
-        """Read one machine's partition of ``kind``."""
-        path = self.partition_path(kind, machine)
-        if not path.is_file():
-            raise FileNotFoundError(f"no {kind} for machine {machine!r} in store {self.root}")
-        lf = _scan(path, self._check_kind(kind))
-        return lf if lazy else lf.collect()
+    def partition_files(self, kind: str, machine: str, *, version: int | None = None) -> list[Path]:
+        """The data files holding ``machine``'s rows of ``kind`` (one, unless concurrent writers added more)."""
+        f = self._files(kind, version).filter(pl.col("machine") == machine)
+        return [self.table_dir(kind) / p for p in f.get_column("path")]
 
-    def scan(self, kind: str) -> pl.LazyFrame:
-        """Lazily scan every machine partition of ``kind``."""
+    def partition_path(self, kind: str, machine: str) -> Path:
+        """The single data file of ``machine``'s partition (``xamm store optimize`` makes it one)."""
+        files = self.partition_files(kind, machine)
+        if len(files) != 1:
+            raise FileNotFoundError(f"{kind} for {machine!r} in {self.root} has {len(files)} data files, not one"
+                                    + ("; `xamm store optimize` merges them" if files else ""))
+        return files[0]
+
+    def _read_machine(self, kind: str, schema: TableSchema, files: pl.DataFrame, machine: str,
+                      foreign_ok: bool = False) -> pl.DataFrame:
+        parts = [pl.read_parquet(io.BytesIO(read_part(self.table_dir(kind), p, table=kind, machine=machine,
+                                                      foreign_ok=foreign_ok)), hive_partitioning=False)
+                 for p in files.filter(pl.col("machine") == machine).get_column("path")]
+        if not parts:
+            return schema.empty()
+        # a file another tool wrote may keep the partition value in its path only, as Delta allows
+        parts = [p if schema.partition_by in p.columns else p.with_columns(pl.lit(machine).alias(schema.partition_by))
+                 for p in parts]
+        df = pl.concat([conform(p, schema) for p in parts], how="vertical")
+        return df.sort(list(schema.primary_key), nulls_last=True) if len(parts) > 1 else df
+
+    def read(self, kind: str, machine: str, *, lazy: bool = False, version: int | None = None,
+             as_of: datetime | None = None) -> pl.DataFrame | pl.LazyFrame:
+        """One machine's rows of ``kind`` (at ``version`` / ``as_of``), every file verified before it is parsed."""
         schema = self._check_kind(kind)
-        files = [self.partition_path(kind, m) for m in self.machines(kind)]
-        if not files:
-            return schema.empty().lazy()
-        return _scan(files, schema)
+        files = self._files(kind, version, as_of)
+        if machine not in set(files.get_column("machine")):
+            raise FileNotFoundError(f"no {kind} for machine {machine!r} in store {self.root}"
+                                    + (f" at version {version}" if version is not None else ""))
+        df = self._read_machine(kind, schema, files, machine)
+        return df.lazy() if lazy else df
+
+    def scan(self, kind: str, *, version: int | None = None, as_of: datetime | None = None) -> pl.LazyFrame:
+        """Every machine's rows of ``kind`` (verified), machine by machine."""
+        schema = self._check_kind(kind)
+        files = self._files(kind, version, as_of)
+        parts = [self._read_machine(kind, schema, files, m) for m in sorted(set(files.get_column("machine")))]
+        return (pl.concat(parts, how="vertical") if parts else schema.empty()).lazy()
 
     def metadata(self, kind: str, machine: str) -> dict:
-        """The ``xamm`` key-value metadata of a partition file."""
-        import pyarrow.parquet as pq  # pyarrow: ~0.2 s to import; only when Parquet metadata is read or written
+        """The ``xamm`` key-value metadata of a machine's (first) data file."""
+        import pyarrow.parquet as pq  # pyarrow: ~0.2 s to import; only when Parquet metadata is read
 
-        md = pq.read_schema(self.partition_path(kind, machine)).metadata or {}
-        return json.loads(md[METADATA_KEY])
+        path = self.partition_files(kind, machine)[0]
+        data = read_part(self.table_dir(kind), str(path.relative_to(self.table_dir(kind))), table=kind, machine=machine)
+        return json.loads((pq.read_schema(io.BytesIO(data)).metadata or {})[METADATA_KEY])
 
+    def verify(self, kind: str | None = None) -> list[str]:
+        """Check every data file of the latest versions against its checksum; the problems found (empty: all good)."""
+        problems = []
+        for k in [kind] if kind else list(DATA_KINDS):
+            for machine, path in self._files(k).select("machine", "path").iter_rows():
+                try:
+                    read_part(self.table_dir(k), path, table=k, machine=machine)
+                except CorruptDataError as e:
+                    problems.append(str(e))
+        return problems
+
+    # -- writing ----------------------------------------------------------------------------------
     def write(self, df: pl.DataFrame, kind: str) -> WriteReport:
-        """Validate ``df`` as table ``kind`` and upsert it into its machine partitions.
+        """Validate ``df`` as table ``kind`` and upsert it into its machine partitions, in one commit.
 
         Raises :class:`~xamm_data.validate.ValidationError` (and writes nothing) if any rule fails.
         """
+        from deltalake.exceptions import CommitFailedError  # delta-rs: imported on use
+
         schema = self._check_kind(kind)
         new = validate(renumber_trials(conform(df, schema), schema), schema) if df.height else schema.empty()
         report = WriteReport(kind=kind)
@@ -158,55 +256,155 @@ class Store:
         before = new.height
         new = dedupe_sources(new, schema)
         report.duplicate_sources_dropped = before - new.height
-        machines = sorted(new.get_column(schema.partition_by).unique().to_list())
-        # Validate every merged partition before writing any, so a bad batch writes nothing.
-        staged: list[tuple[str, pl.DataFrame, PartitionReport]] = []
-        with locked(self.root / kind / ".lock"):
-            for machine in machines:
-                part_new = new.filter(pl.col(schema.partition_by) == machine)
-                path = self.partition_path(kind, machine)
-                old = _scan(path, schema).collect() if path.is_file() else schema.empty()
-                shas = part_new.get_column("source_sha256").unique()
-                kept = old.filter(~pl.col("source_sha256").is_in(shas.implode()))
-                merged = renumber_trials(pl.concat([kept, part_new], how="vertical"), schema)
-                merged = validate(merged, schema).sort(list(schema.primary_key), nulls_last=True)
-                staged.append((machine, merged, PartitionReport(
-                    machine=machine, rows_before=old.height, rows_replaced=old.height - kept.height,
-                    rows_added=part_new.height, rows_after=merged.height, path=path)))
-            for machine, merged, rep in staged:
-                self._write_partition(merged, schema, rep.path)
-                report.partitions.append(rep)
-        return report
+        sweep_temporaries(self.table_dir(kind))
+        rng = random.Random()  # jitter only: which writer retries first never changes what is stored
+        for attempt in range(1, MAX_COMMIT_ATTEMPTS + 1):
+            try:
+                report.partitions, report.version = self._commit(new, schema)
+                report.attempts = attempt
+                return report
+            except CommitFailedError:
+                time.sleep(min(2.0, 0.02 * 2 ** min(attempt, 6)) * (0.5 + rng.random()))
+        raise RuntimeError(f"{kind} in {self.root}: gave up after {MAX_COMMIT_ATTEMPTS} conflicting commits")
 
-    def _write_partition(self, df: pl.DataFrame, schema: TableSchema, path: Path) -> None:
-        sources = (
-            df.select("source_path", "source_sha256", "source_format", "reader")
-            .unique().sort("source_path", "source_sha256")
-        )
-        meta = {
-            "table": schema.name,
-            "schema_version": schema.version,
-            "primary_key": list(schema.primary_key),
-            "units": schema.units,
-            "xamm_version": __version__,
-            "sources": sources.to_dicts(),
-        }
-        table = df.to_arrow()
-        table = table.replace_schema_metadata({METADATA_KEY: json.dumps(meta, sort_keys=True).encode()})
-        with atomic_path(path) as tmp:
-            import pyarrow.parquet as pq  # pyarrow: ~0.2 s to import; only when Parquet metadata is read or written
+    def _commit(self, new: pl.DataFrame, schema: TableSchema) -> tuple[list[PartitionReport], int | None]:
+        """Merge ``new`` into the partitions it touches at the latest version, write their files, commit once."""
+        from deltalake.transaction import AddAction, CommitProperties, RemoveAction  # delta-rs: imported on use
 
-            pq.write_table(table, tmp, compression="zstd", compression_level=9, use_dictionary=True,
-                           write_statistics=True)
+        kind, d = schema.name, self.table_dir(schema.name)
+        dt = self._table(kind)
+        files = _file_frame(dt)
+        now = int(time.time() * 1000)
+        actions, reports = [], []
+        for machine in sorted(new.get_column(schema.partition_by).unique().to_list()):
+            part_new = new.filter(pl.col(schema.partition_by) == machine)
+            old = self._read_machine(kind, schema, files, machine)
+            kept = old.filter(~pl.col("source_sha256").is_in(part_new.get_column("source_sha256").unique().implode()))
+            merged = renumber_trials(pl.concat([kept, part_new], how="vertical"), schema)
+            merged = validate(merged, schema).sort(list(schema.primary_key), nulls_last=True)
+            rel, size = write_part(d, machine, parquet_bytes(merged, schema))
+            old_files = files.filter(pl.col("machine") == machine)
+            reports.append(PartitionReport(machine, old.height, old.height - kept.height, part_new.height, merged.height,
+                                           d / rel))
+            if old_files.height == 1 and old_files.get_column("path")[0] == rel:
+                continue  # the same bytes: nothing to commit for this machine
+            actions += [RemoveAction(p, True, now, sz, {"machine": machine})
+                        for p, sz in old_files.select("path", "size").iter_rows()]
+            actions.append(AddAction(rel, size, {"machine": machine}, now, True, json.dumps({"numRecords": merged.height})))
+        if not actions:
+            return reports, None
+        what = {"xamm_version": __version__, "rows": {r.machine: r.rows_added for r in reports},
+                "sources": sorted(set(new.get_column("source_path")))[:200], "n_sources": new.get_column("source_sha256").n_unique()}
+        props = CommitProperties(custom_metadata={"xamm": json.dumps(what, sort_keys=True)})
+        return reports, self._commit_actions(kind, dt, actions, props)
+
+    def _commit_actions(self, kind: str, dt, actions: list, props) -> int:
+        """Commit ``actions`` in one transaction (creating the table on the first write); the new version."""
+        from deltalake import Schema  # delta-rs: imported on use
+        from deltalake.transaction import create_table_with_add_actions  # delta-rs: imported on use
+
+        arrow_schema = get_table(kind).empty().to_arrow().schema
+        if dt is None:
+            from deltalake.exceptions import CommitFailedError, DeltaError  # delta-rs: imported on use
+
+            try:
+                create_table_with_add_actions(str(self.table_dir(kind)), Schema.from_arrow(arrow_schema), actions,
+                                              mode="error", partition_by=["machine"], commit_properties=props)
+            except DeltaError as e:  # another writer created the table first: re-read and merge again
+                if "already exists" in str(e):
+                    raise CommitFailedError(str(e)) from e
+                raise
+            return 0
+        dt.create_write_transaction(actions, mode="append", schema=arrow_schema, partition_by=["machine"],
+                                    commit_properties=props)
+        dt.update_incremental()
+        return dt.version()
+
+    # -- housekeeping -----------------------------------------------------------------------------
+    def optimize(self, kind: str) -> dict[str, int]:
+        """Compact each machine's partition of ``kind`` into one checksummed data file (a commit that changes no
+        rows; files another tool appended are validated and rewritten); {machine: files before} per partition."""
+        from deltalake.exceptions import CommitFailedError  # delta-rs: imported on use
+        from deltalake.transaction import AddAction, CommitProperties, RemoveAction  # delta-rs: imported on use
+
+        schema = self._check_kind(kind)
+        for _ in range(MAX_COMMIT_ATTEMPTS):
+            dt = self._table(kind)
+            files = _file_frame(dt)
+            foreign = ~pl.col("path").str.contains(r"part-[0-9a-f]{64}\.parquet$")
+            counts = files.group_by("machine").agg(pl.len(), foreign.any().alias("_f")) \
+                .filter((pl.col("len") > 1) | pl.col("_f")).select("machine", "len")
+            if dt is None or counts.is_empty():
+                return {}
+            now, actions = int(time.time() * 1000), []
+            for machine, n in counts.sort("machine").iter_rows():
+                df = validate(renumber_trials(self._read_machine(kind, schema, files, machine, foreign_ok=True), schema),
+                              schema)
+                rel, size = write_part(self.table_dir(kind), machine,
+                                       parquet_bytes(df.sort(list(schema.primary_key), nulls_last=True), schema))
+                actions += [RemoveAction(p, False, now, sz, {"machine": machine})
+                            for p, sz in files.filter(pl.col("machine") == machine).select("path", "size").iter_rows()]
+                actions.append(AddAction(rel, size, {"machine": machine}, now, False, json.dumps({"numRecords": df.height})))
+            try:
+                self._commit_actions(kind, dt, actions, CommitProperties(custom_metadata={"xamm": json.dumps({"optimize": True})}))
+                return dict(counts.sort("machine").iter_rows())
+            except CommitFailedError:
+                time.sleep(0.05)
+        raise RuntimeError(f"{kind} in {self.root}: optimize gave up after {MAX_COMMIT_ATTEMPTS} conflicting commits")
+
+    def vacuum(self, kind: str, *, retention_hours: int = 168, dry_run: bool = False) -> list[str]:
+        """Remove data files no version within ``retention_hours`` needs, and dead writers' temporaries; the
+        files removed (or that would be, with ``dry_run``). Versions older than that can no longer be read."""
+        dt = self._table(kind)
+        gone = [] if dry_run else [str(p) for p in sweep_temporaries(self.table_dir(kind))]
+        if dt is None:
+            return gone
+        return gone + list(dt.vacuum(retention_hours=retention_hours, dry_run=dry_run, enforce_retention_duration=False))
+
+
+def _file_frame(dt) -> pl.DataFrame:
+    """(machine, path, size) of every data file of an opened Delta table (an empty frame for None)."""
+    if dt is None:
+        return pl.DataFrame(schema={"machine": pl.String, "path": pl.String, "size": pl.Int64})
+    a = pl.DataFrame(dt.get_add_actions(flatten=True))
+    if a.is_empty():
+        return pl.DataFrame(schema={"machine": pl.String, "path": pl.String, "size": pl.Int64})
+    return a.select(pl.col("partition.machine").alias("machine"), "path", pl.col("size_bytes").alias("size")).sort("machine", "path")
+
+
+def migrate_legacy(store: Store, kind: str) -> None:
+    """Move a table in xamm 0.2's layout (``machine=<m>/data.parquet``, no log) into a Delta table, once: one
+    commit holds every machine, then the old files move to ``<root>/.pre-delta/``. Safe to interrupt."""
+    d = store.root / kind
+    if not any(d.glob(f"machine=*/{LEGACY_FILE}")):
+        return
+    from deltalake import Schema  # delta-rs: imported on use
+    from deltalake.transaction import AddAction, CommitProperties, create_table_with_add_actions  # delta-rs: imported on use
+
+    schema = get_table(kind)
+    with locked(store.root / f".{kind}.migrate.lock"):
+        legacy = sorted(d.glob(f"machine=*/{LEGACY_FILE}"))
+        if legacy and not (d / "_delta_log").is_dir():
+            now, actions, rows = int(time.time() * 1000), [], {}
+            for p in legacy:
+                machine = p.parent.name.split("=", 1)[1]
+                df = validate(renumber_trials(read_parquet_checked(p, kind), schema), schema)
+                rel, size = write_part(d, machine, parquet_bytes(df.sort(list(schema.primary_key), nulls_last=True), schema))
+                actions.append(AddAction(rel, size, {"machine": machine}, now, True, json.dumps({"numRecords": df.height})))
+                rows[machine] = df.height
+            what = {"migrated_from": "xamm 0.2 (one Parquet file per machine)", "rows": rows, "xamm_version": __version__}
+            create_table_with_add_actions(str(d), Schema.from_arrow(schema.empty().to_arrow().schema), actions, mode="error",
+                                          partition_by=["machine"],
+                                          commit_properties=CommitProperties(custom_metadata={"xamm": json.dumps(what)}))
+        for p in legacy:  # kept, not deleted: the migration never loses the only copy
+            backup = store.root / ".pre-delta" / kind / p.parent.name / LEGACY_FILE
+            backup.parent.mkdir(parents=True, exist_ok=True)
+            p.replace(backup)
+
 
 def as_store(store: "Store | str | Path | None") -> "Store":
     """A :class:`Store` from a store, its root directory, or None (the default root, ``$XAMM_HOME/store``)."""
     return store if isinstance(store, Store) else Store(store)
-
-
-def _scan(files, schema: TableSchema) -> pl.LazyFrame:
-    """Scan partition files as this schema: columns added by a later minor version read as null."""
-    return pl.scan_parquet(files, hive_partitioning=False, schema=schema.polars_schema, missing_columns="insert")
 
 
 def read_parquet_checked(path: str | Path, kind: str) -> pl.DataFrame:
@@ -224,4 +422,5 @@ def read_parquet_checked(path: str | Path, kind: str) -> pl.DataFrame:
     return validate(pl.read_parquet(path, hive_partitioning=False), schema)
 
 
-__all__ = ["Store", "as_store", "WriteReport", "PartitionReport", "renumber_trials", "dedupe_sources", "read_parquet_checked"]
+__all__ = ["Store", "as_store", "WriteReport", "PartitionReport", "renumber_trials", "dedupe_sources", "read_parquet_checked",
+           "CorruptDataError", "migrate_legacy"]

@@ -1,0 +1,234 @@
+"""Issue 14: the store on Delta Lake. One ingest is one commit (all or nothing, even under SIGKILL), concurrent
+writers lose nothing, every read is verified (a bit-flip campaign), time travel, history, housekeeping."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from datetime import datetime, timedelta
+
+import polars as pl
+import pytest
+from conftest import FIXTURES
+
+from xamm_data import load_dataset
+from xamm_data.schema import BENCHMARK_RUNS
+from xamm_data.store import CorruptDataError, Store
+from xamm_ingest import read_rajaperf
+
+KEY = list(BENCHMARK_RUNS.primary_key)
+
+
+@pytest.fixture(scope="module")
+def frame() -> pl.DataFrame:
+    return read_rajaperf(FIXTURES / "rajaperf_sample", workers=1).frame
+
+
+def as_source(df: pl.DataFrame, tag: str, machine: str | None = None, scale: float = 1.0) -> pl.DataFrame:
+    """``df`` as if read from another source file (its own path and SHA-256), optionally on another machine."""
+    out = df.with_columns((pl.lit(f"{tag}/") + pl.col("source_path")).alias("source_path"),
+                          pl.col("source_sha256").str.slice(0, 48).add(pl.lit(f"{abs(hash(tag)) % 16 ** 16:016x}"))
+                          .alias("source_sha256"), pl.col("time_per_rep_s") * scale)
+    return out.with_columns(pl.lit(machine).alias("machine")) if machine else out
+
+
+def test_a_multi_machine_ingest_is_one_commit_with_its_provenance(tmp_path, frame):
+    st = Store(tmp_path / "s")
+    st.write(frame, "benchmark_runs")
+    rep = st.write(pl.concat([as_source(frame, "b", "node-b"), as_source(frame, "c", "node-c")]), "benchmark_runs")
+    assert rep.version == 1 and st.machines() == ["example-node", "node-b", "node-c"]
+    h = st.history("benchmark_runs")
+    assert h.get_column("version").to_list() == [1, 0]
+    what = json.loads(h.get_column("xamm")[0])
+    assert what["rows"] == {"node-b": frame.height, "node-c": frame.height} and what["n_sources"] >= 1
+
+
+def test_time_travel_by_version_and_by_time(tmp_path, frame, monkeypatch):
+    st = Store(tmp_path / "s")
+    monkeypatch.setenv("XAMM_HOME", str(tmp_path))
+    st.write(frame, "benchmark_runs")
+    t0 = datetime.now()
+    time.sleep(0.05)
+    st.write(as_source(frame, "later", scale=2.0), "benchmark_runs")
+    v0 = st.read("benchmark_runs", "example-node", version=0)
+    assert v0.height == frame.height and st.read("benchmark_runs", "example-node").height == 2 * frame.height
+    assert load_dataset("example-node", store=st, version=0).sort(KEY).equals(v0.sort(KEY))
+    assert load_dataset("example-node", store=st, as_of=t0).height == frame.height
+    assert load_dataset("example-node", store=st, as_of=datetime.now() + timedelta(days=1)).height == 2 * frame.height
+    with pytest.raises(FileNotFoundError, match="versions 0..1, not 7"):
+        st.read("benchmark_runs", "example-node", version=7)
+
+
+def flip_a_bit(path, rng) -> None:
+    data = bytearray(path.read_bytes())
+    i = rng.randrange(len(data))
+    data[i] ^= 1 << rng.randrange(8)
+    path.write_bytes(bytes(data))
+
+
+def test_a_flipped_bit_is_an_error_naming_table_machine_and_file(tmp_path, frame):
+    st = Store(tmp_path / "s")
+    st.write(frame, "benchmark_runs")
+    path = st.partition_path("benchmark_runs", "example-node")
+    os.chmod(path, 0o644)
+    flip_a_bit(path, random.Random(1))
+    with pytest.raises(CorruptDataError, match=rf"benchmark_runs / example-node: .*{path.name}.*SHA-256"):
+        st.read("benchmark_runs", "example-node")
+    with pytest.raises(CorruptDataError):
+        load_dataset("example-node", store=st)
+    assert len(st.verify()) == 1 and path.name in st.verify()[0]
+
+
+CAMPAIGN = """
+import json, random, shutil, sys
+from pathlib import Path
+import polars as pl
+from xamm_data.store import CorruptDataError, Store
+src, work, n = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
+rng = random.Random(0)
+truth = Store(src).read("benchmark_runs", "example-node")
+out = {"silent": 0, "detected": 0, "identical": 0}
+for i in range(n):
+    dst = work / f"s{i}"
+    shutil.copytree(src, dst)
+    st = Store(dst)
+    p = st.partition_path("benchmark_runs", "example-node")
+    data = bytearray(p.read_bytes()); j = rng.randrange(len(data)); data[j] ^= 1 << rng.randrange(8)
+    p.chmod(0o644); p.write_bytes(bytes(data))
+    try:
+        got = st.read("benchmark_runs", "example-node")
+        out["identical" if got.equals(truth) else "silent"] += 1
+    except CorruptDataError:
+        out["detected"] += 1
+print(json.dumps(out))
+"""
+
+
+def test_bit_flip_campaign_gives_no_silent_difference_and_no_crash(tmp_path, frame):
+    """30 random single-bit flips in a stored file: every one is detected (never different numbers), and the
+    process that reads them survives (it runs in a child: a crash would show as its exit code)."""
+    Store(tmp_path / "src").write(frame, "benchmark_runs")
+    (tmp_path / "work").mkdir()
+    r = subprocess.run([sys.executable, "-c", CAMPAIGN, str(tmp_path / "src"), str(tmp_path / "work"), "30"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    out = json.loads(r.stdout)
+    assert out == {"silent": 0, "detected": 30, "identical": 0}
+
+
+WRITER = """
+import sys, time
+import polars as pl
+from xamm_data.store import Store
+st, frames = Store(sys.argv[1]), pl.read_parquet(sys.argv[2])
+start = float(sys.argv[3])
+while time.time() < start:
+    time.sleep(0.001)
+for (k,), part in frames.group_by(["batch"], maintain_order=True):
+    st.write(part.drop("batch"), "benchmark_runs")
+"""
+
+
+def test_four_concurrent_writers_lose_nothing(tmp_path, frame):
+    """Four processes ingest disjoint sources at once, two into the same machine and two into others."""
+    inputs = [as_source(frame, "w0", "example-node"), as_source(frame, "w1", "example-node"),
+              as_source(frame, "w2", "node-b"), as_source(frame, "w3", "node-c")]
+    start = time.time() + 2.0
+    procs = []
+    for i, df in enumerate(inputs):
+        f = tmp_path / f"in{i}.parquet"
+        df.with_columns(pl.lit(0).alias("batch")).write_parquet(f)
+        procs.append(subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path / "s"), str(f), str(start)],
+                                      stderr=subprocess.PIPE, text=True))
+    for p in procs:
+        assert p.wait(timeout=300) == 0, p.stderr.read()[-2000:]
+    st = Store(tmp_path / "s")
+    got = st.scan("benchmark_runs").collect()
+    want = pl.concat(inputs)
+    assert got.height == want.height
+    assert set(got.get_column("source_sha256")) == set(want.get_column("source_sha256"))
+    assert st.version("benchmark_runs") == 3 and st.verify() == []  # four commits, versions 0..3
+
+
+KILLED = """
+import sys
+import polars as pl
+from xamm_data.store import Store
+st, frames = Store(sys.argv[1]), pl.read_parquet(sys.argv[2])
+print("ready", flush=True)
+for k in range(1, 10 ** 6):
+    st.write(frames.with_columns(pl.col("time_per_rep_s") * k), "benchmark_runs")
+"""
+
+
+def test_sigkill_at_any_moment_leaves_one_version_never_a_mix(tmp_path, frame):
+    """A two-machine ingest rewritten in a loop, killed at random moments: each machine's rows always carry the
+    same multiplier k (one commit), and a later write leaves no temporary file behind."""
+    st = Store(tmp_path / "s")
+    both = pl.concat([frame, frame.with_columns(pl.lit("node-b").alias("machine"))])
+    st.write(both, "benchmark_runs")
+    base = st.read("benchmark_runs", "example-node").sort(KEY).get_column("time_per_rep_s")
+    both.write_parquet(tmp_path / "in.parquet")
+    rng = random.Random(0)
+    for _ in range(6):
+        p = subprocess.Popen([sys.executable, "-c", KILLED, str(tmp_path / "s"), str(tmp_path / "in.parquet")],
+                             stdout=subprocess.PIPE, text=True)
+        assert p.stdout.readline().strip() == "ready"
+        time.sleep(rng.uniform(0.05, 1.5))
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        ks = set()
+        for m in ("example-node", "node-b"):
+            t = Store(tmp_path / "s").read("benchmark_runs", m).sort(KEY).get_column("time_per_rep_s")
+            ratio = (t / base).round(6).unique().to_list()
+            assert len(ratio) == 1, f"{m} holds rows of two different commits: {ratio}"
+            ks.add(ratio[0])
+        assert len(ks) == 1, f"the machines come from different commits: {ks}"
+    Store(tmp_path / "s").write(both, "benchmark_runs")  # a later run
+    assert not list((tmp_path / "s").rglob(".xamm-tmp-*"))
+
+
+def test_optimize_rewrites_foreign_files_and_vacuum_removes_what_no_version_needs(tmp_path, frame):
+    st = Store(tmp_path / "s")
+    st.write(frame, "benchmark_runs")
+    extra = as_source(frame, "foreign", "example-node")
+    extra.write_delta(str(tmp_path / "s" / "benchmark_runs"), mode="append")  # another tool appends a file
+    with pytest.raises(CorruptDataError, match="no checksum in its name"):
+        st.read("benchmark_runs", "example-node")
+    assert st.optimize("benchmark_runs") == {"example-node": 2}
+    assert len(st.partition_files("benchmark_runs", "example-node")) == 1
+    assert st.read("benchmark_runs", "example-node").height == 2 * frame.height
+    assert st.read("benchmark_runs", "example-node", version=0).height == frame.height
+    assert st.vacuum("benchmark_runs", retention_hours=0, dry_run=True)  # the first file and the foreign one
+    gone = st.vacuum("benchmark_runs", retention_hours=0)
+    assert len(gone) == 2
+    with pytest.raises(CorruptDataError, match="missing on disk"):
+        st.read("benchmark_runs", "example-node", version=0)  # vacuumed: that version is gone
+    assert st.read("benchmark_runs", "example-node").height == 2 * frame.height and st.verify() == []
+
+
+def test_cli_history_verify_optimize_vacuum(tmp_path, frame, capsys):
+    from xamm_data.cli import main as xamm
+
+    st = Store(tmp_path / "s")
+    st.write(frame, "benchmark_runs")
+    st.write(as_source(frame, "b", "node-b"), "benchmark_runs")
+    s = ["--store", str(tmp_path / "s")]
+    assert xamm(["datasets", "history", "node-b", "--json", *s]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["version"] for r in rows] == [1]  # the commit that touched node-b
+    assert xamm(["datasets", "verify", *s]) == 0
+    assert xamm(["datasets", "show", "example-node", "--version", "0", "--json", *s]) == 0
+    capsys.readouterr()
+    p = st.partition_path("benchmark_runs", "node-b")
+    p.chmod(0o644)
+    flip_a_bit(p, random.Random(3))
+    assert xamm(["datasets", "verify", *s]) == 1
+    assert "node-b" in capsys.readouterr().out
+    assert xamm(["store", "optimize", *s]) == 0 and "nothing to compact" in capsys.readouterr().out
+    assert xamm(["store", "vacuum", "--dry-run", *s]) == 0

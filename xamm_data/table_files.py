@@ -1,0 +1,123 @@
+"""The data files of the store's Delta tables: content-addressed Parquet, verified on every read.
+
+A data file is named by the SHA-256 of its bytes (``machine=<m>/part-<sha256>.parquet``), so the checksum is
+recorded in the Delta log the moment the file is committed, and a reader checks the bytes against the name
+before parsing anything: a flipped bit is an error naming the table, machine and file, never different
+numbers, and a corrupt file is never handed to the Parquet decoder.
+
+Files are written to a hidden temporary name carrying the host and process id, then renamed; a later writer
+removes temporaries whose process is gone (:func:`sweep_temporaries`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import re
+import socket
+import uuid
+from pathlib import Path
+
+import polars as pl
+
+from xamm_data._version import __version__
+from xamm_data.schema import TableSchema
+
+METADATA_KEY = b"xamm"
+_PART = re.compile(r"(?:^|/)part-(?P<sha>[0-9a-f]{64})\.parquet$")
+_TMP = re.compile(r"^\.xamm-tmp-(?P<host>[^-]+)-(?P<pid>\d+)-[0-9a-f]{32}\.parquet$")
+
+
+class CorruptDataError(RuntimeError):
+    """A stored data file does not match the checksum it was committed with."""
+
+
+def file_metadata(df: pl.DataFrame, schema: TableSchema) -> dict:
+    """The ``xamm`` key-value metadata of a data file: table, schema version, units, key, sources."""
+    sources = df.select("source_path", "source_sha256", "source_format", "reader").unique().sort("source_path",
+                                                                                               "source_sha256")
+    return {"table": schema.name, "schema_version": schema.version, "primary_key": list(schema.primary_key),
+            "units": schema.units, "xamm_version": __version__, "sources": sources.to_dicts()}
+
+
+def parquet_bytes(df: pl.DataFrame, schema: TableSchema) -> bytes:
+    """``df`` as zstd Parquet with xamm's metadata: the same rows always give the same bytes."""
+    import pyarrow.parquet as pq  # pyarrow: ~0.2 s to import; only when Parquet is written
+
+    table = df.to_arrow().replace_schema_metadata(
+        {METADATA_KEY: json.dumps(file_metadata(df, schema), sort_keys=True).encode()})
+    buf = io.BytesIO()
+    pq.write_table(table, buf, compression="zstd", compression_level=9, use_dictionary=True, write_statistics=True)
+    return buf.getvalue()
+
+
+def _host() -> str:
+    return re.sub(r"[^A-Za-z0-9]", "", socket.gethostname())[:40] or "host"
+
+
+def write_part(table_dir: Path, machine: str, data: bytes) -> tuple[str, int]:
+    """Write ``data`` as a content-addressed file of ``machine``'s partition; (path relative to the table, size).
+    An identical file already there is reused."""
+    sha = hashlib.sha256(data).hexdigest()
+    rel = f"machine={machine}/part-{sha}.parquet"
+    target = table_dir / rel
+    if target.is_file() and target.stat().st_size == len(data):
+        return rel, len(data)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.parent / f".xamm-tmp-{_host()}-{os.getpid()}-{uuid.uuid4().hex}.parquet"
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return rel, len(data)
+
+
+def read_part(table_dir: Path, rel: str, *, table: str, machine: str, foreign_ok: bool = False) -> bytes:
+    """The bytes of a committed data file, checked against the SHA-256 in its name. A file another tool wrote
+    (no checksum in its name) is refused unless ``foreign_ok`` (``xamm store optimize`` rewrites it)."""
+    m = _PART.search(rel)
+    path = table_dir / rel
+    if m is None and foreign_ok:
+        return path.read_bytes()
+    if m is None:
+        raise CorruptDataError(f"{table} / {machine}: {path} has no checksum in its name; xamm cannot verify it "
+                               "(was it written by another tool? run `xamm store optimize` to rewrite it)")
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError as e:
+        raise CorruptDataError(f"{table} / {machine}: {path} is in the table's log but missing on disk") from e
+    if hashlib.sha256(data).hexdigest() != m["sha"]:
+        raise CorruptDataError(f"{table} / {machine}: {path} does not match the SHA-256 it was committed with "
+                               "(the file changed on disk); no rows were read from it. Restore it, or re-ingest "
+                               "its sources")
+    return data
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sweep_temporaries(table_dir: Path) -> list[Path]:
+    """Remove temporary files this host's dead processes left in ``table_dir``'s partitions; return them."""
+    gone = []
+    if not table_dir.is_dir():
+        return gone
+    host = _host()
+    for p in table_dir.glob("machine=*/.xamm-tmp-*"):
+        m = _TMP.match(p.name)
+        if m and m["host"] == host and not _alive(int(m["pid"])):
+            p.unlink(missing_ok=True)
+            gone.append(p)
+    return gone
