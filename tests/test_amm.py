@@ -260,3 +260,26 @@ def test_physics_signatures_are_built_versioned_and_shown_by_the_amm_commands(be
     assert shown["physics"]["n_samples"] == per.height
     assert len(runs) and xamm(["amm", "show", "h100-node:gpu"]) == 1  # no attention AMM was built: a clear error
     assert "no attention signature" in capsys.readouterr().err
+
+
+def test_signatures_record_the_table_version_they_read_and_can_reload_it(rajaperf_sets, tmp_path):
+    """A signature names the benchmark_runs version it was built from; after more ingests that version still gives
+    exactly the same samples (the same data hash)."""
+    from xamm_data import load_dataset
+    from xamm_models.physics_registry import build_physics_signatures, physics_record, samples_from_runs
+
+    st = Store(tmp_path / "store")
+    ingest_rajaperf([rajaperf_sets["h100_tier1"]], machine="h100-node", store=st, workers=2)
+    reg = SignatureRegistry(tmp_path / "reg")
+    sig = {s.target: s for s in build_physics_signatures(store=st, registry=reg)}["h100-node:gpu"]
+    assert sig.data_version == 0
+    ingest_rajaperf([rajaperf_sets["h100_tier2"]], machine="h100-node", store=st, workers=2)  # version 1
+    assert st.version("benchmark_runs") == 1
+    then = load_dataset("h100-node", store=st, version=sig.data_version)
+    again = physics_record("h100-node:gpu", samples_from_runs(then).filter(pl.col("target") == "h100-node:gpu"))
+    assert again.data_sha256 == sig.data_sha256
+    now = physics_record("h100-node:gpu", samples_from_runs(load_dataset("h100-node", store=st))
+                         .filter(pl.col("target") == "h100-node:gpu"))
+    assert now.data_sha256 != sig.data_sha256  # the later version is different data
+    newer = {s.target: s for s in build_physics_signatures(store=st, registry=reg)}["h100-node:gpu"]
+    assert newer.version == 2 and newer.data_version == 1

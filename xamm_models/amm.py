@@ -128,7 +128,8 @@ def build_signatures(
     """
     st = as_store(store)
     reg = registry
-    runs = st.scan("benchmark_runs").collect()
+    data_version = st.version("benchmark_runs")
+    runs = st.scan("benchmark_runs", version=data_version).collect()
     have = sorted(runs.get_column("machine").unique().to_list()) if runs.height else []
     wanted = machines or have
     missing = [m for m in wanted if m not in have]
@@ -141,8 +142,9 @@ def build_signatures(
     samples = benchmark_samples(runs.filter(pl.col("machine").is_in(wanted)), kernels)
     out = []
     for (target,), part in samples.group_by(["target"], maintain_order=True):
-        out.append(reg.add(make_signature(target, part, emb.transform(part), kernels, aggregation=aggregation,
-                                          normalise=normalise, embedder_id=emb_id, embedder_revision=emb_rev)))
+        sig = make_signature(target, part, emb.transform(part), kernels, aggregation=aggregation, normalise=normalise,
+                             embedder_id=emb_id, embedder_revision=emb_rev)
+        out.append(reg.add(sig.model_copy(update={"data_version": data_version})))
     return out
 
 

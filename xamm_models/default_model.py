@@ -129,9 +129,11 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
         self.training: dict = {}
 
     # -- training ---------------------------------------------------------------------------------
-    def fit(self, pairs: pl.DataFrame, samples: pl.DataFrame, *, dataset: str | None = None) -> "StackedPredictor":
+    def fit(self, pairs: pl.DataFrame, samples: pl.DataFrame, *, dataset: str | None = None,
+            data_version: int | None = None) -> "StackedPredictor":
         """Fit on labelled ``pairs`` (``xplat`` pair frames) and the targets' benchmark ``samples`` (one row per
-        kernel and size per target; the test kernels of an evaluation must not be among them)."""
+        kernel and size per target; the test kernels of an evaluation must not be among them). ``data_version``:
+        the store table version they were read at (``XplatDataset.from_store(version=...)`` reads it again)."""
         self.signatures = physics_signatures(samples)
         self.sources = sorted(set(pairs.get_column("source")))
         self.targets = sorted(set(pairs.get_column("target")))
@@ -139,7 +141,7 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
             self.calibration[regime] = self._calibrate(pairs, samples, regime)
         for v in {c.variant for c in self.calibration.values()}:
             self.models[v] = StackedModel(v, self.config.seed).fit(self.signatures, pairs)
-        self.training = {"dataset": dataset, "pairs": pairs.height, "samples": samples.height,
+        self.training = {"dataset": dataset, "data_version": data_version, "pairs": pairs.height, "samples": samples.height,
                          "kernels": pairs.get_column("app").n_unique(), "xamm_version": __version__}
         return self
 

@@ -47,11 +47,13 @@ def physics_record(target: str, samples: pl.DataFrame) -> Signature:
 def build_physics_signatures(*, store, registry: SignatureRegistry, machines: list[str] | None = None) -> list[Signature]:
     """Build (or find) the physics signatures of ``machines`` (default: every machine with benchmark runs)."""
     st = as_store(store)
-    runs = st.scan("benchmark_runs").collect()
+    data_version = st.version("benchmark_runs")
+    runs = st.scan("benchmark_runs", version=data_version).collect()
     have = sorted(runs.get_column("machine").unique().to_list()) if runs.height else []
     missing = [m for m in (machines or []) if m not in have]
     if missing:
         raise FileNotFoundError(f"no benchmark_runs for {', '.join(missing)} in the store {st.root}; ingest their RAJAPerf "
                                 f"outputs with `xamm-ingest rajaperf DIR --machine NAME` (the store has: {', '.join(have) or 'nothing'})")
     samples = samples_from_runs(runs.filter(pl.col("machine").is_in(machines or have)))
-    return [registry.add(physics_record(t, part)) for (t,), part in samples.group_by(["target"], maintain_order=True)]
+    return [registry.add(physics_record(t, part).model_copy(update={"data_version": data_version}))
+            for (t,), part in samples.group_by(["target"], maintain_order=True)]

@@ -50,6 +50,8 @@ class Signature(BaseModel):
     version: int | None = Field(default=None, ge=1)
     vector: list[float]
     physics: PhysicsSignature | None = None  # the interpretable parts of a physics signature
+    data_version: int | None = Field(default=None, description="the store's benchmark_runs table version the samples "
+                                     "were read at: load_dataset(machine, version=...) gives them back")
     aggregation: str
     normalise: str
     embedder_id: str

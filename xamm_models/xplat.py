@@ -156,21 +156,25 @@ class XplatDataset:
 
     name = NAME
 
-    def __init__(self, runs: pl.DataFrame):
+    def __init__(self, runs: pl.DataFrame, *, table_version: int | None = None):
         self.runs = runs
+        self.table_version = table_version  # the store's benchmark_runs version the runs were read at, if known
         self.config_runs, run_drops = in_config(runs)  # what each target's benchmark data is, everywhere
         self.samples, sample_drops = samples(self.config_runs)
         self.pairs, pair_drops = pairs(self.samples)
         self.drops = {"samples": {**run_drops, **sample_drops}, "pairs": pair_drops}
 
     @classmethod
-    def from_store(cls, store=None) -> XplatDataset:
-        """The benchmark from a store's ``benchmark_runs`` (ingest :data:`SOURCES` first)."""
-        runs = as_store(store).scan("benchmark_runs").collect()
+    def from_store(cls, store=None, *, version: int | None = None) -> XplatDataset:
+        """The benchmark from a store's ``benchmark_runs`` (ingest :data:`SOURCES` first), at its latest version or
+        ``version`` (what a model trained on it recorded)."""
+        st = as_store(store)
+        version = st.version("benchmark_runs") if version is None else version
+        runs = st.scan("benchmark_runs", version=version).collect() if version is not None else pl.DataFrame()
         if runs.is_empty():
             raise FileNotFoundError(f"{NAME} is built from benchmark_runs and the store has none; run "
                                     "xamm_models.xplat.ingest_sources(data_dir, store) or xamm eval --data-dir DIR")
-        return cls(runs)
+        return cls(runs, table_version=version)
 
     @property
     def version(self) -> str:
