@@ -13,6 +13,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from xamm_data.cli_tools import add_common, configure_logging, quiet_pipe
+from xamm_data.locations import store_arg
 from xamm_data.summary import print_frame, summarize_benchmark_runs
 from xamm_data.units import canonical
 from xamm_ingest.dispatch import ingest_sources
@@ -49,7 +50,7 @@ def build_parser(prog: str = "xamm-ingest") -> argparse.ArgumentParser:
     add_common(p, subcommand=True)
     p.add_argument("paths", nargs="+", type=Path, help="files or directories")
     p.add_argument("--machine", help="machine id for every file (CSV runs carry none; Caliper files must agree)")
-    p.add_argument("--store", type=Path, default=None, help="store root (default: $XAMM_HOME/store)")
+    p.add_argument("--store", type=store_arg, default=None, help="store root (default: $XAMM_HOME/store)")
     p.add_argument("--workers", type=int, default=None, help="parsing processes (default: CPU count)")
     p.add_argument("--dry-run", action="store_true", help="read and validate, write nothing")
     p.add_argument("--strict", action="store_true", help="any rejected file fails the run (exit 1) and nothing is written")
@@ -101,7 +102,7 @@ def _time_unit(text: str) -> str:
 
 def _common_profile_args(q: argparse.ArgumentParser) -> None:
     add_common(q, subcommand=True)
-    q.add_argument("--store", type=Path, default=None, help="store root (default: $XAMM_HOME/store)")
+    q.add_argument("--store", type=store_arg, default=None, help="store root (default: $XAMM_HOME/store)")
     q.add_argument("--dry-run", action="store_true", help="read and validate, write nothing")
     q.add_argument("--strict", action="store_true", help="any rejected source or record fails the run (exit 1), nothing written")
     q.add_argument("--json", action="store_true", help="print the summary as JSON")

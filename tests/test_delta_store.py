@@ -207,7 +207,7 @@ def test_optimize_rewrites_foreign_files_and_vacuum_removes_what_no_version_need
     assert st.vacuum("benchmark_runs", retention_hours=0, dry_run=True)  # the first file and the foreign one
     gone = st.vacuum("benchmark_runs", retention_hours=0)
     assert len(gone) == 2
-    with pytest.raises(CorruptDataError, match="missing on disk"):
+    with pytest.raises(CorruptDataError, match="missing from storage"):
         st.read("benchmark_runs", "example-node", version=0)  # vacuumed: that version is gone
     assert st.read("benchmark_runs", "example-node").height == 2 * frame.height and st.verify() == []
 

@@ -30,6 +30,8 @@ def test_layout_compression_and_metadata(tmp_path, sample_frame):
     assert rep.partitions[0].path == path and path.parent.name == "machine=example-node"
     assert path.name == f"part-{hashlib.sha256(path.read_bytes()).hexdigest()}.parquet"  # content-addressed
     assert (tmp_path / "s" / "benchmark_runs" / "_delta_log").is_dir() and rep.version == 0
+    table = st.table_metadata("benchmark_runs")  # the table's own metadata
+    assert table["schema_version"] == BENCHMARK_RUNS.version and table["units"]["time_per_rep_s"] == "s"
     meta = pq.ParquetFile(path).metadata
     assert {meta.row_group(0).column(i).compression for i in range(meta.num_columns)} == {"ZSTD"}
     info = st.metadata("benchmark_runs", "example-node")

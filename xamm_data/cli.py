@@ -14,6 +14,7 @@ import polars as pl
 from xamm_data._version import __version__
 from xamm_data.cli_tools import add_common, configure_logging, emit, quiet_pipe
 from xamm_data.datasets import list_datasets, load_dataset, registry_frame, resolve_name
+from xamm_data.locations import store_arg
 from xamm_data.plugins import plugins
 from xamm_data.schema_files import check_schema_files, write_schema_files
 from xamm_data.store import Store
@@ -40,7 +41,7 @@ class UsageError(Exception):
 
 
 def _add_store(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--store", type=Path, default=None, help="store root (default: $XAMM_HOME/store)")
+    p.add_argument("--store", type=store_arg, default=None, help="store root (default: $XAMM_HOME/store)")
 
 
 def register(sub) -> dict:

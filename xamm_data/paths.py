@@ -1,4 +1,9 @@
-"""Where xamm keeps its files: ``$XAMM_HOME``, else the user's cache directory."""
+"""Where xamm keeps its files: ``$XAMM_HOME``, else the user's cache directory.
+
+``$XAMM_HOME`` may also be an object-store URI (``s3://bucket/prefix``): the dataset store then lives at
+``<uri>/store``, while the signature registry and embedders (small local files) stay in the user's cache
+directory.
+"""
 
 from __future__ import annotations
 
@@ -8,13 +13,18 @@ from pathlib import Path
 from platformdirs import user_cache_dir
 
 
+def _uri(value: str) -> bool:
+    return "://" in value
+
+
 def xamm_home() -> Path:
-    """The root of xamm's local files: ``$XAMM_HOME`` if set, else the user cache directory
+    """The root of xamm's local files: ``$XAMM_HOME`` if set (and local), else the user cache directory
     ``platformdirs`` gives for ``xamm`` (``~/.cache/xamm`` on Linux)."""
     env = os.environ.get("XAMM_HOME")
-    return Path(env).expanduser() if env else Path(user_cache_dir("xamm", appauthor=False))
+    return Path(env).expanduser() if env and not _uri(env) else Path(user_cache_dir("xamm", appauthor=False))
 
 
-def default_store_root() -> Path:
-    """The default dataset store: ``<xamm home>/store``."""
-    return xamm_home() / "store"
+def default_store_root() -> Path | str:
+    """The default dataset store: ``<$XAMM_HOME>/store`` (a URI when ``$XAMM_HOME`` is one)."""
+    env = os.environ.get("XAMM_HOME")
+    return f"{env.rstrip('/')}/store" if env and _uri(env) else xamm_home() / "store"

@@ -37,6 +37,7 @@ import polars as pl
 
 from xamm_data._version import __version__
 from xamm_data.atomic import locked
+from xamm_data.locations import TableLocation, is_uri
 from xamm_data.paths import default_store_root
 from xamm_data.schema import DATA_KINDS, TableSchema, get_table
 from xamm_data.table_files import (
@@ -115,10 +116,15 @@ class Store:
     """A machine-partitioned store of xamm tables, one Delta Lake table per kind (see the module docstring)."""
 
     def __init__(self, root: str | Path | None = None):
-        self.root = Path(root) if root is not None else default_store_root()
+        root = default_store_root() if root is None else root
+        self.root = root if is_uri(root) else Path(root)  # a local directory, or an object-store URI (s3://...)
 
     def __repr__(self) -> str:
         return f"Store({str(self.root)!r})"
+
+    def _loc(self, kind: str) -> TableLocation:
+        self._check_kind(kind)
+        return TableLocation.of(self.root, kind)
 
     @staticmethod
     def _check_kind(kind: str) -> TableSchema:
@@ -126,23 +132,23 @@ class Store:
             raise ValueError(f"unknown data kind {kind!r}; expected one of {', '.join(DATA_KINDS)}")
         return get_table(kind)
 
-    def table_dir(self, kind: str) -> Path:
-        """The directory of ``kind``'s Delta table."""
-        self._check_kind(kind)
-        return self.root / kind
+    def table_dir(self, kind: str) -> Path | str:
+        """Where ``kind``'s Delta table lives (a directory, or a URI)."""
+        loc = self._loc(kind)
+        return loc.local if loc.local is not None else loc.uri
 
     # -- versions ---------------------------------------------------------------------------------
     def _table(self, kind: str, version: int | None = None, as_of: datetime | None = None):
         """The Delta table of ``kind`` at ``version`` / ``as_of`` (latest by default), or None if there is none."""
         from deltalake import DeltaTable  # delta-rs: imported when a table is opened
 
-        d = self.table_dir(kind)
+        loc = self._loc(kind)
         migrate_legacy(self, kind)
-        if not (d / "_delta_log").is_dir():
+        if not loc.has_log():
             if version is not None or as_of is not None:
                 raise FileNotFoundError(f"the store {self.root} has no {kind} table, so no version of it")
             return None
-        dt = DeltaTable(str(d))
+        dt = DeltaTable(loc.uri, storage_options=loc.storage_options or None)
         if version is not None:
             if not 0 <= version <= dt.version():
                 raise FileNotFoundError(f"{kind} in {self.root} has versions 0..{dt.version()}, not {version}")
@@ -150,6 +156,11 @@ class Store:
         elif as_of is not None:
             dt.load_as_version(as_of)
         return dt
+
+    def table_metadata(self, kind: str) -> dict:
+        """The table's own metadata: table, schema version, primary key, units ({} before the first write)."""
+        dt = self._table(kind)
+        return {} if dt is None else json.loads(dt.metadata().description or "{}")
 
     def version(self, kind: str) -> int | None:
         """The latest version of ``kind``'s table (None before the first write)."""
@@ -177,12 +188,13 @@ class Store:
     def has(self, kind: str, machine: str) -> bool:
         return machine in self.machines(kind)
 
-    def partition_files(self, kind: str, machine: str, *, version: int | None = None) -> list[Path]:
-        """The data files holding ``machine``'s rows of ``kind`` (one, unless concurrent writers added more)."""
+    def partition_files(self, kind: str, machine: str, *, version: int | None = None) -> list[Path | str]:
+        """The data files holding ``machine``'s rows of ``kind`` (paths, or URIs on an object store)."""
         f = self._files(kind, version).filter(pl.col("machine") == machine)
-        return [self.table_dir(kind) / p for p in f.get_column("path")]
+        loc = self._loc(kind)
+        return [loc.local / p if loc.local is not None else f"{loc.uri}/{p}" for p in f.get_column("path")]
 
-    def partition_path(self, kind: str, machine: str) -> Path:
+    def partition_path(self, kind: str, machine: str) -> Path | str:
         """The single data file of ``machine``'s partition (``xamm store optimize`` makes it one)."""
         files = self.partition_files(kind, machine)
         if len(files) != 1:
@@ -192,8 +204,9 @@ class Store:
 
     def _read_machine(self, kind: str, schema: TableSchema, files: pl.DataFrame, machine: str,
                       foreign_ok: bool = False) -> pl.DataFrame:
-        parts = [pl.read_parquet(io.BytesIO(read_part(self.table_dir(kind), p, table=kind, machine=machine,
-                                                      foreign_ok=foreign_ok)), hive_partitioning=False)
+        loc = self._loc(kind)
+        parts = [pl.read_parquet(io.BytesIO(read_part(loc, p, table=kind, machine=machine, foreign_ok=foreign_ok)),
+                                 hive_partitioning=False)
                  for p in files.filter(pl.col("machine") == machine).get_column("path")]
         if not parts:
             return schema.empty()
@@ -225,8 +238,8 @@ class Store:
         """The ``xamm`` key-value metadata of a machine's (first) data file."""
         import pyarrow.parquet as pq  # pyarrow: ~0.2 s to import; only when Parquet metadata is read
 
-        path = self.partition_files(kind, machine)[0]
-        data = read_part(self.table_dir(kind), str(path.relative_to(self.table_dir(kind))), table=kind, machine=machine)
+        rel = self._files(kind).filter(pl.col("machine") == machine).get_column("path")[0]
+        data = read_part(self._loc(kind), rel, table=kind, machine=machine)
         return json.loads((pq.read_schema(io.BytesIO(data)).metadata or {})[METADATA_KEY])
 
     def verify(self, kind: str | None = None) -> list[str]:
@@ -235,7 +248,7 @@ class Store:
         for k in [kind] if kind else list(DATA_KINDS):
             for machine, path in self._files(k).select("machine", "path").iter_rows():
                 try:
-                    read_part(self.table_dir(k), path, table=k, machine=machine)
+                    read_part(self._loc(k), path, table=k, machine=machine)
                 except CorruptDataError as e:
                     problems.append(str(e))
         return problems
@@ -256,7 +269,7 @@ class Store:
         before = new.height
         new = dedupe_sources(new, schema)
         report.duplicate_sources_dropped = before - new.height
-        sweep_temporaries(self.table_dir(kind))
+        sweep_temporaries(self._loc(kind))
         rng = random.Random()  # jitter only: which writer retries first never changes what is stored
         for attempt in range(1, MAX_COMMIT_ATTEMPTS + 1):
             try:
@@ -271,7 +284,7 @@ class Store:
         """Merge ``new`` into the partitions it touches at the latest version, write their files, commit once."""
         from deltalake.transaction import AddAction, CommitProperties, RemoveAction  # delta-rs: imported on use
 
-        kind, d = schema.name, self.table_dir(schema.name)
+        kind, d = schema.name, self._loc(schema.name)
         dt = self._table(kind)
         files = _file_frame(dt)
         now = int(time.time() * 1000)
@@ -285,7 +298,7 @@ class Store:
             rel, size = write_part(d, machine, parquet_bytes(merged, schema))
             old_files = files.filter(pl.col("machine") == machine)
             reports.append(PartitionReport(machine, old.height, old.height - kept.height, part_new.height, merged.height,
-                                           d / rel))
+                                           d.local / rel if d.local is not None else f"{d.uri}/{rel}"))
             if old_files.height == 1 and old_files.get_column("path")[0] == rel:
                 continue  # the same bytes: nothing to commit for this machine
             actions += [RemoveAction(p, True, now, sz, {"machine": machine})
@@ -307,9 +320,11 @@ class Store:
         if dt is None:
             from deltalake.exceptions import CommitFailedError, DeltaError  # delta-rs: imported on use
 
+            loc = self._loc(kind)
             try:
-                create_table_with_add_actions(str(self.table_dir(kind)), Schema.from_arrow(arrow_schema), actions,
-                                              mode="error", partition_by=["machine"], commit_properties=props)
+                create_table_with_add_actions(loc.uri, Schema.from_arrow(arrow_schema), actions, mode="error",
+                                              partition_by=["machine"], storage_options=loc.storage_options or None,
+                                              commit_properties=props, name=kind, description=_table_description(kind))
             except DeltaError as e:  # another writer created the table first: re-read and merge again
                 if "already exists" in str(e):
                     raise CommitFailedError(str(e)) from e
@@ -340,7 +355,7 @@ class Store:
             for machine, n in counts.sort("machine").iter_rows():
                 df = validate(renumber_trials(self._read_machine(kind, schema, files, machine, foreign_ok=True), schema),
                               schema)
-                rel, size = write_part(self.table_dir(kind), machine,
+                rel, size = write_part(self._loc(kind), machine,
                                        parquet_bytes(df.sort(list(schema.primary_key), nulls_last=True), schema))
                 actions += [RemoveAction(p, False, now, sz, {"machine": machine})
                             for p, sz in files.filter(pl.col("machine") == machine).select("path", "size").iter_rows()]
@@ -356,10 +371,18 @@ class Store:
         """Remove data files no version within ``retention_hours`` needs, and dead writers' temporaries; the
         files removed (or that would be, with ``dry_run``). Versions older than that can no longer be read."""
         dt = self._table(kind)
-        gone = [] if dry_run else [str(p) for p in sweep_temporaries(self.table_dir(kind))]
+        gone = [] if dry_run else [str(p) for p in sweep_temporaries(self._loc(kind))]
         if dt is None:
             return gone
         return gone + list(dt.vacuum(retention_hours=retention_hours, dry_run=dry_run, enforce_retention_duration=False))
+
+
+def _table_description(kind: str) -> str:
+    """The table's own metadata (its Delta ``description``, JSON; delta-rs accepts no custom properties): what it
+    holds, in which schema version, key and units."""
+    schema = get_table(kind)
+    return json.dumps({"table": kind, "schema_version": schema.version, "primary_key": list(schema.primary_key),
+                       "units": schema.units, "xamm_version": __version__}, sort_keys=True)
 
 
 def _file_frame(dt) -> pl.DataFrame:
@@ -375,6 +398,8 @@ def _file_frame(dt) -> pl.DataFrame:
 def migrate_legacy(store: Store, kind: str) -> None:
     """Move a table in xamm 0.2's layout (``machine=<m>/data.parquet``, no log) into a Delta table, once: one
     commit holds every machine, then the old files move to ``<root>/.pre-delta/``. Safe to interrupt."""
+    if is_uri(store.root):  # xamm 0.2 wrote local stores only
+        return
     d = store.root / kind
     if not any(d.glob(f"machine=*/{LEGACY_FILE}")):
         return
@@ -389,12 +414,13 @@ def migrate_legacy(store: Store, kind: str) -> None:
             for p in legacy:
                 machine = p.parent.name.split("=", 1)[1]
                 df = validate(renumber_trials(read_parquet_checked(p, kind), schema), schema)
-                rel, size = write_part(d, machine, parquet_bytes(df.sort(list(schema.primary_key), nulls_last=True), schema))
+                rel, size = write_part(TableLocation.of(store.root, kind), machine,
+                                       parquet_bytes(df.sort(list(schema.primary_key), nulls_last=True), schema))
                 actions.append(AddAction(rel, size, {"machine": machine}, now, True, json.dumps({"numRecords": df.height})))
                 rows[machine] = df.height
             what = {"migrated_from": "xamm 0.2 (one Parquet file per machine)", "rows": rows, "xamm_version": __version__}
             create_table_with_add_actions(str(d), Schema.from_arrow(schema.empty().to_arrow().schema), actions, mode="error",
-                                          partition_by=["machine"],
+                                          partition_by=["machine"], name=kind, description=_table_description(kind),
                                           commit_properties=CommitProperties(custom_metadata={"xamm": json.dumps(what)}))
         for p in legacy:  # kept, not deleted: the migration never loses the only copy
             backup = store.root / ".pre-delta" / kind / p.parent.name / LEGACY_FILE

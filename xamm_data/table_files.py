@@ -23,6 +23,7 @@ from pathlib import Path
 import polars as pl
 
 from xamm_data._version import __version__
+from xamm_data.locations import TableLocation
 from xamm_data.schema import TableSchema
 
 METADATA_KEY = b"xamm"
@@ -57,44 +58,34 @@ def _host() -> str:
     return re.sub(r"[^A-Za-z0-9]", "", socket.gethostname())[:40] or "host"
 
 
-def write_part(table_dir: Path, machine: str, data: bytes) -> tuple[str, int]:
+def write_part(loc: TableLocation, machine: str, data: bytes) -> tuple[str, int]:
     """Write ``data`` as a content-addressed file of ``machine``'s partition; (path relative to the table, size).
     An identical file already there is reused."""
     sha = hashlib.sha256(data).hexdigest()
     rel = f"machine={machine}/part-{sha}.parquet"
-    target = table_dir / rel
-    if target.is_file() and target.stat().st_size == len(data):
+    if loc.size(rel) == len(data):
         return rel, len(data)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.parent / f".xamm-tmp-{_host()}-{os.getpid()}-{uuid.uuid4().hex}.parquet"
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
+    loc.put(rel, data, tmp_name=f".xamm-tmp-{_host()}-{os.getpid()}-{uuid.uuid4().hex}.parquet")
     return rel, len(data)
 
 
-def read_part(table_dir: Path, rel: str, *, table: str, machine: str, foreign_ok: bool = False) -> bytes:
+def read_part(loc: TableLocation, rel: str, *, table: str, machine: str, foreign_ok: bool = False) -> bytes:
     """The bytes of a committed data file, checked against the SHA-256 in its name. A file another tool wrote
     (no checksum in its name) is refused unless ``foreign_ok`` (``xamm store optimize`` rewrites it)."""
     m = _PART.search(rel)
-    path = table_dir / rel
+    where = loc.display(rel)
     if m is None and foreign_ok:
-        return path.read_bytes()
+        return loc.read_bytes(rel)
     if m is None:
-        raise CorruptDataError(f"{table} / {machine}: {path} has no checksum in its name; xamm cannot verify it "
+        raise CorruptDataError(f"{table} / {machine}: {where} has no checksum in its name; xamm cannot verify it "
                                "(was it written by another tool? run `xamm store optimize` to rewrite it)")
     try:
-        data = path.read_bytes()
+        data = loc.read_bytes(rel)
     except FileNotFoundError as e:
-        raise CorruptDataError(f"{table} / {machine}: {path} is in the table's log but missing on disk") from e
+        raise CorruptDataError(f"{table} / {machine}: {where} is in the table's log but missing from storage") from e
     if hashlib.sha256(data).hexdigest() != m["sha"]:
-        raise CorruptDataError(f"{table} / {machine}: {path} does not match the SHA-256 it was committed with "
-                               "(the file changed on disk); no rows were read from it. Restore it, or re-ingest "
+        raise CorruptDataError(f"{table} / {machine}: {where} does not match the SHA-256 it was committed with "
+                               "(the file changed in storage); no rows were read from it. Restore it, or re-ingest "
                                "its sources")
     return data
 
@@ -109,10 +100,12 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def sweep_temporaries(table_dir: Path) -> list[Path]:
-    """Remove temporary files this host's dead processes left in ``table_dir``'s partitions; return them."""
+def sweep_temporaries(loc: TableLocation) -> list[Path]:
+    """Remove temporary files this host's dead processes left in a local table's partitions; return them (an
+    object store has none: its writes need no temporary)."""
     gone = []
-    if not table_dir.is_dir():
+    table_dir = loc.local
+    if table_dir is None or not table_dir.is_dir():
         return gone
     host = _host()
     for p in table_dir.glob("machine=*/.xamm-tmp-*"):

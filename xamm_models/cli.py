@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 
 from xamm_data.cli_tools import emit
+from xamm_data.locations import store_arg
 from xamm_data.plugins import MODELS_EXTRA
 
 RAW = argparse.RawDescriptionHelpFormatter
@@ -64,7 +65,7 @@ def _add_amm(sub) -> None:
     b.add_argument("--alignment", choices=["intersection", "union"], default="intersection")
     b.add_argument("--epochs", type=int, default=200)
     b.add_argument("--seed", type=int, default=0)
-    b.add_argument("--store", type=Path, default=None)
+    b.add_argument("--store", type=store_arg, default=None)
     ls = a.add_parser("list", help="list signatures and machines without one", formatter_class=RAW,
                       epilog="examples:\n  xamm amm list\n  xamm amm list --json | jq '.[].ref'")
     ls.add_argument("--json", action="store_true", help="print the listing as JSON")
@@ -82,7 +83,7 @@ def _add_amm(sub) -> None:
                        epilog="examples:\n  xamm amm plot --out amm-tsne.png")
     pl_.add_argument("--out", type=Path, default=Path("amm-tsne.png"))
     pl_.add_argument("--embedder", help="a saved embedder (default: the newest under $XAMM_HOME/embedders)")
-    pl_.add_argument("--store", type=Path, default=None)
+    pl_.add_argument("--store", type=store_arg, default=None)
     p.set_defaults(handler=_needs_models(run))
 
 
@@ -124,7 +125,7 @@ def _add_run_predict_eval(sub) -> None:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     e.add_argument("--experiment", default="all", choices=["1", "2", "3", "4", "all"])
     e.add_argument("--out", type=Path, default=Path("eval-out"))
-    e.add_argument("--store", type=Path, default=None, help="store holding the sources' benchmark_runs")
+    e.add_argument("--store", type=store_arg, default=None, help="store holding the sources' benchmark_runs")
     e.add_argument("--data-dir", type=Path, default=None,
                    help="ingest the data set's named sources from this folder first (into --store, else a temporary one)")
     e.add_argument("--epochs", type=int, default=None, help="embedder epochs (default 50; 5 with --quick)")
