@@ -89,7 +89,7 @@ class Handler(BaseHTTPRequestHandler):
         for k, v in (headers or {}).items():
             self.send_header(k, v)
         self.end_headers()
-        if not head:
+        if not head and self.command != "HEAD":  # a HEAD reply never has a body, errors included
             self.wfile.write(body)
 
     def _json(self, code: int, obj, headers: dict | None = None):

@@ -43,19 +43,19 @@ def test_list_and_load_local(store):
         load_dataset("example-node", kind="profiles", store=store)
 
 
-def test_registry_machine_without_data_says_where_it_looked(store, monkeypatch):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    with pytest.raises(FileNotFoundError, match="not in the local store"):
-        load_dataset("Quartz", store=store)  # alias resolves; no local data, Hub unreachable
+def test_registry_machine_without_data_says_where_it_looked(store, local_hub):
+    with pytest.raises(FileNotFoundError, match="not in the local store .* no published revision .* is pinned"):
+        load_dataset("Quartz", store=store)  # alias resolves; no local data, and no pinned commit to ask for
+    assert not [r for r in local_hub.state.requests if "quartz" in r[1]]  # the Hub was not asked for a moving branch
 
 
 def test_push_then_load_from_fresh_cache_at_pinned_revision(store, local_hub, tmp_path, monkeypatch):
     repo = "xamm-test/push-roundtrip"
-    sha1 = push_dataset("example-node", repo, store=store)
+    sha1 = push_dataset("example-node", repo, store=store, licenses="mit")
     local = store.read("benchmark_runs", "example-node")
     # change the data and push again: the first revision must still give the first frame
     store.write(local.with_columns(pl.col("time_per_rep_s") * 3), "benchmark_runs")
-    sha2 = push_dataset("example-node", repo, store=store)
+    sha2 = push_dataset("example-node", repo, store=store, licenses="mit")
     assert sha1 != sha2
     monkeypatch.setenv("HF_HOME", str(tmp_path / "fresh_hf_home"))
     empty = Store(tmp_path / "empty")
@@ -67,23 +67,62 @@ def test_push_then_load_from_fresh_cache_at_pinned_revision(store, local_hub, tm
     assert load_dataset("example-node", revision=sha1, store=store, repo_id=repo).equals(local)
 
 
-def test_card_lists_every_machine_and_validates(store, local_hub, tmp_path):
+def test_card_follows_hub_conventions_and_keeps_counts_in_yaml(store, local_hub, tmp_path):
     repo = "xamm-test/card"
     other = store.read("benchmark_runs", "example-node").with_columns(pl.lit("quartz").alias("machine"))
     store.write(other, "benchmark_runs")
-    push_dataset("example-node", repo, store=store, license="cc-by-4.0")
-    sha = push_dataset("quartz", repo, store=store, license="cc-by-4.0")
+    push_dataset("example-node", repo, store=store, licenses=["mit", "bsd-3-clause"], version=0)
+    sha = push_dataset("quartz", repo, store=store, licenses=["mit", "bsd-3-clause"], version=1)
     text = open(hf_hub_download(repo, "README.md", repo_type="dataset", revision=sha, endpoint=local_hub.endpoint)).read()
     header = yaml.safe_load(text.split("---")[1])
-    assert [c["config_name"] for c in header["configs"]] == ["example-node", "quartz"]
-    assert header["configs"][1]["data_files"][0]["path"] == "benchmark_runs/machine=quartz/*.parquet"
-    assert header["license"] == "cc-by-4.0" and header["xamm"]["schema_versions"]["benchmark_runs"] == BENCHMARK_RUNS.version
-    assert f"| `example-node` | `benchmark_runs` | {BENCHMARK_RUNS.version} | 10 | 3 |" in text  # kept from the first push
+    assert [c["config_name"] for c in header["configs"]] == ["default", "example-node", "quartz"]
+    assert header["configs"][0]["default"] is True
+    assert header["configs"][0]["data_files"][0]["path"] == "benchmark_runs/machine=*/*.parquet"
+    assert header["configs"][2]["data_files"][0]["path"] == "benchmark_runs/machine=quartz/*.parquet"
+    assert header["license"] == ["mit", "bsd-3-clause"] and header["task_categories"] == ["tabular-regression"]
+    assert header["size_categories"] == ["n<1K"] and header["source_datasets"] == ["original"]
+    assert header["xamm"]["schema_versions"]["benchmark_runs"] == BENCHMARK_RUNS.version
+    parts = header["xamm"]["partitions"]["benchmark_runs"]
+    assert parts["example-node"] == {"rows": 10, "sources": 3, "table_version": 0}  # kept from the first push
+    assert parts["quartz"] == {"rows": 10, "sources": 3, "table_version": 1}
+    with pytest.raises(ValueError, match="SPDX"):
+        push_dataset("quartz", repo, store=store, licenses="other")
+
+
+def test_a_pulled_file_holding_another_machine_is_refused(store, local_hub):
+    from huggingface_hub import CommitOperationAdd, HfApi
+
+    from xamm_data.table_files import parquet_bytes
+
+    repo = "xamm-test/liar"
+    push_dataset("example-node", repo, store=store, licenses="mit")
+    rows = store.read("benchmark_runs", "example-node").with_columns(pl.lit("lassen").alias("machine"))
+    api = HfApi(endpoint=local_hub.endpoint, token="hf_xamm_test_token")
+    info = api.create_commit(repo, [CommitOperationAdd("benchmark_runs/machine=quartz/data.parquet",
+                                                       parquet_bytes(rows, BENCHMARK_RUNS))], repo_type="dataset",
+                             commit_message="a file under the wrong name")
+    with pytest.raises(ValueError, match="holds rows of lassen, not only 'quartz'; refused"):
+        load_dataset("quartz", revision=info.oid, store=Store(store.root.parent / "empty"), repo_id=repo)
+
+
+def test_an_unpinned_model_download_works_against_the_local_hub(local_hub, tmp_path, monkeypatch):
+    """The local Hub answers HEAD errors without a body (a body broke the next request on the connection)."""
+    from huggingface_hub import hf_hub_download as dl
+    from huggingface_hub.errors import EntryNotFoundError
+
+    api = __import__("huggingface_hub").HfApi(endpoint=local_hub.endpoint, token="hf_xamm_test_token")
+    api.create_repo("xamm-test/model", exist_ok=True)
+    api.upload_file(path_or_fileobj=b"{}", path_in_repo="config.json", repo_id="xamm-test/model")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    for _ in range(3):  # a missing file (HEAD 404), then a present one, on the same connection pool
+        with pytest.raises(EntryNotFoundError):
+            dl("xamm-test/model", "missing.json", endpoint=local_hub.endpoint)
+        assert open(dl("xamm-test/model", "config.json", endpoint=local_hub.endpoint)).read() == "{}"
 
 
 def test_offline_uses_cache_only(store, local_hub, monkeypatch):
     repo = "xamm-test/offline"
-    sha = push_dataset("example-node", repo, store=store)
+    sha = push_dataset("example-node", repo, store=store, licenses="mit")
     empty = Store(store.root.parent / "empty")
     first = load_dataset("example-node", revision=sha, store=empty, repo_id=repo)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
@@ -94,4 +133,4 @@ def test_offline_uses_cache_only(store, local_hub, monkeypatch):
 
 def test_push_nothing_is_an_error(store, local_hub):
     with pytest.raises(FileNotFoundError, match="nothing to push"):
-        push_dataset("lassen", "xamm-test/none", store=store)
+        push_dataset("lassen", "xamm-test/none", store=store, licenses="mit")

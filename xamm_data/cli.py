@@ -48,7 +48,7 @@ def register(sub) -> dict:
     """Add the data commands (``datasets``, ``schemas``) to ``xamm``; no pass-through commands."""
     ds = sub.add_parser("datasets", help="list, show and publish datasets",
                         epilog="examples:\n  xamm datasets list 'xeon*'\n  xamm datasets show lassen --kind benchmark_runs\n"
-                               "  xamm datasets push quartz --repo org/xamm-data --revision main",
+                               "  xamm datasets push quartz --repo org/xamm-data --license mit",
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     dsub = ds.add_subparsers(dest="action", metavar="ACTION")
     dsub.required = True
@@ -77,12 +77,15 @@ def register(sub) -> dict:
     p.add_argument("--json", action="store_true", help="print the problems as JSON")
     _add_store(p)
     p = dsub.add_parser("push", help="publish a machine's tables to a Hub dataset repo", formatter_class=RAW,
-                        epilog="examples:\n  xamm datasets push quartz --repo org/xamm-data --license mit")
+                        epilog="examples:\n  xamm datasets push quartz --repo org/xamm-data --license mit\n"
+                               "  xamm datasets push h100-node --repo org/xamm-data --license bsd-3-clause --version 4")
     p.add_argument("name")
     p.add_argument("--repo", required=True, help="Hub dataset repo id, e.g. org/xamm-data")
     p.add_argument("--revision", default="main", help="branch to commit to (default: main)")
+    p.add_argument("--version", type=int, default=None, help="the store table version to publish (default: latest)")
     p.add_argument("--private", action="store_true")
-    p.add_argument("--license", default="other")
+    p.add_argument("--license", action="append", required=True, dest="licenses",
+                   help="SPDX id of a source's licence (repeatable), e.g. --license mit --license bsd-3-clause")
     _add_store(p)
     ds.set_defaults(handler=_datasets)
 
@@ -167,7 +170,7 @@ def _datasets(args) -> int:
         name = resolve_name(args.name, store=store)
         from xamm_data.hub import push_dataset  # Hub client: ~0.3 s import, only when a Hub is used
         sha = push_dataset(name, args.repo, store=store, revision=args.revision, private=args.private,
-                           license=args.license)
+                           licenses=args.licenses, version=args.version)
         print(f"pushed {name} to {args.repo} (dataset) at commit {sha}")
         return 0
     raise UsageError(args.action)

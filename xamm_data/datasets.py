@@ -13,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 
 import polars as pl
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from xamm_data import machines
 from xamm_data.plugins import load, plugins
@@ -30,14 +30,14 @@ def default_hub_repo() -> str:
 
 
 class DatasetSpec(BaseModel):
-    """A registry record: where a dataset lives on the Hub and at which revision."""
+    """A registry record: where a dataset lives on the Hub and the commit it is pinned to (None: not published)."""
 
     model_config = ConfigDict(frozen=True)
 
     name: str
     machine: str
     hub_repo: str
-    revision: str = "main"
+    revision: str | None = Field(default=None, pattern=r"^[0-9a-f]{40}$")  # a commit, never a moving branch
     description: str = ""
 
 
@@ -142,12 +142,7 @@ def load_dataset(
     """
     st = as_store(store)
     if name in derived_datasets():
-        build = load("xamm.datasets", name, f"the derived dataset {name!r}")
-        runs = st.scan("benchmark_runs", version=version, as_of=as_of).collect()
-        if runs.is_empty():
-            raise FileNotFoundError(f"{name} is built from the store's benchmark_runs, and {st.root} has none; "
-                                    "ingest RAJAPerf runs first (xamm-ingest rajaperf)")
-        df = build(runs)
+        df = _derived(name, st, version, as_of)
         return df.lazy() if lazy else df
     if kind not in DATA_KINDS:
         raise ValueError(f"unknown kind {kind!r}; expected one of {', '.join(DATA_KINDS)}")
@@ -162,10 +157,27 @@ def load_dataset(
         return st.read(kind, dname, lazy=lazy, version=version, as_of=as_of)
     if revision is None and st.has(kind, dname):
         return st.read(kind, dname, lazy=lazy)
+    df = _from_hub(st, reg, kind, dname, revision, repo_id, token)
+    return df.lazy() if lazy else df
+
+
+def _derived(name: str, st: Store, version: int | None, as_of: datetime | None) -> pl.DataFrame:
+    build = load("xamm.datasets", name, f"the derived dataset {name!r}")
+    runs = st.scan("benchmark_runs", version=version, as_of=as_of).collect()
+    if runs.is_empty():
+        raise FileNotFoundError(f"{name} is built from the store's benchmark_runs, and {st.root} has none; "
+                                "ingest RAJAPerf runs first (xamm-ingest rajaperf)")
+    return build(runs)
+
+
+def _from_hub(st: Store, reg, kind: str, dname: str, revision, repo_id, token) -> pl.DataFrame:
+    """The Hub copy at ``revision``, else at the registry's pinned commit; never at a moving branch."""
     spec = reg.get(dname) if dname in reg else None
     repo = repo_id or (spec.hub_repo if spec else default_hub_repo())
-    rev = revision or (spec.revision if spec else "main")
-
+    rev = revision or (spec.revision if spec else None)
+    if rev is None:
+        raise FileNotFoundError(f"{kind} for {dname!r} is not in the local store {st.root}, and no published revision "
+                                f"of it is pinned; ingest its runs (xamm-ingest), or load a Hub copy with "
+                                f"revision=<commit> (repo {repo})")
     from xamm_data.hub import download_partition  # Hub client: ~0.3 s import, only when a Hub is used
-    df = download_partition(repo, kind, dname, revision=rev, token=token)
-    return df.lazy() if lazy else df
+    return download_partition(repo, kind, dname, revision=rev, token=token)

@@ -1,8 +1,10 @@
 """Publishing datasets to, and fetching them from, the Hugging Face Hub (the real ``huggingface_hub`` client).
 
-A Hub dataset repo mirrors the store layout (``<kind>/machine=<m>/data.parquet``) and carries a
-dataset card whose YAML header has one ``configs`` entry per machine and kind, so the Hub viewer
-and ``datasets.load_dataset(repo, name=...)`` see each machine as a configuration.
+A Hub dataset repo holds plain Parquet (``<kind>/machine=<m>/data.parquet``, each written from one pinned
+version of the store's table) and a dataset card whose YAML header has a ``default`` config (every
+machine's benchmark runs) and one ``configs`` entry per machine and kind, the sources' licences, task and
+size categories and, under ``xamm``, each partition's rows, source files and store version. A downloaded
+file whose contents contradict the request (another table, schema version or machine) is refused.
 
 The endpoint is read from ``HF_ENDPOINT`` at call time (not import time), and ``HF_HUB_OFFLINE``
 is honoured: offline, only what ``huggingface_hub`` already cached is used.
@@ -33,6 +35,7 @@ from huggingface_hub.errors import (
 from xamm_data._version import __version__
 from xamm_data.schema import DATA_KINDS, get_table
 from xamm_data.store import Store, as_store, read_parquet_checked
+from xamm_data.table_files import parquet_bytes
 
 _PARTITION = re.compile(r"^(?P<kind>[a-z_]+)/machine=(?P<machine>[^/]+)/data\.parquet$")
 
@@ -51,75 +54,100 @@ def api(token: str | bool | None = None) -> HfApi:
     return HfApi(endpoint=hub_endpoint(), token=token)
 
 
-def dataset_card(repo_id: str, partitions: dict[str, list[str]], *, license: str = "other",
-                 row_counts: dict[tuple[str, str], int] | None = None,
-                 sources: dict[tuple[str, str], int] | None = None) -> DatasetCard:
-    """The dataset card for a repo holding ``partitions`` (kind -> machines)."""
+SPDX = re.compile(r"^[a-z0-9][a-z0-9.+-]*$")
+
+
+def _size_category(n: int) -> str:
+    """The Hub's ``size_categories`` bucket for ``n`` rows."""
+    for hi, label in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
+                      (10_000_000, "1M<n<10M")):
+        if n < hi:
+            return label
+    return "10M<n<100M"
+
+
+def _config_name(kind: str, machine: str) -> str:
+    return machine if kind == "benchmark_runs" else f"{machine}-{kind}"
+
+
+def dataset_card(repo_id: str, partitions: dict[str, dict[str, dict]], *, licenses: list[str],
+                 source_datasets: list[str] | None = None) -> DatasetCard:
+    """The dataset card of a repo holding ``partitions`` (kind -> machine -> {"rows", "sources", "table_version"}),
+    in the Hub's conventions: a ``default`` config with every machine's benchmark runs, one config per machine
+    and kind, licences as SPDX ids, task and size categories; counts live in the YAML header."""
     configs = []
+    if partitions.get("benchmark_runs"):
+        configs.append({"config_name": "default", "default": True,
+                        "data_files": [{"split": "train", "path": "benchmark_runs/machine=*/*.parquet"}]})
     for kind in sorted(partitions):
         for machine in sorted(partitions[kind]):
-            name = machine if kind == "benchmark_runs" else f"{machine}-{kind}"
-            configs.append({"config_name": name,
+            configs.append({"config_name": _config_name(kind, machine),
                             "data_files": [{"split": "train", "path": f"{kind}/machine={machine}/*.parquet"}]})
     schema_versions = {k: get_table(k).version for k in sorted(partitions)}
+    total = sum(p["rows"] for parts in partitions.values() for p in parts.values())
     data = DatasetCardData(
-        license=license,
+        license=licenses[0] if len(licenses) == 1 else licenses,
         pretty_name="xamm cross-platform HPC performance data",
+        task_categories=["tabular-regression"], size_categories=[_size_category(total)],
+        source_datasets=source_datasets or ["original"],
         tags=["hpc", "performance", "rajaperf", "caliper", "hpctoolkit", "xamm"],
         configs=configs,
-        xamm={"schema_versions": schema_versions, "xamm_version": __version__},
+        xamm={"schema_versions": schema_versions, "xamm_version": __version__,
+              "partitions": {k: {m: dict(v) for m, v in sorted(parts.items())} for k, parts in sorted(partitions.items())}},
     )
-    lines = [
-        f"# {repo_id}",
-        "",
-        "Validated, machine-partitioned Parquet tables written by [xamm](https://pypi.org/project/xamm/).",
-        "Each file keeps its provenance: every row has `source_path`, `source_sha256`, `source_format`, `reader`,",
-        "`xamm_version`, `tool_versions` and `run_date`; the Parquet key-value metadata `xamm` holds the schema",
-        "version, units and the list of source files.",
-        "",
-        "| config | table | schema | rows | source files |",
-        "|---|---|---|---|---|",
-    ]
-    for cfg in configs:
-        kind = cfg["data_files"][0]["path"].split("/")[0]
-        machine = cfg["data_files"][0]["path"].split("/")[1].split("=", 1)[1]
-        n = (row_counts or {}).get((kind, machine), "")
-        s = (sources or {}).get((kind, machine), "")
-        lines.append(f"| `{cfg['config_name']}` | `{kind}` | {schema_versions[kind]} | {n} | {s} |")
-    lines += [
-        "",
-        "## Load",
-        "",
-        "```python",
-        "from xamm_data import load_dataset",
-        f"df = load_dataset(\"{configs[0]['config_name'] if configs else 'quartz'}\", revision=\"<commit>\")",
-        "```",
-        "",
-        "## License",
-        "",
-        "Rows derive from the source files named in their provenance; each keeps its source's license.",
-        "",
-    ]
+    lines = [f"# {repo_id}", "",
+             "Validated, machine-partitioned Parquet tables written by [xamm](https://pypi.org/project/xamm/), each from",
+             "one pinned version of the publisher's store table. Every row keeps its provenance (`source_path`,",
+             "`source_sha256`, `source_format`, `reader`, `xamm_version`, `tool_versions`, `run_date`); each file's Parquet",
+             "key-value metadata `xamm` holds the schema version, units and source files.", "",
+             "| config | table | schema | rows | source files | store version |", "|---|---|---|---|---|---|"]
+    for kind in sorted(partitions):
+        for machine, p in sorted(partitions[kind].items()):
+            lines.append(f"| `{_config_name(kind, machine)}` | `{kind}` | {schema_versions[kind]} | {p['rows']} | "
+                         f"{p['sources']} | {p.get('table_version')} |")
+    lines += ["", "## Load", "", "```python", "import datasets", f'datasets.load_dataset("{repo_id}")            '
+              "# every machine's benchmark runs", "from xamm_data import load_dataset",
+              f'load_dataset("{configs[-1]["config_name"] if configs else "quartz"}", repo_id="{repo_id}", revision="<commit>")',
+              "```", "", "## License", "", f"The rows derive from sources under {', '.join(licenses)}; each row names its "
+              "source file.", ""]
     return DatasetCard(f"---\n{data.to_yaml()}\n---\n\n" + "\n".join(lines))
+
+
+def _previous_partitions(hub: HfApi, repo_id: str, revision: str, existing: list[str]) -> dict[str, dict[str, dict]]:
+    """What the repo's current card says about the partitions it holds (read from its YAML header)."""
+    if "README.md" not in existing:
+        return {}
+    try:
+        text = Path(hf_hub_download(repo_id, "README.md", repo_type="dataset", revision=revision,
+                                    endpoint=hub_endpoint(), token=hub.token)).read_text(encoding="utf-8")
+    except (EntryNotFoundError, RevisionNotFoundError, OSError):  # no card to read: rewritten from this push only
+        return {}
+    parts = (DatasetCard(text).data.to_dict().get("xamm") or {}).get("partitions") or {}
+    return {k: {m: dict(v) for m, v in ms.items()} for k, ms in parts.items()}
 
 
 def push_dataset(
     machine: str,
     repo_id: str,
     *,
+    licenses: list[str] | str,
     store: Store | str | Path | None = None,
     kinds: tuple[str, ...] | None = None,
+    version: int | None = None,
     revision: str = "main",
     token: str | bool | None = None,
     private: bool = False,
-    license: str = "other",
+    source_datasets: list[str] | None = None,
     commit_message: str | None = None,
 ) -> str:
-    """Publish a machine's tables from the local store to a Hub dataset repo; return the commit id.
-
-    One commit adds the machine's Parquet files and rewrites the card (``README.md``) to list every
-    machine the repo then holds.
-    """
+    """Publish a machine's tables, as plain Parquet written from one pinned store version (the latest unless
+    ``version``), to a Hub dataset repo; return the commit id. ``licenses``: the SPDX ids of the sources' licences
+    (e.g. ``["mit", "bsd-3-clause"]``). One commit adds the files and rewrites the card for every machine held."""
+    licenses = [licenses] if isinstance(licenses, str) else list(licenses)
+    bad = [x for x in licenses if not SPDX.match(x) or x == "other"]
+    if not licenses or bad:
+        raise ValueError(f"give the sources' licences as SPDX ids (e.g. mit, bsd-3-clause, cdla-permissive-2.0), not "
+                         f"{bad or 'nothing'}: a dataset card says what its rows may be used for")
     st = as_store(store)
     kinds = kinds or tuple(k for k in DATA_KINDS if st.has(k, machine))
     if not kinds:
@@ -127,56 +155,23 @@ def push_dataset(
     hub = api(token)
     hub.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
     existing = hub.list_repo_files(repo_id, repo_type="dataset", revision=revision)
-    partitions: dict[str, set[str]] = {}
-    for f in existing:
-        m = _PARTITION.match(f)
-        if m:
-            partitions.setdefault(m["kind"], set()).add(m["machine"])
+    partitions = _previous_partitions(hub, repo_id, revision, existing)
+    for f in existing:  # files the card does not describe still count as configs
+        if (m := _PARTITION.match(f)) and m["machine"] not in partitions.get(m["kind"], {}):
+            partitions.setdefault(m["kind"], {})[m["machine"]] = {"rows": None, "sources": None, "table_version": None}
     ops = []
-    counts, nsources = _previous_card_counts(hub, repo_id, revision, existing)
     for kind in kinds:
-        path = st.partition_path(kind, machine)
-        if not path.is_file():
-            raise FileNotFoundError(f"the store {st.root} has no {kind} for machine {machine!r}")
-        partitions.setdefault(kind, set()).add(machine)
+        v = st.version(kind) if version is None else version
+        rows = st.read(kind, machine, version=v)
         ops.append(CommitOperationAdd(path_in_repo=f"{kind}/machine={machine}/data.parquet",
-                                      path_or_fileobj=path.read_bytes()))
-        counts[(kind, machine)] = st.read(kind, machine, lazy=True).select(pl.len()).collect().item()
-        nsources[(kind, machine)] = len(st.metadata(kind, machine)["sources"])
-    card = dataset_card(repo_id, {k: sorted(v) for k, v in partitions.items()}, license=license,
-                        row_counts=counts, sources=nsources)
+                                      path_or_fileobj=parquet_bytes(rows, get_table(kind))))
+        partitions.setdefault(kind, {})[machine] = {"rows": rows.height, "table_version": v,
+                                                   "sources": rows.get_column("source_sha256").n_unique()}
+    card = dataset_card(repo_id, partitions, licenses=licenses, source_datasets=source_datasets)
     ops.append(CommitOperationAdd(path_in_repo="README.md", path_or_fileobj=io.BytesIO(str(card).encode())))
-    info = hub.create_commit(
-        repo_id, ops, repo_type="dataset", revision=revision,
-        commit_message=commit_message or f"xamm {__version__}: publish {', '.join(kinds)} for {machine}",
-    )
+    info = hub.create_commit(repo_id, ops, repo_type="dataset", revision=revision,
+                             commit_message=commit_message or f"xamm {__version__}: publish {', '.join(kinds)} for {machine}")
     return info.oid
-
-
-_CARD_ROW = re.compile(r"^\| `[^`]+` \| `(?P<kind>[a-z_]+)` \| [^|]+ \| (?P<rows>\d+) \| (?P<sources>\d+) \|$")
-_CARD_CFG = re.compile(r"machine=(?P<machine>[^/]+)/")
-
-
-def _previous_card_counts(hub: HfApi, repo_id: str, revision: str, existing: list[str]):
-    """Row and source counts the current card states for machines this push does not touch."""
-    counts: dict[tuple[str, str], int] = {}
-    sources: dict[tuple[str, str], int] = {}
-    if "README.md" not in existing:
-        return counts, sources
-    try:
-        text = Path(hf_hub_download(repo_id, "README.md", repo_type="dataset", revision=revision,
-                                    endpoint=hub_endpoint(), token=hub.token)).read_text(encoding="utf-8")
-    except Exception:  # a card we cannot read is rewritten without the old counts
-        return counts, sources
-    card = DatasetCard(text)
-    cfgs = {c["config_name"]: c["data_files"][0]["path"] for c in (card.data.to_dict().get("configs") or [])}
-    for line in text.splitlines():
-        m = _CARD_ROW.match(line.strip())
-        name = line.split("`")[1] if m else None
-        if m and name in cfgs and (mm := _CARD_CFG.search(cfgs[name])):
-            key = (m["kind"], mm["machine"])
-            counts[key], sources[key] = int(m["rows"]), int(m["sources"])
-    return counts, sources
 
 
 def download_partition(repo_id: str, kind: str, machine: str, *, revision: str = "main",
@@ -194,4 +189,8 @@ def download_partition(repo_id: str, kind: str, machine: str, *, revision: str =
     except (EntryNotFoundError, RevisionNotFoundError, RepositoryNotFoundError) as e:
         raise FileNotFoundError(f"{kind} for {machine!r} is not in the local store, and {where} has no "
                                 f"{filename}: {type(e).__name__}") from e
-    return read_parquet_checked(local, kind)
+    df = read_parquet_checked(local, kind)
+    others = sorted(set(df.get_column("machine")) - {machine})
+    if others:  # the file's rows must be what was asked for, whatever its path says
+        raise ValueError(f"{where}:{filename} holds rows of {', '.join(others)}, not only {machine!r}; refused")
+    return df
