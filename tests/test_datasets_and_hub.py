@@ -103,6 +103,23 @@ def test_a_pulled_file_holding_another_machine_is_refused(store, local_hub):
                              commit_message="a file under the wrong name")
     with pytest.raises(ValueError, match="holds rows of lassen, not only 'quartz'; refused"):
         load_dataset("quartz", revision=info.oid, store=Store(store.root.parent / "empty"), repo_id=repo)
+    # a file that says it holds another table, or a schema major version this xamm does not read
+    import io
+    import json
+
+    import pyarrow.parquet as pq
+
+    from xamm_data.validate import ValidationError
+
+    good = store.read("benchmark_runs", "example-node")
+    for change, msg in (({"table": "app_profiles"}, "holds app_profiles"), ({"schema_version": "2.0.0"}, "v2.0.0")):
+        meta = json.loads(pq.read_schema(io.BytesIO(parquet_bytes(good, BENCHMARK_RUNS))).metadata[b"xamm"])
+        buf = io.BytesIO()
+        pq.write_table(good.to_arrow().replace_schema_metadata({"xamm": json.dumps({**meta, **change})}), buf)
+        info = api.create_commit(repo, [CommitOperationAdd("benchmark_runs/machine=example-node/data.parquet",
+                                                           buf.getvalue())], repo_type="dataset", commit_message="x")
+        with pytest.raises(ValidationError, match=msg):
+            load_dataset("example-node", revision=info.oid, store=Store(store.root.parent / "empty"), repo_id=repo)
 
 
 def test_an_unpinned_model_download_works_against_the_local_hub(local_hub, tmp_path, monkeypatch):
@@ -134,3 +151,23 @@ def test_offline_uses_cache_only(store, local_hub, monkeypatch):
 def test_push_nothing_is_an_error(store, local_hub):
     with pytest.raises(FileNotFoundError, match="nothing to push"):
         push_dataset("lassen", "xamm-test/none", store=store, licenses="mit")
+
+
+def test_the_published_configs_load_with_the_datasets_library(store, local_hub, tmp_path, monkeypatch):
+    """The card's `default` config (every machine) and a per-machine config load with `datasets.load_dataset`."""
+    datasets = pytest.importorskip("datasets", reason="the datasets library is in the test extra")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf-datasets"))
+    if hasattr(datasets.config, "HF_ENDPOINT"):
+        monkeypatch.setattr(datasets.config, "HF_ENDPOINT", local_hub.endpoint)
+    repo = "xamm-test/datasets-lib"
+    store.write(store.read("benchmark_runs", "example-node").with_columns(pl.lit("quartz").alias("machine")),
+                "benchmark_runs")
+    push_dataset("example-node", repo, store=store, licenses="mit")
+    sha = push_dataset("quartz", repo, store=store, licenses="mit")
+    everything = datasets.load_dataset(repo, revision=sha, split="train")
+    quartz = datasets.load_dataset(repo, "quartz", revision=sha, split="train")
+    assert everything.num_rows == 20 and sorted(set(everything["machine"])) == ["example-node", "quartz"]
+    assert quartz.num_rows == 10 and set(quartz["machine"]) == {"quartz"}
+    mine = store.read("benchmark_runs", "quartz")
+    assert sorted(quartz["time_per_rep_s"]) == sorted(mine.get_column("time_per_rep_s").to_list())

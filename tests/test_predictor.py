@@ -201,6 +201,10 @@ def test_end_to_end_run_on_store_data(world, tmp_path, capsys):
     assert xamm(["run", str(cfg)]) == 0
     preds = pl.read_parquet(tmp_path / "preds.parquet")
     assert (tmp_path / "model" / "predictor.json").is_file() and (tmp_path / "model" / "README.md").is_file()
+    info = json.loads((tmp_path / "model" / "predictor.json").read_text())
+    version = world["store"].version("benchmark_runs")
+    assert info["training"]["data_version"] == version  # the table version it read, to reload exactly that data
+    assert {s["data_version"] for s in info["signatures"].values()} == {version}
     assert set(preds.get_column("target")) == {"lassen:gpu"} and preds.get_column("used_amm").all()
     assert preds.get_column("relR_true").drop_nulls().len() > 0
     out = capsys.readouterr().out

@@ -228,11 +228,20 @@ class Store:
         return df.lazy() if lazy else df
 
     def scan(self, kind: str, *, version: int | None = None, as_of: datetime | None = None) -> pl.LazyFrame:
-        """Every machine's rows of ``kind`` (verified), machine by machine."""
+        """Every machine's rows of ``kind`` (at ``version`` / ``as_of``), lazily, through polars' ``scan_delta`` once
+        every data file of that version has been checked against its checksum; sorted by machine and key."""
         schema = self._check_kind(kind)
-        files = self._files(kind, version, as_of)
-        parts = [self._read_machine(kind, schema, files, m) for m in sorted(set(files.get_column("machine")))]
-        return (pl.concat(parts, how="vertical") if parts else schema.empty()).lazy()
+        dt = self._table(kind, version, as_of)
+        files = _file_frame(dt)
+        if files.is_empty():
+            return schema.empty().lazy()
+        loc = self._loc(kind)
+        for machine, path in files.select("machine", "path").iter_rows():
+            read_part(loc, path, table=kind, machine=machine)  # raises before anything is parsed
+        lf = pl.scan_delta(loc.uri, version=dt.version(), storage_options=loc.storage_options or None)
+        have = set(lf.collect_schema().names())
+        cols = [pl.col(c).cast(t) if c in have else pl.lit(None, dtype=t).alias(c) for c, t in schema.polars_schema.items()]
+        return lf.select(cols).sort(["machine", *schema.primary_key], nulls_last=True)
 
     def metadata(self, kind: str, machine: str) -> dict:
         """The ``xamm`` key-value metadata of a machine's (first) data file."""

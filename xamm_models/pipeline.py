@@ -100,19 +100,25 @@ def load_config(path: str | Path) -> RunConfig:
     return cfg
 
 
-def load_benchmark_runs(path: Path) -> pl.DataFrame:
-    """benchmark_runs rows from a store root or a Parquet file."""
+def load_benchmark_runs(path: Path, version: int | None = None) -> pl.DataFrame:
+    """benchmark_runs rows from a store root (at its latest table version, or ``version``) or a Parquet file."""
     if path.is_dir():
-        return Store(path).scan("benchmark_runs").collect()
+        return Store(path).scan("benchmark_runs", version=version).collect()
     return pl.read_parquet(path)
 
 
-def load_app_samples(path: Path) -> pl.DataFrame:
-    """Application samples from a Parquet/CSV file, or RAJAPerf kernels-as-apps from a store root."""
+def data_version(path: Path) -> int | None:
+    """The benchmark_runs table version a store root is at (None for a file): what a model trained on it records."""
+    return Store(path).version("benchmark_runs") if Path(path).is_dir() else None
+
+
+def load_app_samples(path: Path, version: int | None = None) -> pl.DataFrame:
+    """Application samples from a Parquet/CSV file, or RAJAPerf kernels-as-apps from a store root (``version``:
+    that table version, e.g. the one a trained predictor recorded)."""
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file or directory")
     if path.is_dir():
-        return kernel_app_samples(load_benchmark_runs(path))
+        return kernel_app_samples(load_benchmark_runs(path, version))
     return pl.read_parquet(path) if path.suffix == ".parquet" else pl.read_csv(path)
 
 
@@ -138,13 +144,15 @@ def _train(cfg: RunConfig, out):
     """Train the predictor the config describes; save it to ``output`` (func train) or ``src_model_path``."""
     from xamm_models.predictor import PredictorConfig, XammPredictor  # imports torch: loaded on use
 
-    samples = load_app_samples(cfg.app_train_data_path)
+    version = data_version(cfg.app_train_data_path)
+    samples = load_app_samples(cfg.app_train_data_path, version)
     feats = cfg.features or default_features(samples)
     sigs = build_signatures(store=cfg.machine_data_path, registry=SignatureRegistry.default(), aggregation=cfg.aggregation, epochs=cfg.epochs,
                             seed=cfg.seed) if cfg.machine_data_path else []
     pred = XammPredictor(PredictorConfig(feature_columns=feats, regressor=cfg.regressor, embedder=cfg.embedder,
                                          log_target=cfg.log_target, epochs=cfg.epochs, seed=cfg.seed))
     pred.fit(samples, sigs, dataset=str(cfg.app_train_data_path), embedders_dir=SignatureRegistry.default().embedders_dir)
+    pred.training["data_version"] = version  # load_app_samples(path, version) gives the same samples back
     dest = cfg.output if cfg.func == "train" and cfg.output else cfg.src_model_path
     if dest:
         pred.save_pretrained(dest)
