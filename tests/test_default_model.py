@@ -158,3 +158,17 @@ def test_xamm_predict_rank_json_names_the_applications(fitted, tmp_path, capsys)
     assert {"rank", "p_fastest", "relR_lo", "relR_hi"} <= set(rows[0])
     assert xamm([*argv, "--target", "b:gpuu"]) == 1
     assert "Did you mean 'b:gpu'" in capsys.readouterr().err
+
+
+def test_push_and_pull_through_the_hub_pinned_and_unpinned(fitted, local_hub, tmp_path, monkeypatch):
+    from xamm_models.default_model import load_predictor
+
+    model, pairs, _ = fitted
+    rows = pairs.filter(~pl.col("target").str.starts_with("d:") & ~pl.col("source").str.starts_with("d:")).head(20)
+    info = model.push_to_hub("xamm-test/default-model", token="hf_xamm_test_token")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "fresh"))
+    sha = info.oid if hasattr(info, "oid") else str(info).rsplit("/", 1)[-1]
+    for back in (StackedPredictor.from_pretrained("xamm-test/default-model"),
+                 StackedPredictor.from_pretrained("xamm-test/default-model", revision=sha),
+                 load_predictor("xamm-test/default-model")):
+        assert back.predict_pairs(rows).equals(model.predict_pairs(rows))

@@ -50,6 +50,19 @@ def hub_offline() -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
 
 
+def snapshot_dir(model_id: str, *, revision: str | None = None, cache_dir=None, force_download: bool = False,
+                 local_files_only: bool = False, token: str | bool | None = None) -> Path:
+    """A saved model's folder: ``model_id`` itself if it is a local directory, else its Hub snapshot at ``revision``
+    (through huggingface_hub's cache; offline, the cache only)."""
+    d = Path(model_id)
+    if d.is_dir():
+        return d
+    from huggingface_hub import snapshot_download  # the client is loaded; the download API only when a Hub is used
+
+    return Path(snapshot_download(model_id, revision=revision, cache_dir=cache_dir, force_download=force_download,
+                                  local_files_only=local_files_only or hub_offline(), token=token, endpoint=hub_endpoint()))
+
+
 def api(token: str | bool | None = None) -> HfApi:
     return HfApi(endpoint=hub_endpoint(), token=token)
 

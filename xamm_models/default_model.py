@@ -34,7 +34,7 @@ from huggingface_hub import ModelCard, ModelHubMixin
 from pydantic import BaseModel, ConfigDict, Field
 
 from xamm_data._version import __version__
-from xamm_data.hub import hub_endpoint, hub_offline
+from xamm_data.hub import snapshot_dir
 from xamm_models.evaluation import scenario_expr
 from xamm_models.physics import PhysicsSignature, physics_signatures
 from xamm_models.physics_registry import samples_from_runs
@@ -255,13 +255,8 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
     @classmethod
     def _from_pretrained(cls, *, model_id: str, revision: str | None = None, cache_dir=None, force_download=False,
                          local_files_only=False, token=None, **kwargs) -> "StackedPredictor":
-        d = Path(model_id)
-        if not d.is_dir():
-            from huggingface_hub import snapshot_download  # Hub client: only when a Hub is used
-
-            d = Path(snapshot_download(model_id, revision=revision, cache_dir=cache_dir, force_download=force_download,
-                                       local_files_only=local_files_only or hub_offline(), token=token,
-                                       endpoint=hub_endpoint()))
+        d = snapshot_dir(model_id, revision=revision, cache_dir=cache_dir, force_download=force_download,
+                         local_files_only=local_files_only, token=token)
         info = json.loads((d / FILE).read_text())
         self = cls(StackedConfig(**info["config"]))
         self.signatures = {t: PhysicsSignature(**s) for t, s in info["signatures"].items()}
@@ -326,11 +321,7 @@ covered less often than stated (see the README's evaluation).
 def load_predictor(model_id: str, *, revision: str | None = None):
     """A saved predictor of either kind, by folder or Hub repo id: the default (:class:`StackedPredictor`) or
     the paper's :class:`~xamm_models.predictor.XammPredictor`, told apart by the file each writes."""
-    d = Path(model_id)
-    if not d.is_dir():
-        from huggingface_hub import snapshot_download  # Hub client: only when a Hub is used
-
-        d = Path(snapshot_download(model_id, revision=revision, local_files_only=hub_offline(), endpoint=hub_endpoint()))
+    d = snapshot_dir(model_id, revision=revision)
     if (d / FILE).is_file():
         return StackedPredictor.from_pretrained(str(d))
     if (d / XAMM_FILE).is_file():

@@ -23,7 +23,7 @@ from huggingface_hub import ModelCard, ModelHubMixin
 from pydantic import BaseModel, ConfigDict, Field
 
 from xamm_data._version import __version__
-from xamm_data.hub import hub_endpoint, hub_offline
+from xamm_data.hub import snapshot_dir
 from xamm_data.registry import UnknownNameError
 from xamm_models import regressors as R
 from xamm_models.amm import local_embedder_path, signature_from_runs
@@ -298,13 +298,8 @@ class XammPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", "pe
     @classmethod
     def _from_pretrained(cls, *, model_id: str, revision: str | None = None, cache_dir=None, force_download=False,
                          local_files_only=False, token=None, **kwargs) -> "XammPredictor":
-        d = Path(model_id)
-        if not d.is_dir():
-            from huggingface_hub import snapshot_download  # Hub client: ~0.3 s import, only when a Hub is used
-
-            d = Path(snapshot_download(model_id, revision=revision, cache_dir=cache_dir, force_download=force_download,
-                                       local_files_only=local_files_only or hub_offline(), token=token,
-                                       endpoint=hub_endpoint()))
+        d = snapshot_dir(model_id, revision=revision, cache_dir=cache_dir, force_download=force_download,
+                         local_files_only=local_files_only, token=token)
         info = json.loads((d / FILE).read_text())
         self = cls(PredictorConfig(**info["config"]))
         self.embedder = load_embedder(str(d / "embedder"))
