@@ -457,5 +457,5 @@ def read_parquet_checked(path: str | Path, kind: str) -> pl.DataFrame:
     return validate(pl.read_parquet(path, hive_partitioning=False), schema)
 
 
-__all__ = ["Store", "as_store", "WriteReport", "PartitionReport", "renumber_trials", "dedupe_sources", "read_parquet_checked",
-           "CorruptDataError", "migrate_legacy"]
+__all__ = ["CorruptDataError", "PartitionReport", "Store", "WriteReport", "as_store", "dedupe_sources", "migrate_legacy",
+           "read_parquet_checked", "renumber_trials"]
