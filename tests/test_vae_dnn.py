@@ -93,3 +93,18 @@ def test_predictions_stay_within_each_targets_training_range():
     for j, t in enumerate(m.targets):
         y = v[f"y_{t}"].drop_nulls().to_numpy()
         assert y.min() - 1e-6 <= P[:, j].min() and P[:, j].max() <= y.max() + 1e-6
+
+
+def test_the_readme_reports_what_docs_vae_dnn_holds():
+    import json
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    r = json.loads((repo / "docs" / "vae-dnn" / "results.json").read_text())
+    text = (repo / "README.md").read_text()
+    a, kg = r["split_80_20"]["all switches on"], r["kernel_group_pooled"]
+    assert f"| R², 80/20 split | 0.81 | {a['vae-dnn']['r2_seed']:.2f} | {a['random-forest']['r2_seed']:.2f} |" in text
+    assert f"| {a['vae-dnn']['ordering_accuracy']:.0%} | {a['random-forest']['ordering_accuracy']:.0%} |" in text
+    w = kg["vae-dnn"]["within_2"]
+    assert f"{w['value']:.2f} [{w['lo']:.2f}, {w['hi']:.2f}]" in text
+    assert (repo / "docs" / "vae-dnn" / "roc.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
