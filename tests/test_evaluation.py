@@ -243,3 +243,22 @@ def test_runs_outside_the_declared_configuration_never_reach_a_label(ds, rajaper
     assert again.version == ds.version
     key = "runs outside the target's declared configuration"
     assert again.drops["samples"][key] == ds.drops["samples"][key] + extra.height
+
+
+def test_datasets_show_and_list_know_the_derived_benchmark(ds, eval_store, capsys):
+    """`xamm datasets show xplat-rajaperf` summarises its labelled pairs per machine pair; `list` names it."""
+    import json
+
+    from xamm_data.cli import main as xamm
+
+    capsys.readouterr()
+    assert xamm(["datasets", "show", "xplat-rajaperf", "--json", "--store", str(eval_store.root)]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert sum(r["pairs"] for r in rows) == ds.pairs.height
+    one = next(r for r in rows if r["source"] == "quartz:cpu" and r["target"] == "lassen:gpu")
+    want = ds.pairs.filter(pl.col("source") == "quartz:cpu", pl.col("target") == "lassen:gpu")
+    assert one["pairs"] == want.height and one["median_relR"] == pytest.approx(want["relR"].median())
+    assert xamm(["datasets", "list", "--json", "--store", str(eval_store.root)]) == 0
+    listed = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    assert "derived" in listed["xplat-rajaperf"]["description"]
+    assert listed["h100-node"]["local_benchmark_runs_rows"] == eval_store.read("benchmark_runs", "h100-node").height

@@ -13,7 +13,7 @@ import polars as pl
 
 from xamm_data._version import __version__
 from xamm_data.cli_tools import add_common, configure_logging, emit, quiet_pipe
-from xamm_data.datasets import list_datasets, load_dataset, registry_frame, resolve_name
+from xamm_data.datasets import derived_datasets, list_datasets, load_dataset, registry_frame, resolve_name
 from xamm_data.locations import store_arg
 from xamm_data.plugins import plugins
 from xamm_data.schema_files import check_schema_files, write_schema_files
@@ -147,7 +147,11 @@ def _datasets(args) -> int:
         return 0
     if args.action == "show":
         df = load_dataset(args.name, args.kind, store=store, revision=args.revision, version=args.version)
-        if args.kind == "benchmark_runs":
+        if args.name in derived_datasets():  # labelled pairs, not runs: per machine pair
+            summary = df.group_by("source", "target").agg(pl.len().alias("pairs"), pl.col("app").n_unique().alias("kernels"),
+                                                           pl.col("relR").median().alias("median_relR")).sort("source", "target")
+            emit(summary, as_json=args.json, title=f"{args.name}: {df.height} labelled pairs")
+        elif args.kind == "benchmark_runs":
             emit(summarize_benchmark_runs(df), as_json=args.json, title=f"{args.name}: {df.height} benchmark runs")
         else:
             emit(df.group_by("app", "machine", "device").len().sort("app"), as_json=args.json,

@@ -78,27 +78,21 @@ def list_datasets(pattern: str = "*", *, store: Store | str | Path | None = None
 
 
 def registry_frame(*, store: Store | str | Path | None = None) -> pl.DataFrame:
-    """The dataset registry as one table, with what the local store holds for each dataset."""
+    """The dataset registry as one table, with what the local store holds for each dataset (row counts from the
+    table log's statistics); derived datasets are listed with what they are built from."""
     st = as_store(store)
     reg = dataset_registry(st)
-    rows = []
+    counts = {kind: st.row_counts(kind) for kind in DATA_KINDS}
     derived = derived_datasets()
-    for name in [n for n in reg.list() if n not in derived]:
+    rows = []
+    for name in reg.list():
         spec = reg.get(name)
-        row = {
-            "name": name,
-            "hub_repo": spec.hub_repo if spec else None,
-            "revision": spec.revision if spec else None,
-            "description": spec.description if spec else "(local only)",
-        }
-        for kind in DATA_KINDS:
-            row[f"local_{kind}_rows"] = (
-                st.read(kind, name, lazy=True).select(pl.len()).collect().item() if st.has(kind, name) else 0
-            )
-        rows.append(row)
+        rows.append({"name": name, "hub_repo": spec.hub_repo if spec else None, "revision": spec.revision if spec else None,
+                     "description": ("derived: built from the store's benchmark_runs by load_dataset" if name in derived
+                                     else spec.description if spec else "(local only)"),
+                     **{f"local_{k}_rows": None if name in derived else counts[k].get(name, 0) for k in DATA_KINDS}})
     return pl.DataFrame(rows, schema={"name": pl.String, "hub_repo": pl.String, "revision": pl.String,
-                                      "description": pl.String,
-                                      **{f"local_{k}_rows": pl.Int64 for k in DATA_KINDS}})
+                                      "description": pl.String, **{f"local_{k}_rows": pl.Int64 for k in DATA_KINDS}})
 
 
 def resolve_name(name: str, *, store: Store | None = None, registry: Registry | None = None) -> str:

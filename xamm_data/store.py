@@ -188,6 +188,16 @@ class Store:
     def has(self, kind: str, machine: str) -> bool:
         return machine in self.machines(kind)
 
+    def row_counts(self, kind: str) -> dict[str, int]:
+        """Rows per machine of ``kind``, from the log's file statistics (no data file is read)."""
+        dt = self._table(kind)
+        if dt is None:
+            return {}
+        a = pl.DataFrame(dt.get_add_actions(flatten=True))
+        if a.is_empty():
+            return {}
+        return dict(a.group_by("partition.machine").agg(pl.col("num_records").sum()).sort("partition.machine").iter_rows())
+
     def partition_files(self, kind: str, machine: str, *, version: int | None = None) -> list[Path | str]:
         """The data files holding ``machine``'s rows of ``kind`` (paths, or URIs on an object store)."""
         f = self._files(kind, version).filter(pl.col("machine") == machine)
