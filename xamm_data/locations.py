@@ -124,5 +124,9 @@ class TableLocation:
         finally:
             tmp.unlink(missing_ok=True)
 
+    def where(self, rel: str) -> Path | str:
+        """A table-relative path as a local path, or a URI on an object store."""
+        return self.local / rel if self.local is not None else f"{self.uri}/{rel}"
+
     def display(self, rel: str) -> str:
-        return str(self.local / rel) if self.local is not None else f"{self.uri}/{rel}"
+        return str(self.where(rel))

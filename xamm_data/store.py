@@ -177,7 +177,7 @@ class Store:
                                           "xamm": pl.String})
 
     def _files(self, kind: str, version: int | None = None, as_of: datetime | None = None) -> pl.DataFrame:
-        """(machine, path, size) of every data file of ``kind`` at that version."""
+        """(machine, path, size, rows) of every data file of ``kind`` at that version."""
         return _file_frame(self._table(kind, version, as_of))
 
     # -- reading ----------------------------------------------------------------------------------
@@ -190,19 +190,14 @@ class Store:
 
     def row_counts(self, kind: str) -> dict[str, int]:
         """Rows per machine of ``kind``, from the log's file statistics (no data file is read)."""
-        dt = self._table(kind)
-        if dt is None:
-            return {}
-        a = pl.DataFrame(dt.get_add_actions(flatten=True))
-        if a.is_empty():
-            return {}
-        return dict(a.group_by("partition.machine").agg(pl.col("num_records").sum()).sort("partition.machine").iter_rows())
+        rows = self._files(kind).group_by("machine").agg(pl.col("rows").sum()).sort("machine")
+        return dict(rows.iter_rows())
 
     def partition_files(self, kind: str, machine: str, *, version: int | None = None) -> list[Path | str]:
         """The data files holding ``machine``'s rows of ``kind`` (paths, or URIs on an object store)."""
         f = self._files(kind, version).filter(pl.col("machine") == machine)
         loc = self._loc(kind)
-        return [loc.local / p if loc.local is not None else f"{loc.uri}/{p}" for p in f.get_column("path")]
+        return [loc.where(p) for p in f.get_column("path")]
 
     def partition_path(self, kind: str, machine: str) -> Path | str:
         """The single data file of ``machine``'s partition (``xamm store optimize`` makes it one)."""
@@ -278,8 +273,6 @@ class Store:
 
         Raises :class:`~xamm_data.validate.ValidationError` (and writes nothing) if any rule fails.
         """
-        from deltalake.exceptions import CommitFailedError  # delta-rs: imported on use
-
         schema = self._check_kind(kind)
         new = validate(renumber_trials(conform(df, schema), schema), schema) if df.height else schema.empty()
         report = WriteReport(kind=kind)
@@ -289,12 +282,17 @@ class Store:
         new = dedupe_sources(new, schema)
         report.duplicate_sources_dropped = before - new.height
         sweep_temporaries(self._loc(kind))
+        (report.partitions, report.version), report.attempts = self._retrying(kind, lambda: self._commit(new, schema))
+        return report
+
+    def _retrying(self, kind: str, attempt_once):
+        """(``attempt_once()``'s result, attempts): re-run from a fresh read while a concurrent commit conflicts."""
+        from deltalake.exceptions import CommitFailedError  # delta-rs: imported on use
+
         rng = random.Random()  # jitter only: which writer retries first never changes what is stored
         for attempt in range(1, MAX_COMMIT_ATTEMPTS + 1):
             try:
-                report.partitions, report.version = self._commit(new, schema)
-                report.attempts = attempt
-                return report
+                return attempt_once(), attempt
             except CommitFailedError:
                 time.sleep(min(2.0, 0.02 * 2 ** min(attempt, 6)) * (0.5 + rng.random()))
         raise RuntimeError(f"{kind} in {self.root}: gave up after {MAX_COMMIT_ATTEMPTS} conflicting commits")
@@ -317,7 +315,7 @@ class Store:
             rel, size = write_part(d, machine, parquet_bytes(merged, schema))
             old_files = files.filter(pl.col("machine") == machine)
             reports.append(PartitionReport(machine, old.height, old.height - kept.height, part_new.height, merged.height,
-                                           d.local / rel if d.local is not None else f"{d.uri}/{rel}"))
+                                           d.where(rel)))
             if old_files.height == 1 and old_files.get_column("path")[0] == rel:
                 continue  # the same bytes: nothing to commit for this machine
             actions += [RemoveAction(p, True, now, sz, {"machine": machine})
@@ -358,33 +356,29 @@ class Store:
     def optimize(self, kind: str) -> dict[str, int]:
         """Compact each machine's partition of ``kind`` into one checksummed data file (a commit that changes no
         rows; files another tool appended are validated and rewritten); {machine: files before} per partition."""
-        from deltalake.exceptions import CommitFailedError  # delta-rs: imported on use
+        return self._retrying(kind, lambda: self._optimize_once(kind))[0]
+
+    def _optimize_once(self, kind: str) -> dict[str, int]:
         from deltalake.transaction import AddAction, CommitProperties, RemoveAction  # delta-rs: imported on use
 
         schema = self._check_kind(kind)
-        for _ in range(MAX_COMMIT_ATTEMPTS):
-            dt = self._table(kind)
-            files = _file_frame(dt)
-            foreign = ~pl.col("path").str.contains(r"part-[0-9a-f]{64}\.parquet$")
-            counts = files.group_by("machine").agg(pl.len(), foreign.any().alias("_f")) \
-                .filter((pl.col("len") > 1) | pl.col("_f")).select("machine", "len")
-            if dt is None or counts.is_empty():
-                return {}
-            now, actions = int(time.time() * 1000), []
-            for machine, n in counts.sort("machine").iter_rows():
-                df = validate(renumber_trials(self._read_machine(kind, schema, files, machine, foreign_ok=True), schema),
-                              schema)
-                rel, size = write_part(self._loc(kind), machine,
-                                       parquet_bytes(df.sort(list(schema.primary_key), nulls_last=True), schema))
-                actions += [RemoveAction(p, False, now, sz, {"machine": machine})
-                            for p, sz in files.filter(pl.col("machine") == machine).select("path", "size").iter_rows()]
-                actions.append(AddAction(rel, size, {"machine": machine}, now, False, json.dumps({"numRecords": df.height})))
-            try:
-                self._commit_actions(kind, dt, actions, CommitProperties(custom_metadata={"xamm": json.dumps({"optimize": True})}))
-                return dict(counts.sort("machine").iter_rows())
-            except CommitFailedError:
-                time.sleep(0.05)
-        raise RuntimeError(f"{kind} in {self.root}: optimize gave up after {MAX_COMMIT_ATTEMPTS} conflicting commits")
+        dt = self._table(kind)
+        files = _file_frame(dt)
+        foreign = ~pl.col("path").str.contains(r"part-[0-9a-f]{64}\.parquet$")
+        counts = files.group_by("machine").agg(pl.len(), foreign.any().alias("_f")) \
+            .filter((pl.col("len") > 1) | pl.col("_f")).select("machine", "len").sort("machine")
+        if dt is None or counts.is_empty():
+            return {}
+        now, actions = int(time.time() * 1000), []
+        for machine, _ in counts.iter_rows():
+            df = validate(renumber_trials(self._read_machine(kind, schema, files, machine, foreign_ok=True), schema), schema)
+            rel, size = write_part(self._loc(kind), machine,
+                                   parquet_bytes(df.sort(list(schema.primary_key), nulls_last=True), schema))
+            actions += [RemoveAction(p, False, now, sz, {"machine": machine})
+                        for p, sz in files.filter(pl.col("machine") == machine).select("path", "size").iter_rows()]
+            actions.append(AddAction(rel, size, {"machine": machine}, now, False, json.dumps({"numRecords": df.height})))
+        self._commit_actions(kind, dt, actions, CommitProperties(custom_metadata={"xamm": json.dumps({"optimize": True})}))
+        return dict(counts.iter_rows())
 
     def vacuum(self, kind: str, *, retention_hours: int = 168, dry_run: bool = False) -> list[str]:
         """Remove data files no version within ``retention_hours`` needs, and dead writers' temporaries; the
@@ -405,13 +399,12 @@ def _table_description(kind: str) -> str:
 
 
 def _file_frame(dt) -> pl.DataFrame:
-    """(machine, path, size) of every data file of an opened Delta table (an empty frame for None)."""
-    if dt is None:
-        return pl.DataFrame(schema={"machine": pl.String, "path": pl.String, "size": pl.Int64})
-    a = pl.DataFrame(dt.get_add_actions(flatten=True))
+    """(machine, path, size, rows) of every data file of an opened Delta table (an empty frame for None)."""
+    a = pl.DataFrame(dt.get_add_actions(flatten=True)) if dt is not None else pl.DataFrame()
     if a.is_empty():
-        return pl.DataFrame(schema={"machine": pl.String, "path": pl.String, "size": pl.Int64})
-    return a.select(pl.col("partition.machine").alias("machine"), "path", pl.col("size_bytes").alias("size")).sort("machine", "path")
+        return pl.DataFrame(schema={"machine": pl.String, "path": pl.String, "size": pl.Int64, "rows": pl.Int64})
+    return a.select(pl.col("partition.machine").alias("machine"), "path", pl.col("size_bytes").alias("size"),
+                    pl.col("num_records").cast(pl.Int64).alias("rows")).sort("machine", "path")
 
 
 def migrate_legacy(store: Store, kind: str) -> None:

@@ -179,9 +179,8 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
         if missing:
             raise ValueError(f"input lacks the columns {missing}; the default predictor needs {list(NEED)}, "
                              "a source time per iteration and source/target")
-        for kind, col in (("source", "source"), ("target", "target")):
-            for t in sorted(set(pairs.get_column(col)) - set(sigs)):
-                err = UnknownSourceError if kind == "source" else UnknownTargetError
+        for kind, err in (("source", UnknownSourceError), ("target", UnknownTargetError)):
+            for t in sorted(set(pairs.get_column(kind)) - set(sigs)):
                 raise err(f"{_unknown(kind, t, sorted(sigs))}; {ADD_A_TARGET}")
 
     def predict_pairs(self, pairs: pl.DataFrame, *, target_benchmarks: pl.DataFrame | None = None) -> pl.DataFrame:
