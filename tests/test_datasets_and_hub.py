@@ -45,8 +45,8 @@ def test_list_and_load_local(store):
 
 def test_registry_machine_without_data_says_where_it_looked(store, local_hub):
     with pytest.raises(FileNotFoundError, match="not in the local store .* no published revision .* is pinned"):
-        load_dataset("Quartz", store=store)  # alias resolves; no local data, and no pinned commit to ask for
-    assert not [r for r in local_hub.state.requests if "quartz" in r[1]]  # the Hub was not asked for a moving branch
+        load_dataset("Ruby", store=store)  # alias resolves; no local data, none embedded, no pinned commit to ask for
+    assert not [r for r in local_hub.state.requests if "ruby" in r[1]]  # the Hub was not asked for a moving branch
 
 
 def test_push_then_load_from_fresh_cache_at_pinned_revision(store, local_hub, tmp_path, monkeypatch):

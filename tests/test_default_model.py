@@ -172,3 +172,75 @@ def test_push_and_pull_through_the_hub_pinned_and_unpinned(fitted, local_hub, tm
                  StackedPredictor.from_pretrained("xamm-test/default-model", revision=sha),
                  load_predictor("xamm-test/default-model")):
         assert back.predict_pairs(rows).equals(model.predict_pairs(rows))
+
+
+def test_pair_offset_falls_back_from_the_pair_to_its_scenario_to_everything():
+    from xamm_models.candidates import PairOffset
+
+    train = pl.DataFrame({"source": ["a:cpu", "a:cpu", "a:cpu", "b:gpu"], "target": ["b:gpu", "b:gpu", "b:gpu", "c:gpu"],
+                          "relR": [0.1, 0.2, 0.4, 3.0]})
+    m = PairOffset("pair-median").fit({}, train)
+    test = pl.DataFrame({"source": ["a:cpu", "d:cpu", "b:gpu", "a:cpu"], "target": ["b:gpu", "c:gpu", "c:gpu", "d:cpu"]})
+    got = m.predict({}, test)
+    overall = np.exp(np.median(np.log([0.1, 0.2, 0.4, 3.0])))
+    assert got == pytest.approx([0.2, 0.2, 3.0, overall])  # pair; CPU->GPU scenario; pair; nothing known -> all
+    back = PairOffset("pair-median")
+    back.load_state(json_roundtrip(m.state()))
+    assert back.predict({}, test) == pytest.approx(got)
+
+
+def json_roundtrip(obj):
+    import json
+
+    return json.loads(json.dumps(obj))
+
+
+def test_most_similar_answers_a_new_machine_as_its_nearest_known_one(fitted):
+    from xamm_models.candidates import MostSimilar
+    from xamm_models.physics import physics_signatures
+
+    _, pairs, samples = fitted
+    known = pairs.filter(~pl.col("source").str.starts_with("d:") & ~pl.col("target").str.starts_with("d:"))
+    sigs = physics_signatures(samples)
+    m = MostSimilar(seed=0).fit(sigs, known)
+    assert m.stand_ins(sigs, pairs, "target") == {"d:cpu": "a:cpu"}  # the only known CPU
+    rows = pairs.filter(pl.col("target") == "d:cpu", pl.col("source").is_in(["a:cpu", "b:gpu"])).sort("source")
+    got = m.predict(sigs, rows)
+    as_a = m.base.predict(sigs, rows.filter(pl.col("source") == "b:gpu").with_columns(pl.lit("a:cpu").alias("target")))
+    assert got[rows["source"].to_numpy() == "a:cpu"] == pytest.approx(1.0)  # the stand-in is the source itself
+    assert got[rows["source"].to_numpy() == "b:gpu"] == pytest.approx(as_a)
+    seen = known.head(30)
+    assert m.predict(sigs, seen) == pytest.approx(m.base.predict(sigs, seen))  # on known pairs: the residual model
+
+
+def test_choices_are_per_scenario_and_scarce_evidence_keeps_the_simplest():
+    pairs, samples = world(0)
+    known = pairs.filter(~pl.col("source").str.starts_with("d:") & ~pl.col("target").str.starts_with("d:"))
+    s = samples.filter(~pl.col("target").str.starts_with("d:"))
+    strict = StackedPredictor(seed=0, min_units=99).fit(known, s)
+    for regime, cal in strict.calibration.items():
+        assert set(cal.variants.values()) == {strict.config.candidates[regime][0]}  # no scenario has 99 inner folds
+        assert set(cal.inner_by_scenario) == set(cal.variants)
+    assert set(strict.models) == {"prior"} | {c.variant for c in strict.calibration.values()}
+
+
+def test_every_candidate_survives_save_and_load(fitted, tmp_path):
+    model, pairs, _ = fitted
+    rows = pairs.filter(~pl.col("target").str.starts_with("d:") & ~pl.col("source").str.starts_with("d:")).head(60)
+    m = StackedPredictor.from_pretrained(str(_saved(model, tmp_path / "a")))
+    scen = ["CPU->GPU", "GPU->CPU", "GPU->GPU", "CPU->CPU"]
+    for cal, names in ((m.calibration["seen"], ["pair-median", "pair-prior", "physics", "similar"]),
+                       (m.calibration["new"], ["similar", "pair-prior", "residual", "prior"])):
+        cal.variants = dict(zip(scen, names, strict=True))
+    from xamm_models.default_model import fit_candidates
+
+    m.models = fit_candidates(sorted(set().union(*(c.used() for c in m.calibration.values()))), m.signatures, pairs.filter(
+        ~pl.col("target").str.starts_with("d:") & ~pl.col("source").str.starts_with("d:")), 0)
+    back = StackedPredictor.from_pretrained(str(_saved(m, tmp_path / "b")))
+    assert set(back.models) == set(m.models)
+    assert back.predict_pairs(rows).equals(m.predict_pairs(rows))
+
+
+def _saved(model, path):
+    model.save_pretrained(path)
+    return path

@@ -262,3 +262,35 @@ def test_datasets_show_and_list_know_the_derived_benchmark(ds, eval_store, capsy
     listed = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
     assert "derived" in listed["xplat-rajaperf"]["description"]
     assert listed["h100-node"]["local_benchmark_runs_rows"] == eval_store.read("benchmark_runs", "h100-node").height
+
+
+def test_vector_models_read_each_test_pair_from_its_vector_and_eval_draws_their_roc(ds, tmp_path):
+    """The seeds' vector models as benchmark entries: each test pair's prediction is its (sample, source) vector's
+    entry for the pair's target (checked against the RandomForest called directly), and the pooled vector metrics
+    equal :func:`vector_metrics` on the vectors built independently; the ROC PNG is written."""
+    pytest.importorskip("torch", reason="the models extra (torch) is not installed")
+    from xamm_models.entries import FoldContext
+    from xamm_models.experiments import _vector_results
+    from xamm_models.vae_dnn import vector_samples
+    from xamm_models.vae_dnn_eval import RandomForestVector, vector_metrics
+
+    fold = next(f for f in ds.get_idx_split("kernel-group") if f.name == "Comm")
+    ctx = FoldContext(ds, fold, epochs=2)
+    got = ctx.vector_model("random-forest")
+    targets = sorted(set(ds.pairs["target"]) | set(ds.pairs["source"]))
+    train, test = vector_samples(ctx.train, targets), vector_samples(ctx.test, targets)
+    P = RandomForestVector(targets, sorted(set(train["source"])), seed=0).fit(train).predict_vector(test)
+    row = {k: i for i, k in enumerate(zip(test["sample"], test["source"], strict=True))}
+    want = [np.exp(P[row[(s, src)], targets.index(t)]) for s, src, t in ctx.test.select("sample", "source", "target").iter_rows()]
+    assert got == pytest.approx(want, rel=1e-12)
+    vae = ctx.vector_model("vae-dnn")
+    assert np.isfinite(vae).all() and len(vae) == ctx.test.height
+    truth = ctx.test.select("sample", "app", "source", "target", pl.col("relR").alias("y_true"))
+    res = _vector_results({"baseline/random-forest-vector": truth.with_columns(pl.Series("y_pred", got)),
+                           "vae-dnn/seed": truth.with_columns(pl.Series("y_pred", vae))}, tmp_path / "roc.png")
+    Y = test.select([f"y_{t}" for t in targets]).to_numpy().astype(float)
+    ref = vector_metrics(Y, P, ~np.isnan(Y), targets)
+    for k in ("r2_seed", "r2_within_target", "ordering_accuracy", "auc", "positive_order"):
+        assert res["baseline/random-forest-vector"][k] == (pytest.approx(ref[k]) if isinstance(ref[k], float) else ref[k])
+    assert set(res) == {"baseline/random-forest-vector", "vae-dnn/seed"}
+    assert (tmp_path / "roc.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

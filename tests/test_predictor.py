@@ -244,4 +244,6 @@ def test_xamm_predict_exits_1_on_an_unknown_target(world, tmp_path, capsys):
     assert xamm([*argv, "--target", "lasen:gpu"]) == 1
     err = capsys.readouterr().err
     assert "Did you mean 'lassen:gpu'" in err and "--target-benchmarks" in err
-    assert xamm([*argv, "--target", "lassen:gpu"]) == 0
+    assert xamm([*argv, "--target", "lassen:gpu", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)  # stdout is exactly the JSON (no "Loading weights..." line)
+    assert len(rows) == test.filter(pl.col("machine") == "quartz").height and rows[0]["target"] == "lassen:gpu"

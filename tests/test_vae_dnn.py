@@ -70,8 +70,7 @@ def test_fit_is_seeded_learns_the_law_and_round_trips_through_safetensors(tmp_pa
     assert (tmp_path / "m" / "model.safetensors").is_file() and (tmp_path / "m" / "config.json").is_file()
     back = VaeDnn.from_pretrained(str(tmp_path / "m"))
     assert np.array_equal(back.predict_vector(test), a.predict_vector(test))
-    ranked = back.rank_targets(test.head(2))
-    assert ranked.filter(pl.col("row") == 0)["relR"].is_sorted() and set(ranked["rank"]) == {1, 2}
+    assert back.provenance == a.provenance and back.provenance["vectors"] == int(tr.sum())
     with pytest.raises(ValueError, match="not seen in training"):
         a.predict_vector(test.head(1).with_columns(pl.lit("z:cpu").alias("source")))
 
@@ -108,3 +107,130 @@ def test_the_readme_reports_what_docs_vae_dnn_holds():
     w = kg["vae-dnn"]["within_2"]
     assert f"{w['value']:.2f} [{w['lo']:.2f}, {w['hi']:.2f}]" in text
     assert (repo / "docs" / "vae-dnn" / "roc.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    ev = json.loads((repo / "docs" / "eval" / "results.json").read_text())["results"]["kernel-group"]["vector_metrics"]
+    v, f = ev["vae-dnn/seed"], ev["baseline/random-forest-vector"]
+    assert f"| R² (seeds' reading), leave one kernel group out | – | {v['r2_seed']:.2f} | {f['r2_seed']:.2f} |" in text
+    assert f"| correct ordering, leave one kernel group out | – | {v['ordering_accuracy']:.0%} | {f['ordering_accuracy']:.0%} |" in text
+    assert f"| ROC AUC, leave one kernel group out | – | {v['auc']:.2f} | {f['auc']:.2f} |" in text
+    assert (repo / "docs" / "eval" / "roc.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def trained():
+    v = vector_samples(pairs_frame(60))
+    return VaeDnn(["a:cpu", "b:gpu", "c:gpu"], ["a:cpu", "b:gpu"], seed=0, **SMALL).fit(v, dataset="synthetic"), v
+
+
+def test_predict_and_rank_answer_every_target_from_one_vector_like_the_other_predictors(trained):
+    from xamm_models.predictor import UnknownSourceError, UnknownTargetError
+
+    m, v = trained
+    prof = v.filter(pl.col("source") == "a:cpu").head(4).drop("source")
+    p = m.predict(prof, "a:cpu")
+    assert p.columns == ["row", "app", "source", "target", "relR"] and p.height == 8  # the two other targets each
+    P = m.predict_vector(prof.with_columns(pl.lit("a:cpu").alias("source")))
+    for r, t, rel in p.select("row", "target", "relR").iter_rows():
+        assert rel == pytest.approx(np.exp(P[r, m.targets.index(t)]), rel=1e-12)
+    ranked = m.rank_targets(prof, "a:cpu", ["b:gpu", "c:gpu"])
+    for _, part in ranked.group_by("row"):
+        assert part["relR"].is_sorted() and part["rank"].to_list() == [1, 2]
+    with pytest.raises(UnknownTargetError, match="Did you mean 'c:gpu'.*retrain"):
+        m.predict(prof, "a:cpu", ["c:gpuu"])
+    with pytest.raises(UnknownTargetError, match="target_benchmarks"):
+        m.predict(prof, "a:cpu", ["b:gpu"], target_benchmarks=prof)
+    with pytest.raises(UnknownSourceError, match="Known: a:cpu, b:gpu"):
+        m.predict(prof, "z:cpu")
+
+
+def test_the_zoo_knows_a_saved_vae_dnn_by_its_marker_and_its_card(trained, tmp_path):
+    from xamm_models.default_model import load_predictor
+    from xamm_models.zoo import MODELS, list_models, load_model
+
+    m, v = trained
+    m.save_pretrained(tmp_path / "m")
+    assert {p.name for p in (tmp_path / "m").iterdir()} == {"model.safetensors", "config.json", "vae_dnn.json", "README.md"}
+    card = (tmp_path / "m" / "README.md").read_text()
+    assert "pipeline_tag: tabular-regression" in card and "synthetic" in card and "calibrated True" in card
+    assert list_models() == ["stacked", "vae-dnn", "xamm"] and list_models("vae*") == ["vae-dnn"]
+    for back in (load_model(str(tmp_path / "m")), load_predictor(str(tmp_path / "m"))):
+        assert type(back) is VaeDnn and back.provenance["dataset"] == "synthetic"
+        assert np.array_equal(back.predict_vector(v), m.predict_vector(v))
+    with pytest.raises(KeyError, match="Did you mean 'vae-dnn'"):
+        MODELS.get("vae_dnn")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError, match="vae_dnn.json"):
+        load_model(str(tmp_path / "empty"))
+
+
+def test_push_and_pull_through_the_hub(trained, local_hub, tmp_path, monkeypatch):
+    from xamm_models.zoo import load_model
+
+    m, v = trained
+    m.push_to_hub("xamm-test/vae-dnn", token="hf_xamm_test_token")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "fresh"))
+    back = load_model("xamm-test/vae-dnn")
+    assert type(back) is VaeDnn and np.array_equal(back.predict_vector(v), m.predict_vector(v))
+
+
+def test_xamm_run_trains_and_tests_a_vae_dnn_and_predict_ranks_with_it(rajaperf_sets, tmp_path, capsys, monkeypatch):
+    import json
+
+    from xamm_data.cli import main as xamm
+    from xamm_data.store import Store
+    from xamm_ingest import ingest_rajaperf
+
+    monkeypatch.setenv("XAMM_HOME", str(tmp_path / "home"))
+    st = Store(tmp_path / "store")
+    ingest_rajaperf([rajaperf_sets["h100_tier1"]], machine="h100-node", store=st, workers=2)
+    ingest_rajaperf([rajaperf_sets["mi300a_tier1"]], machine="mi300a-spx", store=st, workers=2)
+    cfg = tmp_path / "c.yml"
+    cfg.write_text(f"func: train\nmodel: vae-dnn\napp_train_data_path: {st.root}\noutput: {tmp_path / 'm'}\n")
+    assert xamm(["run", str(cfg)]) == 0
+    saved = json.loads((tmp_path / "m" / "vae_dnn.json").read_text())
+    assert saved["training"]["data_version"] == st.version("benchmark_runs") and len(saved["targets"]) == 4
+    cfg.write_text(f"func: test\napp_test_data_path: {st.root}\nsrc_model_path: {tmp_path / 'm'}\n"
+                   f"output: {tmp_path / 'p.parquet'}\n")
+    capsys.readouterr()
+    assert xamm(["run", str(cfg)]) == 0
+    out = capsys.readouterr().out
+    summary = json.loads(out[out.index("{"):])
+    preds = pl.read_parquet(tmp_path / "p.parquet")
+    j = preds.filter(pl.col("relR_true").is_not_null())
+    err = (j["relR"] / j["relR_true"]).log10().abs()
+    assert summary["evaluated_pairs"] == j.height > 100
+    assert summary["within_2"] == pytest.approx(float((err <= np.log10(2) + 1e-12).mean()), abs=1e-4)
+    assert set(preds["target"]) == set(saved["targets"])
+    prof = tmp_path / "prof.parquet"
+    from xamm_models.kernel_apps import kernel_app_samples
+
+    kernel_app_samples(st.scan("benchmark_runs").collect()).filter(pl.col("machine") == "h100-node",
+                                                                   pl.col("device") == "gpu").head(3).write_parquet(prof)
+    capsys.readouterr()
+    assert xamm(["predict", str(prof), "--source", "h100-node:gpu", "--target", "mi300a-spx:gpu", "--target",
+                 "mi300a-spx:cpu", "--model", str(tmp_path / "m"), "--rank", "--json"]) == 0
+    printed = capsys.readouterr()
+    rows = json.loads(printed.out or "null")  # stdout is exactly the JSON
+    assert rows, printed.err
+    assert len(rows) == 6 and {r["rank"] for r in rows} == {1, 2} and "app" in rows[0]
+
+
+def test_leave_one_kernel_out_tests_every_kernel_exactly_once_and_is_added_to_the_results(tmp_path):
+    import json
+    from types import SimpleNamespace
+
+    from xamm_models.vae_dnn_eval import add_loko, markdown
+
+    pairs = pairs_frame(12)
+    kernels = sorted(set(pairs["app"]))
+    ds = SimpleNamespace(pairs=pairs, get_idx_split=lambda scheme: [SimpleNamespace(test_kernels=(k,)) for k in kernels])
+    base = {"dataset": {"version": "v", "vectors": 24, "targets": ["a:cpu", "b:gpu", "c:gpu"]}, "split_80_20": {},
+            "kernel_group_pooled": {}}
+    (tmp_path / "results.json").write_text(json.dumps(base))
+    res = add_loko(ds, tmp_path, n_boot=50, workers=1, progress=lambda *_: None, **SMALL)
+    assert set(res["kernel_pooled"]) == {"vae-dnn", "random-forest"}
+    for r in res["kernel_pooled"].values():
+        assert r["pairs"] == pairs.height  # every pair tested once, by the model trained without its kernel
+        assert r["within_2"]["lo"] <= r["within_2"]["value"] <= r["within_2"]["hi"]
+    saved = json.loads((tmp_path / "results.json").read_text())
+    assert saved == res
+    assert (tmp_path / "results.md").read_text() == markdown(saved) and "Leave one kernel out" in markdown(saved)

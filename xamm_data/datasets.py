@@ -15,7 +15,7 @@ from pathlib import Path
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field
 
-from xamm_data import machines
+from xamm_data import machines, snapshot
 from xamm_data.plugins import load, plugins
 from xamm_data.registry import Registry, UnknownNameError
 from xamm_data.schema import DATA_KINDS
@@ -116,7 +116,8 @@ def load_dataset(
     version: int | None = None,
     as_of: datetime | None = None,
 ) -> pl.DataFrame | pl.LazyFrame:
-    """Load a machine's dataset as a polars frame.
+    """Load a machine's dataset as a polars frame: from the local store, else the Hub at a pinned revision, else
+    the embedded snapshot (:mod:`xamm_data.snapshot`, the derived public runs shipped in the package).
 
     Args:
         name: dataset name (a machine id such as ``"quartz"``, or an alias such as ``"Quartz"``).
@@ -151,7 +152,12 @@ def load_dataset(
         return st.read(kind, dname, lazy=lazy, version=version, as_of=as_of)
     if revision is None and st.has(kind, dname):
         return st.read(kind, dname, lazy=lazy)
-    df = _from_hub(st, reg, kind, dname, revision, repo_id, token)
+    spec = reg.get(dname) if dname in reg else None
+    pinned = revision or (spec.revision if spec else None)
+    if pinned is None and repo_id is None and snapshot.has(kind, dname):
+        df = snapshot.read(kind, dname)  # nothing pinned on the Hub: the package's own copy, without asking the Hub
+    else:
+        df = _from_hub(st, reg, kind, dname, revision, repo_id, token)
     return df.lazy() if lazy else df
 
 

@@ -32,6 +32,7 @@ from huggingface_hub.errors import (
     RevisionNotFoundError,
 )
 
+from xamm_data import snapshot
 from xamm_data._version import __version__
 from xamm_data.schema import DATA_KINDS, get_table
 from xamm_data.store import Store, as_store, read_parquet_checked
@@ -53,10 +54,15 @@ def hub_offline() -> bool:
 def snapshot_dir(model_id: str, *, revision: str | None = None, cache_dir=None, force_download: bool = False,
                  local_files_only: bool = False, token: str | bool | None = None) -> Path:
     """A saved model's folder: ``model_id`` itself if it is a local directory, else its Hub snapshot at ``revision``
-    (through huggingface_hub's cache; offline, the cache only)."""
+    (through huggingface_hub's cache; offline, the cache only). A zoo model (``xamm/<name>``) with no revision given
+    and none pinned in :data:`xamm_data.snapshot.PINNED_MODELS` is the embedded snapshot's copy."""
     d = Path(model_id)
     if d.is_dir():
         return d
+    embedded = snapshot.model_dir(model_id)
+    if embedded is not None and revision is None and snapshot.PINNED_MODELS.get(model_id) is None:
+        return embedded  # nothing of it is pinned on the Hub: the package's own copy answers, at once
+    revision = revision or snapshot.PINNED_MODELS.get(model_id)
     from huggingface_hub import snapshot_download  # the client is loaded; the download API only when a Hub is used
 
     return Path(snapshot_download(model_id, revision=revision, cache_dir=cache_dir, force_download=force_download,

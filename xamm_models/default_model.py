@@ -3,11 +3,14 @@
 :class:`StackedPredictor` bundles
 
 * each known target's :class:`~xamm_models.physics.PhysicsSignature` (measured from its own RAJAPerf runs);
-* a :class:`~xamm_models.stacked.StackedModel` variant per regime, chosen on *inner* folds of its training
-  pairs, never on anything it is tested on (the physics prior alone unless a learned residual beats it on
-  those folds with its whole 90% interval over kernels above zero): ``seen`` (a target seen in training: leave one kernel group
-  of the training pairs out) and ``new`` (a target machine absent from training: leave one training
-  machine out, its signature still measured from its benchmark runs);
+* a candidate model per regime and device scenario (CPU->GPU, ...), chosen from
+  :mod:`xamm_models.candidates` (the physics prior, pair offsets, the most-similar-machine stand-in, learned
+  residuals) on *inner* folds of its training pairs, never on anything it is tested on: the simplest candidate
+  (the physics prior) unless another beats it with the whole 90% bootstrap interval of its gain, resampling
+  the inner folds themselves (the unit a new kernel group or machine varies by), above zero. A scenario with
+  fewer than ``min_units`` inner folds keeps the simplest. Regimes: ``seen`` (a target seen in training: leave
+  one kernel group of the training pairs out) and ``new`` (a target machine absent from training: leave one
+  training machine and one kernel group out, its signature still measured from its benchmark runs);
 * split-conformal interval half-widths: the ``coverage`` quantile (finite-sample corrected) of the
   inner folds' |log10 residuals| per (regime, scenario), so ``relR_lo``/``relR_hi`` cover the truth
   that often if the test kernels behave like the training kernels of another group.
@@ -27,6 +30,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from statistics import NormalDist
+from typing import Literal
 
 import numpy as np
 import polars as pl
@@ -35,12 +39,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from xamm_data._version import __version__
 from xamm_data.hub import snapshot_dir
+from xamm_models.candidates import make_candidate
+from xamm_models.cards import card_datasets_and_metrics, metrics_table
 from xamm_models.evaluation import scenario_expr
 from xamm_models.physics import PhysicsSignature, physics_signatures
 from xamm_models.physics_registry import samples_from_runs
-from xamm_models.predictor import ADD_A_TARGET, UnknownSourceError, UnknownTargetError, XammPredictor, _unknown
-from xamm_models.predictor import FILE as XAMM_FILE
-from xamm_models.stacked import StackedModel
+from xamm_models.predictor import ADD_A_TARGET, UnknownSourceError, UnknownTargetError, _unknown
+from xamm_models.zoo import load_model, resolve
 
 FILE = "stacked_predictor.json"
 REGIMES = ("seen", "new")
@@ -48,23 +53,40 @@ NEED = ("bytes_per_rep", "flops_per_rep", "iterations_per_rep", "f_log_s_per_ite
         "f_log_problem_size")
 
 
+def _default_candidates() -> dict[str, list[str]]:
+    return {"seen": ["prior", "pair-median", "pair-prior", "residual", "physics"],
+            "new": ["prior", "pair-prior", "similar", "residual", "physics"]}
+
+
 class StackedConfig(BaseModel):
     """What the predictor was built with (saved as ``stacked_predictor.json``)."""
 
     model_config = ConfigDict(extra="forbid")
-    candidates: list[str] = Field(default_factory=lambda: ["prior", "residual", "physics"])
+    candidates: dict[str, list[str]] = Field(default_factory=_default_candidates)  # per regime, simplest first
+    selection: Literal["clear", "best"] = "clear"  # see _simplest_unless_clearly_beaten
     coverage: float = 0.8
     seed: int = 0
     min_per_scenario: int = 20  # fewer inner residuals than this: the regime's pooled quantile is used
+    unit: Literal["fold", "kernel"] = "fold"  # what the selection's bootstrap resamples
+    min_units: int = 3  # fewer inner units in a scenario than this: its simplest candidate is used
 
 
 class Calibration(BaseModel):
-    """Per regime: the chosen variant, its inner-fold within-2x per candidate, and conformal half-widths."""
+    """Per regime: the chosen candidate (pooled and per scenario), inner-fold within-2x per candidate, and
+    conformal half-widths."""
 
-    variant: str
+    variant: str  # the pooled choice, for scenarios with too little inner evidence
+    variants: dict[str, str] = Field(default_factory=dict)  # scenario -> choice
     inner_within_2: dict[str, float]
+    inner_by_scenario: dict[str, dict[str, float]] = Field(default_factory=dict)
     halfwidth: dict[str, float]  # scenario (or "all") -> log10 half-width at the configured coverage
     n: dict[str, int]
+
+    def choice(self, scenario: str) -> str:
+        return self.variants.get(scenario, self.variant)
+
+    def used(self) -> set[str]:
+        return {self.variant, *self.variants.values()}
 
 
 def _machine(col: pl.Series) -> np.ndarray:
@@ -108,6 +130,26 @@ def _simplest_unless_clearly_beaten(per_kernel: dict[str, np.ndarray], candidate
     return max(clear, key=lambda v: per_kernel[v].mean()) if clear else candidates[0]
 
 
+def _best(per_kernel: dict[str, np.ndarray], candidates: list[str], seed: int) -> str:
+    """The candidate with the highest mean per-kernel within-2x (the simplest among ties)."""
+    return max(candidates, key=lambda v: (round(float(per_kernel[v].mean()), 12), -candidates.index(v)))
+
+
+def _per_unit_hits(resid: np.ndarray, units: np.ndarray) -> np.ndarray:
+    """Within-2x per unit (inner fold or kernel): each counts once, however many sizes and pairs it has."""
+    _, k_idx = np.unique(units, return_inverse=True)
+    hit = np.abs(resid) <= np.log10(2) + 1e-12
+    return np.bincount(k_idx, hit) / np.bincount(k_idx)
+
+
+def fit_candidates(names: list[str], sigs: dict, pairs: pl.DataFrame, seed: int) -> dict:
+    """Each named candidate fitted on ``pairs`` (``similar`` reuses the residual model when both are asked for)."""
+    out = {}
+    for v in sorted(names, key=lambda v: v == "similar"):
+        out[v] = make_candidate(v, seed, residual=out.get("residual")).fit(sigs, pairs)
+    return out
+
+
 def _conformal(resid: np.ndarray, coverage: float) -> float:
     """The split-conformal quantile of |residual|: rank ceil((n + 1) coverage) of n."""
     r = np.sort(np.abs(resid))
@@ -122,7 +164,7 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
     def __init__(self, config: StackedConfig | dict | None = None, **kwargs):
         self.config = StackedConfig(**config) if isinstance(config, dict) else (config or StackedConfig(**kwargs))
         self.signatures: dict[str, PhysicsSignature] = {}
-        self.models: dict[str, StackedModel] = {}
+        self.models: dict = {}  # candidate name -> fitted model (xamm_models.candidates)
         self.calibration: dict[str, Calibration] = {}
         self.sources: list[str] = []
         self.targets: list[str] = []
@@ -139,8 +181,8 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
         self.targets = sorted(set(pairs.get_column("target")))
         for regime in REGIMES:
             self.calibration[regime] = self._calibrate(pairs, samples, regime)
-        for v in {c.variant for c in self.calibration.values()}:
-            self.models[v] = StackedModel(v, self.config.seed).fit(self.signatures, pairs)
+        used = sorted(set().union(*(c.used() for c in self.calibration.values())))
+        self.models = fit_candidates(used, self.signatures, pairs, self.config.seed)
         self.training = {"dataset": dataset, "data_version": data_version, "pairs": pairs.height, "samples": samples.height,
                          "kernels": pairs.get_column("app").n_unique(), "xamm_version": __version__}
         return self
@@ -149,24 +191,31 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
         folds = list(_inner_folds(pairs, samples, regime))
         if not folds:  # e.g. one training machine: no "new" fold; borrow nothing, refuse to be confident
             return Calibration(variant="prior", inner_within_2={}, halfwidth={"all": float("inf")}, n={"all": 0})
-        resid, per_kernel = {}, {}
-        kernels = np.concatenate([b.get_column("app").to_numpy() for _, _, b in folds])
-        _, k_idx = np.unique(kernels, return_inverse=True)
-        for v in self.config.candidates:
-            parts = [np.log10(StackedModel(v, self.config.seed).fit(s, a).predict(s, b) / b.get_column("relR").to_numpy())
-                     for s, a, b in folds]
-            resid[v] = np.concatenate(parts)
-            hit = np.abs(resid[v]) <= np.log10(2) + 1e-12  # each kernel counts once, however many sizes and pairs it has
-            per_kernel[v] = np.bincount(k_idx, hit) / np.bincount(k_idx)
-        best = _simplest_unless_clearly_beaten(per_kernel, self.config.candidates, self.config.seed)
-        scores = {v: float(h.mean()) for v, h in per_kernel.items()}
+        cands = self.config.candidates[regime]
+        resid = {v: [] for v in cands}
+        for sigs, fit, held in folds:
+            y = held.get_column("relR").to_numpy()
+            for v, m in fit_candidates(cands, sigs, fit, self.config.seed).items():
+                resid[v].append(np.log10(m.predict(sigs, held) / y))
+        resid = {v: np.concatenate(r) for v, r in resid.items()}
+        units = np.concatenate([np.full(b.height, i) for i, (_, _, b) in enumerate(folds)]) \
+            if self.config.unit == "fold" else np.concatenate([b.get_column("app").to_numpy() for _, _, b in folds])
         scen = np.concatenate([_scenarios(b) for _, _, b in folds])
-        half, n = {"all": _conformal(resid[best], self.config.coverage)}, {"all": len(scen)}
-        for s in np.unique(scen):
+        choose = _simplest_unless_clearly_beaten if self.config.selection == "clear" else _best
+        hits = {v: _per_unit_hits(r, units) for v, r in resid.items()}
+        pooled = choose(hits, cands, self.config.seed)
+        cal = Calibration(variant=pooled, inner_within_2={v: float(h.mean()) for v, h in hits.items()},
+                          halfwidth={"all": _conformal(resid[pooled], self.config.coverage)}, n={"all": len(scen)})
+        for s in (str(s) for s in np.unique(scen)):
             m = scen == s
+            hits = {v: _per_unit_hits(r[m], units[m]) for v, r in resid.items()}
+            cal.inner_by_scenario[s] = {v: float(h.mean()) for v, h in hits.items()}
+            # a scenario with too little evidence of its own keeps the simplest candidate, not the pooled choice
+            enough = len(np.unique(units[m])) >= self.config.min_units
+            cal.variants[s] = choose(hits, cands, self.config.seed) if enough else cands[0]
             if m.sum() >= self.config.min_per_scenario:
-                half[str(s)], n[str(s)] = _conformal(resid[best][m], self.config.coverage), int(m.sum())
-        return Calibration(variant=best, inner_within_2=scores, halfwidth=half, n=n)
+                cal.halfwidth[s], cal.n[s] = _conformal(resid[cal.choice(s)][m], self.config.coverage), int(m.sum())
+        return cal
 
     # -- inference --------------------------------------------------------------------------------
     def _signatures_with(self, target_benchmarks: pl.DataFrame | None) -> dict[str, PhysicsSignature]:
@@ -193,12 +242,12 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
         out = np.empty(pairs.height)
         half = np.empty(pairs.height)
         scen = _scenarios(pairs)
-        for regime, mask in (("seen", seen), ("new", ~seen)):
-            if not mask.any():
-                continue
-            cal, part = self.calibration[regime], pairs.filter(pl.Series(mask))
-            out[mask] = self.models[cal.variant].predict(sigs, part)
-            half[mask] = np.array([cal.halfwidth.get(s, cal.halfwidth["all"]) for s in scen[mask]])
+        for regime, in_regime in (("seen", seen), ("new", ~seen)):
+            cal = self.calibration[regime]
+            for s in np.unique(scen[in_regime]):
+                mask = in_regime & (scen == s)
+                out[mask] = self.models[cal.choice(str(s))].predict(sigs, pairs.filter(pl.Series(mask)))
+                half[mask] = cal.halfwidth.get(str(s), cal.halfwidth["all"])
         w = 10.0 ** half
         return pl.DataFrame({"relR": out, "relR_lo": out / w, "relR_hi": out * w,
                              "regime": np.where(seen, "seen", "new")})
@@ -245,11 +294,19 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
                 files[v] = f"residual_{v.replace('+', '_')}.ubj"
                 m.model.save_model(d / files[v])
         info = {"config": self.config.model_dump(), "files": files, "sources": self.sources, "targets": self.targets,
+                "states": {v: m.state() for v, m in sorted(self.models.items())},
                 "signatures": {t: s.model_dump() for t, s in sorted(self.signatures.items())},
                 "calibration": {r: c.model_dump() for r, c in self.calibration.items()},
                 "training": self.training, "xamm_version": __version__}
         (d / FILE).write_text(json.dumps(info, indent=1, sort_keys=True, default=str) + "\n")
         self.card().save(d / "README.md")
+
+    @classmethod
+    def from_pretrained(cls, pretrained_model_name_or_path, *, revision: str | None = None, **kwargs):
+        """A saved predictor by folder or Hub repo id (``xamm/default``: the embedded snapshot's when nothing is
+        pinned on the Hub); a folder of another zoo kind is loaded as that kind (:mod:`xamm_models.zoo`)."""
+        folder, other = resolve(cls, FILE, pretrained_model_name_or_path, revision, kwargs)
+        return other if other is not None else super().from_pretrained(str(folder), **kwargs)
 
     @classmethod
     def _from_pretrained(cls, *, model_id: str, revision: str | None = None, cache_dir=None, force_download=False,
@@ -261,19 +318,21 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
         self.signatures = {t: PhysicsSignature(**s) for t, s in info["signatures"].items()}
         self.calibration = {r: Calibration(**c) for r, c in info["calibration"].items()}
         self.sources, self.targets, self.training = info["sources"], info["targets"], info["training"]
-        for v in {c.variant for c in self.calibration.values()}:
-            m = StackedModel(v, self.config.seed)
+        for v in sorted(set().union(*(c.used() for c in self.calibration.values()))):
+            m = make_candidate(v, self.config.seed)
             if v in info["files"]:
                 from xgboost import XGBRegressor  # models extra, imported on use
 
                 m.model = XGBRegressor()
                 m.model.load_model(d / info["files"][v])
+            m.load_state(info["states"][v])
             self.models[v] = m
         return self
 
     def card(self) -> ModelCard:
         """The model card: what it predicts, how it was chosen and calibrated, its limits."""
-        cal = "\n".join(f"| {r} | {c.variant} | {', '.join(f'{k} {v:.2f}' for k, v in sorted(c.inner_within_2.items()))} | "
+        cal = "\n".join(f"| {r} | {c.variant} | {', '.join(f'{s} {v}' for s, v in sorted(c.variants.items())) or '-'} | "
+                        f"{', '.join(f'{k} {v:.2f}' for k, v in sorted(c.inner_within_2.items()))} | "
                         f"{', '.join(f'{k} ×{10 ** v:.2f}' for k, v in sorted(c.halfwidth.items()))} |"
                         for r, c in sorted(self.calibration.items()))
         sigs = "\n".join(f"| `{t}` | {s.n_samples} | {max(s.bw):.3g} | {s.flop_rate:.3g} | {s.overhead_s:.3g} |"
@@ -283,8 +342,8 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
 library_name: xamm
 tags: [xamm, hpc, performance-prediction]
 pipeline_tag: tabular-regression
-license: mit
----
+license: bsd-3-clause
+{card_datasets_and_metrics("xamm-default", t)}---
 
 # xamm default relR predictor (stacked physics model)
 
@@ -297,8 +356,8 @@ each machine's signature measured from its own RAJAPerf runs) and a gradient-boo
 (`seen`: target seen in training; `new`: a machine known only from its benchmark runs). Variant chosen and
 intervals calibrated on inner folds of the training pairs (split conformal on |log10 residual|).
 
-| regime | variant | inner within-2× per candidate | interval half-width (×) |
-|---|---|---|---|
+| regime | pooled choice | choice per scenario | inner within-2× per candidate | interval half-width (×) |
+|---|---|---|---|---|
 {cal}
 
 ## Machine signatures
@@ -310,6 +369,9 @@ intervals calibrated on inner folds of the training pairs (split conformal on |l
 {t.get('dataset') or 'unnamed'}: {t.get('pairs')} pairs, {t.get('kernels')} kernels, {t.get('samples')} benchmark samples;
 xamm {t.get('xamm_version')}. Seed {self.config.seed}.
 
+## Metrics on the official splits
+{metrics_table(t.get('metrics') or {})}
+
 ## Limitations
 Targets without a signature are refused; give their RAJAPerf runs (`target_benchmarks`). The intervals are
 calibrated on kernels of other groups and machines of the training set; a machine unlike all of them may be
@@ -318,11 +380,6 @@ covered less often than stated (see the README's evaluation).
 
 
 def load_predictor(model_id: str, *, revision: str | None = None):
-    """A saved predictor of either kind, by folder or Hub repo id: the default (:class:`StackedPredictor`) or
-    the paper's :class:`~xamm_models.predictor.XammPredictor`, told apart by the file each writes."""
-    d = snapshot_dir(model_id, revision=revision)
-    if (d / FILE).is_file():
-        return StackedPredictor.from_pretrained(str(d))
-    if (d / XAMM_FILE).is_file():
-        return XammPredictor.from_pretrained(str(d))
-    raise FileNotFoundError(f"{model_id}: neither {FILE} nor {XAMM_FILE} found; is this an xamm predictor?")
+    """A saved predictor of any kind of the zoo (:mod:`xamm_models.zoo`), by folder or Hub repo id: the default
+    (:class:`StackedPredictor`), the paper's :class:`~xamm_models.predictor.XammPredictor` or the VAE-DNN."""
+    return load_model(model_id, revision=revision)

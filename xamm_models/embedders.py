@@ -22,7 +22,9 @@ see which kernels or counters it attends to.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import io
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -391,7 +393,8 @@ def load_embedder(path_or_repo: str, revision: str | None = None, **kwargs) -> E
     info = p / "xamm_embedder.json" if p.is_dir() else Path(
         hf_hub_download(path_or_repo, "xamm_embedder.json", revision=revision, **kwargs))
     cls = REGISTRY.get(json.loads(info.read_text())["embedder"])
-    return cls.from_pretrained(path_or_repo, revision=revision, **kwargs)
+    with contextlib.redirect_stdout(io.StringIO()):  # the mixin prints "Loading weights..."; stdout may be --json
+        return cls.from_pretrained(path_or_repo, revision=revision, **kwargs)
 
 
 def _state_hook(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs):

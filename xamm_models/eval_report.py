@@ -23,7 +23,7 @@ VERDICT_METRICS = ("within_2", "median_abs_log10")
 README_ENTRIES = ("baseline/pair-median", "baseline/pair-size-median", "baseline/roofline", "baseline/knn",
                   "raw/xgboost", "attention+amm/xgboost", "attention-no-amm/xgboost", "control/random-amm/xgboost",
                   "stacked/prior", "stacked/residual", "stacked/physics", "stacked/attention", "stacked/physics+attention",
-                  "stacked/default", "baseline/most-similar-machine")
+                  "stacked/default", "baseline/most-similar-machine", "baseline/random-forest-vector", "vae-dnn/seed")
 DEFAULT = "stacked/default"
 SIMILAR = "baseline/most-similar-machine"
 SCHEME_TITLES = {"kernel-group": "leave one kernel group out", "held-out-machine": "held-out machine",
@@ -168,6 +168,23 @@ def similar_rows(summary: dict) -> list[str]:
     return [f"| {s.replace('->', '→')} | {_diff(v['within_2'])} | {_diff(v['median_abs_log10'])} |" for s, v in c.items()]
 
 
+def vector_rows(summary: dict) -> list[str]:
+    """The seeds' vector metrics of the vector models (kernel groups pooled), beside their log-scale figures."""
+    r = summary["results"].get("kernel-group", {})
+    rows = []
+    for n, m in r.get("vector_metrics", {}).items():
+        w = r["entries"][n]["pooled"]["all"]
+        rows.append(f"| {n} | {_v(m.get('r2_seed'))} | {_v(m.get('r2_within_target'))} | {_v(m.get('ordering_accuracy'))} | "
+                    f"{_v(m.get('auc'))} | {_ci(w['within_2'])} | {_ci(w['median_abs_log10'])} |")
+    return rows
+
+
+VECTOR_HEAD = ("| entry | R² (seeds' reading) | R² within target | ordering accuracy | AUC | within 2× [90% CI] | "
+               "median abs log10 error [90% CI] |", "|---|---|---|---|---|---|---|")
+VECTOR_TITLE = ("**Seeds 001/002: the VAE-DNN against the seeds' RandomForest** (leave one kernel group out, folds pooled; "
+                "the seeds' vector metrics, then the benchmark's; ROC in `roc.png`)")
+
+
 SIMILAR_HEAD = ("| scenario | within 2×: default − most similar [90% CI] | median abs log10 error: default − most similar |",
                 "|---|---|---|")
 
@@ -192,6 +209,8 @@ def readme_block(summary: dict) -> str:
               *VERDICT_HEAD, *verdict_rows(summary), "",
               "**Do stacked/default's 80% intervals hold the truth 80% of the time?** (coverage on the test folds, "
               "90% bootstrap interval over kernels)", "", *COVERAGE_HEAD, *coverage_rows(summary), ""]
+    if vector_rows(summary):
+        lines += [VECTOR_TITLE, "", *VECTOR_HEAD, *vector_rows(summary), ""]
     if similar_rows(summary):
         lines += ["**A new machine from its benchmark runs alone** (held-out machine: stacked/default with the machine's "
                   "physics signature built from its runs, against treating it as the most similar known machine)", "",
@@ -228,6 +247,8 @@ def markdown(summary: dict) -> str:
             "## Coverage of stacked/default's 80% intervals", "", *COVERAGE_HEAD, *coverage_rows(summary), "",
             "## A new machine from its runs alone vs the most similar known machine", "", *SIMILAR_HEAD,
             *similar_rows(summary), ""]
+    if vector_rows(summary):
+        out += ["## " + VECTOR_TITLE.strip("*").split("**")[0], "", *VECTOR_HEAD, *vector_rows(summary), ""]
     return "\n".join(out) + "\n"
 
 

@@ -13,6 +13,9 @@ Fields (Listing 1, then xamm's additions)::
     features:             feature columns (default: every f_*, feat_* and s001_* column)
     targets:              targets to predict for in ``test`` (default: all training targets)
     regressor: catboost   embedder: attention   log_target: true   aggregation: l2   epochs: 200   seed: 0
+    model:                xamm (the paper's pipeline, default) | vae-dnn (seeds 001/002: one model for the whole
+                          relR vector; ``train`` fits it on the training samples' pairs, ``test`` ranks every target
+                          of its vector; AMM fields do not apply)
     output:               where ``train`` saves the model (default src_model_path) / ``test`` writes predictions
 
 Errors name the field: pydantic validates the file before anything runs.
@@ -32,8 +35,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from xamm_data.store import Store
 from xamm_models.amm import build_signatures
 from xamm_models.kernel_apps import kernel_app_samples
-from xamm_models.relperf import pair_relative, with_target
+from xamm_models.relperf import DEFAULT_KEYS, pair_relative, with_target
 from xamm_models.signatures import Signature, SignatureRegistry
+from xamm_models.zoo import load_model
 
 
 class ConfigError(ValueError):
@@ -59,6 +63,7 @@ class RunConfig(BaseModel):
     epochs: int = Field(default=200, ge=1)
     seed: int = 0
     output: Path | None = None
+    model: Literal["xamm", "vae-dnn"] = "xamm"
 
     @model_validator(mode="after")
     def _needs(self):
@@ -140,6 +145,20 @@ def _signature_from(spec: str, predictor=None):
     return {s.target: s}
 
 
+def _train_vae_dnn(cfg: RunConfig, samples: pl.DataFrame, feats: list[str], version: int | None):
+    """The seeds' VAE-DNN on every (source, target) pair of the training samples."""
+    from xamm_models.vae_dnn import VaeDnn, vector_samples  # imports torch: loaded on use
+
+    pairs = pair_relative(with_target(samples), DEFAULT_KEYS, carry=feats).with_columns(
+        pl.concat_str([pl.col(k).cast(pl.String).fill_null("") for k in DEFAULT_KEYS if k in samples.columns],
+                      separator="|").alias("sample"),
+        pl.col("app").str.split("_").list.first().alias("group"))
+    rows = vector_samples(pairs, features=feats)
+    targets = sorted(c[2:] for c in rows.columns if c.startswith("y_"))
+    model = VaeDnn(targets, sorted(set(rows.get_column("source"))), feature_names=feats, seed=cfg.seed)
+    return model.fit(rows, dataset=str(cfg.app_train_data_path), data_version=version)
+
+
 def _train(cfg: RunConfig, out):
     """Train the predictor the config describes; save it to ``output`` (func train) or ``src_model_path``."""
     from xamm_models.predictor import PredictorConfig, XammPredictor  # imports torch: loaded on use
@@ -147,17 +166,28 @@ def _train(cfg: RunConfig, out):
     version = data_version(cfg.app_train_data_path)
     samples = load_app_samples(cfg.app_train_data_path, version)
     feats = cfg.features or default_features(samples)
+    if cfg.model == "vae-dnn":
+        return _save(cfg, _train_vae_dnn(cfg, samples, feats, version), out)
     sigs = build_signatures(store=cfg.machine_data_path, registry=SignatureRegistry.default(), aggregation=cfg.aggregation, epochs=cfg.epochs,
                             seed=cfg.seed) if cfg.machine_data_path else []
     pred = XammPredictor(PredictorConfig(feature_columns=feats, regressor=cfg.regressor, embedder=cfg.embedder,
                                          log_target=cfg.log_target, epochs=cfg.epochs, seed=cfg.seed))
     pred.fit(samples, sigs, dataset=str(cfg.app_train_data_path), embedders_dir=SignatureRegistry.default().embedders_dir)
     pred.training["data_version"] = version  # load_app_samples(path, version) gives the same samples back
+    return _save(cfg, pred, out)
+
+
+def _save(cfg: RunConfig, pred, out):
     dest = cfg.output if cfg.func == "train" and cfg.output else cfg.src_model_path
     if dest:
         pred.save_pretrained(dest)
         out(f"saved the predictor to {dest}")
     return pred
+
+
+def _keys(pred) -> list[str]:
+    """The columns that name a sample, as the predictor pairs them."""
+    return list(pred.config.keys) if hasattr(pred, "config") and hasattr(pred.config, "keys") else list(DEFAULT_KEYS)
 
 
 def _predict_test(cfg: RunConfig, pred, test: pl.DataFrame) -> pl.DataFrame:
@@ -174,8 +204,9 @@ def _predict_test(cfg: RunConfig, pred, test: pl.DataFrame) -> pl.DataFrame:
         tg = [t for t in targets if t != source]
         if source not in pred.sources or not tg:
             continue
-        p = pred.predict(part, source, tg, target_signatures=extra, use_amm=use_amm)
-        keys = [k for k in pred.config.keys if k in part.columns]
+        p = pred.predict(part, source, tg) if getattr(pred, "answers_vectors", False) else \
+            pred.predict(part, source, tg, target_signatures=extra, use_amm=use_amm)
+        keys = [k for k in _keys(pred) if k in part.columns]
         frames.append(p.join(part.select(keys).with_row_index("row").with_columns(pl.col("row").cast(pl.Int64)), on="row"))
     if not frames:
         raise ValueError(f"no test samples were measured on a training source ({', '.join(pred.sources)})")
@@ -184,7 +215,6 @@ def _predict_test(cfg: RunConfig, pred, test: pl.DataFrame) -> pl.DataFrame:
 
 def run(cfg: RunConfig, *, out=print) -> dict:
     """Carry out ``cfg.func``; returns a summary (also printed through ``out``)."""
-    from xamm_models.predictor import XammPredictor  # imports torch: loaded on use
 
     if cfg.func == "amm":
         sigs = build_signatures(store=cfg.machine_data_path, registry=SignatureRegistry.default(), aggregation=cfg.aggregation, embedder_name=cfg.embedder,
@@ -196,15 +226,15 @@ def run(cfg: RunConfig, *, out=print) -> dict:
         p = _train(cfg, out)
         return {"model": str(cfg.output or cfg.src_model_path), "training": p.training}
     if cfg.src_model_path and (Path(cfg.src_model_path).exists() or cfg.app_train_data_path is None):
-        pred = XammPredictor.from_pretrained(cfg.src_model_path)  # a folder, or a Hub repo id
+        pred = load_model(cfg.src_model_path)  # a folder, or a Hub repo id; its kind from the zoo's marker files
     else:
         pred = _train(cfg, out)
     test = with_target(load_app_samples(cfg.app_test_data_path))
     preds = _predict_test(cfg, pred, test)
     summary = {"predictions": preds.height}
-    truth = pair_relative(test, tuple(k for k in pred.config.keys if k in test.columns))
+    truth = pair_relative(test, tuple(k for k in _keys(pred) if k in test.columns))
     if truth.height:
-        keys = [k for k in pred.config.keys if k in preds.columns]
+        keys = [k for k in _keys(pred) if k in preds.columns]
         j = preds.join(truth.select(*keys, "source", "target", pl.col("relR").alias("relR_true")),
                        on=[*keys, "source", "target"], how="inner", nulls_equal=True)
         if j.height:

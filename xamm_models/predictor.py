@@ -30,6 +30,7 @@ from xamm_models.amm import local_embedder_path, signature_from_runs
 from xamm_models.embedders import create_embedder, load_embedder
 from xamm_models.relperf import DEFAULT_KEYS, drop_invalid, pair_relative, with_target
 from xamm_models.signatures import Signature
+from xamm_models.zoo import resolve
 
 FILE = "predictor.json"
 
@@ -294,6 +295,13 @@ class XammPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", "pe
                 "training": self.training, "metrics": self.metrics, "xamm_version": __version__}
         (d / FILE).write_text(json.dumps(info, indent=2, default=str) + "\n")
         self.card().save(d / "README.md")
+
+    @classmethod
+    def from_pretrained(cls, pretrained_model_name_or_path, *, revision: str | None = None, **kwargs):
+        """A saved predictor by folder or Hub repo id (``xamm/default``: the embedded snapshot's when nothing is
+        pinned on the Hub); a folder of another zoo kind is loaded as that kind (:mod:`xamm_models.zoo`)."""
+        folder, other = resolve(cls, FILE, pretrained_model_name_or_path, revision, kwargs)
+        return other if other is not None else super().from_pretrained(str(folder), **kwargs)
 
     @classmethod
     def _from_pretrained(cls, *, model_id: str, revision: str | None = None, cache_dir=None, force_download=False,

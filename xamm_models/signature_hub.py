@@ -1,7 +1,7 @@
 """Publishing AMM signatures to, and pulling them from, one Hugging Face Hub repo.
 
-The repo holds one file per ``machine:device@version`` (``signatures/<machine>/<device>@<v>.json``)
-and a card listing them. Pulling adds each file to the local registry, which refuses a version
+The repo holds one file per ``machine:device@version`` and kind (``signatures/<machine>/<device>@<v>.json``;
+``<device>.physics@<v>.json`` for physics signatures, as in the local registry) and a card listing them. Pulling adds each file to the local registry, which refuses a version
 that differs from one it already has: published versions never change.
 """
 
@@ -17,7 +17,13 @@ from xamm_data._version import __version__
 from xamm_data.hub import api, hub_endpoint
 from xamm_models.signatures import Signature, SignatureRegistry
 
-_FILE = re.compile(r"^signatures/(?P<m>[^/]+)/(?P<d>cpu|gpu)@(?P<v>\d+)\.json$")
+_FILE = re.compile(r"^signatures/(?P<m>[^/]+)/(?P<d>cpu|gpu)(\.(?P<k>[a-z]+))?@(?P<v>\d+)\.json$")
+
+
+def repo_path(s: Signature) -> str:
+    """Where a signature lives in the repo: the registry's own file name (kinds other than attention carry theirs)."""
+    stem = s.device if s.kind == "attention" else f"{s.device}.{s.kind}"
+    return f"signatures/{s.machine}/{stem}@{s.version}.json"
 
 
 def _card(repo_id: str, sigs: list[Signature]) -> str:
@@ -50,7 +56,7 @@ def push_signatures(repo_id: str, *, refs: list[str] | None = None, registry: Si
     ops = []
     published = []
     for s in sigs:
-        path = f"signatures/{s.machine}/{s.device}@{s.version}.json"
+        path = repo_path(s)
         text = s.model_dump_json(indent=2) + "\n"
         if path in remote:
             old = Signature.model_validate_json(open(hf_hub_download(
@@ -62,7 +68,7 @@ def push_signatures(repo_id: str, *, refs: list[str] | None = None, registry: Si
         ops.append(CommitOperationAdd(path_in_repo=path, path_or_fileobj=io.BytesIO(text.encode())))
         published.append(s)
     for f in remote:
-        if all(f != f"signatures/{s.machine}/{s.device}@{s.version}.json" for s in published):
+        if all(f != repo_path(s) for s in published):
             published.append(Signature.model_validate_json(open(hf_hub_download(
                 repo_id, f, repo_type="dataset", revision=revision, endpoint=hub_endpoint(), token=token)).read()))
     ops.append(CommitOperationAdd(path_in_repo="README.md", path_or_fileobj=io.BytesIO(_card(repo_id, published).encode())))

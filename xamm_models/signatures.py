@@ -24,7 +24,7 @@ from pathlib import Path
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field
 
-from xamm_data import machines
+from xamm_data import machines, snapshot
 from xamm_data.atomic import atomic_path, locked
 from xamm_data.paths import xamm_home
 from xamm_data.targets import Target
@@ -190,5 +190,14 @@ class SignatureRegistry:
 
 def lookup(ref: str, version: int | None = None, registry: "SignatureRegistry | None" = None) -> Signature:
     """The signature of ``ref`` (``machine[:device]``), latest unless ``version``: the ``xamm.signatures`` hook
-    behind :meth:`xamm_data.machines.Machine.signature`."""
-    return (registry or SignatureRegistry.default()).get(ref, version)  # the public API's edge: Machine.signature()
+    behind :meth:`xamm_data.machines.Machine.signature`. Without a ``registry``: the one under ``$XAMM_HOME``, else
+    the embedded snapshot's (:mod:`xamm_data.snapshot`)."""
+    if registry is not None:
+        return registry.get(ref, version)
+    try:
+        return SignatureRegistry.default().get(ref, version)  # the public API's edge: Machine.signature()
+    except KeyError:
+        embedded = snapshot.signatures_root()
+        if embedded is None:
+            raise
+        return SignatureRegistry(embedded).get(ref, version)  # nothing built here: the package's own copy

@@ -95,3 +95,9 @@ class StackedModel:
         if self.model is not None:
             out = out + self.model.predict(self.features(sigs, pairs, amms))
         return np.exp(out)
+
+    def state(self) -> dict:
+        return {}  # everything learned is in the booster
+
+    def load_state(self, state: dict) -> None:
+        pass

@@ -21,16 +21,27 @@ safetensors through ``PyTorchModelHubMixin``: ``save_pretrained`` / ``from_pretr
 
 from __future__ import annotations
 
+import contextlib
+import io
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import polars as pl
 import torch
-from huggingface_hub import PyTorchModelHubMixin
+from huggingface_hub import ModelCard, PyTorchModelHubMixin
 from torch import nn
 
+from xamm_data._version import __version__
+from xamm_data.hub import snapshot_dir
+from xamm_models.cards import card_datasets_and_metrics, metrics_table
 from xamm_models.embedders import resolve_device
 from xamm_models.kernel_apps import FEATURES
+from xamm_models.predictor import UnknownSourceError, UnknownTargetError, _unknown
+from xamm_models.zoo import resolve
+
+MARKER = "vae_dnn.json"  # what the zoo (xamm_models.zoo) knows a saved VAE-DNN by
 
 
 def vector_samples(pairs: pl.DataFrame, targets: list[str] | None = None, features=FEATURES) -> pl.DataFrame:
@@ -62,6 +73,8 @@ class VaeDnn(nn.Module, PyTorchModelHubMixin, library_name="xamm", tags=["xamm",
              pipeline_tag="tabular-regression"):
     """The seeds' VAE + DNN (see the module docstring). Constructor arguments are saved in ``config.json``."""
 
+    answers_vectors = True  # one pass answers every target: callers need not pass AMMs or benchmark runs
+
     def __init__(self, targets: list[str], sources: list[str], feature_names: list[str] | None = None,
                  latent_dim: int = 8, hidden: int = 64, dnn_hidden: int = 1024, calibrated: bool = True,
                  cpu_first: bool = True, kl_schedule: bool = True, joint_epochs: int = 20, vae_epochs: int = 150,
@@ -83,6 +96,7 @@ class VaeDnn(nn.Module, PyTorchModelHubMixin, library_name="xamm", tags=["xamm",
         self.register_buffer("y_min", torch.full((len(self.targets),), -float("inf")))
         self.register_buffer("y_max", torch.full((len(self.targets),), float("inf")))
         self.device_name = device
+        self.provenance: dict = {}  # nn.Module's own `training` is its train/eval flag
 
     # -- pieces -------------------------------------------------------------------------------------
     def _inputs(self, rows: pl.DataFrame) -> tuple[torch.Tensor, torch.Tensor]:
@@ -111,8 +125,12 @@ class VaeDnn(nn.Module, PyTorchModelHubMixin, library_name="xamm", tags=["xamm",
         return rec + beta * kl, mu
 
     # -- training -----------------------------------------------------------------------------------
-    def fit(self, rows: pl.DataFrame) -> VaeDnn:
-        """Train on vector samples (:func:`vector_samples`): VAE (CPU sources first if ``cpu_first``), then the DNN."""
+    def fit(self, rows: pl.DataFrame, *, dataset: str | None = None, data_version: int | None = None) -> VaeDnn:
+        """Train on vector samples (:func:`vector_samples`): VAE (CPU sources first if ``cpu_first``), then the DNN.
+        ``dataset`` and ``data_version`` (the store table version) are recorded in the saved model and its card."""
+        self.provenance = {"dataset": dataset, "data_version": data_version, "vectors": rows.height,
+                         "kernels": rows.get_column("app").n_unique() if "app" in rows.columns else None,
+                         "xamm_version": __version__}
         dev = resolve_device(self.device_name)
         with torch.random.fork_rng(devices=[dev] if dev.type == "cuda" else []):  # seeded, the caller's generator untouched
             torch.manual_seed(self.cfg["seed"])
@@ -184,17 +202,90 @@ class VaeDnn(nn.Module, PyTorchModelHubMixin, library_name="xamm", tags=["xamm",
         x, _ = self._inputs(rows)
         return self.encoder(x).chunk(2, dim=1)[0].numpy()
 
-    def rank_targets(self, rows: pl.DataFrame, targets: list[str] | None = None) -> pl.DataFrame:
-        """Targets per row, fastest first, from one pass over the vector (``rank`` 1 = fastest)."""
-        pred = self.predict_vector(rows)
-        want = targets or self.targets
-        idx = [self.targets.index(t) for t in want]
-        keep = [c for c in ("sample", "app", "source") if c in rows.columns]
-        out = pl.concat([rows.select(keep).with_row_index("row").with_columns(pl.lit(t).alias("target"),
-                                                                              pl.Series("relR", np.exp(pred[:, i])))
-                         for t, i in zip(want, idx, strict=True)])
-        out = out.filter(pl.col("source") != pl.col("target")) if "source" in out.columns else out
-        return out.sort("row", "relR").with_columns(pl.int_range(1, pl.len() + 1).over("row").alias("rank"))
+    def predict(self, profiles: pl.DataFrame, source: str, targets: list[str] | None = None, *,
+                target_benchmarks=None) -> pl.DataFrame:
+        """relR of each profile (its features, measured on ``source``) on each target, all from one pass over the
+        vector: one row per (profile, target), keeping the profile's ``app`` and ``app_params``."""
+        if source not in self.sources:
+            raise UnknownSourceError(f"source {source!r} was not seen in training: {_unknown('source', source, self.sources)}")
+        want = list(targets or [t for t in self.targets if t != source])
+        for t in want:
+            if t not in self.targets or target_benchmarks is not None:
+                raise UnknownTargetError(
+                    f"{_unknown('target', t, self.targets)}; the VAE-DNN predicts only the targets of its output vector "
+                    "(benchmark runs alone cannot add one): retrain it with pairs on the new machine, or use the default "
+                    "predictor, which builds a new machine's signature from its runs (target_benchmarks)")
+        P = self.predict_vector(profiles.with_columns(pl.lit(source).alias("source")))
+        names = [c for c in ("app", "app_params") if c in profiles.columns]
+        base = profiles.select(names).with_row_index("row").with_columns(pl.col("row").cast(pl.Int64),
+                                                                           pl.lit(source).alias("source"))
+        return pl.concat([base.with_columns(pl.lit(t).alias("target"), pl.Series("relR", np.exp(P[:, self.targets.index(t)])))
+                          for t in want]).sort("row", "target")
+
+    def rank_targets(self, profiles: pl.DataFrame, source: str, targets: list[str] | None = None, **kw) -> pl.DataFrame:
+        """Targets per profile, fastest first (``rank`` 1 = fastest), from one pass over the vector."""
+        p = self.predict(profiles, source, targets, **kw)
+        return p.sort("row", "relR").with_columns(pl.int_range(1, pl.len() + 1).over("row").alias("rank"))
+
+    # -- persistence --------------------------------------------------------------------------------
+    def _save_pretrained(self, save_directory: Path) -> None:
+        super()._save_pretrained(save_directory)  # model.safetensors
+        d = Path(save_directory)
+        info = {"targets": self.targets, "sources": self.sources, "features": self.feature_names, "switches": self.cfg,
+                "training": self.provenance, "xamm_version": __version__}
+        (d / MARKER).write_text(json.dumps(info, indent=1, sort_keys=True, default=str) + "\n")
+        self.card().save(d / "README.md")
+
+    @classmethod
+    def from_pretrained(cls, pretrained_model_name_or_path, *, revision: str | None = None, **kwargs):
+        """A saved VAE-DNN by folder or Hub repo id (``xamm/<name>``: the embedded snapshot's when nothing is pinned);
+        a folder of another zoo kind is loaded as that kind (:mod:`xamm_models.zoo`)."""
+        folder, other = resolve(cls, MARKER, pretrained_model_name_or_path, revision, kwargs)
+        return other if other is not None else super().from_pretrained(str(folder), **kwargs)
+
+    @classmethod
+    def _from_pretrained(cls, *, model_id: str, revision: str | None = None, **kwargs) -> VaeDnn:
+        with contextlib.redirect_stdout(io.StringIO()):  # the mixin prints "Loading weights..."; stdout may be --json
+            model = super()._from_pretrained(model_id=model_id, revision=revision, **kwargs)
+        d = snapshot_dir(model_id, revision=revision, cache_dir=kwargs.get("cache_dir"), token=kwargs.get("token"),
+                         local_files_only=kwargs.get("local_files_only", False))
+        if (d / MARKER).is_file():
+            model.provenance = json.loads((d / MARKER).read_text()).get("training", {})
+        model.eval()
+        return model
+
+    def card(self) -> ModelCard:
+        """The model card: what it predicts, the switches it was trained with, its data and its limits."""
+        t, c = self.provenance, self.cfg
+        switches = ", ".join(f"{k} {c[k]}" for k in ("calibrated", "cpu_first", "kl_schedule", "joint_epochs"))
+        return ModelCard(f"""---
+library_name: xamm
+tags: [xamm, hpc, performance-prediction, vae]
+pipeline_tag: tabular-regression
+license: bsd-3-clause
+{card_datasets_and_metrics("xamm-vae-dnn", t)}---
+
+# xamm VAE-DNN (seeds 001/002): the relR vector over every target in one pass
+
+A variational auto-encoder (latent dimension {c['latent_dim']}) learns a latent space of a sample's features on its
+source machine; a DNN (3 x 1024) on that latent and the source predicts log relR (runtime on target / runtime on
+source) to every target at once: {', '.join(f'`{x}`' for x in self.targets)}. Sources: {', '.join(f'`{x}`' for x in self.sources)}.
+
+Training switches (the seeds' three, for the ablation): {switches}; {c['vae_epochs']} VAE and {c['dnn_epochs']} DNN
+epochs, seed {c['seed']}. Features: {', '.join(f'`{x}`' for x in self.feature_names)}.
+
+## Training data
+{t.get('dataset') or 'unnamed'} (store table version {t.get('data_version')}): {t.get('vectors')} vector samples,
+{t.get('kernels')} kernels; xamm {t.get('xamm_version')}.
+
+## Metrics on the official splits
+{metrics_table(t.get('metrics') or {})}
+
+## Limitations
+Only the targets of its output vector can be predicted: a new machine needs retraining with pairs on it (the default
+predictor instead builds a new machine's signature from its benchmark runs). Predictions are clipped to each
+target's training range. Measured figures: the README's VAE-DNN section and `docs/vae-dnn/`.
+""")
 
 
 def split_80_20(rows: pl.DataFrame, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

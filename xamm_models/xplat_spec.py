@@ -20,17 +20,19 @@ class Source(BaseModel):
     path: str
     machine: str | None = None  # None: the machine named in the files (Adiak cluster)
     origin: str
+    license: str  # SPDX, of the source repository
 
 
 _FCR = "llnl+RAJAPerf-Benchmark/2026-FCR/data"
 _FCR_ORIGIN = "llnl/RAJAPerf-Benchmark @ b7b229cd (branch v2026.04.1-RC), BSD-3-Clause"
 SOURCES = (
     Source(name="thicket-rajaperf", path="LLNL+thicket/thicket/tests/data/rajaperf",
-           origin="LLNL/thicket @ 5f2d9aff, MIT: quartz (Base_Seq, g++ 10.3.1) and lassen (Base_CUDA) .cali files"),
-    Source(name="h100-tier1", path=f"{_FCR}/RPBenchmark_H100_tier1", machine="h100-node", origin=_FCR_ORIGIN),
-    Source(name="h100-tier2", path=f"{_FCR}/RPBenchmark_H100_tier2", machine="h100-node", origin=_FCR_ORIGIN),
-    Source(name="mi300a-tier1", path=f"{_FCR}/RPBenchmark_MI300A_tier1-SPX", machine="mi300a-spx", origin=_FCR_ORIGIN),
-    Source(name="mi300a-tier2", path=f"{_FCR}/RPBenchmark_MI300A_tier2-SPX", machine="mi300a-spx", origin=_FCR_ORIGIN),
+           origin="LLNL/thicket @ 5f2d9aff, MIT: quartz (Base_Seq, g++ 10.3.1) and lassen (Base_CUDA) .cali files",
+           license="MIT"),
+    Source(name="h100-tier1", path=f"{_FCR}/RPBenchmark_H100_tier1", machine="h100-node", origin=_FCR_ORIGIN, license="BSD-3-Clause"),
+    Source(name="h100-tier2", path=f"{_FCR}/RPBenchmark_H100_tier2", machine="h100-node", origin=_FCR_ORIGIN, license="BSD-3-Clause"),
+    Source(name="mi300a-tier1", path=f"{_FCR}/RPBenchmark_MI300A_tier1-SPX", machine="mi300a-spx", origin=_FCR_ORIGIN, license="BSD-3-Clause"),
+    Source(name="mi300a-tier2", path=f"{_FCR}/RPBenchmark_MI300A_tier2-SPX", machine="mi300a-spx", origin=_FCR_ORIGIN, license="BSD-3-Clause"),
 )
 
 

@@ -1,0 +1,162 @@
+"""The embedded snapshot and ``xamm zoo build``: offline answers from the package, checked against the public data.
+
+The snapshot's numbers are checked against an independent ingest of ``../shared/data``; its default predictor against
+a fresh fit on that data (reproducible: the same bytes of predictions); ``xamm zoo build`` is re-run and must give
+the same data and default-model files as the committed snapshot.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import polars as pl
+import pytest
+
+from xamm_data import snapshot
+from xamm_data.datasets import load_dataset
+from xamm_data.hashing import file_sha256
+from xamm_data.store import Store
+from xamm_data.table_files import CorruptDataError
+
+pytest.importorskip("xgboost", reason="the models extra is not installed")
+
+from xamm_models import xplat  # noqa: E402
+
+MANIFEST = snapshot.manifest()
+needs_snapshot = pytest.mark.skipif(MANIFEST is None, reason="this checkout carries no embedded snapshot")
+
+
+@pytest.fixture(scope="module")
+def public_store(shared_data, tmp_path_factory):
+    st = Store(tmp_path_factory.mktemp("zoo") / "store")
+    xplat.ingest_sources(shared_data, st)
+    return st
+
+
+@pytest.fixture
+def offline(monkeypatch):
+    """No Hub at all: offline mode, an endpoint nothing listens on, and any download attempt is a failure."""
+    import huggingface_hub
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+
+    def refuse(*a, **k):
+        raise AssertionError("the Hub was asked")
+    for name in ("snapshot_download", "hf_hub_download"):
+        monkeypatch.setattr(huggingface_hub, name, refuse)
+
+
+@needs_snapshot
+def test_the_manifest_lists_sources_licences_checksums_and_fits_the_size_budget():
+    assert {s.license for s in MANIFEST.sources} == {"MIT", "BSD-3-Clause"}
+    assert {s.name for s in MANIFEST.sources} == {s.name for s in xplat.SOURCES}
+    total = 0
+    for f in MANIFEST.files:
+        p = snapshot.ROOT / f.path
+        assert file_sha256(p) == f.sha256, f.path
+        total += p.stat().st_size
+    assert total <= 10 * 2**20  # issue 17's budget: the wheel grows by at most this (it compresses further)
+    assert total < 2**19  # the README says 0.3 MB
+    assert set(snapshot.machines()) == {"quartz", "lassen", "h100-node", "mi300a-spx"} and MANIFEST.models == ["default"]
+
+
+@needs_snapshot
+def test_load_dataset_offline_with_nothing_local_is_the_public_data(offline, public_store, tmp_path):
+    for m in ("quartz", "lassen", "h100-node", "mi300a-spx"):
+        got = load_dataset(m, store=tmp_path / "empty-store")
+        assert got.equals(public_store.read("benchmark_runs", m)), m  # the same rows as an independent ingest
+    assert load_dataset("Quartz", store=tmp_path / "empty-store", lazy=True).collect().equals(
+        public_store.read("benchmark_runs", "quartz"))  # aliases and lazy frames too
+
+
+@needs_snapshot
+def test_a_changed_snapshot_byte_is_refused(tmp_path):
+    import shutil
+
+    root = tmp_path / "snap"
+    shutil.copytree(snapshot.ROOT, root)
+    f = next(x for x in MANIFEST.files if x.machine == "quartz" and x.kind == "benchmark_runs")
+    raw = bytearray((root / f.path).read_bytes())
+    raw[len(raw) // 2] ^= 0x01
+    (root / f.path).write_bytes(bytes(raw))
+    with pytest.raises(CorruptDataError, match="do not match the snapshot manifest"):
+        snapshot.read("benchmark_runs", "quartz", root)
+
+
+@needs_snapshot
+def test_signatures_and_the_default_predictor_answer_offline(offline, public_store):
+    from xamm_data import machines
+    from xamm_models.default_model import StackedPredictor
+    from xamm_models.predictor import XammPredictor
+    from xamm_models.zoo import load_model
+
+    sig = machines.get("h100-node").signature(device="gpu")
+    assert sig.target == "h100-node:gpu" and sig.data_version == MANIFEST.store_version
+    ds = xplat.XplatDataset.from_store(public_store)
+    rows = ds.pairs.head(300)
+    for m in (XammPredictor.from_pretrained("xamm/default"), StackedPredictor.from_pretrained("xamm/default"),
+              load_model("xamm/default")):
+        assert type(m) is StackedPredictor and m.training["dataset"] == f"{xplat.NAME}@{ds.version}"
+    fresh = StackedPredictor(seed=0).fit(ds.pairs, ds.samples)  # the same data and seed: the same model
+    assert m.predict_pairs(rows).equals(fresh.predict_pairs(rows))
+    y = rows["relR"].to_numpy()
+    assert np.median(np.abs(np.log10(m.predict_pairs(rows)["relR"].to_numpy() / y))) < 1.0  # sane on its own data
+
+
+@pytest.mark.slow
+@needs_snapshot
+def test_zoo_build_regenerates_the_snapshot_byte_for_byte(shared_data, tmp_path, capsys):
+    from xamm_data.cli import main as xamm
+
+    out, snap = tmp_path / "zoo", tmp_path / "snap"
+    assert xamm(["zoo", "build", "--data-dir", str(shared_data), "--out", str(out), "--epochs", "3", "--no-vae-dnn",
+                 "--snapshot", str(snap), "--json"]) == 0
+    arts = json.loads(capsys.readouterr().out)
+    assert {a["kind"] for a in arts} == {"dataset", "signature", "model"}
+    assert all(a["data_version"] == MANIFEST.store_version for a in arts)
+    rebuilt = snapshot.manifest(snap)
+    same = {f.path: f.sha256 for f in MANIFEST.files if f.kind in ("benchmark_runs", "model")}
+    assert {f.path: f.sha256 for f in rebuilt.files if f.kind in ("benchmark_runs", "model")} == same
+    from huggingface_hub import ModelCard
+
+    card = ModelCard.load(out / "models" / "default" / "README.md").data.to_dict()
+    assert card["pipeline_tag"] == "tabular-regression" and card["datasets"] == ["xplat-rajaperf"]
+    assert card["license"] == "bsd-3-clause" and card["library_name"] == "xamm"
+    phys = pl.DataFrame(arts).filter(pl.col("kind") == "signature", pl.col("name").str.contains("physics"))
+    assert phys.height == 6  # every target with benchmark runs
+
+
+@pytest.mark.slow
+def test_zoo_push_publishes_everything_and_a_fresh_cache_pulls_it_by_revision(shared_data, local_hub, tmp_path, monkeypatch):
+    from huggingface_hub import ModelCard
+
+    from xamm_models.signature_hub import pull_signatures
+    from xamm_models.signatures import SignatureRegistry
+    from xamm_models.zoo import load_model
+    from xamm_models.zoo_build import build_zoo, push_zoo
+
+    zoo = tmp_path / "zoo"
+    build_zoo(shared_data, zoo, epochs=3, vae_dnn=False, eval_results=None, progress=lambda *_: None)
+    done = push_zoo(zoo, "xamm-test", token="hf_xamm_test_token", progress=lambda *_: None)
+    assert set(done) == {"xamm-test/xamm-datasets", "xamm-test/xamm-amms", "xamm-test/xamm-default"}
+    assert json.loads((zoo / "published.json").read_text()) == done
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "fresh"))  # nothing cached
+    local = load_model(str(zoo / "models" / "default"))
+    pulled = load_model("xamm-test/xamm-default", revision=done["xamm-test/xamm-default"])
+    rows = xplat.XplatDataset.from_store(zoo / "store").pairs.head(200)
+    assert pulled.predict_pairs(rows).equals(local.predict_pairs(rows))
+    store = Store(zoo / "store")
+    for m in store.machines("benchmark_runs"):
+        got = load_dataset(m, repo_id="xamm-test/xamm-datasets", revision=done["xamm-test/xamm-datasets"],
+                           store=tmp_path / "empty")
+        assert got.equals(store.read("benchmark_runs", m)), m
+    reg = SignatureRegistry(tmp_path / "pulled-sigs")
+    sigs = pull_signatures("xamm-test/xamm-amms", revision=done["xamm-test/xamm-amms"], registry=reg)
+    assert {s.ref for s in sigs} == {s.ref for s in SignatureRegistry(zoo / "signatures").all()}
+    from huggingface_hub import hf_hub_download
+
+    card = ModelCard.load(hf_hub_download("xamm-test/xamm-default", "README.md", revision=done["xamm-test/xamm-default"]))
+    assert card.data.pipeline_tag == "tabular-regression" and card.data.library_name == "xamm"
+    assert card.data.datasets == ["xplat-rajaperf"] and card.data.license == "bsd-3-clause"

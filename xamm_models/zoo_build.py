@@ -1,0 +1,176 @@
+"""``xamm zoo build``: every artefact xamm publishes, regenerated from the public data, reproducibly.
+
+From the named sources of ``xplat-rajaperf`` under ``--data-dir`` (``../shared/data``) it builds, in ``OUT``:
+
+* ``store/``: the per-machine ``benchmark_runs`` datasets (a Delta store; ``xplat-rajaperf`` is derived from it);
+* ``signatures/``: the physics and attention signatures of every machine with benchmark runs (a registry);
+* ``models/default/``: the default predictor (:class:`~xamm_models.default_model.StackedPredictor`);
+* ``models/vae-dnn/``: the seeds' VAE-DNN (:class:`~xamm_models.vae_dnn.VaeDnn`);
+* ``zoo.json``: each artefact's provenance (dataset and table version, xamm version, seed) and metrics.
+
+Each model's card carries its metrics on the official splits, read from an ``xamm eval`` ``results.json``
+(``--eval-results``). With ``--snapshot DIR`` the package's embedded snapshot (:mod:`xamm_data.snapshot`) is
+written too: the derived per-machine Parquet with the sources' licences, the signatures, the default predictor.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import polars as pl
+from huggingface_hub import HfApi
+from pydantic import BaseModel, ConfigDict
+
+from xamm_data import snapshot
+from xamm_data._version import __version__
+from xamm_data.hub import hub_endpoint, push_dataset
+from xamm_data.store import Store
+from xamm_models import xplat
+from xamm_models.amm import build_signatures
+from xamm_models.default_model import StackedPredictor
+from xamm_models.physics_registry import build_physics_signatures
+from xamm_models.signature_hub import push_signatures
+from xamm_models.signatures import SignatureRegistry
+
+SCHEMES = ("kernel-group", "held-out-machine", "kernel")
+METRICS = ("within_2", "median_abs_log10", "coverage")
+
+
+class Artefact(BaseModel):
+    """One published artefact and where it came from."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    kind: str  # "dataset", "signature", "model"
+    path: str  # relative to the zoo folder
+    dataset: str
+    data_version: int
+    xamm_version: str = __version__
+    seed: int = 0
+    metrics: dict[str, dict[str, float]] = {}
+
+
+def eval_metrics(results_json: str | Path | None, entry: str) -> dict[str, dict[str, float]]:
+    """{scheme: {metric: pooled value}} of ``entry`` in an ``xamm eval`` ``results.json`` (empty without one)."""
+    if results_json is None or not Path(results_json).is_file():
+        return {}
+    res = json.loads(Path(results_json).read_text())["results"]
+    out = {}
+    for scheme in SCHEMES:
+        pooled = res.get(scheme, {}).get("entries", {}).get(entry, {}).get("pooled", {}).get("all", {})
+        vals = {m: pooled[m]["value"] for m in METRICS if pooled.get(m, {}).get("value") is not None}
+        if vals:
+            out[scheme] = vals
+    return out
+
+
+def build_zoo(data_dir, out, *, seed: int = 0, epochs: int = 200, eval_results=None, vae_dnn: bool = True,
+              progress=print) -> list[Artefact]:
+    """Build every artefact into ``out`` (see the module docstring) and write ``zoo.json``."""
+    out = Path(out)
+    st = Store(out / "store")
+    progress("ingesting the named sources")
+    xplat.ingest_sources(data_dir, st)
+    version = st.version("benchmark_runs")
+    ds = xplat.XplatDataset.from_store(st, version=version)
+    name = f"{xplat.NAME}@{ds.version}"
+    arts = [Artefact(name=m, kind="dataset", path=f"store/benchmark_runs/machine={m}", dataset=name, data_version=version,
+                     seed=seed) for m in st.machines("benchmark_runs")]
+    reg = SignatureRegistry(out / "signatures")
+    progress("physics and attention signatures")
+    sigs = [*build_physics_signatures(store=st, registry=reg), *build_signatures(store=st, registry=reg, epochs=epochs, seed=seed)]
+    arts += [Artefact(name=s.ref, kind="signature",
+                      path=str(reg.path(s.machine, s.device, s.version, s.kind).relative_to(out)), dataset=name,
+                      data_version=version, seed=seed) for s in sigs]
+    progress("the default predictor")
+    default = StackedPredictor(seed=seed).fit(ds.pairs, ds.samples, dataset=name, data_version=version)
+    default.training["metrics"] = eval_metrics(eval_results, "stacked/default")
+    default.save_pretrained(out / "models" / "default")
+    arts.append(Artefact(name="default", kind="model", path="models/default", dataset=name, data_version=version, seed=seed,
+                         metrics=default.training["metrics"]))
+    if vae_dnn:
+        arts.append(_vae_dnn(ds, out, name, version, seed, eval_results, progress))
+    (out / "zoo.json").write_text(json.dumps([a.model_dump() for a in arts], indent=1, sort_keys=True) + "\n")
+    return arts
+
+
+def _vae_dnn(ds, out: Path, name: str, version: int, seed: int, eval_results, progress) -> Artefact:
+    from xamm_models.vae_dnn import VaeDnn, vector_samples  # torch: loaded on use
+
+    progress("the VAE-DNN")
+    rows = vector_samples(ds.pairs)
+    targets = sorted(c[2:] for c in rows.columns if c.startswith("y_"))
+    model = VaeDnn(targets, sorted(set(rows.get_column("source"))), seed=seed).fit(rows, dataset=name, data_version=version)
+    model.provenance["metrics"] = eval_metrics(eval_results, "vae-dnn/seed")
+    model.save_pretrained(out / "models" / "vae-dnn")
+    return Artefact(name="vae-dnn", kind="model", path="models/vae-dnn", dataset=name, data_version=version, seed=seed,
+                    metrics=model.provenance["metrics"])
+
+
+def write_snapshot(zoo: str | Path, dest: str | Path = snapshot.ROOT) -> snapshot.Manifest:
+    """The embedded snapshot from a built zoo folder: derived Parquet per machine, signatures, the default predictor."""
+    zoo, dest = Path(zoo), Path(dest)
+    if dest.exists():
+        shutil.rmtree(dest)
+    st = Store(zoo / "store")
+    files = []
+    for m in st.machines("benchmark_runs"):
+        rel = f"benchmark_runs/machine={m}.parquet"
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        df = st.read("benchmark_runs", m)
+        df.write_parquet(dest / rel, compression="zstd", compression_level=19, statistics=False)
+        files.append({"path": rel, "kind": "benchmark_runs", "machine": m, "rows": df.height})
+    for src in sorted((zoo / "signatures").glob("*/*@*.json")):
+        rel = f"signatures/{src.parent.name}/{src.name}"
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dest / rel)
+        files.append({"path": rel, "kind": "signature", "machine": src.parent.name})
+    for src in sorted((zoo / "models" / "default").iterdir()):
+        rel = f"models/default/{src.name}"
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dest / rel)
+        files.append({"path": rel, "kind": "model"})
+    built = json.loads((zoo / "zoo.json").read_text())
+    sources = [{"name": s.name, "origin": s.origin, "license": s.license} for s in xplat.SOURCES]
+    return snapshot.write_manifest(dest, {"xamm_version": __version__, "dataset": built[0]["dataset"],
+                                          "store_version": built[0]["data_version"], "sources": sources,
+                                          "files": files, "models": ["default"]})
+
+
+def machine_licenses() -> dict[str, list[str]]:
+    """SPDX ids (lower case, as Hub cards write them) of the sources each machine's rows come from."""
+    named = {s.machine: s.license.lower() for s in xplat.SOURCES if s.machine}
+    from_files = sorted({s.license.lower() for s in xplat.SOURCES if s.machine is None})
+    return {**{m: from_files for m in ("quartz", "lassen")}, **{m: [lic] for m, lic in named.items()}}
+
+
+def push_zoo(zoo: str | Path, org: str, *, token=None, progress=print) -> dict[str, str]:
+    """Publish a built zoo under ``org``: the datasets (``ORG/xamm-datasets``, one commit per machine, from the zoo
+    store's recorded table version), the signatures (``ORG/xamm-amms``) and each model folder as built, card included
+    (``ORG/xamm-<name>``). Returns {repo: commit}; ``published.json`` in the zoo records it, to pin."""
+    zoo = Path(zoo)
+    arts = [Artefact(**a) for a in json.loads((zoo / "zoo.json").read_text())]
+    lic, out = machine_licenses(), {}
+    for a in (a for a in arts if a.kind == "dataset"):
+        progress(f"dataset {a.name}")
+        out[f"{org}/xamm-datasets"] = push_dataset(a.name, f"{org}/xamm-datasets", licenses=lic[a.name],
+                                                   store=zoo / "store", version=a.data_version, token=token)
+    progress("signatures")
+    out[f"{org}/xamm-amms"] = push_signatures(f"{org}/xamm-amms", registry=SignatureRegistry(zoo / "signatures"), token=token)
+    hub = HfApi(endpoint=hub_endpoint(), token=token)
+    for a in (a for a in arts if a.kind == "model"):
+        repo = f"{org}/xamm-{a.name}"
+        progress(f"model {repo}")
+        hub.create_repo(repo, exist_ok=True)
+        out[repo] = hub.upload_folder(repo_id=repo, folder_path=zoo / a.path, commit_message=f"xamm zoo: {a.name} from {a.dataset}").oid
+    (zoo / "published.json").write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
+    return out
+
+
+def snapshot_frame(dest: str | Path = snapshot.ROOT) -> pl.DataFrame:
+    """The snapshot's files as a table (path, kind, machine, rows, bytes)."""
+    m = snapshot.manifest(Path(dest))
+    return pl.DataFrame([{**f.model_dump(exclude={"sha256"}), "bytes": (Path(dest) / f.path).stat().st_size}
+                         for f in (m.files if m else [])])
