@@ -49,14 +49,14 @@ def main(argv=None) -> int:
     t = time.perf_counter()
     model = StackedPredictor(seed=0).fit(ds.pairs, ds.samples, dataset=f"{xplat.NAME}@{ds.version}")
     print(f"fit on {ds.pairs.height} pairs (inner folds included): {time.perf_counter() - t:.1f} s; "
-          f"chosen: {', '.join(f'{r} {c.variant}' for r, c in model.calibration.items())}")
+          f"chosen: {'; '.join(f'{r} {c.variants}' for r, c in model.calibration.items())}")
     rows = pl.concat([ds.pairs] * (args.rows // ds.pairs.height + 1)).head(args.rows)
     ok = True
     for variant in ("prior", "residual"):
         forced = StackedModel(variant, 0).fit(model.signatures, ds.pairs)
         model.models[variant] = forced
         for c in model.calibration.values():
-            c.variant = variant
+            c.variants, c.fallback = {k: variant for k in c.variants}, variant
         s = best_of(lambda: model.predict_pairs(rows), args.repeat)
         rate = args.rows / s
         ok &= rate >= TARGET

@@ -107,6 +107,9 @@ def test_the_readme_reports_what_docs_vae_dnn_holds():
     w = kg["vae-dnn"]["within_2"]
     assert f"{w['value']:.2f} [{w['lo']:.2f}, {w['hi']:.2f}]" in text
     assert (repo / "docs" / "vae-dnn" / "roc.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    from xamm_models.vae_dnn_eval import markdown
+
+    assert (repo / "docs" / "vae-dnn" / "results.md").read_text() == markdown(r)  # the page is what the JSON says
     ev = json.loads((repo / "docs" / "eval" / "results.json").read_text())["results"]["kernel-group"]["vector_metrics"]
     v, f = ev["vae-dnn/seed"], ev["baseline/random-forest-vector"]
     assert f"| R² (seeds' reading), leave one kernel group out | – | {v['r2_seed']:.2f} | {f['r2_seed']:.2f} |" in text

@@ -110,9 +110,11 @@ def test_signatures_and_the_default_predictor_answer_offline(offline, public_sto
 def test_zoo_build_regenerates_the_snapshot_byte_for_byte(shared_data, tmp_path, capsys):
     from xamm_data.cli import main as xamm
 
+    from conftest import REPO
+
     out, snap = tmp_path / "zoo", tmp_path / "snap"
     assert xamm(["zoo", "build", "--data-dir", str(shared_data), "--out", str(out), "--epochs", "3", "--no-vae-dnn",
-                 "--snapshot", str(snap), "--json"]) == 0
+                 "--eval-results", str(REPO / "docs" / "eval" / "results.json"), "--snapshot", str(snap), "--json"]) == 0
     arts = json.loads(capsys.readouterr().out)
     assert {a["kind"] for a in arts} == {"dataset", "signature", "model"}
     assert all(a["data_version"] == MANIFEST.store_version for a in arts)
@@ -160,3 +162,45 @@ def test_zoo_push_publishes_everything_and_a_fresh_cache_pulls_it_by_revision(sh
     card = ModelCard.load(hf_hub_download("xamm-test/xamm-default", "README.md", revision=done["xamm-test/xamm-default"]))
     assert card.data.pipeline_tag == "tabular-regression" and card.data.library_name == "xamm"
     assert card.data.datasets == ["xplat-rajaperf"] and card.data.license == "bsd-3-clause"
+
+
+@needs_snapshot
+def test_the_readme_main_job_runs_on_a_real_run_and_ranks_every_other_machine(rajaperf_sets, tmp_path):
+    import subprocess
+    import sys
+
+    from conftest import REPO
+    from xamm_ingest import read_rajaperf
+
+    runs = rajaperf_sets["mi300a_tier1"]
+    out = subprocess.run([sys.executable, str(REPO / "examples" / "main_job.py"), "--runs", str(runs), "--out", str(tmp_path)],
+                         capture_output=True, text=True, timeout=600, env={**__import__("os").environ, "HF_HUB_OFFLINE": "1"})
+    assert out.returncode == 0, out.stderr
+    rows = read_rajaperf(runs, machine="mi300a-spx", workers=1).frame.height  # counted apart from the script
+    assert f"ingested {rows} rows" in out.stdout and f"gives {rows} rows back" in out.stdout
+    assert "mi300a-spx:gpu@1 (physics)" in out.stdout
+    r = pl.read_parquet(tmp_path / "ranked.parquet")
+    targets = {"h100-node:cpu", "h100-node:gpu", "lassen:gpu", "mi300a-spx:cpu", "quartz:cpu"}
+    assert set(r["target"]) == targets and r.height == 5 * r["row"].n_unique() and r["row"].n_unique() == 10
+    for _, part in r.group_by("row"):
+        assert part["relR"].is_sorted() and part["rank"].to_list() == [1, 2, 3, 4, 5]
+        assert part["p_fastest"].sum() == pytest.approx(1.0)
+        assert (part["relR_lo"] < part["relR"]).all() and (part["relR"] < part["relR_hi"]).all()
+    assert (tmp_path / "relR.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.slow
+@needs_snapshot
+def test_the_wheel_carries_the_snapshot_within_the_budget(tmp_path):
+    import subprocess
+    import sys
+    import zipfile
+
+    from conftest import REPO
+
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", str(REPO), "-w",
+                    str(tmp_path)], check=True, capture_output=True, timeout=600)
+    (wheel,) = tmp_path.glob("xamm-*.whl")
+    inside = [i for i in zipfile.ZipFile(wheel).infolist() if "/snapshot/" in i.filename]
+    assert {i.filename.split("xamm_data/snapshot/", 1)[1] for i in inside} == {f.path for f in MANIFEST.files} | {"MANIFEST.json"}
+    assert sum(i.compress_size for i in inside) <= 10 * 2**20  # issue 17: wheel growth at most 10 MB

@@ -177,7 +177,8 @@ def _from_hub(st: Store, reg, kind: str, dname: str, revision, repo_id, token) -
     rev = revision or (spec.revision if spec else None)
     if rev is None:
         raise FileNotFoundError(f"{kind} for {dname!r} is not in the local store {st.root}, and no published revision "
-                                f"of it is pinned; ingest its runs (xamm-ingest), or load a Hub copy with "
-                                f"revision=<commit> (repo {repo})")
+                                f"of it is pinned; ingest its runs (xamm-ingest rajaperf DIR --machine {dname}), or load a Hub copy with "
+                                f"revision=<commit> (repo {repo}; offline, set HF_HUB_OFFLINE=1 to read the Hub cache "
+                                "without retries)")
     from xamm_data.hub import download_partition  # Hub client: ~0.3 s import, only when a Hub is used
     return download_partition(repo, kind, dname, revision=rev, token=token)

@@ -75,18 +75,19 @@ class Calibration(BaseModel):
     """Per regime: the chosen candidate (pooled and per scenario), inner-fold within-2x per candidate, and
     conformal half-widths."""
 
-    variant: str  # the pooled choice, for scenarios with too little inner evidence
+    variant: str  # what the inner folds pooled over scenarios would choose (shown, not used to predict)
     variants: dict[str, str] = Field(default_factory=dict)  # scenario -> choice
+    fallback: str = "prior"  # a scenario the inner folds never held: the simplest candidate
     inner_within_2: dict[str, float]
     inner_by_scenario: dict[str, dict[str, float]] = Field(default_factory=dict)
     halfwidth: dict[str, float]  # scenario (or "all") -> log10 half-width at the configured coverage
     n: dict[str, int]
 
     def choice(self, scenario: str) -> str:
-        return self.variants.get(scenario, self.variant)
+        return self.variants.get(scenario, self.fallback)
 
     def used(self) -> set[str]:
-        return {self.variant, *self.variants.values()}
+        return {self.fallback, *self.variants.values()}
 
 
 def _machine(col: pl.Series) -> np.ndarray:
@@ -204,8 +205,8 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
         choose = _simplest_unless_clearly_beaten if self.config.selection == "clear" else _best
         hits = {v: _per_unit_hits(r, units) for v, r in resid.items()}
         pooled = choose(hits, cands, self.config.seed)
-        cal = Calibration(variant=pooled, inner_within_2={v: float(h.mean()) for v, h in hits.items()},
-                          halfwidth={"all": _conformal(resid[pooled], self.config.coverage)}, n={"all": len(scen)})
+        cal = Calibration(variant=pooled, fallback=cands[0], inner_within_2={v: float(h.mean()) for v, h in hits.items()},
+                          halfwidth={}, n={"all": len(scen)})
         for s in (str(s) for s in np.unique(scen)):
             m = scen == s
             hits = {v: _per_unit_hits(r[m], units[m]) for v, r in resid.items()}
@@ -215,6 +216,8 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
             cal.variants[s] = choose(hits, cands, self.config.seed) if enough else cands[0]
             if m.sum() >= self.config.min_per_scenario:
                 cal.halfwidth[s], cal.n[s] = _conformal(resid[cal.choice(s)][m], self.config.coverage), int(m.sum())
+        deployed = np.concatenate([resid[cal.choice(s)][scen == s] for s in np.unique(scen)])  # as predictions are made
+        cal.halfwidth["all"] = _conformal(deployed, self.config.coverage)
         return cal
 
     # -- inference --------------------------------------------------------------------------------
@@ -305,7 +308,7 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
     def from_pretrained(cls, pretrained_model_name_or_path, *, revision: str | None = None, **kwargs):
         """A saved predictor by folder or Hub repo id (``xamm/default``: the embedded snapshot's when nothing is
         pinned on the Hub); a folder of another zoo kind is loaded as that kind (:mod:`xamm_models.zoo`)."""
-        folder, other = resolve(cls, FILE, pretrained_model_name_or_path, revision, kwargs)
+        folder, other = resolve(FILE, pretrained_model_name_or_path, revision, kwargs)
         return other if other is not None else super().from_pretrained(str(folder), **kwargs)
 
     @classmethod

@@ -300,7 +300,7 @@ class XammPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", "pe
     def from_pretrained(cls, pretrained_model_name_or_path, *, revision: str | None = None, **kwargs):
         """A saved predictor by folder or Hub repo id (``xamm/default``: the embedded snapshot's when nothing is
         pinned on the Hub); a folder of another zoo kind is loaded as that kind (:mod:`xamm_models.zoo`)."""
-        folder, other = resolve(cls, FILE, pretrained_model_name_or_path, revision, kwargs)
+        folder, other = resolve(FILE, pretrained_model_name_or_path, revision, kwargs)
         return other if other is not None else super().from_pretrained(str(folder), **kwargs)
 
     @classmethod

@@ -240,7 +240,7 @@ class VaeDnn(nn.Module, PyTorchModelHubMixin, library_name="xamm", tags=["xamm",
     def from_pretrained(cls, pretrained_model_name_or_path, *, revision: str | None = None, **kwargs):
         """A saved VAE-DNN by folder or Hub repo id (``xamm/<name>``: the embedded snapshot's when nothing is pinned);
         a folder of another zoo kind is loaded as that kind (:mod:`xamm_models.zoo`)."""
-        folder, other = resolve(cls, MARKER, pretrained_model_name_or_path, revision, kwargs)
+        folder, other = resolve(MARKER, pretrained_model_name_or_path, revision, kwargs)
         return other if other is not None else super().from_pretrained(str(folder), **kwargs)
 
     @classmethod

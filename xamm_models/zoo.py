@@ -70,7 +70,7 @@ def load_model(model_id: str, *, revision: str | None = None):
     return kind.load_class().from_pretrained(str(d))
 
 
-def resolve(cls, marker: str, model_id, revision: str | None, kwargs: dict):
+def resolve(marker: str, model_id, revision: str | None, kwargs: dict):
     """What ``cls.from_pretrained(model_id)`` should open, through xamm's resolution (a local folder, the Hub at
     ``revision``, the embedded snapshot for ``xamm/<name>``): ``(folder, None)`` when the folder holds ``marker``,
     else ``(None, model)`` with the model loaded as the zoo kind its folder is (``xamm/default`` is the stacked
