@@ -106,6 +106,13 @@ def test_the_readme_reports_what_docs_vae_dnn_holds():
     assert f"| {a['vae-dnn']['ordering_accuracy']:.0%} | {a['random-forest']['ordering_accuracy']:.0%} |" in text
     w = kg["vae-dnn"]["within_2"]
     assert f"{w['value']:.2f} [{w['lo']:.2f}, {w['hi']:.2f}]" in text
+    ci = {m: {k: f"{x[k]['value']:.2f} [{x[k]['lo']:.2f}, {x[k]['hi']:.2f}]" for k in ("within_2", "median_abs_log10")}
+          for m, x in r["kernel_pooled"].items()}
+    assert r["kernel_pooled"]["vae-dnn"]["pairs"] == r["kernel_pooled"]["random-forest"]["pairs"] > 2000
+    assert (f"| within 2×, leave one kernel out (73 folds) [90% CI] | – | {ci['vae-dnn']['within_2']} | "
+            f"{ci['random-forest']['within_2']} |") in text
+    assert (f"| median abs log10 error, leave one kernel out [90% CI] | – | {ci['vae-dnn']['median_abs_log10']} | "
+            f"{ci['random-forest']['median_abs_log10']} |") in text
     assert (repo / "docs" / "vae-dnn" / "roc.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     from xamm_models.vae_dnn_eval import markdown
 
