@@ -247,3 +247,16 @@ def test_every_candidate_survives_save_and_load(fitted, tmp_path):
 def _saved(model, path):
     model.save_pretrained(path)
     return path
+
+
+def test_the_selection_rules_the_config_offers():
+    from xamm_models.default_model import _best, _per_unit_hits, _simplest_unless_clearly_beaten
+
+    hits = {"prior": np.array([0.5, 0.5, 0.5]), "residual": np.array([0.6, 0.4, 0.6]), "physics": np.array([0.5, 0.5, 0.5])}
+    cands = ["prior", "residual", "physics"]
+    assert _best(hits, cands, 0) == "residual"  # highest mean
+    assert _simplest_unless_clearly_beaten(hits, cands, 0) == "prior"  # one unit where it loses: not clearly better
+    assert _best({"prior": hits["prior"], "physics": hits["physics"]}, ["prior", "physics"], 0) == "prior"  # tie
+    # per unit: each unit (fold or kernel) counts once, however many rows it has
+    resid = np.array([0.0, 0.0, 0.0, 1.0])  # unit a: 3 rows within 2x; unit b: 1 row outside
+    assert _per_unit_hits(resid, np.array(["a", "a", "a", "b"])).tolist() == [1.0, 0.0]
