@@ -31,6 +31,7 @@ from xamm_data.validate import ValidationError, validate
 from xamm_ingest.errors import IngestError
 from xamm_ingest.formats import FORMATS, get_format
 from xamm_ingest.rajaperf import AGREE_RTOL
+from xamm_ingest.readers.base import ReadResult
 from xamm_ingest.readers.table import load_mapping
 from xamm_ingest.records import Bounds, DroppedRecord, check_benchmark_records, raw_schema
 from xamm_ingest.report import IngestReport, Rejected
@@ -172,17 +173,45 @@ def read_sources(fmt: str, paths: str | Path | Iterable[str | Path], *, workers:
         frames.extend(table_frames)
         if rows_frame is not None:
             frames.append(_checked(rows_frame, spec, outcomes, opts))
-        for out in outcomes:
-            if out.error:
-                report.rejected.append(out.error)
-                continue
-            report.sources_read += 1
-            report.notes.extend(out.notes)
-            report.dropped.extend(out.dropped)
+        _tally(report, outcomes)
     if frames:
         report.frame = _combine(pl.concat(frames, how="vertical"), spec, report, opts)
     log.info("%s: %d row(s) from %d source(s) in %.2f s; %d source(s) rejected, %d record(s) dropped", fmt,
              report.frame.height, report.sources_read, time.perf_counter() - t0, len(report.rejected), len(report.dropped))
+    return report
+
+
+def _tally(report: IngestReport, outcomes: list[_Outcome]) -> None:
+    for out in outcomes:
+        if out.error:
+            report.rejected.append(out.error)
+            continue
+        report.sources_read += 1
+        report.notes.extend(out.notes)
+        report.dropped.extend(out.dropped)
+
+
+def read_results(fmt: str, results: list[tuple[str, ReadResult | IngestError]], **opts) -> IngestReport:
+    """The dispatcher's record checks, cross-source step and validation over sources read elsewhere (the
+    profiles of a Thicket in memory): ``results`` pairs each source's name (its ``source_path``) with what
+    reading it gave, or the error it raised. Options as in :func:`read_sources`."""
+    spec = get_format(fmt)
+    opts.setdefault("bounds", Bounds())
+    report = IngestReport(frame=spec.table.empty(), table=spec.table.name)
+    outcomes, rows = [], []
+    for name, res in results:
+        out = _Outcome(name, rel=name)
+        if isinstance(res, IngestError):
+            out.error = Rejected(res.path, str(res), res.problem)
+        else:
+            out.notes, out.dropped = res.notes, [DroppedRecord(name, *d) for d in res.dropped]
+        outcomes.append(out)
+        rows.append([] if out.error else res.rows)
+    frame = _rows_frame(outcomes, rows, opts)
+    checked = _checked(frame, spec, outcomes, opts) if frame is not None else None
+    _tally(report, outcomes)
+    if checked is not None and checked.height:
+        report.frame = _combine(checked, spec, report, opts)
     return report
 
 

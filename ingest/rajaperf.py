@@ -15,6 +15,7 @@ tell which. This check runs for every RAJAPerf generation (see docs/formats.md).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import polars as pl
@@ -93,7 +94,9 @@ def read(task: Task, opts: dict) -> ReadResult:
     src = Source.of(task.path, task.root)
     if task.run is None:
         if task.path.suffix.lower() == ".json" and not _looks_like_caliper_json(task.path):
-            return ReadResult(notes=[f"ignored {src.rel_path}: not Caliper json-split output"])
+            return ReadResult(notes=[f"ignored {src.rel_path}: not Caliper JSON (json-split or format json) nor a Thicket"])
+        if task.path.suffix.lower() == ".json" and _looks_like_thicket(task.path):
+            return rajaperf_caliper.read_thicket_json(src, machine=task.machine)
         return rajaperf_caliper.read_caliper(src, machine=task.machine)
     if task.machine is None:
         raise IngestError(task.path, NO_MACHINE)
@@ -103,7 +106,14 @@ def read(task: Task, opts: dict) -> ReadResult:
 def _looks_like_caliper_json(path: Path) -> bool:
     with open(path, "rb") as f:
         head = f.read(4096)
-    return b'"data"' in head or b'"columns"' in head or b'"nodes"' in head or not head.strip().startswith(b"{")
+    return (any(k in head for k in (b'"data"', b'"columns"', b'"nodes"', b'"records"', b'"graph"'))
+            or not head.strip().startswith(b"{"))
+
+
+def _looks_like_thicket(path: Path) -> bool:
+    with open(path, "rb") as f:
+        head = f.read(4096)
+    return re.match(rb'\s*\{\s*"graph"\s*:', head) is not None  # Thicket.to_json writes the graph first
 
 
 def finish(frame: pl.DataFrame, report, opts: dict) -> pl.DataFrame:

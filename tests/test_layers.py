@@ -65,7 +65,7 @@ def test_model_commands_say_which_extra_when_torch_is_missing(hide_module, capsy
     assert "needs the models extra: pip install torch==2.13.0 'xamm[models]'" in capsys.readouterr().err
 
 
-HEAVY = ("torch", "deltalake", "catboost", "xgboost", "sklearn", "skops", "matplotlib", "safetensors", "hatchet", "rich", "tqdm", "xamm_data.hub", "pyarrow",
+HEAVY = ("torch", "deltalake", "catboost", "xgboost", "sklearn", "skops", "matplotlib", "safetensors", "hatchet", "thicket", "pandas", "rich", "tqdm", "xamm_data.hub", "pyarrow",
          "huggingface_hub", "fcntl", "xamm_models.embedders", "xamm_models.predictor", "xamm_models.vae_dnn")
 
 

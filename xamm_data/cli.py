@@ -19,6 +19,7 @@ from xamm_data.plugins import plugins
 from xamm_data.schema_files import check_schema_files, write_schema_files
 from xamm_data.store import Store
 from xamm_data.summary import summarize_benchmark_runs
+from xamm_data.thicket import to_thicket
 
 EPILOG = """\
 examples:
@@ -42,6 +43,17 @@ class UsageError(Exception):
 
 def _add_store(p: argparse.ArgumentParser) -> None:
     p.add_argument("--store", type=store_arg, default=None, help="store root (default: $XAMM_HOME/store)")
+
+
+def _add_export(dsub) -> None:
+    p = dsub.add_parser("export", help="write a machine's benchmark runs as a Thicket (to_json)", formatter_class=RAW,
+                        epilog="examples:\n  xamm datasets export quartz --thicket quartz.json\n"
+                               "  then in Python: thicket.Thicket.from_json(open('quartz.json').read())\n"
+                               "  xamm-ingest rajaperf quartz.json   reads it back (or xamm_ingest.from_thicket)")
+    p.add_argument("name")
+    p.add_argument("--thicket", type=Path, required=True, help="the JSON file to write (Thicket.to_json())")
+    p.add_argument("--version", type=int, default=None, help="the store table's version to read (time travel)")
+    _add_store(p)
 
 
 def register(sub) -> dict:
@@ -76,6 +88,7 @@ def register(sub) -> dict:
                         formatter_class=RAW, epilog="examples:\n  xamm datasets verify            exit 1 on any mismatch")
     p.add_argument("--json", action="store_true", help="print the problems as JSON")
     _add_store(p)
+    _add_export(dsub)
     p = dsub.add_parser("push", help="publish a machine's tables to a Hub dataset repo", formatter_class=RAW,
                         epilog="examples:\n  xamm datasets push quartz --repo org/xamm-data --license mit\n"
                                "  xamm datasets push h100-node --repo org/xamm-data --license bsd-3-clause --version 4")
@@ -170,6 +183,13 @@ def _datasets(args) -> int:
              pl.DataFrame({"problem": problems}, schema={"problem": pl.String}), as_json=args.json,
              title=f"verify {store.root}: {len(problems)} problem(s)")
         return 1 if problems else 0
+    if args.action == "export":
+        df = load_dataset(args.name, store=store, version=args.version)
+        tk = to_thicket(df)
+        args.thicket.write_text(tk.to_json(), encoding="utf-8")
+        print(f"wrote {args.thicket}: {len(tk.profile)} profiles, {df.height} kernel runs of {args.name} "
+              "(thicket.Thicket.from_json reads it)")
+        return 0
     if args.action == "push":
         name = resolve_name(args.name, store=store)
         from xamm_data.hub import push_dataset  # Hub client: ~0.3 s import, only when a Hub is used

@@ -153,9 +153,11 @@ SHA256_PATTERN = r"^[0-9a-f]{64}$"
 _PROVENANCE: tuple[Column, ...] = (
     _c("source_path", "string", "Path of the source file, relative to the ingest root (POSIX separators).", nullable=False),
     _c("source_sha256", "string", "SHA-256 of the source file's bytes; for a database directory (HPCToolkit), "
-       "SHA-256 of its sorted `relative path NUL file sha256 LF` lines.", nullable=False, pattern=SHA256_PATTERN),
+       "SHA-256 of its sorted `relative path NUL file sha256 LF` lines; for a profile of a Thicket (in memory or "
+       "`to_json()`), SHA-256 of the profile's records and globals as canonical JSON.", nullable=False,
+       pattern=SHA256_PATTERN),
     _c("source_format", "string", "Format of the source file.", nullable=False,
-       enum=("rajaperf-csv", "rajaperf-timing-csv", "caliper-cali", "caliper-json",
+       enum=("rajaperf-csv", "rajaperf-timing-csv", "caliper-cali", "caliper-json", "thicket", "thicket-json",
              "hpctoolkit", "hpctoolkit-latest", "table")),
     _c("reader", "string", "Dotted name of the xamm reader that produced the row.", nullable=False),
     _c("xamm_version", "string", "Version of xamm that ingested the row.", nullable=False),
@@ -172,7 +174,7 @@ _CONFIG: tuple[Column, ...] = (
 
 BENCHMARK_RUNS = TableSchema(
     name="benchmark_runs",
-    version="1.1.0",
+    version="1.2.0",
     description=(
         "One row per (machine, suite, kernel, variant, tuning, build, configuration, trial) of a benchmark suite run "
         "(RAJAPerf). Times are seconds per repetition of the kernel, sizes in bytes and flops per repetition."
@@ -309,7 +311,7 @@ def _app_profile_columns() -> tuple[Column, ...]:
 
 APP_PROFILES = TableSchema(
     name="app_profiles",
-    version="1.0.0",
+    version="1.1.0",
     description=(
         "One row per application performance sample: an application with its parameters run on a machine in a "
         "configuration, with its runtime, canonical hardware counters and the xAMM paper's Table II features."

@@ -1,8 +1,15 @@
-"""Loading Caliper files (``.cali`` text and ``json-split`` JSON) into records, globals and attribute metadata."""
+"""Loading Caliper files (``.cali`` text; JSON as ``cali-query`` writes it: ``json-split`` and ``format json``'s
+``object`` and ``records`` layouts) into records, globals and attribute metadata.
+
+The ``format json`` layouts follow Caliper's ``src/reader/JsonFormatter.cpp``: every nested attribute of a
+record goes under the one key ``path``, its labels joined with ``/`` from the root; global attributes are left
+out of records and written (as strings) under ``globals`` only in the ``object`` layout, beside ``attributes``
+(each attribute's properties and metadata such as ``attribute.unit``)."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from xamm_ingest.errors import IngestError
@@ -10,10 +17,12 @@ from xamm_ingest.readers.cali_format import CaliFormatError, parse_cali
 
 
 class CaliperProfile:
-    """A parsed Caliper file: records (path list + attributes), globals and attribute metadata."""
+    """A parsed Caliper file: records (path list + attributes), globals and attribute metadata. ``layout``: what
+    it was read from (``cali``, ``json-split``, ``json-object``, ``json-records``, ``thicket``)."""
 
-    def __init__(self, records: list[dict], globals_: dict, meta: dict[str, dict], path: Path | None = None):
-        self.records, self.globals, self.meta, self.path = records, globals_, meta, path
+    def __init__(self, records: list[dict], globals_: dict, meta: dict[str, dict], path: Path | None = None,
+                 layout: str = "cali"):
+        self.records, self.globals, self.meta, self.path, self.layout = records, globals_, meta, path, layout
 
 
 def load_cali(path: Path) -> CaliperProfile:
@@ -37,14 +46,72 @@ def load_cali(path: Path) -> CaliperProfile:
     return CaliperProfile(prof.records, prof.globals, {k: prof.metadata(k) for k in keys}, Path(path))
 
 
-def load_caliper_json(path: Path) -> CaliperProfile:
+_NONFINITE = re.compile(r'(?<=[:,\[])(\s*)(-?)(nan|inf)(?=\s*[,}\]])')
+
+
+def _load_json(path: Path):
+    """The file's JSON. Caliper writes a non-finite double as a bare ``nan`` or ``inf`` (``std::to_string``), which
+    is not JSON; where the plain parse fails on one, they are read as NaN and infinity."""
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        text = Path(path).read_text(encoding="utf-8")
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError:
+            fixed = _NONFINITE.sub(lambda m: m[1] + ("NaN" if m[3] == "nan" else m[2] + "Infinity"), text)
+            if fixed == text:
+                raise
+            return json.loads(fixed)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise IngestError(path, f"not valid JSON ({e}); expected Caliper json-split output") from None
+        raise IngestError(path, f"not valid JSON ({e}); expected Caliper JSON output (cali-query -q 'format "
+                          "json(object)' or -O json-split) or a Thicket's to_json()") from None
+
+
+def is_thicket_json(doc) -> bool:
+    """Whether a parsed JSON document is a Thicket's ``to_json()`` (many profiles, read by Thicket itself)."""
+    return isinstance(doc, dict) and {"graph", "dataframe", "profile_mapping"} <= set(doc)
+
+
+def load_caliper_json(path: Path) -> CaliperProfile:
+    """A Caliper JSON file in any of the layouts ``cali-query`` writes: ``json-split`` (``-O json-split``), and
+    ``format json``'s ``object`` and default ``records`` layouts (``-q "... format json(object)"``)."""
+    doc = _load_json(path)
+    if isinstance(doc, list) or (isinstance(doc, dict) and isinstance(doc.get("records"), list)):
+        return _json_records(doc, path)
+    if is_thicket_json(doc):
+        raise IngestError(path, "a Thicket to_json() file holds many profiles; read it with xamm-ingest rajaperf "
+                          "or xamm_ingest.from_thicket(Thicket.from_json(text))")
     if not isinstance(doc, dict) or not {"data", "columns", "nodes"} <= set(doc):
-        raise IngestError(path, "JSON lacks 'data', 'columns' and 'nodes'; expected Caliper json-split output "
-                          "(cali-query -O json-split)")
+        raise IngestError(path, "JSON lacks 'data', 'columns' and 'nodes' (json-split) or 'records' (format "
+                          "json(object)); expected Caliper JSON output (cali-query -O json-split, or -q "
+                          "\"select * format json(object)\")")
+    return _json_split(doc, path)
+
+
+def _json_records(doc, path: Path) -> CaliperProfile:
+    """``format json`` output (Caliper's JsonFormatter): one flat object per record, every nested attribute
+    (the region path) joined with ``/`` under ``path``; globals and attribute metadata only in the ``object``
+    layout (``{"records": [...], "globals": {...}, "attributes": {name: {"attribute.unit": ...}}}``)."""
+    records = doc if isinstance(doc, list) else doc["records"]
+    globals_ = {} if isinstance(doc, list) else doc.get("globals") or {}
+    attributes = {} if isinstance(doc, list) else doc.get("attributes") or {}
+    if not isinstance(globals_, dict) or not isinstance(attributes, dict):
+        raise IngestError(path, "'globals' or 'attributes' is not an object; expected cali-query format json(object) output")
+    out = []
+    for j, rec in enumerate(records):
+        if not isinstance(rec, dict):
+            raise IngestError(path, f"record {j} is {type(rec).__name__}; expected an object of attribute values "
+                              "(cali-query format json)", record=f"records[{j}]")
+        rec = dict(rec)
+        if isinstance(rec.get("path"), str):
+            rec["path"] = rec["path"].split("/")
+        out.append(rec)
+    meta = {k: {m: v for m, v in a.items() if m not in ("is_global", "is_nested")}
+            for k, a in attributes.items() if isinstance(a, dict)}
+    return CaliperProfile(out, globals_, meta, Path(path), "json-records" if isinstance(doc, list) else "json-object")
+
+
+def _json_split(doc: dict, path: Path) -> CaliperProfile:
+    """``json-split`` output: records as rows of column values, tree columns holding node indices."""
     nodes, cols, data = doc["nodes"], doc["columns"], doc["data"]
     for what, value in (("nodes", nodes), ("columns", cols), ("data", data)):
         if not isinstance(value, list):
@@ -90,7 +157,7 @@ def load_caliper_json(path: Path) -> CaliperProfile:
                 rec[c] = v
         records.append(rec)
     globals_ = {k: v for k, v in doc.items() if k not in ("data", "columns", "column_metadata", "nodes")}
-    return CaliperProfile(records, globals_, meta, Path(path))
+    return CaliperProfile(records, globals_, meta, Path(path), "json-split")
 
 
 def load_profile(path: Path) -> CaliperProfile:

@@ -38,7 +38,9 @@ from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
+from xamm_data._version import __version__
 from xamm_data.schema import BENCHMARK_RUNS
+from xamm_data.thicket import is_xamm_thicket, thicket_records
 from xamm_data.units import seconds_per
 from xamm_ingest.errors import IngestError, RecordError
 from xamm_ingest.machine_names import machine_id
@@ -46,6 +48,7 @@ from xamm_ingest.readers.base import ReadResult, Source, provenance
 from xamm_ingest.readers.caliper_files import CaliperProfile, load_profile
 from xamm_ingest.readers.names import VARIANT_RE, split_kernel
 from xamm_ingest.readers.rajaperf_common import check_variant, finish_row
+from xamm_ingest.readers.thicket_profiles import thicket_profiles
 
 READER = "xamm_ingest.readers.rajaperf_caliper"
 _TIME_RE = {
@@ -94,7 +97,7 @@ def _time_attrs(prof: CaliperProfile) -> dict[str, tuple[str, float]]:
                     raise IngestError(prof.path, f"time attribute {k!r}: {e}") from None
     if "mean" not in found:
         raise IngestError(prof.path, "no inclusive time attribute (e.g. avg#inclusive#sum#time.duration or "
-                          "inclusive#sum#time.duration[.ns]); expected a RAJAPerf Caliper profile")
+                          f"inclusive#sum#time.duration[.ns]); expected a RAJAPerf Caliper profile{_alias_hint(prof)}")
     return found
 
 
@@ -164,7 +167,20 @@ def _finite_int(x) -> int | None:
     return int(v) if v is not None and math.isfinite(v) and abs(v) < 2 ** 62 else None
 
 
-def _machine_of(g: dict, path: Path, machine: str | None) -> str:
+def _alias_hint(prof: CaliperProfile) -> str:
+    """A hint for Thicket profiles whose metric columns are aliases xamm cannot map back to Caliper attributes."""
+    return ("; this Thicket names its metrics by alias and its metadata has no spot.metrics to map them back (is "
+            "'time' inclusive or exclusive, seconds or ns?): build it with native names, "
+            "Thicket.from_caliperreader(files, native=True)" if prof.layout == "thicket" else "")
+
+
+def _no_globals(prof: CaliperProfile) -> str:
+    """A hint for files whose layout drops the Adiak globals."""
+    return ("; cali-query's default format json layout leaves out the globals: write it with -q \"select * format "
+            "json(object)\"" if prof.layout == "json-records" else "")
+
+
+def _machine_of(g: dict, path: Path, machine: str | None, hint: str = "") -> str:
     cluster = g.get("cluster")
     if machine:
         if cluster and machine_id(str(cluster)) != machine:
@@ -173,11 +189,11 @@ def _machine_of(g: dict, path: Path, machine: str | None) -> str:
         return machine
     if not cluster:
         raise IngestError(path, "no 'cluster' in the Adiak metadata; pass --machine NAME or add an xamm.toml "
-                          "with machine = \"NAME\" beside the runs")
+                          f"with machine = \"NAME\" beside the runs{hint}")
     return machine_id(str(cluster))
 
 
-def _run_metadata(src: Source, g: dict, machine: str | None, variant: str) -> dict:
+def _run_metadata(src: Source, g: dict, machine: str | None, variant: str, hint: str = "") -> dict:
     """The columns every row of the file shares."""
     compiler = g.get("compiler")
     for key, label in (("cuda_compiler_version", "nvcc"), ("hip_compiler_version", "hipcc")):
@@ -190,7 +206,7 @@ def _run_metadata(src: Source, g: dict, machine: str | None, variant: str) -> di
              "raja": g.get("raja_version"), "cuda": g.get("cuda_compiler_version"), "hip": g.get("hip_compiler_version")}
     fmt = "caliper-json" if src.path.suffix.lower() == ".json" else "caliper-cali"
     return {
-        "machine": _machine_of(g, src.path, machine), "variant": variant, "suite_version": g.get("perfsuite_version"),
+        "machine": _machine_of(g, src.path, machine, hint), "variant": variant, "suite_version": g.get("perfsuite_version"),
         "compiler": str(compiler) if compiler else None, "compiler_flags": " ".join(str(flags).split()) if flags else None,
         "npasses": float(parse_npasses(g.get("cmdline"), src.path)), "omp_max_threads": _num(g.get("omp_max_threads")),
         "problem_size_param": _num(g.get("ProblemSizeRunParam")),
@@ -337,8 +353,52 @@ def _adiak_kernel_info(g: dict, kernel: str, path: Path) -> dict:
 
 def read_caliper(src: Source, *, machine: str | None = None) -> ReadResult:
     """Read a RAJAPerf ``.cali`` or Caliper JSON file into benchmark rows (numbers unchecked: see records.py)."""
+    return read_caliper_profile(load_profile(src.path), src, machine=machine)
+
+
+def read_thicket_json(src: Source, *, machine: str | None = None) -> ReadResult:
+    """Every profile of a Thicket's ``to_json()`` file, read as its Caliper file would be. A profile that cannot be
+    read is a dropped record of the file (named by the profile's original file), not a lost file."""
+    try:
+        import thicket  # heavy (pandas, hatchet): only for Thicket files
+    except ImportError:
+        raise IngestError(src.path, "a Thicket to_json() file; reading it needs Thicket: pip install 'xamm[thicket]'") from None
+
+    try:
+        tk = thicket.Thicket.from_json(src.path.read_text(encoding="utf-8"))
+    except Exception as e:
+        raise IngestError(src.path, f"Thicket.from_json could not read it ({type(e).__name__}: {e}); expected a "
+                          "Thicket's to_json() output") from None
+    if is_xamm_thicket(tk):
+        return _exported_rows(tk, src)
+    result = ReadResult()
+    for label, psrc, prof in thicket_profiles(tk, source=src):
+        try:
+            got = read_caliper_profile(prof, psrc, machine=machine, fmt="thicket-json")
+        except IngestError as e:
+            result.dropped_record(f"profile {label}", "profile", label, e.problem or str(e))
+            continue
+        for row in got.rows:
+            row["_record"] = f"{label}: {row['_record']}"
+        result.rows += got.rows
+        result.notes += got.notes
+        result.dropped += [(f"{label}: {r}", *rest) for r, *rest in got.dropped]
+    return result
+
+
+def _exported_rows(tk, src: Source) -> ReadResult:
+    """The rows of a Thicket xamm wrote (``to_thicket``, ``xamm datasets export``): they come from this file now,
+    each keeping its measurement's hash, and are checked again like any other source's."""
+    fixed = {"source_path": src.rel_path, "source_format": "thicket-json", "reader": READER, "xamm_version": __version__,
+             "_time_resolution_s": None, "_uncertain_figures": False}
+    return ReadResult(rows=[{**r, **fixed, "_record": r["kernel"]} for r in thicket_records(tk)])
+
+
+def read_caliper_profile(prof: CaliperProfile, src: Source, *, machine: str | None = None,
+                         fmt: str | None = None) -> ReadResult:
+    """Benchmark rows of one parsed RAJAPerf profile (a file's, or one profile of a Thicket); ``fmt`` overrides
+    the ``source_format`` told by the file's suffix."""
     path = src.path
-    prof = load_profile(path)
     g = prof.globals
     times = _time_attrs(prof)
     by_path = _by_path(prof)
@@ -347,9 +407,11 @@ def read_caliper(src: Source, *, machine: str | None = None) -> ReadResult:
     variant = next(iter(roots)) if len(roots) == 1 and VARIANT_RE.match(next(iter(roots))) else g.get("variant")
     if not variant:
         raise IngestError(path, "no 'variant' in the Adiak metadata and the call tree root is not a variant; "
-                          "expected RAJAPerf's Adiak metadata")
+                          f"expected RAJAPerf's Adiak metadata{_no_globals(prof)}")
     check_variant(path, str(variant))
-    common = _run_metadata(src, g, machine, str(variant))
+    common = _run_metadata(src, g, machine, str(variant), _no_globals(prof))
+    if fmt:
+        common["source_format"] = fmt
     file_tuning = _single_tuning(g)
     attrs = _Attrs(prof, {a for a, _ in times.values()})
     tuples = {p: {attrs.figure_tuple(r) for r in recs} - {()} for p, recs in by_path.items()}
