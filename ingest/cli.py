@@ -31,6 +31,7 @@ examples:
   xamm-ingest rajaperf ./runs --dry-run --json       read and validate only; print the summary as JSON
   xamm-ingest rajaperf ./runs --strict               fail (exit 1, write nothing) if any file or record is rejected
   xamm-ingest rajaperf ./runs --bound max_time_per_rep_s=1e6   allow slower repetitions than the default bound
+  xamm-ingest rajaperf tk.json                       a Thicket's to_json() file, one source with many profiles
 """
 
 
@@ -43,7 +44,7 @@ def build_parser(prog: str = "xamm-ingest") -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="format", metavar="FORMAT")
     sub.required = True
     p = sub.add_parser(
-        "rajaperf", help="RAJAPerf runs: Caliper .cali / JSON and RAJAPerf's CSV outputs",
+        "rajaperf", help="RAJAPerf runs: Caliper .cali / JSON (json-split, format json(object)), Thicket to_json, CSV",
         description="Read RAJAPerf outputs (directories are searched recursively) into the benchmark_runs table.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -62,7 +63,7 @@ def build_parser(prog: str = "xamm-ingest") -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
 
     for fmt, what in (("hpctoolkit", "HPCToolkit database directories (old experiment.xml or new meta.db format)"),
-                      ("caliper", "Caliper application profiles (.cali or json-split .json)")):
+                      ("caliper", "Caliper application profiles (.cali, or .json: json-split or format json(object))")):
         q = sub.add_parser(fmt, help=what, description=f"Read {what} into the app_profiles table, one sample each.",
                            epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
         q.add_argument("paths", nargs="+", type=Path, help="databases/files or directories holding them")

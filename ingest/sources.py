@@ -14,7 +14,7 @@ from pathlib import Path
 from xamm_ingest.report import Rejected
 
 OTF2_SUFFIXES = (".otf2", ".def", ".evt")
-READS = ("xamm reads RAJAPerf CSV and Caliper .cali/.json files (xamm-ingest rajaperf), Caliper profiles "
+READS = ("xamm reads RAJAPerf CSV, Caliper .cali/.json and Thicket to_json files (xamm-ingest rajaperf), Caliper profiles "
          "(caliper), HPCToolkit databases (hpctoolkit) and CSV/Parquet tables (table)")
 
 

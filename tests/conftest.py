@@ -82,6 +82,9 @@ def local_hub(_hub_server, monkeypatch):
     monkeypatch.setattr(hf_constants, "ENDPOINT", _hub_server.endpoint)
     monkeypatch.setattr(hf_constants, "HUGGINGFACE_CO_URL_TEMPLATE",
                         _hub_server.endpoint + "/{repo_id}/resolve/{revision}/{filename}")
+    # online, whatever HF_HUB_OFFLINE was when the client was first imported (an offline test may have been first)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(hf_constants, "HF_HUB_OFFLINE", False)
     monkeypatch.setenv("HF_TOKEN", "hf_xamm_test_token")
     return _hub_server
 

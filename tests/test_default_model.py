@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("xgboost", reason="the models extra is not installed")
 
-from xamm_models.default_model import StackedPredictor, _conformal  # noqa: E402
+from xamm_models.default_model import StackedPredictor, _conformal, _group_conformal  # noqa: E402
 from xamm_models.physics import modelled_time, physics_signature  # noqa: E402
 from xamm_models.predictor import UnknownSourceError, UnknownTargetError  # noqa: E402
 
@@ -74,6 +74,19 @@ def test_the_conformal_quantile_is_the_finite_sample_rank():
     assert _conformal(r, 0.8) == 9.0
     assert _conformal(-r, 0.8) == 9.0
     assert _conformal(r, 0.95) == 10.0  # rank 11 > n: the largest
+
+
+def test_the_group_conformal_half_width_is_a_rank_over_the_units_own_quantiles():
+    """Each inner fold is one unit: rank ceil((G + 1) 0.8) of the G units' own 80% quantiles. A unit with most of
+    the residuals does not outweigh the others, and a wide unit is not averaged away."""
+    small, wide = np.linspace(0.01, 0.1, 100), np.linspace(0.1, 1.0, 10)
+    r = np.concatenate([small, wide])
+    units = np.repeat([0, 1], [100, 10])
+    assert _group_conformal(r, units, 0.8) == pytest.approx(np.quantile(wide, 0.8))  # rank 3 > G = 2: the largest
+    assert _conformal(r, 0.8) < np.quantile(wide, 0.2)  # pooled over pairs, the wide unit is barely covered
+    nine = np.repeat(np.arange(9), 5)
+    r9 = np.concatenate([np.full(5, float(u + 1)) for u in range(9)])
+    assert _group_conformal(r9, nine, 0.8) == 8.0  # rank ceil(10 * 0.8) = 8 of the 9 quantiles 1..9
 
 
 def test_the_residual_is_chosen_when_the_source_efficiency_carries_signal(fitted):

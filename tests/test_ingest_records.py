@@ -97,7 +97,7 @@ def test_otf2_trace_and_dangling_link_are_named(tmp_path):
     rep = read_rajaperf(d, machine="example-node", workers=1)
     reasons = sorted(r.reason for r in rep.rejected)
     assert len(reasons) == 2
-    assert "OTF2 traces are not read; xamm reads RAJAPerf CSV and Caliper" in reasons[1] and "trace.otf2" in reasons[1]
+    assert "OTF2 traces are not read; xamm reads RAJAPerf CSV, Caliper" in reasons[1] and "trace.otf2" in reasons[1]
     assert "lost.cali: dangling symbolic link" in reasons[0] and "gone.cali" in reasons[0]
     assert rep.frame.height == 5
 

@@ -42,10 +42,14 @@ def offline(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
 
+    from xamm_models import signature_hub  # binds hf_hub_download at import: imported (and patched) here,
+    # so a first import inside this test cannot keep the refusing stand-in for the tests after it
+
     def refuse(*a, **k):
         raise AssertionError("the Hub was asked")
     for name in ("snapshot_download", "hf_hub_download"):
         monkeypatch.setattr(huggingface_hub, name, refuse)
+    monkeypatch.setattr(signature_hub, "hf_hub_download", refuse)
 
 
 @needs_snapshot
@@ -142,13 +146,16 @@ def test_zoo_push_publishes_everything_and_a_fresh_cache_pulls_it_by_revision(sh
     zoo = tmp_path / "zoo"
     build_zoo(shared_data, zoo, epochs=3, vae_dnn=False, eval_results=None, progress=lambda *_: None)
     done = push_zoo(zoo, "xamm-test", token="hf_xamm_test_token", progress=lambda *_: None)
-    assert set(done) == {"xamm-test/xamm-datasets", "xamm-test/xamm-amms", "xamm-test/xamm-default"}
+    assert set(done) == {"xamm-test/xamm-datasets", "xamm-test/xamm-amms", "xamm-test/xamm-default",
+                         *(f"xamm-test/xamm-baseline-{m}" for m in ("pair-median", "roofline", "knn"))}
     assert json.loads((zoo / "published.json").read_text()) == done
     monkeypatch.setenv("HF_HOME", str(tmp_path / "fresh"))  # nothing cached
     local = load_model(str(zoo / "models" / "default"))
     pulled = load_model("xamm-test/xamm-default", revision=done["xamm-test/xamm-default"])
     rows = xplat.XplatDataset.from_store(zoo / "store").pairs.head(200)
     assert pulled.predict_pairs(rows).equals(local.predict_pairs(rows))
+    knn = load_model("xamm-test/xamm-baseline-knn", revision=done["xamm-test/xamm-baseline-knn"])
+    assert knn.predict_pairs(rows).equals(load_model(str(zoo / "models" / "baseline-knn")).predict_pairs(rows))
     store = Store(zoo / "store")
     for m in store.machines("benchmark_runs"):
         got = load_dataset(m, repo_id="xamm-test/xamm-datasets", revision=done["xamm-test/xamm-datasets"],
@@ -204,3 +211,45 @@ def test_the_wheel_carries_the_snapshot_within_the_budget(tmp_path):
     inside = [i for i in zipfile.ZipFile(wheel).infolist() if "/snapshot/" in i.filename]
     assert {i.filename.split("xamm_data/snapshot/", 1)[1] for i in inside} == {f.path for f in MANIFEST.files} | {"MANIFEST.json"}
     assert sum(i.compress_size for i in inside) <= 10 * 2**20  # issue 17: wheel growth at most 10 MB
+
+
+@pytest.mark.parametrize("scheme", ["kernel-group", "held-out-machine"])
+def test_the_baseline_artefacts_answer_as_the_eval_scores_them(public_store, tmp_path, scheme):
+    """Each saved baseline, fitted on a fold's training data, predicts that fold's test pairs exactly as the eval's
+    baseline function does (after save and load); an unknown target is refused; the ranking is by relR."""
+    from xamm_models import baselines as B
+    from xamm_models.baseline_model import METHODS, BaselinePredictor
+    from xamm_models.kernel_apps import FEATURES
+    from xamm_models.predictor import UnknownTargetError
+    from xamm_models.zoo import load_model
+
+    ds = xplat.XplatDataset.from_store(public_store)
+    fold = ds.get_idx_split(scheme)[0]
+    train, test = fold.frames(ds.pairs)
+    samples = ds.samples.filter(~pl.col("app").is_in(list(fold.machine_exclude)))
+    funcs = {"pair-median": B.pair_median, "roofline": B.roofline, "knn": B.knn}
+    for m in METHODS:
+        BaselinePredictor(method=m).fit(train, samples).save_pretrained(tmp_path / m)
+        got = load_model(str(tmp_path / m))
+        assert type(got) is BaselinePredictor and got.config.method == m
+        want = funcs[m](train, test, samples=samples, features=list(FEATURES))
+        np.testing.assert_array_equal(got.predict_pairs(test)["relR"].to_numpy(), want)
+    with pytest.raises(UnknownTargetError, match="lasen"):
+        got.predict_pairs(test.head(1).with_columns(pl.lit("lasen:gpu").alias("target")))
+    src = test.get_column("source")[0]
+    targets = sorted(set(test.filter(pl.col("source") == src).get_column("target")))
+    ranked = got.rank_targets(test.filter(pl.col("source") == src).head(2), src, targets)
+    assert ranked.filter(pl.col("row") == 0).get_column("relR").is_sorted()
+
+
+def test_xamm_predict_takes_a_baseline(public_store, tmp_path, capsys):
+    from xamm_data.cli import main as xamm
+    from xamm_models.baseline_model import BaselinePredictor
+
+    ds = xplat.XplatDataset.from_store(public_store)
+    BaselinePredictor(method="roofline").fit(ds.pairs, ds.samples).save_pretrained(tmp_path / "roofline")
+    assert xamm(["predict", str(public_store.root), "--source", "quartz:cpu", "--target", "lassen:gpu", "--target",
+                 "h100-node:gpu", "--model", str(tmp_path / "roofline"), "--rank", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {r["target"] for r in rows} == {"lassen:gpu", "h100-node:gpu"} and {r["rank"] for r in rows} == {1, 2}
+    assert all(r["p_fastest"] is None and r["relR"] > 0 for r in rows)

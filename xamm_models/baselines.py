@@ -66,9 +66,11 @@ def _modelled(test: pl.DataFrame, figs: pl.DataFrame, end: str) -> np.ndarray:
     return t.to_numpy().astype(float)
 
 
-def roofline(train: pl.DataFrame, test: pl.DataFrame, *, samples: pl.DataFrame, **_) -> np.ndarray:
-    """Modelled time on the target over modelled time on the source (figures from ``samples`` only)."""
-    figs = machine_figures(samples)
+def roofline(train: pl.DataFrame, test: pl.DataFrame, *, samples: pl.DataFrame | None = None,
+             figures: pl.DataFrame | None = None, **_) -> np.ndarray:
+    """Modelled time on the target over modelled time on the source (figures from ``samples`` only, or given as
+    :func:`machine_figures` computed them)."""
+    figs = figures if figures is not None else machine_figures(samples)
     rel = _modelled(test, figs, "target") / _modelled(test, figs, "source")
     fallback = pair_median(train, test)
     return np.where(np.isfinite(rel) & (rel > 0), rel, fallback)

@@ -176,7 +176,7 @@ def _add_run_predict_eval(sub) -> None:
     e = sub.add_parser("eval", help="every entry of the xplat-rajaperf benchmark on its official folds",
                        epilog="examples:\n"
                               "  xamm eval --data-dir ../shared/data --out eval-out     build the data set from its "
-                              "named sources, run everything (about 17 min on 2 cores)\n"
+                              "named sources, run everything (about 14-17 min on 2 cores)\n"
                               "  xamm eval --data-dir ../shared/data --quick --out q   fewer epochs and entries (under a minute)\n"
                               "  xamm eval --experiment 3 --store ./store --json\n"
                               "  xamm eval --readme README.md --out docs/eval           rewrite the README's results "
@@ -246,12 +246,13 @@ def run_config(args) -> int:
 
 
 def predict_cmd(args) -> int:
+    from xamm_models.baseline_model import BaselinePredictor  # in the handler: `xamm --help` never loads the models
     from xamm_models.default_model import StackedPredictor, load_predictor  # in the handler: `xamm --help` never loads the models
     from xamm_models.physics_registry import samples_from_runs  # in the handler: `xamm --help` never loads the models
     from xamm_models.pipeline import load_app_samples, load_benchmark_runs  # in the handler: `xamm --help` never loads the models
 
     model = load_predictor(str(args.model), revision=args.revision)
-    if isinstance(model, StackedPredictor) and args.profiles.is_dir():  # RAJAPerf kernels measured on the source
+    if isinstance(model, (StackedPredictor, BaselinePredictor)) and args.profiles.is_dir():  # RAJAPerf kernels on the source
         profiles = samples_from_runs(load_benchmark_runs(args.profiles))
         profiles = profiles.filter(profiles.get_column("target") == args.source)
     else:

@@ -11,9 +11,13 @@
   fewer than ``min_units`` inner folds keeps the simplest. Regimes: ``seen`` (a target seen in training: leave
   one kernel group of the training pairs out) and ``new`` (a target machine absent from training: leave one
   training machine and one kernel group out, its signature still measured from its benchmark runs);
-* split-conformal interval half-widths: the ``coverage`` quantile (finite-sample corrected) of the
-  inner folds' |log10 residuals| per (regime, scenario), so ``relR_lo``/``relR_hi`` cover the truth
-  that often if the test kernels behave like the training kernels of another group.
+* conformal interval half-widths per (regime, scenario), computed over *inner folds as units*
+  (``interval="group"``): each inner fold's own ``coverage`` quantile of its |log10 residuals|, then the
+  ceil((G + 1) coverage)-th smallest of those G quantiles (the largest when that rank exceeds G). A new
+  kernel group (or machine) is one more such unit, so its own quantile lies below the half-width with
+  probability ``coverage``: the interval holds for the group at hand, not only on average over pairs,
+  where one group with most of the pairs (RAJAPerf's Apps) would otherwise be under-covered.
+  ``interval="pooled"`` is plain split-conformal over all inner residuals, kept for comparison.
 
 A target that has no signature is refused (:class:`UnknownTargetError`, with did-you-mean), unless its
 benchmark runs are given (``target_benchmarks``: ``benchmark_runs`` rows, or samples built from them): then its
@@ -69,6 +73,7 @@ class StackedConfig(BaseModel):
     min_per_scenario: int = 20  # fewer inner residuals than this: the regime's pooled quantile is used
     unit: Literal["fold", "kernel"] = "fold"  # what the selection's bootstrap resamples
     min_units: int = 3  # fewer inner units in a scenario than this: its simplest candidate is used
+    interval: Literal["group", "pooled"] = "group"  # conformal over inner folds as units, or over pooled residuals
 
 
 class Calibration(BaseModel):
@@ -158,6 +163,14 @@ def _conformal(resid: np.ndarray, coverage: float) -> float:
     return float(r[min(k, len(r)) - 1]) if len(r) else float("nan")
 
 
+def _group_conformal(resid: np.ndarray, units: np.ndarray, coverage: float) -> float:
+    """Conformal over units (see the module docstring): rank ceil((G + 1) coverage) of the G units' own
+    ``coverage`` quantiles of |residual|, the largest when that rank exceeds G."""
+    r = np.abs(resid)
+    qs = np.sort([np.quantile(r[units == u], coverage) for u in np.unique(units)])
+    return _conformal(qs, coverage) if len(qs) else float("nan")
+
+
 class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", "performance-prediction"],
                        repo_url=None):
     """Physics prior + learned residual, with conformal intervals (see the module docstring)."""
@@ -199,8 +212,8 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
             for v, m in fit_candidates(cands, sigs, fit, self.config.seed).items():
                 resid[v].append(np.log10(m.predict(sigs, held) / y))
         resid = {v: np.concatenate(r) for v, r in resid.items()}
-        units = np.concatenate([np.full(b.height, i) for i, (_, _, b) in enumerate(folds)]) \
-            if self.config.unit == "fold" else np.concatenate([b.get_column("app").to_numpy() for _, _, b in folds])
+        folds_of = np.concatenate([np.full(b.height, i) for i, (_, _, b) in enumerate(folds)])
+        units = folds_of if self.config.unit == "fold" else np.concatenate([b.get_column("app").to_numpy() for _, _, b in folds])
         scen = np.concatenate([_scenarios(b) for _, _, b in folds])
         choose = _simplest_unless_clearly_beaten if self.config.selection == "clear" else _best
         hits = {v: _per_unit_hits(r, units) for v, r in resid.items()}
@@ -215,10 +228,15 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
             enough = len(np.unique(units[m])) >= self.config.min_units
             cal.variants[s] = choose(hits, cands, self.config.seed) if enough else cands[0]
             if m.sum() >= self.config.min_per_scenario:
-                cal.halfwidth[s], cal.n[s] = _conformal(resid[cal.choice(s)][m], self.config.coverage), int(m.sum())
+                cal.halfwidth[s], cal.n[s] = self._halfwidth(resid[cal.choice(s)][m], folds_of[m]), int(m.sum())
         deployed = np.concatenate([resid[cal.choice(s)][scen == s] for s in np.unique(scen)])  # as predictions are made
-        cal.halfwidth["all"] = _conformal(deployed, self.config.coverage)
+        cal.halfwidth["all"] = self._halfwidth(deployed, np.concatenate([folds_of[scen == s] for s in np.unique(scen)]))
         return cal
+
+    def _halfwidth(self, resid: np.ndarray, folds: np.ndarray) -> float:
+        if self.config.interval == "group":
+            return _group_conformal(resid, folds, self.config.coverage)
+        return _conformal(resid, self.config.coverage)
 
     # -- inference --------------------------------------------------------------------------------
     def _signatures_with(self, target_benchmarks: pl.DataFrame | None) -> dict[str, PhysicsSignature]:

@@ -10,9 +10,10 @@ kind           what                                                             
 ``stacked``    xamm's default: physics prior + learned residuals, conformal intervals       ``stacked_predictor.json``
 ``xamm``       the paper's pipeline: sample embeddings + AMMs -> a regressor                ``predictor.json``
 ``vae-dnn``    seeds 001/002: VAE latent space + DNN predicting the relR vector             ``vae_dnn.json``
+``baseline``   the benchmark's yardsticks: pair median, roofline, kNN (no interval)         ``baseline.json``
 =============  ===========================================================================  ==========================
 
-All three answer ``predict(profiles, source, targets)`` and ``rank_targets(profiles, source, targets)``.
+All answer ``predict(profiles, source, targets)`` and ``rank_targets(profiles, source, targets)``.
 """
 
 from __future__ import annotations
@@ -42,7 +43,9 @@ for _kind in (ModelKind("stacked", "stacked_predictor.json", "xamm_models.defaul
               ModelKind("xamm", "predictor.json", "xamm_models.predictor:XammPredictor",
                         "the xAMM paper's pipeline: attention sample embeddings + AMMs -> a regressor"),
               ModelKind("vae-dnn", "vae_dnn.json", "xamm_models.vae_dnn:VaeDnn",
-                        "seeds 001/002: VAE latent space + 3x1024 DNN predicting the log relR vector to every target")):
+                        "seeds 001/002: VAE latent space + 3x1024 DNN predicting the log relR vector to every target"),
+              ModelKind("baseline", "baseline.json", "xamm_models.baseline_model:BaselinePredictor",
+                        "the benchmark's yardsticks (pair median, roofline, kNN) as xamm eval scores them; no interval")):
     MODELS.add(_kind.name, _kind)
 
 

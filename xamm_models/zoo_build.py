@@ -6,6 +6,8 @@ From the named sources of ``xplat-rajaperf`` under ``--data-dir`` (``../shared/d
 * ``signatures/``: the physics and attention signatures of every machine with benchmark runs (a registry);
 * ``models/default/``: the default predictor (:class:`~xamm_models.default_model.StackedPredictor`);
 * ``models/vae-dnn/``: the seeds' VAE-DNN (:class:`~xamm_models.vae_dnn.VaeDnn`);
+* ``models/baseline-{pair-median,roofline,knn}/``: the benchmark's baselines
+  (:class:`~xamm_models.baseline_model.BaselinePredictor`), the yardsticks every figure is held against;
 * ``zoo.json``: each artefact's provenance (dataset and table version, xamm version, seed) and metrics.
 
 Each model's card carries its metrics on the official splits, read from an ``xamm eval`` ``results.json``
@@ -29,6 +31,7 @@ from xamm_data.hub import hub_endpoint, push_dataset
 from xamm_data.store import Store
 from xamm_models import xplat
 from xamm_models.amm import build_signatures
+from xamm_models.baseline_model import fit_baselines
 from xamm_models.default_model import StackedPredictor
 from xamm_models.physics_registry import build_physics_signatures
 from xamm_models.signature_hub import push_signatures
@@ -90,6 +93,12 @@ def build_zoo(data_dir, out, *, seed: int = 0, epochs: int = 200, eval_results=N
     default.save_pretrained(out / "models" / "default")
     arts.append(Artefact(name="default", kind="model", path="models/default", dataset=name, data_version=version, seed=seed,
                          metrics=default.training["metrics"]))
+    progress("the baselines")
+    for method, b in fit_baselines(ds.pairs, ds.samples, dataset=name, data_version=version).items():
+        b.training["metrics"] = eval_metrics(eval_results, f"baseline/{method}")
+        b.save_pretrained(out / "models" / f"baseline-{method}")
+        arts.append(Artefact(name=f"baseline-{method}", kind="model", path=f"models/baseline-{method}", dataset=name,
+                             data_version=version, seed=seed, metrics=b.training["metrics"]))
     if vae_dnn:
         arts.append(_vae_dnn(ds, out, name, version, seed, eval_results, progress))
     (out / "zoo.json").write_text(json.dumps([a.model_dump() for a in arts], indent=1, sort_keys=True) + "\n")
