@@ -90,10 +90,12 @@ def test_bare_nan_from_caliper_is_read(tmp_path):
         load_caliper_json(f)
 
 
-def test_caliper_app_profile_as_cali_query_json(shared_data, tmp_path):
-    """The application-profile reader takes format json(object) too: same row as the .cali."""
+@pytest.mark.parametrize("layout", ["object", "records"])
+def test_caliper_app_profile_as_cali_query_json(shared_data, tmp_path, layout):
+    """The application-profile reader takes format json in both layouts (the default one has no globals, which an
+    application profile does not need: the sample spec names app and machine): same row as the .cali."""
     cali = next((shared_data / "LLNL+hatchet" / "hatchet" / "tests" / "data" / "caliper-sw4-cuda-activity-profile-cali").glob("*.cali"))
-    (tmp_path / "p.json").write_text(cali_query_json(cali))
+    (tmp_path / "p.json").write_text(cali_query_json(cali, layout))
     spec = SampleSpec(app="sw4", machine="lassen", time_unit="sec")
     a, b = read_profiles("caliper", cali, spec), read_profiles("caliper", tmp_path / "p.json", spec)
     assert a.rejected == b.rejected == [] and a.frame.height == b.frame.height == 1
