@@ -92,14 +92,19 @@ def test_bare_nan_from_caliper_is_read(tmp_path):
 
 @pytest.mark.parametrize("layout", ["object", "records"])
 def test_caliper_app_profile_as_cali_query_json(shared_data, tmp_path, layout):
-    """The application-profile reader takes format json in both layouts (the default one has no globals, which an
-    application profile does not need: the sample spec names app and machine): same row as the .cali."""
+    """The application-profile reader takes format json in both layouts: same row as the .cali. The default layout
+    has no globals, so what only they say (MPI ranks, tool versions) is null there unless given (``ranks``)."""
     cali = next((shared_data / "LLNL+hatchet" / "hatchet" / "tests" / "data" / "caliper-sw4-cuda-activity-profile-cali").glob("*.cali"))
     (tmp_path / "p.json").write_text(cali_query_json(cali, layout))
     spec = SampleSpec(app="sw4", machine="lassen", time_unit="sec")
     a, b = read_profiles("caliper", cali, spec), read_profiles("caliper", tmp_path / "p.json", spec)
     assert a.rejected == b.rejected == [] and a.frame.height == b.frame.height == 1
-    assert a.frame.drop(PROVENANCE).equals(b.frame.drop(PROVENANCE))
+    from_globals = [] if layout == "object" else ["ranks", "tool_versions"]
+    assert a.frame.drop(PROVENANCE + from_globals).equals(b.frame.drop(PROVENANCE + from_globals))
+    if layout == "records":
+        assert b.frame.select(from_globals).null_count().row(0) == (1, 1)
+        given = read_profiles("caliper", tmp_path / "p.json", spec.model_copy(update={"ranks": 4})).frame
+        assert given.get_column("ranks").item() == a.frame.get_column("ranks").item() == 4
 
 
 @pytest.mark.parametrize("name", ["quartz spot (v2023 tree)", "lassen CUDA tunings", "lassen new-cali"])
