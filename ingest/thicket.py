@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from xamm_data.schema import BENCHMARK_RUNS
 from xamm_data.thicket import is_xamm_thicket, rows_of_thicket
-from xamm_ingest.dispatch import read_results
+from xamm_ingest.dispatch import read_results, validate_by_source
 from xamm_ingest.errors import IngestError
 from xamm_ingest.machine_names import machine_id
 from xamm_ingest.readers.rajaperf_caliper import read_caliper_profile
@@ -38,9 +38,10 @@ def from_thicket(tk, *, machine: str | None = None, bounds: Bounds | None = None
     """
     if not all(hasattr(tk, a) for a in ("dataframe", "metadata", "graph", "profile")):
         raise TypeError(f"expected a thicket.Thicket, got {type(tk).__name__}")
-    if is_xamm_thicket(tk):
-        frame = rows_of_thicket(tk)
-        return IngestReport(frame=frame, table=BENCHMARK_RUNS.name, sources_read=frame.get_column("source_path").n_unique())
+    if is_xamm_thicket(tk):  # rows xamm wrote; validated again, as a Thicket can be edited in between
+        frame, bad = validate_by_source(rows_of_thicket(tk), BENCHMARK_RUNS)
+        return IngestReport(frame=frame, table=BENCHMARK_RUNS.name, rejected=bad,
+                            sources_read=frame.get_column("source_path").n_unique())
     machine = machine_id(machine) if machine else None
     results = []
     for label, src, prof in thicket_profiles(tk):

@@ -219,3 +219,16 @@ def test_without_thicket_installed_the_extra_is_named(cali_sets, tmp_path, hide_
     assert rep.frame.height == 0 and "pip install 'xamm[thicket]'" in rep.rejected[0].reason
     with pytest.raises(ImportError, match=r"xamm\[thicket\]"):
         to_thicket(rows)
+
+
+def test_an_edited_xamm_thicket_is_validated_again(rajaperf_sets):
+    """Rows of a to_thicket Thicket are checked against the schema on the way back: a source whose numbers were
+    edited out of bounds is rejected, the others kept."""
+    rows = read_rajaperf(rajaperf_sets["thicket"] / "lassen", workers=1).frame
+    tk = to_thicket(rows)
+    first = tk.dataframe["time_per_rep_s"].dropna().index[0]
+    tk.dataframe.loc[first, "time_per_rep_s"] = -1.0
+    rep = from_thicket(tk)
+    bad = tk.metadata.loc[first[1], "source_path"]
+    assert [r.path for r in rep.rejected] == [bad] and "time_per_rep_s" in rep.rejected[0].reason
+    assert rep.frame.height == rows.filter(pl.col("source_path") != bad).height

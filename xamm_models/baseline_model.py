@@ -30,6 +30,7 @@ from xamm_data._version import __version__
 from xamm_data.hub import snapshot_dir
 from xamm_models import baselines as B
 from xamm_models.cards import card_datasets_and_metrics, metrics_table
+from xamm_models.default_model import profile_pairs
 from xamm_models.kernel_apps import FEATURES
 from xamm_models.physics_registry import samples_from_runs
 from xamm_models.predictor import ADD_A_TARGET, UnknownSourceError, UnknownTargetError, _unknown
@@ -95,11 +96,7 @@ class BaselinePredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc",
     def predict(self, profiles: pl.DataFrame, source: str, targets: list[str], *,
                 target_benchmarks: pl.DataFrame | None = None) -> pl.DataFrame:
         """relR of each profile (measured on ``source``) on each target: one row per (profile, target)."""
-        keep = [c for c in ("app", "app_params") if c in profiles.columns]
-        base = profiles.with_row_index("row")
-        pairs = pl.concat([base.with_columns(pl.lit(source).alias("source"), pl.lit(t).alias("target")) for t in targets])
-        if "runtime_source" not in pairs.columns:
-            pairs = pairs.with_columns(pl.col("runtime_s").alias("runtime_source"))
+        pairs, keep = profile_pairs(profiles, source, targets)
         pred = self.predict_pairs(pairs, target_benchmarks=target_benchmarks)
         return pl.concat([pairs.select("row", *keep, "source", "target"), pred], how="horizontal").sort("row", "target")
 

@@ -171,6 +171,15 @@ def _group_conformal(resid: np.ndarray, units: np.ndarray, coverage: float) -> f
     return _conformal(qs, coverage) if len(qs) else float("nan")
 
 
+def profile_pairs(profiles: pl.DataFrame, source: str, targets: list[str]) -> tuple[pl.DataFrame, list[str]]:
+    """One pair row per (profile, target), numbered by profile (``row``), and the naming columns to keep."""
+    keep = [c for c in ("app", "app_params") if c in profiles.columns]
+    base = profiles.with_row_index("row")
+    if "runtime_source" not in base.columns:
+        base = base.with_columns(pl.col("runtime_s").alias("runtime_source"))
+    return pl.concat([base.with_columns(pl.lit(source).alias("source"), pl.lit(t).alias("target")) for t in targets]), keep
+
+
 class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", "performance-prediction"],
                        repo_url=None):
     """Physics prior + learned residual, with conformal intervals (see the module docstring)."""
@@ -277,12 +286,7 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
                 target_benchmarks: pl.DataFrame | None = None) -> pl.DataFrame:
         """relR of each profile (measured on ``source``) on each target, with its interval: one row per
         (profile, target), keeping the profile's ``app`` and ``app_params`` when it has them."""
-        keep = [c for c in ("app", "app_params") if c in profiles.columns]
-        base = profiles.with_row_index("row")
-        if "runtime_source" not in base.columns:
-            base = base.with_columns(pl.col("runtime_s").alias("runtime_source"))
-        pairs = pl.concat([base.with_columns(pl.lit(source).alias("source"), pl.lit(t).alias("target"))
-                           for t in targets])
+        pairs, keep = profile_pairs(profiles, source, targets)
         pred = self.predict_pairs(pairs, target_benchmarks=target_benchmarks)
         return pl.concat([pairs.select("row", *keep, "source", "target"), pred], how="horizontal").sort("row", "target")
 
