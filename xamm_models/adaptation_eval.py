@@ -1,0 +1,115 @@
+"""Seed 003's curve on a controlled stand-in: error against the fraction of target samples used.
+
+**The stand-in** (stated as such): every platform's samples are RAJAPerf kernels of ``xplat-rajaperf``. The
+source platform describes a sample by :data:`SOURCE_FEATURES`; every target platform describes it in a
+*controlled* other space (:func:`target_space`): bytes per iteration split into a read and a write part (60/40),
+flops in GFLOP, the problem size dropped, columns renamed and permuted; two columns keep their names. The label is
+the platform's own log10 seconds per iteration; errors are scored as relR (predicted target time over the measured
+source time) by the benchmark's :class:`~xamm_models.evaluation.Evaluator`, on kernels no method saw labelled.
+
+Per target and repeat, 30% of the kernels are held out; of the rest (the pool), a fraction of the samples is
+labelled; every pool and test sample's *features* may be read (test-time adaptation). Compared on the same
+samples: (a) adaptation of the source model (:mod:`xamm_models.adaptation`), (b) from scratch on the same labelled
+samples (ridge, and the source model's MLP), (c) full supervision (the MLP on the whole labelled pool).
+
+    python -m xamm_models.adaptation_eval --store STORE [--source mi300a-spx:cpu] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+import polars as pl
+
+from xamm_models.adaptation import SourceModel, ridge_from_scratch
+from xamm_models.evaluation import Evaluator
+from xamm_models.xplat import XplatDataset
+
+SOURCE_FEATURES = ["f_log_bytes_per_iter", "f_log_flops_per_iter", "f_log_iters_per_rep", "f_arith_intensity",
+                   "f_log_problem_size", "f_log_kernels"]
+FRACTIONS = (0.01, 0.02, 0.05, 0.1, 0.25, 1.0)
+METHODS = ("adapted", "scratch-ridge", "scratch-mlp", "full")
+
+
+def with_features(samples: pl.DataFrame) -> pl.DataFrame:
+    """Samples with :data:`SOURCE_FEATURES` (launches per rep as log10)."""
+    return samples.with_columns(pl.col("kernels_per_rep").fill_null(1.0).clip(1.0).log10().alias("f_log_kernels"))
+
+
+def target_space(x: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """The controlled target feature space of samples described by :data:`SOURCE_FEATURES` (module docstring)."""
+    cols = {"log_read_bytes": x[:, 0] + np.log10(0.6), "log_write_bytes": x[:, 0] + np.log10(0.4),
+            "log_gflops_per_iter": x[:, 1] - 9.0, "f_log_iters_per_rep": x[:, 2], "f_arith_intensity": x[:, 3],
+            "log_launches": x[:, 5]}
+    order = np.random.default_rng(100).permutation(len(cols))  # one fixed shuffle, as another tool's column order
+    names = [list(cols)[i] for i in order]
+    return np.column_stack([cols[n] for n in names]), names
+
+
+def _split(st: pl.DataFrame, rng) -> tuple[pl.DataFrame, pl.DataFrame]:
+    kernels = np.array(sorted(set(st.get_column("app"))))
+    held = list(rng.choice(kernels, size=max(1, len(kernels) * 3 // 10), replace=False))
+    return st.filter(~pl.col("app").is_in(held)), st.filter(pl.col("app").is_in(held))
+
+
+def _scored(pairs: pl.DataFrame, test: pl.DataFrame, log_t: np.ndarray, **labels) -> pl.DataFrame:
+    """Test predictions (log10 s/iter on the target) as relR rows for the evaluator."""
+    at = test.select("app", "size_bucket").with_columns(pl.Series("_t", 10.0 ** log_t))
+    got = pairs.join(at, on=["app", "size_bucket"], how="inner")
+    return got.select("sample", "app", "source", "target", pl.col("relR").alias("y_true"),
+                      (pl.col("_t") / pl.col("runtime_source")).alias("y_pred"),
+                      *(pl.lit(v).alias(k) for k, v in labels.items()))
+
+
+def curve_predictions(ds, source: str, *, repeats: int = 3, fractions=FRACTIONS, seed: int = 0) -> pl.DataFrame:
+    """Every method's relR predictions on every target's held-out kernels, per fraction and repeat."""
+    samples = with_features(ds.samples)
+    src = samples.filter(pl.col("target") == source)
+    base = SourceModel(SOURCE_FEATURES, seed=seed).fit(src.select(SOURCE_FEATURES).to_numpy(),
+                                                       src.get_column("f_log_s_per_iter").to_numpy())
+    out = []
+    for target in sorted(set(samples.get_column("target")) - {source}):
+        st = samples.filter(pl.col("target") == target)
+        pairs = ds.pairs.filter((pl.col("source") == source) & (pl.col("target") == target))
+        for rep in range(repeats):
+            rng = np.random.default_rng(seed + rep)
+            pool, test = _split(st, rng)
+            (xp, names), (xt, _) = target_space(pool.select(SOURCE_FEATURES).to_numpy()), target_space(test.select(SOURCE_FEATURES).to_numpy())
+            yp = pool.get_column("f_log_s_per_iter").to_numpy()
+            full = SourceModel(names, seed=seed + rep).fit(xp, yp).predict(xt)
+            out.append(_scored(pairs, test, full, method="full", fraction=1.0, repeat=rep))
+            for f in fractions:
+                pick = rng.choice(len(yp), size=max(1, round(f * len(yp))), replace=False)
+                adapted = base.adapt(xp[pick], yp[pick], names, unlabelled=np.vstack([xp, xt]))
+                runs = {"adapted": adapted.predict(xt), "scratch-ridge": ridge_from_scratch(xp[pick], yp[pick])(xt)}
+                if len(pick) >= 2:
+                    runs["scratch-mlp"] = SourceModel(names, seed=seed + rep).fit(xp[pick], yp[pick]).predict(xt)
+                out += [_scored(pairs, test, p, method=m, fraction=f, repeat=rep) for m, p in runs.items()]
+    return pl.concat(out)
+
+
+def curve_table(preds: pl.DataFrame, n_boot: int = 300) -> pl.DataFrame:
+    """Within 2x and median |log10 error| (90% bootstrap intervals over kernels) per method and fraction."""
+    ev, rows = Evaluator(n_boot=n_boot), []
+    for (m, f), part in preds.group_by(["method", "fraction"], maintain_order=True):
+        r = ev.eval(part.drop("method", "fraction", "repeat"))["pooled"]["all"]
+        rows.append({"method": m, "fraction": f, "n": part.height,
+                     **{f"{k}{s}": r[k][v] for k in ("within_2", "median_abs_log10") for s, v in (("", "value"), ("_lo", "lo"), ("_hi", "hi"))}})
+    return pl.DataFrame(rows).sort("method", "fraction")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--store", required=True)
+    ap.add_argument("--source", default="mi300a-spx:cpu")
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args(argv)
+    table = curve_table(curve_predictions(XplatDataset.from_store(args.store), args.source, repeats=args.repeats))
+    with pl.Config(tbl_rows=-1, tbl_cols=-1):
+        print(table)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
