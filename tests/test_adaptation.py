@@ -68,3 +68,23 @@ def test_the_controlled_stand_in_curve_on_real_runs(shared_data, tmp_path):
     _, names = target_space(np.zeros((1, 6)))
     assert len(names) == 6 and {"f_arith_intensity", "f_log_iters_per_rep"} <= set(names)  # two names kept
     assert FRACTIONS == (0.01, 0.02, 0.05, 0.1, 0.25, 1.0)
+
+
+@pytest.mark.slow
+def test_the_public_stand_in_source_has_counters_the_targets_lack(shared_data, rajaperf_sets, tmp_path):
+    """thicket-tutorial quartz: workload and top-down counters (20 columns); the targets: the 6 workload columns a
+    RAJAPerf CSV gives. The 6 shared names seed the alignment; every method is scored on the same test rows."""
+    from xamm_data.store import Store
+    from xamm_ingest import read_rajaperf
+    from xamm_models import xplat
+    from xamm_models.adaptation_eval import SOURCE_FEATURES, TOPDOWN, counter_runs, public_curve_predictions
+
+    runs = read_rajaperf(rajaperf_sets["tutorial_quartz"] / "GCC_10.3.1_BaseSeq_08388608", workers=1).frame
+    src = counter_runs(runs)
+    assert src.height == runs.height and src.select(TOPDOWN).null_count().sum_horizontal().item() == 0
+    assert SourceModel([*SOURCE_FEATURES, *TOPDOWN]).name_matches(SOURCE_FEATURES).sum() == len(SOURCE_FEATURES)
+    st = Store(tmp_path / "store")
+    xplat.ingest_sources(shared_data, st)
+    preds = public_curve_predictions(runs, xplat.XplatDataset.from_store(st), repeats=1, fractions=(0.1,))
+    per = preds.group_by("method").agg(pl.len().alias("n"), pl.col("y_true").sum().round(9).alias("t"))
+    assert per.get_column("n").n_unique() == 1 and per.get_column("t").n_unique() == 1
