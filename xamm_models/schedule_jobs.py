@@ -59,14 +59,16 @@ def fold_predictions(ds, source: str, *, fraction: float = 0.05, seed: int = 0) 
 
 
 def make_jobs(preds: pl.DataFrame, nodes: dict[str, int], *, n_jobs: int, load: float, seed: int) -> list[Job]:
-    """``n_jobs`` jobs drawn from the samples measured on every machine of ``nodes`` (the source among them or not)."""
+    """``n_jobs`` jobs drawn from the samples measured (and predicted) on every machine of ``nodes`` (the source among
+    them or not)."""
     source = preds.get_column("source")[0]
     targets = [m for m in nodes if m != source]
-    full = preds.filter(pl.col("target").is_in(targets)).group_by("sample").agg(pl.col("target").n_unique().alias("k"))
+    usable = preds.filter(pl.col("target").is_in(targets)).drop_nulls(["relR", "relR_predicted", "relR_adapted"])
+    full = usable.group_by("sample").agg(pl.col("target").n_unique().alias("k"))
     keep = full.filter(pl.col("k") == len(targets)).get_column("sample").sort()
     if keep.is_empty():
         raise ValueError(f"no held-out sample from {source} was measured on all of {sorted(nodes)}")
-    rows = preds.filter(pl.col("sample").is_in(keep.implode()) & pl.col("target").is_in(targets))
+    rows = usable.filter(pl.col("sample").is_in(keep.implode()))
     per = {s: part for (s,), part in rows.group_by(["sample"], maintain_order=True)}
     draw = np.random.default_rng(seed).choice(keep.to_numpy(), size=n_jobs)
     work = {s: REPS * p.get_column("runtime_source")[0] * p.get_column("iterations_per_rep")[0] for s, p in per.items()}
