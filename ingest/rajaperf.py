@@ -93,9 +93,10 @@ def read(task: Task, opts: dict) -> ReadResult:
     """Read one RAJAPerf source: a Caliper file, or the files of one CSV run."""
     src = Source.of(task.path, task.root)
     if task.run is None:
-        if task.path.suffix.lower() == ".json" and not _looks_like_caliper_json(task.path):
+        kind = _json_kind(task.path) if task.path.suffix.lower() == ".json" else "caliper"
+        if kind is None:
             return ReadResult(notes=[f"ignored {src.rel_path}: not Caliper JSON (json-split or format json) nor a Thicket"])
-        if task.path.suffix.lower() == ".json" and _looks_like_thicket(task.path):
+        if kind == "thicket":
             return rajaperf_caliper.read_thicket_json(src, machine=task.machine)
         return rajaperf_caliper.read_caliper(src, machine=task.machine)
     if task.machine is None:
@@ -103,17 +104,16 @@ def read(task: Task, opts: dict) -> ReadResult:
     return rajaperf_csv.read_csv_run(task.run, src, machine=task.machine, defaults=dict(task.defaults))
 
 
-def _looks_like_caliper_json(path: Path) -> bool:
+def _json_kind(path: Path) -> str | None:
+    """``"thicket"`` (a Thicket's ``to_json()``, which writes the graph first), ``"caliper"`` (Caliper JSON), or None,
+    from the file's first 4 KiB."""
     with open(path, "rb") as f:
         head = f.read(4096)
-    return (any(k in head for k in (b'"data"', b'"columns"', b'"nodes"', b'"records"', b'"graph"'))
-            or not head.strip().startswith(b"{"))
-
-
-def _looks_like_thicket(path: Path) -> bool:
-    with open(path, "rb") as f:
-        head = f.read(4096)
-    return re.match(rb'\s*\{\s*"graph"\s*:', head) is not None  # Thicket.to_json writes the graph first
+    if re.match(rb'\s*\{\s*"graph"\s*:', head):
+        return "thicket"
+    if any(k in head for k in (b'"data"', b'"columns"', b'"nodes"', b'"records"')) or not head.strip().startswith(b"{"):
+        return "caliper"
+    return None
 
 
 def finish(frame: pl.DataFrame, report, opts: dict) -> pl.DataFrame:

@@ -93,7 +93,7 @@ def to_thicket(frame: pl.DataFrame):
 
 def is_xamm_thicket(tk) -> bool:
     """Whether ``tk`` was made by :func:`to_thicket` (its metadata names the table)."""
-    return MARKER in getattr(tk, "metadata", {}).columns if hasattr(tk, "metadata") else False
+    return hasattr(tk, "metadata") and MARKER in tk.metadata.columns
 
 
 def _value(v, dtype: str):

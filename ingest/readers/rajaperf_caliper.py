@@ -193,7 +193,7 @@ def _machine_of(g: dict, path: Path, machine: str | None, hint: str = "") -> str
     return machine_id(str(cluster))
 
 
-def _run_metadata(src: Source, g: dict, machine: str | None, variant: str, hint: str = "") -> dict:
+def _run_metadata(src: Source, g: dict, machine: str | None, variant: str, hint: str = "", fmt: str | None = None) -> dict:
     """The columns every row of the file shares."""
     compiler = g.get("compiler")
     for key, label in (("cuda_compiler_version", "nvcc"), ("hip_compiler_version", "hipcc")):
@@ -204,7 +204,7 @@ def _run_metadata(src: Source, g: dict, machine: str | None, variant: str, hint:
     run_date = datetime.fromtimestamp(launch, tz=timezone.utc) if launch and 0 < launch < 32503680000 else None
     tools = {"caliper": g.get("cali.caliper.version"), "rajaperf": g.get("perfsuite_version"),
              "raja": g.get("raja_version"), "cuda": g.get("cuda_compiler_version"), "hip": g.get("hip_compiler_version")}
-    fmt = "caliper-json" if src.path.suffix.lower() == ".json" else "caliper-cali"
+    fmt = fmt or ("caliper-json" if src.path.suffix.lower() == ".json" else "caliper-cali")
     return {
         "machine": _machine_of(g, src.path, machine, hint), "variant": variant, "suite_version": g.get("perfsuite_version"),
         "compiler": str(compiler) if compiler else None, "compiler_flags": " ".join(str(flags).split()) if flags else None,
@@ -409,9 +409,7 @@ def read_caliper_profile(prof: CaliperProfile, src: Source, *, machine: str | No
         raise IngestError(path, "no 'variant' in the Adiak metadata and the call tree root is not a variant; "
                           f"expected RAJAPerf's Adiak metadata{_no_globals(prof)}")
     check_variant(path, str(variant))
-    common = _run_metadata(src, g, machine, str(variant), _no_globals(prof))
-    if fmt:
-        common["source_format"] = fmt
+    common = _run_metadata(src, g, machine, str(variant), _no_globals(prof), fmt)
     file_tuning = _single_tuning(g)
     attrs = _Attrs(prof, {a for a, _ in times.values()})
     tuples = {p: {attrs.figure_tuple(r) for r in recs} - {()} for p, recs in by_path.items()}
