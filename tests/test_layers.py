@@ -66,7 +66,8 @@ def test_model_commands_say_which_extra_when_torch_is_missing(hide_module, capsy
 
 
 HEAVY = ("torch", "deltalake", "catboost", "xgboost", "sklearn", "skops", "matplotlib", "safetensors", "hatchet", "thicket", "pandas", "rich", "tqdm", "xamm_data.hub", "pyarrow",
-         "huggingface_hub", "fcntl", "xamm_models.embedders", "xamm_models.predictor", "xamm_models.vae_dnn")
+         "huggingface_hub", "fcntl", "xamm_models.embedders", "xamm_models.predictor", "xamm_models.vae_dnn",
+         "xamm_models.adapted_predictor")
 
 
 def test_function_level_imports_are_only_heavy_optional_dependencies_with_a_reason():

@@ -161,7 +161,7 @@ def test_the_zoo_knows_a_saved_vae_dnn_by_its_marker_and_its_card(trained, tmp_p
     assert {p.name for p in (tmp_path / "m").iterdir()} == {"model.safetensors", "config.json", "vae_dnn.json", "README.md"}
     card = (tmp_path / "m" / "README.md").read_text()
     assert "pipeline_tag: tabular-regression" in card and "synthetic" in card and "calibrated True" in card
-    assert list_models() == ["baseline", "stacked", "vae-dnn", "xamm"] and list_models("vae*") == ["vae-dnn"]
+    assert list_models() == ["adapted", "baseline", "stacked", "vae-dnn", "xamm"] and list_models("vae*") == ["vae-dnn"]
     for back in (load_model(str(tmp_path / "m")), load_predictor(str(tmp_path / "m"))):
         assert type(back) is VaeDnn and back.provenance["dataset"] == "synthetic"
         assert np.array_equal(back.predict_vector(v), m.predict_vector(v))

@@ -138,6 +138,8 @@ def test_zoo_build_regenerates_the_snapshot_byte_for_byte(shared_data, tmp_path,
 def test_zoo_push_publishes_everything_and_a_fresh_cache_pulls_it_by_revision(shared_data, local_hub, tmp_path, monkeypatch):
     from huggingface_hub import ModelCard
 
+    from huggingface_hub import hf_hub_download
+
     from xamm_models.signature_hub import pull_signatures
     from xamm_models.signatures import SignatureRegistry
     from xamm_models.zoo import load_model
@@ -147,7 +149,8 @@ def test_zoo_push_publishes_everything_and_a_fresh_cache_pulls_it_by_revision(sh
     build_zoo(shared_data, zoo, epochs=3, vae_dnn=False, eval_results=None, progress=lambda *_: None)
     done = push_zoo(zoo, "xamm-test", token="hf_xamm_test_token", progress=lambda *_: None)
     assert set(done) == {"xamm-test/xamm-datasets", "xamm-test/xamm-amms", "xamm-test/xamm-default",
-                         *(f"xamm-test/xamm-baseline-{m}" for m in ("pair-median", "roofline", "knn"))}
+                         *(f"xamm-test/xamm-baseline-{m}" for m in ("pair-median", "roofline", "knn")),
+                         "xamm-test/xamm-xamm", "xamm-test/xamm-adapted-quartz-topdown"}
     assert json.loads((zoo / "published.json").read_text()) == done
     monkeypatch.setenv("HF_HOME", str(tmp_path / "fresh"))  # nothing cached
     local = load_model(str(zoo / "models" / "default"))
@@ -156,6 +159,16 @@ def test_zoo_push_publishes_everything_and_a_fresh_cache_pulls_it_by_revision(sh
     assert pulled.predict_pairs(rows).equals(local.predict_pairs(rows))
     knn = load_model("xamm-test/xamm-baseline-knn", revision=done["xamm-test/xamm-baseline-knn"])
     assert knn.predict_pairs(rows).equals(load_model(str(zoo / "models" / "baseline-knn")).predict_pairs(rows))
+    repo = "xamm-test/xamm-adapted-quartz-topdown"  # seed 003's adapted model, its frozen base inside
+    adapted = load_model(repo, revision=done[repo])
+    assert type(adapted).__name__ == "AdaptedPredictor" and adapted.config.platform == "quartz-topdown:cpu"
+    own = json.loads((zoo / "models" / "adapted-quartz-topdown" / "adapted.json").read_text())
+    assert adapted.config.model_dump() == own["config"]
+    profiles = pl.DataFrame({c: [0.1, 0.5] for c in adapted.config.features}).with_columns(pl.lit("Stream_TRIAD").alias("app"))
+    assert adapted.predict(profiles, None, ["lassen:gpu"]).equals(
+        load_model(str(zoo / "models" / "adapted-quartz-topdown")).predict(profiles, None, ["lassen:gpu"]))
+    acard = ModelCard.load(hf_hub_download(repo, "README.md", revision=done[repo])).data
+    assert acard.pipeline_tag == "tabular-regression" and acard.license == "bsd-3-clause" and acard.datasets == ["xplat-rajaperf"]
     store = Store(zoo / "store")
     for m in store.machines("benchmark_runs"):
         got = load_dataset(m, repo_id="xamm-test/xamm-datasets", revision=done["xamm-test/xamm-datasets"],
@@ -164,7 +177,6 @@ def test_zoo_push_publishes_everything_and_a_fresh_cache_pulls_it_by_revision(sh
     reg = SignatureRegistry(tmp_path / "pulled-sigs")
     sigs = pull_signatures("xamm-test/xamm-amms", revision=done["xamm-test/xamm-amms"], registry=reg)
     assert {s.ref for s in sigs} == {s.ref for s in SignatureRegistry(zoo / "signatures").all()}
-    from huggingface_hub import hf_hub_download
 
     card = ModelCard.load(hf_hub_download("xamm-test/xamm-default", "README.md", revision=done["xamm-test/xamm-default"]))
     assert card.data.pipeline_tag == "tabular-regression" and card.data.library_name == "xamm"

@@ -24,6 +24,7 @@ import numpy as np
 
 from xamm_data import counters
 
+
 @lru_cache(maxsize=4096)
 def canonical(name: str) -> str:
     """A feature's canonical name: the counter table's name when it resolves, else the name itself."""
@@ -40,6 +41,12 @@ def _standardise(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     mu, sd = np.nanmean(x, axis=0), np.nanstd(x, axis=0)
     sd[~np.isfinite(sd) | (sd < 1e-9)] = 1.0
     return np.nan_to_num(mu), sd
+
+
+def name_matches(source_features: list[str], target_features: list[str]) -> np.ndarray:
+    """(len(source_features), len(target_features)) 0/1: where a target column's canonical name is a source column's."""
+    src = [canonical(f) for f in source_features]
+    return np.array([[float(s == canonical(t)) for t in target_features] for s in src]).reshape(len(src), len(target_features))
 
 
 class SourceModel:
@@ -79,8 +86,7 @@ class SourceModel:
 
     def name_matches(self, target_features: list[str]) -> np.ndarray:
         """(len(features), len(target_features)) 0/1: where a target column's canonical name is a source column's."""
-        src = [canonical(f) for f in self.features]
-        return np.array([[float(s == canonical(t)) for t in target_features] for s in src])
+        return name_matches(self.features, target_features)
 
     def adapt(self, x: np.ndarray, y: np.ndarray, features: list[str], *, unlabelled: np.ndarray | None = None,
               use_names: bool = True, epochs: int = 300, pull: float = 1e-2, ridge: float = 10.0,
@@ -91,8 +97,8 @@ class SourceModel:
                                                                       pull=pull, ridge=ridge, match=match)
 
 
-def _train(params, forward, y, epochs: int, seed: int, extra=lambda: 0.0, lr: float = 1e-2) -> None:
-    """Full-batch Adam on mean squared error (+ ``extra``), seeded."""
+def _train(params, forward, y, epochs: int, seed: int, extra=lambda: 0.0, lr: float = 1e-2, loss=None) -> None:
+    """Full-batch Adam on ``loss(pred, y)`` (mean squared error by default) + ``extra()``, seeded."""
     torch = _torch()
     params = [p for p in params if p.requires_grad]
     opt = torch.optim.Adam(params, lr=lr, weight_decay=1e-4)
@@ -100,9 +106,40 @@ def _train(params, forward, y, epochs: int, seed: int, extra=lambda: 0.0, lr: fl
         torch.manual_seed(seed)
         for _ in range(epochs):
             opt.zero_grad()
-            loss = torch.mean((forward() - y) ** 2) + extra()
-            loss.backward()
+            pred = forward()
+            value = (torch.mean((pred - y) ** 2) if loss is None else loss(pred, y)) + extra()
+            value.backward()
             opt.step()
+
+
+def fit_alignment(frozen_forward, frozen, xt, yt, p0: np.ndarray, xu, *, cov: np.ndarray | None = None,
+                  epochs: int = 300, seed: int = 0, pull: float = 1e-2, match: float = 1.0, loss=None,
+                  fine_tune: bool = False):
+    """The learned input alignment ``a = P x + b`` of a target's standardised features ``xt`` into a frozen model's
+    standardised input space, read by ``frozen_forward(a)`` (whose parameters, the module ``frozen``, are held fixed
+    and given back as they were). Fitted on the labels ``yt`` (``loss(pred, yt)``, mean squared error by default),
+    pulled towards the start ``p0`` (names that resolve, else zero) and, on every target sample's features ``xu``
+    (unlabelled ones too), towards the source's moments: mean 0 and covariance ``cov`` (unit variances without
+    one). With ``fine_tune`` the model's own weights train too (the caller passes a copy). Returns ``(P, b)``."""
+    torch = _torch()
+    was = [p.requires_grad for p in frozen.parameters()]
+    for p in frozen.parameters():
+        p.requires_grad_(fine_tune)
+    p0t = torch.tensor(p0, dtype=torch.float32, device=xt.device)
+    P, b = torch.nn.Parameter(p0t.clone()), torch.nn.Parameter(torch.zeros(p0t.shape[0], device=xt.device))
+    cov_s = torch.tensor(cov, dtype=torch.float32, device=xt.device) if cov is not None else None
+
+    def moments():  # the aligned inputs should look like the source's
+        a = xu @ P.T + b
+        c = torch.cov(a.T).reshape(p0t.shape[0], p0t.shape[0])
+        spread = torch.mean((c - cov_s) ** 2) if cov_s is not None else torch.mean((torch.diagonal(c) - 1.0) ** 2)
+        return match * (torch.mean(a.mean(0) ** 2) + spread) + pull * torch.sum((P - p0t) ** 2)
+    try:
+        _train([P, b, *frozen.parameters()], lambda: frozen_forward(xt @ P.T + b), yt, epochs, seed, extra=moments, loss=loss)
+    finally:
+        for p, w in zip(frozen.parameters(), was, strict=True):
+            p.requires_grad_(w)
+    return P.detach(), b.detach()
 
 
 class AdaptedModel:
@@ -122,20 +159,9 @@ class AdaptedModel:
         every = np.vstack([x, unlabelled]) if unlabelled is not None else x
         self.mu, self.sd = _standardise(every)
         net = self.source.net
-        for p in net.parameters():
-            p.requires_grad_(False)
-        p0 = torch.tensor(self.p0, dtype=torch.float32)
-        self.P = torch.nn.Parameter(p0.clone())
-        self.b = torch.nn.Parameter(torch.zeros(len(self.source.features)))
-        xt, yt = self._x(x), torch.tensor(y - self.source.y_mu, dtype=torch.float32)[:, None]
-        xu, cov_s = self._x(every), torch.tensor(self.source.cov, dtype=torch.float32)
-
-        def unsupervised():  # the aligned inputs should look like the source's: mean 0, the source's covariance
-            a = xu @ self.P.T + self.b
-            c = torch.cov(a.T).reshape(cov_s.shape)
-            return match * (torch.mean(a.mean(0) ** 2) + torch.mean((c - cov_s) ** 2)) + pull * torch.sum((self.P - p0) ** 2)
-        _train([self.P, self.b], lambda: net["head"](net["enc"](xt @ self.P.T + self.b)), yt, epochs, self.source.seed,
-               extra=unsupervised)
+        yt = torch.tensor(y - self.source.y_mu, dtype=torch.float32)[:, None]
+        self.P, self.b = fit_alignment(lambda a: net["head"](net["enc"](a)), net, self._x(x), yt, self.p0, self._x(every),
+                                       cov=self.source.cov, epochs=epochs, seed=self.source.seed, pull=pull, match=match)
         z, aligned = self._aligned(x)
         self.ridge = _ridge(np.column_stack([z, aligned, (x - self.mu) / self.sd]), y - aligned, ridge)
         return self
@@ -153,10 +179,13 @@ class AdaptedModel:
         return aligned + _ridge_predict(self.ridge, np.column_stack([z, aligned, np.nan_to_num((x - self.mu) / self.sd)]))
 
 
-def _ridge(a: np.ndarray, r: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, float]:
-    """Ridge regression with standardised columns and an unpenalised intercept: (mean, scale, weights + intercept)."""
+def _ridge(a: np.ndarray, r: np.ndarray, alpha: float, scale: bool = True) -> tuple[np.ndarray, np.ndarray, float]:
+    """Ridge regression with centred (and with ``scale``, standardised) columns and an unpenalised intercept:
+    (mean, scale, weights + intercept). Without ``scale`` the columns keep the units they come in, for inputs already
+    on one scale: a few labelled rows would otherwise blow a near-constant column up."""
     a = np.nan_to_num(a)
     mu, sd = _standardise(a)
+    sd = sd if scale else np.ones_like(sd)
     s = (a - mu) / sd
     w = np.linalg.solve(s.T @ s + alpha * np.eye(s.shape[1]), s.T @ (r - r.mean()))
     return mu, sd, np.append(w, r.mean())
@@ -171,3 +200,23 @@ def ridge_from_scratch(x: np.ndarray, y: np.ndarray, alpha: float = 1.0):
     """The from-scratch comparison on the same k samples: ridge on the target's standardised features."""
     model = _ridge(x, y, alpha)
     return lambda xs: _ridge_predict(model, xs)
+
+
+ALPHAS = (1.0, 10.0, 100.0, 1e3, 1e4, 1e6)
+
+
+def choose_alpha(a: np.ndarray, r: np.ndarray, groups: np.ndarray, alphas=ALPHAS, folds: int = 5,
+                 scale: bool = True) -> float:
+    """The ridge penalty with the least squared error over folds of whole ``groups`` (kernels: a row's siblings
+    never validate it); the largest (the fallback: no residual) with fewer than two groups."""
+    names = np.unique(groups)
+    if len(names) < 2:
+        return float(max(alphas))
+    fold = {g: i % min(folds, len(names)) for i, g in enumerate(names)}
+    f = np.array([fold[g] for g in groups])
+    err = {alpha: 0.0 for alpha in alphas}
+    for k in np.unique(f):
+        tr, va = f != k, f == k
+        for alpha in alphas:
+            err[alpha] += float(np.sum((r[va] - _ridge_predict(_ridge(a[tr], r[tr], alpha, scale), a[va])) ** 2))
+    return min(alphas, key=lambda alpha: (err[alpha], -alpha))

@@ -13,18 +13,22 @@ samples: (a) adaptation of the source model (:mod:`xamm_models.adaptation`), (b)
 samples (ridge, and the source model's MLP), (c) full supervision (the MLP on the whole labelled pool).
 
     python -m xamm_models.adaptation_eval --store STORE [--source mi300a-spx:cpu] [--repeats 3]
+    python -m xamm_models.adaptation_eval --store STORE --predictor ../shared/data/LLNL+thicket-tutorial/data/quartz
 """
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import numpy as np
 import polars as pl
 
+from xamm_data.plugins import load
+
 from xamm_models.adaptation import SourceModel, ridge_from_scratch
 from xamm_models.evaluation import Evaluator
-from xamm_models.kernel_apps import feature_exprs
+from xamm_models.kernel_apps import FEATURES, feature_exprs
 from xamm_models.xplat import XplatDataset
 
 SOURCE_FEATURES = ["f_log_bytes_per_iter", "f_log_flops_per_iter", "f_log_iters_per_rep", "f_arith_intensity",
@@ -153,11 +157,86 @@ def main(argv=None) -> int:
     ap.add_argument("--store", required=True)
     ap.add_argument("--source", default="mi300a-spx:cpu")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--predictor", type=Path, metavar="TUTORIAL_QUARTZ", help="instead: the paper predictor adapted "
+                    "to the top-down platform (:func:`adapt_curve_predictions`), from these thicket-tutorial quartz runs")
     args = ap.parse_args(argv)
-    table = curve_table(curve_predictions(XplatDataset.from_store(args.store), args.source, repeats=args.repeats))
-    with pl.Config(tbl_rows=-1, tbl_cols=-1):
-        print(table)
+    ds = XplatDataset.from_store(args.store)
+    if args.predictor:
+        from xamm_models.predictor import XammPredictor  # torch, as the rest
+
+        runs = load("xamm.ingest", "rajaperf", "reading the top-down runs")(args.predictor, dry_run=True, workers=2).frame
+        base = XammPredictor(feature_columns=list(FEATURES), epochs=200, seed=0).fit_pairs(ds.pairs, dataset="xplat-rajaperf")
+        preds = adapt_curve_predictions(base, platform_pairs(runs, ds), repeats=args.repeats)
+    else:
+        preds = curve_predictions(ds, args.source, repeats=args.repeats)
+    with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=200, float_precision=2):
+        print(curve_table(preds))
     return 0
+
+
+PLATFORM = "quartz-topdown:cpu"
+PLATFORM_FEATURES = [*TOPDOWN, "f_log_s_per_iter", *SOURCE_FEATURES[:5]]
+
+
+def platform_pairs(runs: pl.DataFrame, ds, *, max_buckets: int = 2) -> pl.DataFrame:
+    """The public stand-in for :meth:`XammPredictor.adapt`: thicket-tutorial quartz runs (many compilers and -O
+    levels) as profiles of a platform :data:`PLATFORM` described by :data:`PLATFORM_FEATURES` (14 Caliper top-down
+    counters, the time and workload figures; the xAMM predictor's columns lack the counters and include bandwidth and
+    flop rate the platform lacks). One profile per kernel and build (its directory; the fastest tuning), paired with
+    every ``xplat-rajaperf`` target's sample of the same kernel at the nearest size bucket within ``max_buckets``
+    (a factor 4 by default): ``relR`` = the target's seconds per iteration over the profile's."""
+    iters = pl.coalesce(pl.col("iterations_per_rep"), pl.col("problem_size").cast(pl.Float64))
+    r = runs.drop_nulls(list(TOPDOWN)).with_columns(
+        iters.alias("_iters"), (pl.col("time_per_rep_s") / iters).alias("_s_iter"),
+        pl.col("source_path").str.split("/").list.get(-2).alias("app_params"),
+        pl.col("problem_size").cast(pl.Float64).log(2).round().cast(pl.Int64).alias("_bucket"))
+    r = r.with_columns(*feature_exprs()).sort("_s_iter").group_by("kernel", "app_params", maintain_order=True).first()
+    prof = r.select(pl.col("kernel").alias("app"), "app_params", "_bucket", "_s_iter", *PLATFORM_FEATURES).sort("app", "app_params")
+    tgt = ds.samples.select("app", "target", "size_bucket", pl.col("runtime_s").alias("_t"))
+    near = (prof.select("app", "_bucket").unique().join(tgt, on="app")
+            .with_columns((pl.col("size_bucket") - pl.col("_bucket")).abs().alias("_d"))
+            .filter(pl.col("_d") <= max_buckets).sort("_d", "size_bucket").group_by("app", "_bucket", "target").first())
+    return (prof.join(near, on=["app", "_bucket"]).with_columns((pl.col("_t") / pl.col("_s_iter")).alias("relR"),
+                                                                  pl.lit(PLATFORM).alias("source"))
+            .select(pl.concat_str("app", pl.lit("|"), "app_params").alias("sample"), "app", "app_params", "source",
+                    "target", "relR", *PLATFORM_FEATURES).sort("sample", "target"))
+
+
+def _pair_median(lab: pl.DataFrame, test: pl.DataFrame) -> np.ndarray:
+    """The strongest simple baseline with these labels: each target's median labelled relR (overall where none)."""
+    med = lab.group_by("target").agg(pl.col("relR").log().median().alias("_m"))
+    overall = float(lab.get_column("relR").log().median())
+    return np.exp(test.join(med, on="target", how="left").get_column("_m").fill_null(overall).to_numpy())
+
+
+def _ridge_pairs(lab: pl.DataFrame, test: pl.DataFrame, targets: list[str]) -> np.ndarray:
+    """From scratch on the same labelled pairs: ridge on the platform's columns and the target (one-hot)."""
+    def design(f):
+        return np.column_stack([f.select(PLATFORM_FEATURES).to_numpy(), *(f.get_column("target").to_numpy() == t for t in targets)])
+    log_rel = ridge_from_scratch(design(lab), np.log(lab.get_column("relR").to_numpy()))(design(test))
+    return np.exp(np.clip(log_rel, -30.0, 30.0))  # a few labels can send ridge far off: a miss either way, never inf
+
+
+def adapt_curve_predictions(base, pairs: pl.DataFrame, *, repeats: int = 3, fractions=FRACTIONS, seed: int = 0) -> pl.DataFrame:
+    """``base.adapt`` (with and without name seeding) against the per-target median and ridge from scratch on the
+    same labelled profiles, per fraction of the pool's profiles labelled; 30% of kernels held out per repeat."""
+    out, targets = [], sorted(set(pairs.get_column("target")))
+    for rep in range(repeats):
+        rng = np.random.default_rng(seed + rep)
+        kernels = np.array(sorted(set(pairs.get_column("app"))))
+        held = list(rng.choice(kernels, size=len(kernels) * 3 // 10, replace=False))
+        pool, test = pairs.filter(~pl.col("app").is_in(held)), pairs.filter(pl.col("app").is_in(held))
+        profiles = np.array(sorted(set(pool.get_column("sample"))))
+        for f in fractions:
+            lab = pool.filter(pl.col("sample").is_in(list(rng.choice(profiles, size=max(2, round(f * len(profiles))), replace=False))))
+            runs = {"pair-median": _pair_median(lab, test), "scratch-ridge": _ridge_pairs(lab, test, targets)}
+            for names in (True, False):
+                m = base.adapt(lab, PLATFORM, features=PLATFORM_FEATURES, unlabelled=pairs, use_names=names, seed=seed)
+                runs["adapted" if names else "adapted-no-names"] = m.predict_pairs(test)
+            out += [test.select("sample", "app", "source", "target", pl.col("relR").alias("y_true"),
+                                pl.Series("y_pred", p), pl.lit(k).alias("method"), pl.lit(f).alias("fraction"),
+                                pl.lit(rep).alias("repeat")) for k, p in runs.items()]
+    return pl.concat(out)
 
 
 if __name__ == "__main__":

@@ -49,6 +49,7 @@ def add_commands(sub) -> None:
     _add_run_predict_eval(sub)
     _add_zoo(sub)
     _add_schedule_sim(sub)
+    _add_adapt(sub)
 
 
 def _node_count(text: str) -> tuple[str, int]:
@@ -96,6 +97,67 @@ def schedule_sim_cmd(args) -> int:
     base = {p: rows.filter(pl.col("policy") == p).get_column("mean_turnaround_s").item() for p in ("least-loaded", "random")}
     rows = rows.with_columns(*[(1 - pl.col("mean_turnaround_s") / v).alias(f"turnaround_cut_vs_{p}") for p, v in base.items()])
     emit(rows, as_json=args.json, title=f"{args.jobs} jobs from held-out kernels profiled on {args.source}, load {args.load}")
+    return 0
+
+
+ADAPT_EPILOG = """\
+examples:
+  xamm adapt labelled.parquet --model ./zoo-out/models/xamm --platform newbox:cpu --out ./newbox-model
+  xamm adapt labelled.csv --model org/xamm-xamm --revision <commit> --platform newbox:cpu \\
+      --features PAPI_TOT_INS,PAPI_L3_TCM,log_time --unlabelled more-profiles.parquet --out m --json
+  xamm predict profiles.parquet --model ./newbox-model --source newbox:cpu --target lassen:gpu --rank
+
+labelled samples: one row per profile of the new platform and target it was also run on: the app's name
+(and parameters), `target`, `relR` (runtime on target / runtime on the platform) and the platform's own feature
+columns (default: every other numeric column). The frozen predictor is read through an alignment learned from them
+(seed 003); see xamm_models.adapted_predictor.
+"""
+
+
+def _add_adapt(sub) -> None:
+    s = sub.add_parser("adapt", help="adapt a trained xamm predictor to a platform with other feature columns (seed 003)",
+                       epilog=ADAPT_EPILOG, formatter_class=RAW)
+    s.add_argument("samples", type=Path, help="Parquet/CSV of labelled profiles of the platform (see below)")
+    s.add_argument("--model", required=True, help="a trained xamm predictor: folder or Hub repo id")
+    s.add_argument("--revision", help="Hub revision to pin")
+    s.add_argument("--platform", required=True, help="the new platform's name (machine:device), the source of its profiles")
+    s.add_argument("--features", help="comma-separated feature columns (default: every numeric column but the labels)")
+    s.add_argument("--unlabelled", type=Path, help="Parquet/CSV of the platform's unlabelled profiles (features only)")
+    s.add_argument("--as-source", help="a training source the frozen regressors treat the platform as")
+    s.add_argument("--no-names", action="store_true", help="do not seed the alignment by names that resolve")
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--out", type=Path, required=True, help="folder to save the adapted model to")
+    s.add_argument("--json", action="store_true", help="the summary as JSON")
+    s.set_defaults(handler=_needs_models(adapt_cmd))
+
+
+def _read_table(path: Path):
+    import polars as pl  # in the handler: `xamm --help` stays fast
+
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file")
+    return pl.read_parquet(path) if path.suffix == ".parquet" else pl.read_csv(path)
+
+
+def adapt_cmd(args) -> int:
+    from xamm_models.predictor import XammPredictor  # in the handler: `xamm --help` never loads the models
+
+    base = XammPredictor.from_pretrained(str(args.model), revision=args.revision)
+    if not isinstance(base, XammPredictor):  # a model of another kind given: bad input, exit 1
+        raise ValueError(  # noqa: TRY004
+            f"{args.model} is a {type(base).__name__}; only an xamm predictor (zoo kind 'xamm') adapts")
+    features = [c.strip() for c in args.features.split(",") if c.strip()] if args.features else None
+    model = base.adapt(_read_table(args.samples), args.platform, features=features, as_source=args.as_source,
+                       unlabelled=_read_table(args.unlabelled) if args.unlabelled else None,
+                       use_names=not args.no_names, seed=args.seed)
+    model.save_pretrained(args.out)
+    summary = {"out": str(args.out), "platform": args.platform, "features": model.config.features,
+               "ridge_alpha": float(model.weights["ridge_alpha"][0]), **model.training}
+    if args.json:
+        emit(summary, as_json=True)
+    else:
+        print(f"adapted {args.model} to {args.platform}: {summary['profiles']} labelled profiles ({summary['pairs']} pairs), "
+              f"{summary['unlabelled']} unlabelled, {summary['name_seeded']} columns seeded by name; saved to {args.out}")
     return 0
 
 

@@ -27,6 +27,7 @@ from xamm_data.hub import snapshot_dir
 from xamm_data.registry import UnknownNameError
 from xamm_models import regressors as R
 from xamm_models.amm import local_embedder_path, signature_from_runs
+from xamm_models.cards import card_datasets_and_metrics
 from xamm_models.embedders import create_embedder, load_embedder
 from xamm_models.relperf import DEFAULT_KEYS, drop_invalid, pair_relative, with_target
 from xamm_models.signatures import Signature
@@ -268,9 +269,14 @@ class XammPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", "pe
         unknown = sorted(set(pairs.get_column("source")) - set(self.sources))
         if unknown:
             raise UnknownSourceError(f"sources {unknown} were not seen in training; known: {', '.join(self.sources)}")
-        emb = self._embed(pairs)
         src, tgt = pairs.get_column("source").to_numpy(), pairs.get_column("target").to_numpy()
-        sigs = {**self.signatures, **(target_signatures or {})}
+        y, _ = self.log_predict(self._embed(pairs), src, tgt, {**self.signatures, **(target_signatures or {})}, use_amm)
+        return np.exp(y) if self.config.log_target else y
+
+    def log_predict(self, emb: np.ndarray, src, tgt, sigs: dict, use_amm: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """The regressors' output (log relR with ``log_target``) for sample embeddings ``emb`` and their source and
+        target names, and which rows used the AMM model (both ends in ``sigs``, and ``use_amm``)."""
+        src, tgt = np.asarray(src), np.asarray(tgt)
         amm = np.array([use_amm and "amm" in self.models and a in sigs and b in sigs for a, b in zip(src, tgt, strict=True)], bool)
         y = np.empty(len(src))
         if amm.any():
@@ -279,7 +285,22 @@ class XammPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", "pe
             if "noamm" not in self.models:
                 raise ValueError("this predictor was fitted with AMMs only; every pair needs signatures at both ends")
             y[~amm] = R.predict(self.models["noamm"], self._with_ids(emb[~amm], src[~amm], tgt[~amm]))
-        return np.exp(y) if self.config.log_target else y
+        return y, amm
+
+    def adapt(self, samples: pl.DataFrame, platform: str, *, features: list[str] | None = None,
+              unlabelled: pl.DataFrame | None = None, as_source: str | None = None, progress: bool = False, **kw):
+        """Seed 003: this predictor, frozen, for profiles of a new ``platform`` described by *other* feature
+        columns, from a few labelled ``samples`` (one row per profile and target: the key columns, ``target``,
+        ``relR`` and the platform's ``features``). Returns an
+        :class:`~xamm_models.adapted_predictor.AdaptedPredictor`; see that module for the method and ``kw``."""
+        from xamm_models.adapted_predictor import AdaptConfig, AdaptedPredictor  # torch: with the embedder anyway
+
+        cols = features if features is not None else [c for c in samples.columns if c not in
+                                                       {*self.config.keys, "source", "target", "relR", "sample"}
+                                                       and samples.schema[c].is_numeric()]
+        cfg = AdaptConfig(platform=platform, features=cols, keys=[k for k in self.config.keys if k in samples.columns],
+                          as_source=as_source, **kw)
+        return AdaptedPredictor(cfg, base=self).fit(samples, unlabelled=unlabelled)
 
     # -- persistence ----------------------------------------------------------------------------
     def _save_pretrained(self, save_directory: Path) -> None:
@@ -322,16 +343,16 @@ class XammPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", "pe
 
     def card(self) -> ModelCard:
         """The model card: intended use, training data, AMM versions, metrics, limitations."""
-        c = self.config
+        c, t = self.config, self.training
         sig_lines = "\n".join(f"| `{s.ref}` | {s.aggregation} | {s.embedder_id}@{s.embedder_revision} | {s.data_sha256[:12]} |"
                               for s in sorted(self.signatures.values(), key=lambda s: s.ref)) or "| (none) | | | |"
         metrics = "\n".join(f"| {k} | {v} |" for k, v in sorted(self.metrics.items())) or "| (not evaluated) | |"
-        t = self.training
         text = f"""---
 library_name: xamm
 tags: [xamm, hpc, performance-prediction]
-license: other
----
+license: bsd-3-clause
+pipeline_tag: tabular-regression
+{card_datasets_and_metrics("xamm", t)}---
 
 # xAMM relative-performance predictor
 

@@ -11,6 +11,7 @@ kind           what                                                             
 ``xamm``       the paper's pipeline: sample embeddings + AMMs -> a regressor                ``predictor.json``
 ``vae-dnn``    seeds 001/002: VAE latent space + DNN predicting the relR vector             ``vae_dnn.json``
 ``baseline``   the benchmark's yardsticks: pair median, roofline, kNN (no interval)         ``baseline.json``
+``adapted``    seed 003: a frozen ``xamm`` predictor adapted to a platform's other columns  ``adapted.json``
 =============  ===========================================================================  ==========================
 
 All answer ``predict(profiles, source, targets)`` and ``rank_targets(profiles, source, targets)``.
@@ -45,7 +46,10 @@ for _kind in (ModelKind("stacked", "stacked_predictor.json", "xamm_models.defaul
               ModelKind("vae-dnn", "vae_dnn.json", "xamm_models.vae_dnn:VaeDnn",
                         "seeds 001/002: VAE latent space + 3x1024 DNN predicting the log relR vector to every target"),
               ModelKind("baseline", "baseline.json", "xamm_models.baseline_model:BaselinePredictor",
-                        "the benchmark's yardsticks (pair median, roofline, kNN) as xamm eval scores them; no interval")):
+                        "the benchmark's yardsticks (pair median, roofline, kNN) as xamm eval scores them; no interval"),
+              ModelKind("adapted", "adapted.json", "xamm_models.adapted_predictor:AdaptedPredictor",
+                        "seed 003: a frozen xamm predictor read through an alignment learned from a few labelled "
+                        "profiles of a platform with other columns")):
     MODELS.add(_kind.name, _kind)
 
 

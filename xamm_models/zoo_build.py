@@ -6,6 +6,10 @@ From the named sources of ``xplat-rajaperf`` under ``--data-dir`` (``../shared/d
 * ``signatures/``: the physics and attention signatures of every machine with benchmark runs (a registry);
 * ``models/default/``: the default predictor (:class:`~xamm_models.default_model.StackedPredictor`);
 * ``models/vae-dnn/``: the seeds' VAE-DNN (:class:`~xamm_models.vae_dnn.VaeDnn`);
+* ``models/xamm/``: the paper's pipeline (:class:`~xamm_models.predictor.XammPredictor`: attention embeddings, the
+  attention AMMs, CatBoost), and ``models/adapted-quartz-topdown/``, that predictor adapted (seed 003,
+  :class:`~xamm_models.adapted_predictor.AdaptedPredictor`) to the public stand-in platform described by Caliper
+  top-down counters (:func:`~xamm_models.adaptation_eval.platform_pairs`, thicket-tutorial quartz);
 * ``models/baseline-{pair-median,roofline,knn}/``: the benchmark's baselines
   (:class:`~xamm_models.baseline_model.BaselinePredictor`), the yardsticks every figure is held against;
 * ``zoo.json``: each artefact's provenance (dataset and table version, xamm version, seed) and metrics.
@@ -28,16 +32,20 @@ from pydantic import BaseModel, ConfigDict
 from xamm_data import snapshot
 from xamm_data._version import __version__
 from xamm_data.hub import hub_endpoint, push_dataset
+from xamm_data.plugins import load
 from xamm_data.store import Store
 from xamm_models import xplat
+from xamm_models.adaptation_eval import PLATFORM, PLATFORM_FEATURES, platform_pairs
 from xamm_models.amm import build_signatures
 from xamm_models.baseline_model import fit_baselines
 from xamm_models.default_model import StackedPredictor
+from xamm_models.kernel_apps import FEATURES
 from xamm_models.physics_registry import build_physics_signatures
 from xamm_models.signature_hub import push_signatures
 from xamm_models.signatures import SignatureRegistry
 
 SCHEMES = ("kernel-group", "held-out-machine", "kernel")
+TUTORIAL_QUARTZ = "LLNL+thicket-tutorial/data/quartz"  # the top-down counter runs of the adaptation stand-in
 METRICS = ("within_2", "median_abs_log10", "coverage")
 
 
@@ -101,6 +109,8 @@ def build_zoo(data_dir, out, *, seed: int = 0, epochs: int = 200, eval_results=N
                              data_version=version, seed=seed, metrics=b.training["metrics"]))
     if vae_dnn:
         arts.append(_vae_dnn(ds, out, name, version, seed, eval_results, progress))
+    arts += _paper_and_adapted(ds, Path(data_dir), out, reg, sigs, name=name, version=version, seed=seed, epochs=epochs,
+                               eval_results=eval_results, progress=progress)
     (out / "zoo.json").write_text(json.dumps([a.model_dump() for a in arts], indent=1, sort_keys=True) + "\n")
     return arts
 
@@ -116,6 +126,30 @@ def _vae_dnn(ds, out: Path, name: str, version: int, seed: int, eval_results, pr
     model.save_pretrained(out / "models" / "vae-dnn")
     return Artefact(name="vae-dnn", kind="model", path="models/vae-dnn", dataset=name, data_version=version, seed=seed,
                     metrics=model.provenance["metrics"])
+
+
+def _paper_and_adapted(ds, data_dir: Path, out: Path, reg, sigs, *, name: str, version: int, seed: int, epochs: int,
+                       eval_results, progress) -> list[Artefact]:
+    """The paper's predictor on ``xplat-rajaperf``'s pairs with the attention AMMs, and it adapted to the top-down
+    platform from all its labelled profiles (the adaptation's measured curve is in the README)."""
+    from xamm_models.predictor import XammPredictor  # torch: loaded on use
+
+    progress("the paper's predictor")
+    attention = {s.target: s for s in sigs if s.kind == "attention"}
+    paper = XammPredictor(feature_columns=list(FEATURES), epochs=epochs, seed=seed).fit_pairs(
+        ds.pairs, attention, dataset=name, embedders_dir=reg.embedders_dir)
+    paper.training["metrics"] = eval_metrics(eval_results, "attention+amm/catboost")
+    paper.metrics = {f"{k}/{m}": v for k, d in paper.training["metrics"].items() for m, v in d.items()}
+    paper.save_pretrained(out / "models" / "xamm")
+    progress("the paper's predictor adapted to the top-down platform")
+    read = load("xamm.ingest", "rajaperf", "adapting to the top-down platform")  # the ingest layer, by its hook
+    runs = read(data_dir / TUTORIAL_QUARTZ, dry_run=True, workers=1).frame
+    adapted = paper.adapt(platform_pairs(runs, ds), PLATFORM, features=PLATFORM_FEATURES, seed=seed)
+    adapted.save_pretrained(out / "models" / "adapted-quartz-topdown")
+    return [Artefact(name="xamm", kind="model", path="models/xamm", dataset=name, data_version=version, seed=seed,
+                     metrics=eval_metrics(eval_results, "attention+amm/catboost")),
+            Artefact(name="adapted-quartz-topdown", kind="model", path="models/adapted-quartz-topdown",
+                     dataset=f"{name} + {TUTORIAL_QUARTZ}", data_version=version, seed=seed)]
 
 
 def write_snapshot(zoo: str | Path, dest: str | Path = snapshot.ROOT) -> snapshot.Manifest:
