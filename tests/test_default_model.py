@@ -77,8 +77,9 @@ def test_the_conformal_quantile_is_the_finite_sample_rank():
 
 
 def test_the_group_conformal_half_width_is_a_rank_over_the_units_own_quantiles():
-    """Each inner fold is one unit: rank ceil((G + 1) 0.8) of the G units' own 80% quantiles. A unit with most of
-    the residuals does not outweigh the others, and a wide unit is not averaged away."""
+    """Each inner fold is one unit: position (G + 1) 0.8 among the G units' own 80% quantiles, interpolated (or, as
+    an upper bound, the rank ceil((G + 1) 0.8)). A unit with most of the residuals does not outweigh the others, and
+    a wide unit is not averaged away."""
     small, wide = np.linspace(0.01, 0.1, 100), np.linspace(0.1, 1.0, 10)
     r = np.concatenate([small, wide])
     units = np.repeat([0, 1], [100, 10])
@@ -86,7 +87,11 @@ def test_the_group_conformal_half_width_is_a_rank_over_the_units_own_quantiles()
     assert _conformal(r, 0.8) < np.quantile(wide, 0.2)  # pooled over pairs, the wide unit is barely covered
     nine = np.repeat(np.arange(9), 5)
     r9 = np.concatenate([np.full(5, float(u + 1)) for u in range(9)])
-    assert _group_conformal(r9, nine, 0.8) == 8.0  # rank ceil(10 * 0.8) = 8 of the 9 quantiles 1..9
+    assert _group_conformal(r9, nine, 0.8, upper=True) == 8.0  # rank ceil(10 * 0.8) = 8 of the 9 quantiles 1..9
+    six = np.repeat(np.arange(6), 5)
+    r6 = np.concatenate([np.full(5, float(u + 1)) for u in range(6)])
+    # position (6 + 1) 0.8 = 5.6 of the quantiles 1..6: 5 + 0.6 (1), below the rank rule's largest (6)
+    assert _group_conformal(r6, six, 0.8) == pytest.approx(5.6) and _group_conformal(r6, six, 0.8, upper=True) == 6.0
 
 
 def test_the_residual_is_chosen_when_the_source_efficiency_carries_signal(fitted):

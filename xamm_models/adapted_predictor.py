@@ -40,7 +40,14 @@ from xamm_data.hub import snapshot_dir
 from xamm_models.adaptation import _ridge, _ridge_predict, _standardise, choose_alpha, fit_alignment, name_matches
 from xamm_models.cards import card_datasets_and_metrics
 from xamm_models.embedders import masked_mse
-from xamm_models.predictor import FeatureSchemaError, UnknownSourceError, UnknownTargetError, XammPredictor, _unknown
+from xamm_models.predictor import (
+    FeatureSchemaError,
+    UnknownSourceError,
+    UnknownTargetError,
+    XammPredictor,
+    _unknown,
+    check_feature_columns,
+)
 from xamm_models.zoo import resolve
 
 FILE = "adapted.json"
@@ -87,13 +94,7 @@ class AdaptedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
     # -- features --------------------------------------------------------------------------
     def _x(self, frame: pl.DataFrame) -> np.ndarray:
         """The platform's columns of ``frame``, raw; a missing or non-numeric column names the expected schema."""
-        missing = [c for c in self.config.features if c not in frame.columns]
-        if missing:
-            raise FeatureSchemaError(f"input lacks the platform's feature columns {missing}; this adapted model "
-                                     f"({self.config.platform}) expects {self.config.features}")
-        wrong = [c for c in self.config.features if not frame.schema[c].is_numeric()]
-        if wrong:
-            raise FeatureSchemaError(f"feature columns {wrong} are not numeric ({[str(frame.schema[c]) for c in wrong]})")
+        check_feature_columns(frame, self.config.features, f"this model adapted to {self.config.platform}")
         return frame.select(pl.col(self.config.features).cast(pl.Float64)).to_numpy()
 
     def _std(self, x: np.ndarray) -> torch.Tensor:

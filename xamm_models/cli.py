@@ -287,7 +287,7 @@ def _add_run_predict_eval(sub) -> None:
     e = sub.add_parser("eval", help="every entry of the xplat-rajaperf benchmark on its official folds",
                        epilog="examples:\n"
                               "  xamm eval --data-dir ../shared/data --out eval-out     build the data set from its "
-                              "named sources, run everything (about 14-17 min on 2 cores)\n"
+                              "named sources, run everything (about 14-20 min on 2 cores)\n"
                               "  xamm eval --data-dir ../shared/data --quick --out q   fewer epochs and entries (under a minute)\n"
                               "  xamm eval --experiment 3 --store ./store --json\n"
                               "  xamm eval --readme README.md --out docs/eval           rewrite the README's results "

@@ -68,6 +68,16 @@ ADD_A_TARGET = ("to predict for a new machine, give its RAJAPerf runs: predict(.
                 "xamm predict --target-benchmarks STORE")
 
 
+def check_feature_columns(df: pl.DataFrame, columns: list[str], what: str) -> None:
+    """:class:`FeatureSchemaError` naming the ``columns`` ``df`` lacks, or has but not numeric (``what`` expects them)."""
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise FeatureSchemaError(f"input lacks the feature columns {missing}; {what} expects {columns}")
+    wrong = [c for c in columns if not df.schema[c].is_numeric()]
+    if wrong:
+        raise FeatureSchemaError(f"feature columns {wrong} are not numeric ({[str(df.schema[c]) for c in wrong]})")
+
+
 def _unknown(kind: str, name: str, known: list[str]) -> str:
     """The message of an unknown source or target: the known names and the closest one (did you mean)."""
     return str(UnknownNameError(kind, name, sorted(known), cutoff=0.6))
@@ -197,13 +207,7 @@ class XammPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", "pe
 
     # -- inference ----------------------------------------------------------------------------
     def _check_schema(self, df: pl.DataFrame) -> None:
-        missing = [c for c in self.config.feature_columns if c not in df.columns]
-        if missing:
-            raise FeatureSchemaError(f"input lacks the feature columns {missing}; this model expects "
-                                     f"{self.config.feature_columns}")
-        wrong = [c for c in self.config.feature_columns if not df.schema[c].is_numeric()]
-        if wrong:
-            raise FeatureSchemaError(f"feature columns {wrong} are not numeric ({[str(df.schema[c]) for c in wrong]})")
+        check_feature_columns(df, self.config.feature_columns, "this model")
 
     def signatures_from_benchmarks(self, runs: pl.DataFrame) -> dict[str, Signature]:
         """AMMs of the targets in ``runs`` (benchmark_runs rows), built like the training signatures."""
