@@ -242,15 +242,10 @@ class XammPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", "pe
         out = []
         row_id = np.arange(profiles.height)
         for t in targets:
-            amm = use_amm and "amm" in self.models and source in sigs and t in sigs
-            if amm:
-                X = self._with_amm(emb, [source] * len(emb), [t] * len(emb), sigs)
-                y = R.predict(self.models["amm"], X)
-            else:
-                y = R.predict(self.models["noamm"], self._with_ids(emb, [source] * len(emb), [t] * len(emb)))
+            y, amm = self.log_predict(emb, [source] * len(emb), [t] * len(emb), sigs, use_amm)
             rel = np.exp(y) if self.config.log_target else y
             out.append(pl.DataFrame({"row": row_id, "source": [source] * len(emb), "target": [t] * len(emb),
-                                     "relR": rel, "used_amm": [bool(amm)] * len(emb)}))
+                                     "relR": rel, "used_amm": amm}))
         if not out:
             return pl.DataFrame()
         names = [c for c in ("app", "app_params") if c in profiles.columns]  # what the user calls each profile
@@ -292,7 +287,7 @@ class XammPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", "pe
         return y, amm
 
     def adapt(self, samples: pl.DataFrame, platform: str, *, features: list[str] | None = None,
-              unlabelled: pl.DataFrame | None = None, as_source: str | None = None, progress: bool = False, **kw):
+              unlabelled: pl.DataFrame | None = None, as_source: str | None = None, **kw):
         """Seed 003: this predictor, frozen, for profiles of a new ``platform`` described by *other* feature
         columns, from a few labelled ``samples`` (one row per profile and target: the key columns, ``target``,
         ``relR`` and the platform's ``features``). Returns an
