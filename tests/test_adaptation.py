@@ -89,3 +89,15 @@ def test_the_public_stand_in_source_has_counters_the_targets_lack(shared_data, r
     preds = public_curve_predictions(runs, xplat.XplatDataset.from_store(st), repeats=1, fractions=(0.1,))
     per = preds.group_by("method").agg(pl.len().alias("n"), pl.col("y_true").sum().round(9).alias("t"))
     assert per.get_column("n").n_unique() == 1 and per.get_column("t").n_unique() == 1
+
+
+def test_the_residual_penalty_is_chosen_over_whole_groups():
+    """A real signal gets a small penalty, pure noise the largest (no residual), and fewer than two groups the
+    fallback; a group's rows never validate each other."""
+    from xamm_models.adaptation import ALPHAS, choose_alpha
+
+    rng = np.random.default_rng(0)
+    a, groups = rng.normal(size=(60, 3)), np.repeat(np.arange(12), 5)
+    assert choose_alpha(a, a @ np.array([1.0, -2.0, 0.5]) + 0.01 * rng.normal(size=60), groups) == min(ALPHAS)
+    assert choose_alpha(a, rng.normal(size=60), groups) >= 1e3
+    assert choose_alpha(a, a[:, 0], np.zeros(60)) == max(ALPHAS)
