@@ -294,3 +294,27 @@ def test_vector_models_read_each_test_pair_from_its_vector_and_eval_draws_their_
         assert res["baseline/random-forest-vector"][k] == (pytest.approx(ref[k]) if isinstance(ref[k], float) else ref[k])
     assert set(res) == {"baseline/random-forest-vector", "vae-dnn/seed"}
     assert (tmp_path / "roc.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_fold_without_dense_kernels_borrows_the_flop_rate_of_a_measured_peer(ds):
+    """Holding out RAJAPerf's Apps group leaves the H100 and MI300A nodes without a kernel of 1 flop/byte or
+    more: they borrow the measured rate of their device kind's machines (quartz's CPU, lassen's GPU), instead of
+    unbounded compute. With all kernels every machine is measured, and the rates of one device kind lie within
+    1.6x (CPUs) and 2.3x (GPUs) of each other (what makes a peer's rate a fair guess; the README says so)."""
+    from xamm_models.entries import FoldContext
+    from xamm_models.physics import physics_signature
+
+    fold = next(f for f in ds.get_idx_split("kernel-group") if f.name == "Apps")
+    sigs = FoldContext(ds, fold, epochs=1).physics()
+    own = {t: physics_signature(t, part) for (t,), part in FoldContext(ds, fold, epochs=1).samples.group_by(["target"])}
+    assert {t for t, s in sigs.items() if s.flop_rate_from == "borrowed"} == {
+        "h100-node:cpu", "h100-node:gpu", "mi300a-spx:cpu", "mi300a-spx:gpu"}
+    for t in ("h100-node:gpu", "mi300a-spx:gpu"):
+        assert sigs[t].flop_rate == own["lassen:gpu"].flop_rate and own[t].flop_rate_from == "unbounded"
+    for t in ("h100-node:cpu", "mi300a-spx:cpu"):
+        assert sigs[t].flop_rate == own["quartz:cpu"].flop_rate
+    full = {t: physics_signature(t, part) for (t,), part in ds.samples.group_by(["target"])}
+    assert all(s.flop_rate_from == "measured" for s in full.values())
+    for kind, spread in (("cpu", 1.6), ("gpu", 2.3)):
+        rates = [s.flop_rate for t, s in full.items() if t.endswith(kind)]
+        assert max(rates) / min(rates) < spread

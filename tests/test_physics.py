@@ -86,3 +86,27 @@ def test_streaming_kernels_alone_never_set_a_compute_ceiling():
     rows = pl.DataFrame({"bytes_per_rep": [2.0 ** 30], "flops_per_rep": [2.0 ** 34], "kernels_per_rep": [1.0]})
     assert modelled_time(sig, rows)[0] == pytest.approx(2.0 ** 30 / sig.bandwidth(np.array([2.0 ** 30]))[0] + sig.overhead_s)
     assert physics_signature("m:gpu", m).flop_rate == pytest.approx(5e13, rel=1e-6)  # with dense kernels: measured
+
+
+def test_a_machine_without_dense_kernels_borrows_its_device_kinds_flop_rate():
+    """No compute-bound evidence: the median measured flop rate of its device kind (then of any kind), never
+    infinity while some machine was measured; measured ones are untouched; ``reference`` counts as a peer."""
+    from xamm_models.physics import UNBOUNDED_FLOPS, borrow_flop_rates, physics_signatures
+
+    def as_target(df, t):
+        return df.with_columns(pl.lit(t).alias("target"))
+
+    dense = {t: as_target(machine(1e10, 1e12, fr, 4e-6), t) for t, fr in
+             (("a:gpu", 2e13), ("b:gpu", 6e13), ("c:gpu", 1e14), ("p:cpu", 1e12))}
+    streaming = as_target(machine(1e10, 1e12, 5e13, 4e-6).filter(pl.col("flops_per_rep") < pl.col("bytes_per_rep")), "n:gpu")
+    sigs = physics_signatures(pl.concat([*dense.values(), streaming]))
+    assert sigs["n:gpu"].flop_rate == pytest.approx(6e13, rel=1e-6) and sigs["n:gpu"].flop_rate_from == "borrowed"
+    assert {t: s.flop_rate_from for t, s in sigs.items() if t != "n:gpu"} == dict.fromkeys(dense, "measured")
+    assert sigs["a:gpu"].flop_rate == pytest.approx(2e13, rel=1e-6)
+    alone = physics_signature("n:gpu", streaming)
+    assert alone.flop_rate == UNBOUNDED_FLOPS and alone.flop_rate_from == "unbounded"
+    assert borrow_flop_rates({"n:gpu": alone})["n:gpu"].flop_rate == UNBOUNDED_FLOPS  # nobody to borrow from
+    cpu_only = {"p:cpu": physics_signature("p:cpu", dense["p:cpu"])}
+    assert borrow_flop_rates({"n:gpu": alone}, cpu_only)["n:gpu"].flop_rate == pytest.approx(1e12, rel=1e-6)  # any kind
+    from_ref = physics_signatures(streaming, reference={t: sigs[t] for t in ("a:gpu", "c:gpu")})["n:gpu"]
+    assert from_ref.flop_rate == pytest.approx(6e13, rel=1e-6)  # median of 2e13 and 1e14

@@ -62,7 +62,7 @@ def test_the_manifest_lists_sources_licences_checksums_and_fits_the_size_budget(
         assert file_sha256(p) == f.sha256, f.path
         total += p.stat().st_size
     assert total <= 10 * 2**20  # issue 17's budget: the wheel grows by at most this (it compresses further)
-    assert total < 2**19  # the README says 0.3 MB
+    assert 0.65 * 2**20 < total < 0.75 * 2**20  # the README says 0.7 MB
     assert set(snapshot.machines()) == {"quartz", "lassen", "h100-node", "mi300a-spx"} and MANIFEST.models == ["default"]
 
 

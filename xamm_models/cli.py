@@ -391,7 +391,7 @@ def run(args) -> int:
         for s in build_physics_signatures(store=as_store(args.store), registry=reg, machines=args.machines or None):
             p = s.physics
             print(f"{s.ref}: {s.n_samples} samples, bandwidth up to {max(p.bw):.3g} B/s, flop rate {p.flop_rate:.3g} "
-                  f"flop/s, launch overhead {p.overhead_s:.3g} s")
+                  f"flop/s ({p.flop_rate_from}), launch overhead {p.overhead_s:.3g} s")
         return 0
     if args.action == "build":
         from xamm_models.amm import build_signatures  # in the handler: `xamm --help` never loads the models

@@ -258,7 +258,7 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
     def _signatures_with(self, target_benchmarks: pl.DataFrame | None) -> dict[str, PhysicsSignature]:
         if target_benchmarks is None:
             return self.signatures
-        return {**self.signatures, **physics_signatures(samples_from_runs(target_benchmarks))}
+        return {**self.signatures, **physics_signatures(samples_from_runs(target_benchmarks), reference=self.signatures)}
 
     def _check(self, pairs: pl.DataFrame, sigs: dict) -> None:
         missing = [c for c in (*NEED, "runtime_source", "source", "target") if c not in pairs.columns]

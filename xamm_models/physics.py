@@ -8,7 +8,8 @@ benchmark samples (``time_per_rep_s``, ``bytes_per_rep``, ``flops_per_rep``, ``k
   least :data:`MIN_INTENSITY` flop/byte only: a streaming kernel's flop rate is set by the bandwidth, and
   taking it for the compute rate makes every compute-heavy kernel look compute-bound. With fewer than
   :data:`MIN_PER_BIN` such kernels the machine shows no compute ceiling and ``flop_rate`` is
-  :data:`UNBOUNDED_FLOPS` (compute never binds in the model);
+  :data:`UNBOUNDED_FLOPS` (compute never binds in the model), unless :func:`physics_signatures` can borrow the
+  flop rate of machines of its device kind (:func:`borrow_flop_rates`);
 * a bandwidth curve over the working set per launch (``bytes_per_rep / kernels_per_rep``), in bins of
   :data:`BIN_OCTAVES` octaves: the 90th percentile of the achieved bandwidth in each bin, launch overhead
   removed. This is where the cache and latency regimes show: a CPU streams small working sets from cache
@@ -41,6 +42,7 @@ class PhysicsSignature(BaseModel):
     bw_log2_ws: list[float]  # bin centres: log2 of bytes per launch
     bw: list[float]  # bytes/s sustained in each bin
     n_samples: int
+    flop_rate_from: str = "measured"  # "measured", "borrowed" (see borrow_flop_rates) or "unbounded"
 
     def bandwidth(self, ws: np.ndarray) -> np.ndarray:
         """Sustained bytes/s at working sets ``ws`` (bytes per launch): interpolated in log space, clamped."""
@@ -82,12 +84,38 @@ def physics_signature(target: str, samples: pl.DataFrame) -> PhysicsSignature:
     if not centres:
         centres, values = [0.0], [float(np.quantile(bw[b > 0], QUANTILE)) if (b > 0).any() else 1.0]
     return PhysicsSignature(target=target, overhead_s=overhead, flop_rate=flop_rate, bw_log2_ws=centres, bw=values,
-                            n_samples=samples.height)
+                            n_samples=samples.height, flop_rate_from="measured" if len(fr) >= MIN_PER_BIN else "unbounded")
 
 
-def physics_signatures(samples: pl.DataFrame) -> dict[str, PhysicsSignature]:
-    """One signature per ``target`` of the benchmark samples."""
-    return {t: physics_signature(t, part) for (t,), part in samples.group_by(["target"], maintain_order=True)}
+def borrow_flop_rates(sigs: dict[str, PhysicsSignature], reference: dict[str, PhysicsSignature] | None = None
+                      ) -> dict[str, PhysicsSignature]:
+    """Each signature with no compute-bound evidence (``flop_rate_from == "unbounded"``) gets the median measured
+    flop rate of its device kind (cpu/gpu) among ``sigs`` and ``reference``, else of every measured signature;
+    with none measured it stays unbounded.
+
+    Why: a target whose benchmark runs hold no kernel of at least :data:`MIN_INTENSITY` flop/byte (in
+    ``xplat-rajaperf``, the H100 and MI300A nodes once a fold holds out RAJAPerf's Apps group, their only dense
+    kernels) would otherwise be modelled with unbounded compute, and every compute-heavy application predicted
+    faster on it by orders of magnitude. A peer's flop rate is a guess (the measured FP64 rates of this data's
+    CPUs, and of its GPUs, lie within a factor of about 2 of each other), not infinity."""
+    measured = {t: s for t, s in {**(reference or {}), **sigs}.items() if s.flop_rate_from == "measured"}
+    out = {}
+    for t, s in sigs.items():
+        kind = t.rsplit(":", 1)[-1]
+        pool = [m.flop_rate for u, m in sorted(measured.items()) if u.rsplit(":", 1)[-1] == kind] or \
+            [m.flop_rate for _, m in sorted(measured.items())]
+        borrow = s.flop_rate_from == "unbounded" and pool
+        out[t] = s.model_copy(update={"flop_rate": float(np.median(pool)), "flop_rate_from": "borrowed"}) \
+            if borrow else s
+    return out
+
+
+def physics_signatures(samples: pl.DataFrame, reference: dict[str, PhysicsSignature] | None = None
+                       ) -> dict[str, PhysicsSignature]:
+    """One signature per ``target`` of the benchmark samples; a target without compute-bound evidence borrows
+    its flop rate from the others and from ``reference`` (:func:`borrow_flop_rates`)."""
+    sigs = {t: physics_signature(t, part) for (t,), part in samples.group_by(["target"], maintain_order=True)}
+    return borrow_flop_rates(sigs, reference)
 
 
 def modelled_time(sig: PhysicsSignature, rows: pl.DataFrame) -> np.ndarray:
