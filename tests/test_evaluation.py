@@ -305,8 +305,9 @@ def test_a_fold_without_dense_kernels_borrows_the_flop_rate_of_a_measured_peer(d
     from xamm_models.physics import physics_signature
 
     fold = next(f for f in ds.get_idx_split("kernel-group") if f.name == "Apps")
-    sigs = FoldContext(ds, fold, epochs=1).physics()
-    own = {t: physics_signature(t, part) for (t,), part in FoldContext(ds, fold, epochs=1).samples.group_by(["target"])}
+    ctx = FoldContext(ds, fold, epochs=1)
+    sigs = ctx.physics()
+    own = {t: physics_signature(t, part) for (t,), part in ctx.samples.group_by(["target"])}
     assert {t for t, s in sigs.items() if s.flop_rate_from == "borrowed"} == {
         "h100-node:cpu", "h100-node:gpu", "mi300a-spx:cpu", "mi300a-spx:gpu"}
     for t in ("h100-node:gpu", "mi300a-spx:gpu"):

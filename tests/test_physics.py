@@ -110,3 +110,6 @@ def test_a_machine_without_dense_kernels_borrows_its_device_kinds_flop_rate():
     assert borrow_flop_rates({"n:gpu": alone}, cpu_only)["n:gpu"].flop_rate == pytest.approx(1e12, rel=1e-6)  # any kind
     from_ref = physics_signatures(streaming, reference={t: sigs[t] for t in ("a:gpu", "c:gpu")})["n:gpu"]
     assert from_ref.flop_rate == pytest.approx(6e13, rel=1e-6)  # median of 2e13 and 1e14
+    old = alone.model_dump(exclude={"flop_rate_from"})  # a record written before the field existed
+    assert type(alone).model_validate(old).flop_rate_from == "unbounded"
+    assert type(alone).model_validate(sigs["a:gpu"].model_dump(exclude={"flop_rate_from"})).flop_rate_from == "measured"
