@@ -262,6 +262,33 @@ def test_every_candidate_survives_save_and_load(fitted, tmp_path):
     assert back.predict_pairs(rows).equals(m.predict_pairs(rows))
 
 
+def test_a_pair_with_few_training_kernels_gets_the_prior_in_every_candidate_and_after_loading(tmp_path):
+    """``min_pair_kernels``: a machine pair trained on fewer distinct kernels gets no learned residual, from the
+    residual candidates and from the most-similar stand-in alike; the gate is saved with the predictor."""
+    from xamm_models.default_model import fit_candidates
+    from xamm_models.stacked import log_prior
+
+    pairs, samples = world(0)
+    pairs = pairs.filter(~pl.col("target").str.starts_with("d:") & ~pl.col("source").str.starts_with("d:"))
+    few = sorted(pairs["app"].unique())[:6]
+    thin = (pl.col("source") == "a:cpu") & (pl.col("target") == "b:gpu")
+    train = pairs.filter(~thin | pl.col("app").is_in(few))
+    m = StackedPredictor(seed=0, min_pair_kernels=10).fit(train, samples)
+    m.models = fit_candidates(["prior", "residual", "physics", "similar"], m.signatures, train, 0, 10)
+    for cal in m.calibration.values():
+        cal.variants = dict.fromkeys(cal.variants, "physics")
+    rows = pairs.filter(thin).head(20)
+    prior = np.exp(log_prior(m.signatures, rows))
+    for v in ("residual", "physics", "similar"):
+        assert m.models[v].predict(m.signatures, rows) == pytest.approx(prior), v
+    other = pairs.filter((pl.col("source") == "b:gpu") & (pl.col("target") == "a:cpu")).head(20)
+    assert not np.allclose(m.models["physics"].predict(m.signatures, other), np.exp(log_prior(m.signatures, other)))
+    back = StackedPredictor.from_pretrained(str(_saved(m, tmp_path / "m")))
+    assert back.config.min_pair_kernels == 10
+    assert back.predict_pairs(rows)["relR"].to_numpy() == pytest.approx(prior)
+    assert back.predict_pairs(other).equals(m.predict_pairs(other))
+
+
 def _saved(model, path):
     model.save_pretrained(path)
     return path

@@ -218,16 +218,20 @@ def test_the_readme_results_block_is_generated_from_docs_eval():
     assert summary["settings"]["quick"] is False and summary["experiments"] == [1, 2, 3, 4]
 
 
-def test_the_readme_reason_the_default_trails_the_prior_is_the_apps_folds_cpu_to_gpu_choice():
-    """The README explains stacked/default < stacked/prior across kernel groups by the Apps fold's CPU->GPU pairs,
-    where the inner folds chose the physics residual: its figures are read here from docs/eval/results.json."""
+def test_the_readme_figures_of_the_residual_gate_are_the_apps_folds_cpu_to_gpu_rows():
+    """The README's case for ``min_pair_kernels``: in the Apps fold, CPU->GPU, the physics residual applied to
+    every machine pair (``stacked/physics-ungated``) against the gated one the inner folds chose
+    (``stacked/default`` equals ``stacked/physics`` there) and the prior; read here from docs/eval/results.json."""
     from conftest import REPO
 
     entries = json.loads((REPO / "docs" / "eval" / "results.json").read_text())["results"]["kernel-group"]["entries"]
-    apps = {n: entries[n]["folds"]["Apps"]["CPU->GPU"]["within_2"] for n in ("stacked/default", "stacked/physics", "stacked/prior")}
-    assert apps["stacked/default"] == apps["stacked/physics"]  # the residual the inner folds chose
-    readme = (REPO / "README.md").read_text()
-    assert f"wrong ({apps['stacked/default']:.2f} within 2× against the prior's {apps['stacked/prior']:.2f} there" in readme
+    apps = {n: entries[n]["folds"]["Apps"]["CPU->GPU"]["within_2"]
+            for n in ("stacked/default", "stacked/physics", "stacked/physics-ungated", "stacked/prior")}
+    assert apps["stacked/default"] == apps["stacked/physics"]  # the gated residual the inner folds chose
+    assert apps["stacked/physics-ungated"] < 0.5 * apps["stacked/default"]
+    readme = " ".join((REPO / "README.md").read_text().split())
+    assert (f"the ungated residual scores {apps['stacked/physics-ungated']:.2f} within 2× there, the gated one "
+            f"{apps['stacked/default']:.2f} and the prior {apps['stacked/prior']:.2f}") in readme
 
 
 def test_the_runs_do_not_depend_on_the_number_of_workers(ds, tmp_path):
@@ -331,3 +335,25 @@ def test_a_fold_without_dense_kernels_borrows_the_flop_rate_of_a_measured_peer(d
     for kind, spread in (("cpu", 1.6), ("gpu", 2.3)):
         rates = [s.flop_rate for t, s in full.items() if t.endswith(kind)]
         assert max(rates) / min(rates) < spread
+
+
+def test_with_the_apps_group_held_out_the_h100_cpu_to_gpu_pair_keeps_four_kernels_that_run_slower_than_modelled(ds):
+    """Why the residual needs ``min_pair_kernels`` (xamm_models.stacked): in the Apps fold the H100 node's CPU->GPU
+    training pairs hold 4 kernels; two reductions and a fused halo packing run 3-150x slower on its GPU than the
+    physics prior says, and a residual learned from them lifts every application by that much. In every other fold
+    the pair keeps at least 17 kernels, above the gate."""
+    from xamm_models.entries import FoldContext
+    from xamm_models.stacked import MIN_PAIR_KERNELS, log_prior
+
+    def pair(ctx):
+        return ctx.train.filter(pl.col("source") == "h100-node:cpu", pl.col("target") == "h100-node:gpu")
+
+    folds = {f.name: FoldContext(ds, f, epochs=1) for f in ds.get_idx_split("kernel-group")}
+    apps = pair(folds["Apps"])
+    resid = pl.Series(np.log10(apps["relR"].to_numpy()) - log_prior(folds["Apps"].physics(), apps) / np.log(10))
+    by_kernel = apps.with_columns(resid.alias("r")).group_by("app").agg(pl.col("r").min().alias("lo"), pl.col("r").max().alias("hi"))
+    slow = by_kernel.filter(pl.col("lo") > np.log10(3)).get_column("app").sort().to_list()
+    assert by_kernel.height == 4 < MIN_PAIR_KERNELS
+    assert slow == ["Basic_MULTI_REDUCE", "Basic_REDUCE_STRUCT", "Comm_HALO_PACKING_FUSED"]
+    assert 2.0 < by_kernel["hi"].max() < np.log10(150)
+    assert min(pair(c)["app"].n_unique() for n, c in folds.items() if n != "Apps") >= 17 > MIN_PAIR_KERNELS

@@ -42,9 +42,9 @@ def test_the_signature_recovers_a_known_machine():
     assert sig.vector(np.array([2.0 ** 30])).shape == (1, 3)
 
 
-def test_the_stacked_prior_is_the_modelled_ratio_and_the_residual_learns_what_it_misses():
-    pytest.importorskip("xgboost", reason="the models extra is not installed")
-    from xamm_models.stacked import StackedModel, log_prior
+def _efficiency_pairs():
+    """400 a:cpu -> b:gpu pairs, one kernel each, whose source runs ``eff`` decades below its own model."""
+    from xamm_models.stacked import log_prior
 
     sigs = {"a:cpu": physics_signature("a:cpu", machine(1e10, 1e11, 1e12, 1e-6)),
             "b:gpu": physics_signature("b:gpu", machine(1e10, 1e12, 5e13, 5e-6))}
@@ -62,7 +62,16 @@ def test_the_stacked_prior_is_the_modelled_ratio_and_the_residual_learns_what_it
     # truth: the target runs at its model; the source is eff decades slower than its own model
     rel = prior * (np.maximum(b / sigs["a:cpu"].bandwidth(b), f / sigs["a:cpu"].flop_rate)
                    + sigs["a:cpu"].overhead_s) / src
-    pairs = pairs.with_columns(pl.Series("runtime_source", src / 1e6), pl.Series("relR", rel))
+    pairs = pairs.with_columns(pl.Series("runtime_source", src / 1e6), pl.Series("relR", rel),
+                               pl.format("k{}", pl.int_range(n)).alias("app"))
+    return sigs, pairs, prior
+
+
+def test_the_stacked_prior_is_the_modelled_ratio_and_the_residual_learns_what_it_misses():
+    pytest.importorskip("xgboost", reason="the models extra is not installed")
+    from xamm_models.stacked import StackedModel
+
+    sigs, pairs, prior = _efficiency_pairs()
     only_prior = StackedModel("prior").fit(sigs, pairs).predict(sigs, pairs)
     assert only_prior == pytest.approx(prior)
     train, test = pairs[:300], pairs[300:]
@@ -71,6 +80,32 @@ def test_the_stacked_prior_is_the_modelled_ratio_and_the_residual_learns_what_it
     assert err(learned) < 0.1 < err(StackedModel("prior").predict(sigs, test))  # the source's efficiency is learned
     with pytest.raises(ValueError, match="unknown stacked variant"):
         StackedModel("magic")
+
+
+def test_a_residual_learned_from_few_of_a_pairs_kernels_is_not_applied_to_it():
+    """The gate of :mod:`xamm_models.stacked`: a machine pair whose training pairs hold fewer than
+    ``min_pair_kernels`` distinct kernels gets the prior alone, however many sizes of them there are."""
+    pytest.importorskip("xgboost", reason="the models extra is not installed")
+    from xamm_models.stacked import MIN_PAIR_KERNELS, StackedModel
+
+    sigs, pairs, prior = _efficiency_pairs()
+    few = pairs.with_columns(pl.format("k{}", pl.int_range(pl.len()) % (MIN_PAIR_KERNELS - 1)).alias("app"))
+    gated = StackedModel("residual").fit(sigs, few)
+    assert gated.support == {"a:cpu>b:gpu": MIN_PAIR_KERNELS - 1}
+    assert gated.predict(sigs, pairs) == pytest.approx(prior)  # 400 rows, but only 9 kernels: the prior
+    ungated = StackedModel("residual", min_pair_kernels=0).fit(sigs, few).predict(sigs, pairs)
+    assert np.abs(np.log(ungated / prior)).max() > 0.5  # the residual itself is far from 0
+    enough = pairs.with_columns(pl.format("k{}", pl.int_range(pl.len()) % MIN_PAIR_KERNELS).alias("app"))
+    learned = StackedModel("residual").fit(sigs, enough)
+    assert learned.predict(sigs, pairs) == pytest.approx(ungated, rel=0.3)  # 10 kernels: applied
+    assert not learned.applies(pairs.with_columns(pl.lit("b:gpu").alias("source"), pl.lit("a:cpu").alias("target"))).any()
+    # the gate is saved with the candidate; a state saved before it existed applies the residual everywhere
+    reloaded = StackedModel("residual")
+    reloaded.model = gated.model
+    reloaded.load_state(gated.state())
+    assert reloaded.predict(sigs, pairs) == pytest.approx(prior)
+    reloaded.load_state({})
+    assert reloaded.applies(pairs).all()
 
 
 def test_streaming_kernels_alone_never_set_a_compute_ceiling():

@@ -9,6 +9,9 @@ loads them.
 * :class:`MostSimilar` (``similar``): a machine absent from training is answered as the known machine of its
   device kind with the nearest physics signature, by the residual model (relR 1 where that stand-in is the
   source itself). On pairs seen in training it is the residual model.
+
+The learned residuals apply only to machine pairs with enough training kernels (``min_pair_kernels``; see
+:mod:`xamm_models.stacked`).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import polars as pl
 
 from xamm_models.evaluation import scenario_expr
 from xamm_models.physics import most_similar
-from xamm_models.stacked import VARIANTS, StackedModel, log_prior
+from xamm_models.stacked import MIN_PAIR_KERNELS, VARIANTS, StackedModel, log_prior
 
 CANDIDATES = ("prior", "pair-median", "pair-prior", "similar", "residual", "physics")  # simplest first
 
@@ -98,18 +101,20 @@ class MostSimilar:
         return out
 
     def state(self) -> dict:
-        return {"known": self.known}
+        return {"known": self.known, "base": self.base.state()}
 
     def load_state(self, state: dict) -> None:
         self.known = state["known"]
+        self.base.load_state(state.get("base", {}))
 
 
-def make_candidate(name: str, seed: int = 0, *, residual: StackedModel | None = None):
+def make_candidate(name: str, seed: int = 0, *, residual: StackedModel | None = None,
+                   min_pair_kernels: int = MIN_PAIR_KERNELS):
     """A fresh candidate by name (``residual``: an already fitted residual model for ``similar`` to reuse)."""
     if name in ("pair-median", "pair-prior"):
         return PairOffset(name, seed)
     if name == "similar":
-        return MostSimilar(name, seed, base=residual)
+        return MostSimilar(name, seed, base=residual or StackedModel("residual", seed, min_pair_kernels))
     if name in VARIANTS:
-        return StackedModel(name, seed)
+        return StackedModel(name, seed, min_pair_kernels)
     raise ValueError(f"unknown candidate {name!r}; expected one of {', '.join(CANDIDATES)}")

@@ -8,7 +8,9 @@
   residuals) on *inner* folds of its training pairs, never on anything it is tested on: the simplest candidate
   (the physics prior) unless another beats it with the whole 90% bootstrap interval of its gain, resampling
   the inner folds themselves (the unit a new kernel group or machine varies by), above zero. A scenario with
-  fewer than ``min_units`` inner folds keeps the simplest. Regimes: ``seen`` (a target seen in training: leave
+  fewer than ``min_units`` inner folds keeps the simplest. A learned residual is applied only to machine pairs
+  with ``min_pair_kernels`` distinct training kernels (:mod:`xamm_models.stacked`), in the inner folds as in use.
+  Regimes: ``seen`` (a target seen in training: leave
   one kernel group of the training pairs out) and ``new`` (a target machine absent from training: leave one
   training machine and one kernel group out, its signature still measured from its benchmark runs);
 * conformal interval half-widths per (regime, scenario), computed over *inner folds as units*
@@ -53,6 +55,7 @@ from xamm_models.evaluation import scenario_expr
 from xamm_models.physics import PhysicsSignature, physics_signatures
 from xamm_models.physics_registry import samples_from_runs
 from xamm_models.predictor import ADD_A_TARGET, UnknownSourceError, UnknownTargetError, _unknown
+from xamm_models.stacked import MIN_PAIR_KERNELS
 from xamm_models.zoo import load_model, resolve
 
 FILE = "stacked_predictor.json"
@@ -78,6 +81,7 @@ class StackedConfig(BaseModel):
     unit: Literal["fold", "kernel"] = "fold"  # what the selection's bootstrap resamples
     min_units: int = 3  # fewer inner units in a scenario than this: its simplest candidate is used
     interval: Literal["group", "group-upper", "pooled"] = "group"  # over inner folds as units, or pooled residuals
+    min_pair_kernels: int = MIN_PAIR_KERNELS  # a learned residual applies to machine pairs with this many training kernels
 
 
 class Calibration(BaseModel):
@@ -152,11 +156,12 @@ def _per_unit_hits(resid: np.ndarray, units: np.ndarray) -> np.ndarray:
     return np.bincount(k_idx, hit) / np.bincount(k_idx)
 
 
-def fit_candidates(names: list[str], sigs: dict, pairs: pl.DataFrame, seed: int) -> dict:
+def fit_candidates(names: list[str], sigs: dict, pairs: pl.DataFrame, seed: int,
+                   min_pair_kernels: int = MIN_PAIR_KERNELS) -> dict:
     """Each named candidate fitted on ``pairs`` (``similar`` reuses the residual model when both are asked for)."""
     out = {}
     for v in sorted(names, key=lambda v: v == "similar"):
-        out[v] = make_candidate(v, seed, residual=out.get("residual")).fit(sigs, pairs)
+        out[v] = make_candidate(v, seed, residual=out.get("residual"), min_pair_kernels=min_pair_kernels).fit(sigs, pairs)
     return out
 
 
@@ -212,7 +217,7 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
         for regime in REGIMES:
             self.calibration[regime] = self._calibrate(pairs, samples, regime)
         used = sorted(set().union(*(c.used() for c in self.calibration.values())))
-        self.models = fit_candidates(used, self.signatures, pairs, self.config.seed)
+        self.models = fit_candidates(used, self.signatures, pairs, self.config.seed, self.config.min_pair_kernels)
         self.training = {"dataset": dataset, "data_version": data_version, "pairs": pairs.height, "samples": samples.height,
                          "kernels": pairs.get_column("app").n_unique(), "xamm_version": __version__}
         return self
@@ -225,7 +230,7 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
         resid = {v: [] for v in cands}
         for sigs, fit, held in folds:
             y = held.get_column("relR").to_numpy()
-            for v, m in fit_candidates(cands, sigs, fit, self.config.seed).items():
+            for v, m in fit_candidates(cands, sigs, fit, self.config.seed, self.config.min_pair_kernels).items():
                 resid[v].append(np.log10(m.predict(sigs, held) / y))
         resid = {v: np.concatenate(r) for v, r in resid.items()}
         folds_of = np.concatenate([np.full(b.height, i) for i, (_, _, b) in enumerate(folds)])
@@ -351,7 +356,7 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
         self.calibration = {r: Calibration(**c) for r, c in info["calibration"].items()}
         self.sources, self.targets, self.training = info["sources"], info["targets"], info["training"]
         for v in sorted(set().union(*(c.used() for c in self.calibration.values()))):
-            m = make_candidate(v, self.config.seed)
+            m = make_candidate(v, self.config.seed, min_pair_kernels=self.config.min_pair_kernels)
             if v in info["files"]:
                 from xgboost import XGBRegressor  # models extra, imported on use
 
@@ -385,8 +390,10 @@ machine, for other machines, with an interval meant to hold the truth {self.conf
 ## Model
 A physics prior (modelled time = max(bytes / bandwidth(working set), flops / flop rate) + launch overhead, on
 each machine's signature measured from its own RAJAPerf runs) and a gradient-boosted residual, per regime
-(`seen`: target seen in training; `new`: a machine known only from its benchmark runs). Variant chosen and
-intervals calibrated on inner folds of the training pairs (split conformal on |log10 residual|).
+(`seen`: target seen in training; `new`: a machine known only from its benchmark runs). The residual applies
+only to machine pairs with at least {self.config.min_pair_kernels} distinct training kernels; other pairs get
+the prior alone. Variant chosen and intervals calibrated on inner folds of the training pairs (split conformal
+on |log10 residual|).
 
 | regime | pooled choice | choice per scenario | inner within-2× per candidate | interval half-width (×) |
 |---|---|---|---|---|

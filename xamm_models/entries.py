@@ -25,7 +25,7 @@ from xamm_models.physics import most_similar, physics_signatures
 from xamm_models.regressors import list_regressors
 from xamm_models.samples import align_kernels, benchmark_samples
 from xamm_models.splits import SCHEMES
-from xamm_models.stacked import VARIANTS, StackedModel
+from xamm_models.stacked import MIN_PAIR_KERNELS, VARIANTS, StackedModel
 from xamm_models.vae_dnn_eval import RandomForestVector
 
 
@@ -148,10 +148,11 @@ class FoldContext:
             self.cache["physics"] = physics_signatures(self.samples)
         return self.cache["physics"]
 
-    def stacked(self, variant: str) -> np.ndarray:
+    def stacked(self, variant: str, min_pair_kernels: int = MIN_PAIR_KERNELS) -> np.ndarray:
         """The stacked model's relR for the test pairs (one :data:`~xamm_models.stacked.VARIANTS` variant)."""
         amms = self.signatures("l2") if "attention" in variant else None
-        return StackedModel(variant, self.seed).fit(self.physics(), self.train, amms).predict(self.physics(), self.test, amms)
+        model = StackedModel(variant, self.seed, min_pair_kernels).fit(self.physics(), self.train, amms)
+        return model.predict(self.physics(), self.test, amms)
 
     def _default_model(self):
         """The default predictor fitted on the fold. Under a held-out machine it never sees that machine's runs in
@@ -226,6 +227,10 @@ def _register_stacked() -> None:
             "physics+attention": "physics prior + residual with physics signatures and attention AMMs"}
     for v in VARIANTS:
         ENTRIES.add(f"stacked/{v}", Entry(f"stacked/{v}", "xamm", ALL, lambda ctx, v=v: ctx.stacked(v), description=what[v]))
+    ENTRIES.add("stacked/physics-ungated", Entry(
+        "stacked/physics-ungated", "xamm", ALL, lambda ctx: ctx.stacked("physics", min_pair_kernels=0),
+        description="stacked/physics with its residual applied to every machine pair, however few kernels it was "
+                    "learned from (the gate's ablation)"))
     ENTRIES.add("stacked/default", Entry("stacked/default", "xamm", ALL, lambda ctx: ctx.default(),
                                          description="xamm's default predictor: the stacked variant chosen per regime on "
                                                      "inner folds of the training pairs, with split-conformal 80% intervals"))
