@@ -340,7 +340,7 @@ def test_a_fold_without_dense_kernels_borrows_the_flop_rate_of_a_measured_peer(d
 def test_with_the_apps_group_held_out_the_h100_cpu_to_gpu_pair_keeps_four_kernels_that_run_slower_than_modelled(ds):
     """Why the residual needs ``min_pair_kernels`` (xamm_models.stacked): in the Apps fold the H100 node's CPU->GPU
     training pairs hold 4 kernels; two reductions and a fused halo packing run 3-150x slower on its GPU than the
-    physics prior says, and a residual learned from them lifts every application by that much. In every other fold
+    physics prior says (the ungated residual's Apps-fold figure is checked against the README above). In every other fold
     the pair keeps at least 17 kernels, above the gate."""
     from xamm_models.entries import FoldContext
     from xamm_models.stacked import MIN_PAIR_KERNELS, log_prior

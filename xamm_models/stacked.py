@@ -12,8 +12,8 @@ The residual is applied only to machine pairs (source, target) whose training pa
 ``min_pair_kernels`` distinct kernels (:data:`MIN_PAIR_KERNELS`); any other pair gets the prior alone. A correction
 learned from a handful of one pair's kernels is those kernels' quirk, not the pair's: in ``xplat-rajaperf`` with
 RAJAPerf's Apps group held out, the H100 node's CPU->GPU pairs keep 4 kernels, of which two reductions and a fused
-halo packing run 3-150x slower on its GPU than the prior says (tests/test_evaluation.py), and a residual learned
-from them put 0.13 of the applications' CPU->GPU pairs within 2x, the prior 0.63 (``xamm eval``:
+halo packing run 3-150x slower on its GPU than the prior says (tests/test_evaluation.py), and the ungated residual
+put 0.13 of the Apps group's CPU->GPU pairs within 2x, the prior 0.63 (``xamm eval``:
 ``stacked/physics-ungated``, fold Apps).
 
 :class:`StackedModel` ``variant`` names the feature set; ``"prior"`` is the prior alone.
