@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("xgboost", reason="the models extra is not installed")
 
-from xamm_models.default_model import StackedPredictor, _conformal, _group_conformal  # noqa: E402
+from xamm_models.default_model import StackedPredictor  # noqa: E402
 from xamm_models.physics import modelled_time, physics_signature  # noqa: E402
 from xamm_models.predictor import UnknownSourceError, UnknownTargetError  # noqa: E402
 
@@ -67,31 +67,6 @@ def fitted():
     pairs, samples = world(0)
     known = pairs.filter(~pl.col("source").str.starts_with("d:") & ~pl.col("target").str.starts_with("d:"))
     return StackedPredictor(seed=0).fit(known, samples.filter(~pl.col("target").str.starts_with("d:"))), pairs, samples
-
-
-def test_the_conformal_quantile_is_the_finite_sample_rank():
-    r = np.arange(1, 11, dtype=float)  # |residuals| 1..10; 80%: rank ceil(11 * 0.8) = 9
-    assert _conformal(r, 0.8) == 9.0
-    assert _conformal(-r, 0.8) == 9.0
-    assert _conformal(r, 0.95) == 10.0  # rank 11 > n: the largest
-
-
-def test_the_group_conformal_half_width_is_a_rank_over_the_units_own_quantiles():
-    """Each inner fold is one unit: position (G + 1) 0.8 among the G units' own 80% quantiles, interpolated (or, as
-    an upper bound, the rank ceil((G + 1) 0.8)). A unit with most of the residuals does not outweigh the others, and
-    a wide unit is not averaged away."""
-    small, wide = np.linspace(0.01, 0.1, 100), np.linspace(0.1, 1.0, 10)
-    r = np.concatenate([small, wide])
-    units = np.repeat([0, 1], [100, 10])
-    assert _group_conformal(r, units, 0.8) == pytest.approx(np.quantile(wide, 0.8))  # rank 3 > G = 2: the largest
-    assert _conformal(r, 0.8) < np.quantile(wide, 0.2)  # pooled over pairs, the wide unit is barely covered
-    nine = np.repeat(np.arange(9), 5)
-    r9 = np.concatenate([np.full(5, float(u + 1)) for u in range(9)])
-    assert _group_conformal(r9, nine, 0.8, upper=True) == 8.0  # rank ceil(10 * 0.8) = 8 of the 9 quantiles 1..9
-    six = np.repeat(np.arange(6), 5)
-    r6 = np.concatenate([np.full(5, float(u + 1)) for u in range(6)])
-    # position (6 + 1) 0.8 = 5.6 of the quantiles 1..6: 5 + 0.6 (1), below the rank rule's largest (6)
-    assert _group_conformal(r6, six, 0.8) == pytest.approx(5.6) and _group_conformal(r6, six, 0.8, upper=True) == 6.0
 
 
 def test_the_residual_is_chosen_when_the_source_efficiency_carries_signal(fitted):
@@ -305,3 +280,33 @@ def test_the_selection_rules_the_config_offers():
     # per unit: each unit (fold or kernel) counts once, however many rows it has
     resid = np.array([0.0, 0.0, 0.0, 1.0])  # unit a: 3 rows within 2x; unit b: 1 row outside
     assert _per_unit_hits(resid, np.array(["a", "a", "a", "b"])).tolist() == [1.0, 0.0]
+
+
+def test_the_interval_rule_is_chosen_on_inner_folds_saved_and_can_be_fixed(fitted, tmp_path):
+    """``interval="auto"``: each regime's rule is the one whose leave-one-inner-fold-out coverage is nearest 0.8,
+    and its half-widths are that rule's; a fixed rule is used as given; a calibration saved before the choice
+    existed reads as the group rule it was sized by."""
+    import json
+
+    from xamm_models.conformal import RULES
+    from xamm_models.default_model import Calibration
+
+    model, pairs, samples = fitted
+    for cal in model.calibration.values():
+        cov = cal.interval_coverage
+        assert set(cov) == set(RULES) and cal.interval in RULES
+        assert abs(cov[cal.interval] - 0.8) == min(abs(c - 0.8) for c in cov.values() if c is not None)
+    known = pairs.filter(~pl.col("source").str.starts_with("d:") & ~pl.col("target").str.starts_with("d:"))
+    fixed = StackedPredictor(seed=0, interval="group-upper").fit(known, samples.filter(~pl.col("target").str.starts_with("d:")))
+    for regime, cal in fixed.calibration.items():
+        assert cal.interval == "group-upper" and cal.interval_coverage == {}
+        assert cal.variants == model.calibration[regime].variants  # the rule sizes intervals, it chooses nothing else
+    assert fixed.calibration["seen"].halfwidth["all"] >= model.calibration["seen"].halfwidth["all"] or \
+        model.calibration["seen"].interval == "group-upper"
+    back = StackedPredictor.from_pretrained(str(_saved(model, tmp_path / "m")))
+    assert {r: c.interval for r, c in back.calibration.items()} == {r: c.interval for r, c in model.calibration.items()}
+    seen = model.calibration["seen"]
+    rule = f"| {seen.interval} (" + ", ".join(f"{r} {seen.interval_coverage[r]:.2f}" for r in RULES) + ") |"
+    assert rule in (tmp_path / "m" / "README.md").read_text() and rule in str(back.card())
+    old = json.loads(model.calibration["seen"].model_dump_json(exclude={"interval", "interval_coverage"}))
+    assert Calibration(**old).interval == "group"

@@ -357,3 +357,41 @@ def test_with_the_apps_group_held_out_the_h100_cpu_to_gpu_pair_keeps_four_kernel
     assert slow == ["Basic_MULTI_REDUCE", "Basic_REDUCE_STRUCT", "Comm_HALO_PACKING_FUSED"]
     assert 2.0 < by_kernel["hi"].max() < np.log10(150)
     assert min(pair(c)["app"].n_unique() for n, c in folds.items() if n != "Apps") >= 17 > MIN_PAIR_KERNELS
+
+
+def test_in_the_apps_fold_the_inner_folds_choose_the_group_interval_rule_and_the_readme_says_so(ds):
+    """The README's account of the one kernel-group fold whose model keeps the ``group`` interval rule: the Apps
+    fold's default, targets seen, measured each rule's coverage on left-out inner folds and ``group`` was nearest
+    0.80; that fold is covered more than 80% and the small groups less (``results.json``)."""
+    from conftest import REPO
+
+    from xamm_models.entries import FoldContext
+
+    fold = next(f for f in ds.get_idx_split("kernel-group") if f.name == "Apps")
+    cal = FoldContext(ds, fold, epochs=1)._default_model()[0].calibration["seen"]
+    cov = cal.interval_coverage
+    assert cal.interval == "group" and cov["fold-mean"] < cov["pooled"] < 0.8 < cov["group"]
+    readme = " ".join((REPO / "README.md").read_text().split())
+    assert (f"chose `group` (held-out inner coverage {cov['group']:.2f} against `pooled` {cov['pooled']:.2f} and "
+            f"`fold-mean` {cov['fold-mean']:.2f}; tested)") in readme
+    folds = json.loads((REPO / "docs" / "eval" / "results.json").read_text())["results"]["kernel-group"]["entries"][
+        "stacked/default"]["folds"]
+    assert folds["Apps"]["all"]["coverage"] > 0.9 > max(folds[g]["all"]["coverage"] for g in ("Basic", "Comm", "Polybench"))
+    assert (f"it is covered {folds['Apps']['all']['coverage']:.2f} and the small groups less (Basic "
+            f"{folds['Basic']['all']['coverage']:.2f}, Comm {folds['Comm']['all']['coverage']:.2f}, Polybench "
+            f"{folds['Polybench']['all']['coverage']:.2f}") in readme
+
+
+def test_the_defaults_80_percent_intervals_cover_between_0_70_and_0_90_in_every_scheme():
+    """Issue 13, point 4, on the committed evaluation: the pooled coverage of stacked/default's 80% intervals on the
+    test folds of every scheme, as the README states it."""
+    from conftest import REPO
+
+    res = json.loads((REPO / "docs" / "eval" / "results.json").read_text())["results"]
+    cov = {s: res[s]["entries"]["stacked/default"]["pooled"]["all"]["coverage"] for s in ("kernel-group", "held-out-machine", "kernel")}
+    assert all(0.70 <= c["value"] <= 0.90 for c in cov.values()), cov
+    readme = " ".join((REPO / "README.md").read_text().split())
+    g, h, k = (cov[s] for s in ("kernel-group", "held-out-machine", "kernel"))
+    assert (f"hold the truth {g['value']:.2f} [{g['lo']:.2f}, {g['hi']:.2f}] of the time across kernel groups, "
+            f"{h['value']:.2f} [{h['lo']:.2f}, {h['hi']:.2f}] on the held-out machine and {k['value']:.2f} "
+            f"[{k['lo']:.2f}, {k['hi']:.2f}] leaving one kernel out") in readme

@@ -109,6 +109,30 @@ def test_signatures_and_the_default_predictor_answer_offline(offline, public_sto
     assert np.median(np.abs(np.log10(m.predict_pairs(rows)["relR"].to_numpy() / y))) < 1.0  # sane on its own data
 
 
+@needs_snapshot
+def test_the_readme_states_the_shipped_defaults_interval_rules_and_their_inner_coverage():
+    """The README's account of the shipped default's interval rules is read from its ``stacked_predictor.json``: per
+    regime, the rule chosen and every rule's coverage on left-out inner folds, the chosen one nearest 0.80."""
+    import json
+
+    from conftest import REPO
+
+    from xamm_models.conformal import RULES
+
+    cal = json.loads((snapshot.ROOT / "models" / "default" / "stacked_predictor.json").read_text())["calibration"]
+    for c in cal.values():
+        cov = c["interval_coverage"]
+        assert abs(cov[c["interval"]] - 0.8) == min(abs(v - 0.8) for v in cov.values())
+    seen, new = (cal[r]["interval_coverage"] for r in ("seen", "new"))
+    readme = " ".join((REPO / "README.md").read_text().split())
+    assert (f"chose `{cal['seen']['interval']}` for targets seen in training (held-out inner coverage: "
+            + ", ".join(f"{r} {seen[r]:.2f}" for r in RULES) + f") and `{cal['new']['interval']}` for new machines ("
+            + ", ".join(f"{new[r]:.2f}" for r in RULES) + ")") in readme
+    w = {s: 10 ** v for s, v in cal["seen"]["halfwidth"].items()}
+    assert (f"half-widths for targets seen in training are GPU→GPU ×{w['GPU->GPU']:.1f}, CPU→GPU ×{w['CPU->GPU']:.1f}, "
+            f"GPU→CPU ×{w['GPU->CPU']:.1f}, CPU→CPU ×{w['CPU->CPU']:.1f}") in readme
+
+
 @pytest.mark.slow
 @needs_snapshot
 def test_zoo_build_regenerates_the_snapshot_byte_for_byte(shared_data, tmp_path, capsys):

@@ -13,17 +13,15 @@
   Regimes: ``seen`` (a target seen in training: leave
   one kernel group of the training pairs out) and ``new`` (a target machine absent from training: leave one
   training machine and one kernel group out, its signature still measured from its benchmark runs);
-* conformal interval half-widths per (regime, scenario), computed over *inner folds as units*
-  (``interval="group"``): each inner fold's own ``coverage`` quantile of its |log10 residuals|, then the
-  value at position (G + 1) coverage among those G quantiles sorted, interpolated between its two neighbours
-  (the Weibull plotting position, ``np.quantile(..., method="weibull")``; the largest when the position exceeds
-  G). A new kernel group (or machine) is one more such unit, so its own quantile lies below the half-width with
-  probability about ``coverage``: the interval holds for the group at hand, not only on average over pairs,
-  where one group with most of the pairs (RAJAPerf's Apps) would otherwise be under-covered. With five or six
-  inner groups the rank rule of split conformal (``interval="group-upper"``: the ceil((G + 1) coverage)-th, a
-  guaranteed lower bound on coverage) is the largest group's quantile, and over-covers (0.903 leaving one kernel
-  out in ``xamm eval``); interpolating is the estimate, not the bound. ``interval="pooled"`` is plain
-  split-conformal over all inner residuals, kept for comparison.
+* conformal interval half-widths per (regime, scenario) from the inner folds' residuals of the candidate each
+  scenario uses (:mod:`xamm_models.conformal`). Which conformal rule holds its stated coverage depends on how
+  much folds differ (RAJAPerf's Apps group holds most pairs; the small groups are few and wide), so with
+  ``interval="auto"`` (the default) it too is chosen on the inner folds: each inner fold is left out in turn, the
+  half-widths are sized on the others by each rule (``group``: a quantile over the folds' own quantiles, aimed at
+  the fold at hand; ``group-upper``: its rank bound; ``fold-mean``: coverage averaged with every fold weighted the
+  same; ``pooled``: plain split conformal), and the rule whose held-out coverage, pooled over the left-out
+  residuals, is nearest ``coverage`` sizes the intervals. ``Calibration.interval`` and ``interval_coverage``
+  record the choice and every rule's held-out coverage; a fixed ``interval`` skips the choice.
 
 A target that has no signature is refused (:class:`UnknownTargetError`, with did-you-mean), unless its
 benchmark runs are given (``target_benchmarks``: ``benchmark_runs`` rows, or samples built from them): then its
@@ -51,6 +49,7 @@ from xamm_data._version import __version__
 from xamm_data.hub import snapshot_dir
 from xamm_models.candidates import make_candidate
 from xamm_models.cards import card_datasets_and_metrics, metrics_table
+from xamm_models.conformal import RULES, choose_rule, halfwidths
 from xamm_models.evaluation import scenario_expr
 from xamm_models.physics import PhysicsSignature, physics_signatures
 from xamm_models.physics_registry import samples_from_runs
@@ -80,7 +79,7 @@ class StackedConfig(BaseModel):
     min_per_scenario: int = 20  # fewer inner residuals than this: the regime's pooled quantile is used
     unit: Literal["fold", "kernel"] = "fold"  # what the selection's bootstrap resamples
     min_units: int = 3  # fewer inner units in a scenario than this: its simplest candidate is used
-    interval: Literal["group", "group-upper", "pooled"] = "group"  # over inner folds as units, or pooled residuals
+    interval: Literal["auto", "group", "group-upper", "fold-mean", "pooled"] = "auto"  # auto: chosen on inner folds
     min_pair_kernels: int = MIN_PAIR_KERNELS  # a learned residual applies to machine pairs with this many training kernels
 
 
@@ -95,6 +94,8 @@ class Calibration(BaseModel):
     inner_by_scenario: dict[str, dict[str, float]] = Field(default_factory=dict)
     halfwidth: dict[str, float]  # scenario (or "all") -> log10 half-width at the configured coverage
     n: dict[str, int]
+    interval: str = "group"  # the rule that sized ``halfwidth`` (saved before the choice existed: "group")
+    interval_coverage: dict[str, float | None] = Field(default_factory=dict)  # rule -> held-out coverage, inner folds
 
     def choice(self, scenario: str) -> str:
         return self.variants.get(scenario, self.fallback)
@@ -165,22 +166,9 @@ def fit_candidates(names: list[str], sigs: dict, pairs: pl.DataFrame, seed: int,
     return out
 
 
-def _conformal(resid: np.ndarray, coverage: float) -> float:
-    """The split-conformal quantile of |residual|: rank ceil((n + 1) coverage) of n."""
-    r = np.sort(np.abs(resid))
-    k = int(np.ceil((len(r) + 1) * coverage))
-    return float(r[min(k, len(r)) - 1]) if len(r) else float("nan")
-
-
-def _group_conformal(resid: np.ndarray, units: np.ndarray, coverage: float, upper: bool = False) -> float:
-    """Conformal over units (see the module docstring): position (G + 1) coverage among the G units' own
-    ``coverage`` quantiles of |residual|, interpolated (with ``upper``, the rank ceil((G + 1) coverage)); the largest
-    when the position exceeds G."""
-    r = np.abs(resid)
-    qs = np.sort([np.quantile(r[units == u], coverage) for u in np.unique(units)])
-    if not len(qs):
-        return float("nan")
-    return _conformal(qs, coverage) if upper else float(np.quantile(qs, coverage, method="weibull"))
+def _rule(cal: Calibration) -> str:
+    cov = ", ".join(f"{r} {cal.interval_coverage[r]:.2f}" for r in RULES if cal.interval_coverage.get(r) is not None)
+    return f"{cal.interval} ({cov})" if cov else cal.interval
 
 
 def profile_pairs(profiles: pl.DataFrame, source: str, targets: list[str]) -> tuple[pl.DataFrame, list[str]]:
@@ -248,16 +236,23 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
             # a scenario with too little evidence of its own keeps the simplest candidate, not the pooled choice
             enough = len(np.unique(units[m])) >= self.config.min_units
             cal.variants[s] = choose(hits, cands, self.config.seed) if enough else cands[0]
-            if m.sum() >= self.config.min_per_scenario:
-                cal.halfwidth[s], cal.n[s] = self._halfwidth(resid[cal.choice(s)][m], folds_of[m]), int(m.sum())
-        deployed = np.concatenate([resid[cal.choice(s)][scen == s] for s in np.unique(scen)])  # as predictions are made
-        cal.halfwidth["all"] = self._halfwidth(deployed, np.concatenate([folds_of[scen == s] for s in np.unique(scen)]))
+        deployed = np.empty(len(scen))  # each residual of the candidate its scenario uses, as predictions are made
+        for s in np.unique(scen):
+            deployed[scen == s] = resid[cal.choice(str(s))][scen == s]
+        self._size_intervals(cal, deployed, scen, folds_of)
         return cal
 
-    def _halfwidth(self, resid: np.ndarray, folds: np.ndarray) -> float:
-        if self.config.interval.startswith("group"):
-            return _group_conformal(resid, folds, self.config.coverage, upper=self.config.interval == "group-upper")
-        return _conformal(resid, self.config.coverage)
+    def _size_intervals(self, cal: Calibration, deployed: np.ndarray, scen: np.ndarray, folds: np.ndarray) -> None:
+        """Half-widths per scenario by the configured rule, or (``auto``) by the rule whose leave-one-inner-fold-out
+        coverage is nearest the nominal one (:mod:`xamm_models.conformal`)."""
+        c, k = self.config.coverage, self.config.min_per_scenario
+        if self.config.interval == "auto":
+            cal.interval, cov = choose_rule(deployed, scen, folds, c, k)
+            cal.interval_coverage = {r: (v if np.isfinite(v) else None) for r, v in cov.items()}
+        else:
+            cal.interval = self.config.interval
+        cal.halfwidth = halfwidths(cal.interval, deployed, scen, folds, c, k)
+        cal.n = {**{s: int((scen == s).sum()) for s in cal.halfwidth if s != "all"}, "all": len(scen)}
 
     # -- inference --------------------------------------------------------------------------------
     def _signatures_with(self, target_benchmarks: pl.DataFrame | None) -> dict[str, PhysicsSignature]:
@@ -370,7 +365,7 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
         """The model card: what it predicts, how it was chosen and calibrated, its limits."""
         cal = "\n".join(f"| {r} | {c.variant} | {', '.join(f'{s} {v}' for s, v in sorted(c.variants.items())) or '-'} | "
                         f"{', '.join(f'{k} {v:.2f}' for k, v in sorted(c.inner_within_2.items()))} | "
-                        f"{', '.join(f'{k} ×{10 ** v:.2f}' for k, v in sorted(c.halfwidth.items()))} |"
+                        f"{', '.join(f'{k} ×{10 ** v:.2f}' for k, v in sorted(c.halfwidth.items()))} | {_rule(c)} |"
                         for r, c in sorted(self.calibration.items()))
         sigs = "\n".join(f"| `{t}` | {s.n_samples} | {max(s.bw):.3g} | {s.flop_rate:.3g} | {s.overhead_s:.3g} |"
                          for t, s in sorted(self.signatures.items()))
@@ -392,11 +387,11 @@ A physics prior (modelled time = max(bytes / bandwidth(working set), flops / flo
 each machine's signature measured from its own RAJAPerf runs) and a gradient-boosted residual, per regime
 (`seen`: target seen in training; `new`: a machine known only from its benchmark runs). The residual applies
 only to machine pairs with at least {self.config.min_pair_kernels} distinct training kernels; other pairs get
-the prior alone. Variant chosen and intervals calibrated on inner folds of the training pairs (split conformal
-on |log10 residual|).
+the prior alone. Variant chosen and intervals calibrated on inner folds of the training pairs (conformal on
+|log10 residual|, by the rule whose coverage on left-out inner folds was nearest the stated one).
 
-| regime | pooled choice | choice per scenario | inner within-2× per candidate | interval half-width (×) |
-|---|---|---|---|---|
+| regime | pooled choice | choice per scenario | inner within-2× per candidate | interval half-width (×) | interval rule (held-out inner coverage) |
+|---|---|---|---|---|---|
 {cal}
 
 ## Machine signatures
