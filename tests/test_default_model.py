@@ -310,3 +310,17 @@ def test_the_interval_rule_is_chosen_on_inner_folds_saved_and_can_be_fixed(fitte
     assert rule in (tmp_path / "m" / "README.md").read_text() and rule in str(back.card())
     old = json.loads(model.calibration["seen"].model_dump_json(exclude={"interval", "interval_coverage"}))
     assert Calibration(**old).interval == "group"
+
+
+def test_with_one_training_machine_pair_a_new_machine_gets_no_finite_interval(fitted):
+    """No inner fold can hold out a machine when training has one (source, target) pair: the ``new`` regime borrows
+    no width and says so (rule ``none``), while the ``seen`` regime is still calibrated."""
+    _, pairs, samples = fitted
+    one = pairs.filter(pl.col("source") == "a:cpu", pl.col("target") == "b:gpu")
+    m = StackedPredictor(seed=0).fit(one, samples.filter(pl.col("target").is_in(["a:cpu", "b:gpu"])))
+    new = m.calibration["new"]
+    assert new.interval == "none" and new.halfwidth == {"all": float("inf")} and new.interval_coverage == {}
+    assert np.isfinite(m.calibration["seen"].halfwidth["all"]) and m.calibration["seen"].interval != "none"
+    rows = pairs.filter(pl.col("source") == "a:cpu", pl.col("target") == "c:gpu").head(3)
+    p = m.predict_pairs(rows, target_benchmarks=samples.filter(pl.col("target") == "c:gpu"))
+    assert (p["regime"] == "new").all() and (p["relR_hi"] == float("inf")).all() and (p["relR_lo"] == 0).all()

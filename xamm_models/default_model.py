@@ -76,7 +76,7 @@ class StackedConfig(BaseModel):
     selection: Literal["clear", "best"] = "clear"  # see _simplest_unless_clearly_beaten
     coverage: float = 0.8
     seed: int = 0
-    min_per_scenario: int = 20  # fewer inner residuals than this: the regime's pooled quantile is used
+    min_per_scenario: int = 20  # fewer inner residuals than this: the regime's "all" half-width is used
     unit: Literal["fold", "kernel"] = "fold"  # what the selection's bootstrap resamples
     min_units: int = 3  # fewer inner units in a scenario than this: its simplest candidate is used
     interval: Literal["auto", "group", "group-upper", "fold-mean", "pooled"] = "auto"  # auto: chosen on inner folds
@@ -213,7 +213,8 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
     def _calibrate(self, pairs: pl.DataFrame, samples: pl.DataFrame, regime: str) -> Calibration:
         folds = list(_inner_folds(pairs, samples, regime))
         if not folds:  # e.g. one training machine: no "new" fold; borrow nothing, refuse to be confident
-            return Calibration(variant="prior", inner_within_2={}, halfwidth={"all": float("inf")}, n={"all": 0})
+            return Calibration(variant="prior", inner_within_2={}, halfwidth={"all": float("inf")}, n={"all": 0},
+                               interval="none")
         cands = self.config.candidates[regime]
         resid = {v: [] for v in cands}
         for sigs, fit, held in folds:
