@@ -310,6 +310,10 @@ def test_the_interval_rule_is_chosen_on_inner_folds_saved_and_can_be_fixed(fitte
     assert rule in (tmp_path / "m" / "README.md").read_text() and rule in str(back.card())
     old = json.loads(model.calibration["seen"].model_dump_json(exclude={"interval", "interval_coverage"}))
     assert Calibration(**old).interval == "group"
+    with pytest.raises(ValueError, match="fold-mean"):  # a rule xamm does not have is refused with the ones it has
+        StackedPredictor(seed=0, interval="median")
+    with pytest.raises(ValueError, match="interval"):  # a saved calibration naming an unknown rule is refused
+        Calibration(**{**old, "interval": "median"})
 
 
 def test_with_one_training_machine_pair_a_new_machine_gets_no_finite_interval(fitted):

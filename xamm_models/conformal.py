@@ -21,9 +21,12 @@ rule whose held-out coverage lies nearest ``coverage`` is used (the earlier in :
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 import numpy as np
 
-RULES = ("group", "group-upper", "fold-mean", "pooled")
+Rule = Literal["group", "group-upper", "fold-mean", "pooled"]
+RULES: tuple[str, ...] = get_args(Rule)
 
 
 def split_conformal(resid: np.ndarray, coverage: float) -> float:

@@ -49,7 +49,7 @@ from xamm_data._version import __version__
 from xamm_data.hub import snapshot_dir
 from xamm_models.candidates import make_candidate
 from xamm_models.cards import card_datasets_and_metrics, metrics_table
-from xamm_models.conformal import RULES, choose_rule, halfwidths
+from xamm_models.conformal import RULES, Rule, choose_rule, halfwidths
 from xamm_models.evaluation import scenario_expr
 from xamm_models.physics import PhysicsSignature, physics_signatures
 from xamm_models.physics_registry import samples_from_runs
@@ -79,7 +79,7 @@ class StackedConfig(BaseModel):
     min_per_scenario: int = 20  # fewer inner residuals than this: the regime's "all" half-width is used
     unit: Literal["fold", "kernel"] = "fold"  # what the selection's bootstrap resamples
     min_units: int = 3  # fewer inner units in a scenario than this: its simplest candidate is used
-    interval: Literal["auto", "group", "group-upper", "fold-mean", "pooled"] = "auto"  # auto: chosen on inner folds
+    interval: Literal["auto"] | Rule = "auto"  # auto: chosen on inner folds (xamm_models.conformal)
     min_pair_kernels: int = MIN_PAIR_KERNELS  # a learned residual applies to machine pairs with this many training kernels
 
 
@@ -94,7 +94,7 @@ class Calibration(BaseModel):
     inner_by_scenario: dict[str, dict[str, float]] = Field(default_factory=dict)
     halfwidth: dict[str, float]  # scenario (or "all") -> log10 half-width at the configured coverage
     n: dict[str, int]
-    interval: str = "group"  # the rule that sized ``halfwidth`` (saved before the choice existed: "group")
+    interval: Literal["none"] | Rule = "group"  # the rule that sized ``halfwidth`` (saved before the choice: "group")
     interval_coverage: dict[str, float | None] = Field(default_factory=dict)  # rule -> held-out coverage, inner folds
 
     def choice(self, scenario: str) -> str:
