@@ -25,7 +25,10 @@
 
 A target that has no signature is refused (:class:`UnknownTargetError`, with did-you-mean), unless its
 benchmark runs are given (``target_benchmarks``: ``benchmark_runs`` rows, or samples built from them): then its
-signature is measured on the fly. A source machine is treated the same way.
+signature is measured on the fly. A source machine is treated the same way. A new machine whose signature its
+runs cannot tell from a known machine's (within that machine's bootstrap noise, :mod:`xamm_models.twins`) is
+answered as that known machine (regime ``twin``, with the wider of the two regimes' half-widths); any other new
+machine by the ``new`` regime's choice. ``twins=False`` switches the rule off.
 
 Input frames (one row per application sample) need the sample's per-rep work and its source time:
 ``bytes_per_rep``, ``flops_per_rep``, ``iterations_per_rep``, ``runtime_s`` (seconds per iteration on the
@@ -55,6 +58,7 @@ from xamm_models.physics import PhysicsSignature, physics_signatures
 from xamm_models.physics_registry import samples_from_runs
 from xamm_models.predictor import ADD_A_TARGET, UnknownSourceError, UnknownTargetError, _unknown
 from xamm_models.stacked import MIN_PAIR_KERNELS
+from xamm_models.twins import noise_by_target, signature_noise, twins
 from xamm_models.zoo import load_model, resolve
 
 FILE = "stacked_predictor.json"
@@ -81,6 +85,7 @@ class StackedConfig(BaseModel):
     min_units: int = 3  # fewer inner units in a scenario than this: its simplest candidate is used
     interval: Literal["auto"] | Rule = "auto"  # auto: chosen on inner folds (xamm_models.conformal)
     min_pair_kernels: int = MIN_PAIR_KERNELS  # a learned residual applies to machine pairs with this many training kernels
+    twins: bool = True  # a new machine its runs cannot tell from a known one is answered as that one (xamm_models.twins)
 
 
 class Calibration(BaseModel):
@@ -187,6 +192,7 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
     def __init__(self, config: StackedConfig | dict | None = None, **kwargs):
         self.config = StackedConfig(**config) if isinstance(config, dict) else (config or StackedConfig(**kwargs))
         self.signatures: dict[str, PhysicsSignature] = {}
+        self.noise: dict[str, float] = {}  # known target -> its signature's bootstrap noise (xamm_models.twins)
         self.models: dict = {}  # candidate name -> fitted model (xamm_models.candidates)
         self.calibration: dict[str, Calibration] = {}
         self.sources: list[str] = []
@@ -200,6 +206,7 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
         kernel and size per target; the test kernels of an evaluation must not be among them). ``data_version``:
         the store table version they were read at (``XplatDataset.from_store(version=...)`` reads it again)."""
         self.signatures = physics_signatures(samples)
+        self.noise = noise_by_target(samples, self.signatures, seed=self.config.seed) if self.config.twins else {}
         self.sources = sorted(set(pairs.get_column("source")))
         self.targets = sorted(set(pairs.get_column("target")))
         for regime in REGIMES:
@@ -256,10 +263,10 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
         cal.n = {**{s: int((scen == s).sum()) for s in cal.halfwidth if s != "all"}, "all": len(scen)}
 
     # -- inference --------------------------------------------------------------------------------
-    def _signatures_with(self, target_benchmarks: pl.DataFrame | None) -> dict[str, PhysicsSignature]:
-        if target_benchmarks is None:
+    def _signatures_with(self, bench: pl.DataFrame | None) -> dict[str, PhysicsSignature]:
+        if bench is None:
             return self.signatures
-        return {**self.signatures, **physics_signatures(samples_from_runs(target_benchmarks), reference=self.signatures)}
+        return {**self.signatures, **physics_signatures(bench, reference=self.signatures)}
 
     def _check(self, pairs: pl.DataFrame, sigs: dict) -> None:
         missing = [c for c in (*NEED, "runtime_source", "source", "target") if c not in pairs.columns]
@@ -270,25 +277,53 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
             for t in sorted(set(pairs.get_column(kind)) - set(sigs)):
                 raise err(f"{_unknown(kind, t, sorted(sigs))}; {ADD_A_TARGET}")
 
+    def _twin_ends(self, pairs: pl.DataFrame, sigs: dict, bench: pl.DataFrame | None) -> pl.DataFrame:
+        """``pairs`` with each end unseen in training replaced by its twin, where it has one (:mod:`xamm_models.twins`;
+        ``bench``: the new machines' benchmark samples, whose own noise the rule needs)."""
+        if not (self.config.twins and self.noise) or bench is None:
+            return pairs
+        swap = {}
+        for end, known in (("source", self.sources), ("target", self.targets)):
+            new = {t: sigs[t] for t in set(pairs.get_column(end)) - set(known) if t in sigs}
+            swap[end] = twins(new, {k: self.signatures[k] for k in known if k in self.signatures}, self.noise,
+                              lambda t: signature_noise(bench, t, self.signatures, seed=self.config.seed)) if new else {}
+        return pairs.with_columns(*(pl.col(end).replace(m) for end, m in swap.items()))
+
+    def _seen(self, pairs: pl.DataFrame) -> np.ndarray:
+        return (pairs.get_column("target").is_in(self.targets) & pairs.get_column("source").is_in(self.sources)).to_numpy()
+
+    def _halfwidth(self, regime: str, scenario: str) -> float:
+        """log10 half-width of a row of ``regime``: a twin takes the wider of the seen and new regimes' (no inner fold
+        can calibrate a twin, see :mod:`xamm_models.twins`)."""
+        if regime == "twin":
+            return max(self._halfwidth("seen", scenario), self._halfwidth("new", scenario))
+        cal = self.calibration[regime]
+        return cal.halfwidth.get(scenario, cal.halfwidth["all"])
+
     def predict_pairs(self, pairs: pl.DataFrame, *, target_benchmarks: pl.DataFrame | None = None) -> pl.DataFrame:
-        """``relR``, ``relR_lo``, ``relR_hi`` (the calibrated interval) and ``regime`` for each row of ``pairs``."""
+        """``relR``, ``relR_lo``, ``relR_hi`` (the calibrated interval) and ``regime`` (``seen``, ``twin``: an end
+        answered as its known twin, ``new``) for each row of ``pairs``."""
         if not self.models:
             raise RuntimeError("the predictor is not trained: fit() or from_pretrained() first")
-        sigs = self._signatures_with(target_benchmarks)
+        bench = None if target_benchmarks is None else samples_from_runs(target_benchmarks)
+        sigs = self._signatures_with(bench)
         self._check(pairs, sigs)
-        seen = (pairs.get_column("target").is_in(self.targets) & pairs.get_column("source").is_in(self.sources)).to_numpy()
-        out = np.empty(pairs.height)
-        half = np.empty(pairs.height)
+        asked = self._twin_ends(pairs, sigs, bench)
+        seen, as_seen = self._seen(pairs), self._seen(asked)
+        same = (asked.get_column("source") == asked.get_column("target")).to_numpy()  # twin of its own source: relR 1
+        regime = np.where(seen, "seen", np.where(as_seen, "twin", "new"))
+        out, half = np.ones(pairs.height), np.empty(pairs.height)
         scen = _scenarios(pairs)
-        for regime, in_regime in (("seen", seen), ("new", ~seen)):
-            cal = self.calibration[regime]
+        for name, in_regime in (("seen", as_seen & ~same), ("new", ~as_seen)):
+            cal = self.calibration[name]
             for s in np.unique(scen[in_regime]):
                 mask = in_regime & (scen == s)
-                out[mask] = self.models[cal.choice(str(s))].predict(sigs, pairs.filter(pl.Series(mask)))
-                half[mask] = cal.halfwidth.get(str(s), cal.halfwidth["all"])
+                out[mask] = self.models[cal.choice(str(s))].predict(sigs, asked.filter(pl.Series(mask)))
+        for r in np.unique(regime):
+            for s in np.unique(scen[regime == r]):
+                half[(regime == r) & (scen == s)] = self._halfwidth(str(r), str(s))
         w = 10.0 ** half
-        return pl.DataFrame({"relR": out, "relR_lo": out / w, "relR_hi": out * w,
-                             "regime": np.where(seen, "seen", "new")})
+        return pl.DataFrame({"relR": out, "relR_lo": out / w, "relR_hi": out * w, "regime": regime})
 
     def predict(self, profiles: pl.DataFrame, source: str, targets: list[str], *,
                 target_benchmarks: pl.DataFrame | None = None) -> pl.DataFrame:
@@ -327,6 +362,7 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
                 files[v] = f"residual_{v.replace('+', '_')}.ubj"
                 m.model.save_model(d / files[v])
         info = {"config": self.config.model_dump(), "files": files, "sources": self.sources, "targets": self.targets,
+                "noise": {t: (v if np.isfinite(v) else None) for t, v in self.noise.items()},
                 "states": {v: m.state() for v, m in sorted(self.models.items())},
                 "signatures": {t: s.model_dump() for t, s in sorted(self.signatures.items())},
                 "calibration": {r: c.model_dump() for r, c in self.calibration.items()},
@@ -351,6 +387,7 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
         self.signatures = {t: PhysicsSignature(**s) for t, s in info["signatures"].items()}
         self.calibration = {r: Calibration(**c) for r, c in info["calibration"].items()}
         self.sources, self.targets, self.training = info["sources"], info["targets"], info["training"]
+        self.noise = {t: float("nan") if v is None else v for t, v in info.get("noise", {}).items()}  # older: no twins
         for v in sorted(set().union(*(c.used() for c in self.calibration.values()))):
             m = make_candidate(v, self.config.seed, min_pair_kernels=self.config.min_pair_kernels)
             if v in info["files"]:
@@ -368,8 +405,8 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
                         f"{', '.join(f'{k} {v:.2f}' for k, v in sorted(c.inner_within_2.items()))} | "
                         f"{', '.join(f'{k} ×{10 ** v:.2f}' for k, v in sorted(c.halfwidth.items()))} | {_rule(c)} |"
                         for r, c in sorted(self.calibration.items()))
-        sigs = "\n".join(f"| `{t}` | {s.n_samples} | {max(s.bw):.3g} | {s.flop_rate:.3g} | {s.overhead_s:.3g} |"
-                         for t, s in sorted(self.signatures.items()))
+        sigs = "\n".join(f"| `{t}` | {s.n_samples} | {max(s.bw):.3g} | {s.flop_rate:.3g} | {s.overhead_s:.3g} | "
+                         f"{self.noise.get(t, float('nan')):.2f} |" for t, s in sorted(self.signatures.items()))
         t = self.training
         return ModelCard(f"""---
 library_name: xamm
@@ -396,8 +433,12 @@ the prior alone. Variant chosen and intervals calibrated on inner folds of the t
 {cal}
 
 ## Machine signatures
-| target | samples | peak sustained bandwidth (B/s) | flop rate (flop/s) | launch overhead (s) |
-|---|---|---|---|---|
+A new machine whose signature lies within a known machine's noise (how far that machine's own signature moves
+when its benchmark kernels are resampled, 90% quantile) is its twin and answered as it (regime `twin`,
+the wider of the seen and new intervals){"" if self.config.twins else "; switched off in this predictor"}.
+
+| target | samples | peak sustained bandwidth (B/s) | flop rate (flop/s) | launch overhead (s) | signature noise |
+|---|---|---|---|---|---|
 {sigs}
 
 ## Training data

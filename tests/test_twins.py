@@ -1,0 +1,118 @@
+"""Twins: a new machine its benchmark runs cannot tell from a known one is answered as that one.
+
+Synthetic machines (tests/test_default_model.py's known law) test the rule and the code paths; what it does on the
+real data (the evaluation's held-out MI300A node) is in tests/test_evaluation.py and the README.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import polars as pl
+import pytest
+
+pytest.importorskip("xgboost", reason="the models extra is not installed")
+
+from test_default_model import world  # noqa: E402
+
+from xamm_models.default_model import StackedConfig, StackedPredictor  # noqa: E402
+from xamm_models.physics import distance, physics_signatures  # noqa: E402
+from xamm_models.twins import noise_by_target, signature_noise, twins  # noqa: E402
+
+
+def remeasured(samples: pl.DataFrame, of: str, name: str, seed: int = 5, sd: float = 0.03) -> pl.DataFrame:
+    """``of``'s benchmark samples measured again under another name, each time off by a few percent."""
+    own = samples.filter(pl.col("target") == of)
+    jitter = 10 ** np.random.default_rng(seed).normal(0, sd, own.height)
+    return own.with_columns(pl.lit(name).alias("target"), pl.col("time_per_rep_s") * pl.Series(jitter),
+                            pl.col("runtime_s") * pl.Series(jitter))
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    pairs, samples = world(0)
+    return StackedPredictor(seed=0).fit(*_training(pairs, samples)), pairs, samples
+
+
+def test_signature_noise_is_seeded_positive_and_undefined_for_one_kernel():
+    _, samples = world(0)
+    sigs = physics_signatures(samples)
+    ref = {t: s for t, s in sigs.items() if t != "a:cpu"}
+    a = signature_noise(samples, "a:cpu", ref, draws=50, seed=3)
+    assert a == signature_noise(samples, "a:cpu", ref, draws=50, seed=3) and a > 0
+    assert a != signature_noise(samples, "a:cpu", ref, draws=50, seed=4)
+    one = samples.filter(pl.col("app") == samples["app"][0])
+    assert np.isnan(signature_noise(one, "a:cpu"))
+
+
+def test_a_remeasured_machine_is_a_twin_and_a_different_one_is_not():
+    _, samples = world(0)
+    known = physics_signatures(samples.filter(pl.col("target") != "d:cpu"))
+    noise = noise_by_target(samples.filter(pl.col("target") != "d:cpu"), known)
+    bench = pl.concat([remeasured(samples, "a:cpu", "e:cpu"), samples.filter(pl.col("target") == "d:cpu")])
+    new = physics_signatures(bench, reference=known)
+    own = {t: signature_noise(bench, t, known) for t in new}
+    assert distance(new["e:cpu"], known["a:cpu"]) < noise["a:cpu"]
+    # d:cpu has twice a:cpu's bandwidth, flop rate and overhead: further from a:cpu than a:cpu's runs move it
+    assert distance(new["d:cpu"], known["a:cpu"]) > noise["a:cpu"]
+    assert twins(new, known, noise, own.get) == {"e:cpu": "a:cpu"}
+    # a GPU is never a CPU's twin, however close; an unknown (NaN) noise recognises none
+    gpu = {"e:gpu": new["e:cpu"].model_copy(update={"target": "e:gpu"})}
+    assert twins(gpu, {"a:cpu": known["a:cpu"]}, noise, lambda t: 99.0) == {}
+    assert twins(new, known, {**noise, "a:cpu": float("nan")}, own.get) == {}
+    # both noises must allow the distance: a tight noise on either side rules the twin out
+    assert twins(new, known, noise, lambda t: 0.0) == {}
+    assert twins(new, known, {**noise, "a:cpu": 0.0}, lambda t: 99.0) == {}
+
+
+def test_a_twin_target_is_answered_as_its_known_twin_with_the_wider_interval(fitted):
+    model, pairs, samples = fitted
+    bench = remeasured(samples, "a:cpu", "e:cpu")
+    rows = pairs.filter(pl.col("source") == "b:gpu", pl.col("target") == "a:cpu")
+    p = model.predict_pairs(rows.with_columns(pl.lit("e:cpu").alias("target")), target_benchmarks=bench)
+    same = model.predict_pairs(rows)
+    assert (p["regime"] == "twin").all()
+    assert p["relR"].to_numpy() == pytest.approx(same["relR"].to_numpy())
+    half = np.log10(p["relR_hi"].to_numpy() / p["relR"].to_numpy())
+    want = max(model.calibration[r].halfwidth.get("GPU->CPU", model.calibration[r].halfwidth["all"]) for r in ("seen", "new"))
+    assert half == pytest.approx(np.full(len(half), want))
+    # the twin of the source itself: relR 1
+    own = model.predict_pairs(rows.with_columns(pl.lit("a:cpu").alias("source"), pl.lit("e:cpu").alias("target")).head(3),
+                              target_benchmarks=bench)
+    assert (own["regime"] == "twin").all() and (own["relR"] == 1.0).all()
+
+
+def test_a_twin_source_too_and_a_machine_unlike_all_stays_new(fitted):
+    model, pairs, samples = fitted
+    bench = pl.concat([remeasured(samples, "b:gpu", "e:gpu"), samples.filter(pl.col("target") == "d:cpu")])
+    rows = pairs.filter(pl.col("source") == "b:gpu", pl.col("target") == "a:cpu")
+    p = model.predict_pairs(rows.with_columns(pl.lit("e:gpu").alias("source")), target_benchmarks=bench)
+    assert (p["regime"] == "twin").all()
+    assert p["relR"].to_numpy() == pytest.approx(model.predict_pairs(rows)["relR"].to_numpy())
+    d = model.predict_pairs(pairs.filter(pl.col("source") == "a:cpu", pl.col("target") == "d:cpu"), target_benchmarks=bench)
+    assert (d["regime"] == "new").all()
+
+
+def test_twins_can_be_switched_off_and_survive_saving(fitted, tmp_path):
+    model, pairs, samples = fitted
+    bench = remeasured(samples, "a:cpu", "e:cpu")
+    rows = pairs.filter(pl.col("source") == "b:gpu", pl.col("target") == "a:cpu").with_columns(pl.lit("e:cpu").alias("target"))
+    off = StackedPredictor(StackedConfig(twins=False)).fit(*_training(pairs, samples))
+    assert off.noise == {} and (off.predict_pairs(rows, target_benchmarks=bench)["regime"] == "new").all()
+    model.save_pretrained(tmp_path / "m")
+    back = StackedPredictor.from_pretrained(str(tmp_path / "m"))
+    assert back.noise == pytest.approx(model.noise)
+    assert back.predict_pairs(rows, target_benchmarks=bench).equals(model.predict_pairs(rows, target_benchmarks=bench))
+    # a predictor saved before twins existed has no noise: it recognises none
+    info = tmp_path / "m" / "stacked_predictor.json"
+    data = json.loads(info.read_text())
+    del data["noise"]
+    info.write_text(json.dumps(data))
+    old = StackedPredictor.from_pretrained(str(tmp_path / "m"))
+    assert (old.predict_pairs(rows, target_benchmarks=bench)["regime"] == "new").all()
+
+
+def _training(pairs: pl.DataFrame, samples: pl.DataFrame):
+    known = pairs.filter(~pl.col("source").str.starts_with("d:") & ~pl.col("target").str.starts_with("d:"))
+    return known, samples.filter(~pl.col("target").str.starts_with("d:"))
