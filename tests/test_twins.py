@@ -16,6 +16,7 @@ pytest.importorskip("xgboost", reason="the models extra is not installed")
 
 from test_default_model import world  # noqa: E402
 
+import xamm_models.default_model as dm  # noqa: E402
 from xamm_models.default_model import StackedConfig, StackedPredictor  # noqa: E402
 from xamm_models.physics import distance, physics_signatures  # noqa: E402
 from xamm_models.twins import noise_by_target, signature_noise, twins  # noqa: E402
@@ -81,6 +82,9 @@ def test_a_twin_target_is_answered_as_its_known_twin_with_the_wider_interval(fit
     own = model.predict_pairs(rows.with_columns(pl.lit("a:cpu").alias("source"), pl.lit("e:cpu").alias("target")).head(3),
                               target_benchmarks=bench)
     assert (own["regime"] == "twin").all() and (own["relR"] == 1.0).all()
+    # a known machine asked against itself: relR 1 too, not a model's guess
+    itself = model.predict_pairs(rows.with_columns(pl.col("target").alias("source")).head(3))
+    assert (itself["regime"] == "seen").all() and (itself["relR"] == 1.0).all()
 
 
 def test_a_twin_source_too_and_a_machine_unlike_all_stays_new(fitted):
@@ -116,3 +120,17 @@ def test_twins_can_be_switched_off_and_survive_saving(fitted, tmp_path):
 def _training(pairs: pl.DataFrame, samples: pl.DataFrame):
     known = pairs.filter(~pl.col("source").str.starts_with("d:") & ~pl.col("target").str.starts_with("d:"))
     return known, samples.filter(~pl.col("target").str.starts_with("d:"))
+
+
+def test_a_new_machine_at_both_ends_is_bootstrapped_once(fitted, monkeypatch):
+    model, pairs, samples = fitted
+    calls = []
+    real = dm.signature_noise
+    monkeypatch.setattr(dm, "signature_noise", lambda bench, t, *a, **k: calls.append(t) or real(bench, t, *a, **k))
+    bench = remeasured(samples, "b:gpu", "e:gpu")
+    rows = pl.concat([pairs.filter(pl.col("source") == "b:gpu", pl.col("target") == "a:cpu").head(3)
+                      .with_columns(pl.lit("e:gpu").alias("source")),
+                      pairs.filter(pl.col("source") == "a:cpu", pl.col("target") == "b:gpu").head(3)
+                      .with_columns(pl.lit("e:gpu").alias("target"))])
+    p = model.predict_pairs(rows, target_benchmarks=bench)
+    assert (p["regime"] == "twin").all() and calls == ["e:gpu"]

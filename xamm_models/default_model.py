@@ -26,7 +26,7 @@
 A target that has no signature is refused (:class:`UnknownTargetError`, with did-you-mean), unless its
 benchmark runs are given (``target_benchmarks``: ``benchmark_runs`` rows, or samples built from them): then its
 signature is measured on the fly. A source machine is treated the same way. A new machine whose signature its
-runs cannot tell from a known machine's (within that machine's bootstrap noise, :mod:`xamm_models.twins`) is
+runs cannot tell from a known machine's (within both machines' bootstrap noise, :mod:`xamm_models.twins`) is
 answered as that known machine (regime ``twin``, with the wider of the two regimes' half-widths); any other new
 machine by the ``new`` regime's choice. ``twins=False`` switches the rule off.
 
@@ -39,6 +39,7 @@ source, as in ``xplat`` samples; ``runtime_source`` in pair frames), ``f_log_s_p
 from __future__ import annotations
 
 import json
+from functools import cache
 from pathlib import Path
 from statistics import NormalDist
 from typing import Literal
@@ -282,11 +283,12 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
         ``bench``: the new machines' benchmark samples, whose own noise the rule needs)."""
         if not (self.config.twins and self.noise) or bench is None:
             return pairs
+        own_noise = cache(lambda t: signature_noise(bench, t, self.signatures, seed=self.config.seed))  # a bootstrap each
         swap = {}
         for end, known in (("source", self.sources), ("target", self.targets)):
             new = {t: sigs[t] for t in set(pairs.get_column(end)) - set(known) if t in sigs}
             swap[end] = twins(new, {k: self.signatures[k] for k in known if k in self.signatures}, self.noise,
-                              lambda t: signature_noise(bench, t, self.signatures, seed=self.config.seed)) if new else {}
+                              own_noise) if new else {}
         return pairs.with_columns(*(pl.col(end).replace(m) for end, m in swap.items()))
 
     def _seen(self, pairs: pl.DataFrame) -> np.ndarray:
@@ -433,9 +435,9 @@ the prior alone. Variant chosen and intervals calibrated on inner folds of the t
 {cal}
 
 ## Machine signatures
-A new machine whose signature lies within a known machine's noise (how far that machine's own signature moves
-when its benchmark kernels are resampled, 90% quantile) is its twin and answered as it (regime `twin`,
-the wider of the seen and new intervals){"" if self.config.twins else "; switched off in this predictor"}.
+A new machine whose signature lies within both its own and its most similar known machine's noise (how far a
+machine's own signature moves when its benchmark kernels are resampled, 90% quantile) is that machine's twin and
+answered as it (regime `twin`, the wider of the seen and new intervals){"" if self.config.twins else "; switched off in this predictor"}.
 
 | target | samples | peak sustained bandwidth (B/s) | flop rate (flop/s) | launch overhead (s) | signature noise |
 |---|---|---|---|---|---|
