@@ -6,6 +6,8 @@ are in the evaluation (tests/test_evaluation.py) and the README.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import polars as pl
 import pytest
@@ -74,7 +76,7 @@ def test_the_residual_is_chosen_when_the_source_efficiency_carries_signal(fitted
     cal = model.calibration["seen"]
     assert cal.variant != "prior"  # the hidden efficiency is visible in the source's time; the residual learns it
     assert cal.inner_within_2[cal.variant] > cal.inner_within_2["prior"]
-    assert set(model.calibration) == {"seen", "new"}
+    assert set(model.calibration) == {"seen", "siblings", "new"}
 
 
 def test_intervals_cover_about_as_often_as_stated_on_new_kernels(fitted):
@@ -217,7 +219,7 @@ def test_choices_are_per_scenario_and_scarce_evidence_keeps_the_simplest():
     loose = StackedPredictor(seed=0).fit(known, s).calibration["seen"]
     assert loose.variant != "prior"  # pooled over scenarios a residual wins here, yet a scenario never seen gets the prior
     assert loose.choice("a scenario the inner folds never held") == loose.fallback == "prior"
-    assert set(strict.models) == {"prior"}  # nothing else is ever asked to predict
+    assert set(strict.models) == {"prior", "pair-median"}  # each regime's simplest; nothing else is ever asked to predict
 
 
 def test_every_candidate_survives_save_and_load(fitted, tmp_path):
@@ -249,9 +251,10 @@ def test_a_pair_with_few_training_kernels_gets_the_prior_in_every_candidate_and_
     thin = (pl.col("source") == "a:cpu") & (pl.col("target") == "b:gpu")
     train = pairs.filter(~thin | pl.col("app").is_in(few))
     m = StackedPredictor(seed=0, min_pair_kernels=10).fit(train, samples)
-    m.models = fit_candidates(["prior", "residual", "physics", "similar"], m.signatures, train, 0, 10)
     for cal in m.calibration.values():
         cal.variants = dict.fromkeys(cal.variants, "physics")
+    used = set().union(*(c.used() for c in m.calibration.values()))
+    m.models = fit_candidates(sorted({"prior", "residual", "physics", "similar"} | used), m.signatures, train, 0, 10)
     rows = pairs.filter(thin).head(20)
     prior = np.exp(log_prior(m.signatures, rows))
     for v in ("residual", "physics", "similar"):
@@ -328,3 +331,71 @@ def test_with_one_training_machine_pair_a_new_machine_gets_no_finite_interval(fi
     rows = pairs.filter(pl.col("source") == "a:cpu", pl.col("target") == "c:gpu").head(3)
     p = m.predict_pairs(rows, target_benchmarks=samples.filter(pl.col("target") == "c:gpu"))
     assert (p["regime"] == "new").all() and (p["relR_hi"] == float("inf")).all() and (p["relR_lo"] == 0).all()
+
+
+def test_siblings_inner_folds_hold_each_kernel_once_with_its_group_kept_in_the_fit():
+    """The ``siblings`` regime's inner folds: training kernels split at random (seeded), each held kernel's group
+    still in the fit part, as when one RAJAPerf kernel is left out of training."""
+    from xamm_models.default_model import _kernel_folds
+
+    pairs, samples = world(0)
+    lone = pairs.filter(pl.col("app") == "G1_K0").with_columns(pl.lit("Solo").alias("group"))  # a group of one kernel
+    pairs = pl.concat([pairs.filter(pl.col("app") != "G1_K0"), lone])
+    folds = list(_kernel_folds(pairs, samples, 5, 0))
+    assert len(folds) == 5
+    held = [set(h["app"]) for _, _, h in folds]
+    for (_, fit, h), apps in zip(folds, held, strict=True):
+        assert not apps & set(fit["app"]) and set(h["group"]) <= set(fit["group"])
+    assert sorted(a for apps in held for a in apps) == sorted(set(pairs["app"]) - {"G1_K0"})  # once each; "Solo" never
+    again = [set(h["app"]) for _, _, h in _kernel_folds(pairs, samples, 5, 0)]
+    assert again == held and [set(h["app"]) for _, _, h in _kernel_folds(pairs, samples, 5, 1)] != held
+
+
+def test_an_application_of_a_training_kernel_group_is_answered_by_the_siblings_regime(fitted, tmp_path):
+    """Rows whose ``group`` is among the training groups use the siblings regime's choice and interval; rows of
+    another group, or without one (a profile), the seen regime's; a save keeps the groups, an older save (no
+    groups) knows no siblings."""
+    model, pairs, _ = fitted
+    rows = pairs.filter(pl.col("source") == "a:cpu", pl.col("target") == "b:gpu").head(12)
+    sib, cal = model.predict_pairs(rows), model.calibration["siblings"]
+    assert (sib["regime"] == "siblings").all()
+    assert sib["relR"].to_numpy() == pytest.approx(model.models[cal.choice("CPU->GPU")].predict(model.signatures, rows))
+    assert np.log10(sib["relR_hi"] / sib["relR"]).to_numpy() == pytest.approx(cal.halfwidth.get("CPU->GPU", cal.halfwidth["all"]))
+    seen_cal = model.calibration["seen"]
+    for other in (rows.with_columns(pl.lit("New").alias("group")), rows.drop("group")):
+        p = model.predict_pairs(other)
+        assert (p["regime"] == "seen").all()
+        assert p["relR"].to_numpy() == pytest.approx(model.models[seen_cal.choice("CPU->GPU")].predict(model.signatures, rows))
+    back = StackedPredictor.from_pretrained(str(_saved(model, tmp_path / "m")))
+    assert back.groups == model.groups == list(GROUPS) and back.predict_pairs(rows).equals(sib)
+    info = json.loads((tmp_path / "m" / "stacked_predictor.json").read_text())
+    del info["groups"]
+    (tmp_path / "m" / "stacked_predictor.json").write_text(json.dumps(info))
+    assert (StackedPredictor.from_pretrained(str(tmp_path / "m")).predict_pairs(rows)["regime"] == "seen").all()
+
+
+def test_the_siblings_selection_resamples_kernels_not_its_random_folds():
+    """With ``min_units=6`` the seen regime's five group folds are too few to choose by (the simplest, the prior,
+    everywhere), while the siblings regime's 60 kernels are enough: there a residual that reads the source's own
+    efficiency beats the pair median somewhere."""
+    pairs, samples = world(0)
+    known = pairs.filter(~pl.col("source").str.starts_with("d:") & ~pl.col("target").str.starts_with("d:"))
+    m = StackedPredictor(seed=0, min_units=6).fit(known, samples.filter(~pl.col("target").str.starts_with("d:")))
+    assert set(m.calibration["seen"].variants.values()) == {"prior"}
+    assert set(m.calibration["siblings"].variants.values()) - {"pair-median"}
+
+
+def test_candidates_without_siblings_answer_every_seen_target_as_seen_and_seen_and_new_are_required():
+    from pydantic import ValidationError
+
+    from xamm_models.default_model import StackedConfig
+
+    pairs, samples = world(0)
+    known = pairs.filter(~pl.col("source").str.starts_with("d:") & ~pl.col("target").str.starts_with("d:"))
+    two = {"seen": ["prior", "pair-median"], "new": ["prior"]}
+    m = StackedPredictor(seed=0, candidates=two).fit(known, samples.filter(~pl.col("target").str.starts_with("d:")))
+    assert set(m.calibration) == {"seen", "new"}
+    assert (m.predict_pairs(known.head(20))["regime"] == "seen").all()
+    for bad in ({"seen": ["prior"]}, {**two, "siblings": []}, {**two, "other": ["prior"]}):
+        with pytest.raises(ValidationError, match="seen and new"):
+            StackedConfig(candidates=bad)

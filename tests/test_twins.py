@@ -76,15 +76,22 @@ def test_a_twin_target_is_answered_as_its_known_twin_with_the_wider_interval(fit
     assert (p["regime"] == "twin").all()
     assert p["relR"].to_numpy() == pytest.approx(same["relR"].to_numpy())
     half = np.log10(p["relR_hi"].to_numpy() / p["relR"].to_numpy())
-    want = max(model.calibration[r].halfwidth.get("GPU->CPU", model.calibration[r].halfwidth["all"]) for r in ("seen", "new"))
+    # answered through the regime the known pair would use (its kernel group is in training: siblings)
+    assert (same["regime"] == "siblings").all()
+    want = max(model.calibration[r].halfwidth.get("GPU->CPU", model.calibration[r].halfwidth["all"]) for r in ("siblings", "new"))
     assert half == pytest.approx(np.full(len(half), want))
+    lone = model.predict_pairs(rows.drop("group").with_columns(pl.lit("e:cpu").alias("target")), target_benchmarks=bench)
+    assert (lone["regime"] == "twin").all()
+    assert lone["relR"].to_numpy() == pytest.approx(model.predict_pairs(rows.drop("group"))["relR"].to_numpy())
+    want = max(model.calibration[r].halfwidth.get("GPU->CPU", model.calibration[r].halfwidth["all"]) for r in ("seen", "new"))
+    assert np.log10(lone["relR_hi"].to_numpy() / lone["relR"].to_numpy()) == pytest.approx(np.full(len(half), want))
     # the twin of the source itself: relR 1
     own = model.predict_pairs(rows.with_columns(pl.lit("a:cpu").alias("source"), pl.lit("e:cpu").alias("target")).head(3),
                               target_benchmarks=bench)
     assert (own["regime"] == "twin").all() and (own["relR"] == 1.0).all()
     # a known machine asked against itself: relR 1 too, not a model's guess
     itself = model.predict_pairs(rows.with_columns(pl.col("target").alias("source")).head(3))
-    assert (itself["regime"] == "seen").all() and (itself["relR"] == 1.0).all()
+    assert (itself["regime"] == "siblings").all() and (itself["relR"] == 1.0).all()
 
 
 def test_a_twin_source_too_and_a_machine_unlike_all_stays_new(fitted):

@@ -10,9 +10,14 @@
   the inner folds themselves (the unit a new kernel group or machine varies by), above zero. A scenario with
   fewer than ``min_units`` inner folds keeps the simplest. A learned residual is applied only to machine pairs
   with ``min_pair_kernels`` distinct training kernels (:mod:`xamm_models.stacked`), in the inner folds as in use.
-  Regimes: ``seen`` (a target seen in training: leave
-  one kernel group of the training pairs out) and ``new`` (a target machine absent from training: leave one
-  training machine and one kernel group out, its signature still measured from its benchmark runs);
+  Regimes: ``seen`` (a target seen in training, an
+  application of a kernel group absent from training: leave one kernel group of the training pairs out),
+  ``siblings`` (a target seen in training, an application whose kernel group has training kernels, as when
+  one RAJAPerf kernel is left out: the training kernels split at random into ``kernel_folds`` folds, each held
+  kernel's group kept in the rest; the unit resampled is the kernel; the pair median comes first, as the
+  application's family on the pair is the simplest answer there) and ``new`` (a target machine absent from
+  training: leave one training machine and one kernel group out, its signature still measured from its
+  benchmark runs);
 * conformal interval half-widths per (regime, scenario) from the inner folds' residuals of the candidate each
   scenario uses (:mod:`xamm_models.conformal`). Which conformal rule holds its stated coverage depends on how
   much folds differ (RAJAPerf's Apps group holds most pairs; the small groups are few and wide), so with
@@ -47,7 +52,7 @@ from typing import Literal
 import numpy as np
 import polars as pl
 from huggingface_hub import ModelCard, ModelHubMixin
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from xamm_data._version import __version__
 from xamm_data.hub import snapshot_dir
@@ -55,7 +60,7 @@ from xamm_models.candidates import make_candidate
 from xamm_models.cards import card_datasets_and_metrics, metrics_table
 from xamm_models.conformal import RULES, Rule, choose_rule, halfwidths
 from xamm_models.evaluation import scenario_expr
-from xamm_models.physics import PhysicsSignature, physics_signatures
+from xamm_models.physics import PhysicsSignature, physics_signatures, rows_by
 from xamm_models.physics_registry import samples_from_runs
 from xamm_models.predictor import ADD_A_TARGET, UnknownSourceError, UnknownTargetError, _unknown
 from xamm_models.stacked import MIN_PAIR_KERNELS
@@ -63,13 +68,14 @@ from xamm_models.twins import noise_by_target, signature_noise, twins
 from xamm_models.zoo import load_model, resolve
 
 FILE = "stacked_predictor.json"
-REGIMES = ("seen", "new")
+REGIMES = ("seen", "siblings", "new")
 NEED = ("bytes_per_rep", "flops_per_rep", "iterations_per_rep", "f_log_s_per_iter", "f_arith_intensity",
         "f_log_problem_size")
 
 
 def _default_candidates() -> dict[str, list[str]]:
     return {"seen": ["prior", "pair-median", "pair-prior", "residual", "physics"],
+            "siblings": ["pair-median", "prior", "pair-prior", "residual", "physics"],
             "new": ["prior", "pair-prior", "similar", "residual", "physics"]}
 
 
@@ -82,11 +88,21 @@ class StackedConfig(BaseModel):
     coverage: float = 0.8
     seed: int = 0
     min_per_scenario: int = 20  # fewer inner residuals than this: the regime's "all" half-width is used
-    unit: Literal["fold", "kernel"] = "fold"  # what the selection's bootstrap resamples
+    unit: Literal["fold", "kernel"] = "fold"  # what the selection's bootstrap resamples (siblings: always the kernel)
+    kernel_folds: int = 5  # inner folds of the siblings regime (training kernels split at random, seeded)
     min_units: int = 3  # fewer inner units in a scenario than this: its simplest candidate is used
     interval: Literal["auto"] | Rule = "auto"  # auto: chosen on inner folds (xamm_models.conformal)
     min_pair_kernels: int = MIN_PAIR_KERNELS  # a learned residual applies to machine pairs with this many training kernels
     twins: bool = True  # a new machine its runs cannot tell from a known one is answered as that one (xamm_models.twins)
+
+
+    @field_validator("candidates")
+    @classmethod
+    def _regimes(cls, v: dict[str, list[str]]) -> dict[str, list[str]]:
+        """``seen`` and ``new`` are needed; without ``siblings`` its applications are answered as ``seen``."""
+        if not {"seen", "new"} <= set(v) <= set(REGIMES) or not all(v.values()):
+            raise ValueError(f"candidates: a non-empty list per regime, for seen and new and optionally siblings; got {v}")
+        return v
 
 
 class Calibration(BaseModel):
@@ -118,9 +134,25 @@ def _scenarios(pairs: pl.DataFrame) -> np.ndarray:
     return pairs.select(scenario_expr()).to_series().to_numpy()
 
 
-def _inner_folds(pairs: pl.DataFrame, samples: pl.DataFrame, regime: str):
+def _kernel_folds(pairs: pl.DataFrame, samples: pl.DataFrame, k: int, seed: int):
+    """The ``siblings`` regime's inner folds: the training kernels split at random into ``k``; a held kernel
+    counts only if its group keeps kernels in the fit part, as a left-out kernel's siblings are in training."""
+    apps = np.array(sorted(pairs.get_column("app").unique()))
+    order = np.random.default_rng(seed).permutation(len(apps))
+    for i in range(min(k, len(apps))):
+        hidden = pl.Series(apps[order[i::k]]).implode()
+        fit = pairs.filter(~pl.col("app").is_in(hidden))
+        held = pairs.filter(pl.col("app").is_in(hidden), pl.col("group").is_in(fit.get_column("group").unique().implode()))
+        if held.height and fit.height:
+            yield physics_signatures(samples.filter(~pl.col("app").is_in(hidden))), fit, held
+
+
+def _inner_folds(pairs: pl.DataFrame, samples: pl.DataFrame, regime: str, k: int = 5, seed: int = 0):
     """(signatures, fit pairs, held pairs) of each inner fold of ``regime`` (see the module docstring). A
     ``new`` fold holds out one training machine *and* one kernel group, as a new machine is met in use."""
+    if regime == "siblings":
+        yield from _kernel_folds(pairs, samples, k, seed)
+        return
     groups = pairs.get_column("group").to_numpy()
     src, tgt = _machine(pairs.get_column("source")), _machine(pairs.get_column("target"))
     machines = np.unique(tgt) if regime == "new" else [None]
@@ -198,6 +230,7 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
         self.calibration: dict[str, Calibration] = {}
         self.sources: list[str] = []
         self.targets: list[str] = []
+        self.groups: list[str] = []  # kernel groups of the training pairs: an application of one has siblings
         self.training: dict = {}
 
     # -- training ---------------------------------------------------------------------------------
@@ -210,8 +243,8 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
         self.noise = noise_by_target(samples, self.signatures, seed=self.config.seed) if self.config.twins else {}
         self.sources = sorted(set(pairs.get_column("source")))
         self.targets = sorted(set(pairs.get_column("target")))
-        for regime in REGIMES:
-            self.calibration[regime] = self._calibrate(pairs, samples, regime)
+        self.groups = sorted(set(pairs.get_column("group")))
+        self.calibration = {r: self._calibrate(pairs, samples, r) for r in REGIMES if r in self.config.candidates}
         used = sorted(set().union(*(c.used() for c in self.calibration.values())))
         self.models = fit_candidates(used, self.signatures, pairs, self.config.seed, self.config.min_pair_kernels)
         self.training = {"dataset": dataset, "data_version": data_version, "pairs": pairs.height, "samples": samples.height,
@@ -219,7 +252,7 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
         return self
 
     def _calibrate(self, pairs: pl.DataFrame, samples: pl.DataFrame, regime: str) -> Calibration:
-        folds = list(_inner_folds(pairs, samples, regime))
+        folds = list(_inner_folds(pairs, samples, regime, self.config.kernel_folds, self.config.seed))
         if not folds:  # e.g. one training machine: no "new" fold; borrow nothing, refuse to be confident
             return Calibration(variant="prior", inner_within_2={}, halfwidth={"all": float("inf")}, n={"all": 0},
                                interval="none")
@@ -231,7 +264,8 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
                 resid[v].append(np.log10(m.predict(sigs, held) / y))
         resid = {v: np.concatenate(r) for v, r in resid.items()}
         folds_of = np.concatenate([np.full(b.height, i) for i, (_, _, b) in enumerate(folds)])
-        units = folds_of if self.config.unit == "fold" else np.concatenate([b.get_column("app").to_numpy() for _, _, b in folds])
+        by_fold = self.config.unit == "fold" and regime != "siblings"  # random kernel folds are no unit of variation
+        units = folds_of if by_fold else np.concatenate([b.get_column("app").to_numpy() for _, _, b in folds])
         scen = np.concatenate([_scenarios(b) for _, _, b in folds])
         choose = _simplest_unless_clearly_beaten if self.config.selection == "clear" else _best
         hits = {v: _per_unit_hits(r, units) for v, r in resid.items()}
@@ -294,17 +328,21 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
     def _seen(self, pairs: pl.DataFrame) -> np.ndarray:
         return (pairs.get_column("target").is_in(self.targets) & pairs.get_column("source").is_in(self.sources)).to_numpy()
 
+    def _siblings(self, pairs: pl.DataFrame) -> np.ndarray:
+        """Rows whose application belongs to a kernel group of the training pairs (``group`` column; a profile
+        without one has none). Predictors saved before the ``siblings`` regime recognise none."""
+        if "group" not in pairs.columns or "siblings" not in self.calibration:
+            return np.zeros(pairs.height, bool)
+        return pairs.get_column("group").is_in(self.groups).to_numpy()
+
     def _halfwidth(self, regime: str, scenario: str) -> float:
-        """log10 half-width of a row of ``regime``: a twin takes the wider of the seen and new regimes' (no inner fold
-        can calibrate a twin, see :mod:`xamm_models.twins`)."""
-        if regime == "twin":
-            return max(self._halfwidth("seen", scenario), self._halfwidth("new", scenario))
         cal = self.calibration[regime]
         return cal.halfwidth.get(scenario, cal.halfwidth["all"])
 
     def predict_pairs(self, pairs: pl.DataFrame, *, target_benchmarks: pl.DataFrame | None = None) -> pl.DataFrame:
-        """``relR``, ``relR_lo``, ``relR_hi`` (the calibrated interval) and ``regime`` (``seen``, ``twin``: an end
-        answered as its known twin, ``new``) for each row of ``pairs``."""
+        """``relR``, ``relR_lo``, ``relR_hi`` (the calibrated interval) and ``regime`` (``seen``; ``siblings``: an
+        application whose kernel group was in training; ``twin``: an end answered as its known twin, with the wider
+        of its answering regime's and the ``new`` half-width, as no inner fold can calibrate a twin; ``new``)."""
         if not self.models:
             raise RuntimeError("the predictor is not trained: fit() or from_pretrained() first")
         bench = None if target_benchmarks is None else samples_from_runs(target_benchmarks)
@@ -313,17 +351,16 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
         asked = self._twin_ends(pairs, sigs, bench)
         seen, as_seen = self._seen(pairs), self._seen(asked)
         same = (asked.get_column("source") == asked.get_column("target")).to_numpy()  # twin of its own source: relR 1
-        regime = np.where(seen, "seen", np.where(as_seen, "twin", "new"))
+        answer = np.where(as_seen, np.where(self._siblings(pairs), "siblings", "seen"), "new")  # regime that answers
+        twin = as_seen & ~seen
         out, half = np.ones(pairs.height), np.empty(pairs.height)
-        scen = _scenarios(pairs)
-        for name, in_regime in (("seen", as_seen & ~same), ("new", ~as_seen)):
-            cal = self.calibration[name]
-            for s in np.unique(scen[in_regime]):
-                mask = in_regime & (scen == s)
-                out[mask] = self.models[cal.choice(str(s))].predict(sigs, asked.filter(pl.Series(mask)))
-        for r in np.unique(regime):
-            for s in np.unique(scen[regime == r]):
-                half[(regime == r) & (scen == s)] = self._halfwidth(str(r), str(s))
+        for (a, s, tw, one), rows in rows_by(pl.Series("a", answer), pairs.select(scenario_expr()).to_series(),
+                                             pl.Series("tw", twin), pl.Series("one", same & (answer != "new"))):
+            # a twin: the wider of its answering regime's and the new half-width (no inner fold calibrates a twin)
+            half[rows] = max(self._halfwidth(a, s), self._halfwidth("new", s)) if tw else self._halfwidth(a, s)
+            if not one:
+                out[rows] = self.models[self.calibration[a].choice(s)].predict(sigs, asked[rows])
+        regime = np.where(twin, "twin", answer)
         w = 10.0 ** half
         return pl.DataFrame({"relR": out, "relR_lo": out / w, "relR_hi": out * w, "regime": regime})
 
@@ -364,6 +401,7 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
                 files[v] = f"residual_{v.replace('+', '_')}.ubj"
                 m.model.save_model(d / files[v])
         info = {"config": self.config.model_dump(), "files": files, "sources": self.sources, "targets": self.targets,
+                "groups": self.groups,
                 "noise": {t: (v if np.isfinite(v) else None) for t, v in self.noise.items()},
                 "states": {v: m.state() for v, m in sorted(self.models.items())},
                 "signatures": {t: s.model_dump() for t, s in sorted(self.signatures.items())},
@@ -389,6 +427,7 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
         self.signatures = {t: PhysicsSignature(**s) for t, s in info["signatures"].items()}
         self.calibration = {r: Calibration(**c) for r, c in info["calibration"].items()}
         self.sources, self.targets, self.training = info["sources"], info["targets"], info["training"]
+        self.groups = info.get("groups", [])  # older: no siblings regime
         self.noise = {t: float("nan") if v is None else v for t, v in info.get("noise", {}).items()}  # older: no twins
         for v in sorted(set().union(*(c.used() for c in self.calibration.values()))):
             m = make_candidate(v, self.config.seed, min_pair_kernels=self.config.min_pair_kernels)
@@ -425,7 +464,9 @@ machine, for other machines, with an interval meant to hold the truth {self.conf
 ## Model
 A physics prior (modelled time = max(bytes / bandwidth(working set), flops / flop rate) + launch overhead, on
 each machine's signature measured from its own RAJAPerf runs) and a gradient-boosted residual, per regime
-(`seen`: target seen in training; `new`: a machine known only from its benchmark runs). The residual applies
+(`seen`: target seen in training, an application of a kernel group absent from training; `siblings`: the
+same with the application's kernel group in training, its inner folds leaving each of {self.config.kernel_folds} random
+parts of the training kernels out; `new`: a machine known only from its benchmark runs). The residual applies
 only to machine pairs with at least {self.config.min_pair_kernels} distinct training kernels; other pairs get
 the prior alone. Variant chosen and intervals calibrated on inner folds of the training pairs (conformal on
 |log10 residual|, by the rule whose coverage on left-out inner folds was nearest the stated one).
@@ -437,7 +478,7 @@ the prior alone. Variant chosen and intervals calibrated on inner folds of the t
 ## Machine signatures
 A new machine whose signature lies within both its own and its most similar known machine's noise (how far a
 machine's own signature moves when its benchmark kernels are resampled, 90% quantile) is that machine's twin and
-answered as it (regime `twin`, the wider of the seen and new intervals){"" if self.config.twins else "; switched off in this predictor"}.
+answered as it (regime `twin`, the wider of its answering regime's and the new interval){"" if self.config.twins else "; switched off in this predictor"}.
 
 | target | samples | peak sustained bandwidth (B/s) | flop rate (flop/s) | launch overhead (s) | signature noise |
 |---|---|---|---|---|---|

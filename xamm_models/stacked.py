@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from xamm_models.physics import PhysicsSignature, modelled_per_end
+from xamm_models.physics import PhysicsSignature, modelled_per_end, rows_by
 
 VARIANTS = ("prior", "residual", "physics", "attention", "physics+attention")
 MIN_PAIR_KERNELS = 10  # distinct training kernels a machine pair needs before its residual is applied
@@ -63,12 +63,10 @@ def _physics(sigs, pairs: pl.DataFrame) -> np.ndarray:
     ws = pairs.get_column("bytes_per_rep").fill_null(0.0).to_numpy() / launches
     cols = []
     for end in ("source", "target"):
-        ends = pairs.get_column(end).to_numpy()
         block = np.full((pairs.height, 3), np.nan)
-        for t in np.unique(ends):
+        for (t,), rows in rows_by(pairs.get_column(end)):
             if t in sigs:
-                m = ends == t
-                block[m] = sigs[t].vector(ws[m])
+                block[rows] = sigs[t].vector(ws[rows])
         cols.append(block)
     return np.hstack(cols)
 
