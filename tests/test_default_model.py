@@ -399,3 +399,15 @@ def test_candidates_without_siblings_answer_every_seen_target_as_seen_and_seen_a
     for bad in ({"seen": ["prior"]}, {**two, "siblings": []}, {**two, "other": ["prior"]}):
         with pytest.raises(ValidationError, match="seen and new"):
             StackedConfig(candidates=bad)
+
+
+def test_when_no_training_group_holds_two_kernels_there_is_no_siblings_regime():
+    """Every kernel its own group: no inner fold can keep a held kernel's sibling, so the predictor has no siblings
+    regime (rather than an uncalibrated one) and answers those applications as seen."""
+    pairs, samples = world(0)
+    pairs = pairs.with_columns(pl.col("app").alias("group"))
+    known = pairs.filter(~pl.col("source").str.starts_with("d:") & ~pl.col("target").str.starts_with("d:"))
+    m = StackedPredictor(seed=0).fit(known, samples.filter(~pl.col("target").str.starts_with("d:")))
+    assert set(m.calibration) == {"seen", "new"}
+    p = m.predict_pairs(known.head(20))
+    assert (p["regime"] == "seen").all() and np.isfinite(p["relR_hi"].to_numpy()).all()

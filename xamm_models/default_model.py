@@ -245,6 +245,8 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
         self.targets = sorted(set(pairs.get_column("target")))
         self.groups = sorted(set(pairs.get_column("group")))
         self.calibration = {r: self._calibrate(pairs, samples, r) for r in REGIMES if r in self.config.candidates}
+        if "siblings" in self.calibration and self.calibration["siblings"].interval == "none":
+            del self.calibration["siblings"]  # no group keeps a sibling: its applications are answered as seen
         used = sorted(set().union(*(c.used() for c in self.calibration.values())))
         self.models = fit_candidates(used, self.signatures, pairs, self.config.seed, self.config.min_pair_kernels)
         self.training = {"dataset": dataset, "data_version": data_version, "pairs": pairs.height, "samples": samples.height,
