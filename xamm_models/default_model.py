@@ -32,8 +32,8 @@ A target that has no signature is refused (:class:`UnknownTargetError`, with did
 benchmark runs are given (``target_benchmarks``: ``benchmark_runs`` rows, or samples built from them): then its
 signature is measured on the fly. A source machine is treated the same way. A new machine whose signature its
 runs cannot tell from a known machine's (within both machines' bootstrap noise, :mod:`xamm_models.twins`) is
-answered as that known machine (regime ``twin``, with the wider of the two regimes' half-widths); any other new
-machine by the ``new`` regime's choice. ``twins=False`` switches the rule off.
+answered as that known machine (regime ``twin``, with the wider of its answering regime's and the ``new``
+half-width); any other new machine by the ``new`` regime's choice. ``twins=False`` switches the rule off.
 
 Input frames (one row per application sample) need the sample's per-rep work and its source time:
 ``bytes_per_rep``, ``flops_per_rep``, ``iterations_per_rep``, ``runtime_s`` (seconds per iteration on the
