@@ -4,8 +4,8 @@
 
 Builds ``xplat-rajaperf`` from its named sources, fits :class:`~xamm_models.default_model.StackedPredictor` on
 all its pairs, then times ``predict_pairs`` (relR with its 80% interval) on ``--rows`` pair rows (the data set's
-pairs repeated), once with each regime's chosen variant forced to the physics prior and once to the boosted
-residual, and ``rank_targets`` (with P(fastest)). The peer is the roofline baseline on the same rows.
+pairs repeated), with each regime's chosen variant forced in turn to the physics prior, the ``split`` candidate
+and the boosted residual, and ``rank_targets`` (with P(fastest)). The peer is the roofline baseline on the same rows.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def main(argv=None) -> int:
     os.environ["XAMM_HOME"] = str(tmp / "home")
     from xamm_models import baselines, xplat
     from xamm_models.default_model import StackedPredictor
-    from xamm_models.stacked import StackedModel
+    from xamm_models.candidates import make_candidate
 
     xplat.ingest_sources(args.data, tmp / "store")
     ds = xplat.XplatDataset.from_store(tmp / "store")
@@ -52,8 +52,8 @@ def main(argv=None) -> int:
           f"chosen: {'; '.join(f'{r} {c.variants}' for r, c in model.calibration.items())}")
     rows = pl.concat([ds.pairs] * (args.rows // ds.pairs.height + 1)).head(args.rows)
     ok = True
-    for variant in ("prior", "residual"):
-        forced = StackedModel(variant, 0).fit(model.signatures, ds.pairs)
+    for variant in ("prior", "split", "residual"):
+        forced = make_candidate(variant, 0).fit(model.signatures, ds.pairs)
         model.models[variant] = forced
         for c in model.calibration.values():
             c.variants, c.fallback = {k: variant for k in c.variants}, variant

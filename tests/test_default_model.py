@@ -184,6 +184,28 @@ def test_pair_offset_falls_back_from_the_pair_to_its_scenario_to_everything():
     assert back.predict({}, test) == pytest.approx(got)
 
 
+def test_split_carries_the_square_root_of_the_source_slowdown_and_nothing_is_fitted():
+    """``split``: relR = (modelled target time / modelled source time) / sqrt(measured / modelled source time),
+    checked against modelled_time computed here: a sample at its source's roofline gets the prior, one 4x slower
+    than modelled half the prior's relR, one 4x faster twice it; the share is saved and a different one refused."""
+    from xamm_models.candidates import SplitSlowdown
+    from xamm_models.physics import physics_signatures
+
+    pairs, samples = world(0)
+    sigs = physics_signatures(samples)
+    rows = pairs.filter(pl.col("source") == "a:cpu", pl.col("target") == "b:gpu").head(6)
+    m_s, m_t = modelled_time(sigs["a:cpu"], rows), modelled_time(sigs["b:gpu"], rows)
+    slow = np.array([1.0, 4.0, 0.25, 1.0, 4.0, 0.25])
+    rows = rows.with_columns(pl.Series("runtime_source", m_s * slow / rows["iterations_per_rep"].to_numpy()))
+    split = SplitSlowdown().fit(sigs, pairs.head(0))  # fitting learns nothing, even from no pairs
+    assert split.predict(sigs, rows) == pytest.approx(m_t / m_s * np.array([1.0, 0.5, 2.0, 1.0, 0.5, 2.0]))
+    back = SplitSlowdown()
+    back.load_state(json_roundtrip(split.state()))
+    assert back.predict(sigs, rows) == pytest.approx(split.predict(sigs, rows))
+    with pytest.raises(ValueError, match="share 0.3"):
+        back.load_state({"share": 0.3})
+
+
 def json_roundtrip(obj):
     import json
 
@@ -228,7 +250,7 @@ def test_every_candidate_survives_save_and_load(fitted, tmp_path):
     m = StackedPredictor.from_pretrained(str(_saved(model, tmp_path / "a")))
     scen = ["CPU->GPU", "GPU->CPU", "GPU->GPU", "CPU->CPU"]
     for cal, names in ((m.calibration["seen"], ["pair-median", "pair-prior", "physics", "similar"]),
-                       (m.calibration["new"], ["similar", "pair-prior", "residual", "prior"])):
+                       (m.calibration["new"], ["similar", "pair-prior", "residual", "split"])):
         cal.variants = dict(zip(scen, names, strict=True))
     from xamm_models.default_model import fit_candidates
 

@@ -101,11 +101,15 @@ def test_the_readme_reports_what_docs_vae_dnn_holds():
     repo = Path(__file__).resolve().parents[1]
     r = json.loads((repo / "docs" / "vae-dnn" / "results.json").read_text())
     text = (repo / "README.md").read_text()
-    a, kg = r["split_80_20"]["all switches on"], r["kernel_group_pooled"]
+    a = r["split_80_20"]["all switches on"]
     assert f"| R², 80/20 split | 0.81 | {a['vae-dnn']['r2_seed']:.2f} | {a['random-forest']['r2_seed']:.2f} |" in text
     assert f"| {a['vae-dnn']['ordering_accuracy']:.0%} | {a['random-forest']['ordering_accuracy']:.0%} |" in text
-    w = kg["vae-dnn"]["within_2"]
-    assert f"{w['value']:.2f} [{w['lo']:.2f}, {w['hi']:.2f}]" in text
+    # the kernel-group row comes from `xamm eval` (docs/eval), as the README says; run_all's own kernel-group
+    # figures (docs/vae-dnn) are another run and must not be what the row is checked against
+    ev = json.loads((repo / "docs" / "eval" / "results.json").read_text())["results"]["kernel-group"]["entries"]
+    w = {m: ev[e]["pooled"]["all"]["within_2"] for m, e in (("vae", "vae-dnn/seed"), ("rf", "baseline/random-forest-vector"))}
+    ci = {m: f"{x['value']:.2f} [{x['lo']:.2f}, {x['hi']:.2f}]" for m, x in w.items()}
+    assert f"| within 2×, leave one kernel group out [90% CI] | – | {ci['vae']} | {ci['rf']} |" in text
     ci = {m: {k: f"{x[k]['value']:.2f} [{x[k]['lo']:.2f}, {x[k]['hi']:.2f}]" for k in ("within_2", "median_abs_log10")}
           for m, x in r["kernel_pooled"].items()}
     assert r["kernel_pooled"]["vae-dnn"]["pairs"] == r["kernel_pooled"]["random-forest"]["pairs"] > 2000

@@ -6,6 +6,8 @@ loads them.
 * :class:`PairOffset`: ``pair-median`` (the median log relR of the (source, target) pair in training) and
   ``pair-prior`` (the physics prior times the pair's median ratio of measured to prior relR); a pair never seen
   falls back to its device scenario (CPU->GPU, ...), then to everything;
+* :class:`SplitSlowdown` (``split``): the physics prior with half the source's slowdown from its roofline
+  (measured / modelled time) carried to the target; nothing is fitted;
 * :class:`MostSimilar` (``similar``): a machine absent from training is answered as the known machine of its
   device kind with the nearest physics signature, by the residual model (relR 1 where that stand-in is the
   source itself). On pairs seen in training it is the residual model.
@@ -21,9 +23,40 @@ import polars as pl
 
 from xamm_models.evaluation import scenario_expr
 from xamm_models.physics import most_similar
-from xamm_models.stacked import MIN_PAIR_KERNELS, VARIANTS, StackedModel, log_prior
+from xamm_models.stacked import MIN_PAIR_KERNELS, VARIANTS, StackedModel, log_prior, source_slowdown
 
-CANDIDATES = ("prior", "pair-median", "pair-prior", "similar", "residual", "physics")  # simplest first
+CANDIDATES = ("prior", "split", "pair-median", "pair-prior", "similar", "residual", "physics")  # simplest first
+
+
+class SplitSlowdown:
+    """The prior times the square root of the source's slowdown from its roofline: log relR = log prior - 0.5 log s,
+    s = measured / modelled time on the source.
+
+    The prior assumes the target runs the sample as far from its roofline as the source does (the slowdown is the
+    kernel's: it carries over whole); the opposite assumption is that the target runs at its roofline (the slowdown
+    is the source machine's: none carries over). Nothing in a source profile tells the two apart, so this candidate
+    takes the geometric mean of the two answers; it has no fitted parameter. Whether it beats the prior is left to
+    the inner folds, as for every candidate."""
+
+    model = None
+    SHARE = 0.5  # of log s carried to the target: the midpoint between the two assumptions, not a tuned value
+
+    def __init__(self, name: str = "split", seed: int = 0):
+        self.name = name
+
+    def fit(self, sigs, pairs: pl.DataFrame) -> SplitSlowdown:
+        return self
+
+    def predict(self, sigs, pairs: pl.DataFrame) -> np.ndarray:
+        """Predicted relR of each pair."""
+        return np.exp(log_prior(sigs, pairs) - (1 - self.SHARE) * np.log(source_slowdown(sigs, pairs)))
+
+    def state(self) -> dict:
+        return {"share": self.SHARE}
+
+    def load_state(self, state: dict) -> None:
+        if state.get("share", self.SHARE) != self.SHARE:
+            raise ValueError(f"a split candidate saved with share {state['share']}; this xamm carries {self.SHARE}")
 
 
 class PairOffset:
@@ -113,6 +146,8 @@ def make_candidate(name: str, seed: int = 0, *, residual: StackedModel | None = 
     """A fresh candidate by name (``residual``: an already fitted residual model for ``similar`` to reuse)."""
     if name in ("pair-median", "pair-prior"):
         return PairOffset(name, seed)
+    if name == "split":
+        return SplitSlowdown(name, seed)
     if name == "similar":
         return MostSimilar(name, seed, base=residual or StackedModel("residual", seed, min_pair_kernels))
     if name in VARIANTS:

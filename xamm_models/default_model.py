@@ -4,10 +4,11 @@
 
 * each known target's :class:`~xamm_models.physics.PhysicsSignature` (measured from its own RAJAPerf runs);
 * a candidate model per regime and device scenario (CPU->GPU, ...), chosen from
-  :mod:`xamm_models.candidates` (the physics prior, pair offsets, the most-similar-machine stand-in, learned
-  residuals) on *inner* folds of its training pairs, never on anything it is tested on: the simplest candidate
-  (the physics prior) unless another beats it with the whole 90% bootstrap interval of its gain, resampling
-  the inner folds themselves (the unit a new kernel group or machine varies by), above zero. A scenario with
+  :mod:`xamm_models.candidates` (the physics prior, the prior with half the source's slowdown from its roofline
+  carried over, pair offsets, the most-similar-machine stand-in, learned residuals) on *inner* folds of its
+  training pairs, never on anything it is tested on: the simplest candidate (the physics prior) unless another
+  beats it with the whole 90% bootstrap interval of its gain, resampling the inner folds themselves (the unit a
+  new kernel group or machine varies by), above zero. A scenario with
   fewer than ``min_units`` inner folds keeps the simplest. A learned residual is applied only to machine pairs
   with ``min_pair_kernels`` distinct training kernels (:mod:`xamm_models.stacked`), in the inner folds as in use.
   Regimes: ``seen`` (a target seen in training, an
@@ -74,9 +75,9 @@ NEED = ("bytes_per_rep", "flops_per_rep", "iterations_per_rep", "f_log_s_per_ite
 
 
 def _default_candidates() -> dict[str, list[str]]:
-    return {"seen": ["prior", "pair-median", "pair-prior", "residual", "physics"],
-            "siblings": ["pair-median", "prior", "pair-prior", "residual", "physics"],
-            "new": ["prior", "pair-prior", "similar", "residual", "physics"]}
+    return {"seen": ["prior", "split", "pair-median", "pair-prior", "residual", "physics"],
+            "siblings": ["pair-median", "prior", "split", "pair-prior", "residual", "physics"],
+            "new": ["prior", "split", "pair-prior", "similar", "residual", "physics"]}
 
 
 class StackedConfig(BaseModel):
@@ -465,7 +466,8 @@ machine, for other machines, with an interval meant to hold the truth {self.conf
 
 ## Model
 A physics prior (modelled time = max(bytes / bandwidth(working set), flops / flop rate) + launch overhead, on
-each machine's signature measured from its own RAJAPerf runs) and a gradient-boosted residual, per regime
+each machine's signature measured from its own RAJAPerf runs), the prior with half the source's slowdown from its
+roofline carried to the target (`split`), pair offsets and gradient-boosted residuals, chosen per regime
 (`seen`: target seen in training, an application of a kernel group absent from training; `siblings`: the
 same with the application's kernel group in training, its inner folds leaving each of {self.config.kernel_folds} random
 parts of the training kernels out; `new`: a machine known only from its benchmark runs). The residual applies

@@ -19,6 +19,7 @@ import polars as pl
 from xamm_data.registry import Registry
 from xamm_models import baselines as B
 from xamm_models.amm import make_signature
+from xamm_models.candidates import SplitSlowdown
 from xamm_models.default_model import StackedPredictor
 from xamm_models.kernel_apps import FEATURES
 from xamm_models.physics import most_similar, physics_signatures
@@ -231,6 +232,10 @@ def _register_stacked() -> None:
         "stacked/physics-ungated", "xamm", ALL, lambda ctx: ctx.stacked("physics", min_pair_kernels=0),
         description="stacked/physics with its residual applied to every machine pair, however few kernels it was "
                     "learned from (the gate's ablation)"))
+    ENTRIES.add("stacked/split", Entry(
+        "stacked/split", "xamm", ALL, lambda ctx: SplitSlowdown().predict(ctx.physics(), ctx.test),
+        description="the physics prior with half the source's slowdown from its roofline carried to the target "
+                    "(the default's `split` candidate alone; no labels)"))
     ENTRIES.add("stacked/default", Entry("stacked/default", "xamm", ALL, lambda ctx: ctx.default(),
                                          description="xamm's default predictor: the stacked variant chosen per regime on "
                                                      "inner folds of the training pairs, with split-conformal 80% intervals"))

@@ -23,7 +23,7 @@ VERDICT_METRICS = ("within_2", "median_abs_log10")
 README_ENTRIES = ("baseline/pair-median", "baseline/pair-size-median", "baseline/roofline", "baseline/knn",
                   "raw/xgboost", "attention+amm/xgboost", "attention-no-amm/xgboost", "control/random-amm/xgboost",
                   "stacked/prior", "stacked/residual", "stacked/physics", "stacked/attention", "stacked/physics+attention",
-                  "stacked/physics-ungated", "stacked/default", "baseline/most-similar-machine", "baseline/random-forest-vector", "vae-dnn/seed")
+                  "stacked/physics-ungated", "stacked/split", "stacked/default", "baseline/most-similar-machine", "baseline/random-forest-vector", "vae-dnn/seed")
 DEFAULT = "stacked/default"
 SIMILAR = "baseline/most-similar-machine"
 SCHEME_TITLES = {"kernel-group": "leave one kernel group out", "held-out-machine": "held-out machine",

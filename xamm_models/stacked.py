@@ -47,9 +47,15 @@ def log_prior(sigs: dict[str, PhysicsSignature], pairs: pl.DataFrame) -> np.ndar
     return np.log(modelled_per_end(sigs, pairs, "target") / modelled_per_end(sigs, pairs, "source"))
 
 
-def _base(sigs, pairs: pl.DataFrame) -> np.ndarray:
+def source_slowdown(sigs: dict[str, PhysicsSignature], pairs: pl.DataFrame) -> np.ndarray:
+    """Measured / modelled time per rep on the source, per pair: how far each sample runs from its source's
+    roofline (above 1: slower than modelled)."""
     measured = (pairs.get_column("runtime_source") * pairs.get_column("iterations_per_rep")).to_numpy()
-    eff = np.log10(measured / modelled_per_end(sigs, pairs, "source"))
+    return measured / modelled_per_end(sigs, pairs, "source")
+
+
+def _base(sigs, pairs: pl.DataFrame) -> np.ndarray:
+    eff = np.log10(source_slowdown(sigs, pairs))
     launches = np.clip(pairs.get_column("kernels_per_rep").fill_null(1.0).to_numpy(), 1.0, None)
     ws = np.log10(np.clip(pairs.get_column("bytes_per_rep").fill_null(0.0).to_numpy() / launches, 1.0, None))
     dev = [pairs.get_column(c).str.ends_with(":gpu").cast(pl.Float64).to_numpy() for c in ("source", "target")]
