@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import platform
 
 import numpy as np
 import polars as pl
@@ -193,6 +194,8 @@ def test_small_run_reports_baselines_and_the_verdict(ds, tmp_path):
     assert verdict["lo"] <= verdict["difference"] <= verdict["hi"] and verdict["better"] in ("a", "b", "neither")
     saved = json.loads((tmp_path / "results.json").read_text())
     assert saved["dataset"]["version"] == ds.version and "held-out-machine" in saved["results"]
+    if platform.machine().lower() in ("x86_64", "amd64"):  # the workers pinned torch's kernels (cpu_kernels)
+        assert saved["torch_cpu_kernels"] == "AVX2"
     assert all(math.isfinite(e["pooled"]["all"]["within_2"]["value"]) for e in group["entries"].values())
     block = readme_block(saved)
     assert block.startswith(BEGIN) and block.endswith(END) and "| baseline/roofline |" in block
@@ -216,6 +219,7 @@ def test_the_readme_results_block_is_generated_from_docs_eval():
     block = BEGIN + readme.split(BEGIN, 1)[1].split(END, 1)[0] + END
     assert block == readme_block(summary)
     assert summary["settings"]["quick"] is False and summary["experiments"] == [1, 2, 3, 4]
+    assert summary["torch_cpu_kernels"] == "AVX2"  # the committed run: torch's kernels pinned (cpu_kernels)
 
 
 def test_the_readme_figures_of_the_residual_gate_are_the_apps_folds_cpu_to_gpu_rows():

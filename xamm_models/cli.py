@@ -11,6 +11,7 @@ from pathlib import Path
 from xamm_data.cli_tools import emit
 from xamm_data.locations import store_arg
 from xamm_data.plugins import MODELS_EXTRA
+from xamm_models import cpu_kernels
 
 RAW = argparse.RawDescriptionHelpFormatter
 
@@ -35,6 +36,7 @@ def register(sub) -> dict:
 
 def _needs_models(handler):
     def run_handler(args):
+        cpu_kernels.pin()  # before torch is imported: the same numbers on every x86-64 machine
         try:
             import torch  # noqa: F401  (the models extra; checked here so `xamm --help` never imports it)
         except ImportError:

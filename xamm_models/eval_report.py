@@ -189,11 +189,16 @@ SIMILAR_HEAD = ("| scenario | within 2×: default − most similar [90% CI] | me
                 "|---|---|---|")
 
 
+def _kernels(summary: dict) -> str:
+    k = summary.get("torch_cpu_kernels")  # runs before the pin recorded none
+    return f"torch's {k} CPU kernels (`xamm_models.cpu_kernels`); " if k else ""
+
+
 def readme_block(summary: dict) -> str:
     """The README's results block (markers included), from a ``results.json`` summary."""
     d = summary["dataset"]
     lines = [BEGIN, "", f"`{d['name']}` v{d['schema']} version `{d['version']}`: {d['pairs']} pairs, {d['samples']} samples; "
-             f"seeds fixed; {summary['seconds']:.0f} s on this machine. Within 2× per scenario; "
+             f"seeds fixed; {_kernels(summary)}{summary['seconds']:.0f} s on this machine. Within 2× per scenario; "
              "\"fold mean\" averages the folds' within 2×.", ""]
     for scheme, r in _ordered(summary["results"]):
         lines += [f"**{SCHEME_TITLES[scheme]}** ({len(r['folds'])} folds)", "", *HEAD, *_entry_rows(r, README_ENTRIES), ""]

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import polars as pl
 
-from xamm_models import xplat
+from xamm_models import cpu_kernels, xplat
 from xamm_models.entries import ENTRIES, FoldContext, list_entries
 from xamm_models.eval_report import compare_to_baselines, markdown
 from xamm_models.evaluation import Evaluator
@@ -66,7 +66,9 @@ _WORKER: dict = {}
 
 
 def _init_worker(runs: pl.DataFrame) -> None:
-    """A worker process: one torch thread (so results never depend on the number of workers), its own data set."""
+    """A worker process: one torch thread (so results never depend on the number of workers), torch's AVX2 kernels
+    on x86-64 (so they never depend on the processor: :mod:`xamm_models.cpu_kernels`), its own data set."""
+    cpu_kernels.pin()  # a spawned worker has not imported torch yet
     import torch  # the models extra; a worker only runs model entries
 
     torch.set_num_threads(1)
@@ -111,13 +113,15 @@ def _tasks(ds, schemes: list[str], settings: EvalSettings) -> list[tuple[str, li
     return tasks
 
 
-def _run_all(ds, schemes, experiments, settings: EvalSettings, progress, t0: float) -> dict[str, dict]:
-    """{scheme: {entry: predictions over all its folds}}, computed in ``settings.workers`` spawned processes."""
+def _run_all(ds, schemes, experiments, settings: EvalSettings, progress, t0: float) -> tuple[dict[str, dict], str]:
+    """({scheme: {entry: predictions over all its folds}}, the torch CPU kernels they ran), computed in
+    ``settings.workers`` spawned processes."""
     tasks = _tasks(ds, schemes, settings)
     names = {s: _entries_for(s, experiments, settings) for s in schemes}
     ctx = multiprocessing.get_context("spawn")  # never fork a process that has started polars or torch threads
     done: dict[str, list] = {s: [] for s in schemes}
     with ProcessPoolExecutor(settings.workers, mp_context=ctx, initializer=_init_worker, initargs=(ds.runs,)) as pool:
+        kernels = pool.submit(cpu_kernels.capability).result()
         futures = {pool.submit(_fold_task, folds, names[scheme], settings): (i, scheme) for i, (scheme, folds)
                    in enumerate(tasks)}
         for k, fut in enumerate(as_completed(futures)):
@@ -129,7 +133,7 @@ def _run_all(ds, schemes, experiments, settings: EvalSettings, progress, t0: flo
     for scheme in schemes:
         parts = [p for _, res in sorted(done[scheme], key=lambda t: t[0]) for _, p in res]
         out[scheme] = {n: pl.concat([p[n] for p in parts]) for n in names[scheme]} if parts else {}
-    return out
+    return out, kernels
 
 
 def run_experiments(store=None, *, experiments=(1, 2, 3, 4), settings: EvalSettings | None = None,
@@ -144,7 +148,7 @@ def run_experiments(store=None, *, experiments=(1, 2, 3, 4), settings: EvalSetti
         + (["kernel"] if settings.loko else [])
     ev = Evaluator(xplat.NAME, n_boot=settings.n_boot, seed=settings.seed)
     results = {}
-    all_preds = _run_all(ds, schemes, experiments, settings, progress, t0)
+    all_preds, kernels = _run_all(ds, schemes, experiments, settings, progress, t0)
     for scheme in schemes:
         preds = all_preds[scheme]
         if not preds:
@@ -161,7 +165,7 @@ def run_experiments(store=None, *, experiments=(1, 2, 3, 4), settings: EvalSetti
                     "samples": ds.samples.height, "pairs": ds.pairs.height, "drops": ds.drops,
                     "targets": sorted(set(ds.samples.get_column("target"))),
                     "sources": [s.model_dump() for s in xplat.SOURCES]},
-        "settings": asdict(settings), "experiments": list(experiments),
+        "settings": asdict(settings), "experiments": list(experiments), "torch_cpu_kernels": kernels,
         "seconds": round(time.perf_counter() - t0, 1), "paper_claims": PAPER, "pipeline": PIPELINE,
         "entries": {n: {"kind": ENTRIES.get(n).kind, "description": ENTRIES.get(n).description}
                     for r in results.values() for n in r["entries"]},
