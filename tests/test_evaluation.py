@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import platform
+from importlib import metadata
 
 import numpy as np
 import polars as pl
@@ -156,6 +157,27 @@ def test_fold_machine_data_never_holds_the_test_kernels(ds, monkeypatch):
         assert np.linalg.norm(rnd[t].vector) == pytest.approx(np.linalg.norm(s.vector)) and rnd[t].vector != s.vector
 
 
+def test_the_stacked_control_feeds_the_residual_the_random_vectors(ds, monkeypatch):
+    pytest.importorskip("torch", reason="the models extra (torch) is not installed")
+    from xamm_models import entries
+    from xamm_models.entries import ENTRIES, FoldContext
+
+    fed = []
+    fit = entries.StackedModel.fit
+
+    def recording(self, sigs, pairs, amms=None):
+        fed.append((self.variant, amms))
+        return fit(self, sigs, pairs, amms)
+
+    monkeypatch.setattr(entries.StackedModel, "fit", recording)
+    ctx = FoldContext(ds, next(f for f in ds.get_idx_split("kernel-group") if f.name == "Stream"), epochs=2)
+    rel = ENTRIES.get("stacked/random-amm").predict(ctx)
+    assert ENTRIES.get("stacked/random-amm").kind == "control" and rel.shape == (ctx.test.height,)
+    assert np.isfinite(rel).all() and (rel > 0).all()
+    (variant, amms), = fed
+    assert variant == "attention" and amms == ctx.random_signatures() and amms != ctx.signatures("l2")
+
+
 def _preds(rows):
     return pl.DataFrame(rows, schema=["sample", "app", "source", "target", "y_true", "y_pred", "fold"], orient="row")
 
@@ -194,6 +216,9 @@ def test_small_run_reports_baselines_and_the_verdict(ds, tmp_path):
     assert verdict["lo"] <= verdict["difference"] <= verdict["hi"] and verdict["better"] in ("a", "b", "neither")
     saved = json.loads((tmp_path / "results.json").read_text())
     assert saved["dataset"]["version"] == ds.version and "held-out-machine" in saved["results"]
+    assert saved["libraries"]["polars"] == metadata.version("polars") == pl.__version__  # what the run ran on
+    assert saved["libraries"]["python"] == platform.python_version()
+    assert f"polars {pl.__version__}" in (tmp_path / "results.md").read_text()
     if platform.machine().lower() in ("x86_64", "amd64"):  # the workers pinned torch's kernels (cpu_kernels)
         assert saved["torch_cpu_kernels"] == "AVX2"
     assert all(math.isfinite(e["pooled"]["all"]["within_2"]["value"]) for e in group["entries"].values())
@@ -220,6 +245,35 @@ def test_the_readme_results_block_is_generated_from_docs_eval():
     assert block == readme_block(summary)
     assert summary["settings"]["quick"] is False and summary["experiments"] == [1, 2, 3, 4]
     assert summary["torch_cpu_kernels"] == "AVX2"  # the committed run: torch's kernels pinned (cpu_kernels)
+    assert {"python", "numpy", "polars", "torch", "scikit-learn"} <= set(summary["libraries"])  # what it ran on
+
+
+def test_the_readme_reads_the_stacked_random_vector_control_from_docs_eval():
+    from conftest import REPO
+
+    summary = json.loads((REPO / "docs" / "eval" / "results.json").read_text())
+    readme = " ".join((REPO / "README.md").read_text().split())
+    res = summary["results"]
+
+    def exp(scheme, b):
+        return next(e["all"] for e in res[scheme]["comparisons"]["experiments"] if (e["a"], e["b"]) == ("stacked/attention", b))
+
+    def sign(x):  # the README's "−0.00" for a tiny negative difference
+        return f"{x:+.2f}".replace("-", "−")
+
+    def w2(scheme, entry):
+        return res[scheme]["entries"][entry]["pooled"]["all"]["within_2"]["value"]
+
+    for b in ("stacked/residual", "stacked/random-amm"):
+        d = exp("kernel-group", b)["within_2"]
+        assert d["better"] == "neither"  # the README calls both ties
+        assert f"{sign(d['difference'])} [{sign(d['lo'])}, {sign(d['hi'])}]" in readme
+    assert f"{w2('kernel-group', 'stacked/attention'):.2f} against {w2('kernel-group', 'stacked/random-amm'):.2f}" in readme
+    held = {w2("held-out-machine", e) for e in ("stacked/attention", "stacked/residual", "stacked/random-amm")}
+    assert len(held) == 1 and f"the three give the same answers ({held.pop():.2f})" in readme
+    for b in ("stacked/residual", "stacked/random-amm"):  # the same answers, not only the same score
+        d = exp("held-out-machine", b)
+        assert d["within_2"]["lo"] == d["within_2"]["hi"] == d["median_abs_log10"]["lo"] == d["median_abs_log10"]["hi"] == 0
 
 
 def test_the_readme_figures_of_the_residual_gate_are_the_apps_folds_cpu_to_gpu_rows():

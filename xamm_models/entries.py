@@ -149,9 +149,10 @@ class FoldContext:
             self.cache["physics"] = physics_signatures(self.samples)
         return self.cache["physics"]
 
-    def stacked(self, variant: str, min_pair_kernels: int = MIN_PAIR_KERNELS) -> np.ndarray:
-        """The stacked model's relR for the test pairs (one :data:`~xamm_models.stacked.VARIANTS` variant)."""
-        amms = self.signatures("l2") if "attention" in variant else None
+    def stacked(self, variant: str, min_pair_kernels: int = MIN_PAIR_KERNELS, *, random_amm: bool = False) -> np.ndarray:
+        """The stacked model's relR for the test pairs (one :data:`~xamm_models.stacked.VARIANTS` variant;
+        ``random_amm``: the attention AMMs replaced by the control's random vectors)."""
+        amms = (self.random_signatures() if random_amm else self.signatures("l2")) if "attention" in variant else None
         model = StackedModel(variant, self.seed, min_pair_kernels).fit(self.physics(), self.train, amms)
         return model.predict(self.physics(), self.test, amms)
 
@@ -228,6 +229,10 @@ def _register_stacked() -> None:
             "physics+attention": "physics prior + residual with physics signatures and attention AMMs"}
     for v in VARIANTS:
         ENTRIES.add(f"stacked/{v}", Entry(f"stacked/{v}", "xamm", ALL, lambda ctx, v=v: ctx.stacked(v), description=what[v]))
+    ENTRIES.add("stacked/random-amm", Entry(
+        "stacked/random-amm", "control", ALL, lambda ctx: ctx.stacked("attention", random_amm=True),
+        description="the control of stacked/attention: each attention AMM replaced by a seeded random vector of the "
+                    "same length and norm"))
     ENTRIES.add("stacked/physics-ungated", Entry(
         "stacked/physics-ungated", "xamm", ALL, lambda ctx: ctx.stacked("physics", min_pair_kernels=0),
         description="stacked/physics with its residual applied to every machine pair, however few kernels it was "

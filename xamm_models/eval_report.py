@@ -22,7 +22,7 @@ SCOPES = ("all", *SCENARIOS)
 VERDICT_METRICS = ("within_2", "median_abs_log10")
 README_ENTRIES = ("baseline/pair-median", "baseline/pair-size-median", "baseline/roofline", "baseline/knn",
                   "raw/xgboost", "attention+amm/xgboost", "attention-no-amm/xgboost", "control/random-amm/xgboost",
-                  "stacked/prior", "stacked/residual", "stacked/physics", "stacked/attention", "stacked/physics+attention",
+                  "stacked/prior", "stacked/residual", "stacked/physics", "stacked/attention", "stacked/physics+attention", "stacked/random-amm",
                   "stacked/physics-ungated", "stacked/split", "stacked/default", "baseline/most-similar-machine", "baseline/random-forest-vector", "vae-dnn/seed")
 DEFAULT = "stacked/default"
 SIMILAR = "baseline/most-similar-machine"
@@ -57,11 +57,13 @@ def compare_to_baselines(ev, preds: dict[str, pl.DataFrame], scored: dict, pipel
 
 
 def experiment_pairs() -> list[tuple[int, str, str]]:
-    """The paper's four experiments as (experiment, entry, the entry it is compared with)."""
+    """The paper's four experiments as (experiment, entry, the entry it is compared with); experiment 3 (AMMs vs
+    none vs random vectors) is asked of the stacked residual as well."""
     return ([(1, f"attention+amm/{r}", f"raw/{r}") for r in list_regressors()]
             + [(2, f"{e}+amm/xgboost", "attention+amm/xgboost") for e in ("mlp", "ae", "vae")]
             + [(3, "attention+amm/xgboost", "attention-no-amm/xgboost"),
-               (3, "attention+amm/xgboost", "control/random-amm/xgboost")]
+               (3, "attention+amm/xgboost", "control/random-amm/xgboost"),
+               (3, "stacked/attention", "stacked/residual"), (3, "stacked/attention", "stacked/random-amm")]
             + [(4, f"attention+amm-{a}/xgboost", "attention+amm/xgboost") for a in ("mean", "variance")])
 
 
@@ -205,7 +207,8 @@ def readme_block(summary: dict) -> str:
     group = summary["results"].get("kernel-group")
     if group and group["comparisons"].get("experiments"):
         lines += ["**The paper's four experiments** (leave one kernel group out; 1: raw features vs attention + AMMs per "
-                  "regressor, 2: sample embedders, 3: AMMs vs none vs random vectors, 4: AMM aggregation vs L2)", "",
+                  "regressor, 2: sample embedders, 3: AMMs vs none vs random vectors, in the pipeline and as the stacked "
+                  "residual's features, 4: AMM aggregation vs L2)", "",
                   *EXP_HEAD, *experiment_rows(group), "",
                   "| XGBoost MAPE change, attention + AMMs vs raw | paper | here |", "|---|---|---|", *paper_rows(summary), ""]
     lines += ["**Does the xAMM pipeline (attention + AMMs → XGBoost), or the stacked default of issue 13, beat the "
@@ -232,6 +235,8 @@ def markdown(summary: dict) -> str:
            f"({summary['settings']['seed']}); {summary['seconds']} s. Metrics: `xamm_models.metrics`; intervals: 90% "
            "bootstrap over kernels. MAPE is the paper's metric, shown for comparison only: a tiny constant scores "
            "about 100% on it.", ""]
+    if summary.get("libraries"):  # runs before this recorded none
+        out += ["Run with " + ", ".join(f"{k} {v}" for k, v in sorted(summary["libraries"].items())) + ".", ""]
     for scheme, r in _ordered(summary["results"]):
         out += [f"## {SCHEME_TITLES[scheme]}", "", "Test pairs per fold: "
                 + ", ".join(f"{k} {v}" for k, v in r["folds"].items()), "", *HEAD,

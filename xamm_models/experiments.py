@@ -15,9 +15,11 @@ from __future__ import annotations
 import json
 import math
 import multiprocessing
+import platform
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
+from importlib import metadata
 from pathlib import Path
 
 import polars as pl
@@ -30,6 +32,21 @@ from xamm_models.vae_dnn_eval import plot_roc, vector_metrics_from_pairs
 
 PAPER = {"xgboost_mape_reduction_cpu_cpu": 49.64, "xgboost_mape_reduction_cpu_gpu": 99.07}
 PIPELINE = "attention+amm/xgboost"
+
+
+LIBRARIES = ("catboost", "numpy", "polars", "scikit-learn", "torch", "xgboost", "xgboost-cpu")
+
+
+def library_versions() -> dict[str, str]:
+    """Python's and the numerical libraries' versions (those installed): a model's figures can move with them, so
+    a run records what it ran on."""
+    out = {"python": platform.python_version()}
+    for name in LIBRARIES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
 
 
 @dataclass
@@ -166,6 +183,7 @@ def run_experiments(store=None, *, experiments=(1, 2, 3, 4), settings: EvalSetti
                     "targets": sorted(set(ds.samples.get_column("target"))),
                     "sources": [s.model_dump() for s in xplat.SOURCES]},
         "settings": asdict(settings), "experiments": list(experiments), "torch_cpu_kernels": kernels,
+        "libraries": library_versions(),
         "seconds": round(time.perf_counter() - t0, 1), "paper_claims": PAPER, "pipeline": PIPELINE,
         "entries": {n: {"kind": ENTRIES.get(n).kind, "description": ENTRIES.get(n).description}
                     for r in results.values() for n in r["entries"]},
