@@ -6,7 +6,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from xamm_models.physics import modelled_time, physics_signature
+from xamm_models.physics import modelled_per_end, modelled_time, physics_signature, physics_signatures
 
 
 def samples(rows):
@@ -148,3 +148,20 @@ def test_a_machine_without_dense_kernels_borrows_its_device_kinds_flop_rate():
     old = alone.model_dump(exclude={"flop_rate_from"})  # a record written before the field existed
     assert type(alone).model_validate(old).flop_rate_from == "unbounded"
     assert type(alone).model_validate(sigs["a:gpu"].model_dump(exclude={"flop_rate_from"})).flop_rate_from == "measured"
+
+
+def test_each_pairs_modelled_time_is_its_machines_model_of_that_row():
+    """modelled_per_end slices the work columns per machine; each row must get modelled_time of that row alone on
+    its own machine, and a machine without a signature NaN."""
+    a, b = machine(1e11, 2e10, 5e11, 1e-6), machine(4e11, 1e11, 2e12, 5e-6).with_columns(pl.lit("n:gpu").alias("target"))
+    sigs = physics_signatures(pl.concat([a, b]))
+    rng = np.random.default_rng(2)
+    pairs = pl.concat([a, b]).sample(fraction=1.0, shuffle=True, seed=3).with_columns(
+        pl.Series("source", rng.choice(["m:gpu", "n:gpu", "x:gpu"], a.height * 2)),
+        pl.Series("kernels_per_rep", [[1.0, 3.0, None][i] for i in rng.integers(0, 3, a.height * 2)], dtype=pl.Float64))
+    got = modelled_per_end(sigs, pairs, "source")
+    for i, row in enumerate(pairs.iter_slices(1)):
+        t = row["source"][0]
+        want = modelled_time(sigs[t], row)[0] if t in sigs else np.nan
+        assert got[i] == want or (np.isnan(want) and np.isnan(got[i]))
+    assert np.isnan(got).sum() == (pairs["source"] == "x:gpu").sum() > 0

@@ -47,6 +47,22 @@ def test_signature_noise_is_seeded_positive_and_undefined_for_one_kernel():
     assert np.isnan(signature_noise(one, "a:cpu"))
 
 
+def test_signature_noise_is_the_bootstrap_over_kernels_it_defines():
+    """The resampling works on arrays; here it is recomputed as defined: each draw joins the drawn kernels (with
+    repeats) to their samples and measures the signature from that frame."""
+    _, samples = world(0)
+    sigs = physics_signatures(samples)
+    ref = {t: s for t, s in sigs.items() if t != "b:gpu"}
+    own = samples.filter(pl.col("target") == "b:gpu")
+    apps = np.sort(own["app"].unique().to_numpy())
+    base = physics_signatures(own, ref)["b:gpu"]
+    rng = np.random.default_rng(7)
+    moved = [distance(physics_signatures(pl.DataFrame({"app": rng.choice(apps, len(apps))}).join(own, on="app"),
+                                         ref)["b:gpu"], base) for _ in range(40)]
+    assert signature_noise(samples, "b:gpu", ref, draws=40, seed=7) == float(np.quantile(moved, 0.9))
+    assert len(set(moved)) > 10  # the draws differ: the quantile is not of a constant
+
+
 def test_a_remeasured_machine_is_a_twin_and_a_different_one_is_not():
     _, samples = world(0)
     known = physics_signatures(samples.filter(pl.col("target") != "d:cpu"))

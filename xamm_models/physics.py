@@ -70,12 +70,23 @@ def _launches(df: pl.DataFrame) -> np.ndarray:
     return np.clip(df.get_column("kernels_per_rep").fill_null(1.0).to_numpy().astype(float), 1.0, None)
 
 
+def sample_arrays(samples: pl.DataFrame) -> np.ndarray:
+    """The columns a signature is measured from, as rows of (time per rep, bytes per rep, flops per rep, launches)."""
+    return np.column_stack([samples.get_column("time_per_rep_s").to_numpy().astype(float),
+                            samples.get_column("bytes_per_rep").fill_null(0.0).to_numpy().astype(float),
+                            samples.get_column("flops_per_rep").fill_null(0.0).to_numpy().astype(float),
+                            _launches(samples)])
+
+
 def physics_signature(target: str, samples: pl.DataFrame) -> PhysicsSignature:
     """The signature of one target from its benchmark samples (one row per kernel and size)."""
-    t = samples.get_column("time_per_rep_s").to_numpy().astype(float)
-    b = samples.get_column("bytes_per_rep").fill_null(0.0).to_numpy().astype(float)
-    f = samples.get_column("flops_per_rep").fill_null(0.0).to_numpy().astype(float)
-    n = _launches(samples)
+    return signature_from_arrays(target, sample_arrays(samples))
+
+
+def signature_from_arrays(target: str, arrays: np.ndarray) -> PhysicsSignature:
+    """:func:`physics_signature` from :func:`sample_arrays` (row order does not matter): resampling kernels, as
+    :mod:`xamm_models.twins` does hundreds of times per fit, needs no data frame."""
+    t, b, f, n = arrays.T
     overhead = float(np.quantile(t / n, OVERHEAD_QUANTILE))
     busy = np.clip(t - overhead * n, 0.1 * t, None)  # never credit more than 90% of a rep to overhead
     dense = (f > 0) & (f >= MIN_INTENSITY * b)  # only kernels that could be compute-bound say what F is
@@ -94,7 +105,7 @@ def physics_signature(target: str, samples: pl.DataFrame) -> PhysicsSignature:
     if not centres:
         centres, values = [0.0], [float(np.quantile(bw[b > 0], QUANTILE)) if (b > 0).any() else 1.0]
     return PhysicsSignature(target=target, overhead_s=overhead, flop_rate=flop_rate, bw_log2_ws=centres, bw=values,
-                            n_samples=samples.height, flop_rate_from="measured" if len(fr) >= MIN_PER_BIN else "unbounded")
+                            n_samples=len(arrays), flop_rate_from="measured" if len(fr) >= MIN_PER_BIN else "unbounded")
 
 
 def borrow_flop_rates(sigs: dict[str, PhysicsSignature], reference: dict[str, PhysicsSignature] | None = None
@@ -130,9 +141,15 @@ def physics_signatures(samples: pl.DataFrame, reference: dict[str, PhysicsSignat
 
 def modelled_time(sig: PhysicsSignature, rows: pl.DataFrame) -> np.ndarray:
     """Seconds per rep of each row (``bytes_per_rep``, ``flops_per_rep``, ``kernels_per_rep``) on ``sig``'s target."""
-    b = rows.get_column("bytes_per_rep").fill_null(0.0).to_numpy().astype(float)
-    f = rows.get_column("flops_per_rep").fill_null(0.0).to_numpy().astype(float)
-    n = _launches(rows)
+    return _modelled(sig, *_work(rows))
+
+
+def _work(rows: pl.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return (rows.get_column("bytes_per_rep").fill_null(0.0).to_numpy().astype(float),
+            rows.get_column("flops_per_rep").fill_null(0.0).to_numpy().astype(float), _launches(rows))
+
+
+def _modelled(sig: PhysicsSignature, b: np.ndarray, f: np.ndarray, n: np.ndarray) -> np.ndarray:
     return np.maximum(b / sig.bandwidth(b / n), f / sig.flop_rate) + sig.overhead_s * n
 
 
@@ -146,9 +163,10 @@ def rows_by(*cols: pl.Series) -> list[tuple[tuple, np.ndarray]]:
 def modelled_per_end(sigs: dict[str, PhysicsSignature], pairs: pl.DataFrame, end: str) -> np.ndarray:
     """Modelled seconds per rep of each pair's kernel on its ``end`` ("source" or "target"); NaN if unknown."""
     out = np.full(pairs.height, np.nan)
+    work = _work(pairs)  # once, then sliced per machine: gathering every column of the rows costs more than modelling
     for (t,), rows in rows_by(pairs.get_column(end)):
         if t in sigs:
-            out[rows] = modelled_time(sigs[t], pairs[rows])
+            out[rows] = _modelled(sigs[t], *(w[rows] for w in work))
     return out
 
 
