@@ -22,7 +22,7 @@ SLOW = {  # the fast lane (pytest -m "not slow") leaves these to CI; each took o
     "test_embedders_round_trip_and_determinism", "test_small_run_reports_baselines_and_the_verdict",
     "test_eval_builds_the_data_set_from_its_sources_in_one_command", "test_built_from_the_named_sources_with_a_stable_content_hash",
     "test_fold_machine_data_never_holds_the_test_kernels", "test_the_runs_do_not_depend_on_the_number_of_workers",
-    # over SLOW_SECONDS in `pytest --durations` of the fast lane, 2026-11-24 (the lane had grown to 7 minutes)
+    # over 2 x SLOW_SECONDS in `pytest --durations` of the fast lane beside a CI run (2026-11-24; the lane had grown to 7 min)
     "test_when_no_training_group_holds_two_kernels_there_is_no_siblings_regime",
     "test_xamm_run_trains_and_tests_a_vae_dnn_and_predict_ranks_with_it",
     "test_leaving_one_kernel_out_the_default_answers_by_siblings_unless_the_kernel_is_its_groups_only_one",
