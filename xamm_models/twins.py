@@ -21,8 +21,8 @@ from collections.abc import Callable
 import numpy as np
 import polars as pl
 
-from xamm_models.physics import (PhysicsSignature, borrow_flop_rates, distance, most_similar, physics_signatures,
-                                 rows_by, sample_arrays, signature_from_arrays)
+from xamm_models.physics import (PhysicsSignature, borrow_flop_rates, distance, most_similar, rows_by, sample_arrays,
+                                 signature_from_arrays)
 
 DRAWS = 200
 QUANTILE = 0.9
@@ -37,16 +37,16 @@ def signature_noise(samples: pl.DataFrame, target: str, reference: dict[str, Phy
     apps = np.sort(own.get_column("app").unique().to_numpy())
     if len(apps) < 2:
         return float("nan")
-    base = physics_signatures(own, reference)[target]
     arrays = sample_arrays(own)
     rows = dict(rows_by(own.get_column("app")))  # (app,) -> its rows: a draw takes each drawn kernel's rows whole
     rng = np.random.default_rng(seed)
 
-    def resampled() -> PhysicsSignature:
-        idx = np.concatenate([rows[(a,)] for a in rng.choice(apps, len(apps))])
+    def measured(idx) -> PhysicsSignature:  # as physics_signatures measures it, from these rows only
         return borrow_flop_rates({target: signature_from_arrays(target, arrays[idx])}, reference)[target]
 
-    moved = [distance(resampled(), base) for _ in range(draws)]
+    base = measured(slice(None))
+    moved = [distance(measured(np.concatenate([rows[(a,)] for a in rng.choice(apps, len(apps))])), base)
+             for _ in range(draws)]
     return float(np.quantile(moved, quantile))
 
 
