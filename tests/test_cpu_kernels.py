@@ -5,15 +5,16 @@ set is kept. (The evaluation's workers: tests/test_evaluation.py; the committed 
 from __future__ import annotations
 
 import os
-import platform
 import subprocess
 import sys
 
 import pytest
 
+from xamm_models import cpu_kernels
+
 pytest.importorskip("torch", reason="the models extra (torch) is not installed")
 
-X86 = platform.machine().lower() in ("x86_64", "amd64")
+X86 = cpu_kernels.x86()
 # a model command's wrapper, in a fresh process, reporting the kernels torch then runs
 CODE = ("import types; from xamm_models.cli import _needs_models; "
         "_needs_models(lambda a: print(__import__('torch').backends.cpu.get_cpu_capability()))"
@@ -33,8 +34,6 @@ def test_a_model_command_runs_torchs_avx2_kernels_unless_the_user_chose_others()
 
 
 def test_pin_keeps_a_value_already_set_and_sets_avx2_on_x86(monkeypatch):
-    from xamm_models import cpu_kernels
-
     monkeypatch.setenv("ATEN_CPU_CAPABILITY", "default")
     assert cpu_kernels.pin() == "default"
     monkeypatch.delenv("ATEN_CPU_CAPABILITY")

@@ -14,7 +14,7 @@ import pytest
 
 from xamm_data import load_dataset
 from xamm_data.store import Store
-from xamm_models import xplat
+from xamm_models import cpu_kernels, xplat
 from xamm_models.evaluation import Evaluator
 from xamm_models.xplat import XplatDataset
 
@@ -219,7 +219,7 @@ def test_small_run_reports_baselines_and_the_verdict(ds, tmp_path):
     assert saved["libraries"]["polars"] == metadata.version("polars") == pl.__version__  # what the run ran on
     assert saved["libraries"]["python"] == platform.python_version()
     assert f"polars {pl.__version__}" in (tmp_path / "results.md").read_text()
-    if platform.machine().lower() in ("x86_64", "amd64"):  # the workers pinned torch's kernels (cpu_kernels)
+    if cpu_kernels.x86():  # the workers pinned torch's kernels (cpu_kernels)
         assert saved["torch_cpu_kernels"] == "AVX2"
     assert all(math.isfinite(e["pooled"]["all"]["within_2"]["value"]) for e in group["entries"].values())
     block = readme_block(saved)
@@ -426,7 +426,7 @@ def test_in_the_apps_fold_the_inner_folds_choose_the_group_interval_rule_and_the
     from xamm_models.entries import FoldContext
 
     fold = next(f for f in ds.get_idx_split("kernel-group") if f.name == "Apps")
-    cal = FoldContext(ds, fold, epochs=1)._default_model()[0].calibration["seen"]
+    cal = FoldContext(ds, fold, epochs=1).default_model()[0].calibration["seen"]
     cov = cal.interval_coverage
     assert cal.interval == "group" and cov["fold-mean"] < cov["pooled"] < 0.8 < cov["group"]
     readme = " ".join((REPO / "README.md").read_text().split())
@@ -467,7 +467,7 @@ def test_with_the_mi300a_node_held_out_no_training_machines_are_twins_and_the_mi
 
     seen = {}
     for fold in ds.get_idx_split("held-out-machine", held_out_machine="mi300a-spx"):
-        model, bench = FoldContext(ds, fold, epochs=1)._default_model()
+        model, bench = FoldContext(ds, fold, epochs=1).default_model()
         known = model.signatures
         for t in known:  # each known machine asked as if new, against the others
             others = {k: s for k, s in known.items() if k != t}
@@ -523,11 +523,11 @@ def test_leaving_one_kernel_out_the_default_answers_by_siblings_unless_the_kerne
 
     folds = {f.name: f for f in ds.get_idx_split("kernel")}
     vol = FoldContext(ds, folds["Apps_VOL3D"], epochs=1)
-    model = vol._default_model()[0]
+    model = vol.default_model()[0]
     assert (model.predict_pairs(vol.test)["regime"] == "siblings").all()
     assert model.calibration["siblings"].choice("GPU->GPU") == "pair-median" != model.calibration["seen"].choice("GPU->GPU")
     comm = FoldContext(ds, folds["Comm_HALO_PACKING_FUSED"], epochs=1)
-    model = comm._default_model()[0]
+    model = comm.default_model()[0]
     assert "Comm" not in model.groups and (model.predict_pairs(comm.test)["regime"] == "seen").all()
 
 
@@ -538,7 +538,7 @@ def test_in_the_apps_fold_the_inner_folds_choose_split_for_gpu_to_cpu_and_keep_t
     from xamm_models.entries import FoldContext
 
     fold = next(f for f in ds.get_idx_split("kernel-group") if f.name == "Apps")
-    cal = FoldContext(ds, fold, epochs=1)._default_model()[0].calibration["seen"]
+    cal = FoldContext(ds, fold, epochs=1).default_model()[0].calibration["seen"]
     assert cal.choice("GPU->CPU") == "split" and cal.choice("CPU->GPU") == "physics"
     inner = cal.inner_by_scenario["GPU->CPU"]
     assert inner["split"] > inner["prior"]

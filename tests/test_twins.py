@@ -91,6 +91,10 @@ def test_a_twin_target_is_answered_as_its_known_twin_with_the_wider_interval(fit
     same = model.predict_pairs(rows)
     assert (p["regime"] == "twin").all()
     assert p["relR"].to_numpy() == pytest.approx(same["relR"].to_numpy())
+    # what the candidates were asked: the twin in place of the new target, the new machine's signature measured
+    sigs, asked = model.asked(rows.with_columns(pl.lit("e:cpu").alias("target")), target_benchmarks=bench)
+    assert asked.get_column("target").to_list() == ["a:cpu"] * rows.height and "e:cpu" in sigs
+    assert asked.drop("target").equals(rows.drop("target"))
     half = np.log10(p["relR_hi"].to_numpy() / p["relR"].to_numpy())
     # answered through the regime the known pair would use (its kernel group is in training: siblings)
     assert (same["regime"] == "siblings").all()

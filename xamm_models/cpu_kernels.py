@@ -21,10 +21,15 @@ VAR = "ATEN_CPU_CAPABILITY"
 ISA = "avx2"
 
 
+def x86() -> bool:
+    """Whether this processor is x86-64, where the pin applies."""
+    return platform.machine().lower() in ("x86_64", "amd64")
+
+
 def pin() -> str | None:
     """Set ``ATEN_CPU_CAPABILITY=avx2`` unless it is set already, on x86-64 only; the value in force, else None.
     A process that imported torch before this call keeps its kernels; the processes it starts get the setting."""
-    if platform.machine().lower() not in ("x86_64", "amd64"):
+    if not x86():
         return os.environ.get(VAR)
     return os.environ.setdefault(VAR, ISA)
 

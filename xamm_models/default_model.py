@@ -342,16 +342,22 @@ class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", 
         cal = self.calibration[regime]
         return cal.halfwidth.get(scenario, cal.halfwidth["all"])
 
+    def asked(self, pairs: pl.DataFrame, *, target_benchmarks: pl.DataFrame | None = None) -> tuple[dict, pl.DataFrame]:
+        """What the candidates are asked for ``pairs``: the signatures (the known ones and those measured from
+        ``target_benchmarks``) and the pairs with each end unseen in training replaced by its twin, where it has
+        one. Unknown ends without benchmark runs are refused here."""
+        bench = None if target_benchmarks is None else samples_from_runs(target_benchmarks)
+        sigs = self._signatures_with(bench)
+        self._check(pairs, sigs)
+        return sigs, self._twin_ends(pairs, sigs, bench)
+
     def predict_pairs(self, pairs: pl.DataFrame, *, target_benchmarks: pl.DataFrame | None = None) -> pl.DataFrame:
         """``relR``, ``relR_lo``, ``relR_hi`` (the calibrated interval) and ``regime`` (``seen``; ``siblings``: an
         application whose kernel group was in training; ``twin``: an end answered as its known twin, with the wider
         of its answering regime's and the ``new`` half-width, as no inner fold can calibrate a twin; ``new``)."""
         if not self.models:
             raise RuntimeError("the predictor is not trained: fit() or from_pretrained() first")
-        bench = None if target_benchmarks is None else samples_from_runs(target_benchmarks)
-        sigs = self._signatures_with(bench)
-        self._check(pairs, sigs)
-        asked = self._twin_ends(pairs, sigs, bench)
+        sigs, asked = self.asked(pairs, target_benchmarks=target_benchmarks)
         seen, as_seen = self._seen(pairs), self._seen(asked)
         same = (asked.get_column("source") == asked.get_column("target")).to_numpy()  # twin of its own source: relR 1
         answer = np.where(as_seen, np.where(self._siblings(pairs), "siblings", "seen"), "new")  # regime that answers

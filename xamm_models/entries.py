@@ -156,8 +156,8 @@ class FoldContext:
         model = StackedModel(variant, self.seed, min_pair_kernels).fit(self.physics(), self.train, amms)
         return model.predict(self.physics(), self.test, amms)
 
-    def _default_model(self):
-        """The default predictor fitted on the fold. Under a held-out machine it never sees that machine's runs in
+    def default_model(self):
+        """(the default predictor fitted on the fold, the held-out machine's benchmark samples or None). Under a held-out machine it never sees that machine's runs in
         fitting: they come in at prediction time as ``target_benchmarks``, as a new machine's would."""
         if "default" not in self.cache:
             held = self.fold.held_out_machine
@@ -169,7 +169,7 @@ class FoldContext:
     def default(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """xamm's default predictor fitted on the fold (variant chosen and intervals calibrated on inner folds of
         the training pairs): (relR, lower, upper) for the test pairs."""
-        model, bench = self._default_model()
+        model, bench = self.default_model()
         p = model.predict_pairs(self.test, target_benchmarks=bench)
         return tuple(p.get_column(c).to_numpy() for c in ("relR", "relR_lo", "relR_hi"))
 
@@ -177,7 +177,7 @@ class FoldContext:
         """A new machine treated as the most similar known one: each test target is replaced by the known target
         of its device kind with the nearest physics signature, and the default predictor answers for that
         (relR 1 where the stand-in is the source itself)."""
-        model, bench = self._default_model()
+        model, bench = self.default_model()
         new = physics_signatures(bench) if bench is not None else {}
         stand_in = {t: most_similar(s, model.signatures) for t, s in new.items()}
         test = self.test.with_columns(pl.col("target").replace(stand_in))

@@ -20,10 +20,12 @@ BEGIN = "<!-- xamm-eval:begin (generated from docs/eval/results.json by xamm eva
 END = "<!-- xamm-eval:end -->"
 SCOPES = ("all", *SCENARIOS)
 VERDICT_METRICS = ("within_2", "median_abs_log10")
-README_ENTRIES = ("baseline/pair-median", "baseline/pair-size-median", "baseline/roofline", "baseline/knn",
-                  "raw/xgboost", "attention+amm/xgboost", "attention-no-amm/xgboost", "control/random-amm/xgboost",
-                  "stacked/prior", "stacked/residual", "stacked/physics", "stacked/attention", "stacked/physics+attention", "stacked/random-amm",
-                  "stacked/physics-ungated", "stacked/split", "stacked/default", "baseline/most-similar-machine", "baseline/random-forest-vector", "vae-dnn/seed")
+README_ENTRIES = (
+    "baseline/pair-median", "baseline/pair-size-median", "baseline/roofline", "baseline/knn",
+    "raw/xgboost", "attention+amm/xgboost", "attention-no-amm/xgboost", "control/random-amm/xgboost",
+    "stacked/prior", "stacked/residual", "stacked/physics", "stacked/attention", "stacked/physics+attention",
+    "stacked/random-amm", "stacked/physics-ungated", "stacked/split", "stacked/default",
+    "baseline/most-similar-machine", "baseline/random-forest-vector", "vae-dnn/seed")
 DEFAULT = "stacked/default"
 SIMILAR = "baseline/most-similar-machine"
 SCHEME_TITLES = {"kernel-group": "leave one kernel group out", "held-out-machine": "held-out machine",
