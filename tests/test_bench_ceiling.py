@@ -33,20 +33,24 @@ def test_the_ceiling_takes_the_best_candidate_per_fold_and_scenario_on_the_test_
 
 def _committed() -> dict[str, list[str]]:
     text = (REPO / "docs" / "eval" / "ceiling.md").read_text()
-    return {m.group(1): m.group(2).split(" | ") for m in re.finditer(r"^\| (kernel-group|held-out-machine) \| (.*) \|$",
-                                                                     text, re.M)}
+    return {m.group(1): m.group(2).split(" | ") for m in re.finditer(r"^\| ([a-z][^|]*?) \| (\d.*) \|$", text, re.M)}
 
 
 def test_the_committed_ceiling_is_of_the_evaluated_data_and_default_and_the_readme_carries_it():
     res = json.loads((REPO / "docs" / "eval" / "results.json").read_text())
     rows = _committed()
-    assert set(rows) == {"kernel-group", "held-out-machine"}
+    seen = "kernel-group, the mi300a-spx pairs"  # the held-out machine's test pairs, the machine in training
+    assert set(rows) == {"kernel-group", seen, "held-out-machine"}
     assert res["dataset"]["version"] in (REPO / "docs" / "eval" / "ceiling.md").read_text()
     readme = " ".join((REPO / "README.md").read_text().split())
     for scheme, (pairs, default, best, ceiling, anyone) in rows.items():
+        assert float(default) <= float(ceiling) <= float(anyone)
+        assert float(best.split()[1]) <= float(ceiling)
+        assert f"{float(ceiling):.3f}" in readme and f"{float(default):.3f}" in readme
+        if scheme == seen:
+            assert pairs == rows["held-out-machine"][0]  # the same pairs
+            continue
         entry = res["results"][scheme]["entries"]["stacked/default"]["pooled"]["all"]["within_2"]
         assert int(pairs) == sum(res["results"][scheme]["folds"].values())
         assert abs(float(default) - entry["value"]) < 5e-4  # the benchmark fits the default exactly as the eval does
-        assert float(default) <= float(ceiling) <= float(anyone)
-        assert float(best.split()[1]) <= float(ceiling)
-        assert f"{float(ceiling):.3f}" in readme and f"{float(anyone):.3f}" in readme
+        assert f"{float(anyone):.3f}" in readme
