@@ -127,6 +127,15 @@ def test_the_readme_reports_what_docs_vae_dnn_holds():
     assert f"| correct ordering, leave one kernel group out | – | {v['ordering_accuracy']:.0%} | {f['ordering_accuracy']:.0%} |" in text
     assert f"| ROC AUC, leave one kernel group out | – | {v['auc']:.2f} | {f['auc']:.2f} |" in text
     assert (repo / "docs" / "eval" / "roc.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # the prose's figures of the other entries, from the same xamm eval run
+    w = {(s, e): f"{x['entries'][e]['pooled']['all']['within_2']['value']:.2f}"
+         for s, x in json.loads((repo / "docs" / "eval" / "results.json").read_text())["results"].items()
+         for e in ("stacked/prior", "stacked/default", "baseline/knn")}
+    flat = " ".join(text.split())
+    assert (f"below the physics prior (`stacked/prior`, {w['kernel-group', 'stacked/prior']}) and the default predictor "
+            f"({w['kernel-group', 'stacked/default']})") in flat
+    assert (f"level with kNN ({w['kernel', 'baseline/knn']}) and short of the default predictor "
+            f"({w['kernel', 'stacked/default']}) there") in flat
 
 
 @pytest.fixture(scope="module")
