@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -84,13 +83,12 @@ def main(argv=None) -> int:
     ap.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
     ap.add_argument("--out", type=Path, help="also write the table here (markdown)")
     args = ap.parse_args(argv)
-    tmp = Path(tempfile.mkdtemp(prefix="xamm-bench-ceiling-"))
-    os.environ["XAMM_HOME"] = str(tmp / "home")
-    from xamm_models import xplat
+    from _data import xplat_dataset
 
     t = time.perf_counter()
-    xplat.ingest_sources(args.data, tmp / "store")
-    ds = xplat.XplatDataset.from_store(tmp / "store")
+    ds, _ = xplat_dataset(args.data, "ceiling")
+    from xamm_models import xplat
+
     rows = []
     for scheme in ("kernel-group", "held-out-machine"):
         hits = pl.concat([fold_hits(ds, f) for f in ds.get_idx_split(scheme, held_out_machine=HELD)])

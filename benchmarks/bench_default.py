@@ -11,9 +11,7 @@ and the boosted residual, and ``rank_targets`` (with P(fastest)). The peer is th
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -38,14 +36,13 @@ def main(argv=None) -> int:
     ap.add_argument("--rows", type=int, default=100_000)
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args(argv)
-    tmp = Path(tempfile.mkdtemp(prefix="xamm-bench-default-"))
-    os.environ["XAMM_HOME"] = str(tmp / "home")
-    from xamm_models import baselines, xplat
-    from xamm_models.default_model import StackedPredictor
-    from xamm_models.candidates import make_candidate
+    from _data import xplat_dataset
 
-    xplat.ingest_sources(args.data, tmp / "store")
-    ds = xplat.XplatDataset.from_store(tmp / "store")
+    ds, _ = xplat_dataset(args.data, "default")
+    from xamm_models import baselines, xplat
+    from xamm_models.candidates import make_candidate
+    from xamm_models.default_model import StackedPredictor
+
     t = time.perf_counter()
     model = StackedPredictor(seed=0).fit(ds.pairs, ds.samples, dataset=f"{xplat.NAME}@{ds.version}")
     print(f"fit on {ds.pairs.height} pairs (inner folds included): {time.perf_counter() - t:.1f} s; "

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -26,15 +25,14 @@ def main(argv=None) -> int:
     ap.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
     ap.add_argument("--skip-full", action="store_true", help="time --quick only")
     args = ap.parse_args(argv)
-    tmp = Path(tempfile.mkdtemp(prefix="xamm-bench-eval-"))
-    os.environ["XAMM_HOME"] = str(tmp / "home")
+    from _data import xplat_dataset
+
+    t = time.perf_counter()
+    ds, tmp = xplat_dataset(args.data, "eval")
+    build = time.perf_counter() - t
     from xamm_models import xplat
     from xamm_models.experiments import EvalSettings, run_experiments
 
-    t = time.perf_counter()
-    xplat.ingest_sources(args.data, tmp / "store")
-    ds = xplat.XplatDataset.from_store(tmp / "store")
-    build = time.perf_counter() - t
     print(f"build {xplat.NAME} from its sources: {build:.1f} s ({ds.pairs.height} pairs, version {ds.version})")
     runs = [("quick", EvalSettings.for_quick())] + ([] if args.skip_full else [("full", EvalSettings())])
     ok = True

@@ -1,0 +1,18 @@
+"""The benchmarks' common set-up: ``xplat-rajaperf`` built from its named sources in a temporary store, with a
+temporary ``XAMM_HOME`` so no benchmark reads or writes the user's."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+def xplat_dataset(data: Path, name: str):
+    """(the data set built from ``data``'s named sources, the temporary folder holding its store and home)."""
+    tmp = Path(tempfile.mkdtemp(prefix=f"xamm-bench-{name}-"))
+    os.environ["XAMM_HOME"] = str(tmp / "home")
+    from xamm_models import xplat  # after XAMM_HOME is set
+
+    xplat.ingest_sources(data, tmp / "store")
+    return xplat.XplatDataset.from_store(tmp / "store"), tmp
