@@ -13,7 +13,7 @@ looser still: a pair counts if any candidate puts it within 2×. A third row sco
 held-out machine's test pairs alone (same kernels, sources and targets): what the default reaches on them when that
 machine is in training, its runs of the other kernel groups labelled pairs.
 
-Prints a markdown table (within 2×, all pairs) and writes it to ``--out`` when given. About 2 minutes on 2 cores.
+Prints a markdown table (within 2×, all pairs) and writes it to ``--out`` when given. About a minute on 2 cores.
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ LOG2 = np.log10(2)
 
 
 def fold_hits(ds, fold) -> pl.DataFrame:
-    """One row per test pair: fold, scenario, and within 2× (bool) of the default and of every candidate."""
+    """One row per test pair: source, target, scenario, fold, and within 2× (bool) of the default and of every
+    candidate (on the held-out machine also of each answering through the twin rule, ``twin-<name>``)."""
     from xamm_models.candidates import CANDIDATES
     from xamm_models.default_model import fit_candidates
     from xamm_models.entries import FoldContext
@@ -54,8 +55,8 @@ def fold_hits(ds, fold) -> pl.DataFrame:
             if (~same).any():
                 p[~same] = m.predict(sigs, twin.filter(pl.Series(~same)))
             cols[f"twin-{name}"] = hit(p)
-    return test.select("source", "target", scenario_expr()).with_columns(pl.lit(fold.name).alias("fold"),
-                                                     *[pl.Series(k, v) for k, v in cols.items()])
+    return test.select("source", "target", scenario_expr()).with_columns(
+        pl.lit(fold.name).alias("fold"), *[pl.Series(k, v) for k, v in cols.items()])
 
 
 def ceiling_row(scheme: str, hits: pl.DataFrame) -> dict:

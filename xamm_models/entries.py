@@ -157,8 +157,9 @@ class FoldContext:
         return model.predict(self.physics(), self.test, amms)
 
     def default_model(self):
-        """(the default predictor fitted on the fold, the held-out machine's benchmark samples or None). Under a held-out machine it never sees that machine's runs in
-        fitting: they come in at prediction time as ``target_benchmarks``, as a new machine's would."""
+        """(the default predictor fitted on the fold, the held-out machine's benchmark samples or None). Under a
+        held-out machine it never sees that machine's runs in fitting: they come in at prediction time as
+        ``target_benchmarks``, as a new machine's would."""
         if "default" not in self.cache:
             held = self.fold.held_out_machine
             known = self.samples.filter(pl.col("machine") != held) if held else self.samples
