@@ -32,7 +32,7 @@ SLOW = {  # the fast lane (pytest -m "not slow") leaves these to CI; each took o
     "test_vector_models_read_each_test_pair_from_its_vector_and_eval_draws_their_roc",
     "test_signatures_and_the_default_predictor_answer_offline",
     "test_choices_are_per_scenario_and_scarce_evidence_keeps_the_simplest",
-    "test_in_the_apps_fold_the_inner_folds_choose_split_for_gpu_to_cpu_and_keep_the_gated_residual_for_cpu_to_gpu",
+    "test_in_the_apps_fold_the_inner_folds_choose_split_across_devices_over_the_prior_and_the_gated_residual",
     "test_sigkill_at_any_moment_leaves_one_version_never_a_mix",
     "test_the_siblings_selection_resamples_kernels_not_its_random_folds",
     "test_each_switch_changes_training",

@@ -305,6 +305,15 @@ def test_the_selection_rules_the_config_offers():
     # per unit: each unit (fold or kernel) counts once, however many rows it has
     resid = np.array([0.0, 0.0, 0.0, 1.0])  # unit a: 3 rows within 2x; unit b: 1 row outside
     assert _per_unit_hits(resid, np.array(["a", "a", "a", "b"])).tolist() == [1.0, 0.0]
+    # between label-free candidates (prior, split) the better inner mean stands first, clear win or not; a fitted
+    # candidate must still beat it clearly, and a fitted first candidate (the pair median) keeps its place
+    hits = {"prior": np.array([0.5, 0.5, 0.5]), "split": np.array([0.6, 0.4, 0.6]), "residual": np.array([0.7, 0.3, 0.7]),
+            "physics": np.array([0.8, 0.7, 0.8]), "pair-median": np.array([0.5, 0.5, 0.5])}
+    assert _simplest_unless_clearly_beaten(hits, ["prior", "split", "residual"], 0) == "split"
+    assert _simplest_unless_clearly_beaten(hits, ["prior", "residual"], 0) == "prior"  # a higher mean, not clearly
+    assert _simplest_unless_clearly_beaten(hits, ["prior", "split", "residual", "physics"], 0) == "physics"  # clearly
+    assert _simplest_unless_clearly_beaten({**hits, "split": hits["prior"]}, ["prior", "split"], 0) == "prior"  # tie
+    assert _simplest_unless_clearly_beaten(hits, ["pair-median", "prior", "split"], 0) == "pair-median"
 
 
 def test_the_interval_rule_is_chosen_on_inner_folds_saved_and_can_be_fixed(fitted, tmp_path):

@@ -278,18 +278,19 @@ def test_the_readme_reads_the_stacked_random_vector_control_from_docs_eval():
 
 def test_the_readme_figures_of_the_residual_gate_are_the_apps_folds_cpu_to_gpu_rows():
     """The README's case for ``min_pair_kernels``: in the Apps fold, CPU->GPU, the physics residual applied to
-    every machine pair (``stacked/physics-ungated``) against the gated one the inner folds chose
-    (``stacked/default`` equals ``stacked/physics`` there) and the prior; read here from docs/eval/results.json."""
+    every machine pair (``stacked/physics-ungated``) against the gated one and the prior; the default answers there
+    by ``split`` (the label-free tie-break), not by the residual; read here from docs/eval/results.json."""
     from conftest import REPO
 
     entries = json.loads((REPO / "docs" / "eval" / "results.json").read_text())["results"]["kernel-group"]["entries"]
     apps = {n: entries[n]["folds"]["Apps"]["CPU->GPU"]["within_2"]
-            for n in ("stacked/default", "stacked/physics", "stacked/physics-ungated", "stacked/prior")}
-    assert apps["stacked/default"] == apps["stacked/physics"]  # the gated residual the inner folds chose
-    assert apps["stacked/physics-ungated"] < 0.5 * apps["stacked/default"]
+            for n in ("stacked/default", "stacked/physics", "stacked/physics-ungated", "stacked/prior", "stacked/split")}
+    assert apps["stacked/default"] == apps["stacked/split"]  # the label-free choice of the inner folds
+    assert apps["stacked/physics-ungated"] < 0.5 * apps["stacked/physics"]
     readme = " ".join((REPO / "README.md").read_text().split())
     assert (f"the ungated residual scores {apps['stacked/physics-ungated']:.2f} within 2× there, the gated one "
-            f"{apps['stacked/default']:.2f} and the prior {apps['stacked/prior']:.2f}") in readme
+            f"{apps['stacked/physics']:.2f} and the prior {apps['stacked/prior']:.2f}") in readme
+    assert f"the default now answers there by `split` ({apps['stacked/default']:.2f})" in readme
 
 
 def test_the_runs_do_not_depend_on_the_number_of_workers(ds, tmp_path):
@@ -428,7 +429,8 @@ def test_in_the_apps_fold_the_inner_folds_choose_the_group_interval_rule_and_the
     fold = next(f for f in ds.get_idx_split("kernel-group") if f.name == "Apps")
     cal = FoldContext(ds, fold, epochs=1).default_model()[0].calibration["seen"]
     cov = cal.interval_coverage
-    assert cal.interval == "group" and cov["fold-mean"] < cov["pooled"] < 0.8 < cov["group"]
+    assert cal.interval == "group" and cov["fold-mean"] < cov["pooled"] < cov["group"]
+    assert abs(cov["group"] - 0.8) == min(abs(v - 0.8) for v in cov.values() if v is not None)
     readme = " ".join((REPO / "README.md").read_text().split())
     assert (f"chose `group` (held-out inner coverage {cov['group']:.2f} against `pooled` {cov['pooled']:.2f} and "
             f"`fold-mean` {cov['fold-mean']:.2f}; tested)") in readme
@@ -531,23 +533,24 @@ def test_leaving_one_kernel_out_the_default_answers_by_siblings_unless_the_kerne
     assert "Comm" not in model.groups and (model.predict_pairs(comm.test)["regime"] == "seen").all()
 
 
-def test_in_the_apps_fold_the_inner_folds_choose_split_for_gpu_to_cpu_and_keep_the_gated_residual_for_cpu_to_gpu(ds):
+def test_in_the_apps_fold_the_inner_folds_choose_split_across_devices_over_the_prior_and_the_gated_residual(ds):
     """The README's account of where ``split`` answers across kernel groups, on the largest fold (Apps, three
-    quarters of the pairs): targets seen, its inner folds chose ``split`` for GPU->CPU, where it beat the prior on
-    them, and kept the gated physics residual for CPU->GPU (whose Apps-fold figure the gate's README test reads)."""
+    quarters of the pairs): targets seen, its inner folds chose ``split`` for GPU->CPU and CPU->GPU, where it beat
+    the prior on them; for CPU->GPU the gated physics residual scored higher still on them, but not clearly, so
+    ``split`` answers (the gate's README test reads that fold's test figures)."""
     from xamm_models.entries import FoldContext
 
     fold = next(f for f in ds.get_idx_split("kernel-group") if f.name == "Apps")
     cal = FoldContext(ds, fold, epochs=1).default_model()[0].calibration["seen"]
-    assert cal.choice("GPU->CPU") == "split" and cal.choice("CPU->GPU") == "physics"
-    inner = cal.inner_by_scenario["GPU->CPU"]
-    assert inner["split"] > inner["prior"]
+    assert cal.choice("GPU->CPU") == cal.choice("CPU->GPU") == "split"
+    assert all(cal.inner_by_scenario[s]["split"] > cal.inner_by_scenario[s]["prior"] for s in ("GPU->CPU", "CPU->GPU"))
+    assert cal.inner_by_scenario["CPU->GPU"]["physics"] > cal.inner_by_scenario["CPU->GPU"]["split"]
 
 
 def test_issue_13_aims_on_the_committed_evaluation_as_the_readme_states_them():
     """Issue 13, point 3's aims on the committed results.json: within 2x >= 0.65 across kernel groups and leaving
-    one kernel out, the held-out machine short of 0.75; ``split`` alone is the best kernel-group entry, 0.01 ahead
-    of the default, and GPU->CPU is where the default gained; the README's sentences carry these figures."""
+    one kernel out, the held-out machine short of 0.75; the default is the best kernel-group entry, ``split`` alone
+    just behind, and GPU->CPU is where the default gained; the README's sentences carry these figures."""
     from conftest import REPO
 
     res = json.loads((REPO / "docs" / "eval" / "results.json").read_text())["results"]
@@ -555,13 +558,13 @@ def test_issue_13_aims_on_the_committed_evaluation_as_the_readme_states_them():
     g, k, h = (w[s]["all"]["within_2"]["value"] for s in ("kernel-group", "kernel", "held-out-machine"))
     assert g >= 0.65 and k >= 0.65 and h < 0.75
     split = res["kernel-group"]["entries"]["stacked/split"]["pooled"]["all"]["within_2"]["value"]
-    assert res["kernel-group"]["comparisons"]["best_entry"]["all"] == "stacked/split" and round(split - g, 2) == 0.01
+    assert res["kernel-group"]["comparisons"]["best_entry"]["all"] == "stacked/default" and 0 < g - split < 0.01
     readme = " ".join((REPO / "README.md").read_text().split())
     assert (f"Of the aims, {g:.2f} across kernel groups ({g:.3f}) and {k:.2f} leaving one kernel out reach 0.65; "
             f"{h:.2f} on the held-out machine falls short of 0.75") in readme
-    assert f"It trails `split` alone ({split:.2f}) by 0.01" in readme
+    assert f"`split` alone scores {split:.2f} too ({split:.3f} against the default's {g:.3f})" in readme
     assert f"(GPU→CPU 0.56, now {w['kernel-group']['GPU->CPU']['within_2']['value']:.2f})" in readme
-    assert f"The best entry is `stacked/split` ({split:.2f} [" in readme
+    assert f"The best entry is the default predictor, `stacked/default` ({g:.2f} [" in readme
 
 
 def test_the_held_out_machines_reductions_have_no_sibling_in_its_public_runs(ds):

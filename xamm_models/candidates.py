@@ -26,6 +26,7 @@ from xamm_models.physics import most_similar
 from xamm_models.stacked import MIN_PAIR_KERNELS, VARIANTS, StackedModel, log_prior, source_slowdown
 
 CANDIDATES = ("prior", "split", "pair-median", "pair-prior", "similar", "residual", "physics")  # simplest first
+LABEL_FREE = frozenset({"prior", "split"})  # nothing fitted to the labels: two physical assumptions, nothing to overfit
 
 
 class SplitSlowdown:

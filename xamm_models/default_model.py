@@ -6,9 +6,10 @@
 * a candidate model per regime and device scenario (CPU->GPU, ...), chosen from
   :mod:`xamm_models.candidates` (the physics prior, the prior with half the source's slowdown from its roofline
   carried over, pair offsets, the most-similar-machine stand-in, learned residuals) on *inner* folds of its
-  training pairs, never on anything it is tested on: the simplest candidate (the physics prior) unless another
-  beats it with the whole 90% bootstrap interval of its gain, resampling the inner folds themselves (the unit a
-  new kernel group or machine varies by), above zero. A scenario with
+  training pairs, never on anything it is tested on: the simplest candidate (the physics prior, or ``split``
+  where its inner score is better: neither is fitted) unless another beats it with the whole 90% bootstrap
+  interval of its gain, resampling the inner folds themselves (the unit a new kernel group or machine varies by),
+  above zero. A scenario with
   fewer than ``min_units`` inner folds keeps the simplest. A learned residual is applied only to machine pairs
   with ``min_pair_kernels`` distinct training kernels (:mod:`xamm_models.stacked`), in the inner folds as in use.
   Regimes: ``seen`` (a target seen in training, an
@@ -57,7 +58,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from xamm_data._version import __version__
 from xamm_data.hub import snapshot_dir
-from xamm_models.candidates import make_candidate
+from xamm_models.candidates import LABEL_FREE, make_candidate
 from xamm_models.cards import card_datasets_and_metrics, metrics_table
 from xamm_models.conformal import RULES, Rule, choose_rule, halfwidths
 from xamm_models.evaluation import scenario_expr
@@ -172,10 +173,16 @@ def _inner_folds(pairs: pl.DataFrame, samples: pl.DataFrame, regime: str, k: int
 def _simplest_unless_clearly_beaten(per_kernel: dict[str, np.ndarray], candidates: list[str], seed: int,
                                     draws: int = 1000, level: float = 0.9) -> str:
     """The first (simplest) candidate, unless another beats it on the inner folds with the whole ``level``
-    bootstrap interval (over kernels) of its gain above 0; then the best of those that do.
+    bootstrap interval (over kernels) of its gain above 0; then the best of those that do. Where the first is
+    label-free (:data:`~xamm_models.candidates.LABEL_FREE`), the label-free candidate with the best inner mean
+    stands first: neither is fitted, so between them the inner folds decide as for any tie, not the list order.
 
     A learned correction must earn its place: on a few kernel groups, a pooled score alone picks a residual
     model that helps the groups it was scored on and hurts the next one."""
+    if candidates[0] in LABEL_FREE:
+        free = [v for v in candidates if v in LABEL_FREE]
+        first = _best(per_kernel, free, seed)
+        candidates = [first, *(v for v in candidates if v != first)]
     base = per_kernel[candidates[0]]
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, len(base), (draws, len(base)))
