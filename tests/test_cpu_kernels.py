@@ -57,3 +57,19 @@ def test_pin_keeps_a_value_already_set_and_sets_avx2_on_x86(monkeypatch):
     assert cpu_kernels.pin() == ("avx2" if X86 else None)
     assert os.environ.get("ATEN_CPU_CAPABILITY") == ("avx2" if X86 else None)
     assert os.environ.get("MKL_CBWR") == ("COMPATIBLE" if X86 else None)
+
+
+def _intel_avx512() -> bool:
+    try:
+        info = open("/proc/cpuinfo").read()
+    except OSError:
+        return False
+    return "GenuineIntel" in info and "avx512f" in info
+
+
+@pytest.mark.skipif(not _intel_avx512(), reason="oneMKL's branches are compared where the README measured them: an Intel AVX-512 processor")
+def test_on_an_intel_avx512_processor_onemkls_branches_give_different_bits():
+    """Why the pin is needed (the README's 'same numbers on another processor'): the seeded product's last bits differ
+    between oneMKL's own branch, its AVX2 branch and its COMPATIBLE branch."""
+    bits = {branch: run(PRODUCT, **({"MKL_CBWR": branch} if branch else {}))[2] for branch in ("", "AVX2", "COMPATIBLE")}
+    assert len(set(bits.values())) == 3, bits

@@ -585,3 +585,26 @@ def test_the_held_out_machines_reductions_have_no_sibling_in_its_public_runs(ds)
     assert (f"two reduction kernels {1 / r['Basic_REDUCE_STRUCT']:.0f}× and {1 / r['Basic_MULTI_REDUCE']:.0f}× faster"
             in readme)
     assert f"median relR {r['Basic_REDUCE_STRUCT']:.2f} and {r['Basic_MULTI_REDUCE']:.3f}" in readme
+
+
+def test_the_torch_entries_of_three_processor_runs_are_recorded_and_the_readme_reads_them():
+    """``docs/eval/processors.json``: the torch entries' within 2x across kernel groups in three runs that differ only
+    in the processor and oneMKL's branch; the pinned run is the committed results.json, and the README's figures
+    (pipeline, control, VAE-DNN, the largest spread) are those of the file."""
+    from conftest import REPO
+
+    runs = json.loads((REPO / "docs" / "eval" / "processors.json").read_text())["runs"]
+    entries = json.loads((REPO / "docs" / "eval" / "results.json").read_text())["results"]["kernel-group"]["entries"]
+    pinned = runs["intel-xeon-mkl-compatible"]
+    assert pinned == {e: round(entries[e]["pooled"]["all"]["within_2"]["value"], 6) for e in pinned}
+    assert {"attention+amm/xgboost", "control/random-amm/xgboost", "vae-dnn/seed"} <= set(pinned)
+    order = ("amd-epyc", "intel-xeon-mkl-default", "intel-xeon-mkl-compatible")
+    a, c, v = ([runs[r][e] for r in order] for e in ("attention+amm/xgboost", "control/random-amm/xgboost", "vae-dnn/seed"))
+    readme = " ".join((REPO / "README.md").read_text().split())
+    assert f"attention + AMMs → XGBoost {a[0]:.2f} → {a[1]:.2f} across kernel groups, the random-vector control {c[0]:.2f} → {c[1]:.2f}" in readme
+    assert (f"XGBoost {a[0]:.2f} (AMD), {a[1]:.2f} (Intel, oneMKL's default branch) and {a[2]:.2f} (Intel, `COMPATIBLE`) "
+            f"across kernel groups; the random-vector control {c[0]:.2f}, {c[1]:.2f} and {c[2]:.2f}") in readme
+    assert len({f"{x:.2f}" for x in v}) == 1 and f"the VAE-DNN {v[0]:.2f} in all three" in readme
+    spread = {e: max(runs[r][e] for r in order) - min(runs[r][e] for r in order) for e in pinned}
+    top = max(spread, key=spread.get)
+    assert top == "attention+amm-variance/xgboost" and f"up to {spread[top]:.2f} within 2× between runs" in readme
