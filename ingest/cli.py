@@ -55,7 +55,8 @@ def build_parser(prog: str = "xamm-ingest") -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=None, help="parsing processes (default: CPU count)")
     p.add_argument("--dry-run", action="store_true", help="read and validate, write nothing")
     p.add_argument("--strict", action="store_true", help="any rejected file fails the run (exit 1) and nothing is written")
-    p.add_argument("--rtol", type=float, default=None, help="agreement required between CSV and Caliper times (default 1e-4)")
+    p.add_argument("--rtol", type=float, default=None, help="relative agreement required between the CSV's and Caliper's times of one run (default 0.05; "
+                   "a record beyond it is refused in both files, see docs/formats.md)")
     p.add_argument("--bound", action="append", default=[], metavar="NAME=VALUE",
                    help="change a plausibility bound (repeatable): min_time_per_rep_s (1e-10), max_time_per_rep_s (1e5), "
                         "max_bytes_per_rep (1e16), max_flops_per_rep (1e16), max_problem_size (1e12)")

@@ -28,6 +28,7 @@ class Task:
     machine: str | None = None
     run: object = None  # a CsvRun for RAJAPerf CSV runs
     defaults: tuple[tuple[str, object], ...] = ()  # xamm.toml facts for CSV runs
+    why_no_machine: str = ""  # for CSV runs without a machine: why the files beside them could not name one
 
 
 @dataclass

@@ -40,6 +40,8 @@ SLOW = {  # the fast lane (pytest -m "not slow") leaves these to CI; each took o
     "test_twins_can_be_switched_off_and_survive_saving",
     "test_xamm_adapt_cli_saves_a_model_xamm_predict_uses",
     "test_in_the_apps_fold_the_inner_folds_choose_the_group_interval_rule_and_the_readme_says_so",
+    # every real .cali in shared data (about 10,900 files) against caliperreader; a sample runs in the fast lane
+    "test_matches_caliperreader_on_every_real_file",
 }
 
 

@@ -194,8 +194,17 @@ def _records(run: SimRun, vt: tuple[str, str], gen: str) -> dict[tuple, dict[tup
     return out
 
 
-def _regions(run: SimRun, vts: list[tuple[str, str]], gen: str, time_attrs: tuple[str, ...], prefix: str) -> list:
-    """Records of one file: a root and group record each, then every record of every kernel (and tuning leaf)."""
+def timer_skew(rng) -> float:
+    """Caliper's time over RAJAPerf's for one record of a same-run pair: 1 + a relative difference drawn like the ones
+    real same-run outputs show (median 1.8e-4, at most 1.2e-2; either sign: two clocks read at different moments)."""
+    size = min(10 ** rng.gauss(math.log10(1.8e-4), 0.6), 1.2e-2)
+    return 1 + size * rng.choice((-1, 1))
+
+
+def _regions(run: SimRun, vts: list[tuple[str, str]], gen: str, time_attrs: tuple[str, ...], prefix: str,
+             skew=None) -> list:
+    """Records of one file: a root and group record each, then every record of every kernel (and tuning leaf).
+    ``skew``: a seeded ``random.Random`` that makes Caliper's timer differ from RAJAPerf's as in real runs."""
     regions = []
     root = [vts[0][0]] if gen == "pre-release" else ["RAJAPerf"]
     for vt in vts:
@@ -203,7 +212,8 @@ def _regions(run: SimRun, vts: list[tuple[str, str]], gen: str, time_attrs: tupl
         for k in run.kernels:
             group = k.name.split("_")[0]
             for key, slot in recs.get((k.name,), {}).items():
-                metrics = {a: slot["time"] for a in time_attrs}
+                t = slot["time"] * (timer_skew(skew) if skew is not None else 1.0)
+                metrics = {a: t for a in time_attrs}
                 metrics.update({(name if gen == "pre-release" else prefix + name): float(v) for name, v in slot["fig"].items()})
                 if gen == "develop-2024.10":
                     metrics["Complexity"] = key[0]
@@ -215,8 +225,9 @@ def _regions(run: SimRun, vts: list[tuple[str, str]], gen: str, time_attrs: tupl
     return regions
 
 
-def write_caliper(run: SimRun, d: Path, gen: str, cluster: str = "sim-node") -> list[Path]:
-    """One ``.cali`` per variant-tuning (per variant for the pre-release branch), as generation ``gen`` writes it."""
+def write_caliper(run: SimRun, d: Path, gen: str, cluster: str = "sim-node", skew=None) -> list[Path]:
+    """One ``.cali`` per variant-tuning (per variant for the pre-release branch), as generation ``gen`` writes it;
+    ``skew`` (a seeded ``random.Random``) gives Caliper's timer the same-run noise of :func:`timer_skew`."""
     time_attrs = ("avg#inclusive#sum#time.duration", "min#inclusive#sum#time.duration", "max#inclusive#sum#time.duration")
     prefix = "any#any#max#"
     if gen == "pre-release":
@@ -232,7 +243,7 @@ def write_caliper(run: SimRun, d: Path, gen: str, cluster: str = "sim-node") -> 
                 g[k.name] = (f"{{'Problem size': {k.size},'Reps':{k.reps},'Iterations/rep': {k.size},"
                              f"'Kernels/rep': 1,'Bytes/rep': {k.bytes},'FLOPS/rep': {k.flops}}}")
         name = f"{vts[0][0]}.cali" if gen == "pre-release" else f"{vts[0][0]}-{vts[0][1]}.cali"
-        paths.append(write_cali(d / name, _regions(run, vts, gen, time_attrs, prefix), g,
+        paths.append(write_cali(d / name, _regions(run, vts, gen, time_attrs, prefix, skew), g,
                                 units={a: "sec" for a in time_attrs},
                                 aliases={time_attrs[0]: "Avg time/rank", prefix + "Forall": "FeatureForall"}))
     return paths
