@@ -108,6 +108,8 @@ def _common_profile_args(q: argparse.ArgumentParser) -> None:
     q.add_argument("--dry-run", action="store_true", help="read and validate, write nothing")
     q.add_argument("--strict", action="store_true", help="any rejected source or record fails the run (exit 1), nothing written")
     q.add_argument("--json", action="store_true", help="print the summary as JSON")
+    q.add_argument("--bound", action="append", default=[], metavar="NAME=VALUE",
+                   help="change a plausibility bound (repeatable): min_runtime_s (1e-9), max_runtime_s (1e7)")
 
 
 def _parse_params(items: list[str], parser) -> dict:
@@ -126,21 +128,25 @@ def _parse_params(items: list[str], parser) -> dict:
     return out
 
 
+def _bounds(args, parser) -> Bounds:
+    try:
+        return Bounds.from_items(args.bound)
+    except (ValueError, ValidationError) as e:
+        parser.error(str(e).splitlines()[0] if not isinstance(e, ValidationError) else f"--bound: {e.errors()[0]['msg']}")
+
+
 def _options(args, parser) -> dict:
     """The dispatcher's options for the parsed command line."""
 
+    bounds = _bounds(args, parser)
     if args.format == "rajaperf":
         if args.workers is not None and args.workers < 1:
             parser.error("--workers must be >= 1")
-        try:
-            bounds = Bounds.from_items(args.bound)
-        except (ValueError, ValidationError) as e:
-            parser.error(str(e).splitlines()[0] if not isinstance(e, ValidationError) else f"--bound: {e.errors()[0]['msg']}")
         rtol = {} if args.rtol is None else {"rtol": args.rtol}
         return {"machine": args.machine, "workers": args.workers, **rtol, "bounds": bounds,
                 "progress": not args.no_progress and sys.stderr.isatty()}
     if args.format == "table":
-        return {"mapping": args.mapping, "workers": 1}
+        return {"mapping": args.mapping, "workers": 1, "bounds": bounds}
     try:
         spec = SampleSpec(app=args.app, machine=args.machine, params=_parse_params(args.param, parser),
                           threads=args.threads, ranks=args.ranks, gpus=args.gpus, device=args.device,
@@ -148,7 +154,7 @@ def _options(args, parser) -> dict:
     except ValidationError as e:
         err = e.errors()[0]
         parser.error(f"--{str(err['loc'][0]).replace('_', '-')}: {err['msg']}")
-    return {"spec": spec, "workers": 1}
+    return {"spec": spec, "workers": 1, "bounds": bounds}
 
 
 def _print_report(report, args) -> None:
@@ -165,6 +171,9 @@ def _print_report(report, args) -> None:
     what = (f"kernels: {s['kernels']}   variants: {', '.join(s['variants']) or '-'}" if report.table == "benchmark_runs"
             else f"apps: {', '.join(s['apps']) or '-'}")
     print(f"sources read: {s['sources_read']}   rows: {s['rows']}   machines: {', '.join(s['machines']) or '-'}   {what}")
+    if report.aliases:
+        print("machine names resolved through the registry: "
+              + ", ".join(f"{name} \u2192 {mid}" for name, mid in sorted(report.aliases.items())))
     if report.merged_rows:
         print(f"CSV and Caliper rows of the same runs merged: {report.merged_rows}")
     for n in report.notes:
@@ -211,6 +220,8 @@ def main(argv: list[str] | None = None, prog: str = "xamm-ingest") -> int:
     except (IngestError, FileNotFoundError, ValueError) as e:
         if args.debug:
             raise
+        if args.json:  # machine-readable output promised: the error as JSON too
+            print(json.dumps({"error": str(e), "rows": 0, "rejected_files": [], "dropped_records": []}, indent=2))
         print(f"{prog}: error: {e}", file=sys.stderr)
         return 1
     _print_report(report, args)

@@ -30,6 +30,7 @@ from xamm_data.store import Store, as_store, dedupe_sources, renumber_trials
 from xamm_data.validate import ValidationError, validate
 from xamm_ingest.errors import IngestError
 from xamm_ingest.formats import FORMATS, get_format
+from xamm_ingest.machine_names import take_aliases
 from xamm_ingest.rajaperf import AGREE_RTOL
 from xamm_ingest.readers.base import ReadResult
 from xamm_ingest.readers.table import load_mapping
@@ -49,6 +50,7 @@ class _Outcome:
     error: Rejected | None = None
     notes: list[str] = field(default_factory=list)
     dropped: list[DroppedRecord] = field(default_factory=list)
+    aliases: dict[str, str] = field(default_factory=dict)  # registry aliases the reader resolved
 
 
 def _unexpected(path: Path, e: Exception) -> Rejected:
@@ -61,9 +63,11 @@ def _read_one(task: Task, opts: dict) -> tuple[_Outcome, list[dict], pl.DataFram
     """Read one source: its outcome, and its rows (dicts) or frame. No polars work here beyond a reader's own:
     this runs in forked workers, where polars' thread pool must stay idle."""
     out = _Outcome(str(task.path), rel=_rel(task))
+    take_aliases()
     try:
         res = get_format(task.fmt).read(task, opts)
         out.notes = res.notes
+        out.aliases = take_aliases()
         out.dropped = [DroppedRecord(str(task.path), *d) for d in res.dropped]
         return out, res.rows, res.frame
     except IngestError as e:
@@ -167,7 +171,7 @@ def read_sources(fmt: str, paths: str | Path | Iterable[str | Path], *, workers:
     log.info("%s: %d source(s) to read, %d file(s) with nothing to ingest, %d refused at discovery",
              fmt, len(plan.tasks), len(plan.ignored), len(plan.rejected))
     report = IngestReport(frame=spec.table.empty(), table=spec.table.name, ignored=plan.ignored,
-                          rejected=list(plan.rejected))
+                          rejected=list(plan.rejected), aliases=take_aliases())
     frames = []
     for outcomes, rows_frame, table_frames in _batches(plan.tasks, workers or min(os.cpu_count() or 1, 8), opts, progress):
         frames.extend(table_frames)
@@ -188,6 +192,7 @@ def _tally(report: IngestReport, outcomes: list[_Outcome]) -> None:
             continue
         report.sources_read += 1
         report.notes.extend(out.notes)
+        report.aliases.update(out.aliases)
         report.dropped.extend(out.dropped)
 
 
@@ -223,19 +228,22 @@ def _checked(frame: pl.DataFrame, spec, outcomes: list[_Outcome], opts: dict) ->
     frame = frame.filter(pl.col("source_path").is_in(list(good)))
     by_rel = {o.rel: o for o in outcomes}
     try:
-        frame, dropped = check_benchmark_records(frame, opts.get("bounds"))
+        frame, dropped, notes = check_benchmark_records(frame, opts.get("bounds"))
     except Exception:  # find the source the checks choke on, and keep the others
         if opts.get("debug"):
             raise
-        frames, dropped = [], []
+        frames, dropped, notes = [], [], []
         for (rel,), part in frame.group_by(["source_path"], maintain_order=True):
             try:
-                kept, more = check_benchmark_records(part, opts.get("bounds"))
+                kept, more, said = check_benchmark_records(part, opts.get("bounds"))
                 frames.append(kept)
                 dropped += more
+                notes += said
             except Exception as e:
                 by_rel[rel].error = _unexpected(Path(by_rel[rel].path), e)
         frame = pl.concat(frames) if frames else frame.clear()
+    for rel, note in notes:
+        by_rel[rel].notes.append(note)
     for d in dropped:
         out = by_rel[d.path]
         out.dropped.append(dataclasses.replace(d, path=out.path))

@@ -12,17 +12,32 @@ from xamm_data import machines
 from xamm_ingest.errors import IngestError
 
 CONFIG_NAME = "xamm.toml"
+# Registry aliases resolved in this process since the last take_aliases() (``M1`` -> ``quartz``): the ingest
+# summary shows each one, so a name never lands in another machine's partition without a word.
+_RESOLVED: dict[str, str] = {}
 
 
 def machine_id(name: str) -> str:
-    """``"Quartz"`` -> ``"quartz"``; unknown names are lower-cased with other characters turned into ``-``."""
+    """``"Quartz"`` -> ``"quartz"``; unknown names are lower-cased with other characters turned into ``-``.
+
+    A registry alias that is more than another spelling of the id (``M1`` -> ``quartz``) is recorded for
+    :func:`take_aliases`."""
     known = machines.canonical_id(name.strip())
     if known:
+        if re.sub(r"[^a-z0-9]", "", name.lower()) != re.sub(r"[^a-z0-9]", "", known):
+            _RESOLVED[name.strip()] = known
         return known
     mid = re.sub(r"[^a-z0-9._-]+", "-", name.strip().lower()).strip("-._")
     if not mid:
         raise ValueError(f"machine name {name!r} has no usable characters")
     return mid
+
+
+def take_aliases() -> dict[str, str]:
+    """The aliases :func:`machine_id` resolved since the last call (and forget them)."""
+    out = dict(_RESOLVED)
+    _RESOLVED.clear()
+    return out
 
 
 class RunDirConfig(BaseModel):

@@ -15,9 +15,11 @@ import polars as pl
 from xamm_data.features import add_features
 from xamm_data.schema import APP_PROFILES
 from xamm_data.validate import conform
+from xamm_ingest.errors import IngestError
 from xamm_ingest.formats import IngestFormat, register
 from xamm_ingest.readers import caliper_profile, hpctoolkit, table
 from xamm_ingest.readers.base import ReadResult, Source
+from xamm_ingest.records import flag_app_records
 from xamm_ingest.report import Rejected
 from xamm_ingest.sources import Plan, Task, ingest_root, list_files
 
@@ -50,20 +52,29 @@ def _need_spec(opts: dict, fmt: str):
 
 
 def _read_hpctoolkit(task: Task, opts: dict) -> ReadResult:
-    return _one_frame(hpctoolkit.read_hpctoolkit(Source.of(task.path, task.root), _need_spec(opts, "hpctoolkit")))
+    res = hpctoolkit.read_hpctoolkit(Source.of(task.path, task.root), _need_spec(opts, "hpctoolkit"))
+    return _one_frame(res, task, opts)
 
 
 def _read_caliper(task: Task, opts: dict) -> ReadResult:
-    return _one_frame(caliper_profile.read_caliper_profile(Source.of(task.path, task.root), _need_spec(opts, "caliper")))
+    res = caliper_profile.read_caliper_profile(Source.of(task.path, task.root), _need_spec(opts, "caliper"))
+    return _one_frame(res, task, opts)
 
 
 def _read_table(task: Task, opts: dict) -> ReadResult:
-    frame, dropped = table.read_table(Source.of(task.path, task.root), opts["table_mapping"], Path(opts["mapping"]))
+    frame, dropped = table.read_table(Source.of(task.path, task.root), opts["table_mapping"], Path(opts["mapping"]),
+                                      bounds=opts.get("bounds"))
     return ReadResult(frame=_conformed(frame), dropped=dropped)
 
 
-def _one_frame(res: ReadResult) -> ReadResult:
-    res.frame = _conformed(pl.from_dicts(res.rows, schema=APP_PROFILES.polars_schema, strict=True))
+def _one_frame(res: ReadResult, task: Task, opts: dict) -> ReadResult:
+    """The one sample of a profile as a frame; a sample that breaks a plausibility rule refuses the source."""
+    frame = pl.from_dicts(res.rows, schema=APP_PROFILES.polars_schema, strict=True)
+    bad = flag_app_records(frame, opts.get("bounds")).filter(pl.col("_why").is_not_null())
+    if bad.height:
+        why = bad.get_column("_why")[0]
+        raise IngestError(task.path, why["rule"], record=why["field"])
+    res.frame = _conformed(frame)
     res.rows = []
     return res
 

@@ -41,6 +41,8 @@ class Bounds(BaseModel):
     max_bytes_per_rep: float = Field(1e16, gt=0, description="most bytes one repetition can move")
     max_flops_per_rep: float = Field(1e16, gt=0, description="most flops one repetition can do")
     max_problem_size: float = Field(1e12, gt=0, description="largest plausible problem size")
+    min_runtime_s: float = Field(1e-9, gt=0, description="shortest plausible application runtime (s)")
+    max_runtime_s: float = Field(1e7, gt=0, description="longest plausible application runtime (s), about 116 days")
 
     @classmethod
     def from_items(cls, items: list[str] | None) -> "Bounds":
@@ -130,11 +132,13 @@ def _sanitise(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def check_benchmark_records(frame: pl.DataFrame, bounds: Bounds | None = None
-                            ) -> tuple[pl.DataFrame, list[DroppedRecord]]:
-    """Drop the rows that break a rule; return (good rows with integer columns cast, dropped records)."""
+                            ) -> tuple[pl.DataFrame, list[DroppedRecord], list[str]]:
+    """Drop the rows that break a rule; return (good rows with integer columns cast, dropped records, (source path,
+    note) on values read as 'not set')."""
     if frame.is_empty():
-        return frame, []
+        return frame, [], []
     bounds = bounds or Bounds()
+    not_set = _not_set_records(frame)
     frame = _sanitise(frame)
     rules = _rules(bounds)
     reason = pl.coalesce([pl.when(bad.fill_null(False)).then(pl.struct(pl.lit(field).alias("field"), msg.alias("rule"),
@@ -147,4 +151,46 @@ def check_benchmark_records(frame: pl.DataFrame, bounds: Bounds | None = None
                for r in bad.select("source_path", "_record", "kernel", "variant", "tuning", "_why").iter_rows(named=True)]
     good = flagged.filter(pl.col("_why").is_null()).drop("_why")
     good = good.with_columns(pl.col(c).cast(pl.Int64) for c in RAW_INT_COLUMNS if c in good.columns)
-    return good, dropped
+    return good, dropped, not_set
+
+
+def _not_set_records(frame: pl.DataFrame) -> list[tuple[str, str]]:
+    """Notes, one per source, of the per-rep figures that are RAJAPerf's -1 ('not set', ``KernelBase``'s initial
+    value) and so are stored as null: said, never silent."""
+    cols = [c for c in PER_REP if c in frame.columns]
+    if not cols or frame.is_empty():
+        return []
+    hit = frame.select("source_path", *[(pl.col(c) == -1).fill_null(False).alias(c) for c in cols])
+    per = hit.group_by("source_path", maintain_order=True).agg(pl.col(c).sum() for c in cols)
+    notes = []
+    for r in per.iter_rows(named=True):
+        said = [f"{c} in {r[c]} record(s)" for c in cols if r[c]]
+        if said:
+            notes.append((r["source_path"], f"{r['source_path']}: RAJAPerf's -1 ('not set') stored as null for "
+                                            f"{', '.join(said)}"))
+    return notes
+
+
+def app_rules(b: Bounds, columns: list[str]) -> list[tuple[str, pl.Expr, pl.Expr]]:
+    """(field, expression True where an ``app_profiles`` row breaks the rule, message): the runtime's plausibility
+    bounds (a null runtime is allowed: a profile that measured no time) and counters that are not finite or < 0."""
+    t = pl.col("runtime_s")
+    out = [("runtime_s", t.is_nan() | t.is_infinite() | (t <= 0),
+            pl.format("runtime {} s; expected a finite time > 0", _shown("runtime_s"))),
+           ("runtime_s", (t < b.min_runtime_s) | (t > b.max_runtime_s),
+            pl.format(f"runtime {{}} s is outside the plausible range [{b.min_runtime_s:g} s, {b.max_runtime_s:g} s] "
+                      "(bounds min_runtime_s, max_runtime_s)", _shown("runtime_s")))]
+    for c in (c for c in columns if c.startswith("ctr_")):
+        x = pl.col(c)
+        out.append((c, x.is_nan() | x.is_infinite() | (x < 0),
+                    pl.format(f"counter {c[4:]} is {{}}; expected a finite count >= 0", _shown(c))))
+    return out
+
+
+def flag_app_records(frame: pl.DataFrame, bounds: Bounds | None = None) -> pl.DataFrame:
+    """``frame`` with a ``_why`` struct (field, rule, value) on the rows that break an :func:`app_rules` rule."""
+    rules = app_rules(bounds or Bounds(), frame.columns)
+    reason = pl.coalesce([pl.when(bad.fill_null(False)).then(pl.struct(pl.lit(field).alias("field"), msg.alias("rule"),
+                                                                        _shown(field).alias("value")))
+                          for field, bad, msg in rules])
+    return frame.with_columns(reason.alias("_why"))

@@ -47,12 +47,14 @@ class IngestReport:
     ignored: list[str] = field(default_factory=list)
     merged_rows: int = 0
     write: WriteReport | None = None
+    aliases: dict[str, str] = field(default_factory=dict)  # machine names resolved through a registry alias
 
     def summary(self) -> dict:
         f = self.frame
         out = {"table": self.table, "sources_read": self.sources_read, "rows": f.height,
                "machines": distinct(f, "machine"), "rejected": len(self.rejected),
-               "records_dropped": len(self.dropped), "rows_written": self.write.rows_written if self.write else 0}
+               "records_dropped": len(self.dropped), "rows_written": self.write.rows_written if self.write else 0,
+               "machine_aliases": dict(sorted(self.aliases.items()))}
         if self.table == "benchmark_runs":
             out.update(kernels=f.get_column("kernel").n_unique() if f.height else 0, variants=distinct(f, "variant"),
                        merged_csv_caliper_rows=self.merged_rows)

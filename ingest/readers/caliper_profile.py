@@ -36,6 +36,14 @@ def _num(v) -> float | None:
     return x if math.isfinite(x) else None
 
 
+def _raw(v) -> float | None:
+    """A number as written, non-finite included (so a profile_row check can refuse it); None for text."""
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
 def read_caliper_profile(src: Source, spec: SampleSpec) -> ReadResult:
     """Read one Caliper application profile into one ``app_profiles`` row."""
     prof = load_profile(src.path)
@@ -64,11 +72,12 @@ def read_caliper_profile(src: Source, spec: SampleSpec) -> ReadResult:
     per_rank: dict[str, float] = {}
     for r in recs:
         path = r["path"] if isinstance(r["path"], list) else [r["path"]]
-        v = _num(r.get(time_attr))
-        if v is None:
+        if time_attr not in r or (time_attr in inclusive and len(path) != 1):
             continue
-        if time_attr in inclusive and len(path) != 1:
-            continue
+        v = _num(r[time_attr])
+        if v is None:  # a root time that is no finite number: the runtime would silently leave it out
+            raise IngestError(src.path, f"{time_attr} of region {'/'.join(map(str, path))!r} is {r[time_attr]!r}; "
+                              "expected a finite time", record="/".join(map(str, path)))
         per_rank[rank_of(r)] = per_rank.get(rank_of(r), 0.0) + v * scale
     if not per_rank:
         raise IngestError(src.path, f"no root value for {time_attr!r}", record=time_attr)
@@ -81,7 +90,7 @@ def read_caliper_profile(src: Source, spec: SampleSpec) -> ReadResult:
         if k == time_attr:
             continue
         base = k.split("#")[-1]
-        total = sum(_num(r.get(k)) or 0.0 for r in recs)
+        total = sum(x for r in recs if k in r and (x := _raw(r[k])) is not None)  # nan and inf stay: refused
         metrics[base if counters.resolve(base) else k] = total
     g = prof.globals
     ranks = int(_num(g.get("mpi.world.size")) or 0) or (nranks if "mpi.rank" in keys or nranks > 1 else None)

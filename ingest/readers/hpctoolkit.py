@@ -18,6 +18,7 @@ raw in ``extra_counters`` when unknown (GPU metrics such as ``GKER (sec)``), so 
 from __future__ import annotations
 
 import re
+import struct
 import warnings
 from pathlib import Path
 
@@ -62,6 +63,22 @@ def _read_latest(src: Source, spec: SampleSpec) -> dict:
     return {"runtime_s": runtime, "aggregation": aggregation, "metrics": metrics}
 
 
+METRIC_DB_MAGIC = b"HPCPROF-metricdb__"
+
+
+def check_metric_db(path: Path) -> None:
+    """Refuse a truncated or padded old-format ``*.metric-db``: hpcprof writes a 32-byte header (the magic, a
+    version, then big-endian node and metric counts) and one 8-byte value per node and metric, nothing else."""
+    data = path.read_bytes()
+    if len(data) < 32 or not data.startswith(METRIC_DB_MAGIC):
+        raise IngestError(path, "not an HPCToolkit metric-db (no 'HPCPROF-metricdb' header)")
+    nodes, nmetrics = struct.unpack_from(">II", data, 24)
+    want = 32 + 8 * nodes * nmetrics
+    if len(data) != want:
+        raise IngestError(path, f"{len(data)} bytes where its header ({nodes} nodes x {nmetrics} metrics) says {want}: "
+                          f"{'truncated' if len(data) < want else 'extra bytes'}; expected the file hpcprof wrote")
+
+
 def _read_old(src: Source, spec: SampleSpec) -> dict:
     try:
         import hatchet as ht  # only old-format HPCToolkit databases need hatchet (about 190 MB with pandas)
@@ -75,6 +92,8 @@ def _read_old(src: Source, spec: SampleSpec) -> dict:
         raise IngestError(src.path / "experiment.xml", "no <Metric> declarations; expected an HPCToolkit experiment.xml")
     if not list(src.path.glob("*.metric-db")):
         raise IngestError(src.path, "no *.metric-db files beside experiment.xml")
+    for f in sorted(src.path.glob("*.metric-db")):
+        check_metric_db(f)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -20,6 +20,7 @@ from pathlib import Path
 from xamm_ingest.errors import IngestError
 
 COMBINE = {0: "sum", 1: "min", 2: "max"}
+FOOTERS = {b"meta": b"_meta.db", b"prof": b"_prof.db"}  # FORMATS.md: each file's last 8 bytes
 
 
 @dataclass
@@ -51,6 +52,10 @@ def _read(path: Path, fmt: bytes) -> bytes:
         raise IngestError(path, f"not an HPCToolkit {fmt.decode()} file (magic or format identifier missing)")
     if data[14] != 4:
         raise IngestError(path, f"format major version {data[14]}; this reader knows version 4")
+    footer = FOOTERS[fmt]
+    if not data.endswith(footer):  # hpcprof ends every file with its footer: a file without it is cut short
+        raise IngestError(path, f"does not end with the footer {footer.decode()!r} hpcprof writes last: truncated "
+                          "or damaged; expected the complete file")
     return data
 
 

@@ -225,10 +225,19 @@ def _matrix_header(path: Path, lines: list[str], idx: int) -> tuple[int, list[st
     if idx < len(lines) and _cells(lines[idx])[0] in ("Tuning", "Kernel"):
         tunings = _cells(lines[idx])[1:]
         idx += 1
-    else:
-        tunings = ["default"] * len(variants)
+    else:  # labelling every column "default" would store rows under the wrong tuning, the last one winning
+        raise IngestError(path, f"no Tuning header row under the Variant row (line {idx + 1} is "
+                          f"{_cells(lines[idx])[0] if idx < len(lines) else 'the end of the file'!r}); RAJAPerf writes a "
+                          "Variant row and a Tuning row since v0.12.0", record=f"line {idx + 1}")
     if len(tunings) != len(variants):
         raise IngestError(path, f"{len(tunings)} tunings for {len(variants)} variants", record=f"line {idx}")
+    seen: dict[tuple[str, str], int] = {}
+    for col, vt in enumerate(zip(variants, tunings), start=2):
+        if vt in seen:  # two columns would write one (variant, tuning): the last would silently win
+            raise IngestError(path, f"columns {seen[vt]} and {col} are both {vt[0]}/{vt[1]}; expected one column per "
+                              "variant-tuning under a Variant row and a Tuning row (is the Tuning header row missing?)",
+                              record=f"line {idx}")
+        seen[vt] = col
     return idx, variants, tunings
 
 

@@ -39,6 +39,7 @@ from xamm_data.units import TIME_UNITS, accepted, seconds_per
 from xamm_ingest.errors import IngestError
 from xamm_ingest.machine_names import machine_id
 from xamm_ingest.readers.base import Source, provenance
+from xamm_ingest.records import flag_app_records
 
 READER = "xamm_ingest.readers.table"
 _FIELDS = ("app", "machine", "device", "runtime_s", "threads", "ranks", "gpus", "trial")
@@ -83,14 +84,23 @@ def load_mapping(path: str | Path) -> TableMapping:
 _NUMERIC = {"runtime_s": pl.Float64, "threads": pl.Int64, "ranks": pl.Int64, "gpus": pl.Int64, "trial": pl.Int64}
 
 
+def _not_numeric(fld: str, col: str) -> pl.Expr:
+    """True where a mapped cell is not a number, or (counts) not a whole number: ``2.5`` threads is refused, never
+    truncated to 2."""
+    x = pl.col(col).cast(pl.Float64, strict=False)
+    bad = pl.col(col).is_not_null() & x.is_null()
+    if _NUMERIC[fld] == pl.Int64:
+        bad = bad | (x.is_not_null() & (x.is_nan() | x.is_infinite() | (x != x.floor())))
+    return bad
+
+
 def _bad_cells(df: pl.DataFrame, mapping: TableMapping) -> tuple[pl.DataFrame, list[tuple[str, str, str, str]]]:
-    """Drop rows whose mapped numeric cells are not numbers (``fast`` for a runtime, ``four`` threads)."""
+    """Drop rows whose mapped numeric cells are not numbers (``fast`` for a runtime, ``four`` or ``2.5`` threads)."""
     checks = [(fld, col) for fld, col in mapping.columns.items() if fld in _NUMERIC]
     if not checks:
         return df, []
-    df = df.with_row_index("_row", offset=2)  # line 1 is the header
     why = pl.coalesce([
-        pl.when(pl.col(col).is_not_null() & pl.col(col).cast(_NUMERIC[fld], strict=False).is_null())
+        pl.when(_not_numeric(fld, col))
         .then(pl.struct(pl.lit(col).alias("field"), pl.col(col).cast(pl.String).alias("value"),
                         pl.lit(f"column {col!r} ({fld}) expected {'a number' if fld == 'runtime_s' else 'a whole number'}")
                         .alias("rule")))
@@ -98,12 +108,23 @@ def _bad_cells(df: pl.DataFrame, mapping: TableMapping) -> tuple[pl.DataFrame, l
     flagged = df.with_columns(why.alias("_why"))
     dropped = [(f"row {r['_row']}", r["_why"]["field"], r["_why"]["value"], f"{r['_why']['rule']}, got {r['_why']['value']!r}")
                for r in flagged.filter(pl.col("_why").is_not_null()).select("_row", "_why").iter_rows(named=True)]
-    good = flagged.filter(pl.col("_why").is_null()).drop("_why", "_row")
-    return good.with_columns(pl.col(col).cast(_NUMERIC[fld], strict=False) for fld, col in checks), dropped
+    good = flagged.filter(pl.col("_why").is_null()).drop("_why")
+    return good.with_columns(pl.col(col).cast(pl.Float64, strict=False).cast(_NUMERIC[fld]) for fld, col in checks), dropped
 
 
-def read_table(src: Source, mapping: TableMapping, mapping_path: Path) -> tuple[pl.DataFrame, list]:
-    """The table as ``app_profiles`` columns (features not yet added), and the rows dropped with reasons."""
+def _implausible(frame: pl.DataFrame, bounds) -> tuple[pl.DataFrame, list[tuple[str, str, str, str]]]:
+    """Drop rows whose runtime or counters break the plausibility rules (:func:`~xamm_ingest.records.app_rules`)."""
+    flagged = flag_app_records(frame, bounds)
+    dropped = [(f"row {r['_row']}", r["_why"]["field"], r["_why"]["value"], r["_why"]["rule"])
+               for r in flagged.filter(pl.col("_why").is_not_null()).select("_row", "_why").iter_rows(named=True)]
+    return flagged.filter(pl.col("_why").is_null()).drop("_why"), dropped
+
+
+def read_table(src: Source, mapping: TableMapping, mapping_path: Path, bounds=None) -> tuple[pl.DataFrame, list]:
+    """The table as ``app_profiles`` columns (features not yet added), and the rows dropped with reasons.
+
+    ``bounds``: the plausibility bounds (:class:`~xamm_ingest.records.Bounds`) of runtimes; counters must be
+    finite and >= 0."""
     try:
         df = pl.read_parquet(src.path) if src.path.suffix.lower() == ".parquet" else pl.read_csv(src.path, infer_schema_length=10000)
     except Exception as e:
@@ -112,8 +133,8 @@ def read_table(src: Source, mapping: TableMapping, mapping_path: Path) -> tuple[
     if missing:
         raise IngestError(src.path, f"columns {missing} named in {mapping_path.name} are not in the table; "
                           f"it has {df.columns}")
-    df, dropped = _bad_cells(df, mapping)
-    exprs: list[pl.Expr] = []
+    df, dropped = _bad_cells(df.with_row_index("_row", offset=2), mapping)  # line 1 is the header
+    exprs: list[pl.Expr] = [pl.col("_row")]
     for fld in _FIELDS:
         if fld in mapping.columns:
             exprs.append(pl.col(mapping.columns[fld]).alias(fld))
@@ -123,7 +144,7 @@ def read_table(src: Source, mapping: TableMapping, mapping_path: Path) -> tuple[
     for need in ("app", "machine", "runtime_s"):
         if need not in have:
             raise IngestError(mapping_path, f"no column or default for {need!r}; add it under [columns] or [defaults]")
-    used = set(mapping.columns.values()) | set(mapping.params) | set(mapping.ignore)
+    used = set(mapping.columns.values()) | set(mapping.params) | set(mapping.ignore) | {"_row"}
     counter_cols: dict[str, str] = {}
     for col in df.columns:
         if col in used:
@@ -148,8 +169,10 @@ def read_table(src: Source, mapping: TableMapping, mapping_path: Path) -> tuple[
     out = out.with_columns(pl.col("machine").cast(pl.String).replace({m: machine_id(m) for m in machines}))
     if "device" not in out.columns:
         out = out.with_columns(pl.lit("cpu").alias("device"))
+    out, implausible = _implausible(out, bounds)
+    dropped += implausible
     prov = provenance(src, "table", READER)
-    frame = out.with_columns(
+    frame = out.drop("_row").with_columns(
         pl.lit(f"column {mapping.columns.get('runtime_s', 'runtime_s')} of the table").alias("runtime_aggregation"),
         *[pl.lit(v).alias(k) for k, v in prov.items() if k != "run_date"],
     )
