@@ -361,15 +361,16 @@ def run_config(args) -> int:
 def predict_cmd(args) -> int:
     from xamm_models.baseline_model import BaselinePredictor  # in the handler: `xamm --help` never loads the models
     from xamm_models.default_model import StackedPredictor, load_predictor  # in the handler: `xamm --help` never loads the models
-    from xamm_models.physics_registry import samples_from_runs  # in the handler: `xamm --help` never loads the models
     from xamm_models.pipeline import load_app_samples, load_benchmark_runs  # in the handler: `xamm --help` never loads the models
+    from xamm_models.profile_input import read_profiles_file  # in the handler: `xamm --help` never loads the models
 
     model = load_predictor(str(args.model), revision=args.revision)
     if isinstance(model, (StackedPredictor, BaselinePredictor)) and args.profiles.is_dir():  # RAJAPerf kernels on the source
-        profiles = samples_from_runs(load_benchmark_runs(args.profiles))
-        profiles = profiles.filter(profiles.get_column("target") == args.source)
-    else:
+        profiles = _store_profiles(args.profiles, args.source)
+    elif args.profiles.is_dir():
         profiles = load_app_samples(args.profiles)
+    else:
+        profiles = read_profiles_file(args.profiles)
     bench = load_benchmark_runs(args.target_benchmarks) if args.target_benchmarks else None
     fn = model.rank_targets if args.rank else model.predict
     out = fn(profiles, args.source, args.target, target_benchmarks=bench)
@@ -377,9 +378,37 @@ def predict_cmd(args) -> int:
         out.write_parquet(args.out)
         print(f"wrote {args.out} ({out.height} rows)")
     else:
-        emit(out if args.json else out.head(50), as_json=args.json,
+        emit(out if args.json else out.head(SHOWN), as_json=args.json,
              title=f"relR = runtime on target / runtime on {args.source} (> 1: slower)")
+        if not args.json and out.height > SHOWN:
+            print(f"showing {SHOWN} of {out.height} rows ({out.height - SHOWN} left out): --out FILE.parquet or --json "
+                  "for all of them")
     return 0
+
+
+SHOWN = 50  # rows of a prediction table printed to a terminal
+
+
+def _store_profiles(root: Path, source: str):
+    """RAJAPerf kernels measured on ``source`` in the store at ``root``, as profiles; refused when there are none."""
+    from xamm_models.physics_registry import samples_from_runs  # in the handler: `xamm --help` never loads the models
+    from xamm_models.pipeline import load_benchmark_runs  # in the handler, as above
+    from xamm_models.profile_input import ProfileInputError  # in the handler, as above
+
+    try:
+        runs = load_benchmark_runs(root)
+    except FileNotFoundError:
+        runs = None
+    if runs is None or runs.is_empty():
+        raise ProfileInputError(f"{root}: the store holds no benchmark_runs (RAJAPerf kernels) to use as profiles; "
+                                "application profiles are not yet predicted from a store: pass a Parquet/CSV file "
+                                "of profiles with the columns the model needs")
+    samples = samples_from_runs(runs)
+    profiles = samples.filter(samples.get_column("target") == source)
+    if profiles.is_empty():
+        raise ProfileInputError(f"{root}: no benchmark_runs of {source} in the store (it holds "
+                                f"{', '.join(sorted(set(samples.get_column('target'))))}); pick --source among them")
+    return profiles
 
 
 def run(args) -> int:

@@ -58,6 +58,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from xamm_data._version import __version__
 from xamm_data.hub import snapshot_dir
+from xamm_models.profile_input import check_profiles
 from xamm_models.candidates import LABEL_FREE, make_candidate
 from xamm_models.cards import card_datasets_and_metrics, metrics_table
 from xamm_models.conformal import RULES, Rule, choose_rule, halfwidths
@@ -218,7 +219,14 @@ def _rule(cal: Calibration) -> str:
 
 
 def profile_pairs(profiles: pl.DataFrame, source: str, targets: list[str]) -> tuple[pl.DataFrame, list[str]]:
-    """One pair row per (profile, target), numbered by profile (``row``), and the naming columns to keep."""
+    """One pair row per (profile, target), numbered by profile (``row``), and the naming columns to keep; the
+    profiles are checked first (:func:`~xamm_models.profile_input.check_profiles`)."""
+    if "runtime_s" not in profiles.columns and "runtime_source" in profiles.columns:  # labelled pairs as profiles
+        check_profiles(profiles.rename({"runtime_source": "runtime_s"}))
+    else:
+        check_profiles(profiles)
+    if "kernels_per_rep" not in profiles.columns:  # optional: one launch per repetition
+        profiles = profiles.with_columns(pl.lit(None, dtype=pl.Float64).alias("kernels_per_rep"))
     keep = [c for c in ("app", "app_params") if c in profiles.columns]
     base = profiles.with_row_index("row")
     if "runtime_source" not in base.columns:
