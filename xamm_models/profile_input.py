@@ -70,9 +70,7 @@ def check_profiles(profiles: pl.DataFrame, columns: tuple[InputColumn, ...] = DE
         if not dtype.is_numeric():
             raise ProfileInputError(f"column {_describe(c)} holds {dtype}, not numbers")
         x = profiles.get_column(c.name).cast(pl.Float64)
-        bad = x.is_nan() | x.is_infinite() if c.required else (x.is_nan() | x.is_infinite()).fill_null(False)
-        if c.required:
-            bad = bad.fill_null(True)
+        bad = (x.is_nan() | x.is_infinite()).fill_null(c.required)  # a null is bad only where the column is required
         if c.minimum is not None:
             below = (x <= c.minimum) if c.strict else (x < c.minimum)
             bad = bad | below.fill_null(False)
