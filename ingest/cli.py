@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from xamm_data.cli_tools import add_common, configure_logging, quiet_pipe
 from xamm_data.locations import store_arg
 from xamm_data.summary import print_frame, summarize_benchmark_runs
+from xamm_data.table_files import CorruptDataError
 from xamm_data.units import canonical
 from xamm_ingest.dispatch import ingest_sources
 from xamm_ingest.errors import IngestError
@@ -217,7 +218,7 @@ def main(argv: list[str] | None = None, prog: str = "xamm-ingest") -> int:
     try:
         report = ingest_sources(args.format, args.paths, store=args.store, dry_run=args.dry_run, strict=args.strict,
                                 debug=args.debug, **opts)
-    except (IngestError, FileNotFoundError, ValueError) as e:
+    except (IngestError, FileNotFoundError, ValueError, CorruptDataError) as e:
         if args.debug:
             raise
         if args.json:  # machine-readable output promised: the error as JSON too

@@ -42,6 +42,8 @@ SLOW = {  # the fast lane (pytest -m "not slow") leaves these to CI; each took o
     "test_in_the_apps_fold_the_inner_folds_choose_the_group_interval_rule_and_the_readme_says_so",
     # every real .cali in shared data (about 10,900 files) against caliperreader; a sample runs in the fast lane
     "test_matches_caliperreader_on_every_real_file",
+    # the seeded flip-and-delete campaign over the store's log (about 10 s); its targeted cases run in the fast lane
+    "test_log_faults_are_refused_by_name_never_silent",
 }
 
 

@@ -16,7 +16,7 @@ from conftest import FIXTURES
 pytest.importorskip("moto.server", reason="moto[server] is in the test extra")
 
 from xamm_data import load_dataset  # noqa: E402
-from xamm_data.store import CorruptDataError, Store  # noqa: E402
+from xamm_data.store import CorruptDataError, CorruptLogError, Store  # noqa: E402
 from xamm_ingest import read_rajaperf  # noqa: E402
 
 BUCKET = "xamm-test"
@@ -94,6 +94,20 @@ def test_ingest_load_time_travel_and_verified_reads_on_s3(s3_env, frame, tmp_pat
     assert len(st.verify()) == 1
 
 
+def test_the_log_on_s3_is_verified_like_a_local_one(s3_env, frame):
+    """The head record is written to the bucket; a lost newest log object is a named error, not a rollback."""
+    _, client = s3_env
+    st = Store(f"s3://{BUCKET}/t4/store")
+    st.write(frame, "benchmark_runs")
+    st.write(frame.with_columns(pl.lit("node-b").alias("machine")), "benchmark_runs")
+    assert st.verify() == []
+    assert client.get_object(Bucket=BUCKET, Key="t4/store/benchmark_runs/_xamm/head.json")["Body"].read()
+    client.delete_object(Bucket=BUCKET, Key="t4/store/benchmark_runs/_delta_log/00000000000000000001.json")
+    with pytest.raises(CorruptLogError, match=r"committed version 1 but the log ends at 0: .*00000000000000000001\.json"):
+        st.machines()
+    assert len(st.verify()) == 1
+
+
 def test_the_cli_takes_a_store_uri(s3_env, frame, capsys):
     from xamm_data.cli import main as xamm
 
@@ -135,4 +149,4 @@ def test_four_concurrent_writers_on_s3_lose_nothing(s3_env, frame, tmp_path):
     got = Store(uri).scan("benchmark_runs").collect()
     want = pl.concat(inputs)
     assert got.height == want.height and set(got["source_sha256"]) == set(want["source_sha256"])
-    assert Store(uri).version("benchmark_runs") == 3
+    assert Store(uri).version("benchmark_runs") == 3 and Store(uri).verify() == []

@@ -28,7 +28,7 @@ examples:
   xamm datasets show quartz                        summary of quartz's benchmark runs
   xamm datasets push quartz --repo org/xamm-data   publish quartz to a Hub dataset repo
   xamm datasets history quartz                     the store's versions and what each commit ingested
-  xamm datasets verify                             check every stored file against its checksum
+  xamm datasets verify                             check the store's logs and every data file
   xamm store optimize; xamm store vacuum           compact partitions; remove files no version needs
   xamm schemas export --check                      check schemas/ matches the code
 """
@@ -84,8 +84,10 @@ def register(sub) -> dict:
     p.add_argument("--kind", default="benchmark_runs", choices=["benchmark_runs", "app_profiles"])
     p.add_argument("--json", action="store_true", help="print the history as JSON")
     _add_store(p)
-    p = dsub.add_parser("verify", help="check every stored data file against the checksum it was committed with",
-                        formatter_class=RAW, epilog="examples:\n  xamm datasets verify            exit 1 on any mismatch")
+    p = dsub.add_parser("verify", help="check the store's logs and data files: every log entry, the last commit, "
+                        "every live file's checksum, size and rows", formatter_class=RAW,
+                        epilog="examples:\n  xamm datasets verify            exit 1 on any problem, one line each\n"
+                               "  xamm datasets verify --json     the problems as JSON")
     p.add_argument("--json", action="store_true", help="print the problems as JSON")
     _add_store(p)
     _add_export(dsub)

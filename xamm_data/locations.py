@@ -95,6 +95,17 @@ class TableLocation:
                 raise FileNotFoundError(f"{self.uri}/{rel}") from e
             raise
 
+    def list_dir(self, rel: str) -> list[str]:
+        """The names of the files directly in the table-relative directory ``rel`` ([] if it is not there)."""
+        if self.local is not None:
+            d = self.local / rel
+            return sorted(p.name for p in d.iterdir() if p.is_file()) if d.is_dir() else []
+        import pyarrow.fs as pafs  # pyarrow: imported when an object store is used
+
+        fs, path = self._fs_path(rel)
+        infos = fs.get_file_info(pafs.FileSelector(path, allow_not_found=True))
+        return sorted(i.base_name for i in infos if i.type == pafs.FileType.File)
+
     def size(self, rel: str) -> int | None:
         if self.local is not None:
             p = self.local / rel

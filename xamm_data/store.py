@@ -25,6 +25,7 @@ migrated on first use, once, its old files kept under ``<root>/.pre-delta/``.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import random
@@ -37,6 +38,7 @@ import polars as pl
 
 from xamm_data._version import __version__
 from xamm_data.atomic import locked
+from xamm_data.delta_log import LOG_DIR, CorruptLogError, diagnose, head_problems, log_prev, write_head
 from xamm_data.locations import TableLocation, is_uri
 from xamm_data.paths import default_store_root
 from xamm_data.schema import DATA_KINDS, TableSchema, get_table
@@ -140,6 +142,12 @@ class Store:
     # -- versions ---------------------------------------------------------------------------------
     def _table(self, kind: str, version: int | None = None, as_of: datetime | None = None):
         """The Delta table of ``kind`` at ``version`` / ``as_of`` (latest by default), or None if there is none."""
+        return self._snapshot(kind, version, as_of)[0]
+
+    def _snapshot(self, kind: str, version: int | None = None, as_of: datetime | None = None):
+        """(Delta table, its live files) of ``kind`` at ``version`` / ``as_of``; (None, no files) before the first
+        write. The log is checked on the way: an unreadable log, or a latest version that is not the one xamm
+        last committed, raises :class:`CorruptLogError` naming the table and log file."""
         from deltalake import DeltaTable  # delta-rs: imported when a table is opened
 
         loc = self._loc(kind)
@@ -147,20 +155,45 @@ class Store:
         if not loc.has_log():
             if version is not None or as_of is not None:
                 raise FileNotFoundError(f"the store {self.root} has no {kind} table, so no version of it")
-            return None
-        dt = DeltaTable(loc.uri, storage_options=loc.storage_options or None)
-        if version is not None:
-            if not 0 <= version <= dt.version():
-                raise FileNotFoundError(f"{kind} in {self.root} has versions 0..{dt.version()}, not {version}")
-            dt.load_as_version(version)
-        elif as_of is not None:
-            dt.load_as_version(as_of)
-        return dt
+            return None, _file_frame(None)
+        with self._log_guard(kind):
+            dt = DeltaTable(loc.uri, storage_options=loc.storage_options or None)
+            if version is not None:
+                if not 0 <= version <= dt.version():
+                    raise FileNotFoundError(f"{kind} in {self.root} has versions 0..{dt.version()}, not {version}")
+                dt.load_as_version(version)
+            elif as_of is not None:
+                dt.load_as_version(as_of)
+            files = _file_frame(dt)
+        if version is None and as_of is None and (problems := head_problems(kind, loc, dt.version(), files)):
+            problems = diagnose(kind, loc) + problems  # the altered entry, where it can be named
+            raise CorruptLogError(problems[0] + _more(problems))
+        return dt, files
+
+    @contextlib.contextmanager
+    def _log_guard(self, kind: str):
+        """Turn delta-rs failing on a log (an error, or a Rust panic) into one CorruptLogError naming the file."""
+        try:
+            yield
+        except (FileNotFoundError, CorruptDataError):
+            raise
+        except (KeyboardInterrupt, SystemExit, GeneratorExit, MemoryError):
+            raise
+        except BaseException as e:  # pyo3's PanicException derives from BaseException
+            loc = self._loc(kind)
+            problems = diagnose(kind, loc)
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            if not problems:
+                problems = [f"{kind}: the log in {loc.display(LOG_DIR)} cannot be read: {first}"]
+            raise CorruptLogError(problems[0] + _more(problems)) from e
 
     def table_metadata(self, kind: str) -> dict:
         """The table's own metadata: table, schema version, primary key, units ({} before the first write)."""
         dt = self._table(kind)
-        return {} if dt is None else json.loads(dt.metadata().description or "{}")
+        if dt is None:
+            return {}
+        with self._log_guard(kind):
+            return json.loads(dt.metadata().description or "{}")
 
     def version(self, kind: str) -> int | None:
         """The latest version of ``kind``'s table (None before the first write)."""
@@ -170,15 +203,19 @@ class Store:
     def history(self, kind: str) -> pl.DataFrame:
         """One row per commit of ``kind``: version, time, operation and what it ingested (newest first)."""
         dt = self._table(kind)
-        rows = [] if dt is None else [
+        if dt is not None and (problems := diagnose(kind, self._loc(kind))):  # history shows every entry: check all
+            raise CorruptLogError(problems[0] + _more(problems))
+        with self._log_guard(kind):
+            commits = [] if dt is None else dt.history()
+        rows = [
             {"version": h["version"], "timestamp": datetime.fromtimestamp(h["timestamp"] / 1000).isoformat(timespec="seconds"),
-             "operation": h.get("operation"), "xamm": h.get("xamm")} for h in dt.history()]
+             "operation": h.get("operation"), "xamm": h.get("xamm")} for h in commits]
         return pl.DataFrame(rows, schema={"version": pl.Int64, "timestamp": pl.String, "operation": pl.String,
                                           "xamm": pl.String})
 
     def _files(self, kind: str, version: int | None = None, as_of: datetime | None = None) -> pl.DataFrame:
         """(machine, path, size, rows) of every data file of ``kind`` at that version."""
-        return _file_frame(self._table(kind, version, as_of))
+        return self._snapshot(kind, version, as_of)[1]
 
     # -- reading ----------------------------------------------------------------------------------
     def machines(self, kind: str = "benchmark_runs", *, version: int | None = None) -> list[str]:
@@ -210,15 +247,22 @@ class Store:
     def _read_machine(self, kind: str, schema: TableSchema, files: pl.DataFrame, machine: str,
                       foreign_ok: bool = False) -> pl.DataFrame:
         loc = self._loc(kind)
-        parts = [pl.read_parquet(io.BytesIO(read_part(loc, p, table=kind, machine=machine, foreign_ok=foreign_ok)),
-                                 hive_partitioning=False)
-                 for p in files.filter(pl.col("machine") == machine).get_column("path")]
+        parts = []
+        for path, size, rows in files.filter(pl.col("machine") == machine).select("path", "size", "rows").iter_rows():
+            data = read_part(loc, path, table=kind, machine=machine, foreign_ok=foreign_ok)
+            part = pl.read_parquet(io.BytesIO(data), hive_partitioning=False)
+            if problem := _entry_problem(kind, loc, machine, path, size, rows, len(data), part):
+                raise CorruptLogError(problem)
+            parts.append(part.with_columns(pl.lit(path).alias("_file")))
         if not parts:
             return schema.empty()
         # a file another tool wrote may keep the partition value in its path only, as Delta allows
         parts = [p if schema.partition_by in p.columns else p.with_columns(pl.lit(machine).alias(schema.partition_by))
                  for p in parts]
-        df = pl.concat([conform(p, schema) for p in parts], how="vertical")
+        if len(parts) > 1 and (problem := _duplicate_problem(kind, loc, machine, pl.concat(
+                [p.select("source_sha256", "_file") for p in parts]))):
+            raise CorruptLogError(problem)
+        df = pl.concat([conform(p.drop("_file"), schema) for p in parts], how="vertical")
         return df.sort(list(schema.primary_key), nulls_last=True) if len(parts) > 1 else df
 
     def read(self, kind: str, machine: str, *, lazy: bool = False, version: int | None = None,
@@ -236,13 +280,14 @@ class Store:
         """Every machine's rows of ``kind`` (at ``version`` / ``as_of``), lazily, through polars' ``scan_delta`` once
         every data file of that version has been checked against its checksum; sorted by machine and key."""
         schema = self._check_kind(kind)
-        dt = self._table(kind, version, as_of)
-        files = _file_frame(dt)
+        dt, files = self._snapshot(kind, version, as_of)
         if files.is_empty():
             return schema.empty().lazy()
         loc = self._loc(kind)
-        for machine, path in files.select("machine", "path").iter_rows():
-            read_part(loc, path, table=kind, machine=machine)  # raises before anything is parsed
+        for machine, path, size, rows in files.select("machine", "path", "size", "rows").iter_rows():
+            data = read_part(loc, path, table=kind, machine=machine)  # raises before anything is parsed
+            if problem := _entry_problem(kind, loc, machine, path, size, rows, len(data), _footer_rows(data)):
+                raise CorruptLogError(problem)
         lf = pl.scan_delta(loc.uri, version=dt.version(), storage_options=loc.storage_options or None)
         have = set(lf.collect_schema().names())
         cols = [pl.col(c).cast(t) if c in have else pl.lit(None, dtype=t).alias(c) for c, t in schema.polars_schema.items()]
@@ -257,14 +302,40 @@ class Store:
         return json.loads((pq.read_schema(io.BytesIO(data)).metadata or {})[METADATA_KEY])
 
     def verify(self, kind: str | None = None) -> list[str]:
-        """Check every data file of the latest versions against its checksum; the problems found (empty: all good)."""
+        """Check the latest version of each table, log and data: every log entry parses and replays consistently,
+        the newest version is the one xamm committed, every live file is there with its checksum, size and row
+        count, and no row is held twice. The problems found, one line each (empty: all good)."""
         problems = []
         for k in [kind] if kind else list(DATA_KINDS):
-            for machine, path in self._files(k).select("machine", "path").iter_rows():
+            loc = self._loc(k)
+            if not loc.has_log():
+                continue
+            log_problems = diagnose(k, loc)
+            problems += log_problems
+            try:
+                _, files = self._snapshot(k)
+            except CorruptLogError as e:
+                problems += [] if log_problems else [str(e)]
+                continue
+            problems += self._verify_files(k, files)
+        return problems
+
+    def _verify_files(self, kind: str, files: pl.DataFrame) -> list[str]:
+        loc, problems = self._loc(kind), []
+        for machine in files.get_column("machine").unique().sort():
+            parts = []
+            for path, size, rows in files.filter(pl.col("machine") == machine).select("path", "size", "rows").iter_rows():
                 try:
-                    read_part(self._loc(k), path, table=k, machine=machine)
+                    data = read_part(loc, path, table=kind, machine=machine)
                 except CorruptDataError as e:
                     problems.append(str(e))
+                    continue
+                part = pl.read_parquet(io.BytesIO(data), hive_partitioning=False)
+                if problem := _entry_problem(kind, loc, machine, path, size, rows, len(data), part):
+                    problems.append(problem)
+                parts.append(part.select("source_sha256").with_columns(pl.lit(path).alias("_file")))
+            if len(parts) > 1 and (problem := _duplicate_problem(kind, loc, machine, pl.concat(parts))):
+                problems.append(problem)
         return problems
 
     # -- writing ----------------------------------------------------------------------------------
@@ -302,8 +373,7 @@ class Store:
         from deltalake.transaction import AddAction, CommitProperties, RemoveAction  # delta-rs: imported on use
 
         kind, d = schema.name, self._loc(schema.name)
-        dt = self._table(kind)
-        files = _file_frame(dt)
+        dt, files = self._snapshot(kind)
         now = int(time.time() * 1000)
         actions, reports = [], []
         for machine in sorted(new.get_column(schema.partition_by).unique().to_list()):
@@ -324,6 +394,7 @@ class Store:
         if not actions:
             return reports, None
         what = {"xamm_version": __version__, "rows": {r.machine: r.rows_added for r in reports},
+                "log_prev": log_prev(d, dt.version() if dt is not None else None),
                 "sources": sorted(set(new.get_column("source_path")))[:200], "n_sources": new.get_column("source_sha256").n_unique()}
         props = CommitProperties(custom_metadata={"xamm": json.dumps(what, sort_keys=True)})
         return reports, self._commit_actions(kind, dt, actions, props)
@@ -346,10 +417,21 @@ class Store:
                 if "already exists" in str(e):
                     raise CommitFailedError(str(e)) from e
                 raise
+            self._record_head(kind)
             return 0
         dt.create_write_transaction(actions, mode="append", schema=arrow_schema, partition_by=["machine"],
                                     commit_properties=props)
-        dt.update_incremental()
+        return self._record_head(kind)
+
+    def _record_head(self, kind: str) -> int:
+        """Write the head record of the table's latest version (just committed); that version."""
+        from deltalake import DeltaTable  # delta-rs: imported on use
+
+        loc = self._loc(kind)
+        with self._log_guard(kind):
+            dt = DeltaTable(loc.uri, storage_options=loc.storage_options or None)
+            files = _file_frame(dt)
+        write_head(kind, loc, dt.version(), files)
         return dt.version()
 
     # -- housekeeping -----------------------------------------------------------------------------
@@ -362,8 +444,7 @@ class Store:
         from deltalake.transaction import AddAction, CommitProperties, RemoveAction  # delta-rs: imported on use
 
         schema = self._check_kind(kind)
-        dt = self._table(kind)
-        files = _file_frame(dt)
+        dt, files = self._snapshot(kind)
         foreign = ~pl.col("path").str.contains(r"part-[0-9a-f]{64}\.parquet$")
         counts = files.group_by("machine").agg(pl.len(), foreign.any().alias("_f")) \
             .filter((pl.col("len") > 1) | pl.col("_f")).select("machine", "len").sort("machine")
@@ -377,7 +458,8 @@ class Store:
             actions += [RemoveAction(p, False, now, sz, {"machine": machine})
                         for p, sz in files.filter(pl.col("machine") == machine).select("path", "size").iter_rows()]
             actions.append(AddAction(rel, size, {"machine": machine}, now, False, json.dumps({"numRecords": df.height})))
-        self._commit_actions(kind, dt, actions, CommitProperties(custom_metadata={"xamm": json.dumps({"optimize": True})}))
+        what = {"optimize": True, "log_prev": log_prev(self._loc(kind), dt.version())}
+        self._commit_actions(kind, dt, actions, CommitProperties(custom_metadata={"xamm": json.dumps(what)}))
         return dict(counts.iter_rows())
 
     def vacuum(self, kind: str, *, retention_hours: int = 168, dry_run: bool = False) -> list[str]:
@@ -388,6 +470,45 @@ class Store:
         if dt is None:
             return gone
         return gone + list(dt.vacuum(retention_hours=retention_hours, dry_run=dry_run, enforce_retention_duration=False))
+
+
+def _more(problems: list[str]) -> str:
+    return f" (and {len(problems) - 1} more problem(s); `xamm datasets verify` lists them)" if len(problems) > 1 else ""
+
+
+def _footer_rows(data: bytes) -> int:
+    import pyarrow.parquet as pq  # pyarrow: ~0.2 s to import; only when Parquet metadata is read
+
+    return pq.ParquetFile(io.BytesIO(data)).metadata.num_rows
+
+
+def _entry_problem(kind: str, loc: TableLocation, machine: str, path: str, size, rows, n_bytes: int,
+                   part: pl.DataFrame | int) -> str | None:
+    """What the log says of one live file that its bytes contradict: the partition in its path, its size, its
+    row count, the machine its rows name (None: all agree). ``part`` is the parsed file or its row count."""
+    where = loc.display(path)
+    if path.startswith("machine=") and not path.startswith(f"machine={machine}/"):
+        return f"{kind} / {machine}: the log files {where} under machine {machine!r}, its path says otherwise"
+    if size is not None and size != n_bytes:
+        return f"{kind} / {machine}: the log says {where} holds {size} bytes; it holds {n_bytes}"
+    n_rows = part if isinstance(part, int) else part.height
+    if rows is not None and rows != n_rows:
+        return f"{kind} / {machine}: the log says {where} holds {rows} rows; it holds {n_rows}"
+    if isinstance(part, pl.DataFrame) and "machine" in part.columns and (part.get_column("machine") != machine).any():
+        return f"{kind} / {machine}: {where} holds rows of another machine than its partition's"
+    return None
+
+
+def _duplicate_problem(kind: str, loc: TableLocation, machine: str, df: pl.DataFrame) -> str | None:
+    """Rows of one source held in two live files of a partition (``df`` has a ``_file`` column). xamm keeps each
+    source's rows in one file, so this means a file a later version replaced is still live."""
+    twice = df.filter(pl.col("_file").n_unique().over("source_sha256") > 1)
+    if twice.is_empty():
+        return None
+    return (f"{kind} / {machine}: {twice.height} rows of {twice.get_column('source_sha256').n_unique()} source(s) "
+            f"are held in more than one of the partition's {df.get_column('_file').n_unique()} live files "
+            f"({loc.display(LOG_DIR)}: a file a later version replaced is still live, so the log's remove action "
+            "was altered or lost)")
 
 
 def _table_description(kind: str) -> str:
@@ -434,6 +555,7 @@ def migrate_legacy(store: Store, kind: str) -> None:
             create_table_with_add_actions(str(d), Schema.from_arrow(schema.empty().to_arrow().schema), actions, mode="error",
                                           partition_by=["machine"], name=kind, description=_table_description(kind),
                                           commit_properties=CommitProperties(custom_metadata={"xamm": json.dumps(what)}))
+            store._record_head(kind)
         for p in legacy:  # kept, not deleted: the migration never loses the only copy
             backup = store.root / ".pre-delta" / kind / p.parent.name / LEGACY_FILE
             backup.parent.mkdir(parents=True, exist_ok=True)
@@ -460,5 +582,5 @@ def read_parquet_checked(path: str | Path, kind: str) -> pl.DataFrame:
     return validate(pl.read_parquet(path, hive_partitioning=False), schema)
 
 
-__all__ = ["CorruptDataError", "PartitionReport", "Store", "WriteReport", "as_store", "dedupe_sources", "migrate_legacy",
+__all__ = ["CorruptDataError", "CorruptLogError", "PartitionReport", "Store", "WriteReport", "as_store", "dedupe_sources", "migrate_legacy",
            "read_parquet_checked", "renumber_trials"]
