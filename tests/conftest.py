@@ -44,6 +44,8 @@ SLOW = {  # the fast lane (pytest -m "not slow") leaves these to CI; each took o
     "test_matches_caliperreader_on_every_real_file",
     # the seeded flip-and-delete campaign over the store's log (about 10 s); its targeted cases run in the fast lane
     "test_log_faults_are_refused_by_name_never_silent",
+    # the seeded campaign of tampered Hub pulls (about 10 s); its targeted cases run in the fast lane
+    "test_every_tampered_pull_is_refused_by_name",
 }
 
 

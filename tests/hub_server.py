@@ -1,8 +1,10 @@
 """A small in-memory server speaking the subset of the Hugging Face Hub HTTP API that xamm uses.
 
 It serves the real ``huggingface_hub`` client in tests, on 127.0.0.1 only: repo creation, repo
-info by revision, file trees, preupload (every file "regular"), NDJSON commits, tags, refs and
-``resolve`` downloads (HEAD and GET with ``X-Repo-Commit`` and ``ETag``). Each commit gets a new
+info by revision, file trees, preupload (every file uploaded "regular"), NDJSON commits, tags, refs and
+``resolve`` downloads (HEAD and GET with ``X-Repo-Commit`` and ``ETag``; Parquet, safetensors and xgboost
+files reported as LFS files are: ETag and ``X-Linked-Etag`` their SHA-256). ``HubState.tamper`` makes it serve
+altered files (:class:`Tamper`). Each commit gets a new
 40-hex id; branches and tags map to commits, so ``revision=`` pins exactly like on the Hub.
 """
 
@@ -47,6 +49,7 @@ class HubState:
         self.lock = threading.Lock()
         self.counter = 0
         self.requests: list[tuple[str, str]] = []
+        self.tamper: Tamper | None = None
 
     def new_sha(self, seed: bytes) -> str:
         self.counter += 1
@@ -66,6 +69,34 @@ class HubState:
 
 def _oid(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+LFS = (".parquet", ".safetensors", ".ubj")  # stored in LFS, as the Hub's default .gitattributes says
+
+
+def _etag(path: str, data: bytes) -> dict[str, str]:
+    """The Hub's download headers: an LFS file's ETag is its SHA-256 (also X-Linked-Etag), a regular one's its git
+    blob id."""
+    if path.endswith(LFS):
+        sha = hashlib.sha256(data).hexdigest()
+        return {"ETag": f'"{sha}"', "X-Linked-Etag": f'"{sha}"', "X-Linked-Size": str(len(data))}
+    return {"ETag": f'"{_oid(data)}"'}
+
+
+@dataclass
+class Tamper:
+    """What a dishonest (or broken) server does to the files it serves: ``fn(path, bytes, repo, commit)`` gives
+    the bytes served for a file of ``repo`` whose path ends with ``suffix``. The headers describe the served
+    bytes (a consistent liar), or with ``in_transit`` the bytes the server holds (corruption on the way)."""
+
+    repo: str
+    fn: object
+    suffix: str = ""
+    paths: tuple[str, ...] = ()
+    in_transit: bool = False
+
+    def matches(self, path: str) -> bool:
+        return path in self.paths if self.paths else path.endswith(self.suffix)
 
 
 _TYPES = {"models": "model", "datasets": "dataset", "spaces": "space"}
@@ -149,9 +180,14 @@ class Handler(BaseHTTPRequestHandler):
             fpath = unquote(m["path"])
             if fpath not in commit.files:
                 return self._error(404, "Entry not found", "EntryNotFound")
-            data = commit.files[fpath]
+            original = commit.files[fpath]
+            data = original
+            t = self.state.tamper
+            if t is not None and t.repo == m["repo"] and t.matches(fpath):
+                data = t.fn(fpath, original, repo, commit)
+            described = original if t is not None and t.in_transit else data  # headers of what the server holds
             return self._send(200, data, "application/octet-stream", head=head, headers={
-                "X-Repo-Commit": commit.sha, "ETag": f'"{_oid(data)}"', "Accept-Ranges": "bytes"})
+                "X-Repo-Commit": commit.sha, "Accept-Ranges": "bytes", **_etag(fpath, described)})
         found = self._api_repo(path)
         if found is None:
             return None
@@ -182,7 +218,10 @@ class Handler(BaseHTTPRequestHandler):
                         entries.append({"type": "directory", "path": d, "oid": _oid(d.encode()), "size": 0})
                     if not recursive:
                         continue
-                entries.append({"type": "file", "path": p, "oid": _oid(b), "size": len(b)})
+                entry = {"type": "file", "path": p, "oid": _oid(b), "size": len(b)}
+                if p.endswith(LFS):
+                    entry["lfs"] = {"oid": hashlib.sha256(b).hexdigest(), "size": len(b), "pointerSize": 134}
+                entries.append(entry)
             return self._json(200, entries)
         if rest == "/refs":
             return self._json(200, {

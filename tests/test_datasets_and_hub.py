@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import polars as pl
 import pytest
 import yaml
@@ -83,16 +85,28 @@ def test_card_follows_hub_conventions_and_keeps_counts_in_yaml(store, local_hub,
     assert header["size_categories"] == ["n<1K"] and header["source_datasets"] == ["original"]
     assert header["xamm"]["schema_versions"]["benchmark_runs"] == BENCHMARK_RUNS.version
     parts = header["xamm"]["partitions"]["benchmark_runs"]
-    assert parts["example-node"] == {"rows": 10, "sources": 3, "table_version": 0}  # kept from the first push
-    assert parts["quartz"] == {"rows": 10, "sources": 3, "table_version": 1}
+    served = {m: hashlib.sha256(open(hf_hub_download(repo, f"benchmark_runs/machine={m}/data.parquet", repo_type="dataset",
+                                                     revision=sha, endpoint=local_hub.endpoint), "rb").read()).hexdigest()
+              for m in ("example-node", "quartz")}
+    assert parts["example-node"] == {"rows": 10, "sources": 3, "table_version": 0,  # kept from the first push
+                                     "sha256": served["example-node"]}
+    assert parts["quartz"] == {"rows": 10, "sources": 3, "table_version": 1, "sha256": served["quartz"]}
     with pytest.raises(ValueError, match="SPDX"):
         push_dataset("quartz", repo, store=store, licenses="other")
 
 
-def test_a_pulled_file_holding_another_machine_is_refused(store, local_hub):
+def test_a_pulled_file_the_card_does_not_vouch_for_is_refused(store, local_hub):
+    """Files committed behind xamm's back (the card not updated): refused by their checksum before any row is read;
+    the file's own metadata and rows are checked too, for files that pass it."""
+    import io
+    import json
+
+    import pyarrow.parquet as pq
     from huggingface_hub import CommitOperationAdd, HfApi
 
-    from xamm_data.table_files import parquet_bytes
+    from xamm_data.store import read_parquet_checked
+    from xamm_data.table_files import CorruptDataError, parquet_bytes
+    from xamm_data.validate import ValidationError
 
     repo = "xamm-test/liar"
     push_dataset("example-node", repo, store=store, licenses="mit")
@@ -101,16 +115,9 @@ def test_a_pulled_file_holding_another_machine_is_refused(store, local_hub):
     info = api.create_commit(repo, [CommitOperationAdd("benchmark_runs/machine=quartz/data.parquet",
                                                        parquet_bytes(rows, BENCHMARK_RUNS))], repo_type="dataset",
                              commit_message="a file under the wrong name")
-    with pytest.raises(ValueError, match="holds rows of lassen, not only 'quartz'; refused"):
-        load_dataset("quartz", revision=info.oid, store=Store(store.root.parent / "empty"), repo_id=repo)
-    # a file that says it holds another table, or a schema major version this xamm does not read
-    import io
-    import json
-
-    import pyarrow.parquet as pq
-
-    from xamm_data.validate import ValidationError
-
+    empty = Store(store.root.parent / "empty")
+    with pytest.raises(CorruptDataError, match=rf"{repo}@{info.oid} .*machine=quartz/data.parquet: no SHA-256 was recorded"):
+        load_dataset("quartz", revision=info.oid, store=empty, repo_id=repo)
     good = store.read("benchmark_runs", "example-node")
     for change, msg in (({"table": "app_profiles"}, "holds app_profiles"), ({"schema_version": "2.0.0"}, "v2.0.0")):
         meta = json.loads(pq.read_schema(io.BytesIO(parquet_bytes(good, BENCHMARK_RUNS))).metadata[b"xamm"])
@@ -118,8 +125,10 @@ def test_a_pulled_file_holding_another_machine_is_refused(store, local_hub):
         pq.write_table(good.to_arrow().replace_schema_metadata({"xamm": json.dumps({**meta, **change})}), buf)
         info = api.create_commit(repo, [CommitOperationAdd("benchmark_runs/machine=example-node/data.parquet",
                                                            buf.getvalue())], repo_type="dataset", commit_message="x")
+        with pytest.raises(CorruptDataError, match="do not match the SHA-256 recorded at push"):
+            load_dataset("example-node", revision=info.oid, store=empty, repo_id=repo)
         with pytest.raises(ValidationError, match=msg):
-            load_dataset("example-node", revision=info.oid, store=Store(store.root.parent / "empty"), repo_id=repo)
+            read_parquet_checked(buf.getvalue(), "benchmark_runs", name="x")
 
 
 def test_an_unpinned_model_download_works_against_the_local_hub(local_hub, tmp_path, monkeypatch):

@@ -171,7 +171,8 @@ def test_the_zoo_knows_a_saved_vae_dnn_by_its_marker_and_its_card(trained, tmp_p
 
     m, v = trained
     m.save_pretrained(tmp_path / "m")
-    assert {p.name for p in (tmp_path / "m").iterdir()} == {"model.safetensors", "config.json", "vae_dnn.json", "README.md"}
+    assert {p.name for p in (tmp_path / "m").iterdir()} == {"model.safetensors", "config.json", "vae_dnn.json", "README.md",
+                                                            "xamm-files.json"}
     card = (tmp_path / "m" / "README.md").read_text()
     assert "pipeline_tag: tabular-regression" in card and "synthetic" in card and "calibrated True" in card
     assert list_models() == ["adapted", "baseline", "stacked", "vae-dnn", "xamm"] and list_models("vae*") == ["vae-dnn"]

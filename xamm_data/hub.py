@@ -34,9 +34,10 @@ from huggingface_hub.errors import (
 
 from xamm_data import snapshot
 from xamm_data._version import __version__
+from xamm_data.hub_files import check_hub_etag, incomplete_download, read_verified, sha256, verify_folder
 from xamm_data.schema import DATA_KINDS, get_table
 from xamm_data.store import Store, as_store, read_parquet_checked
-from xamm_data.table_files import parquet_bytes
+from xamm_data.table_files import CorruptDataError, parquet_bytes
 
 _PARTITION = re.compile(r"^(?P<kind>[a-z_]+)/machine=(?P<machine>[^/]+)/data\.parquet$")
 
@@ -58,6 +59,7 @@ def snapshot_dir(model_id: str, *, revision: str | None = None, cache_dir=None, 
     and none pinned in :data:`xamm_data.snapshot.PINNED_MODELS` is the embedded snapshot's copy."""
     d = Path(model_id)
     if d.is_dir():
+        verify_folder(d, str(d), required=False)  # a folder xamm saved carries its manifest: checked
         return d
     embedded = snapshot.model_dir(model_id)
     if embedded is not None and revision is None and snapshot.PINNED_MODELS.get(model_id) is None:
@@ -65,8 +67,15 @@ def snapshot_dir(model_id: str, *, revision: str | None = None, cache_dir=None, 
     revision = revision or snapshot.PINNED_MODELS.get(model_id)
     from huggingface_hub import snapshot_download  # the client is loaded; the download API only when a Hub is used
 
-    return Path(snapshot_download(model_id, revision=revision, cache_dir=cache_dir, force_download=force_download,
-                                  local_files_only=local_files_only or hub_offline(), token=token, endpoint=hub_endpoint()))
+    try:
+        local = Path(snapshot_download(model_id, revision=revision, cache_dir=cache_dir, force_download=force_download,
+                                       local_files_only=local_files_only or hub_offline(), token=token,
+                                       endpoint=hub_endpoint()))
+    except OSError as e:
+        raise incomplete_download(e, f"{model_id}@{revision or 'main'}") or e
+    # every pull and every cache hit: each file against the manifest saved with it and the Hub's own hash
+    verify_folder(local, f"{model_id}@{revision or 'main'} (commit {local.name})", required=True)
+    return local
 
 
 def api(token: str | bool | None = None) -> HfApi:
@@ -182,9 +191,9 @@ def push_dataset(
     for kind in kinds:
         v = st.version(kind) if version is None else version
         rows = st.read(kind, machine, version=v)
-        ops.append(CommitOperationAdd(path_in_repo=f"{kind}/machine={machine}/data.parquet",
-                                      path_or_fileobj=parquet_bytes(rows, get_table(kind))))
-        partitions.setdefault(kind, {})[machine] = {"rows": rows.height, "table_version": v,
+        data = parquet_bytes(rows, get_table(kind))
+        ops.append(CommitOperationAdd(path_in_repo=f"{kind}/machine={machine}/data.parquet", path_or_fileobj=data))
+        partitions.setdefault(kind, {})[machine] = {"rows": rows.height, "table_version": v, "sha256": sha256(data),
                                                    "sources": rows.get_column("source_sha256").n_unique()}
     card = dataset_card(repo_id, partitions, licenses=licenses, source_datasets=source_datasets)
     ops.append(CommitOperationAdd(path_in_repo="README.md", path_or_fileobj=io.BytesIO(str(card).encode())))
@@ -195,21 +204,40 @@ def push_dataset(
 
 def download_partition(repo_id: str, kind: str, machine: str, *, revision: str = "main",
                        token: str | bool | None = None) -> pl.DataFrame:
-    """Fetch (through the huggingface_hub cache) and validate one machine's table from a Hub dataset repo."""
+    """Fetch (through the huggingface_hub cache) and validate one machine's table from a Hub dataset repo. Its bytes
+    must match the SHA-256 the repo's card (at the same commit) recorded at push, and the hash the Hub reported;
+    :class:`~xamm_data.table_files.CorruptDataError` otherwise, on a first pull and on every cache hit alike."""
     filename = f"{kind}/machine={machine}/data.parquet"
+    local, commit = _download(repo_id, filename, revision, token, what=f"{kind} for {machine!r}")
+    card, card_commit = _download(repo_id, "README.md", revision, token, what=f"the card of {repo_id}")
+    where = f"{repo_id}@{revision} (commit {commit}): {filename}"
+    if card_commit != commit:
+        raise CorruptDataError(f"{where}: the file and the card came from different commits ({commit} and "
+                               f"{card_commit}); refused. Load at a commit (revision=<sha>), not a moving branch")
+    text = Path(card).read_bytes()
+    check_hub_etag(card, text, f"{repo_id}@{revision} (commit {commit}): README.md")  # the record itself, as served
+    parts = (DatasetCard(text.decode("utf-8", "replace")).data.to_dict().get("xamm") or {}).get("partitions") or {}
+    data = read_verified(local, ((parts.get(kind) or {}).get(machine) or {}).get("sha256"), where)
+    df = read_parquet_checked(data, kind, name=where)
+    others = sorted(set(df.get_column("machine")) - {machine})
+    if others:  # the file's rows must be what was asked for, whatever its path says
+        raise ValueError(f"{where} holds rows of {', '.join(others)}, not only {machine!r}; refused")
+    return df
+
+
+def _download(repo_id: str, filename: str, revision: str, token, *, what: str) -> tuple[str, str]:
+    """(local path, commit) of one file of a dataset repo through the huggingface_hub cache."""
     where = f"{repo_id}@{revision}"
     try:
         local = hf_hub_download(repo_id, filename, repo_type="dataset", revision=revision,
                                 endpoint=hub_endpoint(), token=token, local_files_only=hub_offline())
     except LocalEntryNotFoundError as e:
         raise FileNotFoundError(
-            f"{kind} for {machine!r} is not in the local store and not in the Hub cache for {where}"
+            f"{what} is not in the local store and not in the Hub cache for {where}"
             f"{' (HF_HUB_OFFLINE is set)' if hub_offline() else ''}: {e}") from e
     except (EntryNotFoundError, RevisionNotFoundError, RepositoryNotFoundError) as e:
-        raise FileNotFoundError(f"{kind} for {machine!r} is not in the local store, and {where} has no "
-                                f"{filename}: {type(e).__name__}") from e
-    df = read_parquet_checked(local, kind)
-    others = sorted(set(df.get_column("machine")) - {machine})
-    if others:  # the file's rows must be what was asked for, whatever its path says
-        raise ValueError(f"{where}:{filename} holds rows of {', '.join(others)}, not only {machine!r}; refused")
-    return df
+        raise FileNotFoundError(f"{what} is not in the local store, and {where} has no {filename}: "
+                                f"{type(e).__name__}") from e
+    except OSError as e:
+        raise incomplete_download(e, f"{where}: {filename}") or e
+    return local, Path(local).parents[len(Path(filename).parts) - 1].name  # .../snapshots/<commit>/<filename>

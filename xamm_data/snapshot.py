@@ -96,6 +96,10 @@ def model_dir(model_id: str, root: Path = ROOT) -> Path | None:
     m = manifest(root)
     if org != ZOO_ORG or not m or name not in m.models:
         return None
+    for f in m.files:  # the package's own copy, checked like a pulled one
+        if f.kind == "model" and f.path.startswith(f"models/{name}/") and file_sha256(Path(root) / f.path) != f.sha256:
+            raise CorruptDataError(f"{Path(root) / f.path}: its bytes do not match the snapshot manifest "
+                                   f"(sha256 {f.sha256[:12]}...); reinstall xamm")
     return Path(root) / "models" / name
 
 

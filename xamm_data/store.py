@@ -567,19 +567,21 @@ def as_store(store: "Store | str | Path | None") -> "Store":
     return store if isinstance(store, Store) else Store(store)
 
 
-def read_parquet_checked(path: str | Path, kind: str) -> pl.DataFrame:
-    """Read a Parquet file written by xamm and check its schema version against this xamm's."""
+def read_parquet_checked(path: str | Path | bytes, kind: str, *, name: str | None = None) -> pl.DataFrame:
+    """Read a Parquet file written by xamm (a path, or its bytes called ``name``) and check its schema version
+    against this xamm's."""
     schema = get_table(kind)
     import pyarrow.parquet as pq  # pyarrow: ~0.2 s to import; only when Parquet metadata is read or written
 
-    md = (pq.read_schema(path).metadata or {}).get(METADATA_KEY)
+    src = (lambda: io.BytesIO(path)) if isinstance(path, bytes) else (lambda: path)
+    md = (pq.read_schema(src()).metadata or {}).get(METADATA_KEY)
     if md is not None:
         info = json.loads(md)
         major = info.get("schema_version", "0").split(".")[0]
         if info.get("table") != kind or major != schema.version.split(".")[0]:
-            raise ValidationError(kind, "*", f"file {path} holds {info.get('table')} v{info.get('schema_version')}, "
-                                  f"this xamm reads v{schema.version}", 0, [])
-    return validate(pl.read_parquet(path, hive_partitioning=False), schema)
+            raise ValidationError(kind, "*", f"file {name or path} holds {info.get('table')} "
+                                  f"v{info.get('schema_version')}, this xamm reads v{schema.version}", 0, [])
+    return validate(pl.read_parquet(src(), hive_partitioning=False), schema)
 
 
 __all__ = ["CorruptDataError", "CorruptLogError", "PartitionReport", "Store", "WriteReport", "as_store", "dedupe_sources", "migrate_legacy",

@@ -33,12 +33,13 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import torch
-from huggingface_hub import ModelCard, ModelHubMixin
+from huggingface_hub import ModelCard
 from pydantic import BaseModel, ConfigDict, Field
 from safetensors.numpy import load_file, save_file
 
 from xamm_data._version import __version__
 from xamm_data.hub import snapshot_dir
+from xamm_data.hub_files import VerifiedHubMixin
 from xamm_models.adaptation import _ridge, _ridge_predict, _standardise, choose_alpha, fit_alignment, name_matches
 from xamm_models.cards import card_datasets_and_metrics
 from xamm_models.embedders import masked_mse
@@ -77,7 +78,7 @@ class AdaptConfig(BaseModel):
     seed: int = 0
 
 
-class AdaptedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", "performance-prediction", "few-shot"],
+class AdaptedPredictor(VerifiedHubMixin, library_name="xamm", tags=["xamm", "hpc", "performance-prediction", "few-shot"],
                        repo_url="https://github.com/LLNL/generalizable_modeling"):
     """A frozen :class:`XammPredictor` read through a learned input alignment, plus a stacked residual (module doc)."""
 

@@ -23,11 +23,12 @@ from pathlib import Path
 from typing import Literal
 
 import polars as pl
-from huggingface_hub import ModelCard, ModelHubMixin
+from huggingface_hub import ModelCard
 from pydantic import BaseModel, ConfigDict
 
 from xamm_data._version import __version__
 from xamm_data.hub import snapshot_dir
+from xamm_data.hub_files import VerifiedHubMixin
 from xamm_models import baselines as B
 from xamm_models.cards import card_datasets_and_metrics, metrics_table
 from xamm_models.default_model import profile_pairs
@@ -49,7 +50,7 @@ class BaselineConfig(BaseModel):
     k: int = 5  # knn's neighbours
 
 
-class BaselinePredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", "performance-prediction", "baseline"],
+class BaselinePredictor(VerifiedHubMixin, library_name="xamm", tags=["xamm", "hpc", "performance-prediction", "baseline"],
                         repo_url=None):
     """One of the benchmark's baselines, fitted and saved (see the module docstring)."""
 

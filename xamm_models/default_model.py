@@ -53,11 +53,12 @@ from typing import Literal
 
 import numpy as np
 import polars as pl
-from huggingface_hub import ModelCard, ModelHubMixin
+from huggingface_hub import ModelCard
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from xamm_data._version import __version__
 from xamm_data.hub import snapshot_dir
+from xamm_data.hub_files import VerifiedHubMixin
 from xamm_models.profile_input import check_profiles
 from xamm_models.candidates import LABEL_FREE, make_candidate
 from xamm_models.cards import card_datasets_and_metrics, metrics_table
@@ -234,7 +235,7 @@ def profile_pairs(profiles: pl.DataFrame, source: str, targets: list[str]) -> tu
     return pl.concat([base.with_columns(pl.lit(source).alias("source"), pl.lit(t).alias("target")) for t in targets]), keep
 
 
-class StackedPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", "performance-prediction"],
+class StackedPredictor(VerifiedHubMixin, library_name="xamm", tags=["xamm", "hpc", "performance-prediction"],
                        repo_url=None):
     """Physics prior + learned residual, with conformal intervals (see the module docstring)."""
 

@@ -19,12 +19,13 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-from huggingface_hub import ModelCard, ModelHubMixin
+from huggingface_hub import ModelCard
 from pydantic import BaseModel, ConfigDict, Field
 
 from xamm_data._version import __version__
 from xamm_data.hub import snapshot_dir
 from xamm_data.registry import UnknownNameError
+from xamm_data.hub_files import VerifiedHubMixin
 from xamm_models import regressors as R
 from xamm_models.amm import local_embedder_path, signature_from_runs
 from xamm_models.cards import card_datasets_and_metrics
@@ -83,7 +84,7 @@ def _unknown(kind: str, name: str, known: list[str]) -> str:
     return str(UnknownNameError(kind, name, sorted(known), cutoff=0.6))
 
 
-class XammPredictor(ModelHubMixin, library_name="xamm", tags=["xamm", "hpc", "performance-prediction"],
+class XammPredictor(VerifiedHubMixin, library_name="xamm", tags=["xamm", "hpc", "performance-prediction"],
                     repo_url="https://github.com/LLNL/generalizable_modeling"):
     """Predicts relative runtime across machines from a profile on a reference machine."""
 

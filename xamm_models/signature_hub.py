@@ -11,10 +11,11 @@ import io
 import json
 import re
 
-from huggingface_hub import CommitOperationAdd, DatasetCardData, hf_hub_download
+from huggingface_hub import CommitOperationAdd, DatasetCard, DatasetCardData, hf_hub_download
 
 from xamm_data._version import __version__
 from xamm_data.hub import api, hub_endpoint
+from xamm_data.hub_files import check_hub_etag, read_verified, sha256
 from xamm_models.signatures import Signature, SignatureRegistry
 
 _FILE = re.compile(r"^signatures/(?P<m>[^/]+)/(?P<d>cpu|gpu)(\.(?P<k>[a-z]+))?@(?P<v>\d+)\.json$")
@@ -26,9 +27,9 @@ def repo_path(s: Signature) -> str:
     return f"signatures/{s.machine}/{stem}@{s.version}.json"
 
 
-def _card(repo_id: str, sigs: list[Signature]) -> str:
+def _card(repo_id: str, sigs: list[Signature], files: dict[str, str]) -> str:
     data = DatasetCardData(license="other", pretty_name="xamm AMM signatures", tags=["xamm", "hpc", "amm"],
-                           xamm={"xamm_version": __version__})
+                           xamm={"xamm_version": __version__, "files": dict(sorted(files.items()))})
     lines = [f"# {repo_id}", "", "Abstract Machine Model signatures (xAMM Algorithm 1), one immutable file per version.", "",
              "| signature | aggregation | normalise | kernels | coverage | samples | embedder | data sha256 | created |",
              "|---|---|---|---|---|---|---|---|---|"]
@@ -53,37 +54,55 @@ def push_signatures(repo_id: str, *, refs: list[str] | None = None, registry: Si
         m = _FILE.match(f)
         if m:
             remote[f] = m
-    ops = []
-    published = []
+    ops, published, shas = [], [], {}
     for s in sigs:
         path = repo_path(s)
-        text = s.model_dump_json(indent=2) + "\n"
+        text = (s.model_dump_json(indent=2) + "\n").encode()
         if path in remote:
-            old = Signature.model_validate_json(open(hf_hub_download(
-                repo_id, path, repo_type="dataset", revision=revision, endpoint=hub_endpoint(), token=token)).read())
+            old = _pull_one(repo_id, path, revision, token)
             if old.model_dump(exclude={"created"}) != s.model_dump(exclude={"created"}):
                 raise ValueError(f"{s.ref} is published on {repo_id} with other content; published versions never change")
             published.append(old)
             continue
-        ops.append(CommitOperationAdd(path_in_repo=path, path_or_fileobj=io.BytesIO(text.encode())))
+        ops.append(CommitOperationAdd(path_in_repo=path, path_or_fileobj=io.BytesIO(text)))
         published.append(s)
+        shas[path] = sha256(text)
     for f in remote:
         if all(f != repo_path(s) for s in published):
-            published.append(Signature.model_validate_json(open(hf_hub_download(
-                repo_id, f, repo_type="dataset", revision=revision, endpoint=hub_endpoint(), token=token)).read()))
-    ops.append(CommitOperationAdd(path_in_repo="README.md", path_or_fileobj=io.BytesIO(_card(repo_id, published).encode())))
+            published.append(_pull_one(repo_id, f, revision, token))
+    recorded = _recorded(repo_id, revision, token) if remote else {}
+    shas = {**{f: recorded.get(f) for f in remote}, **shas}
+    ops.append(CommitOperationAdd(path_in_repo="README.md",
+                                  path_or_fileobj=io.BytesIO(_card(repo_id, published, shas).encode())))
     return hub.create_commit(repo_id, ops, repo_type="dataset", revision=revision,
                              commit_message=f"xamm {__version__}: publish {len(ops) - 1} signature(s)").oid
 
 
+def _download(repo_id: str, path: str, revision: str, token) -> str:
+    return hf_hub_download(repo_id, path, repo_type="dataset", revision=revision, endpoint=hub_endpoint(), token=token)
+
+
+def _recorded(repo_id: str, revision: str, token) -> dict[str, str]:
+    """The SHA-256 of each signature file, as the repo's card at ``revision`` recorded it at push."""
+    card = _download(repo_id, "README.md", revision, token)
+    text = open(card, "rb").read()
+    check_hub_etag(card, text, f"{repo_id}@{revision}: README.md")
+    return (DatasetCard(text.decode("utf-8", "replace")).data.to_dict().get("xamm") or {}).get("files") or {}
+
+
+def _pull_one(repo_id: str, path: str, revision: str, token, recorded: dict[str, str] | None = None) -> Signature:
+    """One published signature, its bytes checked against the card's record (fetched when not given)."""
+    recorded = _recorded(repo_id, revision, token) if recorded is None else recorded
+    local = _download(repo_id, path, revision, token)
+    return Signature.model_validate_json(read_verified(local, recorded.get(path), f"{repo_id}@{revision}: {path}"))
+
+
 def pull_signatures(repo_id: str, *, revision: str = "main", registry: SignatureRegistry,
                     token=None) -> list[Signature]:
-    """Add every signature of ``repo_id`` at ``revision`` to the local registry; return them."""
+    """Add every signature of ``repo_id`` at ``revision`` to the local registry, each file checked against the
+    SHA-256 the repo's card recorded at push; return them."""
     reg = registry
     hub = api(token)
-    out = []
-    for f in sorted(hub.list_repo_files(repo_id, repo_type="dataset", revision=revision)):
-        if _FILE.match(f):
-            local = hf_hub_download(repo_id, f, repo_type="dataset", revision=revision, endpoint=hub_endpoint(), token=token)
-            out.append(reg.add(Signature.model_validate(json.loads(open(local).read()))))
-    return out
+    files = sorted(f for f in hub.list_repo_files(repo_id, repo_type="dataset", revision=revision) if _FILE.match(f))
+    recorded = _recorded(repo_id, revision, token) if files else {}
+    return [reg.add(_pull_one(repo_id, f, revision, token, recorded)) for f in files]

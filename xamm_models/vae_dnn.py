@@ -35,6 +35,7 @@ from torch import nn
 
 from xamm_data._version import __version__
 from xamm_data.hub import snapshot_dir
+from xamm_data.hub_files import VerifiedHubMixin
 from xamm_models.cards import card_datasets_and_metrics, metrics_table
 from xamm_models.embedders import resolve_device
 from xamm_models.kernel_apps import FEATURES
@@ -69,7 +70,7 @@ def masked_mse(pred: torch.Tensor, y: torch.Tensor, mask: torch.Tensor) -> torch
     return ((pred - y) ** 2 * mask).sum() / mask.sum().clamp(min=1.0)
 
 
-class VaeDnn(nn.Module, PyTorchModelHubMixin, library_name="xamm", tags=["xamm", "vae", "relR-vector"],
+class VaeDnn(nn.Module, VerifiedHubMixin, PyTorchModelHubMixin, library_name="xamm", tags=["xamm", "vae", "relR-vector"],
              pipeline_tag="tabular-regression"):
     """The seeds' VAE + DNN (see the module docstring). Constructor arguments are saved in ``config.json``."""
 
