@@ -50,6 +50,7 @@ class HubState:
         self.counter = 0
         self.requests: list[tuple[str, str]] = []
         self.tamper: Tamper | None = None
+        self.refuse_writes = False
 
     def new_sha(self, seed: bytes) -> str:
         self.counter += 1
@@ -235,6 +236,8 @@ class Handler(BaseHTTPRequestHandler):
         path = url.path
         self.state.requests.append(("POST", path))
         body = self._body()
+        if self.state.refuse_writes:  # a token without write access
+            return self._error(401, "Invalid credentials in Authorization header", "Unauthorized")
         if path == "/api/repos/create":
             req = json.loads(body or b"{}")
             repo_type = req.get("type") or "model"

@@ -146,6 +146,16 @@ def test_every_downstream_model_trains_and_predicts(world, name, tmp_path):
     assert back.predict(src, "quartz:cpu", ["lassen:gpu"]).equals(out)
 
 
+def test_a_profile_with_a_non_finite_feature_is_refused_before_the_model_runs(world):
+    from xamm_models.profile_input import ProfileInputError
+
+    src = world["test"].filter(pl.col("machine") == "quartz").head(3)
+    f = FEATURES[0]
+    broken = src.with_columns(pl.when(pl.int_range(pl.len()) == 1).then(float("nan")).otherwise(pl.col(f)).alias(f))
+    with pytest.raises(ProfileInputError, match=rf"column {f} .*must be finite; it is not in row 1 \(1 of 3\)"):
+        world["pred"].predict(broken, "quartz:cpu", ["lassen:gpu"])
+
+
 def test_log_target_is_an_option_and_deterministic(world):
     train = world["train"].filter(pl.col("app").is_in(sorted(set(world["train"].get_column("app")))[:12]))
     a = XammPredictor(feature_columns=list(FEATURES), log_target=False, epochs=5).fit(train, world["sigs"])

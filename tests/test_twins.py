@@ -17,6 +17,7 @@ pytest.importorskip("xgboost", reason="the models extra is not installed")
 from test_default_model import world  # noqa: E402
 
 import xamm_models.default_model as dm  # noqa: E402
+from xamm_data.hub_files import write_manifest  # noqa: E402
 from xamm_models.default_model import StackedConfig, StackedPredictor  # noqa: E402
 from xamm_models.physics import distance, physics_signatures  # noqa: E402
 from xamm_models.twins import noise_by_target, signature_noise, twins  # noqa: E402
@@ -140,6 +141,7 @@ def test_twins_can_be_switched_off_and_survive_saving(fitted, tmp_path):
     data = json.loads(info.read_text())
     del data["noise"]
     info.write_text(json.dumps(data))
+    write_manifest(tmp_path / "m")  # as that older xamm saved it
     old = StackedPredictor.from_pretrained(str(tmp_path / "m"))
     assert (old.predict_pairs(rows, target_benchmarks=bench)["regime"] == "new").all()
 

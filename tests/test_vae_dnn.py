@@ -165,6 +165,21 @@ def test_predict_and_rank_answer_every_target_from_one_vector_like_the_other_pre
         m.predict(prof, "z:cpu")
 
 
+def test_a_profile_with_a_missing_or_non_finite_feature_is_refused_naming_the_row(trained):
+    """Nulls were once filled with 0 and NaN passed through: the VAE-DNN would answer for a profile it cannot read."""
+    from xamm_models.profile_input import ProfileInputError
+
+    m, v = trained
+    prof = v.filter(pl.col("source") == "a:cpu").head(4).drop("source")
+    f = m.feature_names[0]
+    for bad in (None, float("nan"), float("inf")):
+        broken = prof.with_columns(pl.when(pl.int_range(pl.len()) == 2).then(bad).otherwise(pl.col(f)).alias(f))
+        with pytest.raises(ProfileInputError, match=rf"column {f} .*must be finite; it is not in row 2 \(1 of 4\)"):
+            m.predict(broken, "a:cpu")
+    with pytest.raises(ProfileInputError, match=f"lacks {f}"):
+        m.predict(prof.drop(f), "a:cpu")
+
+
 def test_the_zoo_knows_a_saved_vae_dnn_by_its_marker_and_its_card(trained, tmp_path):
     from xamm_models.default_model import load_predictor
     from xamm_models.zoo import MODELS, list_models, load_model

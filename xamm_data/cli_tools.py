@@ -32,6 +32,8 @@ def configure_logging(args: argparse.Namespace) -> None:
     level = logging.WARNING if getattr(args, "quiet", False) else \
         (logging.DEBUG if getattr(args, "verbose", 0) > 1 else logging.INFO if getattr(args, "verbose", 0) else logging.WARNING)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    # huggingface_hub prints its own warnings through its own handler: passed on to ours too, each shows twice
+    logging.getLogger("huggingface_hub").propagate = False
     for name in ("xamm_data", "xamm_ingest", "xamm_models"):
         logging.getLogger(name).setLevel(level)
 

@@ -12,6 +12,7 @@ is honoured: offline, only what ``huggingface_hub`` already cached is used.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import re
@@ -27,7 +28,9 @@ from huggingface_hub import (
 )
 from huggingface_hub.errors import (
     EntryNotFoundError,
+    HfHubHTTPError,
     LocalEntryNotFoundError,
+    OfflineModeIsEnabled,
     RepositoryNotFoundError,
     RevisionNotFoundError,
 )
@@ -76,6 +79,40 @@ def snapshot_dir(model_id: str, *, revision: str | None = None, cache_dir=None, 
     # every pull and every cache hit: each file against the manifest saved with it and the Hub's own hash
     verify_folder(local, f"{model_id}@{revision or 'main'} (commit {local.name})", required=True)
     return local
+
+
+class HubUnavailableError(RuntimeError):
+    """The Hub could not be reached, or refused the request: the message says what failed and what to do."""
+
+
+_NETWORK_MODULES = ("httpx", "httpx2", "httpcore", "requests", "urllib3")
+
+
+@contextlib.contextmanager
+def hub_errors(action: str):
+    """Turn the Hub client's network and HTTP errors while doing ``action`` (e.g. "push quartz to org/repo") into
+    one :class:`HubUnavailableError` line: what failed, and how to authenticate or retry."""
+    where = hub_endpoint() or "https://huggingface.co"
+    try:
+        yield
+    except OfflineModeIsEnabled as e:
+        raise HubUnavailableError(f"cannot {action}: HF_HUB_OFFLINE is set, so xamm does not reach the Hub; unset it "
+                                  "and retry") from e
+    except HfHubHTTPError as e:
+        status = getattr(getattr(e, "response", None), "status_code", None)
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        if status in (401, 403):
+            raise HubUnavailableError(f"the Hub at {where} refused to {action} (HTTP {status}): log in with "
+                                      "`hf auth login` or set HF_TOKEN to a token that may write to the repo, then "
+                                      "retry") from e
+        raise HubUnavailableError(f"the Hub at {where} could not {action} ({first}); retry later") from e
+    except Exception as e:
+        if type(e).__module__.split(".")[0] not in _NETWORK_MODULES and not isinstance(e, (ConnectionError, TimeoutError)):
+            raise
+        first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        raise HubUnavailableError(f"could not reach the Hub at {where} to {action} ({type(e).__name__}: {first}). "
+                                  "Check the network (HF_ENDPOINT) and retry; publishing also needs a token "
+                                  "(`hf auth login` or HF_TOKEN)") from e
 
 
 def api(token: str | bool | None = None) -> HfApi:
@@ -180,6 +217,13 @@ def push_dataset(
     kinds = kinds or tuple(k for k in DATA_KINDS if st.has(k, machine))
     if not kinds:
         raise FileNotFoundError(f"nothing to push: the store {st.root} has no tables for machine {machine!r}")
+    with hub_errors(f"push {machine} to {repo_id}"):
+        return _push(st, machine, repo_id, kinds, version=version, revision=revision, token=token, private=private,
+                     licenses=licenses, source_datasets=source_datasets, commit_message=commit_message)
+
+
+def _push(st: Store, machine: str, repo_id: str, kinds: tuple[str, ...], *, version, revision, token, private, licenses,
+          source_datasets, commit_message) -> str:
     hub = api(token)
     hub.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
     existing = hub.list_repo_files(repo_id, repo_type="dataset", revision=revision)
@@ -232,9 +276,12 @@ def _download(repo_id: str, filename: str, revision: str, token, *, what: str) -
         local = hf_hub_download(repo_id, filename, repo_type="dataset", revision=revision,
                                 endpoint=hub_endpoint(), token=token, local_files_only=hub_offline())
     except LocalEntryNotFoundError as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise FileNotFoundError(
             f"{what} is not in the local store and not in the Hub cache for {where}"
-            f"{' (HF_HUB_OFFLINE is set)' if hub_offline() else ''}: {e}") from e
+            + (" (HF_HUB_OFFLINE is set)" if hub_offline() else
+               "; the Hub did not answer (without a network, HF_HUB_OFFLINE=1 reads the cache without retries)")
+            + f": {first}") from e
     except (EntryNotFoundError, RevisionNotFoundError, RepositoryNotFoundError) as e:
         raise FileNotFoundError(f"{what} is not in the local store, and {where} has no {filename}: "
                                 f"{type(e).__name__}") from e

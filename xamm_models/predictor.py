@@ -30,6 +30,7 @@ from xamm_models import regressors as R
 from xamm_models.amm import local_embedder_path, signature_from_runs
 from xamm_models.cards import card_datasets_and_metrics
 from xamm_models.embedders import create_embedder, load_embedder
+from xamm_models.profile_input import check_profiles, feature_columns
 from xamm_models.relperf import DEFAULT_KEYS, drop_invalid, pair_relative, with_target
 from xamm_models.signatures import Signature
 from xamm_models.zoo import resolve
@@ -233,6 +234,7 @@ class XammPredictor(VerifiedHubMixin, library_name="xamm", tags=["xamm", "hpc", 
         if source not in self.sources:
             raise UnknownSourceError(f"source {source!r} was not seen in training: {_unknown('source', source, self.sources)}")
         self._check_schema(profiles)
+        check_profiles(profiles, feature_columns(self.config.feature_columns), what="this xAMM predictor")
         built = self.signatures_from_benchmarks(target_benchmarks) if target_benchmarks is not None else {}
         sigs = {**self.signatures, **built, **(target_signatures or {})}
         known = sorted(set(self.targets) | set(sigs))

@@ -43,6 +43,11 @@ DEFAULT_COLUMNS: tuple[InputColumn, ...] = (
 )
 
 
+def feature_columns(names: list[str]) -> tuple[InputColumn, ...]:
+    """The input contract of a model trained on feature columns ``names``: each required, numeric and finite."""
+    return tuple(InputColumn(n, "a feature the model was trained on", "as in training") for n in names)
+
+
 def _rows(mask: pl.Series, shown: int = 5) -> str:
     idx = mask.arg_true().to_list()
     more = f" and {len(idx) - shown} more" if len(idx) > shown else ""

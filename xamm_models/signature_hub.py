@@ -14,7 +14,7 @@ import re
 from huggingface_hub import CommitOperationAdd, DatasetCard, DatasetCardData, hf_hub_download
 
 from xamm_data._version import __version__
-from xamm_data.hub import api, hub_endpoint
+from xamm_data.hub import api, hub_endpoint, hub_errors
 from xamm_data.hub_files import check_hub_etag, read_verified, sha256
 from xamm_models.signatures import Signature, SignatureRegistry
 
@@ -47,6 +47,11 @@ def push_signatures(repo_id: str, *, refs: list[str] | None = None, registry: Si
     sigs = [reg.get(r) for r in refs] if refs else reg.all()
     if not sigs:
         raise FileNotFoundError(f"no signatures in {reg.root} to push; build them with `xamm amm build`")
+    with hub_errors(f"push {len(sigs)} signature(s) to {repo_id}"):
+        return _push(repo_id, sigs, token, revision)
+
+
+def _push(repo_id: str, sigs: list[Signature], token, revision: str) -> str:
     hub = api(token)
     hub.create_repo(repo_id, repo_type="dataset", exist_ok=True)
     remote = {}
@@ -101,8 +106,9 @@ def pull_signatures(repo_id: str, *, revision: str = "main", registry: Signature
                     token=None) -> list[Signature]:
     """Add every signature of ``repo_id`` at ``revision`` to the local registry, each file checked against the
     SHA-256 the repo's card recorded at push; return them."""
-    reg = registry
-    hub = api(token)
-    files = sorted(f for f in hub.list_repo_files(repo_id, repo_type="dataset", revision=revision) if _FILE.match(f))
-    recorded = _recorded(repo_id, revision, token) if files else {}
-    return [reg.add(_pull_one(repo_id, f, revision, token, recorded)) for f in files]
+    with hub_errors(f"pull signatures from {repo_id}@{revision}"):
+        files = sorted(f for f in api(token).list_repo_files(repo_id, repo_type="dataset", revision=revision)
+                       if _FILE.match(f))
+        recorded = _recorded(repo_id, revision, token) if files else {}
+        pulled = [_pull_one(repo_id, f, revision, token, recorded) for f in files]
+    return [registry.add(s) for s in pulled]

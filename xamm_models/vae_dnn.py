@@ -40,6 +40,7 @@ from xamm_models.cards import card_datasets_and_metrics, metrics_table
 from xamm_models.embedders import resolve_device
 from xamm_models.kernel_apps import FEATURES
 from xamm_models.predictor import UnknownSourceError, UnknownTargetError, _unknown
+from xamm_models.profile_input import check_profiles, feature_columns
 from xamm_models.zoo import resolve
 
 MARKER = "vae_dnn.json"  # what the zoo (xamm_models.zoo) knows a saved VAE-DNN by
@@ -216,6 +217,7 @@ class VaeDnn(nn.Module, VerifiedHubMixin, PyTorchModelHubMixin, library_name="xa
                     f"{_unknown('target', t, self.targets)}; the VAE-DNN predicts only the targets of its output vector "
                     "(benchmark runs alone cannot add one): retrain it with pairs on the new machine, or use the default "
                     "predictor, which builds a new machine's signature from its runs (target_benchmarks)")
+        check_profiles(profiles, feature_columns(self.feature_names), what="this VAE-DNN")
         P = self.predict_vector(profiles.with_columns(pl.lit(source).alias("source")))
         names = [c for c in ("app", "app_params") if c in profiles.columns]
         base = profiles.select(names).with_row_index("row").with_columns(pl.col("row").cast(pl.Int64),

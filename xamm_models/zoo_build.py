@@ -31,7 +31,8 @@ from pydantic import BaseModel, ConfigDict
 
 from xamm_data import snapshot
 from xamm_data._version import __version__
-from xamm_data.hub import hub_endpoint, push_dataset
+from xamm_data.hub import hub_endpoint, hub_errors, push_dataset
+from xamm_data.hub_files import verify_folder
 from xamm_data.plugins import load
 from xamm_data.store import Store
 from xamm_models import xplat
@@ -195,6 +196,13 @@ def push_zoo(zoo: str | Path, org: str, *, token=None, progress=print) -> dict[s
     (``ORG/xamm-<name>``). Returns {repo: commit}; ``published.json`` in the zoo records it, to pin."""
     zoo = Path(zoo)
     arts = [Artefact(**a) for a in json.loads((zoo / "zoo.json").read_text())]
+    for a in (a for a in arts if a.kind == "model"):  # publish only what save_pretrained wrote, as it wrote it
+        verify_folder(zoo / a.path, str(zoo / a.path), required=True)
+    with hub_errors(f"publish the zoo {zoo} under {org}"):
+        return _push_zoo(zoo, arts, org, token=token, progress=progress)
+
+
+def _push_zoo(zoo: Path, arts: list, org: str, *, token, progress) -> dict[str, str]:
     lic, out = machine_licenses(), {}
     for a in (a for a in arts if a.kind == "dataset"):
         progress(f"dataset {a.name}")
