@@ -175,11 +175,9 @@ class Store:
         """Turn delta-rs failing on a log (an error, or a Rust panic) into one CorruptLogError naming the file."""
         try:
             yield
-        except (FileNotFoundError, CorruptDataError):
-            raise
-        except (KeyboardInterrupt, SystemExit, GeneratorExit, MemoryError):
-            raise
         except BaseException as e:  # pyo3's PanicException derives from BaseException
+            if not _from_the_log_reader(e):
+                raise
             loc = self._loc(kind)
             problems = diagnose(kind, loc)
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
@@ -470,6 +468,12 @@ class Store:
         if dt is None:
             return gone
         return gone + list(dt.vacuum(retention_hours=retention_hours, dry_run=dry_run, enforce_retention_duration=False))
+
+
+def _from_the_log_reader(e: BaseException) -> bool:
+    """Whether delta-rs (its errors, or a Rust panic through pyo3) or pyarrow reading its actions raised ``e``."""
+    module = type(e).__module__.split(".")[0]
+    return module in ("_internal", "deltalake", "pyarrow", "pyo3_runtime") or type(e).__name__ == "PanicException"
 
 
 def _more(problems: list[str]) -> str:
