@@ -107,10 +107,11 @@ def verify_folder(folder: str | Path, where: str, *, required: bool) -> None:
     manifest_bytes = mpath.read_bytes()
     check_hub_etag(mpath, manifest_bytes, f"{where}/{MANIFEST}")
     try:
-        files = json.loads(manifest_bytes)["files"]
-        assert isinstance(files, dict)
-    except (ValueError, KeyError, TypeError, AssertionError):
-        raise CorruptDataError(f"{where}/{MANIFEST}: not a file manifest; refused") from None
+        files = json.loads(manifest_bytes).get("files")
+    except (ValueError, AttributeError):
+        files = None
+    if not isinstance(files, dict):
+        raise CorruptDataError(f"{where}/{MANIFEST}: not a file manifest; refused")
     present = {p.relative_to(folder).as_posix() for p in _listed(folder)}
     if extra := sorted(present - set(files)):
         raise CorruptDataError(f"{where}: {extra[0]} is not in {MANIFEST}; refused")

@@ -419,15 +419,19 @@ class Store:
             return 0
         dt.create_write_transaction(actions, mode="append", schema=arrow_schema, partition_by=["machine"],
                                     commit_properties=props)
-        return self._record_head(kind)
+        return self._record_head(kind, dt)
 
-    def _record_head(self, kind: str) -> int:
-        """Write the head record of the table's latest version (just committed); that version."""
+    def _record_head(self, kind: str, dt=None) -> int:
+        """Write the head record of the table's latest version (just committed; ``dt``, the table the commit went
+        through, is brought up to it rather than re-read); that version."""
         from deltalake import DeltaTable  # delta-rs: imported on use
 
         loc = self._loc(kind)
         with self._log_guard(kind):
-            dt = DeltaTable(loc.uri, storage_options=loc.storage_options or None)
+            if dt is None:
+                dt = DeltaTable(loc.uri, storage_options=loc.storage_options or None)
+            else:
+                dt.update_incremental()
             files = _file_frame(dt)
         write_head(kind, loc, dt.version(), files)
         return dt.version()
