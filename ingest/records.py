@@ -104,6 +104,10 @@ def _rules(b: Bounds) -> list[tuple[str, pl.Expr, pl.Expr]]:
     for role in ("time_per_rep_min_s", "time_per_rep_max_s"):
         c = pl.col(role)
         out.append((role, c <= 0, pl.format(f"{role} is {{}} s; expected a time > 0", _shown(role))))
+        out.append((role, (c < b.min_time_per_rep_s) | (c > b.max_time_per_rep_s),
+                    pl.format(f"{role} {{}} s is outside the plausible range [{b.min_time_per_rep_s:g} s, "
+                              f"{b.max_time_per_rep_s:g} s] (bounds min_time_per_rep_s, max_time_per_rep_s)",
+                              _shown(role))))
     for col in PER_REP:
         c, limit = pl.col(col), (b.max_flops_per_rep if col.startswith("flops") else b.max_bytes_per_rep)
         bound = "max_flops_per_rep" if col.startswith("flops") else "max_bytes_per_rep"

@@ -9,3 +9,30 @@ def markdown_report(title: str, intro: str, rows: list[dict]) -> str:
     lines = [f"# {title}", "", intro, "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     lines += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in rows]
     return "\n".join(lines) + "\n"
+
+
+class _Captured:
+    """What pytest's ``capsys`` gives a campaign, for a run outside pytest: output since the last call."""
+
+    def __init__(self, out, err):
+        self._out, self._err = out, err
+
+    def readouterr(self):
+        out, err = self._out.getvalue(), self._err.getvalue()
+        for s in (self._out, self._err):
+            s.seek(0)
+            s.truncate()
+        return type("Out", (), {"out": out, "err": err})()
+
+
+def run_captured(campaign, *args):
+    """``campaign(*args, capsys)`` outside pytest, its output captured as ``capsys`` would (for ``__main__``)."""
+    import io
+    import sys
+
+    real = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = io.StringIO(), io.StringIO()
+    try:
+        return campaign(*args, _Captured(sys.stdout, sys.stderr))
+    finally:
+        sys.stdout, sys.stderr = real

@@ -107,3 +107,32 @@ def test_a_registry_alias_is_shown_in_the_summary(tmp_path, capsys):
     assert out["machines"] == ["quartz"] and out["machine_aliases"] == {"M1": "quartz"}
     assert main(["rajaperf", str(tmp_path), "--dry-run", "--no-progress", "--workers", "1", "--machine", "m1"]) == 0
     assert "m1 \u2192 quartz" in capsys.readouterr().out
+
+
+def _edit_cell(path, kernel: str, column: int, value: str) -> None:
+    lines = path.read_text().splitlines()
+    i = next(i for i, ln in enumerate(lines) if ln.startswith(kernel))
+    cells = lines[i].split(",")
+    cells[column] = f" {value} "
+    lines[i] = ",".join(cells)
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_an_empty_timing_cell_drops_that_record_by_name_not_as_not_run(tmp_path):
+    write_csv(sim_run(1, seed=3), tmp_path, "v2024.07.0")
+    _edit_cell(tmp_path / "RAJAPerf-timing-Average.csv", "Stream_TRIAD", 2, "")  # the Base_CUDA column
+    rep = read_rajaperf(tmp_path, machine="sim-node", workers=1)
+    triad = rep.frame.filter(pl.col("kernel") == "Stream_TRIAD")
+    assert triad.get_column("variant").to_list() == ["Base_Seq"]
+    (d,) = rep.dropped
+    assert "Stream_TRIAD" in d.record and "empty cell" in d.rule and d.field == "Base_CUDA/block_256"
+
+
+@pytest.mark.parametrize("role", ["Minimum", "Maximum"])
+def test_an_implausible_minimum_or_maximum_drops_the_record(tmp_path, role):
+    write_csv(sim_run(1, seed=3), tmp_path, "v2024.07.0")
+    _edit_cell(tmp_path / f"RAJAPerf-timing-{role}.csv", "Basic_DAXPY", 1, "1e300")
+    rep = read_rajaperf(tmp_path, machine="sim-node", workers=1)
+    assert rep.frame.filter((pl.col("kernel") == "Basic_DAXPY") & (pl.col("variant") == "Base_Seq")).is_empty()
+    (d,) = rep.dropped
+    assert d.field == f"time_per_rep_{role[:3].lower()}_s" and "plausible range" in d.rule

@@ -242,12 +242,16 @@ def _matrix_header(path: Path, lines: list[str], idx: int) -> tuple[int, list[st
 
 
 def parse_timing_matrix(path: Path):
-    """Parse a timing matrix: (ranks, {(kernel, variant, tuning): (seconds or None if 'Not run', text)}, dropped)."""
+    """Parse a timing matrix: (ranks, {(kernel, variant, tuning): (seconds or None if 'Not run', text)}, bad cells).
+
+    Bad cells are ``{(kernel, variant, tuning): (record, field, value, problem)}``: RAJAPerf writes a number or
+    ``Not run`` in every cell, so an empty or non-numeric cell is a defect of that record.
+    """
     lines = _read_lines(path)
     idx, ranks = _skip_preamble(path, lines)
     idx, variants, tunings = _matrix_header(path, lines, idx)
     out: dict[tuple[str, str, str], tuple[float | None, str]] = {}
-    dropped = []
+    bad: dict[tuple[str, str, str], tuple[str, str, str, str]] = {}
     for j in range(idx, len(lines)):
         if not lines[j].strip():
             break
@@ -255,15 +259,18 @@ def parse_timing_matrix(path: Path):
         if len(cells) != len(variants) + 1:
             raise IngestError(path, f"{len(cells)} fields; expected {len(variants) + 1} (truncated file?)",
                               record=f"line {j + 1}")
+        record = f"{path.name} line {j + 1} ({cells[0]})"
         for v, t, value in zip(variants, tunings, cells[1:]):
-            if value in (NOT_RUN, ""):
+            if value == NOT_RUN:
                 out[(cells[0], v, t)] = (None, value)
-                continue
-            try:
-                out[(cells[0], v, t)] = (_number(path, value, f"{v}/{t}", f"line {j + 1} ({cells[0]})"), value)
-            except RecordError as e:
-                dropped.append((e.record, e.field, str(e.value), e.problem))
-    return ranks, out, dropped
+            elif not value:
+                bad[(cells[0], v, t)] = (record, f"{v}/{t}", value, "empty cell; RAJAPerf writes a time or 'Not run'")
+            else:
+                try:
+                    out[(cells[0], v, t)] = (_number(path, value, f"{v}/{t}", record), value)
+                except RecordError as e:
+                    bad[(cells[0], v, t)] = (e.record, e.field, str(e.value), e.problem)
+    return ranks, out, bad
 
 
 def _agree(path: Path, reported: float | None, computed: float | None, text: str, what: str, record: str) -> None:
@@ -355,11 +362,13 @@ def read_csv_run(run: CsvRun, src: Source, *, machine: str, defaults: dict | Non
     result = ReadResult()
     details_file, ranks, details = _details(run, result)
     timings: dict[str, dict] = {}
+    bad_cells: dict[tuple[str, str, str], tuple[str, str, str, str]] = {}
     for role in ("timing-Average", "timing-Minimum", "timing-Maximum"):
         if role in run.files:
-            r, timings[role], dropped = parse_timing_matrix(run.files[role])
-            result.dropped.extend(dropped)
+            r, timings[role], bad = parse_timing_matrix(run.files[role])
+            bad_cells = {**bad, **bad_cells}  # a record is named once, by its first bad cell
             ranks = ranks if ranks is not None else r
+    result.dropped.extend(bad_cells.values())
     base_rows, r = _base_rows(run, timings, result)
     fmt = "rajaperf-csv" if "kernel-run-data" in run.files else "rajaperf-timing-csv"
     common = {"machine": machine, "npasses": None, "ranks": ranks if ranks is not None else r,
@@ -367,6 +376,8 @@ def read_csv_run(run: CsvRun, src: Source, *, machine: str, defaults: dict | Non
               **provenance(src, fmt, READER)}
     not_run = 0
     for record, base, texts in base_rows:
+        if (base.get("kernel"), base.get("variant"), base.get("tuning")) in bad_cells:
+            continue  # a bad cell of one of the run's matrices: that record is dropped, named above
         if any(v == NOT_RUN for v in base.values()) or ("_total_s" in base and base["_total_s"] is None):
             not_run += 1
             continue
