@@ -12,7 +12,7 @@ def xplat_dataset(data: Path, name: str):
     """(the data set built from ``data``'s named sources, the temporary folder holding its store and home)."""
     tmp = Path(tempfile.mkdtemp(prefix=f"xamm-bench-{name}-"))
     os.environ["XAMM_HOME"] = str(tmp / "home")
-    from xamm_models import xplat  # after XAMM_HOME is set
+    from xamm_models.benchmark import dataset as xplat  # after XAMM_HOME is set
 
     xplat.ingest_sources(data, tmp / "store")
     return xplat.XplatDataset.from_store(tmp / "store"), tmp

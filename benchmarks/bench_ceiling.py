@@ -2,7 +2,7 @@
 
     python benchmarks/bench_ceiling.py [--data ../shared/data] [--out docs/eval/ceiling.md]
 
-The default predictor chooses, per regime and device scenario, one of its candidates (:mod:`xamm_models.candidates`)
+The default predictor chooses, per regime and device scenario, one of its candidates (:mod:`xamm_models.predictors.default.candidates`)
 on inner folds of its training pairs. This measures what that choice could reach at most on ``xplat-rajaperf``'s
 kernel-group and held-out-machine (``mi300a-spx``) test folds: every candidate is fitted on each fold's training
 pairs as the default fits it, and scored on the test pairs as is and, on the held-out machine, also through the twin
@@ -35,16 +35,16 @@ LOG2 = np.log10(2)
 def fold_hits(ds, fold) -> pl.DataFrame:
     """One row per test pair: source, target, scenario, fold, and within 2× (bool) of the default and of every
     candidate (on the held-out machine also of each answering through the twin rule, ``twin-<name>``)."""
-    from xamm_models.candidates import CANDIDATES
-    from xamm_models.default_model import fit_candidates
-    from xamm_models.entries import FoldContext
-    from xamm_models.evaluation import scenario_expr
+    from xamm_models.predictors.default.candidates import CANDIDATES
+    from xamm_models.predictors.default.model import fit_candidates
+    from xamm_models.experiments.entries import FoldContext
+    from xamm_data.targets import scenario_expr
 
     ctx = FoldContext(ds, fold, seed=0)
     model, bench = ctx.default_model()  # the default exactly as `xamm eval` fits it on this fold
     sigs, twin = model.asked(ctx.test, target_benchmarks=bench)
     test, y = ctx.test, ctx.test.get_column("relR").to_numpy()
-    hit = lambda p: np.abs(np.log10(p / y)) <= LOG2 + 1e-12  # noqa: E731  (as xamm_models.metrics counts it)
+    hit = lambda p: np.abs(np.log10(p / y)) <= LOG2 + 1e-12  # noqa: E731  (as xamm_models.benchmark.metrics counts it)
     cols = {"default": hit(ctx.default()[0])}
     fitted = fit_candidates(list(CANDIDATES), model.signatures, ctx.train, 0, model.config.min_pair_kernels)
     for name, m in fitted.items():
@@ -88,7 +88,7 @@ def main(argv=None) -> int:
 
     t = time.perf_counter()
     ds, _ = xplat_dataset(args.data, "ceiling")
-    from xamm_models import xplat
+    from xamm_models.benchmark import dataset as xplat
 
     rows = []
     for scheme in ("kernel-group", "held-out-machine"):

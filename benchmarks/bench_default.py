@@ -2,7 +2,7 @@
 
     python benchmarks/bench_default.py [--data ../shared/data] [--rows 100000]
 
-Builds ``xplat-rajaperf`` from its named sources, fits :class:`~xamm_models.default_model.StackedPredictor` on
+Builds ``xplat-rajaperf`` from its named sources, fits :class:`~xamm_models.predictors.default.model.StackedPredictor` on
 all its pairs, then times ``predict_pairs`` (relR with its 80% interval) on ``--rows`` pair rows (the data set's
 pairs repeated), with each regime's chosen variant forced in turn to the physics prior, the ``split`` candidate
 and the boosted residual, and ``rank_targets`` (with P(fastest)). The peer is the roofline baseline on the same rows.
@@ -39,9 +39,10 @@ def main(argv=None) -> int:
     from _data import xplat_dataset
 
     ds, _ = xplat_dataset(args.data, "default")
-    from xamm_models import baselines, xplat
-    from xamm_models.candidates import make_candidate
-    from xamm_models.default_model import StackedPredictor
+    from xamm_models.benchmark import baselines
+    from xamm_models.benchmark import dataset as xplat
+    from xamm_models.predictors.default.candidates import make_candidate
+    from xamm_models.predictors.default.model import StackedPredictor
 
     t = time.perf_counter()
     model = StackedPredictor(seed=0).fit(ds.pairs, ds.samples, dataset=f"{xplat.NAME}@{ds.version}")

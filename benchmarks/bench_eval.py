@@ -4,7 +4,7 @@
     python benchmarks/bench_eval.py [--data ../shared/data] [--skip-full]
 
 Builds ``xplat-rajaperf`` from its named sources into a temporary store once, then times the two
-commands' work (:func:`xamm_models.experiments.run_experiments`) and prints seconds and the ratio to
+commands' work (:func:`xamm_models.experiments.run.run_experiments`) and prints seconds and the ratio to
 the budget. The full run's own figure is also recorded in ``docs/eval/results.json`` (``seconds``).
 """
 
@@ -30,8 +30,8 @@ def main(argv=None) -> int:
     t = time.perf_counter()
     ds, tmp = xplat_dataset(args.data, "eval")
     build = time.perf_counter() - t
-    from xamm_models import xplat
-    from xamm_models.experiments import EvalSettings, run_experiments
+    from xamm_models.benchmark import dataset as xplat
+    from xamm_models.experiments.run import EvalSettings, run_experiments
 
     print(f"build {xplat.NAME} from its sources: {build:.1f} s ({ds.pairs.height} pairs, version {ds.version})")
     runs = [("quick", EvalSettings.for_quick())] + ([] if args.skip_full else [("full", EvalSettings())])

@@ -33,16 +33,16 @@ def main(argv=None) -> int:
 
     from xamm_data.store import Store
     from xamm_ingest import ingest_rajaperf
-    from xamm_models.amm import build_signatures
-    from xamm_models.kernel_apps import FEATURES, kernel_app_samples
-    from xamm_models.predictor import XammPredictor
+    from xamm_models.machines.attention import build_signatures
+    from xamm_models.features import FEATURES, kernel_app_samples
+    from xamm_models.predictors.paper.predictor import XammPredictor
 
     torch.set_num_threads(2)
     st = Store(tmp / "store")
     ingest_rajaperf(args.data / "LLNL+thicket" / "thicket" / "tests" / "data" / "rajaperf", store=st)
     b = args.data / "llnl+RAJAPerf-Benchmark" / "2026-FCR" / "data"
     ingest_rajaperf([b / "RPBenchmark_H100_tier1", b / "RPBenchmark_H100_tier2"], machine="h100-node", store=st)
-    from xamm_models.signatures import SignatureRegistry
+    from xamm_models.machines.signatures import SignatureRegistry
 
     sigs = build_signatures(store=st, registry=SignatureRegistry.default(), epochs=100)
     apps = kernel_app_samples(st.scan("benchmark_runs").collect())

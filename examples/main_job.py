@@ -25,9 +25,10 @@ import polars as pl
 from xamm_data import Store, load_dataset
 from xamm_data.summary import print_frame
 from xamm_ingest import ingest_rajaperf
-from xamm_models.physics_registry import build_physics_signatures, samples_from_runs
-from xamm_models.signatures import SignatureRegistry
-from xamm_models.zoo import load_model
+from xamm_models.benchmark.dataset import samples_from_runs
+from xamm_models.zoo.build import build_physics_signatures
+from xamm_models.machines.signatures import SignatureRegistry
+from xamm_models.zoo.registry import load_model
 
 REPO = Path(__file__).resolve().parents[1]
 RUNS = REPO.parent / "shared" / "data" / "llnl+RAJAPerf-Benchmark" / "2026-FCR" / "data" / "RPBenchmark_MI300A_tier1-SPX"

@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("torch", reason="the models extra is not installed")
 
-from xamm_models.adaptation import SourceModel, ridge_from_scratch  # noqa: E402
+from xamm_models.predictors.adapted.alignment import SourceModel, ridge_from_scratch  # noqa: E402
 
 
 def _law(z: np.ndarray) -> np.ndarray:
@@ -54,8 +54,8 @@ def test_ten_labelled_samples_adapt_better_than_ridge_from_scratch(worlds):
 def test_the_controlled_stand_in_curve_on_real_runs(shared_data, tmp_path):
     """Every method is scored on the same held-out kernels at every fraction; the table has the seed's fractions."""
     from xamm_data.store import Store
-    from xamm_models import xplat
-    from xamm_models.adaptation_eval import FRACTIONS, curve_predictions, curve_table, target_space
+    from xamm_models.benchmark import dataset as xplat
+    from xamm_models.studies.adaptation import FRACTIONS, curve_predictions, curve_table, target_space
 
     st = Store(tmp_path / "store")
     xplat.ingest_sources(shared_data, st)
@@ -77,8 +77,8 @@ def test_the_public_stand_in_source_has_counters_the_targets_lack(shared_data, r
     RAJAPerf CSV gives. The 6 shared names seed the alignment; every method is scored on the same test rows."""
     from xamm_data.store import Store
     from xamm_ingest import read_rajaperf
-    from xamm_models import xplat
-    from xamm_models.adaptation_eval import SOURCE_FEATURES, TOPDOWN, counter_runs, public_curve_predictions
+    from xamm_models.benchmark import dataset as xplat
+    from xamm_models.studies.adaptation import SOURCE_FEATURES, TOPDOWN, counter_runs, public_curve_predictions
 
     runs = read_rajaperf(rajaperf_sets["tutorial_quartz"] / "GCC_10.3.1_BaseSeq_08388608", workers=1).frame
     src = counter_runs(runs)
@@ -94,7 +94,7 @@ def test_the_public_stand_in_source_has_counters_the_targets_lack(shared_data, r
 def test_the_residual_penalty_is_chosen_over_whole_groups():
     """A real signal gets a small penalty, pure noise the largest (no residual), and fewer than two groups the
     fallback; a group's rows never validate each other."""
-    from xamm_models.adaptation import ALPHAS, choose_alpha
+    from xamm_models.predictors.adapted.alignment import ALPHAS, choose_alpha
 
     rng = np.random.default_rng(0)
     a, groups = rng.normal(size=(60, 3)), np.repeat(np.arange(12), 5)

@@ -12,10 +12,12 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the models extra (torch) is not installed")
 
-from xamm_models.adaptation_eval import PLATFORM, PLATFORM_FEATURES, TOPDOWN, platform_pairs
-from xamm_models.adapted_predictor import AdaptedPredictor
-from xamm_models.kernel_apps import FEATURES
-from xamm_models.predictor import FeatureSchemaError, UnknownSourceError, UnknownTargetError, XammPredictor
+from xamm_models.studies.adaptation import PLATFORM, PLATFORM_FEATURES, TOPDOWN, platform_pairs
+from xamm_models.predictors.adapted.predictor import AdaptedPredictor
+from xamm_models.features import FEATURES
+from xamm_models.errors import FeatureSchemaError, UnknownSourceError, UnknownTargetError
+from xamm_models.predictors.adapted.predictor import adapt
+from xamm_models.predictors.paper.predictor import XammPredictor
 
 EPOCHS = 30
 
@@ -24,7 +26,7 @@ EPOCHS = 30
 def world(shared_data, rajaperf_sets, tmp_path_factory):
     from xamm_data.store import Store
     from xamm_ingest import read_rajaperf
-    from xamm_models import xplat
+    from xamm_models.benchmark import dataset as xplat
 
     st = Store(tmp_path_factory.mktemp("adapt") / "store")
     xplat.ingest_sources(shared_data, st)
@@ -58,25 +60,25 @@ def test_adapt_keeps_the_base_frozen_seeds_by_name_and_is_deterministic(world):
     state = {k: v.clone() for k, v in base.embedder.state_dict().items()}
     grads = [p.requires_grad for p in base.embedder.parameters()]
     before = base.predict_pairs(world["ds"].pairs.head(50))
-    m = base.adapt(lab, PLATFORM, features=PLATFORM_FEATURES, unlabelled=world["pairs"])
+    m = adapt(base, lab, PLATFORM, features=PLATFORM_FEATURES, unlabelled=world["pairs"])
     assert all(torch.equal(state[k], v) for k, v in base.embedder.state_dict().items())
     assert [p.requires_grad for p in base.embedder.parameters()] == grads
     assert np.array_equal(base.predict_pairs(world["ds"].pairs.head(50)), before)
     # the six workload columns the platform shares with the predictor's seed the alignment; the counters start at zero
     assert m.training["name_seeded"] == 6 and m.weights["p0"][:, :len(TOPDOWN)].sum() == 0
     assert not np.allclose(m.weights["P"][:, :len(TOPDOWN)], 0)  # and were learned
-    again = base.adapt(lab, PLATFORM, features=PLATFORM_FEATURES, unlabelled=world["pairs"])
+    again = adapt(base, lab, PLATFORM, features=PLATFORM_FEATURES, unlabelled=world["pairs"])
     assert np.array_equal(m.predict_pairs(test), again.predict_pairs(test))
-    blind = base.adapt(lab, PLATFORM, features=PLATFORM_FEATURES, use_names=False)
+    blind = adapt(base, lab, PLATFORM, features=PLATFORM_FEATURES, use_names=False)
     assert blind.training["name_seeded"] == 0 and not np.array_equal(blind.predict_pairs(test), m.predict_pairs(test))
     rel = m.predict_pairs(test)
     assert np.isfinite(rel).all() and (rel > 0).all()
 
 
 def test_saved_adapted_model_loads_as_its_zoo_kind_with_the_same_answers(world, tmp_path):
-    from xamm_models.zoo import load_model
+    from xamm_models.zoo.registry import load_model
 
-    m = world["base"].adapt(world["lab"], PLATFORM, features=PLATFORM_FEATURES)
+    m = adapt(world["base"], world["lab"], PLATFORM, features=PLATFORM_FEATURES)
     m.save_pretrained(tmp_path / "m")
     assert {p.name for p in (tmp_path / "m").iterdir()} >= {"adapted.json", "adapter.safetensors", "base", "README.md"}
     assert (tmp_path / "m" / "base" / "predictor.json").is_file()
@@ -98,7 +100,7 @@ def test_saved_adapted_model_loads_as_its_zoo_kind_with_the_same_answers(world, 
 def test_fine_tuning_when_asked_trains_a_copy_and_leaves_the_given_predictor(world, tmp_path):
     base = world["base"]
     state = {k: v.clone() for k, v in base.embedder.state_dict().items()}
-    m = base.adapt(world["lab"], PLATFORM, features=PLATFORM_FEATURES, fine_tune=True, epochs=50)
+    m = adapt(base, world["lab"], PLATFORM, features=PLATFORM_FEATURES, fine_tune=True, epochs=50)
     assert all(torch.equal(state[k], v) for k, v in base.embedder.state_dict().items())
     tuned = m.base.embedder.state_dict()
     assert m.base is not base and any(not torch.equal(state[k], tuned[k]) for k in state)
@@ -110,20 +112,20 @@ def test_fine_tuning_when_asked_trains_a_copy_and_leaves_the_given_predictor(wor
 def test_bad_labels_and_inputs_are_refused_with_what_was_expected(world):
     base, lab = world["base"], world["lab"]
     with pytest.raises(FeatureSchemaError, match="topdown_retiring"):
-        base.adapt(lab.drop("topdown_retiring"), PLATFORM, features=PLATFORM_FEATURES)
+        adapt(base, lab.drop("topdown_retiring"), PLATFORM, features=PLATFORM_FEATURES)
     with pytest.raises(UnknownTargetError, match="Did you mean 'lassen:gpu'"):
-        base.adapt(lab.with_columns(pl.lit("lasen:gpu").alias("target")), PLATFORM, features=PLATFORM_FEATURES)
+        adapt(base, lab.with_columns(pl.lit("lasen:gpu").alias("target")), PLATFORM, features=PLATFORM_FEATURES)
     with pytest.raises(ValueError, match=r"records \[0\]"):
-        base.adapt(lab.with_columns(pl.when(pl.int_range(pl.len()) == 0).then(-1.0).otherwise("relR").alias("relR")),
+        adapt(base, lab.with_columns(pl.when(pl.int_range(pl.len()) == 0).then(-1.0).otherwise("relR").alias("relR")),
                    PLATFORM, features=PLATFORM_FEATURES)
     with pytest.raises(UnknownSourceError, match="platform adapted to"):
-        base.adapt(lab, "other:cpu", features=PLATFORM_FEATURES)
-    m = base.adapt(lab, PLATFORM, features=PLATFORM_FEATURES)
+        adapt(base, lab, "other:cpu", features=PLATFORM_FEATURES)
+    m = adapt(base, lab, PLATFORM, features=PLATFORM_FEATURES)
     with pytest.raises(UnknownSourceError, match="adapted to"):
         m.predict(lab.head(1), "quartz:cpu", ["lassen:gpu"])
     raw = XammPredictor(feature_columns=list(FEATURES), epochs=1, use_embedder=False).fit_pairs(world["ds"].pairs.head(400))
     with pytest.raises(ValueError, match="use_embedder=True"):
-        raw.adapt(lab, PLATFORM, features=PLATFORM_FEATURES)
+        adapt(raw, lab, PLATFORM, features=PLATFORM_FEATURES)
 
 
 def test_xamm_adapt_cli_saves_a_model_xamm_predict_uses(world, tmp_path, capsys):
@@ -148,7 +150,7 @@ def test_xamm_adapt_cli_saves_a_model_xamm_predict_uses(world, tmp_path, capsys)
 
 @pytest.mark.slow
 def test_the_adaptation_curve_scores_every_method_on_the_same_rows(world):
-    from xamm_models.adaptation_eval import adapt_curve_predictions, curve_table
+    from xamm_models.studies.adaptation import adapt_curve_predictions, curve_table
 
     preds = adapt_curve_predictions(world["base"], world["pairs"], repeats=1, fractions=(0.05,))
     keys = preds.group_by("method").agg(pl.col("sample").sort().hash().alias("h"), pl.col("y_true").sum().alias("t"))

@@ -14,10 +14,11 @@ from xamm_data import machines  # noqa: E402
 from xamm_data.hashing import frame_sha256
 from xamm_data.store import Store  # noqa: E402
 from xamm_ingest import ingest_rajaperf  # noqa: E402
-from xamm_models.amm import algorithm1, build_signatures  # noqa: E402
+from xamm_models.machines.attention import algorithm1, build_signatures  # noqa: E402
 from xamm_models.embedders import create_embedder, list_embedders, load_embedder  # noqa: E402
-from xamm_models.samples import align_kernels, benchmark_samples  # noqa: E402
-from xamm_models.signatures import ImmutableSignatureError, Signature, SignatureRegistry  # noqa: E402
+from xamm_models.machines.samples import align_kernels, benchmark_samples  # noqa: E402
+from xamm_models.errors import ImmutableSignatureError
+from xamm_models.machines.signatures import Signature, SignatureRegistry  # noqa: E402
 
 EPOCHS = 60
 
@@ -160,7 +161,7 @@ def test_registry_immutability(tmp_path):
 
 
 def test_signatures_hub_round_trip(tmp_path, local_hub):
-    from xamm_models.signature_hub import pull_signatures, push_signatures
+    from xamm_models.machines.hub import pull_signatures, push_signatures
 
     reg = SignatureRegistry(tmp_path / "a")
     base = dict(machine="m", device="gpu", vector=[0.1, 1.0], aggregation="l2", normalise="divide", embedder_id="e",
@@ -182,7 +183,7 @@ def test_signatures_hub_round_trip(tmp_path, local_hub):
 
 
 def test_separation_report_on_held_out_samples(runs):
-    from xamm_models.separation import separation_report
+    from xamm_models.studies.separation import separation_report
 
     ks = align_kernels(runs)
     rep = separation_report(benchmark_samples(runs, ks), ks, "attention", epochs=EPOCHS)
@@ -193,7 +194,7 @@ def test_separation_report_on_held_out_samples(runs):
 
 
 def test_tsne_plot_is_a_png(runs, tmp_path):
-    from xamm_models.plot import tsne_plot
+    from xamm_models.studies.plot import tsne_plot
 
     ks = align_kernels(runs)
     s = benchmark_samples(runs, ks)
@@ -235,7 +236,7 @@ def test_physics_signatures_are_built_versioned_and_shown_by_the_amm_commands(be
     import json
 
     from xamm_data.cli import main as xamm
-    from xamm_models.physics import OVERHEAD_QUANTILE
+    from xamm_models.machines.physics import OVERHEAD_QUANTILE
 
     monkeypatch.setenv("XAMM_HOME", str(tmp_path / "home"))
     assert xamm(["amm", "build", "--kind", "physics", "h100-node", "--store", str(bench_store.root)]) == 0
@@ -266,7 +267,9 @@ def test_signatures_record_the_table_version_they_read_and_can_reload_it(rajaper
     """A signature names the benchmark_runs version it was built from; after more ingests that version still gives
     exactly the same samples (the same data hash)."""
     from xamm_data import load_dataset
-    from xamm_models.physics_registry import build_physics_signatures, physics_record, samples_from_runs
+    from xamm_models.benchmark.dataset import samples_from_runs
+    from xamm_models.machines.signatures import physics_record
+    from xamm_models.zoo.build import build_physics_signatures
 
     st = Store(tmp_path / "store")
     ingest_rajaperf([rajaperf_sets["h100_tier1"]], machine="h100-node", store=st, workers=2)

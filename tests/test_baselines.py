@@ -7,7 +7,7 @@ import math
 import polars as pl
 import pytest
 
-from xamm_models import baselines as B
+from xamm_models.benchmark import baselines as B
 
 
 def pairs(rows, extra=None):

@@ -54,8 +54,10 @@ def test_amm_list_as_json(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("XAMM_HOME", str(tmp_path / "home"))
     assert xamm(["amm", "list", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert {"quartz:cpu", "lassen:gpu"} <= {r["target"] for r in rows}
-    assert {r["latest"] for r in rows} == {"no signature yet"}
+    latest = {r["target"]: r["latest"] for r in rows}
+    # nothing built under XAMM_HOME: the embedded snapshot's signatures, the registry's other machines without one
+    assert latest["quartz:cpu"] == "quartz:cpu@1" and latest["lassen:gpu"] == "lassen:gpu@1"
+    assert latest["ruby:cpu"] == "no signature yet"
 
 
 def test_verbose_logs_what_the_dispatcher_did(caplog):
@@ -88,7 +90,7 @@ def test_shipped_examples_are_valid(tmp_path):
     from conftest import REPO
 
     from xamm_ingest import read_profiles
-    from xamm_models.pipeline import load_config
+    from xamm_models.predictors.paper.pipeline import load_config
 
     cfg = load_config(REPO / "examples" / "run-config.yml")
     assert cfg.func == "train" and cfg.regressor == "catboost" and cfg.output.name == "predictor"
@@ -125,3 +127,17 @@ def test_eval_builds_the_data_set_from_its_sources_in_one_command(shared_data, t
     assert summary["settings"]["quick"] and summary["settings"]["epochs"] == 5
     assert json.loads((out / "results.json").read_text())["dataset"]["version"] == summary["dataset"]["version"]
     assert "## Does the pipeline beat the strongest baseline?" in (out / "results.md").read_text()
+
+
+def test_amm_list_reads_the_home_registry_once_it_holds_a_signature(tmp_path, capsys, monkeypatch):
+    import shutil
+
+    from xamm_data import snapshot
+    from xamm_models.machines.signatures import SignatureRegistry
+
+    monkeypatch.setenv("XAMM_HOME", str(tmp_path / "home"))
+    shutil.copytree(snapshot.signatures_root() / "lassen", tmp_path / "home" / "signatures" / "lassen")
+    assert SignatureRegistry.for_reading().root == tmp_path / "home" / "signatures"
+    assert xamm(["amm", "list", "--json"]) == 0
+    latest = {r["target"]: r["latest"] for r in json.loads(capsys.readouterr().out)}
+    assert latest["lassen:gpu"] == "lassen:gpu@1" and latest["quartz:cpu"] == "no signature yet"

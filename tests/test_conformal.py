@@ -1,12 +1,12 @@
 """Conformal half-widths over inner folds and the choice of rule by leave-one-fold-out coverage
-(xamm_models.conformal), checked against hand-worked values and brute-force re-implementations."""
+(xamm_models.predictors.default.conformal), checked against hand-worked values and brute-force re-implementations."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from xamm_models.conformal import (
+from xamm_models.predictors.default.conformal import (
     RULES,
     choose_rule,
     fold_mean_conformal,
@@ -14,8 +14,8 @@ from xamm_models.conformal import (
     halfwidths,
     held_out_coverage,
 )
-from xamm_models.conformal import group_conformal as _group_conformal
-from xamm_models.conformal import split_conformal as _conformal
+from xamm_models.predictors.default.conformal import group_conformal as _group_conformal
+from xamm_models.predictors.default.conformal import split_conformal as _conformal
 
 
 def test_the_conformal_quantile_is_the_finite_sample_rank():

@@ -1,4 +1,4 @@
-"""torch's CPU kernels pinned to AVX2 on x86-64 (``xamm_models.cpu_kernels``): a model command asks for them before
+"""torch's CPU kernels pinned to AVX2 on x86-64 (``xamm_models.runtime``): a model command asks for them before
 torch is imported, so a seeded run gives the same numbers on an AVX-512 machine as on an AVX2 one; a value the user
 set is kept. (The evaluation's workers: tests/test_evaluation.py; the committed run: its results.json.)"""
 
@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from xamm_models import cpu_kernels
+from xamm_models import runtime as cpu_kernels
 
 pytest.importorskip("torch", reason="the models extra (torch) is not installed")
 

@@ -15,9 +15,9 @@ import pytest
 pytest.importorskip("xgboost", reason="the models extra is not installed")
 
 from xamm_data.hub_files import write_manifest  # noqa: E402
-from xamm_models.default_model import StackedPredictor  # noqa: E402
-from xamm_models.physics import modelled_time, physics_signature  # noqa: E402
-from xamm_models.predictor import UnknownSourceError, UnknownTargetError  # noqa: E402
+from xamm_models.predictors.default.model import StackedPredictor  # noqa: E402
+from xamm_models.machines.physics import modelled_time, physics_signature  # noqa: E402
+from xamm_models.errors import UnknownSourceError, UnknownTargetError  # noqa: E402
 
 MACHINES = {"a:cpu": (1e10, 1e11, 1e12, 1e-6), "b:gpu": (1e10, 1e12, 5e13, 5e-6), "c:gpu": (2e10, 2e12, 8e13, 4e-6),
             "d:cpu": (2e10, 2e11, 2e12, 2e-6)}
@@ -157,7 +157,7 @@ def test_xamm_predict_rank_json_names_the_applications(fitted, tmp_path, capsys)
 
 
 def test_push_and_pull_through_the_hub_pinned_and_unpinned(fitted, local_hub, tmp_path, monkeypatch):
-    from xamm_models.default_model import load_predictor
+    from xamm_models.predictors.default.model import load_predictor
 
     model, pairs, _ = fitted
     rows = pairs.filter(~pl.col("target").str.starts_with("d:") & ~pl.col("source").str.starts_with("d:")).head(20)
@@ -171,7 +171,7 @@ def test_push_and_pull_through_the_hub_pinned_and_unpinned(fitted, local_hub, tm
 
 
 def test_pair_offset_falls_back_from_the_pair_to_its_scenario_to_everything():
-    from xamm_models.candidates import PairOffset
+    from xamm_models.predictors.default.candidates import PairOffset
 
     train = pl.DataFrame({"source": ["a:cpu", "a:cpu", "a:cpu", "b:gpu"], "target": ["b:gpu", "b:gpu", "b:gpu", "c:gpu"],
                           "relR": [0.1, 0.2, 0.4, 3.0]})
@@ -189,8 +189,8 @@ def test_split_carries_the_square_root_of_the_source_slowdown_and_nothing_is_fit
     """``split``: relR = (modelled target time / modelled source time) / sqrt(measured / modelled source time),
     checked against modelled_time computed here: a sample at its source's roofline gets the prior, one 4x slower
     than modelled half the prior's relR, one 4x faster twice it; the share is saved and a different one refused."""
-    from xamm_models.candidates import SplitSlowdown
-    from xamm_models.physics import physics_signatures
+    from xamm_models.predictors.default.candidates import SplitSlowdown
+    from xamm_models.machines.physics import physics_signatures
 
     pairs, samples = world(0)
     sigs = physics_signatures(samples)
@@ -214,8 +214,8 @@ def json_roundtrip(obj):
 
 
 def test_most_similar_answers_a_new_machine_as_its_nearest_known_one(fitted):
-    from xamm_models.candidates import MostSimilar
-    from xamm_models.physics import physics_signatures
+    from xamm_models.predictors.default.candidates import MostSimilar
+    from xamm_models.machines.physics import physics_signatures
 
     _, pairs, samples = fitted
     known = pairs.filter(~pl.col("source").str.starts_with("d:") & ~pl.col("target").str.starts_with("d:"))
@@ -253,7 +253,7 @@ def test_every_candidate_survives_save_and_load(fitted, tmp_path):
     for cal, names in ((m.calibration["seen"], ["pair-median", "pair-prior", "physics", "similar"]),
                        (m.calibration["new"], ["similar", "pair-prior", "residual", "split"])):
         cal.variants = dict(zip(scen, names, strict=True))
-    from xamm_models.default_model import fit_candidates
+    from xamm_models.predictors.default.model import fit_candidates
 
     m.models = fit_candidates(sorted(set().union(*(c.used() for c in m.calibration.values()))), m.signatures, pairs.filter(
         ~pl.col("target").str.starts_with("d:") & ~pl.col("source").str.starts_with("d:")), 0)
@@ -265,8 +265,8 @@ def test_every_candidate_survives_save_and_load(fitted, tmp_path):
 def test_a_pair_with_few_training_kernels_gets_the_prior_in_every_candidate_and_after_loading(tmp_path):
     """``min_pair_kernels``: a machine pair trained on fewer distinct kernels gets no learned residual, from the
     residual candidates and from the most-similar stand-in alike; the gate is saved with the predictor."""
-    from xamm_models.default_model import fit_candidates
-    from xamm_models.stacked import log_prior
+    from xamm_models.predictors.default.model import fit_candidates
+    from xamm_models.predictors.default.stacked import log_prior
 
     pairs, samples = world(0)
     pairs = pairs.filter(~pl.col("target").str.starts_with("d:") & ~pl.col("source").str.starts_with("d:"))
@@ -296,7 +296,7 @@ def _saved(model, path):
 
 
 def test_the_selection_rules_the_config_offers():
-    from xamm_models.default_model import _best, _per_unit_hits, _simplest_unless_clearly_beaten
+    from xamm_models.predictors.default.model import _best, _per_unit_hits, _simplest_unless_clearly_beaten
 
     hits = {"prior": np.array([0.5, 0.5, 0.5]), "residual": np.array([0.6, 0.4, 0.6]), "physics": np.array([0.5, 0.5, 0.5])}
     cands = ["prior", "residual", "physics"]
@@ -323,8 +323,8 @@ def test_the_interval_rule_is_chosen_on_inner_folds_saved_and_can_be_fixed(fitte
     existed reads as the group rule it was sized by."""
     import json
 
-    from xamm_models.conformal import RULES
-    from xamm_models.default_model import Calibration
+    from xamm_models.predictors.default.conformal import RULES
+    from xamm_models.predictors.default.model import Calibration
 
     model, pairs, samples = fitted
     for cal in model.calibration.values():
@@ -368,7 +368,7 @@ def test_with_one_training_machine_pair_a_new_machine_gets_no_finite_interval(fi
 def test_siblings_inner_folds_hold_each_kernel_once_with_its_group_kept_in_the_fit():
     """The ``siblings`` regime's inner folds: training kernels split at random (seeded), each held kernel's group
     still in the fit part, as when one RAJAPerf kernel is left out of training."""
-    from xamm_models.default_model import _kernel_folds
+    from xamm_models.predictors.default.model import _kernel_folds
 
     pairs, samples = world(0)
     lone = pairs.filter(pl.col("app") == "G1_K0").with_columns(pl.lit("Solo").alias("group"))  # a group of one kernel
@@ -421,7 +421,7 @@ def test_the_siblings_selection_resamples_kernels_not_its_random_folds():
 def test_candidates_without_siblings_answer_every_seen_target_as_seen_and_seen_and_new_are_required():
     from pydantic import ValidationError
 
-    from xamm_models.default_model import StackedConfig
+    from xamm_models.predictors.default.model import StackedConfig
 
     pairs, samples = world(0)
     known = pairs.filter(~pl.col("source").str.starts_with("d:") & ~pl.col("target").str.starts_with("d:"))

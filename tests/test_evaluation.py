@@ -14,9 +14,10 @@ import pytest
 
 from xamm_data import load_dataset
 from xamm_data.store import Store
-from xamm_models import cpu_kernels, xplat
-from xamm_models.evaluation import Evaluator
-from xamm_models.xplat import XplatDataset
+from xamm_models import runtime as cpu_kernels
+from xamm_models.benchmark import dataset as xplat
+from xamm_models.benchmark.evaluate import Evaluator
+from xamm_models.benchmark.dataset import XplatDataset
 
 
 @pytest.fixture(scope="module")
@@ -132,7 +133,7 @@ def test_official_splits(ds):
 def test_fold_machine_data_never_holds_the_test_kernels(ds, monkeypatch):
     pytest.importorskip("torch", reason="the models extra (torch) is not installed")
     from xamm_models import embedders
-    from xamm_models.entries import _AMM_CACHE, FoldContext
+    from xamm_models.experiments.entries import _AMM_CACHE, FoldContext
 
     seen = []
     make = embedders.create_embedder
@@ -159,8 +160,8 @@ def test_fold_machine_data_never_holds_the_test_kernels(ds, monkeypatch):
 
 def test_the_stacked_control_feeds_the_residual_the_random_vectors(ds, monkeypatch):
     pytest.importorskip("torch", reason="the models extra (torch) is not installed")
-    from xamm_models import entries
-    from xamm_models.entries import ENTRIES, FoldContext
+    from xamm_models.experiments import entries
+    from xamm_models.experiments.entries import ENTRIES, FoldContext
 
     fed = []
     fit = entries.StackedModel.fit
@@ -200,8 +201,8 @@ def test_evaluator_is_bound_documented_and_averages_folds():
 
 def test_small_run_reports_baselines_and_the_verdict(ds, tmp_path):
     pytest.importorskip("torch", reason="the models extra (torch) is not installed")
-    from xamm_models.eval_report import BEGIN, END, readme_block, update_readme
-    from xamm_models.experiments import EvalSettings, run_experiments
+    from xamm_models.experiments.report import BEGIN, END, readme_block, update_readme
+    from xamm_models.experiments.run import EvalSettings, run_experiments
 
     s = run_experiments(dataset=ds, experiments=(3,), out_dir=tmp_path, progress=lambda *_: None,
                         settings=EvalSettings.for_quick(groups=("Basic",), held_out_machine="mi300a-spx"))
@@ -236,7 +237,7 @@ def test_the_readme_results_block_is_generated_from_docs_eval():
     from conftest import REPO
 
     pytest.importorskip("torch", reason="the models extra (torch) is not installed")
-    from xamm_models.eval_report import BEGIN, END, markdown, readme_block
+    from xamm_models.experiments.report import BEGIN, END, markdown, readme_block
 
     summary = json.loads((REPO / "docs" / "eval" / "results.json").read_text())
     assert (REPO / "docs" / "eval" / "results.md").read_text() == markdown(summary)
@@ -295,7 +296,7 @@ def test_the_readme_figures_of_the_residual_gate_are_the_apps_folds_cpu_to_gpu_r
 
 def test_the_runs_do_not_depend_on_the_number_of_workers(ds, tmp_path):
     pytest.importorskip("torch", reason="the models extra (torch) is not installed")
-    from xamm_models.experiments import EvalSettings, run_experiments
+    from xamm_models.experiments.run import EvalSettings, run_experiments
 
     runs = []
     for w in (1, 2):
@@ -344,10 +345,10 @@ def test_vector_models_read_each_test_pair_from_its_vector_and_eval_draws_their_
     entry for the pair's target (checked against the RandomForest called directly), and the pooled vector metrics
     equal :func:`vector_metrics` on the vectors built independently; the ROC PNG is written."""
     pytest.importorskip("torch", reason="the models extra (torch) is not installed")
-    from xamm_models.entries import FoldContext
-    from xamm_models.experiments import _vector_results
-    from xamm_models.vae_dnn import vector_samples
-    from xamm_models.vae_dnn_eval import RandomForestVector, vector_metrics
+    from xamm_models.experiments.entries import FoldContext
+    from xamm_models.experiments.run import _vector_results
+    from xamm_models.predictors.vae_dnn import vector_samples
+    from xamm_models.studies.vae_dnn import RandomForestVector, vector_metrics
 
     fold = next(f for f in ds.get_idx_split("kernel-group") if f.name == "Comm")
     ctx = FoldContext(ds, fold, epochs=2)
@@ -376,8 +377,8 @@ def test_a_fold_without_dense_kernels_borrows_the_flop_rate_of_a_measured_peer(d
     more: they borrow the measured rate of their device kind's machines (quartz's CPU, lassen's GPU), instead of
     unbounded compute. With all kernels every machine is measured, and the rates of one device kind lie within
     1.6x (CPUs) and 2.3x (GPUs) of each other (what makes a peer's rate a fair guess; the README says so)."""
-    from xamm_models.entries import FoldContext
-    from xamm_models.physics import physics_signature
+    from xamm_models.experiments.entries import FoldContext
+    from xamm_models.machines.physics import physics_signature
 
     fold = next(f for f in ds.get_idx_split("kernel-group") if f.name == "Apps")
     ctx = FoldContext(ds, fold, epochs=1)
@@ -397,12 +398,12 @@ def test_a_fold_without_dense_kernels_borrows_the_flop_rate_of_a_measured_peer(d
 
 
 def test_with_the_apps_group_held_out_the_h100_cpu_to_gpu_pair_keeps_four_kernels_that_run_slower_than_modelled(ds):
-    """Why the residual needs ``min_pair_kernels`` (xamm_models.stacked): in the Apps fold the H100 node's CPU->GPU
+    """Why the residual needs ``min_pair_kernels`` (xamm_models.predictors.default.stacked): in the Apps fold the H100 node's CPU->GPU
     training pairs hold 4 kernels; two reductions and a fused halo packing run 3-150x slower on its GPU than the
     physics prior says (the ungated residual's Apps-fold figure is checked against the README above). In every other fold
     the pair keeps at least 17 kernels, above the gate."""
-    from xamm_models.entries import FoldContext
-    from xamm_models.stacked import MIN_PAIR_KERNELS, log_prior
+    from xamm_models.experiments.entries import FoldContext
+    from xamm_models.predictors.default.stacked import MIN_PAIR_KERNELS, log_prior
 
     def pair(ctx):
         return ctx.train.filter(pl.col("source") == "h100-node:cpu", pl.col("target") == "h100-node:gpu")
@@ -424,7 +425,7 @@ def test_in_the_apps_fold_the_inner_folds_choose_the_group_interval_rule_and_the
     0.80; that fold is covered more than 80% and the small groups less (``results.json``)."""
     from conftest import REPO
 
-    from xamm_models.entries import FoldContext
+    from xamm_models.experiments.entries import FoldContext
 
     fold = next(f for f in ds.get_idx_split("kernel-group") if f.name == "Apps")
     cal = FoldContext(ds, fold, epochs=1).default_model()[0].calibration["seen"]
@@ -458,14 +459,14 @@ def test_the_defaults_80_percent_intervals_cover_between_0_70_and_0_90_in_every_
 
 
 def test_with_the_mi300a_node_held_out_no_training_machines_are_twins_and_the_mi300a_node_is_the_h100_nodes(ds):
-    """Why twins are a rule, not a choice (xamm_models.twins): in every held-out-machine fold no known machine would
+    """Why twins are a rule, not a choice (xamm_models.machines.twins): in every held-out-machine fold no known machine would
     be called another known machine's twin, so inner folds hold no twin to learn from; the held-out MI300A node's
     targets are the H100 node's twins in every fold but its CPU in the Basic fold, as the README says."""
     from conftest import REPO
 
-    from xamm_models.entries import FoldContext
-    from xamm_models.physics import distance, physics_signatures
-    from xamm_models.twins import signature_noise, twins
+    from xamm_models.experiments.entries import FoldContext
+    from xamm_models.machines.physics import distance, physics_signatures
+    from xamm_models.machines.twins import signature_noise, twins
 
     seen = {}
     for fold in ds.get_idx_split("held-out-machine", held_out_machine="mi300a-spx"):
@@ -521,7 +522,7 @@ def test_leaving_one_kernel_out_the_default_answers_by_siblings_unless_the_kerne
     pair is answered by the siblings regime, whose random-kernel-fold selection keeps the pair median for GPU->GPU
     (the group-fold selection of the seen regime does not); Comm_HALO_PACKING_FUSED is its group's only kernel, so
     leaving it out leaves no sibling and the seen regime answers."""
-    from xamm_models.entries import FoldContext
+    from xamm_models.experiments.entries import FoldContext
 
     folds = {f.name: f for f in ds.get_idx_split("kernel")}
     vol = FoldContext(ds, folds["Apps_VOL3D"], epochs=1)
@@ -538,7 +539,7 @@ def test_in_the_apps_fold_the_inner_folds_choose_split_across_devices_over_the_p
     quarters of the pairs): targets seen, its inner folds chose ``split`` for GPU->CPU and CPU->GPU, where it beat
     the prior on them; for CPU->GPU the gated physics residual scored higher still on them, but not clearly, so
     ``split`` answers (the gate's README test reads that fold's test figures)."""
-    from xamm_models.entries import FoldContext
+    from xamm_models.experiments.entries import FoldContext
 
     fold = next(f for f in ds.get_idx_split("kernel-group") if f.name == "Apps")
     cal = FoldContext(ds, fold, epochs=1).default_model()[0].calibration["seen"]

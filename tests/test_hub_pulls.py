@@ -148,7 +148,7 @@ def model_cases(camp: Campaign, rng: random.Random) -> dict[str, Counter]:
     """The embedded default predictor pushed, then served with a bit flipped in one of its files (or its cache)."""
     from huggingface_hub import HfApi
 
-    from xamm_models.zoo import load_model
+    from xamm_models.zoo.registry import load_model
 
     repo = f"xamm-pulls/default-{id(camp)}"
     load_model("xamm/default").push_to_hub(repo)
@@ -171,8 +171,8 @@ def model_cases(camp: Campaign, rng: random.Random) -> dict[str, Counter]:
 
 
 def signature_cases(camp: Campaign, rng: random.Random, registry_dir: Path) -> dict[str, Counter]:
-    from xamm_models.signature_hub import pull_signatures, push_signatures
-    from xamm_models.signatures import SignatureRegistry
+    from xamm_models.machines.hub import pull_signatures, push_signatures
+    from xamm_models.machines.signatures import SignatureRegistry
 
     reg = SignatureRegistry(REPO / "xamm_data" / "snapshot" / "signatures")  # read only: the published ones
     repo = f"xamm-pulls/amms-{id(camp)}"
@@ -231,7 +231,7 @@ def test_a_pushed_model_loads_as_saved_and_one_flipped_bit_never_loads(camp, tmp
     from huggingface_hub import HfApi
 
     from xamm_data.hub_files import MANIFEST
-    from xamm_models.zoo import load_model
+    from xamm_models.zoo.registry import load_model
 
     model = load_model("xamm/default")
     model.push_to_hub("xamm-pulls/model")

@@ -7,7 +7,7 @@ import math
 import polars as pl
 import pytest
 
-from xamm_models.metrics import bootstrap, compare, score
+from xamm_models.benchmark.metrics import bootstrap, compare, score
 
 
 def frame(rows):
@@ -93,7 +93,7 @@ def test_the_vectorised_resample_equals_scoring_the_resampled_frame():
     keep distinct sample ids, so their ranking groups count once per draw)."""
     import numpy as np
 
-    from xamm_models.metrics import _KernelStats
+    from xamm_models.benchmark.metrics import _KernelStats
 
     rng = np.random.default_rng(3)
     rows = [(f"s{i}", f"K{i % 7}", src, tgt, float(rng.lognormal(0, 1)), float(rng.lognormal(0, 1)))

@@ -19,10 +19,10 @@ torch = pytest.importorskip("torch")
 from rajaperf_writer import SimKernel, SimRun, write_csv  # noqa: E402
 from xamm_data.store import Store  # noqa: E402
 from xamm_ingest import ingest_rajaperf  # noqa: E402
-from xamm_models.amm import build_signatures  # noqa: E402
-from xamm_models.kernel_apps import FEATURES, kernel_app_samples  # noqa: E402
-from xamm_models.predictor import XammPredictor  # noqa: E402
-from xamm_models.signatures import SignatureRegistry  # noqa: E402
+from xamm_models.machines.attention import build_signatures  # noqa: E402
+from xamm_models.features import FEATURES, kernel_app_samples  # noqa: E402
+from xamm_models.predictors.paper.predictor import XammPredictor  # noqa: E402
+from xamm_models.machines.signatures import SignatureRegistry  # noqa: E402
 
 # machine: {variant: (bandwidth B/s, flop rate flop/s, per-rep overhead s)}
 MACHINES = {

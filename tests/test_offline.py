@@ -29,7 +29,7 @@ def run(args: list[str], env: dict[str, str], timeout: int = 120) -> subprocess.
 @pytest.fixture
 def home(tmp_path) -> Path:
     """An XAMM_HOME whose store holds example-node and whose registry holds one signature."""
-    from xamm_models.signatures import Signature, SignatureRegistry
+    from xamm_models.machines.signatures import Signature, SignatureRegistry
 
     ingest_rajaperf(FIXTURES / "rajaperf_sample", store=Store(tmp_path / "home" / "store"), workers=1)
     SignatureRegistry(tmp_path / "home" / "signatures").add(Signature(

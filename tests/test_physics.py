@@ -6,7 +6,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from xamm_models.physics import modelled_per_end, modelled_time, physics_signature, physics_signatures
+from xamm_models.machines.physics import modelled_per_end, modelled_time, physics_signature, physics_signatures
 
 
 def samples(rows):
@@ -44,7 +44,7 @@ def test_the_signature_recovers_a_known_machine():
 
 def _efficiency_pairs():
     """400 a:cpu -> b:gpu pairs, one kernel each, whose source runs ``eff`` decades below its own model."""
-    from xamm_models.stacked import log_prior
+    from xamm_models.predictors.default.stacked import log_prior
 
     sigs = {"a:cpu": physics_signature("a:cpu", machine(1e10, 1e11, 1e12, 1e-6)),
             "b:gpu": physics_signature("b:gpu", machine(1e10, 1e12, 5e13, 5e-6))}
@@ -69,7 +69,7 @@ def _efficiency_pairs():
 
 def test_the_stacked_prior_is_the_modelled_ratio_and_the_residual_learns_what_it_misses():
     pytest.importorskip("xgboost", reason="the models extra is not installed")
-    from xamm_models.stacked import StackedModel
+    from xamm_models.predictors.default.stacked import StackedModel
 
     sigs, pairs, prior = _efficiency_pairs()
     only_prior = StackedModel("prior").fit(sigs, pairs).predict(sigs, pairs)
@@ -83,10 +83,10 @@ def test_the_stacked_prior_is_the_modelled_ratio_and_the_residual_learns_what_it
 
 
 def test_a_residual_learned_from_few_of_a_pairs_kernels_is_not_applied_to_it():
-    """The gate of :mod:`xamm_models.stacked`: a machine pair whose training pairs hold fewer than
+    """The gate of :mod:`xamm_models.predictors.default.stacked`: a machine pair whose training pairs hold fewer than
     ``min_pair_kernels`` distinct kernels gets the prior alone, however many sizes of them there are."""
     pytest.importorskip("xgboost", reason="the models extra is not installed")
-    from xamm_models.stacked import MIN_PAIR_KERNELS, StackedModel
+    from xamm_models.predictors.default.stacked import MIN_PAIR_KERNELS, StackedModel
 
     sigs, pairs, prior = _efficiency_pairs()
     few = pairs.with_columns(pl.format("k{}", pl.int_range(pl.len()) % (MIN_PAIR_KERNELS - 1)).alias("app"))
@@ -111,7 +111,7 @@ def test_a_residual_learned_from_few_of_a_pairs_kernels_is_not_applied_to_it():
 def test_streaming_kernels_alone_never_set_a_compute_ceiling():
     """Achieved flop rates of kernels below 1 flop/byte are bounded by bandwidth, not by the flop rate: taking
     them as the machine's compute rate would make every compute-heavy kernel look compute-bound."""
-    from xamm_models.physics import UNBOUNDED_FLOPS
+    from xamm_models.machines.physics import UNBOUNDED_FLOPS
 
     m = machine(bw_small=1e10, bw_large=1e12, flop_rate=5e13, overhead=4e-6)
     streaming = m.filter(pl.col("flops_per_rep") < pl.col("bytes_per_rep")).with_columns(
@@ -126,7 +126,7 @@ def test_streaming_kernels_alone_never_set_a_compute_ceiling():
 def test_a_machine_without_dense_kernels_borrows_its_device_kinds_flop_rate():
     """No compute-bound evidence: the median measured flop rate of its device kind (then of any kind), never
     infinity while some machine was measured; measured ones are untouched; ``reference`` counts as a peer."""
-    from xamm_models.physics import UNBOUNDED_FLOPS, borrow_flop_rates, physics_signatures
+    from xamm_models.machines.physics import UNBOUNDED_FLOPS, borrow_flop_rates, physics_signatures
 
     def as_target(df, t):
         return df.with_columns(pl.lit(t).alias("target"))

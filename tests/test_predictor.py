@@ -13,12 +13,13 @@ torch = pytest.importorskip("torch", reason="the models extra (torch) is not ins
 
 from xamm_data.store import Store  # noqa: E402
 from xamm_ingest import ingest_rajaperf  # noqa: E402
-from xamm_models import regressors as R  # noqa: E402
-from xamm_models.amm import build_signatures  # noqa: E402
-from xamm_models.kernel_apps import FEATURES, kernel_app_samples  # noqa: E402
-from xamm_models.predictor import FeatureSchemaError, UnknownSourceError, UnknownTargetError, XammPredictor  # noqa: E402
-from xamm_models.relperf import drop_invalid, pair_relative  # noqa: E402
-from xamm_models.signatures import SignatureRegistry  # noqa: E402
+from xamm_models.predictors.paper import regressors as R  # noqa: E402
+from xamm_models.machines.attention import build_signatures  # noqa: E402
+from xamm_models.features import FEATURES, kernel_app_samples  # noqa: E402
+from xamm_models.errors import FeatureSchemaError, UnknownSourceError, UnknownTargetError
+from xamm_models.predictors.paper.predictor import XammPredictor  # noqa: E402
+from xamm_models.predictors.paper.relperf import drop_invalid, pair_relative  # noqa: E402
+from xamm_models.machines.signatures import SignatureRegistry  # noqa: E402
 
 EPOCHS = 30
 TEST_APPS = ["Apps_ENERGY", "Apps_VOL3D", "Basic_DAXPY", "Stream_TRIAD"]
@@ -183,7 +184,7 @@ def test_push_pull_round_trip_identical_predictions(world, local_hub, tmp_path, 
 
 
 def test_config_errors_name_the_field(tmp_path):
-    from xamm_models.pipeline import ConfigError, load_config
+    from xamm_models.predictors.paper.pipeline import ConfigError, load_config
 
     cases = {
         "func: tset\n": "field 'func'",

@@ -45,7 +45,7 @@ def test_every_registry_uses_the_pattern(lookup, bad, expected):
         from xamm_models import embedders as m
         reg = m.REGISTRY
     elif lookup == "regressors":
-        from xamm_models import regressors as m
+        from xamm_models.predictors.paper import regressors as m
         reg = m.REGISTRY
     else:
         import xamm_ingest.dispatch  # noqa: F401  (registers the formats)

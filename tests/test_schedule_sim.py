@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from xamm_models.schedule_sim import Job, arrivals, compare, simulate
+from xamm_models.studies.scheduling_sim import Job, arrivals, compare, simulate
 
 NODES = {"fast": 1, "slow": 1}
 
@@ -51,8 +51,8 @@ def test_jobs_are_held_out_kernels_with_their_measured_times(shared_data, tmp_pa
     import polars as pl
 
     from xamm_data.store import Store
-    from xamm_models import xplat
-    from xamm_models.schedule_jobs import REPS, fold_predictions, make_jobs
+    from xamm_models.benchmark import dataset as xplat
+    from xamm_models.studies.scheduling_jobs import REPS, fold_predictions, make_jobs
 
     st = Store(tmp_path / "store")
     xplat.ingest_sources(shared_data, st)

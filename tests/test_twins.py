@@ -16,11 +16,11 @@ pytest.importorskip("xgboost", reason="the models extra is not installed")
 
 from test_default_model import world  # noqa: E402
 
-import xamm_models.default_model as dm  # noqa: E402
+import xamm_models.predictors.default.model as dm  # noqa: E402
 from xamm_data.hub_files import write_manifest  # noqa: E402
-from xamm_models.default_model import StackedConfig, StackedPredictor  # noqa: E402
-from xamm_models.physics import distance, physics_signatures  # noqa: E402
-from xamm_models.twins import noise_by_target, signature_noise, twins  # noqa: E402
+from xamm_models.predictors.default.model import StackedConfig, StackedPredictor  # noqa: E402
+from xamm_models.machines.physics import distance, physics_signatures  # noqa: E402
+from xamm_models.machines.twins import noise_by_target, signature_noise, twins  # noqa: E402
 
 
 def remeasured(samples: pl.DataFrame, of: str, name: str, seed: int = 5, sd: float = 0.03) -> pl.DataFrame:

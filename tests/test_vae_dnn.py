@@ -8,9 +8,9 @@ import pytest
 
 pytest.importorskip("torch", reason="the models extra is not installed")
 
-from xamm_models.kernel_apps import FEATURES  # noqa: E402
-from xamm_models.vae_dnn import VaeDnn, split_80_20, vector_samples  # noqa: E402
-from xamm_models.vae_dnn_eval import as_pairs, vector_metrics  # noqa: E402
+from xamm_models.features import FEATURES  # noqa: E402
+from xamm_models.predictors.vae_dnn import VaeDnn, split_80_20, vector_samples  # noqa: E402
+from xamm_models.studies.vae_dnn import as_pairs, vector_metrics  # noqa: E402
 
 SMALL = {"vae_epochs": 20, "dnn_epochs": 30, "joint_epochs": 5, "dnn_hidden": 32}
 
@@ -118,7 +118,7 @@ def test_the_readme_reports_what_docs_vae_dnn_holds():
     assert (f"| median abs log10 error, leave one kernel out [90% CI] | – | {ci['vae-dnn']['median_abs_log10']} | "
             f"{ci['random-forest']['median_abs_log10']} |") in text
     assert (repo / "docs" / "vae-dnn" / "roc.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    from xamm_models.vae_dnn_eval import markdown
+    from xamm_models.studies.vae_dnn import markdown
 
     assert (repo / "docs" / "vae-dnn" / "results.md").read_text() == markdown(r)  # the page is what the JSON says
     ev = json.loads((repo / "docs" / "eval" / "results.json").read_text())["results"]["kernel-group"]["vector_metrics"]
@@ -145,7 +145,7 @@ def trained():
 
 
 def test_predict_and_rank_answer_every_target_from_one_vector_like_the_other_predictors(trained):
-    from xamm_models.predictor import UnknownSourceError, UnknownTargetError
+    from xamm_models.errors import UnknownSourceError, UnknownTargetError
 
     m, v = trained
     prof = v.filter(pl.col("source") == "a:cpu").head(4).drop("source")
@@ -181,8 +181,8 @@ def test_a_profile_with_a_missing_or_non_finite_feature_is_refused_naming_the_ro
 
 
 def test_the_zoo_knows_a_saved_vae_dnn_by_its_marker_and_its_card(trained, tmp_path):
-    from xamm_models.default_model import load_predictor
-    from xamm_models.zoo import MODELS, list_models, load_model
+    from xamm_models.predictors.default.model import load_predictor
+    from xamm_models.zoo.registry import MODELS, list_models, load_model
 
     m, v = trained
     m.save_pretrained(tmp_path / "m")
@@ -202,7 +202,7 @@ def test_the_zoo_knows_a_saved_vae_dnn_by_its_marker_and_its_card(trained, tmp_p
 
 
 def test_push_and_pull_through_the_hub(trained, local_hub, tmp_path, monkeypatch):
-    from xamm_models.zoo import load_model
+    from xamm_models.zoo.registry import load_model
 
     m, v = trained
     m.push_to_hub("xamm-test/vae-dnn", token="hf_xamm_test_token")
@@ -240,7 +240,7 @@ def test_xamm_run_trains_and_tests_a_vae_dnn_and_predict_ranks_with_it(rajaperf_
     assert summary["within_2"] == pytest.approx(float((err <= np.log10(2) + 1e-12).mean()), abs=1e-4)
     assert set(preds["target"]) == set(saved["targets"])
     prof = tmp_path / "prof.parquet"
-    from xamm_models.kernel_apps import kernel_app_samples
+    from xamm_models.features import kernel_app_samples
 
     kernel_app_samples(st.scan("benchmark_runs").collect()).filter(pl.col("machine") == "h100-node",
                                                                    pl.col("device") == "gpu").head(3).write_parquet(prof)
@@ -257,7 +257,7 @@ def test_leave_one_kernel_out_tests_every_kernel_exactly_once_and_is_added_to_th
     import json
     from types import SimpleNamespace
 
-    from xamm_models.vae_dnn_eval import add_loko, markdown
+    from xamm_models.studies.vae_dnn import add_loko, markdown
 
     pairs = pairs_frame(12)
     kernels = sorted(set(pairs["app"]))

@@ -21,7 +21,7 @@ from xamm_data.table_files import CorruptDataError
 
 pytest.importorskip("xgboost", reason="the models extra is not installed")
 
-from xamm_models import xplat  # noqa: E402
+from xamm_models.benchmark import dataset as xplat  # noqa: E402
 
 MANIFEST = snapshot.manifest()
 needs_snapshot = pytest.mark.skipif(MANIFEST is None, reason="this checkout carries no embedded snapshot")
@@ -42,7 +42,7 @@ def offline(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
 
-    from xamm_models import signature_hub  # binds hf_hub_download at import: imported (and patched) here,
+    from xamm_models.machines import hub as signature_hub  # binds hf_hub_download at import: imported (and patched) here,
     # so a first import inside this test cannot keep the refusing stand-in for the tests after it
 
     def refuse(*a, **k):
@@ -97,9 +97,9 @@ def test_a_changed_snapshot_byte_is_refused(tmp_path):
 @needs_snapshot
 def test_signatures_and_the_default_predictor_answer_offline(offline, public_store):
     from xamm_data import machines
-    from xamm_models.default_model import StackedPredictor
-    from xamm_models.predictor import XammPredictor
-    from xamm_models.zoo import load_model
+    from xamm_models.predictors.default.model import StackedPredictor
+    from xamm_models.predictors.paper.predictor import XammPredictor
+    from xamm_models.zoo.registry import load_model
 
     sig = machines.get("h100-node").signature(device="gpu")
     assert sig.target == "h100-node:gpu" and sig.data_version == MANIFEST.store_version
@@ -122,7 +122,7 @@ def test_the_readme_states_the_shipped_defaults_interval_rules_and_their_inner_c
 
     from conftest import REPO
 
-    from xamm_models.conformal import RULES
+    from xamm_models.predictors.default.conformal import RULES
 
     cal = json.loads((snapshot.ROOT / "models" / "default" / "stacked_predictor.json").read_text())["calibration"]
     for c in cal.values():
@@ -178,10 +178,10 @@ def test_zoo_push_publishes_everything_and_a_fresh_cache_pulls_it_by_revision(sh
 
     from huggingface_hub import hf_hub_download
 
-    from xamm_models.signature_hub import pull_signatures
-    from xamm_models.signatures import SignatureRegistry
-    from xamm_models.zoo import load_model
-    from xamm_models.zoo_build import build_zoo, push_zoo
+    from xamm_models.machines.hub import pull_signatures
+    from xamm_models.machines.signatures import SignatureRegistry
+    from xamm_models.zoo.registry import load_model
+    from xamm_models.zoo.build import build_zoo, push_zoo
 
     zoo = tmp_path / "zoo"
     build_zoo(shared_data, zoo, epochs=3, vae_dnn=False, eval_results=None, progress=lambda *_: None)
@@ -267,11 +267,11 @@ def test_the_wheel_carries_the_snapshot_within_the_budget(tmp_path):
 def test_the_baseline_artefacts_answer_as_the_eval_scores_them(public_store, tmp_path, scheme):
     """Each saved baseline, fitted on a fold's training data, predicts that fold's test pairs exactly as the eval's
     baseline function does (after save and load); an unknown target is refused; the ranking is by relR."""
-    from xamm_models import baselines as B
-    from xamm_models.baseline_model import METHODS, BaselinePredictor
-    from xamm_models.kernel_apps import FEATURES
-    from xamm_models.predictor import UnknownTargetError
-    from xamm_models.zoo import load_model
+    from xamm_models.benchmark import baselines as B
+    from xamm_models.predictors.baseline import METHODS, BaselinePredictor
+    from xamm_models.features import FEATURES
+    from xamm_models.predictors.paper.predictor import UnknownTargetError
+    from xamm_models.zoo.registry import load_model
 
     ds = xplat.XplatDataset.from_store(public_store)
     fold = ds.get_idx_split(scheme)[0]
@@ -294,7 +294,7 @@ def test_the_baseline_artefacts_answer_as_the_eval_scores_them(public_store, tmp
 
 def test_xamm_predict_takes_a_baseline(public_store, tmp_path, capsys):
     from xamm_data.cli import main as xamm
-    from xamm_models.baseline_model import BaselinePredictor
+    from xamm_models.predictors.baseline import BaselinePredictor
 
     ds = xplat.XplatDataset.from_store(public_store)
     BaselinePredictor(method="roofline").fit(ds.pairs, ds.samples).save_pretrained(tmp_path / "roofline")

@@ -45,7 +45,7 @@ class Machine(BaseModel):
     def signature(self, version: int | None = None, device: str | None = None, registry=None):
         """This machine's AMM signature (latest version unless ``version``); ``device`` when it has two.
 
-        Signatures are model-side (:mod:`xamm_models.signatures`), found through the ``xamm.signatures`` hook.
+        Signatures are model-side (:mod:`xamm_models.machines.signatures`), found through the ``xamm.signatures`` hook.
         """
         lookup = load("xamm.signatures", "lookup", "AMM signatures")
         return lookup(self.id + (f":{device}" if device else ""), version, registry)

@@ -8,7 +8,7 @@ Layout (``xamm_data/snapshot/``)::
 
     MANIFEST.json                       what is here, from which sources under which licences, file checksums
     <kind>/machine=<m>.parquet          derived rows, exactly what a store built from the sources reads back
-    signatures/...                      a signature registry (xamm_models.signatures layout)
+    signatures/...                      a signature registry (xamm_models.machines.signatures layout)
     models/<name>/...                   saved predictors, by zoo name (``xamm/<name>``)
 
 Resolution order everywhere: the local store (or folder), then the Hub at a pinned revision, then this

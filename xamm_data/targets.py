@@ -36,3 +36,14 @@ class Target(NamedTuple):
     def device_expr(column: str) -> pl.Expr:
         """The device part of a column of ``machine:device`` strings."""
         return pl.col(column).str.split(":").list.last()
+
+
+def scenario_expr(arrow: str = "->") -> pl.Expr:
+    """The scenario of each (source, target) row: ``CPU->GPU`` and so on.
+
+    Parameters
+    ----------
+    arrow : what joins the two device kinds.
+    """
+    dev = [Target.device_expr(c).str.to_uppercase() for c in ("source", "target")]
+    return pl.concat_str(dev[0], pl.lit(arrow), dev[1]).alias("scenario")

@@ -14,9 +14,7 @@ from pathlib import Path
 
 import polars as pl
 
-
-class ProfileInputError(ValueError):
-    """A profile table a predictor cannot use: missing columns, non-numeric or out-of-range values, no rows."""
+from xamm_models.errors import FeatureSchemaError, ProfileInputError
 
 
 @dataclass(frozen=True)
@@ -97,3 +95,13 @@ def read_profiles_file(path: Path) -> pl.DataFrame:
 
 
 __all__ = ["DEFAULT_COLUMNS", "InputColumn", "ProfileInputError", "check_profiles", "read_profiles_file"]
+
+
+def check_feature_columns(df: pl.DataFrame, columns: list[str], what: str) -> None:
+    """:class:`FeatureSchemaError` naming the ``columns`` ``df`` lacks, or has but not numeric (``what`` expects them)."""
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise FeatureSchemaError(f"input lacks the feature columns {missing}; {what} expects {columns}")
+    wrong = [c for c in columns if not df.schema[c].is_numeric()]
+    if wrong:
+        raise FeatureSchemaError(f"feature columns {wrong} are not numeric ({[str(df.schema[c]) for c in wrong]})")

@@ -1,0 +1,96 @@
+"""Simple baselines for relR prediction, scored on the same folds and through the same evaluator as xAMM.
+
+Each takes the fold's training pairs, the test pairs and the benchmark samples the fold may see (never the
+test kernels), and returns predicted relR for every test row:
+
+* :func:`pair_median`: the median training relR of the (source, target) pair; a pair never seen in training
+  (a held-out machine) gets the median of its device scenario (CPU->GPU, ...), else of everything;
+* :func:`pair_size_median`: the median of the (source, target, size bucket), falling back to the pair;
+* :func:`roofline`: each target's sustained bandwidth, compute rate and per-launch overhead, measured from its
+  own benchmark samples of the training kernels; modelled time = max(bytes / BW, flops / F) + overhead x
+  launches per rep; relR = modelled time on the target / modelled time on the source. No relR label is used;
+* :func:`knn`: the mean log relR of the k nearest training samples of the same (source, target) pair in the
+  standardised raw features, falling back to the pair median.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from xamm_data.targets import scenario_expr
+
+BW_QUANTILE = 0.9  # "sustained": what the machine reaches on its better-streaming kernels, not its best outlier
+OVERHEAD_QUANTILE = 0.05  # per-launch overhead: the cheapest launches (tiny problem sizes)
+
+
+def _median_by(train: pl.DataFrame, test: pl.DataFrame, keys: list[str]) -> pl.Series:
+    med = train.group_by(keys).agg(pl.col("relR").log().median().alias("_m"))
+    return test.join(med, on=keys, how="left", maintain_order="left").get_column("_m")
+
+
+def pair_median(train: pl.DataFrame, test: pl.DataFrame, **_) -> np.ndarray:
+    """Median training relR of the test row's (source, target) pair, then of its scenario, then overall."""
+    tr, te = train.with_columns(scenario_expr()), test.with_columns(scenario_expr())
+    m = _median_by(tr, te, ["source", "target"])
+    m = m.fill_null(_median_by(tr, te, ["scenario"])).fill_null(tr.get_column("relR").log().median())
+    return np.exp(m.to_numpy())
+
+
+def pair_size_median(train: pl.DataFrame, test: pl.DataFrame, **_) -> np.ndarray:
+    """Median training relR of the (source, target, size bucket), else :func:`pair_median`."""
+    m = _median_by(train, test, ["source", "target", "size_bucket"]).to_numpy()
+    return np.where(np.isnan(m), pair_median(train, test), np.exp(m))
+
+
+def machine_figures(samples: pl.DataFrame) -> pl.DataFrame:
+    """Per target: sustained bandwidth (B/s), compute rate (flop/s) and per-launch overhead (s) from its
+    benchmark samples (``time_per_rep_s``, ``bytes_per_rep``, ``flops_per_rep``, ``kernels_per_rep``)."""
+    launches = pl.col("kernels_per_rep").fill_null(1.0).clip(lower_bound=1.0)
+    return samples.group_by("target").agg(
+        (pl.col("bytes_per_rep") / pl.col("time_per_rep_s")).filter(pl.col("bytes_per_rep") > 0)
+        .quantile(BW_QUANTILE).alias("bw"),
+        (pl.col("flops_per_rep") / pl.col("time_per_rep_s")).filter(pl.col("flops_per_rep") > 0)
+        .quantile(BW_QUANTILE).alias("flops"),
+        (pl.col("time_per_rep_s") / launches).quantile(OVERHEAD_QUANTILE).alias("overhead"),
+    ).sort("target")
+
+
+def _modelled(test: pl.DataFrame, figs: pl.DataFrame, end: str) -> np.ndarray:
+    f = test.select(end, "bytes_per_rep", "flops_per_rep", "kernels_per_rep", "iterations_per_rep").join(
+        figs.rename({"target": end}), on=end, how="left", maintain_order="left")
+    t = f.select((pl.max_horizontal(pl.col("bytes_per_rep").fill_null(0) / pl.col("bw"),
+                                    pl.col("flops_per_rep").fill_null(0) / pl.col("flops"))
+                  + pl.col("overhead") * pl.col("kernels_per_rep").fill_null(1.0).clip(lower_bound=1.0))
+                 / pl.col("iterations_per_rep")).to_series()
+    return t.to_numpy().astype(float)
+
+
+def roofline(train: pl.DataFrame, test: pl.DataFrame, *, samples: pl.DataFrame | None = None,
+             figures: pl.DataFrame | None = None, **_) -> np.ndarray:
+    """Modelled time on the target over modelled time on the source (figures from ``samples`` only, or given as
+    :func:`machine_figures` computed them)."""
+    figs = figures if figures is not None else machine_figures(samples)
+    rel = _modelled(test, figs, "target") / _modelled(test, figs, "source")
+    fallback = pair_median(train, test)
+    return np.where(np.isfinite(rel) & (rel > 0), rel, fallback)
+
+
+def knn(train: pl.DataFrame, test: pl.DataFrame, *, features: list[str], k: int = 5, **_) -> np.ndarray:
+    """Mean log relR of the ``k`` nearest training rows of the same (source, target) in standardised features."""
+    X = train.select(features).to_numpy().astype(float)
+    mu, sd = np.nanmean(X, axis=0), np.nanstd(X, axis=0)
+    sd[~np.isfinite(sd) | (sd == 0)] = 1.0
+    out = np.log(pair_median(train, test))
+    tr = train.with_row_index("_i").with_columns(pl.col("relR").log().alias("_y"))
+    te = test.with_row_index("_i")
+    for (s, t), part in te.group_by(["source", "target"], maintain_order=True):
+        ref = tr.filter((pl.col("source") == s) & (pl.col("target") == t))
+        if ref.is_empty():
+            continue
+        A = np.nan_to_num((ref.select(features).to_numpy() - mu) / sd)
+        B = np.nan_to_num((part.select(features).to_numpy() - mu) / sd)
+        d = ((B[:, None, :] - A[None, :, :]) ** 2).sum(axis=2)
+        nearest = np.argsort(d, axis=1, kind="stable")[:, :k]
+        out[part.get_column("_i").to_numpy()] = ref.get_column("_y").to_numpy()[nearest].mean(axis=1)
+    return np.exp(out)

@@ -1,0 +1,48 @@
+"""Every error xamm_models raises on purpose, in one place (light: importing it loads no model library)."""
+
+from __future__ import annotations
+
+from xamm_data.registry import UnknownNameError
+
+__all__ = ["ADD_A_TARGET", "ConfigError", "FeatureSchemaError", "ImmutableSignatureError", "ProfileInputError",
+           "UnknownSourceError", "UnknownTargetError", "unknown_name_message"]
+
+
+class FeatureSchemaError(ValueError):
+    """Input whose columns do not match the predictor's feature schema."""
+
+
+class UnknownSourceError(ValueError):
+    """A source machine the predictor was not trained with."""
+
+
+class UnknownTargetError(ValueError):
+    """A target the predictor knows nothing about: not in training, and no signature or benchmark runs given."""
+
+
+class ProfileInputError(ValueError):
+    """A profile table a predictor cannot use: missing columns, non-numeric or out-of-range values, no rows."""
+
+
+class ConfigError(ValueError):
+    """A config file that does not validate; the message names the field."""
+
+
+class ImmutableSignatureError(ValueError):
+    """An attempt to change a published signature version."""
+
+
+ADD_A_TARGET = ("to predict for a new machine, give its RAJAPerf runs: predict(..., target_benchmarks=runs) or "
+                "xamm predict --target-benchmarks STORE")
+
+
+def unknown_name_message(kind: str, name: str, known: list[str]) -> str:
+    """The message of an unknown source or target: the known names and the closest one (did you mean).
+
+    Parameters
+    ----------
+    kind : what was looked up ("source", "target").
+    name : the name asked for.
+    known : the names there are.
+    """
+    return str(UnknownNameError(kind, name, sorted(known), cutoff=0.6))

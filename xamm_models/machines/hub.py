@@ -1,0 +1,114 @@
+"""Publishing AMM signatures to, and pulling them from, one Hugging Face Hub repo.
+
+The repo holds one file per ``machine:device@version`` and kind (``signatures/<machine>/<device>@<v>.json``;
+``<device>.physics@<v>.json`` for physics signatures, as in the local registry) and a card listing them. Pulling adds each file to the local registry, which refuses a version
+that differs from one it already has: published versions never change.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+
+from huggingface_hub import CommitOperationAdd, DatasetCard, DatasetCardData, hf_hub_download
+
+from xamm_data._version import __version__
+from xamm_data.hub import api, hub_endpoint, hub_errors
+from xamm_data.hub_files import check_hub_etag, read_verified, sha256
+from xamm_models.machines.signatures import Signature, SignatureRegistry
+
+_FILE = re.compile(r"^signatures/(?P<m>[^/]+)/(?P<d>cpu|gpu)(\.(?P<k>[a-z]+))?@(?P<v>\d+)\.json$")
+
+
+def repo_path(s: Signature) -> str:
+    """Where a signature lives in the repo: the registry's own file name (kinds other than attention carry theirs)."""
+    stem = s.device if s.kind == "attention" else f"{s.device}.{s.kind}"
+    return f"signatures/{s.machine}/{stem}@{s.version}.json"
+
+
+def _card(repo_id: str, sigs: list[Signature], files: dict[str, str]) -> str:
+    data = DatasetCardData(license="other", pretty_name="xamm AMM signatures", tags=["xamm", "hpc", "amm"],
+                           xamm={"xamm_version": __version__, "files": dict(sorted(files.items()))})
+    lines = [f"# {repo_id}", "", "Abstract Machine Model signatures (xAMM Algorithm 1), one immutable file per version.", "",
+             "| signature | aggregation | normalise | kernels | coverage | samples | embedder | data sha256 | created |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for s in sorted(sigs, key=lambda s: (s.machine, s.device, s.version)):
+        lines.append(f"| `{s.ref}` | {s.aggregation} | {s.normalise} | {len(s.kernels)} | {s.coverage:.2f} | {s.n_samples} | "
+                     f"{s.embedder_id}@{s.embedder_revision} | {s.data_sha256[:12]} | {s.created} |")
+    lines += ["", "```python", "from xamm_models.machines.hub import pull_signatures", f"pull_signatures({repo_id!r})", "```", ""]
+    return f"---\n{data.to_yaml()}\n---\n\n" + "\n".join(lines)
+
+
+def push_signatures(repo_id: str, *, refs: list[str] | None = None, registry: SignatureRegistry,
+                    token=None, revision: str = "main") -> str:
+    """Publish signatures (default: all local ones) to ``repo_id``; refuse to change a published version."""
+    reg = registry
+    sigs = [reg.get(r) for r in refs] if refs else reg.all()
+    if not sigs:
+        raise FileNotFoundError(f"no signatures in {reg.root} to push; build them with `xamm amm build`")
+    with hub_errors(f"push {len(sigs)} signature(s) to {repo_id}"):
+        return _push(repo_id, sigs, token, revision)
+
+
+def _push(repo_id: str, sigs: list[Signature], token, revision: str) -> str:
+    hub = api(token)
+    hub.create_repo(repo_id, repo_type="dataset", exist_ok=True)
+    remote = {}
+    for f in hub.list_repo_files(repo_id, repo_type="dataset", revision=revision):
+        m = _FILE.match(f)
+        if m:
+            remote[f] = m
+    ops, published, shas = [], [], {}
+    for s in sigs:
+        path = repo_path(s)
+        text = (s.model_dump_json(indent=2) + "\n").encode()
+        if path in remote:
+            old = _pull_one(repo_id, path, revision, token)
+            if old.model_dump(exclude={"created"}) != s.model_dump(exclude={"created"}):
+                raise ValueError(f"{s.ref} is published on {repo_id} with other content; published versions never change")
+            published.append(old)
+            continue
+        ops.append(CommitOperationAdd(path_in_repo=path, path_or_fileobj=io.BytesIO(text)))
+        published.append(s)
+        shas[path] = sha256(text)
+    for f in remote:
+        if all(f != repo_path(s) for s in published):
+            published.append(_pull_one(repo_id, f, revision, token))
+    recorded = _recorded(repo_id, revision, token) if remote else {}
+    shas = {**{f: recorded.get(f) for f in remote}, **shas}
+    ops.append(CommitOperationAdd(path_in_repo="README.md",
+                                  path_or_fileobj=io.BytesIO(_card(repo_id, published, shas).encode())))
+    return hub.create_commit(repo_id, ops, repo_type="dataset", revision=revision,
+                             commit_message=f"xamm {__version__}: publish {len(ops) - 1} signature(s)").oid
+
+
+def _download(repo_id: str, path: str, revision: str, token) -> str:
+    return hf_hub_download(repo_id, path, repo_type="dataset", revision=revision, endpoint=hub_endpoint(), token=token)
+
+
+def _recorded(repo_id: str, revision: str, token) -> dict[str, str]:
+    """The SHA-256 of each signature file, as the repo's card at ``revision`` recorded it at push."""
+    card = _download(repo_id, "README.md", revision, token)
+    text = open(card, "rb").read()
+    check_hub_etag(card, text, f"{repo_id}@{revision}: README.md")
+    return (DatasetCard(text.decode("utf-8", "replace")).data.to_dict().get("xamm") or {}).get("files") or {}
+
+
+def _pull_one(repo_id: str, path: str, revision: str, token, recorded: dict[str, str] | None = None) -> Signature:
+    """One published signature, its bytes checked against the card's record (fetched when not given)."""
+    recorded = _recorded(repo_id, revision, token) if recorded is None else recorded
+    local = _download(repo_id, path, revision, token)
+    return Signature.model_validate_json(read_verified(local, recorded.get(path), f"{repo_id}@{revision}: {path}"))
+
+
+def pull_signatures(repo_id: str, *, revision: str = "main", registry: SignatureRegistry,
+                    token=None) -> list[Signature]:
+    """Add every signature of ``repo_id`` at ``revision`` to the local registry, each file checked against the
+    SHA-256 the repo's card recorded at push; return them."""
+    with hub_errors(f"pull signatures from {repo_id}@{revision}"):
+        files = sorted(f for f in api(token).list_repo_files(repo_id, repo_type="dataset", revision=revision)
+                       if _FILE.match(f))
+        recorded = _recorded(repo_id, revision, token) if files else {}
+        pulled = [_pull_one(repo_id, f, revision, token, recorded) for f in files]
+    return [registry.add(s) for s in pulled]
