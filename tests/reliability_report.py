@@ -11,6 +11,14 @@ def markdown_report(title: str, intro: str, rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def tally_rows(tally: dict) -> list[dict]:
+    """One row per class of a fuzzer's ``{class: Counter}`` (mutation kinds, and the outcomes ``read`` and
+    ``refused``): a silent wrong value or a traceback fails the campaign's test, so those columns are 0."""
+    return [{"class": cls, "mutations": ", ".join(sorted(k for k in t if k not in ("read", "refused"))),
+             "cases": t["read"] + t["refused"], "silent wrong values": 0, "tracebacks": 0,
+             "named refusals": t["refused"], "read as the parse gives": t["read"]} for cls, t in tally.items()]
+
+
 class _Captured:
     """What pytest's ``capsys`` gives a campaign, for a run outside pytest: output since the last call."""
 

@@ -26,7 +26,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from reliability_report import markdown_report
+from reliability_report import markdown_report, tally_rows
 
 from xamm_ingest.cli import main
 
@@ -382,9 +382,7 @@ def fuzz_csv(corpus, tmp_path, capsys, n: int, seed: int) -> dict[str, Counter]:
 def campaign(corpus, tmp: Path, capsys, n: int = 60, seeds: tuple[int, int] = (20261122, 20261123)) -> list[dict]:
     """Both fuzzers; one row per class: mutations, cases, silent wrong values, tracebacks, refusals, reads."""
     tally = {**fuzz_cali(corpus, tmp, capsys, n, seeds[0]), **fuzz_csv(corpus, tmp, capsys, n, seeds[1])}
-    return [{"class": cls, "mutations": ", ".join(sorted(k for k in t if k not in ("read", "refused"))),
-             "cases": t["read"] + t["refused"], "silent wrong values": 0, "tracebacks": 0,
-             "named refusals": t["refused"], "read as the parse gives": t["read"]} for cls, t in tally.items()]
+    return tally_rows(tally)
 
 
 def render(rows: list[dict]) -> str:

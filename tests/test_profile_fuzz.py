@@ -26,7 +26,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from reliability_report import markdown_report
+from reliability_report import markdown_report, tally_rows
 from test_ingest_fuzz import Hung, within
 
 from xamm_ingest.cli import main
@@ -235,9 +235,7 @@ def campaign(shared_data: Path, tmp: Path, capsys, seed: int = 20261124) -> list
                 kind, outcome = _table_case(lulesh, d, rng, capsys)
             tally[cls][kind] += 1
             tally[cls][outcome] += 1
-    return [{"class": cls, "mutations": ", ".join(sorted(k for k in t if k not in ("read", "refused"))), "cases": CASES[cls],
-             "silent wrong values": 0, "tracebacks": 0, "named refusals": t["refused"], "read as the parse gives": t["read"]}
-            for cls, t in tally.items()]
+    return tally_rows(tally)
 
 
 def render(rows: list[dict]) -> str:
