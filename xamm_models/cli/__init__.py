@@ -1,4 +1,4 @@
-"""``xamm amm build|list|show|push|pull|plot`` (added to the ``xamm`` command when torch is installed)."""
+"""The model commands of ``xamm``: ``amm``, ``run``, ``predict``, ``eval``, ``zoo``, ``adapt``, ``schedule-sim``."""
 
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ examples:
 
 
 def register(sub) -> dict:
-    """Add the model commands (``amm``, ``run``, ``predict``, ``eval``) to ``xamm``. Their handlers import
-    torch; without it they say which extra to install."""
+    """Add the model commands to ``xamm``. Handlers that train or embed import torch first; the others load only
+    what their model needs. Without a library of the models extra they say which extra to install."""
     add_commands(sub)
     return {}
 
@@ -53,7 +53,7 @@ def _needs_models(handler, needs_torch=lambda args: True):
 
 # what the models extra installs (pyproject's `models`): a handler that meets one missing names the extra
 MODELS_LIBRARIES = {"torch", "catboost", "xgboost", "sklearn", "skops", "safetensors", "matplotlib", "tqdm"}
-LIGHT_AMM_ACTIONS = {"list", "show", "push", "pull"}  # read or move signatures: no network to run
+LIGHT_AMM_ACTIONS = {"list", "show", "push", "pull"}  # read or move signatures: no embedder runs
 
 
 def add_commands(sub) -> None:
@@ -162,8 +162,8 @@ def adapt_cmd(args) -> int:
             f"{args.model} is a {type(base).__name__}; only an xamm predictor (zoo kind 'xamm') adapts")
     features = [c.strip() for c in args.features.split(",") if c.strip()] if args.features else None
     model = adapt(base, _read_table(args.samples), args.platform, features=features, as_source=args.as_source,
-                       unlabelled=_read_table(args.unlabelled) if args.unlabelled else None,
-                       use_names=not args.no_names, seed=args.seed)
+                  unlabelled=_read_table(args.unlabelled) if args.unlabelled else None,
+                  use_names=not args.no_names, seed=args.seed)
     model.save_pretrained(args.out)
     summary = {"out": str(args.out), "platform": args.platform, "features": model.config.features,
                "ridge_alpha": float(model.weights["ridge_alpha"][0]), **model.training}
