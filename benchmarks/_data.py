@@ -1,5 +1,5 @@
-"""The benchmarks' common set-up: ``xplat-rajaperf`` built from its named sources in a temporary store, with a
-temporary ``XAMM_HOME`` so no benchmark reads or writes the user's."""
+"""The benchmarks' common set-up: ``xplat-rajaperf`` built from its named sources in a temporary
+store, with a temporary ``XAMM_HOME`` so no benchmark reads or writes the user's."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from pathlib import Path
 
 
 def xplat_dataset(data: Path, name: str):
-    """(the data set built from ``data``'s named sources, the temporary folder holding its store and home)."""
+    """(the data set built from ``data``'s named sources, the temporary folder holding its store and
+    home)."""
     tmp = Path(tempfile.mkdtemp(prefix=f"xamm-bench-{name}-"))
     os.environ["XAMM_HOME"] = str(tmp / "home")
     from xamm_models.benchmark import dataset as xplat  # after XAMM_HOME is set

@@ -63,22 +63,34 @@ def xamm_read(paths, workers, machine=None):
 
 
 def peak_rss_mb(code: str) -> float:
-    """Peak RSS (MB) of a fresh interpreter running ``code``: max of its own high-water mark and its workers'.
+    """Peak RSS (MB) of a fresh interpreter running ``code``: max of its own high-water mark and its
+    workers'.
 
     VmHWM is read from /proc because ru_maxrss of a process started by fork + exec from this
     (large) benchmark process would count this process's pages before the exec.
     """
-    tail = ("\nimport resource, re\nhwm = int(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1))"
-            "\nprint(max(hwm, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))")
-    out = subprocess.run([sys.executable, "-c", code + tail], capture_output=True, text=True, check=True)
+    tail = (
+        "\nimport resource, re\nhwm = int(re.search(r'VmHWM:\\s+(\\d+)', "
+        "open('/proc/self/status').read()).group(1))"
+        "\nprint(max(hwm, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code + tail], capture_output=True, text=True, check=True
+    )
     return int(out.stdout.strip().splitlines()[-1]) / 1024
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
-    ap.add_argument("--replicas", type=int, default=14, help="copies of the tutorial set (14 x 73 = 1022 files)")
-    ap.add_argument("--skip-thicket-large", action="store_true", help="do not run Thicket on the replicated set")
+    ap.add_argument(
+        "--replicas", type=int, default=14, help="copies of the tutorial set (14 x 73 = 1022 files)"
+    )
+    ap.add_argument(
+        "--skip-thicket-large", action="store_true", help="do not run Thicket on the replicated set"
+    )
     args = ap.parse_args(argv)
     quartz = args.data / "LLNL+thicket-tutorial" / "data" / "quartz"
     files = sorted(quartz.rglob("*.cali"))
@@ -97,8 +109,11 @@ def main(argv=None) -> int:
                 big.append(dst)
         sets = [("tutorial", files, quartz), (f"x{args.replicas}", big, tmp)]
         print(f"cpus: {os.cpu_count()}   python {sys.version.split()[0]}")
-        print(f"{'set':<10}{'files':>7}{'xamm 1w s':>11}{'xamm 2w s':>11}{'raw parse s':>13}{'thicket s':>11}"
-              f"{'thicket/xamm':>14}{'xamm/raw':>10}{'ms/file':>9}")
+        print(
+            f"{'set':<10}{'files':>7}{'xamm 1w s':>11}{'xamm 2w s':>11}"
+            f"{'raw parse s':>13}{'thicket s':>11}"
+            f"{'thicket/xamm':>14}{'xamm/raw':>10}{'ms/file':>9}"
+        )
         for name, fs, root in sets:
             t1, n1 = timed(lambda: xamm_read(root, 1), repeat=2)
             t2, n2 = timed(lambda: xamm_read(root, 2), repeat=2)
@@ -110,24 +125,41 @@ def main(argv=None) -> int:
                 tt, _ = timed(lambda: thicket_read(fs))
             best = min(t1, t2)
             rows.append((name, len(fs), t1, t2, tr, tt))
-            print(f"{name:<10}{len(fs):>7}{t1:>11.3f}{t2:>11.3f}{tr:>13.3f}{tt:>11.2f}{tt / best:>13.1f}x"
-                  f"{best / tr:>9.2f}x{1000 * best / len(fs):>9.2f}")
+            print(
+                f"{name:<10}{len(fs):>7}{t1:>11.3f}{t2:>11.3f}{tr:>13.3f}{tt:>11.2f}"
+                f"{tt / best:>13.1f}x"
+                f"{best / tr:>9.2f}x{1000 * best / len(fs):>9.2f}"
+            )
         (_, n_small, *_s), (_, n_big, *_b) = rows
         per_small = min(rows[0][2], rows[0][3]) / n_small
         per_big = min(rows[1][2], rows[1][3]) / n_big
-        print(f"linearity: time per file at {n_big} files / at {n_small} files = {per_big / per_small:.2f}")
-        code = ("import sys; sys.path.insert(0, %r)\nfrom xamm_ingest import read_rajaperf\n"
-                "read_rajaperf(%r, workers=2)") % (str(REPO), "{}")
+        print(
+            f"linearity: time per file at {n_big} files / at {n_small} files "
+            f"= {per_big / per_small:.2f}"
+        )
+        code = (
+            f"import sys; sys.path.insert(0, {str(REPO)!r})\n"
+            "from xamm_ingest import read_rajaperf\nread_rajaperf({!r}, workers=2)"
+        )
         m_small = peak_rss_mb(code.format(quartz))
         m_big = peak_rss_mb(code.format(tmp))
-        print(f"peak RSS, xamm 2 workers: {m_small:.0f} MB at {n_small} files, {m_big:.0f} MB at {n_big} files")
+        print(
+            f"peak RSS, xamm 2 workers: {m_small:.0f} MB at {n_small} files, "
+            f"{m_big:.0f} MB at {n_big} files"
+        )
         csv = args.data / "llnl+RAJAPerf-Benchmark" / "2026-FCR" / "data"
         h100 = [csv / "RPBenchmark_H100_tier1", csv / "RPBenchmark_H100_tier2"]
         mi = [csv / "RPBenchmark_MI300A_tier1-SPX", csv / "RPBenchmark_MI300A_tier2-SPX"]
         if all(p.is_dir() for p in h100 + mi):
             for w in (1, 2):
-                tc, n = timed(lambda: xamm_read(h100, w, "h100-node") + xamm_read(mi, w, "mi300a-spx"), repeat=2)
-                print(f"csv set (476 RAJAPerf runs, {n} rows), {w} worker(s), read + validate: {tc:.3f} s")
+                tc, n = timed(
+                    lambda: xamm_read(h100, w, "h100-node") + xamm_read(mi, w, "mi300a-spx"),
+                    repeat=2,
+                )
+                print(
+                    f"csv set (476 RAJAPerf runs, {n} rows), {w} worker(s), read + "
+                    f"validate: {tc:.3f} s"
+                )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0

@@ -1,4 +1,5 @@
-"""Whole-process start-up of the ``xamm`` command, and ``import xamm_data`` (issue 11: <= 0.8 s, median of 5).
+"""Whole-process start-up of the ``xamm`` command, and ``import xamm_data`` (issue 11: <= 0.8 s,
+median of 5).
 
     python benchmarks/bench_startup.py [--runs 5]
 
@@ -20,14 +21,20 @@ TARGET_S = 0.8
 CASES = {
     "python -c pass (floor)": "pass",
     "import xamm_data": "import xamm_data",
-    "xamm --help": "import sys\nfrom xamm_data.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass",
-    "xamm --version": "from xamm_data.cli import main\ntry:\n    main(['--version'])\nexcept SystemExit:\n    pass",
-    "xamm datasets list": "import sys\nfrom xamm_data.cli import main\nmain(['datasets', 'list', '--store', sys.argv[1]])",
+    "xamm --help": "import sys\nfrom xamm_data.cli import main\ntry:\n    "
+    "main(['--help'])\nexcept SystemExit:\n    pass",
+    "xamm --version": "from xamm_data.cli import main\ntry:\n    "
+    "main(['--version'])\nexcept SystemExit:\n    pass",
+    "xamm datasets list": "import sys\nfrom xamm_data.cli import main\nmain(['datasets', "
+    "'list', '--store', sys.argv[1]])",
 }
 
 
 def run(code: str, store: str) -> tuple[float, bool]:
-    probe = code + "\nimport sys as _s\nprint('TORCH' if 'torch' in _s.modules else 'NO-TORCH', file=_s.stderr)"
+    probe = code + (
+        "\nimport sys as _s\nprint('TORCH' if 'torch' in _s.modules else "
+        "'NO-TORCH', file=_s.stderr)"
+    )
     t = time.perf_counter()
     out = subprocess.run([sys.executable, "-c", probe, store], capture_output=True, text=True)
     lines = out.stderr.strip().splitlines()
@@ -45,8 +52,11 @@ def main() -> None:
         got = [run(code, store) for _ in range(runs)]
         times = [t for t, _ in got]
         med = statistics.median(times)
-        print(f"{name:28s} {med:9.3f} {max(times):8.3f}  {'yes' if any(t for _, t in got) else 'no':>14s}  "
-              f"{med / TARGET_S:8.2f}x")
+        print(
+            f"{name:28s} {med:9.3f} {max(times):8.3f}  "
+            f"{'yes' if any(t for _, t in got) else 'no':>14s}  "
+            f"{med / TARGET_S:8.2f}x"
+        )
 
 
 if __name__ == "__main__":

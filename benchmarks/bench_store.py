@@ -3,19 +3,19 @@
     python benchmarks/bench_store.py [--data ../shared/data] [--replicas 14]
 
 Prints, with the targets of issue 14:
-  * warm ``load_dataset`` of one machine (target <= 50 ms), and the cost of checking every file's SHA-256
-    against the same read without the check (target <= 20% of the warm load);
-  * writing the ingest of >= 1,000 ``.cali`` files: the new store vs the 0.2 store (taken from git at
-    ``OLD_STORE_REV``), parse included and store write alone (target: no slower than 1.2x);
+  * warm ``load_dataset`` of one machine (target <= 50 ms), and the cost of checking every file's
+    SHA-256 against the same read without the check (target <= 20% of the warm load);
+  * writing the ingest of >= 1,000 ``.cali`` files: the new store vs the 0.2 store (taken from git
+    at ``OLD_STORE_REV``), parse included and store write alone (target: no slower than 1.2x);
   * commit latency of a one-file ingest into a store of >= 100k rows;
-  * concurrent writers: 4 processes x 5 one-source commits into one table vs the same 20 commits in one process.
+  * concurrent writers: 4 processes x 5 one-source commits into one table vs the same 20 commits in
+    one process.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
-import io
 import os
 import shutil
 import statistics
@@ -28,12 +28,17 @@ from pathlib import Path
 import polars as pl
 
 REPO = Path(__file__).resolve().parents[1]
-OLD_STORE_REV = "97c9913"  # the last commit with the 0.2 store (one Parquet file per machine, lock + rename)
+# the last commit with the 0.2 store (one Parquet file per machine, lock + rename)
+OLD_STORE_REV = "97c9913"
 
 
 def old_store_class(tmp: Path):
-    src = subprocess.run(["git", "-C", str(REPO), "show", f"{OLD_STORE_REV}:xamm_data/store.py"], capture_output=True,
-                         text=True, check=True).stdout
+    src = subprocess.run(
+        ["git", "-C", str(REPO), "show", f"{OLD_STORE_REV}:xamm_data/store.py"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     path = tmp / "old_store.py"
     path.write_text(src)
     spec = importlib.util.spec_from_file_location("old_store", path)
@@ -71,26 +76,42 @@ def bench_load(st, machine: str) -> None:
     t = statistics.median(timed(lambda: load_dataset(machine, store=st))[0] for _ in range(15))
     files = st.partition_files("benchmark_runs", machine)
     blobs = [f.read_bytes() for f in files]
-    check = statistics.median(timed(lambda: [hashlib.sha256(b).hexdigest() for b in blobs])[0] for _ in range(15))
-    opening = statistics.median(timed(lambda: st.partition_files("benchmark_runs", machine))[0] for _ in range(15))
-    print(f"warm load_dataset({machine!r}): {t * 1000:.1f} ms (target <= 50 ms), of which opening the Delta log "
-          f"{opening * 1000:.1f} ms; checking the SHA-256 of its {sum(map(len, blobs)) / 1e6:.1f} MB costs "
-          f"{check * 1000:.2f} ms, {100 * check / t:.0f}% of the load (target <= 20%)")
+    check = statistics.median(
+        timed(lambda: [hashlib.sha256(b).hexdigest() for b in blobs])[0] for _ in range(15)
+    )
+    opening = statistics.median(
+        timed(lambda: st.partition_files("benchmark_runs", machine))[0] for _ in range(15)
+    )
+    print(
+        f"warm load_dataset({machine!r}): {t * 1000:.1f} ms (target <= 50 "
+        "ms), of which opening the Delta log "
+        f"{opening * 1000:.1f} ms; checking the SHA-256 of its "
+        f"{sum(map(len, blobs)) / 1e6:.1f} MB costs "
+        f"{check * 1000:.2f} ms, {100 * check / t:.0f}% of the load (target <= 20%)"
+    )
 
 
 def bench_ingest(data: Path, tmp: Path, replicas: int) -> None:
-    from xamm_data.store import Store
     from xamm_ingest import read_rajaperf
+
+    from xamm_data.store import Store
 
     files = replicate(data / "LLNL+thicket-tutorial" / "data" / "quartz", tmp / "cali", replicas)
     parse, rep = timed(lambda: read_rajaperf(tmp / "cali", workers=2, machine="quartz"))
     frame = rep.frame
     Old = old_store_class(tmp)
-    new_w, _ = timed(lambda: Store(tmp / f"new{time.perf_counter_ns()}").write(frame, "benchmark_runs"), 3)
-    old_w, _ = timed(lambda: Old(tmp / f"old{time.perf_counter_ns()}").write(frame, "benchmark_runs"), 3)
-    print(f"ingest of {len(files)} .cali files ({frame.height} rows): parse {parse:.2f} s; store write new "
-          f"{new_w:.2f} s vs 0.2 store {old_w:.2f} s ({new_w / old_w:.2f}x); parse + write "
-          f"{(parse + new_w) / (parse + old_w):.2f}x the 0.2 store (target <= 1.2x)")
+    new_w, _ = timed(
+        lambda: Store(tmp / f"new{time.perf_counter_ns()}").write(frame, "benchmark_runs"), 3
+    )
+    old_w, _ = timed(
+        lambda: Old(tmp / f"old{time.perf_counter_ns()}").write(frame, "benchmark_runs"), 3
+    )
+    print(
+        f"ingest of {len(files)} .cali files ({frame.height} rows): parse "
+        f"{parse:.2f} s; store write new "
+        f"{new_w:.2f} s vs 0.2 store {old_w:.2f} s ({new_w / old_w:.2f}x); parse + write "
+        f"{(parse + new_w) / (parse + old_w):.2f}x the 0.2 store (target <= 1.2x)"
+    )
 
 
 def bench_commit(st, tmp: Path) -> None:
@@ -110,8 +131,11 @@ def bench_commit(st, tmp: Path) -> None:
         changed = one.with_columns(pl.col("time_per_rep_s") * (1 + i / 100))
         lat.append(timed(lambda c=changed: big.write(c, "benchmark_runs"))[0])
     total = big.scan("benchmark_runs").select(pl.len()).collect().item()
-    print(f"commit latency, one-source ingest ({one.height} rows) into a store of {total:,} rows: median "
-          f"{statistics.median(lat) * 1000:.0f} ms over 5 commits")
+    print(
+        f"commit latency, one-source ingest ({one.height} rows) into a "
+        f"store of {total:,} rows: median "
+        f"{statistics.median(lat) * 1000:.0f} ms over 5 commits"
+    )
 
 
 WRITER = """
@@ -130,19 +154,28 @@ def bench_concurrent(st, tmp: Path) -> None:
     for w in range(4):
         for b in range(5):
             tag = f"{w}{b}"
-            batches.append(one.with_columns(pl.lit(f"w{w}").alias("batch"),
-                                            (pl.lit(f"c{tag}/") + pl.col("source_path")).alias("source_path"),
-                                            (pl.col("source_sha256").str.slice(0, 60) + pl.lit(f"{w:02d}{b:02d}")).alias("source_sha256"),
-                                            pl.lit("node-a" if w % 2 else "node-b").alias("machine")))
+            batches.append(
+                one.with_columns(
+                    pl.lit(f"w{w}").alias("batch"),
+                    (pl.lit(f"c{tag}/") + pl.col("source_path")).alias("source_path"),
+                    (pl.col("source_sha256").str.slice(0, 60) + pl.lit(f"{w:02d}{b:02d}")).alias(
+                        "source_sha256"
+                    ),
+                    pl.lit("node-a" if w % 2 else "node-b").alias("machine"),
+                )
+            )
     allb = pl.concat(batches)
     paths = []
     for w in range(4):
         p = tmp / f"w{w}.parquet"
-        allb.filter(pl.col("batch") == f"w{w}").with_columns(pl.col("batch").str.slice(1).cast(pl.Int64) * 0
-                                                             + pl.int_range(pl.len()) // one.height).write_parquet(p)
+        allb.filter(pl.col("batch") == f"w{w}").with_columns(
+            pl.col("batch").str.slice(1).cast(pl.Int64) * 0 + pl.int_range(pl.len()) // one.height
+        ).write_parquet(p)
         paths.append(p)
     t = time.perf_counter()
-    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(tmp / "conc"), str(p)]) for p in paths]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", WRITER, str(tmp / "conc"), str(p)]) for p in paths
+    ]
     assert all(p.wait() == 0 for p in procs)
     conc = time.perf_counter() - t
     t = time.perf_counter()
@@ -153,24 +186,38 @@ def bench_concurrent(st, tmp: Path) -> None:
 
     n = Store(tmp / "conc").scan("benchmark_runs").select(pl.len()).collect().item()
     assert n == allb.height, (n, allb.height)
-    print(f"concurrent writers: 4 processes x 5 commits in {conc:.1f} s ({20 / conc:.1f} commits/s, all "
-          f"{n} rows kept) vs the same 4 processes one after another {seq:.1f} s ({20 / seq:.1f} commits/s)")
+    print(
+        f"concurrent writers: 4 processes x 5 commits in {conc:.1f} s "
+        f"({20 / conc:.1f} commits/s, all "
+        f"{n} rows kept) vs the same 4 processes one after another "
+        f"{seq:.1f} s ({20 / seq:.1f} commits/s)"
+    )
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
     ap.add_argument("--replicas", type=int, default=14)
     args = ap.parse_args(argv)
     tmp = Path(tempfile.mkdtemp(prefix="xamm-bench-store-"))
     os.environ["XAMM_HOME"] = str(tmp / "home")
-    from xamm_data.store import Store
     from xamm_ingest import ingest_rajaperf
+
+    from xamm_data.store import Store
 
     st = Store(tmp / "store")
     b = args.data / "llnl+RAJAPerf-Benchmark" / "2026-FCR" / "data"
-    ingest_rajaperf(args.data / "LLNL+thicket" / "thicket" / "tests" / "data" / "rajaperf", store=st, workers=2)
-    ingest_rajaperf([b / "RPBenchmark_H100_tier1", b / "RPBenchmark_H100_tier2"], machine="h100-node", store=st, workers=2)
+    ingest_rajaperf(
+        args.data / "LLNL+thicket" / "thicket" / "tests" / "data" / "rajaperf", store=st, workers=2
+    )
+    ingest_rajaperf(
+        [b / "RPBenchmark_H100_tier1", b / "RPBenchmark_H100_tier2"],
+        machine="h100-node",
+        store=st,
+        workers=2,
+    )
     bench_load(st, "h100-node")
     bench_commit(st, tmp)
     bench_concurrent(st, tmp)

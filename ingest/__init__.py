@@ -10,9 +10,22 @@ from __future__ import annotations
 import importlib
 
 _PUBLIC = {
-    "Bounds": "xamm_ingest.records", "IngestError": "xamm_ingest.errors", "RecordError": "xamm_ingest.errors",
-    "IngestReport": "xamm_ingest.report", "from_thicket": "xamm_ingest.thicket", **{n: "xamm_ingest.dispatch" for n in (
-        "ingest_profiles", "ingest_rajaperf", "ingest_sources", "read_profiles", "read_rajaperf", "read_sources")},
+    "Bounds": "xamm_ingest.records",
+    "IngestError": "xamm_ingest.errors",
+    "RecordError": "xamm_ingest.errors",
+    "IngestReport": "xamm_ingest.report",
+    "from_thicket": "xamm_ingest.thicket",
+    **{
+        n: "xamm_ingest.dispatch"
+        for n in (
+            "ingest_profiles",
+            "ingest_rajaperf",
+            "ingest_sources",
+            "read_profiles",
+            "read_rajaperf",
+            "read_sources",
+        )
+    },
 }
 __all__ = sorted(_PUBLIC)
 

@@ -11,88 +11,166 @@ import sys
 from pathlib import Path
 
 from pydantic import ValidationError
+from xamm_ingest.dispatch import ingest_sources
+from xamm_ingest.errors import IngestError
+from xamm_ingest.readers.profile_common import SampleSpec
+from xamm_ingest.records import Bounds
 
 from xamm_data.cli_tools import add_common, configure_logging, quiet_pipe
 from xamm_data.locations import store_arg
 from xamm_data.summary import print_frame, summarize_benchmark_runs
 from xamm_data.table_files import CorruptDataError
 from xamm_data.units import canonical
-from xamm_ingest.dispatch import ingest_sources
-from xamm_ingest.errors import IngestError
-from xamm_ingest.readers.profile_common import SampleSpec
-from xamm_ingest.records import Bounds
 
 EPILOG = """\
 examples:
   xamm-ingest rajaperf ./runs                        machine names from the Caliper metadata
-  xamm-ingest hpctoolkit ./hpctoolkit-lulesh-database --app LULESH --machine quartz --param size=30 --ranks 8
+  xamm-ingest hpctoolkit ./hpctoolkit-lulesh-database --app LULESH --machine quartz --param \
+size=30 --ranks 8
   xamm-ingest caliper ./profiles --app Laghos --machine ruby --time-unit usec
   xamm-ingest table samples.csv --mapping mapping.toml
   xamm-ingest rajaperf ./h100-runs --machine h100-node
-  xamm-ingest rajaperf ./runs --dry-run --json       read and validate only; print the summary as JSON
-  xamm-ingest rajaperf ./runs --strict               fail (exit 1, write nothing) if any file or record is rejected
-  xamm-ingest rajaperf ./runs --bound max_time_per_rep_s=1e6   allow slower repetitions than the default bound
-  xamm-ingest rajaperf tk.json                       a Thicket's to_json() file, one source with many profiles
+  xamm-ingest rajaperf ./runs --dry-run --json       read and validate only; print the summary as \
+JSON
+  xamm-ingest rajaperf ./runs --strict               fail (exit 1, write nothing) if any file or \
+record is rejected
+  xamm-ingest rajaperf ./runs --bound max_time_per_rep_s=1e6   allow slower repetitions than the \
+default bound
+  xamm-ingest rajaperf tk.json                       a Thicket's to_json() file, one source with \
+many profiles
 """
 
 
 def build_parser(prog: str = "xamm-ingest") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog=prog, description="Ingest HPC performance outputs into the xamm store.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+        prog=prog,
+        description="Ingest HPC performance outputs into the xamm store.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_common(parser)
     sub = parser.add_subparsers(dest="format", metavar="FORMAT")
     sub.required = True
     p = sub.add_parser(
-        "rajaperf", help="RAJAPerf runs: Caliper .cali / JSON (json-split, format json(object)), Thicket to_json, CSV",
-        description="Read RAJAPerf outputs (directories are searched recursively) into the benchmark_runs table.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+        "rajaperf",
+        help="RAJAPerf runs: Caliper .cali / JSON (json-split, format "
+        "json(object)), Thicket to_json, CSV",
+        description="Read RAJAPerf outputs (directories are searched recursively) "
+        "into the benchmark_runs table.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_common(p, subcommand=True)
     p.add_argument("paths", nargs="+", type=Path, help="files or directories")
-    p.add_argument("--machine", help="machine id for every file (CSV runs carry none; Caliper files must agree)")
-    p.add_argument("--store", type=store_arg, default=None, help="store root (default: $XAMM_HOME/store)")
-    p.add_argument("--workers", type=int, default=None, help="parsing processes (default: CPU count)")
+    p.add_argument(
+        "--machine",
+        help="machine id for every file (CSV runs carry none; Caliper files must agree)",
+    )
+    p.add_argument(
+        "--store", type=store_arg, default=None, help="store root (default: $XAMM_HOME/store)"
+    )
+    p.add_argument(
+        "--workers", type=int, default=None, help="parsing processes (default: CPU count)"
+    )
     p.add_argument("--dry-run", action="store_true", help="read and validate, write nothing")
-    p.add_argument("--strict", action="store_true", help="any rejected file fails the run (exit 1) and nothing is written")
-    p.add_argument("--rtol", type=float, default=None, help="relative agreement required between the CSV's and Caliper's times of one run (default 0.05; "
-                   "a record beyond it is refused in both files, see docs/formats.md)")
-    p.add_argument("--bound", action="append", default=[], metavar="NAME=VALUE",
-                   help="change a plausibility bound (repeatable): min_time_per_rep_s (1e-10), max_time_per_rep_s (1e5), "
-                        "max_bytes_per_rep (1e16), max_flops_per_rep (1e16), max_problem_size (1e12)")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="any rejected file fails the run (exit 1) and nothing is written",
+    )
+    p.add_argument(
+        "--rtol",
+        type=float,
+        default=None,
+        help="relative agreement required between the CSV's and Caliper's "
+        "times of one run (default 0.05; "
+        "a record beyond it is refused in both files, see docs/formats.md)",
+    )
+    p.add_argument(
+        "--bound",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="change a plausibility bound (repeatable): min_time_per_rep_s "
+        "(1e-10), max_time_per_rep_s (1e5), "
+        "max_bytes_per_rep (1e16), max_flops_per_rep (1e16), "
+        "max_problem_size (1e12)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
 
-    for fmt, what in (("hpctoolkit", "HPCToolkit database directories (old experiment.xml or new meta.db format)"),
-                      ("caliper", "Caliper application profiles (.cali, or .json: json-split or format json(object))")):
-        q = sub.add_parser(fmt, help=what, description=f"Read {what} into the app_profiles table, one sample each.",
-                           epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-        q.add_argument("paths", nargs="+", type=Path, help="databases/files or directories holding them")
+    for fmt, what in (
+        (
+            "hpctoolkit",
+            "HPCToolkit database directories (old experiment.xml or new meta.db format)",
+        ),
+        (
+            "caliper",
+            "Caliper application profiles (.cali, or .json: json-split or format json(object))",
+        ),
+    ):
+        q = sub.add_parser(
+            fmt,
+            help=what,
+            description=f"Read {what} into the app_profiles table, one sample each.",
+            epilog=EPILOG,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        q.add_argument(
+            "paths", nargs="+", type=Path, help="databases/files or directories holding them"
+        )
         q.add_argument("--app", required=True, help="application name")
-        q.add_argument("--machine", help="machine id (required unless the profile names its cluster)")
-        q.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="application parameter (repeatable)")
+        q.add_argument(
+            "--machine", help="machine id (required unless the profile names its cluster)"
+        )
+        q.add_argument(
+            "--param",
+            action="append",
+            default=[],
+            metavar="KEY=VALUE",
+            help="application parameter (repeatable)",
+        )
         q.add_argument("--threads", type=int, help="threads per rank")
         q.add_argument("--ranks", type=int, help="MPI ranks (default: from the profile)")
         q.add_argument("--gpus", type=int, help="GPUs used")
         q.add_argument("--device", choices=["cpu", "gpu"], default="cpu")
-        q.add_argument("--runtime-s", type=float, help="runtime in seconds, when the profile has no time metric")
-        q.add_argument("--time-unit", type=_time_unit, metavar="UNIT",
-                       help="unit of a time attribute that states none: s/sec/seconds, ms/msec, us/usec/µs/microseconds, ns/nsec")
+        q.add_argument(
+            "--runtime-s",
+            type=float,
+            help="runtime in seconds, when the profile has no time metric",
+        )
+        q.add_argument(
+            "--time-unit",
+            type=_time_unit,
+            metavar="UNIT",
+            help="unit of a time attribute that states none: s/sec/seconds, "
+            "ms/msec, us/usec/µs/microseconds, ns/nsec",
+        )
         _common_profile_args(q)
-    q = sub.add_parser("table", help="samples already flattened to CSV/Parquet, with a column mapping",
-                       description="Read CSV/Parquet samples into app_profiles using a TOML mapping "
-                                   "(see xamm_ingest.readers.table for its format).",
-                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    q = sub.add_parser(
+        "table",
+        help="samples already flattened to CSV/Parquet, with a column mapping",
+        description="Read CSV/Parquet samples into app_profiles using a TOML mapping "
+        "(see xamm_ingest.readers.table for its format).",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     q.add_argument("paths", nargs="+", type=Path, help="CSV or Parquet files or directories")
-    q.add_argument("--mapping", required=True, type=Path, help="TOML file mapping your columns to canonical ones")
+    q.add_argument(
+        "--mapping",
+        required=True,
+        type=Path,
+        help="TOML file mapping your columns to canonical ones",
+    )
     _common_profile_args(q)
     return parser
 
 
 def register_xamm(sub) -> dict:
     """``xamm ingest ...``: the same as ``xamm-ingest ...`` (a pass-through command of ``xamm``)."""
-    sub.add_parser("ingest", help="same as the xamm-ingest command (xamm ingest --help)", add_help=False)
+    sub.add_parser(
+        "ingest", help="same as the xamm-ingest command (xamm ingest --help)", add_help=False
+    )
     return {"ingest": lambda argv: main(argv, prog="xamm ingest")}
 
 
@@ -105,12 +183,23 @@ def _time_unit(text: str) -> str:
 
 def _common_profile_args(q: argparse.ArgumentParser) -> None:
     add_common(q, subcommand=True)
-    q.add_argument("--store", type=store_arg, default=None, help="store root (default: $XAMM_HOME/store)")
+    q.add_argument(
+        "--store", type=store_arg, default=None, help="store root (default: $XAMM_HOME/store)"
+    )
     q.add_argument("--dry-run", action="store_true", help="read and validate, write nothing")
-    q.add_argument("--strict", action="store_true", help="any rejected source or record fails the run (exit 1), nothing written")
+    q.add_argument(
+        "--strict",
+        action="store_true",
+        help="any rejected source or record fails the run (exit 1), nothing written",
+    )
     q.add_argument("--json", action="store_true", help="print the summary as JSON")
-    q.add_argument("--bound", action="append", default=[], metavar="NAME=VALUE",
-                   help="change a plausibility bound (repeatable): min_runtime_s (1e-9), max_runtime_s (1e7)")
+    q.add_argument(
+        "--bound",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="change a plausibility bound (repeatable): min_runtime_s (1e-9), max_runtime_s (1e7)",
+    )
 
 
 def _parse_params(items: list[str], parser) -> dict:
@@ -133,7 +222,11 @@ def _bounds(args, parser) -> Bounds:
     try:
         return Bounds.from_items(args.bound)
     except (ValueError, ValidationError) as e:
-        parser.error(str(e).splitlines()[0] if not isinstance(e, ValidationError) else f"--bound: {e.errors()[0]['msg']}")
+        parser.error(
+            str(e).splitlines()[0]
+            if not isinstance(e, ValidationError)
+            else f"--bound: {e.errors()[0]['msg']}"
+        )
 
 
 def _options(args, parser) -> dict:
@@ -144,14 +237,27 @@ def _options(args, parser) -> dict:
         if args.workers is not None and args.workers < 1:
             parser.error("--workers must be >= 1")
         rtol = {} if args.rtol is None else {"rtol": args.rtol}
-        return {"machine": args.machine, "workers": args.workers, **rtol, "bounds": bounds,
-                "progress": not args.no_progress and sys.stderr.isatty()}
+        return {
+            "machine": args.machine,
+            "workers": args.workers,
+            **rtol,
+            "bounds": bounds,
+            "progress": not args.no_progress and sys.stderr.isatty(),
+        }
     if args.format == "table":
         return {"mapping": args.mapping, "workers": 1, "bounds": bounds}
     try:
-        spec = SampleSpec(app=args.app, machine=args.machine, params=_parse_params(args.param, parser),
-                          threads=args.threads, ranks=args.ranks, gpus=args.gpus, device=args.device,
-                          runtime_s=args.runtime_s, time_unit=args.time_unit)
+        spec = SampleSpec(
+            app=args.app,
+            machine=args.machine,
+            params=_parse_params(args.param, parser),
+            threads=args.threads,
+            ranks=args.ranks,
+            gpus=args.gpus,
+            device=args.device,
+            runtime_s=args.runtime_s,
+            time_unit=args.time_unit,
+        )
     except ValidationError as e:
         err = e.errors()[0]
         parser.error(f"--{str(err['loc'][0]).replace('_', '-')}: {err['msg']}")
@@ -162,25 +268,44 @@ def _print_report(report, args) -> None:
     s = report.as_json()
     s["dry_run"] = args.dry_run
     if report.write:
-        s["partitions"] = [{"machine": p.machine, "rows_before": p.rows_before, "rows_replaced": p.rows_replaced,
-                            "rows_after": p.rows_after, "path": str(p.path)} for p in report.write.partitions]
+        s["partitions"] = [
+            {
+                "machine": p.machine,
+                "rows_before": p.rows_before,
+                "rows_replaced": p.rows_replaced,
+                "rows_after": p.rows_after,
+                "path": str(p.path),
+            }
+            for p in report.write.partitions
+        ]
     if args.json:
         print(json.dumps(s, indent=2, default=str))
         return
     if report.table == "benchmark_runs" and report.frame.height:
         print_frame(summarize_benchmark_runs(report.frame), title="ingested benchmark runs")
-    what = (f"kernels: {s['kernels']}   variants: {', '.join(s['variants']) or '-'}" if report.table == "benchmark_runs"
-            else f"apps: {', '.join(s['apps']) or '-'}")
-    print(f"sources read: {s['sources_read']}   rows: {s['rows']}   machines: {', '.join(s['machines']) or '-'}   {what}")
+    what = (
+        f"kernels: {s['kernels']}   variants: {', '.join(s['variants']) or '-'}"
+        if report.table == "benchmark_runs"
+        else f"apps: {', '.join(s['apps']) or '-'}"
+    )
+    print(
+        f"sources read: {s['sources_read']}   rows: {s['rows']}   "
+        f"machines: {', '.join(s['machines']) or '-'}   {what}"
+    )
     if report.aliases:
-        print("machine names resolved through the registry: "
-              + ", ".join(f"{name} \u2192 {mid}" for name, mid in sorted(report.aliases.items())))
+        print(
+            "machine names resolved through the registry: "
+            + ", ".join(f"{name} \u2192 {mid}" for name, mid in sorted(report.aliases.items()))
+        )
     if report.merged_rows:
         print(f"CSV and Caliper rows of the same runs merged: {report.merged_rows}")
     for n in report.notes:
         print(f"note: {n}")
     if report.ignored:
-        print(f"ignored {len(report.ignored)} file(s) with nothing to ingest (checksum reports, logs, summaries)")
+        print(
+            f"ignored {len(report.ignored)} file(s) with nothing to ingest "
+            "(checksum reports, logs, summaries)"
+        )
     for p in s.get("partitions", []):
         print(f"wrote {p['path']}: {p['rows_after']} rows ({p['rows_replaced']} replaced)")
     if not report.write and args.dry_run:
@@ -189,22 +314,41 @@ def _print_report(report, args) -> None:
 
 
 def _print_problems(report, shown: int = 3) -> None:
-    """Rejections grouped by identical reason; dropped records grouped by field (the full lists are in --json)."""
+    """Rejections grouped by identical reason; dropped records grouped by field (the full lists are
+    in --json)."""
     if report.rejected:
         print(f"rejected {len(report.rejected)} source(s):", file=sys.stderr)
         for problem, files in report.grouped():
             if len(files) == 1:
-                print(f"  {next(r.reason for r in report.rejected if r.path == files[0] and r.problem == problem)}",
-                      file=sys.stderr)
+                print(
+                    "  "
+                    + next(
+                        r.reason
+                        for r in report.rejected
+                        if r.path == files[0] and r.problem == problem
+                    ),
+                    file=sys.stderr,
+                )
             else:
-                print(f"  {len(files)} files: {problem}  (e.g. {', '.join(files[:shown])}; all in --json)", file=sys.stderr)
+                print(
+                    f"  {len(files)} files: {problem}  (e.g. "
+                    f"{', '.join(files[:shown])}; all in --json)",
+                    file=sys.stderr,
+                )
     if report.dropped:
-        print(f"dropped {len(report.dropped)} record(s) from sources that were otherwise read:", file=sys.stderr)
+        print(
+            f"dropped {len(report.dropped)} record(s) from sources that were otherwise read:",
+            file=sys.stderr,
+        )
         for fld, recs in report.grouped_drops():
             for d in recs[:shown]:
                 print(f"  {d.reason}", file=sys.stderr)
             if len(recs) > shown:
-                print(f"  ... and {len(recs) - shown} more record(s) with a bad {fld} (all in --json)", file=sys.stderr)
+                print(
+                    f"  ... and {len(recs) - shown} more record(s) with a bad {fld} "
+                    "(all in --json)",
+                    file=sys.stderr,
+                )
 
 
 @quiet_pipe
@@ -216,22 +360,41 @@ def main(argv: list[str] | None = None, prog: str = "xamm-ingest") -> int:
     opts = _options(args, parser)
 
     try:
-        report = ingest_sources(args.format, args.paths, store=args.store, dry_run=args.dry_run, strict=args.strict,
-                                debug=args.debug, **opts)
+        report = ingest_sources(
+            args.format,
+            args.paths,
+            store=args.store,
+            dry_run=args.dry_run,
+            strict=args.strict,
+            debug=args.debug,
+            **opts,
+        )
     except (IngestError, FileNotFoundError, ValueError, CorruptDataError) as e:
         if args.debug:
             raise
         if args.json:  # machine-readable output promised: the error as JSON too
-            print(json.dumps({"error": str(e), "rows": 0, "rejected_files": [], "dropped_records": []}, indent=2))
+            print(
+                json.dumps(
+                    {"error": str(e), "rows": 0, "rejected_files": [], "dropped_records": []},
+                    indent=2,
+                )
+            )
         print(f"{prog}: error: {e}", file=sys.stderr)
         return 1
     _print_report(report, args)
     if report.frame.is_empty():
-        print(f"{prog}: error: nothing ingestable found under {', '.join(map(str, args.paths))}", file=sys.stderr)
+        print(
+            f"{prog}: error: nothing ingestable found under {', '.join(map(str, args.paths))}",
+            file=sys.stderr,
+        )
         return 1
     if args.strict and (report.rejected or report.dropped):
-        print(f"{prog}: error: {len(report.rejected)} source(s) rejected, {len(report.dropped)} record(s) dropped "
-              "and --strict given; nothing written", file=sys.stderr)
+        print(
+            f"{prog}: error: {len(report.rejected)} source(s) rejected, "
+            f"{len(report.dropped)} record(s) dropped "
+            "and --strict given; nothing written",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

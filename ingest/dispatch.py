@@ -1,4 +1,5 @@
-"""One dispatcher for every ingest format: paths -> discovery -> per-source read -> per-source checks -> one commit.
+"""One dispatcher for every ingest format: paths -> discovery -> per-source read -> per-source
+checks -> one commit.
 
 A file, a directory (searched recursively) or a list of them goes through the format's discovery
 (:mod:`xamm_ingest.formats`). Each source is then read and checked on its own: **any** exception
@@ -22,12 +23,8 @@ from itertools import repeat
 from pathlib import Path
 
 import polars as pl
-
 import xamm_ingest.profiles  # noqa: F401  (registers hpctoolkit, caliper, table)
 import xamm_ingest.rajaperf  # noqa: F401  (registers rajaperf)
-from xamm_data.schema import BENCHMARK_RUNS, TableSchema
-from xamm_data.store import Store, as_store, dedupe_sources, renumber_trials
-from xamm_data.validate import ValidationError, validate
 from xamm_ingest.errors import IngestError
 from xamm_ingest.formats import FORMATS, get_format
 from xamm_ingest.machine_names import take_aliases
@@ -38,12 +35,17 @@ from xamm_ingest.records import Bounds, DroppedRecord, check_benchmark_records, 
 from xamm_ingest.report import IngestReport, Rejected
 from xamm_ingest.sources import Task, as_paths
 
+from xamm_data.schema import BENCHMARK_RUNS, TableSchema
+from xamm_data.store import Store, as_store, dedupe_sources, renumber_trials
+from xamm_data.validate import ValidationError, validate
+
 log = logging.getLogger(__name__)
 
 
 @dataclass
 class _Outcome:
-    """What reading one source gave: its error, or its notes and dropped records (rows go in the batch frame)."""
+    """What reading one source gave: its error, or its notes and dropped records (rows go in the
+    batch frame)."""
 
     path: str
     rel: str = ""
@@ -55,13 +57,18 @@ class _Outcome:
 
 def _unexpected(path: Path, e: Exception) -> Rejected:
     text = " ".join(str(e).split())[:300] or "(no message)"
-    return Rejected(str(path), f"{path}: {type(e).__name__}: {text} (an input xamm did not expect; the other sources "
-                    "were read; --debug shows the traceback)", problem=f"{type(e).__name__}: {text}")
+    return Rejected(
+        str(path),
+        f"{path}: {type(e).__name__}: {text} (an input xamm did not "
+        "expect; the other sources "
+        "were read; --debug shows the traceback)",
+        problem=f"{type(e).__name__}: {text}",
+    )
 
 
 def _read_one(task: Task, opts: dict) -> tuple[_Outcome, list[dict], pl.DataFrame | None]:
-    """Read one source: its outcome, and its rows (dicts) or frame. No polars work here beyond a reader's own:
-    this runs in forked workers, where polars' thread pool must stay idle."""
+    """Read one source: its outcome, and its rows (dicts) or frame. No polars work here beyond a
+    reader's own: this runs in forked workers, where polars' thread pool must stay idle."""
     out = _Outcome(str(task.path), rel=_rel(task))
     take_aliases()
     try:
@@ -86,8 +93,11 @@ def _rel(task: Task) -> str:
         return task.path.name
 
 
-def _rows_frame(outcomes: list[_Outcome], rows: list[list[dict]], opts: dict) -> pl.DataFrame | None:
-    """One frame of every source's rows; a source whose rows do not fit the schema is rejected alone."""
+def _rows_frame(
+    outcomes: list[_Outcome], rows: list[list[dict]], opts: dict
+) -> pl.DataFrame | None:
+    """One frame of every source's rows; a source whose rows do not fit the schema is rejected
+    alone."""
     flat = [r for rs in rows for r in rs]
     if not flat:
         return None
@@ -108,8 +118,11 @@ def _rows_frame(outcomes: list[_Outcome], rows: list[list[dict]], opts: dict) ->
     return pl.from_dicts(keep, schema=raw_schema(), strict=True) if keep else None
 
 
-def _run_batch(batch: list[Task], opts: dict) -> tuple[list[_Outcome], pl.DataFrame | None, list[pl.DataFrame]]:
-    """Read a batch of sources: their outcomes, their rows as one columnar frame, and frames of table readers."""
+def _run_batch(
+    batch: list[Task], opts: dict
+) -> tuple[list[_Outcome], pl.DataFrame | None, list[pl.DataFrame]]:
+    """Read a batch of sources: their outcomes, their rows as one columnar frame, and frames of
+    table readers."""
     outcomes, rows, frames = [], [], []
     for task in batch:
         out, rs, frame = _read_one(task, opts)
@@ -122,10 +135,14 @@ def _run_batch(batch: list[Task], opts: dict) -> tuple[list[_Outcome], pl.DataFr
 
 def _batches(tasks: list[Task], workers: int, opts: dict, progress: bool):
     size = max(1, min(64, -(-len(tasks) // (max(workers, 1) * 4))))
-    batches = [tasks[i:i + size] for i in range(0, len(tasks), size)]
+    batches = [tasks[i : i + size] for i in range(0, len(tasks), size)]
     ex = ProcessPoolExecutor(max_workers=workers) if workers > 1 and len(tasks) >= 16 else None
     try:
-        it = ex.map(_run_batch, batches, repeat(opts)) if ex else map(_run_batch, batches, repeat(opts))
+        it = (
+            ex.map(_run_batch, batches, repeat(opts))
+            if ex
+            else map(_run_batch, batches, repeat(opts))
+        )
         if progress and len(batches) > 1:
             from rich.progress import track  # only when a progress bar is asked for
 
@@ -136,8 +153,11 @@ def _batches(tasks: list[Task], workers: int, opts: dict, progress: bool):
             ex.shutdown()
 
 
-def validate_by_source(frame: pl.DataFrame, schema: TableSchema) -> tuple[pl.DataFrame, list[Rejected]]:
-    """Validate the whole frame; if it fails, validate each source's rows and drop the failing sources."""
+def validate_by_source(
+    frame: pl.DataFrame, schema: TableSchema
+) -> tuple[pl.DataFrame, list[Rejected]]:
+    """Validate the whole frame; if it fails, validate each source's rows and drop the failing
+    sources."""
     try:
         return validate(frame, schema), []
     except (ValidationError, pl.exceptions.PolarsError):
@@ -147,18 +167,30 @@ def validate_by_source(frame: pl.DataFrame, schema: TableSchema) -> tuple[pl.Dat
         try:
             good.append(validate(part, schema))
         except ValidationError as e:
-            bad.append(Rejected(path, f"{path}: {e}", problem=f"breaks rule [{e.rule}] of column {e.column!r}"))
+            bad.append(
+                Rejected(
+                    path, f"{path}: {e}", problem=f"breaks rule [{e.rule}] of column {e.column!r}"
+                )
+            )
         except Exception as e:
             bad.append(_unexpected(Path(path), e))
     return (pl.concat(good) if good else schema.empty()), bad
 
 
-def read_sources(fmt: str, paths: str | Path | Iterable[str | Path], *, workers: int | None = None,
-                 progress: bool = False, **opts) -> IngestReport:
-    """Read ``paths`` as format ``fmt`` (one of :data:`~xamm_ingest.formats.FORMATS`) into a validated frame.
+def read_sources(
+    fmt: str,
+    paths: str | Path | Iterable[str | Path],
+    *,
+    workers: int | None = None,
+    progress: bool = False,
+    **opts,
+) -> IngestReport:
+    """Read ``paths`` as format ``fmt`` (one of :data:`~xamm_ingest.formats.FORMATS`) into a
+    validated frame.
 
     Options go to the format: ``machine``, ``rtol``, ``bounds`` (rajaperf); ``spec`` (hpctoolkit,
-    caliper); ``mapping`` (table); ``debug`` re-raises unexpected errors instead of rejecting the source.
+    caliper); ``mapping`` (table); ``debug`` re-raises unexpected errors instead of rejecting the
+    source.
     """
     spec = get_format(fmt)
     if fmt == "table":
@@ -168,20 +200,39 @@ def read_sources(fmt: str, paths: str | Path | Iterable[str | Path], *, workers:
     opts.setdefault("bounds", Bounds())
     t0 = time.perf_counter()
     plan = spec.plan(as_paths(paths), opts)
-    log.info("%s: %d source(s) to read, %d file(s) with nothing to ingest, %d refused at discovery",
-             fmt, len(plan.tasks), len(plan.ignored), len(plan.rejected))
-    report = IngestReport(frame=spec.table.empty(), table=spec.table.name, ignored=plan.ignored,
-                          rejected=list(plan.rejected), aliases=take_aliases())
+    log.info(
+        "%s: %d source(s) to read, %d file(s) with nothing to ingest, %d refused at discovery",
+        fmt,
+        len(plan.tasks),
+        len(plan.ignored),
+        len(plan.rejected),
+    )
+    report = IngestReport(
+        frame=spec.table.empty(),
+        table=spec.table.name,
+        ignored=plan.ignored,
+        rejected=list(plan.rejected),
+        aliases=take_aliases(),
+    )
     frames = []
-    for outcomes, rows_frame, table_frames in _batches(plan.tasks, workers or min(os.cpu_count() or 1, 8), opts, progress):
+    for outcomes, rows_frame, table_frames in _batches(
+        plan.tasks, workers or min(os.cpu_count() or 1, 8), opts, progress
+    ):
         frames.extend(table_frames)
         if rows_frame is not None:
             frames.append(_checked(rows_frame, spec, outcomes, opts))
         _tally(report, outcomes)
     if frames:
         report.frame = _combine(pl.concat(frames, how="vertical"), spec, report, opts)
-    log.info("%s: %d row(s) from %d source(s) in %.2f s; %d source(s) rejected, %d record(s) dropped", fmt,
-             report.frame.height, report.sources_read, time.perf_counter() - t0, len(report.rejected), len(report.dropped))
+    log.info(
+        "%s: %d row(s) from %d source(s) in %.2f s; %d source(s) rejected, %d record(s) dropped",
+        fmt,
+        report.frame.height,
+        report.sources_read,
+        time.perf_counter() - t0,
+        len(report.rejected),
+        len(report.dropped),
+    )
     return report
 
 
@@ -196,10 +247,13 @@ def _tally(report: IngestReport, outcomes: list[_Outcome]) -> None:
         report.dropped.extend(out.dropped)
 
 
-def read_results(fmt: str, results: list[tuple[str, ReadResult | IngestError]], **opts) -> IngestReport:
-    """The dispatcher's record checks, cross-source step and validation over sources read elsewhere (the
-    profiles of a Thicket in memory): ``results`` pairs each source's name (its ``source_path``) with what
-    reading it gave, or the error it raised. Options as in :func:`read_sources`."""
+def read_results(
+    fmt: str, results: list[tuple[str, ReadResult | IngestError]], **opts
+) -> IngestReport:
+    """The dispatcher's record checks, cross-source step and validation over sources read elsewhere
+    (the profiles of a Thicket in memory): ``results`` pairs each source's name (its
+    ``source_path``) with what reading it gave, or the error it raised. Options as in
+    :func:`read_sources`."""
     spec = get_format(fmt)
     opts.setdefault("bounds", Bounds())
     report = IngestReport(frame=spec.table.empty(), table=spec.table.name)
@@ -254,7 +308,9 @@ def _combine(frame: pl.DataFrame, spec, report: IngestReport, opts: dict) -> pl.
     before = frame.height
     frame = dedupe_sources(frame, spec.table)
     if frame.height < before:
-        report.notes.append(f"dropped {before - frame.height} row(s) from byte-identical copies of the same file")
+        report.notes.append(
+            f"dropped {before - frame.height} row(s) from byte-identical copies of the same file"
+        )
     frame = _finish_isolated(frame, spec, report, opts)
     frame = renumber_trials(frame.drop([c for c in frame.columns if c.startswith("_")]), spec.table)
     frame, bad = validate_by_source(frame, spec.table)
@@ -263,8 +319,8 @@ def _combine(frame: pl.DataFrame, spec, report: IngestReport, opts: dict) -> pl.
 
 
 def _finish_isolated(frame: pl.DataFrame, spec, report: IngestReport, opts: dict) -> pl.DataFrame:
-    """The format's cross-source step (merging, features); if it fails, redo it per directory and reject
-    the sources of a directory where it still fails (one run's files share a directory)."""
+    """The format's cross-source step (merging, features); if it fails, redo it per directory and
+    reject the sources of a directory where it still fails (one run's files share a directory)."""
     try:
         return spec.finish(frame, report, opts)
     except Exception:
@@ -272,7 +328,9 @@ def _finish_isolated(frame: pl.DataFrame, spec, report: IngestReport, opts: dict
             raise
     parts = []
     folder = pl.col("source_path").str.replace(r"/?[^/]*$", "")
-    for (_,), part in frame.with_columns(folder.alias("_folder")).group_by(["_folder"], maintain_order=True):
+    for (_,), part in frame.with_columns(folder.alias("_folder")).group_by(
+        ["_folder"], maintain_order=True
+    ):
         try:
             parts.append(spec.finish(part.drop("_folder"), report, opts))
         except Exception as e:
@@ -281,8 +339,15 @@ def _finish_isolated(frame: pl.DataFrame, spec, report: IngestReport, opts: dict
     return pl.concat(parts, how="vertical") if parts else frame.clear()
 
 
-def ingest_sources(fmt: str, paths, *, store: Store | str | Path | None = None, dry_run: bool = False,
-                   strict: bool = False, **kw) -> IngestReport:
+def ingest_sources(
+    fmt: str,
+    paths,
+    *,
+    store: Store | str | Path | None = None,
+    dry_run: bool = False,
+    strict: bool = False,
+    **kw,
+) -> IngestReport:
     """Read (see :func:`read_sources`) and write the rows to the store in one commit.
 
     With ``dry_run`` nothing is written; with ``strict`` nothing is written if any source was
@@ -296,36 +361,87 @@ def ingest_sources(fmt: str, paths, *, store: Store | str | Path | None = None, 
     return report
 
 
-def read_rajaperf(paths, *, machine: str | None = None, workers: int | None = None, progress: bool = False,
-                  rtol: float = AGREE_RTOL, bounds: Bounds | None = None, debug: bool = False) -> IngestReport:
-    """Read RAJAPerf outputs (files, directories or a list) into a validated ``benchmark_runs`` frame.
+def read_rajaperf(
+    paths,
+    *,
+    machine: str | None = None,
+    workers: int | None = None,
+    progress: bool = False,
+    rtol: float = AGREE_RTOL,
+    bounds: Bounds | None = None,
+    debug: bool = False,
+) -> IngestReport:
+    """Read RAJAPerf outputs (files, directories or a list) into a validated ``benchmark_runs``
+    frame.
 
     ``machine`` names the machine of every source (CSV runs carry none; Caliper files must agree);
     ``rtol`` is the agreement required between CSV and Caliper times of the same run; ``bounds``
     the physical plausibility bounds (:class:`~xamm_ingest.records.Bounds`).
     """
-    return read_sources("rajaperf", paths, workers=workers, progress=progress, machine=machine, rtol=rtol,
-                        bounds=bounds or Bounds(), debug=debug)
+    return read_sources(
+        "rajaperf",
+        paths,
+        workers=workers,
+        progress=progress,
+        machine=machine,
+        rtol=rtol,
+        bounds=bounds or Bounds(),
+        debug=debug,
+    )
 
 
-def ingest_rajaperf(paths, *, store: Store | str | Path | None = None, dry_run: bool = False, strict: bool = False,
-                    **kw) -> IngestReport:
-    """Read RAJAPerf outputs (see :func:`read_rajaperf`) and write them to the store in one commit."""
+def ingest_rajaperf(
+    paths,
+    *,
+    store: Store | str | Path | None = None,
+    dry_run: bool = False,
+    strict: bool = False,
+    **kw,
+) -> IngestReport:
+    """Read RAJAPerf outputs (see :func:`read_rajaperf`) and write them to the store in one
+    commit."""
     return ingest_sources("rajaperf", paths, store=store, dry_run=dry_run, strict=strict, **kw)
 
 
-def read_profiles(fmt: str, paths, spec=None, *, mapping: str | Path | None = None, debug: bool = False,
-                  workers: int = 1) -> IngestReport:
-    """Read application profiles of format ``hpctoolkit``, ``caliper`` or ``table`` into ``app_profiles`` rows."""
+def read_profiles(
+    fmt: str,
+    paths,
+    spec=None,
+    *,
+    mapping: str | Path | None = None,
+    debug: bool = False,
+    workers: int = 1,
+) -> IngestReport:
+    """Read application profiles of format ``hpctoolkit``, ``caliper`` or ``table`` into
+    ``app_profiles`` rows."""
     if fmt not in FORMATS or get_format(fmt).table.name != "app_profiles":
         raise ValueError(f"unknown format {fmt!r}; expected one of hpctoolkit, caliper, table")
     return read_sources(fmt, paths, workers=workers, spec=spec, mapping=mapping, debug=debug)
 
 
-def ingest_profiles(fmt: str, paths, spec=None, *, mapping=None, store: Store | str | Path | None = None,
-                    dry_run: bool = False, strict: bool = False, debug: bool = False) -> IngestReport:
-    """Read application profiles (see :func:`read_profiles`) and write them to the store in one commit."""
+def ingest_profiles(
+    fmt: str,
+    paths,
+    spec=None,
+    *,
+    mapping=None,
+    store: Store | str | Path | None = None,
+    dry_run: bool = False,
+    strict: bool = False,
+    debug: bool = False,
+) -> IngestReport:
+    """Read application profiles (see :func:`read_profiles`) and write them to the store in one
+    commit."""
     if fmt not in FORMATS or get_format(fmt).table.name != "app_profiles":
         raise ValueError(f"unknown format {fmt!r}; expected one of hpctoolkit, caliper, table")
-    return ingest_sources(fmt, paths, store=store, dry_run=dry_run, strict=strict, workers=1, spec=spec,
-                          mapping=mapping, debug=debug)
+    return ingest_sources(
+        fmt,
+        paths,
+        store=store,
+        dry_run=dry_run,
+        strict=strict,
+        workers=1,
+        spec=spec,
+        mapping=mapping,
+        debug=debug,
+    )

@@ -22,9 +22,12 @@ class IngestError(ValueError):
 
 
 class RecordError(IngestError):
-    """One record of a source is bad; the reader drops that record and keeps the rest of the file."""
+    """One record of a source is bad; the reader drops that record and keeps the rest of the
+    file."""
 
-    def __init__(self, path, problem: str, record: str | None = None, field: str = "", value: object = ""):
+    def __init__(
+        self, path, problem: str, record: str | None = None, field: str = "", value: object = ""
+    ):
         super().__init__(path, problem, record)
         self.field, self.value = field, value
 

@@ -7,21 +7,23 @@ import tomllib
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-
-from xamm_data import machines
 from xamm_ingest.errors import IngestError
 
+from xamm_data import machines
+
 CONFIG_NAME = "xamm.toml"
-# Registry aliases resolved in this process since the last take_aliases() (``M1`` -> ``quartz``): the ingest
+# Registry aliases resolved in this process since the last take_aliases() (``M1`` -> ``quartz``):
+# the ingest
 # summary shows each one, so a name never lands in another machine's partition without a word.
 _RESOLVED: dict[str, str] = {}
 
 
 def machine_id(name: str) -> str:
-    """``"Quartz"`` -> ``"quartz"``; unknown names are lower-cased with other characters turned into ``-``.
+    """``"Quartz"`` -> ``"quartz"``; unknown names are lower-cased with other characters turned into
+    ``-``.
 
-    A registry alias that is more than another spelling of the id (``M1`` -> ``quartz``) is recorded for
-    :func:`take_aliases`."""
+    A registry alias that is more than another spelling of the id (``M1`` -> ``quartz``) is recorded
+    for :func:`take_aliases`."""
     known = machines.canonical_id(name.strip())
     if known:
         if re.sub(r"[^a-z0-9]", "", name.lower()) != re.sub(r"[^a-z0-9]", "", known):
@@ -44,8 +46,8 @@ class RunDirConfig(BaseModel):
     """``xamm.toml`` beside a set of runs: what the files themselves do not say.
 
     ``machine`` names the machine; ``compiler``, ``compiler_flags`` and ``omp_max_threads`` describe
-    the build and run of RAJAPerf CSV outputs, which record none of them (Caliper files do, and their
-    own metadata wins).
+    the build and run of RAJAPerf CSV outputs, which record none of them (Caliper files do, and
+    their own metadata wins).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -61,7 +63,11 @@ class RunDirConfig(BaseModel):
         return machine_id(v) if v else v
 
     def run_defaults(self) -> dict:
-        return {k: v for k in ("compiler", "compiler_flags", "omp_max_threads") if (v := getattr(self, k)) is not None}
+        return {
+            k: v
+            for k in ("compiler", "compiler_flags", "omp_max_threads")
+            if (v := getattr(self, k)) is not None
+        }
 
 
 def find_config(start: Path, stop: Path) -> Path | None:
@@ -88,4 +94,6 @@ def load_config(path: Path) -> RunDirConfig:
     except ValidationError as e:
         err = e.errors()[0]
         field = ".".join(str(x) for x in err["loc"]) or "(file)"
-        raise IngestError(path, f"field {field!r}: {err['msg']}; expected e.g. machine = \"quartz\"") from None
+        raise IngestError(
+            path, f'field {field!r}: {err["msg"]}; expected e.g. machine = "quartz"'
+        ) from None

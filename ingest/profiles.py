@@ -11,10 +11,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import polars as pl
-
-from xamm_data.features import add_features
-from xamm_data.schema import APP_PROFILES
-from xamm_data.validate import conform
 from xamm_ingest.errors import IngestError
 from xamm_ingest.formats import IngestFormat, register
 from xamm_ingest.readers import caliper_profile, hpctoolkit, table
@@ -22,6 +18,10 @@ from xamm_ingest.readers.base import ReadResult, Source
 from xamm_ingest.records import flag_app_records
 from xamm_ingest.report import Rejected
 from xamm_ingest.sources import Plan, Task, ingest_root, list_files
+
+from xamm_data.features import add_features
+from xamm_data.schema import APP_PROFILES
+from xamm_data.validate import conform
 
 
 def _plan_files(fmt: str, suffixes: tuple[str, ...]):
@@ -33,6 +33,7 @@ def _plan_files(fmt: str, suffixes: tuple[str, ...]):
             else:
                 out.ignored.append(str(f))
         return out
+
     return plan
 
 
@@ -52,23 +53,32 @@ def _need_spec(opts: dict, fmt: str):
 
 
 def _read_hpctoolkit(task: Task, opts: dict) -> ReadResult:
-    res = hpctoolkit.read_hpctoolkit(Source.of(task.path, task.root), _need_spec(opts, "hpctoolkit"))
+    res = hpctoolkit.read_hpctoolkit(
+        Source.of(task.path, task.root), _need_spec(opts, "hpctoolkit")
+    )
     return _one_frame(res, task, opts)
 
 
 def _read_caliper(task: Task, opts: dict) -> ReadResult:
-    res = caliper_profile.read_caliper_profile(Source.of(task.path, task.root), _need_spec(opts, "caliper"))
+    res = caliper_profile.read_caliper_profile(
+        Source.of(task.path, task.root), _need_spec(opts, "caliper")
+    )
     return _one_frame(res, task, opts)
 
 
 def _read_table(task: Task, opts: dict) -> ReadResult:
-    frame, dropped = table.read_table(Source.of(task.path, task.root), opts["table_mapping"], Path(opts["mapping"]),
-                                      bounds=opts.get("bounds"))
+    frame, dropped = table.read_table(
+        Source.of(task.path, task.root),
+        opts["table_mapping"],
+        Path(opts["mapping"]),
+        bounds=opts.get("bounds"),
+    )
     return ReadResult(frame=_conformed(frame), dropped=dropped)
 
 
 def _one_frame(res: ReadResult, task: Task, opts: dict) -> ReadResult:
-    """The one sample of a profile as a frame; a sample that breaks a plausibility rule refuses the source."""
+    """The one sample of a profile as a frame; a sample that breaks a plausibility rule refuses the
+    source."""
     frame = pl.from_dicts(res.rows, schema=APP_PROFILES.polars_schema, strict=True)
     bad = flag_app_records(frame, opts.get("bounds")).filter(pl.col("_why").is_not_null())
     if bad.height:
@@ -90,8 +100,27 @@ def _finish(frame: pl.DataFrame, report, opts: dict) -> pl.DataFrame:
 
 
 for _name, _plan, _read, _what in (
-    ("hpctoolkit", _plan_hpctoolkit, _read_hpctoolkit, "HPCToolkit database directories (old experiment.xml or new meta.db format)"),
-    ("caliper", _plan_files("caliper", (".cali", ".json")), _read_caliper, "Caliper application profiles (.cali or json-split .json)"),
-    ("table", _plan_files("table", (".csv", ".parquet")), _read_table, "samples already flattened to CSV/Parquet, with a column mapping"),
+    (
+        "hpctoolkit",
+        _plan_hpctoolkit,
+        _read_hpctoolkit,
+        "HPCToolkit database directories (old experiment.xml or new meta.db format)",
+    ),
+    (
+        "caliper",
+        _plan_files("caliper", (".cali", ".json")),
+        _read_caliper,
+        "Caliper application profiles (.cali or json-split .json)",
+    ),
+    (
+        "table",
+        _plan_files("table", (".csv", ".parquet")),
+        _read_table,
+        "samples already flattened to CSV/Parquet, with a column mapping",
+    ),
 ):
-    register(IngestFormat(name=_name, table=APP_PROFILES, plan=_plan, read=_read, finish=_finish, summary=_what))
+    register(
+        IngestFormat(
+            name=_name, table=APP_PROFILES, plan=_plan, read=_read, finish=_finish, summary=_what
+        )
+    )

@@ -2,19 +2,21 @@
 
 Discovery funnels each source to its reader (:mod:`~xamm_ingest.readers.rajaperf_caliper` for
 ``.cali``/Caliper JSON, :mod:`~xamm_ingest.readers.rajaperf_csv` for RAJAPerf's CSV files, grouped
-into runs by directory and prefix). The dispatcher (:mod:`xamm_ingest.dispatch`) isolates every source.
+into runs by directory and prefix). The dispatcher (:mod:`xamm_ingest.dispatch`) isolates every
+source.
 
 When one directory holds both a Caliper file and the CSV files of the same run, each
 (kernel, variant, tuning) appears once: the Caliper row is kept (it carries the compiler, run date,
-tool versions and counters), the CSV's extra per-rep figures fill its gaps, and the CSV's own time per
-rep (RAJAPerf's timer) is kept beside Caliper's in ``extra_metrics`` as ``rajaperf_timer.time_per_rep_s``.
-The two are two timers of one run, not one number written twice: RAJAPerf starts its timer before
-Caliper's region opens and stops it after the region closes, and the two read different clocks
-(docs/formats.md, "Two timers of one run"). They must agree within :data:`AGREE_RTOL` (or both files'
-printed digits, whichever is larger) and have the same problem size. A pair beyond that (the
-factor-of-passes class: another run's file, or a pass count applied twice) is refused **as a record**:
-that kernel-variant-tuning is dropped from both files, naming both values; every other record of both
-files is kept. This check runs for every RAJAPerf generation (see docs/formats.md).
+tool versions and counters), the CSV's extra per-rep figures fill its gaps, and the CSV's own time
+per rep (RAJAPerf's timer) is kept beside Caliper's in ``extra_metrics`` as
+``rajaperf_timer.time_per_rep_s``. The two are two timers of one run, not one number written twice:
+RAJAPerf starts its timer before Caliper's region opens and stops it after the region closes, and
+the two read different clocks (docs/formats.md, "Two timers of one run"). They must agree within
+:data:`AGREE_RTOL` (or both files' printed digits, whichever is larger) and have the same problem
+size. A pair beyond that (the factor-of-passes class: another run's file, or a pass count applied
+twice) is refused **as a record**: that kernel-variant-tuning is dropped from both files, naming
+both values; every other record of both files is kept. This check runs for every RAJAPerf generation
+(see docs/formats.md).
 
 The CSV files of a run record no machine: without ``--machine`` or an ``xamm.toml`` they take the
 ``cluster`` the Caliper files of the same directory name (all of them must agree).
@@ -26,8 +28,6 @@ import re
 from pathlib import Path
 
 import polars as pl
-
-from xamm_data.schema import BENCHMARK_RUNS
 from xamm_ingest.errors import IngestError
 from xamm_ingest.formats import IngestFormat, register
 from xamm_ingest.machine_names import find_config, load_config, machine_id
@@ -38,17 +38,24 @@ from xamm_ingest.records import PER_REP, DroppedRecord
 from xamm_ingest.report import Rejected
 from xamm_ingest.sources import Plan, Task, ingest_root, list_files
 
+from xamm_data.schema import BENCHMARK_RUNS
+
 IGNORED_CSV_SUFFIXES = ("-fom.csv",)
-# Two timers of one run (docs/formats.md): same-run pairs differ by a median 1.8e-4 and at most 1.2e-2 relative
+# Two timers of one run (docs/formats.md): same-run pairs differ by a median 1.8e-4 and at most
+# 1.2e-2 relative
 # in real outputs; the gross class (another run, a pass count applied twice) differs by 2x or more.
 AGREE_RTOL = 0.05
 TIMER_METRIC = "rajaperf_timer.time_per_rep_s"
-NO_MACHINE = ("RAJAPerf CSV files carry no machine name{why}; pass --machine NAME or put an xamm.toml with "
-              "machine = \"NAME\" beside the runs")
+NO_MACHINE = (
+    "RAJAPerf CSV files carry no machine name{why}; pass --machine "
+    "NAME or put an xamm.toml with "
+    'machine = "NAME" beside the runs'
+)
 
 
 def _config(path: Path, root: Path, cache: dict):
-    """The xamm.toml that applies to ``path`` (cached per directory), or None; a bad one raises its error."""
+    """The xamm.toml that applies to ``path`` (cached per directory), or None; a bad one raises its
+    error."""
     key = ("dir", path.parent)
     if key not in cache:
         cache[key] = find_config(path, root)
@@ -65,7 +72,8 @@ def _config(path: Path, root: Path, cache: dict):
 
 
 def plan(paths: list[Path], opts: dict) -> Plan:
-    """Find RAJAPerf sources under ``paths``: Caliper files one task each, CSV files one task per run."""
+    """Find RAJAPerf sources under ``paths``: Caliper files one task each, CSV files one task per
+    run."""
     out = Plan(root=ingest_root(paths))
     files = list_files(paths, out)
     machine = machine_id(opts["machine"]) if opts.get("machine") else None
@@ -97,8 +105,17 @@ def plan(paths: list[Path], opts: dict) -> Plan:
             if run.directory not in beside:
                 beside[run.directory] = cluster_beside(run.directory, [t.path for t in out.tasks])
             m, why = beside[run.directory]
-        out.tasks.append(Task("rajaperf", run.primary, out.root, m, run,
-                              tuple(sorted(cfg.run_defaults().items())) if cfg else (), why))
+        out.tasks.append(
+            Task(
+                "rajaperf",
+                run.primary,
+                out.root,
+                m,
+                run,
+                tuple(sorted(cfg.run_defaults().items())) if cfg else (),
+                why,
+            )
+        )
     for f in other:
         if "-speedup-" in f.name or f.name.endswith(IGNORED_CSV_SUFFIXES):
             continue  # derived reports RAJAPerf writes beside the timings; nothing new in them
@@ -107,7 +124,8 @@ def plan(paths: list[Path], opts: dict) -> Plan:
 
 
 def cluster_beside(directory: Path, files: list[Path]) -> tuple[str | None, str]:
-    """(machine, why not): the ``cluster`` the Caliper files in ``directory`` name, if they all name the same."""
+    """(machine, why not): the ``cluster`` the Caliper files in ``directory`` name, if they all name
+    the same."""
     clusters: dict[str, list[str]] = {}
     cali = [f for f in files if f.parent == directory and f.suffix.lower() in (".cali", ".json")]
     unreadable = 0
@@ -125,8 +143,10 @@ def cluster_beside(directory: Path, files: list[Path]) -> tuple[str | None, str]
         named = "; ".join(f"{m} ({', '.join(fs[:2])})" for m, fs in sorted(clusters.items()))
         return None, f", and the Caliper files beside them name different clusters: {named}"
     if cali:
-        return None, (f", and none of the {len(cali)} Caliper file(s) beside them names a cluster"
-                      + (f" ({unreadable} unreadable)" if unreadable else ""))
+        return None, (
+            f", and none of the {len(cali)} Caliper file(s) beside them names a cluster"
+            + (f" ({unreadable} unreadable)" if unreadable else "")
+        )
     return None, ", and no Caliper file of the same run lies beside them"
 
 
@@ -136,30 +156,41 @@ def read(task: Task, opts: dict) -> ReadResult:
     if task.run is None:
         kind = _json_kind(task.path) if task.path.suffix.lower() == ".json" else "caliper"
         if kind is None:
-            return ReadResult(notes=[f"ignored {src.rel_path}: not Caliper JSON (json-split or format json) nor a Thicket"])
+            return ReadResult(
+                notes=[
+                    f"ignored {src.rel_path}: not Caliper JSON (json-split or format "
+                    "json) nor a Thicket"
+                ]
+            )
         if kind == "thicket":
             return rajaperf_caliper.read_thicket_json(src, machine=task.machine)
         return rajaperf_caliper.read_caliper(src, machine=task.machine)
     if task.machine is None:
         raise IngestError(task.path, NO_MACHINE.format(why=task.why_no_machine))
-    return rajaperf_csv.read_csv_run(task.run, src, machine=task.machine, defaults=dict(task.defaults))
+    return rajaperf_csv.read_csv_run(
+        task.run, src, machine=task.machine, defaults=dict(task.defaults)
+    )
 
 
 def _json_kind(path: Path) -> str | None:
-    """``"thicket"`` (a Thicket's ``to_json()``, which writes the graph first), ``"caliper"`` (Caliper JSON), or None,
-    from the file's first 4 KiB."""
+    """``"thicket"`` (a Thicket's ``to_json()``, which writes the graph first), ``"caliper"``
+    (Caliper JSON), or None, from the file's first 4 KiB."""
     with open(path, "rb") as f:
         head = f.read(4096)
     if re.match(rb'\s*\{\s*"graph"\s*:', head):
         return "thicket"
-    if any(k in head for k in (b'"data"', b'"columns"', b'"nodes"', b'"records"')) or not head.strip().startswith(b"{"):
+    if any(
+        k in head for k in (b'"data"', b'"columns"', b'"nodes"', b'"records"')
+    ) or not head.strip().startswith(b"{"):
         return "caliper"
     return None
 
 
 def finish(frame: pl.DataFrame, report, opts: dict) -> pl.DataFrame:
     """Merge the CSV and Caliper rows of the same runs (see the module docstring)."""
-    frame, merged, rejected, dropped = merge_csv_and_caliper(frame, rtol=opts.get("rtol", AGREE_RTOL))
+    frame, merged, rejected, dropped = merge_csv_and_caliper(
+        frame, rtol=opts.get("rtol", AGREE_RTOL)
+    )
     report.merged_rows = merged
     report.rejected.extend(rejected)
     report.dropped.extend(dropped)
@@ -172,29 +203,62 @@ _TIMES = ("time_per_rep_s", "time_per_rep_min_s", "time_per_rep_max_s", "_time_r
 
 
 def _conflicts(pairs: pl.DataFrame, rtol: float) -> pl.DataFrame:
-    """Caliper/CSV pairs whose problem size differs or whose two timers disagree beyond ``rtol``, with the reason."""
+    """Caliper/CSV pairs whose problem size differs or whose two timers disagree beyond ``rtol``,
+    with the reason."""
     diff = (pl.col("time_per_rep_s") - pl.col("time_per_rep_s_csv")).abs()
-    tol = pl.max_horizontal(rtol * pl.max_horizontal("time_per_rep_s", "time_per_rep_s_csv"),
-                            pl.col("_time_resolution_s_csv").fill_null(0.0) + pl.col("_time_resolution_s").fill_null(0.0))
+    tol = pl.max_horizontal(
+        rtol * pl.max_horizontal("time_per_rep_s", "time_per_rep_s_csv"),
+        pl.col("_time_resolution_s_csv").fill_null(0.0)
+        + pl.col("_time_resolution_s").fill_null(0.0),
+    )
     size = pl.col("problem_size") != pl.col("problem_size_csv")
-    why = (pl.when(size).then(pl.format("problem size {} in {} but {} in {}", "problem_size", "source_path",
-                                        "problem_size_csv", "source_path_csv"))
-           .when(diff > tol).then(pl.format(
-               "time per rep {} s in {} but {} s in {}: the two timers of one run differ by {} relative, beyond the "
-               "tolerance {} (--rtol); not the same run, or a pass count applied twice", "time_per_rep_s", "source_path",
-               "time_per_rep_s_csv", "source_path_csv", (diff / pl.max_horizontal("time_per_rep_s", "time_per_rep_s_csv"))
-               .round_sig_figs(2), pl.lit(rtol))))
+    why = (
+        pl.when(size)
+        .then(
+            pl.format(
+                "problem size {} in {} but {} in {}",
+                "problem_size",
+                "source_path",
+                "problem_size_csv",
+                "source_path_csv",
+            )
+        )
+        .when(diff > tol)
+        .then(
+            pl.format(
+                "time per rep {} s in {} but {} s in {}: the two timers of one "
+                "run differ by {} relative, beyond the "
+                "tolerance {} (--rtol); not the same run, or a pass count "
+                "applied twice",
+                "time_per_rep_s",
+                "source_path",
+                "time_per_rep_s_csv",
+                "source_path_csv",
+                (diff / pl.max_horizontal("time_per_rep_s", "time_per_rep_s_csv")).round_sig_figs(
+                    2
+                ),
+                pl.lit(rtol),
+            )
+        )
+    )
     return pairs.with_columns(why.alias("_why")).filter(pl.col("_why").is_not_null())
 
 
 def _adopt_csv_figures(pairs: pl.DataFrame) -> pl.DataFrame:
-    """Caliper rows whose figures may be another kernel's take the CSV's; their times are rescaled to its Reps."""
+    """Caliper rows whose figures may be another kernel's take the CSV's; their times are rescaled
+    to its Reps."""
     unc = pl.col("_uncertain_figures").fill_null(False)
     ratio = pl.col("reps").cast(pl.Float64) / pl.col("reps_csv").cast(pl.Float64)
-    out = pairs.with_columns([pl.when(unc).then(pl.col(t) * ratio).otherwise(pl.col(t)).alias(t) for t in _TIMES])
-    out = out.with_columns([pl.when(unc).then(pl.col(f"{c}_csv")).otherwise(pl.col(c)).alias(c) for c in _FIGURES])
-    return out.with_columns((pl.col("bytes_per_rep") / pl.col("time_per_rep_s")).alias("bandwidth_bytes_per_s"),
-                            (pl.col("flops_per_rep") / pl.col("time_per_rep_s")).alias("flops_per_s"))
+    out = pairs.with_columns(
+        [pl.when(unc).then(pl.col(t) * ratio).otherwise(pl.col(t)).alias(t) for t in _TIMES]
+    )
+    out = out.with_columns(
+        [pl.when(unc).then(pl.col(f"{c}_csv")).otherwise(pl.col(c)).alias(c) for c in _FIGURES]
+    )
+    return out.with_columns(
+        (pl.col("bytes_per_rep") / pl.col("time_per_rep_s")).alias("bandwidth_bytes_per_s"),
+        (pl.col("flops_per_rep") / pl.col("time_per_rep_s")).alias("flops_per_s"),
+    )
 
 
 def _pairs(cali: pl.DataFrame, csv: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -202,29 +266,46 @@ def _pairs(cali: pl.DataFrame, csv: pl.DataFrame) -> tuple[pl.DataFrame, pl.Data
     another size (one run, two sizes) is a conflict too."""
     pairs = _adopt_csv_figures(cali.join(csv, on=_KEY, how="inner", suffix="_csv"))
     same = pairs.filter(pl.col("problem_size") == pl.col("problem_size_csv")).unique(
-        subset=[*_KEY, "source_path"], keep="first", maintain_order=True)
+        subset=[*_KEY, "source_path"], keep="first", maintain_order=True
+    )
     lonely = pairs.join(same.select([*_KEY, "source_path"]), on=[*_KEY, "source_path"], how="anti")
-    return same, pl.concat([same, lonely.unique(subset=[*_KEY, "source_path"], keep="first", maintain_order=True)])
+    return same, pl.concat(
+        [same, lonely.unique(subset=[*_KEY, "source_path"], keep="first", maintain_order=True)]
+    )
 
 
 def _with_timer(pairs: pl.DataFrame) -> pl.DataFrame:
-    """Merged rows: Caliper's values, the CSV's where Caliper has none, and the CSV's time kept in extra_metrics."""
-    fill = [c for c in BENCHMARK_RUNS.names if c not in _KEY and not c.startswith("source_")
-            and c not in ("reader", "xamm_version", "tool_versions", "run_date", "extra_metrics", *_TIMES)
-            and f"{c}_csv" in pairs.columns]
-    timer = pl.struct(pl.lit(TIMER_METRIC).alias("name"), pl.col("time_per_rep_s_csv").alias("value"))
+    """Merged rows: Caliper's values, the CSV's where Caliper has none, and the CSV's time kept in
+    extra_metrics."""
+    fill = [
+        c
+        for c in BENCHMARK_RUNS.names
+        if c not in _KEY
+        and not c.startswith("source_")
+        and c
+        not in ("reader", "xamm_version", "tool_versions", "run_date", "extra_metrics", *_TIMES)
+        and f"{c}_csv" in pairs.columns
+    ]
+    timer = pl.struct(
+        pl.lit(TIMER_METRIC).alias("name"), pl.col("time_per_rep_s_csv").alias("value")
+    )
     empty = pl.lit([], dtype=BENCHMARK_RUNS.column("extra_metrics").polars_dtype)
     extra = pl.coalesce(pl.col("extra_metrics"), pl.col("extra_metrics_csv"), empty)
-    return pairs.with_columns(*[pl.coalesce(pl.col(c), pl.col(f"{c}_csv")).alias(c) for c in fill],
-                              pl.concat_list(extra, pl.concat_list(timer)).alias("extra_metrics"),
-                              pl.lit(False).alias("_uncertain_figures"))
+    return pairs.with_columns(
+        *[pl.coalesce(pl.col(c), pl.col(f"{c}_csv")).alias(c) for c in fill],
+        pl.concat_list(extra, pl.concat_list(timer)).alias("extra_metrics"),
+        pl.lit(False).alias("_uncertain_figures"),
+    )
 
 
-def merge_csv_and_caliper(frame: pl.DataFrame, *, rtol: float = AGREE_RTOL
-                          ) -> tuple[pl.DataFrame, int, list[Rejected], list[DroppedRecord]]:
-    """Collapse CSV and Caliper rows of the same run (same directory) into one; refuse the records that disagree.
+def merge_csv_and_caliper(
+    frame: pl.DataFrame, *, rtol: float = AGREE_RTOL
+) -> tuple[pl.DataFrame, int, list[Rejected], list[DroppedRecord]]:
+    """Collapse CSV and Caliper rows of the same run (same directory) into one; refuse the records
+    that disagree.
 
-    Returns (rows, merged pairs, rejected sources (none: a disagreement refuses records), dropped records).
+    Returns (rows, merged pairs, rejected sources (none: a disagreement refuses records), dropped
+    records).
     """
     is_csv = pl.col("source_format").str.starts_with("rajaperf")
     f = frame.with_columns(pl.col("source_path").str.replace(r"/?[^/]*$", "").alias("_dir"))
@@ -238,9 +319,16 @@ def merge_csv_and_caliper(frame: pl.DataFrame, *, rtol: float = AGREE_RTOL
     bad_csv = bad.select([*_KEY, pl.col("source_path_csv").alias("source_path")]).unique()
     ok = same.join(bad_cali, on=[*_KEY, "source_path"], how="anti")
     keys = ok.select(_KEY).unique()
-    csv_only = csv.join(keys, on=_KEY, how="anti").join(bad_csv, on=[*_KEY, "source_path"], how="anti")
-    cali_only = cali.join(keys, on=_KEY, how="anti").join(bad_cali, on=[*_KEY, "source_path"], how="anti")
-    out = pl.concat([cali_only, _with_timer(ok).select(f.columns), _inherit_run_metadata(csv_only, ok)], how="vertical")
+    csv_only = csv.join(keys, on=_KEY, how="anti").join(
+        bad_csv, on=[*_KEY, "source_path"], how="anti"
+    )
+    cali_only = cali.join(keys, on=_KEY, how="anti").join(
+        bad_cali, on=[*_KEY, "source_path"], how="anti"
+    )
+    out = pl.concat(
+        [cali_only, _with_timer(ok).select(f.columns), _inherit_run_metadata(csv_only, ok)],
+        how="vertical",
+    )
     return _drop_unconfirmed(out.drop("_dir"), ok.height, [], dropped)
 
 
@@ -250,47 +338,93 @@ def _refused_records(bad: pl.DataFrame) -> list[DroppedRecord]:
     for r in bad.iter_rows(named=True):
         what = f"{r['kernel']} {r['variant']}-{r['tuning']}"
         rule = f"{what} disagrees between the Caliper and CSV files of one run: {r['_why']}"
-        dropped.append(DroppedRecord(path=r["source_path"], record=r["_record"] or what, field="time_per_rep_s",
-                                     value=str(r["time_per_rep_s"]), rule=rule))
-        dropped.append(DroppedRecord(path=r["source_path_csv"], record=r["_record_csv"] or what, field="time_per_rep_s",
-                                     value=str(r["time_per_rep_s_csv"]), rule=rule))
+        dropped.append(
+            DroppedRecord(
+                path=r["source_path"],
+                record=r["_record"] or what,
+                field="time_per_rep_s",
+                value=str(r["time_per_rep_s"]),
+                rule=rule,
+            )
+        )
+        dropped.append(
+            DroppedRecord(
+                path=r["source_path_csv"],
+                record=r["_record_csv"] or what,
+                field="time_per_rep_s",
+                value=str(r["time_per_rep_s_csv"]),
+                rule=rule,
+            )
+        )
     return dropped
 
 
 def _drop_unconfirmed(frame: pl.DataFrame, merged: int, rejected: list, dropped: list):
-    """Caliper rows whose figures only the run's CSV could confirm, left without one, are dropped."""
+    """Caliper rows whose figures only the run's CSV could confirm, left without one, are
+    dropped."""
     unc = pl.col("_uncertain_figures").fill_null(False)
     for r in frame.filter(unc).iter_rows(named=True):
-        dropped.append(DroppedRecord(
-            path=r["source_path"], record=r["_record"] or r["kernel"], field="problem_size",
-            value=str(r["problem_size"]),
-            rule=("ProblemSize, Reps, bytes and flops may be another kernel's: with --npasses > 1 this RAJAPerf's "
-                  "Caliper output merges later passes under the last kernel's attributes; ingest the run's CSV files "
-                  "beside it (same directory) to confirm them, or run with --npasses 1")))
+        dropped.append(
+            DroppedRecord(
+                path=r["source_path"],
+                record=r["_record"] or r["kernel"],
+                field="problem_size",
+                value=str(r["problem_size"]),
+                rule=(
+                    "ProblemSize, Reps, bytes and flops may be another kernel's: "
+                    "with --npasses > 1 this RAJAPerf's "
+                    "Caliper output merges later passes under the last kernel's "
+                    "attributes; ingest the run's CSV files "
+                    "beside it (same directory) to confirm them, or run with --npasses 1"
+                ),
+            )
+        )
     return frame.filter(~unc), merged, rejected, dropped
 
 
-RUN_LEVEL = ("compiler", "compiler_flags", "suite_version", "omp_max_threads", "npasses", "problem_size_param",
-             "tool_versions", "run_date")
+RUN_LEVEL = (
+    "compiler",
+    "compiler_flags",
+    "suite_version",
+    "omp_max_threads",
+    "npasses",
+    "problem_size_param",
+    "tool_versions",
+    "run_date",
+)
 
 
 def _inherit_run_metadata(csv: pl.DataFrame, merged_pairs: pl.DataFrame) -> pl.DataFrame:
-    """CSV rows of a run whose Caliper file was matched take that run's metadata (compiler, date, ...).
+    """CSV rows of a run whose Caliper file was matched take that run's metadata (compiler, date,
+    ...).
 
     One RAJAPerf invocation writes the CSV files for every variant and one Caliper file per variant,
-    so the Caliper metadata of a matched run describes the CSV-only variants of the same directory too.
+    so the Caliper metadata of a matched run describes the CSV-only variants of the same directory
+    too.
     """
     if csv.is_empty() or merged_pairs.is_empty():
         return csv
-    meta = merged_pairs.group_by("_dir").agg([pl.col(c).drop_nulls().first().alias(f"{c}_run") for c in RUN_LEVEL])
+    meta = merged_pairs.group_by("_dir").agg(
+        [pl.col(c).drop_nulls().first().alias(f"{c}_run") for c in RUN_LEVEL]
+    )
     out = csv.join(meta, on="_dir", how="left")
     out = out.with_columns([pl.coalesce(pl.col(c), pl.col(f"{c}_run")).alias(c) for c in RUN_LEVEL])
     out = out.with_columns(
         pl.when((pl.col("backend") == "OpenMP") & pl.col("threads").is_null())
-        .then(pl.col("omp_max_threads")).otherwise(pl.col("threads")).alias("threads"))
+        .then(pl.col("omp_max_threads"))
+        .otherwise(pl.col("threads"))
+        .alias("threads")
+    )
     return out.select(csv.columns)
 
 
-RAJAPERF = register(IngestFormat(
-    name="rajaperf", table=BENCHMARK_RUNS, plan=plan, read=read, finish=finish,
-    summary="RAJAPerf runs: Caliper .cali / JSON and RAJAPerf's CSV outputs"))
+RAJAPERF = register(
+    IngestFormat(
+        name="rajaperf",
+        table=BENCHMARK_RUNS,
+        plan=plan,
+        read=read,
+        finish=finish,
+        summary="RAJAPerf runs: Caliper .cali / JSON and RAJAPerf's CSV outputs",
+    )
+)

@@ -21,14 +21,41 @@ from pydantic import BaseModel, ConfigDict, Field
 from xamm_data.schema import BENCHMARK_RUNS
 
 # Integer columns that come from numbers in the sources: carried as Float64 until checked.
-RAW_INT_COLUMNS = ("problem_size", "problem_size_param", "reps", "npasses", "threads", "ranks", "omp_max_threads",
-                   "block_size", "problem_dimensionality")
-# _record: where in the file; _time_resolution_s: half a unit of the time's last printed digit, per rep;
-# _uncertain_figures: Caliper figures that only the same run's CSV can confirm (see rajaperf_caliper).
-INTERNAL = {"_record": pl.String(), "_time_resolution_s": pl.Float64(), "_uncertain_figures": pl.Boolean()}
-PER_REP = ("bytes_per_rep", "bytes_read_per_rep", "bytes_written_per_rep", "bytes_modify_written_per_rep",
-           "bytes_atomic_modify_written_per_rep", "bytes_touched_per_rep", "bytes_allocated_per_rep", "flops_per_rep")
-OPTIONAL_FLOATS = ("iterations_per_rep", "kernels_per_rep", *(c for c in BENCHMARK_RUNS.names if c.startswith("topdown_")))
+RAW_INT_COLUMNS = (
+    "problem_size",
+    "problem_size_param",
+    "reps",
+    "npasses",
+    "threads",
+    "ranks",
+    "omp_max_threads",
+    "block_size",
+    "problem_dimensionality",
+)
+# _record: where in the file; _time_resolution_s: half a unit of the time's last printed digit, per
+# rep;
+# _uncertain_figures: Caliper figures that only the same run's CSV can confirm (see
+# rajaperf_caliper).
+INTERNAL = {
+    "_record": pl.String(),
+    "_time_resolution_s": pl.Float64(),
+    "_uncertain_figures": pl.Boolean(),
+}
+PER_REP = (
+    "bytes_per_rep",
+    "bytes_read_per_rep",
+    "bytes_written_per_rep",
+    "bytes_modify_written_per_rep",
+    "bytes_atomic_modify_written_per_rep",
+    "bytes_touched_per_rep",
+    "bytes_allocated_per_rep",
+    "flops_per_rep",
+)
+OPTIONAL_FLOATS = (
+    "iterations_per_rep",
+    "kernels_per_rep",
+    *(c for c in BENCHMARK_RUNS.names if c.startswith("topdown_")),
+)
 
 
 class Bounds(BaseModel):
@@ -36,22 +63,34 @@ class Bounds(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    min_time_per_rep_s: float = Field(1e-10, gt=0, description="shortest plausible time of one repetition (s)")
-    max_time_per_rep_s: float = Field(1e5, gt=0, description="longest plausible time of one repetition (s)")
+    min_time_per_rep_s: float = Field(
+        1e-10, gt=0, description="shortest plausible time of one repetition (s)"
+    )
+    max_time_per_rep_s: float = Field(
+        1e5, gt=0, description="longest plausible time of one repetition (s)"
+    )
     max_bytes_per_rep: float = Field(1e16, gt=0, description="most bytes one repetition can move")
     max_flops_per_rep: float = Field(1e16, gt=0, description="most flops one repetition can do")
     max_problem_size: float = Field(1e12, gt=0, description="largest plausible problem size")
-    min_runtime_s: float = Field(1e-9, gt=0, description="shortest plausible application runtime (s)")
-    max_runtime_s: float = Field(1e7, gt=0, description="longest plausible application runtime (s), about 116 days")
+    min_runtime_s: float = Field(
+        1e-9, gt=0, description="shortest plausible application runtime (s)"
+    )
+    max_runtime_s: float = Field(
+        1e7, gt=0, description="longest plausible application runtime (s), about 116 days"
+    )
 
     @classmethod
-    def from_items(cls, items: list[str] | None) -> "Bounds":
-        """Bounds from ``NAME=VALUE`` strings (the CLI's ``--bound``); ``ValueError`` names the valid names."""
+    def from_items(cls, items: list[str] | None) -> Bounds:
+        """Bounds from ``NAME=VALUE`` strings (the CLI's ``--bound``); ``ValueError`` names the
+        valid names."""
         values: dict[str, float] = {}
         for item in items or []:
             name, sep, value = item.partition("=")
             if not sep or name.strip() not in cls.model_fields:
-                raise ValueError(f"--bound {item!r}: expected NAME=VALUE with NAME one of {', '.join(cls.model_fields)}")
+                raise ValueError(
+                    f"--bound {item!r}: expected NAME=VALUE with NAME one of "
+                    f"{', '.join(cls.model_fields)}"
+                )
             try:
                 values[name.strip()] = float(value)
             except ValueError:
@@ -75,8 +114,12 @@ class DroppedRecord:
 
 
 def raw_schema() -> dict[str, pl.DataType]:
-    """The polars schema readers' rows are built with: integer columns as Float64, plus internal columns."""
-    out = {n: (pl.Float64() if n in RAW_INT_COLUMNS else t) for n, t in BENCHMARK_RUNS.polars_schema.items()}
+    """The polars schema readers' rows are built with: integer columns as Float64, plus internal
+    columns."""
+    out = {
+        n: (pl.Float64() if n in RAW_INT_COLUMNS else t)
+        for n, t in BENCHMARK_RUNS.polars_schema.items()
+    }
     return {**out, **INTERNAL}
 
 
@@ -88,79 +131,165 @@ def _rules(b: Bounds) -> list[tuple[str, pl.Expr, pl.Expr]]:
     """(field, expression True where a row breaks the rule, message)."""
     t, r, n = pl.col("time_per_rep_s"), pl.col("reps"), pl.col("problem_size")
     out = [
-        ("reps", r.is_null() | r.is_nan() | r.is_infinite() | (r < 1) | (r != r.floor()) | (r > 2.0 ** 62),
-         pl.format("Reps is {}; expected a whole number from 1 to 2^62", _shown("reps"))),
-        ("problem_size", n.is_null() | n.is_nan() | n.is_infinite() | (n < 1) | (n != n.floor()),
-         pl.format("problem size is {}; expected a whole number >= 1", _shown("problem_size"))),
-        ("problem_size", n > b.max_problem_size,
-         pl.format(f"problem size {{}} is above the plausible maximum {b.max_problem_size:g} (bound max_problem_size)",
-                   _shown("problem_size"))),
-        ("time_per_rep_s", t.is_null() | t.is_nan() | t.is_infinite() | (t <= 0),
-         pl.format("time per rep is {} s; expected a finite time > 0", _shown("time_per_rep_s"))),
-        ("time_per_rep_s", (t < b.min_time_per_rep_s) | (t > b.max_time_per_rep_s),
-         pl.format(f"time per rep {{}} s is outside the plausible range [{b.min_time_per_rep_s:g} s, "
-                   f"{b.max_time_per_rep_s:g} s] (bounds min_time_per_rep_s, max_time_per_rep_s)", _shown("time_per_rep_s"))),
+        (
+            "reps",
+            r.is_null() | r.is_nan() | r.is_infinite() | (r < 1) | (r != r.floor()) | (r > 2.0**62),
+            pl.format("Reps is {}; expected a whole number from 1 to 2^62", _shown("reps")),
+        ),
+        (
+            "problem_size",
+            n.is_null() | n.is_nan() | n.is_infinite() | (n < 1) | (n != n.floor()),
+            pl.format("problem size is {}; expected a whole number >= 1", _shown("problem_size")),
+        ),
+        (
+            "problem_size",
+            n > b.max_problem_size,
+            pl.format(
+                f"problem size {{}} is above the plausible maximum "
+                f"{b.max_problem_size:g} (bound max_problem_size)",
+                _shown("problem_size"),
+            ),
+        ),
+        (
+            "time_per_rep_s",
+            t.is_null() | t.is_nan() | t.is_infinite() | (t <= 0),
+            pl.format("time per rep is {} s; expected a finite time > 0", _shown("time_per_rep_s")),
+        ),
+        (
+            "time_per_rep_s",
+            (t < b.min_time_per_rep_s) | (t > b.max_time_per_rep_s),
+            pl.format(
+                f"time per rep {{}} s is outside the plausible range "
+                f"[{b.min_time_per_rep_s:g} s, "
+                f"{b.max_time_per_rep_s:g} s] (bounds min_time_per_rep_s, max_time_per_rep_s)",
+                _shown("time_per_rep_s"),
+            ),
+        ),
     ]
     for role in ("time_per_rep_min_s", "time_per_rep_max_s"):
         c = pl.col(role)
-        out.append((role, c <= 0, pl.format(f"{role} is {{}} s; expected a time > 0", _shown(role))))
-        out.append((role, (c < b.min_time_per_rep_s) | (c > b.max_time_per_rep_s),
-                    pl.format(f"{role} {{}} s is outside the plausible range [{b.min_time_per_rep_s:g} s, "
-                              f"{b.max_time_per_rep_s:g} s] (bounds min_time_per_rep_s, max_time_per_rep_s)",
-                              _shown(role))))
+        out.append(
+            (role, c <= 0, pl.format(f"{role} is {{}} s; expected a time > 0", _shown(role)))
+        )
+        out.append(
+            (
+                role,
+                (c < b.min_time_per_rep_s) | (c > b.max_time_per_rep_s),
+                pl.format(
+                    f"{role} {{}} s is outside the plausible range "
+                    f"[{b.min_time_per_rep_s:g} s, "
+                    f"{b.max_time_per_rep_s:g} s] (bounds min_time_per_rep_s, max_time_per_rep_s)",
+                    _shown(role),
+                ),
+            )
+        )
     for col in PER_REP:
-        c, limit = pl.col(col), (b.max_flops_per_rep if col.startswith("flops") else b.max_bytes_per_rep)
+        c, limit = (
+            pl.col(col),
+            (b.max_flops_per_rep if col.startswith("flops") else b.max_bytes_per_rep),
+        )
         bound = "max_flops_per_rep" if col.startswith("flops") else "max_bytes_per_rep"
-        out.append((col, c < 0, pl.format(f"{col} is {{}}; expected >= 0 (or -1 for 'not set')", _shown(col))))
-        out.append((col, c > limit, pl.format(f"{col} {{}} is above the plausible maximum {limit:g} (bound {bound})",
-                                              _shown(col))))
-    for col in (c for c in RAW_INT_COLUMNS if c not in ("reps", "problem_size")):  # those have their own rules
+        out.append(
+            (
+                col,
+                c < 0,
+                pl.format(f"{col} is {{}}; expected >= 0 (or -1 for 'not set')", _shown(col)),
+            )
+        )
+        out.append(
+            (
+                col,
+                c > limit,
+                pl.format(
+                    f"{col} {{}} is above the plausible maximum {limit:g} (bound {bound})",
+                    _shown(col),
+                ),
+            )
+        )
+    # those have their own rules
+    for col in (c for c in RAW_INT_COLUMNS if c not in ("reps", "problem_size")):
         c, low = pl.col(col), BENCHMARK_RUNS.column(col).minimum or 0
-        out.append((col, (c < low) | (c != c.floor()) | (c > 2.0 ** 62),
-                    pl.format(f"{col} is {{}}; expected a whole number >= {low:g}", _shown(col))))
+        out.append(
+            (
+                col,
+                (c < low) | (c != c.floor()) | (c > 2.0**62),
+                pl.format(f"{col} is {{}}; expected a whole number >= {low:g}", _shown(col)),
+            )
+        )
     return out
 
 
 def _sanitise(frame: pl.DataFrame) -> pl.DataFrame:
     """nan/inf in optional fields -> null; RAJAPerf's -1 ('not set') for bytes and flops -> null."""
-    optional = [c for c in (*RAW_INT_COLUMNS, "time_per_rep_min_s", "time_per_rep_max_s", *OPTIONAL_FLOATS, *PER_REP)
-                if c in frame.columns and c not in ("reps", "problem_size")]
+    optional = [
+        c
+        for c in (
+            *RAW_INT_COLUMNS,
+            "time_per_rep_min_s",
+            "time_per_rep_max_s",
+            *OPTIONAL_FLOATS,
+            *PER_REP,
+        )
+        if c in frame.columns and c not in ("reps", "problem_size")
+    ]
+
     def clean(c: str) -> pl.Expr:
         x = pl.col(c)
-        bad = x.is_nan() | x.is_infinite() | ((x == -1) if c in PER_REP else pl.lit(False)) | \
-            ((x <= 0) if c == "block_size" else pl.lit(False))
+        bad = (
+            x.is_nan()
+            | x.is_infinite()
+            | ((x == -1) if c in PER_REP else pl.lit(False))
+            | ((x <= 0) if c == "block_size" else pl.lit(False))
+        )
         return pl.when(bad).then(None).otherwise(x).alias(c)
 
     exprs = [clean(c) for c in optional]
     return frame.with_columns(exprs)
 
 
-def check_benchmark_records(frame: pl.DataFrame, bounds: Bounds | None = None
-                            ) -> tuple[pl.DataFrame, list[DroppedRecord], list[str]]:
-    """Drop the rows that break a rule; return (good rows with integer columns cast, dropped records, (source path,
-    note) on values read as 'not set')."""
+def check_benchmark_records(
+    frame: pl.DataFrame, bounds: Bounds | None = None
+) -> tuple[pl.DataFrame, list[DroppedRecord], list[str]]:
+    """Drop the rows that break a rule; return (good rows with integer columns cast, dropped
+    records, (source path, note) on values read as 'not set')."""
     if frame.is_empty():
         return frame, [], []
     bounds = bounds or Bounds()
     not_set = _not_set_records(frame)
     frame = _sanitise(frame)
     rules = _rules(bounds)
-    reason = pl.coalesce([pl.when(bad.fill_null(False)).then(pl.struct(pl.lit(field).alias("field"), msg.alias("rule"),
-                                                                        _shown(field).alias("value")))
-                          for field, bad, msg in rules])
+    reason = pl.coalesce(
+        [
+            pl.when(bad.fill_null(False)).then(
+                pl.struct(
+                    pl.lit(field).alias("field"), msg.alias("rule"), _shown(field).alias("value")
+                )
+            )
+            for field, bad, msg in rules
+        ]
+    )
     flagged = frame.with_columns(reason.alias("_why"))
     bad = flagged.filter(pl.col("_why").is_not_null())
-    dropped = [DroppedRecord(path=r["source_path"], record=r["_record"] or f"{r['kernel']} {r['variant']}-{r['tuning']}",
-                             field=r["_why"]["field"], value=r["_why"]["value"], rule=r["_why"]["rule"])
-               for r in bad.select("source_path", "_record", "kernel", "variant", "tuning", "_why").iter_rows(named=True)]
+    dropped = [
+        DroppedRecord(
+            path=r["source_path"],
+            record=r["_record"] or f"{r['kernel']} {r['variant']}-{r['tuning']}",
+            field=r["_why"]["field"],
+            value=r["_why"]["value"],
+            rule=r["_why"]["rule"],
+        )
+        for r in bad.select(
+            "source_path", "_record", "kernel", "variant", "tuning", "_why"
+        ).iter_rows(named=True)
+    ]
     good = flagged.filter(pl.col("_why").is_null()).drop("_why")
     good = good.with_columns(pl.col(c).cast(pl.Int64) for c in RAW_INT_COLUMNS if c in good.columns)
     return good, dropped, not_set
 
 
 def _not_set_records(frame: pl.DataFrame) -> list[tuple[str, str]]:
-    """Notes, one per source, of the per-rep figures that are RAJAPerf's -1 ('not set', ``KernelBase``'s initial
-    value) and so are stored as null: said, never silent."""
+    """Notes, one per source, of the per-rep figures that are RAJAPerf's -1 ('not set',
+    ``KernelBase``'s initial value) and so are stored as null: said, never silent."""
     cols = [c for c in PER_REP if c in frame.columns]
     if not cols or frame.is_empty():
         return []
@@ -170,31 +299,63 @@ def _not_set_records(frame: pl.DataFrame) -> list[tuple[str, str]]:
     for r in per.iter_rows(named=True):
         said = [f"{c} in {r[c]} record(s)" for c in cols if r[c]]
         if said:
-            notes.append((r["source_path"], f"{r['source_path']}: RAJAPerf's -1 ('not set') stored as null for "
-                                            f"{', '.join(said)}"))
+            notes.append(
+                (
+                    r["source_path"],
+                    f"{r['source_path']}: RAJAPerf's -1 ('not set') stored as null "
+                    "for "
+                    f"{', '.join(said)}",
+                )
+            )
     return notes
 
 
 def app_rules(b: Bounds, columns: list[str]) -> list[tuple[str, pl.Expr, pl.Expr]]:
-    """(field, expression True where an ``app_profiles`` row breaks the rule, message): the runtime's plausibility
-    bounds (a null runtime is allowed: a profile that measured no time) and counters that are not finite or < 0."""
+    """(field, expression True where an ``app_profiles`` row breaks the rule, message): the
+    runtime's plausibility bounds (a null runtime is allowed: a profile that measured no time) and
+    counters that are not finite or < 0."""
     t = pl.col("runtime_s")
-    out = [("runtime_s", t.is_nan() | t.is_infinite() | (t <= 0),
-            pl.format("runtime {} s; expected a finite time > 0", _shown("runtime_s"))),
-           ("runtime_s", (t < b.min_runtime_s) | (t > b.max_runtime_s),
-            pl.format(f"runtime {{}} s is outside the plausible range [{b.min_runtime_s:g} s, {b.max_runtime_s:g} s] "
-                      "(bounds min_runtime_s, max_runtime_s)", _shown("runtime_s")))]
+    out = [
+        (
+            "runtime_s",
+            t.is_nan() | t.is_infinite() | (t <= 0),
+            pl.format("runtime {} s; expected a finite time > 0", _shown("runtime_s")),
+        ),
+        (
+            "runtime_s",
+            (t < b.min_runtime_s) | (t > b.max_runtime_s),
+            pl.format(
+                f"runtime {{}} s is outside the plausible range "
+                f"[{b.min_runtime_s:g} s, {b.max_runtime_s:g} s] "
+                "(bounds min_runtime_s, max_runtime_s)",
+                _shown("runtime_s"),
+            ),
+        ),
+    ]
     for c in (c for c in columns if c.startswith("ctr_")):
         x = pl.col(c)
-        out.append((c, x.is_nan() | x.is_infinite() | (x < 0),
-                    pl.format(f"counter {c[4:]} is {{}}; expected a finite count >= 0", _shown(c))))
+        out.append(
+            (
+                c,
+                x.is_nan() | x.is_infinite() | (x < 0),
+                pl.format(f"counter {c[4:]} is {{}}; expected a finite count >= 0", _shown(c)),
+            )
+        )
     return out
 
 
 def flag_app_records(frame: pl.DataFrame, bounds: Bounds | None = None) -> pl.DataFrame:
-    """``frame`` with a ``_why`` struct (field, rule, value) on the rows that break an :func:`app_rules` rule."""
+    """``frame`` with a ``_why`` struct (field, rule, value) on the rows that break an
+    :func:`app_rules` rule."""
     rules = app_rules(bounds or Bounds(), frame.columns)
-    reason = pl.coalesce([pl.when(bad.fill_null(False)).then(pl.struct(pl.lit(field).alias("field"), msg.alias("rule"),
-                                                                        _shown(field).alias("value")))
-                          for field, bad, msg in rules])
+    reason = pl.coalesce(
+        [
+            pl.when(bad.fill_null(False)).then(
+                pl.struct(
+                    pl.lit(field).alias("field"), msg.alias("rule"), _shown(field).alias("value")
+                )
+            )
+            for field, bad, msg in rules
+        ]
+    )
     return frame.with_columns(reason.alias("_why"))

@@ -27,16 +27,25 @@ class Rejected:
 
     def __post_init__(self):
         if not self.problem:
-            self.problem = self.reason.split(": ", 1)[1] if self.reason.startswith(self.path + ": ") else self.reason
+            self.problem = (
+                self.reason.split(": ", 1)[1]
+                if self.reason.startswith(self.path + ": ")
+                else self.reason
+            )
 
 
 def distinct(frame: pl.DataFrame, column: str) -> list:
-    return sorted(frame.get_column(column).unique().to_list()) if frame.height and column in frame.columns else []
+    return (
+        sorted(frame.get_column(column).unique().to_list())
+        if frame.height and column in frame.columns
+        else []
+    )
 
 
 @dataclass
 class IngestReport:
-    """Rows read, rejected sources, records dropped from good sources, and what the store write did."""
+    """Rows read, rejected sources, records dropped from good sources, and what the store write
+    did."""
 
     frame: pl.DataFrame
     table: str = "benchmark_runs"
@@ -47,17 +56,27 @@ class IngestReport:
     ignored: list[str] = field(default_factory=list)
     merged_rows: int = 0
     write: WriteReport | None = None
-    aliases: dict[str, str] = field(default_factory=dict)  # machine names resolved through a registry alias
+    # machine names resolved through a registry alias
+    aliases: dict[str, str] = field(default_factory=dict)
 
     def summary(self) -> dict:
         f = self.frame
-        out = {"table": self.table, "sources_read": self.sources_read, "rows": f.height,
-               "machines": distinct(f, "machine"), "rejected": len(self.rejected),
-               "records_dropped": len(self.dropped), "rows_written": self.write.rows_written if self.write else 0,
-               "machine_aliases": dict(sorted(self.aliases.items()))}
+        out = {
+            "table": self.table,
+            "sources_read": self.sources_read,
+            "rows": f.height,
+            "machines": distinct(f, "machine"),
+            "rejected": len(self.rejected),
+            "records_dropped": len(self.dropped),
+            "rows_written": self.write.rows_written if self.write else 0,
+            "machine_aliases": dict(sorted(self.aliases.items())),
+        }
         if self.table == "benchmark_runs":
-            out.update(kernels=f.get_column("kernel").n_unique() if f.height else 0, variants=distinct(f, "variant"),
-                       merged_csv_caliper_rows=self.merged_rows)
+            out.update(
+                kernels=f.get_column("kernel").n_unique() if f.height else 0,
+                variants=distinct(f, "variant"),
+                merged_csv_caliper_rows=self.merged_rows,
+            )
         else:
             out["apps"] = distinct(f, "app")
         return out
@@ -80,8 +99,10 @@ class IngestReport:
         s = self.summary()
         s["rejected_files"] = [{"path": r.path, "reason": r.reason} for r in self.rejected]
         s["rejection_groups"] = [{"problem": p, "files": len(fs)} for p, fs in self.grouped()]
-        s["dropped_records"] = [{"path": d.path, "record": d.record, "field": d.field, "value": d.value,
-                                 "rule": d.rule} for d in self.dropped]
+        s["dropped_records"] = [
+            {"path": d.path, "record": d.record, "field": d.field, "value": d.value, "rule": d.rule}
+            for d in self.dropped
+        ]
         s["notes"] = self.notes
         s["ignored_files"] = len(self.ignored)
         return s

@@ -14,8 +14,11 @@ from pathlib import Path
 from xamm_ingest.report import Rejected
 
 OTF2_SUFFIXES = (".otf2", ".def", ".evt")
-READS = ("xamm reads RAJAPerf CSV, Caliper .cali/.json and Thicket to_json files (xamm-ingest rajaperf), Caliper profiles "
-         "(caliper), HPCToolkit databases (hpctoolkit) and CSV/Parquet tables (table)")
+READS = (
+    "xamm reads RAJAPerf CSV, Caliper .cali/.json and Thicket "
+    "to_json files (xamm-ingest rajaperf), Caliper profiles "
+    "(caliper), HPCToolkit databases (hpctoolkit) and CSV/Parquet tables (table)"
+)
 
 
 @dataclass(frozen=True)
@@ -28,12 +31,14 @@ class Task:
     machine: str | None = None
     run: object = None  # a CsvRun for RAJAPerf CSV runs
     defaults: tuple[tuple[str, object], ...] = ()  # xamm.toml facts for CSV runs
-    why_no_machine: str = ""  # for CSV runs without a machine: why the files beside them could not name one
+    # for CSV runs without a machine: why the files beside them could not name one
+    why_no_machine: str = ""
 
 
 @dataclass
 class Plan:
-    """What discovery found: tasks to read, files with nothing to ingest, sources refused at once."""
+    """What discovery found: tasks to read, files with nothing to ingest, sources refused at
+    once."""
 
     tasks: list[Task] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
@@ -47,7 +52,8 @@ def as_paths(paths: str | Path | Iterable[str | Path]) -> list[Path]:
 
 
 def ingest_root(paths: list[Path]) -> Path:
-    """The directory source paths are stored relative to: the one directory given, else the common parent."""
+    """The directory source paths are stored relative to: the one directory given, else the common
+    parent."""
     if len(paths) == 1 and paths[0].is_dir():
         return paths[0]
     parents = [(p.resolve() if p.is_dir() else p.resolve().parent) for p in paths] or [Path.cwd()]
@@ -55,7 +61,8 @@ def ingest_root(paths: list[Path]) -> Path:
 
 
 def list_files(paths: list[Path], plan: Plan) -> list[Path]:
-    """Every file at or under ``paths`` (sorted); dangling links and OTF2 traces go to ``plan.rejected``."""
+    """Every file at or under ``paths`` (sorted); dangling links and OTF2 traces go to
+    ``plan.rejected``."""
     files: list[Path] = []
     for p in paths:
         if p.is_symlink() and not p.exists():
@@ -74,17 +81,30 @@ def list_files(paths: list[Path], plan: Plan) -> list[Path]:
 
 
 def dangling(p: Path) -> Rejected:
-    return Rejected(str(p), f"{p}: dangling symbolic link (to {os.readlink(p)}); expected a file or directory",
-                    problem="dangling symbolic link")
+    return Rejected(
+        str(p),
+        f"{p}: dangling symbolic link (to {os.readlink(p)}); expected a file or directory",
+        problem="dangling symbolic link",
+    )
 
 
 def _without_traces(files: list[Path], plan: Plan) -> list[Path]:
     anchors = {f.with_suffix("") for f in files if f.suffix.lower() == ".otf2"}
     for a in sorted(anchors):
-        plan.rejected.append(Rejected(str(a) + ".otf2", f"{a}.otf2: an OTF2 trace; OTF2 traces are not read; {READS}. "
-                                      "Record a profile instead (e.g. CALI_CONFIG=spot or runtime-report)",
-                                      problem="OTF2 traces are not read"))
+        plan.rejected.append(
+            Rejected(
+                str(a) + ".otf2",
+                f"{a}.otf2: an OTF2 trace; OTF2 traces are not read; {READS}. "
+                "Record a profile instead (e.g. CALI_CONFIG=spot or runtime-report)",
+                problem="OTF2 traces are not read",
+            )
+        )
+
     def in_trace(f: Path) -> bool:
-        return f.suffix.lower() in OTF2_SUFFIXES and (f.with_suffix("") in anchors or
-                                                      any(a in f.parents for a in anchors) or f.suffix.lower() == ".otf2")
+        return f.suffix.lower() in OTF2_SUFFIXES and (
+            f.with_suffix("") in anchors
+            or any(a in f.parents for a in anchors)
+            or f.suffix.lower() == ".otf2"
+        )
+
     return [f for f in files if not in_trace(f)]

@@ -3,18 +3,17 @@
 
 Two kinds of Thicket come in:
 
-* one :func:`~xamm_data.thicket.to_thicket` made (its metadata names the table): its rows come back exactly;
-* one Thicket read from Caliper files (``Thicket.from_caliperreader``, or ``Thicket.from_json`` of its
-  ``to_json()``): each profile is read by the RAJAPerf Caliper reader as its file would be
-  (:mod:`~xamm_ingest.readers.thicket_profiles` undoes Hatchet's renames), then goes through the same
-  record checks, merging and validation as ``xamm-ingest rajaperf``. A profile that cannot be read is
-  rejected alone; the others are kept.
+* one :func:`~xamm_data.thicket.to_thicket` made (its metadata names the table): its rows come back
+  exactly;
+* one Thicket read from Caliper files (``Thicket.from_caliperreader``, or ``Thicket.from_json`` of
+  its ``to_json()``): each profile is read by the RAJAPerf Caliper reader as its file would be
+  (:mod:`~xamm_ingest.readers.thicket_profiles` undoes Hatchet's renames), then goes through the
+  same record checks, merging and validation as ``xamm-ingest rajaperf``. A profile that cannot be
+  read is rejected alone; the others are kept.
 """
 
 from __future__ import annotations
 
-from xamm_data.schema import BENCHMARK_RUNS
-from xamm_data.thicket import is_xamm_thicket, rows_of_thicket
 from xamm_ingest.dispatch import read_results, validate_by_source
 from xamm_ingest.errors import IngestError
 from xamm_ingest.machine_names import machine_id
@@ -23,13 +22,17 @@ from xamm_ingest.readers.thicket_profiles import thicket_profiles
 from xamm_ingest.records import Bounds
 from xamm_ingest.report import IngestReport
 
+from xamm_data.schema import BENCHMARK_RUNS
+from xamm_data.thicket import is_xamm_thicket, rows_of_thicket
+
 
 def from_thicket(tk, *, machine: str | None = None, bounds: Bounds | None = None) -> IngestReport:
-    """``benchmark_runs`` rows of a Thicket's profiles, in an :class:`~xamm_ingest.report.IngestReport`
-    (``.frame``, ``.rejected``, ``.dropped``), as :func:`~xamm_ingest.read_rajaperf` gives for files.
+    """``benchmark_runs`` rows of a Thicket's profiles, in an
+    :class:`~xamm_ingest.report.IngestReport` (``.frame``, ``.rejected``, ``.dropped``), as
+    :func:`~xamm_ingest.read_rajaperf` gives for files.
 
-    ``machine`` names the machine where the profiles' Adiak ``cluster`` is missing (and must agree where it
-    is not); ``bounds`` as in :func:`~xamm_ingest.read_rajaperf`.
+    ``machine`` names the machine where the profiles' Adiak ``cluster`` is missing (and must agree
+    where it is not); ``bounds`` as in :func:`~xamm_ingest.read_rajaperf`.
 
     Example::
 
@@ -38,10 +41,15 @@ def from_thicket(tk, *, machine: str | None = None, bounds: Bounds | None = None
     """
     if not all(hasattr(tk, a) for a in ("dataframe", "metadata", "graph", "profile")):
         raise TypeError(f"expected a thicket.Thicket, got {type(tk).__name__}")
-    if is_xamm_thicket(tk):  # rows xamm wrote; validated again, as a Thicket can be edited in between
+    # rows xamm wrote; validated again, as a Thicket can be edited in between
+    if is_xamm_thicket(tk):
         frame, bad = validate_by_source(rows_of_thicket(tk), BENCHMARK_RUNS)
-        return IngestReport(frame=frame, table=BENCHMARK_RUNS.name, rejected=bad,
-                            sources_read=frame.get_column("source_path").n_unique())
+        return IngestReport(
+            frame=frame,
+            table=BENCHMARK_RUNS.name,
+            rejected=bad,
+            sources_read=frame.get_column("source_path").n_unique(),
+        )
     machine = machine_id(machine) if machine else None
     results = []
     for label, src, prof in thicket_profiles(tk):

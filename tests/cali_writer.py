@@ -16,8 +16,13 @@ def _esc(s) -> str:
     return str(s).replace("\\", "\\\\").replace(",", "\\,").replace("=", "\\=")
 
 
-def write_cali(path: Path, regions: list[tuple[list[str], dict[str, float]]], globals_: dict[str, str],
-               units: dict[str, str] | None = None, aliases: dict[str, str] | None = None) -> Path:
+def write_cali(
+    path: Path,
+    regions: list[tuple[list[str], dict[str, float]]],
+    globals_: dict[str, str],
+    units: dict[str, str] | None = None,
+    aliases: dict[str, str] | None = None,
+) -> Path:
     """Write ``regions`` (call path, {metric: value}) and ``globals_`` to ``path``."""
     units, aliases = units or {}, aliases or {}
     lines: list[str] = []
@@ -26,7 +31,10 @@ def write_cali(path: Path, regions: list[tuple[list[str], dict[str, float]]], gl
     def node(attr: int, data, parent: int | None = None) -> int:
         nid = next_id[0]
         next_id[0] += 1
-        lines.append(f"__rec=node,id={nid},attr={attr},data={_esc(data)}" + (f",parent={parent}" if parent is not None else ""))
+        lines.append(
+            f"__rec=node,id={nid},attr={attr},data={_esc(data)}"
+            + (f",parent={parent}" if parent is not None else "")
+        )
         return nid
 
     meta_prop = node(10, PROP_META, T_STRING)
@@ -51,8 +59,13 @@ def write_cali(path: Path, regions: list[tuple[list[str], dict[str, float]]], gl
                 region_nodes[key] = node(region_attr, path_labels[i], parent)
             parent = region_nodes[key]
         attrs = [metric_ids[m] for m in metrics]
-        vals = [f"{metrics[m]:.6f}" if isinstance(metrics[m], float) else str(metrics[m]) for m in metrics]
-        lines.append(f"__rec=ctx,ref={parent},attr={'='.join(map(str, attrs))},data={'='.join(vals)}")
+        vals = [
+            f"{metrics[m]:.6f}" if isinstance(metrics[m], float) else str(metrics[m])
+            for m in metrics
+        ]
+        lines.append(
+            f"__rec=ctx,ref={parent},attr={'='.join(map(str, attrs))},data={'='.join(vals)}"
+        )
     gprop = node(10, PROP_GLOBAL, T_STRING)
     gattrs = {k: node(8, k, gprop) for k in globals_}
     parent = None
@@ -66,9 +79,18 @@ def write_cali(path: Path, regions: list[tuple[list[str], dict[str, float]]], gl
     return path
 
 
-def rajaperf_cali(path: Path, kernels: dict[str, dict], *, variant="Base_Seq", tuning="default", cluster="quartz",
-                  cmdline="[raja-perf.exe,--size,1000]", time_attr="avg#inclusive#sum#time.duration", unit="sec",
-                  extra_globals: dict | None = None) -> Path:
+def rajaperf_cali(
+    path: Path,
+    kernels: dict[str, dict],
+    *,
+    variant="Base_Seq",
+    tuning="default",
+    cluster="quartz",
+    cmdline="[raja-perf.exe,--size,1000]",
+    time_attr="avg#inclusive#sum#time.duration",
+    unit="sec",
+    extra_globals: dict | None = None,
+) -> Path:
     """A RAJAPerf-shaped spot profile: RAJAPerf -> Group -> Group_KERNEL with per-kernel figures.
 
     ``kernels`` maps ``Group_KERNEL`` to {"time": inclusive seconds over all reps and passes,
@@ -84,13 +106,31 @@ def rajaperf_cali(path: Path, kernels: dict[str, dict], *, variant="Base_Seq", t
         regions.append((["RAJAPerf", g], {time_attr: t * scale}))
     for k, d in kernels.items():
         g = k.split("_")[0]
-        m = {time_attr: d["time"] * scale, "any#any#max#Reps": float(d["reps"]),
-             "any#any#max#ProblemSize": float(d["size"]), "any#any#max#Bytes/Rep": float(d.get("bytes", 0)),
-             "any#any#max#Flops/Rep": float(d.get("flops", 0)), "any#any#max#Iterations/Rep": float(d.get("iters", d["size"])),
-             "any#any#max#Kernels/Rep": 1.0}
+        m = {
+            time_attr: d["time"] * scale,
+            "any#any#max#Reps": float(d["reps"]),
+            "any#any#max#ProblemSize": float(d["size"]),
+            "any#any#max#Bytes/Rep": float(d.get("bytes", 0)),
+            "any#any#max#Flops/Rep": float(d.get("flops", 0)),
+            "any#any#max#Iterations/Rep": float(d.get("iters", d["size"])),
+            "any#any#max#Kernels/Rep": 1.0,
+        }
         regions.append((["RAJAPerf", g, k], m))
-    g = {"cali.caliper.version": "2.10.0", "cluster": cluster, "variant": variant, "tuning": tuning,
-         "compiler": "g++-12.2.0", "rajaperf_compiler_options": "-O3", "omp_max_threads": "2",
-         "perfsuite_version": "2024.07.0", "raja_version": "2024.07.0", "launchdate": "1700000000",
-         "cmdline": cmdline, "ProblemSizeRunParam": "1000.000000", **(extra_globals or {})}
-    return write_cali(path, regions, g, units={time_attr: unit}, aliases={time_attr: "Avg time/rank"})
+    g = {
+        "cali.caliper.version": "2.10.0",
+        "cluster": cluster,
+        "variant": variant,
+        "tuning": tuning,
+        "compiler": "g++-12.2.0",
+        "rajaperf_compiler_options": "-O3",
+        "omp_max_threads": "2",
+        "perfsuite_version": "2024.07.0",
+        "raja_version": "2024.07.0",
+        "launchdate": "1700000000",
+        "cmdline": cmdline,
+        "ProblemSizeRunParam": "1000.000000",
+        **(extra_globals or {}),
+    }
+    return write_cali(
+        path, regions, g, units={time_attr: unit}, aliases={time_attr: "Avg time/rank"}
+    )

@@ -1,4 +1,5 @@
-"""Shared fixtures: the real public data in ../shared/data, an isolated XAMM_HOME, a local Hub server."""
+"""Shared fixtures: the real public data in ../shared/data, an isolated XAMM_HOME, a local Hub
+server."""
 
 from __future__ import annotations
 
@@ -18,11 +19,17 @@ sys.path.insert(0, str(FIXTURES))
 DATA_FIXTURES = {"shared_data", "rajaperf_sets"}
 SLOW_SECONDS = 3.0  # tests measured above this on the 2-core CI machine are marked slow (see SLOW)
 SLOW = {  # the fast lane (pytest -m "not slow") leaves these to CI; each took over SLOW_SECONDS
-    "test_relR_pairing_on_real_rows", "test_end_to_end_run_on_store_data", "test_small_run_of_the_experiments",
-    "test_embedders_round_trip_and_determinism", "test_small_run_reports_baselines_and_the_verdict",
-    "test_eval_builds_the_data_set_from_its_sources_in_one_command", "test_built_from_the_named_sources_with_a_stable_content_hash",
-    "test_fold_machine_data_never_holds_the_test_kernels", "test_the_runs_do_not_depend_on_the_number_of_workers",
-    # over 2 x SLOW_SECONDS in `pytest --durations` of the fast lane beside a CI run (2026-11-24; the lane had grown to 7 min)
+    "test_relR_pairing_on_real_rows",
+    "test_end_to_end_run_on_store_data",
+    "test_small_run_of_the_experiments",
+    "test_embedders_round_trip_and_determinism",
+    "test_small_run_reports_baselines_and_the_verdict",
+    "test_eval_builds_the_data_set_from_its_sources_in_one_command",
+    "test_built_from_the_named_sources_with_a_stable_content_hash",
+    "test_fold_machine_data_never_holds_the_test_kernels",
+    "test_the_runs_do_not_depend_on_the_number_of_workers",
+    # over 2 x SLOW_SECONDS in `pytest --durations` of the fast lane beside a CI run (2026-11-24;
+    # the lane had grown to 7 min)
     "test_when_no_training_group_holds_two_kernels_there_is_no_siblings_regime",
     "test_xamm_run_trains_and_tests_a_vae_dnn_and_predict_ranks_with_it",
     "test_leaving_one_kernel_out_the_default_answers_by_siblings_unless_the_kernel_is_its_groups_only_one",
@@ -40,17 +47,21 @@ SLOW = {  # the fast lane (pytest -m "not slow") leaves these to CI; each took o
     "test_twins_can_be_switched_off_and_survive_saving",
     "test_xamm_adapt_cli_saves_a_model_xamm_predict_uses",
     "test_in_the_apps_fold_the_inner_folds_choose_the_group_interval_rule_and_the_readme_says_so",
-    # every real .cali in shared data (about 10,900 files) against caliperreader; a sample runs in the fast lane
+    # every real .cali in shared data (about 10,900 files) against caliperreader; a sample runs in
+    # the fast lane
     "test_matches_caliperreader_on_every_real_file",
-    # the seeded flip-and-delete campaign over the store's log (about 10 s); its targeted cases run in the fast lane
+    # the seeded flip-and-delete campaign over the store's log (about 10 s); its targeted cases run
+    # in the fast lane
     "test_log_faults_are_refused_by_name_never_silent",
-    # the seeded campaign of tampered Hub pulls (about 10 s); its targeted cases run in the fast lane
+    # the seeded campaign of tampered Hub pulls (about 10 s); its targeted cases run in the fast
+    # lane
     "test_every_tampered_pull_is_refused_by_name",
 }
 
 
 def pytest_collection_modifyitems(config, items):
-    """Mark tests that read ../shared/data ``data`` and the long ones ``slow``, so the markers select."""
+    """Mark tests that read ../shared/data ``data`` and the long ones ``slow``, so the markers
+    select."""
     for item in items:
         if DATA_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.data)
@@ -68,7 +79,10 @@ def shared_data() -> Path:
     """The real public data; skips when absent, except under CI (CI=true), where absence fails."""
     d = shared_data_dir()
     if not (d / "MANIFEST.md").is_file():
-        msg = f"real public data not found at {d} (set XAMM_SHARED_DATA or place shared/data beside the checkout)"
+        msg = (
+            f"real public data not found at {d} (set XAMM_SHARED_DATA or "
+            "place shared/data beside the checkout)"
+        )
         if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
             pytest.fail(f"CI=true but {msg}")
         pytest.skip(msg)
@@ -104,9 +118,13 @@ def local_hub(_hub_server, monkeypatch):
     monkeypatch.setenv("HF_ENDPOINT", _hub_server.endpoint)
     # the client reads these at import time
     monkeypatch.setattr(hf_constants, "ENDPOINT", _hub_server.endpoint)
-    monkeypatch.setattr(hf_constants, "HUGGINGFACE_CO_URL_TEMPLATE",
-                        _hub_server.endpoint + "/{repo_id}/resolve/{revision}/{filename}")
-    # online, whatever HF_HUB_OFFLINE was when the client was first imported (an offline test may have been first)
+    monkeypatch.setattr(
+        hf_constants,
+        "HUGGINGFACE_CO_URL_TEMPLATE",
+        _hub_server.endpoint + "/{repo_id}/resolve/{revision}/{filename}",
+    )
+    # online, whatever HF_HUB_OFFLINE was when the client was first imported (an offline test may
+    # have been first)
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setattr(hf_constants, "HF_HUB_OFFLINE", False)
     monkeypatch.setenv("HF_TOKEN", "hf_xamm_test_token")
@@ -131,7 +149,8 @@ def rajaperf_sets(shared_data) -> dict[str, Path]:
 
 @pytest.fixture
 def hide_module(monkeypatch):
-    """``hide_module("torch")``: make importing that package (and its submodules) fail, as if not installed."""
+    """``hide_module("torch")``: make importing that package (and its submodules) fail, as if not
+    installed."""
     import builtins
 
     real = builtins.__import__
@@ -141,5 +160,7 @@ def hide_module(monkeypatch):
             if name == package or name.startswith(package + "."):
                 raise ImportError(f"No module named {package!r}", name=package)
             return real(name, *args, **kwargs)
+
         monkeypatch.setattr(builtins, "__import__", fake_import)
+
     return hide

@@ -1,11 +1,11 @@
 """A small in-memory server speaking the subset of the Hugging Face Hub HTTP API that xamm uses.
 
 It serves the real ``huggingface_hub`` client in tests, on 127.0.0.1 only: repo creation, repo
-info by revision, file trees, preupload (every file uploaded "regular"), NDJSON commits, tags, refs and
-``resolve`` downloads (HEAD and GET with ``X-Repo-Commit`` and ``ETag``; Parquet, safetensors and xgboost
-files reported as LFS files are: ETag and ``X-Linked-Etag`` their SHA-256). ``HubState.tamper`` makes it serve
-altered files (:class:`Tamper`). Each commit gets a new
-40-hex id; branches and tags map to commits, so ``revision=`` pins exactly like on the Hub.
+info by revision, file trees, preupload (every file uploaded "regular"), NDJSON commits, tags, refs
+and ``resolve`` downloads (HEAD and GET with ``X-Repo-Commit`` and ``ETag``; Parquet, safetensors
+and xgboost files reported as LFS files are: ETag and ``X-Linked-Etag`` their SHA-256).
+``HubState.tamper`` makes it serve altered files (:class:`Tamper`). Each commit gets a new 40-hex
+id; branches and tags map to commits, so ``revision=`` pins exactly like on the Hub.
 """
 
 from __future__ import annotations
@@ -61,7 +61,12 @@ class HubState:
         if key in self.repos:
             return None
         repo = Repo(repo_type, repo_id, private)
-        init = Commit(self.new_sha(repo_id.encode()), {".gitattributes": b"*.parquet filter=lfs\n"}, "initial commit", None)
+        init = Commit(
+            self.new_sha(repo_id.encode()),
+            {".gitattributes": b"*.parquet filter=lfs\n"},
+            "initial commit",
+            None,
+        )
         repo.commits[init.sha] = init
         repo.branches["main"] = init.sha
         self.repos[key] = repo
@@ -72,12 +77,13 @@ def _oid(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-LFS = (".parquet", ".safetensors", ".ubj")  # stored in LFS, as the Hub's default .gitattributes says
+# stored in LFS, as the Hub's default .gitattributes says
+LFS = (".parquet", ".safetensors", ".ubj")
 
 
 def _etag(path: str, data: bytes) -> dict[str, str]:
-    """The Hub's download headers: an LFS file's ETag is its SHA-256 (also X-Linked-Etag), a regular one's its git
-    blob id."""
+    """The Hub's download headers: an LFS file's ETag is its SHA-256 (also X-Linked-Etag), a regular
+    one's its git blob id."""
     if path.endswith(LFS):
         sha = hashlib.sha256(data).hexdigest()
         return {"ETag": f'"{sha}"', "X-Linked-Etag": f'"{sha}"', "X-Linked-Size": str(len(data))}
@@ -86,9 +92,10 @@ def _etag(path: str, data: bytes) -> dict[str, str]:
 
 @dataclass
 class Tamper:
-    """What a dishonest (or broken) server does to the files it serves: ``fn(path, bytes, repo, commit)`` gives
-    the bytes served for a file of ``repo`` whose path ends with ``suffix``. The headers describe the served
-    bytes (a consistent liar), or with ``in_transit`` the bytes the server holds (corruption on the way)."""
+    """What a dishonest (or broken) server does to the files it serves: ``fn(path, bytes, repo,
+    commit)`` gives the bytes served for a file of ``repo`` whose path ends with ``suffix``. The
+    headers describe the served bytes (a consistent liar), or with ``in_transit`` the bytes the
+    server holds (corruption on the way)."""
 
     repo: str
     fn: object
@@ -102,7 +109,9 @@ class Tamper:
 
 _TYPES = {"models": "model", "datasets": "dataset", "spaces": "space"}
 _API = re.compile(r"^/api/(?P<t>models|datasets|spaces)/(?P<repo>[^/]+/[^/]+)(?P<rest>/.*)?$")
-_RESOLVE = re.compile(r"^/(?:(?P<t>datasets|spaces)/)?(?P<repo>[^/]+/[^/]+)/resolve/(?P<rev>[^/]+)/(?P<path>.+)$")
+_RESOLVE = re.compile(
+    r"^/(?:(?P<t>datasets|spaces)/)?(?P<repo>[^/]+/[^/]+)/resolve/(?P<rev>[^/]+)/(?P<path>.+)$"
+)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -113,8 +122,14 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     # -- helpers -----------------------------------------------------------------------
-    def _send(self, code: int, body: bytes = b"", ctype: str = "application/json", headers: dict | None = None,
-              head: bool = False):
+    def _send(
+        self,
+        code: int,
+        body: bytes = b"",
+        ctype: str = "application/json",
+        headers: dict | None = None,
+        head: bool = False,
+    ):
         self.send_response(code)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
@@ -141,7 +156,8 @@ class Handler(BaseHTTPRequestHandler):
         return self.state.repos.get((_TYPES[t], repo_id))
 
     def _api_repo(self, path: str) -> tuple[Repo, str] | None:
-        """The repo and the rest of an /api/<type>s/<ns>/<name>... path; on failure the error is sent."""
+        """The repo and the rest of an /api/<type>s/<ns>/<name>... path; on failure the error is
+        sent."""
         m = _API.match(path)
         if not m:
             self._error(404, f"no route for {path}")
@@ -154,8 +170,14 @@ class Handler(BaseHTTPRequestHandler):
 
     def _info(self, repo: Repo, commit: Commit) -> dict:
         return {
-            "id": repo.repo_id, "_id": repo.repo_id, "sha": commit.sha, "private": repo.private,
-            "lastModified": "2026-01-01T00:00:00.000Z", "tags": [], "downloads": 0, "likes": 0,
+            "id": repo.repo_id,
+            "_id": repo.repo_id,
+            "sha": commit.sha,
+            "private": repo.private,
+            "lastModified": "2026-01-01T00:00:00.000Z",
+            "tags": [],
+            "downloads": 0,
+            "likes": 0,
             "siblings": [{"rfilename": p, "size": len(b)} for p, b in sorted(commit.files.items())],
         }
 
@@ -186,9 +208,19 @@ class Handler(BaseHTTPRequestHandler):
             t = self.state.tamper
             if t is not None and t.repo == m["repo"] and t.matches(fpath):
                 data = t.fn(fpath, original, repo, commit)
-            described = original if t is not None and t.in_transit else data  # headers of what the server holds
-            return self._send(200, data, "application/octet-stream", head=head, headers={
-                "X-Repo-Commit": commit.sha, "Accept-Ranges": "bytes", **_etag(fpath, described)})
+            # headers of what the server holds
+            described = original if t is not None and t.in_transit else data
+            return self._send(
+                200,
+                data,
+                "application/octet-stream",
+                head=head,
+                headers={
+                    "X-Repo-Commit": commit.sha,
+                    "Accept-Ranges": "bytes",
+                    **_etag(fpath, described),
+                },
+            )
         found = self._api_repo(path)
         if found is None:
             return None
@@ -196,12 +228,12 @@ class Handler(BaseHTTPRequestHandler):
         if rest in ("", "/"):
             return self._json(200, self._info(repo, repo.commits[repo.branches["main"]]))
         if rest.startswith("/revision/"):
-            commit = repo.resolve(rest[len("/revision/"):])
+            commit = repo.resolve(rest[len("/revision/") :])
             if commit is None:
                 return self._error(404, "Invalid rev id", "RevisionNotFound")
             return self._json(200, self._info(repo, commit))
         if rest.startswith("/tree/"):
-            parts = rest[len("/tree/"):].split("/", 1)
+            parts = rest[len("/tree/") :].split("/", 1)
             commit = repo.resolve(parts[0])
             if commit is None:
                 return self._error(404, "Invalid rev id", "RevisionNotFound")
@@ -211,24 +243,40 @@ class Handler(BaseHTTPRequestHandler):
             for p, b in sorted(commit.files.items()):
                 if not p.startswith(prefix):
                     continue
-                sub = p[len(prefix):]
+                sub = p[len(prefix) :]
                 if "/" in sub:
                     d = prefix + sub.split("/", 1)[0]
                     if d not in dirs:
                         dirs.add(d)
-                        entries.append({"type": "directory", "path": d, "oid": _oid(d.encode()), "size": 0})
+                        entries.append(
+                            {"type": "directory", "path": d, "oid": _oid(d.encode()), "size": 0}
+                        )
                     if not recursive:
                         continue
                 entry = {"type": "file", "path": p, "oid": _oid(b), "size": len(b)}
                 if p.endswith(LFS):
-                    entry["lfs"] = {"oid": hashlib.sha256(b).hexdigest(), "size": len(b), "pointerSize": 134}
+                    entry["lfs"] = {
+                        "oid": hashlib.sha256(b).hexdigest(),
+                        "size": len(b),
+                        "pointerSize": 134,
+                    }
                 entries.append(entry)
             return self._json(200, entries)
         if rest == "/refs":
-            return self._json(200, {
-                "branches": [{"name": b, "ref": f"refs/heads/{b}", "targetCommit": s} for b, s in repo.branches.items()],
-                "tags": [{"name": t, "ref": f"refs/tags/{t}", "targetCommit": s} for t, s in repo.tags.items()],
-                "converts": []})
+            return self._json(
+                200,
+                {
+                    "branches": [
+                        {"name": b, "ref": f"refs/heads/{b}", "targetCommit": s}
+                        for b, s in repo.branches.items()
+                    ],
+                    "tags": [
+                        {"name": t, "ref": f"refs/tags/{t}", "targetCommit": s}
+                        for t, s in repo.tags.items()
+                    ],
+                    "converts": [],
+                },
+            )
         return self._error(404, f"no route for {path}")
 
     def do_POST(self):
@@ -241,7 +289,9 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/api/repos/create":
             req = json.loads(body or b"{}")
             repo_type = req.get("type") or "model"
-            repo_id = f"{req['organization']}/{req['name']}" if req.get("organization") else req["name"]
+            repo_id = (
+                f"{req['organization']}/{req['name']}" if req.get("organization") else req["name"]
+            )
             if "/" not in repo_id:
                 repo_id = f"user/{repo_id}"
             with self.state.lock:
@@ -249,8 +299,11 @@ class Handler(BaseHTTPRequestHandler):
             prefix = "" if repo_type == "model" else f"{repo_type}s/"
             url = f"http://{self.headers['Host']}/{prefix}{repo_id}"
             if repo is None:  # the Hub answers 409 with the existing repo's url
-                return self._json(409, {"error": "You already created this repo", "url": url},
-                                  headers={"X-Error-Message": "You already created this repo"})
+                return self._json(
+                    409,
+                    {"error": "You already created this repo", "url": url},
+                    headers={"X-Error-Message": "You already created this repo"},
+                )
             return self._json(200, {"url": url, "name": repo_id})
         if path == "/api/validate-yaml":
             return self._validate_yaml(json.loads(body or b"{}"))
@@ -259,16 +312,22 @@ class Handler(BaseHTTPRequestHandler):
             return None
         repo, rest = found
         if rest.startswith("/preupload/"):
-            commit = repo.resolve(rest[len("/preupload/"):])
+            commit = repo.resolve(rest[len("/preupload/") :])
             req = json.loads(body)
             files = []
             for f in req["files"]:
                 old = commit.files.get(f["path"]) if commit else None
-                files.append({"path": f["path"], "uploadMode": "regular", "shouldIgnore": False,
-                              "oid": _oid(old) if old is not None else None})
+                files.append(
+                    {
+                        "path": f["path"],
+                        "uploadMode": "regular",
+                        "shouldIgnore": False,
+                        "oid": _oid(old) if old is not None else None,
+                    }
+                )
             return self._json(200, {"files": files, "commitOid": commit.sha if commit else None})
         if rest.startswith("/commit/"):
-            branch = unquote(rest[len("/commit/"):])
+            branch = unquote(rest[len("/commit/") :])
             with self.state.lock:
                 head_sha = repo.branches.get(branch)
                 if head_sha is None:
@@ -287,7 +346,9 @@ class Handler(BaseHTTPRequestHandler):
                     elif key == "deletedFile":
                         files.pop(value["path"], None)
                     elif key == "deletedFolder":
-                        for p in [p for p in files if p.startswith(value["path"].rstrip("/") + "/")]:
+                        for p in [
+                            p for p in files if p.startswith(value["path"].rstrip("/") + "/")
+                        ]:
                             files.pop(p)
                     else:
                         return self._error(400, f"unsupported commit operation {key!r}")
@@ -296,9 +357,11 @@ class Handler(BaseHTTPRequestHandler):
                 repo.branches[branch] = sha
             prefix = "" if repo.repo_type == "model" else f"{repo.repo_type}s/"
             base = f"http://{self.headers['Host']}/{prefix}{repo.repo_id}"
-            return self._json(200, {"commitUrl": f"{base}/commit/{sha}", "commitOid": sha, "pullRequestUrl": None})
+            return self._json(
+                200, {"commitUrl": f"{base}/commit/{sha}", "commitOid": sha, "pullRequestUrl": None}
+            )
         if rest.startswith("/tag/"):
-            commit = repo.resolve(rest[len("/tag/"):])
+            commit = repo.resolve(rest[len("/tag/") :])
             req = json.loads(body or b"{}")
             if commit is None:
                 return self._error(404, "Invalid rev id", "RevisionNotFound")
@@ -308,15 +371,17 @@ class Handler(BaseHTTPRequestHandler):
             return self._json(200, {})
         return self._error(404, f"no route for {path}")
 
-
     def _validate_yaml(self, req: dict):
-        """Parse the card's YAML header as the Hub does; a dataset card's configs need names and data_files."""
+        """Parse the card's YAML header as the Hub does; a dataset card's configs need names and
+        data_files."""
         import yaml
 
         content = req.get("content", "")
         m = re.match(r"^---\n(.*?)\n---", content, flags=re.S)
         if not m:
-            return self._json(200, {"errors": [], "warnings": [{"message": "empty or missing yaml metadata"}]})
+            return self._json(
+                200, {"errors": [], "warnings": [{"message": "empty or missing yaml metadata"}]}
+            )
         try:
             meta = yaml.safe_load(m.group(1)) or {}
         except yaml.YAMLError as e:
@@ -343,7 +408,7 @@ class LocalHub:
         host, port = self.server.server_address[:2]
         return f"http://{host}:{port}"
 
-    def __enter__(self) -> "LocalHub":
+    def __enter__(self) -> LocalHub:
         self.thread.start()
         return self
 

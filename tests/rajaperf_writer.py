@@ -38,7 +38,8 @@ GENERATIONS = ("pre-release", "v2023.06.0", "v2024.07.0", "develop-2024.10", "v2
 
 @dataclass
 class SimKernel:
-    """One kernel of a simulated run; ``times[(variant, tuning)][p]`` = time of all reps in pass p (s)."""
+    """One kernel of a simulated run; ``times[(variant, tuning)][p]`` = time of all reps in pass p
+    (s)."""
 
     name: str
     size: int
@@ -49,11 +50,22 @@ class SimKernel:
     times: dict[tuple[str, str], list[float]] = field(default_factory=dict)
 
     def figures(self, gen: str, tuning: str) -> dict[str, float]:
-        out = {"ProblemSize": self.size, "Reps": self.reps, "Iterations/Rep": self.size, "Kernels/Rep": 1,
-               "Bytes/Rep": self.bytes, "Flops/Rep": self.flops}
+        out = {
+            "ProblemSize": self.size,
+            "Reps": self.reps,
+            "Iterations/Rep": self.size,
+            "Kernels/Rep": 1,
+            "Bytes/Rep": self.bytes,
+            "Flops/Rep": self.flops,
+        }
         if gen != "v2023.06.0" and gen != "pre-release":
-            out.update({"BytesRead/Rep": self.bytes * 2 // 3, "BytesWritten/Rep": self.bytes // 3,
-                        "BytesAtomicModifyWritten/Rep": 0})
+            out.update(
+                {
+                    "BytesRead/Rep": self.bytes * 2 // 3,
+                    "BytesWritten/Rep": self.bytes // 3,
+                    "BytesAtomicModifyWritten/Rep": 0,
+                }
+            )
         block = int(tuning.split("_")[-1]) if tuning.startswith("block_") else math.nan
         out["BlockSize"] = block
         if gen in ("v2024.07.0", "develop-2024.10"):
@@ -84,7 +96,15 @@ def _rank_line(run: SimRun) -> str:
 
 def write_kernels_csv(run: SimRun, d: Path, gen: str, prefix: str = "RAJAPerf") -> Path:
     """``-kernels.csv`` (v2023.06.0 .. develop-2024.10)."""
-    head = ["Kernels", "Problem size", "Reps", "Iterations/rep", "Kernels/rep", "Bytes/rep", "FLOPS/rep"]
+    head = [
+        "Kernels",
+        "Problem size",
+        "Reps",
+        "Iterations/rep",
+        "Kernels/rep",
+        "Bytes/rep",
+        "FLOPS/rep",
+    ]
     if gen != "v2023.06.0":
         head += ["BytesRead/rep", "BytesWritten/rep", "BytesAtomicModifyWritten/rep"]
     widths = [max(len(k.name) for k in run.kernels) + 2] + [len(h) + 3 for h in head[1:]]
@@ -98,20 +118,61 @@ def write_kernels_csv(run: SimRun, d: Path, gen: str, prefix: str = "RAJAPerf") 
 
 
 def write_details_and_run_data(run: SimRun, d: Path, prefix: str = "RAJAPerf") -> None:
-    """``-kernel-details.csv`` and ``-kernel-run-data.csv`` (newer RAJAPerf, as in the v2026.04.1-RC data)."""
-    head = ["Kernel", "Problem size", "Reps", "Iterations/rep", "Kernels/rep", "BytesMoved/rep", "FLOPS/rep",
-            "BytesTouched/rep", "BytesRead/rep", "BytesWritten/rep", "BytesModifyWritten/rep",
-            "BytesAtomicModifyWritten/rep", "BytesAllocated/rep", "ChecksumConsistency", "OperationalComplexity",
-            "MaxPerfectLoopDimensions", "ProblemDimensionality"]
+    """``-kernel-details.csv`` and ``-kernel-run-data.csv`` (newer RAJAPerf, as in the v2026.04.1-RC
+    data)."""
+    head = [
+        "Kernel",
+        "Problem size",
+        "Reps",
+        "Iterations/rep",
+        "Kernels/rep",
+        "BytesMoved/rep",
+        "FLOPS/rep",
+        "BytesTouched/rep",
+        "BytesRead/rep",
+        "BytesWritten/rep",
+        "BytesModifyWritten/rep",
+        "BytesAtomicModifyWritten/rep",
+        "BytesAllocated/rep",
+        "ChecksumConsistency",
+        "OperationalComplexity",
+        "MaxPerfectLoopDimensions",
+        "ProblemDimensionality",
+    ]
     widths = [20] + [len(h) + 3 for h in head[1:]]
     lines = [_rank_line(run), _pad(head, widths)]
     for k in run.kernels:
-        vals = [k.name, k.size, k.reps, k.size, 1, k.bytes, k.flops, k.bytes, k.bytes * 2 // 3, k.bytes // 3, 0, 0,
-                k.bytes, "ConsistentPerVariantTuning", f"O({k.complexity})", 1, 1]
+        vals = [
+            k.name,
+            k.size,
+            k.reps,
+            k.size,
+            1,
+            k.bytes,
+            k.flops,
+            k.bytes,
+            k.bytes * 2 // 3,
+            k.bytes // 3,
+            0,
+            0,
+            k.bytes,
+            "ConsistentPerVariantTuning",
+            f"O({k.complexity})",
+            1,
+            1,
+        ]
         lines.append(_pad([str(v) for v in vals], widths))
     _write(d / f"{prefix}-kernel-details.csv", lines)
-    head = ["Kernel", "Variant", "Tuning", "Problem size", "Checksum", "Mean time per rep (sec.)",
-            "Mean Bandwidth (GiB per sec.)", "Mean flops (gigaFLOP per sec.)"]
+    head = [
+        "Kernel",
+        "Variant",
+        "Tuning",
+        "Problem size",
+        "Checksum",
+        "Mean time per rep (sec.)",
+        "Mean Bandwidth (GiB per sec.)",
+        "Mean flops (gigaFLOP per sec.)",
+    ]
     widths = [20, 12, 12] + [len(h) + 3 for h in head[3:]]
     lines = [_rank_line(run), _pad(head, widths)]
     for k in run.kernels:
@@ -119,8 +180,21 @@ def write_details_and_run_data(run: SimRun, d: Path, prefix: str = "RAJAPerf") -
             if vt not in k.times:
                 continue
             t = run.total(k, vt) / (run.npasses * k.reps)
-            lines.append(_pad([k.name, vt[0], vt[1], str(k.size), "PASSED", f"{t:g}", f"{k.bytes / t / GIB:g}",
-                               f"{k.flops / t / 1e9:g}"], widths))
+            lines.append(
+                _pad(
+                    [
+                        k.name,
+                        vt[0],
+                        vt[1],
+                        str(k.size),
+                        "PASSED",
+                        f"{t:g}",
+                        f"{k.bytes / t / GIB:g}",
+                        f"{k.flops / t / 1e9:g}",
+                    ],
+                    widths,
+                )
+            )
     _write(d / f"{prefix}-kernel-run-data.csv", lines)
 
 
@@ -130,9 +204,11 @@ def write_timing(run: SimRun, d: Path, gen: str, prefix: str = "RAJAPerf") -> No
     kw = max(len("Kernel  "), *(len(k.name) for k in run.kernels)) + 1
     widths = [kw] + [max(8, len(v), len(t)) for v, t in run.variants]
     for combiner, title in (("Average", "Mean"), ("Minimum", "Min"), ("Maximum", "Max")):
-        lines = [f"{title} Runtime Report (sec.) " + " , " * len(run.variants),
-                 _pad([labels[0]] + [v for v, _ in run.variants], widths),
-                 _pad([labels[1]] + [t for _, t in run.variants], widths)]
+        lines = [
+            f"{title} Runtime Report (sec.) " + " , " * len(run.variants),
+            _pad([labels[0]] + [v for v, _ in run.variants], widths),
+            _pad([labels[1]] + [t for _, t in run.variants], widths),
+        ]
         for k in run.kernels:
             cells = [k.name]
             for vt in run.variants:
@@ -140,7 +216,11 @@ def write_timing(run: SimRun, d: Path, gen: str, prefix: str = "RAJAPerf") -> No
                     cells.append("Not run")
                     continue
                 ts = k.times[vt]
-                value = {"Average": run.total(k, vt) / run.npasses, "Minimum": min(ts), "Maximum": max(ts)}[combiner]
+                value = {
+                    "Average": run.total(k, vt) / run.npasses,
+                    "Minimum": min(ts),
+                    "Maximum": max(ts),
+                }[combiner]
                 cells.append(f"{value:.6f}")
             lines.append(_pad(cells, widths))
         _write(d / f"{prefix}-timing-{combiner}.csv", lines)
@@ -162,10 +242,19 @@ def _write(path: Path, lines: list[str]) -> Path:
 
 
 def _globals(run: SimRun, variant: str, tuning: str, cluster: str, gen: str) -> dict:
-    g = {"cali.caliper.version": "2.10.0", "cluster": cluster, "variant": variant, "compiler": "g++-12.2.0",
-         "rajaperf_compiler_options": "-O3", "perfsuite_version": gen, "raja_version": gen,
-         "launchdate": "1700000000", "cmdline": f"[./raja-perf.exe,--npasses,{run.npasses},--size,1000000]",
-         "ProblemSizeRunParam": "1000000.000000", "omp_max_threads": "1"}
+    g = {
+        "cali.caliper.version": "2.10.0",
+        "cluster": cluster,
+        "variant": variant,
+        "compiler": "g++-12.2.0",
+        "rajaperf_compiler_options": "-O3",
+        "perfsuite_version": gen,
+        "raja_version": gen,
+        "launchdate": "1700000000",
+        "cmdline": f"[./raja-perf.exe,--npasses,{run.npasses},--size,1000000]",
+        "ProblemSizeRunParam": "1000000.000000",
+        "omp_max_threads": "1",
+    }
     if gen != "pre-release":
         g["tuning"] = tuning
     return g
@@ -190,21 +279,31 @@ def _records(run: SimRun, vt: tuple[str, str], gen: str) -> dict[tuple, dict[tup
             slot["time"] += t
             for name, v in fig.items():
                 old = slot["fig"].get(name)
-                slot["fig"][name] = v if old is None or (isinstance(v, float) and math.isnan(v)) else max(old, v)
+                slot["fig"][name] = (
+                    v if old is None or (isinstance(v, float) and math.isnan(v)) else max(old, v)
+                )
     return out
 
 
 def timer_skew(rng) -> float:
-    """Caliper's time over RAJAPerf's for one record of a same-run pair: 1 + a relative difference drawn like the ones
-    real same-run outputs show (median 1.8e-4, at most 1.2e-2; either sign: two clocks read at different moments)."""
+    """Caliper's time over RAJAPerf's for one record of a same-run pair: 1 + a relative difference
+    drawn like the ones real same-run outputs show (median 1.8e-4, at most 1.2e-2; either sign: two
+    clocks read at different moments)."""
     size = min(10 ** rng.gauss(math.log10(1.8e-4), 0.6), 1.2e-2)
     return 1 + size * rng.choice((-1, 1))
 
 
-def _regions(run: SimRun, vts: list[tuple[str, str]], gen: str, time_attrs: tuple[str, ...], prefix: str,
-             skew=None) -> list:
-    """Records of one file: a root and group record each, then every record of every kernel (and tuning leaf).
-    ``skew``: a seeded ``random.Random`` that makes Caliper's timer differ from RAJAPerf's as in real runs."""
+def _regions(
+    run: SimRun,
+    vts: list[tuple[str, str]],
+    gen: str,
+    time_attrs: tuple[str, ...],
+    prefix: str,
+    skew=None,
+) -> list:
+    """Records of one file: a root and group record each, then every record of every kernel (and
+    tuning leaf). ``skew``: a seeded ``random.Random`` that makes Caliper's timer differ from
+    RAJAPerf's as in real runs."""
     regions = []
     root = [vts[0][0]] if gen == "pre-release" else ["RAJAPerf"]
     for vt in vts:
@@ -214,7 +313,12 @@ def _regions(run: SimRun, vts: list[tuple[str, str]], gen: str, time_attrs: tupl
             for key, slot in recs.get((k.name,), {}).items():
                 t = slot["time"] * (timer_skew(skew) if skew is not None else 1.0)
                 metrics = {a: t for a in time_attrs}
-                metrics.update({(name if gen == "pre-release" else prefix + name): float(v) for name, v in slot["fig"].items()})
+                metrics.update(
+                    {
+                        (name if gen == "pre-release" else prefix + name): float(v)
+                        for name, v in slot["fig"].items()
+                    }
+                )
                 if gen == "develop-2024.10":
                     metrics["Complexity"] = key[0]
                 node = root + [group, k.name]
@@ -225,13 +329,23 @@ def _regions(run: SimRun, vts: list[tuple[str, str]], gen: str, time_attrs: tupl
     return regions
 
 
-def write_caliper(run: SimRun, d: Path, gen: str, cluster: str = "sim-node", skew=None) -> list[Path]:
-    """One ``.cali`` per variant-tuning (per variant for the pre-release branch), as generation ``gen`` writes it;
-    ``skew`` (a seeded ``random.Random``) gives Caliper's timer the same-run noise of :func:`timer_skew`."""
-    time_attrs = ("avg#inclusive#sum#time.duration", "min#inclusive#sum#time.duration", "max#inclusive#sum#time.duration")
+def write_caliper(
+    run: SimRun, d: Path, gen: str, cluster: str = "sim-node", skew=None
+) -> list[Path]:
+    """One ``.cali`` per variant-tuning (per variant for the pre-release branch), as generation
+    ``gen`` writes it; ``skew`` (a seeded ``random.Random``) gives Caliper's timer the same-run
+    noise of :func:`timer_skew`."""
+    time_attrs = (
+        "avg#inclusive#sum#time.duration",
+        "min#inclusive#sum#time.duration",
+        "max#inclusive#sum#time.duration",
+    )
     prefix = "any#any#max#"
     if gen == "pre-release":
-        files = [[vt for vt in run.variants if vt[0] == v] for v in dict.fromkeys(v for v, _ in run.variants)]
+        files = [
+            [vt for vt in run.variants if vt[0] == v]
+            for v in dict.fromkeys(v for v, _ in run.variants)
+        ]
     else:
         files = [[vt] for vt in run.variants]
     paths = []
@@ -240,29 +354,45 @@ def write_caliper(run: SimRun, d: Path, gen: str, cluster: str = "sim-node", ske
         if gen == "pre-release":
             g["tunings"] = "{" + ",".join(t for _, t in vts) + "}"
             for k in run.kernels:
-                g[k.name] = (f"{{'Problem size': {k.size},'Reps':{k.reps},'Iterations/rep': {k.size},"
-                             f"'Kernels/rep': 1,'Bytes/rep': {k.bytes},'FLOPS/rep': {k.flops}}}")
+                g[k.name] = (
+                    f"{{'Problem size': {k.size},'Reps':{k.reps},'Iterations/rep': {k.size},"
+                    f"'Kernels/rep': 1,'Bytes/rep': {k.bytes},'FLOPS/rep': {k.flops}}}"
+                )
         name = f"{vts[0][0]}.cali" if gen == "pre-release" else f"{vts[0][0]}-{vts[0][1]}.cali"
-        paths.append(write_cali(d / name, _regions(run, vts, gen, time_attrs, prefix, skew), g,
-                                units={a: "sec" for a in time_attrs},
-                                aliases={time_attrs[0]: "Avg time/rank", prefix + "Forall": "FeatureForall"}))
+        paths.append(
+            write_cali(
+                d / name,
+                _regions(run, vts, gen, time_attrs, prefix, skew),
+                g,
+                units={a: "sec" for a in time_attrs},
+                aliases={time_attrs[0]: "Avg time/rank", prefix + "Forall": "FeatureForall"},
+            )
+        )
     return paths
 
 
-def sim_run(npasses: int, *, seed: int = 0, variants=(("Base_Seq", "default"), ("Base_CUDA", "block_256")),
-            ranks: int | None = None) -> SimRun:
-    """Four kernels with distinct figures; the last (largest) one leaks into later passes. Seeded."""
+def sim_run(
+    npasses: int,
+    *,
+    seed: int = 0,
+    variants=(("Base_Seq", "default"), ("Base_CUDA", "block_256")),
+    ranks: int | None = None,
+) -> SimRun:
+    """Four kernels with distinct figures; the last (largest) one leaks into later passes.
+    Seeded."""
     import random
 
     rng = random.Random(seed)
-    spec = [("Basic_DAXPY", 1_000_000, 500, 24_000_000, 2_000_000, "N"),
-            ("Stream_TRIAD", 1_000_000, 1000, 24_000_000, 2_000_000, "N"),
-            ("Apps_ENERGY", 1_000_000, 130, 288_000_000, 24_000_000, "N_logN"),
-            ("Polybench_GEMM", 2_000_000, 4, 96_000_000, 8_000_000_000, "N")]
+    spec = [
+        ("Basic_DAXPY", 1_000_000, 500, 24_000_000, 2_000_000, "N"),
+        ("Stream_TRIAD", 1_000_000, 1000, 24_000_000, 2_000_000, "N"),
+        ("Apps_ENERGY", 1_000_000, 130, 288_000_000, 24_000_000, "N_logN"),
+        ("Polybench_GEMM", 2_000_000, 4, 96_000_000, 8_000_000_000, "N"),
+    ]
     kernels = []
     for name, size, reps, b, f, cx in spec:
         k = SimKernel(name, size, reps, b, f, cx)
-        for i, vt in enumerate(variants):
+        for vt in variants:
             base = (0.2 + rng.random()) * (0.05 if vt[0].endswith("CUDA") else 1.0)
             k.times[vt] = [round(base * (1 + 0.03 * rng.random()), 6) for _ in range(npasses)]
         kernels.append(k)

@@ -1,5 +1,6 @@
-"""Seed 003's adaptation (issue 16, in progress): the alignment across renamed, permuted, rescaled features, seeded
-by names that resolve through the counter table, and the controlled stand-in's curve on real runs."""
+"""Seed 003's adaptation (issue 16, in progress): the alignment across renamed, permuted, rescaled
+features, seeded by names that resolve through the counter table, and the controlled stand-in's
+curve on real runs."""
 
 from __future__ import annotations
 
@@ -21,25 +22,30 @@ def worlds():
     rng = np.random.default_rng(0)
     zs, zt = rng.normal(size=(400, 4)), rng.normal(size=(300, 4))
     source = SourceModel(["PAPI_TOT_INS", "PAPI_TOT_CYC", "a", "b"], seed=0).fit(zs, _law(zs))
-    xt = np.column_stack([zt[:, 2] * 10 + 3, zt[:, 1] * 2, zt[:, 3], zt[:, 0]])  # other order, units and names
-    return source, xt, _law(zt) + 0.7, ["c_scaled", "cycles", "d", "instructions"]  # and the platform runs slower
+    # other order, units and names
+    xt = np.column_stack([zt[:, 2] * 10 + 3, zt[:, 1] * 2, zt[:, 3], zt[:, 0]])
+    # and the platform runs slower
+    return source, xt, _law(zt) + 0.7, ["c_scaled", "cycles", "d", "instructions"]
 
 
 def test_names_that_resolve_through_the_counter_table_seed_the_alignment(worlds):
     source, _, _, names = worlds
     m = source.name_matches(names)
-    assert m[0].tolist() == [0, 0, 0, 1] and m[1].tolist() == [0, 1, 0, 0]  # PAPI_TOT_INS = instructions, ...
+    # PAPI_TOT_INS = instructions, ...
+    assert m[0].tolist() == [0, 0, 0, 1] and m[1].tolist() == [0, 1, 0, 0]
     assert m[2:].sum() == 0
 
 
 def test_ten_labelled_samples_adapt_better_than_ridge_from_scratch(worlds):
-    """With 10 labelled target samples (and the unlabelled features), the frozen source read through the learned
-    alignment and residual errs less than ridge trained on the same 10, and name seeding helps; seeded: same bytes."""
+    """With 10 labelled target samples (and the unlabelled features), the frozen source read through
+    the learned alignment and residual errs less than ridge trained on the same 10, and name seeding
+    helps; seeded: same bytes."""
     source, xt, yt, names = worlds
     lab, test = np.arange(10), slice(100, 300)
 
     def err(pred):
         return float(np.median(np.abs(pred - yt[test])))
+
     before = [p.detach().clone() for p in source.net.parameters()]
     seeded = source.adapt(xt[lab], yt[lab], names, unlabelled=xt)
     blind = source.adapt(xt[lab], yt[lab], names, unlabelled=xt, use_names=False)
@@ -47,15 +53,24 @@ def test_ten_labelled_samples_adapt_better_than_ridge_from_scratch(worlds):
     assert err(seeded.predict(xt[test])) < err(blind.predict(xt[test])) < err(scratch)
     again = source.adapt(xt[lab], yt[lab], names, unlabelled=xt)
     assert np.array_equal(again.predict(xt[test]), seeded.predict(xt[test]))
-    assert all(np.array_equal(a.numpy(), p.detach().numpy()) for a, p in zip(before, source.net.parameters(), strict=True))
+    assert all(
+        np.array_equal(a.numpy(), p.detach().numpy())
+        for a, p in zip(before, source.net.parameters(), strict=True)
+    )
 
 
 @pytest.mark.slow
 def test_the_controlled_stand_in_curve_on_real_runs(shared_data, tmp_path):
-    """Every method is scored on the same held-out kernels at every fraction; the table has the seed's fractions."""
+    """Every method is scored on the same held-out kernels at every fraction; the table has the
+    seed's fractions."""
     from xamm_data.store import Store
     from xamm_models.benchmark import dataset as xplat
-    from xamm_models.studies.adaptation import FRACTIONS, curve_predictions, curve_table, target_space
+    from xamm_models.studies.adaptation import (
+        FRACTIONS,
+        curve_predictions,
+        curve_table,
+        target_space,
+    )
 
     st = Store(tmp_path / "store")
     xplat.ingest_sources(shared_data, st)
@@ -67,37 +82,59 @@ def test_the_controlled_stand_in_curve_on_real_runs(shared_data, tmp_path):
     assert set(table.get_column("method")) == {"adapted", "scratch-ridge", "scratch-mlp", "full"}
     assert (table.get_column("within_2_lo") <= table.get_column("within_2")).all()
     _, names = target_space(np.zeros((1, 6)))
-    assert len(names) == 6 and {"f_arith_intensity", "f_log_iters_per_rep"} <= set(names)  # two names kept
+    # two names kept
+    assert len(names) == 6 and {"f_arith_intensity", "f_log_iters_per_rep"} <= set(names)
     assert FRACTIONS == (0.01, 0.02, 0.05, 0.1, 0.25, 1.0)
 
 
 @pytest.mark.slow
-def test_the_public_stand_in_source_has_counters_the_targets_lack(shared_data, rajaperf_sets, tmp_path):
-    """thicket-tutorial quartz: workload and top-down counters (20 columns); the targets: the 6 workload columns a
-    RAJAPerf CSV gives. The 6 shared names seed the alignment; every method is scored on the same test rows."""
-    from xamm_data.store import Store
+def test_the_public_stand_in_source_has_counters_the_targets_lack(
+    shared_data, rajaperf_sets, tmp_path
+):
+    """thicket-tutorial quartz: workload and top-down counters (20 columns); the targets: the 6
+    workload columns a RAJAPerf CSV gives. The 6 shared names seed the alignment; every method is
+    scored on the same test rows."""
     from xamm_ingest import read_rajaperf
-    from xamm_models.benchmark import dataset as xplat
-    from xamm_models.studies.adaptation import SOURCE_FEATURES, TOPDOWN, counter_runs, public_curve_predictions
 
-    runs = read_rajaperf(rajaperf_sets["tutorial_quartz"] / "GCC_10.3.1_BaseSeq_08388608", workers=1).frame
+    from xamm_data.store import Store
+    from xamm_models.benchmark import dataset as xplat
+    from xamm_models.studies.adaptation import (
+        SOURCE_FEATURES,
+        TOPDOWN,
+        counter_runs,
+        public_curve_predictions,
+    )
+
+    runs = read_rajaperf(
+        rajaperf_sets["tutorial_quartz"] / "GCC_10.3.1_BaseSeq_08388608", workers=1
+    ).frame
     src = counter_runs(runs)
-    assert src.height == runs.height and src.select(TOPDOWN).null_count().sum_horizontal().item() == 0
-    assert SourceModel([*SOURCE_FEATURES, *TOPDOWN]).name_matches(SOURCE_FEATURES).sum() == len(SOURCE_FEATURES)
+    assert (
+        src.height == runs.height and src.select(TOPDOWN).null_count().sum_horizontal().item() == 0
+    )
+    assert SourceModel([*SOURCE_FEATURES, *TOPDOWN]).name_matches(SOURCE_FEATURES).sum() == len(
+        SOURCE_FEATURES
+    )
     st = Store(tmp_path / "store")
     xplat.ingest_sources(shared_data, st)
-    preds = public_curve_predictions(runs, xplat.XplatDataset.from_store(st), repeats=1, fractions=(0.1,))
-    per = preds.group_by("method").agg(pl.len().alias("n"), pl.col("y_true").sum().round(9).alias("t"))
+    preds = public_curve_predictions(
+        runs, xplat.XplatDataset.from_store(st), repeats=1, fractions=(0.1,)
+    )
+    per = preds.group_by("method").agg(
+        pl.len().alias("n"), pl.col("y_true").sum().round(9).alias("t")
+    )
     assert per.get_column("n").n_unique() == 1 and per.get_column("t").n_unique() == 1
 
 
 def test_the_residual_penalty_is_chosen_over_whole_groups():
-    """A real signal gets a small penalty, pure noise the largest (no residual), and fewer than two groups the
-    fallback; a group's rows never validate each other."""
+    """A real signal gets a small penalty, pure noise the largest (no residual), and fewer than two
+    groups the fallback; a group's rows never validate each other."""
     from xamm_models.predictors.adapted.alignment import ALPHAS, choose_alpha
 
     rng = np.random.default_rng(0)
     a, groups = rng.normal(size=(60, 3)), np.repeat(np.arange(12), 5)
-    assert choose_alpha(a, a @ np.array([1.0, -2.0, 0.5]) + 0.01 * rng.normal(size=60), groups) == min(ALPHAS)
+    assert choose_alpha(
+        a, a @ np.array([1.0, -2.0, 0.5]) + 0.01 * rng.normal(size=60), groups
+    ) == min(ALPHAS)
     assert choose_alpha(a, rng.normal(size=60), groups) >= 1e3
     assert choose_alpha(a, a[:, 0], np.zeros(60)) == max(ALPHAS)

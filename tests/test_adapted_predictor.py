@@ -1,6 +1,7 @@
-"""Seed 003 on the paper's predictor (issue 16, point 1): ``XammPredictor.adapt`` and ``xamm adapt`` on the public
-stand-in (thicket-tutorial quartz profiles described by Caliper top-down counters, paired with ``xplat-rajaperf``'s
-targets), the frozen base, persistence (safetensors, the zoo kind ``adapted``) and clear errors."""
+"""Seed 003 on the paper's predictor (issue 16, point 1): ``XammPredictor.adapt`` and ``xamm adapt``
+on the public stand-in (thicket-tutorial quartz profiles described by Caliper top-down counters,
+paired with ``xplat-rajaperf``'s targets), the frozen base, persistence (safetensors, the zoo kind
+``adapted``) and clear errors."""
 
 from __future__ import annotations
 
@@ -12,43 +13,60 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the models extra (torch) is not installed")
 
-from xamm_models.studies.adaptation import PLATFORM, PLATFORM_FEATURES, TOPDOWN, platform_pairs
-from xamm_models.predictors.adapted.predictor import AdaptedPredictor
-from xamm_models.features import FEATURES
 from xamm_models.errors import FeatureSchemaError, UnknownSourceError, UnknownTargetError
-from xamm_models.predictors.adapted.predictor import adapt
+from xamm_models.features import FEATURES
+from xamm_models.predictors.adapted.predictor import AdaptedPredictor, adapt
 from xamm_models.predictors.paper.predictor import XammPredictor
+from xamm_models.studies.adaptation import PLATFORM, PLATFORM_FEATURES, TOPDOWN, platform_pairs
 
 EPOCHS = 30
 
 
 @pytest.fixture(scope="module")
 def world(shared_data, rajaperf_sets, tmp_path_factory):
-    from xamm_data.store import Store
     from xamm_ingest import read_rajaperf
+
+    from xamm_data.store import Store
     from xamm_models.benchmark import dataset as xplat
 
     st = Store(tmp_path_factory.mktemp("adapt") / "store")
     xplat.ingest_sources(shared_data, st)
     ds = xplat.XplatDataset.from_store(st)
-    base = XammPredictor(feature_columns=list(FEATURES), epochs=EPOCHS).fit_pairs(ds.pairs, dataset="xplat-rajaperf")
+    base = XammPredictor(feature_columns=list(FEATURES), epochs=EPOCHS).fit_pairs(
+        ds.pairs, dataset="xplat-rajaperf"
+    )
     pairs = platform_pairs(read_rajaperf(rajaperf_sets["tutorial_quartz"], workers=2).frame, ds)
     kernels = sorted(set(pairs.get_column("app")))
     lab = pairs.filter(pl.col("app").is_in(kernels[::6]))  # a few kernels' profiles labelled
-    return {"ds": ds, "base": base, "pairs": pairs, "lab": lab, "test": pairs.filter(~pl.col("app").is_in(kernels[::6]))}
+    return {
+        "ds": ds,
+        "base": base,
+        "pairs": pairs,
+        "lab": lab,
+        "test": pairs.filter(~pl.col("app").is_in(kernels[::6])),
+    }
 
 
 def test_the_stand_in_pairs_are_the_measured_ratio(world, rajaperf_sets):
-    """relR of a profile = the target's seconds per iteration over the profile's own, recomputed from the rows."""
+    """relR of a profile = the target's seconds per iteration over the profile's own, recomputed
+    from the rows."""
     pairs, ds = world["pairs"], world["ds"]
-    row = pairs.filter(pl.col("app") == "Stream_TRIAD", pl.col("target") == "quartz:cpu").row(0, named=True)
+    row = pairs.filter(pl.col("app") == "Stream_TRIAD", pl.col("target") == "quartz:cpu").row(
+        0, named=True
+    )
     build = row["app_params"]
     from xamm_ingest import read_rajaperf
 
-    runs = read_rajaperf(rajaperf_sets["tutorial_quartz"] / build, workers=1).frame.filter(pl.col("kernel") == "Stream_TRIAD")
+    runs = read_rajaperf(rajaperf_sets["tutorial_quartz"] / build, workers=1).frame.filter(
+        pl.col("kernel") == "Stream_TRIAD"
+    )
     own = (runs.get_column("time_per_rep_s") / runs.get_column("iterations_per_rep")).min()
     q = ds.samples.filter(pl.col("target") == "quartz:cpu", pl.col("app") == "Stream_TRIAD")
-    near = q.with_columns((pl.col("size_bucket") - 23).abs().alias("d")).sort("d", "size_bucket").row(0, named=True)
+    near = (
+        q.with_columns((pl.col("size_bucket") - 23).abs().alias("d"))
+        .sort("d", "size_bucket")
+        .row(0, named=True)
+    )
     assert row["relR"] == pytest.approx(near["runtime_s"] / own, rel=1e-12)
     assert row["f_log_s_per_iter"] == pytest.approx(np.log10(own), rel=1e-12)
     assert set(PLATFORM_FEATURES) - set(FEATURES) >= set(TOPDOWN)  # columns the predictor never saw
@@ -64,13 +82,16 @@ def test_adapt_keeps_the_base_frozen_seeds_by_name_and_is_deterministic(world):
     assert all(torch.equal(state[k], v) for k, v in base.embedder.state_dict().items())
     assert [p.requires_grad for p in base.embedder.parameters()] == grads
     assert np.array_equal(base.predict_pairs(world["ds"].pairs.head(50)), before)
-    # the six workload columns the platform shares with the predictor's seed the alignment; the counters start at zero
-    assert m.training["name_seeded"] == 6 and m.weights["p0"][:, :len(TOPDOWN)].sum() == 0
-    assert not np.allclose(m.weights["P"][:, :len(TOPDOWN)], 0)  # and were learned
+    # the six workload columns the platform shares with the predictor's seed the alignment; the
+    # counters start at zero
+    assert m.training["name_seeded"] == 6 and m.weights["p0"][:, : len(TOPDOWN)].sum() == 0
+    assert not np.allclose(m.weights["P"][:, : len(TOPDOWN)], 0)  # and were learned
     again = adapt(base, lab, PLATFORM, features=PLATFORM_FEATURES, unlabelled=world["pairs"])
     assert np.array_equal(m.predict_pairs(test), again.predict_pairs(test))
     blind = adapt(base, lab, PLATFORM, features=PLATFORM_FEATURES, use_names=False)
-    assert blind.training["name_seeded"] == 0 and not np.array_equal(blind.predict_pairs(test), m.predict_pairs(test))
+    assert blind.training["name_seeded"] == 0 and not np.array_equal(
+        blind.predict_pairs(test), m.predict_pairs(test)
+    )
     rel = m.predict_pairs(test)
     assert np.isfinite(rel).all() and (rel > 0).all()
 
@@ -80,7 +101,12 @@ def test_saved_adapted_model_loads_as_its_zoo_kind_with_the_same_answers(world, 
 
     m = adapt(world["base"], world["lab"], PLATFORM, features=PLATFORM_FEATURES)
     m.save_pretrained(tmp_path / "m")
-    assert {p.name for p in (tmp_path / "m").iterdir()} >= {"adapted.json", "adapter.safetensors", "base", "README.md"}
+    assert {p.name for p in (tmp_path / "m").iterdir()} >= {
+        "adapted.json",
+        "adapter.safetensors",
+        "base",
+        "README.md",
+    }
     assert (tmp_path / "m" / "base" / "predictor.json").is_file()
     card = (tmp_path / "m" / "README.md").read_text()
     assert "pipeline_tag: tabular-regression" in card and PLATFORM in card
@@ -90,7 +116,11 @@ def test_saved_adapted_model_loads_as_its_zoo_kind_with_the_same_answers(world, 
     assert np.array_equal(back.predict_pairs(test), m.predict_pairs(test))
     profiles = test.unique("sample", maintain_order=True).head(3)
     out = back.rank_targets(profiles, PLATFORM, ["quartz:cpu", "lassen:gpu"])
-    assert out.columns[:3] == ["row", "app", "app_params"] and out.height == 6
+    from xamm_models.predictors.contract import PREDICTION_COLUMNS, RANK_COLUMNS
+
+    # the contract's columns, as every kind gives them
+    assert out.columns == [*PREDICTION_COLUMNS, *RANK_COLUMNS] and out.height == 6
+    assert (out["regime"] == "adapted").all() and out["relR_lo"].null_count() == 6
     assert (out.group_by("row").agg(pl.col("relR").is_sorted()).get_column("relR")).all()
     direct = m.predict_pairs(profiles.with_columns(pl.lit("lassen:gpu").alias("target")))
     got = back.predict(profiles, PLATFORM, ["lassen:gpu"]).sort("row").get_column("relR").to_numpy()
@@ -106,7 +136,9 @@ def test_fine_tuning_when_asked_trains_a_copy_and_leaves_the_given_predictor(wor
     assert m.base is not base and any(not torch.equal(state[k], tuned[k]) for k in state)
     m.save_pretrained(tmp_path / "m")
     back = AdaptedPredictor.from_pretrained(str(tmp_path / "m"))
-    assert back.config.fine_tune and np.array_equal(back.predict_pairs(world["test"]), m.predict_pairs(world["test"]))
+    assert back.config.fine_tune and np.array_equal(
+        back.predict_pairs(world["test"]), m.predict_pairs(world["test"])
+    )
 
 
 def test_bad_labels_and_inputs_are_refused_with_what_was_expected(world):
@@ -114,16 +146,29 @@ def test_bad_labels_and_inputs_are_refused_with_what_was_expected(world):
     with pytest.raises(FeatureSchemaError, match="topdown_retiring"):
         adapt(base, lab.drop("topdown_retiring"), PLATFORM, features=PLATFORM_FEATURES)
     with pytest.raises(UnknownTargetError, match="Did you mean 'lassen:gpu'"):
-        adapt(base, lab.with_columns(pl.lit("lasen:gpu").alias("target")), PLATFORM, features=PLATFORM_FEATURES)
+        adapt(
+            base,
+            lab.with_columns(pl.lit("lasen:gpu").alias("target")),
+            PLATFORM,
+            features=PLATFORM_FEATURES,
+        )
     with pytest.raises(ValueError, match=r"records \[0\]"):
-        adapt(base, lab.with_columns(pl.when(pl.int_range(pl.len()) == 0).then(-1.0).otherwise("relR").alias("relR")),
-                   PLATFORM, features=PLATFORM_FEATURES)
+        adapt(
+            base,
+            lab.with_columns(
+                pl.when(pl.int_range(pl.len()) == 0).then(-1.0).otherwise("relR").alias("relR")
+            ),
+            PLATFORM,
+            features=PLATFORM_FEATURES,
+        )
     with pytest.raises(UnknownSourceError, match="platform adapted to"):
         adapt(base, lab, "other:cpu", features=PLATFORM_FEATURES)
     m = adapt(base, lab, PLATFORM, features=PLATFORM_FEATURES)
     with pytest.raises(UnknownSourceError, match="adapted to"):
         m.predict(lab.head(1), "quartz:cpu", ["lassen:gpu"])
-    raw = XammPredictor(feature_columns=list(FEATURES), epochs=1, use_embedder=False).fit_pairs(world["ds"].pairs.head(400))
+    raw = XammPredictor(feature_columns=list(FEATURES), epochs=1, use_embedder=False).fit_pairs(
+        world["ds"].pairs.head(400)
+    )
     with pytest.raises(ValueError, match="use_embedder=True"):
         adapt(raw, lab, PLATFORM, features=PLATFORM_FEATURES)
 
@@ -133,18 +178,68 @@ def test_xamm_adapt_cli_saves_a_model_xamm_predict_uses(world, tmp_path, capsys)
 
     world["base"].save_pretrained(tmp_path / "base")
     world["lab"].write_parquet(tmp_path / "lab.parquet")
-    world["test"].unique("sample", maintain_order=True).head(4).write_parquet(tmp_path / "profiles.parquet")
-    assert main(["adapt", str(tmp_path / "lab.parquet"), "--model", str(tmp_path / "base"), "--platform", PLATFORM,
-                 "--features", ",".join(PLATFORM_FEATURES), "--out", str(tmp_path / "m"), "--json"]) == 0
+    world["test"].unique("sample", maintain_order=True).head(4).write_parquet(
+        tmp_path / "profiles.parquet"
+    )
+    assert (
+        main(
+            [
+                "adapt",
+                str(tmp_path / "lab.parquet"),
+                "--model",
+                str(tmp_path / "base"),
+                "--platform",
+                PLATFORM,
+                "--features",
+                ",".join(PLATFORM_FEATURES),
+                "--out",
+                str(tmp_path / "m"),
+                "--json",
+            ]
+        )
+        == 0
+    )
     summary = json.loads(capsys.readouterr().out)
-    assert summary["platform"] == PLATFORM and summary["profiles"] == world["lab"].get_column("sample").n_unique()
-    assert main(["predict", str(tmp_path / "profiles.parquet"), "--model", str(tmp_path / "m"), "--source", PLATFORM,
-                 "--target", "lassen:gpu", "--json"]) == 0
+    assert (
+        summary["platform"] == PLATFORM
+        and summary["profiles"] == world["lab"].get_column("sample").n_unique()
+    )
+    assert (
+        main(
+            [
+                "predict",
+                str(tmp_path / "profiles.parquet"),
+                "--model",
+                str(tmp_path / "m"),
+                "--source",
+                PLATFORM,
+                "--target",
+                "lassen:gpu",
+                "--json",
+            ]
+        )
+        == 0
+    )
     rows = json.loads(capsys.readouterr().out)
     assert len(rows) == 4 and all(r["relR"] > 0 and r["source"] == PLATFORM for r in rows)
     # bad input: a feature the samples lack -> exit 1 naming it; nothing written
-    assert main(["adapt", str(tmp_path / "lab.parquet"), "--model", str(tmp_path / "base"), "--platform", PLATFORM,
-                 "--features", "nope", "--out", str(tmp_path / "m2")]) == 1
+    assert (
+        main(
+            [
+                "adapt",
+                str(tmp_path / "lab.parquet"),
+                "--model",
+                str(tmp_path / "base"),
+                "--platform",
+                PLATFORM,
+                "--features",
+                "nope",
+                "--out",
+                str(tmp_path / "m2"),
+            ]
+        )
+        == 1
+    )
     assert "nope" in capsys.readouterr().err and not (tmp_path / "m2").exists()
 
 
@@ -153,7 +248,18 @@ def test_the_adaptation_curve_scores_every_method_on_the_same_rows(world):
     from xamm_models.studies.adaptation import adapt_curve_predictions, curve_table
 
     preds = adapt_curve_predictions(world["base"], world["pairs"], repeats=1, fractions=(0.05,))
-    keys = preds.group_by("method").agg(pl.col("sample").sort().hash().alias("h"), pl.col("y_true").sum().alias("t"))
-    assert keys.height == 4 and keys.get_column("h").n_unique() == 1 and keys.get_column("t").n_unique() == 1
+    keys = preds.group_by("method").agg(
+        pl.col("sample").sort().hash().alias("h"), pl.col("y_true").sum().alias("t")
+    )
+    assert (
+        keys.height == 4
+        and keys.get_column("h").n_unique() == 1
+        and keys.get_column("t").n_unique() == 1
+    )
     table = curve_table(preds, n_boot=50)
-    assert set(table.get_column("method")) == {"adapted", "adapted-no-names", "pair-median", "scratch-ridge"}
+    assert set(table.get_column("method")) == {
+        "adapted",
+        "adapted-no-names",
+        "pair-median",
+        "scratch-ridge",
+    }

@@ -10,14 +10,15 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the models extra (torch) is not installed")
 
+from xamm_ingest import ingest_rajaperf  # noqa: E402
+
 from xamm_data import machines  # noqa: E402
 from xamm_data.hashing import frame_sha256
 from xamm_data.store import Store  # noqa: E402
-from xamm_ingest import ingest_rajaperf  # noqa: E402
-from xamm_models.machines.attention import algorithm1, build_signatures  # noqa: E402
 from xamm_models.embedders import create_embedder, list_embedders, load_embedder  # noqa: E402
-from xamm_models.machines.samples import align_kernels, benchmark_samples  # noqa: E402
 from xamm_models.errors import ImmutableSignatureError
+from xamm_models.machines.attention import algorithm1, build_signatures  # noqa: E402
+from xamm_models.machines.samples import align_kernels, benchmark_samples  # noqa: E402
 from xamm_models.machines.signatures import Signature, SignatureRegistry  # noqa: E402
 
 EPOCHS = 60
@@ -30,7 +31,9 @@ E = np.array([[1.0, -2.0], [3.0, 0.0]])
 def test_algorithm1_mean_hand_computed():
     # mean = [2, -1]; adjust -> [2, 0.01]; log1p -> [ln 3, ln 1.01]; divide by max
     assert algorithm1(E, "mean").tolist() == pytest.approx([1.0, math.log(1.01) / math.log(3)])
-    assert algorithm1(E, "mean", "subtract").tolist() == pytest.approx([0.0, math.log(1.01) - math.log(3)])
+    assert algorithm1(E, "mean", "subtract").tolist() == pytest.approx(
+        [0.0, math.log(1.01) - math.log(3)]
+    )
     assert algorithm1(E, "mean", "none").tolist() == pytest.approx([math.log(3), math.log(1.01)])
 
 
@@ -38,7 +41,8 @@ def test_algorithm1_l2_and_variance_hand_computed():
     # l2 per feature: [sqrt(1 + 9), sqrt(4 + 0)] = [sqrt 10, 2]
     l2 = [math.log1p(math.sqrt(10)), math.log1p(2)]
     assert algorithm1(E, "l2").tolist() == pytest.approx([1.0, l2[1] / l2[0]])
-    # variance per feature: [((1-2)^2 + (3-2)^2)/2, ((-2+1)^2 + (0+1)^2)/2] = [1, 1] -> log1p -> ln 2 each
+    # variance per feature: [((1-2)^2 + (3-2)^2)/2, ((-2+1)^2 + (0+1)^2)/2] = [1, 1] -> log1p -> ln
+    # 2 each
     assert algorithm1(E, "variance", "none").tolist() == pytest.approx([math.log(2), math.log(2)])
     with pytest.raises(ValueError, match="unknown aggregation"):
         algorithm1(E, "median")
@@ -51,9 +55,18 @@ def test_algorithm1_l2_and_variance_hand_computed():
 def bench_store(rajaperf_sets, tmp_path_factory):
     st = Store(tmp_path_factory.mktemp("amm") / "store")
     ingest_rajaperf(rajaperf_sets["thicket"], store=st, workers=2)
-    ingest_rajaperf([rajaperf_sets["h100_tier1"], rajaperf_sets["h100_tier2"]], machine="h100-node", store=st, workers=2)
-    ingest_rajaperf([rajaperf_sets["mi300a_tier1"], rajaperf_sets["mi300a_tier2"]], machine="mi300a-spx", store=st,
-                    workers=2)
+    ingest_rajaperf(
+        [rajaperf_sets["h100_tier1"], rajaperf_sets["h100_tier2"]],
+        machine="h100-node",
+        store=st,
+        workers=2,
+    )
+    ingest_rajaperf(
+        [rajaperf_sets["mi300a_tier1"], rajaperf_sets["mi300a_tier2"]],
+        machine="mi300a-spx",
+        store=st,
+        workers=2,
+    )
     return st
 
 
@@ -64,21 +77,42 @@ def runs(bench_store):
 
 def test_kernel_alignment_rules(runs):
     inter, union = align_kernels(runs, "intersection"), align_kernels(runs, "union")
-    targets = runs.select(pl.concat_str("machine", pl.lit(":"), "device").alias("t"), "kernel").unique()
+    targets = runs.select(
+        pl.concat_str("machine", pl.lit(":"), "device").alias("t"), "kernel"
+    ).unique()
     for t, part in targets.group_by("t"):
         assert set(inter) <= set(part.get_column("kernel")), t
     assert set(inter) < set(union) and "Basic_DAXPY" in union and "Basic_DAXPY" not in inter
     assert len(inter) >= 5
     s = benchmark_samples(runs, inter)
-    assert set(s.get_column("target")) == {"quartz:cpu", "lassen:gpu", "h100-node:cpu", "h100-node:gpu",
-                                           "mi300a-spx:cpu", "mi300a-spx:gpu"}
+    assert set(s.get_column("target")) == {
+        "quartz:cpu",
+        "lassen:gpu",
+        "h100-node:cpu",
+        "h100-node:gpu",
+        "mi300a-spx:cpu",
+        "mi300a-spx:gpu",
+    }
     # the H100 sweep: size index 0 holds each kernel's smallest problem size
-    h = runs.filter(pl.col("machine") == "h100-node", pl.col("kernel") == inter[0], pl.col("variant") == "Base_Seq")
+    h = runs.filter(
+        pl.col("machine") == "h100-node",
+        pl.col("kernel") == inter[0],
+        pl.col("variant") == "Base_Seq",
+    )
     smallest = h.filter(pl.col("problem_size") == h.get_column("problem_size").min())
-    t = smallest.get_column("time_per_rep_s").min() / smallest.get_column("iterations_per_rep").min()
-    row = s.filter(pl.col("target") == "h100-node:cpu", pl.col("size_index") == 0, pl.col("variant") == "Base_Seq")
+    t = (
+        smallest.get_column("time_per_rep_s").min()
+        / smallest.get_column("iterations_per_rep").min()
+    )
+    row = s.filter(
+        pl.col("target") == "h100-node:cpu",
+        pl.col("size_index") == 0,
+        pl.col("variant") == "Base_Seq",
+    )
     assert row.get_column(inter[0]).item() == pytest.approx(math.log10(t))
-    assert frame_sha256(s) == frame_sha256(benchmark_samples(runs, inter)) != frame_sha256(s.head(5))
+    assert (
+        frame_sha256(s) == frame_sha256(benchmark_samples(runs, inter)) != frame_sha256(s.head(5))
+    )
 
 
 def test_embedders_round_trip_and_determinism(runs, tmp_path):
@@ -92,13 +126,19 @@ def test_embedders_round_trip_and_determinism(runs, tmp_path):
         out = e.transform(s)
         assert out.shape == (s.height, 6) and np.isfinite(out).all()
         e.save_pretrained(tmp_path / name)
-        assert (tmp_path / name / "config.json").is_file() and (tmp_path / name / "model.safetensors").is_file()
+        assert (tmp_path / name / "config.json").is_file() and (
+            tmp_path / name / "model.safetensors"
+        ).is_file()
         back = load_embedder(str(tmp_path / name))
         assert type(back) is type(e) and back.feature_names == ks
         assert np.array_equal(back.transform(s), out)
         again = create_embedder(name, n_features=len(ks), feature_names=ks, embed_dim=6, seed=3)
-        assert np.array_equal(again.fit(s, y if name == "mlp" else None, epochs=EPOCHS).transform(s), out)
-    sup = create_embedder("attention", n_features=len(ks), feature_names=ks, seed=1).fit(s, y, epochs=EPOCHS)
+        assert np.array_equal(
+            again.fit(s, y if name == "mlp" else None, epochs=EPOCHS).transform(s), out
+        )
+    sup = create_embedder("attention", n_features=len(ks), feature_names=ks, seed=1).fit(
+        s, y, epochs=EPOCHS
+    )
     sup.save_pretrained(tmp_path / "sup")
     assert np.array_equal(load_embedder(str(tmp_path / "sup")).transform(s), sup.transform(s))
     masks = sup.masks(s)
@@ -116,36 +156,67 @@ def test_embedder_errors(runs):
     with pytest.raises(ValueError, match="lacks the embedder's features"):
         e.fit(pl.DataFrame({"x": [1.0, 2.0]}))
     with pytest.raises(ValueError, match="supervised"):
-        create_embedder("mlp", n_features=len(ks), feature_names=ks).fit(benchmark_samples(runs, ks), epochs=1)
+        create_embedder("mlp", n_features=len(ks), feature_names=ks).fit(
+            benchmark_samples(runs, ks), epochs=1
+        )
 
 
 def test_signatures_for_every_covered_machine(bench_store, tmp_path, monkeypatch):
     monkeypatch.setenv("XAMM_HOME", str(tmp_path / "home"))
     reg = SignatureRegistry.default()
     sigs = build_signatures(store=bench_store, registry=reg, epochs=EPOCHS)
-    assert sorted(s.ref for s in sigs) == ["h100-node:cpu@1", "h100-node:gpu@1", "lassen:gpu@1", "mi300a-spx:cpu@1",
-                                            "mi300a-spx:gpu@1", "quartz:cpu@1"]
+    assert sorted(s.ref for s in sigs) == [
+        "h100-node:cpu@1",
+        "h100-node:gpu@1",
+        "lassen:gpu@1",
+        "mi300a-spx:cpu@1",
+        "mi300a-spx:gpu@1",
+        "quartz:cpu@1",
+    ]
     q = machines.get("quartz").signature()
     assert q.ref == "quartz:cpu@1" and len(q.vector) == 8 and max(q.vector) == pytest.approx(1.0)
-    assert q.aggregation == "l2" and q.coverage == 1.0 and q.n_samples == 5 and len(q.data_sha256) == 64
+    assert (
+        q.aggregation == "l2"
+        and q.coverage == 1.0
+        and q.n_samples == 5
+        and len(q.data_sha256) == 64
+    )
     with pytest.raises(KeyError, match="say h100-node:cpu or h100-node:gpu"):
         machines.get("h100-node").signature()
     # same inputs: same versions; another option: new versions, old ones unchanged
-    assert [s.ref for s in build_signatures(store=bench_store, registry=reg, epochs=EPOCHS)] == [s.ref for s in sigs]
-    var = build_signatures(store=bench_store, registry=reg, epochs=EPOCHS, aggregation="variance", machines=["quartz"])
+    assert [s.ref for s in build_signatures(store=bench_store, registry=reg, epochs=EPOCHS)] == [
+        s.ref for s in sigs
+    ]
+    var = build_signatures(
+        store=bench_store, registry=reg, epochs=EPOCHS, aggregation="variance", machines=["quartz"]
+    )
     assert [s.ref for s in var] == ["quartz:cpu@2"]
     assert machines.get("quartz").signature(version=1) == q
     frame = reg.frame()
-    assert frame.filter(pl.col("target") == "ruby:cpu").get_column("latest").item() == "no signature yet"
+    assert (
+        frame.filter(pl.col("target") == "ruby:cpu").get_column("latest").item()
+        == "no signature yet"
+    )
     with pytest.raises(FileNotFoundError, match="no benchmark_runs for ruby"):
         build_signatures(store=bench_store, registry=reg, machines=["ruby"], epochs=1)
 
 
 def test_registry_immutability(tmp_path):
     reg = SignatureRegistry(tmp_path / "reg")
-    base = dict(machine="m", device="cpu", vector=[0.5, 1.0], aggregation="l2", normalise="divide", embedder_id="e",
-                embedder_revision="r1", data_sha256="a" * 64, kernels=["Basic_A", "Basic_B"], coverage=1.0,
-                n_samples=3, xamm_version="0")
+    base = dict(
+        machine="m",
+        device="cpu",
+        vector=[0.5, 1.0],
+        aggregation="l2",
+        normalise="divide",
+        embedder_id="e",
+        embedder_revision="r1",
+        data_sha256="a" * 64,
+        kernels=["Basic_A", "Basic_B"],
+        coverage=1.0,
+        n_samples=3,
+        xamm_version="0",
+    )
     v1 = reg.add(Signature(**base))
     assert v1.version == 1 and reg.add(Signature(**base)).version == 1
     v2 = reg.add(Signature(**{**base, "data_sha256": "b" * 64, "vector": [1.0, 0.2]}))
@@ -164,9 +235,20 @@ def test_signatures_hub_round_trip(tmp_path, local_hub):
     from xamm_models.machines.hub import pull_signatures, push_signatures
 
     reg = SignatureRegistry(tmp_path / "a")
-    base = dict(machine="m", device="gpu", vector=[0.1, 1.0], aggregation="l2", normalise="divide", embedder_id="e",
-                embedder_revision="r", data_sha256="c" * 64, kernels=["Basic_A", "Basic_B"], coverage=0.5,
-                n_samples=4, xamm_version="0")
+    base = dict(
+        machine="m",
+        device="gpu",
+        vector=[0.1, 1.0],
+        aggregation="l2",
+        normalise="divide",
+        embedder_id="e",
+        embedder_revision="r",
+        data_sha256="c" * 64,
+        kernels=["Basic_A", "Basic_B"],
+        coverage=0.5,
+        n_samples=4,
+        xamm_version="0",
+    )
     reg.add(Signature(**base))
     reg.add(Signature(**{**base, "aggregation": "mean"}))
     push_signatures("xamm-test/amms", registry=reg)
@@ -207,12 +289,14 @@ def test_tsne_plot_is_a_png(runs, tmp_path):
     out = tsne_plot(e.transform(s), s.get_column("target").to_list(), tmp_path / "t.png")
     data = out.read_bytes()
     width, height = struct.unpack(">II", data[16:24])  # the PNG's IHDR chunk
-    assert data[:8] == b"\x89PNG\r\n\x1a\n" and (width, height) == (780, 600)  # 6.5 x 5 in at 120 dpi
+    # 6.5 x 5 in at 120 dpi
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and (width, height) == (780, 600)
     assert matplotlib.get_backend() == backend  # no process-wide matplotlib.use
 
 
 def test_embedders_leave_the_global_random_state_alone():
-    """Seeding is local (a forked generator): building and fitting an embedder does not reseed the caller's."""
+    """Seeding is local (a forked generator): building and fitting an embedder does not reseed the
+    caller's."""
     import random
 
     import torch
@@ -232,40 +316,65 @@ def test_embedders_leave_the_global_random_state_alone():
     assert np.array_equal(a, b)
 
 
-def test_physics_signatures_are_built_versioned_and_shown_by_the_amm_commands(bench_store, tmp_path, monkeypatch, capsys):
+def test_physics_signatures_are_built_versioned_and_shown_by_the_amm_commands(
+    bench_store, tmp_path, monkeypatch, capsys
+):
     import json
 
     from xamm_data.cli import main as xamm
     from xamm_models.machines.physics import OVERHEAD_QUANTILE
 
     monkeypatch.setenv("XAMM_HOME", str(tmp_path / "home"))
-    assert xamm(["amm", "build", "--kind", "physics", "h100-node", "--store", str(bench_store.root)]) == 0
+    assert (
+        xamm(["amm", "build", "--kind", "physics", "h100-node", "--store", str(bench_store.root)])
+        == 0
+    )
     assert "h100-node:gpu@1 (physics)" in capsys.readouterr().out
-    assert xamm(["amm", "build", "--kind", "physics", "h100-node", "--store", str(bench_store.root)]) == 0  # same data
+    # same data
+    assert (
+        xamm(["amm", "build", "--kind", "physics", "h100-node", "--store", str(bench_store.root)])
+        == 0
+    )
     assert "h100-node:gpu@1 (physics)" in capsys.readouterr().out  # the same version, not a new one
     reg = SignatureRegistry.default()
-    assert reg.versions("h100-node", "gpu", "physics") == [1] and reg.versions("h100-node", "gpu") == []
+    assert (
+        reg.versions("h100-node", "gpu", "physics") == [1]
+        and reg.versions("h100-node", "gpu") == []
+    )
     assert xamm(["amm", "show", "h100-node:gpu", "--kind", "physics"]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert shown["kind"] == "physics" and shown["version"] == 1
-    # the overhead, independently: the fastest tuning of each kernel and size, time per launch, 5th percentile
+    # the overhead, independently: the fastest tuning of each kernel and size, time per launch, 5th
+    # percentile
     r = (runs := bench_store.scan("benchmark_runs").collect()).filter(
-        (pl.col("machine") == "h100-node") & (pl.col("device") == "gpu"))
-    per = (r.group_by("kernel", "problem_size", "variant", "tuning")
-           .agg(pl.col("time_per_rep_s").mean(), pl.col("kernels_per_rep").mean())
-           .sort("time_per_rep_s").group_by("kernel", "problem_size").first())
-    per = per.with_columns(pl.col("problem_size").cast(pl.Float64).log(2).round().alias("b")) \
-        .sort((pl.col("problem_size").cast(pl.Float64).log(2) - pl.col("b")).abs()).group_by("kernel", "b").first()
+        (pl.col("machine") == "h100-node") & (pl.col("device") == "gpu")
+    )
+    per = (
+        r.group_by("kernel", "problem_size", "variant", "tuning")
+        .agg(pl.col("time_per_rep_s").mean(), pl.col("kernels_per_rep").mean())
+        .sort("time_per_rep_s")
+        .group_by("kernel", "problem_size")
+        .first()
+    )
+    per = (
+        per.with_columns(pl.col("problem_size").cast(pl.Float64).log(2).round().alias("b"))
+        .sort((pl.col("problem_size").cast(pl.Float64).log(2) - pl.col("b")).abs())
+        .group_by("kernel", "b")
+        .first()
+    )
     t = (per["time_per_rep_s"] / per["kernels_per_rep"].fill_null(1.0).clip(1.0)).to_numpy()
-    assert shown["physics"]["overhead_s"] == pytest.approx(float(np.quantile(t, OVERHEAD_QUANTILE)), rel=1e-9)
+    assert shown["physics"]["overhead_s"] == pytest.approx(
+        float(np.quantile(t, OVERHEAD_QUANTILE)), rel=1e-9
+    )
     assert shown["physics"]["n_samples"] == per.height
-    assert len(runs) and xamm(["amm", "show", "h100-node:gpu"]) == 1  # no attention AMM was built: a clear error
+    # no attention AMM was built: a clear error
+    assert len(runs) and xamm(["amm", "show", "h100-node:gpu"]) == 1
     assert "no attention signature" in capsys.readouterr().err
 
 
 def test_signatures_record_the_table_version_they_read_and_can_reload_it(rajaperf_sets, tmp_path):
-    """A signature names the benchmark_runs version it was built from; after more ingests that version still gives
-    exactly the same samples (the same data hash)."""
+    """A signature names the benchmark_runs version it was built from; after more ingests that
+    version still gives exactly the same samples (the same data hash)."""
     from xamm_data import load_dataset
     from xamm_models.benchmark.dataset import samples_from_runs
     from xamm_models.machines.signatures import physics_record
@@ -276,13 +385,20 @@ def test_signatures_record_the_table_version_they_read_and_can_reload_it(rajaper
     reg = SignatureRegistry(tmp_path / "reg")
     sig = {s.target: s for s in build_physics_signatures(store=st, registry=reg)}["h100-node:gpu"]
     assert sig.data_version == 0
-    ingest_rajaperf([rajaperf_sets["h100_tier2"]], machine="h100-node", store=st, workers=2)  # version 1
+    # version 1
+    ingest_rajaperf([rajaperf_sets["h100_tier2"]], machine="h100-node", store=st, workers=2)
     assert st.version("benchmark_runs") == 1
     then = load_dataset("h100-node", store=st, version=sig.data_version)
-    again = physics_record("h100-node:gpu", samples_from_runs(then).filter(pl.col("target") == "h100-node:gpu"))
+    again = physics_record(
+        "h100-node:gpu", samples_from_runs(then).filter(pl.col("target") == "h100-node:gpu")
+    )
     assert again.data_sha256 == sig.data_sha256
-    now = physics_record("h100-node:gpu", samples_from_runs(load_dataset("h100-node", store=st))
-                         .filter(pl.col("target") == "h100-node:gpu"))
+    now = physics_record(
+        "h100-node:gpu",
+        samples_from_runs(load_dataset("h100-node", store=st)).filter(
+            pl.col("target") == "h100-node:gpu"
+        ),
+    )
     assert now.data_sha256 != sig.data_sha256  # the later version is different data
     newer = {s.target: s for s in build_physics_signatures(store=st, registry=reg)}["h100-node:gpu"]
     assert newer.version == 2 and newer.data_version == 1

@@ -16,43 +16,110 @@ def pairs(rows, extra=None):
     return df.with_columns(**(extra or {}))
 
 
-TRAIN = pairs([("a:cpu", "b:gpu", 20, 1.0, 0.0), ("a:cpu", "b:gpu", 20, 2.0, 1.0), ("a:cpu", "b:gpu", 21, 8.0, 5.0),
-               ("a:cpu", "c:cpu", 20, 0.5, 0.0)])
+TRAIN = pairs(
+    [
+        ("a:cpu", "b:gpu", 20, 1.0, 0.0),
+        ("a:cpu", "b:gpu", 20, 2.0, 1.0),
+        ("a:cpu", "b:gpu", 21, 8.0, 5.0),
+        ("a:cpu", "c:cpu", 20, 0.5, 0.0),
+    ]
+)
 
 
 def test_pair_median_falls_back_to_the_scenario_then_everything():
-    test = pairs([("a:cpu", "b:gpu", 20, 1.0, 0.0), ("d:cpu", "e:gpu", 20, 1.0, 0.0), ("d:gpu", "e:gpu", 20, 1.0, 0.0)])
+    test = pairs(
+        [
+            ("a:cpu", "b:gpu", 20, 1.0, 0.0),
+            ("d:cpu", "e:gpu", 20, 1.0, 0.0),
+            ("d:gpu", "e:gpu", 20, 1.0, 0.0),
+        ]
+    )
     got = B.pair_median(TRAIN, test)
     assert got[0] == pytest.approx(2.0)  # median of 1, 2, 8
-    assert got[1] == pytest.approx(2.0)  # unseen pair: the CPU->GPU scenario's median (the same three)
-    assert got[2] == pytest.approx(math.sqrt(2.0))  # GPU->GPU never seen: the median log of all four (0.5, 1, 2, 8)
+    # unseen pair: the CPU->GPU scenario's median (the same three)
+    assert got[1] == pytest.approx(2.0)
+    # GPU->GPU never seen: the median log of all four (0.5, 1, 2, 8)
+    assert got[2] == pytest.approx(math.sqrt(2.0))
 
 
 def test_pair_size_median_uses_the_bucket_else_the_pair():
-    test = pairs([("a:cpu", "b:gpu", 20, 1.0, 0.0), ("a:cpu", "b:gpu", 21, 1.0, 0.0), ("a:cpu", "b:gpu", 25, 1.0, 0.0)])
+    test = pairs(
+        [
+            ("a:cpu", "b:gpu", 20, 1.0, 0.0),
+            ("a:cpu", "b:gpu", 21, 1.0, 0.0),
+            ("a:cpu", "b:gpu", 25, 1.0, 0.0),
+        ]
+    )
     got = B.pair_size_median(TRAIN, test)
     assert got[0] == pytest.approx(math.sqrt(2.0))  # geometric middle of 1 and 2 (median of logs)
     assert got[1] == pytest.approx(8.0) and got[2] == pytest.approx(2.0)
 
 
 def test_roofline_is_the_ratio_of_modelled_times():
-    samples = pl.DataFrame({"target": ["s:cpu", "t:gpu"], "time_per_rep_s": [1.0, 0.01],
-                            "bytes_per_rep": [1e9, 1e9], "flops_per_rep": [1e9, 1e8], "kernels_per_rep": [1.0, 1.0]})
+    samples = pl.DataFrame(
+        {
+            "target": ["s:cpu", "t:gpu"],
+            "time_per_rep_s": [1.0, 0.01],
+            "bytes_per_rep": [1e9, 1e9],
+            "flops_per_rep": [1e9, 1e8],
+            "kernels_per_rep": [1.0, 1.0],
+        }
+    )
     figs = B.machine_figures(samples).rows_by_key("target", named=True)
-    assert figs["s:cpu"][0]["bw"] == pytest.approx(1e9) and figs["t:gpu"][0]["flops"] == pytest.approx(1e10)
+    assert figs["s:cpu"][0]["bw"] == pytest.approx(1e9) and figs["t:gpu"][0][
+        "flops"
+    ] == pytest.approx(1e10)
     assert figs["t:gpu"][0]["overhead"] == pytest.approx(0.01)  # one sample: its time per launch
-    test = pl.DataFrame({"source": ["s:cpu"], "target": ["t:gpu"], "relR": [1.0], "size_bucket": [20], "f1": [0.0],
-                         "bytes_per_rep": [2e9], "flops_per_rep": [4e9], "kernels_per_rep": [3.0],
-                         "iterations_per_rep": [1e6]})
+    test = pl.DataFrame(
+        {
+            "source": ["s:cpu"],
+            "target": ["t:gpu"],
+            "relR": [1.0],
+            "size_bucket": [20],
+            "f1": [0.0],
+            "bytes_per_rep": [2e9],
+            "flops_per_rep": [4e9],
+            "kernels_per_rep": [3.0],
+            "iterations_per_rep": [1e6],
+        }
+    )
     t_s = max(2e9 / 1e9, 4e9 / 1e9) + 1.0 * 3
     t_t = max(2e9 / 1e11, 4e9 / 1e10) + 0.01 * 3
     assert B.roofline(TRAIN, test, samples=samples)[0] == pytest.approx(t_t / t_s)
 
 
 def test_knn_averages_the_nearest_training_rows_of_the_same_pair():
-    test = pairs([("a:cpu", "b:gpu", 20, 1.0, 0.9), ("a:cpu", "b:gpu", 20, 1.0, 4.0), ("q:cpu", "b:gpu", 20, 1.0, 0.0)])
+    test = pairs(
+        [
+            ("a:cpu", "b:gpu", 20, 1.0, 0.9),
+            ("a:cpu", "b:gpu", 20, 1.0, 4.0),
+            ("q:cpu", "b:gpu", 20, 1.0, 0.0),
+        ]
+    )
     got = B.knn(TRAIN, test, features=["f1"], k=1)
     assert got[0] == pytest.approx(2.0) and got[1] == pytest.approx(8.0)
     assert got[2] == pytest.approx(B.pair_median(TRAIN, test)[2])  # no training row of that pair
     two = B.knn(TRAIN, test, features=["f1"], k=2)
     assert two[0] == pytest.approx(math.sqrt(2.0))  # geometric mean of the two nearest (1 and 2)
+
+
+def test_a_baseline_added_by_decorator_is_a_predictor_method_and_unknown_names_are_refused():
+    from pydantic import ValidationError
+
+    from xamm_models.predictors.baseline import BaselinePredictor
+
+    @B.register_baseline("twice", needs=("size_bucket",))
+    def twice(train, test, **_):
+        return 2.0 * test["size_bucket"].to_numpy()
+
+    try:
+        m = BaselinePredictor(method="twice")
+        m.pairs, m.figures = TRAIN, pl.DataFrame({"target": ["a:cpu", "b:gpu"]})
+        ask = pl.DataFrame({"source": ["a:cpu"], "target": ["b:gpu"], "size_bucket": [3.0]})
+        assert m.predict_pairs(ask)["relR"].to_list() == [6.0]
+        with pytest.raises(ValueError, match=r"lacks the columns \['size_bucket'\]"):
+            m.predict_pairs(ask.drop("size_bucket"))
+    finally:
+        B.BASELINES.remove("twice")
+    with pytest.raises(ValidationError, match="unknown baseline 'twice'.*Known: knn"):
+        BaselinePredictor(method="twice")

@@ -1,6 +1,6 @@
-"""The candidate-choice ceiling of ``benchmarks/bench_ceiling.py`` (issue 13, point 3's held-out aim): its arithmetic
-on a frame worked by hand, and the committed table (``docs/eval/ceiling.md``) against ``docs/eval/results.json``
-and the README's sentence."""
+"""The candidate-choice ceiling of ``benchmarks/bench_ceiling.py`` (issue 13, point 3's held-out
+aim): its arithmetic on a frame worked by hand, and the committed table (``docs/eval/ceiling.md``)
+against ``docs/eval/results.json`` and the README's sentence."""
 
 from __future__ import annotations
 
@@ -13,19 +13,27 @@ from conftest import REPO
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("bench_ceiling", REPO / "benchmarks" / "bench_ceiling.py")
+    spec = importlib.util.spec_from_file_location(
+        "bench_ceiling", REPO / "benchmarks" / "bench_ceiling.py"
+    )
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
 
 
 def test_the_ceiling_takes_the_best_candidate_per_fold_and_scenario_on_the_test_pairs():
-    hits = pl.DataFrame({"scenario": ["CPU->GPU"] * 6, "fold": ["A"] * 4 + ["B"] * 2,
-                         "default": [True, False, False, False, True, False],
-                         "c1": [True, True, False, False, True, False],
-                         "c2": [False, True, True, True, False, False]})
+    hits = pl.DataFrame(
+        {
+            "scenario": ["CPU->GPU"] * 6,
+            "fold": ["A"] * 4 + ["B"] * 2,
+            "default": [True, False, False, False, True, False],
+            "c1": [True, True, False, False, True, False],
+            "c2": [False, True, True, True, False, False],
+        }
+    )
     row = _bench().ceiling_row("kernel-group", hits)
-    assert row["best"] == "c1" and row["best_score"] == 3 / 6  # a tie goes to the first (simplest) candidate
+    # a tie goes to the first (simplest) candidate
+    assert row["best"] == "c1" and row["best_score"] == 3 / 6
     assert row["ceiling"] == (3 + 1) / 6  # fold A takes c2 (3 of 4), fold B c1 (1 of 2)
     assert row["any"] == 5 / 6 and row["default"] == 2 / 6 and row["candidates"] == 2
     assert "| kernel-group | 6 | 0.333 | c1 0.500 (of 2) | 0.667 | 0.833 |" in _bench().table([row])
@@ -33,13 +41,17 @@ def test_the_ceiling_takes_the_best_candidate_per_fold_and_scenario_on_the_test_
 
 def _committed() -> dict[str, list[str]]:
     text = (REPO / "docs" / "eval" / "ceiling.md").read_text()
-    return {m.group(1): m.group(2).split(" | ") for m in re.finditer(r"^\| ([a-z][^|]*?) \| (\d.*) \|$", text, re.M)}
+    return {
+        m.group(1): m.group(2).split(" | ")
+        for m in re.finditer(r"^\| ([a-z][^|]*?) \| (\d.*) \|$", text, re.M)
+    }
 
 
 def test_the_committed_ceiling_is_of_the_evaluated_data_and_default_and_the_readme_carries_it():
     res = json.loads((REPO / "docs" / "eval" / "results.json").read_text())
     rows = _committed()
-    seen = "kernel-group, the mi300a-spx pairs"  # the held-out machine's test pairs, the machine in training
+    # the held-out machine's test pairs, the machine in training
+    seen = "kernel-group, the mi300a-spx pairs"
     assert set(rows) == {"kernel-group", seen, "held-out-machine"}
     assert res["dataset"]["version"] in (REPO / "docs" / "eval" / "ceiling.md").read_text()
     readme = " ".join((REPO / "README.md").read_text().split())
@@ -52,5 +64,6 @@ def test_the_committed_ceiling_is_of_the_evaluated_data_and_default_and_the_read
             continue
         entry = res["results"][scheme]["entries"]["stacked/default"]["pooled"]["all"]["within_2"]
         assert int(pairs) == sum(res["results"][scheme]["folds"].values())
-        assert abs(float(default) - entry["value"]) < 5e-4  # the benchmark fits the default exactly as the eval does
+        # the benchmark fits the default exactly as the eval does
+        assert abs(float(default) - entry["value"]) < 5e-4
         assert f"{float(anyone):.3f}" in readme

@@ -5,7 +5,6 @@ from __future__ import annotations
 import caliperreader
 import pytest
 from conftest import FIXTURES
-
 from xamm_ingest.readers.cali_format import CaliFormatError, parse_cali
 
 
@@ -17,8 +16,9 @@ def _same(path):
     assert mine.globals == dict(ref.globals), path
     for key in {k for rec in ref.records for k in rec} - {"path"}:
         md = ref.attribute(key).metadata()
-        assert {k: v for k, v in mine.metadata(key).items() if k.startswith("attribute.")} == \
-            {k: v for k, v in md.items() if k.startswith("attribute.")}, (path, key)
+        assert {k: v for k, v in mine.metadata(key).items() if k.startswith("attribute.")} == {
+            k: v for k, v in md.items() if k.startswith("attribute.")
+        }, (path, key)
 
 
 def _real_cali_files(shared_data) -> list:
@@ -28,7 +28,8 @@ def _real_cali_files(shared_data) -> list:
     return files
 
 
-FAST_SAMPLE = 97  # every 97th file (about 110 of the ~10,900): RAJAPerf and application profiles alike
+# every 97th file (about 110 of the ~10,900): RAJAPerf and application profiles alike
+FAST_SAMPLE = 97
 
 
 def test_matches_caliperreader_on_a_sample_of_the_real_files(shared_data):
@@ -48,15 +49,25 @@ def test_matches_caliperreader_on_fixture_with_escapes():
     _same(FIXTURES / "rajaperf_sample" / "run-1" / "Base_Seq-default.cali")
 
 
-@pytest.mark.parametrize("text,where", [
-    ("__rec=node,id=12,attr=8,data=x,parent=3\n__rec=ctx,ref=999\n", "line 2"),
-    ("__rec=node,id=12,attr=8\n", "line 1"),
-    ("__rec=node,id=12,attr=8,data=x,parent=3\n__rec=ctx,attr=12=13,data=1\n", "line 2"),
-    # a node defined twice could close a cycle (13 -> 14 -> 13) and loop forever when expanded
-    ("__rec=node,id=12,attr=8,data=x,parent=3\n__rec=node,id=13,attr=12,data=a\n__rec=node,id=14,attr=12,data=b,parent=13\n"
-     "__rec=node,id=13,attr=12,data=c,parent=14\n__rec=ctx,ref=14\n", "line 4: node 13 is defined twice"),
-    ("__rec=node,id=12,attr=8,data=x,parent=12\n", "line 1: node 12 refers to undefined node 12"),  # its own parent
-])
+@pytest.mark.parametrize(
+    "text,where",
+    [
+        ("__rec=node,id=12,attr=8,data=x,parent=3\n__rec=ctx,ref=999\n", "line 2"),
+        ("__rec=node,id=12,attr=8\n", "line 1"),
+        ("__rec=node,id=12,attr=8,data=x,parent=3\n__rec=ctx,attr=12=13,data=1\n", "line 2"),
+        # a node defined twice could close a cycle (13 -> 14 -> 13) and loop forever when expanded
+        (
+            "__rec=node,id=12,attr=8,data=x,parent=3\n__rec=node,id=13,attr=12,data=a\n__rec=node,id=14,attr=12,data=b,parent=13\n"
+            "__rec=node,id=13,attr=12,data=c,parent=14\n__rec=ctx,ref=14\n",
+            "line 4: node 13 is defined twice",
+        ),
+        # its own parent
+        (
+            "__rec=node,id=12,attr=8,data=x,parent=12\n",
+            "line 1: node 12 refers to undefined node 12",
+        ),
+    ],
+)
 def test_malformed_records_name_the_line(text, where):
     with pytest.raises(CaliFormatError, match=where):
         parse_cali(text)

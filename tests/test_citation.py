@@ -15,10 +15,14 @@ REPO = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def cff_validator():
-    # find the package without importing it: it is installed without its dependencies, for its schema only
+    # find the package without importing it: it is installed without its dependencies, for its
+    # schema only
     spec = importlib.util.find_spec("cffconvert")
     if spec is None or not spec.submodule_search_locations:
-        pytest.fail("cffconvert is not installed; the README's test command installs it (pip install --no-deps cffconvert)")
+        pytest.fail(
+            "cffconvert is not installed; the README's test command installs "
+            "it (pip install --no-deps cffconvert)"
+        )
     schema_file = Path(spec.submodule_search_locations[0]) / "schemas" / "1.2.0" / "schema.json"
     schema = json.loads(schema_file.read_text())
     return jsonschema.Draft7Validator(schema, format_checker=jsonschema.FormatChecker())
@@ -42,7 +46,8 @@ def test_validator_rejects_a_broken_citation(cff_validator):
 
 
 def test_version_is_single_sourced_and_citation_agrees():
-    """xamm_data/VERSION is the one source: packaging reads it, the code reads it, CITATION.cff must say it."""
+    """xamm_data/VERSION is the one source: packaging reads it, the code reads it, CITATION.cff must
+    say it."""
     from importlib.metadata import metadata, version
 
     from xamm_data import __version__

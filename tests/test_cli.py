@@ -1,4 +1,5 @@
-"""The command lines: examples in every leaf --help, --json listings, -v/-q, completion, a closed pipe."""
+"""The command lines: examples in every leaf --help, --json listings, -v/-q, completion, a closed
+pipe."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ import sys
 
 import pytest
 from conftest import FIXTURES
+from xamm_ingest.cli import build_parser as ingest_parser
+from xamm_ingest.cli import main as ingest
 
 from xamm_data.cli import build_parser
 from xamm_data.cli import main as xamm
-from xamm_ingest.cli import build_parser as ingest_parser
-from xamm_ingest.cli import main as ingest
 
 
 def leaves(parser: argparse.ArgumentParser, path=()):
@@ -27,16 +28,35 @@ def leaves(parser: argparse.ArgumentParser, path=()):
 
 
 def test_every_leaf_help_shows_an_example():
-    found = list(leaves(build_parser()[0], ("xamm",))) + list(leaves(ingest_parser(), ("xamm-ingest",)))
-    assert len(found) >= 17  # datasets x3, schemas, ingest, amm x6, run, predict, eval, 4 ingest formats
-    missing = [" ".join(path) for path, p in found if path[-1] != "ingest" and "examples:" not in (p.epilog or "")]
+    found = list(leaves(build_parser()[0], ("xamm",))) + list(
+        leaves(ingest_parser(), ("xamm-ingest",))
+    )
+    # datasets x3, schemas, ingest, amm x6, run, predict, eval, 4 ingest formats
+    assert len(found) >= 17
+    missing = [
+        " ".join(path)
+        for path, p in found
+        if path[-1] != "ingest" and "examples:" not in (p.epilog or "")
+    ]
     assert missing == []
 
 
 @pytest.fixture
 def store(tmp_path):
     s = tmp_path / "store"
-    assert ingest(["rajaperf", str(FIXTURES / "rajaperf_sample"), "--store", str(s), "--no-progress", "-q"]) == 0
+    assert (
+        ingest(
+            [
+                "rajaperf",
+                str(FIXTURES / "rajaperf_sample"),
+                "--store",
+                str(s),
+                "--no-progress",
+                "-q",
+            ]
+        )
+        == 0
+    )
     return s
 
 
@@ -44,7 +64,9 @@ def test_datasets_listing_and_summary_as_json(store, capsys):
     capsys.readouterr()
     assert xamm(["datasets", "list", "example*", "--json", "--store", str(store)]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert [r["name"] for r in rows] == ["example-node"] and rows[0]["local_benchmark_runs_rows"] == 10
+    assert [r["name"] for r in rows] == ["example-node"] and rows[0][
+        "local_benchmark_runs_rows"
+    ] == 10
     assert xamm(["datasets", "show", "example-node", "--json", "--store", str(store)]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert [(r["device"], r["rows"], r["kernels"]) for r in summary] == [("cpu", 10, 3)]
@@ -55,7 +77,8 @@ def test_amm_list_as_json(tmp_path, capsys, monkeypatch):
     assert xamm(["amm", "list", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     latest = {r["target"]: r["latest"] for r in rows}
-    # nothing built under XAMM_HOME: the embedded snapshot's signatures, the registry's other machines without one
+    # nothing built under XAMM_HOME: the embedded snapshot's signatures, the registry's other
+    # machines without one
     assert latest["quartz:cpu"] == "quartz:cpu@1" and latest["lassen:gpu"] == "lassen:gpu@1"
     assert latest["ruby:cpu"] == "no signature yet"
 
@@ -64,7 +87,12 @@ def test_verbose_logs_what_the_dispatcher_did(caplog):
     import logging
 
     with caplog.at_level(logging.INFO, logger="xamm_ingest"):
-        assert ingest(["rajaperf", str(FIXTURES / "rajaperf_sample"), "--dry-run", "--no-progress", "-v"]) == 0
+        assert (
+            ingest(
+                ["rajaperf", str(FIXTURES / "rajaperf_sample"), "--dry-run", "--no-progress", "-v"]
+            )
+            == 0
+        )
     assert any("3 source(s) to read" in r.getMessage() for r in caplog.records)
 
 
@@ -76,9 +104,13 @@ def test_shell_completion_lists_the_commands(capsys):
 
 
 def test_a_closed_pipe_exits_quietly(store):
-    code = ("import sys\nfrom xamm_data.cli import main\n"
-            "sys.exit(main(['datasets', 'list', '--json', '--store', sys.argv[1]]))")
-    p = subprocess.Popen([sys.executable, "-c", code, str(store)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    code = (
+        "import sys\nfrom xamm_data.cli import main\n"
+        "sys.exit(main(['datasets', 'list', '--json', '--store', sys.argv[1]]))"
+    )
+    p = subprocess.Popen(
+        [sys.executable, "-c", code, str(store)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     p.stdout.read(5)
     p.stdout.close()  # the reader goes away, as `| head -c 5` would
     err = p.stderr.read().decode()
@@ -86,22 +118,32 @@ def test_a_closed_pipe_exits_quietly(store):
 
 
 def test_shipped_examples_are_valid(tmp_path):
-    """examples/run-config.yml parses as a pipeline config; examples/table-mapping.toml ingests a table."""
+    """examples/run-config.yml parses as a pipeline config; examples/table-mapping.toml ingests a
+    table."""
     from conftest import REPO
-
     from xamm_ingest import read_profiles
+
     from xamm_models.predictors.paper.pipeline import load_config
 
     cfg = load_config(REPO / "examples" / "run-config.yml")
     assert cfg.func == "train" and cfg.regressor == "catboost" and cfg.output.name == "predictor"
     csv = tmp_path / "samples.csv"
-    csv.write_text("application,system,time_ms,nthreads,size,br,PAPI_TOT_INS,notes\n"
-                   "Kripke,Quartz,1500,4,32,1e8,1e9,first\n")
+    csv.write_text(
+        "application,system,time_ms,nthreads,size,br,PAPI_TOT_INS,notes\n"
+        "Kripke,Quartz,1500,4,32,1e8,1e9,first\n"
+    )
     rep = read_profiles("table", csv, mapping=REPO / "examples" / "table-mapping.toml")
     assert rep.rejected == [] and rep.dropped == []
     row = rep.frame.row(0, named=True)
-    assert (row["app"], row["machine"], row["runtime_s"], row["threads"]) == ("Kripke", "quartz", 1.5, 4)
-    assert row["app_params"] == '{"size":32}' and row["ctr_br_ins"] == 1e8 and row["device"] == "cpu"
+    assert (row["app"], row["machine"], row["runtime_s"], row["threads"]) == (
+        "Kripke",
+        "quartz",
+        1.5,
+        4,
+    )
+    assert (
+        row["app_params"] == '{"size":32}' and row["ctr_br_ins"] == 1e8 and row["device"] == "cpu"
+    )
 
 
 def test_eval_readme_needs_the_markers_and_a_missing_source_is_bad_input(tmp_path, capsys):
@@ -120,12 +162,31 @@ def test_eval_readme_needs_the_markers_and_a_missing_source_is_bad_input(tmp_pat
 def test_eval_builds_the_data_set_from_its_sources_in_one_command(shared_data, tmp_path, capsys):
     pytest.importorskip("torch", reason="the models extra (torch) is not installed")
     out = tmp_path / "out"
-    assert xamm(["eval", "--data-dir", str(shared_data), "--quick", "--experiment", "3", "--held-out-machine", "",
-                 "--json", "--out", str(out)]) == 0
+    assert (
+        xamm(
+            [
+                "eval",
+                "--data-dir",
+                str(shared_data),
+                "--quick",
+                "--experiment",
+                "3",
+                "--held-out-machine",
+                "",
+                "--json",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     summary = json.loads(capsys.readouterr().out)
     assert summary["dataset"]["pairs"] > 2000 and list(summary["results"]) == ["kernel-group"]
     assert summary["settings"]["quick"] and summary["settings"]["epochs"] == 5
-    assert json.loads((out / "results.json").read_text())["dataset"]["version"] == summary["dataset"]["version"]
+    assert (
+        json.loads((out / "results.json").read_text())["dataset"]["version"]
+        == summary["dataset"]["version"]
+    )
     assert "## Does the pipeline beat the strongest baseline?" in (out / "results.md").read_text()
 
 
@@ -136,7 +197,9 @@ def test_amm_list_reads_the_home_registry_once_it_holds_a_signature(tmp_path, ca
     from xamm_models.machines.signatures import SignatureRegistry
 
     monkeypatch.setenv("XAMM_HOME", str(tmp_path / "home"))
-    shutil.copytree(snapshot.signatures_root() / "lassen", tmp_path / "home" / "signatures" / "lassen")
+    shutil.copytree(
+        snapshot.signatures_root() / "lassen", tmp_path / "home" / "signatures" / "lassen"
+    )
     assert SignatureRegistry.for_reading().root == tmp_path / "home" / "signatures"
     assert xamm(["amm", "list", "--json"]) == 0
     latest = {r["target"]: r["latest"] for r in json.loads(capsys.readouterr().out)}

@@ -1,5 +1,6 @@
-"""Issue 14: the store on Delta Lake. One ingest is one commit (all or nothing, even under SIGKILL), concurrent
-writers lose nothing, every read is verified (a bit-flip campaign), time travel, history, housekeeping."""
+"""Issue 14: the store on Delta Lake. One ingest is one commit (all or nothing, even under SIGKILL),
+concurrent writers lose nothing, every read is verified (a bit-flip campaign), time travel, history,
+housekeeping."""
 
 from __future__ import annotations
 
@@ -15,11 +16,11 @@ from datetime import datetime, timedelta
 import polars as pl
 import pytest
 from conftest import FIXTURES
+from xamm_ingest import read_rajaperf
 
 from xamm_data import load_dataset
 from xamm_data.schema import BENCHMARK_RUNS
 from xamm_data.store import CorruptDataError, Store
-from xamm_ingest import read_rajaperf
 
 KEY = list(BENCHMARK_RUNS.primary_key)
 
@@ -29,23 +30,36 @@ def frame() -> pl.DataFrame:
     return read_rajaperf(FIXTURES / "rajaperf_sample", workers=1).frame
 
 
-def as_source(df: pl.DataFrame, tag: str, machine: str | None = None, scale: float = 1.0) -> pl.DataFrame:
-    """``df`` as if read from another source file (its own path and SHA-256), optionally on another machine."""
-    out = df.with_columns((pl.lit(f"{tag}/") + pl.col("source_path")).alias("source_path"),
-                          pl.col("source_sha256").str.slice(0, 48).add(pl.lit(f"{abs(hash(tag)) % 16 ** 16:016x}"))
-                          .alias("source_sha256"), pl.col("time_per_rep_s") * scale)
+def as_source(
+    df: pl.DataFrame, tag: str, machine: str | None = None, scale: float = 1.0
+) -> pl.DataFrame:
+    """``df`` as if read from another source file (its own path and SHA-256), optionally on another
+    machine."""
+    out = df.with_columns(
+        (pl.lit(f"{tag}/") + pl.col("source_path")).alias("source_path"),
+        pl.col("source_sha256")
+        .str.slice(0, 48)
+        .add(pl.lit(f"{abs(hash(tag)) % 16**16:016x}"))
+        .alias("source_sha256"),
+        pl.col("time_per_rep_s") * scale,
+    )
     return out.with_columns(pl.lit(machine).alias("machine")) if machine else out
 
 
 def test_a_multi_machine_ingest_is_one_commit_with_its_provenance(tmp_path, frame):
     st = Store(tmp_path / "s")
     st.write(frame, "benchmark_runs")
-    rep = st.write(pl.concat([as_source(frame, "b", "node-b"), as_source(frame, "c", "node-c")]), "benchmark_runs")
+    rep = st.write(
+        pl.concat([as_source(frame, "b", "node-b"), as_source(frame, "c", "node-c")]),
+        "benchmark_runs",
+    )
     assert rep.version == 1 and st.machines() == ["example-node", "node-b", "node-c"]
     h = st.history("benchmark_runs")
     assert h.get_column("version").to_list() == [1, 0]
     what = json.loads(h.get_column("xamm")[0])
-    assert what["rows"] == {"node-b": frame.height, "node-c": frame.height} and what["n_sources"] >= 1
+    assert (
+        what["rows"] == {"node-b": frame.height, "node-c": frame.height} and what["n_sources"] >= 1
+    )
 
 
 def test_time_travel_by_version_and_by_time(tmp_path, frame, monkeypatch):
@@ -56,10 +70,16 @@ def test_time_travel_by_version_and_by_time(tmp_path, frame, monkeypatch):
     time.sleep(0.05)
     st.write(as_source(frame, "later", scale=2.0), "benchmark_runs")
     v0 = st.read("benchmark_runs", "example-node", version=0)
-    assert v0.height == frame.height and st.read("benchmark_runs", "example-node").height == 2 * frame.height
+    assert (
+        v0.height == frame.height
+        and st.read("benchmark_runs", "example-node").height == 2 * frame.height
+    )
     assert load_dataset("example-node", store=st, version=0).sort(KEY).equals(v0.sort(KEY))
     assert load_dataset("example-node", store=st, as_of=t0).height == frame.height
-    assert load_dataset("example-node", store=st, as_of=datetime.now() + timedelta(days=1)).height == 2 * frame.height
+    assert (
+        load_dataset("example-node", store=st, as_of=datetime.now() + timedelta(days=1)).height
+        == 2 * frame.height
+    )
     with pytest.raises(FileNotFoundError, match="versions 0..1, not 7"):
         st.read("benchmark_runs", "example-node", version=7)
 
@@ -77,7 +97,9 @@ def test_a_flipped_bit_is_an_error_naming_table_machine_and_file(tmp_path, frame
     path = st.partition_path("benchmark_runs", "example-node")
     os.chmod(path, 0o644)
     flip_a_bit(path, random.Random(1))
-    with pytest.raises(CorruptDataError, match=rf"benchmark_runs / example-node: .*{path.name}.*SHA-256"):
+    with pytest.raises(
+        CorruptDataError, match=rf"benchmark_runs / example-node: .*{path.name}.*SHA-256"
+    ):
         st.read("benchmark_runs", "example-node")
     with pytest.raises(CorruptDataError):
         load_dataset("example-node", store=st)
@@ -110,12 +132,17 @@ print(json.dumps(out))
 
 
 def test_bit_flip_campaign_gives_no_silent_difference_and_no_crash(tmp_path, frame):
-    """30 random single-bit flips in a stored file: every one is detected (never different numbers), and the
-    process that reads them survives (it runs in a child: a crash would show as its exit code)."""
+    """30 random single-bit flips in a stored file: every one is detected (never different numbers),
+    and the process that reads them survives (it runs in a child: a crash would show as its exit
+    code)."""
     Store(tmp_path / "src").write(frame, "benchmark_runs")
     (tmp_path / "work").mkdir()
-    r = subprocess.run([sys.executable, "-c", CAMPAIGN, str(tmp_path / "src"), str(tmp_path / "work"), "30"],
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-c", CAMPAIGN, str(tmp_path / "src"), str(tmp_path / "work"), "30"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     out = json.loads(r.stdout)
     assert out == {"silent": 0, "detected": 30, "identical": 0}
@@ -135,16 +162,26 @@ for (k,), part in frames.group_by(["batch"], maintain_order=True):
 
 
 def test_four_concurrent_writers_lose_nothing(tmp_path, frame):
-    """Four processes ingest disjoint sources at once, two into the same machine and two into others."""
-    inputs = [as_source(frame, "w0", "example-node"), as_source(frame, "w1", "example-node"),
-              as_source(frame, "w2", "node-b"), as_source(frame, "w3", "node-c")]
+    """Four processes ingest disjoint sources at once, two into the same machine and two into
+    others."""
+    inputs = [
+        as_source(frame, "w0", "example-node"),
+        as_source(frame, "w1", "example-node"),
+        as_source(frame, "w2", "node-b"),
+        as_source(frame, "w3", "node-c"),
+    ]
     start = time.time() + 2.0
     procs = []
     for i, df in enumerate(inputs):
         f = tmp_path / f"in{i}.parquet"
         df.with_columns(pl.lit(0).alias("batch")).write_parquet(f)
-        procs.append(subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path / "s"), str(f), str(start)],
-                                      stderr=subprocess.PIPE, text=True))
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, "-c", WRITER, str(tmp_path / "s"), str(f), str(start)],
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
     for p in procs:
         assert p.wait(timeout=300) == 0, p.stderr.read()[-2000:]
     st = Store(tmp_path / "s")
@@ -167,8 +204,9 @@ for k in range(1, 10 ** 6):
 
 
 def test_sigkill_at_any_moment_leaves_one_version_never_a_mix(tmp_path, frame):
-    """A two-machine ingest rewritten in a loop, killed at random moments: each machine's rows always carry the
-    same multiplier k (one commit), and a later write leaves no temporary file behind."""
+    """A two-machine ingest rewritten in a loop, killed at random moments: each machine's rows
+    always carry the same multiplier k (one commit), and a later write leaves no temporary file
+    behind."""
     st = Store(tmp_path / "s")
     both = pl.concat([frame, frame.with_columns(pl.lit("node-b").alias("machine"))])
     st.write(both, "benchmark_runs")
@@ -176,15 +214,23 @@ def test_sigkill_at_any_moment_leaves_one_version_never_a_mix(tmp_path, frame):
     both.write_parquet(tmp_path / "in.parquet")
     rng = random.Random(0)
     for _ in range(6):
-        p = subprocess.Popen([sys.executable, "-c", KILLED, str(tmp_path / "s"), str(tmp_path / "in.parquet")],
-                             stdout=subprocess.PIPE, text=True)
+        p = subprocess.Popen(
+            [sys.executable, "-c", KILLED, str(tmp_path / "s"), str(tmp_path / "in.parquet")],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         assert p.stdout.readline().strip() == "ready"
         time.sleep(rng.uniform(0.05, 1.5))
         p.send_signal(signal.SIGKILL)
         p.wait()
         ks = set()
         for m in ("example-node", "node-b"):
-            t = Store(tmp_path / "s").read("benchmark_runs", m).sort(KEY).get_column("time_per_rep_s")
+            t = (
+                Store(tmp_path / "s")
+                .read("benchmark_runs", m)
+                .sort(KEY)
+                .get_column("time_per_rep_s")
+            )
             ratio = (t / base).round(6).unique().to_list()
             assert len(ratio) == 1, f"{m} holds rows of two different commits: {ratio}"
             ks.add(ratio[0])
@@ -197,19 +243,23 @@ def test_optimize_rewrites_foreign_files_and_vacuum_removes_what_no_version_need
     st = Store(tmp_path / "s")
     st.write(frame, "benchmark_runs")
     extra = as_source(frame, "foreign", "example-node")
-    extra.write_delta(str(tmp_path / "s" / "benchmark_runs"), mode="append")  # another tool appends a file
+    # another tool appends a file
+    extra.write_delta(str(tmp_path / "s" / "benchmark_runs"), mode="append")
     with pytest.raises(CorruptDataError, match="no checksum in its name"):
         st.read("benchmark_runs", "example-node")
     assert st.optimize("benchmark_runs") == {"example-node": 2}
     assert len(st.partition_files("benchmark_runs", "example-node")) == 1
     assert st.read("benchmark_runs", "example-node").height == 2 * frame.height
     assert st.read("benchmark_runs", "example-node", version=0).height == frame.height
-    assert st.vacuum("benchmark_runs", retention_hours=0, dry_run=True)  # the first file and the foreign one
+    # the first file and the foreign one
+    assert st.vacuum("benchmark_runs", retention_hours=0, dry_run=True)
     gone = st.vacuum("benchmark_runs", retention_hours=0)
     assert len(gone) == 2
     with pytest.raises(CorruptDataError, match="missing from storage"):
         st.read("benchmark_runs", "example-node", version=0)  # vacuumed: that version is gone
-    assert st.read("benchmark_runs", "example-node").height == 2 * frame.height and st.verify() == []
+    assert (
+        st.read("benchmark_runs", "example-node").height == 2 * frame.height and st.verify() == []
+    )
 
 
 def test_cli_history_verify_optimize_vacuum(tmp_path, frame, capsys):

@@ -1,10 +1,11 @@
-"""Pulls are verified: the local Hub server serves each tampered form of a published dataset, model and signature,
-and every one is refused with a CorruptDataError naming repo, revision and file, never read.
+"""Pulls are verified: the local Hub server serves each tampered form of a published dataset, model
+and signature, and every one is refused with a CorruptDataError naming repo, revision and file,
+never read.
 
-Each case starts from an empty Hub cache. An outcome is ``refused`` (CorruptDataError naming the repo, the revision
-and the file), ``silent`` (rows or a model came back) or ``traceback`` (any other exception). The test fails on any
-silent case or traceback, and checks docs/reliability-hub.md against the campaign's tally (``python tests/test_hub_pulls.py``
-regenerates it).
+Each case starts from an empty Hub cache. An outcome is ``refused`` (CorruptDataError naming the
+repo, the revision and the file), ``silent`` (rows or a model came back) or ``traceback`` (any other
+exception). The test fails on any silent case or traceback, and checks docs/reliability-hub.md
+against the campaign's tally (``python tests/test_hub_pulls.py`` regenerates it).
 """
 
 from __future__ import annotations
@@ -17,15 +18,15 @@ from pathlib import Path
 import polars as pl
 import pytest
 from conftest import FIXTURES
-from reliability_report import markdown_report
 from hub_server import LocalHub, Tamper
+from reliability_report import markdown_report
+from xamm_ingest import ingest_rajaperf
 
 from xamm_data import load_dataset
 from xamm_data.hub import push_dataset
 from xamm_data.schema import BENCHMARK_RUNS
 from xamm_data.store import Store
 from xamm_data.table_files import CorruptDataError, parquet_bytes
-from xamm_ingest import ingest_rajaperf
 
 REPO = Path(__file__).resolve().parents[1]
 REPORT = REPO / "docs" / "reliability-hub.md"
@@ -40,8 +41,8 @@ def flip(data: bytes, rng: random.Random) -> bytes:
 
 
 class Campaign:
-    """A published dataset (two machines, two commits), a published default predictor and published signatures on
-    a local Hub; ``case`` runs one tampered pull from an empty cache."""
+    """A published dataset (two machines, two commits), a published default predictor and published
+    signatures on a local Hub; ``case`` runs one tampered pull from an empty cache."""
 
     def __init__(self, hub: LocalHub, tmp: Path, monkeypatch):
         import huggingface_hub.constants as c
@@ -51,10 +52,14 @@ class Campaign:
         st = Store(tmp / "store")
         ingest_rajaperf(FIXTURES / "rajaperf_sample", store=st, workers=1)
         rows = st.read("benchmark_runs", "example-node")
-        st.write(rows.with_columns(pl.lit("node-b").alias("machine"), pl.col("time_per_rep_s") * 2), "benchmark_runs")
+        st.write(
+            rows.with_columns(pl.lit("node-b").alias("machine"), pl.col("time_per_rep_s") * 2),
+            "benchmark_runs",
+        )
         self.data_repo = f"xamm-pulls/data-{id(self)}"
         self.old_commit = push_dataset("example-node", self.data_repo, store=st, licenses="mit")
-        st.write(rows.with_columns(pl.col("time_per_rep_s") * 3), "benchmark_runs")  # a newer example-node
+        # a newer example-node
+        st.write(rows.with_columns(pl.col("time_per_rep_s") * 3), "benchmark_runs")
         push_dataset("example-node", self.data_repo, store=st, licenses="mit")
         self.commit = push_dataset("node-b", self.data_repo, store=st, licenses="mit")
         self.truth = st.read("benchmark_runs", "example-node")
@@ -68,8 +73,8 @@ class Campaign:
         return load_dataset(machine, revision=self.commit, store=self.empty, repo_id=self.data_repo)
 
     def outcome(self, fn, repo: str, revision: str, file: str | tuple[str, ...]) -> str:
-        """``file``: the file the refusal must name (or one of several: a flipped manifest names the file whose
-        recorded hash it changed)."""
+        """``file``: the file the refusal must name (or one of several: a flipped manifest names the
+        file whose recorded hash it changed)."""
         files = (file,) if isinstance(file, str) else file
         try:
             fn()
@@ -93,17 +98,23 @@ def _reencoded(times: float = 1.0, machine: str | None = None, row_scale: int | 
     def fn(path, data, repo, commit):
         df = pl.read_parquet(io.BytesIO(data))
         if row_scale is not None:
-            df = df.with_columns(pl.when(pl.int_range(pl.len()) == row_scale).then(pl.col("time_per_rep_s") * 10)
-                                 .otherwise(pl.col("time_per_rep_s")).alias("time_per_rep_s"))
+            df = df.with_columns(
+                pl.when(pl.int_range(pl.len()) == row_scale)
+                .then(pl.col("time_per_rep_s") * 10)
+                .otherwise(pl.col("time_per_rep_s"))
+                .alias("time_per_rep_s")
+            )
         if machine is not None:
             df = df.with_columns(pl.lit(machine).alias("machine"))
         return parquet_bytes(df, BENCHMARK_RUNS)
+
     return fn
 
 
 def _older_file(camp: Campaign):
     def fn(path, data, repo, commit):
         return repo.commits[camp.old_commit].files[path]
+
     return fn
 
 
@@ -114,15 +125,29 @@ def dataset_cases(camp: Campaign, rng: random.Random) -> dict[str, Counter]:
         tally.setdefault(cls, Counter())[outcome] += 1
 
     for _ in range(DATA_FLIPS):
-        count("dataset: a bit flipped in the served Parquet", camp.data_case(lambda p, d, r, c: flip(d, rng)))
+        count(
+            "dataset: a bit flipped in the served Parquet",
+            camp.data_case(lambda p, d, r, c: flip(d, rng)),
+        )
     for _ in range(5):
-        count("dataset: a bit flipped in transit", camp.data_case(lambda p, d, r, c: flip(d, rng), in_transit=True))
-    count("dataset: truncated in transit", camp.data_case(lambda p, d, r, c: d[: len(d) // 2], in_transit=True))
+        count(
+            "dataset: a bit flipped in transit",
+            camp.data_case(lambda p, d, r, c: flip(d, rng), in_transit=True),
+        )
+    count(
+        "dataset: truncated in transit",
+        camp.data_case(lambda p, d, r, c: d[: len(d) // 2], in_transit=True),
+    )
     count("dataset: re-encoded with one value x10", camp.data_case(_reencoded(row_scale=3)))
-    node_b = camp.hub.state.repos[("dataset", camp.data_repo)].resolve(camp.commit).files[
-        "benchmark_runs/machine=node-b/data.parquet"]
-    count("dataset: another machine's rows relabelled",
-          camp.data_case(lambda p, d, r, c: _reencoded(machine="example-node")(p, node_b, r, c)))
+    node_b = (
+        camp.hub.state.repos[("dataset", camp.data_repo)]
+        .resolve(camp.commit)
+        .files["benchmark_runs/machine=node-b/data.parquet"]
+    )
+    count(
+        "dataset: another machine's rows relabelled",
+        camp.data_case(lambda p, d, r, c: _reencoded(machine="example-node")(p, node_b, r, c)),
+    )
     count("dataset: an older file served at a newer commit", camp.data_case(_older_file(camp)))
     count("dataset: the local cache edited after a good pull", cache_case(camp, rng))
     return tally
@@ -132,7 +157,9 @@ def cache_case(camp: Campaign, rng: random.Random) -> str:
     """A good pull, then the cached blob edited: refused online and offline."""
     camp.fresh_cache()
     assert camp.pull().equals(camp.truth)
-    blob = next(p for p in Path(camp.c.HF_HUB_CACHE).rglob("blobs/*") if p.read_bytes()[:4] == b"PAR1")
+    blob = next(
+        p for p in Path(camp.c.HF_HUB_CACHE).rglob("blobs/*") if p.read_bytes()[:4] == b"PAR1"
+    )
     blob.write_bytes(flip(blob.read_bytes(), rng))
     path = "benchmark_runs/machine=example-node/data.parquet"
     online = camp.outcome(camp.pull, camp.data_repo, camp.commit, path)
@@ -145,7 +172,8 @@ def cache_case(camp: Campaign, rng: random.Random) -> str:
 
 
 def model_cases(camp: Campaign, rng: random.Random) -> dict[str, Counter]:
-    """The embedded default predictor pushed, then served with a bit flipped in one of its files (or its cache)."""
+    """The embedded default predictor pushed, then served with a bit flipped in one of its files (or
+    its cache)."""
     from huggingface_hub import HfApi
 
     from xamm_models.zoo.registry import load_model
@@ -153,20 +181,26 @@ def model_cases(camp: Campaign, rng: random.Random) -> dict[str, Counter]:
     repo = f"xamm-pulls/default-{id(camp)}"
     load_model("xamm/default").push_to_hub(repo)
     commit = HfApi(endpoint=camp.hub.endpoint).repo_info(repo).sha
-    files = sorted(f for f in camp.hub.state.repos[("model", repo)].resolve(commit).files if f != ".gitattributes")
+    files = sorted(
+        f
+        for f in camp.hub.state.repos[("model", repo)].resolve(commit).files
+        if f != ".gitattributes"
+    )
     tally: dict[str, Counter] = {"model: a bit flipped in one served file": Counter()}
     for _ in range(MODEL_FLIPS):
         camp.fresh_cache()
         target = rng.choice(files)
         camp.hub.state.tamper = Tamper(repo, lambda p, d, r, c: flip(d, rng), paths=(target,))
         tally["model: a bit flipped in one served file"][
-            camp.outcome(lambda: load_model(repo, revision=commit), repo, commit, tuple(files))] += 1
+            camp.outcome(lambda: load_model(repo, revision=commit), repo, commit, tuple(files))
+        ] += 1
     camp.fresh_cache()
     load_model(repo, revision=commit)  # a good pull fills the cache
     blob = max(Path(camp.c.HF_HUB_CACHE).rglob("blobs/*"), key=lambda p: p.stat().st_size)
     blob.write_bytes(flip(blob.read_bytes(), rng))
     tally["model: the local cache edited after a good pull"] = Counter(
-        [camp.outcome(lambda: load_model(repo, revision=commit), repo, commit, tuple(files))])
+        [camp.outcome(lambda: load_model(repo, revision=commit), repo, commit, tuple(files))]
+    )
     return tally
 
 
@@ -174,37 +208,67 @@ def signature_cases(camp: Campaign, rng: random.Random, registry_dir: Path) -> d
     from xamm_models.machines.hub import pull_signatures, push_signatures
     from xamm_models.machines.signatures import SignatureRegistry
 
-    reg = SignatureRegistry(REPO / "xamm_data" / "snapshot" / "signatures")  # read only: the published ones
+    # read only: the published ones
+    reg = SignatureRegistry(REPO / "xamm_data" / "snapshot" / "signatures")
     repo = f"xamm-pulls/amms-{id(camp)}"
     commit = push_signatures(repo, registry=reg)
     tally = Counter()
     for i in range(SIG_FLIPS):
         camp.fresh_cache()
         camp.hub.state.tamper = Tamper(repo, lambda p, d, r, c: flip(d, rng), suffix=".json")
-        tally[camp.outcome(lambda: pull_signatures(repo, revision=commit, registry=SignatureRegistry(
-            registry_dir / f"dst-{i}")), repo, commit, "signatures/")] += 1
+        tally[
+            camp.outcome(
+                lambda: pull_signatures(
+                    repo, revision=commit, registry=SignatureRegistry(registry_dir / f"dst-{i}")
+                ),
+                repo,
+                commit,
+                "signatures/",
+            )
+        ] += 1
     return {"signatures: a bit flipped in a served signature": tally}
 
 
 def campaign(hub: LocalHub, tmp: Path, monkeypatch) -> list[dict]:
     rng = random.Random(SEED)
     camp = Campaign(hub, tmp, monkeypatch)
-    tally = dataset_cases(camp, rng) | model_cases(camp, rng) | signature_cases(camp, rng, tmp / "signatures")
+    tally = (
+        dataset_cases(camp, rng)
+        | model_cases(camp, rng)
+        | signature_cases(camp, rng, tmp / "signatures")
+    )
     odd = {cls: [o for o in t if o not in ("refused", "silent")] for cls, t in tally.items()}
     assert not any(odd.values()), odd  # a traceback, with its message
-    return [{"tampered form": cls, "cases": sum(t.values()), "silent results": t["silent"], "tracebacks": 0,
-             "refused, naming repo, revision and file": t["refused"]} for cls, t in tally.items()]
+    return [
+        {
+            "tampered form": cls,
+            "cases": sum(t.values()),
+            "silent results": t["silent"],
+            "tracebacks": 0,
+            "refused, naming repo, revision and file": t["refused"],
+        }
+        for cls, t in tally.items()
+    ]
 
 
 def render(rows: list[dict]) -> str:
-    return markdown_report("Reliability: tampered pulls from the Hub",
-                           "Generated by `python tests/test_hub_pulls.py` from the seeded campaign that "
-                           "`tests/test_hub_pulls.py::test_every_tampered_pull_is_refused_by_name` runs against the local Hub server "
-                           "(`tests/hub_server.py`), each case from an empty cache. A served file is altered and its headers describe "
-                           "the altered bytes (a consistent liar) unless the corruption is in transit. A case is refused when a "
-                           "`CorruptDataError` names the repo, the revision and the file; a silent result or a traceback fails the "
-                           "test, so both columns are 0 whenever the suite is green. How pulls are checked: "
-                           "`xamm_data.hub_files`.", rows)
+    return markdown_report(
+        "Reliability: tampered pulls from the Hub",
+        "Generated by `python tests/test_hub_pulls.py` from the seeded "
+        "campaign that "
+        "`tests/test_hub_pulls.py::test_every_tampered_pull_is_refused_by_name` "
+        "runs against the local Hub server "
+        "(`tests/hub_server.py`), each case from an empty cache. A "
+        "served file is altered and its headers describe "
+        "the altered bytes (a consistent liar) unless the corruption is "
+        "in transit. A case is refused when a "
+        "`CorruptDataError` names the repo, the revision and the file; a "
+        "silent result or a traceback fails the "
+        "test, so both columns are 0 whenever the suite is green. How "
+        "pulls are checked: "
+        "`xamm_data.hub_files`.",
+        rows,
+    )
 
 
 @pytest.fixture
@@ -212,18 +276,27 @@ def camp(local_hub, tmp_path, monkeypatch) -> Campaign:
     return Campaign(local_hub, tmp_path, monkeypatch)
 
 
-def test_a_pull_is_read_only_when_it_matches_the_card_and_a_cache_edit_fails_the_hubs_own_hash(camp, monkeypatch):
+def test_a_pull_is_read_only_when_it_matches_the_card_and_a_cache_edit_fails_the_hubs_own_hash(
+    camp, monkeypatch
+):
     camp.fresh_cache()
     assert camp.pull().equals(camp.truth)
-    assert camp.data_case(_reencoded(row_scale=0)) == "refused"  # a consistent liar: only the card can tell
+    # a consistent liar: only the card can tell
+    assert camp.data_case(_reencoded(row_scale=0)) == "refused"
     camp.fresh_cache()
     camp.pull()
-    blob = next(p for p in Path(camp.c.HF_HUB_CACHE).rglob("blobs/*") if p.read_bytes()[:4] == b"PAR1")
+    blob = next(
+        p for p in Path(camp.c.HF_HUB_CACHE).rglob("blobs/*") if p.read_bytes()[:4] == b"PAR1"
+    )
     blob.write_bytes(flip(blob.read_bytes(), random.Random(1)))
     for offline in ("", "1"):  # a cache hit, online and offline
         monkeypatch.setenv("HF_HUB_OFFLINE", offline)
-        with pytest.raises(CorruptDataError, match=rf"{camp.data_repo}@{camp.commit} .*machine=example-node/data.parquet: "
-                                                   "its bytes do not match the SHA-256 the Hub reported"):
+        with pytest.raises(
+            CorruptDataError,
+            match=rf"{camp.data_repo}@{camp.commit} "
+            r".*machine=example-node/data.parquet: "
+            "its bytes do not match the SHA-256 the Hub reported",
+        ):
             camp.pull()
 
 
@@ -243,9 +316,15 @@ def test_a_pushed_model_loads_as_saved_and_one_flipped_bit_never_loads(camp, tmp
     back = load_model("xamm-pulls/model", revision=commit)
     assert back.signatures == model.signatures and back.calibration == model.calibration
     camp.fresh_cache()
-    camp.hub.state.tamper = Tamper("xamm-pulls/model", lambda p, d, r, c: flip(d, random.Random(2)),
-                                   paths=("stacked_predictor.json",))
-    with pytest.raises(CorruptDataError, match=rf"xamm-pulls/model@{commit} .*stacked_predictor.json: its bytes do not"):
+    camp.hub.state.tamper = Tamper(
+        "xamm-pulls/model",
+        lambda p, d, r, c: flip(d, random.Random(2)),
+        paths=("stacked_predictor.json",),
+    )
+    with pytest.raises(
+        CorruptDataError,
+        match=rf"xamm-pulls/model@{commit} .*stacked_predictor.json: its bytes " r"do not",
+    ):
         load_model("xamm-pulls/model", revision=commit)
     camp.hub.state.tamper = None
     folder = tmp_path / "no-manifest"
@@ -253,28 +332,42 @@ def test_a_pushed_model_loads_as_saved_and_one_flipped_bit_never_loads(camp, tmp
     (folder / MANIFEST).unlink()
     api.create_repo("xamm-pulls/unverifiable", exist_ok=True)
     bare = api.upload_folder(repo_id="xamm-pulls/unverifiable", folder_path=folder).oid
-    with pytest.raises(CorruptDataError, match=f"xamm-pulls/unverifiable@{bare} .*has no {MANIFEST}"):
+    with pytest.raises(
+        CorruptDataError, match=f"xamm-pulls/unverifiable@{bare} .*has no {MANIFEST}"
+    ):
         load_model("xamm-pulls/unverifiable", revision=bare)
 
 
 def test_every_tampered_pull_is_refused_by_name(local_hub, tmp_path, monkeypatch):
     rows = campaign(local_hub, tmp_path, monkeypatch)
     assert not [r for r in rows if r["silent results"]], rows
-    assert REPORT.read_text() == render(rows), "docs/reliability-hub.md is stale: run python tests/test_hub_pulls.py"
+    assert REPORT.read_text() == render(rows), (
+        "docs/reliability-hub.md is stale: run python tests/test_hub_pulls.py"
+    )
 
 
 if __name__ == "__main__":  # regenerate docs/reliability-hub.md
     import tempfile
 
-    with tempfile.TemporaryDirectory() as d, LocalHub() as hub, pytest.MonkeyPatch.context() as mp:  # conftest's, by hand
+    # conftest's, by hand
+    with tempfile.TemporaryDirectory() as d, LocalHub() as hub, pytest.MonkeyPatch.context() as mp:
         import huggingface_hub.constants as hf_constants
 
-        for k, v in {"HF_ENDPOINT": hub.endpoint, "HF_TOKEN": "hf_xamm_test_token", "HF_HUB_DISABLE_XET": "1",
-                     "XAMM_HOME": f"{d}/xamm_home", "HF_HOME": f"{d}/hf_home"}.items():
+        for k, v in {
+            "HF_ENDPOINT": hub.endpoint,
+            "HF_TOKEN": "hf_xamm_test_token",
+            "HF_HUB_DISABLE_XET": "1",
+            "XAMM_HOME": f"{d}/xamm_home",
+            "HF_HOME": f"{d}/hf_home",
+        }.items():
             mp.setenv(k, v)
         mp.delenv("HF_HUB_OFFLINE", raising=False)
         mp.setattr(hf_constants, "ENDPOINT", hub.endpoint)
-        mp.setattr(hf_constants, "HUGGINGFACE_CO_URL_TEMPLATE", hub.endpoint + "/{repo_id}/resolve/{revision}/{filename}")
+        mp.setattr(
+            hf_constants,
+            "HUGGINGFACE_CO_URL_TEMPLATE",
+            hub.endpoint + "/{repo_id}/resolve/{revision}/{filename}",
+        )
         mp.setattr(hf_constants, "HF_HUB_OFFLINE", False)
         REPORT.write_text(render(campaign(hub, Path(d), mp)))
     print(REPORT.read_text())

@@ -1,8 +1,8 @@
 """The house's layers point one way, and ``xamm --help`` never pays for torch.
 
-``xamm_ingest -> xamm_data <- xamm_models``: nothing in ``xamm_data`` imports the other two (also not
-inside functions); ``xamm_ingest`` and ``xamm_models`` do not import each other. Data-side hooks are
-filled through entry points (:mod:`xamm_data.plugins`).
+``xamm_ingest -> xamm_data <- xamm_models``: nothing in ``xamm_data`` imports the other two (also
+not inside functions); ``xamm_ingest`` and ``xamm_models`` do not import each other. Data-side hooks
+are filled through entry points (:mod:`xamm_data.plugins`).
 """
 
 from __future__ import annotations
@@ -15,15 +15,28 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-PACKAGES = {"xamm_data": REPO / "xamm_data", "xamm_ingest": REPO / "ingest", "xamm_models": REPO / "xamm_models"}
-FORBIDDEN = {"xamm_data": {"xamm_ingest", "xamm_models"}, "xamm_ingest": {"xamm_models"}, "xamm_models": {"xamm_ingest"}}
+PACKAGES = {
+    "xamm_data": REPO / "xamm_data",
+    "xamm_ingest": REPO / "ingest",
+    "xamm_models": REPO / "xamm_models",
+}
+FORBIDDEN = {
+    "xamm_data": {"xamm_ingest", "xamm_models"},
+    "xamm_ingest": {"xamm_models"},
+    "xamm_models": {"xamm_ingest"},
+}
 
 
 def imports(path: Path) -> list[tuple[int, str, bool]]:
     """(line, imported module, inside a function) for every import statement of a file."""
     tree = ast.parse(path.read_text())
-    inner = {id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-             for n in ast.walk(f) if isinstance(n, (ast.Import, ast.ImportFrom))}
+    inner = {
+        id(n)
+        for f in ast.walk(tree)
+        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+        for n in ast.walk(f)
+        if isinstance(n, (ast.Import, ast.ImportFrom))
+    }
     out = []
     for n in ast.walk(tree):
         if isinstance(n, ast.Import):
@@ -35,9 +48,12 @@ def imports(path: Path) -> list[tuple[int, str, bool]]:
 
 @pytest.mark.parametrize("package", sorted(PACKAGES))
 def test_layers_point_one_way(package):
-    bad = [f"{p.relative_to(REPO)}:{line} imports {mod}"
-           for p in PACKAGES[package].rglob("*.py") for line, mod, _ in imports(p)
-           if mod.split(".")[0] in FORBIDDEN[package]]
+    bad = [
+        f"{p.relative_to(REPO)}:{line} imports {mod}"
+        for p in PACKAGES[package].rglob("*.py")
+        for line, mod, _ in imports(p)
+        if mod.split(".")[0] in FORBIDDEN[package]
+    ]
     assert bad == []
 
 
@@ -52,20 +68,60 @@ BASE = ("errors", "features", "profile_input", "runtime", "_lazy")
 ROOM_IMPORTS = {
     "base": {"base"},
     "embedders": {"base", "embedders"},
-    "machines": {"base", "embedders", "machines"},  # never the data set, the predictors or the harness
+    # never the data set, the predictors or the harness
+    "machines": {"base", "embedders", "machines"},
     "benchmark": {"base", "benchmark"},
     "zoo-registry": {"base", "zoo-registry"},
-    "predictors": {"base", "embedders", "machines", "benchmark", "zoo-registry", "predictors"},  # never the harness
-    "experiments": {"base", "embedders", "machines", "benchmark", "zoo-registry", "predictors", "experiments", "studies"},
-    "studies": {"base", "embedders", "machines", "benchmark", "zoo-registry", "predictors", "experiments", "studies"},
-    "zoo-build": {"base", "embedders", "machines", "benchmark", "zoo-registry", "predictors", "studies", "zoo-build"},
-    "cli": {"base", "embedders", "machines", "benchmark", "zoo-registry", "predictors", "experiments", "studies",
-            "zoo-build", "cli"},
+    # never the harness
+    "predictors": {"base", "embedders", "machines", "benchmark", "zoo-registry", "predictors"},
+    "experiments": {
+        "base",
+        "embedders",
+        "machines",
+        "benchmark",
+        "zoo-registry",
+        "predictors",
+        "experiments",
+        "studies",
+    },
+    "studies": {
+        "base",
+        "embedders",
+        "machines",
+        "benchmark",
+        "zoo-registry",
+        "predictors",
+        "experiments",
+        "studies",
+    },
+    "zoo-build": {
+        "base",
+        "embedders",
+        "machines",
+        "benchmark",
+        "zoo-registry",
+        "predictors",
+        "studies",
+        "zoo-build",
+    },
+    "cli": {
+        "base",
+        "embedders",
+        "machines",
+        "benchmark",
+        "zoo-registry",
+        "predictors",
+        "experiments",
+        "studies",
+        "zoo-build",
+        "cli",
+    },
 }
 
 
 def room(module: str) -> str | None:
-    """The room of an ``xamm_models`` module (``None``: the package itself, whose names load lazily)."""
+    """The room of an ``xamm_models`` module (``None``: the package itself, whose names load
+    lazily)."""
     parts = module.split(".")[1:]
     if not parts:
         return None
@@ -79,15 +135,18 @@ def room(module: str) -> str | None:
 
 
 def model_imports(path: Path) -> list[tuple[int, str]]:
-    """(line, xamm_models module) imported by a file, inside functions too; ``from xamm_models.x import y`` counts
-    ``xamm_models.x.y`` when that is a module."""
+    """(line, xamm_models module) imported by a file, inside functions too; ``from xamm_models.x
+    import y`` counts ``xamm_models.x.y`` when that is a module."""
     out = []
     for n in ast.walk(ast.parse(path.read_text())):
         names = [a.name for a in n.names] if isinstance(n, ast.Import) else []
         if isinstance(n, ast.ImportFrom) and n.module:
-            names = [n.module] + [f"{n.module}.{a.name}" for a in n.names
-                                  if (REPO / f"{n.module}.{a.name}".replace(".", "/")).with_suffix(".py").exists()
-                                  or (REPO / f"{n.module}.{a.name}".replace(".", "/")).is_dir()]
+            names = [n.module] + [
+                f"{n.module}.{a.name}"
+                for a in n.names
+                if (REPO / f"{n.module}.{a.name}".replace(".", "/")).with_suffix(".py").exists()
+                or (REPO / f"{n.module}.{a.name}".replace(".", "/")).is_dir()
+            ]
         out += [(n.lineno, m) for m in names if m.split(".")[0] == "xamm_models"]
     return out
 
@@ -109,8 +168,14 @@ def test_rooms_of_xamm_models_import_only_the_rooms_below():
 
 def test_no_import_cycle_between_xamm_models_modules():
     """Inside functions too: a cycle hidden behind a lazy import is still a cycle."""
-    graph = {_module_name(p): {m for _, m in model_imports(p)} for p in (REPO / "xamm_models").rglob("*.py")}
-    graph = {k: {m for m in v if m in graph and m != k and not k.startswith(m + ".")} for k, v in graph.items()}
+    graph = {
+        _module_name(p): {m for _, m in model_imports(p)}
+        for p in (REPO / "xamm_models").rglob("*.py")
+    }
+    graph = {
+        k: {m for m in v if m in graph and m != k and not k.startswith(m + ".")}
+        for k, v in graph.items()
+    }
     state: dict[str, int] = {}
     cycles = []
 
@@ -118,7 +183,7 @@ def test_no_import_cycle_between_xamm_models_modules():
         state[node] = 1
         for nxt in sorted(graph[node]):
             if state.get(nxt) == 1:
-                cycles.append(" -> ".join(path[path.index(nxt):] + [nxt]) if nxt in path else nxt)
+                cycles.append(" -> ".join(path[path.index(nxt) :] + [nxt]) if nxt in path else nxt)
             elif nxt not in state:
                 visit(nxt, path + [nxt])
         state[node] = 2
@@ -130,43 +195,77 @@ def test_no_import_cycle_between_xamm_models_modules():
 
 
 def test_the_room_rules_catch_an_upward_import(tmp_path):
-    assert room("xamm_models.machines.physics") == "machines" and room("xamm_models.zoo.build") == "zoo-build"
-    assert "benchmark" not in ROOM_IMPORTS["machines"] and "experiments" not in ROOM_IMPORTS["predictors"]
+    assert (
+        room("xamm_models.machines.physics") == "machines"
+        and room("xamm_models.zoo.build") == "zoo-build"
+    )
+    assert (
+        "benchmark" not in ROOM_IMPORTS["machines"]
+        and "experiments" not in ROOM_IMPORTS["predictors"]
+    )
     assert "studies" not in ROOM_IMPORTS["predictors"] and room("xamm_models.features") == "base"
 
 
 def test_help_version_and_datasets_list_never_import_torch(tmp_path):
-    code = ("import sys\nfrom xamm_data.cli import main\n"
-            "for argv in (['--help'], ['--version'], ['datasets', 'list', '--store', sys.argv[1]]):\n"
-            "    try:\n        main(argv)\n    except SystemExit:\n        pass\n"
-            "print('TORCH' if 'torch' in sys.modules else 'NO-TORCH')\n")
-    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "store")], capture_output=True, text=True,
-                         cwd=REPO, timeout=120)
+    code = (
+        "import sys\nfrom xamm_data.cli import main\n"
+        "for argv in (['--help'], ['--version'], ['datasets', 'list', "
+        "'--store', sys.argv[1]]):\n"
+        "    try:\n        main(argv)\n    except SystemExit:\n        pass\n"
+        "print('TORCH' if 'torch' in sys.modules else 'NO-TORCH')\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "store")],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+    )
     assert out.stdout.strip().splitlines()[-1] == "NO-TORCH", out.stderr[-2000:]
 
 
 def test_the_default_predictor_and_the_listing_commands_never_import_torch(tmp_path):
-    """Importing the default predictor, ``xamm predict`` with it, ``zoo list``, ``amm list|show`` (which read the
-    embedded signatures when nothing was built here): no torch."""
+    """Importing the default predictor, ``xamm predict`` with it, ``zoo list``, ``amm list|show``
+    (which read the embedded signatures when nothing was built here): no torch."""
     import polars as pl
 
     prof = tmp_path / "p.parquet"
-    pl.DataFrame({"app": ["a"], "runtime_s": [1e-3], "bytes_per_rep": [8e6], "flops_per_rep": [1e6],
-                  "iterations_per_rep": [1e6], "f_log_s_per_iter": [-9.0], "f_arith_intensity": [0.125],
-                  "f_log_problem_size": [6.0]}).write_parquet(prof)
-    code = ("import sys, os\nos.environ['XAMM_HOME'] = sys.argv[2]\n"
-            "import xamm_models.predictors.default.model\nfrom xamm_models import StackedPredictor, load_model\n"
-            "from xamm_data.cli import main\ncodes = []\n"
-            "for argv in (['zoo', 'list', '--json'], ['amm', 'list', '--json'], ['amm', 'show', 'quartz:cpu'],\n"
-            "             ['amm', 'show', 'lassen:gpu', '--kind', 'physics'],\n"
-            "             ['predict', sys.argv[1], '--model', 'xamm/default', '--source', 'quartz:cpu', '--target', "
-            "'lassen:gpu', '--json']):\n"
-            "    codes.append(main(argv))\n"
-            "print(codes, 'TORCH' if 'torch' in sys.modules else 'NO-TORCH')\n")
-    out = subprocess.run([sys.executable, "-c", code, str(prof), str(tmp_path / "home")], capture_output=True,
-                         text=True, cwd=REPO, timeout=120)
+    pl.DataFrame(
+        {
+            "app": ["a"],
+            "runtime_s": [1e-3],
+            "bytes_per_rep": [8e6],
+            "flops_per_rep": [1e6],
+            "iterations_per_rep": [1e6],
+            "f_log_s_per_iter": [-9.0],
+            "f_arith_intensity": [0.125],
+            "f_log_problem_size": [6.0],
+        }
+    ).write_parquet(prof)
+    code = (
+        "import sys, os\nos.environ['XAMM_HOME'] = sys.argv[2]\n"
+        "import xamm_models.predictors.default.model\nfrom xamm_models "
+        "import StackedPredictor, load_model\n"
+        "from xamm_data.cli import main\ncodes = []\n"
+        "for argv in (['zoo', 'list', '--json'], ['amm', 'list', "
+        "'--json'], ['amm', 'show', 'quartz:cpu'],\n"
+        "             ['amm', 'show', 'lassen:gpu', '--kind', 'physics'],\n"
+        "             ['predict', sys.argv[1], '--model', "
+        "'xamm/default', '--source', 'quartz:cpu', '--target', "
+        "'lassen:gpu', '--json']):\n"
+        "    codes.append(main(argv))\n"
+        "print(codes, 'TORCH' if 'torch' in sys.modules else 'NO-TORCH')\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(prof), str(tmp_path / "home")],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+    )
     assert out.stdout.strip().splitlines()[-1] == "[0, 0, 0, 0, 0] NO-TORCH", out.stderr[-2000:]
-    assert '"latest": "quartz:cpu@1"' in out.stdout.replace('":"', '": "')  # the embedded signatures are listed
+    # the embedded signatures are listed
+    assert '"latest": "quartz:cpu@1"' in out.stdout.replace('":"', '": "')
 
 
 def test_model_commands_say_which_extra_when_torch_is_missing(hide_module, capsys):
@@ -174,40 +273,75 @@ def test_model_commands_say_which_extra_when_torch_is_missing(hide_module, capsy
 
     hide_module("torch")
     assert main(["amm", "build", "quartz"]) == 1
-    assert "needs the models extra (torch is missing): pip install torch==2.13.0 'xamm[models]'" in capsys.readouterr().err
+    assert (
+        "needs the models extra (torch is missing): pip install torch==2.13.0 'xamm[models]'"
+    ) in capsys.readouterr().err
     assert main(["amm", "list", "--json"]) == 0  # reading signatures needs no torch
 
 
-HEAVY = ("torch", "deltalake", "catboost", "xgboost", "sklearn", "skops", "matplotlib", "safetensors", "hatchet", "thicket", "pandas", "rich", "tqdm", "xamm_data.hub", "pyarrow",
-         "huggingface_hub", "fcntl", "xamm_models.embedders", "xamm_models.predictors.paper.predictor", "xamm_models.predictors.vae_dnn",
-         "xamm_models.predictors.adapted.predictor")
+HEAVY = (
+    "torch",
+    "deltalake",
+    "catboost",
+    "xgboost",
+    "sklearn",
+    "skops",
+    "matplotlib",
+    "safetensors",
+    "hatchet",
+    "thicket",
+    "pandas",
+    "rich",
+    "tqdm",
+    "xamm_data.hub",
+    "pyarrow",
+    "huggingface_hub",
+    "fcntl",
+    "xamm_models.embedders",
+    "xamm_models.predictors.paper.predictor",
+    "xamm_models.predictors.vae_dnn",
+    "xamm_models.predictors.adapted.predictor",
+)
 
 
 def test_function_level_imports_are_only_heavy_optional_dependencies_with_a_reason():
-    """No hidden cycles behind imports inside functions: those left load heavy optional dependencies (or, in a
-    CLI module, what only a handler needs, so start-up stays fast), each with a one-line reason on its line."""
+    """No hidden cycles behind imports inside functions: those left load heavy optional dependencies
+    (or, in a CLI module, what only a handler needs, so start-up stays fast), each with a reason
+    on its line or in the comment just above it."""
     bad = []
-    for package, root in PACKAGES.items():
+    for root in PACKAGES.values():
         for p in root.rglob("*.py"):
             lines = p.read_text().splitlines()
             for line, mod, inside in imports(p):
                 if not inside:
                     continue
-                heavy = any(mod == h or mod.startswith(h + ".") for h in HEAVY) or p.name == "cli.py" or p.parent.name == "cli"  # start-up
-                if not heavy or "#" not in lines[line - 1]:
+                # start-up
+                heavy = (
+                    any(mod == h or mod.startswith(h + ".") for h in HEAVY)
+                    or p.name == "cli.py"
+                    or p.parent.name == "cli"
+                )
+                reason = "#" in lines[line - 1] or lines[line - 2].strip().startswith("#")
+                if not heavy or not reason:
                     bad.append(f"{p.relative_to(REPO)}:{line} {mod}")
     assert bad == []
 
 
 def test_no_function_over_60_lines():
-    long = [f"{p.relative_to(REPO)}:{n.lineno} {n.name} ({n.end_lineno - n.lineno + 1} lines)"
-            for root in PACKAGES.values() for p in root.rglob("*.py") for n in ast.walk(ast.parse(p.read_text()))
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.end_lineno - n.lineno + 1 > 60]
+    long = [
+        f"{p.relative_to(REPO)}:{n.lineno} {n.name} ({n.end_lineno - n.lineno + 1} lines)"
+        for root in PACKAGES.values()
+        for p in root.rglob("*.py")
+        for n in ast.walk(ast.parse(p.read_text()))
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and n.end_lineno - n.lineno + 1 > 60
+    ]
     assert long == []
 
 
 def test_no_silent_default_to_xamm_home_deep_inside():
-    """Signature registries and the store are passed in; only entry points ask for the $XAMM_HOME ones."""
+    """Signature registries and the store are passed in; only entry points ask for the $XAMM_HOME
+    ones."""
     import inspect
 
     pytest.importorskip("torch")
@@ -217,6 +351,9 @@ def test_no_silent_default_to_xamm_home_deep_inside():
     with pytest.raises(TypeError):
         SignatureRegistry()  # no root, no registry
     params = inspect.signature(build_signatures).parameters
-    assert params["store"].default is inspect.Parameter.empty and params["registry"].default is inspect.Parameter.empty
+    assert (
+        params["store"].default is inspect.Parameter.empty
+        and params["registry"].default is inspect.Parameter.empty
+    )
     reg = SignatureRegistry(REPO / "nowhere" / "signatures")
     assert reg.embedders_dir == REPO / "nowhere" / "embedders"

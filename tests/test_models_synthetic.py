@@ -17,12 +17,13 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from rajaperf_writer import SimKernel, SimRun, write_csv  # noqa: E402
-from xamm_data.store import Store  # noqa: E402
 from xamm_ingest import ingest_rajaperf  # noqa: E402
-from xamm_models.machines.attention import build_signatures  # noqa: E402
+
+from xamm_data.store import Store  # noqa: E402
 from xamm_models.features import FEATURES, kernel_app_samples  # noqa: E402
-from xamm_models.predictors.paper.predictor import XammPredictor  # noqa: E402
+from xamm_models.machines.attention import build_signatures  # noqa: E402
 from xamm_models.machines.signatures import SignatureRegistry  # noqa: E402
+from xamm_models.predictors.paper.predictor import XammPredictor  # noqa: E402
 
 # machine: {variant: (bandwidth B/s, flop rate flop/s, per-rep overhead s)}
 MACHINES = {
@@ -37,7 +38,9 @@ def _kernels(size: int, rng: np.random.Generator) -> list[SimKernel]:
     out = []
     for i in range(12):
         bpi, fpi = float(rng.choice([8, 16, 24, 48])), float(rng.choice([0, 1, 2, 8, 32]))
-        out.append(SimKernel(f"{GROUPS[i % 3]}_K{i:02d}", size, 50, int(bpi * size), int(fpi * size)))
+        out.append(
+            SimKernel(f"{GROUPS[i % 3]}_K{i:02d}", size, 50, int(bpi * size), int(fpi * size))
+        )
     return out
 
 
@@ -64,17 +67,32 @@ def synthetic(tmp_path_factory):
     store = Store(d / "store")
     rep = ingest_rajaperf(d / "runs", store=store, workers=1)
     assert rep.rejected == [] and rep.dropped == []
-    return {"store": store, "registry": SignatureRegistry(d / "home" / "signatures"), "runs": store.scan("benchmark_runs").collect()}
+    return {
+        "store": store,
+        "registry": SignatureRegistry(d / "home" / "signatures"),
+        "runs": store.scan("benchmark_runs").collect(),
+    }
 
 
 def test_ingest_and_amms_for_every_target(synthetic):
     runs = synthetic["runs"]
-    assert runs.height == 2 * 12 * 5 and sorted(runs.get_column("machine").unique()) == ["sim-a", "sim-b", "sim-c"]
+    assert runs.height == 2 * 12 * 5 and sorted(runs.get_column("machine").unique()) == [
+        "sim-a",
+        "sim-b",
+        "sim-c",
+    ]
     sigs = build_signatures(store=synthetic["store"], registry=synthetic["registry"], epochs=5)
-    assert sorted(s.ref.split("@")[0] for s in sigs) == ["sim-a:cpu", "sim-a:gpu", "sim-b:cpu", "sim-b:gpu", "sim-c:cpu"]
+    assert sorted(s.ref.split("@")[0] for s in sigs) == [
+        "sim-a:cpu",
+        "sim-a:gpu",
+        "sim-b:cpu",
+        "sim-b:gpu",
+        "sim-c:cpu",
+    ]
     assert {len(s.vector) for s in sigs} == {8} and all(math.isclose(s.coverage, 1.0) for s in sigs)
     again = build_signatures(store=synthetic["store"], registry=synthetic["registry"], epochs=5)
-    assert [s.ref for s in again] == [s.ref for s in sigs]  # same data, same embedder: the same versions
+    # same data, same embedder: the same versions
+    assert [s.ref for s in again] == [s.ref for s in sigs]
 
 
 def test_predictor_end_to_end_is_deterministic_and_round_trips(synthetic, tmp_path):
@@ -82,15 +100,23 @@ def test_predictor_end_to_end_is_deterministic_and_round_trips(synthetic, tmp_pa
     samples = kernel_app_samples(synthetic["runs"])
     assert set(FEATURES) <= set(samples.columns) and samples.height > 0
     train = samples.filter(~pl.col("app").str.starts_with("Apps_"))
-    test = samples.filter(pl.col("app").str.starts_with("Apps_"), pl.col("machine") == "sim-a", pl.col("device") == "cpu")
+    test = samples.filter(
+        pl.col("app").str.starts_with("Apps_"),
+        pl.col("machine") == "sim-a",
+        pl.col("device") == "cpu",
+    )
 
     def fit(seed):
-        return XammPredictor(feature_columns=list(FEATURES), regressor="xgboost", epochs=5, seed=seed).fit(train, sigs)
+        return XammPredictor(
+            feature_columns=list(FEATURES), regressor="xgboost", epochs=5, seed=seed
+        ).fit(train, sigs)
 
     a, b = fit(0), fit(0)
     targets = ["sim-b:cpu", "sim-b:gpu", "sim-c:cpu"]
     pa = a.predict(test, "sim-a:cpu", targets)
-    assert pa.height == test.height * len(targets) and pa.equals(b.predict(test, "sim-a:cpu", targets))
+    assert pa.height == test.height * len(targets) and pa.equals(
+        b.predict(test, "sim-a:cpu", targets)
+    )
     assert not pa.equals(fit(1).predict(test, "sim-a:cpu", targets))  # the seed is used
     a.save_pretrained(tmp_path / "model")
     back = XammPredictor.from_pretrained(str(tmp_path / "model"))

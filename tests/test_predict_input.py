@@ -1,4 +1,5 @@
-"""Prediction input is checked before any model runs: named columns, refused rows, named files, no traceback."""
+"""Prediction input is checked before any model runs: named columns, refused rows, named files, no
+traceback."""
 
 from __future__ import annotations
 
@@ -8,9 +9,16 @@ import pytest
 from xamm_data.cli import main
 from xamm_models.profile_input import DEFAULT_COLUMNS, ProfileInputError, check_profiles
 
-GOOD = {"app": ["a", "b"], "runtime_s": [1e-8, 2e-8], "bytes_per_rep": [8e6, 1.6e7], "flops_per_rep": [1e6, 2e6],
-        "iterations_per_rep": [1e6, 1e6], "f_log_s_per_iter": [-8.0, -7.7], "f_arith_intensity": [0.125, 0.125],
-        "f_log_problem_size": [6.0, 6.0]}
+GOOD = {
+    "app": ["a", "b"],
+    "runtime_s": [1e-8, 2e-8],
+    "bytes_per_rep": [8e6, 1.6e7],
+    "flops_per_rep": [1e6, 2e6],
+    "iterations_per_rep": [1e6, 1e6],
+    "f_log_s_per_iter": [-8.0, -7.7],
+    "f_arith_intensity": [0.125, 0.125],
+    "f_log_problem_size": [6.0, 6.0],
+}
 
 
 def _predict(tmp_path, capsys, frame_or_bytes, *extra) -> tuple[int, str]:
@@ -19,7 +27,19 @@ def _predict(tmp_path, capsys, frame_or_bytes, *extra) -> tuple[int, str]:
         f.write_bytes(frame_or_bytes)
     else:
         frame_or_bytes.write_parquet(f)
-    code = main(["predict", str(f), "--model", "xamm/default", "--source", "quartz:cpu", "--target", "lassen:gpu", *extra])
+    code = main(
+        [
+            "predict",
+            str(f),
+            "--model",
+            "xamm/default",
+            "--source",
+            "quartz:cpu",
+            "--target",
+            "lassen:gpu",
+            *extra,
+        ]
+    )
     out = capsys.readouterr()
     assert "Traceback" not in out.err
     return code, out.err + out.out
@@ -34,22 +54,34 @@ def test_a_good_profile_predicts(tmp_path, capsys):
 def test_non_finite_or_non_positive_runtimes_are_refused_naming_the_rows(tmp_path, capsys, value):
     bad = pl.DataFrame(GOOD).with_columns(pl.Series("runtime_s", [1e-8, value]))
     code, text = _predict(tmp_path, capsys, bad)
-    assert code == 1 and "runtime_s" in text and "row 1 (1 of 2)" in text and "time per iteration" in text
+    assert (
+        code == 1
+        and "runtime_s" in text
+        and "row 1 (1 of 2)" in text
+        and "time per iteration" in text
+    )
 
 
 def test_a_missing_column_is_named_with_its_meaning(tmp_path, capsys):
     code, text = _predict(tmp_path, capsys, pl.DataFrame(GOOD).drop("runtime_s"))
-    assert code == 1 and "lacks runtime_s (the profile's time per iteration on the source machine, s)" in text
+    assert (
+        code == 1
+        and ("lacks runtime_s (the profile's time per iteration on the source machine, s)") in text
+    )
 
 
 def test_kernels_per_rep_is_optional_but_checked_when_present(tmp_path, capsys):
     assert _predict(tmp_path, capsys, pl.DataFrame(GOOD))[0] == 0
-    code, text = _predict(tmp_path, capsys, pl.DataFrame(GOOD).with_columns(pl.Series("kernels_per_rep", [1.0, 0.5])))
+    code, text = _predict(
+        tmp_path, capsys, pl.DataFrame(GOOD).with_columns(pl.Series("kernels_per_rep", [1.0, 0.5]))
+    )
     assert code == 1 and "kernels_per_rep" in text and "row 1" in text
 
 
 def test_strings_in_a_numeric_column_are_named(tmp_path, capsys):
-    code, text = _predict(tmp_path, capsys, pl.DataFrame(GOOD).with_columns(pl.col("bytes_per_rep").cast(pl.String)))
+    code, text = _predict(
+        tmp_path, capsys, pl.DataFrame(GOOD).with_columns(pl.col("bytes_per_rep").cast(pl.String))
+    )
     assert code == 1 and "bytes_per_rep" in text and "not numbers" in text
 
 
@@ -64,14 +96,29 @@ def test_an_empty_input_is_refused(tmp_path, capsys):
 
 
 def test_a_store_of_application_profiles_only_is_refused(tmp_path, capsys):
-    from xamm_data.store import Store
     from xamm_ingest import ingest_profiles
 
+    from xamm_data.store import Store
+
     (tmp_path / "t.csv").write_text("app,machine,runtime_s\nA,quartz,1.5\n")
-    (tmp_path / "m.toml").write_text('[columns]\napp = "app"\nmachine = "machine"\nruntime_s = "runtime_s"\n')
-    ingest_profiles("table", tmp_path / "t.csv", mapping=tmp_path / "m.toml", store=Store(tmp_path / "store"))
-    code = main(["predict", str(tmp_path / "store"), "--model", "xamm/default", "--source", "quartz:cpu",
-                 "--target", "lassen:gpu"])
+    (tmp_path / "m.toml").write_text(
+        '[columns]\napp = "app"\nmachine = "machine"\nruntime_s = "runtime_s"\n'
+    )
+    ingest_profiles(
+        "table", tmp_path / "t.csv", mapping=tmp_path / "m.toml", store=Store(tmp_path / "store")
+    )
+    code = main(
+        [
+            "predict",
+            str(tmp_path / "store"),
+            "--model",
+            "xamm/default",
+            "--source",
+            "quartz:cpu",
+            "--target",
+            "lassen:gpu",
+        ]
+    )
     out = capsys.readouterr()
     assert code == 1 and "holds no benchmark_runs" in out.err and "Traceback" not in out.err
 

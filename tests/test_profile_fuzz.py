@@ -1,16 +1,18 @@
-"""A seeded fuzzer for the application-profile ingestors: Caliper application profiles, HPCToolkit databases (old and
-new format) and flattened tables, each mutated from real inputs and checked against an independent parse.
+"""A seeded fuzzer for the application-profile ingestors: Caliper application profiles, HPCToolkit
+databases (old and new format) and flattened tables, each mutated from real inputs and checked
+against an independent parse.
 
 For every case the CLI runs with ``--json --dry-run`` and the outcome is one of:
 
-* ``read``: every stored value equals the independent parse of the mutated input (caliperreader for ``.cali``; the
-  ``csv`` module for tables; the bytes themselves for HPCToolkit files, whose mutations must be refused);
+* ``read``: every stored value equals the independent parse of the mutated input (caliperreader for
+  ``.cali``; the ``csv`` module for tables; the bytes themselves for HPCToolkit files, whose
+  mutations must be refused);
 * ``refused``: the source or the record is named in a rejection or a dropped record.
 
-Anything else fails: a stored value the independent parse does not give (a silent wrong value), a value stored from
-an input the independent parse finds invalid (silent acceptance), a traceback, or an exit code other than 0 or 1.
-The tally of every class is compared with ``docs/reliability.md``, which ``python tests/test_profile_fuzz.py``
-regenerates from the same seeded campaign.
+Anything else fails: a stored value the independent parse does not give (a silent wrong value), a
+value stored from an input the independent parse finds invalid (silent acceptance), a traceback, or
+an exit code other than 0 or 1. The tally of every class is compared with ``docs/reliability.md``,
+which ``python tests/test_profile_fuzz.py`` regenerates from the same seeded campaign.
 """
 
 from __future__ import annotations
@@ -28,7 +30,6 @@ from pathlib import Path
 import pytest
 from reliability_report import markdown_report, tally_rows
 from test_ingest_fuzz import Hung, within
-
 from xamm_ingest.cli import main
 
 pytestmark = pytest.mark.data
@@ -49,15 +50,19 @@ def _cli(args: list[str], capsys) -> tuple[int, dict]:
 
 
 def _named(out: dict, name: str) -> bool:
-    texts = [r["path"] + r["reason"] for r in out["rejected_files"]] + [d["path"] + d["rule"] for d in out["dropped_records"]]
+    texts = [r["path"] + r["reason"] for r in out["rejected_files"]] + [
+        d["path"] + d["rule"] for d in out["dropped_records"]
+    ]
     texts.append(out.get("error", ""))
     return any(name in t for t in texts)
 
 
-# -- Caliper application profiles --------------------------------------------------------------------------------
+# -- Caliper application profiles
+# --------------------------------------------------------------------------------
 def _cali_runtime(path: Path) -> float | None:
-    """The profile's runtime by caliperreader alone: the root regions' mean inclusive time (seconds, summed over
-    roots); None where the parse fails or a root value is missing, not finite or implausible."""
+    """The profile's runtime by caliperreader alone: the root regions' mean inclusive time (seconds,
+    summed over roots); None where the parse fails or a root value is missing, not finite or
+    implausible."""
     import caliperreader
 
     def parse():
@@ -70,7 +75,11 @@ def _cali_runtime(path: Path) -> float | None:
         unit = r.attribute(TIME).metadata().get("attribute.unit")
     except (Exception, Hung):
         return None
-    roots = [rec for rec in r.records if isinstance(rec.get("path"), str) or len(rec.get("path") or []) == 1]
+    roots = [
+        rec
+        for rec in r.records
+        if isinstance(rec.get("path"), str) or len(rec.get("path") or []) == 1
+    ]
     try:
         values = [float(rec[TIME]) for rec in roots if rec.get("path")]
     except (KeyError, ValueError):
@@ -87,7 +96,7 @@ def _mutate_cali(data: bytes, rng: random.Random) -> tuple[str, bytes]:
         return kind, data[: rng.randrange(1, len(data))]
     if kind == "flip":
         i = rng.randrange(len(data))
-        return kind, data[:i] + bytes([data[i] ^ (1 << rng.randrange(8))]) + data[i + 1:]
+        return kind, data[:i] + bytes([data[i] ^ (1 << rng.randrange(8))]) + data[i + 1 :]
     if kind == "non_utf8":
         i = rng.randrange(len(data))
         return kind, data[:i] + b"\xff\xfe" + data[i:]
@@ -123,18 +132,24 @@ def _caliper_case(src: Path, d: Path, rng: random.Random, capsys) -> tuple[str, 
 
 
 def _caliper_values_match(src: Path) -> None:
-    """A read case's stored runtime equals the independent parse (checked through the library, not the summary)."""
+    """A read case's stored runtime equals the independent parse (checked through the library, not
+    the summary)."""
     from xamm_ingest import read_profiles
     from xamm_ingest.readers.profile_common import SampleSpec
 
     rep = read_profiles("caliper", src, SampleSpec(app="fuzz", machine="fuzz-node"))
     expected = _cali_runtime(src)
     if rep.frame.height:
-        assert expected is not None and rep.frame.get_column("runtime_s")[0] == pytest.approx(expected, rel=1e-9), src
+        assert expected is not None and rep.frame.get_column("runtime_s")[0] == pytest.approx(
+            expected, rel=1e-9
+        ), src
 
 
-# -- HPCToolkit databases ----------------------------------------------------------------------------------------
-def _hpctoolkit_case(db: Path, d: Path, rng: random.Random, capsys, files: tuple[str, ...]) -> tuple[str, str]:
+# -- HPCToolkit databases
+# ----------------------------------------------------------------------------------------
+def _hpctoolkit_case(
+    db: Path, d: Path, rng: random.Random, capsys, files: tuple[str, ...]
+) -> tuple[str, str]:
     target = d / "db"
     shutil.copytree(db, target)
     name = rng.choice([f for f in sorted(p.name for p in target.iterdir()) if f.endswith(files)])
@@ -144,7 +159,7 @@ def _hpctoolkit_case(db: Path, d: Path, rng: random.Random, capsys, files: tuple
         mutated = data[: rng.randrange(1, len(data))]
     else:
         i = rng.randrange(len(data))
-        mutated = data[:i] + bytes([data[i] ^ (1 << rng.randrange(8))]) + data[i + 1:]
+        mutated = data[:i] + bytes([data[i] ^ (1 << rng.randrange(8))]) + data[i + 1 :]
     (target / name).write_bytes(mutated)
     _, out = _cli(["hpctoolkit", str(target), "--app", "fuzz", "--machine", "fuzz-node"], capsys)
     if kind == "truncate":  # a cut file is never read as if whole
@@ -153,10 +168,12 @@ def _hpctoolkit_case(db: Path, d: Path, rng: random.Random, capsys, files: tuple
     if out["rows"] == 0:
         assert _named(out, "db"), (db, name)
         return kind, "refused"
-    return kind, "read"  # a flipped bit inside a value is a different measurement: nothing can tell it apart
+    # a flipped bit inside a value is a different measurement: nothing can tell it apart
+    return kind, "read"
 
 
-# -- tables ------------------------------------------------------------------------------------------------------
+# -- tables
+# ------------------------------------------------------------------------------------------------
 TABLE_HEADER = ["application", "system", "time", "nthreads", "nranks", "PAPI_TOT_INS", "size"]
 MAPPING = """params = ["size"]
 
@@ -171,20 +188,31 @@ ranks = "nranks"
 
 def _table_rows(rng: random.Random, lulesh: list[tuple[str, float]]) -> list[list[str]]:
     """Rows of real LULESH runtimes (the shared quartz profiles' roots), one per profile sampled."""
-    return [["LULESH", "fuzz-node", repr(t), "1", "8", str(rng.randrange(1, 10**12)), size] for size, t in lulesh]
+    return [
+        ["LULESH", "fuzz-node", repr(t), "1", "8", str(rng.randrange(1, 10**12)), size]
+        for size, t in lulesh
+    ]
 
 
-def _mutate_table(rows: list[list[str]], rng: random.Random) -> tuple[str, list[list[str]], int | None]:
+def _mutate_table(
+    rows: list[list[str]], rng: random.Random
+) -> tuple[str, list[list[str]], int | None]:
     """(kind, rows with the header first, index of the data row made invalid or None)."""
-    kind = rng.choice(("no_header", "non_integer_count", "negative", "absurd", "non_finite", "text"))
+    kind = rng.choice(
+        ("no_header", "non_integer_count", "negative", "absurd", "non_finite", "text")
+    )
     body = [list(r) for r in rows]
     if kind == "no_header":
         return kind, body, None
     i = rng.randrange(len(body))
     col = {"non_integer_count": 3, "text": rng.choice((2, 3, 4))}.get(kind, rng.choice((2, 5)))
-    body[i][col] = {"non_integer_count": rng.choice(("2.5", "0.5", "7.25")), "negative": "-3",
-                    "absurd": rng.choice(("1e302", "1e-303")), "non_finite": rng.choice(("nan", "inf", "-inf")),
-                    "text": "fast"}[kind]
+    body[i][col] = {
+        "non_integer_count": rng.choice(("2.5", "0.5", "7.25")),
+        "negative": "-3",
+        "absurd": rng.choice(("1e302", "1e-303")),
+        "non_finite": rng.choice(("nan", "inf", "-inf")),
+        "text": "fast",
+    }[kind]
     if kind == "absurd" and col == 5:  # an absurd count is still a count
         body[i][col] = "-1e302"
     return kind, [TABLE_HEADER, *body], i
@@ -202,23 +230,41 @@ def _table_case(lulesh, d: Path, rng: random.Random, capsys) -> tuple[str, str]:
         assert out["rows"] == 0 and code == 1 and _named(out, "t.csv"), out
         return kind, "refused"
     assert out["rows"] == n - 1, (kind, out)
-    assert any(dr["record"] == f"row {bad + 2}" for dr in out["dropped_records"]), (kind, out["dropped_records"])
+    assert any(dr["record"] == f"row {bad + 2}" for dr in out["dropped_records"]), (
+        kind,
+        out["dropped_records"],
+    )
     return kind, "refused"
 
 
 def _lulesh(shared_data: Path, k: int) -> list[tuple[str, float]]:
-    files = sorted((shared_data / "LLNL+thicket-tutorial" / "data" / "lulesh").glob("**/*.cali"))[::max(1, 150 // k)][:k]
+    files = sorted((shared_data / "LLNL+thicket-tutorial" / "data" / "lulesh").glob("**/*.cali"))[
+        :: max(1, 150 // k)
+    ][:k]
     return [(f.stem, _cali_runtime(f)) for f in files]
 
 
-# -- the campaign ------------------------------------------------------------------------------------------------
+# -- the campaign
+# ------------------------------------------------------------------------------------------------
 def campaign(shared_data: Path, tmp: Path, capsys, seed: int = 20261124) -> list[dict]:
-    """Run every case of every class; one row per class: cases, silent wrong values, tracebacks, refusals."""
+    """Run every case of every class; one row per class: cases, silent wrong values, tracebacks,
+    refusals."""
     rng = random.Random(seed)
     base = shared_data / "LLNL+thicket-tutorial" / "data"
-    cali = sorted((base / "parallel-sorting").glob("**/*.cali"))[::997] + sorted((base / "lulesh").glob("**/*.cali"))[::37]
-    old = [shared_data / "LLNL+hatchet" / "hatchet" / "tests" / "data" / f"hpctoolkit-{n}-database" for n in ("cpi", "allgather")]
-    new = sorted(p.parent for p in (shared_data / "HPCToolkit+hpcviewer.e4" / "tests" / "resources" / "metadb").glob("*/meta.db"))
+    cali = (
+        sorted((base / "parallel-sorting").glob("**/*.cali"))[::997]
+        + sorted((base / "lulesh").glob("**/*.cali"))[::37]
+    )
+    old = [
+        shared_data / "LLNL+hatchet" / "hatchet" / "tests" / "data" / f"hpctoolkit-{n}-database"
+        for n in ("cpi", "allgather")
+    ]
+    new = sorted(
+        p.parent
+        for p in (shared_data / "HPCToolkit+hpcviewer.e4" / "tests" / "resources" / "metadb").glob(
+            "*/meta.db"
+        )
+    )
     lulesh = _lulesh(shared_data, 6)
     tally: dict[str, Counter] = {c: Counter() for c in CASES}
     for cls, n in CASES.items():
@@ -230,7 +276,9 @@ def campaign(shared_data: Path, tmp: Path, capsys, seed: int = 20261124) -> list
             elif cls == "hpctoolkit-old":
                 kind, outcome = _hpctoolkit_case(rng.choice(old), d, rng, capsys, (".metric-db",))
             elif cls == "hpctoolkit-new":
-                kind, outcome = _hpctoolkit_case(rng.choice(new), d, rng, capsys, ("meta.db", "profile.db"))
+                kind, outcome = _hpctoolkit_case(
+                    rng.choice(new), d, rng, capsys, ("meta.db", "profile.db")
+                )
             else:
                 kind, outcome = _table_case(lulesh, d, rng, capsys)
             tally[cls][kind] += 1
@@ -239,22 +287,36 @@ def campaign(shared_data: Path, tmp: Path, capsys, seed: int = 20261124) -> list
 
 
 def render(rows: list[dict]) -> str:
-    return markdown_report("Reliability: mutated real inputs",
-                           "Generated by `python tests/test_profile_fuzz.py` from the seeded campaign that "
-                           "`tests/test_profile_fuzz.py::test_mutated_profiles_are_read_as_parsed_or_refused_by_name` runs (a case with a "
-                           "silent wrong value or a traceback fails that test, so both columns are 0 whenever the suite is green).\n"
-                           "The RAJAPerf ingestors have their own in [reliability-rajaperf](reliability-rajaperf.md); the store's log has its own "
-                           "in [reliability-log](reliability-log.md), the Hub's pulls in [reliability-hub](reliability-hub.md).", rows)
+    return markdown_report(
+        "Reliability: mutated real inputs",
+        "Generated by `python tests/test_profile_fuzz.py` from the "
+        "seeded campaign that "
+        "`tests/test_profile_fuzz.py::test_mutated_profiles_are_read_as_parsed_or_refused_by_name` "
+        "runs (a case with a "
+        "silent wrong value or a traceback fails that test, so both "
+        "columns are 0 whenever the suite is green).\n"
+        "The RAJAPerf ingestors have their own in "
+        "[reliability-rajaperf](reliability-rajaperf.md); the store's "
+        "log has its own "
+        "in [reliability-log](reliability-log.md), "
+        "the Hub's pulls in [reliability-hub](reliability-hub.md).",
+        rows,
+    )
 
 
 def test_mutated_profiles_are_read_as_parsed_or_refused_by_name(shared_data, tmp_path, capsys):
     rows = campaign(shared_data, tmp_path, capsys)
-    assert REPORT.read_text() == render(rows), "docs/reliability.md is stale: run python tests/test_profile_fuzz.py"
+    assert REPORT.read_text() == render(rows), (
+        "docs/reliability.md is stale: run python tests/test_profile_fuzz.py"
+    )
 
 
 def test_a_read_caliper_profile_stores_the_independent_runtime(shared_data):
     base = shared_data / "LLNL+thicket-tutorial" / "data"
-    for f in sorted((base / "parallel-sorting").glob("**/*.cali"))[::1500] + sorted((base / "lulesh").glob("**/*.cali"))[::50]:
+    for f in (
+        sorted((base / "parallel-sorting").glob("**/*.cali"))[::1500]
+        + sorted((base / "lulesh").glob("**/*.cali"))[::50]
+    ):
         _caliper_values_match(f)
 
 

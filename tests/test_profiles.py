@@ -1,4 +1,5 @@
-"""Application profiles: HPCToolkit (old and new), Caliper and tables into app_profiles, with features."""
+"""Application profiles: HPCToolkit (old and new), Caliper and tables into app_profiles, with
+features."""
 
 from __future__ import annotations
 
@@ -9,13 +10,13 @@ import warnings
 import numpy as np
 import polars as pl
 import pytest
+from xamm_ingest import ingest_profiles, read_profiles
+from xamm_ingest.cli import main
+from xamm_ingest.readers.profile_common import SampleSpec
 
 from xamm_data import load_dataset
 from xamm_data.features import add_features
 from xamm_data.store import Store
-from xamm_ingest import ingest_profiles, read_profiles
-from xamm_ingest.cli import main
-from xamm_ingest.readers.profile_common import SampleSpec
 
 SPEC = SampleSpec(app="demo", machine="quartz", params={"n": 1})
 
@@ -25,11 +26,19 @@ def dbs(shared_data):
     meta = shared_data / "HPCToolkit+hpcviewer.e4" / "tests" / "resources" / "metadb"
     hat = shared_data / "LLNL+hatchet" / "hatchet" / "tests" / "data"
     return {
-        "loop-fork-cycles": meta / "loop-fork-cycles", "multithread": meta / "multithread",
-        "lmp-openmp": meta / "lmp-openmp", "quicksilver": meta / "quicksilver",
+        "loop-fork-cycles": meta / "loop-fork-cycles",
+        "multithread": meta / "multithread",
+        "lmp-openmp": meta / "lmp-openmp",
+        "quicksilver": meta / "quicksilver",
         "derived-metrics": meta / "derived-metrics.db",
-        "gamess": shared_data / "spencer-gre+hatchet" / "hatchet" / "tests" / "data" / "hpctoolkit-gamess",
-        "cpi": hat / "hpctoolkit-cpi-database", "allgather": hat / "hpctoolkit-allgather-database",
+        "gamess": shared_data
+        / "spencer-gre+hatchet"
+        / "hatchet"
+        / "tests"
+        / "data"
+        / "hpctoolkit-gamess",
+        "cpi": hat / "hpctoolkit-cpi-database",
+        "allgather": hat / "hpctoolkit-allgather-database",
         "caliper": hat,
     }
 
@@ -52,7 +61,8 @@ def hatchet_root(db, names):
 
 def test_cycles_instructions_database_and_derived_features(dbs):
     row = one_row("hpctoolkit", dbs["loop-fork-cycles"])
-    ref = hatchet_root(dbs["loop-fork-cycles"], ["time", "instructions"])  # hatchet calls cycles "time"
+    # hatchet calls cycles "time"
+    ref = hatchet_root(dbs["loop-fork-cycles"], ["time", "instructions"])
     assert row["ctr_tot_ins"] == ref["instructions (inc)"] == 12877005453
     assert row["ctr_tot_cyc"] == ref["time (inc)"] == 11055430886
     assert row["counters_present"] == ["tot_cyc", "tot_ins"]
@@ -76,7 +86,8 @@ def test_realtime_runtime_is_max_over_thread_profiles(dbs):
     row = one_row("hpctoolkit", dbs["lmp-openmp"])
     assert row["runtime_s"] == pytest.approx(68.431908, rel=1e-6)
     assert row["runtime_aggregation"].startswith("max over 24 profiles")
-    # independently: every thread profile's whole-program REALTIME, read from profile.db as FORMATS.md says
+    # independently: every thread profile's whole-program REALTIME, read from profile.db as
+    # FORMATS.md says
     prof = (dbs["lmp-openmp"] / "profile.db").read_bytes()
     _, p_info = struct.unpack_from("<QQ", prof, 0x10)
     p_profiles, n_prof, sz = struct.unpack_from("<QIB", prof, p_info)
@@ -91,7 +102,11 @@ def test_realtime_runtime_is_max_over_thread_profiles(dbs):
 
 
 def test_gpu_database_keeps_unknown_metrics(dbs):
-    row = one_row("hpctoolkit", dbs["gamess"], SampleSpec(app="GAMESS", machine="frontier", device="gpu", gpus=8))
+    row = one_row(
+        "hpctoolkit",
+        dbs["gamess"],
+        SampleSpec(app="GAMESS", machine="frontier", device="gpu", gpus=8),
+    )
     extra = {e["name"]: e["value"] for e in row["extra_counters"]}
     ref = hatchet_root(dbs["gamess"], ["time", "gker"])
     assert extra["GKER (sec)"] == pytest.approx(ref["gker (inc)"])
@@ -113,7 +128,9 @@ def test_old_format_root_time_read_independently(dbs):
             roots.append(np.fromfile(fh, dtype=">f8", count=nn * nm).reshape(nn, nm)[0, 0])
     assert row["runtime_s"] == pytest.approx(max(roots) * 1e-6)  # CPUTIME (usec) in experiment.xml
     assert row["ranks"] == 4 and row["source_format"] == "hpctoolkit"
-    assert one_row("hpctoolkit", dbs["allgather"])["runtime_aggregation"].startswith("max over 10 rank(s) x 2 thread(s)")
+    assert one_row("hpctoolkit", dbs["allgather"])["runtime_aggregation"].startswith(
+        "max over 10 rank(s) x 2 thread(s)"
+    )
 
 
 def test_caliper_profiles(dbs):
@@ -124,10 +141,14 @@ def test_caliper_profiles(dbs):
     doc = json.loads(lulesh.read_text())
     ci, cp = doc["columns"].index("inclusive#sum#time.duration"), doc["columns"].index("path")
     roots = [i for i, n in enumerate(doc["nodes"]) if "parent" not in n]
-    assert row["runtime_s"] == pytest.approx(max(r[ci] for r in doc["data"] if r[cp] in roots) * 1e-6)
+    assert row["runtime_s"] == pytest.approx(
+        max(r[ci] for r in doc["data"] if r[cp] in roots) * 1e-6
+    )
     assert row["ranks"] == 8
     sw4 = dbs["caliper"] / "caliper-sw4-cuda-activity-profile-cali"
-    row = one_row("caliper", sw4, SampleSpec(app="SW4", machine="lassen", device="gpu", time_unit="sec"))
+    row = one_row(
+        "caliper", sw4, SampleSpec(app="SW4", machine="lassen", device="gpu", time_unit="sec")
+    )
     assert row["runtime_s"] == pytest.approx(271.493903) and row["ranks"] == 4
     assert any("cupti.activity.duration" in e["name"] for e in row["extra_counters"])
 
@@ -135,12 +156,32 @@ def test_caliper_profiles(dbs):
 def test_caliper_papi_counters_and_features(tmp_path):
     from cali_writer import write_cali
 
-    f = write_cali(tmp_path / "app.cali",
-                   [(["main"], {"inclusive#sum#time.duration": 2.0, "sum#papi.PAPI_TOT_INS": 1000.0,
-                                "sum#papi.PAPI_BR_INS": 100.0, "sum#papi.PAPI_LD_INS": 300.0, "sum#papi.PAPI_FANCY": 7.0}),
-                    (["main", "solve"], {"inclusive#sum#time.duration": 1.5, "sum#papi.PAPI_TOT_INS": 3000.0,
-                                         "sum#papi.PAPI_BR_INS": 200.0, "sum#papi.PAPI_LD_INS": 900.0})],
-                   {"cluster": "ruby"}, units={"inclusive#sum#time.duration": "sec"})
+    f = write_cali(
+        tmp_path / "app.cali",
+        [
+            (
+                ["main"],
+                {
+                    "inclusive#sum#time.duration": 2.0,
+                    "sum#papi.PAPI_TOT_INS": 1000.0,
+                    "sum#papi.PAPI_BR_INS": 100.0,
+                    "sum#papi.PAPI_LD_INS": 300.0,
+                    "sum#papi.PAPI_FANCY": 7.0,
+                },
+            ),
+            (
+                ["main", "solve"],
+                {
+                    "inclusive#sum#time.duration": 1.5,
+                    "sum#papi.PAPI_TOT_INS": 3000.0,
+                    "sum#papi.PAPI_BR_INS": 200.0,
+                    "sum#papi.PAPI_LD_INS": 900.0,
+                },
+            ),
+        ],
+        {"cluster": "ruby"},
+        units={"inclusive#sum#time.duration": "sec"},
+    )
     row = one_row("caliper", f, SampleSpec(app="toy"))
     assert row["machine"] == "ruby" and row["runtime_s"] == 2.0
     assert (row["ctr_tot_ins"], row["ctr_br_ins"], row["ctr_ld_ins"]) == (4000, 300, 1200)
@@ -152,12 +193,18 @@ def test_caliper_papi_counters_and_features(tmp_path):
 
 def test_table_with_mapping_and_errors(tmp_path):
     csv = tmp_path / "samples.csv"
-    csv.write_text("application,system,time_ms,nthreads,size,PAPI_TOT_INS,br,PAPI_SR_INS,mystery\n"
-                   "Kripke,Quartz,1500,4,32,1e9,1e8,2e8,3\n"
-                   "Kripke,Ruby,900,4,32,1e9,,,4\n")
+    csv.write_text(
+        "application,system,time_ms,nthreads,size,PAPI_TOT_INS,br,PAPI_SR_INS,mystery\n"
+        "Kripke,Quartz,1500,4,32,1e9,1e8,2e8,3\n"
+        "Kripke,Ruby,900,4,32,1e9,,,4\n"
+    )
     mapping = tmp_path / "m.toml"
-    mapping.write_text('params = ["size"]\n[columns]\napp = "application"\nmachine = "system"\nruntime_s = "time_ms"\n'
-                       'threads = "nthreads"\n[counters]\nbr = "branches"\n[units]\nruntime_s = "ms"\n')
+    mapping.write_text(
+        'params = ["size"]\n[columns]\napp = "application"\nmachine = '
+        '"system"\nruntime_s = "time_ms"\n'
+        'threads = "nthreads"\n[counters]\nbr = '
+        '"branches"\n[units]\nruntime_s = "ms"\n'
+    )
     rep = read_profiles("table", csv, mapping=mapping)
     assert rep.rejected == []
     df = rep.frame.sort("machine")
@@ -165,7 +212,10 @@ def test_table_with_mapping_and_errors(tmp_path):
     assert df.get_column("runtime_s").to_list() == [1.5, 0.9]
     assert df.get_column("app_params").to_list() == ['{"size":32}'] * 2
     assert df.get_column("feat_branch_intensity").to_list() == [0.1, None]
-    assert df.get_column("counters_present").to_list() == [["br_ins", "sr_ins", "tot_ins"], ["tot_ins"]]
+    assert df.get_column("counters_present").to_list() == [
+        ["br_ins", "sr_ins", "tot_ins"],
+        ["tot_ins"],
+    ]
     assert df.get_column("extra_counters").to_list()[0] == [{"name": "mystery", "value": 3.0}]
     bad = tmp_path / "bad.toml"
     bad.write_text('[columns]\napp = "application"\nmachine = "system"\nruntime = "time_ms"\n')
@@ -179,7 +229,13 @@ def test_table_with_mapping_and_errors(tmp_path):
 
 
 def test_features_are_vectorised_and_null_safe():
-    df = pl.DataFrame({"ctr_tot_ins": [100.0, 0.0, None], "ctr_br_ins": [10.0, 5.0, 1.0], "ctr_tot_cyc": [50.0, 1.0, 1.0]})
+    df = pl.DataFrame(
+        {
+            "ctr_tot_ins": [100.0, 0.0, None],
+            "ctr_br_ins": [10.0, 5.0, 1.0],
+            "ctr_tot_cyc": [50.0, 1.0, 1.0],
+        }
+    )
     out = add_features(df)
     assert out.get_column("feat_branch_intensity").to_list() == [0.1, None, None]
     assert out.get_column("s001_ipc").to_list() == [2.0, 0.0, None]
@@ -188,8 +244,22 @@ def test_features_are_vectorised_and_null_safe():
 
 def test_cli_ingest_and_load_app_profiles(dbs, tmp_path, capsys):
     store = tmp_path / "store"
-    args = ["hpctoolkit", str(dbs["loop-fork-cycles"]), str(dbs["multithread"]), "--app", "loops", "--machine", "quartz",
-            "--param", "n=10", "--threads", "2", "--store", str(store), "--json"]
+    args = [
+        "hpctoolkit",
+        str(dbs["loop-fork-cycles"]),
+        str(dbs["multithread"]),
+        "--app",
+        "loops",
+        "--machine",
+        "quartz",
+        "--param",
+        "n=10",
+        "--threads",
+        "2",
+        "--store",
+        str(store),
+        "--json",
+    ]
     assert main(args) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["rows"] == 2 and out["apps"] == ["loops"]
@@ -218,8 +288,12 @@ def test_corrupt_database_is_rejected_with_its_name(dbs, tmp_path):
 
 
 def test_ingest_profiles_writes_store(dbs, tmp_path):
-    rep = ingest_profiles("hpctoolkit", dbs["lmp-openmp"], SampleSpec(app="LAMMPS", machine="quartz", threads=24),
-                          store=Store(tmp_path / "s"))
+    rep = ingest_profiles(
+        "hpctoolkit",
+        dbs["lmp-openmp"],
+        SampleSpec(app="LAMMPS", machine="quartz", threads=24),
+        store=Store(tmp_path / "s"),
+    )
     assert rep.write.rows_written == 1
     info = Store(tmp_path / "s").metadata("app_profiles", "quartz")
     assert info["table"] == "app_profiles" and info["units"]["runtime_s"] == "s"

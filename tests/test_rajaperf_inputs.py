@@ -9,12 +9,12 @@ import polars as pl
 import pytest
 from cali_writer import rajaperf_cali
 from conftest import FIXTURES
-
-from xamm_data.store import Store
 from xamm_ingest import read_rajaperf
 from xamm_ingest.cli import main
 from xamm_ingest.readers.base import Source
 from xamm_ingest.readers.rajaperf_caliper import read_caliper
+
+from xamm_data.store import Store
 
 SAMPLE = FIXTURES / "rajaperf_sample"
 BAD = FIXTURES / "bad"
@@ -27,16 +27,26 @@ def test_sample_merges_csv_and_caliper_of_the_same_run():
     run1 = df.filter(pl.col("source_path").str.starts_with("run-1"))
     # one row per (kernel, variant): 3 Base_Seq (Caliper, filled from CSV) + 2 Base_OpenMP (CSV)
     assert run1.height == 5 and run1.select("kernel", "variant").is_unique().all()
-    daxpy = run1.filter(pl.col("kernel") == "Basic_DAXPY", pl.col("variant") == "Base_Seq").row(0, named=True)
-    assert daxpy["source_format"] == "caliper-cali" and daxpy["bytes_read_per_rep"] == 16000  # from the CSV
-    # the Caliper row keeps its own statistics (min/max over ranks); the CSV fills only what it lacks
-    assert daxpy["time_per_rep_min_s"] == pytest.approx(1.0e-3) and daxpy["problem_dimensionality"] is None
+    daxpy = run1.filter(pl.col("kernel") == "Basic_DAXPY", pl.col("variant") == "Base_Seq").row(
+        0, named=True
+    )
+    # from the CSV
+    assert daxpy["source_format"] == "caliper-cali" and daxpy["bytes_read_per_rep"] == 16000
+    # the Caliper row keeps its own statistics (min/max over ranks); the CSV fills only what it
+    # lacks
+    assert (
+        daxpy["time_per_rep_min_s"] == pytest.approx(1.0e-3)
+        and daxpy["problem_dimensionality"] is None
+    )
     omp = run1.filter(pl.col("variant") == "Base_OpenMP")
-    assert set(omp.get_column("compiler")) == {"g++-12.2.0"} and set(omp.get_column("threads")) == {2}
+    assert set(omp.get_column("compiler")) == {"g++-12.2.0"} and set(omp.get_column("threads")) == {
+        2
+    }
     assert any("Not run" in n for n in rep.notes)
     old = df.filter(pl.col("source_format") == "rajaperf-timing-csv")
-    assert old.height == 5 and old.filter(pl.col("kernel") == "Basic_DAXPY", pl.col("variant") == "Base_Seq") \
-        .get_column("time_per_rep_s").item() == pytest.approx(0.5 * 1.02 / 500)
+    assert old.height == 5 and old.filter(
+        pl.col("kernel") == "Basic_DAXPY", pl.col("variant") == "Base_Seq"
+    ).get_column("time_per_rep_s").item() == pytest.approx(0.5 * 1.02 / 500)
 
 
 def test_disagreeing_formats_refuse_only_that_record(tmp_path):
@@ -45,16 +55,19 @@ def test_disagreeing_formats_refuse_only_that_record(tmp_path):
     from make_fixtures import sample_kernels
 
     ks = sample_kernels("Base_Seq")
-    ks["Stream_TRIAD"]["time"] *= 3  # three passes' total taken for one pass's: not the same measurement
+    # three passes' total taken for one pass's: not the same measurement
+    ks["Stream_TRIAD"]["time"] *= 3
     rajaperf_cali(d / "run-1" / "Base_Seq-default.cali", ks, cluster="example-node")
     rep = read_rajaperf(d, workers=1)
     assert rep.rejected == [] and len(rep.dropped) == 2
     for drop in rep.dropped:
-        assert "Stream_TRIAD" in drop.rule and "0.00375" in drop.rule and "0.00125" in drop.rule  # both values
+        # both values
+        assert "Stream_TRIAD" in drop.rule and "0.00375" in drop.rule and "0.00125" in drop.rule
         assert "Base_Seq-default.cali" in drop.rule and "RAJAPerf-kernel-run-data.csv" in drop.rule
     run1 = rep.frame.filter(pl.col("source_path").str.starts_with("run-1"))
     seq = run1.filter(pl.col("variant") == "Base_Seq")
-    assert "Stream_TRIAD" not in set(seq.get_column("kernel")) and seq.height >= 1  # the file's other records stay
+    # the file's other records stay
+    assert "Stream_TRIAD" not in set(seq.get_column("kernel")) and seq.height >= 1
     assert set(run1.get_column("variant")) == {"Base_Seq", "Base_OpenMP"}
 
 
@@ -65,8 +78,12 @@ def test_npasses_gives_the_same_time_per_rep_as_the_csv(tmp_path):
     d = tmp_path / "np"
     write_csv_run(d)
     ks = {k: dict(v, time=v["time"] * 3) for k, v in sample_kernels("Base_Seq").items()}
-    f = rajaperf_cali(d / "Base_Seq-default.cali", ks, cluster="example-node",
-                      cmdline="[raja-perf.exe,--npasses,3,--size,1000]")
+    f = rajaperf_cali(
+        d / "Base_Seq-default.cali",
+        ks,
+        cluster="example-node",
+        cmdline="[raja-perf.exe,--npasses,3,--size,1000]",
+    )
     row = next(r for r in read_caliper(Source.of(f)).rows if r["kernel"] == "Basic_DAXPY")
     assert row["npasses"] == 3 and row["time_per_rep_s"] == pytest.approx(1.0e-3)
     rep = read_rajaperf(d, machine="example-node", workers=1)
@@ -85,28 +102,45 @@ def test_caliper_json_split_gives_the_same_rows(tmp_path):
         for i in range(len(p)):
             if p[: i + 1] not in index:
                 index[p[: i + 1]] = len(nodes)
-                nodes.append({"label": p[i], "column": "path", **({"parent": index[p[:i]]} if i else {})})
+                nodes.append(
+                    {"label": p[i], "column": "path", **({"parent": index[p[:i]]} if i else {})}
+                )
     cols = sorted({k for rec in r.records for k in rec if k not in ("path", "region")})
-    doc = {"data": [[float(rec[c]) if c in rec else None for c in cols] + [index[tuple(rec["path"]) if isinstance(rec["path"], list) else (rec["path"],)]]
-                    for rec in r.records],
-           "columns": cols + ["path"],
-           "column_metadata": [{"is_value": True, **({"attribute.unit": "sec"} if "time" in c else {})} for c in cols]
-           + [{"is_value": False}],
-           "nodes": nodes, **r.globals}
+    doc = {
+        "data": [
+            [float(rec[c]) if c in rec else None for c in cols]
+            + [index[tuple(rec["path"]) if isinstance(rec["path"], list) else (rec["path"],)]]
+            for rec in r.records
+        ],
+        "columns": cols + ["path"],
+        "column_metadata": [
+            {"is_value": True, **({"attribute.unit": "sec"} if "time" in c else {})} for c in cols
+        ]
+        + [{"is_value": False}],
+        "nodes": nodes,
+        **r.globals,
+    }
     j = tmp_path / "Base_Seq-default.json"
     j.write_text(json.dumps(doc))
     a = read_caliper(Source.of(src)).rows
     b = read_caliper(Source.of(j)).rows
-    strip = lambda rows: [{k: v for k, v in x.items() if k not in ("source_path", "source_sha256", "source_format")} for x in rows]  # noqa: E731
+
+    def strip(rows):
+        drop = ("source_path", "source_sha256", "source_format")
+        return [{k: v for k, v in x.items() if k not in drop} for x in rows]
+
     assert strip(a) == strip(b) and b[0]["source_format"] == "caliper-json"
 
 
-@pytest.mark.parametrize("name,expected", [
-    ("truncated.cali", "truncated"),
-    ("corrupt.cali", "not a text Caliper file"),
-    ("no_rajaperf_regions.cali", "no RAJAPerf kernel regions"),
-    ("all_not_run", "every cell says 'Not run'"),
-])
+@pytest.mark.parametrize(
+    "name,expected",
+    [
+        ("truncated.cali", "truncated"),
+        ("corrupt.cali", "not a text Caliper file"),
+        ("no_rajaperf_regions.cali", "no RAJAPerf kernel regions"),
+        ("all_not_run", "every cell says 'Not run'"),
+    ],
+)
 def test_bad_files_are_rejected_naming_file_and_reason(name, expected):
     rep = read_rajaperf(BAD / name, machine="example-node", workers=1)
     assert rep.frame.is_empty()
@@ -114,16 +148,21 @@ def test_bad_files_are_rejected_naming_file_and_reason(name, expected):
     assert expected in rep.rejected[0].reason and name in rep.rejected[0].reason
 
 
-@pytest.mark.parametrize("name,kernel,expected", [
-    ("zero_time.cali", "Basic_DAXPY", "time per rep is 0.0 s; expected a finite time > 0"),
-    ("negative_time", "Basic_DAXPY", "time per rep is -0.001 s; expected a finite time > 0"),
-    ("infinite_time", "Basic_DAXPY", "time per rep is inf s; expected a finite time > 0"),
-])
+@pytest.mark.parametrize(
+    "name,kernel,expected",
+    [
+        ("zero_time.cali", "Basic_DAXPY", "time per rep is 0.0 s; expected a finite time > 0"),
+        ("negative_time", "Basic_DAXPY", "time per rep is -0.001 s; expected a finite time > 0"),
+        ("infinite_time", "Basic_DAXPY", "time per rep is inf s; expected a finite time > 0"),
+    ],
+)
 def test_bad_records_are_dropped_and_the_rest_of_the_file_kept(name, kernel, expected):
     rep = read_rajaperf(BAD / name, machine="example-node", workers=1)
     assert rep.rejected == [] and len(rep.dropped) == 1
     d = rep.dropped[0]
-    assert name in d.path and kernel in d.record and d.field == "time_per_rep_s" and d.rule == expected
+    assert (
+        name in d.path and kernel in d.record and d.field == "time_per_rep_s" and d.rule == expected
+    )
     kept = rep.frame.select(pl.concat_str("kernel", "variant", separator=" ")).to_series().to_list()
     assert f"{kernel} Base_Seq" not in kept and "Stream_TRIAD Base_Seq" in kept
 
@@ -132,10 +171,13 @@ def test_unknown_columns_are_kept_not_dropped(tmp_path):
     d = tmp_path / "unknown"
     shutil.copytree(BAD / "unknown_column", d)
     f = d / "RAJAPerf-kernel-run-data.csv"
-    f.write_text(f.read_text().replace(" PASSED ", " 42.5 "))  # a numeric column this reader does not know
+    # a numeric column this reader does not know
+    f.write_text(f.read_text().replace(" PASSED ", " 42.5 "))
     rep = read_rajaperf(d, machine="example-node", workers=1)
     assert rep.rejected == [] and any("Mystery" in n for n in rep.notes)
-    extra = rep.frame.filter(pl.col("kernel") == "Basic_DAXPY", pl.col("variant") == "Base_Seq").get_column("extra_metrics")
+    extra = rep.frame.filter(
+        pl.col("kernel") == "Basic_DAXPY", pl.col("variant") == "Base_Seq"
+    ).get_column("extra_metrics")
     assert extra.to_list() == [[{"name": "Mystery", "value": 42.5}]]
 
 
@@ -193,7 +235,10 @@ def test_cli_usage_and_help(capsys, tmp_path):
 def test_xamm_command_exit_codes(tmp_path, capsys):
     from xamm_data.cli import main as xamm
 
-    assert xamm(["ingest", "rajaperf", str(SAMPLE), "--store", str(tmp_path / "s"), "--no-progress"]) == 0
+    assert (
+        xamm(["ingest", "rajaperf", str(SAMPLE), "--store", str(tmp_path / "s"), "--no-progress"])
+        == 0
+    )
     assert xamm(["datasets", "show", "example-node", "--store", str(tmp_path / "s")]) == 0
     assert "example-node" in capsys.readouterr().out
     assert xamm(["datasets", "show", "quartzz", "--store", str(tmp_path / "s")]) == 1
@@ -201,18 +246,26 @@ def test_xamm_command_exit_codes(tmp_path, capsys):
     with pytest.raises(SystemExit) as e:
         xamm(["datasets", "frobnicate"])
     assert e.value.code == 2
-    assert xamm(["schemas", "export", "--check", "--dir", str(FIXTURES.parent.parent / "schemas")]) == 0
+    assert (
+        xamm(["schemas", "export", "--check", "--dir", str(FIXTURES.parent.parent / "schemas")])
+        == 0
+    )
     assert xamm(["schemas", "export", "--check", "--dir", str(tmp_path)]) == 1
 
 
 def test_xamm_toml_supplies_what_csv_files_do_not_say(tmp_path):
     d = tmp_path / "runs"
     shutil.copytree(SAMPLE, d)
-    (d / "xamm.toml").write_text('machine = "example-node"\ncompiler = "g++-12.2.0"\ncompiler_flags = "-O3"\n'
-                                 "omp_max_threads = 2\n")
+    (d / "xamm.toml").write_text(
+        'machine = "example-node"\ncompiler = '
+        '"g++-12.2.0"\ncompiler_flags = "-O3"\n'
+        "omp_max_threads = 2\n"
+    )
     df = read_rajaperf(d, workers=1).frame
     old = df.filter(pl.col("source_path").str.starts_with("run-2"))
-    assert set(old.get_column("compiler")) == {"g++-12.2.0"} and set(old.get_column("compiler_flags")) == {"-O3"}
+    assert set(old.get_column("compiler")) == {"g++-12.2.0"} and set(
+        old.get_column("compiler_flags")
+    ) == {"-O3"}
     assert set(old.filter(pl.col("variant") == "Base_OpenMP").get_column("threads")) == {2}
     (d / "xamm.toml").write_text('machine = "example-node"\nomp_max_threads = 0\n')
     rep = read_rajaperf(d, workers=1)

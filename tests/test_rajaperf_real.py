@@ -5,18 +5,18 @@ from __future__ import annotations
 import ast
 import json
 import math
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import caliperreader
 import polars as pl
 import pytest
-
-from xamm_data import load_dataset
-from xamm_data.store import Store
 from xamm_ingest import ingest_rajaperf, read_rajaperf
 from xamm_ingest.readers.base import Source
 from xamm_ingest.readers.rajaperf_caliper import read_caliper
+
+from xamm_data import load_dataset
+from xamm_data.store import Store
 
 GIB = float(1 << 30)
 
@@ -45,44 +45,84 @@ def thicket_frame(rajaperf_sets):
 
 
 def test_quartz_daxpy_matches_source(thicket_frame, rajaperf_sets):
-    f = rajaperf_sets["thicket"] / "quartz" / "gcc10.3.1_2097152" / "O3" / "1" / "Base_Seq-default.cali"
+    f = (
+        rajaperf_sets["thicket"]
+        / "quartz"
+        / "gcc10.3.1_2097152"
+        / "O3"
+        / "1"
+        / "Base_Seq-default.cali"
+    )
     rec, g = raw_record(f, ["RAJAPerf", "Basic", "Basic_DAXPY"])
     row = one(thicket_frame, machine="quartz", kernel="Basic_DAXPY", problem_size=2097152)
     reps = float(rec["any#any#max#Reps"])
     assert row["reps"] == reps == 500
-    assert row["time_per_rep_s"] == pytest.approx(float(rec["avg#inclusive#sum#time.duration"]) / reps, rel=1e-12)
+    assert row["time_per_rep_s"] == pytest.approx(
+        float(rec["avg#inclusive#sum#time.duration"]) / reps, rel=1e-12
+    )
     assert row["time_per_rep_s"] == pytest.approx(0.716258 / 500)
     assert row["bytes_per_rep"] == float(rec["any#any#max#Bytes/Rep"]) == 24 * 2097152
     assert row["flops_per_rep"] == 4194304
-    assert (row["variant"], row["tuning"], row["backend"], row["device"], row["threads"]) == ("Base_Seq", "default", "Seq", "cpu", 1)
+    assert (row["variant"], row["tuning"], row["backend"], row["device"], row["threads"]) == (
+        "Base_Seq",
+        "default",
+        "Seq",
+        "cpu",
+        1,
+    )
     assert row["omp_max_threads"] == 72 and row["compiler"] == "g++-10.3.1"
-    assert row["run_date"] == datetime.fromtimestamp(int(g["launchdate"]), tz=timezone.utc)
+    assert row["run_date"] == datetime.fromtimestamp(int(g["launchdate"]), tz=UTC)
     assert row["tool_versions"] == "caliper=2.10.0-dev;raja=2022.10.5;rajaperf=1.10.0"
     assert row["source_path"] == "quartz/gcc10.3.1_2097152/O3/1/Base_Seq-default.cali"
-    assert row["bandwidth_bytes_per_s"] == pytest.approx(row["bytes_per_rep"] / row["time_per_rep_s"])
+    assert row["bandwidth_bytes_per_s"] == pytest.approx(
+        row["bytes_per_rep"] / row["time_per_rep_s"]
+    )
 
 
 def test_quartz_trials_follow_run_dates(thicket_frame):
-    q = thicket_frame.filter(pl.col("machine") == "quartz", pl.col("kernel") == "Basic_DAXPY",
-                             pl.col("problem_size") == 1048576).sort("trial")
+    q = thicket_frame.filter(
+        pl.col("machine") == "quartz",
+        pl.col("kernel") == "Basic_DAXPY",
+        pl.col("problem_size") == 1048576,
+    ).sort("trial")
     assert q.get_column("trial").to_list() == [0, 1, 2, 3]
     dates = q.get_column("run_date").to_list()
     assert dates == sorted(dates)
 
 
 def test_lassen_cuda_rows(thicket_frame, rajaperf_sets):
-    f = rajaperf_sets["thicket"] / "lassen" / "clang10.0.1_nvcc10.2.89_2097152" / "1" / "Base_CUDA-block_256.cali"
+    f = (
+        rajaperf_sets["thicket"]
+        / "lassen"
+        / "clang10.0.1_nvcc10.2.89_2097152"
+        / "1"
+        / "Base_CUDA-block_256.cali"
+    )
     rec, _ = raw_record(f, ["RAJAPerf", "Stream", "Stream_TRIAD"])
     lassen = thicket_frame.filter(pl.col("machine") == "lassen")
-    assert set(lassen.get_column("device")) == {"gpu"} and set(lassen.get_column("backend")) == {"CUDA"}
-    row = one(lassen, kernel="Stream_TRIAD", tuning="block_256", problem_size=int(float(rec["any#any#max#ProblemSize"])))
+    assert set(lassen.get_column("device")) == {"gpu"} and set(lassen.get_column("backend")) == {
+        "CUDA"
+    }
+    row = one(
+        lassen,
+        kernel="Stream_TRIAD",
+        tuning="block_256",
+        problem_size=int(float(rec["any#any#max#ProblemSize"])),
+    )
     assert row["block_size"] == 256
-    assert row["time_per_rep_s"] == pytest.approx(float(rec["avg#inclusive#sum#time.duration"]) / float(rec["any#any#max#Reps"]))
+    assert row["time_per_rep_s"] == pytest.approx(
+        float(rec["avg#inclusive#sum#time.duration"]) / float(rec["any#any#max#Reps"])
+    )
     assert row["compiler"] == "clang++-10.0.1+nvcc-10.2.89"
 
 
 def test_tutorial_quartz_nanoseconds_and_topdown(rajaperf_sets):
-    f = rajaperf_sets["tutorial_quartz"] / "GCC_10.3.1_BaseSeq_08388608" / "O3" / "GCC_1031_BaseSeq_O3_8388608_01.cali"
+    f = (
+        rajaperf_sets["tutorial_quartz"]
+        / "GCC_10.3.1_BaseSeq_08388608"
+        / "O3"
+        / "GCC_1031_BaseSeq_O3_8388608_01.cali"
+    )
     rec, _ = raw_record(f, ["RAJAPerf", "Basic", "Basic_COPY8"])
     rows = read_caliper(Source.of(f)).rows
     row = next(r for r in rows if r["kernel"] == "Basic_COPY8")
@@ -95,14 +135,18 @@ def test_tutorial_quartz_nanoseconds_and_topdown(rajaperf_sets):
 
 
 def test_older_layouts_tuning_leaves_and_adiak_kernel_info(rajaperf_sets):
-    # XL lassen: Variant -> Group -> Kernel -> Kernel.tuning, per-kernel figures only in Adiak globals
+    # XL lassen: Variant -> Group -> Kernel -> Kernel.tuning, per-kernel figures only in Adiak
+    # globals
     f = rajaperf_sets["tutorial_lassen"] / "XL_BaseCuda_01048576_01.cali"
     rec, g = raw_record(f, ["Base_CUDA", "Apps", "Apps_PRESSURE", "Apps_PRESSURE.block_128"])
-    info = ast.literal_eval(g["Apps_PRESSURE"])  # a Python-literal dict written by RAJAPerf's Adiak support
+    # a Python-literal dict written by RAJAPerf's Adiak support
+    info = ast.literal_eval(g["Apps_PRESSURE"])
     rows = [r for r in read_caliper(Source.of(f)).rows if r["kernel"] == "Apps_PRESSURE"]
     row = next(r for r in rows if r["tuning"] == "block_128")
     assert row["reps"] == info["Reps"] and row["problem_size"] == info["Problem size"]
-    assert row["time_per_rep_s"] == pytest.approx(float(rec["avg#inclusive#sum#time.duration"]) / info["Reps"])
+    assert row["time_per_rep_s"] == pytest.approx(
+        float(rec["avg#inclusive#sum#time.duration"]) / info["Reps"]
+    )
     assert row["bytes_per_rep"] == info["Bytes/rep"]
     assert len({r["tuning"] for r in rows}) == len(rows) >= 1
     # GCC 8.3.1 quartz: Base_Seq root, Kernel.default leaves, seconds without a unit attribute
@@ -114,8 +158,15 @@ def test_older_layouts_tuning_leaves_and_adiak_kernel_info(rajaperf_sets):
 
 
 def test_every_real_caliper_file_ingests(rajaperf_sets, tmp_path):
-    rep = ingest_rajaperf([rajaperf_sets["thicket"], rajaperf_sets["tutorial_quartz"], rajaperf_sets["tutorial_lassen"]],
-                          store=Store(tmp_path / "s"), workers=2)
+    rep = ingest_rajaperf(
+        [
+            rajaperf_sets["thicket"],
+            rajaperf_sets["tutorial_quartz"],
+            rajaperf_sets["tutorial_lassen"],
+        ],
+        store=Store(tmp_path / "s"),
+        workers=2,
+    )
     assert rep.rejected == []
     assert rep.sources_read == 18 + 73 + 48
     assert set(rep.frame.get_column("machine")) == {"quartz", "lassen"}
@@ -125,13 +176,24 @@ def test_every_real_caliper_file_ingests(rajaperf_sets, tmp_path):
 
 
 def test_h100_csv_values(rajaperf_sets):
-    rep = read_rajaperf([rajaperf_sets["h100_tier1"], rajaperf_sets["h100_tier2"]], machine="h100-node", workers=2)
+    rep = read_rajaperf(
+        [rajaperf_sets["h100_tier1"], rajaperf_sets["h100_tier2"]], machine="h100-node", workers=2
+    )
     assert rep.rejected == [] and rep.sources_read == 220
     df = rep.frame
     row = one(df, kernel="Apps_DIFFUSION3DPA", problem_size=405, variant="Base_Seq")
     assert row["time_per_rep_s"] == 5.93228e-06
-    assert (row["reps"], row["bytes_per_rep"], row["flops_per_rep"], row["ranks"]) == (50, 55992, 77985, 4)
-    assert (row["device"], row["checksum_status"], row["operational_complexity"]) == ("cpu", "PASSED", "O(N)")
+    assert (row["reps"], row["bytes_per_rep"], row["flops_per_rep"], row["ranks"]) == (
+        50,
+        55992,
+        77985,
+        4,
+    )
+    assert (row["device"], row["checksum_status"], row["operational_complexity"]) == (
+        "cpu",
+        "PASSED",
+        "O(N)",
+    )
     gpu = one(df, kernel="Apps_DIFFUSION3DPA", problem_size=405, variant="RAJA_CUDA")
     assert (gpu["device"], gpu["block_size"], gpu["time_per_rep_s"]) == ("gpu", 64, 4.04854e-06)
     assert set(df.get_column("device")) == {"cpu", "gpu"}
@@ -148,11 +210,21 @@ def test_mi300a_csv_bandwidth_matches_reported(rajaperf_sets):
     # the bandwidth RAJAPerf printed, read independently, equals bytes/rep / time/rep / 2^30
     for f in sorted(d.glob("*-kernel-run-data.csv"))[:20]:
         src = pl.read_csv(f, skip_rows=1, separator=",", truncate_ragged_lines=True)
-        src = src.rename({c: c.strip() for c in src.columns}).with_columns(pl.col(pl.String).str.strip_chars())
+        src = src.rename({c: c.strip() for c in src.columns}).with_columns(
+            pl.col(pl.String).str.strip_chars()
+        )
         for r in src.iter_rows(named=True):
-            mine = one(rep.frame, kernel=r["Kernel"], variant=r["Variant"], tuning=r["Tuning"],
-                       problem_size=int(r["Problem size"]), source_path=f"{d.name}/{f.name}")
-            assert mine["bandwidth_bytes_per_s"] / GIB == pytest.approx(float(r["Mean Bandwidth (GiB per sec.)"]), rel=1e-4)
+            mine = one(
+                rep.frame,
+                kernel=r["Kernel"],
+                variant=r["Variant"],
+                tuning=r["Tuning"],
+                problem_size=int(r["Problem size"]),
+                source_path=f"{d.name}/{f.name}",
+            )
+            assert mine["bandwidth_bytes_per_s"] / GIB == pytest.approx(
+                float(r["Mean Bandwidth (GiB per sec.)"]), rel=1e-4
+            )
 
 
 def test_workers_do_not_change_the_result(rajaperf_sets):
@@ -165,8 +237,16 @@ def test_cli_ingest_real_then_reingest_is_idempotent(rajaperf_sets, tmp_path, ca
     from xamm_ingest.cli import main
 
     store = tmp_path / "store"
-    args = ["rajaperf", str(rajaperf_sets["h100_tier1"]), "--machine", "h100-node", "--store", str(store),
-            "--no-progress", "--json"]
+    args = [
+        "rajaperf",
+        str(rajaperf_sets["h100_tier1"]),
+        "--machine",
+        "h100-node",
+        "--store",
+        str(store),
+        "--no-progress",
+        "--json",
+    ]
     assert main(args) == 0
     first = json.loads(capsys.readouterr().out)
     path = Store(store).partition_path("benchmark_runs", "h100-node")
@@ -176,20 +256,25 @@ def test_cli_ingest_real_then_reingest_is_idempotent(rajaperf_sets, tmp_path, ca
     assert first["rows"] == second["rows"] == second["partitions"][0]["rows_after"]
     assert second["partitions"][0]["rows_replaced"] == first["rows"]
     assert path.read_bytes() == before
-    assert not math.isnan(load_dataset("h100-node", store=Store(store)).get_column("time_per_rep_s").sum())
+    assert not math.isnan(
+        load_dataset("h100-node", store=Store(store)).get_column("time_per_rep_s").sum()
+    )
 
 
 def test_the_real_same_run_pair_stores_every_row_with_both_timers(shared_data):
-    """The 2024-era run of rse-ops/vis-experiment: the CSV and the three .cali files of one run differ by about 1e-3
-    relative (two timers); every row is stored, Caliper's time equal to caliperreader's, RAJAPerf's beside it equal to
-    the CSV's, and the CSV rows are counted as merged."""
+    """The 2024-era run of rse-ops/vis-experiment: the CSV and the three .cali files of one run
+    differ by about 1e-3 relative (two timers); every row is stored, Caliper's time equal to
+    caliperreader's, RAJAPerf's beside it equal to the CSV's, and the CSV rows are counted as
+    merged."""
     import csv
 
     from xamm_ingest.rajaperf import AGREE_RTOL, TIMER_METRIC
 
     d = shared_data / "rse-ops+vis-experiment"
     rep = read_rajaperf(d, machine="rse-node", workers=1)
-    assert rep.rejected == [] and rep.dropped == [] and rep.frame.height == 5 and rep.merged_rows == 5
+    assert (
+        rep.rejected == [] and rep.dropped == [] and rep.frame.height == 5 and rep.merged_rows == 5
+    )
     with open(d / "RAJAPerf-kernels.csv", newline="") as f:
         kern = [[c.strip() for c in r] for r in csv.reader(f)]
     reps = float(kern[2][kern[1].index("Reps")])
@@ -201,16 +286,24 @@ def test_the_real_same_run_pair_stores_every_row_with_both_timers(shared_data):
         f = d / f"{r['variant']}.cali"
         ref = caliperreader.CaliperReader()
         ref.read(str(f))
-        leaf = [r["variant"], "Algorithm", "Algorithm_MEMSET", f"Algorithm_MEMSET.{r['tuning']}"]  # Variant -> ... -> tuning
+        # Variant -> ... -> tuning
+        leaf = [r["variant"], "Algorithm", "Algorithm_MEMSET", f"Algorithm_MEMSET.{r['tuning']}"]
         rec = next(x for x in ref.records if x.get("path") == leaf)
-        assert r["time_per_rep_s"] == pytest.approx(float(rec["avg#inclusive#sum#time.duration"]) / reps, rel=1e-9)
+        assert r["time_per_rep_s"] == pytest.approx(
+            float(rec["avg#inclusive#sum#time.duration"]) / reps, rel=1e-9
+        )
         timer = {m["name"]: m["value"] for m in r["extra_metrics"]}[TIMER_METRIC]
         assert timer == pytest.approx(csv_t[(r["variant"], r["tuning"])], rel=1e-12)
         skews.append(abs(r["time_per_rep_s"] / timer - 1))
     assert 1e-4 < max(skews) < AGREE_RTOL  # beyond the old tolerance, well inside the derived one
 
 
-def test_without_a_machine_the_csv_says_why_the_caliper_files_beside_it_cannot_name_one(shared_data):
+def test_without_a_machine_the_csv_says_why_the_caliper_files_beside_it_cannot_name_one(
+    shared_data,
+):
     rep = read_rajaperf(shared_data / "rse-ops+vis-experiment", workers=1)
     csv_reason = next(r.reason for r in rep.rejected if r.path.endswith(".csv"))
-    assert "none of the 3 Caliper file(s) beside them names a cluster" in csv_reason and "--machine" in csv_reason
+    assert (
+        "none of the 3 Caliper file(s) beside them names a cluster" in csv_reason
+        and "--machine" in csv_reason
+    )

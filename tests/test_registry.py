@@ -17,39 +17,53 @@ def test_register_get_list_and_did_you_mean():
     reg.add("red-widget", "r", aliases=("Crimson",))
     assert reg.get("blue-widget") is blue and blue.registry_info == {"colour": "blue"}
     assert reg.get("crimson") == "r" and "CRIMSON" in reg and "green" not in reg
-    assert reg.list() == ["blue-widget", "red-widget"] and reg.list("r*") == ["red-widget"] and len(reg) == 2
+    assert (
+        reg.list() == ["blue-widget", "red-widget"]
+        and reg.list("r*") == ["red-widget"]
+        and len(reg) == 2
+    )
     with pytest.raises(UnknownNameError) as e:
         reg.get("blue-widgte")
     assert e.value.suggestion == "blue-widget"
-    assert str(e.value) == "unknown widget 'blue-widgte'. Did you mean 'blue-widget'? Known: blue-widget, red-widget"
+    assert str(e.value) == (
+        "unknown widget 'blue-widgte'. Did you mean 'blue-widget'? Known: blue-widget, red-widget"
+    )
     with pytest.raises(ValueError, match="registered twice"):
         reg.add("red-widget", "again")
 
 
-@pytest.mark.parametrize("lookup,bad,expected", [
-    ("machines", "lasen", "lassen"),
-    ("datasets", "quartzz", "quartz"),
-    ("embedders", "atention", "attention"),
-    ("regressors", "catbost", "catboost"),
-    ("formats", "rajaperff", "rajaperf"),
-])
+@pytest.mark.parametrize(
+    "lookup,bad,expected",
+    [
+        ("machines", "lasen", "lassen"),
+        ("datasets", "quartzz", "quartz"),
+        ("embedders", "atention", "attention"),
+        ("regressors", "catbost", "catboost"),
+        ("formats", "rajaperff", "rajaperf"),
+    ],
+)
 def test_every_registry_uses_the_pattern(lookup, bad, expected):
     if lookup == "machines":
         from xamm_data import machines as m
+
         reg = m.REGISTRY
     elif lookup == "datasets":
         from xamm_data.datasets import dataset_registry
+
         reg = dataset_registry()
     elif lookup == "embedders":
         pytest.importorskip("torch")
         from xamm_models import embedders as m
+
         reg = m.REGISTRY
     elif lookup == "regressors":
         from xamm_models.predictors.paper import regressors as m
+
         reg = m.REGISTRY
     else:
         import xamm_ingest.dispatch  # noqa: F401  (registers the formats)
         from xamm_ingest import formats as m
+
         reg = m.FORMATS
     assert isinstance(reg, Registry)
     with pytest.raises(UnknownNameError) as e:
@@ -64,14 +78,21 @@ def test_target_parses_prints_and_builds_columns():
     from xamm_data.targets import Target
 
     t = Target.parse("lassen:gpu")
-    assert t == ("lassen", "gpu") and str(t) == "lassen:gpu" and str(Target.parse("quartz")) == "quartz"
+    assert (
+        t == ("lassen", "gpu")
+        and str(t) == "lassen:gpu"
+        and str(Target.parse("quartz")) == "quartz"
+    )
     assert split_target("h100-node:cpu") == ("h100-node", "cpu")
     for bad in ("lassen:tpu", "a:b:c", "", "with space:cpu"):
         with pytest.raises(ValueError, match="MACHINE:cpu"):
             Target.parse(bad)
     df = pl.DataFrame({"machine": ["quartz", "lassen"], "device": ["cpu", "gpu"]})
     assert df.select(Target.expr()).to_series().to_list() == ["quartz:cpu", "lassen:gpu"]
-    assert df.select(Target.expr()).select(Target.device_expr("machine")).to_series().to_list() == ["cpu", "gpu"]
+    assert df.select(Target.expr()).select(Target.device_expr("machine")).to_series().to_list() == [
+        "cpu",
+        "gpu",
+    ]
 
 
 def test_one_content_hash_and_one_as_store(tmp_path):
@@ -81,8 +102,13 @@ def test_one_content_hash_and_one_as_store(tmp_path):
     from xamm_data.store import Store, as_store
 
     a = pl.DataFrame({"x": [1, None], "y": ["", "b"]})
-    assert frame_sha256(a) == frame_sha256(a.clone()) != frame_sha256(a.with_columns(pl.col("x").fill_null(0)))
-    assert frame_sha256(a) != frame_sha256(pl.DataFrame({"x": [1, None], "y": [None, "b"]}))  # null is not ""
+    assert (
+        frame_sha256(a)
+        == frame_sha256(a.clone())
+        != frame_sha256(a.with_columns(pl.col("x").fill_null(0)))
+    )
+    # null is not ""
+    assert frame_sha256(a) != frame_sha256(pl.DataFrame({"x": [1, None], "y": [None, "b"]}))
     (tmp_path / "d").mkdir()
     (tmp_path / "d" / "f").write_bytes(b"abc")
     import hashlib

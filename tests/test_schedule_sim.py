@@ -1,4 +1,5 @@
-"""``xamm schedule-sim``: the dispatch simulation checked by hand, and jobs built from held-out kernels' real runs."""
+"""``xamm schedule-sim``: the dispatch simulation checked by hand, and jobs built from held-out
+kernels' real runs."""
 
 from __future__ import annotations
 
@@ -11,19 +12,27 @@ NODES = {"fast": 1, "slow": 1}
 
 
 def _jobs(believed_fast: float = 1.0) -> list[Job]:
-    return [Job(arrival=t, true={"fast": 1.0, "slow": 10.0}, believed={"predicted": {"fast": believed_fast, "slow": 10.0}})
-            for t in (0.0, 0.1, 0.2)]
+    return [
+        Job(
+            arrival=t,
+            true={"fast": 1.0, "slow": 10.0},
+            believed={"predicted": {"fast": believed_fast, "slow": 10.0}},
+        )
+        for t in (0.0, 0.1, 0.2)
+    ]
 
 
 def test_the_oracle_schedule_by_hand():
-    """Three 1 s jobs (10 s on the slow machine) at 0, 0.1, 0.2: all go to the fast one, ending at 1, 2, 3."""
+    """Three 1 s jobs (10 s on the slow machine) at 0, 0.1, 0.2: all go to the fast one, ending at
+    1, 2, 3."""
     got = simulate(_jobs(), NODES, "oracle")
     assert got["mean_turnaround_s"] == pytest.approx(((1 - 0) + (2 - 0.1) + (3 - 0.2)) / 3)
     assert got["makespan_s"] == pytest.approx(3.0)
 
 
 def test_predictions_are_only_as_good_as_they_are():
-    """Right predictions schedule as the oracle; a fast machine believed 20x slower is avoided, and it costs."""
+    """Right predictions schedule as the oracle; a fast machine believed 20x slower is avoided, and
+    it costs."""
     assert simulate(_jobs(), NODES, "predicted") == simulate(_jobs(), NODES, "oracle")
     wrong = simulate(_jobs(believed_fast=20.0), NODES, "predicted")
     assert wrong["mean_turnaround_s"] > simulate(_jobs(), NODES, "oracle")["mean_turnaround_s"] * 3
@@ -31,8 +40,14 @@ def test_predictions_are_only_as_good_as_they_are():
 
 def test_seeded_and_every_policy_reported():
     rng = np.random.default_rng(1)
-    jobs = [Job(arrival=float(t), true={"fast": float(d), "slow": float(10 * d)}, believed={"predicted": {"fast": float(d), "slow": float(10 * d)}})
-            for t, d in zip(np.cumsum(rng.exponential(0.5, 300)), rng.uniform(0.5, 1.5, 300))]
+    jobs = [
+        Job(
+            arrival=float(t),
+            true={"fast": float(d), "slow": float(10 * d)},
+            believed={"predicted": {"fast": float(d), "slow": float(10 * d)}},
+        )
+        for t, d in zip(np.cumsum(rng.exponential(0.5, 300)), rng.uniform(0.5, 1.5, 300))
+    ]
     nodes = {"fast": 2, "slow": 4}
     a, b = compare(jobs, nodes, seed=3), compare(jobs, nodes, seed=3)
     assert a == b and [r["policy"] for r in a] == ["oracle", "predicted", "least-loaded", "random"]
@@ -47,7 +62,8 @@ def test_arrivals_offer_the_load_asked():
 
 @pytest.mark.slow
 def test_jobs_are_held_out_kernels_with_their_measured_times(shared_data, tmp_path):
-    """Every job is a sample of a kernel its fold held out, its true durations the measured relR times the source's."""
+    """Every job is a sample of a kernel its fold held out, its true durations the measured relR
+    times the source's."""
     import polars as pl
 
     from xamm_data.store import Store
@@ -59,9 +75,14 @@ def test_jobs_are_held_out_kernels_with_their_measured_times(shared_data, tmp_pa
     ds = xplat.XplatDataset.from_store(st)
     preds = fold_predictions(ds, "mi300a-spx:cpu")
     assert preds.get_column("sample").is_unique().sum() < preds.height  # a sample, several targets
-    truth = ds.pairs.filter(pl.col("source") == "mi300a-spx:cpu").select("sample", "target", pl.col("relR").alias("m"))
+    truth = ds.pairs.filter(pl.col("source") == "mi300a-spx:cpu").select(
+        "sample", "target", pl.col("relR").alias("m")
+    )
     joined = preds.join(truth, on=["sample", "target"])
-    assert joined.height == preds.height and (joined.get_column("relR") == joined.get_column("m")).all()
+    assert (
+        joined.height == preds.height
+        and (joined.get_column("relR") == joined.get_column("m")).all()
+    )
     nodes = {"h100-node:gpu": 2, "quartz:cpu": 4, "mi300a-spx:cpu": 2}
     jobs = make_jobs(preds, nodes, n_jobs=200, load=0.5, seed=0)
     assert all(set(j.true) == set(nodes) for j in jobs)
@@ -69,12 +90,14 @@ def test_jobs_are_held_out_kernels_with_their_measured_times(shared_data, tmp_pa
     assert ratio in set(preds.filter(pl.col("target") == "quartz:cpu").get_column("relR").to_list())
     assert REPS == 1000
     res = {r["policy"]: r["mean_turnaround_s"] for r in compare(jobs, nodes)}
-    assert res["oracle"] < res["predicted"] < res["random"]  # on these runs: the margins are wide (see the README)
+    # on these runs: the margins are wide (see the README)
+    assert res["oracle"] < res["predicted"] < res["random"]
 
 
 def test_the_command_line_refuses_what_it_cannot_simulate(tmp_path, capsys):
     from xamm_data.cli import main as xamm
 
     with pytest.raises(SystemExit) as e:
-        xamm(["schedule-sim", "--store", str(tmp_path), "--nodes", "h100-node:gpu"])  # no node count
+        # no node count
+        xamm(["schedule-sim", "--store", str(tmp_path), "--nodes", "h100-node:gpu"])
     assert e.value.code == 2 and "MACHINE:DEVICE=NODES" in capsys.readouterr().err

@@ -33,12 +33,42 @@ def test_drift_is_detected(tmp_path):
 
 
 def test_public_contract_columns():
-    required = {"machine", "suite", "kernel", "group", "variant", "tuning", "problem_size", "reps", "threads", "ranks",
-                "block_size", "trial", "time_per_rep_s", "bytes_per_rep", "flops_per_rep", "iterations_per_rep",
-                "source_path", "source_sha256", "reader", "tool_versions", "run_date"}
+    required = {
+        "machine",
+        "suite",
+        "kernel",
+        "group",
+        "variant",
+        "tuning",
+        "problem_size",
+        "reps",
+        "threads",
+        "ranks",
+        "block_size",
+        "trial",
+        "time_per_rep_s",
+        "bytes_per_rep",
+        "flops_per_rep",
+        "iterations_per_rep",
+        "source_path",
+        "source_sha256",
+        "reader",
+        "tool_versions",
+        "run_date",
+    }
     assert required <= set(BENCHMARK_RUNS.names)
-    assert {"app", "app_params", "machine", "threads", "ranks", "runtime_s", "counters_present",
-            "feat_branch_intensity", "feat_mem_stall", "source_sha256"} <= set(APP_PROFILES.names)
+    assert {
+        "app",
+        "app_params",
+        "machine",
+        "threads",
+        "ranks",
+        "runtime_s",
+        "counters_present",
+        "feat_branch_intensity",
+        "feat_mem_stall",
+        "source_sha256",
+    } <= set(APP_PROFILES.names)
     for t in TABLES.values():
         assert t.version.count(".") == 2
 
@@ -53,7 +83,8 @@ def _json_rows(df: pl.DataFrame) -> list[dict]:
 
 
 def test_stored_rows_conform_to_published_json_schema(tmp_path):
-    """Rows ingested from the sample validate against schemas/benchmark_runs.schema.json; a broken row does not."""
+    """Rows ingested from the sample validate against schemas/benchmark_runs.schema.json; a broken
+    row does not."""
     from xamm_ingest import read_rajaperf
 
     frame = read_rajaperf(REPO / "tests" / "fixtures" / "rajaperf_sample", workers=1).frame
@@ -78,10 +109,17 @@ def test_every_alias_round_trips():
             assert counters.resolve(alias) == c.name, alias
 
 
-@pytest.mark.parametrize("spelling,canonical", [
-    ("PAPI_TOT_INS (I)", "tot_ins"), ("cycles:Sum (E)", "tot_cyc"), ("sum#papi.PAPI_L1_LDM", "l1_ldm"),
-    ("perf.branch-misses", "br_msp"), ("instructions", "tot_ins"), ("PAPI_DP_OPS", "dp_ops"),
-])
+@pytest.mark.parametrize(
+    "spelling,canonical",
+    [
+        ("PAPI_TOT_INS (I)", "tot_ins"),
+        ("cycles:Sum (E)", "tot_cyc"),
+        ("sum#papi.PAPI_L1_LDM", "l1_ldm"),
+        ("perf.branch-misses", "br_msp"),
+        ("instructions", "tot_ins"),
+        ("PAPI_DP_OPS", "dp_ops"),
+    ],
+)
 def test_decorated_names_resolve(spelling, canonical):
     assert counters.resolve(spelling) == canonical
 
@@ -90,11 +128,22 @@ def test_unknown_counter_is_none_and_table_frame():
     assert counters.resolve("GPUOPS:KERNEL_CALLS") is None
     frame = counters_frame()
     assert frame.height == len(counters.COUNTERS)
-    assert frame.filter(pl.col("name") == "tot_ins").get_column("papi").to_list() == [["PAPI_TOT_INS"]]
+    assert frame.filter(pl.col("name") == "tot_ins").get_column("papi").to_list() == [
+        ["PAPI_TOT_INS"]
+    ]
 
 
 def test_expected_files_cover_every_table():
-    """The published files, as listed on disk, are exactly the tables this xamm defines (a literal list)."""
+    """The published files, as listed on disk, are exactly the tables this xamm defines (a literal
+    list)."""
     on_disk = {p.name for p in (REPO / "schemas").iterdir()}
-    assert on_disk == set(expected_files()) == {"benchmark_runs.schema.json", "app_profiles.schema.json",
-                                                  "counters.schema.json", "counters.json"}
+    assert (
+        on_disk
+        == set(expected_files())
+        == {
+            "benchmark_runs.schema.json",
+            "app_profiles.schema.json",
+            "counters.schema.json",
+            "counters.json",
+        }
+    )

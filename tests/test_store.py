@@ -1,5 +1,5 @@
-"""The Delta Lake store: layout, metadata, atomic and idempotent writes, trials, determinism, verified reads,
-time travel, migration from the 0.2 layout, housekeeping."""
+"""The Delta Lake store: layout, metadata, atomic and idempotent writes, trials, determinism,
+verified reads, time travel, migration from the 0.2 layout, housekeeping."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import polars as pl
 import pyarrow.parquet as pq
 import pytest
 from conftest import FIXTURES
+from xamm_ingest import read_rajaperf
 
 from xamm_data.schema import BENCHMARK_RUNS
 from xamm_data.store import Store
 from xamm_data.validate import ValidationError
-from xamm_ingest import read_rajaperf
 
 SAMPLE = FIXTURES / "rajaperf_sample"
 
@@ -28,19 +28,27 @@ def test_layout_compression_and_metadata(tmp_path, sample_frame):
     rep = st.write(sample_frame, "benchmark_runs")
     path = st.partition_path("benchmark_runs", "example-node")
     assert rep.partitions[0].path == path and path.parent.name == "machine=example-node"
-    assert path.name == f"part-{hashlib.sha256(path.read_bytes()).hexdigest()}.parquet"  # content-addressed
+    # content-addressed
+    assert path.name == f"part-{hashlib.sha256(path.read_bytes()).hexdigest()}.parquet"
     assert (tmp_path / "s" / "benchmark_runs" / "_delta_log").is_dir() and rep.version == 0
     table = st.table_metadata("benchmark_runs")  # the table's own metadata
-    assert table["schema_version"] == BENCHMARK_RUNS.version and table["units"]["time_per_rep_s"] == "s"
+    assert (
+        table["schema_version"] == BENCHMARK_RUNS.version
+        and table["units"]["time_per_rep_s"] == "s"
+    )
     meta = pq.ParquetFile(path).metadata
     assert {meta.row_group(0).column(i).compression for i in range(meta.num_columns)} == {"ZSTD"}
     info = st.metadata("benchmark_runs", "example-node")
     assert info["table"] == "benchmark_runs" and info["schema_version"] == BENCHMARK_RUNS.version
     assert info["units"]["time_per_rep_s"] == "s" and info["units"]["bytes_per_rep"] == "B"
-    assert {s["source_path"] for s in info["sources"]} == set(sample_frame.get_column("source_path"))
+    assert {s["source_path"] for s in info["sources"]} == set(
+        sample_frame.get_column("source_path")
+    )
     back = st.read("benchmark_runs", "example-node")
     assert back.get_column("machine").unique().to_list() == ["example-node"]  # a real column
-    assert back.sort(list(BENCHMARK_RUNS.primary_key)).equals(sample_frame.sort(list(BENCHMARK_RUNS.primary_key)))
+    assert back.sort(list(BENCHMARK_RUNS.primary_key)).equals(
+        sample_frame.sort(list(BENCHMARK_RUNS.primary_key))
+    )
     # an independent reader of the table format sees the same rows
     assert pl.read_delta(str(tmp_path / "s" / "benchmark_runs")).height == sample_frame.height
 
@@ -52,7 +60,8 @@ def test_reingest_is_idempotent_and_bytes_are_deterministic(tmp_path, sample_fra
     rep = a.write(sample_frame.sample(fraction=1.0, shuffle=True, seed=3), "benchmark_runs")
     assert rep.partitions[0].rows_replaced == sample_frame.height
     assert rep.partitions[0].rows_after == sample_frame.height
-    assert rep.version is None and a.version("benchmark_runs") == 0  # nothing changed: no new version
+    # nothing changed: no new version
+    assert rep.version is None and a.version("benchmark_runs") == 0
     assert a.partition_path("benchmark_runs", "example-node").read_bytes() == first
     b.write(sample_frame, "benchmark_runs")
     assert b.partition_path("benchmark_runs", "example-node").read_bytes() == first
@@ -62,13 +71,18 @@ def test_trials_renumbered_across_batches(tmp_path, sample_frame):
     st = Store(tmp_path / "s")
     one = sample_frame.filter(pl.col("source_path").str.starts_with("run-2"))
     st.write(one, "benchmark_runs")
-    later = one.with_columns(pl.lit("f" * 64).alias("source_sha256"), pl.lit("run-3/x.csv").alias("source_path"),
-                             pl.col("time_per_rep_s") * 1.1)
+    later = one.with_columns(
+        pl.lit("f" * 64).alias("source_sha256"),
+        pl.lit("run-3/x.csv").alias("source_path"),
+        pl.col("time_per_rep_s") * 1.1,
+    )
     st.write(later, "benchmark_runs")
     df = st.read("benchmark_runs", "example-node")
     assert df.height == 2 * one.height
     assert sorted(df.get_column("trial").unique().to_list()) == [0, 1]
-    assert df.filter(pl.col("source_path") == "run-3/x.csv").get_column("trial").unique().to_list() == [1]
+    assert df.filter(pl.col("source_path") == "run-3/x.csv").get_column(
+        "trial"
+    ).unique().to_list() == [1]
 
 
 def test_bad_batch_writes_nothing_in_any_partition(tmp_path, sample_frame):
@@ -76,8 +90,12 @@ def test_bad_batch_writes_nothing_in_any_partition(tmp_path, sample_frame):
     st.write(sample_frame, "benchmark_runs")
     before = st.partition_path("benchmark_runs", "example-node").read_bytes()
     other = sample_frame.with_columns(pl.lit("other-node").alias("machine"))
-    bad = other.with_columns(pl.when(pl.col("kernel") == "Basic_DAXPY").then(-1.0)
-                             .otherwise(pl.col("time_per_rep_s")).alias("time_per_rep_s"))
+    bad = other.with_columns(
+        pl.when(pl.col("kernel") == "Basic_DAXPY")
+        .then(-1.0)
+        .otherwise(pl.col("time_per_rep_s"))
+        .alias("time_per_rep_s")
+    )
     with pytest.raises(ValidationError, match="time_per_rep_s"):
         st.write(pl.concat([sample_frame, bad]), "benchmark_runs")
     assert st.partition_path("benchmark_runs", "example-node").read_bytes() == before
@@ -97,7 +115,9 @@ def test_crash_during_write_keeps_previous_version(tmp_path, sample_frame, monke
     with pytest.raises(OSError, match="disk full"):
         st.write(sample_frame.with_columns(pl.col("time_per_rep_s") * 2), "benchmark_runs")
     monkeypatch.undo()
-    assert st.version("benchmark_runs") == 0 and st.read("benchmark_runs", "example-node").equals(before)
+    assert st.version("benchmark_runs") == 0 and st.read("benchmark_runs", "example-node").equals(
+        before
+    )
     assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temporary left behind
 
 
@@ -123,11 +143,16 @@ def test_minimal_frame_gets_nullable_columns_and_a_trial(tmp_path, sample_frame)
     required = [c.name for c in BENCHMARK_RUNS.columns if not c.nullable]
     rep = st.write(sample_frame.select(required).head(3), "benchmark_runs")
     df = st.read("benchmark_runs", "example-node")
-    assert rep.rows_written == 3 and df.columns == BENCHMARK_RUNS.names and df.get_column("run_date").null_count() == 3
+    assert (
+        rep.rows_written == 3
+        and df.columns == BENCHMARK_RUNS.names
+        and df.get_column("run_date").null_count() == 3
+    )
 
 
 def write_legacy_store(root, frame: pl.DataFrame, schema_version: str | None = None) -> None:
-    """A store as xamm 0.2 wrote it: <root>/benchmark_runs/machine=<m>/data.parquet, metadata key ``xamm``."""
+    """A store as xamm 0.2 wrote it: <root>/benchmark_runs/machine=<m>/data.parquet, metadata key
+    ``xamm``."""
     import json
 
     from xamm_data.table_files import file_metadata
@@ -140,43 +165,74 @@ def write_legacy_store(root, frame: pl.DataFrame, schema_version: str | None = N
             table = table.drop_columns(["extra_metrics"])
         path = root / "benchmark_runs" / f"machine={machine}" / "data.parquet"
         path.parent.mkdir(parents=True, exist_ok=True)
-        pq.write_table(table.replace_schema_metadata({"xamm": json.dumps(meta)}), path, compression="zstd")
+        pq.write_table(
+            table.replace_schema_metadata({"xamm": json.dumps(meta)}), path, compression="zstd"
+        )
 
 
-def test_a_store_in_the_0_2_layout_with_schema_1_0_0_is_migrated_once_without_loss(tmp_path, sample_frame):
-    """benchmark_runs 1.1.0 added extra_metrics; a 0.2 store holding 1.0.0 files (without it) is moved into the
-    Delta table in one commit, reads extra_metrics as null, keeps its old files aside, and still merges."""
+def test_a_store_in_the_0_2_layout_with_schema_1_0_0_is_migrated_once_without_loss(
+    tmp_path, sample_frame
+):
+    """benchmark_runs 1.1.0 added extra_metrics; a 0.2 store holding 1.0.0 files (without it) is
+    moved into the Delta table in one commit, reads extra_metrics as null, keeps its old files
+    aside, and still merges."""
     other = sample_frame.with_columns(pl.lit("other-node").alias("machine"))
     write_legacy_store(tmp_path / "s", pl.concat([sample_frame, other]), schema_version="1.0.0")
     st = Store(tmp_path / "s")
     back = st.read("benchmark_runs", "example-node")
-    assert back.columns == BENCHMARK_RUNS.names and back.get_column("extra_metrics").null_count() == back.height
+    assert (
+        back.columns == BENCHMARK_RUNS.names
+        and back.get_column("extra_metrics").null_count() == back.height
+    )
     key = list(BENCHMARK_RUNS.primary_key)
     assert back.drop("extra_metrics").sort(key).equals(sample_frame.drop("extra_metrics").sort(key))
     assert st.machines() == ["example-node", "other-node"] and st.version("benchmark_runs") == 0
     assert "migrated_from" in st.history("benchmark_runs").get_column("xamm")[0]
     assert not list((tmp_path / "s" / "benchmark_runs").glob("machine=*/data.parquet"))
-    assert len(list((tmp_path / "s" / ".pre-delta" / "benchmark_runs").glob("machine=*/data.parquet"))) == 2
+    assert (
+        len(list((tmp_path / "s" / ".pre-delta" / "benchmark_runs").glob("machine=*/data.parquet")))
+        == 2
+    )
     assert Store(tmp_path / "s").version("benchmark_runs") == 0  # once
-    one_source = sample_frame.filter(pl.col("source_path") == sample_frame.get_column("source_path")[0])
+    one_source = sample_frame.filter(
+        pl.col("source_path") == sample_frame.get_column("source_path")[0]
+    )
     rep = st.write(one_source, "benchmark_runs")  # re-ingest one source into the migrated partition
-    assert rep.partitions[0].rows_replaced == one_source.height and rep.partitions[0].rows_after == sample_frame.height
-    assert st.read("benchmark_runs", "other-node").height == other.height  # the untouched machine is untouched
+    assert (
+        rep.partitions[0].rows_replaced == one_source.height
+        and rep.partitions[0].rows_after == sample_frame.height
+    )
+    # the untouched machine is untouched
+    assert st.read("benchmark_runs", "other-node").height == other.height
 
 
 def test_store_lock_excludes_other_processes(tmp_path):
-    """The store's lock is a real inter-process lock (filelock): another process cannot take it meanwhile."""
+    """The store's lock is a real inter-process lock (filelock): another process cannot take it
+    meanwhile."""
     import subprocess
     import sys
 
     from xamm_data.atomic import locked
 
     lock = tmp_path / "s" / "benchmark_runs" / ".lock"
-    probe = ("import sys, filelock\ntry:\n    filelock.FileLock(sys.argv[1], timeout=0.2).acquire()\n    print('got')\n"
-             "except filelock.Timeout:\n    print('busy')\n")
+    probe = (
+        "import sys, filelock\ntry:\n    filelock.FileLock(sys.argv[1], "
+        "timeout=0.2).acquire()\n    print('got')\n"
+        "except filelock.Timeout:\n    print('busy')\n"
+    )
     with locked(lock):
-        assert subprocess.run([sys.executable, "-c", probe, str(lock)], capture_output=True, text=True).stdout.strip() == "busy"
-    assert subprocess.run([sys.executable, "-c", probe, str(lock)], capture_output=True, text=True).stdout.strip() == "got"
+        assert (
+            subprocess.run(
+                [sys.executable, "-c", probe, str(lock)], capture_output=True, text=True
+            ).stdout.strip()
+            == "busy"
+        )
+    assert (
+        subprocess.run(
+            [sys.executable, "-c", probe, str(lock)], capture_output=True, text=True
+        ).stdout.strip()
+        == "got"
+    )
 
 
 def test_default_home_is_the_platform_cache_dir(monkeypatch, tmp_path):

@@ -1,6 +1,7 @@
-"""Issue 14, point 6: the store on object storage. A local S3-compatible server (moto in server mode, on
-127.0.0.1) holds the store; ingest, load, time travel, verified reads and concurrent writers run against it
-through delta-rs and pyarrow's S3 client, exactly as against a remote bucket."""
+"""Issue 14, point 6: the store on object storage. A local S3-compatible server (moto in server
+mode, on
+127.0.0.1) holds the store; ingest, load, time travel, verified reads and concurrent writers run
+against it through delta-rs and pyarrow's S3 client, exactly as against a remote bucket."""
 
 from __future__ import annotations
 
@@ -15,9 +16,10 @@ from conftest import FIXTURES
 
 pytest.importorskip("moto.server", reason="moto[server] is in the test extra")
 
+from xamm_ingest import read_rajaperf  # noqa: E402
+
 from xamm_data import load_dataset  # noqa: E402
 from xamm_data.store import CorruptDataError, CorruptLogError, Store  # noqa: E402
-from xamm_ingest import read_rajaperf  # noqa: E402
 
 BUCKET = "xamm-test"
 
@@ -32,16 +34,29 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def s3():
-    """moto's S3 server in its own process (delta-rs calls that hold the GIL would deadlock a server thread)."""
+    """moto's S3 server in its own process (delta-rs calls that hold the GIL would deadlock a server
+    thread)."""
     import boto3
 
     port = _free_port()
-    srv = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    env = {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}", "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
-           "AWS_REGION": "us-east-1"}
-    client = boto3.client("s3", endpoint_url=env["AWS_ENDPOINT_URL"], aws_access_key_id="test",
-                          aws_secret_access_key="test", region_name="us-east-1")
+    srv = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    env = {
+        "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}",
+        "AWS_ACCESS_KEY_ID": "test",
+        "AWS_SECRET_ACCESS_KEY": "test",
+        "AWS_REGION": "us-east-1",
+    }
+    client = boto3.client(
+        "s3",
+        endpoint_url=env["AWS_ENDPOINT_URL"],
+        aws_access_key_id="test",
+        aws_secret_access_key="test",
+        region_name="us-east-1",
+    )
     for _ in range(100):
         try:
             client.create_bucket(Bucket=BUCKET)
@@ -76,10 +91,16 @@ def test_ingest_load_time_travel_and_verified_reads_on_s3(s3_env, frame, tmp_pat
     st.write(frame, "benchmark_runs")
     st.write(frame.with_columns(pl.lit("node-b").alias("machine")), "benchmark_runs")
     keys = [o["Key"] for o in client.list_objects_v2(Bucket=BUCKET, Prefix="t1/store/")["Contents"]]
-    assert any("_delta_log/00000000000000000001.json" in k for k in keys)  # two commits, in the bucket
+    # two commits, in the bucket
+    assert any("_delta_log/00000000000000000001.json" in k for k in keys)
     assert not (tmp_path / "t1").exists()
-    monkeypatch.setenv("XAMM_HOME", f"s3://{BUCKET}/t1")  # the default store follows XAMM_HOME's URI
-    assert load_dataset("example-node").sort("kernel", "trial").equals(st.read("benchmark_runs", "example-node").sort("kernel", "trial"))
+    # the default store follows XAMM_HOME's URI
+    monkeypatch.setenv("XAMM_HOME", f"s3://{BUCKET}/t1")
+    assert (
+        load_dataset("example-node")
+        .sort("kernel", "trial")
+        .equals(st.read("benchmark_runs", "example-node").sort("kernel", "trial"))
+    )
     assert Store(uri).machines() == ["example-node", "node-b"]
     assert st.read("benchmark_runs", "node-b", version=1).height == frame.height
     with pytest.raises(FileNotFoundError):
@@ -95,15 +116,23 @@ def test_ingest_load_time_travel_and_verified_reads_on_s3(s3_env, frame, tmp_pat
 
 
 def test_the_log_on_s3_is_verified_like_a_local_one(s3_env, frame):
-    """The head record is written to the bucket; a lost newest log object is a named error, not a rollback."""
+    """The head record is written to the bucket; a lost newest log object is a named error, not a
+    rollback."""
     _, client = s3_env
     st = Store(f"s3://{BUCKET}/t4/store")
     st.write(frame, "benchmark_runs")
     st.write(frame.with_columns(pl.lit("node-b").alias("machine")), "benchmark_runs")
     assert st.verify() == []
-    assert client.get_object(Bucket=BUCKET, Key="t4/store/benchmark_runs/_xamm/head.json")["Body"].read()
-    client.delete_object(Bucket=BUCKET, Key="t4/store/benchmark_runs/_delta_log/00000000000000000001.json")
-    with pytest.raises(CorruptLogError, match=r"committed version 1 but the log ends at 0: .*00000000000000000001\.json"):
+    assert client.get_object(Bucket=BUCKET, Key="t4/store/benchmark_runs/_xamm/head.json")[
+        "Body"
+    ].read()
+    client.delete_object(
+        Bucket=BUCKET, Key="t4/store/benchmark_runs/_delta_log/00000000000000000001.json"
+    )
+    with pytest.raises(
+        CorruptLogError,
+        match=r"committed version 1 but the log ends at 0: .*00000000000000000001\.json",
+    ):
         st.machines()
     assert len(st.verify()) == 1
 
@@ -135,15 +164,27 @@ def test_four_concurrent_writers_on_s3_lose_nothing(s3_env, frame, tmp_path):
     uri = f"s3://{BUCKET}/t3/store"
     inputs = []
     for i, machine in enumerate(("example-node", "example-node", "node-b", "node-c")):
-        inputs.append(frame.with_columns((pl.lit(f"w{i}/") + pl.col("source_path")).alias("source_path"),
-                                         (pl.col("source_sha256").str.slice(0, 62) + pl.lit(f"{i:02d}")).alias("source_sha256"),
-                                         pl.lit(machine).alias("machine")))
+        inputs.append(
+            frame.with_columns(
+                (pl.lit(f"w{i}/") + pl.col("source_path")).alias("source_path"),
+                (pl.col("source_sha256").str.slice(0, 62) + pl.lit(f"{i:02d}")).alias(
+                    "source_sha256"
+                ),
+                pl.lit(machine).alias("machine"),
+            )
+        )
     start = time.time() + 2.0
     procs = []
     for i, df in enumerate(inputs):
         df.write_parquet(tmp_path / f"in{i}.parquet")
-        procs.append(subprocess.Popen([sys.executable, "-c", WRITER, uri, str(tmp_path / f"in{i}.parquet"), str(start)],
-                                      stderr=subprocess.PIPE, text=True, env={**__import__("os").environ, **env}))
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, "-c", WRITER, uri, str(tmp_path / f"in{i}.parquet"), str(start)],
+                stderr=subprocess.PIPE,
+                text=True,
+                env={**__import__("os").environ, **env},
+            )
+        )
     for p in procs:
         assert p.wait(timeout=300) == 0, p.stderr.read()[-2000:]
     got = Store(uri).scan("benchmark_runs").collect()

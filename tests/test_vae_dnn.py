@@ -1,4 +1,5 @@
-"""Seeds 001/002: vector samples, the seeds' metrics (hand-computed), the VAE-DNN's switches, persistence."""
+"""Seeds 001/002: vector samples, the seeds' metrics (hand-computed), the VAE-DNN's switches,
+persistence."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ SMALL = {"vae_epochs": 20, "dnn_epochs": 30, "joint_epochs": 5, "dnn_hidden": 32
 
 
 def pairs_frame(n=60, seed=0) -> pl.DataFrame:
-    """Samples measured on two sources; relR to three targets follows the first feature (a known law)."""
+    """Samples measured on two sources; relR to three targets follows the first feature (a known
+    law)."""
     rng = np.random.default_rng(seed)
     rows = []
     for i in range(n):
@@ -24,9 +26,19 @@ def pairs_frame(n=60, seed=0) -> pl.DataFrame:
         for src in ("a:cpu", "b:gpu"):
             for tgt, k in (("a:cpu", 0.0), ("b:gpu", -1.0), ("c:gpu", -0.5)):
                 if tgt != src and not (i % 7 == 0 and tgt == "c:gpu"):  # some vectors miss a target
-                    rows.append({"sample": f"K{i}|{{}}", "app": f"G_K{i}", "group": "G", "source": src, "target": tgt,
-                                 "relR": float(np.exp(k * (1 + 0.3 * f[0]) + (0.5 if src == "b:gpu" else 0.0))),
-                                 **dict(zip(FEATURES, f.tolist(), strict=True))})
+                    rows.append(
+                        {
+                            "sample": f"K{i}|{{}}",
+                            "app": f"G_K{i}",
+                            "group": "G",
+                            "source": src,
+                            "target": tgt,
+                            "relR": float(
+                                np.exp(k * (1 + 0.3 * f[0]) + (0.5 if src == "b:gpu" else 0.0))
+                            ),
+                            **dict(zip(FEATURES, f.tolist(), strict=True)),
+                        }
+                    )
     return pl.DataFrame(rows)
 
 
@@ -35,8 +47,11 @@ def test_vector_samples_pivot_and_mask():
     v = vector_samples(p)
     assert v.height == 20 and {"y_a:cpu", "y_b:gpu", "y_c:gpu"} <= set(v.columns)
     row = v.filter(pl.col("sample") == "K1|{}", pl.col("source") == "a:cpu").row(0, named=True)
-    want = p.filter(pl.col("sample") == "K1|{}", pl.col("source") == "a:cpu", pl.col("target") == "b:gpu")["relR"][0]
-    assert row["y_b:gpu"] == pytest.approx(np.log(want)) and row["y_a:cpu"] is None  # no relR to itself
+    want = p.filter(
+        pl.col("sample") == "K1|{}", pl.col("source") == "a:cpu", pl.col("target") == "b:gpu"
+    )["relR"][0]
+    # no relR to itself
+    assert row["y_b:gpu"] == pytest.approx(np.log(want)) and row["y_a:cpu"] is None
     assert v.filter(pl.col("sample") == "K0|{}")["y_c:gpu"].null_count() == 2  # K0 lacks c:gpu
 
 
@@ -50,8 +65,10 @@ def test_the_seeds_metrics_hand_computed():
     assert m["ordering_accuracy"] == pytest.approx(0.75)
     y, p = np.nan_to_num(Y)[M], P[M]
     assert m["r2_seed"] == pytest.approx(1 - ((y - p) ** 2).sum() / ((y - y.mean()) ** 2).sum())
-    # ROC over the 3 full vectors: positive = (x, y, z) (2 of 3); margins: row0 1.1-0 -> min(1.1, 1.1)=1.1,
-    # row1 min(0.8, -0.2) = -0.2, row2 is negative with margin min(2.0, -0.5) = -0.5 -> AUC = 1.0 (1.1 and -0.2 > -0.5)
+    # ROC over the 3 full vectors: positive = (x, y, z) (2 of 3); margins: row0 1.1-0 -> min(1.1,
+    # 1.1)=1.1,
+    # row1 min(0.8, -0.2) = -0.2, row2 is negative with margin min(2.0, -0.5) = -0.5 -> AUC = 1.0
+    # (1.1 and -0.2 > -0.5)
     assert m["positive_order"] == ["x", "y", "z"] and m["auc"] == pytest.approx(1.0)
 
 
@@ -67,7 +84,9 @@ def test_fit_is_seeded_learns_the_law_and_round_trips_through_safetensors(tmp_pa
     err = np.median(np.abs(np.log10(pairs["y_pred"] / pairs["y_true"])))
     assert err < 0.15  # a known, smooth law is learned
     a.save_pretrained(tmp_path / "m")
-    assert (tmp_path / "m" / "model.safetensors").is_file() and (tmp_path / "m" / "config.json").is_file()
+    assert (tmp_path / "m" / "model.safetensors").is_file() and (
+        tmp_path / "m" / "config.json"
+    ).is_file()
     back = VaeDnn.from_pretrained(str(tmp_path / "m"))
     assert np.array_equal(back.predict_vector(test), a.predict_vector(test))
     assert back.provenance == a.provenance and back.provenance["vectors"] == int(tr.sum())
@@ -79,7 +98,12 @@ def test_each_switch_changes_training():
     v = vector_samples(pairs_frame(40))
     targets, sources = ["a:cpu", "b:gpu", "c:gpu"], ["a:cpu", "b:gpu"]
     base = VaeDnn(targets, sources, seed=0, **SMALL).fit(v).latent(v)
-    for sw in ({"calibrated": False}, {"cpu_first": False}, {"kl_schedule": False}, {"joint_epochs": 0}):
+    for sw in (
+        {"calibrated": False},
+        {"cpu_first": False},
+        {"kl_schedule": False},
+        {"joint_epochs": 0},
+    ):
         other = VaeDnn(targets, sources, seed=0, **{**SMALL, **sw}).fit(v).latent(v)
         assert not np.allclose(base, other), sw
 
@@ -102,46 +126,95 @@ def test_the_readme_reports_what_docs_vae_dnn_holds():
     r = json.loads((repo / "docs" / "vae-dnn" / "results.json").read_text())
     text = (repo / "README.md").read_text()
     a = r["split_80_20"]["all switches on"]
-    assert f"| R², 80/20 split | 0.81 | {a['vae-dnn']['r2_seed']:.2f} | {a['random-forest']['r2_seed']:.2f} |" in text
-    assert f"| {a['vae-dnn']['ordering_accuracy']:.0%} | {a['random-forest']['ordering_accuracy']:.0%} |" in text
-    # the kernel-group row comes from `xamm eval` (docs/eval), as the README says; run_all's own kernel-group
+    assert (
+        f"| R², 80/20 split | 0.81 | {a['vae-dnn']['r2_seed']:.2f} | "
+        f"{a['random-forest']['r2_seed']:.2f} |"
+    ) in text
+    assert (
+        f"| {a['vae-dnn']['ordering_accuracy']:.0%} | "
+        f"{a['random-forest']['ordering_accuracy']:.0%} |"
+    ) in text
+    # the kernel-group row comes from `xamm eval` (docs/eval), as the README says; run_all's own
+    # kernel-group
     # figures (docs/vae-dnn) are another run and must not be what the row is checked against
-    ev = json.loads((repo / "docs" / "eval" / "results.json").read_text())["results"]["kernel-group"]["entries"]
-    w = {m: ev[e]["pooled"]["all"]["within_2"] for m, e in (("vae", "vae-dnn/seed"), ("rf", "baseline/random-forest-vector"))}
+    ev = json.loads((repo / "docs" / "eval" / "results.json").read_text())["results"][
+        "kernel-group"
+    ]["entries"]
+    w = {
+        m: ev[e]["pooled"]["all"]["within_2"]
+        for m, e in (("vae", "vae-dnn/seed"), ("rf", "baseline/random-forest-vector"))
+    }
     ci = {m: f"{x['value']:.2f} [{x['lo']:.2f}, {x['hi']:.2f}]" for m, x in w.items()}
-    assert f"| within 2×, leave one kernel group out [90% CI] | – | {ci['vae']} | {ci['rf']} |" in text
-    ci = {m: {k: f"{x[k]['value']:.2f} [{x[k]['lo']:.2f}, {x[k]['hi']:.2f}]" for k in ("within_2", "median_abs_log10")}
-          for m, x in r["kernel_pooled"].items()}
-    assert r["kernel_pooled"]["vae-dnn"]["pairs"] == r["kernel_pooled"]["random-forest"]["pairs"] > 2000
-    assert (f"| within 2×, leave one kernel out (73 folds) [90% CI] | – | {ci['vae-dnn']['within_2']} | "
-            f"{ci['random-forest']['within_2']} |") in text
-    assert (f"| median abs log10 error, leave one kernel out [90% CI] | – | {ci['vae-dnn']['median_abs_log10']} | "
-            f"{ci['random-forest']['median_abs_log10']} |") in text
+    assert (
+        f"| within 2×, leave one kernel group out [90% CI] | – | {ci['vae']} | {ci['rf']} |"
+    ) in text
+    ci = {
+        m: {
+            k: f"{x[k]['value']:.2f} [{x[k]['lo']:.2f}, {x[k]['hi']:.2f}]"
+            for k in ("within_2", "median_abs_log10")
+        }
+        for m, x in r["kernel_pooled"].items()
+    }
+    assert (
+        r["kernel_pooled"]["vae-dnn"]["pairs"]
+        == r["kernel_pooled"]["random-forest"]["pairs"]
+        > 2000
+    )
+    assert (
+        "| within 2×, leave one kernel out (73 folds) [90% CI] | – | "
+        f"{ci['vae-dnn']['within_2']} | "
+        f"{ci['random-forest']['within_2']} |"
+    ) in text
+    assert (
+        "| median abs log10 error, leave one kernel out [90% CI] | – | "
+        f"{ci['vae-dnn']['median_abs_log10']} | "
+        f"{ci['random-forest']['median_abs_log10']} |"
+    ) in text
     assert (repo / "docs" / "vae-dnn" / "roc.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     from xamm_models.studies.vae_dnn import markdown
 
-    assert (repo / "docs" / "vae-dnn" / "results.md").read_text() == markdown(r)  # the page is what the JSON says
-    ev = json.loads((repo / "docs" / "eval" / "results.json").read_text())["results"]["kernel-group"]["vector_metrics"]
+    # the page is what the JSON says
+    assert (repo / "docs" / "vae-dnn" / "results.md").read_text() == markdown(r)
+    ev = json.loads((repo / "docs" / "eval" / "results.json").read_text())["results"][
+        "kernel-group"
+    ]["vector_metrics"]
     v, f = ev["vae-dnn/seed"], ev["baseline/random-forest-vector"]
-    assert f"| R² (seeds' reading), leave one kernel group out | – | {v['r2_seed']:.2f} | {f['r2_seed']:.2f} |" in text
-    assert f"| correct ordering, leave one kernel group out | – | {v['ordering_accuracy']:.0%} | {f['ordering_accuracy']:.0%} |" in text
+    assert (
+        "| R² (seeds' reading), leave one kernel group out | – | "
+        f"{v['r2_seed']:.2f} | {f['r2_seed']:.2f} |"
+    ) in text
+    assert (
+        "| correct ordering, leave one kernel group out | – | "
+        f"{v['ordering_accuracy']:.0%} | {f['ordering_accuracy']:.0%} |"
+    ) in text
     assert f"| ROC AUC, leave one kernel group out | – | {v['auc']:.2f} | {f['auc']:.2f} |" in text
     assert (repo / "docs" / "eval" / "roc.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # the prose's figures of the other entries, from the same xamm eval run
-    w = {(s, e): f"{x['entries'][e]['pooled']['all']['within_2']['value']:.2f}"
-         for s, x in json.loads((repo / "docs" / "eval" / "results.json").read_text())["results"].items()
-         for e in ("stacked/prior", "stacked/default", "baseline/knn")}
+    w = {
+        (s, e): f"{x['entries'][e]['pooled']['all']['within_2']['value']:.2f}"
+        for s, x in json.loads((repo / "docs" / "eval" / "results.json").read_text())[
+            "results"
+        ].items()
+        for e in ("stacked/prior", "stacked/default", "baseline/knn")
+    }
     flat = " ".join(text.split())
-    assert (f"below the physics prior (`stacked/prior`, {w['kernel-group', 'stacked/prior']}) and the default predictor "
-            f"({w['kernel-group', 'stacked/default']})") in flat
-    assert (f"level with kNN ({w['kernel', 'baseline/knn']}) and short of the default predictor "
-            f"({w['kernel', 'stacked/default']}) there") in flat
+    assert (
+        "below the physics prior (`stacked/prior`, "
+        f"{w['kernel-group', 'stacked/prior']}) and the default predictor "
+        f"({w['kernel-group', 'stacked/default']})"
+    ) in flat
+    assert (
+        f"level with kNN ({w['kernel', 'baseline/knn']}) and short of the default predictor "
+        f"({w['kernel', 'stacked/default']}) there"
+    ) in flat
 
 
 @pytest.fixture(scope="module")
 def trained():
     v = vector_samples(pairs_frame(60))
-    return VaeDnn(["a:cpu", "b:gpu", "c:gpu"], ["a:cpu", "b:gpu"], seed=0, **SMALL).fit(v, dataset="synthetic"), v
+    return VaeDnn(["a:cpu", "b:gpu", "c:gpu"], ["a:cpu", "b:gpu"], seed=0, **SMALL).fit(
+        v, dataset="synthetic"
+    ), v
 
 
 def test_predict_and_rank_answer_every_target_from_one_vector_like_the_other_predictors(trained):
@@ -150,7 +223,11 @@ def test_predict_and_rank_answer_every_target_from_one_vector_like_the_other_pre
     m, v = trained
     prof = v.filter(pl.col("source") == "a:cpu").head(4).drop("source")
     p = m.predict(prof, "a:cpu")
-    assert p.columns == ["row", "app", "source", "target", "relR"] and p.height == 8  # the two other targets each
+    # the two other targets each
+    assert (
+        p.columns == ["row", "app", "source", "target", "relR", "relR_lo", "relR_hi", "regime"]
+        and p.height == 8
+    )
     P = m.predict_vector(prof.with_columns(pl.lit("a:cpu").alias("source")))
     for r, t, rel in p.select("row", "target", "relR").iter_rows():
         assert rel == pytest.approx(np.exp(P[r, m.targets.index(t)]), rel=1e-12)
@@ -166,15 +243,20 @@ def test_predict_and_rank_answer_every_target_from_one_vector_like_the_other_pre
 
 
 def test_a_profile_with_a_missing_or_non_finite_feature_is_refused_naming_the_row(trained):
-    """Nulls were once filled with 0 and NaN passed through: the VAE-DNN would answer for a profile it cannot read."""
+    """Nulls were once filled with 0 and NaN passed through: the VAE-DNN would answer for a profile
+    it cannot read."""
     from xamm_models.profile_input import ProfileInputError
 
     m, v = trained
     prof = v.filter(pl.col("source") == "a:cpu").head(4).drop("source")
     f = m.feature_names[0]
     for bad in (None, float("nan"), float("inf")):
-        broken = prof.with_columns(pl.when(pl.int_range(pl.len()) == 2).then(bad).otherwise(pl.col(f)).alias(f))
-        with pytest.raises(ProfileInputError, match=rf"column {f} .*must be finite; it is not in row 2 \(1 of 4\)"):
+        broken = prof.with_columns(
+            pl.when(pl.int_range(pl.len()) == 2).then(bad).otherwise(pl.col(f)).alias(f)
+        )
+        with pytest.raises(
+            ProfileInputError, match=rf"column {f} .*must be finite; it is not in row 2 \(1 of 4\)"
+        ):
             m.predict(broken, "a:cpu")
     with pytest.raises(ProfileInputError, match=f"lacks {f}"):
         m.predict(prof.drop(f), "a:cpu")
@@ -186,11 +268,22 @@ def test_the_zoo_knows_a_saved_vae_dnn_by_its_marker_and_its_card(trained, tmp_p
 
     m, v = trained
     m.save_pretrained(tmp_path / "m")
-    assert {p.name for p in (tmp_path / "m").iterdir()} == {"model.safetensors", "config.json", "vae_dnn.json", "README.md",
-                                                            "xamm-files.json"}
+    assert {p.name for p in (tmp_path / "m").iterdir()} == {
+        "model.safetensors",
+        "config.json",
+        "vae_dnn.json",
+        "README.md",
+        "xamm-files.json",
+    }
     card = (tmp_path / "m" / "README.md").read_text()
-    assert "pipeline_tag: tabular-regression" in card and "synthetic" in card and "calibrated True" in card
-    assert list_models() == ["adapted", "baseline", "stacked", "vae-dnn", "xamm"] and list_models("vae*") == ["vae-dnn"]
+    assert (
+        "pipeline_tag: tabular-regression" in card
+        and "synthetic" in card
+        and "calibrated True" in card
+    )
+    assert list_models() == ["adapted", "baseline", "stacked", "vae-dnn", "xamm"] and list_models(
+        "vae*"
+    ) == ["vae-dnn"]
     for back in (load_model(str(tmp_path / "m")), load_predictor(str(tmp_path / "m"))):
         assert type(back) is VaeDnn and back.provenance["dataset"] == "synthetic"
         assert np.array_equal(back.predict_vector(v), m.predict_vector(v))
@@ -211,42 +304,72 @@ def test_push_and_pull_through_the_hub(trained, local_hub, tmp_path, monkeypatch
     assert type(back) is VaeDnn and np.array_equal(back.predict_vector(v), m.predict_vector(v))
 
 
-def test_xamm_run_trains_and_tests_a_vae_dnn_and_predict_ranks_with_it(rajaperf_sets, tmp_path, capsys, monkeypatch):
+def test_xamm_run_trains_and_tests_a_vae_dnn_and_predict_ranks_with_it(
+    rajaperf_sets, tmp_path, capsys, monkeypatch
+):
     import json
+
+    from xamm_ingest import ingest_rajaperf
 
     from xamm_data.cli import main as xamm
     from xamm_data.store import Store
-    from xamm_ingest import ingest_rajaperf
 
     monkeypatch.setenv("XAMM_HOME", str(tmp_path / "home"))
     st = Store(tmp_path / "store")
     ingest_rajaperf([rajaperf_sets["h100_tier1"]], machine="h100-node", store=st, workers=2)
     ingest_rajaperf([rajaperf_sets["mi300a_tier1"]], machine="mi300a-spx", store=st, workers=2)
     cfg = tmp_path / "c.yml"
-    cfg.write_text(f"func: train\nmodel: vae-dnn\napp_train_data_path: {st.root}\noutput: {tmp_path / 'm'}\n")
+    cfg.write_text(
+        f"func: train\nmodel: vae-dnn\napp_train_data_path: {st.root}\noutput: {tmp_path / 'm'}\n"
+    )
     assert xamm(["run", str(cfg)]) == 0
     saved = json.loads((tmp_path / "m" / "vae_dnn.json").read_text())
-    assert saved["training"]["data_version"] == st.version("benchmark_runs") and len(saved["targets"]) == 4
-    cfg.write_text(f"func: test\napp_test_data_path: {st.root}\nsrc_model_path: {tmp_path / 'm'}\n"
-                   f"output: {tmp_path / 'p.parquet'}\n")
+    assert (
+        saved["training"]["data_version"] == st.version("benchmark_runs")
+        and len(saved["targets"]) == 4
+    )
+    cfg.write_text(
+        f"func: test\napp_test_data_path: {st.root}\nsrc_model_path: {tmp_path / 'm'}\n"
+        f"output: {tmp_path / 'p.parquet'}\n"
+    )
     capsys.readouterr()
     assert xamm(["run", str(cfg)]) == 0
     out = capsys.readouterr().out
-    summary = json.loads(out[out.index("{"):])
+    summary = json.loads(out[out.index("{") :])
     preds = pl.read_parquet(tmp_path / "p.parquet")
     j = preds.filter(pl.col("relR_true").is_not_null())
     err = (j["relR"] / j["relR_true"]).log10().abs()
     assert summary["evaluated_pairs"] == j.height > 100
-    assert summary["within_2"] == pytest.approx(float((err <= np.log10(2) + 1e-12).mean()), abs=1e-4)
+    assert summary["within_2"] == pytest.approx(
+        float((err <= np.log10(2) + 1e-12).mean()), abs=1e-4
+    )
     assert set(preds["target"]) == set(saved["targets"])
     prof = tmp_path / "prof.parquet"
     from xamm_models.features import kernel_app_samples
 
-    kernel_app_samples(st.scan("benchmark_runs").collect()).filter(pl.col("machine") == "h100-node",
-                                                                   pl.col("device") == "gpu").head(3).write_parquet(prof)
+    kernel_app_samples(st.scan("benchmark_runs").collect()).filter(
+        pl.col("machine") == "h100-node", pl.col("device") == "gpu"
+    ).head(3).write_parquet(prof)
     capsys.readouterr()
-    assert xamm(["predict", str(prof), "--source", "h100-node:gpu", "--target", "mi300a-spx:gpu", "--target",
-                 "mi300a-spx:cpu", "--model", str(tmp_path / "m"), "--rank", "--json"]) == 0
+    assert (
+        xamm(
+            [
+                "predict",
+                str(prof),
+                "--source",
+                "h100-node:gpu",
+                "--target",
+                "mi300a-spx:gpu",
+                "--target",
+                "mi300a-spx:cpu",
+                "--model",
+                str(tmp_path / "m"),
+                "--rank",
+                "--json",
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr()
     rows = json.loads(printed.out or "null")  # stdout is exactly the JSON
     assert rows, printed.err
@@ -261,15 +384,24 @@ def test_leave_one_kernel_out_tests_every_kernel_exactly_once_and_is_added_to_th
 
     pairs = pairs_frame(12)
     kernels = sorted(set(pairs["app"]))
-    ds = SimpleNamespace(pairs=pairs, get_idx_split=lambda scheme: [SimpleNamespace(test_kernels=(k,)) for k in kernels])
-    base = {"dataset": {"version": "v", "vectors": 24, "targets": ["a:cpu", "b:gpu", "c:gpu"]}, "split_80_20": {},
-            "kernel_group_pooled": {}}
+    ds = SimpleNamespace(
+        pairs=pairs,
+        get_idx_split=lambda scheme: [SimpleNamespace(test_kernels=(k,)) for k in kernels],
+    )
+    base = {
+        "dataset": {"version": "v", "vectors": 24, "targets": ["a:cpu", "b:gpu", "c:gpu"]},
+        "split_80_20": {},
+        "kernel_group_pooled": {},
+    }
     (tmp_path / "results.json").write_text(json.dumps(base))
     res = add_loko(ds, tmp_path, n_boot=50, workers=1, progress=lambda *_: None, **SMALL)
     assert set(res["kernel_pooled"]) == {"vae-dnn", "random-forest"}
     for r in res["kernel_pooled"].values():
-        assert r["pairs"] == pairs.height  # every pair tested once, by the model trained without its kernel
+        # every pair tested once, by the model trained without its kernel
+        assert r["pairs"] == pairs.height
         assert r["within_2"]["lo"] <= r["within_2"]["value"] <= r["within_2"]["hi"]
     saved = json.loads((tmp_path / "results.json").read_text())
     assert saved == res
-    assert (tmp_path / "results.md").read_text() == markdown(saved) and "Leave one kernel out" in markdown(saved)
+    assert (tmp_path / "results.md").read_text() == markdown(
+        saved
+    ) and "Leave one kernel out" in markdown(saved)

@@ -1,4 +1,5 @@
-"""Vectorised validation: errors name the table, the column, the rule and the first offending rows."""
+"""Vectorised validation: errors name the table, the column, the rule and the first offending
+rows."""
 
 from __future__ import annotations
 
@@ -10,14 +11,29 @@ from xamm_data.validate import ValidationError, conform, validate
 
 
 def good_rows(n: int = 3) -> pl.DataFrame:
-    return pl.DataFrame({
-        "machine": ["quartz"] * n, "device": ["cpu"] * n, "suite": ["RAJAPerf"] * n,
-        "kernel": [f"Basic_K{i}" for i in range(n)], "group": ["Basic"] * n, "variant": ["Base_Seq"] * n,
-        "backend": ["Seq"] * n, "tuning": ["default"] * n, "problem_size": [1000] * n, "reps": [10] * n,
-        "npasses": [1] * n, "threads": [1] * n, "trial": [0] * n, "time_per_rep_s": [1e-3] * n,
-        "source_path": [f"r/{i}.cali" for i in range(n)], "source_sha256": ["a" * 64] * n,
-        "source_format": ["caliper-cali"] * n, "reader": ["t"] * n, "xamm_version": ["0"] * n,
-    })
+    return pl.DataFrame(
+        {
+            "machine": ["quartz"] * n,
+            "device": ["cpu"] * n,
+            "suite": ["RAJAPerf"] * n,
+            "kernel": [f"Basic_K{i}" for i in range(n)],
+            "group": ["Basic"] * n,
+            "variant": ["Base_Seq"] * n,
+            "backend": ["Seq"] * n,
+            "tuning": ["default"] * n,
+            "problem_size": [1000] * n,
+            "reps": [10] * n,
+            "npasses": [1] * n,
+            "threads": [1] * n,
+            "trial": [0] * n,
+            "time_per_rep_s": [1e-3] * n,
+            "source_path": [f"r/{i}.cali" for i in range(n)],
+            "source_sha256": ["a" * 64] * n,
+            "source_format": ["caliper-cali"] * n,
+            "reader": ["t"] * n,
+            "xamm_version": ["0"] * n,
+        }
+    )
 
 
 def test_good_frame_conforms_to_schema_order_and_types():
@@ -29,7 +45,8 @@ def test_good_frame_conforms_to_schema_order_and_types():
 
 def test_error_names_column_rule_rows_and_source():
     df = good_rows(8).with_columns(
-        pl.when(pl.int_range(pl.len()) >= 2).then(-1.0).otherwise(1e-3).alias("time_per_rep_s"))
+        pl.when(pl.int_range(pl.len()) >= 2).then(-1.0).otherwise(1e-3).alias("time_per_rep_s")
+    )
     with pytest.raises(ValidationError) as ei:
         validate(df, BENCHMARK_RUNS)
     e = ei.value
@@ -38,13 +55,16 @@ def test_error_names_column_rule_rows_and_source():
     assert "r/2.cali" in str(e) and "time_per_rep_s" in str(e)
 
 
-@pytest.mark.parametrize("column,value,rule", [
-    ("time_per_rep_s", float("inf"), "finite"),
-    ("device", "fpga", "one of"),
-    ("kernel", "daxpy", "matches"),
-    ("machine", None, "not null"),
-    ("source_sha256", "xyz", "matches"),
-])
+@pytest.mark.parametrize(
+    "column,value,rule",
+    [
+        ("time_per_rep_s", float("inf"), "finite"),
+        ("device", "fpga", "one of"),
+        ("kernel", "daxpy", "matches"),
+        ("machine", None, "not null"),
+        ("source_sha256", "xyz", "matches"),
+    ],
+)
 def test_each_rule_is_enforced(column, value, rule):
     df = good_rows().with_columns(pl.lit(value).alias(column))
     with pytest.raises(ValidationError) as ei:

@@ -1,8 +1,9 @@
-"""The embedded snapshot and ``xamm zoo build``: offline answers from the package, checked against the public data.
+"""The embedded snapshot and ``xamm zoo build``: offline answers from the package, checked against
+the public data.
 
-The snapshot's numbers are checked against an independent ingest of ``../shared/data``; its default predictor against
-a fresh fit on that data (reproducible: the same bytes of predictions); ``xamm zoo build`` is re-run and must give
-the same data and default-model files as the committed snapshot.
+The snapshot's numbers are checked against an independent ingest of ``../shared/data``; its default
+predictor against a fresh fit on that data (reproducible: the same bytes of predictions); ``xamm zoo
+build`` is re-run and must give the same data and default-model files as the committed snapshot.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ pytest.importorskip("xgboost", reason="the models extra is not installed")
 from xamm_models.benchmark import dataset as xplat  # noqa: E402
 
 MANIFEST = snapshot.manifest()
-needs_snapshot = pytest.mark.skipif(MANIFEST is None, reason="this checkout carries no embedded snapshot")
+needs_snapshot = pytest.mark.skipif(
+    MANIFEST is None, reason="this checkout carries no embedded snapshot"
+)
 
 
 @pytest.fixture(scope="module")
@@ -36,17 +39,20 @@ def public_store(shared_data, tmp_path_factory):
 
 @pytest.fixture
 def offline(monkeypatch):
-    """No Hub at all: offline mode, an endpoint nothing listens on, and any download attempt is a failure."""
+    """No Hub at all: offline mode, an endpoint nothing listens on, and any download attempt is a
+    failure."""
     import huggingface_hub
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
 
-    from xamm_models.machines import hub as signature_hub  # binds hf_hub_download at import: imported (and patched) here,
+    # binds hf_hub_download at import: imported (and patched) here,
+    from xamm_models.machines import hub as signature_hub
     # so a first import inside this test cannot keep the refusing stand-in for the tests after it
 
     def refuse(*a, **k):
         raise AssertionError("the Hub was asked")
+
     for name in ("snapshot_download", "hf_hub_download"):
         monkeypatch.setattr(huggingface_hub, name, refuse)
     monkeypatch.setattr(signature_hub, "hf_hub_download", refuse)
@@ -61,23 +67,37 @@ def test_the_manifest_lists_sources_licences_checksums_and_fits_the_size_budget(
         p = snapshot.ROOT / f.path
         assert file_sha256(p) == f.sha256, f.path
         total += p.stat().st_size
-    assert total <= 10 * 2**20  # issue 17's budget: the wheel grows by at most this (it compresses further)
+    # issue 17's budget: the wheel grows by at most this (it compresses further)
+    assert total <= 10 * 2**20
     assert 0.245e6 < total < 0.255e6  # the README says 0.25 MB
     # "chose no boosted residual anywhere, so it holds none"
-    cal = json.loads((snapshot.ROOT / "models" / "default" / "stacked_predictor.json").read_text())["calibration"]
+    cal = json.loads((snapshot.ROOT / "models" / "default" / "stacked_predictor.json").read_text())[
+        "calibration"
+    ]
     used = {v for c in cal.values() for v in (c["fallback"], *c["variants"].values())}
     assert used == {"prior", "split", "pair-median"}
     assert not list((snapshot.ROOT / "models" / "default").glob("*.ubj"))
-    assert set(snapshot.machines()) == {"quartz", "lassen", "h100-node", "mi300a-spx"} and MANIFEST.models == ["default"]
+    assert set(snapshot.machines()) == {
+        "quartz",
+        "lassen",
+        "h100-node",
+        "mi300a-spx",
+    } and MANIFEST.models == ["default"]
 
 
 @needs_snapshot
-def test_load_dataset_offline_with_nothing_local_is_the_public_data(offline, public_store, tmp_path):
+def test_load_dataset_offline_with_nothing_local_is_the_public_data(
+    offline, public_store, tmp_path
+):
     for m in ("quartz", "lassen", "h100-node", "mi300a-spx"):
         got = load_dataset(m, store=tmp_path / "empty-store")
-        assert got.equals(public_store.read("benchmark_runs", m)), m  # the same rows as an independent ingest
-    assert load_dataset("Quartz", store=tmp_path / "empty-store", lazy=True).collect().equals(
-        public_store.read("benchmark_runs", "quartz"))  # aliases and lazy frames too
+        # the same rows as an independent ingest
+        assert got.equals(public_store.read("benchmark_runs", m)), m
+    assert (
+        load_dataset("Quartz", store=tmp_path / "empty-store", lazy=True)
+        .collect()
+        .equals(public_store.read("benchmark_runs", "quartz"))
+    )  # aliases and lazy frames too
 
 
 @needs_snapshot
@@ -97,6 +117,7 @@ def test_a_changed_snapshot_byte_is_refused(tmp_path):
 @needs_snapshot
 def test_signatures_and_the_default_predictor_answer_offline(offline, public_store):
     from xamm_data import machines
+    from xamm_models.errors import WrongKindError
     from xamm_models.predictors.default.model import StackedPredictor
     from xamm_models.predictors.paper.predictor import XammPredictor
     from xamm_models.zoo.registry import load_model
@@ -105,90 +126,140 @@ def test_signatures_and_the_default_predictor_answer_offline(offline, public_sto
     assert sig.target == "h100-node:gpu" and sig.data_version == MANIFEST.store_version
     ds = xplat.XplatDataset.from_store(public_store)
     rows = ds.pairs.head(300)
-    for m in (XammPredictor.from_pretrained("xamm/default"), StackedPredictor.from_pretrained("xamm/default"),
-              load_model("xamm/default")):
+    with pytest.raises(WrongKindError, match="holds a 'stacked' predictor"):
+        XammPredictor.from_pretrained("xamm/default")
+    for m in (StackedPredictor.from_pretrained("xamm/default"), load_model("xamm/default")):
         assert type(m) is StackedPredictor and m.training["dataset"] == f"{xplat.NAME}@{ds.version}"
-    fresh = StackedPredictor(seed=0).fit(ds.pairs, ds.samples)  # the same data and seed: the same model
+    # the same data and seed: the same model
+    fresh = StackedPredictor(seed=0).fit(ds.pairs, ds.samples)
     assert m.predict_pairs(rows).equals(fresh.predict_pairs(rows))
     y = rows["relR"].to_numpy()
-    assert np.median(np.abs(np.log10(m.predict_pairs(rows)["relR"].to_numpy() / y))) < 1.0  # sane on its own data
+    # sane on its own data
+    assert np.median(np.abs(np.log10(m.predict_pairs(rows)["relR"].to_numpy() / y))) < 1.0
 
 
 @needs_snapshot
 def test_the_readme_states_the_shipped_defaults_interval_rules_and_their_inner_coverage():
-    """The README's account of the shipped default's interval rules is read from its ``stacked_predictor.json``: per
-    regime, the rule chosen and every rule's coverage on left-out inner folds, the chosen one nearest 0.80."""
+    """The README's account of the shipped default's interval rules is read from its
+    ``stacked_predictor.json``: per regime, the rule chosen and every rule's coverage on left-out
+    inner folds, the chosen one nearest 0.80."""
     import json
 
     from conftest import REPO
 
     from xamm_models.predictors.default.conformal import RULES
 
-    cal = json.loads((snapshot.ROOT / "models" / "default" / "stacked_predictor.json").read_text())["calibration"]
+    cal = json.loads((snapshot.ROOT / "models" / "default" / "stacked_predictor.json").read_text())[
+        "calibration"
+    ]
     for c in cal.values():
         cov = c["interval_coverage"]
         assert abs(cov[c["interval"]] - 0.8) == min(abs(v - 0.8) for v in cov.values())
     seen, new = (cal[r]["interval_coverage"] for r in ("seen", "new"))
     readme = " ".join((REPO / "README.md").read_text().split())
-    assert (f"chose `{cal['seen']['interval']}` for targets seen in training (held-out inner coverage: "
-            + ", ".join(f"{r} {seen[r]:.2f}" for r in RULES) + f") and `{cal['new']['interval']}` for new machines ("
-            + ", ".join(f"{new[r]:.2f}" for r in RULES) + ")") in readme
-    w = {s: 10 ** v for s, v in cal["seen"]["halfwidth"].items()}
-    assert (f"half-widths for targets seen in training are GPU→GPU ×{w['GPU->GPU']:.1f}, CPU→GPU ×{w['CPU->GPU']:.1f}, "
-            f"GPU→CPU ×{w['GPU->CPU']:.1f}, CPU→CPU ×{w['CPU->CPU']:.1f}") in readme
-    w = {s: 10 ** v for s, v in cal["siblings"]["halfwidth"].items()}
+    assert (
+        f"chose `{cal['seen']['interval']}` for targets seen in training "
+        "(held-out inner coverage: "
+        + ", ".join(f"{r} {seen[r]:.2f}" for r in RULES)
+        + f") and `{cal['new']['interval']}` for new machines ("
+        + ", ".join(f"{new[r]:.2f}" for r in RULES)
+        + ")"
+    ) in readme
+    w = {s: 10**v for s, v in cal["seen"]["halfwidth"].items()}
+    assert (
+        "half-widths for targets seen in training are GPU→GPU "
+        f"×{w['GPU->GPU']:.1f}, CPU→GPU ×{w['CPU->GPU']:.1f}, "
+        f"GPU→CPU ×{w['GPU->CPU']:.1f}, CPU→CPU ×{w['CPU->CPU']:.1f}"
+    ) in readme
+    w = {s: 10**v for s, v in cal["siblings"]["halfwidth"].items()}
     assert cal["siblings"]["variants"]["GPU->GPU"] == "pair-median"  # "answered by the pair median"
-    # "it answers every scenario for targets seen in training and for new machines, and CPU->GPU and GPU->CPU among
+    # "it answers every scenario for targets seen in training and for new machines, and CPU->GPU and
+    # GPU->CPU among
     # siblings"
-    answers = {r: sorted(s for s, v in c["variants"].items() if v == "split") for r, c in cal.items()}
+    answers = {
+        r: sorted(s for s, v in c["variants"].items() if v == "split") for r, c in cal.items()
+    }
     every = ["CPU->CPU", "CPU->GPU", "GPU->CPU", "GPU->GPU"]
     assert answers == {"seen": every, "siblings": ["CPU->GPU", "GPU->CPU"], "new": every}
-    assert (f"siblings in training (rule `{cal['siblings']['interval']}`) GPU→GPU ×{w['GPU->GPU']:.1f}, CPU→GPU "
-            f"×{w['CPU->GPU']:.1f}, GPU→CPU ×{w['GPU->CPU']:.1f}, CPU→CPU ×{w['CPU->CPU']:.1f}") in readme
+    assert (
+        f"siblings in training (rule `{cal['siblings']['interval']}`) "
+        f"GPU→GPU ×{w['GPU->GPU']:.1f}, CPU→GPU "
+        f"×{w['CPU->GPU']:.1f}, GPU→CPU ×{w['GPU->CPU']:.1f}, CPU→CPU ×{w['CPU->CPU']:.1f}"
+    ) in readme
 
 
 @pytest.mark.slow
 @needs_snapshot
 def test_zoo_build_regenerates_the_snapshot_byte_for_byte(shared_data, tmp_path, capsys):
-    from xamm_data.cli import main as xamm
-
     from conftest import REPO
 
+    from xamm_data.cli import main as xamm
+
     out, snap = tmp_path / "zoo", tmp_path / "snap"
-    assert xamm(["zoo", "build", "--data-dir", str(shared_data), "--out", str(out), "--epochs", "3", "--no-vae-dnn",
-                 "--eval-results", str(REPO / "docs" / "eval" / "results.json"), "--snapshot", str(snap), "--json"]) == 0
+    assert (
+        xamm(
+            [
+                "zoo",
+                "build",
+                "--data-dir",
+                str(shared_data),
+                "--out",
+                str(out),
+                "--epochs",
+                "3",
+                "--no-vae-dnn",
+                "--eval-results",
+                str(REPO / "docs" / "eval" / "results.json"),
+                "--snapshot",
+                str(snap),
+                "--json",
+            ]
+        )
+        == 0
+    )
     arts = json.loads(capsys.readouterr().out)
     assert {a["kind"] for a in arts} == {"dataset", "signature", "model"}
     assert all(a["data_version"] == MANIFEST.store_version for a in arts)
     rebuilt = snapshot.manifest(snap)
     same = {f.path: f.sha256 for f in MANIFEST.files if f.kind in ("benchmark_runs", "model")}
-    assert {f.path: f.sha256 for f in rebuilt.files if f.kind in ("benchmark_runs", "model")} == same
+    assert {
+        f.path: f.sha256 for f in rebuilt.files if f.kind in ("benchmark_runs", "model")
+    } == same
     from huggingface_hub import ModelCard
 
     card = ModelCard.load(out / "models" / "default" / "README.md").data.to_dict()
     assert card["pipeline_tag"] == "tabular-regression" and card["datasets"] == ["xplat-rajaperf"]
     assert card["license"] == "bsd-3-clause" and card["library_name"] == "xamm"
-    phys = pl.DataFrame(arts).filter(pl.col("kind") == "signature", pl.col("name").str.contains("physics"))
+    phys = pl.DataFrame(arts).filter(
+        pl.col("kind") == "signature", pl.col("name").str.contains("physics")
+    )
     assert phys.height == 6  # every target with benchmark runs
 
 
 @pytest.mark.slow
-def test_zoo_push_publishes_everything_and_a_fresh_cache_pulls_it_by_revision(shared_data, local_hub, tmp_path, monkeypatch):
-    from huggingface_hub import ModelCard
-
-    from huggingface_hub import hf_hub_download
+def test_zoo_push_publishes_everything_and_a_fresh_cache_pulls_it_by_revision(
+    shared_data, local_hub, tmp_path, monkeypatch
+):
+    from huggingface_hub import ModelCard, hf_hub_download
 
     from xamm_models.machines.hub import pull_signatures
     from xamm_models.machines.signatures import SignatureRegistry
-    from xamm_models.zoo.registry import load_model
     from xamm_models.zoo.build import build_zoo, push_zoo
+    from xamm_models.zoo.registry import load_model
 
     zoo = tmp_path / "zoo"
-    build_zoo(shared_data, zoo, epochs=3, vae_dnn=False, eval_results=None, progress=lambda *_: None)
+    build_zoo(
+        shared_data, zoo, epochs=3, vae_dnn=False, eval_results=None, progress=lambda *_: None
+    )
     done = push_zoo(zoo, "xamm-test", token="hf_xamm_test_token", progress=lambda *_: None)
-    assert set(done) == {"xamm-test/xamm-datasets", "xamm-test/xamm-amms", "xamm-test/xamm-default",
-                         *(f"xamm-test/xamm-baseline-{m}" for m in ("pair-median", "roofline", "knn")),
-                         "xamm-test/xamm-xamm", "xamm-test/xamm-adapted-quartz-topdown"}
+    assert set(done) == {
+        "xamm-test/xamm-datasets",
+        "xamm-test/xamm-amms",
+        "xamm-test/xamm-default",
+        *(f"xamm-test/xamm-baseline-{m}" for m in ("pair-median", "roofline", "knn")),
+        "xamm-test/xamm-xamm",
+        "xamm-test/xamm-adapted-quartz-topdown",
+    }
     assert json.loads((zoo / "published.json").read_text()) == done
     monkeypatch.setenv("HF_HOME", str(tmp_path / "fresh"))  # nothing cached
     local = load_model(str(zoo / "models" / "default"))
@@ -196,33 +267,60 @@ def test_zoo_push_publishes_everything_and_a_fresh_cache_pulls_it_by_revision(sh
     rows = xplat.XplatDataset.from_store(zoo / "store").pairs.head(200)
     assert pulled.predict_pairs(rows).equals(local.predict_pairs(rows))
     knn = load_model("xamm-test/xamm-baseline-knn", revision=done["xamm-test/xamm-baseline-knn"])
-    assert knn.predict_pairs(rows).equals(load_model(str(zoo / "models" / "baseline-knn")).predict_pairs(rows))
-    repo = "xamm-test/xamm-adapted-quartz-topdown"  # seed 003's adapted model, its frozen base inside
+    assert knn.predict_pairs(rows).equals(
+        load_model(str(zoo / "models" / "baseline-knn")).predict_pairs(rows)
+    )
+    # seed 003's adapted model, its frozen base inside
+    repo = "xamm-test/xamm-adapted-quartz-topdown"
     adapted = load_model(repo, revision=done[repo])
-    assert type(adapted).__name__ == "AdaptedPredictor" and adapted.config.platform == "quartz-topdown:cpu"
+    assert (
+        type(adapted).__name__ == "AdaptedPredictor"
+        and adapted.config.platform == "quartz-topdown:cpu"
+    )
     own = json.loads((zoo / "models" / "adapted-quartz-topdown" / "adapted.json").read_text())
     assert adapted.config.model_dump() == own["config"]
-    profiles = pl.DataFrame({c: [0.1, 0.5] for c in adapted.config.features}).with_columns(pl.lit("Stream_TRIAD").alias("app"))
+    profiles = pl.DataFrame({c: [0.1, 0.5] for c in adapted.config.features}).with_columns(
+        pl.lit("Stream_TRIAD").alias("app")
+    )
     assert adapted.predict(profiles, None, ["lassen:gpu"]).equals(
-        load_model(str(zoo / "models" / "adapted-quartz-topdown")).predict(profiles, None, ["lassen:gpu"]))
+        load_model(str(zoo / "models" / "adapted-quartz-topdown")).predict(
+            profiles, None, ["lassen:gpu"]
+        )
+    )
     acard = ModelCard.load(hf_hub_download(repo, "README.md", revision=done[repo])).data
-    assert acard.pipeline_tag == "tabular-regression" and acard.license == "bsd-3-clause" and acard.datasets == ["xplat-rajaperf"]
+    assert (
+        acard.pipeline_tag == "tabular-regression"
+        and acard.license == "bsd-3-clause"
+        and acard.datasets == ["xplat-rajaperf"]
+    )
     store = Store(zoo / "store")
     for m in store.machines("benchmark_runs"):
-        got = load_dataset(m, repo_id="xamm-test/xamm-datasets", revision=done["xamm-test/xamm-datasets"],
-                           store=tmp_path / "empty")
+        got = load_dataset(
+            m,
+            repo_id="xamm-test/xamm-datasets",
+            revision=done["xamm-test/xamm-datasets"],
+            store=tmp_path / "empty",
+        )
         assert got.equals(store.read("benchmark_runs", m)), m
     reg = SignatureRegistry(tmp_path / "pulled-sigs")
-    sigs = pull_signatures("xamm-test/xamm-amms", revision=done["xamm-test/xamm-amms"], registry=reg)
+    sigs = pull_signatures(
+        "xamm-test/xamm-amms", revision=done["xamm-test/xamm-amms"], registry=reg
+    )
     assert {s.ref for s in sigs} == {s.ref for s in SignatureRegistry(zoo / "signatures").all()}
 
-    card = ModelCard.load(hf_hub_download("xamm-test/xamm-default", "README.md", revision=done["xamm-test/xamm-default"]))
+    card = ModelCard.load(
+        hf_hub_download(
+            "xamm-test/xamm-default", "README.md", revision=done["xamm-test/xamm-default"]
+        )
+    )
     assert card.data.pipeline_tag == "tabular-regression" and card.data.library_name == "xamm"
     assert card.data.datasets == ["xplat-rajaperf"] and card.data.license == "bsd-3-clause"
 
 
 @needs_snapshot
-def test_the_readme_main_job_runs_on_a_real_run_and_ranks_every_other_machine(rajaperf_sets, tmp_path):
+def test_the_readme_main_job_runs_on_a_real_run_and_ranks_every_other_machine(
+    rajaperf_sets, tmp_path
+):
     import subprocess
     import sys
 
@@ -230,15 +328,32 @@ def test_the_readme_main_job_runs_on_a_real_run_and_ranks_every_other_machine(ra
     from xamm_ingest import read_rajaperf
 
     runs = rajaperf_sets["mi300a_tier1"]
-    out = subprocess.run([sys.executable, str(REPO / "examples" / "main_job.py"), "--runs", str(runs), "--out", str(tmp_path)],
-                         capture_output=True, text=True, timeout=600, env={**__import__("os").environ, "HF_HUB_OFFLINE": "1"})
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "examples" / "main_job.py"),
+            "--runs",
+            str(runs),
+            "--out",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**__import__("os").environ, "HF_HUB_OFFLINE": "1"},
+    )
     assert out.returncode == 0, out.stderr
-    rows = read_rajaperf(runs, machine="mi300a-spx", workers=1).frame.height  # counted apart from the script
+    # counted apart from the script
+    rows = read_rajaperf(runs, machine="mi300a-spx", workers=1).frame.height
     assert f"ingested {rows} rows" in out.stdout and f"gives {rows} rows back" in out.stdout
     assert "mi300a-spx:gpu@1 (physics)" in out.stdout
     r = pl.read_parquet(tmp_path / "ranked.parquet")
     targets = {"h100-node:cpu", "h100-node:gpu", "lassen:gpu", "mi300a-spx:cpu", "quartz:cpu"}
-    assert set(r["target"]) == targets and r.height == 5 * r["row"].n_unique() and r["row"].n_unique() == 10
+    assert (
+        set(r["target"]) == targets
+        and r.height == 5 * r["row"].n_unique()
+        and r["row"].n_unique() == 10
+    )
     for _, part in r.group_by("row"):
         assert part["relR"].is_sorted() and part["rank"].to_list() == [1, 2, 3, 4, 5]
         assert part["p_fastest"].sum() == pytest.approx(1.0)
@@ -255,21 +370,40 @@ def test_the_wheel_carries_the_snapshot_within_the_budget(tmp_path):
 
     from conftest import REPO
 
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", str(REPO), "-w",
-                    str(tmp_path)], check=True, capture_output=True, timeout=600)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            str(REPO),
+            "-w",
+            str(tmp_path),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
     (wheel,) = tmp_path.glob("xamm-*.whl")
     inside = [i for i in zipfile.ZipFile(wheel).infolist() if "/snapshot/" in i.filename]
-    assert {i.filename.split("xamm_data/snapshot/", 1)[1] for i in inside} == {f.path for f in MANIFEST.files} | {"MANIFEST.json"}
-    assert sum(i.compress_size for i in inside) <= 10 * 2**20  # issue 17: wheel growth at most 10 MB
+    assert {i.filename.split("xamm_data/snapshot/", 1)[1] for i in inside} == {
+        f.path for f in MANIFEST.files
+    } | {"MANIFEST.json"}
+    # issue 17: wheel growth at most 10 MB
+    assert sum(i.compress_size for i in inside) <= 10 * 2**20
 
 
 @pytest.mark.parametrize("scheme", ["kernel-group", "held-out-machine"])
 def test_the_baseline_artefacts_answer_as_the_eval_scores_them(public_store, tmp_path, scheme):
-    """Each saved baseline, fitted on a fold's training data, predicts that fold's test pairs exactly as the eval's
-    baseline function does (after save and load); an unknown target is refused; the ranking is by relR."""
+    """Each saved baseline, fitted on a fold's training data, predicts that fold's test pairs
+    exactly as the eval's baseline function does (after save and load); an unknown target is
+    refused; the ranking is by relR."""
     from xamm_models.benchmark import baselines as B
-    from xamm_models.predictors.baseline import METHODS, BaselinePredictor
     from xamm_models.features import FEATURES
+    from xamm_models.predictors.baseline import METHODS, BaselinePredictor
     from xamm_models.predictors.paper.predictor import UnknownTargetError
     from xamm_models.zoo.registry import load_model
 
@@ -297,9 +431,30 @@ def test_xamm_predict_takes_a_baseline(public_store, tmp_path, capsys):
     from xamm_models.predictors.baseline import BaselinePredictor
 
     ds = xplat.XplatDataset.from_store(public_store)
-    BaselinePredictor(method="roofline").fit(ds.pairs, ds.samples).save_pretrained(tmp_path / "roofline")
-    assert xamm(["predict", str(public_store.root), "--source", "quartz:cpu", "--target", "lassen:gpu", "--target",
-                 "h100-node:gpu", "--model", str(tmp_path / "roofline"), "--rank", "--json"]) == 0
+    BaselinePredictor(method="roofline").fit(ds.pairs, ds.samples).save_pretrained(
+        tmp_path / "roofline"
+    )
+    assert (
+        xamm(
+            [
+                "predict",
+                str(public_store.root),
+                "--source",
+                "quartz:cpu",
+                "--target",
+                "lassen:gpu",
+                "--target",
+                "h100-node:gpu",
+                "--model",
+                str(tmp_path / "roofline"),
+                "--rank",
+                "--json",
+            ]
+        )
+        == 0
+    )
     rows = json.loads(capsys.readouterr().out)
-    assert {r["target"] for r in rows} == {"lassen:gpu", "h100-node:gpu"} and {r["rank"] for r in rows} == {1, 2}
+    assert {r["target"] for r in rows} == {"lassen:gpu", "h100-node:gpu"} and {
+        r["rank"] for r in rows
+    } == {1, 2}
     assert all(r["p_fastest"] is None and r["relR"] > 0 for r in rows)

@@ -5,7 +5,7 @@ Public entry points::
     from xamm_data import load_dataset, list_datasets, Store
     df = load_dataset("quartz")                       # benchmark_runs of quartz
     prof = load_dataset("quartz", kind="app_profiles")
-    tk = to_thicket(df)                               # a Thicket (xamm_ingest.from_thicket goes back)
+    tk = to_thicket(df)              # a Thicket (xamm_ingest.from_thicket goes back)
 """
 
 from xamm_data._version import __version__
@@ -16,6 +16,18 @@ from xamm_data.thicket import to_thicket
 from xamm_data.validate import ValidationError, validate
 
 __all__ = [
-    "__version__", "load_dataset", "list_datasets", "registry_frame", "UnknownDatasetError", "Store",
-    "ValidationError", "validate", "to_thicket", "get_table", "TABLES", "BENCHMARK_RUNS", "APP_PROFILES", "COUNTERS_TABLE",
+    "__version__",
+    "load_dataset",
+    "list_datasets",
+    "registry_frame",
+    "UnknownDatasetError",
+    "Store",
+    "ValidationError",
+    "validate",
+    "to_thicket",
+    "get_table",
+    "TABLES",
+    "BENCHMARK_RUNS",
+    "APP_PROFILES",
+    "COUNTERS_TABLE",
 ]

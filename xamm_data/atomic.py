@@ -13,7 +13,8 @@ from filelock import FileLock
 
 @contextlib.contextmanager
 def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary path in ``target``'s directory; on success it replaces ``target`` atomically.
+    """Yield a temporary path in ``target``'s directory; on success it replaces ``target``
+    atomically.
 
     On any exception the temporary file is removed and ``target`` is left as it was.
     """

@@ -17,22 +17,49 @@ from xamm_data.summary import print_frame
 
 
 def add_common(parser: argparse.ArgumentParser, *, subcommand: bool = False) -> None:
-    """``-v``/``-q`` (logging level of xamm's loggers), ``--debug`` (tracebacks) and, on the top-level parser,
-    ``--print-completion SHELL``. On a subcommand the same options may follow it (``xamm-ingest rajaperf DIR -v``)."""
-    default = (lambda value: argparse.SUPPRESS) if subcommand else (lambda value: value)  # keep the top level's
+    """``-v``/``-q`` (logging level of xamm's loggers), ``--debug`` (tracebacks) and, on the
+    top-level parser, ``--print-completion SHELL``. On a subcommand the same options may follow it
+    (``xamm-ingest rajaperf DIR -v``)."""
+    # keep the top level's
+    default = (lambda value: argparse.SUPPRESS) if subcommand else (lambda value: value)
     g = parser.add_argument_group("output")
-    g.add_argument("-v", "--verbose", action="count", default=default(0), help="more log messages (-vv: debug)")
-    g.add_argument("-q", "--quiet", action="store_true", default=default(False), help="only warnings and errors")
-    g.add_argument("--debug", action="store_true", default=default(False), help="show the traceback of an unexpected error")
+    g.add_argument(
+        "-v", "--verbose", action="count", default=default(0), help="more log messages (-vv: debug)"
+    )
+    g.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        default=default(False),
+        help="only warnings and errors",
+    )
+    g.add_argument(
+        "--debug",
+        action="store_true",
+        default=default(False),
+        help="show the traceback of an unexpected error",
+    )
     if not subcommand:
-        shtab.add_argument_to(parser, ["--print-completion"], help="print a shell completion script (bash, zsh, tcsh)")
+        shtab.add_argument_to(
+            parser, ["--print-completion"], help="print a shell completion script (bash, zsh, tcsh)"
+        )
 
 
 def configure_logging(args: argparse.Namespace) -> None:
-    level = logging.WARNING if getattr(args, "quiet", False) else \
-        (logging.DEBUG if getattr(args, "verbose", 0) > 1 else logging.INFO if getattr(args, "verbose", 0) else logging.WARNING)
+    level = (
+        logging.WARNING
+        if getattr(args, "quiet", False)
+        else (
+            logging.DEBUG
+            if getattr(args, "verbose", 0) > 1
+            else logging.INFO
+            if getattr(args, "verbose", 0)
+            else logging.WARNING
+        )
+    )
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    # huggingface_hub prints its own warnings through its own handler: passed on to ours too, each shows twice
+    # huggingface_hub prints its own warnings through its own handler: passed on to ours too, each
+    # shows twice
     logging.getLogger("huggingface_hub").propagate = False
     for name in ("xamm_data", "xamm_ingest", "xamm_models"):
         logging.getLogger(name).setLevel(level)
@@ -51,12 +78,15 @@ def emit(obj, *, as_json: bool, title: str = "") -> None:
 
 def quiet_pipe(main: Callable[..., int]) -> Callable[..., int]:
     """``xamm ... | head``: when the reader closes the pipe, stop quietly (exit 0, no traceback)."""
+
     def run(*args, **kwargs) -> int:
         try:
             return main(*args, **kwargs)
         except BrokenPipeError:
-            devnull = os.open(os.devnull, os.O_WRONLY)  # Python flushes stdout at exit: point it somewhere
+            # Python flushes stdout at exit: point it somewhere
+            devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
             return 0
+
     run.__doc__, run.__name__, run.__wrapped__ = main.__doc__, main.__name__, main
     return run

@@ -25,31 +25,44 @@ DEFAULT_HUB_REPO = "xamm-hpc/xamm-datasets"
 
 
 def default_hub_repo() -> str:
-    """The Hub dataset repo xamm publishes to and loads from: ``$XAMM_HUB_DATASETS`` or the project's."""
+    """The Hub dataset repo xamm publishes to and loads from: ``$XAMM_HUB_DATASETS`` or the
+    project's."""
     return os.environ.get("XAMM_HUB_DATASETS", DEFAULT_HUB_REPO)
 
 
 class DatasetSpec(BaseModel):
-    """A registry record: where a dataset lives on the Hub and the commit it is pinned to (None: not published)."""
+    """A registry record: where a dataset lives on the Hub and the commit it is pinned to (None: not
+    published)."""
 
     model_config = ConfigDict(frozen=True)
 
     name: str
     machine: str
     hub_repo: str
-    revision: str | None = Field(default=None, pattern=r"^[0-9a-f]{40}$")  # a commit, never a moving branch
+    # a commit, never a moving branch
+    revision: str | None = Field(default=None, pattern=r"^[0-9a-f]{40}$")
     description: str = ""
 
 
 def dataset_registry(store: Store | str | Path | None = None) -> Registry[DatasetSpec | None]:
-    """Every dataset known here: one per registry machine (with its aliases; the Hub repo is read at call
-    time), the derived ones (value None), and any other machine the local ``store`` holds (local only)."""
-    reg: Registry[DatasetSpec | None] = Registry("dataset", error=lambda kind, name, known: UnknownDatasetError(name, known))
+    """Every dataset known here: one per registry machine (with its aliases; the Hub repo is read at
+    call time), the derived ones (value None), and any other machine the local ``store`` holds
+    (local only)."""
+    reg: Registry[DatasetSpec | None] = Registry(
+        "dataset", error=lambda kind, name, known: UnknownDatasetError(name, known)
+    )
     repo = default_hub_repo()
     for m in machines.MACHINES:
-        reg.add(m.id, DatasetSpec(name=m.id, machine=m.id, hub_repo=repo,
-                                  description=f"{m.cpu or ''}{' + ' + m.gpu if m.gpu else ''}".strip(" +")),
-                aliases=m.aliases)
+        reg.add(
+            m.id,
+            DatasetSpec(
+                name=m.id,
+                machine=m.id,
+                hub_repo=repo,
+                description=f"{m.cpu or ''}{' + ' + m.gpu if m.gpu else ''}".strip(" +"),
+            ),
+            aliases=m.aliases,
+        )
     for name in derived_datasets():
         reg.add(name, None)
     st = as_store(store)
@@ -68,18 +81,21 @@ class UnknownDatasetError(UnknownNameError):
 
 
 def derived_datasets() -> tuple[str, ...]:
-    """Datasets built from every machine's benchmark_runs in the store, by a builder a higher layer registers."""
+    """Datasets built from every machine's benchmark_runs in the store, by a builder a higher layer
+    registers."""
     return tuple(plugins("xamm.datasets"))
 
 
 def list_datasets(pattern: str = "*", *, store: Store | str | Path | None = None) -> list[str]:
-    """Names of the known datasets (registry, derived data sets, machines in the local store) matching ``pattern``."""
+    """Names of the known datasets (registry, derived data sets, machines in the local store)
+    matching ``pattern``."""
     return dataset_registry(store).list(pattern)
 
 
 def registry_frame(*, store: Store | str | Path | None = None) -> pl.DataFrame:
-    """The dataset registry as one table, with what the local store holds for each dataset (row counts from the
-    table log's statistics); derived datasets are listed with what they are built from."""
+    """The dataset registry as one table, with what the local store holds for each dataset (row
+    counts from the table log's statistics); derived datasets are listed with what they are built
+    from."""
     st = as_store(store)
     reg = dataset_registry(st)
     counts = {kind: st.row_counts(kind) for kind in DATA_KINDS}
@@ -87,16 +103,39 @@ def registry_frame(*, store: Store | str | Path | None = None) -> pl.DataFrame:
     rows = []
     for name in reg.list():
         spec = reg.get(name)
-        rows.append({"name": name, "hub_repo": spec.hub_repo if spec else None, "revision": spec.revision if spec else None,
-                     "description": ("derived: built from the store's benchmark_runs by load_dataset" if name in derived
-                                     else spec.description if spec else "(local only)"),
-                     **{f"local_{k}_rows": None if name in derived else counts[k].get(name, 0) for k in DATA_KINDS}})
-    return pl.DataFrame(rows, schema={"name": pl.String, "hub_repo": pl.String, "revision": pl.String,
-                                      "description": pl.String, **{f"local_{k}_rows": pl.Int64 for k in DATA_KINDS}})
+        rows.append(
+            {
+                "name": name,
+                "hub_repo": spec.hub_repo if spec else None,
+                "revision": spec.revision if spec else None,
+                "description": (
+                    "derived: built from the store's benchmark_runs by load_dataset"
+                    if name in derived
+                    else spec.description
+                    if spec
+                    else "(local only)"
+                ),
+                **{
+                    f"local_{k}_rows": None if name in derived else counts[k].get(name, 0)
+                    for k in DATA_KINDS
+                },
+            }
+        )
+    return pl.DataFrame(
+        rows,
+        schema={
+            "name": pl.String,
+            "hub_repo": pl.String,
+            "revision": pl.String,
+            "description": pl.String,
+            **{f"local_{k}_rows": pl.Int64 for k in DATA_KINDS},
+        },
+    )
 
 
 def resolve_name(name: str, *, store: Store | None = None, registry: Registry | None = None) -> str:
-    """Map a dataset name or machine alias to its dataset name; raise :class:`UnknownDatasetError`."""
+    """Map a dataset name or machine alias to its dataset name; raise
+    :class:`UnknownDatasetError`."""
     reg = registry or dataset_registry(store)
     found = reg.canonical(name)
     if found is None:
@@ -116,8 +155,9 @@ def load_dataset(
     version: int | None = None,
     as_of: datetime | None = None,
 ) -> pl.DataFrame | pl.LazyFrame:
-    """Load a machine's dataset as a polars frame: from the local store, else the Hub at a pinned revision, else
-    the embedded snapshot (:mod:`xamm_data.snapshot`, the derived public runs shipped in the package).
+    """Load a machine's dataset as a polars frame: from the local store, else the Hub at a pinned
+    revision, else the embedded snapshot (:mod:`xamm_data.snapshot`, the derived public runs shipped
+    in the package).
 
     Args:
         name: dataset name (a machine id such as ``"quartz"``, or an alias such as ``"Quartz"``).
@@ -128,8 +168,9 @@ def load_dataset(
         store: the local store (a :class:`Store` or its root); default ``$XAMM_HOME/store``.
         repo_id: the Hub dataset repo; default from the registry (``$XAMM_HUB_DATASETS``).
         token: Hub token, passed to ``huggingface_hub``.
-        version: the local store table's version to read (time travel; see ``xamm datasets history``).
-        as_of: read the local store as it was at this time (the latest version committed by then).
+        version: the local store table's version to read (time travel; see ``xamm datasets
+        history``). as_of: read the local store as it was at this time (the latest version committed
+        by then).
 
     Raises:
         UnknownDatasetError: ``name`` is not known; the message lists the known names.
@@ -155,7 +196,8 @@ def load_dataset(
     spec = reg.get(dname) if dname in reg else None
     pinned = revision or (spec.revision if spec else None)
     if pinned is None and repo_id is None and snapshot.has(kind, dname):
-        df = snapshot.read(kind, dname)  # nothing pinned on the Hub: the package's own copy, without asking the Hub
+        # nothing pinned on the Hub: the package's own copy, without asking the Hub
+        df = snapshot.read(kind, dname)
     else:
         df = _from_hub(st, reg, kind, dname, revision, repo_id, token)
     return df.lazy() if lazy else df
@@ -165,20 +207,31 @@ def _derived(name: str, st: Store, version: int | None, as_of: datetime | None) 
     build = load("xamm.datasets", name, f"the derived dataset {name!r}")
     runs = st.scan("benchmark_runs", version=version, as_of=as_of).collect()
     if runs.is_empty():
-        raise FileNotFoundError(f"{name} is built from the store's benchmark_runs, and {st.root} has none; "
-                                "ingest RAJAPerf runs first (xamm-ingest rajaperf)")
+        raise FileNotFoundError(
+            f"{name} is built from the store's benchmark_runs, and {st.root} "
+            "has none; "
+            "ingest RAJAPerf runs first (xamm-ingest rajaperf)"
+        )
     return build(runs)
 
 
 def _from_hub(st: Store, reg, kind: str, dname: str, revision, repo_id, token) -> pl.DataFrame:
-    """The Hub copy at ``revision``, else at the registry's pinned commit; never at a moving branch."""
+    """The Hub copy at ``revision``, else at the registry's pinned commit; never at a moving
+    branch."""
     spec = reg.get(dname) if dname in reg else None
     repo = repo_id or (spec.hub_repo if spec else default_hub_repo())
     rev = revision or (spec.revision if spec else None)
     if rev is None:
-        raise FileNotFoundError(f"{kind} for {dname!r} is not in the local store {st.root}, and no published revision "
-                                f"of it is pinned; ingest its runs (xamm-ingest rajaperf DIR --machine {dname}), or load a Hub copy with "
-                                f"revision=<commit> (repo {repo}; offline, set HF_HUB_OFFLINE=1 to read the Hub cache "
-                                "without retries)")
-    from xamm_data.hub import download_partition  # Hub client: ~0.3 s import, only when a Hub is used
+        raise FileNotFoundError(
+            f"{kind} for {dname!r} is not in the local store {st.root}, and "
+            "no published revision "
+            "of it is pinned; ingest its runs (xamm-ingest rajaperf DIR "
+            f"--machine {dname}), or load a Hub copy with "
+            f"revision=<commit> (repo {repo}; offline, set HF_HUB_OFFLINE=1 "
+            "to read the Hub cache "
+            "without retries)"
+        )
+    # Hub client: ~0.3 s import, only when a Hub is used
+    from xamm_data.hub import download_partition
+
     return download_partition(repo, kind, dname, revision=rev, token=token)

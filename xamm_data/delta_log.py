@@ -1,21 +1,25 @@
 """The Delta log of a store table, verified like its data files.
 
-delta-rs trusts the log: a flipped bit in a ``_delta_log/<version>.json`` either stops it with an internal error
-or, worse, changes what the table holds (a remove action whose path no longer matches keeps a replaced file
-alive; a deleted newest entry rolls the table back). xamm checks the log itself, three ways:
+delta-rs trusts the log: a flipped bit in a ``_delta_log/<version>.json`` either stops it with an
+internal error or, worse, changes what the table holds (a remove action whose path no longer matches
+keeps a replaced file alive; a deleted newest entry rolls the table back). xamm checks the log
+itself, three ways:
 
-* **Every entry parses**: each line of each log file is one JSON object holding one known action with the
-  fields the Delta protocol requires, of the right types (:func:`check_entries`); versions are contiguous.
-* **The replay is consistent**: a remove names a file an earlier version added; no file is added twice while
-  it is live (:func:`replay_problems`).
+* **Every entry parses**: each line of each log file is one JSON object holding one known action
+  with the fields the Delta protocol requires, of the right types (:func:`check_entries`); versions
+  are contiguous.
+* **The replay is consistent**: a remove names a file an earlier version added; no file is added
+  twice while it is live (:func:`replay_problems`).
 * **The newest version is the one xamm committed**: after each commit xamm writes a head record,
-  ``<table>/_xamm/head.json`` (outside the log, which delta-rs's vacuum leaves alone), holding the version,
-  the SHA-256 of that version's log file and a digest of the files it makes live; and each commit carries the
-  SHA-256 of the log file of the version it was built on (``log_prev`` in its ``xamm`` metadata). A lost
-  newest entry, an edited entry or an edited head is reported (:func:`head_problems`, :func:`chain_problems`).
+  ``<table>/_xamm/head.json`` (outside the log, which delta-rs's vacuum leaves alone), holding the
+  version, the SHA-256 of that version's log file and a digest of the files it makes live; and each
+  commit carries the SHA-256 of the log file of the version it was built on (``log_prev`` in its
+  ``xamm`` metadata). A lost newest entry, an edited entry or an edited head is reported
+  (:func:`head_problems`, :func:`chain_problems`).
 
-A head behind the log is not an error: another tool may commit, and a writer killed between its commit and
-its head leaves the previous head; the next xamm commit catches up. Heads only move forward.
+A head behind the log is not an error: another tool may commit, and a writer killed between its
+commit and its head leaves the previous head; the next xamm commit catches up. Heads only move
+forward.
 """
 
 from __future__ import annotations
@@ -39,7 +43,13 @@ _CHECKPOINT = re.compile(r"^(\d{20})\.checkpoint(?:\.\d+\.\d+)?\.parquet$")
 
 # The fields each action must carry (Delta protocol, "Actions"), with their JSON types.
 _REQUIRED: dict[str, dict[str, type]] = {
-    "add": {"path": str, "partitionValues": dict, "size": int, "modificationTime": int, "dataChange": bool},
+    "add": {
+        "path": str,
+        "partitionValues": dict,
+        "size": int,
+        "modificationTime": int,
+        "dataChange": bool,
+    },
     "remove": {"path": str, "dataChange": bool},
     "metaData": {"id": str, "format": dict, "schemaString": str, "partitionColumns": list},
     "protocol": {"minReaderVersion": int, "minWriterVersion": int},
@@ -89,7 +99,7 @@ def _action_problem(action) -> str | None:
     """What is wrong with one parsed log line (None: a well-formed action)."""
     if not isinstance(action, dict) or len(action) != 1:
         return "is not one action (a JSON object with a single key)"
-    (name, body), = action.items()
+    ((name, body),) = action.items()
     if name not in _REQUIRED:
         return f"holds an unknown action {name!r}"
     if not isinstance(body, dict):
@@ -122,8 +132,11 @@ def _stats_problem(stats) -> str | None:
     return None
 
 
-def parse_entry(kind: str, loc: TableLocation, version: int, data: bytes) -> tuple[list[dict], list[str]]:
-    """The actions of one log file and the problems found in it (each naming the table, file and line)."""
+def parse_entry(
+    kind: str, loc: TableLocation, version: int, data: bytes
+) -> tuple[list[dict], list[str]]:
+    """The actions of one log file and the problems found in it (each naming the table, file and
+    line)."""
     where = loc.display(entry_path(version))
     try:
         text = data.decode("utf-8")
@@ -136,8 +149,10 @@ def parse_entry(kind: str, loc: TableLocation, version: int, data: bytes) -> tup
         try:
             action = json.loads(line)
         except ValueError as e:
-            problems.append(f"{kind}: {where} line {n}: not JSON ({getattr(e, 'msg', e)} at column "
-                            f"{getattr(e, 'colno', '?')})")
+            problems.append(
+                f"{kind}: {where} line {n}: not JSON ({getattr(e, 'msg', e)} at column "
+                f"{getattr(e, 'colno', '?')})"
+            )
             continue
         if (p := _action_problem(action)) is not None:
             problems.append(f"{kind}: {where} line {n}: {p}")
@@ -148,7 +163,9 @@ def parse_entry(kind: str, loc: TableLocation, version: int, data: bytes) -> tup
     return actions, problems
 
 
-def check_entries(kind: str, loc: TableLocation, log: LogListing) -> tuple[dict[int, list[dict]], list[str]]:
+def check_entries(
+    kind: str, loc: TableLocation, log: LogListing
+) -> tuple[dict[int, list[dict]], list[str]]:
     """Parse every log file; (actions by version, problems), including missing versions."""
     parsed, problems = {}, []
     for v in sorted(log.entries):
@@ -158,10 +175,16 @@ def check_entries(kind: str, loc: TableLocation, log: LogListing) -> tuple[dict[
         lo, hi = min(log.entries), max(log.entries)
         gaps = sorted(set(range(lo, hi + 1)) - set(log.entries))
         if gaps:
-            problems.append(f"{kind}: {loc.display(LOG_DIR)}: version(s) {_ranges(gaps)} missing between {lo} and {hi}")
+            problems.append(
+                f"{kind}: {loc.display(LOG_DIR)}: version(s) {_ranges(gaps)} "
+                f"missing between {lo} and {hi}"
+            )
         if lo > 0 and not any(c >= lo - 1 for c in log.checkpoints):
-            problems.append(f"{kind}: {loc.display(LOG_DIR)}: the log starts at version {lo} with no checkpoint "
-                            f"before it (versions 0..{lo - 1} are gone)")
+            problems.append(
+                f"{kind}: {loc.display(LOG_DIR)}: the log starts at version {lo} "
+                "with no checkpoint "
+                f"before it (versions 0..{lo - 1} are gone)"
+            )
     return parsed, problems
 
 
@@ -174,9 +197,11 @@ def _ranges(vs: list[int]) -> str:
     return ", ".join(out)
 
 
-def replay_problems(kind: str, loc: TableLocation, parsed: dict[int, list[dict]], full: bool) -> list[str]:
-    """Replay adds and removes in version order. A remove must name a live file and a file is not added twice
-    while live (only checkable when the log is ``full``: it starts at version 0)."""
+def replay_problems(
+    kind: str, loc: TableLocation, parsed: dict[int, list[dict]], full: bool
+) -> list[str]:
+    """Replay adds and removes in version order. A remove must name a live file and a file is not
+    added twice while live (only checkable when the log is ``full``: it starts at version 0)."""
     if not full:
         return []
     live, problems = set(), []
@@ -186,13 +211,21 @@ def replay_problems(kind: str, loc: TableLocation, parsed: dict[int, list[dict]]
             if "remove" in a:
                 path = a["remove"]["path"]
                 if path not in live:
-                    problems.append(f"{kind}: {where}: removes {path}, which no earlier version added (the path in "
-                                    "the log was altered, so the file it should remove stays in the table)")
+                    problems.append(
+                        f"{kind}: {where}: removes {path}, which no earlier version added "
+                        "(the path in "
+                        "the log was altered, so the file it should remove stays in the table)"
+                    )
                 live.discard(path)
             elif "add" in a:
                 path = a["add"]["path"]
-                if path in live and not any(r.get("remove", {}).get("path") == path for r in parsed[v]):
-                    problems.append(f"{kind}: {where}: adds {path} again while it is live (its rows would count twice)")
+                if path in live and not any(
+                    r.get("remove", {}).get("path") == path for r in parsed[v]
+                ):
+                    problems.append(
+                        f"{kind}: {where}: adds {path} again while it is live (its rows "
+                        "would count twice)"
+                    )
                 live.add(path)
     return problems
 
@@ -208,33 +241,48 @@ def commit_metadata(parsed_actions: list[dict]) -> dict:
     return {}
 
 
-def chain_problems(kind: str, loc: TableLocation, log: LogListing, parsed: dict[int, list[dict]]) -> list[str]:
-    """Each xamm commit names the SHA-256 of the log file it was built on; that file must still have it."""
+def chain_problems(
+    kind: str, loc: TableLocation, log: LogListing, parsed: dict[int, list[dict]]
+) -> list[str]:
+    """Each xamm commit names the SHA-256 of the log file it was built on; that file must still have
+    it."""
     problems = []
     for v in sorted(parsed):
         prev = commit_metadata(parsed[v]).get("log_prev")
         if not (isinstance(prev, list) and len(prev) == 2) or prev[0] not in log.entries:
             continue
         if hashlib.sha256(log.entries[prev[0]]).hexdigest() != prev[1]:
-            problems.append(f"{kind}: {loc.display(entry_path(prev[0]))} changed after version {v} was committed on "
-                            f"it (its SHA-256 no longer matches the one {entry_path(v)} records)")
+            problems.append(
+                f"{kind}: {loc.display(entry_path(prev[0]))} changed after "
+                f"version {v} was committed on "
+                f"it (its SHA-256 no longer matches the one {entry_path(v)} records)"
+            )
     return problems
 
 
-def missing_head_problems(kind: str, loc: TableLocation, parsed: dict[int, list[dict]]) -> list[str]:
-    """A log whose newest xamm commit says xamm keeps a head record (it carries ``log_prev``), without one."""
+def missing_head_problems(
+    kind: str, loc: TableLocation, parsed: dict[int, list[dict]]
+) -> list[str]:
+    """A log whose newest xamm commit says xamm keeps a head record (it carries ``log_prev``),
+    without one."""
     xamm_commits = [v for v in sorted(parsed) if "log_prev" in commit_metadata(parsed[v])]
     # one such commit may be a writer killed before its head: two cannot both have been
     if len(xamm_commits) < 2 or read_head(kind, loc) != (None, []):
         return []
-    return [f"{kind}: {loc.display(HEAD)} (xamm's record of its last commit, version {xamm_commits[-1]} or later) is "
-            "missing, so a lost newest log entry could not be told; the next xamm commit writes it again"]
+    return [
+        f"{kind}: {loc.display(HEAD)} (xamm's record of its last commit, "
+        f"version {xamm_commits[-1]} or later) is "
+        "missing, so a lost newest log entry could not be told; the next "
+        "xamm commit writes it again"
+    ]
 
 
 def state_digest(files: pl.DataFrame) -> str:
     """SHA-256 over the live files of a version: sorted ``machine path size rows`` lines."""
     h = hashlib.sha256()
-    for m, p, s, r in files.select("machine", "path", "size", "rows").sort("machine", "path").iter_rows():
+    for m, p, s, r in (
+        files.select("machine", "path", "size", "rows").sort("machine", "path").iter_rows()
+    ):
         h.update(f"{m}\0{p}\0{s}\0{r}\n".encode())
     return h.hexdigest()
 
@@ -249,14 +297,21 @@ def read_head(kind: str, loc: TableLocation) -> tuple[dict | None, list[str]]:
         data = loc.read_bytes(HEAD)
     except FileNotFoundError:
         return None, []
-    bad = [f"{kind}: {loc.display(HEAD)} (xamm's record of its last commit) is corrupt: restore it, or delete it "
-           "to trust the log as it is"]
+    bad = [
+        f"{kind}: {loc.display(HEAD)} (xamm's record of its last commit) "
+        "is corrupt: restore it, or delete it "
+        "to trust the log as it is"
+    ]
     try:
         head = json.loads(data)
     except ValueError:
         return None, bad
-    ok = (isinstance(head, dict) and head.get("table") == kind and type(head.get("version")) is int
-          and hashlib.sha256(_head_body(head)).hexdigest() == head.get("sha256"))
+    ok = (
+        isinstance(head, dict)
+        and head.get("table") == kind
+        and type(head.get("version")) is int
+        and hashlib.sha256(_head_body(head)).hexdigest() == head.get("sha256")
+    )
     return (head, []) if ok else (None, bad)
 
 
@@ -265,31 +320,49 @@ def write_head(kind: str, loc: TableLocation, version: int, files: pl.DataFrame)
     head, _ = read_head(kind, loc)
     if head is not None and head["version"] > version:
         return
-    new = {"table": kind, "version": version, "log_sha256": hashlib.sha256(loc.read_bytes(entry_path(version))).hexdigest(),
-           "state_sha256": state_digest(files)}
+    new = {
+        "table": kind,
+        "version": version,
+        "log_sha256": hashlib.sha256(loc.read_bytes(entry_path(version))).hexdigest(),
+        "state_sha256": state_digest(files),
+    }
     new["sha256"] = hashlib.sha256(_head_body(new)).hexdigest()
-    loc.put(HEAD, json.dumps(new, sort_keys=True, indent=1).encode(), tmp_name=f".head-{os.getpid()}-{uuid.uuid4().hex}.tmp")
+    loc.put(
+        HEAD,
+        json.dumps(new, sort_keys=True, indent=1).encode(),
+        tmp_name=f".head-{os.getpid()}-{uuid.uuid4().hex}.tmp",
+    )
 
 
 def head_problems(kind: str, loc: TableLocation, version: int, files: pl.DataFrame) -> list[str]:
-    """Whether the table's latest ``version`` (with its live ``files``) is the one xamm last committed."""
+    """Whether the table's latest ``version`` (with its live ``files``) is the one xamm last
+    committed."""
     head, problems = read_head(kind, loc)
     if head is None or head["version"] < version:
         return problems
     if head["version"] > version:
-        return [f"{kind}: xamm committed version {head['version']} but the log ends at {version}: "
-                f"{loc.display(entry_path(version + 1))} and later are missing (restore them; without them the "
-                f"table reads as it was at version {version})"]
+        return [
+            f"{kind}: xamm committed version {head['version']} but the log ends at {version}: "
+            f"{loc.display(entry_path(version + 1))} and later are missing "
+            "(restore them; without them the "
+            f"table reads as it was at version {version})"
+        ]
     try:
         log_sha = hashlib.sha256(loc.read_bytes(entry_path(version))).hexdigest()
     except FileNotFoundError:
         log_sha = None
     if log_sha != head.get("log_sha256"):
-        return [f"{kind}: {loc.display(entry_path(version))} is not the log entry xamm committed (its SHA-256 "
-                "differs from the head record's)"]
+        return [
+            f"{kind}: {loc.display(entry_path(version))} is not the log entry "
+            "xamm committed (its SHA-256 "
+            "differs from the head record's)"
+        ]
     if state_digest(files) != head.get("state_sha256"):
-        return [f"{kind}: the files {loc.display(LOG_DIR)} makes live at version {version} are not those xamm "
-                "committed (an entry was altered)"]
+        return [
+            f"{kind}: the files {loc.display(LOG_DIR)} makes live at version "
+            f"{version} are not those xamm "
+            "committed (an entry was altered)"
+        ]
     return []
 
 
@@ -297,17 +370,37 @@ def diagnose(kind: str, loc: TableLocation) -> list[str]:
     """Every problem of a table's log that can be found without delta-rs."""
     log = read_log(loc)
     parsed, problems = check_entries(kind, loc, log)
-    return (problems + replay_problems(kind, loc, parsed, full=0 in log.entries) + chain_problems(kind, loc, log, parsed)
-            + missing_head_problems(kind, loc, parsed))
+    return (
+        problems
+        + replay_problems(kind, loc, parsed, full=0 in log.entries)
+        + chain_problems(kind, loc, log, parsed)
+        + missing_head_problems(kind, loc, parsed)
+    )
 
 
 def log_prev(loc: TableLocation, version: int | None) -> list | None:
-    """``[version, SHA-256 of its log file]`` for a commit built on ``version`` (None for the first commit)."""
+    """``[version, SHA-256 of its log file]`` for a commit built on ``version`` (None for the first
+    commit)."""
     if version is None:
         return None
     return [version, hashlib.sha256(loc.read_bytes(entry_path(version))).hexdigest()]
 
 
-__all__ = ["HEAD", "LOG_DIR", "CorruptLogError", "LogListing", "chain_problems", "check_entries", "diagnose",
-           "entry_path", "head_problems", "log_prev", "missing_head_problems", "read_head", "read_log", "replay_problems", "state_digest",
-           "write_head"]
+__all__ = [
+    "HEAD",
+    "LOG_DIR",
+    "CorruptLogError",
+    "LogListing",
+    "chain_problems",
+    "check_entries",
+    "diagnose",
+    "entry_path",
+    "head_problems",
+    "log_prev",
+    "missing_head_problems",
+    "read_head",
+    "read_log",
+    "replay_problems",
+    "state_digest",
+    "write_head",
+]

@@ -1,7 +1,9 @@
-"""Derived features of application profiles, computed from canonical counters with polars expressions.
+"""Derived features of application profiles, computed from canonical counters with polars
+expressions.
 
-Table II of the xAMM paper and the counter set of seed 001. A feature whose counters are absent is
-null (polars arithmetic propagates nulls), never zero; a ratio over a zero denominator is null too.
+Table II of the xAMM paper and the counter set of the VAE-DNN paper. A feature whose counters are
+absent is null (polars arithmetic propagates nulls), never zero; a ratio over a zero denominator is
+null too.
 """
 
 from __future__ import annotations
@@ -39,7 +41,9 @@ TABLE_II: dict[str, pl.Expr] = {
 
 SEED001: dict[str, pl.Expr] = {
     "instructions": _c("tot_ins"),
-    "float_arith_ratio": _ratio(pl.coalesce(_c("fp_ins"), _c("sp_ops") + _c("dp_ops")), _c("tot_ins")),
+    "float_arith_ratio": _ratio(
+        pl.coalesce(_c("fp_ins"), _c("sp_ops") + _c("dp_ops")), _c("tot_ins")
+    ),
     "mem_ratio": _ratio(_c("ld_ins") + _c("sr_ins"), _c("tot_ins")),
     "cache_miss_hit_ratio": _ratio(_c("l3_tcm"), _c("l3_tca") - _c("l3_tcm")),
     "page_faults": _c("page_faults"),
@@ -47,12 +51,19 @@ SEED001: dict[str, pl.Expr] = {
     "ipc": _ratio(_c("tot_ins"), _c("tot_cyc")),
 }
 
-assert set(TABLE_II) == {n for n, _ in TABLE_II_FEATURES} and set(SEED001) == {n for n, _ in SEED001_FEATURES}
+assert set(TABLE_II) == {n for n, _ in TABLE_II_FEATURES} and set(SEED001) == {
+    n for n, _ in SEED001_FEATURES
+}
 
 
 def add_features(df: pl.DataFrame) -> pl.DataFrame:
-    """Return ``df`` with every ``feat_*`` and ``s001_*`` column computed from its ``ctr_*`` columns."""
-    missing = [pl.lit(None, dtype=pl.Float64).alias(f"ctr_{c.name}") for c in COUNTERS if f"ctr_{c.name}" not in df.columns]
+    """Return ``df`` with every ``feat_*`` and ``s001_*`` column computed from its ``ctr_*``
+    columns."""
+    missing = [
+        pl.lit(None, dtype=pl.Float64).alias(f"ctr_{c.name}")
+        for c in COUNTERS
+        if f"ctr_{c.name}" not in df.columns
+    ]
     if missing:
         df = df.with_columns(missing)
     return df.with_columns(

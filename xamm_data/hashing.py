@@ -1,4 +1,5 @@
-"""Content hashes: one function per kind of content, used wherever xamm versions data by what it holds."""
+"""Content hashes: one function per kind of content, used wherever xamm versions data by what it
+holds."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import polars as pl
 
 
 def frame_sha256(df: pl.DataFrame) -> str:
-    """SHA-256 of a frame's column names and values, in order (nulls distinct from empty strings)."""
+    """SHA-256 of a frame's column names and values, in order (nulls distinct from empty
+    strings)."""
     h = hashlib.sha256(",".join(df.columns).encode())
     for series in df.iter_columns():
         h.update(series.cast(pl.String).fill_null("\0").str.join("\x1f").item().encode())

@@ -1,13 +1,14 @@
 """Where a store's tables live: a local directory or an object-store URI that delta-rs supports.
 
-:class:`TableLocation` gives the store the few file operations it needs (read, write, size, list, remove)
-through ``pyarrow.fs`` for data files, and the URI and ``storage_options`` delta-rs needs for the log. For
-``s3://`` the options come from the standard AWS variables (``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``,
-``AWS_SECRET_ACCESS_KEY``, ``AWS_REGION``, ``AWS_ALLOW_HTTP``); commits use S3's conditional writes
-(``AWS_CONDITIONAL_PUT=etag``) so concurrent writers never overwrite each other's log entries.
+:class:`TableLocation` gives the store the few file operations it needs (read, write, size, list,
+remove) through ``pyarrow.fs`` for data files, and the URI and ``storage_options`` delta-rs needs
+for the log. For ``s3://`` the options come from the standard AWS variables (``AWS_ENDPOINT_URL``,
+``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ``AWS_REGION``, ``AWS_ALLOW_HTTP``); commits use
+S3's conditional writes (``AWS_CONDITIONAL_PUT=etag``) so concurrent writers never overwrite each
+other's log entries.
 
-A data file is written to a temporary name and renamed on a local file system; an object store's PUT is
-already all-or-nothing, so the object is written under its final (content-addressed) name.
+A data file is written to a temporary name and renamed on a local file system; an object store's PUT
+is already all-or-nothing, so the object is written under its final (content-addressed) name.
 """
 
 from __future__ import annotations
@@ -21,12 +22,14 @@ SCHEMES = ("s3",)
 
 
 def is_uri(root) -> bool:
-    """Whether ``root`` names an object store (``s3://bucket/prefix``) rather than a local directory."""
+    """Whether ``root`` names an object store (``s3://bucket/prefix``) rather than a local
+    directory."""
     return isinstance(root, str) and urlparse(root).scheme in SCHEMES
 
 
 def store_arg(value: str) -> Path | str:
-    """``--store`` on the command line: a local directory, or an object-store URI kept as written."""
+    """``--store`` on the command line: a local directory, or an object-store URI kept as
+    written."""
     return value if is_uri(value) else Path(value)
 
 
@@ -34,8 +37,18 @@ def storage_options(uri: str) -> dict[str, str]:
     """delta-rs ``storage_options`` for ``uri`` from the environment (read now)."""
     if urlparse(uri).scheme != "s3":
         return {}
-    opts = {k: os.environ[k] for k in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION",
-                                       "AWS_SESSION_TOKEN", "AWS_ALLOW_HTTP") if os.environ.get(k)}
+    opts = {
+        k: os.environ[k]
+        for k in (
+            "AWS_ENDPOINT_URL",
+            "AWS_ACCESS_KEY_ID",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_REGION",
+            "AWS_SESSION_TOKEN",
+            "AWS_ALLOW_HTTP",
+        )
+        if os.environ.get(k)
+    }
     opts.setdefault("AWS_CONDITIONAL_PUT", os.environ.get("AWS_CONDITIONAL_PUT", "etag"))
     if opts.get("AWS_ENDPOINT_URL", "").startswith("http://"):
         opts.setdefault("AWS_ALLOW_HTTP", "true")
@@ -46,8 +59,12 @@ def _s3_filesystem():
     import pyarrow.fs as pafs  # pyarrow: imported when an object store is used
 
     ep = os.environ.get("AWS_ENDPOINT_URL")
-    kw = {"region": os.environ.get("AWS_REGION", "us-east-1"), "access_key": os.environ.get("AWS_ACCESS_KEY_ID"),
-          "secret_key": os.environ.get("AWS_SECRET_ACCESS_KEY"), "session_token": os.environ.get("AWS_SESSION_TOKEN")}
+    kw = {
+        "region": os.environ.get("AWS_REGION", "us-east-1"),
+        "access_key": os.environ.get("AWS_ACCESS_KEY_ID"),
+        "secret_key": os.environ.get("AWS_SECRET_ACCESS_KEY"),
+        "session_token": os.environ.get("AWS_SESSION_TOKEN"),
+    }
     if ep:
         u = urlparse(ep)
         kw.update(endpoint_override=u.netloc or u.path, scheme=u.scheme or "https")
@@ -91,12 +108,17 @@ class TableLocation:
             with fs.open_input_stream(path) as f:
                 return f.read()
         except OSError as e:
-            if "NoSuchKey" in str(e) or "not found" in str(e).lower() or "does not exist" in str(e).lower():
+            if (
+                "NoSuchKey" in str(e)
+                or "not found" in str(e).lower()
+                or "does not exist" in str(e).lower()
+            ):
                 raise FileNotFoundError(f"{self.uri}/{rel}") from e
             raise
 
     def list_dir(self, rel: str) -> list[str]:
-        """The names of the files directly in the table-relative directory ``rel`` ([] if it is not there)."""
+        """The names of the files directly in the table-relative directory ``rel`` ([] if it is not
+        there)."""
         if self.local is not None:
             d = self.local / rel
             return sorted(p.name for p in d.iterdir() if p.is_file()) if d.is_dir() else []
@@ -117,7 +139,8 @@ class TableLocation:
         return info.size if info.type == pafs.FileType.File else None
 
     def put(self, rel: str, data: bytes, tmp_name: str) -> None:
-        """Write ``data`` as ``rel``, all or nothing (a temporary file and a rename on a local disk)."""
+        """Write ``data`` as ``rel``, all or nothing (a temporary file and a rename on a local
+        disk)."""
         if self.local is None:
             fs, path = self._fs_path(rel)
             with fs.open_output_stream(path) as f:

@@ -43,58 +43,158 @@ class Machine(BaseModel):
         return ("cpu", "gpu") if self.gpu else ("cpu",)
 
     def signature(self, version: int | None = None, device: str | None = None, registry=None):
-        """This machine's AMM signature (latest version unless ``version``); ``device`` when it has two.
+        """This machine's AMM signature (latest version unless ``version``); ``device`` when it has
+        two.
 
-        Signatures are model-side (:mod:`xamm_models.machines.signatures`), found through the ``xamm.signatures`` hook.
+        Signatures are model-side (:mod:`xamm_models.machines.signatures`), found through the
+        ``xamm.signatures`` hook.
         """
         lookup = load("xamm.signatures", "lookup", "AMM signatures")
         return lookup(self.id + (f":{device}" if device else ""), version, registry)
 
 
 MACHINES: tuple[Machine, ...] = (
-    Machine(id="quartz", aliases=("Quartz", "M1"), cpu="Intel Xeon E5-2695 v4", cores_per_node=36, in_paper=True,
-            source=f"{PAPER_T3}; {DATA} (cluster=quartz)"),
-    Machine(id="ruby", aliases=("Ruby", "M2"), cpu="Intel Xeon CLX-8276L", cores_per_node=56, in_paper=True,
-            source=PAPER_T3),
-    Machine(id="corona", aliases=("Corona", "M3"), cpu="AMD Rome", cores_per_node=48, gpu="AMD MI50", gpus_per_node=8,
-            in_paper=True, source=f"{PAPER_T3}; Section V-E lists it as '121 nodes AMD Rome'"),
-    Machine(id="lassen", aliases=("Lassen",), cpu="IBM POWER9", gpu="NVIDIA V100", in_paper=True,
-            source=f"{PAPER} (IBM Power9); seed 001 (V100); {DATA} (cluster=lassen, Base_CUDA runs)",
-            notes="The paper benchmarks its IBM Power9 CPU; the public data has its V100 GPU (Base_CUDA)."),
-    Machine(id="xeon-gold", aliases=("Intel Xeon Gold",), cpu="Intel Xeon Gold", in_paper=True, source=PAPER,
-            notes="The paper gives no model number."),
-    Machine(id="xeon-e5-2695-v2", aliases=("Intel Xeon E5-2695 v2",), cpu="Intel Xeon E5-2695 v2", in_paper=True,
-            source=PAPER),
-    Machine(id="epyc-7742", aliases=("AMD EPYC 7742",), cpu="AMD EPYC 7742", in_paper=True, source=PAPER),
-    Machine(id="xeon-platinum-8479", aliases=("Intel(R) Xeon(R) Platinum 8479", "Intel Xeon Platinum 8479"),
-            cpu="Intel Xeon Platinum 8479", in_paper=True, source=PAPER),
-    Machine(id="xeon-platinum-8000-skylake-sp", aliases=("Intel Xeon Platinum 8000 series (Skylake-SP)",),
-            cpu="Intel Xeon Platinum 8000 series (Skylake-SP)", in_paper=True, source=PAPER),
-    Machine(id="epyc-7r13", aliases=("AMD EPYC 7R13",), cpu="AMD EPYC 7R13", in_paper=True, source=PAPER),
-    Machine(id="xeon-8375c", aliases=("Intel Xeon 8375C",), cpu="Intel Xeon 8375C", in_paper=True, source=PAPER),
-    Machine(id="xeon-e5-2695", aliases=("Intel Xeon E5-2695",), cpu="Intel Xeon E5-2695", in_paper=True, source=PAPER,
-            notes="Listed separately from the v2 and v4 parts; the paper gives no version."),
-    Machine(id="amd-trento", aliases=("AMD Trento",), cpu="AMD Trento", in_paper=True, source=PAPER),
-    Machine(id="xeon-skylake-96vcpu", aliases=("96 custom Intel Xeon Scalable (Skylake) vCPUs",),
-            cpu="Intel Xeon Scalable (Skylake), 96 vCPUs", cores_per_node=96, in_paper=True, source=PAPER,
-            notes="A cloud instance; cores_per_node counts vCPUs."),
-    Machine(id="xeon-gold-6140", aliases=("Intel Xeon Gold 6140",), cpu="Intel Xeon Gold 6140", in_paper=True,
-            source=PAPER),
-    Machine(id="xeon-8275cl", aliases=("Intel Cascade Lake 8275CL",), cpu="Intel Xeon Platinum 8275CL (Cascade Lake)",
-            in_paper=True, source=PAPER),
-    Machine(id="dane", aliases=("Dane",), source="named in the project's issue tracker; no facts in the shared data",
-            notes="No processor facts recorded: none of xamm's sources states them."),
-    Machine(id="h100-node", aliases=("H100", "RPBenchmark_H100"), gpu="NVIDIA H100",
-            source=f"{DATA}: an LLNL node with NVIDIA H100 GPUs, 4 MPI ranks; no hostname in the files",
-            notes="Host CPU model not stated in the files; its CPU target is the Base_Seq rows."),
-    Machine(id="mi300a-spx", aliases=("MI300A", "MI300A-SPX", "RPBenchmark_MI300A"), cpu="AMD MI300A (Zen 4 cores)",
-            gpu="AMD MI300A (CDNA 3, SPX mode)",
-            source=f"{DATA}: an AMD MI300A APU node in SPX mode, 4 ranks; no hostname in the files",
-            notes="An APU: CPU and GPU share one package and memory; CPU target = Base_Seq rows, GPU target = HIP rows."),
+    Machine(
+        id="quartz",
+        aliases=("Quartz", "M1"),
+        cpu="Intel Xeon E5-2695 v4",
+        cores_per_node=36,
+        in_paper=True,
+        source=f"{PAPER_T3}; {DATA} (cluster=quartz)",
+    ),
+    Machine(
+        id="ruby",
+        aliases=("Ruby", "M2"),
+        cpu="Intel Xeon CLX-8276L",
+        cores_per_node=56,
+        in_paper=True,
+        source=PAPER_T3,
+    ),
+    Machine(
+        id="corona",
+        aliases=("Corona", "M3"),
+        cpu="AMD Rome",
+        cores_per_node=48,
+        gpu="AMD MI50",
+        gpus_per_node=8,
+        in_paper=True,
+        source=f"{PAPER_T3}; Section V-E lists it as '121 nodes AMD Rome'",
+    ),
+    Machine(
+        id="lassen",
+        aliases=("Lassen",),
+        cpu="IBM POWER9",
+        gpu="NVIDIA V100",
+        in_paper=True,
+        source=f"{PAPER} (IBM Power9); the VAE-DNN paper (V100); {DATA} "
+        "(cluster=lassen, Base_CUDA runs)",
+        notes="The paper benchmarks its IBM Power9 CPU; the public data has "
+        "its V100 GPU (Base_CUDA).",
+    ),
+    Machine(
+        id="xeon-gold",
+        aliases=("Intel Xeon Gold",),
+        cpu="Intel Xeon Gold",
+        in_paper=True,
+        source=PAPER,
+        notes="The paper gives no model number.",
+    ),
+    Machine(
+        id="xeon-e5-2695-v2",
+        aliases=("Intel Xeon E5-2695 v2",),
+        cpu="Intel Xeon E5-2695 v2",
+        in_paper=True,
+        source=PAPER,
+    ),
+    Machine(
+        id="epyc-7742", aliases=("AMD EPYC 7742",), cpu="AMD EPYC 7742", in_paper=True, source=PAPER
+    ),
+    Machine(
+        id="xeon-platinum-8479",
+        aliases=("Intel(R) Xeon(R) Platinum 8479", "Intel Xeon Platinum 8479"),
+        cpu="Intel Xeon Platinum 8479",
+        in_paper=True,
+        source=PAPER,
+    ),
+    Machine(
+        id="xeon-platinum-8000-skylake-sp",
+        aliases=("Intel Xeon Platinum 8000 series (Skylake-SP)",),
+        cpu="Intel Xeon Platinum 8000 series (Skylake-SP)",
+        in_paper=True,
+        source=PAPER,
+    ),
+    Machine(
+        id="epyc-7r13", aliases=("AMD EPYC 7R13",), cpu="AMD EPYC 7R13", in_paper=True, source=PAPER
+    ),
+    Machine(
+        id="xeon-8375c",
+        aliases=("Intel Xeon 8375C",),
+        cpu="Intel Xeon 8375C",
+        in_paper=True,
+        source=PAPER,
+    ),
+    Machine(
+        id="xeon-e5-2695",
+        aliases=("Intel Xeon E5-2695",),
+        cpu="Intel Xeon E5-2695",
+        in_paper=True,
+        source=PAPER,
+        notes="Listed separately from the v2 and v4 parts; the paper gives no version.",
+    ),
+    Machine(
+        id="amd-trento", aliases=("AMD Trento",), cpu="AMD Trento", in_paper=True, source=PAPER
+    ),
+    Machine(
+        id="xeon-skylake-96vcpu",
+        aliases=("96 custom Intel Xeon Scalable (Skylake) vCPUs",),
+        cpu="Intel Xeon Scalable (Skylake), 96 vCPUs",
+        cores_per_node=96,
+        in_paper=True,
+        source=PAPER,
+        notes="A cloud instance; cores_per_node counts vCPUs.",
+    ),
+    Machine(
+        id="xeon-gold-6140",
+        aliases=("Intel Xeon Gold 6140",),
+        cpu="Intel Xeon Gold 6140",
+        in_paper=True,
+        source=PAPER,
+    ),
+    Machine(
+        id="xeon-8275cl",
+        aliases=("Intel Cascade Lake 8275CL",),
+        cpu="Intel Xeon Platinum 8275CL (Cascade Lake)",
+        in_paper=True,
+        source=PAPER,
+    ),
+    Machine(
+        id="dane",
+        aliases=("Dane",),
+        source="named in the project's issue tracker; no facts in the shared data",
+        notes="No processor facts recorded: none of xamm's sources states them.",
+    ),
+    Machine(
+        id="h100-node",
+        aliases=("H100", "RPBenchmark_H100"),
+        gpu="NVIDIA H100",
+        source=f"{DATA}: an LLNL node with NVIDIA H100 GPUs, 4 MPI ranks; no hostname in the files",
+        notes="Host CPU model not stated in the files; its CPU target is the Base_Seq rows.",
+    ),
+    Machine(
+        id="mi300a-spx",
+        aliases=("MI300A", "MI300A-SPX", "RPBenchmark_MI300A"),
+        cpu="AMD MI300A (Zen 4 cores)",
+        gpu="AMD MI300A (CDNA 3, SPX mode)",
+        source=f"{DATA}: an AMD MI300A APU node in SPX mode, 4 ranks; no hostname in the files",
+        notes="An APU: CPU and GPU share one package and memory; CPU target = "
+        "Base_Seq rows, GPU target = HIP rows.",
+    ),
 )
 
+
 class UnknownMachineError(UnknownNameError):
-    """A machine name that is in no registry; the message lists the known ids and the closest one."""
+    """A machine name that is in no registry; the message lists the known ids and the closest
+    one."""
 
 
 REGISTRY: Registry[Machine] = Registry("machine", error=UnknownMachineError)
@@ -113,10 +213,12 @@ def canonical_id(name: str) -> str | None:
 
 
 def get(name: str) -> Machine:
-    """The registry record for ``name`` (id or alias); raises :class:`UnknownMachineError` listing valid ids."""
+    """The registry record for ``name`` (id or alias); raises :class:`UnknownMachineError` listing
+    valid ids."""
     return REGISTRY.get(name)
 
 
 def split_target(target: str) -> tuple[str, str | None]:
-    """Split ``"lassen:gpu"`` into ``("lassen", "gpu")``; a bare name gives device ``None`` (see :class:`Target`)."""
+    """Split ``"lassen:gpu"`` into ``("lassen", "gpu")``; a bare name gives device ``None`` (see
+    :class:`Target`)."""
     return tuple(Target.parse(target))

@@ -1,8 +1,8 @@
 """Where xamm keeps its files: ``$XAMM_HOME``, else the user's cache directory.
 
-``$XAMM_HOME`` may also be an object-store URI (``s3://bucket/prefix``): the dataset store then lives at
-``<uri>/store``, while the signature registry and embedders (small local files) stay in the user's cache
-directory.
+``$XAMM_HOME`` may also be an object-store URI (``s3://bucket/prefix``): the dataset store then
+lives at ``<uri>/store``, while the signature registry and embedders (small local files) stay in the
+user's cache directory.
 """
 
 from __future__ import annotations
@@ -18,10 +18,14 @@ def _uri(value: str) -> bool:
 
 
 def xamm_home() -> Path:
-    """The root of xamm's local files: ``$XAMM_HOME`` if set (and local), else the user cache directory
-    ``platformdirs`` gives for ``xamm`` (``~/.cache/xamm`` on Linux)."""
+    """The root of xamm's local files: ``$XAMM_HOME`` if set (and local), else the user cache
+    directory ``platformdirs`` gives for ``xamm`` (``~/.cache/xamm`` on Linux)."""
     env = os.environ.get("XAMM_HOME")
-    return Path(env).expanduser() if env and not _uri(env) else Path(user_cache_dir("xamm", appauthor=False))
+    return (
+        Path(env).expanduser()
+        if env and not _uri(env)
+        else Path(user_cache_dir("xamm", appauthor=False))
+    )
 
 
 def default_store_root() -> Path | str:

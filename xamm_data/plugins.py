@@ -4,10 +4,11 @@ Layers point one way (``xamm_ingest -> xamm_data <- xamm_models``); where data-s
 something only a higher layer can do, it asks an entry-point group (declared in ``pyproject.toml``):
 
 * ``xamm.commands``: ``register(subparsers)`` adds a package's commands to ``xamm``;
-* ``xamm.datasets``: ``build(runs) -> DataFrame`` makes a derived dataset (``xplat-rajaperf``) from the
-  store's ``benchmark_runs``;
-* ``xamm.ingest``: ``rajaperf(paths, machine=, store=, ...)`` ingests RAJAPerf outputs (used by the models
-  layer to build ``xplat-rajaperf`` from its named sources, without importing the ingest layer);
+* ``xamm.datasets``: ``build(runs) -> DataFrame`` makes a derived dataset (``xplat-rajaperf``) from
+  the store's ``benchmark_runs``;
+* ``xamm.ingest``: ``rajaperf(paths, machine=, store=, ...)`` ingests RAJAPerf outputs (used by the
+  models layer to build ``xplat-rajaperf`` from its named sources, without importing the ingest
+  layer);
 * ``xamm.signatures``: ``lookup(ref, version, registry)`` returns a machine's AMM signature.
 """
 
@@ -24,12 +25,18 @@ def plugins(group: str) -> dict[str, EntryPoint]:
 
 
 def load(group: str, name: str, what: str):
-    """The object entry point ``name`` of ``group`` names; a ``LookupError`` says what provides it."""
+    """The object entry point ``name`` of ``group`` names; a ``LookupError`` says what provides
+    it."""
     eps = plugins(group)
     if name not in eps:
-        raise LookupError(f"{what} comes from an installed xamm package that registers {group}:{name}; "
-                          "reinstall xamm (pip install -e .) so its entry points are known")
+        raise LookupError(
+            f"{what} comes from an installed xamm package that registers "
+            f"{group}:{name}; "
+            "reinstall xamm (pip install -e .) so its entry points are known"
+        )
     try:
         return eps[name].load()
     except ImportError as e:
-        raise LookupError(f"{what} needs the models extra ({e.name} is missing): {MODELS_EXTRA}") from None
+        raise LookupError(
+            f"{what} needs the models extra ({e.name} is missing): {MODELS_EXTRA}"
+        ) from None

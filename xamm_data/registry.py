@@ -2,8 +2,8 @@
 
 A :class:`Registry` maps names to objects: fill it with the :meth:`Registry.register` decorator (or
 :meth:`Registry.add`), list names with shell patterns (``list("xeon*")``), and look one up with
-:meth:`Registry.get`, whose failure lists the valid names and proposes the closest. Machines, embedders,
-regressors and ingest formats each keep one.
+:meth:`Registry.get`, whose failure lists the valid names and proposes the closest. Machines,
+embedders, regressors and ingest formats each keep one.
 """
 
 from __future__ import annotations
@@ -33,13 +33,16 @@ class UnknownNameError(KeyError):
 class Registry(Generic[T]):
     """Named entries of one ``kind`` (``"machine"``, ``"embedder"``, ...)."""
 
-    def __init__(self, kind: str, error: Callable[[str, str, list[str]], Exception] = UnknownNameError):
+    def __init__(
+        self, kind: str, error: Callable[[str, str, list[str]], Exception] = UnknownNameError
+    ):
         self.kind, self._error = kind, error
         self._items: dict[str, T] = {}
         self._aliases: dict[str, str] = {}
 
     def add(self, name: str, obj: T, aliases: tuple[str, ...] = ()) -> T:
-        """Register ``obj`` under ``name`` (and case-insensitive ``aliases``); a name taken twice is an error."""
+        """Register ``obj`` under ``name`` (and case-insensitive ``aliases``); a name taken twice is
+        an error."""
         if name in self._items:
             raise ValueError(f"{self.kind} {name!r} is registered twice")
         self._items[name] = obj
@@ -48,11 +51,14 @@ class Registry(Generic[T]):
         return obj
 
     def register(self, name: str, **extra) -> Callable[[T], T]:
-        """Decorator: register the decorated object under ``name``; ``extra`` is kept as ``.registry_info``."""
+        """Decorator: register the decorated object under ``name``; ``extra`` is kept as
+        ``.registry_info``."""
+
         def deco(obj: T) -> T:
             if extra:
                 obj.registry_info = extra  # type: ignore[attr-defined]
             return self.add(name, obj)
+
         return deco
 
     def canonical(self, name: str) -> str | None:
@@ -65,6 +71,18 @@ class Registry(Generic[T]):
         if key is None:
             raise self._error(self.kind, name, self.list())
         return self._items[key]
+
+    def in_order(self) -> list[str]:
+        """Registered names in the order they were registered."""
+        return list(self._items)
+
+    def remove(self, name: str) -> None:
+        """Unregister ``name`` and its aliases (a plug-in withdrawn, a test's own entry)."""
+        key = self.canonical(name)
+        if key is None:
+            raise self._error(self.kind, name, self.list())
+        del self._items[key]
+        self._aliases = {a: n for a, n in self._aliases.items() if n != key}
 
     def list(self, pattern: str = "*") -> list[str]:
         """Registered names matching a shell-style ``pattern``, sorted."""

@@ -151,24 +151,66 @@ MACHINE_PATTERN = r"^[a-z0-9][a-z0-9._-]*(:(cpu|gpu))?$"
 SHA256_PATTERN = r"^[0-9a-f]{64}$"
 
 _PROVENANCE: tuple[Column, ...] = (
-    _c("source_path", "string", "Path of the source file, relative to the ingest root (POSIX separators).", nullable=False),
-    _c("source_sha256", "string", "SHA-256 of the source file's bytes; for a database directory (HPCToolkit), "
-       "SHA-256 of its sorted `relative path NUL file sha256 LF` lines; for a profile of a Thicket (in memory or "
-       "`to_json()`), SHA-256 of the profile's records and globals as canonical JSON.", nullable=False,
-       pattern=SHA256_PATTERN),
-    _c("source_format", "string", "Format of the source file.", nullable=False,
-       enum=("rajaperf-csv", "rajaperf-timing-csv", "caliper-cali", "caliper-json", "thicket", "thicket-json",
-             "hpctoolkit", "hpctoolkit-latest", "table")),
+    _c(
+        "source_path",
+        "string",
+        "Path of the source file, relative to the ingest root (POSIX separators).",
+        nullable=False,
+    ),
+    _c(
+        "source_sha256",
+        "string",
+        "SHA-256 of the source file's bytes; for a database directory "
+        "(HPCToolkit), "
+        "SHA-256 of its sorted `relative path NUL file sha256 LF` lines; "
+        "for a profile of a Thicket (in memory or "
+        "`to_json()`), SHA-256 of the profile's records and globals as "
+        "canonical JSON.",
+        nullable=False,
+        pattern=SHA256_PATTERN,
+    ),
+    _c(
+        "source_format",
+        "string",
+        "Format of the source file.",
+        nullable=False,
+        enum=(
+            "rajaperf-csv",
+            "rajaperf-timing-csv",
+            "caliper-cali",
+            "caliper-json",
+            "thicket",
+            "thicket-json",
+            "hpctoolkit",
+            "hpctoolkit-latest",
+            "table",
+        ),
+    ),
     _c("reader", "string", "Dotted name of the xamm reader that produced the row.", nullable=False),
     _c("xamm_version", "string", "Version of xamm that ingested the row.", nullable=False),
-    _c("tool_versions", "string",
-       "Versions of the tools that produced the source, as sorted `name=version` pairs joined by `;` "
-       "(e.g. `caliper=2.10.0;raja=2022.10.5;rajaperf=1.10.0`)."),
-    _c("run_date", "datetime", "When the measured run started (UTC), from the source's metadata; null when the source does not say."),
+    _c(
+        "tool_versions",
+        "string",
+        "Versions of the tools that produced the source, as sorted "
+        "`name=version` pairs joined by `;` "
+        "(e.g. `caliper=2.10.0;raja=2022.10.5;rajaperf=1.10.0`).",
+    ),
+    _c(
+        "run_date",
+        "datetime",
+        "When the measured run started (UTC), from the source's "
+        "metadata; null when the source does not say.",
+    ),
 )
 
 _CONFIG: tuple[Column, ...] = (
-    _c("threads", "int64", "Threads per rank the measured code ran with (1 for sequential and GPU-offload variants' host side).", minimum=1),
+    _c(
+        "threads",
+        "int64",
+        "Threads per rank the measured code ran with (1 for sequential "
+        "and GPU-offload variants' host side).",
+        minimum=1,
+    ),
     _c("ranks", "int64", "MPI ranks of the run; null when the source does not say.", minimum=1),
 )
 
@@ -176,72 +218,284 @@ BENCHMARK_RUNS = TableSchema(
     name="benchmark_runs",
     version="1.2.0",
     description=(
-        "One row per (machine, suite, kernel, variant, tuning, build, configuration, trial) of a benchmark suite run "
-        "(RAJAPerf). Times are seconds per repetition of the kernel, sizes in bytes and flops per repetition."
+        "One row per (machine, suite, kernel, variant, tuning, build, "
+        "configuration, trial) of a benchmark suite run "
+        "(RAJAPerf). Times are seconds per repetition of the kernel, "
+        "sizes in bytes and flops per repetition."
     ),
     columns=(
-        _c("machine", "string", "Machine id from the machine registry (lower case), e.g. `quartz`.", nullable=False, pattern=MACHINE_PATTERN),
-        _c("device", "string", "Processor class the variant runs on: `cpu` or `gpu`.", nullable=False, enum=("cpu", "gpu")),
+        _c(
+            "machine",
+            "string",
+            "Machine id from the machine registry (lower case), e.g. `quartz`.",
+            nullable=False,
+            pattern=MACHINE_PATTERN,
+        ),
+        _c(
+            "device",
+            "string",
+            "Processor class the variant runs on: `cpu` or `gpu`.",
+            nullable=False,
+            enum=("cpu", "gpu"),
+        ),
         _c("suite", "string", "Benchmark suite.", nullable=False, enum=("RAJAPerf",)),
         _c("suite_version", "string", "Suite version as reported by the run."),
-        _c("kernel", "string", "Canonical kernel name `Group_KERNEL`, e.g. `Basic_DAXPY`.", nullable=False,
-           pattern=r"^[A-Za-z]+_[A-Z0-9][A-Z0-9_]*$"),
+        _c(
+            "kernel",
+            "string",
+            "Canonical kernel name `Group_KERNEL`, e.g. `Basic_DAXPY`.",
+            nullable=False,
+            pattern=r"^[A-Za-z]+_[A-Z0-9][A-Z0-9_]*$",
+        ),
         _c("group", "string", "Kernel group, e.g. `Basic`, `Stream`, `Apps`.", nullable=False),
-        _c("variant", "string", "RAJAPerf variant, e.g. `Base_Seq`, `RAJA_CUDA`.", nullable=False,
-           pattern=r"^(Base|RAJA|Lambda|Kokkos)_[A-Za-z0-9]+$"),
-        _c("backend", "string", "Programming model of the variant: Seq, OpenMP, OpenMPTarget, CUDA, HIP, SYCL, StdPar, Kokkos.",
-           nullable=False, enum=("Seq", "OpenMP", "OpenMPTarget", "CUDA", "HIP", "SYCL", "StdPar", "Kokkos")),
+        _c(
+            "variant",
+            "string",
+            "RAJAPerf variant, e.g. `Base_Seq`, `RAJA_CUDA`.",
+            nullable=False,
+            pattern=r"^(Base|RAJA|Lambda|Kokkos)_[A-Za-z0-9]+$",
+        ),
+        _c(
+            "backend",
+            "string",
+            "Programming model of the variant: Seq, OpenMP, OpenMPTarget, "
+            "CUDA, HIP, SYCL, StdPar, Kokkos.",
+            nullable=False,
+            enum=("Seq", "OpenMP", "OpenMPTarget", "CUDA", "HIP", "SYCL", "StdPar", "Kokkos"),
+        ),
         _c("tuning", "string", "Variant tuning, e.g. `default`, `block_256`.", nullable=False),
-        _c("compiler", "string", "Compiler and version, e.g. `g++-10.3.1`; null when the source does not say."),
-        _c("compiler_flags", "string", "Compiler options of the build; null when the source does not say."),
-        _c("problem_size", "int64", "The kernel's actual problem size (RAJAPerf `Problem size` / `ProblemSize`).", nullable=False, minimum=1),
-        _c("problem_size_param", "int64", "RAJAPerf's `ProblemSizeRunParam`: the `--size` run parameter, or the "
-           "`--sizefact` factor truncated to a whole number (0 for `--sizefact 0.5`); kernels round it to their own shapes.",
-           minimum=0),
+        _c(
+            "compiler",
+            "string",
+            "Compiler and version, e.g. `g++-10.3.1`; null when the source does not say.",
+        ),
+        _c(
+            "compiler_flags",
+            "string",
+            "Compiler options of the build; null when the source does not say.",
+        ),
+        _c(
+            "problem_size",
+            "int64",
+            "The kernel's actual problem size (RAJAPerf `Problem size` / `ProblemSize`).",
+            nullable=False,
+            minimum=1,
+        ),
+        _c(
+            "problem_size_param",
+            "int64",
+            "RAJAPerf's `ProblemSizeRunParam`: the `--size` run parameter, "
+            "or the "
+            "`--sizefact` factor truncated to a whole number (0 for "
+            "`--sizefact 0.5`); kernels round it to their own shapes.",
+            minimum=0,
+        ),
         _c("reps", "int64", "Repetitions of the kernel per pass.", nullable=False, minimum=1),
-        _c("npasses", "int64", "Passes over the kernel set (`--npasses`); times are per repetition, averaged over passes. "
-           "Null when the source does not say (RAJAPerf CSV files, whose times are already per-pass means).", minimum=1),
+        _c(
+            "npasses",
+            "int64",
+            "Passes over the kernel set (`--npasses`); times are per "
+            "repetition, averaged over passes. "
+            "Null when the source does not say (RAJAPerf CSV files, whose "
+            "times are already per-pass means).",
+            minimum=1,
+        ),
         *_CONFIG,
-        _c("omp_max_threads", "int64", "`omp_get_max_threads()` as recorded by the run.", minimum=1),
-        _c("block_size", "int64", "GPU thread-block size of the tuning; null for CPU variants.", minimum=1),
-        _c("trial", "int64", "0-based repeat index among runs with identical configuration, ordered by run date then source path.",
-           nullable=False, minimum=0),
-        _c("time_per_rep_s", "float64", "Mean time of one repetition (over passes and ranks).", unit="s", nullable=False,
-           exclusive_minimum=0, finite=True),
-        _c("time_per_rep_min_s", "float64", "Minimum over passes (CSV) or ranks (Caliper) of the time per repetition.", unit="s",
-           exclusive_minimum=0, finite=True),
-        _c("time_per_rep_max_s", "float64", "Maximum over passes (CSV) or ranks (Caliper) of the time per repetition.", unit="s",
-           exclusive_minimum=0, finite=True),
-        _c("iterations_per_rep", "float64", "Loop iterations per repetition.", unit="1", minimum=0, finite=True),
-        _c("kernels_per_rep", "float64", "Kernel launches per repetition.", unit="1", minimum=0, finite=True),
-        _c("bytes_per_rep", "float64", "Bytes moved per repetition (RAJAPerf `BytesMoved/rep`, older `Bytes/rep`).", unit="B", minimum=0, finite=True),
-        _c("bytes_read_per_rep", "float64", "Bytes read per repetition.", unit="B", minimum=0, finite=True),
-        _c("bytes_written_per_rep", "float64", "Bytes written per repetition.", unit="B", minimum=0, finite=True),
-        _c("bytes_modify_written_per_rep", "float64", "Bytes read-modify-written per repetition.", unit="B", minimum=0, finite=True),
-        _c("bytes_atomic_modify_written_per_rep", "float64", "Bytes atomically modified per repetition.", unit="B", minimum=0, finite=True),
-        _c("bytes_touched_per_rep", "float64", "Distinct bytes touched per repetition.", unit="B", minimum=0, finite=True),
-        _c("bytes_allocated_per_rep", "float64", "Bytes allocated for the kernel's data.", unit="B", minimum=0, finite=True),
-        _c("flops_per_rep", "float64", "Floating-point operations per repetition.", unit="flop", minimum=0, finite=True),
-        _c("bandwidth_bytes_per_s", "float64", "bytes_per_rep / time_per_rep_s.", unit="B/s", minimum=0, finite=True),
-        _c("flops_per_s", "float64", "flops_per_rep / time_per_rep_s.", unit="flop/s", minimum=0, finite=True),
-        _c("checksum_status", "string", "RAJAPerf checksum verdict, when reported.", enum=("PASSED", "FAILED")),
+        _c(
+            "omp_max_threads", "int64", "`omp_get_max_threads()` as recorded by the run.", minimum=1
+        ),
+        _c(
+            "block_size",
+            "int64",
+            "GPU thread-block size of the tuning; null for CPU variants.",
+            minimum=1,
+        ),
+        _c(
+            "trial",
+            "int64",
+            "0-based repeat index among runs with identical configuration, "
+            "ordered by run date then source path.",
+            nullable=False,
+            minimum=0,
+        ),
+        _c(
+            "time_per_rep_s",
+            "float64",
+            "Mean time of one repetition (over passes and ranks).",
+            unit="s",
+            nullable=False,
+            exclusive_minimum=0,
+            finite=True,
+        ),
+        _c(
+            "time_per_rep_min_s",
+            "float64",
+            "Minimum over passes (CSV) or ranks (Caliper) of the time per repetition.",
+            unit="s",
+            exclusive_minimum=0,
+            finite=True,
+        ),
+        _c(
+            "time_per_rep_max_s",
+            "float64",
+            "Maximum over passes (CSV) or ranks (Caliper) of the time per repetition.",
+            unit="s",
+            exclusive_minimum=0,
+            finite=True,
+        ),
+        _c(
+            "iterations_per_rep",
+            "float64",
+            "Loop iterations per repetition.",
+            unit="1",
+            minimum=0,
+            finite=True,
+        ),
+        _c(
+            "kernels_per_rep",
+            "float64",
+            "Kernel launches per repetition.",
+            unit="1",
+            minimum=0,
+            finite=True,
+        ),
+        _c(
+            "bytes_per_rep",
+            "float64",
+            "Bytes moved per repetition (RAJAPerf `BytesMoved/rep`, older `Bytes/rep`).",
+            unit="B",
+            minimum=0,
+            finite=True,
+        ),
+        _c(
+            "bytes_read_per_rep",
+            "float64",
+            "Bytes read per repetition.",
+            unit="B",
+            minimum=0,
+            finite=True,
+        ),
+        _c(
+            "bytes_written_per_rep",
+            "float64",
+            "Bytes written per repetition.",
+            unit="B",
+            minimum=0,
+            finite=True,
+        ),
+        _c(
+            "bytes_modify_written_per_rep",
+            "float64",
+            "Bytes read-modify-written per repetition.",
+            unit="B",
+            minimum=0,
+            finite=True,
+        ),
+        _c(
+            "bytes_atomic_modify_written_per_rep",
+            "float64",
+            "Bytes atomically modified per repetition.",
+            unit="B",
+            minimum=0,
+            finite=True,
+        ),
+        _c(
+            "bytes_touched_per_rep",
+            "float64",
+            "Distinct bytes touched per repetition.",
+            unit="B",
+            minimum=0,
+            finite=True,
+        ),
+        _c(
+            "bytes_allocated_per_rep",
+            "float64",
+            "Bytes allocated for the kernel's data.",
+            unit="B",
+            minimum=0,
+            finite=True,
+        ),
+        _c(
+            "flops_per_rep",
+            "float64",
+            "Floating-point operations per repetition.",
+            unit="flop",
+            minimum=0,
+            finite=True,
+        ),
+        _c(
+            "bandwidth_bytes_per_s",
+            "float64",
+            "bytes_per_rep / time_per_rep_s.",
+            unit="B/s",
+            minimum=0,
+            finite=True,
+        ),
+        _c(
+            "flops_per_s",
+            "float64",
+            "flops_per_rep / time_per_rep_s.",
+            unit="flop/s",
+            minimum=0,
+            finite=True,
+        ),
+        _c(
+            "checksum_status",
+            "string",
+            "RAJAPerf checksum verdict, when reported.",
+            enum=("PASSED", "FAILED"),
+        ),
         _c("operational_complexity", "string", "RAJAPerf operational complexity, e.g. `O(N)`."),
         _c("problem_dimensionality", "int64", "RAJAPerf problem dimensionality.", minimum=0),
         *(
-            _c(f"topdown_{m}", "float64", f"Top-down fraction `{m}` (Caliper `topdown.{m}`), as measured.", unit="1", finite=True)
+            _c(
+                f"topdown_{m}",
+                "float64",
+                f"Top-down fraction `{m}` (Caliper `topdown.{m}`), as measured.",
+                unit="1",
+                finite=True,
+            )
             for m in (
-                "retiring", "frontend_bound", "backend_bound", "bad_speculation", "branch_mispredict", "machine_clears",
-                "frontend_latency", "frontend_bandwidth", "memory_bound", "core_bound", "ext_mem_bound",
-                "l1_bound", "l2_bound", "l3_bound",
+                "retiring",
+                "frontend_bound",
+                "backend_bound",
+                "bad_speculation",
+                "branch_mispredict",
+                "machine_clears",
+                "frontend_latency",
+                "frontend_bandwidth",
+                "memory_bound",
+                "core_bound",
+                "ext_mem_bound",
+                "l1_bound",
+                "l2_bound",
+                "l3_bound",
             )
         ),
-        _c("extra_metrics", "list[counter]", "Per-kernel metrics of the source that no column above names (further "
-           "`topdown.*` attributes, newer RAJAPerf columns such as `FeatureForall`), kept raw as (name, value); "
-           "null for rows ingested before schema 1.1.0.", ),
+        _c(
+            "extra_metrics",
+            "list[counter]",
+            "Per-kernel metrics of the source that no column above names "
+            "(further "
+            "`topdown.*` attributes, newer RAJAPerf columns such as "
+            "`FeatureForall`), kept raw as (name, value); "
+            "null for rows ingested before schema 1.1.0.",
+        ),
         *_PROVENANCE,
     ),
-    primary_key=("machine", "suite", "kernel", "variant", "tuning", "compiler", "compiler_flags", "problem_size",
-                 "threads", "ranks", "trial"),
+    primary_key=(
+        "machine",
+        "suite",
+        "kernel",
+        "variant",
+        "tuning",
+        "compiler",
+        "compiler_flags",
+        "problem_size",
+        "threads",
+        "ranks",
+        "trial",
+    ),
 )
 
 TABLE_II_FEATURES: tuple[tuple[str, str], ...] = (
@@ -263,8 +517,11 @@ TABLE_II_FEATURES: tuple[tuple[str, str], ...] = (
 
 
 SEED001_FEATURES: tuple[tuple[str, str], ...] = (
-    ("instructions", "Number of instructions (seed 001, Table I)."),
-    ("float_arith_ratio", "Floating-point instructions (or SP + DP operations) / total instructions."),
+    ("instructions", "Number of instructions (the VAE-DNN paper, Table I)."),
+    (
+        "float_arith_ratio",
+        "Floating-point instructions (or SP + DP operations) / total instructions.",
+    ),
     ("mem_ratio", "(Loads + stores) / total instructions."),
     ("cache_miss_hit_ratio", "Last-level cache misses / hits (accesses - misses)."),
     ("page_faults", "Page faults."),
@@ -275,36 +532,99 @@ SEED001_FEATURES: tuple[tuple[str, str], ...] = (
 
 def _app_profile_columns() -> tuple[Column, ...]:
     counter_cols = tuple(
-        _c(f"ctr_{c.name}", "float64", f"{c.description} (canonical counter `{c.name}`).", unit=c.unit, minimum=0, finite=True)
+        _c(
+            f"ctr_{c.name}",
+            "float64",
+            f"{c.description} (canonical counter `{c.name}`).",
+            unit=c.unit,
+            minimum=0,
+            finite=True,
+        )
         for c in COUNTERS
     )
     feature_cols = tuple(
-        _c(f"feat_{name}", "float64", f"Table II feature: {desc} Null when its counters are absent.", finite=True, minimum=0)
+        _c(
+            f"feat_{name}",
+            "float64",
+            f"Table II feature: {desc} Null when its counters are absent.",
+            finite=True,
+            minimum=0,
+        )
         for name, desc in TABLE_II_FEATURES
     )
     seed_cols = tuple(
-        _c(f"s001_{name}", "float64", f"Seed-001 counter feature: {desc} Null when its counters are absent.", finite=True,
-           minimum=0)
+        _c(
+            f"s001_{name}",
+            "float64",
+            f"VAE-DNN paper counter feature: {desc} Null when its counters are absent.",
+            finite=True,
+            minimum=0,
+        )
         for name, desc in SEED001_FEATURES
     )
     return (
         _c("app", "string", "Application name, e.g. `Laghos`.", nullable=False),
-        _c("app_params", "string", "Application parameters as a JSON object with sorted keys (`{}` when none).", nullable=False),
-        _c("machine", "string", "Machine id from the machine registry.", nullable=False, pattern=MACHINE_PATTERN),
-        _c("device", "string", "Processor class the application ran on.", nullable=False, enum=("cpu", "gpu")),
+        _c(
+            "app_params",
+            "string",
+            "Application parameters as a JSON object with sorted keys (`{}` when none).",
+            nullable=False,
+        ),
+        _c(
+            "machine",
+            "string",
+            "Machine id from the machine registry.",
+            nullable=False,
+            pattern=MACHINE_PATTERN,
+        ),
+        _c(
+            "device",
+            "string",
+            "Processor class the application ran on.",
+            nullable=False,
+            enum=("cpu", "gpu"),
+        ),
         *_CONFIG,
         _c("gpus", "int64", "GPUs used; null for CPU-only runs.", minimum=0),
-        _c("trial", "int64", "0-based repeat index among samples with identical app, params, machine and configuration.",
-           nullable=False, minimum=0),
-        _c("runtime_s", "float64", "Runtime of the sample: the root's inclusive time, aggregated as `runtime_aggregation` "
-           "says; null when the profile measured no time (e.g. only cycles) and none was given.",
-           unit="s", exclusive_minimum=0, finite=True),
-        _c("runtime_aggregation", "string", "How per-rank/thread root times became `runtime_s`, e.g. `max over ranks`.", nullable=False),
+        _c(
+            "trial",
+            "int64",
+            "0-based repeat index among samples with identical app, params, "
+            "machine and configuration.",
+            nullable=False,
+            minimum=0,
+        ),
+        _c(
+            "runtime_s",
+            "float64",
+            "Runtime of the sample: the root's inclusive time, aggregated as "
+            "`runtime_aggregation` "
+            "says; null when the profile measured no time (e.g. only cycles) and none was given.",
+            unit="s",
+            exclusive_minimum=0,
+            finite=True,
+        ),
+        _c(
+            "runtime_aggregation",
+            "string",
+            "How per-rank/thread root times became `runtime_s`, e.g. `max over ranks`.",
+            nullable=False,
+        ),
         *counter_cols,
         *feature_cols,
         *seed_cols,
-        _c("counters_present", "list[string]", "Canonical counters the source measured (sorted).", nullable=False),
-        _c("extra_counters", "list[counter]", "Measured metrics with no canonical name, kept raw (name, value).", nullable=False),
+        _c(
+            "counters_present",
+            "list[string]",
+            "Canonical counters the source measured (sorted).",
+            nullable=False,
+        ),
+        _c(
+            "extra_counters",
+            "list[counter]",
+            "Measured metrics with no canonical name, kept raw (name, value).",
+            nullable=False,
+        ),
         *_PROVENANCE,
     )
 
@@ -313,8 +633,10 @@ APP_PROFILES = TableSchema(
     name="app_profiles",
     version="1.1.0",
     description=(
-        "One row per application performance sample: an application with its parameters run on a machine in a "
-        "configuration, with its runtime, canonical hardware counters and the xAMM paper's Table II features."
+        "One row per application performance sample: an application with "
+        "its parameters run on a machine in a "
+        "configuration, with its runtime, canonical hardware counters "
+        "and the xAMM paper's Table II features."
     ),
     columns=_app_profile_columns(),
     primary_key=("app", "app_params", "machine", "device", "threads", "ranks", "gpus", "trial"),
@@ -323,14 +645,26 @@ APP_PROFILES = TableSchema(
 COUNTERS_TABLE = TableSchema(
     name="counters",
     version="1.0.0",
-    description="Canonical hardware counters with units and the names they go by in PAPI, perf, HPCToolkit and Caliper.",
+    description="Canonical hardware counters with units and the names they go by "
+    "in PAPI, perf, HPCToolkit and Caliper.",
     columns=(
-        _c("name", "string", "Canonical counter name (snake case).", nullable=False, pattern=r"^[a-z][a-z0-9_]*$"),
+        _c(
+            "name",
+            "string",
+            "Canonical counter name (snake case).",
+            nullable=False,
+            pattern=r"^[a-z][a-z0-9_]*$",
+        ),
         _c("unit", "string", "Unit of the counter's value.", nullable=False),
         _c("description", "string", "What the counter counts.", nullable=False),
         _c("papi", "list[string]", "PAPI preset or native event names.", nullable=False),
         _c("perf", "list[string]", "Linux perf event names.", nullable=False),
-        _c("hpctoolkit", "list[string]", "HPCToolkit metric names (without the `(I)`/`(E)` suffix or unit decorations).", nullable=False),
+        _c(
+            "hpctoolkit",
+            "list[string]",
+            "HPCToolkit metric names (without the `(I)`/`(E)` suffix or unit decorations).",
+            nullable=False,
+        ),
         _c("caliper", "list[string]", "Caliper attribute names.", nullable=False),
     ),
     primary_key=("name",),
@@ -346,7 +680,9 @@ def get_table(name: str) -> TableSchema:
     try:
         return TABLES[name]
     except KeyError:
-        raise KeyError(f"unknown table {name!r}; known tables: {', '.join(sorted(TABLES))}") from None
+        raise KeyError(
+            f"unknown table {name!r}; known tables: {', '.join(sorted(TABLES))}"
+        ) from None
 
 
 def counters_frame():

@@ -38,7 +38,8 @@ def write_schema_files(directory: str | Path) -> list[Path]:
 
 
 def check_schema_files(directory: str | Path) -> list[str]:
-    """Differences between ``directory`` and the code's schemas, one line each (empty when in sync)."""
+    """Differences between ``directory`` and the code's schemas, one line each (empty when in
+    sync)."""
     directory = Path(directory)
     problems = []
     for name, text in expected_files().items():

@@ -1,18 +1,21 @@
-"""The embedded snapshot: a small derived copy of xamm's public artefacts, shipped inside the package.
+"""The embedded snapshot: a small derived copy of xamm's public artefacts, shipped in the package.
 
-With no network and no local data, the snapshot still answers: ``load_dataset("quartz")`` (the derived
-``benchmark_runs`` rows of the public RAJAPerf runs), the machines' signatures and the default predictor
-(``xamm/default``). ``xamm zoo build --snapshot`` regenerates it from the public data, reproducibly.
+With no network and no local data, the snapshot still answers: ``load_dataset("quartz")`` (the
+derived ``benchmark_runs`` rows of the public RAJAPerf runs), the machines' signatures and the
+default predictor (``xamm/default``). ``xamm zoo build --snapshot`` regenerates it from the public
+data, reproducibly.
 
 Layout (``xamm_data/snapshot/``)::
 
-    MANIFEST.json                       what is here, from which sources under which licences, file checksums
-    <kind>/machine=<m>.parquet          derived rows, exactly what a store built from the sources reads back
-    signatures/...                      a signature registry (xamm_models.machines.signatures layout)
-    models/<name>/...                   saved predictors, by zoo name (``xamm/<name>``)
+    MANIFEST.json               what is here, from which sources under which licences,
+                                file checksums
+    <kind>/machine=<m>.parquet  derived rows, exactly what a store built from the sources
+                                reads back
+    signatures/...              a signature registry (xamm_models.machines.signatures layout)
+    models/<name>/...           saved predictors, by zoo name (``xamm/<name>``)
 
-Resolution order everywhere: the local store (or folder), then the Hub at a pinned revision, then this
-snapshot. A file whose bytes differ from the manifest is refused (:class:`CorruptDataError`).
+Resolution order everywhere: the local store (or folder), then the Hub at a pinned revision, then
+this snapshot. A file whose bytes differ from the manifest is refused (:class:`CorruptDataError`).
 """
 
 from __future__ import annotations
@@ -77,16 +80,24 @@ def has(kind: str, machine: str, root: Path = ROOT) -> bool:
 
 
 def read(kind: str, machine: str, root: Path = ROOT) -> pl.DataFrame:
-    """The snapshot's ``kind`` rows of ``machine``, after checking their bytes against the manifest."""
+    """The snapshot's ``kind`` rows of ``machine``, after checking their bytes against the
+    manifest."""
     m = manifest(root)
-    entry = next((f for f in (m.files if m else []) if f.kind == kind and f.machine == machine), None)
+    entry = next(
+        (f for f in (m.files if m else []) if f.kind == kind and f.machine == machine), None
+    )
     if entry is None:
-        raise FileNotFoundError(f"the embedded snapshot has no {kind} for {machine!r}; it has: "
-                                f"{', '.join(machines(kind, root)) or 'nothing'}")
+        raise FileNotFoundError(
+            f"the embedded snapshot has no {kind} for {machine!r}; it has: "
+            f"{', '.join(machines(kind, root)) or 'nothing'}"
+        )
     path = Path(root) / entry.path
     if file_sha256(path) != entry.sha256:
-        raise CorruptDataError(f"{path}: its bytes do not match the snapshot manifest (sha256 {entry.sha256[:12]}...); "
-                               "reinstall xamm")
+        raise CorruptDataError(
+            f"{path}: its bytes do not match the snapshot manifest (sha256 "
+            f"{entry.sha256[:12]}...); "
+            "reinstall xamm"
+        )
     return pl.read_parquet(path)
 
 
@@ -97,9 +108,16 @@ def model_dir(model_id: str, root: Path = ROOT) -> Path | None:
     if org != ZOO_ORG or not m or name not in m.models:
         return None
     for f in m.files:  # the package's own copy, checked like a pulled one
-        if f.kind == "model" and f.path.startswith(f"models/{name}/") and file_sha256(Path(root) / f.path) != f.sha256:
-            raise CorruptDataError(f"{Path(root) / f.path}: its bytes do not match the snapshot manifest "
-                                   f"(sha256 {f.sha256[:12]}...); reinstall xamm")
+        if (
+            f.kind == "model"
+            and f.path.startswith(f"models/{name}/")
+            and file_sha256(Path(root) / f.path) != f.sha256
+        ):
+            raise CorruptDataError(
+                f"{Path(root) / f.path}: its bytes do not match the snapshot "
+                "manifest "
+                f"(sha256 {f.sha256[:12]}...); reinstall xamm"
+            )
     return Path(root) / "models" / name
 
 
@@ -110,8 +128,11 @@ def signatures_root(root: Path = ROOT) -> Path | None:
 
 
 def write_manifest(root: Path, info: dict) -> Manifest:
-    """Checksum every file under ``root`` listed in ``info["files"]`` (paths and kinds) and write the manifest."""
-    files = [SnapshotFile(**{**f, "sha256": file_sha256(Path(root) / f["path"])}) for f in info["files"]]
+    """Checksum every file under ``root`` listed in ``info["files"]`` (paths and kinds) and write
+    the manifest."""
+    files = [
+        SnapshotFile(**{**f, "sha256": file_sha256(Path(root) / f["path"])}) for f in info["files"]
+    ]
     m = Manifest(**{**info, "files": files})
     (Path(root) / MANIFEST).write_text(json.dumps(m.model_dump(), indent=1, sort_keys=True) + "\n")
     return m

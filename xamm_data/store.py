@@ -2,25 +2,27 @@
 
 Layout (``root`` defaults to ``$XAMM_HOME/store``)::
 
-    <root>/<kind>/_delta_log/...                      the table's versions (delta-rs)
-    <root>/<kind>/machine=<machine>/part-<sha256>.parquet
+    <root>/<kind>/_delta_log/...                           the table's versions (delta-rs)
+    <root>/<kind>/machine=<machine>/part-<sha256>.parquet  the rows
 
 ``kind`` is a data table (``benchmark_runs``, ``app_profiles``). The machine stays a real column
 inside each file. Files are zstd-compressed, rows sorted by primary key, and the Parquet key-value
 metadata key ``xamm`` holds the table name, schema version, units, primary key and the list of
-source files, so a file describes itself without xamm. Each file is named by its SHA-256 and checked
-against it on every read (:mod:`xamm_data.table_files`).
+source files, so a file describes itself without xamm. Each file is named by its SHA-256 and
+checked against it on every read (:mod:`xamm_data.table_files`).
 
-A write is one Delta commit, whatever the number of machines: it validates the whole batch, merges it
-into the partitions it touches (rows from a source already there, same SHA-256, are replaced, never
-duplicated; ``trial`` is renumbered over each partition so batches keep distinct trials), writes their
-new files, then commits "remove the old files, add the new" in one transaction carrying what was
-ingested. A process killed at any moment leaves the previous version or the new one. Concurrent writers
-(other processes, other hosts on a shared file system) retry on a conflicting commit, re-reading first.
+A write is one Delta commit, whatever the number of machines: it validates the whole batch, merges
+it into the partitions it touches (rows from a source already there, same SHA-256, are replaced,
+never duplicated; ``trial`` is renumbered over each partition so batches keep distinct trials),
+writes their new files, then commits "remove the old files, add the new" in one transaction
+carrying what was ingested. A process killed at any moment leaves the previous version or the new
+one. Concurrent writers (other processes, other hosts on a shared file system) retry on a
+conflicting commit, re-reading first.
 
-``read``/``scan``/``load_dataset`` take ``version=`` or ``as_of=`` (time travel); :meth:`Store.history`
-lists the commits. A store in the layout of xamm 0.2 (``machine=<m>/data.parquet`` without a log) is
-migrated on first use, once, its old files kept under ``<root>/.pre-delta/``.
+``read``/``scan``/``load_dataset`` take ``version=`` or ``as_of=`` (time travel);
+:meth:`Store.history` lists the commits. A store in the layout of xamm 0.2
+(``machine=<m>/data.parquet`` without a log) is migrated on first use, once, its old files kept
+under ``<root>/.pre-delta/``.
 """
 
 from __future__ import annotations
@@ -38,7 +40,14 @@ import polars as pl
 
 from xamm_data._version import __version__
 from xamm_data.atomic import locked
-from xamm_data.delta_log import LOG_DIR, CorruptLogError, diagnose, head_problems, log_prev, write_head
+from xamm_data.delta_log import (
+    LOG_DIR,
+    CorruptLogError,
+    diagnose,
+    head_problems,
+    log_prev,
+    write_head,
+)
 from xamm_data.locations import TableLocation, is_uri
 from xamm_data.paths import default_store_root
 from xamm_data.schema import DATA_KINDS, TableSchema, get_table
@@ -97,9 +106,8 @@ def renumber_trials(df: pl.DataFrame, schema: TableSchema) -> pl.DataFrame:
     if "trial" not in schema.primary_key or df.is_empty():
         return df
     key = _config_key(schema)
-    return (
-        df.sort(list(_TRIAL_ORDER), nulls_last=True)
-        .with_columns(pl.int_range(pl.len(), dtype=pl.Int64).over(key).alias("trial"))
+    return df.sort(list(_TRIAL_ORDER), nulls_last=True).with_columns(
+        pl.int_range(pl.len(), dtype=pl.Int64).over(key).alias("trial")
     )
 
 
@@ -110,16 +118,19 @@ def dedupe_sources(df: pl.DataFrame, schema: TableSchema) -> pl.DataFrame:
     """
     if df.is_empty():
         return df
-    return df.sort("source_path").unique(subset=[*_config_key(schema), "source_sha256"], keep="first",
-                                         maintain_order=True)
+    return df.sort("source_path").unique(
+        subset=[*_config_key(schema), "source_sha256"], keep="first", maintain_order=True
+    )
 
 
 class Store:
-    """A machine-partitioned store of xamm tables, one Delta Lake table per kind (see the module docstring)."""
+    """A machine-partitioned store of xamm tables, one Delta Lake table per kind (see the module
+    docstring)."""
 
     def __init__(self, root: str | Path | None = None):
         root = default_store_root() if root is None else root
-        self.root = root if is_uri(root) else Path(root)  # a local directory, or an object-store URI (s3://...)
+        # a local directory, or an object-store URI (s3://...)
+        self.root = root if is_uri(root) else Path(root)
 
     def __repr__(self) -> str:
         return f"Store({str(self.root)!r})"
@@ -141,38 +152,49 @@ class Store:
 
     # -- versions ---------------------------------------------------------------------------------
     def _table(self, kind: str, version: int | None = None, as_of: datetime | None = None):
-        """The Delta table of ``kind`` at ``version`` / ``as_of`` (latest by default), or None if there is none."""
+        """The Delta table of ``kind`` at ``version`` / ``as_of`` (latest by default), or None if
+        there is none."""
         return self._snapshot(kind, version, as_of)[0]
 
     def _snapshot(self, kind: str, version: int | None = None, as_of: datetime | None = None):
-        """(Delta table, its live files) of ``kind`` at ``version`` / ``as_of``; (None, no files) before the first
-        write. The log is checked on the way: an unreadable log, or a latest version that is not the one xamm
-        last committed, raises :class:`CorruptLogError` naming the table and log file."""
+        """(Delta table, its live files) of ``kind`` at ``version`` / ``as_of``; (None, no files)
+        before the first write. The log is checked on the way: an unreadable log, or a latest
+        version that is not the one xamm last committed, raises :class:`CorruptLogError` naming the
+        table and log file."""
         from deltalake import DeltaTable  # delta-rs: imported when a table is opened
 
         loc = self._loc(kind)
         migrate_legacy(self, kind)
         if not loc.has_log():
             if version is not None or as_of is not None:
-                raise FileNotFoundError(f"the store {self.root} has no {kind} table, so no version of it")
+                raise FileNotFoundError(
+                    f"the store {self.root} has no {kind} table, so no version of it"
+                )
             return None, _file_frame(None)
         with self._log_guard(kind):
             dt = DeltaTable(loc.uri, storage_options=loc.storage_options or None)
             if version is not None:
                 if not 0 <= version <= dt.version():
-                    raise FileNotFoundError(f"{kind} in {self.root} has versions 0..{dt.version()}, not {version}")
+                    raise FileNotFoundError(
+                        f"{kind} in {self.root} has versions 0..{dt.version()}, not {version}"
+                    )
                 dt.load_as_version(version)
             elif as_of is not None:
                 dt.load_as_version(as_of)
             files = _file_frame(dt)
-        if version is None and as_of is None and (problems := head_problems(kind, loc, dt.version(), files)):
+        if (
+            version is None
+            and as_of is None
+            and (problems := head_problems(kind, loc, dt.version(), files))
+        ):
             problems = diagnose(kind, loc) + problems  # the altered entry, where it can be named
             raise CorruptLogError(problems[0] + _more(problems))
         return dt, files
 
     @contextlib.contextmanager
     def _log_guard(self, kind: str):
-        """Turn delta-rs failing on a log (an error, or a Rust panic) into one CorruptLogError naming the file."""
+        """Turn delta-rs failing on a log (an error, or a Rust panic) into one CorruptLogError
+        naming the file."""
         try:
             yield
         except BaseException as e:  # pyo3's PanicException derives from BaseException
@@ -186,7 +208,8 @@ class Store:
             raise CorruptLogError(problems[0] + _more(problems)) from e
 
     def table_metadata(self, kind: str) -> dict:
-        """The table's own metadata: table, schema version, primary key, units ({} before the first write)."""
+        """The table's own metadata: table, schema version, primary key, units ({} before the first
+        write)."""
         dt = self._table(kind)
         if dt is None:
             return {}
@@ -199,19 +222,38 @@ class Store:
         return None if dt is None else dt.version()
 
     def history(self, kind: str) -> pl.DataFrame:
-        """One row per commit of ``kind``: version, time, operation and what it ingested (newest first)."""
+        """One row per commit of ``kind``: version, time, operation and what it ingested (newest
+        first)."""
         dt = self._table(kind)
-        if dt is not None and (problems := diagnose(kind, self._loc(kind))):  # history shows every entry: check all
+        # history shows every entry: check all
+        if dt is not None and (problems := diagnose(kind, self._loc(kind))):
             raise CorruptLogError(problems[0] + _more(problems))
         with self._log_guard(kind):
             commits = [] if dt is None else dt.history()
         rows = [
-            {"version": h["version"], "timestamp": datetime.fromtimestamp(h["timestamp"] / 1000).isoformat(timespec="seconds"),
-             "operation": h.get("operation"), "xamm": h.get("xamm")} for h in commits]
-        return pl.DataFrame(rows, schema={"version": pl.Int64, "timestamp": pl.String, "operation": pl.String,
-                                          "xamm": pl.String})
+            {
+                "version": h["version"],
+                "timestamp": datetime.fromtimestamp(h["timestamp"] / 1000).isoformat(
+                    timespec="seconds"
+                ),
+                "operation": h.get("operation"),
+                "xamm": h.get("xamm"),
+            }
+            for h in commits
+        ]
+        return pl.DataFrame(
+            rows,
+            schema={
+                "version": pl.Int64,
+                "timestamp": pl.String,
+                "operation": pl.String,
+                "xamm": pl.String,
+            },
+        )
 
-    def _files(self, kind: str, version: int | None = None, as_of: datetime | None = None) -> pl.DataFrame:
+    def _files(
+        self, kind: str, version: int | None = None, as_of: datetime | None = None
+    ) -> pl.DataFrame:
         """(machine, path, size, rows) of every data file of ``kind`` at that version."""
         return self._snapshot(kind, version, as_of)[1]
 
@@ -228,25 +270,39 @@ class Store:
         rows = self._files(kind).group_by("machine").agg(pl.col("rows").sum()).sort("machine")
         return dict(rows.iter_rows())
 
-    def partition_files(self, kind: str, machine: str, *, version: int | None = None) -> list[Path | str]:
-        """The data files holding ``machine``'s rows of ``kind`` (paths, or URIs on an object store)."""
+    def partition_files(
+        self, kind: str, machine: str, *, version: int | None = None
+    ) -> list[Path | str]:
+        """The data files holding ``machine``'s rows of ``kind`` (paths, or URIs on an object
+        store)."""
         f = self._files(kind, version).filter(pl.col("machine") == machine)
         loc = self._loc(kind)
         return [loc.where(p) for p in f.get_column("path")]
 
     def partition_path(self, kind: str, machine: str) -> Path | str:
-        """The single data file of ``machine``'s partition (``xamm store optimize`` makes it one)."""
+        """The single data file of ``machine``'s partition (``xamm store optimize`` makes it
+        one)."""
         files = self.partition_files(kind, machine)
         if len(files) != 1:
-            raise FileNotFoundError(f"{kind} for {machine!r} in {self.root} has {len(files)} data files, not one"
-                                    + ("; `xamm store optimize` merges them" if files else ""))
+            raise FileNotFoundError(
+                f"{kind} for {machine!r} in {self.root} has {len(files)} data "
+                "files, not one" + ("; `xamm store optimize` merges them" if files else "")
+            )
         return files[0]
 
-    def _read_machine(self, kind: str, schema: TableSchema, files: pl.DataFrame, machine: str,
-                      foreign_ok: bool = False) -> pl.DataFrame:
+    def _read_machine(
+        self,
+        kind: str,
+        schema: TableSchema,
+        files: pl.DataFrame,
+        machine: str,
+        foreign_ok: bool = False,
+    ) -> pl.DataFrame:
         loc = self._loc(kind)
         parts = []
-        for path, size, rows in files.filter(pl.col("machine") == machine).select("path", "size", "rows").iter_rows():
+        for path, size, rows in (
+            files.filter(pl.col("machine") == machine).select("path", "size", "rows").iter_rows()
+        ):
             data = read_part(loc, path, table=kind, machine=machine, foreign_ok=foreign_ok)
             part = pl.read_parquet(io.BytesIO(data), hive_partitioning=False)
             if problem := _entry_problem(kind, loc, machine, path, size, rows, len(data), part):
@@ -255,54 +311,86 @@ class Store:
         if not parts:
             return schema.empty()
         # a file another tool wrote may keep the partition value in its path only, as Delta allows
-        parts = [p if schema.partition_by in p.columns else p.with_columns(pl.lit(machine).alias(schema.partition_by))
-                 for p in parts]
-        if len(parts) > 1 and (problem := _duplicate_problem(kind, loc, machine, pl.concat(
-                [p.select("source_sha256", "_file") for p in parts]))):
+        parts = [
+            p
+            if schema.partition_by in p.columns
+            else p.with_columns(pl.lit(machine).alias(schema.partition_by))
+            for p in parts
+        ]
+        if len(parts) > 1 and (
+            problem := _duplicate_problem(
+                kind, loc, machine, pl.concat([p.select("source_sha256", "_file") for p in parts])
+            )
+        ):
             raise CorruptLogError(problem)
         df = pl.concat([conform(p.drop("_file"), schema) for p in parts], how="vertical")
         return df.sort(list(schema.primary_key), nulls_last=True) if len(parts) > 1 else df
 
-    def read(self, kind: str, machine: str, *, lazy: bool = False, version: int | None = None,
-             as_of: datetime | None = None) -> pl.DataFrame | pl.LazyFrame:
-        """One machine's rows of ``kind`` (at ``version`` / ``as_of``), every file verified before it is parsed."""
+    def read(
+        self,
+        kind: str,
+        machine: str,
+        *,
+        lazy: bool = False,
+        version: int | None = None,
+        as_of: datetime | None = None,
+    ) -> pl.DataFrame | pl.LazyFrame:
+        """One machine's rows of ``kind`` (at ``version`` / ``as_of``), every file verified before
+        it is parsed."""
         schema = self._check_kind(kind)
         files = self._files(kind, version, as_of)
         if machine not in set(files.get_column("machine")):
-            raise FileNotFoundError(f"no {kind} for machine {machine!r} in store {self.root}"
-                                    + (f" at version {version}" if version is not None else ""))
+            raise FileNotFoundError(
+                f"no {kind} for machine {machine!r} in store {self.root}"
+                + (f" at version {version}" if version is not None else "")
+            )
         df = self._read_machine(kind, schema, files, machine)
         return df.lazy() if lazy else df
 
-    def scan(self, kind: str, *, version: int | None = None, as_of: datetime | None = None) -> pl.LazyFrame:
-        """Every machine's rows of ``kind`` (at ``version`` / ``as_of``), lazily, through polars' ``scan_delta`` once
-        every data file of that version has been checked against its checksum; sorted by machine and key."""
+    def scan(
+        self, kind: str, *, version: int | None = None, as_of: datetime | None = None
+    ) -> pl.LazyFrame:
+        """Every machine's rows of ``kind`` (at ``version`` / ``as_of``), lazily, through polars'
+        ``scan_delta`` once every data file of that version has been checked against its checksum;
+        sorted by machine and key."""
         schema = self._check_kind(kind)
         dt, files = self._snapshot(kind, version, as_of)
         if files.is_empty():
             return schema.empty().lazy()
         loc = self._loc(kind)
-        for machine, path, size, rows in files.select("machine", "path", "size", "rows").iter_rows():
-            data = read_part(loc, path, table=kind, machine=machine)  # raises before anything is parsed
-            if problem := _entry_problem(kind, loc, machine, path, size, rows, len(data), _footer_rows(data)):
+        for machine, path, size, rows in files.select(
+            "machine", "path", "size", "rows"
+        ).iter_rows():
+            # raises before anything is parsed
+            data = read_part(loc, path, table=kind, machine=machine)
+            if problem := _entry_problem(
+                kind, loc, machine, path, size, rows, len(data), _footer_rows(data)
+            ):
                 raise CorruptLogError(problem)
-        lf = pl.scan_delta(loc.uri, version=dt.version(), storage_options=loc.storage_options or None)
+        lf = pl.scan_delta(
+            loc.uri, version=dt.version(), storage_options=loc.storage_options or None
+        )
         have = set(lf.collect_schema().names())
-        cols = [pl.col(c).cast(t) if c in have else pl.lit(None, dtype=t).alias(c) for c, t in schema.polars_schema.items()]
+        cols = [
+            pl.col(c).cast(t) if c in have else pl.lit(None, dtype=t).alias(c)
+            for c, t in schema.polars_schema.items()
+        ]
         return lf.select(cols).sort(["machine", *schema.primary_key], nulls_last=True)
 
     def metadata(self, kind: str, machine: str) -> dict:
         """The ``xamm`` key-value metadata of a machine's (first) data file."""
-        import pyarrow.parquet as pq  # pyarrow: ~0.2 s to import; only when Parquet metadata is read
+        # pyarrow: ~0.2 s to import; only when Parquet metadata is read
+        import pyarrow.parquet as pq
 
         rel = self._files(kind).filter(pl.col("machine") == machine).get_column("path")[0]
         data = read_part(self._loc(kind), rel, table=kind, machine=machine)
         return json.loads((pq.read_schema(io.BytesIO(data)).metadata or {})[METADATA_KEY])
 
     def verify(self, kind: str | None = None) -> list[str]:
-        """Check the latest version of each table, log and data: every log entry parses and replays consistently,
-        the newest version is the one xamm committed, every live file is there with its checksum, size and row
-        count, and no row is held twice. The problems found, one line each (empty: all good)."""
+        """Check the latest version of each table, log and data: every log entry parses and replays
+        consistently, the newest version is the one xamm committed, every live file is there with
+        its checksum, size and row count, and no row is held twice. The problems found, one line
+        each (empty: all good)."""
         problems = []
         for k in [kind] if kind else list(DATA_KINDS):
             loc = self._loc(k)
@@ -322,7 +410,11 @@ class Store:
         loc, problems = self._loc(kind), []
         for machine in files.get_column("machine").unique().sort():
             parts = []
-            for path, size, rows in files.filter(pl.col("machine") == machine).select("path", "size", "rows").iter_rows():
+            for path, size, rows in (
+                files.filter(pl.col("machine") == machine)
+                .select("path", "size", "rows")
+                .iter_rows()
+            ):
                 try:
                     data = read_part(loc, path, table=kind, machine=machine)
                 except CorruptDataError as e:
@@ -332,18 +424,25 @@ class Store:
                 if problem := _entry_problem(kind, loc, machine, path, size, rows, len(data), part):
                     problems.append(problem)
                 parts.append(part.select("source_sha256").with_columns(pl.lit(path).alias("_file")))
-            if len(parts) > 1 and (problem := _duplicate_problem(kind, loc, machine, pl.concat(parts))):
+            if len(parts) > 1 and (
+                problem := _duplicate_problem(kind, loc, machine, pl.concat(parts))
+            ):
                 problems.append(problem)
         return problems
 
     # -- writing ----------------------------------------------------------------------------------
     def write(self, df: pl.DataFrame, kind: str) -> WriteReport:
-        """Validate ``df`` as table ``kind`` and upsert it into its machine partitions, in one commit.
+        """Validate ``df`` as table ``kind`` and upsert it into its machine partitions, in one
+        commit.
 
         Raises :class:`~xamm_data.validate.ValidationError` (and writes nothing) if any rule fails.
         """
         schema = self._check_kind(kind)
-        new = validate(renumber_trials(conform(df, schema), schema), schema) if df.height else schema.empty()
+        new = (
+            validate(renumber_trials(conform(df, schema), schema), schema)
+            if df.height
+            else schema.empty()
+        )
         report = WriteReport(kind=kind)
         if new.is_empty():
             return report
@@ -351,24 +450,34 @@ class Store:
         new = dedupe_sources(new, schema)
         report.duplicate_sources_dropped = before - new.height
         sweep_temporaries(self._loc(kind))
-        (report.partitions, report.version), report.attempts = self._retrying(kind, lambda: self._commit(new, schema))
+        (report.partitions, report.version), report.attempts = self._retrying(
+            kind, lambda: self._commit(new, schema)
+        )
         return report
 
     def _retrying(self, kind: str, attempt_once):
-        """(``attempt_once()``'s result, attempts): re-run from a fresh read while a concurrent commit conflicts."""
+        """(``attempt_once()``'s result, attempts): re-run from a fresh read while a concurrent
+        commit conflicts."""
         from deltalake.exceptions import CommitFailedError  # delta-rs: imported on use
 
-        rng = random.Random()  # jitter only: which writer retries first never changes what is stored
+        # jitter only: which writer retries first never changes what is stored
+        rng = random.Random()
         for attempt in range(1, MAX_COMMIT_ATTEMPTS + 1):
             try:
                 return attempt_once(), attempt
             except CommitFailedError:
                 time.sleep(min(2.0, 0.02 * 2 ** min(attempt, 6)) * (0.5 + rng.random()))
-        raise RuntimeError(f"{kind} in {self.root}: gave up after {MAX_COMMIT_ATTEMPTS} conflicting commits")
+        raise RuntimeError(
+            f"{kind} in {self.root}: gave up after {MAX_COMMIT_ATTEMPTS} conflicting commits"
+        )
 
-    def _commit(self, new: pl.DataFrame, schema: TableSchema) -> tuple[list[PartitionReport], int | None]:
-        """Merge ``new`` into the partitions it touches at the latest version, write their files, commit once."""
-        from deltalake.transaction import AddAction, CommitProperties, RemoveAction  # delta-rs: imported on use
+    def _commit(
+        self, new: pl.DataFrame, schema: TableSchema
+    ) -> tuple[list[PartitionReport], int | None]:
+        """Merge ``new`` into the partitions it touches at the latest version, write their files,
+        commit once."""
+        # delta-rs: imported on use
+        from deltalake.transaction import AddAction, CommitProperties, RemoveAction
 
         kind, d = schema.name, self._loc(schema.name)
         dt, files = self._snapshot(kind)
@@ -377,53 +486,96 @@ class Store:
         for machine in sorted(new.get_column(schema.partition_by).unique().to_list()):
             part_new = new.filter(pl.col(schema.partition_by) == machine)
             old = self._read_machine(kind, schema, files, machine)
-            kept = old.filter(~pl.col("source_sha256").is_in(part_new.get_column("source_sha256").unique().implode()))
+            kept = old.filter(
+                ~pl.col("source_sha256").is_in(
+                    part_new.get_column("source_sha256").unique().implode()
+                )
+            )
             merged = renumber_trials(pl.concat([kept, part_new], how="vertical"), schema)
             merged = validate(merged, schema).sort(list(schema.primary_key), nulls_last=True)
             rel, size = write_part(d, machine, parquet_bytes(merged, schema))
             old_files = files.filter(pl.col("machine") == machine)
-            reports.append(PartitionReport(machine, old.height, old.height - kept.height, part_new.height, merged.height,
-                                           d.where(rel)))
+            reports.append(
+                PartitionReport(
+                    machine,
+                    old.height,
+                    old.height - kept.height,
+                    part_new.height,
+                    merged.height,
+                    d.where(rel),
+                )
+            )
             if old_files.height == 1 and old_files.get_column("path")[0] == rel:
                 continue  # the same bytes: nothing to commit for this machine
-            actions += [RemoveAction(p, True, now, sz, {"machine": machine})
-                        for p, sz in old_files.select("path", "size").iter_rows()]
-            actions.append(AddAction(rel, size, {"machine": machine}, now, True, json.dumps({"numRecords": merged.height})))
+            actions += [
+                RemoveAction(p, True, now, sz, {"machine": machine})
+                for p, sz in old_files.select("path", "size").iter_rows()
+            ]
+            actions.append(
+                AddAction(
+                    rel,
+                    size,
+                    {"machine": machine},
+                    now,
+                    True,
+                    json.dumps({"numRecords": merged.height}),
+                )
+            )
         if not actions:
             return reports, None
-        what = {"xamm_version": __version__, "rows": {r.machine: r.rows_added for r in reports},
-                "log_prev": log_prev(d, dt.version() if dt is not None else None),
-                "sources": sorted(set(new.get_column("source_path")))[:200], "n_sources": new.get_column("source_sha256").n_unique()}
+        what = {
+            "xamm_version": __version__,
+            "rows": {r.machine: r.rows_added for r in reports},
+            "log_prev": log_prev(d, dt.version() if dt is not None else None),
+            "sources": sorted(set(new.get_column("source_path")))[:200],
+            "n_sources": new.get_column("source_sha256").n_unique(),
+        }
         props = CommitProperties(custom_metadata={"xamm": json.dumps(what, sort_keys=True)})
         return reports, self._commit_actions(kind, dt, actions, props)
 
     def _commit_actions(self, kind: str, dt, actions: list, props) -> int:
-        """Commit ``actions`` in one transaction (creating the table on the first write); the new version."""
+        """Commit ``actions`` in one transaction (creating the table on the first write); the new
+        version."""
         from deltalake import Schema  # delta-rs: imported on use
         from deltalake.transaction import create_table_with_add_actions  # delta-rs: imported on use
 
         arrow_schema = get_table(kind).empty().to_arrow().schema
         if dt is None:
-            from deltalake.exceptions import CommitFailedError, DeltaError  # delta-rs: imported on use
+            # delta-rs: imported on use
+            from deltalake.exceptions import CommitFailedError, DeltaError
 
             loc = self._loc(kind)
             try:
-                create_table_with_add_actions(loc.uri, Schema.from_arrow(arrow_schema), actions, mode="error",
-                                              partition_by=["machine"], storage_options=loc.storage_options or None,
-                                              commit_properties=props, name=kind, description=_table_description(kind))
-            except DeltaError as e:  # another writer created the table first: re-read and merge again
+                create_table_with_add_actions(
+                    loc.uri,
+                    Schema.from_arrow(arrow_schema),
+                    actions,
+                    mode="error",
+                    partition_by=["machine"],
+                    storage_options=loc.storage_options or None,
+                    commit_properties=props,
+                    name=kind,
+                    description=_table_description(kind),
+                )
+            # another writer created the table first: re-read and merge again
+            except DeltaError as e:
                 if "already exists" in str(e):
                     raise CommitFailedError(str(e)) from e
                 raise
             self._record_head(kind)
             return 0
-        dt.create_write_transaction(actions, mode="append", schema=arrow_schema, partition_by=["machine"],
-                                    commit_properties=props)
+        dt.create_write_transaction(
+            actions,
+            mode="append",
+            schema=arrow_schema,
+            partition_by=["machine"],
+            commit_properties=props,
+        )
         return self._record_head(kind, dt)
 
     def _record_head(self, kind: str, dt=None) -> int:
-        """Write the head record of the table's latest version (just committed; ``dt``, the table the commit went
-        through, is brought up to it rather than re-read); that version."""
+        """Write the head record of the table's latest version (just committed; ``dt``, the table
+        the commit went through, is brought up to it rather than re-read); that version."""
         from deltalake import DeltaTable  # delta-rs: imported on use
 
         loc = self._loc(kind)
@@ -438,50 +590,93 @@ class Store:
 
     # -- housekeeping -----------------------------------------------------------------------------
     def optimize(self, kind: str) -> dict[str, int]:
-        """Compact each machine's partition of ``kind`` into one checksummed data file (a commit that changes no
-        rows; files another tool appended are validated and rewritten); {machine: files before} per partition."""
+        """Compact each machine's partition of ``kind`` into one checksummed data file (a commit
+        that changes no rows; files another tool appended are validated and rewritten); {machine:
+        files before} per partition."""
         return self._retrying(kind, lambda: self._optimize_once(kind))[0]
 
     def _optimize_once(self, kind: str) -> dict[str, int]:
-        from deltalake.transaction import AddAction, CommitProperties, RemoveAction  # delta-rs: imported on use
+        # delta-rs: imported on use
+        from deltalake.transaction import AddAction, CommitProperties, RemoveAction
 
         schema = self._check_kind(kind)
         dt, files = self._snapshot(kind)
         foreign = ~pl.col("path").str.contains(r"part-[0-9a-f]{64}\.parquet$")
-        counts = files.group_by("machine").agg(pl.len(), foreign.any().alias("_f")) \
-            .filter((pl.col("len") > 1) | pl.col("_f")).select("machine", "len").sort("machine")
+        counts = (
+            files.group_by("machine")
+            .agg(pl.len(), foreign.any().alias("_f"))
+            .filter((pl.col("len") > 1) | pl.col("_f"))
+            .select("machine", "len")
+            .sort("machine")
+        )
         if dt is None or counts.is_empty():
             return {}
         now, actions = int(time.time() * 1000), []
         for machine, _ in counts.iter_rows():
-            df = validate(renumber_trials(self._read_machine(kind, schema, files, machine, foreign_ok=True), schema), schema)
-            rel, size = write_part(self._loc(kind), machine,
-                                   parquet_bytes(df.sort(list(schema.primary_key), nulls_last=True), schema))
-            actions += [RemoveAction(p, False, now, sz, {"machine": machine})
-                        for p, sz in files.filter(pl.col("machine") == machine).select("path", "size").iter_rows()]
-            actions.append(AddAction(rel, size, {"machine": machine}, now, False, json.dumps({"numRecords": df.height})))
+            df = validate(
+                renumber_trials(
+                    self._read_machine(kind, schema, files, machine, foreign_ok=True), schema
+                ),
+                schema,
+            )
+            rel, size = write_part(
+                self._loc(kind),
+                machine,
+                parquet_bytes(df.sort(list(schema.primary_key), nulls_last=True), schema),
+            )
+            actions += [
+                RemoveAction(p, False, now, sz, {"machine": machine})
+                for p, sz in files.filter(pl.col("machine") == machine)
+                .select("path", "size")
+                .iter_rows()
+            ]
+            actions.append(
+                AddAction(
+                    rel,
+                    size,
+                    {"machine": machine},
+                    now,
+                    False,
+                    json.dumps({"numRecords": df.height}),
+                )
+            )
         what = {"optimize": True, "log_prev": log_prev(self._loc(kind), dt.version())}
-        self._commit_actions(kind, dt, actions, CommitProperties(custom_metadata={"xamm": json.dumps(what)}))
+        self._commit_actions(
+            kind, dt, actions, CommitProperties(custom_metadata={"xamm": json.dumps(what)})
+        )
         return dict(counts.iter_rows())
 
     def vacuum(self, kind: str, *, retention_hours: int = 168, dry_run: bool = False) -> list[str]:
-        """Remove data files no version within ``retention_hours`` needs, and dead writers' temporaries; the
-        files removed (or that would be, with ``dry_run``). Versions older than that can no longer be read."""
+        """Remove data files no version within ``retention_hours`` needs, and dead writers'
+        temporaries; the files removed (or that would be, with ``dry_run``). Versions older than
+        that can no longer be read."""
         dt = self._table(kind)
         gone = [] if dry_run else [str(p) for p in sweep_temporaries(self._loc(kind))]
         if dt is None:
             return gone
-        return gone + list(dt.vacuum(retention_hours=retention_hours, dry_run=dry_run, enforce_retention_duration=False))
+        return gone + list(
+            dt.vacuum(
+                retention_hours=retention_hours, dry_run=dry_run, enforce_retention_duration=False
+            )
+        )
 
 
 def _from_the_log_reader(e: BaseException) -> bool:
-    """Whether delta-rs (its errors, or a Rust panic through pyo3) or pyarrow reading its actions raised ``e``."""
+    """Whether delta-rs (its errors, or a Rust panic through pyo3) or pyarrow reading its actions
+    raised ``e``."""
     module = type(e).__module__.split(".")[0]
-    return module in ("_internal", "deltalake", "pyarrow", "pyo3_runtime") or type(e).__name__ == "PanicException"
+    return (
+        module in ("_internal", "deltalake", "pyarrow", "pyo3_runtime")
+        or type(e).__name__ == "PanicException"
+    )
 
 
 def _more(problems: list[str]) -> str:
-    return f" (and {len(problems) - 1} more problem(s); `xamm datasets verify` lists them)" if len(problems) > 1 else ""
+    return (
+        (f" (and {len(problems) - 1} more problem(s); `xamm datasets verify` lists them)")
+        if len(problems) > 1
+        else ""
+    )
 
 
 def _footer_rows(data: bytes) -> int:
@@ -490,62 +685,102 @@ def _footer_rows(data: bytes) -> int:
     return pq.ParquetFile(io.BytesIO(data)).metadata.num_rows
 
 
-def _entry_problem(kind: str, loc: TableLocation, machine: str, path: str, size, rows, n_bytes: int,
-                   part: pl.DataFrame | int) -> str | None:
-    """What the log says of one live file that its bytes contradict: the partition in its path, its size, its
-    row count, the machine its rows name (None: all agree). ``part`` is the parsed file or its row count."""
+def _entry_problem(
+    kind: str,
+    loc: TableLocation,
+    machine: str,
+    path: str,
+    size,
+    rows,
+    n_bytes: int,
+    part: pl.DataFrame | int,
+) -> str | None:
+    """What the log says of one live file that its bytes contradict: the partition in its path, its
+    size, its row count, the machine its rows name (None: all agree). ``part`` is the parsed file or
+    its row count."""
     where = loc.display(path)
     if path.startswith("machine=") and not path.startswith(f"machine={machine}/"):
-        return f"{kind} / {machine}: the log files {where} under machine {machine!r}, its path says otherwise"
+        return (
+            f"{kind} / {machine}: the log files {where} under machine "
+            f"{machine!r}, its path says otherwise"
+        )
     if size is not None and size != n_bytes:
         return f"{kind} / {machine}: the log says {where} holds {size} bytes; it holds {n_bytes}"
     n_rows = part if isinstance(part, int) else part.height
     if rows is not None and rows != n_rows:
         return f"{kind} / {machine}: the log says {where} holds {rows} rows; it holds {n_rows}"
-    if isinstance(part, pl.DataFrame) and "machine" in part.columns and (part.get_column("machine") != machine).any():
+    if (
+        isinstance(part, pl.DataFrame)
+        and "machine" in part.columns
+        and (part.get_column("machine") != machine).any()
+    ):
         return f"{kind} / {machine}: {where} holds rows of another machine than its partition's"
     return None
 
 
 def _duplicate_problem(kind: str, loc: TableLocation, machine: str, df: pl.DataFrame) -> str | None:
-    """Rows of one source held in two live files of a partition (``df`` has a ``_file`` column). xamm keeps each
-    source's rows in one file, so this means a file a later version replaced is still live."""
+    """Rows of one source held in two live files of a partition (``df`` has a ``_file`` column).
+    xamm keeps each source's rows in one file, so this means a file a later version replaced is
+    still live."""
     twice = df.filter(pl.col("_file").n_unique().over("source_sha256") > 1)
     if twice.is_empty():
         return None
-    return (f"{kind} / {machine}: {twice.height} rows of {twice.get_column('source_sha256').n_unique()} source(s) "
-            f"are held in more than one of the partition's {df.get_column('_file').n_unique()} live files "
-            f"({loc.display(LOG_DIR)}: a file a later version replaced is still live, so the log's remove action "
-            "was altered or lost)")
+    return (
+        f"{kind} / {machine}: {twice.height} rows of "
+        f"{twice.get_column('source_sha256').n_unique()} source(s) "
+        "are held in more than one of the partition's "
+        f"{df.get_column('_file').n_unique()} live files "
+        f"({loc.display(LOG_DIR)}: a file a later version replaced is "
+        "still live, so the log's remove action "
+        "was altered or lost)"
+    )
 
 
 def _table_description(kind: str) -> str:
-    """The table's own metadata (its Delta ``description``, JSON; delta-rs accepts no custom properties): what it
-    holds, in which schema version, key and units."""
+    """The table's own metadata (its Delta ``description``, JSON; delta-rs accepts no custom
+    properties): what it holds, in which schema version, key and units."""
     schema = get_table(kind)
-    return json.dumps({"table": kind, "schema_version": schema.version, "primary_key": list(schema.primary_key),
-                       "units": schema.units, "xamm_version": __version__}, sort_keys=True)
+    return json.dumps(
+        {
+            "table": kind,
+            "schema_version": schema.version,
+            "primary_key": list(schema.primary_key),
+            "units": schema.units,
+            "xamm_version": __version__,
+        },
+        sort_keys=True,
+    )
 
 
 def _file_frame(dt) -> pl.DataFrame:
-    """(machine, path, size, rows) of every data file of an opened Delta table (an empty frame for None)."""
+    """(machine, path, size, rows) of every data file of an opened Delta table (an empty frame for
+    None)."""
     a = pl.DataFrame(dt.get_add_actions(flatten=True)) if dt is not None else pl.DataFrame()
     if a.is_empty():
-        return pl.DataFrame(schema={"machine": pl.String, "path": pl.String, "size": pl.Int64, "rows": pl.Int64})
-    return a.select(pl.col("partition.machine").alias("machine"), "path", pl.col("size_bytes").alias("size"),
-                    pl.col("num_records").cast(pl.Int64).alias("rows")).sort("machine", "path")
+        return pl.DataFrame(
+            schema={"machine": pl.String, "path": pl.String, "size": pl.Int64, "rows": pl.Int64}
+        )
+    return a.select(
+        pl.col("partition.machine").alias("machine"),
+        "path",
+        pl.col("size_bytes").alias("size"),
+        pl.col("num_records").cast(pl.Int64).alias("rows"),
+    ).sort("machine", "path")
 
 
 def migrate_legacy(store: Store, kind: str) -> None:
-    """Move a table in xamm 0.2's layout (``machine=<m>/data.parquet``, no log) into a Delta table, once: one
-    commit holds every machine, then the old files move to ``<root>/.pre-delta/``. Safe to interrupt."""
+    """Move a table in xamm 0.2's layout (``machine=<m>/data.parquet``, no log) into a Delta table,
+    once: one commit holds every machine, then the old files move to ``<root>/.pre-delta/``. Safe to
+    interrupt."""
     if is_uri(store.root):  # xamm 0.2 wrote local stores only
         return
     d = store.root / kind
     if not any(d.glob(f"machine=*/{LEGACY_FILE}")):
         return
     from deltalake import Schema  # delta-rs: imported on use
-    from deltalake.transaction import AddAction, CommitProperties, create_table_with_add_actions  # delta-rs: imported on use
+
+    # delta-rs: imported on use
+    from deltalake.transaction import AddAction, CommitProperties, create_table_with_add_actions
 
     schema = get_table(kind)
     with locked(store.root / f".{kind}.migrate.lock"):
@@ -555,14 +790,37 @@ def migrate_legacy(store: Store, kind: str) -> None:
             for p in legacy:
                 machine = p.parent.name.split("=", 1)[1]
                 df = validate(renumber_trials(read_parquet_checked(p, kind), schema), schema)
-                rel, size = write_part(TableLocation.of(store.root, kind), machine,
-                                       parquet_bytes(df.sort(list(schema.primary_key), nulls_last=True), schema))
-                actions.append(AddAction(rel, size, {"machine": machine}, now, True, json.dumps({"numRecords": df.height})))
+                rel, size = write_part(
+                    TableLocation.of(store.root, kind),
+                    machine,
+                    parquet_bytes(df.sort(list(schema.primary_key), nulls_last=True), schema),
+                )
+                actions.append(
+                    AddAction(
+                        rel,
+                        size,
+                        {"machine": machine},
+                        now,
+                        True,
+                        json.dumps({"numRecords": df.height}),
+                    )
+                )
                 rows[machine] = df.height
-            what = {"migrated_from": "xamm 0.2 (one Parquet file per machine)", "rows": rows, "xamm_version": __version__}
-            create_table_with_add_actions(str(d), Schema.from_arrow(schema.empty().to_arrow().schema), actions, mode="error",
-                                          partition_by=["machine"], name=kind, description=_table_description(kind),
-                                          commit_properties=CommitProperties(custom_metadata={"xamm": json.dumps(what)}))
+            what = {
+                "migrated_from": "xamm 0.2 (one Parquet file per machine)",
+                "rows": rows,
+                "xamm_version": __version__,
+            }
+            create_table_with_add_actions(
+                str(d),
+                Schema.from_arrow(schema.empty().to_arrow().schema),
+                actions,
+                mode="error",
+                partition_by=["machine"],
+                name=kind,
+                description=_table_description(kind),
+                commit_properties=CommitProperties(custom_metadata={"xamm": json.dumps(what)}),
+            )
             store._record_head(kind)
         for p in legacy:  # kept, not deleted: the migration never loses the only copy
             backup = store.root / ".pre-delta" / kind / p.parent.name / LEGACY_FILE
@@ -570,16 +828,20 @@ def migrate_legacy(store: Store, kind: str) -> None:
             p.replace(backup)
 
 
-def as_store(store: "Store | str | Path | None") -> "Store":
-    """A :class:`Store` from a store, its root directory, or None (the default root, ``$XAMM_HOME/store``)."""
+def as_store(store: Store | str | Path | None) -> Store:
+    """A :class:`Store` from a store, its root directory, or None (the default root,
+    ``$XAMM_HOME/store``)."""
     return store if isinstance(store, Store) else Store(store)
 
 
-def read_parquet_checked(path: str | Path | bytes, kind: str, *, name: str | None = None) -> pl.DataFrame:
-    """Read a Parquet file written by xamm (a path, or its bytes called ``name``) and check its schema version
-    against this xamm's."""
+def read_parquet_checked(
+    path: str | Path | bytes, kind: str, *, name: str | None = None
+) -> pl.DataFrame:
+    """Read a Parquet file written by xamm (a path, or its bytes called ``name``) and check its
+    schema version against this xamm's."""
     schema = get_table(kind)
-    import pyarrow.parquet as pq  # pyarrow: ~0.2 s to import; only when Parquet metadata is read or written
+    # pyarrow: ~0.2 s to import; only when Parquet metadata is read or written
+    import pyarrow.parquet as pq
 
     src = (lambda: io.BytesIO(path)) if isinstance(path, bytes) else (lambda: path)
     md = (pq.read_schema(src()).metadata or {}).get(METADATA_KEY)
@@ -587,10 +849,26 @@ def read_parquet_checked(path: str | Path | bytes, kind: str, *, name: str | Non
         info = json.loads(md)
         major = info.get("schema_version", "0").split(".")[0]
         if info.get("table") != kind or major != schema.version.split(".")[0]:
-            raise ValidationError(kind, "*", f"file {name or path} holds {info.get('table')} "
-                                  f"v{info.get('schema_version')}, this xamm reads v{schema.version}", 0, [])
+            raise ValidationError(
+                kind,
+                "*",
+                f"file {name or path} holds {info.get('table')} "
+                f"v{info.get('schema_version')}, this xamm reads v{schema.version}",
+                0,
+                [],
+            )
     return validate(pl.read_parquet(src(), hive_partitioning=False), schema)
 
 
-__all__ = ["CorruptDataError", "CorruptLogError", "PartitionReport", "Store", "WriteReport", "as_store", "dedupe_sources", "migrate_legacy",
-           "read_parquet_checked", "renumber_trials"]
+__all__ = [
+    "CorruptDataError",
+    "CorruptLogError",
+    "PartitionReport",
+    "Store",
+    "WriteReport",
+    "as_store",
+    "dedupe_sources",
+    "migrate_legacy",
+    "read_parquet_checked",
+    "renumber_trials",
+]

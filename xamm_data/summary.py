@@ -6,7 +6,8 @@ import polars as pl
 
 
 def summarize_benchmark_runs(df: pl.DataFrame) -> pl.DataFrame:
-    """One row per (machine, device): kernels, variants, tunings, problem sizes, trials, rows, sources."""
+    """One row per (machine, device): kernels, variants, tunings, problem sizes, trials, rows,
+    sources."""
     if df.is_empty():
         return pl.DataFrame()
     return (
@@ -37,5 +38,7 @@ def print_frame(df: pl.DataFrame, title: str | None = None, *, file=None) -> Non
     for c in df.columns:
         table.add_column(c, overflow="fold")
     for row in df.iter_rows():
-        table.add_row(*("" if v is None else (f"{v:.4g}" if isinstance(v, float) else str(v)) for v in row))
+        table.add_row(
+            *("" if v is None else (f"{v:.4g}" if isinstance(v, float) else str(v)) for v in row)
+        )
     Console(file=file, width=160).print(table)

@@ -1,12 +1,12 @@
 """The data files of the store's Delta tables: content-addressed Parquet, verified on every read.
 
-A data file is named by the SHA-256 of its bytes (``machine=<m>/part-<sha256>.parquet``), so the checksum is
-recorded in the Delta log the moment the file is committed, and a reader checks the bytes against the name
-before parsing anything: a flipped bit is an error naming the table, machine and file, never different
-numbers, and a corrupt file is never handed to the Parquet decoder.
+A data file is named by the SHA-256 of its bytes (``machine=<m>/part-<sha256>.parquet``), so the
+checksum is recorded in the Delta log the moment the file is committed, and a reader checks the
+bytes against the name before parsing anything: a flipped bit is an error naming the table, machine
+and file, never different numbers, and a corrupt file is never handed to the Parquet decoder.
 
-Files are written to a hidden temporary name carrying the host and process id, then renamed; a later writer
-removes temporaries whose process is gone (:func:`sweep_temporaries`).
+Files are written to a hidden temporary name carrying the host and process id, then renamed; a later
+writer removes temporaries whose process is gone (:func:`sweep_temporaries`).
 """
 
 from __future__ import annotations
@@ -36,11 +36,21 @@ class CorruptDataError(RuntimeError):
 
 
 def file_metadata(df: pl.DataFrame, schema: TableSchema) -> dict:
-    """The ``xamm`` key-value metadata of a data file: table, schema version, units, key, sources."""
-    sources = df.select("source_path", "source_sha256", "source_format", "reader").unique().sort("source_path",
-                                                                                               "source_sha256")
-    return {"table": schema.name, "schema_version": schema.version, "primary_key": list(schema.primary_key),
-            "units": schema.units, "xamm_version": __version__, "sources": sources.to_dicts()}
+    """The ``xamm`` key-value metadata of a data file: table, schema version, units, key,
+    sources."""
+    sources = (
+        df.select("source_path", "source_sha256", "source_format", "reader")
+        .unique()
+        .sort("source_path", "source_sha256")
+    )
+    return {
+        "table": schema.name,
+        "schema_version": schema.version,
+        "primary_key": list(schema.primary_key),
+        "units": schema.units,
+        "xamm_version": __version__,
+        "sources": sources.to_dicts(),
+    }
 
 
 def parquet_bytes(df: pl.DataFrame, schema: TableSchema) -> bytes:
@@ -48,9 +58,17 @@ def parquet_bytes(df: pl.DataFrame, schema: TableSchema) -> bytes:
     import pyarrow.parquet as pq  # pyarrow: ~0.2 s to import; only when Parquet is written
 
     table = df.to_arrow().replace_schema_metadata(
-        {METADATA_KEY: json.dumps(file_metadata(df, schema), sort_keys=True).encode()})
+        {METADATA_KEY: json.dumps(file_metadata(df, schema), sort_keys=True).encode()}
+    )
     buf = io.BytesIO()
-    pq.write_table(table, buf, compression="zstd", compression_level=9, use_dictionary=True, write_statistics=True)
+    pq.write_table(
+        table,
+        buf,
+        compression="zstd",
+        compression_level=9,
+        use_dictionary=True,
+        write_statistics=True,
+    )
     return buf.getvalue()
 
 
@@ -59,8 +77,8 @@ def _host() -> str:
 
 
 def write_part(loc: TableLocation, machine: str, data: bytes) -> tuple[str, int]:
-    """Write ``data`` as a content-addressed file of ``machine``'s partition; (path relative to the table, size).
-    An identical file already there is reused."""
+    """Write ``data`` as a content-addressed file of ``machine``'s partition; (path relative to the
+    table, size). An identical file already there is reused."""
     sha = hashlib.sha256(data).hexdigest()
     rel = f"machine={machine}/part-{sha}.parquet"
     if loc.size(rel) == len(data):
@@ -69,24 +87,37 @@ def write_part(loc: TableLocation, machine: str, data: bytes) -> tuple[str, int]
     return rel, len(data)
 
 
-def read_part(loc: TableLocation, rel: str, *, table: str, machine: str, foreign_ok: bool = False) -> bytes:
-    """The bytes of a committed data file, checked against the SHA-256 in its name. A file another tool wrote
-    (no checksum in its name) is refused unless ``foreign_ok`` (``xamm store optimize`` rewrites it)."""
+def read_part(
+    loc: TableLocation, rel: str, *, table: str, machine: str, foreign_ok: bool = False
+) -> bytes:
+    """The bytes of a committed data file, checked against the SHA-256 in its name. A file another
+    tool wrote (no checksum in its name) is refused unless ``foreign_ok`` (``xamm store optimize``
+    rewrites it)."""
     m = _PART.search(rel)
     where = loc.display(rel)
     if m is None and foreign_ok:
         return loc.read_bytes(rel)
     if m is None:
-        raise CorruptDataError(f"{table} / {machine}: {where} has no checksum in its name; xamm cannot verify it "
-                               "(was it written by another tool? run `xamm store optimize` to rewrite it)")
+        raise CorruptDataError(
+            f"{table} / {machine}: {where} has no checksum in its name; xamm "
+            "cannot verify it "
+            "(was it written by another tool? run `xamm store optimize` to "
+            "rewrite it)"
+        )
     try:
         data = loc.read_bytes(rel)
     except FileNotFoundError as e:
-        raise CorruptDataError(f"{table} / {machine}: {where} is in the table's log but missing from storage") from e
+        raise CorruptDataError(
+            f"{table} / {machine}: {where} is in the table's log but missing from storage"
+        ) from e
     if hashlib.sha256(data).hexdigest() != m["sha"]:
-        raise CorruptDataError(f"{table} / {machine}: {where} does not match the SHA-256 it was committed with "
-                               "(the file changed in storage); no rows were read from it. Restore it, or re-ingest "
-                               "its sources")
+        raise CorruptDataError(
+            f"{table} / {machine}: {where} does not match the SHA-256 it was "
+            "committed with "
+            "(the file changed in storage); no rows were read from it. "
+            "Restore it, or re-ingest "
+            "its sources"
+        )
     return data
 
 
@@ -101,8 +132,8 @@ def _alive(pid: int) -> bool:
 
 
 def sweep_temporaries(loc: TableLocation) -> list[Path]:
-    """Remove temporary files this host's dead processes left in a local table's partitions; return them (an
-    object store has none: its writes need no temporary)."""
+    """Remove temporary files this host's dead processes left in a local table's partitions; return
+    them (an object store has none: its writes need no temporary)."""
     gone = []
     table_dir = loc.local
     if table_dir is None or not table_dir.is_dir():

@@ -1,4 +1,5 @@
-"""``machine:device``: the one type for a prediction target (a node's CPU and GPU are separate targets)."""
+"""``machine:device``: the one type for a prediction target (a node's CPU and GPU are separate
+targets)."""
 
 from __future__ import annotations
 
@@ -11,14 +12,16 @@ _TARGET = re.compile(r"^(?P<machine>[^:\s]+)(:(?P<device>cpu|gpu))?$")
 
 
 class Target(NamedTuple):
-    """A machine and, when it matters, its device: ``Target.parse("lassen:gpu")``, ``str(t) == "lassen:gpu"``."""
+    """A machine and, when it matters, its device: ``Target.parse("lassen:gpu")``, ``str(t) ==
+    "lassen:gpu"``."""
 
     machine: str
     device: str | None = None
 
     @classmethod
-    def parse(cls, text: str) -> "Target":
-        """``"lassen:gpu"`` -> ``Target("lassen", "gpu")``; a bare name has device None; anything else is a ValueError."""
+    def parse(cls, text: str) -> Target:
+        """``"lassen:gpu"`` -> ``Target("lassen", "gpu")``; a bare name has device None; anything
+        else is a ValueError."""
         m = _TARGET.match(str(text).strip())
         if not m:
             raise ValueError(f"bad target {text!r}: expected MACHINE or MACHINE:cpu or MACHINE:gpu")

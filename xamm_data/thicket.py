@@ -1,12 +1,12 @@
 """``benchmark_runs`` rows to a Thicket and back, without loss.
 
 :func:`to_thicket` makes one Thicket profile per run (the columns a source's rows share: machine,
-variant, tuning, build, provenance, ... :data:`PROFILE_COLUMNS`, held in ``tk.metadata``) and one node
-per kernel under ``RAJAPerf -> group``, the call tree RAJAPerf records. Every other column is a metric
-of (node, profile) under its schema name, ``time_per_rep_s`` the default metric, so Thicket's tools
-(``tk.tree()``, ``thicket.stats``, queries, ``to_json()``) work on it. The metadata column
-:data:`MARKER` names the table and schema version; :func:`rows_of_thicket` (``xamm_ingest.from_thicket``
-calls it) gives back exactly the rows it was made from.
+variant, tuning, build, provenance, ... :data:`PROFILE_COLUMNS`, held in ``tk.metadata``) and one
+node per kernel under ``RAJAPerf -> group``, the call tree RAJAPerf records. Every other column is a
+metric of (node, profile) under its schema name, ``time_per_rep_s`` the default metric, so Thicket's
+tools (``tk.tree()``, ``thicket.stats``, queries, ``to_json()``) work on it. The metadata column
+:data:`MARKER` names the table and schema version; :func:`rows_of_thicket`
+(``xamm_ingest.from_thicket`` calls it) gives back exactly the rows it was made from.
 """
 
 from __future__ import annotations
@@ -20,9 +20,29 @@ import polars as pl
 
 from xamm_data.schema import BENCHMARK_RUNS
 
-PROFILE_COLUMNS = ("machine", "device", "suite", "suite_version", "variant", "backend", "tuning", "compiler",
-                   "compiler_flags", "problem_size_param", "npasses", "threads", "ranks", "omp_max_threads",
-                   "source_path", "source_sha256", "source_format", "reader", "xamm_version", "tool_versions", "run_date")
+PROFILE_COLUMNS = (
+    "machine",
+    "device",
+    "suite",
+    "suite_version",
+    "variant",
+    "backend",
+    "tuning",
+    "compiler",
+    "compiler_flags",
+    "problem_size_param",
+    "npasses",
+    "threads",
+    "ranks",
+    "omp_max_threads",
+    "source_path",
+    "source_sha256",
+    "source_format",
+    "reader",
+    "xamm_version",
+    "tool_versions",
+    "run_date",
+)
 MARKER = "xamm.table"
 ROOT = "RAJAPerf"
 
@@ -37,8 +57,12 @@ def _check_unique(frame: pl.DataFrame) -> None:
     dup = frame.group_by([*PROFILE_COLUMNS, "kernel"]).len().filter(pl.col("len") > 1)
     if dup.height:
         first = dup.row(0, named=True)
-        raise ValueError(f"{dup.height} (run, kernel) pair(s) occur more than once, e.g. kernel {first['kernel']!r} of "
-                         f"{first['source_path']!r} ({first['len']} rows); a Thicket has one row per node and profile")
+        raise ValueError(
+            f"{dup.height} (run, kernel) pair(s) occur more than once, e.g. "
+            f"kernel {first['kernel']!r} of "
+            f"{first['source_path']!r} ({first['len']} rows); a Thicket has "
+            "one row per node and profile"
+        )
 
 
 def _graph(frame: pl.DataFrame):
@@ -52,7 +76,9 @@ def _graph(frame: pl.DataFrame):
     for group in sorted(frame.get_column("group").unique().to_list()):
         g = Node(Frame({"name": group, "type": "function"}), root)
         root.add_child(g)
-        for kernel in sorted(frame.filter(pl.col("group") == group).get_column("kernel").unique().to_list()):
+        for kernel in sorted(
+            frame.filter(pl.col("group") == group).get_column("kernel").unique().to_list()
+        ):
             k = Node(Frame({"name": kernel, "type": "function"}), g)
             g.add_child(k)
             nodes[kernel] = k
@@ -62,8 +88,8 @@ def _graph(frame: pl.DataFrame):
 
 
 def to_thicket(frame: pl.DataFrame):
-    """A Thicket of ``benchmark_runs`` rows (see the module docstring); a (run, kernel) that occurs twice is a
-    ``ValueError``."""
+    """A Thicket of ``benchmark_runs`` rows (see the module docstring); a (run, kernel) that occurs
+    twice is a ``ValueError``."""
     try:
         import pandas as pd  # heavy: only when a Thicket is asked for
         import thicket  # heavy, as above
@@ -79,16 +105,33 @@ def to_thicket(frame: pl.DataFrame):
     meta = runs.with_columns(pl.col("run_date").dt.to_string("%Y-%m-%dT%H:%M:%S%.f%z")).to_dicts()
     ids = [_profile_id(m) for m in meta]
     graph, nodes = _graph(frame)
-    rows = frame.join(runs.with_columns(pl.Series("profile", ids)), on=PROFILE_COLUMNS, nulls_equal=True)
+    rows = frame.join(
+        runs.with_columns(pl.Series("profile", ids)), on=PROFILE_COLUMNS, nulls_equal=True
+    )
     metrics = [c for c in BENCHMARK_RUNS.names if c not in PROFILE_COLUMNS]
-    records = [{"node": nodes[r["kernel"]], "profile": r["profile"], "name": r["kernel"], **{c: r[c] for c in metrics}}
-               for r in rows.select("profile", *metrics).to_dicts()]
+    records = [
+        {
+            "node": nodes[r["kernel"]],
+            "profile": r["profile"],
+            "name": r["kernel"],
+            **{c: r[c] for c in metrics},
+        }
+        for r in rows.select("profile", *metrics).to_dicts()
+    ]
     df = pd.DataFrame.from_records(records).set_index(["node", "profile"]).sort_index()
     md = pd.DataFrame.from_records(meta, index=pd.Index(ids, name="profile"))
     md[MARKER] = f"{BENCHMARK_RUNS.name}@{BENCHMARK_RUNS.version}"
     numeric = [c for c in metrics if BENCHMARK_RUNS.column(c).dtype in ("float64", "int64")]
-    return thicket.Thicket(graph, df, exc_metrics=numeric, inc_metrics=[], default_metric="time_per_rep_s",
-                           metadata=md, profile=ids, profile_mapping=dict(zip(ids, runs.get_column("source_path"))))
+    return thicket.Thicket(
+        graph,
+        df,
+        exc_metrics=numeric,
+        inc_metrics=[],
+        default_metric="time_per_rep_s",
+        metadata=md,
+        profile=ids,
+        profile_mapping=dict(zip(ids, runs.get_column("source_path"))),
+    )
 
 
 def is_xamm_thicket(tk) -> bool:
@@ -110,21 +153,28 @@ def _value(v, dtype: str):
 
 
 def thicket_records(tk) -> list[dict]:
-    """The rows of a :func:`to_thicket` Thicket (also after ``to_json`` / ``Thicket.from_json``) as dicts of
-    Python values typed by the schema; no polars (readers run this in forked workers)."""
+    """The rows of a :func:`to_thicket` Thicket (also after ``to_json`` / ``Thicket.from_json``) as
+    dicts of Python values typed by the schema; no polars (readers run this in forked workers)."""
     marker = str(tk.metadata[MARKER].iloc[0])
     name, _, version = marker.partition("@")
     if name != BENCHMARK_RUNS.name or version.split(".")[0] != BENCHMARK_RUNS.version.split(".")[0]:
-        raise ValueError(f"the Thicket holds {marker}; this xamm reads {BENCHMARK_RUNS.name}@{BENCHMARK_RUNS.version}")
+        raise ValueError(
+            f"the Thicket holds {marker}; this xamm reads "
+            f"{BENCHMARK_RUNS.name}@{BENCHMARK_RUNS.version}"
+        )
     idx = tk.profile_idx_name
     df = tk.dataframe.reset_index()
     df = df[df["kernel"].notna()]
     meta = {r[idx]: r for r in tk.metadata.reset_index().to_dict("records")}
     types = {c.name: c.dtype for c in BENCHMARK_RUNS.columns}
-    return [{c: _value({**meta[r[idx]], **r}.get(c), t) for c, t in types.items()} for r in df.to_dict("records")]
+    return [
+        {c: _value({**meta[r[idx]], **r}.get(c), t) for c, t in types.items()}
+        for r in df.to_dict("records")
+    ]
 
 
 def rows_of_thicket(tk) -> pl.DataFrame:
-    """:func:`thicket_records` as a frame sorted by the table's primary key: the rows :func:`to_thicket` was given."""
+    """:func:`thicket_records` as a frame sorted by the table's primary key: the rows
+    :func:`to_thicket` was given."""
     out = pl.DataFrame(thicket_records(tk), schema=BENCHMARK_RUNS.polars_schema)
     return out.sort(list(BENCHMARK_RUNS.primary_key), nulls_last=True)

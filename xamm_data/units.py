@@ -13,7 +13,8 @@ CANONICAL = {1.0: "sec", 1e-3: "ms", 1e-6: "usec", 1e-9: "ns"}
 
 
 def seconds_per(unit: str) -> float:
-    """Seconds in one ``unit`` (any usual spelling, case-insensitive); ``ValueError`` names the accepted ones."""
+    """Seconds in one ``unit`` (any usual spelling, case-insensitive); ``ValueError`` names the
+    accepted ones."""
     key = str(unit).strip()
     scale = TIME_UNITS.get(key, TIME_UNITS.get(key.lower()))
     if scale is None:

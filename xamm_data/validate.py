@@ -18,7 +18,13 @@ class ValidationError(ValueError):
     """A frame broke a rule of its table schema."""
 
     def __init__(self, table: str, column: str, rule: str, n_bad: int, examples: list[dict]):
-        self.table, self.column, self.rule, self.n_bad, self.examples = table, column, rule, n_bad, examples
+        self.table, self.column, self.rule, self.n_bad, self.examples = (
+            table,
+            column,
+            rule,
+            n_bad,
+            examples,
+        )
         sources = {e.get("source_path") for e in examples}
         one_source = len(sources) == 1 and None not in sources
         shown = "; ".join(
@@ -28,7 +34,8 @@ class ValidationError(ValueError):
         )
         where = f" of {sources.pop()}" if one_source else ""
         super().__init__(
-            f"{table}: column {column!r} breaks rule [{rule}] in {n_bad} row(s){where}; first: {shown}"
+            f"{table}: column {column!r} breaks rule [{rule}] in {n_bad} "
+            f"row(s){where}; first: {shown}"
         )
 
 
@@ -42,7 +49,9 @@ def _rules(col: Column) -> list[tuple[str, pl.Expr]]:
     if numeric and col.finite and col.dtype == "float64":
         rules.append(("finite", c.is_not_null() & ~c.is_finite()))
     if numeric and col.exclusive_minimum is not None:
-        rules.append((f"> {col.exclusive_minimum:g}", c.is_not_null() & ~(c > col.exclusive_minimum)))
+        rules.append(
+            (f"> {col.exclusive_minimum:g}", c.is_not_null() & ~(c > col.exclusive_minimum))
+        )
     if numeric and col.minimum is not None:
         rules.append((f">= {col.minimum:g}", c.is_not_null() & ~(c >= col.minimum)))
     if numeric and col.maximum is not None:
@@ -54,12 +63,16 @@ def _rules(col: Column) -> list[tuple[str, pl.Expr]]:
     return rules
 
 
-def _raise_for(df: pl.DataFrame, schema: TableSchema, column: str, rule: str, bad: pl.Series) -> None:
+def _raise_for(
+    df: pl.DataFrame, schema: TableSchema, column: str, rule: str, bad: pl.Series
+) -> None:
     idx = df.with_row_index("__row").filter(bad)
     examples = [
         {
             "row": r["__row"],
-            "column_value": {k: r.get(k) for k in column.split(",")} if "," in column else r.get(column),
+            "column_value": {k: r.get(k) for k in column.split(",")}
+            if "," in column
+            else r.get(column),
             "source_path": r.get("source_path"),
         }
         for r in idx.head(MAX_REPORTED_ROWS).iter_rows(named=True)
@@ -75,8 +88,13 @@ def conform(df: pl.DataFrame, schema: TableSchema) -> pl.DataFrame:
     """
     unknown = [c for c in df.columns if c not in schema.names]
     if unknown:
-        raise ValidationError(schema.name, unknown[0], f"known column of {schema.name} v{schema.version}", len(unknown),
-                              [{"row": "-", "column_value": ", ".join(unknown)}])
+        raise ValidationError(
+            schema.name,
+            unknown[0],
+            f"known column of {schema.name} v{schema.version}",
+            len(unknown),
+            [{"row": "-", "column_value": ", ".join(unknown)}],
+        )
     exprs = []
     for col in schema.columns:
         if col.name in df.columns:
@@ -84,8 +102,13 @@ def conform(df: pl.DataFrame, schema: TableSchema) -> pl.DataFrame:
         elif col.nullable:
             exprs.append(pl.lit(None, dtype=col.polars_dtype).alias(col.name))
         else:
-            raise ValidationError(schema.name, col.name, "column present", df.height,
-                                  [{"row": "-", "column_value": "<missing column>"}])
+            raise ValidationError(
+                schema.name,
+                col.name,
+                "column present",
+                df.height,
+                [{"row": "-", "column_value": "<missing column>"}],
+            )
     out = df.select(exprs)
     casts = []
     for col in schema.columns:
@@ -94,8 +117,14 @@ def conform(df: pl.DataFrame, schema: TableSchema) -> pl.DataFrame:
         casts.append(col)
     if casts:
         try:
-            out = out.with_columns([pl.col(c.name).cast(c.polars_dtype, strict=True) for c in casts])
-        except (pl.exceptions.InvalidOperationError, pl.exceptions.ComputeError, pl.exceptions.SchemaError):
+            out = out.with_columns(
+                [pl.col(c.name).cast(c.polars_dtype, strict=True) for c in casts]
+            )
+        except (
+            pl.exceptions.InvalidOperationError,
+            pl.exceptions.ComputeError,
+            pl.exceptions.SchemaError,
+        ):
             for col in casts:  # find the offending column for the message
                 cast = out.get_column(col.name).cast(col.polars_dtype, strict=False)
                 bad = cast.is_null() & out.get_column(col.name).is_not_null()
@@ -106,13 +135,16 @@ def conform(df: pl.DataFrame, schema: TableSchema) -> pl.DataFrame:
 
 
 def validate(df: pl.DataFrame, schema: TableSchema) -> pl.DataFrame:
-    """Conform ``df`` to ``schema`` and check every rule and the primary key; return the conformed frame."""
+    """Conform ``df`` to ``schema`` and check every rule and the primary key; return the conformed
+    frame."""
     out = conform(df, schema)
     checks: list[tuple[str, str, pl.Expr]] = [
         (col.name, text, expr) for col in schema.columns for text, expr in _rules(col)
     ]
     if checks and out.height:
-        counts = out.select([expr.sum().alias(str(i)) for i, (_, _, expr) in enumerate(checks)]).row(0)
+        counts = out.select(
+            [expr.sum().alias(str(i)) for i, (_, _, expr) in enumerate(checks)]
+        ).row(0)
         for i, n in enumerate(counts):
             if n:
                 name, text, expr = checks[i]

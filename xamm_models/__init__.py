@@ -3,12 +3,15 @@
 Rooms by concern, lower layers never importing upper ones (``tests/test_layers.py`` checks it):
 
 * ``errors``, ``features``, ``profile_input``, ``runtime``: shared by all (no model library);
-* :mod:`~xamm_models.machines`: what a machine is (physics signatures, Algorithm 1's attention AMMs, the signature
-  registry and its Hub repo, twins); :mod:`~xamm_models.embedders`: sample embedders (torch);
-* :mod:`~xamm_models.benchmark`: the ``xplat-rajaperf`` data set, splits, metrics, ``Evaluator``, baselines;
+* :mod:`~xamm_models.machines`: what a machine is (physics signatures, Algorithm 1's attention AMMs,
+  the signature registry and its Hub repo, twins); :mod:`~xamm_models.embedders`: sample embedders
+  (torch);
+* :mod:`~xamm_models.benchmark`: the ``xplat-rajaperf`` data set, splits, metrics, ``Evaluator``,
+  baselines;
 * :mod:`~xamm_models.predictors`: everything that answers ``predict(profiles, source, targets)``;
 * :mod:`~xamm_models.zoo`: model kinds, ``load_model``, cards, building and publishing;
-* :mod:`~xamm_models.experiments` (the ``xamm eval`` harness) and :mod:`~xamm_models.studies` (research studies);
+* :mod:`~xamm_models.experiments` (the ``xamm eval`` harness) and :mod:`~xamm_models.studies`
+  (research studies);
 * :mod:`~xamm_models.cli`: the ``xamm`` commands.
 
 Names load on first use: importing the default predictor loads no torch. Needs the ``models`` extra.

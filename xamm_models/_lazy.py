@@ -1,5 +1,5 @@
-"""Public names of a package that load on first use (PEP 562), so importing a package costs nothing until a name
-is used (``xamm --help``, ``xamm predict`` with the default predictor: no torch)."""
+"""Public names of a package that load on first use (PEP 562), so importing a package costs nothing
+until a name is used (``xamm --help``, ``xamm predict`` with the default predictor: no torch)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,16 @@ import importlib
 
 
 def lazy_exports(package: str, public: dict[str, str]):
-    """``(__getattr__, __dir__)`` for ``package`` whose public names live in the modules ``public`` maps them to.
+    """``(__getattr__, __dir__)`` for ``package`` whose public names live in the modules ``public``
+    maps them to.
 
     Parameters
     ----------
     package : the package's import name, for the error message.
-    public : ``{name: "module.path"}``: each name is ``getattr(import_module(path), name)`` on first use.
+    public : ``{name: "module.path"}``: each name is ``getattr(import_module(path), name)`` on first
+    use.
     """
+
     def __getattr__(name: str):
         if name in public:
             return getattr(importlib.import_module(public[name]), name)

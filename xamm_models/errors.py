@@ -1,11 +1,22 @@
-"""Every error xamm_models raises on purpose, in one place (light: importing it loads no model library)."""
+"""Every error xamm_models raises on purpose, in one place (light: importing it loads no model
+library)."""
 
 from __future__ import annotations
 
 from xamm_data.registry import UnknownNameError
 
-__all__ = ["ADD_A_TARGET", "ConfigError", "FeatureSchemaError", "ImmutableSignatureError", "ProfileInputError",
-           "UnknownSourceError", "UnknownTargetError", "unknown_name_message"]
+__all__ = [
+    "ADD_A_TARGET",
+    "ConfigError",
+    "FeatureSchemaError",
+    "ImmutableSignatureError",
+    "ProfileInputError",
+    "SavedFormatError",
+    "UnknownSourceError",
+    "UnknownTargetError",
+    "WrongKindError",
+    "unknown_name_message",
+]
 
 
 class FeatureSchemaError(ValueError):
@@ -17,11 +28,13 @@ class UnknownSourceError(ValueError):
 
 
 class UnknownTargetError(ValueError):
-    """A target the predictor knows nothing about: not in training, and no signature or benchmark runs given."""
+    """A target the predictor knows nothing about: not in training, and no signature or benchmark
+    runs given."""
 
 
 class ProfileInputError(ValueError):
-    """A profile table a predictor cannot use: missing columns, non-numeric or out-of-range values, no rows."""
+    """A profile table a predictor cannot use: missing columns, non-numeric or out-of-range values,
+    no rows."""
 
 
 class ConfigError(ValueError):
@@ -32,12 +45,25 @@ class ImmutableSignatureError(ValueError):
     """An attempt to change a published signature version."""
 
 
-ADD_A_TARGET = ("to predict for a new machine, give its RAJAPerf runs: predict(..., target_benchmarks=runs) or "
-                "xamm predict --target-benchmarks STORE")
+class SavedFormatError(ValueError):
+    """A saved predictor folder in a format this xamm does not read (another kind, or a newer or
+    unknown format version)."""
+
+
+class WrongKindError(ValueError):
+    """``Kind.from_pretrained`` on a folder that holds another kind of predictor."""
+
+
+ADD_A_TARGET = (
+    "to predict for a new machine, give its RAJAPerf runs: "
+    "predict(..., target_benchmarks=runs) or "
+    "xamm predict --target-benchmarks STORE"
+)
 
 
 def unknown_name_message(kind: str, name: str, known: list[str]) -> str:
-    """The message of an unknown source or target: the known names and the closest one (did you mean).
+    """The message of an unknown source or target: the known names and the closest one (did you
+    mean).
 
     Parameters
     ----------

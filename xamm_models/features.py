@@ -11,22 +11,31 @@ similar sizes on different machines form one configuration, so pairs only compar
 * top-down fractions where the source has them (else null and dropped by feature selection).
 
 ``runtime_s`` is seconds **per iteration** (``runtime_per_iteration`` is true), because sizes within
-a bucket still differ by up to 2x, so relR compares per-iteration times. The fastest variant and tuning per target is used (a user moving
-to a machine runs its best implementation), and trials are averaged.
+a bucket still differ by up to 2x, so relR compares per-iteration times. The fastest variant and
+tuning per target is used (a user moving to a machine runs its best implementation), and trials are
+averaged.
 """
 
 from __future__ import annotations
 
 import polars as pl
 
-FEATURES = ("f_log_bytes_per_iter", "f_log_flops_per_iter", "f_log_iters_per_rep", "f_arith_intensity",
-            "f_log_problem_size", "f_log_s_per_iter", "f_log_bandwidth", "f_log_flop_rate")
+FEATURES = (
+    "f_log_bytes_per_iter",
+    "f_log_flops_per_iter",
+    "f_log_iters_per_rep",
+    "f_arith_intensity",
+    "f_log_problem_size",
+    "f_log_s_per_iter",
+    "f_log_bandwidth",
+    "f_log_flop_rate",
+)
 
 
 def feature_exprs() -> list[pl.Expr]:
-    """:data:`FEATURES` from per-rep columns ``bytes_per_rep``, ``flops_per_rep``, ``problem_size``, iterations
-    per rep in ``_iters`` and seconds per iteration in ``_s_iter``; log10(0) becomes the floor -12, and the
-    arithmetic intensity of a kernel with no bytes 0."""
+    """:data:`FEATURES` from per-rep columns ``bytes_per_rep``, ``flops_per_rep``, ``problem_size``,
+    iterations per rep in ``_iters`` and seconds per iteration in ``_s_iter``; log10(0) becomes the
+    floor -12, and the arithmetic intensity of a kernel with no bytes 0."""
     raw = {
         "f_log_bytes_per_iter": (pl.col("bytes_per_rep") / pl.col("_iters")).log10(),
         "f_log_flops_per_iter": (pl.col("flops_per_rep") / pl.col("_iters")).log10(),
@@ -51,29 +60,54 @@ def kernel_app_samples(runs: pl.DataFrame) -> pl.DataFrame:
     )
     per = (
         base.group_by("machine", "device", "kernel", "size_bucket", "variant", "tuning")
-        .agg(pl.col("_s_iter").mean(), pl.col("_iters").mean(), pl.col("problem_size").mean(),
-             pl.col("bytes_per_rep").mean(), pl.col("flops_per_rep").mean(),
-             pl.col("source_sha256").sort().first().alias("source_sha256"))
+        .agg(
+            pl.col("_s_iter").mean(),
+            pl.col("_iters").mean(),
+            pl.col("problem_size").mean(),
+            pl.col("bytes_per_rep").mean(),
+            pl.col("flops_per_rep").mean(),
+            pl.col("source_sha256").sort().first().alias("source_sha256"),
+        )
         .sort("_s_iter")
         .group_by("machine", "device", "kernel", "size_bucket", maintain_order=True)
         .first()
     )
-    return per.select(
-        pl.col("kernel").alias("app"),
-        pl.format('{{"size_bucket":{}}}', pl.col("size_bucket")).alias("app_params"),
-        "machine", "device", "kernel", "size_bucket",
-        pl.lit(None, dtype=pl.Int64).alias("threads"), pl.lit(None, dtype=pl.Int64).alias("ranks"),
-        pl.col("_s_iter").alias("runtime_s"), pl.lit(True).alias("runtime_per_iteration"),
-        (pl.col("bytes_per_rep") / pl.col("_iters")).log10().alias("f_log_bytes_per_iter"),
-        (pl.col("flops_per_rep") / pl.col("_iters")).log10().alias("f_log_flops_per_iter"),
-        pl.col("_iters").log10().alias("f_log_iters_per_rep"),
-        (pl.col("flops_per_rep") / pl.col("bytes_per_rep")).alias("f_arith_intensity"),
-        pl.col("problem_size").cast(pl.Float64).log10().alias("f_log_problem_size"),
-        pl.col("_s_iter").log10().alias("f_log_s_per_iter"),
-        (pl.col("bytes_per_rep") / pl.col("_iters") / pl.col("_s_iter")).log10().alias("f_log_bandwidth"),
-        (pl.col("flops_per_rep") / pl.col("_iters") / pl.col("_s_iter")).log10().alias("f_log_flop_rate"),
-        "variant", "tuning", "source_sha256",
-    ).with_columns(
-        # log10(0) = -inf for kernels with no flops or bytes: mark them as a floor value, not missing
-        [pl.when(pl.col(f).is_infinite()).then(-12.0).otherwise(pl.col(f)).alias(f) for f in FEATURES]
-    ).with_columns(pl.col("f_arith_intensity").fill_nan(0.0)).sort("machine", "device", "app", "size_bucket")
+    return (
+        per.select(
+            pl.col("kernel").alias("app"),
+            pl.format('{{"size_bucket":{}}}', pl.col("size_bucket")).alias("app_params"),
+            "machine",
+            "device",
+            "kernel",
+            "size_bucket",
+            pl.lit(None, dtype=pl.Int64).alias("threads"),
+            pl.lit(None, dtype=pl.Int64).alias("ranks"),
+            pl.col("_s_iter").alias("runtime_s"),
+            pl.lit(True).alias("runtime_per_iteration"),
+            (pl.col("bytes_per_rep") / pl.col("_iters")).log10().alias("f_log_bytes_per_iter"),
+            (pl.col("flops_per_rep") / pl.col("_iters")).log10().alias("f_log_flops_per_iter"),
+            pl.col("_iters").log10().alias("f_log_iters_per_rep"),
+            (pl.col("flops_per_rep") / pl.col("bytes_per_rep")).alias("f_arith_intensity"),
+            pl.col("problem_size").cast(pl.Float64).log10().alias("f_log_problem_size"),
+            pl.col("_s_iter").log10().alias("f_log_s_per_iter"),
+            (pl.col("bytes_per_rep") / pl.col("_iters") / pl.col("_s_iter"))
+            .log10()
+            .alias("f_log_bandwidth"),
+            (pl.col("flops_per_rep") / pl.col("_iters") / pl.col("_s_iter"))
+            .log10()
+            .alias("f_log_flop_rate"),
+            "variant",
+            "tuning",
+            "source_sha256",
+        )
+        .with_columns(
+            # log10(0) = -inf for kernels with no flops or bytes: mark them as a floor value, not
+            # missing
+            [
+                pl.when(pl.col(f).is_infinite()).then(-12.0).otherwise(pl.col(f)).alias(f)
+                for f in FEATURES
+            ]
+        )
+        .with_columns(pl.col("f_arith_intensity").fill_nan(0.0))
+        .sort("machine", "device", "app", "size_bucket")
+    )

@@ -1,10 +1,10 @@
 """What a profile handed to a predictor must hold, checked before any model runs.
 
-The default predictor (and the baseline predictors that share its input) reads one row per profile with the columns
-of :data:`DEFAULT_COLUMNS`; each is named with what it means and its unit, so an error can say what is missing and
-why. Every rule is a polars expression over the whole frame, and a refusal names the offending rows (0-based, as in
-the input) and how many there are. :func:`read_profiles_file` reads a Parquet or CSV file and names the file when it
-cannot.
+The default predictor (and the baseline predictors that share its input) reads one row per profile
+with the columns of :data:`DEFAULT_COLUMNS`; each is named with what it means and its unit, so an
+error can say what is missing and why. Every rule is a polars expression over the whole frame, and a
+refusal names the offending rows (0-based, as in the input) and how many there are.
+:func:`read_profiles_file` reads a Parquet or CSV file and names the file when it cannot.
 """
 
 from __future__ import annotations
@@ -30,78 +30,126 @@ class InputColumn:
 
 
 DEFAULT_COLUMNS: tuple[InputColumn, ...] = (
-    InputColumn("runtime_s", "the profile's time per iteration on the source machine", "s", 0.0, strict=True),
+    InputColumn(
+        "runtime_s", "the profile's time per iteration on the source machine", "s", 0.0, strict=True
+    ),
     InputColumn("bytes_per_rep", "bytes moved per repetition", "B", 0.0),
     InputColumn("flops_per_rep", "floating-point operations per repetition", "flop", 0.0),
     InputColumn("iterations_per_rep", "loop iterations per repetition", "1", 0.0, strict=True),
     InputColumn("f_log_s_per_iter", "log10 of the source's seconds per iteration", "log10 s"),
     InputColumn("f_arith_intensity", "flops per byte", "flop/B", 0.0),
     InputColumn("f_log_problem_size", "log10 of the problem size", "log10 1"),
-    InputColumn("kernels_per_rep", "kernel launches per repetition (1 when absent)", "1", 1.0, required=False),
+    InputColumn(
+        "kernels_per_rep",
+        "kernel launches per repetition (1 when absent)",
+        "1",
+        1.0,
+        required=False,
+    ),
 )
 
 
 def feature_columns(names: list[str]) -> tuple[InputColumn, ...]:
-    """The input contract of a model trained on feature columns ``names``: each required, numeric and finite."""
-    return tuple(InputColumn(n, "a feature the model was trained on", "as in training") for n in names)
+    """The input contract of a model trained on feature columns ``names``: each required, numeric
+    and finite."""
+    return tuple(
+        InputColumn(n, "a feature the model was trained on", "as in training") for n in names
+    )
 
 
 def _rows(mask: pl.Series, shown: int = 5) -> str:
     idx = mask.arg_true().to_list()
     more = f" and {len(idx) - shown} more" if len(idx) > shown else ""
-    return f"row{'s' if len(idx) > 1 else ''} {', '.join(map(str, idx[:shown]))}{more} ({len(idx)} of {len(mask)})"
+    return (
+        f"row{'s' if len(idx) > 1 else ''} "
+        f"{', '.join(map(str, idx[:shown]))}{more} ({len(idx)} of {len(mask)})"
+    )
 
 
 def _describe(c: InputColumn) -> str:
     return f"{c.name} ({c.meaning}, {c.unit})"
 
 
-def check_profiles(profiles: pl.DataFrame, columns: tuple[InputColumn, ...] = DEFAULT_COLUMNS, *,
-                   what: str = "the default predictor") -> None:
-    """Raise :class:`ProfileInputError` unless ``profiles`` has rows and every column of ``columns`` is present
-    (optional ones may be absent), numeric, finite and within its range.
+def check_profiles(
+    profiles: pl.DataFrame,
+    columns: tuple[InputColumn, ...] = DEFAULT_COLUMNS,
+    *,
+    what: str = "the default predictor",
+) -> None:
+    """Raise :class:`ProfileInputError` unless ``profiles`` has rows and every column of ``columns``
+    is present (optional ones may be absent), numeric, finite and within its range.
 
-    Parameters: ``profiles``, one row per profile; ``columns``, the contract; ``what``, the model named in errors."""
+    Parameters: ``profiles``, one row per profile; ``columns``, the contract; ``what``, the model
+    named in errors."""
     if profiles.height == 0:
-        raise ProfileInputError(f"no profiles: the input has no rows; {what} needs one row per profile")
+        raise ProfileInputError(
+            f"no profiles: the input has no rows; {what} needs one row per profile"
+        )
     missing = [c for c in columns if c.required and c.name not in profiles.columns]
     if missing:
-        raise ProfileInputError(f"the input lacks {'; '.join(map(_describe, missing))}; {what} needs "
-                                f"{', '.join(c.name for c in columns if c.required)}")
+        raise ProfileInputError(
+            f"the input lacks {'; '.join(map(_describe, missing))}; {what} "
+            "needs "
+            f"{', '.join(c.name for c in columns if c.required)}"
+        )
     for c in (c for c in columns if c.name in profiles.columns):
         dtype = profiles.schema[c.name]
         if not dtype.is_numeric():
             raise ProfileInputError(f"column {_describe(c)} holds {dtype}, not numbers")
         x = profiles.get_column(c.name).cast(pl.Float64)
-        bad = (x.is_nan() | x.is_infinite()).fill_null(c.required)  # a null is bad only where the column is required
+        # a null is bad only where the column is required
+        bad = (x.is_nan() | x.is_infinite()).fill_null(c.required)
         if c.minimum is not None:
             below = (x <= c.minimum) if c.strict else (x < c.minimum)
             bad = bad | below.fill_null(False)
         if bad.any():
-            rule = "finite" + (f" and {'>' if c.strict else '>='} {c.minimum:g}" if c.minimum is not None else "")
-            raise ProfileInputError(f"column {_describe(c)} must be {rule}; it is not in {_rows(bad)}")
+            rule = "finite" + (
+                f" and {'>' if c.strict else '>='} {c.minimum:g}" if c.minimum is not None else ""
+            )
+            raise ProfileInputError(
+                f"column {_describe(c)} must be {rule}; it is not in {_rows(bad)}"
+            )
 
 
 def read_profiles_file(path: Path) -> pl.DataFrame:
-    """A Parquet (``.parquet``) or CSV file of profiles; :class:`ProfileInputError` names the file it cannot read."""
+    """A Parquet (``.parquet``) or CSV file of profiles; :class:`ProfileInputError` names the file
+    it cannot read."""
     if not path.is_file():
         raise ProfileInputError(f"{path}: no such file")
     kind = "Parquet" if path.suffix.lower() == ".parquet" else "CSV"
     try:
-        return pl.read_parquet(path) if kind == "Parquet" else pl.read_csv(path, infer_schema_length=10000)
+        return (
+            pl.read_parquet(path)
+            if kind == "Parquet"
+            else pl.read_csv(path, infer_schema_length=10000)
+        )
     except Exception as e:  # polars' and pyarrow's errors for a damaged or foreign file
-        raise ProfileInputError(f"{path}: cannot read it as {kind} ({type(e).__name__}: {str(e).splitlines()[0][:160]}); "
-                                "expected a table with one row per profile") from None
+        raise ProfileInputError(
+            f"{path}: cannot read it as {kind} ({type(e).__name__}: "
+            f"{str(e).splitlines()[0][:160]}); "
+            "expected a table with one row per profile"
+        ) from None
 
 
-__all__ = ["DEFAULT_COLUMNS", "InputColumn", "ProfileInputError", "check_profiles", "read_profiles_file"]
+__all__ = [
+    "DEFAULT_COLUMNS",
+    "InputColumn",
+    "ProfileInputError",
+    "check_profiles",
+    "read_profiles_file",
+]
 
 
 def check_feature_columns(df: pl.DataFrame, columns: list[str], what: str) -> None:
-    """:class:`FeatureSchemaError` naming the ``columns`` ``df`` lacks, or has but not numeric (``what`` expects them)."""
+    """:class:`FeatureSchemaError` naming the ``columns`` ``df`` lacks, or has but not numeric
+    (``what`` expects them)."""
     missing = [c for c in columns if c not in df.columns]
     if missing:
-        raise FeatureSchemaError(f"input lacks the feature columns {missing}; {what} expects {columns}")
+        raise FeatureSchemaError(
+            f"input lacks the feature columns {missing}; {what} expects {columns}"
+        )
     wrong = [c for c in columns if not df.schema[c].is_numeric()]
     if wrong:
-        raise FeatureSchemaError(f"feature columns {wrong} are not numeric ({[str(df.schema[c]) for c in wrong]})")
+        raise FeatureSchemaError(
+            f"feature columns {wrong} are not numeric ({[str(df.schema[c]) for c in wrong]})"
+        )

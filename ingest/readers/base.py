@@ -20,14 +20,16 @@ class Source:
     sha256: str
 
     @classmethod
-    def of(cls, path: str | Path, root: str | Path | None = None) -> "Source":
+    def of(cls, path: str | Path, root: str | Path | None = None) -> Source:
         path = Path(path)
         root = Path(root) if root is not None else path.parent
         try:
             rel = path.resolve().relative_to(root.resolve()).as_posix()
         except ValueError:
             rel = path.name
-        return cls(path=path, rel_path=rel, sha256=dir_sha256(path) if path.is_dir() else file_sha256(path))
+        return cls(
+            path=path, rel_path=rel, sha256=dir_sha256(path) if path.is_dir() else file_sha256(path)
+        )
 
 
 @dataclass
@@ -47,8 +49,9 @@ class ReadResult:
         self.dropped.append((record, field_, str(value), rule))
 
 
-def provenance(src: Source, fmt: str, reader: str, tool_versions: dict[str, str] | None = None,
-               run_date=None) -> dict:
+def provenance(
+    src: Source, fmt: str, reader: str, tool_versions: dict[str, str] | None = None, run_date=None
+) -> dict:
     """The provenance columns every row carries."""
     tv = ";".join(f"{k}={v}" for k, v in sorted((tool_versions or {}).items()) if v)
     return {

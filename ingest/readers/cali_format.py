@@ -12,7 +12,17 @@ from __future__ import annotations
 import re
 
 # caliperreader's bootstrap: node ids 0-7 and 11 are the types, 8-10 the meta attributes
-_TYPES = {0: "usr", 1: "int", 2: "uint", 3: "string", 4: "addr", 5: "double", 6: "bool", 7: "type", 11: "ptr"}
+_TYPES = {
+    0: "usr",
+    1: "int",
+    2: "uint",
+    3: "string",
+    4: "addr",
+    5: "double",
+    6: "bool",
+    7: "type",
+    11: "ptr",
+}
 ATTR_NAME, ATTR_TYPE, ATTR_PROP = 8, 9, 10
 HIDDEN, NESTED, GLOBAL = 128, 256, 512
 
@@ -56,11 +66,15 @@ class CaliProfile:
         self.node_attr: dict[int, int] = {}
         self.node_data: dict[int, str] = {}
         self.node_parent: dict[int, int | None] = {}
-        self.attr_name: dict[int, str] = {ATTR_NAME: "cali.attribute.name", ATTR_TYPE: "cali.attribute.type",
-                                          ATTR_PROP: "cali.attribute.prop"}
+        self.attr_name: dict[int, str] = {
+            ATTR_NAME: "cali.attribute.name",
+            ATTR_TYPE: "cali.attribute.type",
+            ATTR_PROP: "cali.attribute.prop",
+        }
         self._attr_flags: dict[int, tuple[bool, bool]] = {}
         self._expanded: dict[int, dict] = {}
-        self._value_keys: dict[str, str | None] = {}  # attribute id (as text) -> name, None if hidden
+        # attribute id (as text) -> name, None if hidden
+        self._value_keys: dict[str, str | None] = {}
         self.records: list[dict] = []
         self.globals: dict = {}
 
@@ -72,7 +86,9 @@ class CaliProfile:
             n = self.node_parent.get(attr_id)
             while n is not None:
                 if n not in self.node_attr:
-                    raise CaliFormatError(f"attribute {attr_id} refers to undefined node {n} (a line is missing?)")
+                    raise CaliFormatError(
+                        f"attribute {attr_id} refers to undefined node {n} (a line is missing?)"
+                    )
                 if self.node_attr.get(n) == ATTR_PROP:
                     prop = int(self.node_data[n])
                     break
@@ -83,10 +99,8 @@ class CaliProfile:
 
     def metadata(self, name: str) -> dict:
         """The attribute's metadata entries (e.g. ``attribute.unit``, ``attribute.alias``)."""
-        for aid, n in self.attr_name.items():
-            if n == name:
-                break
-        else:
+        aid = next((a for a, n in self.attr_name.items() if n == name), None)
+        if aid is None:
             return {}
         out = {}
         node = self.node_parent.get(aid)
@@ -123,7 +137,9 @@ class CaliProfile:
                 continue
             key, data = self.attr_name[a], self.node_data[n]
             val = rec.get(key)
-            rec[key] = data if val is None else (val + [data] if isinstance(val, list) else [val, data])
+            rec[key] = (
+                data if val is None else (val + [data] if isinstance(val, list) else [val, data])
+            )
             if nested:
                 rec["path"] = rec.get("path", []) + [data]
             self._expanded[n] = dict(rec, path=list(rec["path"])) if "path" in rec else dict(rec)
@@ -160,22 +176,33 @@ _CTX_FIELDS = {"__rec", "ref", "attr", "data"}
 def parse_cali(text: str) -> CaliProfile:
     """Parse a whole ``.cali`` stream. Raises :class:`CaliFormatError` naming the bad line."""
     prof = CaliProfile()
-    node_attr, node_data, node_parent, attr_name = prof.node_attr, prof.node_data, prof.node_parent, prof.attr_name
+    node_attr, node_data, node_parent, attr_name = (
+        prof.node_attr,
+        prof.node_data,
+        prof.node_parent,
+        prof.attr_name,
+    )
     for i in (0, 1, 2, 3, 4, 5, 6, 7, 11):
         node_attr[i], node_data[i], node_parent[i] = ATTR_TYPE, _TYPES[i], None
     for i in (ATTR_NAME, ATTR_TYPE, ATTR_PROP):
         node_attr[i], node_data[i] = ATTR_NAME, attr_name[i]
     node_parent[ATTR_NAME], node_parent[ATTR_TYPE], node_parent[ATTR_PROP] = 3, 7, 1
-    # split on LF only: splitlines() would also split on \x0b, \x1c, ... which a corrupt file may hold
+    # split on LF only: splitlines() would also split on \x0b, \x1c, ... which a corrupt file may
+    # hold
     for lineno, line in enumerate(text.split("\n"), 1):
         line = line[:-1] if line.endswith("\r") else line
         if not line:
             continue
         try:
             parts = line.split(",") if line.startswith("__rec=node,") and "\\" not in line else ()
-            if 4 <= len(parts) <= 5 and parts[1][:3] == "id=" and parts[2][:5] == "attr=" and parts[3][:5] == "data=" \
-                    and "=" not in parts[3][5:] \
-                    and (len(parts) == 4 or parts[4][:7] == "parent="):
+            if (
+                4 <= len(parts) <= 5
+                and parts[1][:3] == "id="
+                and parts[2][:5] == "attr="
+                and parts[3][:5] == "data="
+                and "=" not in parts[3][5:]
+                and (len(parts) == 4 or parts[4][:7] == "parent=")
+            ):
                 # hot path: __rec=node,id=N,attr=A,data=D[,parent=P]
                 nid = int(parts[1][3:])
                 attr = int(parts[2][5:])
@@ -184,8 +211,11 @@ def parse_cali(text: str) -> CaliProfile:
             elif line.startswith("__rec=node,"):
                 f = _split(line)
                 if not set(f) <= _NODE_FIELDS or len(f.get("data", ())) != 1:
-                    raise CaliFormatError(f"node record with fields {sorted(f)}; expected {sorted(_NODE_FIELDS)} "
-                                          "and one data value")
+                    raise CaliFormatError(
+                        f"node record with fields {sorted(f)}; expected "
+                        f"{sorted(_NODE_FIELDS)} "
+                        "and one data value"
+                    )
                 nid, attr = int(f["id"][0]), int(f["attr"][0])
                 data = f["data"][0]
                 parent = int(f["parent"][0]) if "parent" in f else None
@@ -193,7 +223,9 @@ def parse_cali(text: str) -> CaliProfile:
                 f = _split(line)
                 kind = f.get("__rec", [None])[0]
                 if kind in ("ctx", "globals") and not set(f) <= _CTX_FIELDS:
-                    raise CaliFormatError(f"{kind} record with fields {sorted(f)}; expected {sorted(_CTX_FIELDS)}")
+                    raise CaliFormatError(
+                        f"{kind} record with fields {sorted(f)}; expected {sorted(_CTX_FIELDS)}"
+                    )
                 if kind == "ctx":
                     prof.records.append(prof._snapshot(f))
                 elif kind == "globals":
@@ -201,16 +233,22 @@ def parse_cali(text: str) -> CaliProfile:
                 elif kind is None:
                     raise CaliFormatError("no __rec field")
                 continue
-            if nid in node_attr:  # Caliper writes each node once; a second definition could close a cycle
+            # Caliper writes each node once; a second definition could close a cycle
+            if nid in node_attr:
                 raise CaliFormatError(f"node {nid} is defined twice (corrupt file?)")
             if attr not in node_attr or (parent is not None and parent not in node_attr):
-                raise CaliFormatError(f"node {nid} refers to undefined node {attr if attr not in node_attr else parent} "
-                                      "(nodes are written before their use: a line is missing or corrupt)")
+                raise CaliFormatError(
+                    f"node {nid} refers to undefined node "
+                    f"{attr if attr not in node_attr else parent} "
+                    "(nodes are written before their use: a line is missing or corrupt)"
+                )
             node_attr[nid], node_data[nid], node_parent[nid] = attr, data, parent
             if attr == ATTR_NAME:
                 attr_name[nid] = data
         except CaliFormatError as e:
             raise CaliFormatError(f"line {lineno}: {e}") from None
         except (ValueError, IndexError, KeyError) as e:
-            raise CaliFormatError(f"line {lineno}: malformed record ({type(e).__name__}: {e})") from None
+            raise CaliFormatError(
+                f"line {lineno}: malformed record ({type(e).__name__}: {e})"
+            ) from None
     return prof

@@ -17,12 +17,13 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from xamm_data import counters
-from xamm_data.units import seconds_per
 from xamm_ingest.errors import IngestError
 from xamm_ingest.readers.base import ReadResult, Source
 from xamm_ingest.readers.caliper_files import load_profile
 from xamm_ingest.readers.profile_common import SampleSpec, profile_row
+
+from xamm_data import counters
+from xamm_data.units import seconds_per
 
 READER = "xamm_ingest.readers.caliper_profile"
 _SKIP = {"path", "mpi.rank", "region", "annotation", "function", "spot.channel"}
@@ -37,7 +38,8 @@ def _num(v) -> float | None:
 
 
 def _raw(v) -> float | None:
-    """A number as written, non-finite included (so a profile_row check can refuse it); None for text."""
+    """A number as written, non-finite included (so a profile_row check can refuse it); None for
+    text."""
     try:
         return float(v)
     except (TypeError, ValueError):
@@ -49,18 +51,39 @@ def read_caliper_profile(src: Source, spec: SampleSpec) -> ReadResult:
     prof = load_profile(src.path)
     recs = [r for r in prof.records if r.get("path")]
     if not recs:
-        raise IngestError(src.path, "no region records (no 'path'); expected a Caliper region profile")
+        raise IngestError(
+            src.path, "no region records (no 'path'); expected a Caliper region profile"
+        )
     keys = sorted({k for r in recs for k in r} - _SKIP)
-    numeric = [k for k in keys if any(_num(r.get(k)) is not None for r in recs[:50]) and not isinstance(recs[0].get(k), list)]
+    numeric = [
+        k
+        for k in keys
+        if any(_num(r.get(k)) is not None for r in recs[:50])
+        and not isinstance(recs[0].get(k), list)
+    ]
     inclusive = [k for k in numeric if "inclusive" in k and "duration" in k]
     exclusive = [k for k in numeric if "duration" in k and "inclusive" not in k]
-    time_attr = (sorted(inclusive, key=lambda k: (not k.startswith(("avg#", "inclusive#")), k)) or exclusive or [None])[0]
+    time_attr = (
+        sorted(inclusive, key=lambda k: (not k.startswith(("avg#", "inclusive#")), k))
+        or exclusive
+        or [None]
+    )[0]
     if time_attr is None:
-        raise IngestError(src.path, "no time attribute (e.g. inclusive#sum#time.duration); expected a timed region profile")
-    unit = prof.meta.get(time_attr, {}).get("attribute.unit") or ("ns" if time_attr.endswith(".ns") else spec.time_unit)
+        raise IngestError(
+            src.path,
+            "no time attribute (e.g. inclusive#sum#time.duration); expected a timed region profile",
+        )
+    unit = prof.meta.get(time_attr, {}).get("attribute.unit") or (
+        "ns" if time_attr.endswith(".ns") else spec.time_unit
+    )
     if unit is None:
-        raise IngestError(src.path, f"time attribute {time_attr!r} has no unit metadata; pass --time-unit "
-                          "(sec, ms, usec or ns)", record=time_attr)
+        raise IngestError(
+            src.path,
+            f"time attribute {time_attr!r} has no unit metadata; pass "
+            "--time-unit "
+            "(sec, ms, usec or ns)",
+            record=time_attr,
+        )
     try:
         scale = seconds_per(unit)
     except ValueError as e:
@@ -75,28 +98,48 @@ def read_caliper_profile(src: Source, spec: SampleSpec) -> ReadResult:
         if time_attr not in r or (time_attr in inclusive and len(path) != 1):
             continue
         v = _num(r[time_attr])
-        if v is None:  # a root time that is no finite number: the runtime would silently leave it out
-            raise IngestError(src.path, f"{time_attr} of region {'/'.join(map(str, path))!r} is {r[time_attr]!r}; "
-                              "expected a finite time", record="/".join(map(str, path)))
+        # a root time that is no finite number: the runtime would silently leave it out
+        if v is None:
+            raise IngestError(
+                src.path,
+                f"{time_attr} of region {'/'.join(map(str, path))!r} is "
+                f"{r[time_attr]!r}; "
+                "expected a finite time",
+                record="/".join(map(str, path)),
+            )
         per_rank[rank_of(r)] = per_rank.get(rank_of(r), 0.0) + v * scale
     if not per_rank:
         raise IngestError(src.path, f"no root value for {time_attr!r}", record=time_attr)
     nranks = len(per_rank)
     runtime = max(per_rank.values())
     how = "root inclusive" if time_attr in inclusive else "summed exclusive"
-    aggregation = f"max over {nranks} rank(s) of {how} {time_attr}" if nranks > 1 else f"{how} {time_attr}"
+    aggregation = (
+        f"max over {nranks} rank(s) of {how} {time_attr}" if nranks > 1 else f"{how} {time_attr}"
+    )
     metrics: dict[str, float] = {}
     for k in numeric:
         if k == time_attr:
             continue
         base = k.split("#")[-1]
-        total = sum(x for r in recs if k in r and (x := _raw(r[k])) is not None)  # nan and inf stay: refused
+        # nan and inf stay: refused
+        total = sum(x for r in recs if k in r and (x := _raw(r[k])) is not None)
         metrics[base if counters.resolve(base) else k] = total
     g = prof.globals
-    ranks = int(_num(g.get("mpi.world.size")) or 0) or (nranks if "mpi.rank" in keys or nranks > 1 else None)
+    ranks = int(_num(g.get("mpi.world.size")) or 0) or (
+        nranks if "mpi.rank" in keys or nranks > 1 else None
+    )
     fmt = "caliper-json" if Path(src.path).suffix.lower() == ".json" else "caliper-cali"
-    row = profile_row(spec, src, fmt, READER, runtime_s=runtime, aggregation=aggregation, metrics=metrics,
-                      machine=g.get("cluster"), ranks=ranks,
-                      threads=int(_num(g.get("omp_max_threads")) or 0) or None,
-                      tool_versions={"caliper": g.get("cali.caliper.version")})
+    row = profile_row(
+        spec,
+        src,
+        fmt,
+        READER,
+        runtime_s=runtime,
+        aggregation=aggregation,
+        metrics=metrics,
+        machine=g.get("cluster"),
+        ranks=ranks,
+        threads=int(_num(g.get("omp_max_threads")) or 0) or None,
+        tool_versions={"caliper": g.get("cali.caliper.version")},
+    )
     return ReadResult(rows=[row])

@@ -1,4 +1,5 @@
-"""HPCToolkit databases (old ``experiment.xml`` + ``*.metric-db`` and new ``meta.db``/``profile.db``), through Hatchet.
+"""HPCToolkit databases (old ``experiment.xml`` + ``*.metric-db`` and new
+``meta.db``/``profile.db``), through Hatchet.
 
 * Old format: Hatchet's ``from_hpctoolkit``; one row of metrics per CCT node and rank (and thread).
   Runtime = max over ranks/threads of the root's inclusive time; counters = sum over ranks/threads
@@ -9,7 +10,8 @@
   ``cputime`` and ``realtime`` all to ``time``, and fails on three of the six public test databases;
   the tests check the values against it where it works. Runtime = the ``max`` over profiles
   (ranks x threads) of the whole-program inclusive REALTIME/CPUTIME: the database's ``max``
-  statistic, else computed from each thread's own profile; counters = ``sum`` over profiles. A database without a time metric (e.g. cycles only) gives no runtime.
+  statistic, else computed from each thread's own profile; counters = ``sum`` over profiles. A
+  database without a time metric (e.g. cycles only) gives no runtime.
 
 Metric names keep their spelling; each is resolved through the canonical counter table and kept
 raw in ``extra_counters`` when unknown (GPU metrics such as ``GKER (sec)``), so nothing is lost.
@@ -22,11 +24,12 @@ import struct
 import warnings
 from pathlib import Path
 
-from xamm_data.units import TIME_UNITS
 from xamm_ingest.errors import IngestError
 from xamm_ingest.readers.base import ReadResult, Source
 from xamm_ingest.readers.hpctoolkit_db import read_summary
 from xamm_ingest.readers.profile_common import SampleSpec, profile_row
+
+from xamm_data.units import TIME_UNITS
 
 READER = "xamm_ingest.readers.hpctoolkit"
 _TIME_NAMES = ("cputime", "realtime")
@@ -40,7 +43,10 @@ def _split_unit(raw: str) -> tuple[str, str | None]:
 def _read_latest(src: Source, spec: SampleSpec) -> dict:
     summary = read_summary(src.path)
     if not any(m.values for m in summary.metrics):
-        raise IngestError(src.path / "profile.db", "no whole-program (execution-scope) values in the summary profile")
+        raise IngestError(
+            src.path / "profile.db",
+            "no whole-program (execution-scope) values in the summary profile",
+        )
     metrics: dict[str, float] = {}
     runtime, aggregation = None, "no time metric in the database"
     n = max(summary.n_profiles, 1)
@@ -51,13 +57,21 @@ def _read_latest(src: Source, spec: SampleSpec) -> dict:
         if base.lower() in _TIME_NAMES:
             scale = TIME_UNITS.get((unit or "sec").lower())
             if scale is None:
-                raise IngestError(src.path / "meta.db", f"time metric {m.name!r} has unit {unit!r}; expected sec/usec/ns")
+                raise IngestError(
+                    src.path / "meta.db",
+                    f"time metric {m.name!r} has unit {unit!r}; expected sec/usec/ns",
+                )
             peak = m.values.get("max", m.values.get("max_over_profiles"))
             if peak is not None:
-                runtime, aggregation = peak * scale, f"max over {n} profiles (ranks x threads) of whole-program inclusive {base}"
+                runtime, aggregation = (
+                    peak * scale,
+                    (f"max over {n} profiles (ranks x threads) of whole-program inclusive {base}"),
+                )
             else:
                 runtime = m.values["sum"] * scale / n
-                aggregation = f"mean over {n} profiles (ranks x threads) of whole-program inclusive {base}"
+                aggregation = (
+                    f"mean over {n} profiles (ranks x threads) of whole-program inclusive {base}"
+                )
             continue
         metrics[m.name] = m.values["sum"]
     return {"runtime_s": runtime, "aggregation": aggregation, "metrics": metrics}
@@ -67,29 +81,44 @@ METRIC_DB_MAGIC = b"HPCPROF-metricdb__"
 
 
 def check_metric_db(path: Path) -> None:
-    """Refuse a truncated or padded old-format ``*.metric-db``: hpcprof writes a 32-byte header (the magic, a
-    version, then big-endian node and metric counts) and one 8-byte value per node and metric, nothing else."""
+    """Refuse a truncated or padded old-format ``*.metric-db``: hpcprof writes a 32-byte header (the
+    magic, a version, then big-endian node and metric counts) and one 8-byte value per node and
+    metric, nothing else."""
     data = path.read_bytes()
     if len(data) < 32 or not data.startswith(METRIC_DB_MAGIC):
         raise IngestError(path, "not an HPCToolkit metric-db (no 'HPCPROF-metricdb' header)")
     nodes, nmetrics = struct.unpack_from(">II", data, 24)
     want = 32 + 8 * nodes * nmetrics
     if len(data) != want:
-        raise IngestError(path, f"{len(data)} bytes where its header ({nodes} nodes x {nmetrics} metrics) says {want}: "
-                          f"{'truncated' if len(data) < want else 'extra bytes'}; expected the file hpcprof wrote")
+        raise IngestError(
+            path,
+            f"{len(data)} bytes where its header ({nodes} nodes x {nmetrics} "
+            f"metrics) says {want}: "
+            f"{'truncated' if len(data) < want else 'extra bytes'}; expected "
+            "the file hpcprof wrote",
+        )
 
 
 def _read_old(src: Source, spec: SampleSpec) -> dict:
     try:
-        import hatchet as ht  # only old-format HPCToolkit databases need hatchet (about 190 MB with pandas)
+        # only old-format HPCToolkit databases need hatchet (about 190 MB with pandas)
+        import hatchet as ht
     except ImportError:
-        raise IngestError(src.path, "an old-format HPCToolkit database (experiment.xml) needs the hatchet extra: "
-                          "pip install 'xamm[hatchet]' (new-format databases with meta.db need nothing more)") from None
+        raise IngestError(
+            src.path,
+            "an old-format HPCToolkit database (experiment.xml) needs the "
+            "hatchet extra: "
+            "pip install 'xamm[hatchet]' (new-format databases with meta.db "
+            "need nothing more)",
+        ) from None
 
     xml = (src.path / "experiment.xml").read_text(encoding="utf-8", errors="replace")
     declared = re.findall(r'<Metric\s+i="\d+"\s+n="([^"]+)"', xml)
     if not declared:
-        raise IngestError(src.path / "experiment.xml", "no <Metric> declarations; expected an HPCToolkit experiment.xml")
+        raise IngestError(
+            src.path / "experiment.xml",
+            "no <Metric> declarations; expected an HPCToolkit experiment.xml",
+        )
     if not list(src.path.glob("*.metric-db")):
         raise IngestError(src.path, "no *.metric-db files beside experiment.xml")
     for f in sorted(src.path.glob("*.metric-db")):
@@ -99,7 +128,9 @@ def _read_old(src: Source, spec: SampleSpec) -> dict:
             warnings.simplefilter("ignore")
             gf = ht.GraphFrame.from_hpctoolkit(str(src.path))
     except Exception as e:
-        raise IngestError(src.path, f"Hatchet could not read the database ({type(e).__name__}: {e})") from None
+        raise IngestError(
+            src.path, f"Hatchet could not read the database ({type(e).__name__}: {e})"
+        ) from None
     df = gf.dataframe.reset_index()
     root = gf.graph.roots[0]
     rows = df[df["node"] == root]
@@ -115,13 +146,21 @@ def _read_old(src: Source, spec: SampleSpec) -> dict:
     for col in gf.inc_metrics:
         hname = col[: -len(" (inc)")] if col.endswith(" (inc)") else col
         if hname == "time":
-            base, unit = next(((b, u) for k, (b, u) in units.items() if k in _TIME_NAMES), ("CPUTIME", "usec"))
+            base, unit = next(
+                ((b, u) for k, (b, u) in units.items() if k in _TIME_NAMES), ("CPUTIME", "usec")
+            )
             scale = TIME_UNITS.get((unit or "sec").lower())
             if scale is None:
-                raise IngestError(src.path / "experiment.xml", f"time metric {base} has unit {unit!r}; expected sec/usec/ns")
+                raise IngestError(
+                    src.path / "experiment.xml",
+                    f"time metric {base} has unit {unit!r}; expected sec/usec/ns",
+                )
             runtime = float(rows[col].max()) * scale
-            aggregation = f"max over {ranks or 1} rank(s)" + (f" x {threads} thread(s)" if threads else "") + \
-                f" of root inclusive {base}"
+            aggregation = (
+                f"max over {ranks or 1} rank(s)"
+                + (f" x {threads} thread(s)" if threads else "")
+                + f" of root inclusive {base}"
+            )
         else:
             base, unit = units.get(hname.lower(), (hname, None))
             metrics[f"{base} ({unit})" if unit else base] = float(rows[col].sum())
@@ -138,9 +177,19 @@ def read_hpctoolkit(src: Source, spec: SampleSpec) -> ReadResult:
     elif (path / "experiment.xml").is_file():
         got, fmt = _read_old(src, spec), "hpctoolkit"
     else:
-        raise IngestError(path, "neither meta.db (new format) nor experiment.xml (old format) found")
-    row = profile_row(spec, src, fmt, READER, runtime_s=got["runtime_s"], aggregation=got["aggregation"],
-                      metrics=got["metrics"], ranks=got.get("ranks"))
+        raise IngestError(
+            path, "neither meta.db (new format) nor experiment.xml (old format) found"
+        )
+    row = profile_row(
+        spec,
+        src,
+        fmt,
+        READER,
+        runtime_s=got["runtime_s"],
+        aggregation=got["aggregation"],
+        metrics=got["metrics"],
+        ranks=got.get("ranks"),
+    )
     return ReadResult(rows=[row])
 
 
@@ -148,10 +197,12 @@ HPCTOOLKIT_PARTS = ("profile.db", "cct.db", "trace.db")
 
 
 def find_databases(paths: list[Path]) -> tuple[list[Path], list[tuple[Path, str]]]:
-    """HPCToolkit database directories at or under ``paths``, and directories that look like one but are not.
+    """HPCToolkit database directories at or under ``paths``, and directories that look like one but
+    are not.
 
     A directory with ``profile.db``/``cct.db`` but no ``meta.db``, or with measurement files
-    (``*.hpcrun``) but no database, is returned with the reason, so it is reported rather than skipped.
+    (``*.hpcrun``) but no database, is returned with the reason, so it is reported rather than
+    skipped.
     """
     out, refused = [], []
     for p in paths:
@@ -163,9 +214,22 @@ def find_databases(paths: list[Path]) -> tuple[list[Path], list[tuple[Path, str]
             if (d / "meta.db").is_file() or (d / "experiment.xml").is_file():
                 out.append(d)
             elif parts := [n for n in HPCTOOLKIT_PARTS if (d / n).is_file()]:
-                refused.append((d, f"an HPCToolkit database directory with {', '.join(parts)} but no meta.db; "
-                                   "expected meta.db beside them (copy the whole database written by hpcprof)"))
+                refused.append(
+                    (
+                        d,
+                        f"an HPCToolkit database directory with {', '.join(parts)} but no "
+                        "meta.db; "
+                        "expected meta.db beside them (copy the whole database written "
+                        "by hpcprof)",
+                    )
+                )
             elif any(d.glob("*.hpcrun")):
-                refused.append((d, "an HPCToolkit measurement directory (*.hpcrun), not a database; run "
-                                   "hpcprof on it first and ingest the database it writes"))
+                refused.append(
+                    (
+                        d,
+                        "an HPCToolkit measurement directory (*.hpcrun), not a database; "
+                        "run "
+                        "hpcprof on it first and ingest the database it writes",
+                    )
+                )
     return out, refused

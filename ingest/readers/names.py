@@ -1,4 +1,5 @@
-"""RAJAPerf naming rules: canonical kernel names, variant -> backend/device, tuning -> block size."""
+"""RAJAPerf naming rules: canonical kernel names, variant -> backend/device, tuning -> block
+size."""
 
 from __future__ import annotations
 
@@ -7,8 +8,13 @@ import re
 KERNEL_RE = re.compile(r"^(?P<group>[A-Za-z]+)_(?P<name>[A-Z0-9][A-Z0-9_]*)$")
 VARIANT_RE = re.compile(r"^(?P<impl>Base|RAJA|Lambda|Kokkos)_(?P<backend>[A-Za-z0-9]+)$")
 _BACKENDS = {
-    "Seq": ("Seq", "cpu"), "OpenMP": ("OpenMP", "cpu"), "OpenMPTarget": ("OpenMPTarget", "gpu"),
-    "CUDA": ("CUDA", "gpu"), "HIP": ("HIP", "gpu"), "SYCL": ("SYCL", "gpu"), "StdPar": ("StdPar", "cpu"),
+    "Seq": ("Seq", "cpu"),
+    "OpenMP": ("OpenMP", "cpu"),
+    "OpenMPTarget": ("OpenMPTarget", "gpu"),
+    "CUDA": ("CUDA", "gpu"),
+    "HIP": ("HIP", "gpu"),
+    "SYCL": ("SYCL", "gpu"),
+    "StdPar": ("StdPar", "cpu"),
     "Lambda": ("Kokkos", "cpu"),
 }
 _BLOCK_RE = re.compile(r"(?:^|_)(\d+)$")
@@ -21,7 +27,8 @@ def split_kernel(kernel: str) -> tuple[str, str] | None:
 
 
 def canonical_kernel(name: str, group: str | None = None) -> str | None:
-    """The canonical ``Group_KERNEL`` name, prefixing ``group`` to a bare kernel name (``DAXPY``)."""
+    """The canonical ``Group_KERNEL`` name, prefixing ``group`` to a bare kernel name
+    (``DAXPY``)."""
     name = name.strip()
     if KERNEL_RE.match(name):
         return name

@@ -6,11 +6,11 @@ import json
 import math
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
-
-from xamm_data import counters
 from xamm_ingest.errors import IngestError
 from xamm_ingest.machine_names import machine_id
 from xamm_ingest.readers.base import Source, provenance
+
+from xamm_data import counters
 
 
 class SampleSpec(BaseModel):
@@ -34,23 +34,41 @@ class SampleSpec(BaseModel):
         return machine_id(v) if v else v
 
 
-def profile_row(spec: SampleSpec, src: Source, fmt: str, reader: str, *, runtime_s: float | None, aggregation: str,
-                metrics: dict[str, float], machine: str | None = None, ranks: int | None = None,
-                threads: int | None = None, tool_versions: dict | None = None, run_date=None) -> dict:
+def profile_row(
+    spec: SampleSpec,
+    src: Source,
+    fmt: str,
+    reader: str,
+    *,
+    runtime_s: float | None,
+    aggregation: str,
+    metrics: dict[str, float],
+    machine: str | None = None,
+    ranks: int | None = None,
+    threads: int | None = None,
+    tool_versions: dict | None = None,
+    run_date=None,
+) -> dict:
     """One ``app_profiles`` row (features are added later, over the whole frame)."""
     mach = spec.machine or (machine_id(machine) if machine else None)
     if not mach:
-        raise IngestError(src.path, "no machine: the profile does not name one; pass --machine NAME")
+        raise IngestError(
+            src.path, "no machine: the profile does not name one; pass --machine NAME"
+        )
     if spec.runtime_s is not None:
         runtime_s, aggregation = spec.runtime_s, "given on the command line"
     if runtime_s is not None and not (math.isfinite(runtime_s) and runtime_s > 0):
-        raise IngestError(src.path, f"root inclusive time is {runtime_s!r} s; expected a finite time > 0")
+        raise IngestError(
+            src.path, f"root inclusive time is {runtime_s!r} s; expected a finite time > 0"
+        )
     canon: dict[str, float] = {}
     extra: list[dict] = []
     for raw in sorted(metrics):
         value = metrics[raw]
         if value is None or not math.isfinite(value):
-            raise IngestError(src.path, f"metric {raw!r} is {value!r}; expected a finite number", record=raw)
+            raise IngestError(
+                src.path, f"metric {raw!r} is {value!r}; expected a finite number", record=raw
+            )
         name = counters.resolve(raw)
         if name is not None and name not in canon:
             if value < 0:

@@ -35,13 +35,9 @@ import ast
 import math
 import re
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
-from xamm_data._version import __version__
-from xamm_data.schema import BENCHMARK_RUNS
-from xamm_data.thicket import is_xamm_thicket, thicket_records
-from xamm_data.units import seconds_per
 from xamm_ingest.errors import IngestError, RecordError
 from xamm_ingest.machine_names import machine_id
 from xamm_ingest.readers.base import ReadResult, Source, provenance
@@ -50,28 +46,56 @@ from xamm_ingest.readers.names import VARIANT_RE, split_kernel
 from xamm_ingest.readers.rajaperf_common import check_variant, finish_row
 from xamm_ingest.readers.thicket_profiles import thicket_profiles
 
+from xamm_data._version import __version__
+from xamm_data.schema import BENCHMARK_RUNS
+from xamm_data.thicket import is_xamm_thicket, thicket_records
+from xamm_data.units import seconds_per
+
 READER = "xamm_ingest.readers.rajaperf_caliper"
 _TIME_RE = {
     "avg": re.compile(r"^avg#inclusive#sum#time\.duration(\.ns)?$"),
     # not sum#inclusive#sum#...: in spot files that is the total over ranks, not a per-rank time
-    "plain": re.compile(r"^(inclusive#sum#time\.duration|inclusive#time\.duration|time\.inclusive\.duration)(\.ns)?$"),
+    "plain": re.compile(
+        r"^(inclusive#sum#time\.duration|inclusive#time\.duration|time\.inclusive\.duration)(\.ns)?$"
+    ),
     "min": re.compile(r"^min#inclusive#sum#time\.duration(\.ns)?$"),
     "max": re.compile(r"^max#inclusive#sum#time\.duration(\.ns)?$"),
 }
 KERNEL_METRICS = {
-    "ProblemSize": "problem_size", "Reps": "reps", "Iterations/Rep": "iterations_per_rep",
-    "Kernels/Rep": "kernels_per_rep", "Bytes/Rep": "bytes_per_rep", "BytesMoved/Rep": "bytes_per_rep",
-    "BytesRead/Rep": "bytes_read_per_rep", "BytesWritten/Rep": "bytes_written_per_rep",
+    "ProblemSize": "problem_size",
+    "Reps": "reps",
+    "Iterations/Rep": "iterations_per_rep",
+    "Kernels/Rep": "kernels_per_rep",
+    "Bytes/Rep": "bytes_per_rep",
+    "BytesMoved/Rep": "bytes_per_rep",
+    "BytesRead/Rep": "bytes_read_per_rep",
+    "BytesWritten/Rep": "bytes_written_per_rep",
     "BytesModifyWritten/Rep": "bytes_modify_written_per_rep",
     "BytesAtomicModifyWritten/Rep": "bytes_atomic_modify_written_per_rep",
-    "BytesTouched/Rep": "bytes_touched_per_rep", "BytesAllocated/Rep": "bytes_allocated_per_rep",
-    "Flops/Rep": "flops_per_rep", "FLOPS/Rep": "flops_per_rep", "BlockSize": "block_size",
+    "BytesTouched/Rep": "bytes_touched_per_rep",
+    "BytesAllocated/Rep": "bytes_allocated_per_rep",
+    "Flops/Rep": "flops_per_rep",
+    "FLOPS/Rep": "flops_per_rep",
+    "BlockSize": "block_size",
 }
 _GLOBAL_KERNEL_KEYS = {
-    "Problem size": "problem_size", "Reps": "reps", "Iterations/rep": "iterations_per_rep",
-    "Kernels/rep": "kernels_per_rep", "Bytes/rep": "bytes_per_rep", "FLOPS/rep": "flops_per_rep",
+    "Problem size": "problem_size",
+    "Reps": "reps",
+    "Iterations/rep": "iterations_per_rep",
+    "Kernels/rep": "kernels_per_rep",
+    "Bytes/rep": "bytes_per_rep",
+    "FLOPS/rep": "flops_per_rep",
 }
-_NOT_METRICS = {"path", "region", "annotation", "spot.channel", "mpi.rank", "function", "loop", "Complexity"}
+_NOT_METRICS = {
+    "path",
+    "region",
+    "annotation",
+    "spot.channel",
+    "mpi.rank",
+    "function",
+    "loop",
+    "Complexity",
+}
 _SCHEMA_COLUMNS = set(BENCHMARK_RUNS.names)
 
 
@@ -87,22 +111,36 @@ def _time_attrs(prof: CaliperProfile) -> dict[str, tuple[str, float]]:
     """{'mean'|'min'|'max': (attribute, scale to seconds)}."""
     keys = set(prof.meta) | {k for r in prof.records[:5] for k in r}
     found: dict[str, tuple[str, float]] = {}
-    for role, rx in (("mean", _TIME_RE["avg"]), ("mean", _TIME_RE["plain"]), ("min", _TIME_RE["min"]), ("max", _TIME_RE["max"])):
+    for role, rx in (
+        ("mean", _TIME_RE["avg"]),
+        ("mean", _TIME_RE["plain"]),
+        ("min", _TIME_RE["min"]),
+        ("max", _TIME_RE["max"]),
+    ):
         for k in sorted(keys):
             if role not in found and rx.match(k):
-                unit = str(prof.meta.get(k, {}).get("attribute.unit") or ("ns" if k.endswith(".ns") else "sec"))
+                unit = str(
+                    prof.meta.get(k, {}).get("attribute.unit")
+                    or ("ns" if k.endswith(".ns") else "sec")
+                )
                 try:
                     found[role] = (k, seconds_per(unit))
                 except ValueError as e:
                     raise IngestError(prof.path, f"time attribute {k!r}: {e}") from None
     if "mean" not in found:
-        raise IngestError(prof.path, "no inclusive time attribute (e.g. avg#inclusive#sum#time.duration or "
-                          f"inclusive#sum#time.duration[.ns]); expected a RAJAPerf Caliper profile{_alias_hint(prof)}")
+        raise IngestError(
+            prof.path,
+            "no inclusive time attribute (e.g. "
+            "avg#inclusive#sum#time.duration or "
+            "inclusive#sum#time.duration[.ns]); expected a RAJAPerf Caliper profile"
+            f"{_alias_hint(prof)}",
+        )
     return found
 
 
 class _Attrs:
-    """Every record attribute of one file, classified once: kernel figures, BlockSize, top-down, extra."""
+    """Every record attribute of one file, classified once: kernel figures, BlockSize, top-down,
+    extra."""
 
     def __init__(self, prof: CaliperProfile, time_attrs: set[str]):
         self.figures: list[tuple[str, str]] = []  # (attribute, column), sorted by column
@@ -124,32 +162,52 @@ class _Attrs:
         self._tuples: dict[int, tuple] = {}
 
     def figure_tuple(self, rec: dict) -> tuple:
-        """The kernel figures a record carries, BlockSize aside (it belongs to the tuning, and may be nan)."""
+        """The kernel figures a record carries, BlockSize aside (it belongs to the tuning, and may
+        be nan)."""
         got = self._tuples.get(id(rec))
         if got is None:
-            got = self._tuples[id(rec)] = tuple((col, _num(rec[a])) for a, col in self.figures if a in rec)
+            got = self._tuples[id(rec)] = tuple(
+                (col, _num(rec[a])) for a, col in self.figures if a in rec
+            )
         return got
 
 
 def _metric_name(attr: str, meta: dict) -> str:
     base = attr.split("#")[-1]
-    return base if base in KERNEL_METRICS or base.startswith("topdown.") else (meta.get("attribute.alias") or base)
+    return (
+        base
+        if base in KERNEL_METRICS or base.startswith("topdown.")
+        else (meta.get("attribute.alias") or base)
+    )
 
 
 def parse_npasses(cmdline, path) -> int:
     """``--npasses N`` (or ``--npasses=N``) from RAJAPerf's recorded command line; 1 when absent."""
     if cmdline is None:
         return 1
-    parts = [p.strip() for p in (cmdline if isinstance(cmdline, list) else str(cmdline).strip("[]").split(","))]
+    parts = [
+        p.strip()
+        for p in (cmdline if isinstance(cmdline, list) else str(cmdline).strip("[]").split(","))
+    ]
     for i, p in enumerate(parts):
-        value = p.split("=", 1)[1] if p.startswith("--npasses=") else (parts[i + 1] if p == "--npasses" and i + 1 < len(parts) else None)
+        value = (
+            p.split("=", 1)[1]
+            if p.startswith("--npasses=")
+            else (parts[i + 1] if p == "--npasses" and i + 1 < len(parts) else None)
+        )
         if p == "--npasses" and value is None:
-            raise IngestError(path, "the recorded cmdline ends with --npasses and no value; expected --npasses N",
-                              record="cmdline")
+            raise IngestError(
+                path,
+                "the recorded cmdline ends with --npasses and no value; expected --npasses N",
+                record="cmdline",
+            )
         if value is not None:
             if not value.strip().isdigit() or int(value) < 1:
-                raise IngestError(path, f"the recorded cmdline says --npasses {value!r}; expected a whole number >= 1",
-                                  record="cmdline")
+                raise IngestError(
+                    path,
+                    f"the recorded cmdline says --npasses {value!r}; expected a whole number >= 1",
+                    record="cmdline",
+                )
             return int(value)
     return 1
 
@@ -164,36 +222,57 @@ def _single_tuning(g: dict) -> str | None:
 
 def _finite_int(x) -> int | None:
     v = _num(x)
-    return int(v) if v is not None and math.isfinite(v) and abs(v) < 2 ** 62 else None
+    return int(v) if v is not None and math.isfinite(v) and abs(v) < 2**62 else None
 
 
 def _alias_hint(prof: CaliperProfile) -> str:
-    """A hint for Thicket profiles whose metric columns are aliases xamm cannot map back to Caliper attributes."""
-    return ("; this Thicket names its metrics by alias and its metadata has no spot.metrics to map them back (is "
-            "'time' inclusive or exclusive, seconds or ns?): build it with native names, "
-            "Thicket.from_caliperreader(files, native=True)" if prof.layout == "thicket" else "")
+    """A hint for Thicket profiles whose metric columns are aliases xamm cannot map back to Caliper
+    attributes."""
+    return (
+        "; this Thicket names its metrics by alias and its metadata has "
+        "no spot.metrics to map them back (is "
+        "'time' inclusive or exclusive, seconds or ns?): build it with native names, "
+        "Thicket.from_caliperreader(files, native=True)"
+        if prof.layout == "thicket"
+        else ""
+    )
 
 
 def _no_globals(prof: CaliperProfile) -> str:
     """A hint for files whose layout drops the Adiak globals."""
-    return ("; cali-query's default format json layout leaves out the globals: write it with -q \"select * format "
-            "json(object)\"" if prof.layout == "json-records" else "")
+    return (
+        "; cali-query's default format json layout leaves out the "
+        'globals: write it with -q "select * format '
+        'json(object)"'
+        if prof.layout == "json-records"
+        else ""
+    )
 
 
 def _machine_of(g: dict, path: Path, machine: str | None, hint: str = "") -> str:
     cluster = g.get("cluster")
     if machine:
         if cluster and machine_id(str(cluster)) != machine:
-            raise IngestError(path, f"the file says cluster={cluster!r} but the machine was given as {machine!r}; "
-                              "ingest it separately or drop --machine")
+            raise IngestError(
+                path,
+                f"the file says cluster={cluster!r} but the machine was given as "
+                f"{machine!r}; "
+                "ingest it separately or drop --machine",
+            )
         return machine
     if not cluster:
-        raise IngestError(path, "no 'cluster' in the Adiak metadata; pass --machine NAME or add an xamm.toml "
-                          f"with machine = \"NAME\" beside the runs{hint}")
+        raise IngestError(
+            path,
+            "no 'cluster' in the Adiak metadata; pass --machine NAME or add "
+            "an xamm.toml "
+            f'with machine = "NAME" beside the runs{hint}',
+        )
     return machine_id(str(cluster))
 
 
-def _run_metadata(src: Source, g: dict, machine: str | None, variant: str, hint: str = "", fmt: str | None = None) -> dict:
+def _run_metadata(
+    src: Source, g: dict, machine: str | None, variant: str, hint: str = "", fmt: str | None = None
+) -> dict:
     """The columns every row of the file shares."""
     compiler = g.get("compiler")
     for key, label in (("cuda_compiler_version", "nvcc"), ("hip_compiler_version", "hipcc")):
@@ -201,14 +280,25 @@ def _run_metadata(src: Source, g: dict, machine: str | None, variant: str, hint:
             compiler = f"{compiler}+{label}-{g[key]}"
     flags = g.get("rajaperf_compiler_options") or g.get("cmake_cxx_flags")
     launch = _finite_int(g.get("launchdate"))
-    run_date = datetime.fromtimestamp(launch, tz=timezone.utc) if launch and 0 < launch < 32503680000 else None
-    tools = {"caliper": g.get("cali.caliper.version"), "rajaperf": g.get("perfsuite_version"),
-             "raja": g.get("raja_version"), "cuda": g.get("cuda_compiler_version"), "hip": g.get("hip_compiler_version")}
+    run_date = (
+        datetime.fromtimestamp(launch, tz=UTC) if launch and 0 < launch < 32503680000 else None
+    )
+    tools = {
+        "caliper": g.get("cali.caliper.version"),
+        "rajaperf": g.get("perfsuite_version"),
+        "raja": g.get("raja_version"),
+        "cuda": g.get("cuda_compiler_version"),
+        "hip": g.get("hip_compiler_version"),
+    }
     fmt = fmt or ("caliper-json" if src.path.suffix.lower() == ".json" else "caliper-cali")
     return {
-        "machine": _machine_of(g, src.path, machine, hint), "variant": variant, "suite_version": g.get("perfsuite_version"),
-        "compiler": str(compiler) if compiler else None, "compiler_flags": " ".join(str(flags).split()) if flags else None,
-        "npasses": float(parse_npasses(g.get("cmdline"), src.path)), "omp_max_threads": _num(g.get("omp_max_threads")),
+        "machine": _machine_of(g, src.path, machine, hint),
+        "variant": variant,
+        "suite_version": g.get("perfsuite_version"),
+        "compiler": str(compiler) if compiler else None,
+        "compiler_flags": " ".join(str(flags).split()) if flags else None,
+        "npasses": float(parse_npasses(g.get("cmdline"), src.path)),
+        "omp_max_threads": _num(g.get("omp_max_threads")),
         "problem_size_param": _num(g.get("ProblemSizeRunParam")),
         "ranks": _num(g.get("mpi.world.size") or g.get("jobsize")),
         **provenance(src, fmt, READER, tools, run_date),
@@ -224,18 +314,31 @@ def _by_path(prof: CaliperProfile) -> dict[tuple, list[dict]]:
     return out
 
 
-def _kernel_nodes(by_path: dict[tuple, list[dict]], path: Path) -> tuple[dict[tuple, str], dict[tuple, list[str]]]:
+def _kernel_nodes(
+    by_path: dict[tuple, list[dict]], path: Path
+) -> tuple[dict[tuple, str], dict[tuple, list[str]]]:
     """({kernel path: kernel name}, {kernel path: tuning leaf names})."""
-    kernels = {p: p[-1] for p in by_path if len(p) >= 3 and (p[0] == "RAJAPerf" or VARIANT_RE.match(p[0]))
-               and split_kernel(p[-1]) and p[-1].startswith(p[-2] + "_")}
+    kernels = {
+        p: p[-1]
+        for p in by_path
+        if len(p) >= 3
+        and (p[0] == "RAJAPerf" or VARIANT_RE.match(p[0]))
+        and split_kernel(p[-1])
+        and p[-1].startswith(p[-2] + "_")
+    }
     leaves: dict[tuple, list[str]] = {}
     for p in by_path:
         if len(p) >= 3 and p[:-1] in kernels and p[-1].startswith(p[-2] + "."):
-            leaves.setdefault(p[:-1], []).append(p[-1][len(p[-2]) + 1:])
+            leaves.setdefault(p[:-1], []).append(p[-1][len(p[-2]) + 1 :])
     if not kernels:
         roots = sorted({str(p[0]) for p in by_path})[:3]
-        raise IngestError(path, "no RAJAPerf kernel regions (expected a call tree RAJAPerf -> Group -> Group_KERNEL "
-                          f"or Variant -> Group -> Group_KERNEL; the roots are {roots}); is this a RAJAPerf profile?")
+        raise IngestError(
+            path,
+            "no RAJAPerf kernel regions (expected a call tree RAJAPerf -> "
+            "Group -> Group_KERNEL "
+            f"or Variant -> Group -> Group_KERNEL; the roots are {roots}); is "
+            "this a RAJAPerf profile?",
+        )
     return kernels, leaves
 
 
@@ -246,7 +349,8 @@ def _stray_regions(by_path: dict[tuple, list[dict]], kernels: dict[tuple, str]) 
 
 
 def _times(recs: list[dict], times: dict[str, tuple[str, float]]) -> dict[str, float | None]:
-    """Mean, min and max over ranks of a region's inclusive time; a rank's records (passes) are summed."""
+    """Mean, min and max over ranks of a region's inclusive time; a rank's records (passes) are
+    summed."""
     per_rank: dict[object, list[dict]] = {}
     for r in recs:
         per_rank.setdefault(r.get("mpi.rank"), []).append(r)
@@ -260,14 +364,19 @@ def _times(recs: list[dict], times: dict[str, tuple[str, float]]) -> dict[str, f
     mean = sums["mean"]
     if not mean:
         return {"mean": None, "min": None, "max": None}
-    out = {"mean": math.fsum(mean) / len(mean), "min": min(sums["min"] or mean), "max": max(sums["max"] or mean)}
+    out = {
+        "mean": math.fsum(mean) / len(mean),
+        "min": min(sums["min"] or mean),
+        "max": max(sums["max"] or mean),
+    }
     if split and (sums["min"] or sums["max"]):  # min/max over ranks of a sum of parts is unknowable
         out["min"] = out["max"] = None
     return out
 
 
 def _printed_resolution(recs: list[dict], times: dict[str, tuple[str, float]]) -> float:
-    """Caliper writes doubles with 6 decimals (std::to_string): half a unit of that, in seconds, per summed record."""
+    """Caliper writes doubles with 6 decimals (std::to_string): half a unit of that, in seconds, per
+    summed record."""
     per_rank = Counter(r.get("mpi.rank") for r in recs)
     return 5e-7 * times["mean"][1] * max(per_rank.values(), default=1)
 
@@ -282,7 +391,9 @@ def _block_size(recs: list[dict], attrs: _Attrs, figures: tuple) -> float | None
     return None
 
 
-def _own_metrics(node: tuple, recs: list[dict], attrs: _Attrs, tuples_by_node: dict[tuple, set]) -> tuple[dict, str | None]:
+def _own_metrics(
+    node: tuple, recs: list[dict], attrs: _Attrs, tuples_by_node: dict[tuple, set]
+) -> tuple[dict, str | None]:
     """The kernel's own figures among its records' (per-pass records may carry another kernel's).
 
     Returns (figures, problem): ``problem`` says why the figures cannot be told apart, else None.
@@ -296,30 +407,41 @@ def _own_metrics(node: tuple, recs: list[dict], attrs: _Attrs, tuples_by_node: d
     if len(unique) == 1:
         return {**dict(unique[0]), "block_size": _block_size(recs, attrs, unique[0])}, None
     shown = " vs ".join(str(dict(t).get("problem_size")) for t in sorted(mine, key=str))
-    return {}, (f"its per-pass records carry different kernel figures (ProblemSize {shown}) and none is "
-                "this kernel's alone; cannot tell which are its own")
+    return {}, (
+        "its per-pass records carry different kernel figures "
+        f"(ProblemSize {shown}) and none is "
+        "this kernel's alone; cannot tell which are its own"
+    )
 
 
 def _merged_under_max(kernels: dict, by_path: dict, attrs: _Attrs, tuples: dict) -> set[tuple]:
     """Kernels whose figures may be max(own, last kernel's) when npasses > 1.
 
-    From v2023.06.0 RAJAPerf sets the figures once (first pass) and never unsets them, so later passes
-    run under the last kernel's values; ``any(max#...)`` merges them into the kernel's one record.
-    RAJAPerf develop (2024-08 on) groups spot records by ``Complexity``, which later passes inherit from the
-    last kernel: a kernel of another Complexity gets a second record (its first keeps its own figures), one
-    of the same Complexity gets one record whose figures merge its own with the leaked ones. Only the same
-    run's CSV can tell those apart."""
+    From v2023.06.0 RAJAPerf sets the figures once (first pass) and never unsets them, so later
+    passes run under the last kernel's values; ``any(max#...)`` merges them into the kernel's one
+    record. RAJAPerf develop (2024-08 on) groups spot records by ``Complexity``, which later passes
+    inherit from the last kernel: a kernel of another Complexity gets a second record (its first
+    keeps its own figures), one of the same Complexity gets one record whose figures merge its own
+    with the leaked ones. Only the same run's CSV can tell those apart."""
     if any(VARIANT_RE.match(p[0]) for p in kernels):
-        return set()  # the pre-release branch ends its attributes after the first pass: nothing leaks
+        # the pre-release branch ends its attributes after the first pass: nothing leaks
+        return set()
     if not any("Complexity" in r for p in kernels for r in by_path[p]):
-        return set(kernels)  # v2023.06.0 / v2024.07.0: every kernel's record merges all passes under max()
+        # v2023.06.0 / v2024.07.0: every kernel's record merges all passes under max()
+        return set(kernels)
     leaked = None
     for p in kernels:
         if len({r.get("Complexity") for r in by_path[p]}) > 1:
             others = {t for q, ts in tuples.items() if q != p for t in ts}
-            leaked = next((r.get("Complexity") for r in by_path[p] if attrs.figure_tuple(r) in others), leaked)
-    return {p for p in kernels if len({r.get("Complexity") for r in by_path[p]}) == 1
-            and (leaked is None or by_path[p][0].get("Complexity") == leaked)}
+            leaked = next(
+                (r.get("Complexity") for r in by_path[p] if attrs.figure_tuple(r) in others), leaked
+            )
+    return {
+        p
+        for p in kernels
+        if len({r.get("Complexity") for r in by_path[p]}) == 1
+        and (leaked is None or by_path[p][0].get("Complexity") == leaked)
+    }
 
 
 def _extra_metrics(recs: list[dict], attrs: _Attrs) -> list[dict]:
@@ -345,30 +467,45 @@ def _adiak_kernel_info(g: dict, kernel: str, path: Path) -> dict:
     try:
         info = gk if isinstance(gk, dict) else ast.literal_eval(str(gk))
     except (ValueError, SyntaxError, MemoryError, RecursionError):
-        raise IngestError(path, f"Adiak value for {kernel} is not a dict: {str(gk)[:80]!r}", record=kernel) from None
+        raise IngestError(
+            path, f"Adiak value for {kernel} is not a dict: {str(gk)[:80]!r}", record=kernel
+        ) from None
     if not isinstance(info, dict):
-        raise IngestError(path, f"Adiak value for {kernel} is {type(info).__name__}; expected a dict", record=kernel)
+        raise IngestError(
+            path,
+            f"Adiak value for {kernel} is {type(info).__name__}; expected a dict",
+            record=kernel,
+        )
     return {col: _num(info[k]) for k, col in _GLOBAL_KERNEL_KEYS.items() if k in info}
 
 
 def read_caliper(src: Source, *, machine: str | None = None) -> ReadResult:
-    """Read a RAJAPerf ``.cali`` or Caliper JSON file into benchmark rows (numbers unchecked: see records.py)."""
+    """Read a RAJAPerf ``.cali`` or Caliper JSON file into benchmark rows (numbers unchecked: see
+    records.py)."""
     return read_caliper_profile(load_profile(src.path), src, machine=machine)
 
 
 def read_thicket_json(src: Source, *, machine: str | None = None) -> ReadResult:
-    """Every profile of a Thicket's ``to_json()`` file, read as its Caliper file would be. A profile that cannot be
-    read is a dropped record of the file (named by the profile's original file), not a lost file."""
+    """Every profile of a Thicket's ``to_json()`` file, read as its Caliper file would be. A profile
+    that cannot be read is a dropped record of the file (named by the profile's original file), not
+    a lost file."""
     try:
         import thicket  # heavy (pandas, hatchet): only for Thicket files
     except ImportError:
-        raise IngestError(src.path, "a Thicket to_json() file; reading it needs Thicket: pip install 'xamm[thicket]'") from None
+        raise IngestError(
+            src.path,
+            "a Thicket to_json() file; reading it needs Thicket: pip install 'xamm[thicket]'",
+        ) from None
 
     try:
         tk = thicket.Thicket.from_json(src.path.read_text(encoding="utf-8"))
     except Exception as e:
-        raise IngestError(src.path, f"Thicket.from_json could not read it ({type(e).__name__}: {e}); expected a "
-                          "Thicket's to_json() output") from None
+        raise IngestError(
+            src.path,
+            f"Thicket.from_json could not read it ({type(e).__name__}: {e}); "
+            "expected a "
+            "Thicket's to_json() output",
+        ) from None
     if is_xamm_thicket(tk):
         return _exported_rows(tk, src)
     result = ReadResult()
@@ -387,27 +524,43 @@ def read_thicket_json(src: Source, *, machine: str | None = None) -> ReadResult:
 
 
 def _exported_rows(tk, src: Source) -> ReadResult:
-    """The rows of a Thicket xamm wrote (``to_thicket``, ``xamm datasets export``): they come from this file now,
-    each keeping its measurement's hash, and are checked again like any other source's."""
-    fixed = {"source_path": src.rel_path, "source_format": "thicket-json", "reader": READER, "xamm_version": __version__,
-             "_time_resolution_s": None, "_uncertain_figures": False}
+    """The rows of a Thicket xamm wrote (``to_thicket``, ``xamm datasets export``): they come from
+    this file now, each keeping its measurement's hash, and are checked again like any other
+    source's."""
+    fixed = {
+        "source_path": src.rel_path,
+        "source_format": "thicket-json",
+        "reader": READER,
+        "xamm_version": __version__,
+        "_time_resolution_s": None,
+        "_uncertain_figures": False,
+    }
     return ReadResult(rows=[{**r, **fixed, "_record": r["kernel"]} for r in thicket_records(tk)])
 
 
-def read_caliper_profile(prof: CaliperProfile, src: Source, *, machine: str | None = None,
-                         fmt: str | None = None) -> ReadResult:
-    """Benchmark rows of one parsed RAJAPerf profile (a file's, or one profile of a Thicket); ``fmt`` overrides
-    the ``source_format`` told by the file's suffix."""
+def read_caliper_profile(
+    prof: CaliperProfile, src: Source, *, machine: str | None = None, fmt: str | None = None
+) -> ReadResult:
+    """Benchmark rows of one parsed RAJAPerf profile (a file's, or one profile of a Thicket);
+    ``fmt`` overrides the ``source_format`` told by the file's suffix."""
     path = src.path
     g = prof.globals
     times = _time_attrs(prof)
     by_path = _by_path(prof)
     kernels, leaves = _kernel_nodes(by_path, path)
     roots = {p[0] for p in kernels}
-    variant = next(iter(roots)) if len(roots) == 1 and VARIANT_RE.match(next(iter(roots))) else g.get("variant")
+    variant = (
+        next(iter(roots))
+        if len(roots) == 1 and VARIANT_RE.match(next(iter(roots)))
+        else g.get("variant")
+    )
     if not variant:
-        raise IngestError(path, "no 'variant' in the Adiak metadata and the call tree root is not a variant; "
-                          f"expected RAJAPerf's Adiak metadata{_no_globals(prof)}")
+        raise IngestError(
+            path,
+            "no 'variant' in the Adiak metadata and the call tree root is "
+            "not a variant; "
+            f"expected RAJAPerf's Adiak metadata{_no_globals(prof)}",
+        )
     check_variant(path, str(variant))
     common = _run_metadata(src, g, machine, str(variant), _no_globals(prof), fmt)
     file_tuning = _single_tuning(g)
@@ -416,13 +569,23 @@ def read_caliper_profile(prof: CaliperProfile, src: Source, *, machine: str | No
     suspect = _merged_under_max(kernels, by_path, attrs, tuples) if common["npasses"] > 1 else set()
     result = ReadResult()
     for p in _stray_regions(by_path, kernels):
-        result.dropped_record("/".join(p), "kernel", p[-1], f"region {p[-1]!r} under {'/'.join(p[:2])} is not a RAJAPerf "
-                              f"kernel of group {p[1]!r}; expected a name such as {p[1]}_DAXPY (corrupt file?)")
+        result.dropped_record(
+            "/".join(p),
+            "kernel",
+            p[-1],
+            f"region {p[-1]!r} under {'/'.join(p[:2])} is not a RAJAPerf "
+            f"kernel of group {p[1]!r}; expected a name such as {p[1]}_DAXPY "
+            "(corrupt file?)",
+        )
     for kp, kernel in sorted(kernels.items()):
-        targets = [(kp + (f"{kernel}.{t}",), t) for t in sorted(leaves.get(kp, []))] or [(kp, file_tuning or "default")]
+        targets = [(kp + (f"{kernel}.{t}",), t) for t in sorted(leaves.get(kp, []))] or [
+            (kp, file_tuning or "default")
+        ]
         for node, tuning in targets:
             try:
-                row = _kernel_row(node, kp, kernel, tuning, by_path, prof, times, tuples, attrs, g, common, result)
+                row = _kernel_row(
+                    node, kp, kernel, tuning, by_path, prof, times, tuples, attrs, g, common, result
+                )
             except RecordError as e:
                 result.dropped_record(e.record or "/".join(node), e.field, e.value, e.problem)
                 continue
@@ -430,14 +593,21 @@ def read_caliper_profile(prof: CaliperProfile, src: Source, *, machine: str | No
                 row["_uncertain_figures"] = kp in suspect
                 result.rows.append(row)
     if suspect:
-        result.notes.append(f"{src.rel_path}: {len(suspect)} kernel(s) ran later passes under another kernel's "
-                            "attributes (RAJAPerf's blackboard leak with --npasses > 1); their figures are taken "
-                            "from the same run's CSV files, or the records are dropped")
+        result.notes.append(
+            f"{src.rel_path}: {len(suspect)} kernel(s) ran later passes under "
+            "another kernel's "
+            "attributes (RAJAPerf's blackboard leak with --npasses > 1); "
+            "their figures are taken "
+            "from the same run's CSV files, or the records are dropped"
+        )
     return result
 
 
-def _kernel_row(node, kp, kernel, tuning, by_path, prof, times, tuples, attrs, g, common, result) -> dict | None:
-    """One benchmark row for a kernel (or a tuning leaf under it); None (and a dropped record) if its figures clash."""
+def _kernel_row(
+    node, kp, kernel, tuning, by_path, prof, times, tuples, attrs, g, common, result
+) -> dict | None:
+    """One benchmark row for a kernel (or a tuning leaf under it); None (and a dropped record) if
+    its figures clash."""
     record = "/".join(node)
     figures, problem = _own_metrics(kp, by_path[kp], attrs, tuples)
     if node != kp:
@@ -452,16 +622,30 @@ def _kernel_row(node, kp, kernel, tuning, by_path, prof, times, tuples, attrs, g
         figures.setdefault(col, v)
     for need, label in (("problem_size", "ProblemSize"), ("reps", "Reps")):
         if figures.get(need) is None:
-            result.dropped_record(record, label, "missing", f"no {label} for the kernel; expected a region attribute "
-                                  f"{label} or RAJAPerf's per-kernel Adiak metadata")
+            result.dropped_record(
+                record,
+                label,
+                "missing",
+                f"no {label} for the kernel; expected a region attribute "
+                f"{label} or RAJAPerf's per-kernel Adiak metadata",
+            )
             return None
     t = _times(by_path[node], times)
     denom = (figures["reps"] or math.nan) * common["npasses"]
     per_rep = {k: (None if v is None else v / denom) for k, v in t.items()}
-    row = {**common, **figures, "kernel": kernel, "tuning": tuning, "_record": record,
-           "time_per_rep_s": per_rep["mean"] if per_rep["mean"] is not None else math.nan,
-           "time_per_rep_min_s": per_rep["min"], "time_per_rep_max_s": per_rep["max"],
-           "_time_resolution_s": _printed_resolution(by_path[node], times) / denom,
-           **_topdown(by_path[node], attrs),
-           "extra_metrics": _extra_metrics(by_path[node], attrs)}
-    return finish_row(row, src_path=prof.path, record=record, omp_max_threads=common["omp_max_threads"])
+    row = {
+        **common,
+        **figures,
+        "kernel": kernel,
+        "tuning": tuning,
+        "_record": record,
+        "time_per_rep_s": per_rep["mean"] if per_rep["mean"] is not None else math.nan,
+        "time_per_rep_min_s": per_rep["min"],
+        "time_per_rep_max_s": per_rep["max"],
+        "_time_resolution_s": _printed_resolution(by_path[node], times) / denom,
+        **_topdown(by_path[node], attrs),
+        "extra_metrics": _extra_metrics(by_path[node], attrs),
+    }
+    return finish_row(
+        row, src_path=prof.path, record=record, omp_max_threads=common["omp_max_threads"]
+    )

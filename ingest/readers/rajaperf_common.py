@@ -14,8 +14,11 @@ def check_variant(src_path, variant: str, record: str | None = None) -> tuple[st
     """(backend, device) of a RAJAPerf variant; an unknown one is an error naming it."""
     bd = backend_device(variant)
     if bd is None:
-        raise IngestError(src_path, f"unknown RAJAPerf variant {variant!r} (expected e.g. Base_Seq, RAJA_CUDA)",
-                          record=record)
+        raise IngestError(
+            src_path,
+            f"unknown RAJAPerf variant {variant!r} (expected e.g. Base_Seq, RAJA_CUDA)",
+            record=record,
+        )
     return bd
 
 
@@ -27,13 +30,20 @@ def finish_row(row: dict, *, src_path, record: str, omp_max_threads: float | Non
     """
     sk = split_kernel(row["kernel"])
     if sk is None:
-        raise RecordError(src_path, f"kernel name {row['kernel']!r} is not of the form Group_KERNEL", record=record,
-                          field="kernel", value=row["kernel"])
+        raise RecordError(
+            src_path,
+            f"kernel name {row['kernel']!r} is not of the form Group_KERNEL",
+            record=record,
+            field="kernel",
+            value=row["kernel"],
+        )
     row["group"] = sk[0]
     try:
         row["backend"], row["device"] = check_variant(src_path, row["variant"], record)
     except IngestError as e:
-        raise RecordError(src_path, e.problem, record=record, field="variant", value=row["variant"]) from None
+        raise RecordError(
+            src_path, e.problem, record=record, field="variant", value=row["variant"]
+        ) from None
     if row.get("block_size") is None:
         row["block_size"] = block_size(row["tuning"], row["device"])
     if row.get("threads") is None:

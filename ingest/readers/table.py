@@ -33,13 +33,13 @@ from pathlib import Path
 
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-from xamm_data import counters
-from xamm_data.units import TIME_UNITS, accepted, seconds_per
 from xamm_ingest.errors import IngestError
 from xamm_ingest.machine_names import machine_id
 from xamm_ingest.readers.base import Source, provenance
 from xamm_ingest.records import flag_app_records
+
+from xamm_data import counters
+from xamm_data.units import TIME_UNITS, accepted, seconds_per
 
 READER = "xamm_ingest.readers.table"
 _FIELDS = ("app", "machine", "device", "runtime_s", "threads", "ranks", "gpus", "trial")
@@ -74,19 +74,31 @@ def load_mapping(path: str | Path) -> TableMapping:
         raise IngestError(path, f"[columns] has {bad}; canonical fields are {list(_FIELDS)}")
     for col, alias in mapping.counters.items():
         if counters.resolve(alias) is None:
-            raise IngestError(path, f"[counters] {col!r} = {alias!r} is no known counter name or alias", record="counters")
+            raise IngestError(
+                path,
+                f"[counters] {col!r} = {alias!r} is no known counter name or alias",
+                record="counters",
+            )
     for k, u in mapping.units.items():
         if k != "runtime_s" or u.strip().lower() not in TIME_UNITS:
-            raise IngestError(path, f"[units] {k} = {u!r}; expected runtime_s = a time unit ({accepted()})")
+            raise IngestError(
+                path, f"[units] {k} = {u!r}; expected runtime_s = a time unit ({accepted()})"
+            )
     return mapping
 
 
-_NUMERIC = {"runtime_s": pl.Float64, "threads": pl.Int64, "ranks": pl.Int64, "gpus": pl.Int64, "trial": pl.Int64}
+_NUMERIC = {
+    "runtime_s": pl.Float64,
+    "threads": pl.Int64,
+    "ranks": pl.Int64,
+    "gpus": pl.Int64,
+    "trial": pl.Int64,
+}
 
 
 def _not_numeric(fld: str, col: str) -> pl.Expr:
-    """True where a mapped cell is not a number, or (counts) not a whole number: ``2.5`` threads is refused, never
-    truncated to 2."""
+    """True where a mapped cell is not a number, or (counts) not a whole number: ``2.5`` threads is
+    refused, never truncated to 2."""
     x = pl.col(col).cast(pl.Float64, strict=False)
     bad = pl.col(col).is_not_null() & x.is_null()
     if _NUMERIC[fld] == pl.Int64:
@@ -94,45 +106,92 @@ def _not_numeric(fld: str, col: str) -> pl.Expr:
     return bad
 
 
-def _bad_cells(df: pl.DataFrame, mapping: TableMapping) -> tuple[pl.DataFrame, list[tuple[str, str, str, str]]]:
-    """Drop rows whose mapped numeric cells are not numbers (``fast`` for a runtime, ``four`` or ``2.5`` threads)."""
+def _bad_cells(
+    df: pl.DataFrame, mapping: TableMapping
+) -> tuple[pl.DataFrame, list[tuple[str, str, str, str]]]:
+    """Drop rows whose mapped numeric cells are not numbers (``fast`` for a runtime, ``four`` or
+    ``2.5`` threads)."""
     checks = [(fld, col) for fld, col in mapping.columns.items() if fld in _NUMERIC]
     if not checks:
         return df, []
-    why = pl.coalesce([
-        pl.when(_not_numeric(fld, col))
-        .then(pl.struct(pl.lit(col).alias("field"), pl.col(col).cast(pl.String).alias("value"),
-                        pl.lit(f"column {col!r} ({fld}) expected {'a number' if fld == 'runtime_s' else 'a whole number'}")
-                        .alias("rule")))
-        for fld, col in checks])
+    why = pl.coalesce(
+        [
+            pl.when(_not_numeric(fld, col)).then(
+                pl.struct(
+                    pl.lit(col).alias("field"),
+                    pl.col(col).cast(pl.String).alias("value"),
+                    pl.lit(
+                        f"column {col!r} ({fld}) expected "
+                        f"{'a number' if fld == 'runtime_s' else 'a whole number'}"
+                    ).alias("rule"),
+                )
+            )
+            for fld, col in checks
+        ]
+    )
     flagged = df.with_columns(why.alias("_why"))
-    dropped = [(f"row {r['_row']}", r["_why"]["field"], r["_why"]["value"], f"{r['_why']['rule']}, got {r['_why']['value']!r}")
-               for r in flagged.filter(pl.col("_why").is_not_null()).select("_row", "_why").iter_rows(named=True)]
+    dropped = [
+        (
+            f"row {r['_row']}",
+            r["_why"]["field"],
+            r["_why"]["value"],
+            f"{r['_why']['rule']}, got {r['_why']['value']!r}",
+        )
+        for r in flagged.filter(pl.col("_why").is_not_null())
+        .select("_row", "_why")
+        .iter_rows(named=True)
+    ]
     good = flagged.filter(pl.col("_why").is_null()).drop("_why")
-    return good.with_columns(pl.col(col).cast(pl.Float64, strict=False).cast(_NUMERIC[fld]) for fld, col in checks), dropped
+    return good.with_columns(
+        pl.col(col).cast(pl.Float64, strict=False).cast(_NUMERIC[fld]) for fld, col in checks
+    ), dropped
 
 
-def _implausible(frame: pl.DataFrame, bounds) -> tuple[pl.DataFrame, list[tuple[str, str, str, str]]]:
-    """Drop rows whose runtime or counters break the plausibility rules (:func:`~xamm_ingest.records.app_rules`)."""
+def _implausible(
+    frame: pl.DataFrame, bounds
+) -> tuple[pl.DataFrame, list[tuple[str, str, str, str]]]:
+    """Drop rows whose runtime or counters break the plausibility rules
+    (:func:`~xamm_ingest.records.app_rules`)."""
     flagged = flag_app_records(frame, bounds)
-    dropped = [(f"row {r['_row']}", r["_why"]["field"], r["_why"]["value"], r["_why"]["rule"])
-               for r in flagged.filter(pl.col("_why").is_not_null()).select("_row", "_why").iter_rows(named=True)]
+    dropped = [
+        (f"row {r['_row']}", r["_why"]["field"], r["_why"]["value"], r["_why"]["rule"])
+        for r in flagged.filter(pl.col("_why").is_not_null())
+        .select("_row", "_why")
+        .iter_rows(named=True)
+    ]
     return flagged.filter(pl.col("_why").is_null()).drop("_why"), dropped
 
 
-def read_table(src: Source, mapping: TableMapping, mapping_path: Path, bounds=None) -> tuple[pl.DataFrame, list]:
-    """The table as ``app_profiles`` columns (features not yet added), and the rows dropped with reasons.
+def read_table(
+    src: Source, mapping: TableMapping, mapping_path: Path, bounds=None
+) -> tuple[pl.DataFrame, list]:
+    """The table as ``app_profiles`` columns (features not yet added), and the rows dropped with
+    reasons.
 
-    ``bounds``: the plausibility bounds (:class:`~xamm_ingest.records.Bounds`) of runtimes; counters must be
-    finite and >= 0."""
+    ``bounds``: the plausibility bounds (:class:`~xamm_ingest.records.Bounds`) of runtimes; counters
+    must be finite and >= 0."""
     try:
-        df = pl.read_parquet(src.path) if src.path.suffix.lower() == ".parquet" else pl.read_csv(src.path, infer_schema_length=10000)
+        df = (
+            pl.read_parquet(src.path)
+            if src.path.suffix.lower() == ".parquet"
+            else pl.read_csv(src.path, infer_schema_length=10000)
+        )
     except Exception as e:
-        raise IngestError(src.path, f"cannot read as {'Parquet' if src.path.suffix == '.parquet' else 'CSV'}: {e}") from None
-    missing = [c for c in [*mapping.columns.values(), *mapping.params, *mapping.counters] if c not in df.columns]
+        raise IngestError(
+            src.path, f"cannot read as {'Parquet' if src.path.suffix == '.parquet' else 'CSV'}: {e}"
+        ) from None
+    missing = [
+        c
+        for c in [*mapping.columns.values(), *mapping.params, *mapping.counters]
+        if c not in df.columns
+    ]
     if missing:
-        raise IngestError(src.path, f"columns {missing} named in {mapping_path.name} are not in the table; "
-                          f"it has {df.columns}")
+        raise IngestError(
+            src.path,
+            f"columns {missing} named in {mapping_path.name} are not in the "
+            "table; "
+            f"it has {df.columns}",
+        )
     df, dropped = _bad_cells(df.with_row_index("_row", offset=2), mapping)  # line 1 is the header
     exprs: list[pl.Expr] = [pl.col("_row")]
     for fld in _FIELDS:
@@ -143,7 +202,10 @@ def read_table(src: Source, mapping: TableMapping, mapping_path: Path, bounds=No
     have = {e.meta.output_name() for e in exprs}
     for need in ("app", "machine", "runtime_s"):
         if need not in have:
-            raise IngestError(mapping_path, f"no column or default for {need!r}; add it under [columns] or [defaults]")
+            raise IngestError(
+                mapping_path,
+                f"no column or default for {need!r}; add it under [columns] or [defaults]",
+            )
     used = set(mapping.columns.values()) | set(mapping.params) | set(mapping.ignore) | {"_row"}
     counter_cols: dict[str, str] = {}
     for col in df.columns:
@@ -152,28 +214,55 @@ def read_table(src: Source, mapping: TableMapping, mapping_path: Path, bounds=No
         name = counters.resolve(mapping.counters.get(col, col))
         if name is not None and name not in counter_cols.values():
             counter_cols[col] = name
-    extra_cols = [c for c in df.columns if c not in used and c not in counter_cols and df.schema[c].is_numeric()]
-    params = (pl.struct([pl.col(p) for p in sorted(mapping.params)]).struct.json_encode()
-              if mapping.params else pl.lit("{}"))
+    extra_cols = [
+        c
+        for c in df.columns
+        if c not in used and c not in counter_cols and df.schema[c].is_numeric()
+    ]
+    params = (
+        pl.struct([pl.col(p) for p in sorted(mapping.params)]).struct.json_encode()
+        if mapping.params
+        else pl.lit("{}")
+    )
     scale = seconds_per(mapping.units.get("runtime_s", "s"))
     out = df.select(
         *exprs,
         params.alias("app_params"),
         *[pl.col(c).cast(pl.Float64).alias(f"ctr_{n}") for c, n in counter_cols.items()],
-        pl.concat_list([pl.when(pl.col(c).is_not_null()).then(pl.lit(n)) for c, n in sorted(counter_cols.items(), key=lambda x: x[1])])
-        .list.drop_nulls().alias("counters_present") if counter_cols else pl.lit([], dtype=pl.List(pl.String)).alias("counters_present"),
-        pl.concat_list([pl.struct(pl.lit(c).alias("name"), pl.col(c).cast(pl.Float64).alias("value")) for c in extra_cols])
-        .alias("extra_counters") if extra_cols else pl.lit([], dtype=pl.List(pl.Struct({"name": pl.String, "value": pl.Float64}))).alias("extra_counters"),
+        pl.concat_list(
+            [
+                pl.when(pl.col(c).is_not_null()).then(pl.lit(n))
+                for c, n in sorted(counter_cols.items(), key=lambda x: x[1])
+            ]
+        )
+        .list.drop_nulls()
+        .alias("counters_present")
+        if counter_cols
+        else pl.lit([], dtype=pl.List(pl.String)).alias("counters_present"),
+        pl.concat_list(
+            [
+                pl.struct(pl.lit(c).alias("name"), pl.col(c).cast(pl.Float64).alias("value"))
+                for c in extra_cols
+            ]
+        ).alias("extra_counters")
+        if extra_cols
+        else pl.lit([], dtype=pl.List(pl.Struct({"name": pl.String, "value": pl.Float64}))).alias(
+            "extra_counters"
+        ),
     ).with_columns((pl.col("runtime_s").cast(pl.Float64) * scale).alias("runtime_s"))
     machines = out.get_column("machine").cast(pl.String).unique().drop_nulls().to_list()
-    out = out.with_columns(pl.col("machine").cast(pl.String).replace({m: machine_id(m) for m in machines}))
+    out = out.with_columns(
+        pl.col("machine").cast(pl.String).replace({m: machine_id(m) for m in machines})
+    )
     if "device" not in out.columns:
         out = out.with_columns(pl.lit("cpu").alias("device"))
     out, implausible = _implausible(out, bounds)
     dropped += implausible
     prov = provenance(src, "table", READER)
     frame = out.drop("_row").with_columns(
-        pl.lit(f"column {mapping.columns.get('runtime_s', 'runtime_s')} of the table").alias("runtime_aggregation"),
+        pl.lit(f"column {mapping.columns.get('runtime_s', 'runtime_s')} of the table").alias(
+            "runtime_aggregation"
+        ),
         *[pl.lit(v).alias(k) for k, v in prov.items() if k != "run_date"],
     )
     return frame, dropped

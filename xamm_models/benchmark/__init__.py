@@ -1,5 +1,6 @@
-"""The ``xplat-rajaperf`` benchmark (OGB-style): its named sources and declared configurations, the data set
-of relR labels, official splits, metrics with bootstrap intervals, the bound ``Evaluator`` and the baselines."""
+"""The ``xplat-rajaperf`` benchmark (OGB-style): its named sources and declared configurations, the
+data set of relR labels, official splits, metrics with bootstrap intervals, the bound ``Evaluator``
+and the baselines."""
 
 from __future__ import annotations
 

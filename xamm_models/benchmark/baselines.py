@@ -1,26 +1,62 @@
-"""Simple baselines for relR prediction, scored on the same folds and through the same evaluator as xAMM.
+"""Simple baselines for relR prediction, scored on the same folds and through the same evaluator as
+xAMM.
 
-Each takes the fold's training pairs, the test pairs and the benchmark samples the fold may see (never the
-test kernels), and returns predicted relR for every test row:
+Each takes the fold's training pairs, the test pairs and the benchmark samples the fold may see
+(never the test kernels), and returns predicted relR for every test row:
 
-* :func:`pair_median`: the median training relR of the (source, target) pair; a pair never seen in training
-  (a held-out machine) gets the median of its device scenario (CPU->GPU, ...), else of everything;
-* :func:`pair_size_median`: the median of the (source, target, size bucket), falling back to the pair;
-* :func:`roofline`: each target's sustained bandwidth, compute rate and per-launch overhead, measured from its
-  own benchmark samples of the training kernels; modelled time = max(bytes / BW, flops / F) + overhead x
-  launches per rep; relR = modelled time on the target / modelled time on the source. No relR label is used;
-* :func:`knn`: the mean log relR of the k nearest training samples of the same (source, target) pair in the
-  standardised raw features, falling back to the pair median.
+* :func:`pair_median`: the median training relR of the (source, target) pair; a pair never seen in
+  training (a held-out machine) gets the median of its device scenario (CPU->GPU, ...), else of
+  everything;
+* :func:`pair_size_median`: the median of the (source, target, size bucket), falling back to the
+  pair;
+* :func:`roofline`: each target's sustained bandwidth, compute rate and per-launch overhead,
+  measured from its own benchmark samples of the training kernels; modelled time = max(bytes / BW,
+  flops / F) + overhead x launches per rep; relR = modelled time on the target / modelled time on
+  the source. No relR label is used;
+* :func:`knn`: the mean log relR of the k nearest training samples of the same (source, target) pair
+  in the standardised raw features, falling back to the pair median.
+
+Each is registered in :data:`BASELINES` by :func:`register_baseline`; a new one is one decorated
+function ``fn(train, test, *, samples=None, figures=None, features=(...), k=5, **_)`` that the
+evaluation's entries (``baseline/<name>``) and :class:`~xamm_models.predictors.BaselinePredictor`
+pick up.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import polars as pl
 
+from xamm_data.registry import Registry
 from xamm_data.targets import scenario_expr
+from xamm_models.features import FEATURES
 
-BW_QUANTILE = 0.9  # "sustained": what the machine reaches on its better-streaming kernels, not its best outlier
+#: Baselines by name; each entry's ``registry_info`` says which columns it reads (``needs``: of the
+#: pairs asked, ``trains_on``: of the training pairs, beyond ``source``, ``target``, ``relR``).
+BASELINES: Registry[Callable[..., np.ndarray]] = Registry("baseline")
+
+
+def register_baseline(
+    name: str, *, needs: tuple[str, ...] = (), trains_on: tuple[str, ...] = ()
+) -> Callable:
+    """Decorator: register a baseline function under ``name``.
+
+    Args:
+        name: the baseline's name (``baseline/<name>`` in the evaluation).
+        needs: the columns of the pairs asked that it reads beyond ``source`` and ``target``.
+        trains_on: the columns of the training pairs it reads beyond ``source``, ``target`` and
+            ``relR``.
+
+    Returns:
+        The decorator, which returns the function unchanged.
+    """
+    return BASELINES.register(name, needs=tuple(needs), trains_on=tuple(trains_on))
+
+
+# "sustained": what the machine reaches on its better-streaming kernels, not its best outlier
+BW_QUANTILE = 0.9
 OVERHEAD_QUANTILE = 0.05  # per-launch overhead: the cheapest launches (tiny problem sizes)
 
 
@@ -29,14 +65,19 @@ def _median_by(train: pl.DataFrame, test: pl.DataFrame, keys: list[str]) -> pl.S
     return test.join(med, on=keys, how="left", maintain_order="left").get_column("_m")
 
 
+@register_baseline("pair-median")
 def pair_median(train: pl.DataFrame, test: pl.DataFrame, **_) -> np.ndarray:
-    """Median training relR of the test row's (source, target) pair, then of its scenario, then overall."""
+    """Median training relR of the test row's (source, target) pair, then of its scenario, then
+    overall."""
     tr, te = train.with_columns(scenario_expr()), test.with_columns(scenario_expr())
     m = _median_by(tr, te, ["source", "target"])
-    m = m.fill_null(_median_by(tr, te, ["scenario"])).fill_null(tr.get_column("relR").log().median())
+    m = m.fill_null(_median_by(tr, te, ["scenario"])).fill_null(
+        tr.get_column("relR").log().median()
+    )
     return np.exp(m.to_numpy())
 
 
+@register_baseline("pair-size-median", needs=("size_bucket",), trains_on=("size_bucket",))
 def pair_size_median(train: pl.DataFrame, test: pl.DataFrame, **_) -> np.ndarray:
     """Median training relR of the (source, target, size bucket), else :func:`pair_median`."""
     m = _median_by(train, test, ["source", "target", "size_bucket"]).to_numpy()
@@ -44,40 +85,67 @@ def pair_size_median(train: pl.DataFrame, test: pl.DataFrame, **_) -> np.ndarray
 
 
 def machine_figures(samples: pl.DataFrame) -> pl.DataFrame:
-    """Per target: sustained bandwidth (B/s), compute rate (flop/s) and per-launch overhead (s) from its
-    benchmark samples (``time_per_rep_s``, ``bytes_per_rep``, ``flops_per_rep``, ``kernels_per_rep``)."""
+    """Per target: sustained bandwidth (B/s), compute rate (flop/s) and per-launch overhead (s) from
+    its benchmark samples (``time_per_rep_s``, ``bytes_per_rep``, ``flops_per_rep``,
+    ``kernels_per_rep``)."""
     launches = pl.col("kernels_per_rep").fill_null(1.0).clip(lower_bound=1.0)
-    return samples.group_by("target").agg(
-        (pl.col("bytes_per_rep") / pl.col("time_per_rep_s")).filter(pl.col("bytes_per_rep") > 0)
-        .quantile(BW_QUANTILE).alias("bw"),
-        (pl.col("flops_per_rep") / pl.col("time_per_rep_s")).filter(pl.col("flops_per_rep") > 0)
-        .quantile(BW_QUANTILE).alias("flops"),
-        (pl.col("time_per_rep_s") / launches).quantile(OVERHEAD_QUANTILE).alias("overhead"),
-    ).sort("target")
+    return (
+        samples.group_by("target")
+        .agg(
+            (pl.col("bytes_per_rep") / pl.col("time_per_rep_s"))
+            .filter(pl.col("bytes_per_rep") > 0)
+            .quantile(BW_QUANTILE)
+            .alias("bw"),
+            (pl.col("flops_per_rep") / pl.col("time_per_rep_s"))
+            .filter(pl.col("flops_per_rep") > 0)
+            .quantile(BW_QUANTILE)
+            .alias("flops"),
+            (pl.col("time_per_rep_s") / launches).quantile(OVERHEAD_QUANTILE).alias("overhead"),
+        )
+        .sort("target")
+    )
 
 
 def _modelled(test: pl.DataFrame, figs: pl.DataFrame, end: str) -> np.ndarray:
-    f = test.select(end, "bytes_per_rep", "flops_per_rep", "kernels_per_rep", "iterations_per_rep").join(
-        figs.rename({"target": end}), on=end, how="left", maintain_order="left")
-    t = f.select((pl.max_horizontal(pl.col("bytes_per_rep").fill_null(0) / pl.col("bw"),
-                                    pl.col("flops_per_rep").fill_null(0) / pl.col("flops"))
-                  + pl.col("overhead") * pl.col("kernels_per_rep").fill_null(1.0).clip(lower_bound=1.0))
-                 / pl.col("iterations_per_rep")).to_series()
+    f = test.select(
+        end, "bytes_per_rep", "flops_per_rep", "kernels_per_rep", "iterations_per_rep"
+    ).join(figs.rename({"target": end}), on=end, how="left", maintain_order="left")
+    t = f.select(
+        (
+            pl.max_horizontal(
+                pl.col("bytes_per_rep").fill_null(0) / pl.col("bw"),
+                pl.col("flops_per_rep").fill_null(0) / pl.col("flops"),
+            )
+            + pl.col("overhead") * pl.col("kernels_per_rep").fill_null(1.0).clip(lower_bound=1.0)
+        )
+        / pl.col("iterations_per_rep")
+    ).to_series()
     return t.to_numpy().astype(float)
 
 
-def roofline(train: pl.DataFrame, test: pl.DataFrame, *, samples: pl.DataFrame | None = None,
-             figures: pl.DataFrame | None = None, **_) -> np.ndarray:
-    """Modelled time on the target over modelled time on the source (figures from ``samples`` only, or given as
-    :func:`machine_figures` computed them)."""
+@register_baseline("roofline", needs=("bytes_per_rep", "flops_per_rep", "iterations_per_rep"))
+def roofline(
+    train: pl.DataFrame,
+    test: pl.DataFrame,
+    *,
+    samples: pl.DataFrame | None = None,
+    figures: pl.DataFrame | None = None,
+    **_,
+) -> np.ndarray:
+    """Modelled time on the target over modelled time on the source (figures from ``samples`` only,
+    or given as :func:`machine_figures` computed them)."""
     figs = figures if figures is not None else machine_figures(samples)
     rel = _modelled(test, figs, "target") / _modelled(test, figs, "source")
     fallback = pair_median(train, test)
     return np.where(np.isfinite(rel) & (rel > 0), rel, fallback)
 
 
-def knn(train: pl.DataFrame, test: pl.DataFrame, *, features: list[str], k: int = 5, **_) -> np.ndarray:
-    """Mean log relR of the ``k`` nearest training rows of the same (source, target) in standardised features."""
+@register_baseline("knn", needs=FEATURES, trains_on=FEATURES)
+def knn(
+    train: pl.DataFrame, test: pl.DataFrame, *, features: list[str], k: int = 5, **_
+) -> np.ndarray:
+    """Mean log relR of the ``k`` nearest training rows of the same (source, target) in standardised
+    features."""
     X = train.select(features).to_numpy().astype(float)
     mu, sd = np.nanmean(X, axis=0), np.nanstd(X, axis=0)
     sd[~np.isfinite(sd) | (sd == 0)] = 1.0
@@ -92,5 +160,7 @@ def knn(train: pl.DataFrame, test: pl.DataFrame, *, features: list[str], k: int 
         B = np.nan_to_num((part.select(features).to_numpy() - mu) / sd)
         d = ((B[:, None, :] - A[None, :, :]) ** 2).sum(axis=2)
         nearest = np.argsort(d, axis=1, kind="stable")[:, :k]
-        out[part.get_column("_i").to_numpy()] = ref.get_column("_y").to_numpy()[nearest].mean(axis=1)
+        out[part.get_column("_i").to_numpy()] = (
+            ref.get_column("_y").to_numpy()[nearest].mean(axis=1)
+        )
     return np.exp(out)

@@ -1,4 +1,5 @@
-"""``xplat-rajaperf`` v2: a like-for-like cross-platform benchmark built from the public RAJAPerf data.
+"""``xplat-rajaperf`` v2: a like-for-like cross-platform benchmark built from the public RAJAPerf
+data.
 
 The paper's application data set (649 samples, 5 apps, PAPI counters on quartz, ruby, corona) is not
 public. This data set stands in for it: every RAJAPerf kernel at a problem size is an application
@@ -8,20 +9,21 @@ target measured in that target's one declared configuration.
 How a label is made (every rule is a named constant below, and every pair it refuses is counted in
 the card):
 
-* **Named sources** (:data:`SOURCES`): exactly which ``../shared/data`` sets are ingested, and as which
-  machine. :func:`ingest_sources` ingests them; the same sources give the same content hash.
+* **Named sources** (:data:`SOURCES`): exactly which ``../shared/data`` sets are ingested, and as
+  which machine. :func:`ingest_sources` ingests them; the same sources give the same content hash.
 * **One declared configuration per target** (:data:`CONFIGS`): RAJAPerf release, compiler, the
   variant (``Base_*``: the hand-written baseline every release and back-end has) with its fastest
   tuning, MPI ranks. Runs outside it are not used (counted).
-* **Samples**: per (target, kernel, problem size) the trials are averaged; the runtime is seconds per
-  iteration. Sizes are bucketed by round(log2 size); each target keeps the size nearest the bucket's
-  centre, so one sample per (target, kernel, bucket).
+* **Samples**: per (target, kernel, problem size) the trials are averaged; the runtime is seconds
+  per iteration. Sizes are bucketed by round(log2 size); each target keeps the size nearest the
+  bucket's centre, so one sample per (target, kernel, bucket).
 * **Pairs**: relR = runtime(target) / runtime(source) between samples of the same kernel and bucket,
   kept only when the problem sizes agree within :data:`SIZE_RATIO` and the kernel definition agrees:
   bytes and flops per iteration within :data:`DEFINITION_RTOL` (RAJAPerf releases redefine some
   kernels' "iteration": a 2026 ``Apps_MASS3DEA`` iteration moves 64x the bytes of a 1.10.0 one).
 
-Versioned by content: ``version`` is the SHA-256 (first 16 hex digits) of the pairs' columns and values.
+Versioned by content: ``version`` is the SHA-256 (first 16 hex digits) of the pairs' columns and
+values.
 """
 
 from __future__ import annotations
@@ -35,50 +37,92 @@ from xamm_data.hashing import frame_sha256
 from xamm_data.plugins import load
 from xamm_data.store import as_store
 from xamm_data.targets import Target
-from xamm_models.features import FEATURES, feature_exprs
-from xamm_models.benchmark.splits import get_idx_split
 from xamm_models.benchmark.card import render
-from xamm_models.benchmark.spec import CONFIGS, DEFINITION_RTOL, KEY, NAME, SCHEMA_VERSION, SIZE_RATIO, SOURCES, Source, TargetConfig  # noqa: F401
+from xamm_models.benchmark.spec import (
+    CONFIGS,
+    DEFINITION_RTOL,
+    KEY,
+    NAME,
+    SIZE_RATIO,
+    SOURCES,
+)  # noqa: F401
+from xamm_models.benchmark.splits import get_idx_split
+from xamm_models.features import FEATURES, feature_exprs
 
 
-def ingest_sources(data_dir: str | Path, store, *, workers: int = 2, progress: bool = False) -> dict[str, int]:
-    """Ingest every :data:`SOURCES` set under ``data_dir`` into ``store``; {source name: rows written}."""
-    ingest = load("xamm.ingest", "rajaperf", f"building {NAME} from its sources")  # the ingest layer, by its hook
+def ingest_sources(
+    data_dir: str | Path, store, *, workers: int = 2, progress: bool = False
+) -> dict[str, int]:
+    """Ingest every :data:`SOURCES` set under ``data_dir`` into ``store``; {source name: rows
+    written}."""
+    # the ingest layer, by its hook
+    ingest = load("xamm.ingest", "rajaperf", f"building {NAME} from its sources")
     data_dir = Path(data_dir)
     missing = [s.path for s in SOURCES if not (data_dir / s.path).is_dir()]
     if missing:
-        raise FileNotFoundError(f"{data_dir} lacks the {NAME} sources {missing}; expected the shared data layout "
-                                "(see ../shared/data/MANIFEST.md)")
+        raise FileNotFoundError(
+            f"{data_dir} lacks the {NAME} sources {missing}; expected the "
+            "shared data layout "
+            "(see ../shared/data/MANIFEST.md)"
+        )
     out = {}
     for s in SOURCES:
-        rep = ingest(data_dir / s.path, machine=s.machine, store=store, workers=workers, progress=progress)
+        rep = ingest(
+            data_dir / s.path, machine=s.machine, store=store, workers=workers, progress=progress
+        )
         if rep.rejected:
-            raise ValueError(f"{NAME} source {s.name} ({s.path}) had rejected files: {rep.grouped()}")
+            raise ValueError(
+                f"{NAME} source {s.name} ({s.path}) had rejected files: {rep.grouped()}"
+            )
         out[s.name] = rep.frame.height
     return out
 
 
 def _config_frame() -> pl.DataFrame:
-    return pl.DataFrame([c.model_dump() for c in CONFIGS],
-                        schema={"target": pl.String, "release": pl.String, "compiler": pl.String,
-                                "compiler_flags": pl.String, "variant": pl.String, "ranks": pl.Int64,
-                                "threads": pl.Int64, "path_pattern": pl.String, "policy": pl.String})
+    return pl.DataFrame(
+        [c.model_dump() for c in CONFIGS],
+        schema={
+            "target": pl.String,
+            "release": pl.String,
+            "compiler": pl.String,
+            "compiler_flags": pl.String,
+            "variant": pl.String,
+            "ranks": pl.Int64,
+            "threads": pl.Int64,
+            "path_pattern": pl.String,
+            "policy": pl.String,
+        },
+    )
 
 
 def in_config(runs: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
-    """Rows of ``runs`` inside their target's declared configuration, and counts of the rows left out."""
-    cfg = _config_frame().select("target", pl.col("compiler").alias("_cc"), pl.col("compiler_flags").alias("_flags"),
-                                 pl.col("variant").alias("_var"),
-                                 pl.col("ranks").alias("_ranks"), pl.col("threads").alias("_threads"),
-                                 "path_pattern", "release")
+    """Rows of ``runs`` inside their target's declared configuration, and counts of the rows left
+    out."""
+    cfg = _config_frame().select(
+        "target",
+        pl.col("compiler").alias("_cc"),
+        pl.col("compiler_flags").alias("_flags"),
+        pl.col("variant").alias("_var"),
+        pl.col("ranks").alias("_ranks"),
+        pl.col("threads").alias("_threads"),
+        "path_pattern",
+        "release",
+    )
     r = runs.with_columns(Target.expr().alias("target")).join(cfg, on="target", how="left")
     declared = pl.col("_var").is_not_null()
-    inside = (declared & (pl.col("variant") == pl.col("_var"))
-              & pl.col("compiler").eq_missing(pl.col("_cc")) & pl.col("compiler_flags").eq_missing(pl.col("_flags"))
-              & pl.col("ranks").eq_missing(pl.col("_ranks")) & pl.col("threads").eq_missing(pl.col("_threads"))
-              & pl.col("source_path").str.contains(pl.col("path_pattern")).fill_null(False))
-    counts = r.select((~declared).sum().alias("runs of a target with no declared configuration"),
-                      (declared & ~inside).sum().alias("runs outside the target's declared configuration"))
+    inside = (
+        declared
+        & (pl.col("variant") == pl.col("_var"))
+        & pl.col("compiler").eq_missing(pl.col("_cc"))
+        & pl.col("compiler_flags").eq_missing(pl.col("_flags"))
+        & pl.col("ranks").eq_missing(pl.col("_ranks"))
+        & pl.col("threads").eq_missing(pl.col("_threads"))
+        & pl.col("source_path").str.contains(pl.col("path_pattern")).fill_null(False)
+    )
+    counts = r.select(
+        (~declared).sum().alias("runs of a target with no declared configuration"),
+        (declared & ~inside).sum().alias("runs outside the target's declared configuration"),
+    )
     kept = r.filter(inside).drop("_cc", "_flags", "_var", "_ranks", "_threads", "path_pattern")
     return kept, {k: int(v) for k, v in counts.row(0, named=True).items()}
 
@@ -87,64 +131,138 @@ def samples(r: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
     """One sample per (target, kernel, size bucket) from runs inside the declared configurations
     (:func:`in_config`), and the count of samples left out."""
     iters = pl.coalesce(pl.col("iterations_per_rep"), pl.col("problem_size").cast(pl.Float64))
-    per = (r.group_by("target", "machine", "device", "release", "kernel", "problem_size", "variant", "tuning")
-           .agg(pl.col("time_per_rep_s").mean(), iters.mean().alias("_iters"), pl.col("bytes_per_rep").mean(),
-                pl.col("flops_per_rep").mean(), pl.col("kernels_per_rep").mean(), pl.len().alias("trials"))
-           .sort("time_per_rep_s", "tuning")
-           .group_by("target", "kernel", "problem_size", maintain_order=True).first())
+    per = (
+        r.group_by(
+            "target", "machine", "device", "release", "kernel", "problem_size", "variant", "tuning"
+        )
+        .agg(
+            pl.col("time_per_rep_s").mean(),
+            iters.mean().alias("_iters"),
+            pl.col("bytes_per_rep").mean(),
+            pl.col("flops_per_rep").mean(),
+            pl.col("kernels_per_rep").mean(),
+            pl.len().alias("trials"),
+        )
+        .sort("time_per_rep_s", "tuning")
+        .group_by("target", "kernel", "problem_size", maintain_order=True)
+        .first()
+    )
     log2 = pl.col("problem_size").cast(pl.Float64).log(2)
-    per = per.with_columns(log2.round().cast(pl.Int64).alias("size_bucket"), (log2 - log2.round()).abs().alias("_off"))
-    kept = per.sort("_off", "problem_size").group_by("target", "kernel", "size_bucket", maintain_order=True).first()
+    per = per.with_columns(
+        log2.round().cast(pl.Int64).alias("size_bucket"), (log2 - log2.round()).abs().alias("_off")
+    )
+    kept = (
+        per.sort("_off", "problem_size")
+        .group_by("target", "kernel", "size_bucket", maintain_order=True)
+        .first()
+    )
     drops = {"samples at another size of the same bucket": per.height - kept.height}
-    out = kept.with_columns(
-        (pl.col("time_per_rep_s") / pl.col("_iters")).alias("_s_iter"),
-        pl.col("kernel").alias("app"), pl.format('{{"size_bucket":{}}}', pl.col("size_bucket")).alias("app_params"),
-        pl.col("kernel").str.split("_").list.first().alias("group"),
-    ).with_columns(
-        pl.col("_s_iter").alias("runtime_s"), pl.lit(True).alias("runtime_per_iteration"),
-        (pl.col("bytes_per_rep") / pl.col("_iters")).alias("bytes_per_iter"),
-        (pl.col("flops_per_rep") / pl.col("_iters")).alias("flops_per_iter"),
-        *feature_exprs(),
-    ).rename({"_iters": "iterations_per_rep"})
-    cols = ["app", "app_params", "group", "target", "machine", "device", "release", "kernel", "size_bucket",
-            "problem_size", "variant", "tuning", "trials", "runtime_s", "runtime_per_iteration", "time_per_rep_s",
-            "iterations_per_rep", "bytes_per_rep", "flops_per_rep", "kernels_per_rep", "bytes_per_iter", "flops_per_iter",
-            *FEATURES]
+    out = (
+        kept.with_columns(
+            (pl.col("time_per_rep_s") / pl.col("_iters")).alias("_s_iter"),
+            pl.col("kernel").alias("app"),
+            pl.format('{{"size_bucket":{}}}', pl.col("size_bucket")).alias("app_params"),
+            pl.col("kernel").str.split("_").list.first().alias("group"),
+        )
+        .with_columns(
+            pl.col("_s_iter").alias("runtime_s"),
+            pl.lit(True).alias("runtime_per_iteration"),
+            (pl.col("bytes_per_rep") / pl.col("_iters")).alias("bytes_per_iter"),
+            (pl.col("flops_per_rep") / pl.col("_iters")).alias("flops_per_iter"),
+            *feature_exprs(),
+        )
+        .rename({"_iters": "iterations_per_rep"})
+    )
+    cols = [
+        "app",
+        "app_params",
+        "group",
+        "target",
+        "machine",
+        "device",
+        "release",
+        "kernel",
+        "size_bucket",
+        "problem_size",
+        "variant",
+        "tuning",
+        "trials",
+        "runtime_s",
+        "runtime_per_iteration",
+        "time_per_rep_s",
+        "iterations_per_rep",
+        "bytes_per_rep",
+        "flops_per_rep",
+        "kernels_per_rep",
+        "bytes_per_iter",
+        "flops_per_iter",
+        *FEATURES,
+    ]
     return out.select(cols).sort("target", "app", "size_bucket"), drops
 
 
 def _agree(a: str, b: str) -> pl.Expr:
-    """Two non-negative quantities agree within DEFINITION_RTOL (both zero agrees; one zero does not)."""
+    """Two non-negative quantities agree within DEFINITION_RTOL (both zero agrees; one zero does
+    not)."""
     lo, hi = pl.min_horizontal(pl.col(a), pl.col(b)), pl.max_horizontal(pl.col(a), pl.col(b))
     return (hi == 0) | ((lo > 0) & (hi / lo <= 1 + DEFINITION_RTOL))
 
 
 def pairs(s: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
-    """The labels: relR between samples of the same kernel and bucket on different targets, like for like."""
-    tgt = s.select("app", "app_params", pl.col("target").alias("target_t"), pl.col("release").alias("release_t"),
-                   pl.col("problem_size").alias("size_t"), pl.col("runtime_s").alias("runtime_target"),
-                   pl.col("bytes_per_iter").alias("bpi_t"), pl.col("flops_per_iter").alias("fpi_t"))
+    """The labels: relR between samples of the same kernel and bucket on different targets, like for
+    like."""
+    tgt = s.select(
+        "app",
+        "app_params",
+        pl.col("target").alias("target_t"),
+        pl.col("release").alias("release_t"),
+        pl.col("problem_size").alias("size_t"),
+        pl.col("runtime_s").alias("runtime_target"),
+        pl.col("bytes_per_iter").alias("bpi_t"),
+        pl.col("flops_per_iter").alias("fpi_t"),
+    )
     j = s.join(tgt, on=list(KEY), how="inner").filter(pl.col("target") != pl.col("target_t"))
-    unknown = pl.any_horizontal([pl.col(c).is_null() for c in ("bytes_per_iter", "bpi_t", "flops_per_iter", "fpi_t")])
-    size_off = (pl.col("size_t").cast(pl.Float64) / pl.col("problem_size")).log().abs() > math.log(SIZE_RATIO) + 1e-12
+    unknown = pl.any_horizontal(
+        [pl.col(c).is_null() for c in ("bytes_per_iter", "bpi_t", "flops_per_iter", "fpi_t")]
+    )
+    size_off = (pl.col("size_t").cast(pl.Float64) / pl.col("problem_size")).log().abs() > math.log(
+        SIZE_RATIO
+    ) + 1e-12
     reasons = {
         "bytes or flops per iteration unknown on one side": unknown,
         f"problem sizes differ by more than {SIZE_RATIO}x": ~unknown & size_off,
-        f"kernel definition differs (bytes or flops per iteration beyond {DEFINITION_RTOL:.0%})":
-            ~unknown & ~size_off & ~(_agree("bytes_per_iter", "bpi_t") & _agree("flops_per_iter", "fpi_t")),
+        (
+            f"kernel definition differs (bytes or flops per iteration beyond {DEFINITION_RTOL:.0%})"
+        ): ~unknown
+        & ~size_off
+        & ~(_agree("bytes_per_iter", "bpi_t") & _agree("flops_per_iter", "fpi_t")),
     }
     flags = j.select(**reasons)
     drops = {k: int(v) for k, v in flags.sum().row(0, named=True).items()}
     bad = flags.select(pl.any_horizontal(pl.all())).to_series()
     kept = j.filter(~bad)
     out = kept.select(
-        pl.concat_str("app", pl.lit("|"), "app_params").alias("sample"), *KEY, "group", "size_bucket",
-        pl.col("target").alias("source"), pl.col("target_t").alias("target"),
+        pl.concat_str("app", pl.lit("|"), "app_params").alias("sample"),
+        *KEY,
+        "group",
+        "size_bucket",
+        pl.col("target").alias("source"),
+        pl.col("target_t").alias("target"),
         (pl.col("runtime_target") / pl.col("runtime_s")).alias("relR"),
-        pl.col("runtime_s").alias("runtime_source"), "runtime_target",
-        pl.col("problem_size").alias("size_source"), "size_t", pl.col("release").alias("release_source"), "release_t",
-        "bytes_per_iter", "flops_per_iter", pl.col("bpi_t").alias("bytes_per_iter_target"),
-        pl.col("fpi_t").alias("flops_per_iter_target"), "bytes_per_rep", "flops_per_rep", "kernels_per_rep", "iterations_per_rep",
+        pl.col("runtime_s").alias("runtime_source"),
+        "runtime_target",
+        pl.col("problem_size").alias("size_source"),
+        "size_t",
+        pl.col("release").alias("release_source"),
+        "release_t",
+        "bytes_per_iter",
+        "flops_per_iter",
+        pl.col("bpi_t").alias("bytes_per_iter_target"),
+        pl.col("fpi_t").alias("flops_per_iter_target"),
+        "bytes_per_rep",
+        "flops_per_rep",
+        "kernels_per_rep",
+        "iterations_per_rep",
         *FEATURES,
     ).rename({"size_t": "size_target", "release_t": "release_target"})
     return out.sort("app", "size_bucket", "source", "target"), drops
@@ -158,22 +276,31 @@ class XplatDataset:
 
     def __init__(self, runs: pl.DataFrame, *, table_version: int | None = None):
         self.runs = runs
-        self.table_version = table_version  # the store's benchmark_runs version the runs were read at, if known
-        self.config_runs, run_drops = in_config(runs)  # what each target's benchmark data is, everywhere
+        # the store's benchmark_runs version the runs were read at, if known
+        self.table_version = table_version
+        # what each target's benchmark data is, everywhere
+        self.config_runs, run_drops = in_config(runs)
         self.samples, sample_drops = samples(self.config_runs)
         self.pairs, pair_drops = pairs(self.samples)
         self.drops = {"samples": {**run_drops, **sample_drops}, "pairs": pair_drops}
 
     @classmethod
     def from_store(cls, store=None, *, version: int | None = None) -> XplatDataset:
-        """The benchmark from a store's ``benchmark_runs`` (ingest :data:`SOURCES` first), at its latest version or
-        ``version`` (what a model trained on it recorded)."""
+        """The benchmark from a store's ``benchmark_runs`` (ingest :data:`SOURCES` first), at its
+        latest version or ``version`` (what a model trained on it recorded)."""
         st = as_store(store)
         version = st.version("benchmark_runs") if version is None else version
-        runs = st.scan("benchmark_runs", version=version).collect() if version is not None else pl.DataFrame()
+        runs = (
+            st.scan("benchmark_runs", version=version).collect()
+            if version is not None
+            else pl.DataFrame()
+        )
         if runs.is_empty():
-            raise FileNotFoundError(f"{NAME} is built from benchmark_runs and the store has none; run "
-                                    "xamm_models.benchmark.dataset.ingest_sources(data_dir, store) or xamm eval --data-dir DIR")
+            raise FileNotFoundError(
+                f"{NAME} is built from benchmark_runs and the store has none; run "
+                "xamm_models.benchmark.dataset.ingest_sources(data_dir, store) "
+                "or xamm eval --data-dir DIR"
+            )
         return cls(runs, table_version=version)
 
     @property
@@ -189,7 +316,8 @@ class XplatDataset:
 
 
 def build(runs: pl.DataFrame) -> pl.DataFrame:
-    """The labelled pairs from ``benchmark_runs`` rows (what ``load_dataset("xplat-rajaperf")`` returns)."""
+    """The labelled pairs from ``benchmark_runs`` rows (what ``load_dataset("xplat-rajaperf")``
+    returns)."""
     return XplatDataset(runs).pairs
 
 
@@ -199,15 +327,17 @@ def version(df: pl.DataFrame) -> str:
 
 
 def card(ds: XplatDataset) -> str:
-    """A Markdown card: sources, declared configurations, samples and pairs per target, drops, caveats."""
+    """A Markdown card: sources, declared configurations, samples and pairs per target, drops,
+    caveats."""
     return render(ds)
 
 
 def samples_from_runs(runs: pl.DataFrame) -> pl.DataFrame:
-    """One benchmark sample per target, kernel and size (the fastest variant and tuning), as the data set builds them;
-    a frame that already is samples passes through."""
+    """One benchmark sample per target, kernel and size (the fastest variant and tuning), as the
+    data set builds them; a frame that already is samples passes through."""
     if {"target", "app", "time_per_rep_s"} <= set(runs.columns):
         return runs
-    if "release" not in runs.columns:  # xplat's declared configurations name it; raw runs carry the suite version
+    # xplat's declared configurations name it; raw runs carry the suite version
+    if "release" not in runs.columns:
         runs = runs.with_columns(pl.col("suite_version").alias("release"))
     return samples(runs.with_columns(Target.expr().alias("target")))[0]

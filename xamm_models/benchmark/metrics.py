@@ -1,7 +1,8 @@
-"""Log-scale metrics of relR predictions, within machine pairs, with bootstrap intervals over kernels.
+"""Log-scale metrics of relR predictions, within machine pairs, with bootstrap intervals over
+kernels.
 
-relR spans orders of magnitude, and a model that only learns each machine pair's offset already looks
-good on pooled figures, so the primary metrics are on the log scale and taken within the pair:
+relR spans orders of magnitude, and a model that only learns each machine pair's offset already
+looks good on pooled figures, so the primary metrics are on the log scale and taken within the pair:
 
 * ``within_1_25`` / ``within_2``: fraction of predictions within 1.25x / 2x of the truth;
 * ``median_abs_log10``: median |log10(pred / true)|;
@@ -10,8 +11,9 @@ good on pooled figures, so the primary metrics are on the log scale and taken wi
 * ``ranking_accuracy``: over every (sample, source) and every two of its targets, is the faster one
   predicted faster? Ties in the prediction count half; ties in the truth are skipped;
 * ``top1_accuracy``: is the predicted fastest target the fastest;
-* ``coverage``: where the frame has an interval (``y_lo``, ``y_hi``), the fraction of truths inside it
-  (None otherwise); neither higher nor lower is better: it should match the interval's nominal level;
+* ``coverage``: where the frame has an interval (``y_lo``, ``y_hi``), the fraction of truths inside
+  it (None otherwise); neither higher nor lower is better: it should match the interval's nominal
+  level;
 * ``mape``: the paper's metric, kept for comparison. Its flaw: it is bounded by 100% for any
   under-prediction, so predicting a tiny constant scores about 100%, "better" than a model that is
   off by 3x upwards.
@@ -27,20 +29,44 @@ import math
 import numpy as np
 import polars as pl
 
-METRICS = ("within_1_25", "within_2", "median_abs_log10", "r2_log_within_pair", "ranking_accuracy", "top1_accuracy",
-           "mape", "coverage")
-HIGHER_IS_BETTER = {"within_1_25": True, "within_2": True, "median_abs_log10": False, "r2_log_within_pair": True,
-                    "ranking_accuracy": True, "top1_accuracy": True, "mape": False, "coverage": None}
+METRICS = (
+    "within_1_25",
+    "within_2",
+    "median_abs_log10",
+    "r2_log_within_pair",
+    "ranking_accuracy",
+    "top1_accuracy",
+    "mape",
+    "coverage",
+)
+HIGHER_IS_BETTER = {
+    "within_1_25": True,
+    "within_2": True,
+    "median_abs_log10": False,
+    "r2_log_within_pair": True,
+    "ranking_accuracy": True,
+    "top1_accuracy": True,
+    "mape": False,
+    "coverage": None,
+}
 NEED = ("sample", "app", "source", "target", "y_true", "y_pred")
 
 
 def _checked(df: pl.DataFrame) -> pl.DataFrame:
     missing = [c for c in NEED if c not in df.columns]
     if missing:
-        raise ValueError(f"predictions lack columns {missing}; expected {list(NEED)} (app = the kernel resampled)")
+        raise ValueError(
+            f"predictions lack columns {missing}; expected {list(NEED)} (app "
+            "= the kernel resampled)"
+        )
     if df.is_empty():
         raise ValueError("no predictions to score")
-    bad = ~(pl.col("y_true").is_finite() & (pl.col("y_true") > 0) & pl.col("y_pred").is_finite() & (pl.col("y_pred") > 0))
+    bad = ~(
+        pl.col("y_true").is_finite()
+        & (pl.col("y_true") > 0)
+        & pl.col("y_pred").is_finite()
+        & (pl.col("y_pred") > 0)
+    )
     n_bad = df.select(bad.sum()).item()
     if n_bad:
         raise ValueError(f"y_true and y_pred must be finite and > 0; {n_bad} row(s) are not")
@@ -48,8 +74,8 @@ def _checked(df: pl.DataFrame) -> pl.DataFrame:
 
 
 def _pair_codes(df: pl.DataFrame) -> tuple[np.ndarray, int]:
-    """A dense code per (source, target), in sorted order: numpy sums over it are sequential, so the same
-    input always gives the same bits (polars' parallel group sums need not)."""
+    """A dense code per (source, target), in sorted order: numpy sums over it are sequential, so the
+    same input always gives the same bits (polars' parallel group sums need not)."""
     keys = df.select(pl.concat_str("source", pl.lit("\x00"), "target")).to_series().to_numpy()
     uniq, codes = np.unique(keys, return_inverse=True)
     return codes, len(uniq)
@@ -61,32 +87,39 @@ def _centred_log_truth(df: pl.DataFrame, codes: np.ndarray, P: int) -> np.ndarra
 
 
 def score(df: pl.DataFrame) -> dict[str, float | None]:
-    """Every metric of :data:`METRICS` for one prediction frame (see the module docstring); None where a
-    metric is undefined (no pair with spread, no sample with two targets)."""
+    """Every metric of :data:`METRICS` for one prediction frame (see the module docstring); None
+    where a metric is undefined (no pair with spread, no sample with two targets)."""
     df = _checked(df)
     return {**_KernelStats(df).point(), "n": df.height}
 
 
 class _KernelStats:
-    """Per-kernel sufficient statistics of one prediction frame: every metric of a resample of kernels
-    is a function of how often each kernel was drawn (a weight vector), so a thousand resamples are a
-    few matrix products instead of a thousand frames."""
+    """Per-kernel sufficient statistics of one prediction frame: every metric of a resample of
+    kernels is a function of how often each kernel was drawn (a weight vector), so a thousand
+    resamples are a few matrix products instead of a thousand frames."""
 
     def __init__(self, df: pl.DataFrame):
         self.apps = df.get_column("app").unique().sort().to_list()
         idx = {a: i for i, a in enumerate(self.apps)}
         err = (pl.col("y_pred") / pl.col("y_true")).log10().abs()
-        d = df.with_columns(err.alias("_err"), pl.col("app").replace_strict(idx, return_dtype=pl.Int64).alias("_k"),
-                            ((pl.col("y_pred") - pl.col("y_true")).abs() / pl.col("y_true") * 100).alias("_ape"))
+        d = df.with_columns(
+            err.alias("_err"),
+            pl.col("app").replace_strict(idx, return_dtype=pl.Int64).alias("_k"),
+            ((pl.col("y_pred") - pl.col("y_true")).abs() / pl.col("y_true") * 100).alias("_ape"),
+        )
         K = len(self.apps)
         k = d.get_column("_k").to_numpy()
         e = d.get_column("_err").to_numpy()
         self.n = np.bincount(k, minlength=K).astype(float)
-        self.sums = {"within_1_25": np.bincount(k, e <= math.log10(1.25) + 1e-12, K),
-                     "within_2": np.bincount(k, e <= math.log10(2) + 1e-12, K),
-                     "mape": np.bincount(k, d.get_column("_ape").to_numpy(), K)}
+        self.sums = {
+            "within_1_25": np.bincount(k, e <= math.log10(1.25) + 1e-12, K),
+            "within_2": np.bincount(k, e <= math.log10(2) + 1e-12, K),
+            "mape": np.bincount(k, d.get_column("_ape").to_numpy(), K),
+        }
         if "y_lo" in d.columns and "y_hi" in d.columns:
-            inside = (d.get_column("y_true") >= d.get_column("y_lo")) & (d.get_column("y_true") <= d.get_column("y_hi"))
+            inside = (d.get_column("y_true") >= d.get_column("y_lo")) & (
+                d.get_column("y_true") <= d.get_column("y_hi")
+            )
             self.sums["coverage"] = np.bincount(k, inside.to_numpy().astype(float), K)
         order = np.argsort(e, kind="stable")
         self.err_sorted, self.k_sorted = e[order], k[order]
@@ -97,28 +130,44 @@ class _KernelStats:
         p, P = _pair_codes(d)
         k = d.get_column("_k").to_numpy()
         lt = _centred_log_truth(d, p, P)
-        res = (np.log(d.get_column("y_true").to_numpy()) - np.log(d.get_column("y_pred").to_numpy())) ** 2
+        res = (
+            np.log(d.get_column("y_true").to_numpy()) - np.log(d.get_column("y_pred").to_numpy())
+        ) ** 2
         self.pair_n, self.pair_s, self.pair_s2, self.pair_res = (np.zeros((K, P)) for _ in range(4))
         np.add.at(self.pair_n, (k, p), 1.0)
         np.add.at(self.pair_s, (k, p), lt)
-        np.add.at(self.pair_s2, (k, p), lt ** 2)
+        np.add.at(self.pair_s2, (k, p), lt**2)
         np.add.at(self.pair_res, (k, p), res)
 
     def _ranks(self, d: pl.DataFrame, K: int) -> None:
         g = d.select("sample", "source", "target", "y_true", "y_pred", "_k")
-        pairs = (g.join(g.drop("_k"), on=["sample", "source"], suffix="_b")
-                 .filter((pl.col("target") < pl.col("target_b")) & (pl.col("y_true") != pl.col("y_true_b"))))
-        score = (pl.when(pl.col("y_pred") == pl.col("y_pred_b")).then(0.5)
-                 .when((pl.col("y_true") < pl.col("y_true_b")) == (pl.col("y_pred") < pl.col("y_pred_b"))).then(1.0)
-                 .otherwise(0.0))
+        pairs = g.join(g.drop("_k"), on=["sample", "source"], suffix="_b").filter(
+            (pl.col("target") < pl.col("target_b")) & (pl.col("y_true") != pl.col("y_true_b"))
+        )
+        score = (
+            pl.when(pl.col("y_pred") == pl.col("y_pred_b"))
+            .then(0.5)
+            .when(
+                (pl.col("y_true") < pl.col("y_true_b")) == (pl.col("y_pred") < pl.col("y_pred_b"))
+            )
+            .then(1.0)
+            .otherwise(0.0)
+        )
         pk = pairs.get_column("_k").to_numpy()
         self.rank_hit = np.bincount(pk, pairs.select(score).to_series().to_numpy(), K)
         self.rank_n = np.bincount(pk, minlength=K).astype(float)
-        top = (g.group_by("sample", "source")
-               .agg(pl.col("_k").first(), (pl.col("target").sort_by("y_true").first()
-                                           == pl.col("target").sort_by("y_pred").first()).alias("hit"),
-                    pl.len().alias("n"))
-               .filter(pl.col("n") >= 2))
+        top = (
+            g.group_by("sample", "source")
+            .agg(
+                pl.col("_k").first(),
+                (
+                    pl.col("target").sort_by("y_true").first()
+                    == pl.col("target").sort_by("y_pred").first()
+                ).alias("hit"),
+                pl.len().alias("n"),
+            )
+            .filter(pl.col("n") >= 2)
+        )
         tk = top.get_column("_k").to_numpy()
         self.top_hit = np.bincount(tk, top.get_column("hit").to_numpy().astype(float), K)
         self.top_n = np.bincount(tk, minlength=K).astype(float)
@@ -131,8 +180,12 @@ class _KernelStats:
         out["median_abs_log10"] = self._median(W)
         out["r2_log_within_pair"] = self._r2(W)
         with np.errstate(invalid="ignore", divide="ignore"):
-            out["ranking_accuracy"] = np.where(W @ self.rank_n > 0, (W @ self.rank_hit) / (W @ self.rank_n), np.nan)
-            out["top1_accuracy"] = np.where(W @ self.top_n > 0, (W @ self.top_hit) / (W @ self.top_n), np.nan)
+            out["ranking_accuracy"] = np.where(
+                W @ self.rank_n > 0, (W @ self.rank_hit) / (W @ self.rank_n), np.nan
+            )
+            out["top1_accuracy"] = np.where(
+                W @ self.top_n > 0, (W @ self.top_hit) / (W @ self.top_n), np.nan
+            )
         return out
 
     def point(self) -> dict[str, float | None]:
@@ -160,8 +213,16 @@ class _KernelStats:
 def _draws(n_kernels: int, n: int, seed: int) -> np.ndarray:
     """(n x kernels) counts: resamples of the kernels with replacement, seeded."""
     rng = np.random.default_rng(seed)
-    return np.stack([np.bincount(rng.integers(0, n_kernels, n_kernels), minlength=n_kernels) for _ in range(n)]
-                    ).astype(float) if n else np.zeros((0, n_kernels))
+    return (
+        np.stack(
+            [
+                np.bincount(rng.integers(0, n_kernels, n_kernels), minlength=n_kernels)
+                for _ in range(n)
+            ]
+        ).astype(float)
+        if n
+        else np.zeros((0, n_kernels))
+    )
 
 
 def _interval(xs: np.ndarray, level: float) -> tuple[float, float]:
@@ -172,7 +233,9 @@ def _interval(xs: np.ndarray, level: float) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-def bootstrap(df: pl.DataFrame, *, n: int = 1000, seed: int = 0, level: float = 0.9) -> dict[str, dict]:
+def bootstrap(
+    df: pl.DataFrame, *, n: int = 1000, seed: int = 0, level: float = 0.9
+) -> dict[str, dict]:
     """{metric: {"value", "lo", "hi"}}: the point estimate and a ``level`` percentile interval over
     ``n`` resamples of the kernels. Seeded: the same input gives the same interval."""
     st = _KernelStats(_checked(df))
@@ -184,18 +247,30 @@ def bootstrap(df: pl.DataFrame, *, n: int = 1000, seed: int = 0, level: float = 
     return out
 
 
-def compare(a: pl.DataFrame, b: pl.DataFrame, *, n: int = 1000, seed: int = 0, level: float = 0.9) -> dict[str, dict]:
-    """{metric: {"difference", "lo", "hi", "better"}}: metric(a) - metric(b), on the same kernel resamples.
+def compare(
+    a: pl.DataFrame, b: pl.DataFrame, *, n: int = 1000, seed: int = 0, level: float = 0.9
+) -> dict[str, dict]:
+    """{metric: {"difference", "lo", "hi", "better"}}: metric(a) - metric(b), on the same kernel
+    resamples.
 
     ``a`` and ``b`` must hold predictions for the same rows (joined on sample, source, target).
     ``better`` is "a", "b" or "neither" (the interval includes 0), by the metric's direction.
     """
     keys = ["sample", "app", "source", "target"]
-    a, b = (x.drop("y_lo", "y_hi", strict=False) for x in (a, b))  # coverage is not compared: it has no direction
-    joined = _checked(a).join(_checked(b).select(*keys, pl.col("y_pred").alias("y_pred_b")), on=keys, how="inner")
+    # coverage is not compared: it has no direction
+    a, b = (x.drop("y_lo", "y_hi", strict=False) for x in (a, b))
+    joined = _checked(a).join(
+        _checked(b).select(*keys, pl.col("y_pred").alias("y_pred_b")), on=keys, how="inner"
+    )
     if joined.height != a.height or joined.height != b.height:
-        raise ValueError(f"the two prediction sets cover different rows ({a.height} vs {b.height}, {joined.height} shared)")
-    fa, fb = joined.drop("y_pred_b"), joined.with_columns(pl.col("y_pred_b").alias("y_pred")).drop("y_pred_b")
+        raise ValueError(
+            f"the two prediction sets cover different rows ({a.height} vs "
+            f"{b.height}, {joined.height} shared)"
+        )
+    fa, fb = (
+        joined.drop("y_pred_b"),
+        joined.with_columns(pl.col("y_pred_b").alias("y_pred")).drop("y_pred_b"),
+    )
     sa, sb = _KernelStats(fa), _KernelStats(fb)
     pa, pb = sa.point(), sb.point()
     W = _draws(len(sa.apps), n, seed)

@@ -1,5 +1,6 @@
-"""What ``xplat-rajaperf`` is built from and under which rules: named sources, one declared configuration
-per target, and the tolerances of a like-for-like label (see :mod:`xamm_models.benchmark.dataset`)."""
+"""What ``xplat-rajaperf`` is built from and under which rules: named sources, one declared
+configuration per target, and the tolerances of a like-for-like label (see
+:mod:`xamm_models.benchmark.dataset`)."""
 
 from __future__ import annotations
 
@@ -26,19 +27,48 @@ class Source(BaseModel):
 _FCR = "llnl+RAJAPerf-Benchmark/2026-FCR/data"
 _FCR_ORIGIN = "llnl/RAJAPerf-Benchmark @ b7b229cd (branch v2026.04.1-RC), BSD-3-Clause"
 SOURCES = (
-    Source(name="thicket-rajaperf", path="LLNL+thicket/thicket/tests/data/rajaperf",
-           origin="LLNL/thicket @ 5f2d9aff, MIT: quartz (Base_Seq, g++ 10.3.1) and lassen (Base_CUDA) .cali files",
-           license="MIT"),
-    Source(name="h100-tier1", path=f"{_FCR}/RPBenchmark_H100_tier1", machine="h100-node", origin=_FCR_ORIGIN, license="BSD-3-Clause"),
-    Source(name="h100-tier2", path=f"{_FCR}/RPBenchmark_H100_tier2", machine="h100-node", origin=_FCR_ORIGIN, license="BSD-3-Clause"),
-    Source(name="mi300a-tier1", path=f"{_FCR}/RPBenchmark_MI300A_tier1-SPX", machine="mi300a-spx", origin=_FCR_ORIGIN, license="BSD-3-Clause"),
-    Source(name="mi300a-tier2", path=f"{_FCR}/RPBenchmark_MI300A_tier2-SPX", machine="mi300a-spx", origin=_FCR_ORIGIN, license="BSD-3-Clause"),
+    Source(
+        name="thicket-rajaperf",
+        path="LLNL+thicket/thicket/tests/data/rajaperf",
+        origin="LLNL/thicket @ 5f2d9aff, MIT: quartz (Base_Seq, g++ 10.3.1) and "
+        "lassen (Base_CUDA) .cali files",
+        license="MIT",
+    ),
+    Source(
+        name="h100-tier1",
+        path=f"{_FCR}/RPBenchmark_H100_tier1",
+        machine="h100-node",
+        origin=_FCR_ORIGIN,
+        license="BSD-3-Clause",
+    ),
+    Source(
+        name="h100-tier2",
+        path=f"{_FCR}/RPBenchmark_H100_tier2",
+        machine="h100-node",
+        origin=_FCR_ORIGIN,
+        license="BSD-3-Clause",
+    ),
+    Source(
+        name="mi300a-tier1",
+        path=f"{_FCR}/RPBenchmark_MI300A_tier1-SPX",
+        machine="mi300a-spx",
+        origin=_FCR_ORIGIN,
+        license="BSD-3-Clause",
+    ),
+    Source(
+        name="mi300a-tier2",
+        path=f"{_FCR}/RPBenchmark_MI300A_tier2-SPX",
+        machine="mi300a-spx",
+        origin=_FCR_ORIGIN,
+        license="BSD-3-Clause",
+    ),
 )
 
 
 class TargetConfig(BaseModel):
-    """The one configuration a target is measured in. ``None`` for compiler or flags: the files do not
-    record them (runs must then record none either); ``release`` is declared from the source's provenance."""
+    """The one configuration a target is measured in. ``None`` for compiler or flags: the files do
+    not record them (runs must then record none either); ``release`` is declared from the source's
+    provenance."""
 
     model_config = ConfigDict(frozen=True)
     target: str
@@ -48,24 +78,66 @@ class TargetConfig(BaseModel):
     variant: str
     ranks: int | None
     threads: int | None = 1  # OpenMP threads per rank (every Base_* run here is single-threaded)
-    path_pattern: str  # a regular expression the run's source_path matches: files laid out as the named source's
+    # a regular expression the run's source_path matches: files laid out as the named source's
+    path_pattern: str
     policy: str = "the variant's fastest tuning per kernel and size; trials averaged"
 
 
-_FCR_FILES = r"(^|/)[A-Z0-9_]+_factor_\d+-kernel-run-data\.csv$"  # the FCR sweep's per-kernel, per-factor runs
+# the FCR sweep's per-kernel, per-factor runs
+_FCR_FILES = r"(^|/)[A-Z0-9_]+_factor_\d+-kernel-run-data\.csv$"
 CONFIGS = (
-    TargetConfig(target="quartz:cpu", release="1.10.0", compiler="g++-10.3.1",
-                 compiler_flags="-Ofast -march=native; -Wall -Wextra -g -O3", variant="Base_Seq", ranks=None,
-                 path_pattern=r"(^|/)gcc10\.3\.1_\d+/O3/\d+/Base_Seq-default\.cali$"),
-    TargetConfig(target="lassen:gpu", release="1.10.0", compiler="clang++-10.0.1+nvcc-10.2.89",
-                 compiler_flags="-Wall -Wextra", variant="Base_CUDA", ranks=None,
-                 path_pattern=r"(^|/)clang10\.0\.1_nvcc10\.2\.89_\d+/\d+/Base_CUDA-block_\d+\.cali$"),
-    TargetConfig(target="h100-node:cpu", release="v2026.04.1-RC", compiler=None, compiler_flags=None, variant="Base_Seq", ranks=4,
-                 path_pattern=_FCR_FILES),
-    TargetConfig(target="h100-node:gpu", release="v2026.04.1-RC", compiler=None, compiler_flags=None, variant="Base_CUDA", ranks=4,
-                 path_pattern=_FCR_FILES),
-    TargetConfig(target="mi300a-spx:cpu", release="v2026.04.1-RC", compiler=None, compiler_flags=None, variant="Base_Seq", ranks=4,
-                 path_pattern=_FCR_FILES),
-    TargetConfig(target="mi300a-spx:gpu", release="v2026.04.1-RC", compiler=None, compiler_flags=None, variant="Base_HIP", ranks=4,
-                 path_pattern=_FCR_FILES),
+    TargetConfig(
+        target="quartz:cpu",
+        release="1.10.0",
+        compiler="g++-10.3.1",
+        compiler_flags="-Ofast -march=native; -Wall -Wextra -g -O3",
+        variant="Base_Seq",
+        ranks=None,
+        path_pattern=r"(^|/)gcc10\.3\.1_\d+/O3/\d+/Base_Seq-default\.cali$",
+    ),
+    TargetConfig(
+        target="lassen:gpu",
+        release="1.10.0",
+        compiler="clang++-10.0.1+nvcc-10.2.89",
+        compiler_flags="-Wall -Wextra",
+        variant="Base_CUDA",
+        ranks=None,
+        path_pattern=r"(^|/)clang10\.0\.1_nvcc10\.2\.89_\d+/\d+/Base_CUDA-block_\d+\.cali$",
+    ),
+    TargetConfig(
+        target="h100-node:cpu",
+        release="v2026.04.1-RC",
+        compiler=None,
+        compiler_flags=None,
+        variant="Base_Seq",
+        ranks=4,
+        path_pattern=_FCR_FILES,
+    ),
+    TargetConfig(
+        target="h100-node:gpu",
+        release="v2026.04.1-RC",
+        compiler=None,
+        compiler_flags=None,
+        variant="Base_CUDA",
+        ranks=4,
+        path_pattern=_FCR_FILES,
+    ),
+    TargetConfig(
+        target="mi300a-spx:cpu",
+        release="v2026.04.1-RC",
+        compiler=None,
+        compiler_flags=None,
+        variant="Base_Seq",
+        ranks=4,
+        path_pattern=_FCR_FILES,
+    ),
+    TargetConfig(
+        target="mi300a-spx:gpu",
+        release="v2026.04.1-RC",
+        compiler=None,
+        compiler_flags=None,
+        variant="Base_HIP",
+        ranks=4,
+        path_pattern=_FCR_FILES,
+    ),
 )

@@ -1,4 +1,5 @@
-"""The model commands of ``xamm``: ``amm``, ``run``, ``predict``, ``eval``, ``zoo``, ``adapt``, ``schedule-sim``."""
+"""The model commands of ``xamm``: ``amm``, ``run``, ``predict``, ``eval``, ``zoo``, ``adapt``,
+``schedule-sim``."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ EPILOG = """\
 examples:
   xamm amm build                          train the shared embedder, build every machine's signature
   xamm amm build quartz --aggregation variance
-  xamm amm list                           every registry machine: latest signature or 'no signature yet'
+  xamm amm list                           every registry machine: latest signature or 'no \
+signature yet'
   xamm amm show quartz:cpu@1
   xamm amm push --repo org/xamm-amms      publish all signatures (one file per machine@version)
   xamm amm pull --repo org/xamm-amms --revision <commit>
@@ -28,16 +30,18 @@ examples:
 
 
 def register(sub) -> dict:
-    """Add the model commands to ``xamm``. Handlers that train or embed import torch first; the others load only
-    what their model needs. Without a library of the models extra they say which extra to install."""
+    """Add the model commands to ``xamm``. Handlers that train or embed import torch first; the
+    others load only what their model needs. Without a library of the models extra they say which
+    extra to install."""
     add_commands(sub)
     return {}
 
 
 def _needs_models(handler, needs_torch=lambda args: True):
-    """``handler`` run with the models extra checked: torch imported first where ``needs_torch(args)`` says so (after
-    :func:`~xamm_models.runtime.pin`), else loaded only if the model used needs it; a missing library of the extra
-    is a one-line error naming it."""
+    """``handler`` run with the models extra checked: torch imported first where
+    ``needs_torch(args)`` says so (after :func:`~xamm_models.runtime.pin`), else loaded only if the
+    model used needs it; a missing library of the extra is a one-line error naming it."""
+
     def run_handler(args):
         cpu_kernels.pin()  # before torch is imported: the same numbers on every x86-64 machine
         try:
@@ -47,12 +51,26 @@ def _needs_models(handler, needs_torch=lambda args: True):
         except ImportError as e:  # a library of the extra not installed
             if e.name is None or e.name.split(".")[0] not in MODELS_LIBRARIES:
                 raise
-            raise LookupError(f"'xamm {args.command}' needs the models extra ({e.name} is missing): {MODELS_EXTRA}") from None
+            raise LookupError(
+                f"'xamm {args.command}' needs the models extra ({e.name} is "
+                f"missing): {MODELS_EXTRA}"
+            ) from None
+
     return run_handler
 
 
-# what the models extra installs (pyproject's `models`): a handler that meets one missing names the extra
-MODELS_LIBRARIES = {"torch", "catboost", "xgboost", "sklearn", "skops", "safetensors", "matplotlib", "tqdm"}
+# what the models extra installs (pyproject's `models`): a handler that meets one missing names the
+# extra
+MODELS_LIBRARIES = {
+    "torch",
+    "catboost",
+    "xgboost",
+    "sklearn",
+    "skops",
+    "safetensors",
+    "matplotlib",
+    "tqdm",
+}
 LIGHT_AMM_ACTIONS = {"list", "show", "push", "pull"}  # read or move signatures: no embedder runs
 
 
@@ -68,25 +86,49 @@ def add_commands(sub) -> None:
 def _node_count(text: str) -> tuple[str, int]:
     machine, _, n = text.partition("=")
     if not n.isdigit() or int(n) < 1 or ":" not in machine:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected MACHINE:DEVICE=NODES, e.g. h100-node:gpu=2")
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected MACHINE:DEVICE=NODES, e.g. h100-node:gpu=2"
+        )
     return machine, int(n)
 
 
 def _add_schedule_sim(sub) -> None:
-    s = sub.add_parser("schedule-sim", help="what predictions buy a scheduler: a simulated job queue over the machines",
-                       epilog="examples:\n  xamm schedule-sim --store ./store --nodes h100-node:gpu=2 --nodes lassen:gpu=4 "
-                              "--nodes quartz:cpu=8\n  xamm schedule-sim --store ./store --source mi300a-spx:cpu "
-                              "--nodes h100-node:gpu=2 --nodes quartz:cpu=8 --jobs 500 --load 0.5 --json\n\n"
-                              "policies: oracle (true durations), predicted (the default predictor), adapted (seed "
-                              "003's adaptation, 5% of target samples), least-loaded, random; see "
-                              "xamm_models.studies.scheduling_sim",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    s.add_argument("--store", type=store_arg, required=True, help="store holding the benchmark's runs")
-    s.add_argument("--source", default="mi300a-spx:cpu", help="the submit machine the jobs were profiled on")
-    s.add_argument("--nodes", type=_node_count, action="append", required=True, metavar="MACHINE:DEVICE=N",
-                   help="a machine of the cluster and its node count (repeatable)")
+    s = sub.add_parser(
+        "schedule-sim",
+        help="what predictions buy a scheduler: a simulated job queue over the machines",
+        epilog="examples:\n  xamm schedule-sim --store ./store --nodes "
+        "h100-node:gpu=2 --nodes lassen:gpu=4 "
+        "--nodes quartz:cpu=8\n  xamm schedule-sim --store ./store "
+        "--source mi300a-spx:cpu "
+        "--nodes h100-node:gpu=2 --nodes quartz:cpu=8 --jobs 500 --load "
+        "0.5 --json\n\n"
+        "policies: oracle (true durations), predicted (the default "
+        "predictor), adapted (seed "
+        "003's adaptation, 5% of target samples), least-loaded, random; see "
+        "xamm_models.studies.scheduling_sim",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    s.add_argument(
+        "--store", type=store_arg, required=True, help="store holding the benchmark's runs"
+    )
+    s.add_argument(
+        "--source", default="mi300a-spx:cpu", help="the submit machine the jobs were profiled on"
+    )
+    s.add_argument(
+        "--nodes",
+        type=_node_count,
+        action="append",
+        required=True,
+        metavar="MACHINE:DEVICE=N",
+        help="a machine of the cluster and its node count (repeatable)",
+    )
     s.add_argument("--jobs", type=int, default=2000)
-    s.add_argument("--load", type=float, default=0.8, help="offered load as a fraction of the cluster's best-case capacity")
+    s.add_argument(
+        "--load",
+        type=float,
+        default=0.8,
+        help="offered load as a fraction of the cluster's best-case capacity",
+    )
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--json", action="store_true")
     s.set_defaults(handler=_needs_models(schedule_sim_cmd))
@@ -95,49 +137,97 @@ def _add_schedule_sim(sub) -> None:
 def schedule_sim_cmd(args) -> int:
     import polars as pl  # in the handler, as below
 
-    from xamm_models.studies.scheduling_jobs import fold_predictions, make_jobs  # in the handler: `xamm --help` never loads the models
-    from xamm_models.studies.scheduling_sim import compare  # in the handler, as above
     from xamm_models.benchmark.dataset import XplatDataset  # in the handler, as above
+
+    # in the handler: `xamm --help` never loads the models
+    from xamm_models.studies.scheduling_jobs import fold_predictions, make_jobs
+    from xamm_models.studies.scheduling_sim import compare  # in the handler, as above
 
     nodes = dict(args.nodes)
     ds = XplatDataset.from_store(args.store)
     known = set(ds.samples.get_column("target"))
     for m in sorted(set(nodes) - known):
-        raise LookupError(f"no benchmark runs for {m!r} in {args.store}; known: {', '.join(sorted(known))}")
-    jobs = make_jobs(fold_predictions(ds, args.source, seed=args.seed), nodes, n_jobs=args.jobs, load=args.load,
-                     seed=args.seed)
+        raise LookupError(
+            f"no benchmark runs for {m!r} in {args.store}; known: {', '.join(sorted(known))}"
+        )
+    jobs = make_jobs(
+        fold_predictions(ds, args.source, seed=args.seed),
+        nodes,
+        n_jobs=args.jobs,
+        load=args.load,
+        seed=args.seed,
+    )
     rows = pl.DataFrame(compare(jobs, nodes, seed=args.seed))
-    base = {p: rows.filter(pl.col("policy") == p).get_column("mean_turnaround_s").item() for p in ("least-loaded", "random")}
-    rows = rows.with_columns(*[(1 - pl.col("mean_turnaround_s") / v).alias(f"turnaround_cut_vs_{p}") for p, v in base.items()])
-    emit(rows, as_json=args.json, title=f"{args.jobs} jobs from held-out kernels profiled on {args.source}, load {args.load}")
+    base = {
+        p: rows.filter(pl.col("policy") == p).get_column("mean_turnaround_s").item()
+        for p in ("least-loaded", "random")
+    }
+    rows = rows.with_columns(
+        *[
+            (1 - pl.col("mean_turnaround_s") / v).alias(f"turnaround_cut_vs_{p}")
+            for p, v in base.items()
+        ]
+    )
+    emit(
+        rows,
+        as_json=args.json,
+        title=f"{args.jobs} jobs from held-out kernels profiled on {args.source}, load {args.load}",
+    )
     return 0
 
 
 ADAPT_EPILOG = """\
 examples:
-  xamm adapt labelled.parquet --model ./zoo-out/models/xamm --platform newbox:cpu --out ./newbox-model
+  xamm adapt labelled.parquet --model ./zoo-out/models/xamm --platform newbox:cpu --out \
+./newbox-model
   xamm adapt labelled.csv --model org/xamm-xamm --revision <commit> --platform newbox:cpu \\
       --features PAPI_TOT_INS,PAPI_L3_TCM,log_time --unlabelled more-profiles.parquet --out m --json
-  xamm predict profiles.parquet --model ./newbox-model --source newbox:cpu --target lassen:gpu --rank
+  xamm predict profiles.parquet --model ./newbox-model --source newbox:cpu --target lassen:gpu \
+--rank
 
-labelled samples: one row per profile of the new platform and target it was also run on: the app's name
-(and parameters), `target`, `relR` (runtime on target / runtime on the platform) and the platform's own feature
-columns (default: every other numeric column). The frozen predictor is read through an alignment learned from them
-(seed 003); see xamm_models.predictors.adapted.predictor.
+labelled samples: one row per profile of the new platform and target it was also run on: the app's \
+name
+(and parameters), `target`, `relR` (runtime on target / runtime on the platform) and the \
+platform's own feature
+columns (default: every other numeric column). The frozen predictor is read through an alignment \
+learned from them
+(few-shot adaptation); see xamm_models.predictors.adapted.predictor.
 """
 
 
 def _add_adapt(sub) -> None:
-    s = sub.add_parser("adapt", help="adapt a trained xamm predictor to a platform with other feature columns (seed 003)",
-                       epilog=ADAPT_EPILOG, formatter_class=RAW)
-    s.add_argument("samples", type=Path, help="Parquet/CSV of labelled profiles of the platform (see below)")
+    s = sub.add_parser(
+        "adapt",
+        help="adapt a trained xamm predictor to a platform with other feature "
+        "columns (few-shot adaptation)",
+        epilog=ADAPT_EPILOG,
+        formatter_class=RAW,
+    )
+    s.add_argument(
+        "samples", type=Path, help="Parquet/CSV of labelled profiles of the platform (see below)"
+    )
     s.add_argument("--model", required=True, help="a trained xamm predictor: folder or Hub repo id")
     s.add_argument("--revision", help="Hub revision to pin")
-    s.add_argument("--platform", required=True, help="the new platform's name (machine:device), the source of its profiles")
-    s.add_argument("--features", help="comma-separated feature columns (default: every numeric column but the labels)")
-    s.add_argument("--unlabelled", type=Path, help="Parquet/CSV of the platform's unlabelled profiles (features only)")
-    s.add_argument("--as-source", help="a training source the frozen regressors treat the platform as")
-    s.add_argument("--no-names", action="store_true", help="do not seed the alignment by names that resolve")
+    s.add_argument(
+        "--platform",
+        required=True,
+        help="the new platform's name (machine:device), the source of its profiles",
+    )
+    s.add_argument(
+        "--features",
+        help="comma-separated feature columns (default: every numeric column but the labels)",
+    )
+    s.add_argument(
+        "--unlabelled",
+        type=Path,
+        help="Parquet/CSV of the platform's unlabelled profiles (features only)",
+    )
+    s.add_argument(
+        "--as-source", help="a training source the frozen regressors treat the platform as"
+    )
+    s.add_argument(
+        "--no-names", action="store_true", help="do not seed the alignment by names that resolve"
+    )
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--out", type=Path, required=True, help="folder to save the adapted model to")
     s.add_argument("--json", action="store_true", help="the summary as JSON")
@@ -153,54 +243,101 @@ def _read_table(path: Path):
 
 
 def adapt_cmd(args) -> int:
-    from xamm_models.predictors.paper.predictor import XammPredictor  # in the handler: `xamm --help` never loads the models
-    from xamm_models.predictors.adapted.predictor import adapt  # in the handler: `xamm --help` never loads the models
+    # in the handler: `xamm --help` never loads the models
+    from xamm_models.predictors.adapted.predictor import adapt
+
+    # in the handler, likewise
+    from xamm_models.predictors.paper.predictor import XammPredictor
 
     base = XammPredictor.from_pretrained(str(args.model), revision=args.revision)
     if not isinstance(base, XammPredictor):  # a model of another kind given: bad input, exit 1
         raise ValueError(  # noqa: TRY004
-            f"{args.model} is a {type(base).__name__}; only an xamm predictor (zoo kind 'xamm') adapts")
+            f"{args.model} is a {type(base).__name__}; only an xamm predictor "
+            "(zoo kind 'xamm') adapts"
+        )
     features = [c.strip() for c in args.features.split(",") if c.strip()] if args.features else None
-    model = adapt(base, _read_table(args.samples), args.platform, features=features, as_source=args.as_source,
-                  unlabelled=_read_table(args.unlabelled) if args.unlabelled else None,
-                  use_names=not args.no_names, seed=args.seed)
+    model = adapt(
+        base,
+        _read_table(args.samples),
+        args.platform,
+        features=features,
+        as_source=args.as_source,
+        unlabelled=_read_table(args.unlabelled) if args.unlabelled else None,
+        use_names=not args.no_names,
+        seed=args.seed,
+    )
     model.save_pretrained(args.out)
-    summary = {"out": str(args.out), "platform": args.platform, "features": model.config.features,
-               "ridge_alpha": float(model.weights["ridge_alpha"][0]), **model.training}
+    summary = {
+        "out": str(args.out),
+        "platform": args.platform,
+        "features": model.config.features,
+        "ridge_alpha": float(model.weights["ridge_alpha"][0]),
+        **model.training,
+    }
     if args.json:
         emit(summary, as_json=True)
     else:
-        print(f"adapted {args.model} to {args.platform}: {summary['profiles']} labelled profiles ({summary['pairs']} pairs), "
-              f"{summary['unlabelled']} unlabelled, {summary['name_seeded']} columns seeded by name; saved to {args.out}")
+        print(
+            f"adapted {args.model} to {args.platform}: {summary['profiles']} "
+            f"labelled profiles ({summary['pairs']} pairs), "
+            f"{summary['unlabelled']} unlabelled, {summary['name_seeded']} "
+            f"columns seeded by name; saved to {args.out}"
+        )
     return 0
 
 
 ZOO_EPILOG = """\
 examples:
   xamm zoo list                                            the model kinds of the zoo
-  xamm zoo build --data-dir ../shared/data --out zoo-out   every artefact from the public data (about 5 min)
-  xamm zoo build --data-dir ../shared/data --out zoo-out --eval-results docs/eval/results.json --snapshot xamm_data/snapshot
+  xamm zoo build --data-dir ../shared/data --out zoo-out   every artefact from the public data \
+(about 5 min)
+  xamm zoo build --data-dir ../shared/data --out zoo-out --eval-results docs/eval/results.json \
+--snapshot xamm_data/snapshot
 """
 
 
 def _add_zoo(sub) -> None:
-    p = sub.add_parser("zoo", help="the model zoo: list its kinds, build every published artefact", epilog=ZOO_EPILOG,
-                       formatter_class=RAW)
+    p = sub.add_parser(
+        "zoo",
+        help="the model zoo: list its kinds, build every published artefact",
+        epilog=ZOO_EPILOG,
+        formatter_class=RAW,
+    )
     a = p.add_subparsers(dest="action", required=True)
-    a.add_parser("list", help="the zoo's model kinds", epilog="examples:\n  xamm zoo list --json", formatter_class=RAW) \
-        .add_argument("--json", action="store_true")
-    b = a.add_parser("build", help="regenerate every artefact from the public data", epilog=ZOO_EPILOG, formatter_class=RAW)
-    b.add_argument("--data-dir", type=Path, required=True, help="the public data (../shared/data layout)")
+    a.add_parser(
+        "list",
+        help="the zoo's model kinds",
+        epilog="examples:\n  xamm zoo list --json",
+        formatter_class=RAW,
+    ).add_argument("--json", action="store_true")
+    b = a.add_parser(
+        "build",
+        help="regenerate every artefact from the public data",
+        epilog=ZOO_EPILOG,
+        formatter_class=RAW,
+    )
+    b.add_argument(
+        "--data-dir", type=Path, required=True, help="the public data (../shared/data layout)"
+    )
     b.add_argument("--out", type=Path, required=True, help="where the zoo is built")
-    b.add_argument("--eval-results", type=Path, help="an `xamm eval` results.json: the models' cards carry its metrics")
+    b.add_argument(
+        "--eval-results",
+        type=Path,
+        help="an `xamm eval` results.json: the models' cards carry its metrics",
+    )
     b.add_argument("--snapshot", type=Path, help="also write the package's embedded snapshot here")
     b.add_argument("--epochs", type=int, default=200, help="attention embedder epochs")
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--no-vae-dnn", action="store_true", help="skip the VAE-DNN (about a minute)")
     b.add_argument("--json", action="store_true", help="the artefacts as JSON")
-    u = a.add_parser("push", help="publish a built zoo to the Hub with its cards", formatter_class=RAW,
-                     epilog="examples:\n  xamm zoo push --zoo zoo-out --org my-org     datasets, signatures, models; "
-                            "prints each repo's commit (pin it)")
+    u = a.add_parser(
+        "push",
+        help="publish a built zoo to the Hub with its cards",
+        formatter_class=RAW,
+        epilog="examples:\n  xamm zoo push --zoo zoo-out --org my-org     "
+        "datasets, signatures, models; "
+        "prints each repo's commit (pin it)",
+    )
     u.add_argument("--zoo", type=Path, required=True, help="a folder `xamm zoo build` wrote")
     u.add_argument("--org", required=True, help="the Hub user or organisation")
     u.add_argument("--json", action="store_true")
@@ -210,134 +347,274 @@ def _add_zoo(sub) -> None:
 def zoo_cmd(args) -> int:
     import polars as pl  # in the handler: `xamm --help` stays fast
 
-    from xamm_models.zoo import registry as zoo  # in the handler: `xamm --help` never loads the models
+    # in the handler: `xamm --help` never loads the models
+    from xamm_models.zoo import registry as zoo
 
     if args.action == "list":
-        emit(pl.DataFrame([{"kind": n, "marker": zoo.MODELS.get(n).marker, "what": zoo.MODELS.get(n).description}
-              for n in zoo.list_models()]), as_json=args.json, title="xamm model kinds")
+        emit(
+            pl.DataFrame(
+                [
+                    {
+                        "kind": n,
+                        "marker": zoo.MODELS.get(n).marker,
+                        "what": zoo.MODELS.get(n).description,
+                    }
+                    for n in zoo.list_models()
+                ]
+            ),
+            as_json=args.json,
+            title="xamm model kinds",
+        )
         return 0
-    from xamm_models.zoo.build import build_zoo, push_zoo, snapshot_frame, write_snapshot  # in the handler, as above
+    # in the handler, as above
+    from xamm_models.zoo.build import build_zoo, push_zoo, snapshot_frame, write_snapshot
 
     if args.action == "push":
         done = push_zoo(args.zoo, args.org, progress=(lambda m: None) if args.json else print)
-        emit(pl.DataFrame([{"repo": r, "commit": c} for r, c in done.items()]), as_json=args.json, title="published")
+        emit(
+            pl.DataFrame([{"repo": r, "commit": c} for r, c in done.items()]),
+            as_json=args.json,
+            title="published",
+        )
         return 0
     quiet = args.json or getattr(args, "quiet", False)
-    arts = build_zoo(args.data_dir, args.out, seed=args.seed, epochs=args.epochs, eval_results=args.eval_results,
-                     vae_dnn=not args.no_vae_dnn, progress=(lambda m: None) if quiet else (lambda m: print(m, flush=True)))
+    arts = build_zoo(
+        args.data_dir,
+        args.out,
+        seed=args.seed,
+        epochs=args.epochs,
+        eval_results=args.eval_results,
+        vae_dnn=not args.no_vae_dnn,
+        progress=(lambda m: None) if quiet else (lambda m: print(m, flush=True)),
+    )
     if args.snapshot:
         write_snapshot(args.out, args.snapshot)
         if not quiet:
-            emit(snapshot_frame(args.snapshot), as_json=False, title=f"embedded snapshot {args.snapshot}")
-    emit(pl.DataFrame([a.model_dump(exclude={"metrics"}) for a in arts]), as_json=args.json, title=f"zoo {args.out}")
+            emit(
+                snapshot_frame(args.snapshot),
+                as_json=False,
+                title=f"embedded snapshot {args.snapshot}",
+            )
+    emit(
+        pl.DataFrame([a.model_dump(exclude={"metrics"}) for a in arts]),
+        as_json=args.json,
+        title=f"zoo {args.out}",
+    )
     return 0
 
 
 def _add_amm(sub) -> None:
-    p = sub.add_parser("amm", help="Abstract Machine Model signatures", epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "amm",
+        help="Abstract Machine Model signatures",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     a = p.add_subparsers(dest="action", metavar="ACTION")
     a.required = True
-    b = a.add_parser("build", help="build signatures from the store's benchmark runs", epilog=EPILOG,
-                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    b = a.add_parser(
+        "build",
+        help="build signatures from the store's benchmark runs",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     b.add_argument("machines", nargs="*", help="machine ids (default: all with benchmark data)")
-    b.add_argument("--kind", choices=["attention", "physics"], default="attention",
-                   help="attention: the paper's AMM (Algorithm 1); physics: bandwidth curve, flop rate, launch overhead")
+    b.add_argument(
+        "--kind",
+        choices=["attention", "physics"],
+        default="attention",
+        help="attention: the paper's AMM (Algorithm 1); physics: bandwidth "
+        "curve, flop rate, launch overhead",
+    )
     b.add_argument("--aggregation", choices=["mean", "l2", "variance"], default="l2")
     b.add_argument("--normalise", choices=["divide", "subtract", "none"], default="divide")
-    b.add_argument("--embedder", help="a saved embedder folder or Hub repo (default: train one on all machines)")
+    b.add_argument(
+        "--embedder",
+        help="a saved embedder folder or Hub repo (default: train one on all machines)",
+    )
     b.add_argument("--alignment", choices=["intersection", "union"], default="intersection")
     b.add_argument("--epochs", type=int, default=200)
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--store", type=store_arg, default=None)
-    ls = a.add_parser("list", help="list signatures and machines without one", formatter_class=RAW,
-                      epilog="examples:\n  xamm amm list\n  xamm amm list --json | jq '.[].ref'")
+    ls = a.add_parser(
+        "list",
+        help="list signatures and machines without one",
+        formatter_class=RAW,
+        epilog="examples:\n  xamm amm list\n  xamm amm list --json | jq '.[].ref'",
+    )
     ls.add_argument("--json", action="store_true", help="print the listing as JSON")
-    s = a.add_parser("show", help="show one signature as JSON", formatter_class=RAW,
-                     epilog="examples:\n  xamm amm show quartz:cpu\n  xamm amm show lassen:gpu@1 | head\n"
-                            "  xamm amm show h100-node:gpu --kind physics")
+    s = a.add_parser(
+        "show",
+        help="show one signature as JSON",
+        formatter_class=RAW,
+        epilog="examples:\n  xamm amm show quartz:cpu\n  xamm amm show "
+        "lassen:gpu@1 | head\n"
+        "  xamm amm show h100-node:gpu --kind physics",
+    )
     s.add_argument("ref", help="MACHINE[:cpu|:gpu][@VERSION]")
     s.add_argument("--kind", choices=["attention", "physics"], default="attention")
-    for name, helptext in (("push", "publish signatures to a Hub repo"), ("pull", "fetch signatures from a Hub repo")):
-        q = a.add_parser(name, help=helptext, formatter_class=RAW,
-                         epilog=f"examples:\n  xamm amm {name} --repo org/xamm-amms" + (" --revision <commit>" if name == "pull" else ""))
+    for name, helptext in (
+        ("push", "publish signatures to a Hub repo"),
+        ("pull", "fetch signatures from a Hub repo"),
+    ):
+        q = a.add_parser(
+            name,
+            help=helptext,
+            formatter_class=RAW,
+            epilog=f"examples:\n  xamm amm {name} --repo org/xamm-amms"
+            + (" --revision <commit>" if name == "pull" else ""),
+        )
         q.add_argument("--repo", required=True)
         q.add_argument("--revision", default="main")
-    pl_ = a.add_parser("plot", help="t-SNE PNG of benchmark-sample embeddings by target", formatter_class=RAW,
-                       epilog="examples:\n  xamm amm plot --out amm-tsne.png")
+    pl_ = a.add_parser(
+        "plot",
+        help="t-SNE PNG of benchmark-sample embeddings by target",
+        formatter_class=RAW,
+        epilog="examples:\n  xamm amm plot --out amm-tsne.png",
+    )
     pl_.add_argument("--out", type=Path, default=Path("amm-tsne.png"))
-    pl_.add_argument("--embedder", help="a saved embedder (default: the newest under $XAMM_HOME/embedders)")
+    pl_.add_argument(
+        "--embedder", help="a saved embedder (default: the newest under $XAMM_HOME/embedders)"
+    )
     pl_.add_argument("--store", type=store_arg, default=None)
-    p.set_defaults(handler=_needs_models(run, needs_torch=lambda args: args.action not in LIGHT_AMM_ACTIONS))
+    p.set_defaults(
+        handler=_needs_models(run, needs_torch=lambda args: args.action not in LIGHT_AMM_ACTIONS)
+    )
 
 
 def _add_run_predict_eval(sub) -> None:
-    r = sub.add_parser("run", help="the config-driven pipeline (paper Listing 1): func amm|train|test",
-                       epilog="examples:\n  xamm run config.yml\n\nfields: see xamm_models.predictors.paper.pipeline",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    r = sub.add_parser(
+        "run",
+        help="the config-driven pipeline (paper Listing 1): func amm|train|test",
+        epilog=(
+            "examples:\n  xamm run config.yml\n\nfields: see xamm_models.predictors.paper.pipeline"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     r.add_argument("config", type=Path)
     r.set_defaults(handler=_needs_models(run_config))
-    q = sub.add_parser("predict", help="predict relR of profiles measured on a source machine",
-                       epilog="examples:\n  xamm predict profiles.parquet --source quartz:cpu --target ruby:cpu "
-                              "--target corona:gpu --model org/xamm-predictor\n"
-                              "  xamm predict p.parquet --source quartz:cpu --target new:gpu --model ./model "
-                              "--target-benchmarks ./new-store\n"
-                              "  xamm predict ./store --source quartz:cpu --target lassen:gpu --target h100-node:gpu "
-                              "--model ./default --rank --json\n\n"
-                              "--rank: targets per profile fastest first, with p_fastest (from the intervals) for the "
-                              "default predictor",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    q = sub.add_parser(
+        "predict",
+        help="predict relR of profiles measured on a source machine",
+        epilog="examples:\n  xamm predict profiles.parquet --source quartz:cpu "
+        "--target ruby:cpu "
+        "--target corona:gpu --model org/xamm-predictor\n"
+        "  xamm predict p.parquet --source quartz:cpu --target new:gpu "
+        "--model ./model "
+        "--target-benchmarks ./new-store\n"
+        "  xamm predict ./store --source quartz:cpu --target lassen:gpu "
+        "--target h100-node:gpu "
+        "--model ./default --rank --json\n\n"
+        "--rank: targets per profile fastest first, with p_fastest (from "
+        "the intervals) for the "
+        "default predictor",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     q.add_argument("profiles", type=Path, help="Parquet/CSV with the model's feature columns")
     q.add_argument("--source", required=True, help="machine:device the profiles were measured on")
-    q.add_argument("--target", action="append", required=True, help="machine:device to predict for (repeatable)")
+    q.add_argument(
+        "--target",
+        action="append",
+        required=True,
+        help="machine:device to predict for (repeatable)",
+    )
     q.add_argument("--model", required=True, help="predictor folder or Hub repo id")
     q.add_argument("--revision", help="Hub revision to pin")
-    q.add_argument("--target-benchmarks", type=Path, help="benchmark data (store root or Parquet) of unseen targets")
+    q.add_argument(
+        "--target-benchmarks",
+        type=Path,
+        help="benchmark data (store root or Parquet) of unseen targets",
+    )
     q.add_argument("--rank", action="store_true", help="rank targets per profile, fastest first")
     q.add_argument("--out", type=Path, help="write the predictions as Parquet")
     q.add_argument("--json", action="store_true", help="every prediction as JSON on stdout")
-    q.set_defaults(handler=_needs_models(predict_cmd, needs_torch=lambda args: False))  # the model loads what it needs
+    # the model loads what it needs
+    q.set_defaults(handler=_needs_models(predict_cmd, needs_torch=lambda args: False))
 
-    e = sub.add_parser("eval", help="every entry of the xplat-rajaperf benchmark on its official folds",
-                       epilog="examples:\n"
-                              "  xamm eval --data-dir ../shared/data --out eval-out     build the data set from its "
-                              "named sources, run everything (about 14-20 min on 2 cores)\n"
-                              "  xamm eval --data-dir ../shared/data --quick --out q   fewer epochs and entries (under a minute)\n"
-                              "  xamm eval --experiment 3 --store ./store --json\n"
-                              "  xamm eval --readme README.md --out docs/eval           rewrite the README's results "
-                              "block and results.md from the JSON (no run)",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    e = sub.add_parser(
+        "eval",
+        help="every entry of the xplat-rajaperf benchmark on its official folds",
+        epilog="examples:\n"
+        "  xamm eval --data-dir ../shared/data --out eval-out     build "
+        "the data set from its "
+        "named sources, run everything (about 14-20 min on 2 cores)\n"
+        "  xamm eval --data-dir ../shared/data --quick --out q   fewer "
+        "epochs and entries (under a minute)\n"
+        "  xamm eval --experiment 3 --store ./store --json\n"
+        "  xamm eval --readme README.md --out docs/eval           "
+        "rewrite the README's results "
+        "block and results.md from the JSON (no run)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     e.add_argument("--experiment", default="all", choices=["1", "2", "3", "4", "all"])
     e.add_argument("--out", type=Path, default=Path("eval-out"))
-    e.add_argument("--store", type=store_arg, default=None, help="store holding the sources' benchmark_runs")
-    e.add_argument("--data-dir", type=Path, default=None,
-                   help="ingest the data set's named sources from this folder first (into --store, else a temporary one)")
-    e.add_argument("--epochs", type=int, default=None, help="embedder epochs (default 50; 5 with --quick)")
+    e.add_argument(
+        "--store", type=store_arg, default=None, help="store holding the sources' benchmark_runs"
+    )
+    e.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help="ingest the data set's named sources from this folder first "
+        "(into --store, else a temporary one)",
+    )
+    e.add_argument(
+        "--epochs", type=int, default=None, help="embedder epochs (default 50; 5 with --quick)"
+    )
     e.add_argument("--seed", type=int, default=0)
-    e.add_argument("--held-out-machine", default="mi300a-spx", help="machine left out of training ('' for none)")
+    e.add_argument(
+        "--held-out-machine",
+        default="mi300a-spx",
+        help="machine left out of training ('' for none)",
+    )
     e.add_argument("--no-loko", action="store_true", help="skip leave-one-kernel-out")
-    e.add_argument("--quick", action="store_true", help="5 epochs, baselines and the XGBoost and stacked entries only, no leave-one-kernel-out")
-    e.add_argument("--readme", type=Path, help="no run: rewrite this README's results block and OUT/results.md from "
-                                               "OUT/results.json")
+    e.add_argument(
+        "--quick",
+        action="store_true",
+        help="5 epochs, baselines and the XGBoost and stacked entries only, "
+        "no leave-one-kernel-out",
+    )
+    e.add_argument(
+        "--readme",
+        type=Path,
+        help="no run: rewrite this README's results block and OUT/results.md from OUT/results.json",
+    )
     e.add_argument("--json", action="store_true", help="print the summary as JSON")
     e.set_defaults(handler=_needs_models(eval_cmd))
 
 
 def eval_cmd(args) -> int:
-    from xamm_models.experiments import report as eval_report  # in the handler: `xamm --help` never loads the models
-    from xamm_models.experiments.run import EvalSettings, run_experiments  # in the handler, as above
+    # in the handler: `xamm --help` never loads the models
+    from xamm_models.experiments import report as eval_report
+
+    # in the handler, as above
+    from xamm_models.experiments.run import EvalSettings, run_experiments
 
     if args.readme:
         eval_report.update_readme(args.readme, args.out / "results.json")
-        print(f"rewrote the results block of {args.readme} and {args.out / 'results.md'} from {args.out / 'results.json'}")
+        print(
+            f"rewrote the results block of {args.readme} and "
+            f"{args.out / 'results.md'} from {args.out / 'results.json'}"
+        )
         return 0
     exps = (1, 2, 3, 4) if args.experiment == "all" else (int(args.experiment),)
-    kw = {"seed": args.seed, "held_out_machine": args.held_out_machine, **({"epochs": args.epochs} if args.epochs else {})}
-    settings = EvalSettings.for_quick(**kw) if args.quick else EvalSettings(loko=not args.no_loko, **kw)
+    kw = {
+        "seed": args.seed,
+        "held_out_machine": args.held_out_machine,
+        **({"epochs": args.epochs} if args.epochs else {}),
+    }
+    settings = (
+        EvalSettings.for_quick(**kw) if args.quick else EvalSettings(loko=not args.no_loko, **kw)
+    )
     quiet = args.json or getattr(args, "quiet", False)
     with _eval_store(args) as store:
-        s = run_experiments(store, experiments=exps, out_dir=args.out, settings=settings,
-                            progress=(lambda m: None) if quiet else (lambda m: print(m, flush=True)))
+        s = run_experiments(
+            store,
+            experiments=exps,
+            out_dir=args.out,
+            settings=settings,
+            progress=(lambda m: None) if quiet else (lambda m: print(m, flush=True)),
+        )
     if args.json:
         emit(json.loads((args.out / "results.json").read_text()), as_json=True)
     else:
@@ -347,8 +624,10 @@ def eval_cmd(args) -> int:
 
 
 def _eval_store(args):
-    """The store to evaluate from: --store, filled from --data-dir's named sources first when given."""
-    from xamm_models.benchmark import dataset as xplat  # in the handler: `xamm --help` never loads the models
+    """The store to evaluate from: --store, filled from --data-dir's named sources first when
+    given."""
+    # in the handler: `xamm --help` never loads the models
+    from xamm_models.benchmark import dataset as xplat
 
     @contextlib.contextmanager
     def cm():
@@ -359,25 +638,37 @@ def _eval_store(args):
             root = args.store or Path(tmp) / "store"
             xplat.ingest_sources(args.data_dir, root)
             yield root
+
     return cm()
 
 
 def run_config(args) -> int:
-    from xamm_models.predictors.paper.pipeline import load_config  # in the handler: `xamm --help` never loads the models
-    from xamm_models.predictors.paper.pipeline import run as run_pipeline  # in the handler, as above
+    # in the handler: `xamm --help` never loads the models
+    from xamm_models.predictors.paper.pipeline import load_config
+
+    # in the handler, as above
+    from xamm_models.predictors.paper.pipeline import run as run_pipeline
 
     run_pipeline(load_config(args.config))
     return 0
 
 
 def predict_cmd(args) -> int:
-    from xamm_models.predictors.baseline import BaselinePredictor  # in the handler: `xamm --help` never loads the models
-    from xamm_models.predictors.default.model import StackedPredictor, load_predictor  # in the handler: `xamm --help` never loads the models
-    from xamm_models.predictors.paper.pipeline import load_app_samples, load_benchmark_runs  # in the handler: `xamm --help` never loads the models
-    from xamm_models.profile_input import read_profiles_file  # in the handler: `xamm --help` never loads the models
+    # in the handler: `xamm --help` never loads the models
+    from xamm_models.predictors.baseline import BaselinePredictor
+
+    # in the handler: `xamm --help` never loads the models
+    from xamm_models.predictors.default.model import StackedPredictor, load_predictor
+
+    # in the handler: `xamm --help` never loads the models
+    from xamm_models.predictors.paper.pipeline import load_app_samples, load_benchmark_runs
+
+    # in the handler: `xamm --help` never loads the models
+    from xamm_models.profile_input import read_profiles_file
 
     model = load_predictor(str(args.model), revision=args.revision)
-    if isinstance(model, (StackedPredictor, BaselinePredictor)) and args.profiles.is_dir():  # RAJAPerf kernels on the source
+    # RAJAPerf kernels on the source
+    if isinstance(model, (StackedPredictor, BaselinePredictor)) and args.profiles.is_dir():
         profiles = _store_profiles(args.profiles, args.source)
     elif args.profiles.is_dir():
         profiles = load_app_samples(args.profiles)
@@ -390,11 +681,17 @@ def predict_cmd(args) -> int:
         out.write_parquet(args.out)
         print(f"wrote {args.out} ({out.height} rows)")
     else:
-        emit(out if args.json else out.head(SHOWN), as_json=args.json,
-             title=f"relR = runtime on target / runtime on {args.source} (> 1: slower)")
+        emit(
+            out if args.json else out.head(SHOWN),
+            as_json=args.json,
+            title=f"relR = runtime on target / runtime on {args.source} (> 1: slower)",
+        )
         if not args.json and out.height > SHOWN:
-            print(f"showing {SHOWN} of {out.height} rows ({out.height - SHOWN} left out): --out FILE.parquet or --json "
-                  "for all of them")
+            print(
+                f"showing {SHOWN} of {out.height} rows ({out.height - SHOWN} left "
+                "out): --out FILE.parquet or --json "
+                "for all of them"
+            )
     return 0
 
 
@@ -402,9 +699,13 @@ SHOWN = 50  # rows of a prediction table printed to a terminal
 
 
 def _store_profiles(root: Path, source: str):
-    """RAJAPerf kernels measured on ``source`` in the store at ``root``, as profiles; refused when there are none."""
-    from xamm_models.benchmark.dataset import samples_from_runs  # in the handler: `xamm --help` never loads the models
-    from xamm_models.predictors.paper.pipeline import load_benchmark_runs  # in the handler, as above
+    """RAJAPerf kernels measured on ``source`` in the store at ``root``, as profiles; refused when
+    there are none."""
+    # in the handler: `xamm --help` never loads the models
+    from xamm_models.benchmark.dataset import samples_from_runs
+
+    # in the handler, as above
+    from xamm_models.predictors.paper.pipeline import load_benchmark_runs
     from xamm_models.profile_input import ProfileInputError  # in the handler, as above
 
     try:
@@ -412,74 +713,122 @@ def _store_profiles(root: Path, source: str):
     except FileNotFoundError:
         runs = None
     if runs is None or runs.is_empty():
-        raise ProfileInputError(f"{root}: the store holds no benchmark_runs (RAJAPerf kernels) to use as profiles; "
-                                "application profiles are not yet predicted from a store: pass a Parquet/CSV file "
-                                "of profiles with the columns the model needs")
+        raise ProfileInputError(
+            f"{root}: the store holds no benchmark_runs (RAJAPerf kernels) to "
+            "use as profiles; "
+            "application profiles are not yet predicted from a store: pass a "
+            "Parquet/CSV file "
+            "of profiles with the columns the model needs"
+        )
     samples = samples_from_runs(runs)
     profiles = samples.filter(samples.get_column("target") == source)
     if profiles.is_empty():
-        raise ProfileInputError(f"{root}: no benchmark_runs of {source} in the store (it holds "
-                                f"{', '.join(sorted(set(samples.get_column('target'))))}); pick --source among them")
+        raise ProfileInputError(
+            f"{root}: no benchmark_runs of {source} in the store (it holds "
+            f"{', '.join(sorted(set(samples.get_column('target'))))}); pick "
+            "--source among them"
+        )
     return profiles
 
 
 def run(args) -> int:
     from xamm_data.store import as_store  # in the handler: `xamm --help` never loads the models
-    from xamm_models.machines.signatures import SignatureRegistry  # in the handler: `xamm --help` never loads the models
+
+    # in the handler: `xamm --help` never loads the models
+    from xamm_models.machines.signatures import SignatureRegistry
 
     reg = SignatureRegistry.default()  # the command line's registry, under $XAMM_HOME
     if args.action == "build" and args.kind == "physics":
-        from xamm_models.zoo.build import build_physics_signatures  # in the handler: `xamm --help` never loads the models
+        # in the handler: `xamm --help` never loads the models
+        from xamm_models.zoo.build import build_physics_signatures
 
-        for s in build_physics_signatures(store=as_store(args.store), registry=reg, machines=args.machines or None):
+        for s in build_physics_signatures(
+            store=as_store(args.store), registry=reg, machines=args.machines or None
+        ):
             p = s.physics
-            print(f"{s.ref}: {s.n_samples} samples, bandwidth up to {max(p.bw):.3g} B/s, flop rate {p.flop_rate:.3g} "
-                  f"flop/s ({p.flop_rate_from}), launch overhead {p.overhead_s:.3g} s")
+            print(
+                f"{s.ref}: {s.n_samples} samples, bandwidth up to {max(p.bw):.3g} "
+                f"B/s, flop rate {p.flop_rate:.3g} "
+                f"flop/s ({p.flop_rate_from}), launch overhead {p.overhead_s:.3g} s"
+            )
         return 0
     if args.action == "build":
-        from xamm_models.machines.attention import build_signatures  # in the handler: `xamm --help` never loads the models
+        # in the handler: `xamm --help` never loads the models
+        from xamm_models.machines.attention import build_signatures
 
-        sigs = build_signatures(store=as_store(args.store), registry=reg, machines=args.machines or None, embedder=args.embedder,
-                                aggregation=args.aggregation, normalise=args.normalise, alignment=args.alignment,
-                                epochs=args.epochs, seed=args.seed)
+        sigs = build_signatures(
+            store=as_store(args.store),
+            registry=reg,
+            machines=args.machines or None,
+            embedder=args.embedder,
+            aggregation=args.aggregation,
+            normalise=args.normalise,
+            alignment=args.alignment,
+            epochs=args.epochs,
+            seed=args.seed,
+        )
         for s in sigs:
-            print(f"{s.ref}: {len(s.kernels)} kernels, coverage {s.coverage:.2f}, {s.n_samples} samples, "
-                  f"embedder {s.embedder_id}@{s.embedder_revision}")
+            print(
+                f"{s.ref}: {len(s.kernels)} kernels, coverage {s.coverage:.2f}, "
+                f"{s.n_samples} samples, "
+                f"embedder {s.embedder_id}@{s.embedder_revision}"
+            )
         return 0
     if args.action in ("list", "show"):
-        read = SignatureRegistry.for_reading()  # nothing built under $XAMM_HOME: the embedded snapshot's
+        # nothing built under $XAMM_HOME: the embedded snapshot's
+        read = SignatureRegistry.for_reading()
         if args.action == "list":
             emit(read.frame(), as_json=args.json, title=f"AMM signatures ({read.root})")
         else:
             print(json.dumps(read.get(args.ref, kind=args.kind).model_dump(), indent=2))
         return 0
     if args.action == "push":
-        from xamm_models.machines.hub import push_signatures  # in the handler: `xamm --help` never loads the models
+        # in the handler: `xamm --help` never loads the models
+        from xamm_models.machines.hub import push_signatures
 
-        print(f"pushed to {args.repo} at commit {push_signatures(args.repo, revision=args.revision, registry=reg)}")
+        commit = push_signatures(args.repo, revision=args.revision, registry=reg)
+        print(f"pushed to {args.repo} at commit {commit}")
         return 0
     if args.action == "pull":
-        from xamm_models.machines.hub import pull_signatures  # in the handler: `xamm --help` never loads the models
+        # in the handler: `xamm --help` never loads the models
+        from xamm_models.machines.hub import pull_signatures
 
         for s in pull_signatures(args.repo, revision=args.revision, registry=reg):
             print(f"have {s.ref}")
         return 0
     if args.action == "plot":
         from xamm_data.store import Store  # in the handler: `xamm --help` never loads the models
-        from xamm_models.embedders import load_embedder  # in the handler: `xamm --help` never loads the models
-        from xamm_models.studies.plot import tsne_plot  # in the handler: `xamm --help` never loads the models
-        from xamm_models.machines.samples import benchmark_samples  # in the handler: `xamm --help` never loads the models
+
+        # in the handler: `xamm --help` never loads the models
+        from xamm_models.embedders import load_embedder
+
+        # in the handler: `xamm --help` never loads the models
+        from xamm_models.machines.samples import benchmark_samples
+
+        # in the handler: `xamm --help` never loads the models
+        from xamm_models.studies.plot import tsne_plot
 
         path = args.embedder
         if path is None:
-            cands = sorted(SignatureRegistry.default().embedders_dir.glob("*/model.safetensors"), key=lambda p: p.stat().st_mtime)
+            cands = sorted(
+                SignatureRegistry.default().embedders_dir.glob("*/model.safetensors"),
+                key=lambda p: p.stat().st_mtime,
+            )
             if not cands:
-                raise FileNotFoundError("no embedder yet: run `xamm amm build` first or pass --embedder")
+                raise FileNotFoundError(
+                    "no embedder yet: run `xamm amm build` first or pass --embedder"
+                )
             path = str(cands[-1].parent)
         emb = load_embedder(path)
-        samples = benchmark_samples(Store(args.store).scan("benchmark_runs").collect(), emb.feature_names)
-        out = tsne_plot(emb.transform(samples), samples.get_column("target").to_list(), args.out,
-                        title=f"{Path(path).name}: benchmark-sample embeddings")
+        samples = benchmark_samples(
+            Store(args.store).scan("benchmark_runs").collect(), emb.feature_names
+        )
+        out = tsne_plot(
+            emb.transform(samples),
+            samples.get_column("target").to_list(),
+            args.out,
+            title=f"{Path(path).name}: benchmark-sample embeddings",
+        )
         print(f"wrote {out}")
         return 0
     raise ValueError(args.action)

@@ -1,4 +1,5 @@
-"""Sample embedders (xAMM paper Section IV-C): TabNet-style sequential attention, and NN / AE / VAE baselines.
+"""Sample embedders (xAMM paper Section IV-C): TabNet-style sequential attention, and NN / AE / VAE
+baselines.
 
 Every embedder has one interface:
 
@@ -11,7 +12,8 @@ Every embedder has one interface:
 * seeded: the same data, config and seed give the same weights and embeddings (CPU);
 * runs on CUDA when available (``device="auto"``), CPU otherwise;
 * ``save_pretrained`` / ``from_pretrained`` / ``push_to_hub`` from huggingface_hub's
-  ``PyTorchModelHubMixin``: constructor arguments in ``config.json``, weights in ``model.safetensors``.
+  ``PyTorchModelHubMixin``: constructor arguments in ``config.json``, weights in
+  ``model.safetensors``.
 
 The attention embedder follows TabNet (Arik & Pfister): a feature transformer (shared and
 step-specific GLU blocks), an attentive transformer producing a sparsemax mask per decision step
@@ -43,9 +45,11 @@ REGISTRY: Registry[type] = Registry("embedder")
 
 def register_embedder(name: str) -> Callable[[type], type]:
     """Class decorator: make an embedder available as ``create_embedder(name)``."""
+
     def deco(cls: type) -> type:
         cls.embedder_name = name
         return REGISTRY.add(name, cls)
+
     return deco
 
 
@@ -54,18 +58,20 @@ def list_embedders(pattern: str = "*") -> list[str]:
     return REGISTRY.list(pattern)
 
 
-def create_embedder(name: str, **kwargs) -> "Embedder":
+def create_embedder(name: str, **kwargs) -> Embedder:
     """Instantiate a registered embedder; an unknown name lists the valid ones and the closest."""
     return REGISTRY.get(name)(**kwargs)
 
 
 def local_rng(fn: Callable) -> Callable:
-    """Run ``fn`` on a fork of torch's CPU generator: the seeding inside (parameter init, dropout, sampling)
-    never changes the caller's global random state."""
+    """Run ``fn`` on a fork of torch's CPU generator: the seeding inside (parameter init, dropout,
+    sampling) never changes the caller's global random state."""
+
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         with torch.random.fork_rng(devices=[]):
             return fn(*args, **kwargs)
+
     return wrapper
 
 
@@ -90,7 +96,8 @@ def sparsemax(z: torch.Tensor, dim: int = -1) -> torch.Tensor:
 
 
 def masked_mse(pred: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """MSE over the entries of ``y`` that are not NaN (a relR vector has gaps where a pair is missing)."""
+    """MSE over the entries of ``y`` that are not NaN (a relR vector has gaps where a pair is
+    missing)."""
     mask = ~torch.isnan(y)
     if not mask.any():
         return pred.sum() * 0.0
@@ -103,11 +110,21 @@ class Embedder(nn.Module):
     embedder_name = "base"
 
     @local_rng
-    def __init__(self, n_features: int, feature_names: list[str] | None = None, embed_dim: int = 8,
-                 seed: int = 0, device: str = "auto"):
+    def __init__(
+        self,
+        n_features: int,
+        feature_names: list[str] | None = None,
+        embed_dim: int = 8,
+        seed: int = 0,
+        device: str = "auto",
+    ):
         super().__init__()
         self.n_features = int(n_features)
-        self.feature_names = list(feature_names) if feature_names is not None else [f"x{i}" for i in range(n_features)]
+        self.feature_names = (
+            list(feature_names)
+            if feature_names is not None
+            else [f"x{i}" for i in range(n_features)]
+        )
         if len(self.feature_names) != self.n_features:
             raise ValueError(f"{len(self.feature_names)} feature names for {n_features} features")
         self.embed_dim = int(embed_dim)
@@ -122,9 +139,17 @@ class Embedder(nn.Module):
         """Weights and config via huggingface_hub, plus ``xamm_embedder.json`` naming the class."""
 
         super()._save_pretrained(save_directory)
-        (Path(save_directory) / "xamm_embedder.json").write_text(json.dumps(
-            {"embedder": self.embedder_name, "feature_names": self.feature_names, "xamm_version": __version__},
-            indent=2) + "\n")
+        (Path(save_directory) / "xamm_embedder.json").write_text(
+            json.dumps(
+                {
+                    "embedder": self.embedder_name,
+                    "feature_names": self.feature_names,
+                    "xamm_version": __version__,
+                },
+                indent=2,
+            )
+            + "\n"
+        )
 
     # -- data ---------------------------------------------------------------------------
     def _as_array(self, X) -> np.ndarray:
@@ -132,8 +157,11 @@ class Embedder(nn.Module):
             if isinstance(X, pl.DataFrame):
                 missing = [c for c in self.feature_names if c not in X.columns]
                 if missing:
-                    raise ValueError(f"input lacks the embedder's features {missing[:5]}"
-                                     f"{' ...' if len(missing) > 5 else ''} ({len(missing)} of {self.n_features})")
+                    raise ValueError(
+                        f"input lacks the embedder's features {missing[:5]}"
+                        f"{' ...' if len(missing) > 5 else ''} "
+                        f"({len(missing)} of {self.n_features})"
+                    )
                 X = X.select(self.feature_names).to_numpy()
         except ImportError:  # pragma: no cover
             pass
@@ -160,9 +188,19 @@ class Embedder(nn.Module):
 
     # -- public API -----------------------------------------------------------------------
     @local_rng
-    def fit(self, X, y=None, *, epochs: int = 200, lr: float = 1e-2, batch_size: int = 256,
-            weight_decay: float = 1e-5, progress: bool = False) -> "Embedder":
-        """Fit on ``X`` (array or polars frame with the feature columns); supervised if ``y`` is given."""
+    def fit(
+        self,
+        X,
+        y=None,
+        *,
+        epochs: int = 200,
+        lr: float = 1e-2,
+        batch_size: int = 256,
+        weight_decay: float = 1e-5,
+        progress: bool = False,
+    ) -> Embedder:
+        """Fit on ``X`` (array or polars frame with the feature columns); supervised if ``y`` is
+        given."""
         torch.manual_seed(self.seed)  # on the forked generator (local_rng)
         X = self._as_array(X)
         mean = np.nanmean(X, axis=0)
@@ -192,7 +230,7 @@ class Embedder(nn.Module):
         for _ in it:
             perm = torch.randperm(n, generator=gen).to(dev)
             for i in range(0, n, batch_size):
-                idx = perm[i:i + batch_size]
+                idx = perm[i : i + batch_size]
                 if len(idx) < 2 and n >= 2:
                     continue
                 opt.zero_grad()
@@ -212,7 +250,9 @@ class Embedder(nn.Module):
     def transform(self, X) -> np.ndarray:
         """Embeddings of ``X``, shape (n, embed_dim)."""
         if not bool(self.fitted):
-            raise RuntimeError(f"{type(self).__name__} is not fitted; call fit() or from_pretrained()")
+            raise RuntimeError(
+                f"{type(self).__name__} is not fitted; call fit() or from_pretrained()"
+            )
         self.eval()
         return self.encode(self._normalise(self._as_array(X))).cpu().numpy().astype(np.float64)
 
@@ -234,7 +274,7 @@ class _FeatureTransformer(nn.Module):
         super().__init__()
         self.shared = shared
         self.specific = nn.ModuleList([_GLU(n_hidden, n_hidden) for _ in range(2)])
-        self.scale = 0.5 ** 0.5
+        self.scale = 0.5**0.5
 
     def forward(self, x):
         x = self.shared[0](x)
@@ -244,43 +284,73 @@ class _FeatureTransformer(nn.Module):
 
 
 @register_embedder("attention")
-class AttentionEmbedder(Embedder, PyTorchModelHubMixin, library_name="xamm", tags=["xamm", "embedder", "tabnet"],
-                        repo_url="https://github.com/LLNL/generalizable_modeling"):
+class AttentionEmbedder(
+    Embedder,
+    PyTorchModelHubMixin,
+    library_name="xamm",
+    tags=["xamm", "embedder", "tabnet"],
+    repo_url="https://github.com/LLNL/generalizable_modeling",
+):
     """TabNet-style sequential attention embedder (the paper's f_attention)."""
 
     @local_rng
-    def __init__(self, n_features: int, feature_names: list[str] | None = None, embed_dim: int = 8,
-                 n_steps: int = 3, gamma: float = 1.3, lambda_sparse: float = 1e-3, mask_ratio: float = 0.2,
-                 seed: int = 0, device: str = "auto"):
+    def __init__(
+        self,
+        n_features: int,
+        feature_names: list[str] | None = None,
+        embed_dim: int = 8,
+        n_steps: int = 3,
+        gamma: float = 1.3,
+        lambda_sparse: float = 1e-3,
+        mask_ratio: float = 0.2,
+        seed: int = 0,
+        device: str = "auto",
+    ):
         super().__init__(n_features, feature_names, embed_dim, seed, device)
         torch.manual_seed(seed)
-        self.n_steps, self.gamma, self.lambda_sparse, self.mask_ratio = int(n_steps), float(gamma), float(lambda_sparse), float(mask_ratio)
+        self.n_steps, self.gamma, self.lambda_sparse, self.mask_ratio = (
+            int(n_steps),
+            float(gamma),
+            float(lambda_sparse),
+            float(mask_ratio),
+        )
         nd = na = self.embed_dim
         hidden = nd + na
         self.bn_in = nn.BatchNorm1d(n_features, momentum=0.02)
         shared = nn.ModuleList([_GLU(n_features, hidden), _GLU(hidden, hidden)])
         self.initial = _FeatureTransformer(shared, n_features, hidden)
-        self.steps = nn.ModuleList([_FeatureTransformer(shared, n_features, hidden) for _ in range(self.n_steps)])
-        self.attentive = nn.ModuleList([nn.Sequential(nn.Linear(na, n_features, bias=False),
-                                                      nn.BatchNorm1d(n_features, momentum=0.02))
-                                        for _ in range(self.n_steps)])
-        self.decoder = nn.Sequential(nn.Linear(nd, hidden), nn.ReLU(), nn.Linear(hidden, n_features))
+        self.steps = nn.ModuleList(
+            [_FeatureTransformer(shared, n_features, hidden) for _ in range(self.n_steps)]
+        )
+        self.attentive = nn.ModuleList(
+            [
+                nn.Sequential(
+                    nn.Linear(na, n_features, bias=False), nn.BatchNorm1d(n_features, momentum=0.02)
+                )
+                for _ in range(self.n_steps)
+            ]
+        )
+        self.decoder = nn.Sequential(
+            nn.Linear(nd, hidden), nn.ReLU(), nn.Linear(hidden, n_features)
+        )
         self.head = None
 
     def _forward(self, x: torch.Tensor):
         xb = self.bn_in(x)
         prior = torch.ones_like(xb)
-        a = self.initial(xb)[:, self.embed_dim:]
+        a = self.initial(xb)[:, self.embed_dim :]
         out = torch.zeros(len(x), self.embed_dim, device=x.device)
         masks, sparsity = [], 0.0
         for step, att in zip(self.steps, self.attentive):
             m = sparsemax(att(a) * prior)
             masks.append(m)
-            sparsity = sparsity + torch.mean(torch.sum(-m * torch.log(m + 1e-10), dim=1)) / self.n_steps
+            sparsity = (
+                sparsity + torch.mean(torch.sum(-m * torch.log(m + 1e-10), dim=1)) / self.n_steps
+            )
             prior = prior * (self.gamma - m)
             h = step(xb * m)
-            out = out + torch.relu(h[:, :self.embed_dim])
-            a = h[:, self.embed_dim:]
+            out = out + torch.relu(h[:, : self.embed_dim])
+            a = h[:, self.embed_dim :]
         return out, torch.stack(masks, dim=0), sparsity
 
     def encode(self, x):
@@ -290,7 +360,8 @@ class AttentionEmbedder(Embedder, PyTorchModelHubMixin, library_name="xamm", tag
         if y is not None:
             emb, _, sparsity = self._forward(x)
             return masked_mse(self.head(emb), y) + self.lambda_sparse * sparsity
-        # self-supervised: hide a random subset of features and reconstruct them (TabNet pretraining)
+        # self-supervised: hide a random subset of features and reconstruct them (TabNet
+        # pretraining)
         hide = (torch.rand_like(x) < self.mask_ratio).float()
         emb, _, sparsity = self._forward(x * (1 - hide))
         rec = self.decoder(emb)
@@ -305,7 +376,8 @@ class AttentionEmbedder(Embedder, PyTorchModelHubMixin, library_name="xamm", tag
 
     @torch.no_grad()
     def feature_importance(self, X) -> dict[str, float]:
-        """Mean attention each feature receives over samples and steps, normalised to sum to 1, largest first."""
+        """Mean attention each feature receives over samples and steps, normalised to sum to 1,
+        largest first."""
         m = self.masks(X).mean(axis=(0, 1))
         m = m / m.sum() if m.sum() > 0 else m
         return dict(sorted(zip(self.feature_names, m.tolist()), key=lambda kv: -kv[1]))
@@ -316,12 +388,21 @@ class MLPEmbedder(Embedder, PyTorchModelHubMixin, library_name="xamm", tags=["xa
     """Plain neural network: the last hidden layer of a supervised regressor is the embedding."""
 
     @local_rng
-    def __init__(self, n_features: int, feature_names: list[str] | None = None, embed_dim: int = 8, hidden: int = 64,
-                 seed: int = 0, device: str = "auto"):
+    def __init__(
+        self,
+        n_features: int,
+        feature_names: list[str] | None = None,
+        embed_dim: int = 8,
+        hidden: int = 64,
+        seed: int = 0,
+        device: str = "auto",
+    ):
         super().__init__(n_features, feature_names, embed_dim, seed, device)
         torch.manual_seed(seed)
         self.hidden = int(hidden)
-        self.encoder = nn.Sequential(nn.Linear(n_features, hidden), nn.ReLU(), nn.Linear(hidden, embed_dim), nn.ReLU())
+        self.encoder = nn.Sequential(
+            nn.Linear(n_features, hidden), nn.ReLU(), nn.Linear(hidden, embed_dim), nn.ReLU()
+        )
         self.head = None
 
     def encode(self, x):
@@ -334,17 +415,30 @@ class MLPEmbedder(Embedder, PyTorchModelHubMixin, library_name="xamm", tags=["xa
 
 
 @register_embedder("ae")
-class AutoencoderEmbedder(Embedder, PyTorchModelHubMixin, library_name="xamm", tags=["xamm", "embedder"]):
+class AutoencoderEmbedder(
+    Embedder, PyTorchModelHubMixin, library_name="xamm", tags=["xamm", "embedder"]
+):
     """Autoencoder: the bottleneck is the embedding; supervised fits add a head on it."""
 
     @local_rng
-    def __init__(self, n_features: int, feature_names: list[str] | None = None, embed_dim: int = 8, hidden: int = 64,
-                 seed: int = 0, device: str = "auto"):
+    def __init__(
+        self,
+        n_features: int,
+        feature_names: list[str] | None = None,
+        embed_dim: int = 8,
+        hidden: int = 64,
+        seed: int = 0,
+        device: str = "auto",
+    ):
         super().__init__(n_features, feature_names, embed_dim, seed, device)
         torch.manual_seed(seed)
         self.hidden = int(hidden)
-        self.encoder = nn.Sequential(nn.Linear(n_features, hidden), nn.ReLU(), nn.Linear(hidden, embed_dim))
-        self.decoder = nn.Sequential(nn.Linear(embed_dim, hidden), nn.ReLU(), nn.Linear(hidden, n_features))
+        self.encoder = nn.Sequential(
+            nn.Linear(n_features, hidden), nn.ReLU(), nn.Linear(hidden, embed_dim)
+        )
+        self.decoder = nn.Sequential(
+            nn.Linear(embed_dim, hidden), nn.ReLU(), nn.Linear(hidden, n_features)
+        )
         self.head = None
 
     def encode(self, x):
@@ -358,18 +452,28 @@ class AutoencoderEmbedder(Embedder, PyTorchModelHubMixin, library_name="xamm", t
 
 @register_embedder("vae")
 class VAEEmbedder(Embedder, PyTorchModelHubMixin, library_name="xamm", tags=["xamm", "embedder"]):
-    """Variational autoencoder (seeds 001/002): the posterior mean is the embedding."""
+    """Variational autoencoder (the VAE-DNN papers): the posterior mean is the embedding."""
 
     @local_rng
-    def __init__(self, n_features: int, feature_names: list[str] | None = None, embed_dim: int = 8, hidden: int = 64,
-                 beta: float = 1e-2, seed: int = 0, device: str = "auto"):
+    def __init__(
+        self,
+        n_features: int,
+        feature_names: list[str] | None = None,
+        embed_dim: int = 8,
+        hidden: int = 64,
+        beta: float = 1e-2,
+        seed: int = 0,
+        device: str = "auto",
+    ):
         super().__init__(n_features, feature_names, embed_dim, seed, device)
         torch.manual_seed(seed)
         self.hidden, self.beta = int(hidden), float(beta)
         self.body = nn.Sequential(nn.Linear(n_features, hidden), nn.ReLU())
         self.mu = nn.Linear(hidden, embed_dim)
         self.logvar = nn.Linear(hidden, embed_dim)
-        self.decoder = nn.Sequential(nn.Linear(embed_dim, hidden), nn.ReLU(), nn.Linear(hidden, n_features))
+        self.decoder = nn.Sequential(
+            nn.Linear(embed_dim, hidden), nn.ReLU(), nn.Linear(hidden, n_features)
+        )
         self.head = None
 
     def encode(self, x):
@@ -379,25 +483,33 @@ class VAEEmbedder(Embedder, PyTorchModelHubMixin, library_name="xamm", tags=["xa
         h = self.body(x)
         mu, logvar = self.mu(h), self.logvar(h).clamp(-10, 10)
         z = mu + torch.randn_like(mu) * torch.exp(0.5 * logvar)
-        kl = -0.5 * torch.mean(torch.sum(1 + logvar - mu ** 2 - logvar.exp(), dim=1))
+        kl = -0.5 * torch.mean(torch.sum(1 + logvar - mu**2 - logvar.exp(), dim=1))
         loss = nn.functional.mse_loss(self.decoder(z), x) + self.beta * kl
         return loss if y is None else loss + masked_mse(self.head(mu), y)
 
 
 def load_embedder(path_or_repo: str, revision: str | None = None, **kwargs) -> Embedder:
-    """Load any xamm embedder saved with ``save_pretrained`` (local folder or Hub repo), by its config."""
+    """Load any xamm embedder saved with ``save_pretrained`` (local folder or Hub repo), by its
+    config."""
 
-    from huggingface_hub import hf_hub_download  # Hub client: ~0.3 s import, only when a Hub is used
+    # Hub client: ~0.3 s import, only when a Hub is used
+    from huggingface_hub import hf_hub_download
 
     p = Path(path_or_repo)
-    info = p / "xamm_embedder.json" if p.is_dir() else Path(
-        hf_hub_download(path_or_repo, "xamm_embedder.json", revision=revision, **kwargs))
+    info = (
+        p / "xamm_embedder.json"
+        if p.is_dir()
+        else Path(hf_hub_download(path_or_repo, "xamm_embedder.json", revision=revision, **kwargs))
+    )
     cls = REGISTRY.get(json.loads(info.read_text())["embedder"])
-    with contextlib.redirect_stdout(io.StringIO()):  # the mixin prints "Loading weights..."; stdout may be --json
+    # the mixin prints "Loading weights..."; stdout may be --json
+    with contextlib.redirect_stdout(io.StringIO()):
         return cls.from_pretrained(path_or_repo, revision=revision, **kwargs)
 
 
-def _state_hook(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs):
+def _state_hook(
+    module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+):
     """A saved supervised head is recreated before its weights load."""
     w = state_dict.get(prefix + "head.weight")
     if w is not None and getattr(module, "head", None) is None:

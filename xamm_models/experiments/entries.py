@@ -1,11 +1,14 @@
-"""The benchmark's entries: baselines, the xAMM pipeline's variants and the controls, in one registry.
+"""The benchmark's entries: baselines, the xAMM pipeline's variants and the controls, in one
+registry.
 
-An entry maps a :class:`FoldContext` to predicted relR for the fold's test pairs. Every entry sees only
-what the fold allows: the training pairs, and machine data (benchmark samples, AMMs) without the test
-kernels (:meth:`FoldContext.amm_embeddings` asserts it). ``list_entries("baseline/*")`` lists them.
+An entry maps a :class:`FoldContext` to predicted relR for the fold's test pairs. Every entry sees
+only what the fold allows: the training pairs, and machine data (benchmark samples, AMMs) without
+the test kernels (:meth:`FoldContext.amm_embeddings` asserts it). ``list_entries("baseline/*")``
+lists them.
 
 Experiments (the paper's): 1 raw features vs attention + AMMs per regressor; 2 sample embedders;
-3 with vs without AMMs, and the random-vector control; 4 AMM aggregation. Baselines run in every one.
+3 with vs without AMMs, and the random-vector control; 4 AMM aggregation. Baselines run in every
+one.
 """
 
 from __future__ import annotations
@@ -18,15 +21,15 @@ import polars as pl
 
 from xamm_data.registry import Registry
 from xamm_models.benchmark import baselines as B
+from xamm_models.benchmark.splits import SCHEMES
+from xamm_models.features import FEATURES
 from xamm_models.machines.attention import make_signature
+from xamm_models.machines.physics import most_similar, physics_signatures
+from xamm_models.machines.samples import align_kernels, benchmark_samples
 from xamm_models.predictors.default.candidates import SplitSlowdown
 from xamm_models.predictors.default.model import StackedPredictor
-from xamm_models.features import FEATURES
-from xamm_models.machines.physics import most_similar, physics_signatures
-from xamm_models.predictors.paper.regressors import list_regressors
-from xamm_models.machines.samples import align_kernels, benchmark_samples
-from xamm_models.benchmark.splits import SCHEMES
 from xamm_models.predictors.default.stacked import MIN_PAIR_KERNELS, VARIANTS, StackedModel
+from xamm_models.predictors.paper.regressors import list_regressors
 from xamm_models.studies.vae_dnn import RandomForestVector
 
 
@@ -41,19 +44,36 @@ class Entry:
 
 
 ENTRIES: Registry[Entry] = Registry("entry")
-BASELINES = ("baseline/pair-median", "baseline/pair-size-median", "baseline/roofline", "baseline/knn",
-             "baseline/most-similar-machine", "baseline/random-forest-vector")  # simplest first
-_AMM_CACHE: dict = {}  # (data version, machine data exclusions, held-out machine, settings) -> AMM embeddings
+BASELINES = (
+    "baseline/pair-median",
+    "baseline/pair-size-median",
+    "baseline/roofline",
+    "baseline/knn",
+    "baseline/most-similar-machine",
+    "baseline/random-forest-vector",
+)  # simplest first
+# (data version, machine data exclusions, held-out machine, settings) -> AMM embeddings
+_AMM_CACHE: dict = {}
 ALL = frozenset({1, 2, 3, 4})
 
 
 def entry(name: str, kind: str, experiments=ALL, schemes=None, description: str = ""):
     """Decorator: register a prediction function as an entry."""
+
     def deco(fn):
-        ENTRIES.add(name, Entry(name, kind, frozenset(experiments), fn,
-                                frozenset(schemes or SCHEMES),
-                                description or (fn.__doc__ or "").strip().splitlines()[0]))
+        ENTRIES.add(
+            name,
+            Entry(
+                name,
+                kind,
+                frozenset(experiments),
+                fn,
+                frozenset(schemes or SCHEMES),
+                description or (fn.__doc__ or "").strip().splitlines()[0],
+            ),
+        )
         return fn
+
     return deco
 
 
@@ -63,7 +83,8 @@ def list_entries(pattern: str = "*") -> list[str]:
 
 @dataclass
 class FoldContext:
-    """One fold's view: train/test pairs, machine data without the test kernels, and a model cache."""
+    """One fold's view: train/test pairs, machine data without the test kernels, and a model
+    cache."""
 
     ds: object
     fold: object
@@ -79,16 +100,24 @@ class FoldContext:
         self.runs = self.ds.config_runs.filter(~pl.col("kernel").is_in(hidden))
 
     def amm_embeddings(self):
-        """(embeddings and samples per target, kernels) of an attention AMM embedder trained without the test kernels."""
-        key = (self.ds.version, self.fold.machine_exclude, self.fold.held_out_machine, self.epochs, self.seed,
-               self.amm_min_coverage)
+        """(embeddings and samples per target, kernels) of an attention AMM embedder trained without
+        the test kernels."""
+        key = (
+            self.ds.version,
+            self.fold.machine_exclude,
+            self.fold.held_out_machine,
+            self.epochs,
+            self.seed,
+            self.amm_min_coverage,
+        )
         if key not in _AMM_CACHE:
             _AMM_CACHE.clear()  # folds of one group come together: one entry is enough
             _AMM_CACHE[key] = self._fit_amm_embeddings()
         return _AMM_CACHE[key]
 
     def _fit_amm_embeddings(self):
-        """Train the attention AMM embedder on the fold's machine data and embed every target's samples."""
+        """Train the attention AMM embedder on the fold's machine data and embed every target's
+        samples."""
         from xamm_models.embedders import create_embedder  # imports torch: loaded on use
 
         kernels = align_kernels(self.runs, "union", min_coverage=self.amm_min_coverage)
@@ -98,45 +127,88 @@ class FoldContext:
         held = self.fold.held_out_machine
         # a held-out machine is new: the embedder never trains on its runs, it only embeds them
         fit_on = samples.filter(pl.col("machine") != held) if held else samples
-        emb = create_embedder("attention", n_features=len(kernels), feature_names=kernels, seed=self.seed)
+        emb = create_embedder(
+            "attention", n_features=len(kernels), feature_names=kernels, seed=self.seed
+        )
         emb.fit(fit_on, epochs=self.epochs)
-        return ({t: (emb.transform(p), p) for (t,), p in samples.group_by(["target"], maintain_order=True)}, kernels)
+        return (
+            {
+                t: (emb.transform(p), p)
+                for (t,), p in samples.group_by(["target"], maintain_order=True)
+            },
+            kernels,
+        )
 
     def signatures(self, aggregation: str = "l2") -> dict:
         """The fold's AMM signatures (not registered), made as every signature is."""
         key = f"sig/{aggregation}"
         if key not in self.cache:
             embs, kernels = self.amm_embeddings()
-            self.cache[key] = {t: make_signature(t, part, E, kernels, aggregation=aggregation, normalise="divide",
-                                                 embedder_id="attention.fold", embedder_revision="fold")
-                               for t, (E, part) in embs.items()}
+            self.cache[key] = {
+                t: make_signature(
+                    t,
+                    part,
+                    E,
+                    kernels,
+                    aggregation=aggregation,
+                    normalise="divide",
+                    embedder_id="attention.fold",
+                    embedder_revision="fold",
+                )
+                for t, (E, part) in embs.items()
+            }
         return self.cache[key]
 
     def random_signatures(self) -> dict:
-        """The control: each target's AMM replaced by a seeded random vector of the same length and norm."""
+        """The control: each target's AMM replaced by a seeded random vector of the same length and
+        norm."""
         rng = np.random.default_rng(self.seed + 7919)
         out = {}
         for t, s in sorted(self.signatures("l2").items()):
             v = rng.standard_normal(len(s.vector))
-            out[t] = s.model_copy(update={"vector": list(v / np.linalg.norm(v) * np.linalg.norm(s.vector))})
+            out[t] = s.model_copy(
+                update={"vector": list(v / np.linalg.norm(v) * np.linalg.norm(s.vector))}
+            )
         return out
 
-    def model(self, *, regressor: str = "xgboost", embedder: str = "attention", use_embedder: bool = True,
-              aggregation: str = "l2", random_amm: bool = False, heads: tuple[str, ...] = ("amm",)):
-        """A predictor fitted on the fold's training pairs (cached by its settings). One sample embedder per
-        (embedder, use_embedder) serves every regressor and AMM variant of the fold."""
+    def model(
+        self,
+        *,
+        regressor: str = "xgboost",
+        embedder: str = "attention",
+        use_embedder: bool = True,
+        aggregation: str = "l2",
+        random_amm: bool = False,
+        heads: tuple[str, ...] = ("amm",),
+    ):
+        """A predictor fitted on the fold's training pairs (cached by its settings). One sample
+        embedder per (embedder, use_embedder) serves every regressor and AMM variant of the fold."""
         key = ("model", regressor, embedder, use_embedder, aggregation, random_amm, heads)
         if key not in self.cache:
-            from xamm_models.predictors.paper.predictor import PredictorConfig, XammPredictor  # imports torch: loaded on use
+            # imports torch: loaded on use
+            from xamm_models.predictors.paper.predictor import PredictorConfig, XammPredictor
 
-            cfg = PredictorConfig(feature_columns=list(FEATURES), epochs=self.epochs, seed=self.seed, regressor=regressor,
-                                  embedder=embedder, use_embedder=use_embedder)
-            sigs = self.random_signatures() if random_amm else (self.signatures(aggregation) if "amm" in heads else {})
+            cfg = PredictorConfig(
+                feature_columns=list(FEATURES),
+                epochs=self.epochs,
+                seed=self.seed,
+                regressor=regressor,
+                embedder=embedder,
+                use_embedder=use_embedder,
+            )
+            sigs = (
+                self.random_signatures()
+                if random_amm
+                else (self.signatures(aggregation) if "amm" in heads else {})
+            )
             m = XammPredictor(cfg)
             ekey = ("embedder", embedder, use_embedder)
             if ekey not in self.cache:
                 self.cache[ekey] = m.fit_embedder(self.train)
-            self.cache[key] = (m.fit_pairs(self.train, sigs, embedder=self.cache[ekey], heads=heads), sigs)
+            self.cache[key] = (
+                m.fit_pairs(self.train, sigs, embedder=self.cache[ekey], heads=heads),
+                sigs,
+            )
         return self.cache[key]
 
     def xamm(self, *, use_amm: bool = True, **kw) -> np.ndarray:
@@ -149,17 +221,26 @@ class FoldContext:
             self.cache["physics"] = physics_signatures(self.samples)
         return self.cache["physics"]
 
-    def stacked(self, variant: str, min_pair_kernels: int = MIN_PAIR_KERNELS, *, random_amm: bool = False) -> np.ndarray:
-        """The stacked model's relR for the test pairs (one :data:`~xamm_models.predictors.default.stacked.VARIANTS` variant;
-        ``random_amm``: the attention AMMs replaced by the control's random vectors)."""
-        amms = (self.random_signatures() if random_amm else self.signatures("l2")) if "attention" in variant else None
-        model = StackedModel(variant, self.seed, min_pair_kernels).fit(self.physics(), self.train, amms)
+    def stacked(
+        self, variant: str, min_pair_kernels: int = MIN_PAIR_KERNELS, *, random_amm: bool = False
+    ) -> np.ndarray:
+        """The stacked model's relR for the test pairs (one
+        :data:`~xamm_models.predictors.default.stacked.VARIANTS` variant; ``random_amm``: the
+        attention AMMs replaced by the control's random vectors)."""
+        amms = (
+            (self.random_signatures() if random_amm else self.signatures("l2"))
+            if "attention" in variant
+            else None
+        )
+        model = StackedModel(variant, self.seed, min_pair_kernels).fit(
+            self.physics(), self.train, amms
+        )
         return model.predict(self.physics(), self.test, amms)
 
     def default_model(self):
-        """(the default predictor fitted on the fold, the held-out machine's benchmark samples or None). Under a
-        held-out machine it never sees that machine's runs in fitting: they come in at prediction time as
-        ``target_benchmarks``, as a new machine's would."""
+        """(the default predictor fitted on the fold, the held-out machine's benchmark samples or
+        None). Under a held-out machine it never sees that machine's runs in fitting: they come in
+        at prediction time as ``target_benchmarks``, as a new machine's would."""
         if "default" not in self.cache:
             held = self.fold.held_out_machine
             known = self.samples.filter(pl.col("machine") != held) if held else self.samples
@@ -168,16 +249,16 @@ class FoldContext:
         return self.cache["default"]
 
     def default(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """xamm's default predictor fitted on the fold (variant chosen and intervals calibrated on inner folds of
-        the training pairs): (relR, lower, upper) for the test pairs."""
+        """xamm's default predictor fitted on the fold (variant chosen and intervals calibrated on
+        inner folds of the training pairs): (relR, lower, upper) for the test pairs."""
         model, bench = self.default_model()
         p = model.predict_pairs(self.test, target_benchmarks=bench)
         return tuple(p.get_column(c).to_numpy() for c in ("relR", "relR_lo", "relR_hi"))
 
     def most_similar_machine(self) -> np.ndarray:
-        """A new machine treated as the most similar known one: each test target is replaced by the known target
-        of its device kind with the nearest physics signature, and the default predictor answers for that
-        (relR 1 where the stand-in is the source itself)."""
+        """A new machine treated as the most similar known one: each test target is replaced by the
+        known target of its device kind with the nearest physics signature, and the default
+        predictor answers for that (relR 1 where the stand-in is the source itself)."""
         model, bench = self.default_model()
         new = physics_signatures(bench) if bench is not None else {}
         stand_in = {t: most_similar(s, model.signatures) for t, s in new.items()}
@@ -185,66 +266,133 @@ class FoldContext:
         same = (test.get_column("source") == test.get_column("target")).to_numpy()
         out = np.ones(test.height)
         if (~same).any():
-            out[~same] = model.predict_pairs(test.filter(pl.Series(~same))).get_column("relR").to_numpy()
+            out[~same] = (
+                model.predict_pairs(test.filter(pl.Series(~same))).get_column("relR").to_numpy()
+            )
         return out
 
     def baseline(self, fn) -> np.ndarray:
         return fn(self.train, self.test, samples=self.samples, features=list(FEATURES))
 
     def vector_model(self, kind: str) -> np.ndarray:
-        """The seeds' vector models (``vae-dnn`` or ``random-forest``): trained on the fold's training pairs as
-        vector samples over every target of the data set, each test pair read from its (sample, source) vector."""
+        """the VAE-DNN papers' vector models (``vae-dnn`` or ``random-forest``): trained on the
+        fold's training pairs as vector samples over every target of the data set, each test pair
+        read from its (sample, source) vector."""
         from xamm_models.predictors.vae_dnn import VaeDnn, vector_samples  # torch: loaded on use
 
-        targets = sorted(set(self.ds.pairs.get_column("target")) | set(self.ds.pairs.get_column("source")))
+        targets = sorted(
+            set(self.ds.pairs.get_column("target")) | set(self.ds.pairs.get_column("source"))
+        )
         train = vector_samples(self.train, targets)
         sources = sorted(set(train.get_column("source")))
-        # the embedders' epoch setting scales the VAE-DNN's (50 -> its default 150 VAE and 300 DNN epochs)
-        model = (VaeDnn(targets, sources, seed=self.seed, vae_epochs=3 * self.epochs, dnn_epochs=6 * self.epochs)
-                 if kind == "vae-dnn"
-                 else RandomForestVector(targets, sources, seed=self.seed)).fit(train)
+        # the embedders' epoch setting scales the VAE-DNN's (50 -> its default 150 VAE and 300 DNN
+        # epochs)
+        model = (
+            VaeDnn(
+                targets,
+                sources,
+                seed=self.seed,
+                vae_epochs=3 * self.epochs,
+                dnn_epochs=6 * self.epochs,
+            )
+            if kind == "vae-dnn"
+            else RandomForestVector(targets, sources, seed=self.seed)
+        ).fit(train)
         rows = vector_samples(self.test, targets)
         P = model.predict_vector(rows)
-        wide = rows.select("sample", "source").with_columns(*[pl.Series(t, P[:, j]) for j, t in enumerate(targets)])
+        wide = rows.select("sample", "source").with_columns(
+            *[pl.Series(t, P[:, j]) for j, t in enumerate(targets)]
+        )
         long = wide.unpivot(index=["sample", "source"], variable_name="target", value_name="_y")
-        got = self.test.select("sample", "source", "target").join(long, on=["sample", "source", "target"], how="left",
-                                                                 maintain_order="left")
+        got = self.test.select("sample", "source", "target").join(
+            long, on=["sample", "source", "target"], how="left", maintain_order="left"
+        )
         return np.exp(got.get_column("_y").to_numpy())
 
 
 def _register_baselines() -> None:
-    for name, fn in (("pair-median", B.pair_median), ("pair-size-median", B.pair_size_median),
-                     ("roofline", B.roofline), ("knn", B.knn)):
-        ENTRIES.add(f"baseline/{name}", Entry(f"baseline/{name}", "baseline", ALL, lambda ctx, f=fn: ctx.baseline(f),
-                                              description=fn.__doc__.strip().splitlines()[0]))
+    for name in B.BASELINES.in_order():
+        fn = B.BASELINES.get(name)
+        ENTRIES.add(
+            f"baseline/{name}",
+            Entry(
+                f"baseline/{name}",
+                "baseline",
+                ALL,
+                lambda ctx, f=fn: ctx.baseline(f),
+                description=fn.__doc__.strip().splitlines()[0],
+            ),
+        )
 
 
 _register_baselines()
 
 
 def _register_stacked() -> None:
-    what = {"prior": "the physics prior alone: modelled time ratio from the targets' own benchmark runs (no labels)",
-            "residual": "physics prior + boosted residual on the source sample's efficiency (no signatures)",
-            "physics": "physics prior + residual with the physics signatures of both ends",
-            "attention": "physics prior + residual with the attention AMMs of both ends",
-            "physics+attention": "physics prior + residual with physics signatures and attention AMMs"}
+    what = {
+        "prior": "the physics prior alone: modelled time ratio from the targets' "
+        "own benchmark runs (no labels)",
+        "residual": "physics prior + boosted residual on the source sample's "
+        "efficiency (no signatures)",
+        "physics": "physics prior + residual with the physics signatures of both ends",
+        "attention": "physics prior + residual with the attention AMMs of both ends",
+        "physics+attention": "physics prior + residual with physics signatures and attention AMMs",
+    }
     for v in VARIANTS:
-        ENTRIES.add(f"stacked/{v}", Entry(f"stacked/{v}", "xamm", ALL, lambda ctx, v=v: ctx.stacked(v), description=what[v]))
-    ENTRIES.add("stacked/random-amm", Entry(
-        "stacked/random-amm", "control", ALL, lambda ctx: ctx.stacked("attention", random_amm=True),
-        description="the control of stacked/attention: each attention AMM replaced by a seeded random vector of the "
-                    "same length and norm"))
-    ENTRIES.add("stacked/physics-ungated", Entry(
-        "stacked/physics-ungated", "xamm", ALL, lambda ctx: ctx.stacked("physics", min_pair_kernels=0),
-        description="stacked/physics with its residual applied to every machine pair, however few kernels it was "
-                    "learned from (the gate's ablation)"))
-    ENTRIES.add("stacked/split", Entry(
-        "stacked/split", "xamm", ALL, lambda ctx: SplitSlowdown().predict(ctx.physics(), ctx.test),
-        description="the physics prior with half the source's slowdown from its roofline carried to the target "
-                    "(the default's `split` candidate alone; no labels)"))
-    ENTRIES.add("stacked/default", Entry("stacked/default", "xamm", ALL, lambda ctx: ctx.default(),
-                                         description="xamm's default predictor: the stacked variant chosen per regime on "
-                                                     "inner folds of the training pairs, with split-conformal 80% intervals"))
+        ENTRIES.add(
+            f"stacked/{v}",
+            Entry(
+                f"stacked/{v}", "xamm", ALL, lambda ctx, v=v: ctx.stacked(v), description=what[v]
+            ),
+        )
+    ENTRIES.add(
+        "stacked/random-amm",
+        Entry(
+            "stacked/random-amm",
+            "control",
+            ALL,
+            lambda ctx: ctx.stacked("attention", random_amm=True),
+            description="the control of stacked/attention: each attention AMM replaced "
+            "by a seeded random vector of the "
+            "same length and norm",
+        ),
+    )
+    ENTRIES.add(
+        "stacked/physics-ungated",
+        Entry(
+            "stacked/physics-ungated",
+            "xamm",
+            ALL,
+            lambda ctx: ctx.stacked("physics", min_pair_kernels=0),
+            description="stacked/physics with its residual applied to every machine "
+            "pair, however few kernels it was "
+            "learned from (the gate's ablation)",
+        ),
+    )
+    ENTRIES.add(
+        "stacked/split",
+        Entry(
+            "stacked/split",
+            "xamm",
+            ALL,
+            lambda ctx: SplitSlowdown().predict(ctx.physics(), ctx.test),
+            description="the physics prior with half the source's slowdown from its "
+            "roofline carried to the target "
+            "(the default's `split` candidate alone; no labels)",
+        ),
+    )
+    ENTRIES.add(
+        "stacked/default",
+        Entry(
+            "stacked/default",
+            "xamm",
+            ALL,
+            lambda ctx: ctx.default(),
+            description="xamm's default predictor: the stacked variant chosen per regime "
+            "on "
+            "inner folds of the training pairs, with split-conformal 80% intervals",
+        ),
+    )
 
 
 _register_stacked()
@@ -253,16 +401,33 @@ _register_stacked()
 def _register_regressor_entries() -> None:
     for reg in list_regressors():
         main = reg == "xgboost"
-        ENTRIES.add(f"raw/{reg}", Entry(f"raw/{reg}", "xamm", frozenset({1, 3} if main else {1}),
-                                        lambda ctx, r=reg: ctx.xamm(use_amm=False, regressor=r, use_embedder=False,
-                                                                      heads=("noamm",)),
-                                        frozenset(SCHEMES) if main else frozenset({"kernel-group"}),
-                                        description=f"{reg} on the raw features and machine ids"))
-        ENTRIES.add(f"attention+amm/{reg}", Entry(
-            f"attention+amm/{reg}", "xamm", frozenset({1, 3} if main else {1}),
-            lambda ctx, r=reg: ctx.xamm(regressor=r, heads=("noamm", "amm") if r == "xgboost" else ("amm",)),
-            frozenset(SCHEMES) if main else frozenset({"kernel-group"}),
-            description=f"the xAMM pipeline: attention embedding + AMM(source) + AMM(target) -> {reg}"))
+        ENTRIES.add(
+            f"raw/{reg}",
+            Entry(
+                f"raw/{reg}",
+                "xamm",
+                frozenset({1, 3} if main else {1}),
+                lambda ctx, r=reg: ctx.xamm(
+                    use_amm=False, regressor=r, use_embedder=False, heads=("noamm",)
+                ),
+                frozenset(SCHEMES) if main else frozenset({"kernel-group"}),
+                description=f"{reg} on the raw features and machine ids",
+            ),
+        )
+        ENTRIES.add(
+            f"attention+amm/{reg}",
+            Entry(
+                f"attention+amm/{reg}",
+                "xamm",
+                frozenset({1, 3} if main else {1}),
+                lambda ctx, r=reg: ctx.xamm(
+                    regressor=r, heads=("noamm", "amm") if r == "xgboost" else ("amm",)
+                ),
+                frozenset(SCHEMES) if main else frozenset({"kernel-group"}),
+                description="the xAMM pipeline: attention embedding + AMM(source) + "
+                f"AMM(target) -> {reg}",
+            ),
+        )
 
 
 _register_regressor_entries()
@@ -270,28 +435,34 @@ _register_regressor_entries()
 
 @entry("baseline/most-similar-machine", "baseline", schemes={"held-out-machine"})
 def _most_similar(ctx):
-    """a new machine treated as the most similar known machine (nearest physics signature, same device kind)"""
+    """a new machine treated as the most similar known machine (nearest physics signature, same
+    device kind)"""
     return ctx.most_similar_machine()
 
 
-# The vector models answer only targets they had labels for (a held-out machine has none), and one VAE-DNN fit
-# takes about a minute on one core: leave-one-kernel-out (73 folds) would add over an hour. Kernel groups only.
+# The vector models answer only targets they had labels for (a held-out machine has none), and one
+# VAE-DNN fit
+# takes about a minute on one core: leave-one-kernel-out (73 folds) would add over an hour. Kernel
+# groups only.
 @entry("vae-dnn/seed", "xamm", schemes={"kernel-group"})
 def _vae_dnn(ctx):
-    """seeds 001/002: VAE latent space + a 3x1024 DNN predicting the log relR vector to every target"""
+    """VAE-DNN: VAE latent space + a 3x1024 DNN predicting the log relR vector to every
+    target"""
     return ctx.vector_model("vae-dnn")
 
 
 @entry("baseline/random-forest-vector", "baseline", schemes={"kernel-group"})
 def _rf_vector(ctx):
-    """the seeds' baseline: a RandomForest per target on the same inputs as the VAE-DNN (features, source)"""
+    """the VAE-DNN papers' baseline: a RandomForest per target on the same inputs as the VAE-DNN
+    (features, source)"""
     return ctx.vector_model("random-forest")
 
 
 @entry("attention-no-amm/xgboost", "xamm", {3}, {"kernel-group", "held-out-machine"})
 def _no_amm(ctx):
     """attention embedding + machine ids, no AMMs"""
-    return ctx.xamm(use_amm=False, heads=("noamm", "amm"))  # the same fitted model as attention+amm/xgboost
+    # the same fitted model as attention+amm/xgboost
+    return ctx.xamm(use_amm=False, heads=("noamm", "amm"))
 
 
 @entry("control/random-amm/xgboost", "control", {3}, {"kernel-group", "held-out-machine"})
@@ -302,13 +473,29 @@ def _random(ctx):
 
 def _register_embedder_entries() -> None:
     for emb in ("mlp", "ae", "vae"):
-        ENTRIES.add(f"{emb}+amm/xgboost", Entry(f"{emb}+amm/xgboost", "xamm", frozenset({2}),
-                                                lambda ctx, e=emb: ctx.xamm(embedder=e), frozenset({"kernel-group"}),
-                                                f"{emb} sample embedding + AMMs -> xgboost"))
+        ENTRIES.add(
+            f"{emb}+amm/xgboost",
+            Entry(
+                f"{emb}+amm/xgboost",
+                "xamm",
+                frozenset({2}),
+                lambda ctx, e=emb: ctx.xamm(embedder=e),
+                frozenset({"kernel-group"}),
+                f"{emb} sample embedding + AMMs -> xgboost",
+            ),
+        )
     for agg in ("mean", "variance"):
-        ENTRIES.add(f"attention+amm-{agg}/xgboost", Entry(
-            f"attention+amm-{agg}/xgboost", "xamm", frozenset({4}), lambda ctx, a=agg: ctx.xamm(aggregation=a),
-            frozenset({"kernel-group"}), f"AMMs aggregated by {agg} (Algorithm 1) instead of L2"))
+        ENTRIES.add(
+            f"attention+amm-{agg}/xgboost",
+            Entry(
+                f"attention+amm-{agg}/xgboost",
+                "xamm",
+                frozenset({4}),
+                lambda ctx, a=agg: ctx.xamm(aggregation=a),
+                frozenset({"kernel-group"}),
+                f"AMMs aggregated by {agg} (Algorithm 1) instead of L2",
+            ),
+        )
 
 
 _register_embedder_entries()

@@ -1,4 +1,5 @@
-"""What ``xamm eval`` says: comparisons against the baselines, ``results.md``, and the README's block.
+"""What ``xamm eval`` says: comparisons against the baselines, ``results.md``, and the README's
+block.
 
 The README's results block is generated from ``results.json`` by :func:`readme_block`, between the
 markers :data:`BEGIN` and :data:`END`; a test checks the README holds exactly that text.
@@ -12,61 +13,108 @@ from pathlib import Path
 
 import polars as pl
 
-from xamm_models.experiments.entries import BASELINES
 from xamm_models.benchmark.evaluate import SCENARIOS, best_of
+from xamm_models.experiments.entries import BASELINES
 from xamm_models.predictors.paper.regressors import list_regressors
 
-BEGIN = "<!-- xamm-eval:begin (generated from docs/eval/results.json by xamm eval --readme; do not edit) -->"
+BEGIN = (
+    "<!-- xamm-eval:begin (generated from docs/eval/results.json by "
+    "xamm eval --readme; do not edit) -->"
+)
 END = "<!-- xamm-eval:end -->"
 SCOPES = ("all", *SCENARIOS)
 VERDICT_METRICS = ("within_2", "median_abs_log10")
 README_ENTRIES = (
-    "baseline/pair-median", "baseline/pair-size-median", "baseline/roofline", "baseline/knn",
-    "raw/xgboost", "attention+amm/xgboost", "attention-no-amm/xgboost", "control/random-amm/xgboost",
-    "stacked/prior", "stacked/residual", "stacked/physics", "stacked/attention", "stacked/physics+attention",
-    "stacked/random-amm", "stacked/physics-ungated", "stacked/split", "stacked/default",
-    "baseline/most-similar-machine", "baseline/random-forest-vector", "vae-dnn/seed")
+    "baseline/pair-median",
+    "baseline/pair-size-median",
+    "baseline/roofline",
+    "baseline/knn",
+    "raw/xgboost",
+    "attention+amm/xgboost",
+    "attention-no-amm/xgboost",
+    "control/random-amm/xgboost",
+    "stacked/prior",
+    "stacked/residual",
+    "stacked/physics",
+    "stacked/attention",
+    "stacked/physics+attention",
+    "stacked/random-amm",
+    "stacked/physics-ungated",
+    "stacked/split",
+    "stacked/default",
+    "baseline/most-similar-machine",
+    "baseline/random-forest-vector",
+    "vae-dnn/seed",
+)
 DEFAULT = "stacked/default"
 SIMILAR = "baseline/most-similar-machine"
-SCHEME_TITLES = {"kernel-group": "leave one kernel group out", "held-out-machine": "held-out machine",
-                 "kernel": "leave one kernel out"}
+SCHEME_TITLES = {
+    "kernel-group": "leave one kernel group out",
+    "held-out-machine": "held-out machine",
+    "kernel": "leave one kernel out",
+}
 
 
 def compare_to_baselines(ev, preds: dict[str, pl.DataFrame], scored: dict, pipeline: str) -> dict:
-    """Per scope: the best entry, the best baseline (pooled within 2x), and the pipeline minus the best
-    baseline, the raw model and the random-vector control (difference and 90% interval)."""
-    baselines = [n for n in BASELINES if n in scored]  # simplest first: a tie goes to the simpler baseline
-    out = {"best_entry": {}, "best_baseline": {}, "pipeline_vs_best_baseline": {}, "default_vs_best_baseline": {}}
+    """Per scope: the best entry, the best baseline (pooled within 2x), and the pipeline minus the
+    best baseline, the raw model and the random-vector control (difference and 90% interval)."""
+    # simplest first: a tie goes to the simpler baseline
+    baselines = [n for n in BASELINES if n in scored]
+    out = {
+        "best_entry": {},
+        "best_baseline": {},
+        "pipeline_vs_best_baseline": {},
+        "default_vs_best_baseline": {},
+    }
     if pipeline not in preds:
         return out
     contenders = {"pipeline_vs_best_baseline": pipeline, "default_vs_best_baseline": DEFAULT}
-    diffs = {(k, b): ev.compare(preds[e], preds[b]) for k, e in contenders.items() if e in preds for b in baselines}
+    diffs = {
+        (k, b): ev.compare(preds[e], preds[b])
+        for k, e in contenders.items()
+        if e in preds
+        for b in baselines
+    }
     for scope in scored[pipeline]["pooled"]:
-        out["best_entry"][scope] = best_of(scored, [*baselines, *[n for n in scored if n not in baselines]], scope)
+        out["best_entry"][scope] = best_of(
+            scored, [*baselines, *[n for n in scored if n not in baselines]], scope
+        )
         b = best_of(scored, baselines, scope)
         out["best_baseline"][scope] = b
         for k in contenders:
             if b and (k, b) in diffs:
                 out[k][scope] = {m: diffs[k, b][scope][m] for m in VERDICT_METRICS}
-    for key, other in (("pipeline_vs_raw", "raw/xgboost"), ("pipeline_vs_control", "control/random-amm/xgboost")):
+    for key, other in (
+        ("pipeline_vs_raw", "raw/xgboost"),
+        ("pipeline_vs_control", "control/random-amm/xgboost"),
+    ):
         if other in preds:
             out[key] = ev.compare(preds[pipeline], preds[other])
-    if DEFAULT in preds and SIMILAR in preds:  # a new machine from its runs vs "it is like the nearest one we know"
+    # a new machine from its runs vs "it is like the nearest one we know"
+    if DEFAULT in preds and SIMILAR in preds:
         out["default_vs_most_similar"] = ev.compare(preds[DEFAULT], preds[SIMILAR])
-    out["experiments"] = [{"experiment": k, "a": a, "b": b, "all": ev.compare(preds[a], preds[b])["all"]}
-                          for k, a, b in experiment_pairs() if a in preds and b in preds]
+    out["experiments"] = [
+        {"experiment": k, "a": a, "b": b, "all": ev.compare(preds[a], preds[b])["all"]}
+        for k, a, b in experiment_pairs()
+        if a in preds and b in preds
+    ]
     return out
 
 
 def experiment_pairs() -> list[tuple[int, str, str]]:
-    """The paper's four experiments as (experiment, entry, the entry it is compared with); experiment 3 (AMMs vs
-    none vs random vectors) is asked of the stacked residual as well."""
-    return ([(1, f"attention+amm/{r}", f"raw/{r}") for r in list_regressors()]
-            + [(2, f"{e}+amm/xgboost", "attention+amm/xgboost") for e in ("mlp", "ae", "vae")]
-            + [(3, "attention+amm/xgboost", "attention-no-amm/xgboost"),
-               (3, "attention+amm/xgboost", "control/random-amm/xgboost"),
-               (3, "stacked/attention", "stacked/residual"), (3, "stacked/attention", "stacked/random-amm")]
-            + [(4, f"attention+amm-{a}/xgboost", "attention+amm/xgboost") for a in ("mean", "variance")])
+    """The paper's four experiments as (experiment, entry, the entry it is compared with);
+    experiment 3 (AMMs vs none vs random vectors) is asked of the stacked residual as well."""
+    return (
+        [(1, f"attention+amm/{r}", f"raw/{r}") for r in list_regressors()]
+        + [(2, f"{e}+amm/xgboost", "attention+amm/xgboost") for e in ("mlp", "ae", "vae")]
+        + [
+            (3, "attention+amm/xgboost", "attention-no-amm/xgboost"),
+            (3, "attention+amm/xgboost", "control/random-amm/xgboost"),
+            (3, "stacked/attention", "stacked/residual"),
+            (3, "stacked/attention", "stacked/random-amm"),
+        ]
+        + [(4, f"attention+amm-{a}/xgboost", "attention+amm/xgboost") for a in ("mean", "variance")]
+    )
 
 
 def _ordered(results: dict) -> list[tuple[str, dict]]:
@@ -83,11 +131,16 @@ def _ci(m: dict, digits=2) -> str:
 
 def _diff(d: dict) -> str:
     word = {"a": "better", "b": "worse", "neither": "no clear difference"}[d["better"]]
-    return f"{d['difference']:+.2f} [{d['lo']:+.2f}, {d['hi']:+.2f}] ({word})" if d["difference"] is not None else "–"
+    return (
+        f"{d['difference']:+.2f} [{d['lo']:+.2f}, {d['hi']:+.2f}] ({word})"
+        if d["difference"] is not None
+        else "–"
+    )
 
 
 def verdict_rows(summary: dict) -> list[str]:
-    """One row per scheme and scope: the best entry, and whether the pipeline beats the strongest baseline."""
+    """One row per scheme and scope: the best entry, and whether the pipeline beats the strongest
+    baseline."""
     rows = []
     for scheme, r in _ordered(summary["results"]):
         c = r["comparisons"]
@@ -96,10 +149,17 @@ def verdict_rows(summary: dict) -> list[str]:
             if not vs:
                 continue
             dv = c.get("default_vs_best_baseline", {}).get(scope)
-            default = f" {_diff(dv['within_2'])} | {_diff(dv['median_abs_log10'])} |" if dv else " – | – |"
-            rows.append(f"| {SCHEME_TITLES[scheme]} | {scope.replace('->', '→')} | {c['best_entry'][scope]} | "
-                        f"{c['best_baseline'][scope]} | {_diff(vs['within_2'])} | {_diff(vs['median_abs_log10'])} |"
-                        + default)
+            default = (
+                f" {_diff(dv['within_2'])} | {_diff(dv['median_abs_log10'])} |"
+                if dv
+                else " – | – |"
+            )
+            rows.append(
+                f"| {SCHEME_TITLES[scheme]} | {scope.replace('->', '→')} | "
+                f"{c['best_entry'][scope]} | "
+                f"{c['best_baseline'][scope]} | {_diff(vs['within_2'])} | "
+                f"{_diff(vs['median_abs_log10'])} |" + default
+            )
     return rows
 
 
@@ -111,21 +171,39 @@ def _entry_rows(r: dict, names) -> list[str]:
         e = r["entries"][n]
         p, fm = e["pooled"], e["fold_mean"]["all"]
         sc = [_v(p[s]["within_2"]["value"]) if s in p else "–" for s in SCENARIOS]
-        rows.append(f"| {n} | {_ci(p['all']['within_2'])} | {_ci(p['all']['median_abs_log10'])} | " + " | ".join(sc)
-                    + f" | {_v(fm['within_2'])} | {_v(p['all']['ranking_accuracy']['value'])} | "
-                    f"{_v(p['all']['top1_accuracy']['value'])} | {_v(p['all']['mape']['value'], 0)} |")
+        rows.append(
+            f"| {n} | {_ci(p['all']['within_2'])} | "
+            f"{_ci(p['all']['median_abs_log10'])} | "
+            + " | ".join(sc)
+            + f" | {_v(fm['within_2'])} | {_v(p['all']['ranking_accuracy']['value'])} | "
+            f"{_v(p['all']['top1_accuracy']['value'])} | "
+            f"{_v(p['all']['mape']['value'], 0)} |"
+        )
     return rows
 
 
-HEAD = ("| entry | within 2× [90% CI] | median abs log10 error [90% CI] | CPU→CPU | CPU→GPU | GPU→GPU | GPU→CPU | "
-        "fold mean | ranking | top-1 | MAPE % |", "|---|---|---|---|---|---|---|---|---|---|---|")
-VERDICT_HEAD = ("| scheme | scenario | best entry (within 2×) | strongest baseline | pipeline − baseline, within 2× "
-                "[90% CI] | pipeline − baseline, median abs log10 error | stacked/default − baseline, within 2× | "
-                "stacked/default − baseline, median abs log10 error |", "|---|---|---|---|---|---|---|---|")
+HEAD = (
+    "| entry | within 2× [90% CI] | median abs log10 error [90% CI] "
+    "| CPU→CPU | CPU→GPU | GPU→GPU | GPU→CPU | "
+    "fold mean | ranking | top-1 | MAPE % |",
+    "|---|---|---|---|---|---|---|---|---|---|---|",
+)
+VERDICT_HEAD = (
+    "| scheme | scenario | best entry (within 2×) | strongest "
+    "baseline | pipeline − baseline, within 2× "
+    "[90% CI] | pipeline − baseline, median abs log10 error | "
+    "stacked/default − baseline, within 2× | "
+    "stacked/default − baseline, median abs log10 error |",
+    "|---|---|---|---|---|---|---|---|",
+)
 
 
-EXP_HEAD = ("| experiment | entry | compared with | within 2× | within 2× (compared) | difference [90% CI] | "
-            "MAPE % | MAPE % (compared) |", "|---|---|---|---|---|---|---|---|")
+EXP_HEAD = (
+    "| experiment | entry | compared with | within 2× | within 2× "
+    "(compared) | difference [90% CI] | "
+    "MAPE % | MAPE % (compared) |",
+    "|---|---|---|---|---|---|---|---|",
+)
 
 
 def experiment_rows(r: dict) -> list[str]:
@@ -133,64 +211,108 @@ def experiment_rows(r: dict) -> list[str]:
     rows = []
     for x in r["comparisons"].get("experiments", []):
         pa, pb = r["entries"][x["a"]]["pooled"]["all"], r["entries"][x["b"]]["pooled"]["all"]
-        rows.append(f"| {x['experiment']} | {x['a']} | {x['b']} | {_v(pa['within_2']['value'])} | "
-                    f"{_v(pb['within_2']['value'])} | {_diff(x['all']['within_2'])} | {_v(pa['mape']['value'], 0)} | "
-                    f"{_v(pb['mape']['value'], 0)} |")
+        rows.append(
+            f"| {x['experiment']} | {x['a']} | {x['b']} | {_v(pa['within_2']['value'])} | "
+            f"{_v(pb['within_2']['value'])} | {_diff(x['all']['within_2'])} | "
+            f"{_v(pa['mape']['value'], 0)} | "
+            f"{_v(pb['mape']['value'], 0)} |"
+        )
     return rows
 
 
 def paper_rows(summary: dict) -> list[str]:
-    """The paper's headline (XGBoost MAPE, attention + AMMs vs raw, by scenario) next to what this data gives."""
+    """The paper's headline (XGBoost MAPE, attention + AMMs vs raw, by scenario) next to what this
+    data gives."""
     r = summary["results"].get("kernel-group", {}).get("entries", {})
     rows = []
     for sc, key in (("CPU->CPU", "cpu_cpu"), ("CPU->GPU", "cpu_gpu")):
-        raw, att = (r.get(n, {}).get("pooled", {}).get(sc, {}).get("mape", {}).get("value")
-                    for n in ("raw/xgboost", "attention+amm/xgboost"))
-        here = "n/a" if raw in (None, 0) or att is None else f"{100 * (att - raw) / raw:+.1f}%".replace("-", "−")
-        rows.append(f"| {sc.replace('->', '→')} | −{summary['paper_claims'][f'xgboost_mape_reduction_{key}']}% | {here} |")
+        raw, att = (
+            r.get(n, {}).get("pooled", {}).get(sc, {}).get("mape", {}).get("value")
+            for n in ("raw/xgboost", "attention+amm/xgboost")
+        )
+        here = (
+            "n/a"
+            if raw in (None, 0) or att is None
+            else f"{100 * (att - raw) / raw:+.1f}%".replace("-", "−")
+        )
+        rows.append(
+            f"| {sc.replace('->', '→')} | "
+            f"−{summary['paper_claims'][f'xgboost_mape_reduction_{key}']}% | "
+            f"{here} |"
+        )
     return rows
 
 
-COVERAGE_HEAD = ("| scheme | " + " | ".join(s.replace("->", "→") for s in SCOPES) + " |", "|---|" + "---|" * len(SCOPES))
+COVERAGE_HEAD = (
+    "| scheme | " + " | ".join(s.replace("->", "→") for s in SCOPES) + " |",
+    "|---|" + "---|" * len(SCOPES),
+)
 
 
 def coverage_rows(summary: dict, name: str = DEFAULT) -> list[str]:
-    """Per scheme: how often the default's 80% intervals held the truth on the test folds, per scope [90% CI]."""
+    """Per scheme: how often the default's 80% intervals held the truth on the test folds, per scope
+    [90% CI]."""
     rows = []
     for scheme, r in _ordered(summary["results"]):
         p = r["entries"].get(name, {}).get("pooled", {})
         if p.get("all", {}).get("coverage", {}).get("value") is not None:
-            rows.append(f"| {SCHEME_TITLES[scheme]} | " + " | ".join(_ci(p[s]["coverage"]) if s in p else "–" for s in SCOPES)
-                        + " |")
+            rows.append(
+                f"| {SCHEME_TITLES[scheme]} | "
+                + " | ".join(_ci(p[s]["coverage"]) if s in p else "–" for s in SCOPES)
+                + " |"
+            )
     return rows
 
 
 def similar_rows(summary: dict) -> list[str]:
-    """The held-out machine: the default predictor (signature from the new machine's runs) minus "treat it as the
-    most similar known machine", per scope."""
-    c = summary["results"].get("held-out-machine", {}).get("comparisons", {}).get("default_vs_most_similar", {})
-    return [f"| {s.replace('->', '→')} | {_diff(v['within_2'])} | {_diff(v['median_abs_log10'])} |" for s, v in c.items()]
+    """The held-out machine: the default predictor (signature from the new machine's runs) minus
+    "treat it as the most similar known machine", per scope."""
+    c = (
+        summary["results"]
+        .get("held-out-machine", {})
+        .get("comparisons", {})
+        .get("default_vs_most_similar", {})
+    )
+    return [
+        f"| {s.replace('->', '→')} | {_diff(v['within_2'])} | {_diff(v['median_abs_log10'])} |"
+        for s, v in c.items()
+    ]
 
 
 def vector_rows(summary: dict) -> list[str]:
-    """The seeds' vector metrics of the vector models (kernel groups pooled), beside their log-scale figures."""
+    """the VAE-DNN papers' vector metrics of the vector models (kernel groups pooled), beside their
+    log-scale figures."""
     r = summary["results"].get("kernel-group", {})
     rows = []
     for n, m in r.get("vector_metrics", {}).items():
         w = r["entries"][n]["pooled"]["all"]
-        rows.append(f"| {n} | {_v(m.get('r2_seed'))} | {_v(m.get('r2_within_target'))} | {_v(m.get('ordering_accuracy'))} | "
-                    f"{_v(m.get('auc'))} | {_ci(w['within_2'])} | {_ci(w['median_abs_log10'])} |")
+        rows.append(
+            f"| {n} | {_v(m.get('r2_seed'))} | "
+            f"{_v(m.get('r2_within_target'))} | "
+            f"{_v(m.get('ordering_accuracy'))} | "
+            f"{_v(m.get('auc'))} | {_ci(w['within_2'])} | {_ci(w['median_abs_log10'])} |"
+        )
     return rows
 
 
-VECTOR_HEAD = ("| entry | R² (seeds' reading) | R² within target | ordering accuracy | AUC | within 2× [90% CI] | "
-               "median abs log10 error [90% CI] |", "|---|---|---|---|---|---|---|")
-VECTOR_TITLE = ("**Seeds 001/002: the VAE-DNN against the seeds' RandomForest** (leave one kernel group out, folds pooled; "
-                "the seeds' vector metrics, then the benchmark's; ROC in `roc.png`)")
+VECTOR_HEAD = (
+    "| entry | R² (the papers' reading) | R² within target | ordering "
+    "accuracy | AUC | within 2× [90% CI] | "
+    "median abs log10 error [90% CI] |",
+    "|---|---|---|---|---|---|---|",
+)
+VECTOR_TITLE = (
+    "**The VAE-DNN against the RandomForest of its papers** "
+    "(leave one kernel group out, folds pooled; "
+    "the VAE-DNN papers' vector metrics, then the benchmark's; ROC in `roc.png`)"
+)
 
 
-SIMILAR_HEAD = ("| scenario | within 2×: default − most similar [90% CI] | median abs log10 error: default − most similar |",
-                "|---|---|---|")
+SIMILAR_HEAD = (
+    "| scenario | within 2×: default − most similar [90% CI] | "
+    "median abs log10 error: default − most similar |",
+    "|---|---|---|",
+)
 
 
 def _kernels(summary: dict) -> str:
@@ -201,72 +323,175 @@ def _kernels(summary: dict) -> str:
 def readme_block(summary: dict) -> str:
     """The README's results block (markers included), from a ``results.json`` summary."""
     d = summary["dataset"]
-    lines = [BEGIN, "", f"`{d['name']}` v{d['schema']} version `{d['version']}`: {d['pairs']} pairs, {d['samples']} samples; "
-             f"seeds fixed; {_kernels(summary)}{summary['seconds']:.0f} s on this machine. Within 2× per scenario; "
-             "\"fold mean\" averages the folds' within 2×.", ""]
+    lines = [
+        BEGIN,
+        "",
+        f"`{d['name']}` v{d['schema']} version `{d['version']}`: "
+        f"{d['pairs']} pairs, {d['samples']} samples; "
+        f"seeds fixed; {_kernels(summary)}{summary['seconds']:.0f} s on "
+        "this machine. Within 2× per scenario; "
+        '"fold mean" averages the folds\' within 2×.',
+        "",
+    ]
     for scheme, r in _ordered(summary["results"]):
-        lines += [f"**{SCHEME_TITLES[scheme]}** ({len(r['folds'])} folds)", "", *HEAD, *_entry_rows(r, README_ENTRIES), ""]
+        lines += [
+            f"**{SCHEME_TITLES[scheme]}** ({len(r['folds'])} folds)",
+            "",
+            *HEAD,
+            *_entry_rows(r, README_ENTRIES),
+            "",
+        ]
     group = summary["results"].get("kernel-group")
     if group and group["comparisons"].get("experiments"):
-        lines += ["**The paper's four experiments** (leave one kernel group out; 1: raw features vs attention + AMMs per "
-                  "regressor, 2: sample embedders, 3: AMMs vs none vs random vectors, in the pipeline and as the stacked "
-                  "residual's features, 4: AMM aggregation vs L2)", "",
-                  *EXP_HEAD, *experiment_rows(group), "",
-                  "| XGBoost MAPE change, attention + AMMs vs raw | paper | here |", "|---|---|---|", *paper_rows(summary), ""]
-    lines += ["**Does the xAMM pipeline (attention + AMMs → XGBoost), or the stacked default of issue 13, beat the "
-              "strongest baseline?** "
-              "(difference and 90% bootstrap interval over kernels; \"better\" only when the interval excludes 0)", "",
-              *VERDICT_HEAD, *verdict_rows(summary), "",
-              "**Do stacked/default's 80% intervals hold the truth 80% of the time?** (coverage on the test folds, "
-              "90% bootstrap interval over kernels)", "", *COVERAGE_HEAD, *coverage_rows(summary), ""]
+        lines += [
+            "**The paper's four experiments** (leave one kernel group out; "
+            "1: raw features vs attention + AMMs per "
+            "regressor, 2: sample embedders, 3: AMMs vs none vs random "
+            "vectors, in the pipeline and as the stacked "
+            "residual's features, 4: AMM aggregation vs L2)",
+            "",
+            *EXP_HEAD,
+            *experiment_rows(group),
+            "",
+            "| XGBoost MAPE change, attention + AMMs vs raw | paper | here |",
+            "|---|---|---|",
+            *paper_rows(summary),
+            "",
+        ]
+    lines += [
+        "**Does the xAMM pipeline (attention + AMMs → XGBoost), or the "
+        "stacked default predictor, beat the "
+        "strongest baseline?** "
+        '(difference and 90% bootstrap interval over kernels; "better" '
+        "only when the interval excludes 0)",
+        "",
+        *VERDICT_HEAD,
+        *verdict_rows(summary),
+        "",
+        "**Do stacked/default's 80% intervals hold the truth 80% of the "
+        "time?** (coverage on the test folds, "
+        "90% bootstrap interval over kernels)",
+        "",
+        *COVERAGE_HEAD,
+        *coverage_rows(summary),
+        "",
+    ]
     if vector_rows(summary):
         lines += [VECTOR_TITLE, "", *VECTOR_HEAD, *vector_rows(summary), ""]
     if similar_rows(summary):
-        lines += ["**A new machine from its benchmark runs alone** (held-out machine: stacked/default with the machine's "
-                  "physics signature built from its runs, against treating it as the most similar known machine)", "",
-                  *SIMILAR_HEAD, *similar_rows(summary), ""]
+        lines += [
+            "**A new machine from its benchmark runs alone** (held-out "
+            "machine: stacked/default with the machine's "
+            "physics signature built from its runs, against treating it as "
+            "the most similar known machine)",
+            "",
+            *SIMILAR_HEAD,
+            *similar_rows(summary),
+            "",
+        ]
     lines.append(END)
     return "\n".join(lines)
 
 
 def markdown(summary: dict) -> str:
-    """``results.md``: every entry of every scheme, per-fold figures, comparisons and the paper's claims."""
+    """``results.md``: every entry of every scheme, per-fold figures, comparisons and the paper's
+    claims."""
     d = summary["dataset"]
-    out = [f"# xamm eval on {d['name']} v{d['schema']} (version {d['version']})", "",
-           f"{d['samples']} samples, {d['pairs']} pairs, targets: {', '.join(d['targets'])}. Seeds fixed "
-           f"({summary['settings']['seed']}); {summary['seconds']} s. Metrics: `xamm_models.benchmark.metrics`; intervals: 90% "
-           "bootstrap over kernels. MAPE is the paper's metric, shown for comparison only: a tiny constant scores "
-           "about 100% on it.", ""]
+    out = [
+        f"# xamm eval on {d['name']} v{d['schema']} (version {d['version']})",
+        "",
+        f"{d['samples']} samples, {d['pairs']} pairs, targets: "
+        f"{', '.join(d['targets'])}. Seeds fixed "
+        f"({summary['settings']['seed']}); {summary['seconds']} s. "
+        "Metrics: `xamm_models.benchmark.metrics`; intervals: 90% "
+        "bootstrap over kernels. MAPE is the paper's metric, shown for "
+        "comparison only: a tiny constant scores "
+        "about 100% on it.",
+        "",
+    ]
     if summary.get("libraries"):  # runs before this recorded none
-        out += ["Run with " + ", ".join(f"{k} {v}" for k, v in sorted(summary["libraries"].items())) + ".", ""]
+        out += [
+            "Run with "
+            + ", ".join(f"{k} {v}" for k, v in sorted(summary["libraries"].items()))
+            + ".",
+            "",
+        ]
     for scheme, r in _ordered(summary["results"]):
-        out += [f"## {SCHEME_TITLES[scheme]}", "", "Test pairs per fold: "
-                + ", ".join(f"{k} {v}" for k, v in r["folds"].items()), "", *HEAD,
-                *_entry_rows(r, list(r["entries"])), "", *_detail_tables(r)]
+        out += [
+            f"## {SCHEME_TITLES[scheme]}",
+            "",
+            "Test pairs per fold: " + ", ".join(f"{k} {v}" for k, v in r["folds"].items()),
+            "",
+            *HEAD,
+            *_entry_rows(r, list(r["entries"])),
+            "",
+            *_detail_tables(r),
+        ]
         if scheme != "kernel":
             out += _fold_table(r)
-        for key, title in (("pipeline_vs_raw", "attention + AMMs vs raw features (XGBoost)"),
-                           ("pipeline_vs_control", "attention + AMMs vs random vectors in place of AMMs")):
+        for key, title in (
+            ("pipeline_vs_raw", "attention + AMMs vs raw features (XGBoost)"),
+            ("pipeline_vs_control", "attention + AMMs vs random vectors in place of AMMs"),
+        ):
             if key in r["comparisons"]:
-                out += [f"{title}: " + "; ".join(
-                    f"{s.replace('->', '→')} within 2× {_diff(v['within_2'])}, MAPE {_diff(v['mape'])}"
-                    for s, v in r["comparisons"][key].items()), ""]
+                out += [
+                    f"{title}: "
+                    + "; ".join(
+                        f"{s.replace('->', '→')} within 2× {_diff(v['within_2'])}, "
+                        f"MAPE {_diff(v['mape'])}"
+                        for s, v in r["comparisons"][key].items()
+                    ),
+                    "",
+                ]
     if "kernel-group" in summary["results"]:
-        out += ["## The paper's four experiments (leave one kernel group out)", "", *EXP_HEAD,
-                *experiment_rows(summary["results"]["kernel-group"]), "",
-                "| XGBoost MAPE change, attention + AMMs vs raw | paper | here |", "|---|---|---|", *paper_rows(summary), ""]
-    out += ["## Does the pipeline beat the strongest baseline?", "", *VERDICT_HEAD, *verdict_rows(summary), "",
-            "## Coverage of stacked/default's 80% intervals", "", *COVERAGE_HEAD, *coverage_rows(summary), "",
-            "## A new machine from its runs alone vs the most similar known machine", "", *SIMILAR_HEAD,
-            *similar_rows(summary), ""]
+        out += [
+            "## The paper's four experiments (leave one kernel group out)",
+            "",
+            *EXP_HEAD,
+            *experiment_rows(summary["results"]["kernel-group"]),
+            "",
+            "| XGBoost MAPE change, attention + AMMs vs raw | paper | here |",
+            "|---|---|---|",
+            *paper_rows(summary),
+            "",
+        ]
+    out += [
+        "## Does the pipeline beat the strongest baseline?",
+        "",
+        *VERDICT_HEAD,
+        *verdict_rows(summary),
+        "",
+        "## Coverage of stacked/default's 80% intervals",
+        "",
+        *COVERAGE_HEAD,
+        *coverage_rows(summary),
+        "",
+        "## A new machine from its runs alone vs the most similar known machine",
+        "",
+        *SIMILAR_HEAD,
+        *similar_rows(summary),
+        "",
+    ]
     if vector_rows(summary):
-        out += ["## " + VECTOR_TITLE.strip("*").split("**")[0], "", *VECTOR_HEAD, *vector_rows(summary), ""]
+        out += [
+            "## " + VECTOR_TITLE.strip("*").split("**")[0],
+            "",
+            *VECTOR_HEAD,
+            *vector_rows(summary),
+            "",
+        ]
     return "\n".join(out) + "\n"
 
 
-DETAIL = (("within_2", "within 2×"), ("median_abs_log10", "median abs log10 error"), ("within_1_25", "within 1.25×"),
-          ("r2_log_within_pair", "R² of log relR within pairs"), ("ranking_accuracy", "ranking accuracy"),
-          ("top1_accuracy", "top-1 accuracy"), ("mape", "MAPE % (the paper's metric)"))
+DETAIL = (
+    ("within_2", "within 2×"),
+    ("median_abs_log10", "median abs log10 error"),
+    ("within_1_25", "within 1.25×"),
+    ("r2_log_within_pair", "R² of log relR within pairs"),
+    ("ranking_accuracy", "ranking accuracy"),
+    ("top1_accuracy", "top-1 accuracy"),
+    ("mape", "MAPE % (the paper's metric)"),
+)
 
 
 def _detail_tables(r: dict) -> list[str]:
@@ -274,10 +499,16 @@ def _detail_tables(r: dict) -> list[str]:
     out = []
     for metric, title in DETAIL:
         digits = 0 if metric == "mape" else 2
-        out += [f"{title}, with 90% intervals:", "", "| entry | " + " | ".join(s.replace("->", "→") for s in SCOPES) + " |",
-                "|---|" + "---|" * len(SCOPES)]
+        out += [
+            f"{title}, with 90% intervals:",
+            "",
+            "| entry | " + " | ".join(s.replace("->", "→") for s in SCOPES) + " |",
+            "|---|" + "---|" * len(SCOPES),
+        ]
         for n, e in r["entries"].items():
-            cells = [_ci(e["pooled"][s][metric], digits) if s in e["pooled"] else "–" for s in SCOPES]
+            cells = [
+                _ci(e["pooled"][s][metric], digits) if s in e["pooled"] else "–" for s in SCOPES
+            ]
             out.append(f"| {n} | " + " | ".join(cells) + " |")
         out.append("")
     return out
@@ -286,19 +517,30 @@ def _detail_tables(r: dict) -> list[str]:
 def _fold_table(r: dict) -> list[str]:
     """Within 2× per fold (all scenarios), and the folds' mean."""
     folds = list(r["folds"])
-    out = ["Within 2× per fold:", "", "| entry | " + " | ".join(folds) + " | mean |", "|---|" + "---|" * (len(folds) + 1)]
+    out = [
+        "Within 2× per fold:",
+        "",
+        "| entry | " + " | ".join(folds) + " | mean |",
+        "|---|" + "---|" * (len(folds) + 1),
+    ]
     for n, e in r["entries"].items():
         cells = [_v(e["folds"].get(f, {}).get("all", {}).get("within_2")) for f in folds]
-        out.append(f"| {n} | " + " | ".join(cells) + f" | {_v(e['fold_mean']['all']['within_2'])} |")
+        out.append(
+            f"| {n} | " + " | ".join(cells) + f" | {_v(e['fold_mean']['all']['within_2'])} |"
+        )
     return [*out, ""]
 
 
 def update_readme(readme, results_json) -> None:
-    """Replace the block between :data:`BEGIN` and :data:`END` in ``readme`` by :func:`readme_block` of
-    ``results_json`` (the README must hold both markers), and rewrite ``results.md`` beside it."""
+    """Replace the block between :data:`BEGIN` and :data:`END` in ``readme`` by :func:`readme_block`
+    of ``results_json`` (the README must hold both markers), and rewrite ``results.md`` beside
+    it."""
     text = Path(readme).read_text()
     if BEGIN not in text or END not in text:
-        raise ValueError(f"{readme} lacks the markers of the results block; add\n{BEGIN}\n{END}\nwhere it belongs")
+        raise ValueError(
+            f"{readme} lacks the markers of the results block; "
+            f"add\n{BEGIN}\n{END}\nwhere it belongs"
+        )
     head, rest = text.split(BEGIN, 1)
     tail = rest.split(END, 1)[1]
     summary = json.loads(Path(results_json).read_text())

@@ -1,10 +1,12 @@
-"""``xamm eval``: every entry of the benchmark on the official folds of ``xplat-rajaperf``, through its evaluator.
+"""``xamm eval``: every entry of the benchmark on the official folds of ``xplat-rajaperf``, through
+its evaluator.
 
-Schemes (:mod:`xamm_models.benchmark.splits`): leave-one-kernel-group-out (all entries of the experiments asked),
-the held-out machine (default ``mi300a-spx``: absent from training, its AMMs built by an embedder that never
-saw it, from its benchmark runs without the fold's kernels), and leave-one-kernel-out (baselines, raw and
-attention + AMMs with XGBoost). Machine data never includes a fold's test kernels. Nothing is tuned on
-test folds: hyper-parameters are the defaults of :mod:`xamm_models.predictors.paper.regressors` and the embedders.
+Schemes (:mod:`xamm_models.benchmark.splits`): leave-one-kernel-group-out (all entries of the
+experiments asked), the held-out machine (default ``mi300a-spx``: absent from training, its AMMs
+built by an embedder that never saw it, from its benchmark runs without the fold's kernels), and
+leave-one-kernel-out (baselines, raw and attention + AMMs with XGBoost). Machine data never includes
+a fold's test kernels. Nothing is tuned on test folds: hyper-parameters are the defaults of
+:mod:`xamm_models.predictors.paper.regressors` and the embedders.
 
 Results go to ``results.json`` (the source of truth), ``results.md`` and ``dataset-card.md``; the
 README's table is generated from the JSON (:func:`xamm_models.experiments.report.readme_block`).
@@ -26,9 +28,9 @@ import polars as pl
 
 from xamm_models import runtime as cpu_kernels
 from xamm_models.benchmark import dataset as xplat
+from xamm_models.benchmark.evaluate import Evaluator
 from xamm_models.experiments.entries import ENTRIES, FoldContext, list_entries
 from xamm_models.experiments.report import compare_to_baselines, markdown
-from xamm_models.benchmark.evaluate import Evaluator
 from xamm_models.studies.vae_dnn import plot_roc, vector_metrics_from_pairs
 
 PAPER = {"xgboost_mape_reduction_cpu_cpu": 49.64, "xgboost_mape_reduction_cpu_gpu": 99.07}
@@ -39,8 +41,8 @@ LIBRARIES = ("catboost", "numpy", "polars", "scikit-learn", "torch", "xgboost", 
 
 
 def library_versions() -> dict[str, str]:
-    """Python's and the numerical libraries' versions (those installed): a model's figures can move with them, so
-    a run records what it ran on."""
+    """Python's and the numerical libraries' versions (those installed): a model's figures can move
+    with them, so a run records what it ran on."""
     out = {"python": platform.python_version()}
     for name in LIBRARIES:
         try:
@@ -60,11 +62,13 @@ class EvalSettings:
     n_boot: int = 1000
     quick: bool = False
     workers: int = 2  # processes; results do not depend on it (one torch thread each)
-    groups: tuple[str, ...] | None = None  # restrict the kernel-group folds (tests); None = every group
+    # restrict the kernel-group folds (tests); None = every group
+    groups: tuple[str, ...] | None = None
 
     @classmethod
     def for_quick(cls, **kw) -> EvalSettings:
-        """``--quick``: 5 epochs, no leave-one-kernel-out, 300 resamples; baselines, XGBoost and stacked entries."""
+        """``--quick``: 5 epochs, no leave-one-kernel-out, 300 resamples; baselines, XGBoost and
+        stacked entries."""
         return cls(**{"epochs": 5, "loko": False, "n_boot": 300, "quick": True, **kw})
 
 
@@ -72,9 +76,16 @@ def _entries_for(scheme: str, experiments, settings: EvalSettings) -> list[str]:
     names = []
     for n in list_entries():
         e = ENTRIES.get(n)
-        if scheme not in e.schemes or not (e.kind == "baseline" or e.experiments & set(experiments)):
+        if scheme not in e.schemes or not (
+            e.kind == "baseline" or e.experiments & set(experiments)
+        ):
             continue
-        if settings.quick and e.kind != "baseline" and "xgboost" not in n and not n.startswith("stacked/"):
+        if (
+            settings.quick
+            and e.kind != "baseline"
+            and "xgboost" not in n
+            and not n.startswith("stacked/")
+        ):
             continue
         names.append(n)
     return names
@@ -84,8 +95,9 @@ _WORKER: dict = {}
 
 
 def _init_worker(runs: pl.DataFrame) -> None:
-    """A worker process: one torch thread (so results never depend on the number of workers), torch's AVX2 kernels
-    on x86-64 (so they never depend on the processor: :mod:`xamm_models.runtime`), its own data set."""
+    """A worker process: one torch thread (so results never depend on the number of workers),
+    torch's AVX2 kernels on x86-64 (so they never depend on the processor:
+    :mod:`xamm_models.runtime`), its own data set."""
     cpu_kernels.pin()  # a spawned worker has not imported torch yet
     import torch  # the models extra; a worker only runs model entries
 
@@ -93,27 +105,40 @@ def _init_worker(runs: pl.DataFrame) -> None:
     _WORKER["ds"] = xplat.XplatDataset(runs)
 
 
-def _fold_task(folds, names: list[str], settings: EvalSettings) -> list[tuple[str, dict[str, pl.DataFrame]]]:
+def _fold_task(
+    folds, names: list[str], settings: EvalSettings
+) -> list[tuple[str, dict[str, pl.DataFrame]]]:
     """Predictions of every entry in ``names`` on each fold: [(fold name, {entry: frame})]."""
     ds, out = _WORKER["ds"], []
     for fold in folds:
-        ctx = FoldContext(ds, fold, epochs=settings.epochs, seed=settings.seed, amm_min_coverage=settings.amm_min_coverage)
+        ctx = FoldContext(
+            ds,
+            fold,
+            epochs=settings.epochs,
+            seed=settings.seed,
+            amm_min_coverage=settings.amm_min_coverage,
+        )
         truth = ctx.test.select("sample", "app", "source", "target", pl.col("relR").alias("y_true"))
-        out.append((fold.name, {n: _frame(truth, ENTRIES.get(n).predict(ctx), fold.name) for n in names}))
+        out.append(
+            (fold.name, {n: _frame(truth, ENTRIES.get(n).predict(ctx), fold.name) for n in names})
+        )
     return out
 
 
 def _frame(truth: pl.DataFrame, pred, fold: str) -> pl.DataFrame:
-    """An entry's predictions as an evaluator frame; an entry may return (relR, lo, hi) to have its interval scored."""
+    """An entry's predictions as an evaluator frame; an entry may return (relR, lo, hi) to have its
+    interval scored."""
     cols = ("y_pred", "y_lo", "y_hi") if isinstance(pred, tuple) else ("y_pred",)
     parts = pred if isinstance(pred, tuple) else (pred,)
-    return truth.with_columns(*[pl.Series(c, v, dtype=pl.Float64) for c, v in zip(cols, parts, strict=True)],
-                              pl.lit(fold).alias("fold"))
+    return truth.with_columns(
+        *[pl.Series(c, v, dtype=pl.Float64) for c, v in zip(cols, parts, strict=True)],
+        pl.lit(fold).alias("fold"),
+    )
 
 
 def _tasks(ds, schemes: list[str], settings: EvalSettings) -> list[tuple[str, list]]:
-    """(scheme, folds) work units: one fold each, except leave-one-kernel-out, chunked by kernel group so a
-    worker reuses the group's AMM embedder."""
+    """(scheme, folds) work units: one fold each, except leave-one-kernel-out, chunked by kernel
+    group so a worker reuses the group's AMM embedder."""
     tasks = []
     for scheme in schemes:
         folds = ds.get_idx_split(scheme, held_out_machine=settings.held_out_machine or "none")
@@ -127,26 +152,35 @@ def _tasks(ds, schemes: list[str], settings: EvalSettings) -> list[tuple[str, li
             by_group.setdefault(f.machine_exclude, []).append(f)
         for fs in by_group.values():
             half = max(1, (len(fs) + 1) // 2)
-            tasks += [(scheme, fs[i:i + half]) for i in range(0, len(fs), half)]
+            tasks += [(scheme, fs[i : i + half]) for i in range(0, len(fs), half)]
     return tasks
 
 
-def _run_all(ds, schemes, experiments, settings: EvalSettings, progress, t0: float) -> tuple[dict[str, dict], str]:
-    """({scheme: {entry: predictions over all its folds}}, the torch CPU kernels they ran), computed in
-    ``settings.workers`` spawned processes."""
+def _run_all(
+    ds, schemes, experiments, settings: EvalSettings, progress, t0: float
+) -> tuple[dict[str, dict], str]:
+    """({scheme: {entry: predictions over all its folds}}, the torch CPU kernels they ran), computed
+    in ``settings.workers`` spawned processes."""
     tasks = _tasks(ds, schemes, settings)
     names = {s: _entries_for(s, experiments, settings) for s in schemes}
-    ctx = multiprocessing.get_context("spawn")  # never fork a process that has started polars or torch threads
+    # never fork a process that has started polars or torch threads
+    ctx = multiprocessing.get_context("spawn")
     done: dict[str, list] = {s: [] for s in schemes}
-    with ProcessPoolExecutor(settings.workers, mp_context=ctx, initializer=_init_worker, initargs=(ds.runs,)) as pool:
+    with ProcessPoolExecutor(
+        settings.workers, mp_context=ctx, initializer=_init_worker, initargs=(ds.runs,)
+    ) as pool:
         kernels = pool.submit(cpu_kernels.capability).result()
-        futures = {pool.submit(_fold_task, folds, names[scheme], settings): (i, scheme) for i, (scheme, folds)
-                   in enumerate(tasks)}
+        futures = {
+            pool.submit(_fold_task, folds, names[scheme], settings): (i, scheme)
+            for i, (scheme, folds) in enumerate(tasks)
+        }
         for k, fut in enumerate(as_completed(futures)):
             i, scheme = futures[fut]
             done[scheme].append((i, fut.result()))
-            progress(f"[{time.perf_counter() - t0:6.0f}s] {k + 1}/{len(tasks)} done: {scheme} "
-                     f"{', '.join(n for n, _ in done[scheme][-1][1])}")
+            progress(
+                f"[{time.perf_counter() - t0:6.0f}s] {k + 1}/{len(tasks)} done: {scheme} "
+                f"{', '.join(n for n, _ in done[scheme][-1][1])}"
+            )
     out = {}
     for scheme in schemes:
         parts = [p for _, res in sorted(done[scheme], key=lambda t: t[0]) for _, p in res]
@@ -154,16 +188,27 @@ def _run_all(ds, schemes, experiments, settings: EvalSettings, progress, t0: flo
     return out, kernels
 
 
-def run_experiments(store=None, *, experiments=(1, 2, 3, 4), settings: EvalSettings | None = None,
-                    out_dir: str | Path = "eval-out", progress=print, dataset: xplat.XplatDataset | None = None) -> dict:
-    """Run the benchmark; write ``results.json``, ``results.md`` and ``dataset-card.md`` to ``out_dir``."""
+def run_experiments(
+    store=None,
+    *,
+    experiments=(1, 2, 3, 4),
+    settings: EvalSettings | None = None,
+    out_dir: str | Path = "eval-out",
+    progress=print,
+    dataset: xplat.XplatDataset | None = None,
+) -> dict:
+    """Run the benchmark; write ``results.json``, ``results.md`` and ``dataset-card.md`` to
+    ``out_dir``."""
     settings = settings or EvalSettings()
     t0 = time.perf_counter()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     ds = dataset or xplat.XplatDataset.from_store(store)
-    schemes = ["kernel-group"] + (["held-out-machine"] if settings.held_out_machine else []) \
+    schemes = (
+        ["kernel-group"]
+        + (["held-out-machine"] if settings.held_out_machine else [])
         + (["kernel"] if settings.loko else [])
+    )
     ev = Evaluator(xplat.NAME, n_boot=settings.n_boot, seed=settings.seed)
     results = {}
     all_preds, kernels = _run_all(ds, schemes, experiments, settings, progress, t0)
@@ -173,21 +218,37 @@ def run_experiments(store=None, *, experiments=(1, 2, 3, 4), settings: EvalSetti
             continue
         progress(f"[{time.perf_counter() - t0:6.0f}s] scoring {scheme}: {len(preds)} entries")
         scored = {n: ev.eval(p) for n, p in preds.items()}
-        results[scheme] = {"folds": _fold_sizes(preds), "entries": scored,
-                           "comparisons": compare_to_baselines(ev, preds, scored, PIPELINE)}
+        results[scheme] = {
+            "folds": _fold_sizes(preds),
+            "entries": scored,
+            "comparisons": compare_to_baselines(ev, preds, scored, PIPELINE),
+        }
         vectors = _vector_results(preds, out_dir / "roc.png")
         if vectors:
             results[scheme]["vector_metrics"] = vectors
     summary = {
-        "dataset": {"name": xplat.NAME, "schema": xplat.SCHEMA_VERSION, "version": ds.version,
-                    "samples": ds.samples.height, "pairs": ds.pairs.height, "drops": ds.drops,
-                    "targets": sorted(set(ds.samples.get_column("target"))),
-                    "sources": [s.model_dump() for s in xplat.SOURCES]},
-        "settings": asdict(settings), "experiments": list(experiments), "torch_cpu_kernels": kernels,
+        "dataset": {
+            "name": xplat.NAME,
+            "schema": xplat.SCHEMA_VERSION,
+            "version": ds.version,
+            "samples": ds.samples.height,
+            "pairs": ds.pairs.height,
+            "drops": ds.drops,
+            "targets": sorted(set(ds.samples.get_column("target"))),
+            "sources": [s.model_dump() for s in xplat.SOURCES],
+        },
+        "settings": asdict(settings),
+        "experiments": list(experiments),
+        "torch_cpu_kernels": kernels,
         "libraries": library_versions(),
-        "seconds": round(time.perf_counter() - t0, 1), "paper_claims": PAPER, "pipeline": PIPELINE,
-        "entries": {n: {"kind": ENTRIES.get(n).kind, "description": ENTRIES.get(n).description}
-                    for r in results.values() for n in r["entries"]},
+        "seconds": round(time.perf_counter() - t0, 1),
+        "paper_claims": PAPER,
+        "pipeline": PIPELINE,
+        "entries": {
+            n: {"kind": ENTRIES.get(n).kind, "description": ENTRIES.get(n).description}
+            for r in results.values()
+            for n in r["entries"]
+        },
         "results": results,
     }
     text = json.dumps(_clean(summary), indent=1, sort_keys=True) + "\n"
@@ -201,13 +262,17 @@ VECTOR_ENTRIES = {"vae-dnn/seed": "VAE-DNN", "baseline/random-forest-vector": "R
 
 
 def _vector_results(preds: dict[str, pl.DataFrame], roc_png: Path) -> dict:
-    """The seeds' vector metrics (R², ordering, AUC) of the vector models' pooled predictions, and their ROC PNG."""
+    """the VAE-DNN papers' vector metrics (R², ordering, AUC) of the vector models' pooled
+    predictions, and their ROC PNG."""
     names = [n for n in VECTOR_ENTRIES if n in preds]
     if not names:
         return {}
     metrics = {n: vector_metrics_from_pairs(preds[n]) for n in names}
-    plot_roc({VECTOR_ENTRIES[n]: m["roc"] for n, m in metrics.items()}, roc_png,
-             "ROC (kernel groups pooled), most common ordering")
+    plot_roc(
+        {VECTOR_ENTRIES[n]: m["roc"] for n, m in metrics.items()},
+        roc_png,
+        "ROC (kernel groups pooled), most common ordering",
+    )
     return {n: {k: v for k, v in m.items() if k != "roc"} for n, m in metrics.items()}
 
 
@@ -217,8 +282,8 @@ def _fold_sizes(preds: dict[str, pl.DataFrame]) -> dict[str, int]:
 
 
 def _clean(x):
-    """JSON-safe and compact: NaN becomes null (a metric with no defined value), tuples lists, floats keep 6
-    significant digits (the report shows at most 3)."""
+    """JSON-safe and compact: NaN becomes null (a metric with no defined value), tuples lists,
+    floats keep 6 significant digits (the report shows at most 3)."""
     if isinstance(x, dict):
         return {str(k): _clean(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):

@@ -1,6 +1,6 @@
-"""What a machine is: physics signatures measured from its own benchmark runs, Algorithm 1's attention
-AMMs, the versioned signature registry and its Hub repo, and twins (machines measured alike). Never imports the
-data set, the predictors or the harness."""
+"""What a machine is: physics signatures measured from its own benchmark runs, Algorithm 1's
+attention AMMs, the versioned signature registry and its Hub repo, and twins (machines measured
+alike). Never imports the data set, the predictors or the harness."""
 
 from __future__ import annotations
 

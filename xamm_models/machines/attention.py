@@ -6,7 +6,8 @@ Algorithm 1, given the embeddings E (N samples x d) of one machine's benchmark s
    * ``mean``:      AMM_k = (1/N) sum_i E_ik
    * ``l2``:        AMM_k = sqrt(sum_i E_ik^2)   (the column-wise L2 norm: the paper's
                     ``||e||_2 = sqrt(sum_k e_k^2)`` read per embedding feature, so the AMM keeps d
-                    components; the per-sample reading would give one scalar per sample, not a vector)
+                    components; the per-sample reading would give one scalar per sample, not a
+                    vector)
    * ``variance``:  AMM_k = (1/N) sum_i (E_ik - mu_k)^2
 2. adjust:     AMM = ReLU(AMM) + 0.01 * ReLU(-AMM)
 3. log:        AMM = log(1 + AMM)
@@ -46,7 +47,7 @@ def aggregate(E: np.ndarray, option: str) -> np.ndarray:
     if option == "mean":
         return E.mean(axis=0)
     if option == "l2":
-        return np.sqrt((E ** 2).sum(axis=0))
+        return np.sqrt((E**2).sum(axis=0))
     if option == "variance":
         return ((E - E.mean(axis=0)) ** 2).mean(axis=0)
     raise ValueError(f"unknown aggregation {option!r}; expected one of {AGGREGATIONS}")
@@ -83,20 +84,33 @@ def embedder_revision(path: str | Path) -> str:
     return h.hexdigest()[:16]
 
 
-def _shared_embedder(runs: pl.DataFrame, embedder, embedder_name: str, alignment: str, epochs: int, seed: int,
-                     embedders_dir: Path):
-    """(embedder, kernels, id, revision): the given one, or one trained on every machine's samples and saved
-    under ``embedders_dir`` named by its content hash."""
+def _shared_embedder(
+    runs: pl.DataFrame,
+    embedder,
+    embedder_name: str,
+    alignment: str,
+    epochs: int,
+    seed: int,
+    embedders_dir: Path,
+):
+    """(embedder, kernels, id, revision): the given one, or one trained on every machine's samples
+    and saved under ``embedders_dir`` named by its content hash."""
     from xamm_models.embedders import create_embedder, load_embedder  # imports torch: loaded on use
 
     if embedder is not None:
         emb = load_embedder(str(embedder))
-        return emb, emb.feature_names, str(embedder), (embedder_revision(embedder) if Path(embedder).is_dir() else "hub")
+        return (
+            emb,
+            emb.feature_names,
+            str(embedder),
+            (embedder_revision(embedder) if Path(embedder).is_dir() else "hub"),
+        )
     kernels = align_kernels(runs, alignment)
     emb = create_embedder(embedder_name, n_features=len(kernels), feature_names=kernels, seed=seed)
     emb.fit(benchmark_samples(runs, kernels), epochs=epochs)
     embedders_dir.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{embedder_name}-", dir=embedders_dir))  # unique per process
+    # unique per process
+    tmp = Path(tempfile.mkdtemp(prefix=f".{embedder_name}-", dir=embedders_dir))
     emb.save_pretrained(tmp)
     rev = embedder_revision(tmp)
     final = embedders_dir / f"{embedder_name}-{rev}"
@@ -135,15 +149,27 @@ def build_signatures(
     missing = [m for m in wanted if m not in have]
     if missing:
         raise FileNotFoundError(
-            f"no benchmark_runs for {', '.join(missing)} in the store {st.root}; ingest their RAJAPerf outputs with "
-            f"`xamm-ingest rajaperf DIR --machine NAME` (the store has: {', '.join(have) or 'nothing'})")
-    emb, kernels, emb_id, emb_rev = _shared_embedder(runs, embedder, embedder_name, alignment, epochs, seed,
-                                                     reg.embedders_dir)
+            f"no benchmark_runs for {', '.join(missing)} in the store "
+            f"{st.root}; ingest their RAJAPerf outputs with "
+            "`xamm-ingest rajaperf DIR --machine NAME` "
+            f"(the store has: {', '.join(have) or 'nothing'})"
+        )
+    emb, kernels, emb_id, emb_rev = _shared_embedder(
+        runs, embedder, embedder_name, alignment, epochs, seed, reg.embedders_dir
+    )
     samples = benchmark_samples(runs.filter(pl.col("machine").is_in(wanted)), kernels)
     out = []
     for (target,), part in samples.group_by(["target"], maintain_order=True):
-        sig = make_signature(target, part, emb.transform(part), kernels, aggregation=aggregation, normalise=normalise,
-                             embedder_id=emb_id, embedder_revision=emb_rev)
+        sig = make_signature(
+            target,
+            part,
+            emb.transform(part),
+            kernels,
+            aggregation=aggregation,
+            normalise=normalise,
+            embedder_id=emb_id,
+            embedder_revision=emb_rev,
+        )
         out.append(reg.add(sig.model_copy(update={"data_version": data_version})))
     return out
 
@@ -155,9 +181,17 @@ def local_embedder_path(sig, embedders_dir: Path) -> Path | None:
     return p if (p / "model.safetensors").is_file() else None
 
 
-def signature_from_runs(runs: pl.DataFrame, embedder, *, aggregation: str, normalise: str, embedder_id: str,
-                        embedder_revision: str):
-    """Signatures (not registered) of every target in ``runs``, with an already loaded AMM ``embedder``.
+def signature_from_runs(
+    runs: pl.DataFrame,
+    embedder,
+    *,
+    aggregation: str,
+    normalise: str,
+    embedder_id: str,
+    embedder_revision: str,
+):
+    """Signatures (not registered) of every target in ``runs``, with an already loaded AMM
+    ``embedder``.
 
     This is how a target never seen in training gets an AMM at inference: from its benchmark data.
     """
@@ -165,21 +199,54 @@ def signature_from_runs(runs: pl.DataFrame, embedder, *, aggregation: str, norma
     kernels = embedder.feature_names
     samples = benchmark_samples(runs, kernels)
     if samples.is_empty():
-        raise ValueError(f"the benchmark data has none of the AMM embedder's kernels ({', '.join(kernels[:5])} ...)")
+        raise ValueError(
+            "the benchmark data has none of the AMM embedder's kernels "
+            f"({', '.join(kernels[:5])} ...)"
+        )
     out = {}
     for (target,), part in samples.group_by(["target"], maintain_order=True):
-        out[target] = make_signature(target, part, embedder.transform(part), kernels, aggregation=aggregation,
-                                     normalise=normalise, embedder_id=embedder_id, embedder_revision=embedder_revision)
+        out[target] = make_signature(
+            target,
+            part,
+            embedder.transform(part),
+            kernels,
+            aggregation=aggregation,
+            normalise=normalise,
+            embedder_id=embedder_id,
+            embedder_revision=embedder_revision,
+        )
     return out
 
 
-def make_signature(target: str, part: pl.DataFrame, E: np.ndarray, kernels: list[str], *, aggregation: str,
-                   normalise: str, embedder_id: str, embedder_revision: str) -> Signature:
-    """The one way a signature is made: Algorithm 1 over ``E``, the embeddings of ``part`` (the target's
-    benchmark samples), which also gives its data hash, kernel coverage and sample count."""
+def make_signature(
+    target: str,
+    part: pl.DataFrame,
+    E: np.ndarray,
+    kernels: list[str],
+    *,
+    aggregation: str,
+    normalise: str,
+    embedder_id: str,
+    embedder_revision: str,
+) -> Signature:
+    """The one way a signature is made: Algorithm 1 over ``E``, the embeddings of ``part`` (the
+    target's benchmark samples), which also gives its data hash, kernel coverage and sample
+    count."""
     t = Target.parse(target)
-    coverage = float(part.select(kernels).select(pl.all().is_not_null().any()).row(0).count(True)) / len(kernels)
-    return Signature(machine=t.machine, device=t.device, vector=[float(x) for x in algorithm1(E, aggregation, normalise)],
-                     aggregation=aggregation, normalise=normalise, embedder_id=embedder_id,
-                     embedder_revision=embedder_revision, data_sha256=frame_sha256(part), kernels=list(kernels),
-                     coverage=coverage, n_samples=part.height, xamm_version=__version__)
+    coverage = float(
+        part.select(kernels).select(pl.all().is_not_null().any()).row(0).count(True)
+    ) / len(kernels)
+    return Signature(
+        machine=t.machine,
+        device=t.device,
+        vector=[float(x) for x in algorithm1(E, aggregation, normalise)],
+        aggregation=aggregation,
+        normalise=normalise,
+        embedder_id=embedder_id,
+        embedder_revision=embedder_revision,
+        data_sha256=frame_sha256(part),
+        kernels=list(kernels),
+        coverage=coverage,
+        n_samples=part.height,
+        xamm_version=__version__,
+    )

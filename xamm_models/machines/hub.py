@@ -1,14 +1,14 @@
 """Publishing AMM signatures to, and pulling them from, one Hugging Face Hub repo.
 
-The repo holds one file per ``machine:device@version`` and kind (``signatures/<machine>/<device>@<v>.json``;
-``<device>.physics@<v>.json`` for physics signatures, as in the local registry) and a card listing them. Pulling adds each file to the local registry, which refuses a version
-that differs from one it already has: published versions never change.
+The repo holds one file per ``machine:device@version`` and kind
+(``signatures/<machine>/<device>@<v>.json``; ``<device>.physics@<v>.json`` for physics signatures,
+as in the local registry) and a card listing them. Pulling adds each file to the local registry,
+which refuses a version that differs from one it already has: published versions never change.
 """
 
 from __future__ import annotations
 
 import io
-import json
 import re
 
 from huggingface_hub import CommitOperationAdd, DatasetCard, DatasetCardData, hf_hub_download
@@ -22,31 +22,62 @@ _FILE = re.compile(r"^signatures/(?P<m>[^/]+)/(?P<d>cpu|gpu)(\.(?P<k>[a-z]+))?@(
 
 
 def repo_path(s: Signature) -> str:
-    """Where a signature lives in the repo: the registry's own file name (kinds other than attention carry theirs)."""
+    """Where a signature lives in the repo: the registry's own file name (kinds other than attention
+    carry theirs)."""
     stem = s.device if s.kind == "attention" else f"{s.device}.{s.kind}"
     return f"signatures/{s.machine}/{stem}@{s.version}.json"
 
 
 def _card(repo_id: str, sigs: list[Signature], files: dict[str, str]) -> str:
-    data = DatasetCardData(license="other", pretty_name="xamm AMM signatures", tags=["xamm", "hpc", "amm"],
-                           xamm={"xamm_version": __version__, "files": dict(sorted(files.items()))})
-    lines = [f"# {repo_id}", "", "Abstract Machine Model signatures (xAMM Algorithm 1), one immutable file per version.", "",
-             "| signature | aggregation | normalise | kernels | coverage | samples | embedder | data sha256 | created |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    data = DatasetCardData(
+        license="other",
+        pretty_name="xamm AMM signatures",
+        tags=["xamm", "hpc", "amm"],
+        xamm={"xamm_version": __version__, "files": dict(sorted(files.items()))},
+    )
+    lines = [
+        f"# {repo_id}",
+        "",
+        "Abstract Machine Model signatures (xAMM Algorithm 1), one immutable file per version.",
+        "",
+        "| signature | aggregation | normalise | kernels | coverage | "
+        "samples | embedder | data sha256 | created |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for s in sorted(sigs, key=lambda s: (s.machine, s.device, s.version)):
-        lines.append(f"| `{s.ref}` | {s.aggregation} | {s.normalise} | {len(s.kernels)} | {s.coverage:.2f} | {s.n_samples} | "
-                     f"{s.embedder_id}@{s.embedder_revision} | {s.data_sha256[:12]} | {s.created} |")
-    lines += ["", "```python", "from xamm_models.machines.hub import pull_signatures", f"pull_signatures({repo_id!r})", "```", ""]
+        lines.append(
+            f"| `{s.ref}` | {s.aggregation} | {s.normalise} | "
+            f"{len(s.kernels)} | {s.coverage:.2f} | {s.n_samples} | "
+            f"{s.embedder_id}@{s.embedder_revision} | {s.data_sha256[:12]} | "
+            f"{s.created} |"
+        )
+    lines += [
+        "",
+        "```python",
+        "from xamm_models.machines.hub import pull_signatures",
+        f"pull_signatures({repo_id!r})",
+        "```",
+        "",
+    ]
     return f"---\n{data.to_yaml()}\n---\n\n" + "\n".join(lines)
 
 
-def push_signatures(repo_id: str, *, refs: list[str] | None = None, registry: SignatureRegistry,
-                    token=None, revision: str = "main") -> str:
-    """Publish signatures (default: all local ones) to ``repo_id``; refuse to change a published version."""
+def push_signatures(
+    repo_id: str,
+    *,
+    refs: list[str] | None = None,
+    registry: SignatureRegistry,
+    token=None,
+    revision: str = "main",
+) -> str:
+    """Publish signatures (default: all local ones) to ``repo_id``; refuse to change a published
+    version."""
     reg = registry
     sigs = [reg.get(r) for r in refs] if refs else reg.all()
     if not sigs:
-        raise FileNotFoundError(f"no signatures in {reg.root} to push; build them with `xamm amm build`")
+        raise FileNotFoundError(
+            f"no signatures in {reg.root} to push; build them with `xamm amm build`"
+        )
     with hub_errors(f"push {len(sigs)} signature(s) to {repo_id}"):
         return _push(repo_id, sigs, token, revision)
 
@@ -66,7 +97,10 @@ def _push(repo_id: str, sigs: list[Signature], token, revision: str) -> str:
         if path in remote:
             old = _pull_one(repo_id, path, revision, token)
             if old.model_dump(exclude={"created"}) != s.model_dump(exclude={"created"}):
-                raise ValueError(f"{s.ref} is published on {repo_id} with other content; published versions never change")
+                raise ValueError(
+                    f"{s.ref} is published on {repo_id} with other content; published "
+                    "versions never change"
+                )
             published.append(old)
             continue
         ops.append(CommitOperationAdd(path_in_repo=path, path_or_fileobj=io.BytesIO(text)))
@@ -77,38 +111,61 @@ def _push(repo_id: str, sigs: list[Signature], token, revision: str) -> str:
             published.append(_pull_one(repo_id, f, revision, token))
     recorded = _recorded(repo_id, revision, token) if remote else {}
     shas = {**{f: recorded.get(f) for f in remote}, **shas}
-    ops.append(CommitOperationAdd(path_in_repo="README.md",
-                                  path_or_fileobj=io.BytesIO(_card(repo_id, published, shas).encode())))
-    return hub.create_commit(repo_id, ops, repo_type="dataset", revision=revision,
-                             commit_message=f"xamm {__version__}: publish {len(ops) - 1} signature(s)").oid
+    ops.append(
+        CommitOperationAdd(
+            path_in_repo="README.md",
+            path_or_fileobj=io.BytesIO(_card(repo_id, published, shas).encode()),
+        )
+    )
+    return hub.create_commit(
+        repo_id,
+        ops,
+        repo_type="dataset",
+        revision=revision,
+        commit_message=f"xamm {__version__}: publish {len(ops) - 1} signature(s)",
+    ).oid
 
 
 def _download(repo_id: str, path: str, revision: str, token) -> str:
-    return hf_hub_download(repo_id, path, repo_type="dataset", revision=revision, endpoint=hub_endpoint(), token=token)
+    return hf_hub_download(
+        repo_id, path, repo_type="dataset", revision=revision, endpoint=hub_endpoint(), token=token
+    )
 
 
 def _recorded(repo_id: str, revision: str, token) -> dict[str, str]:
-    """The SHA-256 of each signature file, as the repo's card at ``revision`` recorded it at push."""
+    """The SHA-256 of each signature file, as the repo's card at ``revision`` recorded it at
+    push."""
     card = _download(repo_id, "README.md", revision, token)
     text = open(card, "rb").read()
     check_hub_etag(card, text, f"{repo_id}@{revision}: README.md")
-    return (DatasetCard(text.decode("utf-8", "replace")).data.to_dict().get("xamm") or {}).get("files") or {}
+    return (DatasetCard(text.decode("utf-8", "replace")).data.to_dict().get("xamm") or {}).get(
+        "files"
+    ) or {}
 
 
-def _pull_one(repo_id: str, path: str, revision: str, token, recorded: dict[str, str] | None = None) -> Signature:
-    """One published signature, its bytes checked against the card's record (fetched when not given)."""
+def _pull_one(
+    repo_id: str, path: str, revision: str, token, recorded: dict[str, str] | None = None
+) -> Signature:
+    """One published signature, its bytes checked against the card's record (fetched when not
+    given)."""
     recorded = _recorded(repo_id, revision, token) if recorded is None else recorded
     local = _download(repo_id, path, revision, token)
-    return Signature.model_validate_json(read_verified(local, recorded.get(path), f"{repo_id}@{revision}: {path}"))
+    return Signature.model_validate_json(
+        read_verified(local, recorded.get(path), f"{repo_id}@{revision}: {path}")
+    )
 
 
-def pull_signatures(repo_id: str, *, revision: str = "main", registry: SignatureRegistry,
-                    token=None) -> list[Signature]:
-    """Add every signature of ``repo_id`` at ``revision`` to the local registry, each file checked against the
-    SHA-256 the repo's card recorded at push; return them."""
+def pull_signatures(
+    repo_id: str, *, revision: str = "main", registry: SignatureRegistry, token=None
+) -> list[Signature]:
+    """Add every signature of ``repo_id`` at ``revision`` to the local registry, each file checked
+    against the SHA-256 the repo's card recorded at push; return them."""
     with hub_errors(f"pull signatures from {repo_id}@{revision}"):
-        files = sorted(f for f in api(token).list_repo_files(repo_id, repo_type="dataset", revision=revision)
-                       if _FILE.match(f))
+        files = sorted(
+            f
+            for f in api(token).list_repo_files(repo_id, repo_type="dataset", revision=revision)
+            if _FILE.match(f)
+        )
         recorded = _recorded(repo_id, revision, token) if files else {}
         pulled = [_pull_one(repo_id, f, revision, token, recorded) for f in files]
     return [registry.add(s) for s in pulled]

@@ -3,19 +3,23 @@
 A :class:`PhysicsSignature` holds three interpretable parts, each a robust statistic of the target's
 benchmark samples (``time_per_rep_s``, ``bytes_per_rep``, ``flops_per_rep``, ``kernels_per_rep``):
 
-* ``overhead_s``: the per-launch (GPU) or per-loop (CPU) cost, the 5th percentile of time per launch;
-* ``flop_rate``: the 90th percentile of the achieved flop rate, launch overhead removed, over kernels of at
-  least :data:`MIN_INTENSITY` flop/byte only: a streaming kernel's flop rate is set by the bandwidth, and
-  taking it for the compute rate makes every compute-heavy kernel look compute-bound. With fewer than
-  :data:`MIN_PER_BIN` such kernels the machine shows no compute ceiling and ``flop_rate`` is
-  :data:`UNBOUNDED_FLOPS` (compute never binds in the model), unless :func:`physics_signatures` can borrow the
-  flop rate of machines of its device kind (:func:`borrow_flop_rates`);
-* a bandwidth curve over the working set per launch (``bytes_per_rep / kernels_per_rep``), in bins of
-  :data:`BIN_OCTAVES` octaves: the 90th percentile of the achieved bandwidth in each bin, launch overhead
-  removed. This is where the cache and latency regimes show: a CPU streams small working sets from cache
-  faster than from memory, a GPU reaches its bandwidth only once a launch moves enough bytes.
+* ``overhead_s``: the per-launch (GPU) or per-loop (CPU) cost, the 5th percentile of time per
+  launch;
+* ``flop_rate``: the 90th percentile of the achieved flop rate, launch overhead removed, over
+  kernels of at least :data:`MIN_INTENSITY` flop/byte only: a streaming kernel's flop rate is set by
+  the bandwidth, and taking it for the compute rate makes every compute-heavy kernel look
+  compute-bound. With fewer than :data:`MIN_PER_BIN` such kernels the machine shows no compute
+  ceiling and ``flop_rate`` is :data:`UNBOUNDED_FLOPS` (compute never binds in the model), unless
+  :func:`physics_signatures` can borrow the flop rate of machines of its device kind
+  (:func:`borrow_flop_rates`);
+* a bandwidth curve over the working set per launch (``bytes_per_rep / kernels_per_rep``), in bins
+  of :data:`BIN_OCTAVES` octaves: the 90th percentile of the achieved bandwidth in each bin, launch
+  overhead removed. This is where the cache and latency regimes show: a CPU streams small working
+  sets from cache faster than from memory, a GPU reaches its bandwidth only once a launch moves
+  enough bytes.
 
-:func:`modelled_time` is then max(bytes / BW(working set), flops / F) + overhead x launches, per rep.
+:func:`modelled_time` is then max(bytes / BW(working set), flops / F) + overhead x launches, per
+rep.
 """
 
 from __future__ import annotations
@@ -35,7 +39,8 @@ UNBOUNDED_FLOPS = 1e18  # no compute-bound evidence: compute never binds in the 
 
 
 class PhysicsSignature(BaseModel):
-    """A target's sustained bandwidth curve, compute rate and launch overhead (see the module docstring)."""
+    """A target's sustained bandwidth curve, compute rate and launch overhead (see the module
+    docstring)."""
 
     model_config = ConfigDict(frozen=True)
     target: str
@@ -49,33 +54,53 @@ class PhysicsSignature(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _provenance(cls, data):
-        """Records written before ``flop_rate_from`` existed: an unbounded rate says it was never measured."""
+        """Records written before ``flop_rate_from`` existed: an unbounded rate says it was never
+        measured."""
         if isinstance(data, dict) and "flop_rate_from" not in data:
-            data = {**data, "flop_rate_from": "unbounded" if data.get("flop_rate", 0.0) >= UNBOUNDED_FLOPS else "measured"}
+            data = {
+                **data,
+                "flop_rate_from": "unbounded"
+                if data.get("flop_rate", 0.0) >= UNBOUNDED_FLOPS
+                else "measured",
+            }
         return data
 
     def bandwidth(self, ws: np.ndarray) -> np.ndarray:
-        """Sustained bytes/s at working sets ``ws`` (bytes per launch): interpolated in log space, clamped."""
+        """Sustained bytes/s at working sets ``ws`` (bytes per launch): interpolated in log space,
+        clamped."""
         x = np.log2(np.clip(np.asarray(ws, dtype=float), 1.0, None))
         return np.exp(np.interp(x, self.bw_log2_ws, np.log(self.bw)))
 
     def vector(self, ws: np.ndarray) -> np.ndarray:
-        """Features for a learned model at working sets ``ws``: log10 of bandwidth there, flop rate, overhead."""
+        """Features for a learned model at working sets ``ws``: log10 of bandwidth there, flop rate,
+        overhead."""
         n = len(np.atleast_1d(ws))
-        return np.column_stack([np.log10(self.bandwidth(ws)), np.full(n, np.log10(self.flop_rate)),
-                                np.full(n, np.log10(self.overhead_s))])
+        return np.column_stack(
+            [
+                np.log10(self.bandwidth(ws)),
+                np.full(n, np.log10(self.flop_rate)),
+                np.full(n, np.log10(self.overhead_s)),
+            ]
+        )
 
 
 def _launches(df: pl.DataFrame) -> np.ndarray:
-    return np.clip(df.get_column("kernels_per_rep").fill_null(1.0).to_numpy().astype(float), 1.0, None)
+    return np.clip(
+        df.get_column("kernels_per_rep").fill_null(1.0).to_numpy().astype(float), 1.0, None
+    )
 
 
 def sample_arrays(samples: pl.DataFrame) -> np.ndarray:
-    """The columns a signature is measured from, as rows of (time per rep, bytes per rep, flops per rep, launches)."""
-    return np.column_stack([samples.get_column("time_per_rep_s").to_numpy().astype(float),
-                            samples.get_column("bytes_per_rep").fill_null(0.0).to_numpy().astype(float),
-                            samples.get_column("flops_per_rep").fill_null(0.0).to_numpy().astype(float),
-                            _launches(samples)])
+    """The columns a signature is measured from, as rows of (time per rep, bytes per rep, flops per
+    rep, launches)."""
+    return np.column_stack(
+        [
+            samples.get_column("time_per_rep_s").to_numpy().astype(float),
+            samples.get_column("bytes_per_rep").fill_null(0.0).to_numpy().astype(float),
+            samples.get_column("flops_per_rep").fill_null(0.0).to_numpy().astype(float),
+            _launches(samples),
+        ]
+    )
 
 
 def physics_signature(target: str, samples: pl.DataFrame) -> PhysicsSignature:
@@ -84,18 +109,24 @@ def physics_signature(target: str, samples: pl.DataFrame) -> PhysicsSignature:
 
 
 def signature_from_arrays(target: str, arrays: np.ndarray) -> PhysicsSignature:
-    """:func:`physics_signature` from :func:`sample_arrays` (row order does not matter): resampling kernels, as
-    :mod:`xamm_models.machines.twins` does hundreds of times per fit, needs no data frame."""
+    """:func:`physics_signature` from :func:`sample_arrays` (row order does not matter): resampling
+    kernels, as :mod:`xamm_models.machines.twins` does hundreds of times per fit, needs no data
+    frame."""
     t, b, f, n = arrays.T
     overhead = float(np.quantile(t / n, OVERHEAD_QUANTILE))
-    busy = np.clip(t - overhead * n, 0.1 * t, None)  # never credit more than 90% of a rep to overhead
-    dense = (f > 0) & (f >= MIN_INTENSITY * b)  # only kernels that could be compute-bound say what F is
+    # never credit more than 90% of a rep to overhead
+    busy = np.clip(t - overhead * n, 0.1 * t, None)
+    # only kernels that could be compute-bound say what F is
+    dense = (f > 0) & (f >= MIN_INTENSITY * b)
     fr = f[dense] / busy[dense]
     flop_rate = float(np.quantile(fr, QUANTILE)) if len(fr) >= MIN_PER_BIN else UNBOUNDED_FLOPS
     ws = np.log2(np.clip(b / n, 1.0, None))
     bw = b / busy
-    edges = np.arange(np.floor(ws[b > 0].min()), np.ceil(ws[b > 0].max()) + BIN_OCTAVES, BIN_OCTAVES) \
-        if (b > 0).any() else np.array([0.0, BIN_OCTAVES])
+    edges = (
+        np.arange(np.floor(ws[b > 0].min()), np.ceil(ws[b > 0].max()) + BIN_OCTAVES, BIN_OCTAVES)
+        if (b > 0).any()
+        else np.array([0.0, BIN_OCTAVES])
+    )
     centres, values = [], []
     for lo, hi in zip(edges[:-1], edges[1:], strict=True):
         inside = (b > 0) & (ws >= lo) & (ws < hi)
@@ -104,49 +135,73 @@ def signature_from_arrays(target: str, arrays: np.ndarray) -> PhysicsSignature:
             values.append(float(np.quantile(bw[inside], QUANTILE)))
     if not centres:
         centres, values = [0.0], [float(np.quantile(bw[b > 0], QUANTILE)) if (b > 0).any() else 1.0]
-    return PhysicsSignature(target=target, overhead_s=overhead, flop_rate=flop_rate, bw_log2_ws=centres, bw=values,
-                            n_samples=len(arrays), flop_rate_from="measured" if len(fr) >= MIN_PER_BIN else "unbounded")
+    return PhysicsSignature(
+        target=target,
+        overhead_s=overhead,
+        flop_rate=flop_rate,
+        bw_log2_ws=centres,
+        bw=values,
+        n_samples=len(arrays),
+        flop_rate_from="measured" if len(fr) >= MIN_PER_BIN else "unbounded",
+    )
 
 
-def borrow_flop_rates(sigs: dict[str, PhysicsSignature], reference: dict[str, PhysicsSignature] | None = None
-                      ) -> dict[str, PhysicsSignature]:
-    """Each signature with no compute-bound evidence (``flop_rate_from == "unbounded"``) gets the median measured
-    flop rate of its device kind (cpu/gpu) among ``sigs`` and ``reference``, else of every measured signature;
-    with none measured it stays unbounded.
+def borrow_flop_rates(
+    sigs: dict[str, PhysicsSignature], reference: dict[str, PhysicsSignature] | None = None
+) -> dict[str, PhysicsSignature]:
+    """Each signature with no compute-bound evidence (``flop_rate_from == "unbounded"``) gets the
+    median measured flop rate of its device kind (cpu/gpu) among ``sigs`` and ``reference``, else of
+    every measured signature; with none measured it stays unbounded.
 
-    Why: a target whose benchmark runs hold no kernel of at least :data:`MIN_INTENSITY` flop/byte (in
-    ``xplat-rajaperf``, the H100 and MI300A nodes once a fold holds out RAJAPerf's Apps group, their only dense
-    kernels) would otherwise be modelled with unbounded compute, and every compute-heavy application predicted
-    faster on it by orders of magnitude. A peer's flop rate is a guess (the measured rates of this data's
-    CPUs lie within 1.6x of each other, of its GPUs within 2.3x; tests/test_evaluation.py), not infinity."""
-    measured = {t: s for t, s in {**(reference or {}), **sigs}.items() if s.flop_rate_from == "measured"}
+    Why: a target whose benchmark runs hold no kernel of at least :data:`MIN_INTENSITY` flop/byte
+    (in ``xplat-rajaperf``, the H100 and MI300A nodes once a fold holds out RAJAPerf's Apps group,
+    their only dense kernels) would otherwise be modelled with unbounded compute, and every
+    compute-heavy application predicted faster on it by orders of magnitude. A peer's flop rate is a
+    guess (the measured rates of this data's CPUs lie within 1.6x of each other, of its GPUs within
+    2.3x; tests/test_evaluation.py), not infinity."""
+    measured = {
+        t: s for t, s in {**(reference or {}), **sigs}.items() if s.flop_rate_from == "measured"
+    }
     out = {}
     for t, s in sigs.items():
         kind = t.rsplit(":", 1)[-1]
-        pool = [m.flop_rate for u, m in sorted(measured.items()) if u.rsplit(":", 1)[-1] == kind] or \
-            [m.flop_rate for _, m in sorted(measured.items())]
+        pool = [
+            m.flop_rate for u, m in sorted(measured.items()) if u.rsplit(":", 1)[-1] == kind
+        ] or [m.flop_rate for _, m in sorted(measured.items())]
         borrow = s.flop_rate_from == "unbounded" and pool
-        out[t] = s.model_copy(update={"flop_rate": float(np.median(pool)), "flop_rate_from": "borrowed"}) \
-            if borrow else s
+        out[t] = (
+            s.model_copy(update={"flop_rate": float(np.median(pool)), "flop_rate_from": "borrowed"})
+            if borrow
+            else s
+        )
     return out
 
 
-def physics_signatures(samples: pl.DataFrame, reference: dict[str, PhysicsSignature] | None = None
-                       ) -> dict[str, PhysicsSignature]:
-    """One signature per ``target`` of the benchmark samples; a target without compute-bound evidence borrows
-    its flop rate from the others and from ``reference`` (:func:`borrow_flop_rates`)."""
-    sigs = {t: physics_signature(t, part) for (t,), part in samples.group_by(["target"], maintain_order=True)}
+def physics_signatures(
+    samples: pl.DataFrame, reference: dict[str, PhysicsSignature] | None = None
+) -> dict[str, PhysicsSignature]:
+    """One signature per ``target`` of the benchmark samples; a target without compute-bound
+    evidence borrows its flop rate from the others and from ``reference``
+    (:func:`borrow_flop_rates`)."""
+    sigs = {
+        t: physics_signature(t, part)
+        for (t,), part in samples.group_by(["target"], maintain_order=True)
+    }
     return borrow_flop_rates(sigs, reference)
 
 
 def modelled_time(sig: PhysicsSignature, rows: pl.DataFrame) -> np.ndarray:
-    """Seconds per rep of each row (``bytes_per_rep``, ``flops_per_rep``, ``kernels_per_rep``) on ``sig``'s target."""
+    """Seconds per rep of each row (``bytes_per_rep``, ``flops_per_rep``, ``kernels_per_rep``) on
+    ``sig``'s target."""
     return _modelled(sig, *_work(rows))
 
 
 def _work(rows: pl.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    return (rows.get_column("bytes_per_rep").fill_null(0.0).to_numpy().astype(float),
-            rows.get_column("flops_per_rep").fill_null(0.0).to_numpy().astype(float), _launches(rows))
+    return (
+        rows.get_column("bytes_per_rep").fill_null(0.0).to_numpy().astype(float),
+        rows.get_column("flops_per_rep").fill_null(0.0).to_numpy().astype(float),
+        _launches(rows),
+    )
 
 
 def _modelled(sig: PhysicsSignature, b: np.ndarray, f: np.ndarray, n: np.ndarray) -> np.ndarray:
@@ -154,33 +209,46 @@ def _modelled(sig: PhysicsSignature, b: np.ndarray, f: np.ndarray, n: np.ndarray
 
 
 def rows_by(*cols: pl.Series) -> list[tuple[tuple, np.ndarray]]:
-    """(value, row indices) per distinct value of ``cols`` (distinctly named), found by hashing: sorting the strings
-    of 1e5 prediction rows, as ``np.unique`` does, costs about as much as modelling their times."""
-    g = pl.DataFrame(list(cols)).with_row_index("_row").group_by([c.name for c in cols], maintain_order=True).agg("_row")
+    """(value, row indices) per distinct value of ``cols`` (distinctly named), found by hashing:
+    sorting the strings of 1e5 prediction rows, as ``np.unique`` does, costs about as much as
+    modelling their times."""
+    g = (
+        pl.DataFrame(list(cols))
+        .with_row_index("_row")
+        .group_by([c.name for c in cols], maintain_order=True)
+        .agg("_row")
+    )
     return [(tuple(r[:-1]), np.asarray(r[-1], dtype=np.int64)) for r in g.iter_rows()]
 
 
-def modelled_per_end(sigs: dict[str, PhysicsSignature], pairs: pl.DataFrame, end: str) -> np.ndarray:
-    """Modelled seconds per rep of each pair's kernel on its ``end`` ("source" or "target"); NaN if unknown."""
+def modelled_per_end(
+    sigs: dict[str, PhysicsSignature], pairs: pl.DataFrame, end: str
+) -> np.ndarray:
+    """Modelled seconds per rep of each pair's kernel on its ``end`` ("source" or "target"); NaN if
+    unknown."""
     out = np.full(pairs.height, np.nan)
-    work = _work(pairs)  # once, then sliced per machine: gathering every column of the rows costs more than modelling
+    # once, then sliced per machine: gathering every column of the rows costs more than modelling
+    work = _work(pairs)
     for (t,), rows in rows_by(pairs.get_column(end)):
         if t in sigs:
             out[rows] = _modelled(sigs[t], *(w[rows] for w in work))
     return out
 
 
-SIMILARITY_WS = 2.0 ** np.arange(12, 34, 2)  # working sets (bytes per launch) where two bandwidth curves are compared
+# working sets (bytes per launch) where two bandwidth curves are compared
+SIMILARITY_WS = 2.0 ** np.arange(12, 34, 2)
 
 
 def distance(a: PhysicsSignature, b: PhysicsSignature) -> float:
-    """How unlike two machines are: Euclidean distance of log10 bandwidth over :data:`SIMILARITY_WS`, log10 flop
-    rate and log10 launch overhead."""
+    """How unlike two machines are: Euclidean distance of log10 bandwidth over
+    :data:`SIMILARITY_WS`, log10 flop rate and log10 launch overhead."""
     return float(np.linalg.norm(a.vector(SIMILARITY_WS) - b.vector(SIMILARITY_WS)))
 
 
 def most_similar(sig: PhysicsSignature, known: dict[str, PhysicsSignature]) -> str:
     """The known target of the same device kind (cpu/gpu) nearest to ``sig`` (:func:`distance`)."""
     device = sig.target.rsplit(":", 1)[-1]
-    same = {t: s for t, s in known.items() if t.rsplit(":", 1)[-1] == device and t != sig.target} or known
+    same = {
+        t: s for t, s in known.items() if t.rsplit(":", 1)[-1] == device and t != sig.target
+    } or known
     return min(sorted(same), key=lambda t: distance(sig, same[t]))

@@ -1,9 +1,10 @@
-"""Benchmark samples: ``benchmark_runs`` pivoted to one sample per run configuration, one feature per kernel.
+"""Benchmark samples: ``benchmark_runs`` pivoted to one sample per run configuration, one feature
+per kernel.
 
 This is the paper's machine-benchmark vector Z = [z_1 .. z_n] (Section III-A). Rules, all explicit:
 
-* **Target**: a sample belongs to ``machine:device`` (``lassen:gpu`` from CUDA variants, ``quartz:cpu``
-  from Seq/OpenMP variants); a node's CPU and GPU are separate targets.
+* **Target**: a sample belongs to ``machine:device`` (``lassen:gpu`` from CUDA variants,
+  ``quartz:cpu`` from Seq/OpenMP variants); a node's CPU and GPU are separate targets.
 * **Sample key**: machine, device, variant, compiler, compiler flags, threads, ranks, trial and the
   size index. The size index is the dense rank of the kernel's problem size within that key (0 =
   smallest), so the i-th size of every kernel lines up whether a run used one ``--size`` for all
@@ -27,7 +28,17 @@ import polars as pl
 
 from xamm_data.targets import Target
 
-SAMPLE_KEYS = ("machine", "device", "variant", "compiler", "compiler_flags", "threads", "ranks", "trial", "size_index")
+SAMPLE_KEYS = (
+    "machine",
+    "device",
+    "variant",
+    "compiler",
+    "compiler_flags",
+    "threads",
+    "ranks",
+    "trial",
+    "size_index",
+)
 
 
 def long_values(runs: pl.DataFrame) -> pl.DataFrame:
@@ -38,13 +49,21 @@ def long_values(runs: pl.DataFrame) -> pl.DataFrame:
         runs.with_columns((pl.col("time_per_rep_s") / iters).log10().alias("value"))
         .group_by([*keys_no_size, "kernel", "problem_size"])
         .agg(pl.col("value").min())
-        .with_columns(pl.col("problem_size").rank("dense").over([*keys_no_size, "kernel"]).cast(pl.Int64)
-                      .sub(1).alias("size_index"))
+        .with_columns(
+            pl.col("problem_size")
+            .rank("dense")
+            .over([*keys_no_size, "kernel"])
+            .cast(pl.Int64)
+            .sub(1)
+            .alias("size_index")
+        )
         .with_columns(Target.expr().alias("target"))
     )
 
 
-def align_kernels(runs: pl.DataFrame, rule: str = "intersection", min_coverage: float | None = None) -> list[str]:
+def align_kernels(
+    runs: pl.DataFrame, rule: str = "intersection", min_coverage: float | None = None
+) -> list[str]:
     """The kernel list used as features: present on every target (``intersection``) or on at least
     ``min_coverage`` of them (``union`` = any)."""
     if rule not in ("intersection", "union"):
@@ -53,12 +72,15 @@ def align_kernels(runs: pl.DataFrame, rule: str = "intersection", min_coverage: 
     per = runs.select(Target.expr().alias("t"), "kernel").unique()
     n_targets = per.get_column("t").n_unique()
     counts = per.group_by("kernel").len()
-    keep = counts.filter(pl.col("len") >= max(1, cov * n_targets) if cov > 0 else pl.col("len") >= 1)
+    keep = counts.filter(
+        pl.col("len") >= max(1, cov * n_targets) if cov > 0 else pl.col("len") >= 1
+    )
     return sorted(keep.get_column("kernel").to_list())
 
 
 def benchmark_samples(runs: pl.DataFrame, kernels: Iterable[str]) -> pl.DataFrame:
-    """Wide samples: ``target`` + sample keys + one column per kernel (null where that kernel is missing).
+    """Wide samples: ``target`` + sample keys + one column per kernel (null where that kernel is
+    missing).
 
     Rows are sorted by their keys, so the same runs always give the same samples.
     """

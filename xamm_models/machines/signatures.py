@@ -5,10 +5,11 @@ option and normalisation of Algorithm 1, the embedder id and revision, the conte
 benchmark samples, the kernel list, the xamm version and the date. The registry lives in
 ``$XAMM_HOME/signatures/<machine>/<device>@<version>.json``.
 
-Two kinds share the registry and its rules: ``attention`` (the paper's AMM, Algorithm 1 over attention
-embeddings) and ``physics`` (:class:`~xamm_models.machines.physics.PhysicsSignature`: sustained bandwidth over
-working sets, flop rate, launch overhead; its ``vector`` is :meth:`PhysicsSignature.vector` at
-:data:`~xamm_models.machines.physics.SIMILARITY_WS`), filed as ``<device>.physics@<version>.json``.
+Two kinds share the registry and its rules: ``attention`` (the paper's AMM, Algorithm 1 over
+attention embeddings) and ``physics`` (:class:`~xamm_models.machines.physics.PhysicsSignature`:
+sustained bandwidth over working sets, flop rate, launch overhead; its ``vector`` is
+:meth:`PhysicsSignature.vector` at :data:`~xamm_models.machines.physics.SIMILARITY_WS`), filed as
+``<device>.physics@<version>.json``.
 
 Rules: a written version is never changed (:class:`ImmutableSignatureError`); adding a signature
 whose inputs equal an existing version's returns that version; other inputs make version max+1.
@@ -35,7 +36,15 @@ from xamm_models.errors import ImmutableSignatureError
 from xamm_models.machines.physics import SIMILARITY_WS, PhysicsSignature, physics_signature
 
 _REF = re.compile(r"^(?P<machine>[a-z0-9][a-z0-9._-]*)(:(?P<device>cpu|gpu))?(@(?P<version>\d+))?$")
-INPUT_FIELDS = ("kind", "aggregation", "normalise", "embedder_id", "embedder_revision", "data_sha256", "kernels")
+INPUT_FIELDS = (
+    "kind",
+    "aggregation",
+    "normalise",
+    "embedder_id",
+    "embedder_revision",
+    "data_sha256",
+    "kernels",
+)
 KINDS = ("attention", "physics")
 
 
@@ -50,15 +59,20 @@ class Signature(BaseModel):
     version: int | None = Field(default=None, ge=1)
     vector: list[float]
     physics: PhysicsSignature | None = None  # the interpretable parts of a physics signature
-    data_version: int | None = Field(default=None, description="the store's benchmark_runs table version the samples "
-                                     "were read at: load_dataset(machine, version=...) gives them back")
+    data_version: int | None = Field(
+        default=None,
+        description="the store's benchmark_runs table version the samples "
+        "were read at: load_dataset(machine, version=...) gives them back",
+    )
     aggregation: str
     normalise: str
     embedder_id: str
     embedder_revision: str
     data_sha256: str
     kernels: list[str]
-    coverage: float = Field(ge=0, le=1, description="fraction of the kernels the machine's samples have")
+    coverage: float = Field(
+        ge=0, le=1, description="fraction of the kernels the machine's samples have"
+    )
     n_samples: int = Field(ge=1)
     xamm_version: str
     created: str = Field(default_factory=lambda: date.today().isoformat())
@@ -69,7 +83,9 @@ class Signature(BaseModel):
 
     @property
     def ref(self) -> str:
-        return f"{self.target}@{self.version}" + ("" if self.kind == "attention" else f" ({self.kind})")
+        return f"{self.target}@{self.version}" + (
+            "" if self.kind == "attention" else f" ({self.kind})"
+        )
 
     def inputs(self) -> dict:
         return {k: getattr(self, k) for k in INPUT_FIELDS}
@@ -79,7 +95,10 @@ def parse_ref(ref: str) -> tuple[str, str | None, int | None]:
     """``"quartz:cpu@2"`` -> ``("quartz", "cpu", 2)``; device and version optional."""
     m = _REF.match(ref)
     if not m:
-        raise ValueError(f"bad signature reference {ref!r}: expected MACHINE[:cpu|:gpu][@VERSION], e.g. quartz:cpu@1")
+        raise ValueError(
+            f"bad signature reference {ref!r}: expected "
+            "MACHINE[:cpu|:gpu][@VERSION], e.g. quartz:cpu@1"
+        )
     return m["machine"], m["device"], int(m["version"]) if m["version"] else None
 
 
@@ -92,14 +111,14 @@ class SignatureRegistry:
         self.root = Path(root)
 
     @classmethod
-    def default(cls) -> "SignatureRegistry":
+    def default(cls) -> SignatureRegistry:
         """The registry under ``$XAMM_HOME`` (the command line's and ``Machine.signature()``'s)."""
         return cls(xamm_home() / "signatures")
 
     @classmethod
-    def for_reading(cls) -> "SignatureRegistry":
-        """The registry to read from: ``$XAMM_HOME``'s if it holds any signature, else the embedded snapshot's (what
-        :func:`lookup` answers from when nothing was built here)."""
+    def for_reading(cls) -> SignatureRegistry:
+        """The registry to read from: ``$XAMM_HOME``'s if it holds any signature, else the embedded
+        snapshot's (what :func:`lookup` answers from when nothing was built here)."""
         home = cls.default()
         embedded = snapshot.signatures_root()
         return cls(embedded) if embedded is not None and not home.all() else home
@@ -116,7 +135,11 @@ class SignatureRegistry:
     def versions(self, machine: str, device: str, kind: str = "attention") -> list[int]:
         d = self.root / machine
         stem = device if kind == "attention" else f"{device}.{kind}"
-        return sorted(int(p.stem.split("@")[1]) for p in d.glob(f"{stem}@*.json")) if d.is_dir() else []
+        return (
+            sorted(int(p.stem.split("@")[1]) for p in d.glob(f"{stem}@*.json"))
+            if d.is_dir()
+            else []
+        )
 
     def all(self) -> list[Signature]:
         out = []
@@ -125,19 +148,28 @@ class SignatureRegistry:
         return sorted(out, key=lambda s: (s.machine, s.device, s.version))
 
     def get(self, ref: str, version: int | None = None, kind: str = "attention") -> Signature:
-        """A signature by reference (``quartz``, ``quartz:cpu``, ``quartz:cpu@2``) and kind; latest version by default."""
+        """A signature by reference (``quartz``, ``quartz:cpu``, ``quartz:cpu@2``) and kind; latest
+        version by default."""
         if kind not in KINDS:
             raise ValueError(f"unknown signature kind {kind!r}; expected one of {', '.join(KINDS)}")
         machine, device, v = parse_ref(ref)
         v = version or v
-        devices = [device] if device else [d for d in ("cpu", "gpu") if self.versions(machine, d, kind)]
+        devices = (
+            [device] if device else [d for d in ("cpu", "gpu") if self.versions(machine, d, kind)]
+        )
         if not devices:
             known = sorted({s.target for s in self.all() if s.kind == kind})
-            raise KeyError(f"no {kind} signature for {machine!r} yet; {kind} signatures exist for: "
-                           f"{', '.join(known) or 'none'}. Build one with `xamm amm build --kind {kind}` after "
-                           "ingesting its RAJAPerf runs")
+            raise KeyError(
+                f"no {kind} signature for {machine!r} yet; {kind} signatures exist for: "
+                f"{', '.join(known) or 'none'}. Build one with `xamm amm build "
+                f"--kind {kind}` after "
+                "ingesting its RAJAPerf runs"
+            )
         if len(devices) > 1:
-            raise KeyError(f"{machine!r} has signatures for {' and '.join(devices)}: say {machine}:cpu or {machine}:gpu")
+            raise KeyError(
+                f"{machine!r} has signatures for {' and '.join(devices)}: say "
+                f"{machine}:cpu or {machine}:gpu"
+            )
         dev = devices[0]
         have = self.versions(machine, dev, kind)
         if not have:
@@ -145,7 +177,9 @@ class SignatureRegistry:
         if v is None:
             v = have[-1]
         if v not in have:
-            raise KeyError(f"{machine}:{dev} has no {kind} version {v}; versions: {', '.join(map(str, have))}")
+            raise KeyError(
+                f"{machine}:{dev} has no {kind} version {v}; versions: {', '.join(map(str, have))}"
+            )
         return Signature.model_validate_json(self.path(machine, dev, v, kind).read_text())
 
     def add(self, sig: Signature) -> Signature:
@@ -155,20 +189,28 @@ class SignatureRegistry:
         and must be identical if taken.
         """
         with locked(self.root / ".lock"):
-            existing = [Signature.model_validate_json(self.path(sig.machine, sig.device, v, sig.kind).read_text())
-                        for v in self.versions(sig.machine, sig.device, sig.kind)]
+            existing = [
+                Signature.model_validate_json(
+                    self.path(sig.machine, sig.device, v, sig.kind).read_text()
+                )
+                for v in self.versions(sig.machine, sig.device, sig.kind)
+            ]
             if sig.version is not None:
                 same = next((e for e in existing if e.version == sig.version), None)
                 if same is not None:
                     if same.model_dump(exclude={"created"}) != sig.model_dump(exclude={"created"}):
                         raise ImmutableSignatureError(
-                            f"{sig.ref} is published and differs from the one given; published versions never change")
+                            f"{sig.ref} is published and differs from the one given; "
+                            "published versions never change"
+                        )
                     return same
                 return self._write(sig)
             for e in existing:
                 if e.inputs() == sig.inputs():
                     return e
-            return self._write(sig.model_copy(update={"version": (existing[-1].version if existing else 0) + 1}))
+            return self._write(
+                sig.model_copy(update={"version": (existing[-1].version if existing else 0) + 1})
+            )
 
     def _write(self, sig: Signature) -> Signature:
         path = self.path(sig.machine, sig.device, sig.version, sig.kind)
@@ -180,7 +222,8 @@ class SignatureRegistry:
         return sig
 
     def frame(self) -> pl.DataFrame:
-        """One row per registry machine and device: its latest attention and physics versions, or 'no signature yet'."""
+        """One row per registry machine and device: its latest attention and physics versions, or
+        'no signature yet'."""
         latest: dict[tuple, Signature] = {}
         for s in self.all():
             latest[(s.machine, s.device, s.kind)] = s
@@ -189,26 +232,39 @@ class SignatureRegistry:
         rows = []
         for mid, d in [*known, *extra]:
             s, p = latest.get((mid, d, "attention")), latest.get((mid, d, "physics"))
-            rows.append({"target": str(Target(mid, d)), "latest": s.ref if s else "no signature yet",
-                         "versions": len(self.versions(mid, d)), "aggregation": s.aggregation if s else None,
-                         "kernels": len(s.kernels) if s else None, "coverage": s.coverage if s else None,
-                         "physics": p.ref if p else None, "created": s.created if s else (p.created if p else None)})
+            rows.append(
+                {
+                    "target": str(Target(mid, d)),
+                    "latest": s.ref if s else "no signature yet",
+                    "versions": len(self.versions(mid, d)),
+                    "aggregation": s.aggregation if s else None,
+                    "kernels": len(s.kernels) if s else None,
+                    "coverage": s.coverage if s else None,
+                    "physics": p.ref if p else None,
+                    "created": s.created if s else (p.created if p else None),
+                }
+            )
         return pl.DataFrame(rows)
 
 
-def lookup(ref: str, version: int | None = None, registry: "SignatureRegistry | None" = None) -> Signature:
-    """The signature of ``ref`` (``machine[:device]``), latest unless ``version``: the ``xamm.signatures`` hook
-    behind :meth:`xamm_data.machines.Machine.signature`. Without a ``registry``: the one under ``$XAMM_HOME``, else
-    the embedded snapshot's (:mod:`xamm_data.snapshot`)."""
+def lookup(
+    ref: str, version: int | None = None, registry: SignatureRegistry | None = None
+) -> Signature:
+    """The signature of ``ref`` (``machine[:device]``), latest unless ``version``: the
+    ``xamm.signatures`` hook behind :meth:`xamm_data.machines.Machine.signature`. Without a
+    ``registry``: the one under ``$XAMM_HOME``, else the embedded snapshot's
+    (:mod:`xamm_data.snapshot`)."""
     if registry is not None:
         return registry.get(ref, version)
     try:
-        return SignatureRegistry.default().get(ref, version)  # the public API's edge: Machine.signature()
+        # the public API's edge: Machine.signature()
+        return SignatureRegistry.default().get(ref, version)
     except KeyError:
         embedded = snapshot.signatures_root()
         if embedded is None:
             raise
-        return SignatureRegistry(embedded).get(ref, version)  # nothing built here: the package's own copy
+        # nothing built here: the package's own copy
+        return SignatureRegistry(embedded).get(ref, version)
 
 
 # bump when physics_signature's statistics change: signatures built before keep their versions
@@ -219,11 +275,23 @@ def physics_record(target: str, samples: pl.DataFrame) -> Signature:
     """The registry record of ``target``'s physics signature, from its benchmark samples."""
     sig: PhysicsSignature = physics_signature(target, samples)
     t = Target.parse(target)
-    keep = samples.select("app", "size_bucket", "time_per_rep_s", "bytes_per_rep", "flops_per_rep", "kernels_per_rep")
-    return Signature(machine=t.machine, device=t.device, kind="physics",
-                     vector=[float(x) for x in np.ravel(sig.vector(SIMILARITY_WS)[:, 0])] + [
-                         float(np.log10(sig.flop_rate)), float(np.log10(sig.overhead_s))],
-                     physics=sig, aggregation="physics", normalise="none", embedder_id="physics",
-                     embedder_revision=PHYSICS_METHOD, data_sha256=frame_sha256(keep.sort("app", "size_bucket")),
-                     kernels=sorted(set(samples.get_column("app"))), coverage=1.0, n_samples=samples.height,
-                     xamm_version=__version__)
+    keep = samples.select(
+        "app", "size_bucket", "time_per_rep_s", "bytes_per_rep", "flops_per_rep", "kernels_per_rep"
+    )
+    return Signature(
+        machine=t.machine,
+        device=t.device,
+        kind="physics",
+        vector=[float(x) for x in np.ravel(sig.vector(SIMILARITY_WS)[:, 0])]
+        + [float(np.log10(sig.flop_rate)), float(np.log10(sig.overhead_s))],
+        physics=sig,
+        aggregation="physics",
+        normalise="none",
+        embedder_id="physics",
+        embedder_revision=PHYSICS_METHOD,
+        data_sha256=frame_sha256(keep.sort("app", "size_bucket")),
+        kernels=sorted(set(samples.get_column("app"))),
+        coverage=1.0,
+        n_samples=samples.height,
+        xamm_version=__version__,
+    )

@@ -1,6 +1,6 @@
-"""Everything that answers ``predict(profiles, source, targets)``: the default (stacked physics) predictor, the
-xAMM paper's predictor, the VAE-DNN, few-shot adaptation and the baselines. Torch loads only with the kinds that
-need it (paper, VAE-DNN, adapted)."""
+"""Everything that answers ``predict(profiles, source, targets)``: the default (stacked physics)
+predictor, the xAMM paper's predictor, the VAE-DNN, few-shot adaptation and the baselines. Torch
+loads only with the kinds that need it (paper, VAE-DNN, adapted)."""
 
 from __future__ import annotations
 

@@ -1,58 +1,66 @@
-"""Seeds 001/002: a variational auto-encoder's latent space, and a DNN on it that predicts the relR vector.
+"""VAE-DNN: a variational auto-encoder's latent space, and a DNN on it that predicts the relR
+vector.
 
-The seeds' system, on xamm's data: each *vector sample* is one application sample measured on one source
-(``xplat`` pairs grouped by ``sample`` and ``source``); its input is the sample's features on the source, its
-label the vector of log relR to every target of the data set (masked where a target has no measurement).
+the VAE-DNN papers' system, on xamm's data: each *vector sample* is one application sample measured
+on one source (``xplat`` pairs grouped by ``sample`` and ``source``); its input is the sample's
+features on the source, its label the vector of log relR to every target of the data set (masked
+where a target has no measurement).
 
-* **VAE** (:class:`VaeDnn`): encoder -> (mu, log var) of a latent z, decoder -> the standardised features. The
-  three training choices the seeds describe are switches, for the ablation:
-  ``calibrated`` (a sigma-VAE decoder, Rybkin et al. 2021, the seed's reference [4]: the Gaussian decoder's
-  variance is set to its optimum, the mean squared error, so the reconstruction term is D/2 log MSE instead of a
-  fixed-variance MSE), ``cpu_first`` (the VAE is first fitted on the CPU sources' samples alone, then on all),
-  ``kl_schedule`` (the KL weight rises linearly from 0 to 1 over the first half of training instead of staying 1),
-  and ``joint_epochs`` (for the last that many VAE epochs the DNN's loss is added to the VAE loss; 0 = off).
-* **DNN**: three hidden layers of ``dnn_hidden`` (1024) units on [mu(z), one-hot source], output the log relR
-  to each target; trained with a masked MSE after the VAE (encoder frozen). Predictions are clipped to each
-  target's training range: off its data the DNN extrapolates without bound (it did, by e^700, on a kernel group).
+* **VAE** (:class:`VaeDnn`): encoder -> (mu, log var) of a latent z, decoder -> the standardised
+  features. The three training choices the seeds describe are switches, for the ablation:
+  ``calibrated`` (a sigma-VAE decoder, Rybkin et al. 2021, the VAE-DNN paper's reference [4]: the
+  Gaussian decoder's variance is set to its optimum, the mean squared error, so the reconstruction
+  term is D/2 log MSE instead of a fixed-variance MSE), ``cpu_first`` (the VAE is first fitted on
+  the CPU sources' samples alone, then on all), ``kl_schedule`` (the KL weight rises linearly from 0
+  to 1 over the first half of training instead of staying 1), and ``joint_epochs`` (for the last
+  that many VAE epochs the DNN's loss is added to the VAE loss; 0 = off).
+* **DNN**: three hidden layers of ``dnn_hidden`` (1024) units on [mu(z), one-hot source], output the
+  log relR to each target; trained with a masked MSE after the VAE (encoder frozen). Predictions are
+  clipped to each target's training range: off its data the DNN extrapolates without bound (it did,
+  by e^700, on a kernel group).
 
-Seeded (a local generator and ``torch.manual_seed`` in :meth:`fit`), CPU or GPU (``device``). Saved with
-safetensors through ``PyTorchModelHubMixin``: ``save_pretrained`` / ``from_pretrained`` / ``push_to_hub``.
+Seeded (a local generator and ``torch.manual_seed`` in :meth:`fit`), CPU or GPU (``device``). Saved
+with safetensors through ``PyTorchModelHubMixin``: ``save_pretrained`` / ``from_pretrained`` /
+``push_to_hub``.
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
 import math
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 import torch
-from huggingface_hub import ModelCard, PyTorchModelHubMixin
+from safetensors.torch import load_model, save_model
 from torch import nn
 
 from xamm_data._version import __version__
-from xamm_data.hub import snapshot_dir
-from xamm_data.hub_files import VerifiedHubMixin
-from xamm_models.zoo.cards import card_datasets_and_metrics, metrics_table
 from xamm_models.embedders import resolve_device
-from xamm_models.features import FEATURES
 from xamm_models.errors import UnknownSourceError, UnknownTargetError, unknown_name_message
+from xamm_models.features import FEATURES
+from xamm_models.predictors.contract import Predictor, conform
 from xamm_models.profile_input import check_profiles, feature_columns
-from xamm_models.zoo.registry import resolve
 
+WEIGHTS = "model.safetensors"  # the name PyTorchModelHubMixin gives it
 MARKER = "vae_dnn.json"  # what the zoo (xamm_models.zoo.registry) knows a saved VAE-DNN by
 
 
-def vector_samples(pairs: pl.DataFrame, targets: list[str] | None = None, features=FEATURES) -> pl.DataFrame:
-    """One row per (sample, source): the source's features, and ``y_<target>`` = log relR to each target (null when
-    not measured). ``targets`` fixes the vector's order (default: every target of ``pairs``, sorted)."""
+def vector_samples(
+    pairs: pl.DataFrame, targets: list[str] | None = None, features=FEATURES
+) -> pl.DataFrame:
+    """One row per (sample, source): the source's features, and ``y_<target>`` = log relR to each
+    target (null when not measured). ``targets`` fixes the vector's order (default: every target of
+    ``pairs``, sorted)."""
     targets = targets or sorted(set(pairs.get_column("target")) | set(pairs.get_column("source")))
-    wide = (pairs.select("sample", "app", "group", "source", "target", pl.col("relR").log().alias("y"), *features)
-            .pivot(on="target", index=["sample", "app", "group", "source", *features], values="y",
-                   aggregate_function="first"))
+    wide = pairs.select(
+        "sample", "app", "group", "source", "target", pl.col("relR").log().alias("y"), *features
+    ).pivot(
+        on="target",
+        index=["sample", "app", "group", "source", *features],
+        values="y",
+        aggregate_function="first",
+    )
     for t in targets:
         if t not in wide.columns:
             wide = wide.with_columns(pl.lit(None, dtype=pl.Float64).alias(t))
@@ -71,21 +79,56 @@ def masked_mse(pred: torch.Tensor, y: torch.Tensor, mask: torch.Tensor) -> torch
     return ((pred - y) ** 2 * mask).sum() / mask.sum().clamp(min=1.0)
 
 
-class VaeDnn(nn.Module, VerifiedHubMixin, PyTorchModelHubMixin, library_name="xamm", tags=["xamm", "vae", "relR-vector"],
-             pipeline_tag="tabular-regression"):
-    """The seeds' VAE + DNN (see the module docstring). Constructor arguments are saved in ``config.json``."""
+class VaeDnn(
+    nn.Module,
+    Predictor,
+    library_name="xamm",
+    tags=["xamm", "vae", "relR-vector"],
+    pipeline_tag="tabular-regression",
+):
+    """the VAE-DNN papers' VAE + DNN (see the module docstring). Constructor arguments are saved in
+    ``config.json``."""
 
-    answers_vectors = True  # one pass answers every target: callers need not pass AMMs or benchmark runs
+    kind = "vae-dnn"
+    marker = MARKER
+    # version 0: saved before the marker carried its format (read: the same fields)
+    reads_versions = (0,)
+    card_tags = ("vae", "relR-vector")
+    # one pass answers every target: callers need not pass AMMs or benchmark runs
+    answers_vectors = True
 
-    def __init__(self, targets: list[str], sources: list[str], feature_names: list[str] | None = None,
-                 latent_dim: int = 8, hidden: int = 64, dnn_hidden: int = 1024, calibrated: bool = True,
-                 cpu_first: bool = True, kl_schedule: bool = True, joint_epochs: int = 20, vae_epochs: int = 150,
-                 dnn_epochs: int = 300, lr: float = 1e-3, seed: int = 0, device: str = "auto"):
+    def __init__(
+        self,
+        targets: list[str],
+        sources: list[str],
+        feature_names: list[str] | None = None,
+        latent_dim: int = 8,
+        hidden: int = 64,
+        dnn_hidden: int = 1024,
+        calibrated: bool = True,
+        cpu_first: bool = True,
+        kl_schedule: bool = True,
+        joint_epochs: int = 20,
+        vae_epochs: int = 150,
+        dnn_epochs: int = 300,
+        lr: float = 1e-3,
+        seed: int = 0,
+        device: str = "auto",
+    ):
         super().__init__()
         self.targets, self.sources = list(targets), list(sources)
         self.feature_names = list(feature_names or FEATURES)
-        self.cfg = {"latent_dim": latent_dim, "calibrated": calibrated, "cpu_first": cpu_first, "kl_schedule": kl_schedule,
-                    "joint_epochs": joint_epochs, "vae_epochs": vae_epochs, "dnn_epochs": dnn_epochs, "lr": lr, "seed": seed}
+        self.cfg = {
+            "latent_dim": latent_dim,
+            "calibrated": calibrated,
+            "cpu_first": cpu_first,
+            "kl_schedule": kl_schedule,
+            "joint_epochs": joint_epochs,
+            "vae_epochs": vae_epochs,
+            "dnn_epochs": dnn_epochs,
+            "lr": lr,
+            "seed": seed,
+        }
         d = len(self.feature_names)
         with torch.random.fork_rng(devices=[]):  # seeded weights, the caller's generator untouched
             torch.manual_seed(seed)
@@ -94,19 +137,25 @@ class VaeDnn(nn.Module, VerifiedHubMixin, PyTorchModelHubMixin, library_name="xa
             self.dnn = _mlp(latent_dim + len(self.sources), dnn_hidden, len(self.targets), 3)
         self.register_buffer("x_mean", torch.zeros(d))
         self.register_buffer("x_std", torch.ones(d))
-        # predictions stay within each target's training range (a DNN extrapolates without bound off its data)
+        # predictions stay within each target's training range (a DNN extrapolates without bound off
+        # its data)
         self.register_buffer("y_min", torch.full((len(self.targets),), -float("inf")))
         self.register_buffer("y_max", torch.full((len(self.targets),), float("inf")))
         self.device_name = device
         self.provenance: dict = {}  # nn.Module's own `training` is its train/eval flag
 
-    # -- pieces -------------------------------------------------------------------------------------
+    # -- pieces
+    # -------------------------------------------------------------------------------------
     def _inputs(self, rows: pl.DataFrame) -> tuple[torch.Tensor, torch.Tensor]:
-        x = torch.tensor(rows.select(self.feature_names).fill_null(0.0).to_numpy().astype(np.float32))
+        x = torch.tensor(
+            rows.select(self.feature_names).fill_null(0.0).to_numpy().astype(np.float32)
+        )
         src = rows.get_column("source").to_list()
         unknown = sorted(set(src) - set(self.sources))
         if unknown:
-            raise ValueError(f"sources {unknown} were not seen in training; known: {', '.join(self.sources)}")
+            raise ValueError(
+                f"sources {unknown} were not seen in training; known: {', '.join(self.sources)}"
+            )
         onehot = torch.zeros(len(src), len(self.sources))
         onehot[torch.arange(len(src)), torch.tensor([self.sources.index(s) for s in src])] = 1.0
         return (x - self.x_mean.cpu()) / self.x_std.cpu(), onehot
@@ -121,37 +170,55 @@ class VaeDnn(nn.Module, VerifiedHubMixin, PyTorchModelHubMixin, library_name="xa
         z = mu + torch.randn_like(mu) * (0.5 * logvar).exp()
         mse = ((self.decoder(z) - x) ** 2).mean()
         d = x.shape[1]
-        # sigma-VAE: the decoder variance at its optimum (the MSE) -> per-sample NLL D/2 log(MSE) (+ const)
+        # sigma-VAE: the decoder variance at its optimum (the MSE) -> per-sample NLL D/2 log(MSE) (+
+        # const)
         rec = 0.5 * d * torch.log(mse + 1e-6) if self.cfg["calibrated"] else 0.5 * d * mse
-        kl = -0.5 * (1 + logvar - mu ** 2 - logvar.exp()).sum(dim=1).mean()
+        kl = -0.5 * (1 + logvar - mu**2 - logvar.exp()).sum(dim=1).mean()
         return rec + beta * kl, mu
 
-    # -- training -----------------------------------------------------------------------------------
-    def fit(self, rows: pl.DataFrame, *, dataset: str | None = None, data_version: int | None = None) -> VaeDnn:
-        """Train on vector samples (:func:`vector_samples`): VAE (CPU sources first if ``cpu_first``), then the DNN.
-        ``dataset`` and ``data_version`` (the store table version) are recorded in the saved model and its card."""
-        self.provenance = {"dataset": dataset, "data_version": data_version, "vectors": rows.height,
-                         "kernels": rows.get_column("app").n_unique() if "app" in rows.columns else None,
-                         "xamm_version": __version__}
+    # -- training
+    # -----------------------------------------------------------------------------------
+    def fit(
+        self, rows: pl.DataFrame, *, dataset: str | None = None, data_version: int | None = None
+    ) -> VaeDnn:
+        """Train on vector samples (:func:`vector_samples`): VAE (CPU sources first if
+        ``cpu_first``), then the DNN. ``dataset`` and ``data_version`` (the store table version) are
+        recorded in the saved model and its card."""
+        self.provenance = {
+            "dataset": dataset,
+            "data_version": data_version,
+            "vectors": rows.height,
+            "kernels": rows.get_column("app").n_unique() if "app" in rows.columns else None,
+            "xamm_version": __version__,
+        }
         dev = resolve_device(self.device_name)
-        with torch.random.fork_rng(devices=[dev] if dev.type == "cuda" else []):  # seeded, the caller's generator untouched
+        # seeded, the caller's generator untouched
+        with torch.random.fork_rng(devices=[dev] if dev.type == "cuda" else []):
             torch.manual_seed(self.cfg["seed"])
             return self._fit(rows, dev)
 
     def _fit(self, rows: pl.DataFrame, dev: torch.device) -> VaeDnn:
         x_np = rows.select(self.feature_names).fill_null(0.0).to_numpy()
         self.x_mean.copy_(torch.tensor(x_np.mean(axis=0), dtype=torch.float32))
-        self.x_std.copy_(torch.tensor(np.where(x_np.std(axis=0) > 0, x_np.std(axis=0), 1.0), dtype=torch.float32))
+        self.x_std.copy_(
+            torch.tensor(np.where(x_np.std(axis=0) > 0, x_np.std(axis=0), 1.0), dtype=torch.float32)
+        )
         x, s = self._inputs(rows)
         y, m = self._labels(rows)
         seen = m.bool()
         inf = torch.tensor(float("inf"))
-        self.y_min.copy_(torch.where(seen.any(dim=0), torch.where(seen, y, inf).min(dim=0).values, -inf))
-        self.y_max.copy_(torch.where(seen.any(dim=0), torch.where(seen, y, -inf).max(dim=0).values, inf))
+        self.y_min.copy_(
+            torch.where(seen.any(dim=0), torch.where(seen, y, inf).min(dim=0).values, -inf)
+        )
+        self.y_max.copy_(
+            torch.where(seen.any(dim=0), torch.where(seen, y, -inf).max(dim=0).values, inf)
+        )
         self.to(dev)
         x, s, y, m = x.to(dev), s.to(dev), y.to(dev), m.to(dev)
         if self.cfg["cpu_first"]:
-            cpu = torch.tensor(rows.get_column("source").str.ends_with(":cpu").to_numpy(), device=dev)
+            cpu = torch.tensor(
+                rows.get_column("source").str.ends_with(":cpu").to_numpy(), device=dev
+            )
             if cpu.any():
                 self._train_vae(x[cpu], None, None, None, self.cfg["vae_epochs"] // 2, joint=False)
         self._train_vae(x, s, y, m, self.cfg["vae_epochs"], joint=self.cfg["joint_epochs"] > 0)
@@ -161,7 +228,11 @@ class VaeDnn(nn.Module, VerifiedHubMixin, PyTorchModelHubMixin, library_name="xa
         return self
 
     def _train_vae(self, x, s, y, m, epochs: int, joint: bool) -> None:
-        params = list(self.encoder.parameters()) + list(self.decoder.parameters()) + (list(self.dnn.parameters()) if joint else [])
+        params = (
+            list(self.encoder.parameters())
+            + list(self.decoder.parameters())
+            + (list(self.dnn.parameters()) if joint else [])
+        )
         opt = torch.optim.Adam(params, lr=self.cfg["lr"])
         self.train()
         for ep in range(epochs):
@@ -188,10 +259,12 @@ class VaeDnn(nn.Module, VerifiedHubMixin, PyTorchModelHubMixin, library_name="xa
                 loss.backward()
                 opt.step()
 
-    # -- inference ----------------------------------------------------------------------------------
+    # -- inference
+    # ----------------------------------------------------------------------------------
     @torch.no_grad()
     def predict_vector(self, rows: pl.DataFrame) -> np.ndarray:
-        """Predicted log relR to every target (columns in ``targets`` order), one row per input row."""
+        """Predicted log relR to every target (columns in ``targets`` order), one row per input
+        row."""
         self.eval()
         x, s = self._inputs(rows)
         mu = self.encoder(x).chunk(2, dim=1)[0]
@@ -204,95 +277,120 @@ class VaeDnn(nn.Module, VerifiedHubMixin, PyTorchModelHubMixin, library_name="xa
         x, _ = self._inputs(rows)
         return self.encoder(x).chunk(2, dim=1)[0].numpy()
 
-    def predict(self, profiles: pl.DataFrame, source: str, targets: list[str] | None = None, *,
-                target_benchmarks=None) -> pl.DataFrame:
-        """relR of each profile (its features, measured on ``source``) on each target, all from one pass over the
-        vector: one row per (profile, target), keeping the profile's ``app`` and ``app_params``."""
+    def predict(
+        self,
+        profiles: pl.DataFrame,
+        source: str,
+        targets: list[str] | None = None,
+        *,
+        target_benchmarks=None,
+    ) -> pl.DataFrame:
+        """relR of each profile on each target, all from one pass over the vector.
+
+        Args:
+            profiles: one row per profile, with the model's feature columns.
+            source: the machine the profiles were measured on (one of the training sources).
+            targets: the machines to answer for (None: every target of the vector but ``source``).
+            target_benchmarks: refused: the vector's targets are fixed at training.
+
+        Returns:
+            One row per (profile, target) with the contract's columns; no interval.
+        """
         if source not in self.sources:
-            raise UnknownSourceError(f"source {source!r} was not seen in training: {unknown_name_message('source', source, self.sources)}")
+            raise UnknownSourceError(
+                f"source {source!r} was not seen in training: "
+                + unknown_name_message("source", source, self.sources)
+            )
         want = list(targets or [t for t in self.targets if t != source])
         for t in want:
             if t not in self.targets or target_benchmarks is not None:
                 raise UnknownTargetError(
-                    f"{unknown_name_message('target', t, self.targets)}; the VAE-DNN predicts only the targets of its output vector "
-                    "(benchmark runs alone cannot add one): retrain it with pairs on the new machine, or use the default "
-                    "predictor, which builds a new machine's signature from its runs (target_benchmarks)")
+                    f"{unknown_name_message('target', t, self.targets)}; the VAE-DNN "
+                    "predicts only the targets of its output vector "
+                    "(benchmark runs alone cannot add one): retrain it with pairs on "
+                    "the new machine, or use the default "
+                    "predictor, which builds a new machine's signature from its runs "
+                    "(target_benchmarks)"
+                )
         check_profiles(profiles, feature_columns(self.feature_names), what="this VAE-DNN")
         P = self.predict_vector(profiles.with_columns(pl.lit(source).alias("source")))
         names = [c for c in ("app", "app_params") if c in profiles.columns]
-        base = profiles.select(names).with_row_index("row").with_columns(pl.col("row").cast(pl.Int64),
-                                                                           pl.lit(source).alias("source"))
-        return pl.concat([base.with_columns(pl.lit(t).alias("target"), pl.Series("relR", np.exp(P[:, self.targets.index(t)])))
-                          for t in want]).sort("row", "target")
+        base = (
+            profiles.select(names)
+            .with_row_index("row")
+            .with_columns(pl.col("row").cast(pl.Int64), pl.lit(source).alias("source"))
+        )
+        return conform(
+            pl.concat(
+                [
+                    base.with_columns(
+                        pl.lit(t).alias("target"),
+                        pl.Series("relR", np.exp(P[:, self.targets.index(t)])),
+                    )
+                    for t in want
+                ]
+            )
+        )
 
-    def rank_targets(self, profiles: pl.DataFrame, source: str, targets: list[str] | None = None, **kw) -> pl.DataFrame:
-        """Targets per profile, fastest first (``rank`` 1 = fastest), from one pass over the vector."""
-        p = self.predict(profiles, source, targets, **kw)
-        return p.sort("row", "relR").with_columns(pl.int_range(1, pl.len() + 1).over("row").alias("rank"))
-
-    # -- persistence --------------------------------------------------------------------------------
-    def _save_pretrained(self, save_directory: Path) -> None:
-        super()._save_pretrained(save_directory)  # model.safetensors
-        d = Path(save_directory)
-        info = {"targets": self.targets, "sources": self.sources, "features": self.feature_names, "switches": self.cfg,
-                "training": self.provenance, "xamm_version": __version__}
-        (d / MARKER).write_text(json.dumps(info, indent=1, sort_keys=True, default=str) + "\n")
-        self.card().save(d / "README.md")
+    # -- persistence ----------------------------------------------------------------------------
+    def _save_state(self, folder: Path) -> dict:
+        save_model(self, str(folder / WEIGHTS))
+        return {
+            "targets": self.targets,
+            "sources": self.sources,
+            "features": self.feature_names,
+            "switches": self.cfg,
+            "training": self.provenance,
+        }
 
     @classmethod
-    def from_pretrained(cls, pretrained_model_name_or_path, *, revision: str | None = None, **kwargs):
-        """A saved VAE-DNN by folder or Hub repo id (``xamm/<name>``: the embedded snapshot's when nothing is pinned);
-        a folder of another zoo kind is loaded as that kind (:mod:`xamm_models.zoo.registry`)."""
-        folder, other = resolve(MARKER, pretrained_model_name_or_path, revision, kwargs)
-        return other if other is not None else super().from_pretrained(str(folder), **kwargs)
+    def _load_state(cls, folder: Path, info: dict, **init_kwargs: object) -> VaeDnn:
+        model = cls(**init_kwargs)  # the constructor's arguments, from config.json
+        load_model(model, str(folder / WEIGHTS), strict=True, device="cpu")
+        model.provenance = info.get("training", {})
+        return model.eval()
 
-    @classmethod
-    def _from_pretrained(cls, *, model_id: str, revision: str | None = None, **kwargs) -> VaeDnn:
-        with contextlib.redirect_stdout(io.StringIO()):  # the mixin prints "Loading weights..."; stdout may be --json
-            model = super()._from_pretrained(model_id=model_id, revision=revision, **kwargs)
-        d = snapshot_dir(model_id, revision=revision, cache_dir=kwargs.get("cache_dir"), token=kwargs.get("token"),
-                         local_files_only=kwargs.get("local_files_only", False))
-        if (d / MARKER).is_file():
-            model.provenance = json.loads((d / MARKER).read_text()).get("training", {})
-        model.eval()
-        return model
+    @property
+    def card_training(self) -> dict:
+        """The training record (``nn.Module`` keeps ``training`` for its train/eval flag)."""
+        return self.provenance
 
-    def card(self) -> ModelCard:
-        """The model card: what it predicts, the switches it was trained with, its data and its limits."""
+    def _card_body(self) -> tuple[str, str]:
+        """The model card: what it predicts, the switches it was trained with, its data and its
+        limits."""
         t, c = self.provenance, self.cfg
-        switches = ", ".join(f"{k} {c[k]}" for k in ("calibrated", "cpu_first", "kl_schedule", "joint_epochs"))
-        return ModelCard(f"""---
-library_name: xamm
-tags: [xamm, hpc, performance-prediction, vae]
-pipeline_tag: tabular-regression
-license: bsd-3-clause
-{card_datasets_and_metrics("xamm-vae-dnn", t)}---
+        switches = ", ".join(
+            f"{k} {c[k]}" for k in ("calibrated", "cpu_first", "kl_schedule", "joint_epochs")
+        )
+        body = f"""\
+A variational auto-encoder (latent dimension {c["latent_dim"]}) learns a latent space of a \
+sample's features on its
+source machine; a DNN (3 x 1024) on that latent and the source predicts log relR (runtime on \
+target / runtime on
+source) to every target at once: {", ".join(f"`{x}`" for x in self.targets)}. Sources: \
+{", ".join(f"`{x}`" for x in self.sources)}.
 
-# xamm VAE-DNN (seeds 001/002): the relR vector over every target in one pass
-
-A variational auto-encoder (latent dimension {c['latent_dim']}) learns a latent space of a sample's features on its
-source machine; a DNN (3 x 1024) on that latent and the source predicts log relR (runtime on target / runtime on
-source) to every target at once: {', '.join(f'`{x}`' for x in self.targets)}. Sources: {', '.join(f'`{x}`' for x in self.sources)}.
-
-Training switches (the seeds' three, for the ablation): {switches}; {c['vae_epochs']} VAE and {c['dnn_epochs']} DNN
-epochs, seed {c['seed']}. Features: {', '.join(f'`{x}`' for x in self.feature_names)}.
+Training switches (the three the ablation varies): {switches}; {c["vae_epochs"]} VAE and \
+{c["dnn_epochs"]} DNN
+epochs, seed {c["seed"]}. Features: {", ".join(f"`{x}`" for x in self.feature_names)}.
 
 ## Training data
-{t.get('dataset') or 'unnamed'} (store table version {t.get('data_version')}): {t.get('vectors')} vector samples,
-{t.get('kernels')} kernels; xamm {t.get('xamm_version')}.
-
-## Metrics on the official splits
-{metrics_table(t.get('metrics') or {})}
+{t.get("dataset") or "unnamed"} (store table version {t.get("data_version")}): {t.get("vectors")} \
+vector samples,
+{t.get("kernels")} kernels; xamm {t.get("xamm_version")}.
 
 ## Limitations
-Only the targets of its output vector can be predicted: a new machine needs retraining with pairs on it (the default
-predictor instead builds a new machine's signature from its benchmark runs). Predictions are clipped to each
-target's training range. Measured figures: the README's VAE-DNN section and `docs/vae-dnn/`.
-""")
+Only the targets of its output vector can be predicted: a new machine needs retraining with pairs \
+on it (the default
+predictor instead builds a new machine's signature from its benchmark runs). Predictions are \
+clipped to each
+target's training range. Measured figures: the VAE-DNN study in the documentation.
+"""
+        return "xamm VAE-DNN: the relR vector over every target in one pass", body
 
 
 def split_80_20(rows: pl.DataFrame, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """The seeds' 80/20 split, over vector samples (seeded): (train mask, test mask)."""
+    """The papers' 80/20 split, over vector samples (seeded): (train mask, test mask)."""
     rng = np.random.default_rng(seed)
     test = np.zeros(rows.height, bool)
     test[rng.permutation(rows.height)[: math.ceil(0.2 * rows.height)]] = True

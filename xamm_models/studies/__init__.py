@@ -1,5 +1,5 @@
-"""Research studies beside the benchmark: few-shot adaptation curves, job scheduling on a mixed cluster,
-device-kind separation of embeddings, the VAE-DNN's vector metrics."""
+"""Research studies beside the benchmark: few-shot adaptation curves, job scheduling on a mixed
+cluster, device-kind separation of embeddings, the VAE-DNN's vector metrics."""
 
 from __future__ import annotations
 

@@ -1,19 +1,24 @@
-"""Seed 003's curve on a controlled stand-in: error against the fraction of target samples used.
+"""The few-shot adaptation curve on a controlled stand-in: error against the fraction of target
+samples used.
 
-**The stand-in** (stated as such): every platform's samples are RAJAPerf kernels of ``xplat-rajaperf``. The
-source platform describes a sample by :data:`SOURCE_FEATURES`; every target platform describes it in a
-*controlled* other space (:func:`target_space`): bytes per iteration split into a read and a write part (60/40),
-flops in GFLOP, the problem size dropped, columns renamed and permuted; two columns keep their names. The label is
-the platform's own log10 seconds per iteration; errors are scored as relR (predicted target time over the measured
-source time) by the benchmark's :class:`~xamm_models.benchmark.evaluate.Evaluator`, on kernels no method saw labelled.
+**The stand-in** (stated as such): every platform's samples are RAJAPerf kernels of
+``xplat-rajaperf``. The source platform describes a sample by :data:`SOURCE_FEATURES`; every target
+platform describes it in a
+*controlled* other space (:func:`target_space`): bytes per iteration split into a read and a write
+part (60/40), flops in GFLOP, the problem size dropped, columns renamed and permuted; two columns
+keep their names. The label is the platform's own log10 seconds per iteration; errors are scored as
+relR (predicted target time over the measured source time) by the benchmark's
+:class:`~xamm_models.benchmark.evaluate.Evaluator`, on kernels no method saw labelled.
 
-Per target and repeat, 30% of the kernels are held out; of the rest (the pool), a fraction of the samples is
-labelled; every pool and test sample's *features* may be read (test-time adaptation). Compared on the same
-samples: (a) adaptation of the source model (:mod:`xamm_models.predictors.adapted.alignment`), (b) from scratch on the same labelled
-samples (ridge, and the source model's MLP), (c) full supervision (the MLP on the whole labelled pool).
+Per target and repeat, 30% of the kernels are held out; of the rest (the pool), a fraction of the
+samples is labelled; every pool and test sample's *features* may be read (test-time adaptation).
+Compared on the same samples: (a) adaptation of the source model
+(:mod:`xamm_models.predictors.adapted.alignment`), (b) from scratch on the same labelled samples
+(ridge, and the source model's MLP), (c) full supervision (the MLP on the whole labelled pool).
 
     python -m xamm_models.studies.adaptation --store STORE [--source mi300a-spx:cpu] [--repeats 3]
-    python -m xamm_models.studies.adaptation --store STORE --predictor ../shared/data/LLNL+thicket-tutorial/data/quartz
+    python -m xamm_models.studies.adaptation --store STORE --predictor
+    ../shared/data/LLNL+thicket-tutorial/data/quartz
 """
 
 from __future__ import annotations
@@ -25,29 +30,43 @@ import numpy as np
 import polars as pl
 
 from xamm_data.plugins import load
-
-from xamm_models.predictors.adapted.alignment import SourceModel, ridge_from_scratch
+from xamm_models.benchmark.dataset import XplatDataset
 from xamm_models.benchmark.evaluate import Evaluator
 from xamm_models.features import FEATURES, feature_exprs
-from xamm_models.benchmark.dataset import XplatDataset
+from xamm_models.predictors.adapted.alignment import SourceModel, ridge_from_scratch
 
-SOURCE_FEATURES = ["f_log_bytes_per_iter", "f_log_flops_per_iter", "f_log_iters_per_rep", "f_arith_intensity",
-                   "f_log_problem_size", "f_log_kernels"]
+SOURCE_FEATURES = [
+    "f_log_bytes_per_iter",
+    "f_log_flops_per_iter",
+    "f_log_iters_per_rep",
+    "f_arith_intensity",
+    "f_log_problem_size",
+    "f_log_kernels",
+]
 FRACTIONS = (0.01, 0.02, 0.05, 0.1, 0.25, 1.0)
 METHODS = ("adapted", "scratch-ridge", "scratch-mlp", "full")
 
 
 def with_features(samples: pl.DataFrame) -> pl.DataFrame:
     """Samples with :data:`SOURCE_FEATURES` (launches per rep as log10)."""
-    return samples.with_columns(pl.col("kernels_per_rep").fill_null(1.0).clip(1.0).log10().alias("f_log_kernels"))
+    return samples.with_columns(
+        pl.col("kernels_per_rep").fill_null(1.0).clip(1.0).log10().alias("f_log_kernels")
+    )
 
 
 def target_space(x: np.ndarray) -> tuple[np.ndarray, list[str]]:
-    """The controlled target feature space of samples described by :data:`SOURCE_FEATURES` (module docstring)."""
-    cols = {"log_read_bytes": x[:, 0] + np.log10(0.6), "log_write_bytes": x[:, 0] + np.log10(0.4),
-            "log_gflops_per_iter": x[:, 1] - 9.0, "f_log_iters_per_rep": x[:, 2], "f_arith_intensity": x[:, 3],
-            "log_launches": x[:, 5]}
-    order = np.random.default_rng(100).permutation(len(cols))  # one fixed shuffle, as another tool's column order
+    """The controlled target feature space of samples described by :data:`SOURCE_FEATURES` (module
+    docstring)."""
+    cols = {
+        "log_read_bytes": x[:, 0] + np.log10(0.6),
+        "log_write_bytes": x[:, 0] + np.log10(0.4),
+        "log_gflops_per_iter": x[:, 1] - 9.0,
+        "f_log_iters_per_rep": x[:, 2],
+        "f_arith_intensity": x[:, 3],
+        "log_launches": x[:, 5],
+    }
+    # one fixed shuffle, as another tool's column order
+    order = np.random.default_rng(100).permutation(len(cols))
     names = [list(cols)[i] for i in order]
     return np.column_stack([cols[n] for n in names]), names
 
@@ -60,21 +79,34 @@ def _split(st: pl.DataFrame, rng) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 def _scored(pairs: pl.DataFrame, test: pl.DataFrame, log_t: np.ndarray, **labels) -> pl.DataFrame:
     """Test predictions (log10 s/iter on the target) as relR rows for the evaluator."""
-    # a few labels can send a model far off: bounded to 1e-12..1e3 s per iteration, outside every real run (a miss
+    # a few labels can send a model far off: bounded to 1e-12..1e3 s per iteration, outside every
+    # real run (a miss
     # either way; within 2x does not change, and no infinity reaches the evaluator)
-    at = test.select("app", "size_bucket").with_columns(pl.Series("_t", 10.0 ** np.clip(np.asarray(log_t, dtype=float), -12.0, 3.0)))
+    at = test.select("app", "size_bucket").with_columns(
+        pl.Series("_t", 10.0 ** np.clip(np.asarray(log_t, dtype=float), -12.0, 3.0))
+    )
     got = pairs.join(at, on=["app", "size_bucket"], how="inner")
-    return got.select("sample", "app", "source", "target", pl.col("relR").alias("y_true"),
-                      (pl.col("_t") / pl.col("runtime_source")).alias("y_pred"),
-                      *(pl.lit(v).alias(k) for k, v in labels.items()))
+    return got.select(
+        "sample",
+        "app",
+        "source",
+        "target",
+        pl.col("relR").alias("y_true"),
+        (pl.col("_t") / pl.col("runtime_source")).alias("y_pred"),
+        *(pl.lit(v).alias(k) for k, v in labels.items()),
+    )
 
 
-def curve_predictions(ds, source: str, *, repeats: int = 3, fractions=FRACTIONS, seed: int = 0) -> pl.DataFrame:
-    """Every method's relR predictions on every target's held-out kernels, per fraction and repeat."""
+def curve_predictions(
+    ds, source: str, *, repeats: int = 3, fractions=FRACTIONS, seed: int = 0
+) -> pl.DataFrame:
+    """Every method's relR predictions on every target's held-out kernels, per fraction and
+    repeat."""
     samples = with_features(ds.samples)
     src = samples.filter(pl.col("target") == source)
-    base = SourceModel(SOURCE_FEATURES, seed=seed).fit(src.select(SOURCE_FEATURES).to_numpy(),
-                                                       src.get_column("f_log_s_per_iter").to_numpy())
+    base = SourceModel(SOURCE_FEATURES, seed=seed).fit(
+        src.select(SOURCE_FEATURES).to_numpy(), src.get_column("f_log_s_per_iter").to_numpy()
+    )
     out = []
     for target in sorted(set(samples.get_column("target")) - {source}):
         st = samples.filter(pl.col("target") == target)
@@ -82,90 +114,183 @@ def curve_predictions(ds, source: str, *, repeats: int = 3, fractions=FRACTIONS,
         for rep in range(repeats):
             rng = np.random.default_rng(seed + rep)
             pool, test = _split(st, rng)
-            (xp, names), (xt, _) = target_space(pool.select(SOURCE_FEATURES).to_numpy()), target_space(test.select(SOURCE_FEATURES).to_numpy())
+            (xp, names), (xt, _) = (
+                target_space(pool.select(SOURCE_FEATURES).to_numpy()),
+                target_space(test.select(SOURCE_FEATURES).to_numpy()),
+            )
             yp = pool.get_column("f_log_s_per_iter").to_numpy()
             full = SourceModel(names, seed=seed + rep).fit(xp, yp).predict(xt)
             out.append(_scored(pairs, test, full, method="full", fraction=1.0, repeat=rep))
             for f in fractions:
                 pick = rng.choice(len(yp), size=max(1, round(f * len(yp))), replace=False)
                 adapted = base.adapt(xp[pick], yp[pick], names, unlabelled=np.vstack([xp, xt]))
-                runs = {"adapted": adapted.predict(xt), "scratch-ridge": ridge_from_scratch(xp[pick], yp[pick])(xt)}
+                runs = {
+                    "adapted": adapted.predict(xt),
+                    "scratch-ridge": ridge_from_scratch(xp[pick], yp[pick])(xt),
+                }
                 if len(pick) >= 2:
-                    runs["scratch-mlp"] = SourceModel(names, seed=seed + rep).fit(xp[pick], yp[pick]).predict(xt)
-                out += [_scored(pairs, test, p, method=m, fraction=f, repeat=rep) for m, p in runs.items()]
+                    runs["scratch-mlp"] = (
+                        SourceModel(names, seed=seed + rep).fit(xp[pick], yp[pick]).predict(xt)
+                    )
+                out += [
+                    _scored(pairs, test, p, method=m, fraction=f, repeat=rep)
+                    for m, p in runs.items()
+                ]
     return pl.concat(out)
 
 
-TOPDOWN = ("topdown_retiring", "topdown_frontend_bound", "topdown_backend_bound", "topdown_bad_speculation",
-           "topdown_branch_mispredict", "topdown_machine_clears", "topdown_frontend_latency", "topdown_frontend_bandwidth",
-           "topdown_memory_bound", "topdown_core_bound", "topdown_ext_mem_bound", "topdown_l1_bound", "topdown_l2_bound",
-           "topdown_l3_bound")
+TOPDOWN = (
+    "topdown_retiring",
+    "topdown_frontend_bound",
+    "topdown_backend_bound",
+    "topdown_bad_speculation",
+    "topdown_branch_mispredict",
+    "topdown_machine_clears",
+    "topdown_frontend_latency",
+    "topdown_frontend_bandwidth",
+    "topdown_memory_bound",
+    "topdown_core_bound",
+    "topdown_ext_mem_bound",
+    "topdown_l1_bound",
+    "topdown_l2_bound",
+    "topdown_l3_bound",
+)
 COUNTER_SOURCE = "quartz-topdown:cpu"
 
 
 def counter_runs(runs: pl.DataFrame) -> pl.DataFrame:
-    """``benchmark_runs`` rows with top-down counters (thicket-tutorial quartz: many compilers and -O levels) as
-    samples described by :data:`SOURCE_FEATURES` and :data:`TOPDOWN`, labelled with log10 seconds per iteration."""
+    """``benchmark_runs`` rows with top-down counters (thicket-tutorial quartz: many compilers and
+    -O levels) as samples described by :data:`SOURCE_FEATURES` and :data:`TOPDOWN`, labelled with
+    log10 seconds per iteration."""
     iters = pl.coalesce(pl.col("iterations_per_rep"), pl.col("problem_size").cast(pl.Float64))
-    r = runs.drop_nulls(list(TOPDOWN)).with_columns(iters.alias("_iters"), (pl.col("time_per_rep_s") / iters).alias("_s_iter"))
-    r = r.with_columns(*feature_exprs()).with_columns(pl.col("kernels_per_rep").fill_null(1.0).clip(1.0).log10().alias("f_log_kernels"))
+    r = runs.drop_nulls(list(TOPDOWN)).with_columns(
+        iters.alias("_iters"), (pl.col("time_per_rep_s") / iters).alias("_s_iter")
+    )
+    r = r.with_columns(*feature_exprs()).with_columns(
+        pl.col("kernels_per_rep").fill_null(1.0).clip(1.0).log10().alias("f_log_kernels")
+    )
     return r.select("kernel", *SOURCE_FEATURES, *TOPDOWN, pl.col("f_log_s_per_iter"))
 
 
-def public_curve_predictions(runs: pl.DataFrame, ds, *, repeats: int = 3, fractions=FRACTIONS, seed: int = 0) -> pl.DataFrame:
-    """The public stand-in: the source described by workload *and* top-down counters (:func:`counter_runs`), every
-    target of ``ds`` by the workload figures its CSV gives alone (names that match seed the alignment). Scored as
-    each method's predicted time over the measured one (the evaluator's within 2x and median |log10 error|)."""
+def public_curve_predictions(
+    runs: pl.DataFrame, ds, *, repeats: int = 3, fractions=FRACTIONS, seed: int = 0
+) -> pl.DataFrame:
+    """The public stand-in: the source described by workload *and* top-down counters
+    (:func:`counter_runs`), every target of ``ds`` by the workload figures its CSV gives alone
+    (names that match seed the alignment). Scored as each method's predicted time over the measured
+    one (the evaluator's within 2x and median |log10 error|)."""
     src = counter_runs(runs)
     names = [*SOURCE_FEATURES, *TOPDOWN]
-    base = SourceModel(names, seed=seed).fit(src.select(names).to_numpy(), src.get_column("f_log_s_per_iter").to_numpy())
+    base = SourceModel(names, seed=seed).fit(
+        src.select(names).to_numpy(), src.get_column("f_log_s_per_iter").to_numpy()
+    )
     samples, out = with_features(ds.samples), []
     for target in sorted(set(samples.get_column("target"))):
         st = samples.filter(pl.col("target") == target)
         for rep in range(repeats):
             rng = np.random.default_rng(seed + rep)
             pool, test = _split(st, rng)
-            xp, xt = pool.select(SOURCE_FEATURES).to_numpy(), test.select(SOURCE_FEATURES).to_numpy()
-            yp, yt = pool.get_column("f_log_s_per_iter").to_numpy(), test.get_column("f_log_s_per_iter").to_numpy()
+            xp, xt = (
+                pool.select(SOURCE_FEATURES).to_numpy(),
+                test.select(SOURCE_FEATURES).to_numpy(),
+            )
+            yp, yt = (
+                pool.get_column("f_log_s_per_iter").to_numpy(),
+                test.get_column("f_log_s_per_iter").to_numpy(),
+            )
 
             def scored(pred, method, f, test=test, yt=yt, target=target, rep=rep):
-                return test.select(pl.concat_str("app", pl.lit("|"), "app_params").alias("sample"), "app", pl.lit(COUNTER_SOURCE).alias("source"), pl.lit(target).alias("target"),
-                                   pl.Series("y_true", 10.0 ** yt), pl.Series("y_pred", 10.0 ** np.clip(pred, -12, 3).astype(float)),
-                                   pl.lit(method).alias("method"), pl.lit(f).alias("fraction"), pl.lit(rep).alias("repeat"))
-            out.append(scored(SourceModel(SOURCE_FEATURES, seed=seed + rep).fit(xp, yp).predict(xt), "full", 1.0))
+                return test.select(
+                    pl.concat_str("app", pl.lit("|"), "app_params").alias("sample"),
+                    "app",
+                    pl.lit(COUNTER_SOURCE).alias("source"),
+                    pl.lit(target).alias("target"),
+                    pl.Series("y_true", 10.0**yt),
+                    pl.Series("y_pred", 10.0 ** np.clip(pred, -12, 3).astype(float)),
+                    pl.lit(method).alias("method"),
+                    pl.lit(f).alias("fraction"),
+                    pl.lit(rep).alias("repeat"),
+                )
+
+            out.append(
+                scored(
+                    SourceModel(SOURCE_FEATURES, seed=seed + rep).fit(xp, yp).predict(xt),
+                    "full",
+                    1.0,
+                )
+            )
             for f in fractions:
                 pick = rng.choice(len(yp), size=max(1, round(f * len(yp))), replace=False)
-                out.append(scored(base.adapt(xp[pick], yp[pick], SOURCE_FEATURES, unlabelled=np.vstack([xp, xt])).predict(xt), "adapted", f))
+                out.append(
+                    scored(
+                        base.adapt(
+                            xp[pick], yp[pick], SOURCE_FEATURES, unlabelled=np.vstack([xp, xt])
+                        ).predict(xt),
+                        "adapted",
+                        f,
+                    )
+                )
                 out.append(scored(ridge_from_scratch(xp[pick], yp[pick])(xt), "scratch-ridge", f))
                 if len(pick) >= 2:
-                    out.append(scored(SourceModel(SOURCE_FEATURES, seed=seed + rep).fit(xp[pick], yp[pick]).predict(xt), "scratch-mlp", f))
+                    out.append(
+                        scored(
+                            SourceModel(SOURCE_FEATURES, seed=seed + rep)
+                            .fit(xp[pick], yp[pick])
+                            .predict(xt),
+                            "scratch-mlp",
+                            f,
+                        )
+                    )
     return pl.concat(out)
 
 
 def curve_table(preds: pl.DataFrame, n_boot: int = 300) -> pl.DataFrame:
-    """Within 2x and median |log10 error| (90% bootstrap intervals over kernels) per method and fraction."""
+    """Within 2x and median |log10 error| (90% bootstrap intervals over kernels) per method and
+    fraction."""
     ev, rows = Evaluator(n_boot=n_boot), []
     for (m, f), part in preds.group_by(["method", "fraction"], maintain_order=True):
         r = ev.eval(part.drop("method", "fraction", "repeat"))["pooled"]["all"]
-        rows.append({"method": m, "fraction": f, "n": part.height,
-                     **{f"{k}{s}": r[k][v] for k in ("within_2", "median_abs_log10") for s, v in (("", "value"), ("_lo", "lo"), ("_hi", "hi"))}})
+        rows.append(
+            {
+                "method": m,
+                "fraction": f,
+                "n": part.height,
+                **{
+                    f"{k}{s}": r[k][v]
+                    for k in ("within_2", "median_abs_log10")
+                    for s, v in (("", "value"), ("_lo", "lo"), ("_hi", "hi"))
+                },
+            }
+        )
     return pl.DataFrame(rows).sort("method", "fraction")
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--store", required=True)
     ap.add_argument("--source", default="mi300a-spx:cpu")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--predictor", type=Path, metavar="TUTORIAL_QUARTZ", help="instead: the paper predictor adapted "
-                    "to the top-down platform (:func:`adapt_curve_predictions`), from these thicket-tutorial quartz runs")
+    ap.add_argument(
+        "--predictor",
+        type=Path,
+        metavar="TUTORIAL_QUARTZ",
+        help="instead: the paper predictor adapted "
+        "to the top-down platform (:func:`adapt_curve_predictions`), "
+        "from these thicket-tutorial quartz runs",
+    )
     args = ap.parse_args(argv)
     ds = XplatDataset.from_store(args.store)
     if args.predictor:
         from xamm_models.predictors.paper.predictor import XammPredictor  # torch, as the rest
 
-        runs = load("xamm.ingest", "rajaperf", "reading the top-down runs")(args.predictor, dry_run=True, workers=2).frame
-        base = XammPredictor(feature_columns=list(FEATURES), epochs=200, seed=0).fit_pairs(ds.pairs, dataset="xplat-rajaperf")
+        runs = load("xamm.ingest", "rajaperf", "reading the top-down runs")(
+            args.predictor, dry_run=True, workers=2
+        ).frame
+        base = XammPredictor(feature_columns=list(FEATURES), epochs=200, seed=0).fit_pairs(
+            ds.pairs, dataset="xplat-rajaperf"
+        )
         preds = adapt_curve_predictions(base, platform_pairs(runs, ds), repeats=args.repeats)
     else:
         preds = curve_predictions(ds, args.source, repeats=args.repeats)
@@ -179,65 +304,142 @@ PLATFORM_FEATURES = [*TOPDOWN, "f_log_s_per_iter", *SOURCE_FEATURES[:5]]
 
 
 def platform_pairs(runs: pl.DataFrame, ds, *, max_buckets: int = 2) -> pl.DataFrame:
-    """The public stand-in for :func:`~xamm_models.predictors.adapted.predictor.adapt`: thicket-tutorial quartz runs (many compilers and -O
-    levels) as profiles of a platform :data:`PLATFORM` described by :data:`PLATFORM_FEATURES` (14 Caliper top-down
-    counters, the time and workload figures; the xAMM predictor's columns lack the counters and include bandwidth and
-    flop rate the platform lacks). One profile per kernel and build (its directory; the fastest tuning), paired with
-    every ``xplat-rajaperf`` target's sample of the same kernel at the nearest size bucket within ``max_buckets``
-    (a factor 4 by default): ``relR`` = the target's seconds per iteration over the profile's."""
+    """The public stand-in for :func:`~xamm_models.predictors.adapted.predictor.adapt`:
+    thicket-tutorial quartz runs (many compilers and -O levels) as profiles of a platform
+    :data:`PLATFORM` described by :data:`PLATFORM_FEATURES` (14 Caliper top-down counters, the time
+    and workload figures; the xAMM predictor's columns lack the counters and include bandwidth and
+    flop rate the platform lacks). One profile per kernel and build (its directory; the fastest
+    tuning), paired with every ``xplat-rajaperf`` target's sample of the same kernel at the nearest
+    size bucket within ``max_buckets`` (a factor 4 by default): ``relR`` = the target's seconds per
+    iteration over the profile's."""
     iters = pl.coalesce(pl.col("iterations_per_rep"), pl.col("problem_size").cast(pl.Float64))
     r = runs.drop_nulls(list(TOPDOWN)).with_columns(
-        iters.alias("_iters"), (pl.col("time_per_rep_s") / iters).alias("_s_iter"),
+        iters.alias("_iters"),
+        (pl.col("time_per_rep_s") / iters).alias("_s_iter"),
         pl.col("source_path").str.split("/").list.get(-2).alias("app_params"),
-        pl.col("problem_size").cast(pl.Float64).log(2).round().cast(pl.Int64).alias("_bucket"))
-    r = r.with_columns(*feature_exprs()).sort("_s_iter").group_by("kernel", "app_params", maintain_order=True).first()
-    prof = r.select(pl.col("kernel").alias("app"), "app_params", "_bucket", "_s_iter", *PLATFORM_FEATURES).sort("app", "app_params")
+        pl.col("problem_size").cast(pl.Float64).log(2).round().cast(pl.Int64).alias("_bucket"),
+    )
+    r = (
+        r.with_columns(*feature_exprs())
+        .sort("_s_iter")
+        .group_by("kernel", "app_params", maintain_order=True)
+        .first()
+    )
+    prof = r.select(
+        pl.col("kernel").alias("app"), "app_params", "_bucket", "_s_iter", *PLATFORM_FEATURES
+    ).sort("app", "app_params")
     tgt = ds.samples.select("app", "target", "size_bucket", pl.col("runtime_s").alias("_t"))
-    near = (prof.select("app", "_bucket").unique().join(tgt, on="app")
-            .with_columns((pl.col("size_bucket") - pl.col("_bucket")).abs().alias("_d"))
-            .filter(pl.col("_d") <= max_buckets).sort("_d", "size_bucket").group_by("app", "_bucket", "target").first())
-    return (prof.join(near, on=["app", "_bucket"]).with_columns((pl.col("_t") / pl.col("_s_iter")).alias("relR"),
-                                                                  pl.lit(PLATFORM).alias("source"))
-            .select(pl.concat_str("app", pl.lit("|"), "app_params").alias("sample"), "app", "app_params", "source",
-                    "target", "relR", *PLATFORM_FEATURES).sort("sample", "target"))
+    near = (
+        prof.select("app", "_bucket")
+        .unique()
+        .join(tgt, on="app")
+        .with_columns((pl.col("size_bucket") - pl.col("_bucket")).abs().alias("_d"))
+        .filter(pl.col("_d") <= max_buckets)
+        .sort("_d", "size_bucket")
+        .group_by("app", "_bucket", "target")
+        .first()
+    )
+    return (
+        prof.join(near, on=["app", "_bucket"])
+        .with_columns(
+            (pl.col("_t") / pl.col("_s_iter")).alias("relR"), pl.lit(PLATFORM).alias("source")
+        )
+        .select(
+            pl.concat_str("app", pl.lit("|"), "app_params").alias("sample"),
+            "app",
+            "app_params",
+            "source",
+            "target",
+            "relR",
+            *PLATFORM_FEATURES,
+        )
+        .sort("sample", "target")
+    )
 
 
 def _pair_median(lab: pl.DataFrame, test: pl.DataFrame) -> np.ndarray:
-    """The strongest simple baseline with these labels: each target's median labelled relR (overall where none)."""
+    """The strongest simple baseline with these labels: each target's median labelled relR (overall
+    where none)."""
     med = lab.group_by("target").agg(pl.col("relR").log().median().alias("_m"))
     overall = float(lab.get_column("relR").log().median())
-    return np.exp(test.join(med, on="target", how="left").get_column("_m").fill_null(overall).to_numpy())
+    return np.exp(
+        test.join(med, on="target", how="left").get_column("_m").fill_null(overall).to_numpy()
+    )
 
 
 def _ridge_pairs(lab: pl.DataFrame, test: pl.DataFrame, targets: list[str]) -> np.ndarray:
-    """From scratch on the same labelled pairs: ridge on the platform's columns and the target (one-hot)."""
+    """From scratch on the same labelled pairs: ridge on the platform's columns and the target
+    (one-hot)."""
+
     def design(f):
-        return np.column_stack([f.select(PLATFORM_FEATURES).to_numpy(), *(f.get_column("target").to_numpy() == t for t in targets)])
-    log_rel = ridge_from_scratch(design(lab), np.log(lab.get_column("relR").to_numpy()))(design(test))
-    return np.exp(np.clip(log_rel, -30.0, 30.0))  # a few labels can send ridge far off: a miss either way, never inf
+        return np.column_stack(
+            [
+                f.select(PLATFORM_FEATURES).to_numpy(),
+                *(f.get_column("target").to_numpy() == t for t in targets),
+            ]
+        )
+
+    log_rel = ridge_from_scratch(design(lab), np.log(lab.get_column("relR").to_numpy()))(
+        design(test)
+    )
+    # a few labels can send ridge far off: a miss either way, never inf
+    return np.exp(np.clip(log_rel, -30.0, 30.0))
 
 
-def adapt_curve_predictions(base, pairs: pl.DataFrame, *, repeats: int = 3, fractions=FRACTIONS, seed: int = 0) -> pl.DataFrame:
-    """``adapt(base, ...)`` (with and without name seeding) against the per-target median and ridge from scratch on the
-    same labelled profiles, per fraction of the pool's profiles labelled; 30% of kernels held out per repeat."""
-    from xamm_models.predictors.adapted.predictor import adapt  # torch: the base predictor's embedder
+def adapt_curve_predictions(
+    base, pairs: pl.DataFrame, *, repeats: int = 3, fractions=FRACTIONS, seed: int = 0
+) -> pl.DataFrame:
+    """``adapt(base, ...)`` (with and without name seeding) against the per-target median and ridge
+    from scratch on the same labelled profiles, per fraction of the pool's profiles labelled; 30% of
+    kernels held out per repeat."""
+    # torch: the base predictor's embedder
+    from xamm_models.predictors.adapted.predictor import adapt
 
     out, targets = [], sorted(set(pairs.get_column("target")))
     for rep in range(repeats):
         rng = np.random.default_rng(seed + rep)
         kernels = np.array(sorted(set(pairs.get_column("app"))))
         held = list(rng.choice(kernels, size=len(kernels) * 3 // 10, replace=False))
-        pool, test = pairs.filter(~pl.col("app").is_in(held)), pairs.filter(pl.col("app").is_in(held))
+        pool, test = (
+            pairs.filter(~pl.col("app").is_in(held)),
+            pairs.filter(pl.col("app").is_in(held)),
+        )
         profiles = np.array(sorted(set(pool.get_column("sample"))))
         for f in fractions:
-            lab = pool.filter(pl.col("sample").is_in(list(rng.choice(profiles, size=max(2, round(f * len(profiles))), replace=False))))
-            runs = {"pair-median": _pair_median(lab, test), "scratch-ridge": _ridge_pairs(lab, test, targets)}
+            lab = pool.filter(
+                pl.col("sample").is_in(
+                    list(rng.choice(profiles, size=max(2, round(f * len(profiles))), replace=False))
+                )
+            )
+            runs = {
+                "pair-median": _pair_median(lab, test),
+                "scratch-ridge": _ridge_pairs(lab, test, targets),
+            }
             for names in (True, False):
-                m = adapt(base, lab, PLATFORM, features=PLATFORM_FEATURES, unlabelled=pairs, use_names=names, seed=seed)
+                m = adapt(
+                    base,
+                    lab,
+                    PLATFORM,
+                    features=PLATFORM_FEATURES,
+                    unlabelled=pairs,
+                    use_names=names,
+                    seed=seed,
+                )
                 runs["adapted" if names else "adapted-no-names"] = m.predict_pairs(test)
-            out += [test.select("sample", "app", "source", "target", pl.col("relR").alias("y_true"),
-                                pl.Series("y_pred", p), pl.lit(k).alias("method"), pl.lit(f).alias("fraction"),
-                                pl.lit(rep).alias("repeat")) for k, p in runs.items()]
+            out += [
+                test.select(
+                    "sample",
+                    "app",
+                    "source",
+                    "target",
+                    pl.col("relR").alias("y_true"),
+                    pl.Series("y_pred", p),
+                    pl.lit(k).alias("method"),
+                    pl.lit(f).alias("fraction"),
+                    pl.lit(rep).alias("repeat"),
+                )
+                for k, p in runs.items()
+            ]
     return pl.concat(out)
 
 

@@ -7,15 +7,21 @@ from pathlib import Path
 import numpy as np
 
 
-def tsne_plot(embeddings: np.ndarray, labels, out: str | Path, *, title: str = "", seed: int = 0) -> Path:
+def tsne_plot(
+    embeddings: np.ndarray, labels, out: str | Path, *, title: str = "", seed: int = 0
+) -> Path:
     """Write a PNG of a 2-D t-SNE of ``embeddings`` coloured by ``labels``; return its path."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg  # plotting only; a heavy import
-    from matplotlib.figure import Figure  # plotting only; a heavy import (no pyplot: no process-wide backend)
+
+    # plotting only; a heavy import (no pyplot: no process-wide backend)
+    from matplotlib.figure import Figure
     from sklearn.manifold import TSNE  # models extra, imported on use
 
     labels = np.asarray(labels)
     perplexity = float(min(30, max(2, (len(embeddings) - 1) // 3)))
-    xy = TSNE(n_components=2, perplexity=perplexity, random_state=seed, init="pca").fit_transform(embeddings)
+    xy = TSNE(n_components=2, perplexity=perplexity, random_state=seed, init="pca").fit_transform(
+        embeddings
+    )
     fig = Figure(figsize=(6.5, 5))
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()

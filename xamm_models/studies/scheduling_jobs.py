@@ -1,16 +1,22 @@
-"""Jobs for :mod:`xamm_models.studies.scheduling_sim` from the benchmark's real runs, and what each predictor believes of them.
+"""Jobs for :mod:`xamm_models.studies.scheduling_sim` from the benchmark's real runs, and what each
+predictor believes of them.
 
-A job is a sample of a *held-out* kernel (``xplat-rajaperf``'s kernel-group folds: no predictor saw its kernel's
-labels) profiled on the submit machine ``source``; it runs 1000 repetitions, so its true duration on a machine is
-1000 x its measured time per repetition there (the source's time times the measured relR). Predictors:
+A job is a sample of a *held-out* kernel (``xplat-rajaperf``'s kernel-group folds: no predictor saw
+its kernel's labels) profiled on the submit machine ``source``; it runs 1000 repetitions, so its
+true duration on a machine is 1000 x its measured time per repetition there (the source's time times
+the measured relR). Predictors:
 
-* ``predicted``: xamm's default predictor (:class:`~xamm_models.predictors.default.model.StackedPredictor`) fitted on the fold's
-  training pairs, as ``stacked/default`` in ``xamm eval``;
-* ``adapted``: per target, the source's :class:`~xamm_models.predictors.adapted.alignment.SourceModel` adapted with ``fraction`` of
-  that target's samples of the fold's *other* kernels, in the controlled feature space of
-  :mod:`xamm_models.studies.adaptation` (seed 003's setting: the target described by other columns).
+* ``predicted``: xamm's default predictor
+  (:class:`~xamm_models.predictors.default.model.StackedPredictor`) fitted on the fold's training
+  pairs, as ``stacked/default`` in ``xamm eval``;
+* ``adapted``: per target, the source's
+  :class:`~xamm_models.predictors.adapted.alignment.SourceModel` adapted with ``fraction`` of that
+  target's samples of the fold's *other* kernels, in the controlled feature space of
+  :mod:`xamm_models.studies.adaptation` (the few-shot adaptation setting: the target described by
+  other columns).
 
-Only samples measured on every machine of the cluster are jobs; they are drawn with replacement, seeded.
+Only samples measured on every machine of the cluster are jobs; they are drawn with replacement,
+seeded.
 """
 
 from __future__ import annotations
@@ -18,52 +24,91 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from xamm_models.experiments.entries import FoldContext
 from xamm_models.predictors.adapted.alignment import SourceModel
 from xamm_models.studies.adaptation import SOURCE_FEATURES, target_space, with_features
-from xamm_models.experiments.entries import FoldContext
 from xamm_models.studies.scheduling_sim import Job, arrivals
 
 REPS = 1000
 
 
-def _adapted(samples: pl.DataFrame, base: SourceModel, fold, target: str, fraction: float, seed: int) -> pl.DataFrame:
+def _adapted(
+    samples: pl.DataFrame, base: SourceModel, fold, target: str, fraction: float, seed: int
+) -> pl.DataFrame:
     st = samples.filter(pl.col("target") == target)
     pool = st.filter(~pl.col("app").is_in(list(fold.test_kernels)))
     test = st.filter(pl.col("app").is_in(list(fold.test_kernels)))
-    (xp, names), (xt, _) = target_space(pool.select(SOURCE_FEATURES).to_numpy()), target_space(test.select(SOURCE_FEATURES).to_numpy())
+    (xp, names), (xt, _) = (
+        target_space(pool.select(SOURCE_FEATURES).to_numpy()),
+        target_space(test.select(SOURCE_FEATURES).to_numpy()),
+    )
     y = pool.get_column("f_log_s_per_iter").to_numpy()
-    pick = np.random.default_rng(seed).choice(len(y), size=max(1, round(fraction * len(y))), replace=False)
-    # a few labels can send the alignment far off: bounded to 1e-12..1e3 s per iteration, outside every real run
-    pred = np.clip(base.adapt(xp[pick], y[pick], names, unlabelled=np.vstack([xp, xt])).predict(xt), -12.0, 3.0)
-    return test.select("app", "size_bucket", pl.lit(target).alias("target"), pl.Series("_adapted_s_iter", 10.0 ** pred))
+    pick = np.random.default_rng(seed).choice(
+        len(y), size=max(1, round(fraction * len(y))), replace=False
+    )
+    # a few labels can send the alignment far off: bounded to 1e-12..1e3 s per iteration, outside
+    # every real run
+    pred = np.clip(
+        base.adapt(xp[pick], y[pick], names, unlabelled=np.vstack([xp, xt])).predict(xt), -12.0, 3.0
+    )
+    return test.select(
+        "app",
+        "size_bucket",
+        pl.lit(target).alias("target"),
+        pl.Series("_adapted_s_iter", 10.0**pred),
+    )
 
 
 def fold_predictions(ds, source: str, *, fraction: float = 0.05, seed: int = 0) -> pl.DataFrame:
-    """Per test pair from ``source`` (every kernel-group fold): true and predicted relR, and the source's time."""
+    """Per test pair from ``source`` (every kernel-group fold): true and predicted relR, and the
+    source's time."""
     samples = with_features(ds.samples)
     src = samples.filter(pl.col("target") == source)
-    base = SourceModel(SOURCE_FEATURES, seed=seed).fit(src.select(SOURCE_FEATURES).to_numpy(),
-                                                       src.get_column("f_log_s_per_iter").to_numpy())
+    base = SourceModel(SOURCE_FEATURES, seed=seed).fit(
+        src.select(SOURCE_FEATURES).to_numpy(), src.get_column("f_log_s_per_iter").to_numpy()
+    )
     out = []
     for fold in ds.get_idx_split("kernel-group"):
         ctx = FoldContext(ds, fold, seed=seed)
         pred = ctx.default()[0]
-        test = ctx.test.with_columns(pl.Series("relR_predicted", pred)).filter(pl.col("source") == source)
+        test = ctx.test.with_columns(pl.Series("relR_predicted", pred)).filter(
+            pl.col("source") == source
+        )
         if test.is_empty():
             continue
-        adapted = pl.concat([_adapted(samples, base, fold, t, fraction, seed) for t in sorted(set(test.get_column("target")))])
+        adapted = pl.concat(
+            [
+                _adapted(samples, base, fold, t, fraction, seed)
+                for t in sorted(set(test.get_column("target")))
+            ]
+        )
         test = test.join(adapted, on=["app", "size_bucket", "target"], how="left")
-        out.append(test.select("sample", "app", "source", "target", "relR", "relR_predicted", "runtime_source", "iterations_per_rep",
-                               (pl.col("_adapted_s_iter") / pl.col("runtime_source")).alias("relR_adapted")))
+        out.append(
+            test.select(
+                "sample",
+                "app",
+                "source",
+                "target",
+                "relR",
+                "relR_predicted",
+                "runtime_source",
+                "iterations_per_rep",
+                (pl.col("_adapted_s_iter") / pl.col("runtime_source")).alias("relR_adapted"),
+            )
+        )
     return pl.concat(out)
 
 
-def make_jobs(preds: pl.DataFrame, nodes: dict[str, int], *, n_jobs: int, load: float, seed: int) -> list[Job]:
-    """``n_jobs`` jobs drawn from the samples measured (and predicted) on every machine of ``nodes`` (the source among
-    them or not)."""
+def make_jobs(
+    preds: pl.DataFrame, nodes: dict[str, int], *, n_jobs: int, load: float, seed: int
+) -> list[Job]:
+    """``n_jobs`` jobs drawn from the samples measured (and predicted) on every machine of ``nodes``
+    (the source among them or not)."""
     source = preds.get_column("source")[0]
     targets = [m for m in nodes if m != source]
-    usable = preds.filter(pl.col("target").is_in(targets)).drop_nulls(["relR", "relR_predicted", "relR_adapted"])
+    usable = preds.filter(pl.col("target").is_in(targets)).drop_nulls(
+        ["relR", "relR_predicted", "relR_adapted"]
+    )
     full = usable.group_by("sample").agg(pl.col("target").n_unique().alias("k"))
     keep = full.filter(pl.col("k") == len(targets)).get_column("sample").sort()
     if keep.is_empty():
@@ -71,12 +116,18 @@ def make_jobs(preds: pl.DataFrame, nodes: dict[str, int], *, n_jobs: int, load: 
     rows = usable.filter(pl.col("sample").is_in(keep.implode()))
     per = {s: part for (s,), part in rows.group_by(["sample"], maintain_order=True)}
     draw = np.random.default_rng(seed).choice(keep.to_numpy(), size=n_jobs)
-    work = {s: REPS * p.get_column("runtime_source")[0] * p.get_column("iterations_per_rep")[0] for s, p in per.items()}
+    work = {
+        s: REPS * p.get_column("runtime_source")[0] * p.get_column("iterations_per_rep")[0]
+        for s, p in per.items()
+    }
     jobs = []
     for s in draw:
         p, w = per[s], work[s]
         true = {t: w * r for t, r in zip(p.get_column("target"), p.get_column("relR"))}
-        believed = {k: {t: w * r for t, r in zip(p.get_column("target"), p.get_column(f"relR_{k}"))} for k in ("predicted", "adapted")}
+        believed = {
+            k: {t: w * r for t, r in zip(p.get_column("target"), p.get_column(f"relR_{k}"))}
+            for k in ("predicted", "adapted")
+        }
         if source in nodes:
             true[source] = w
             for b in believed.values():

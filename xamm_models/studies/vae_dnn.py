@@ -1,17 +1,21 @@
-"""The seeds' metrics for relR vectors, the RandomForest they compare with, and the runs on ``xplat-rajaperf``.
+"""the VAE-DNN papers' metrics for relR vectors, the RandomForest they compare with, and the runs on
+``xplat-rajaperf``.
 
 Metrics of a vector prediction (log relR to every target; ``mask`` marks measured entries):
 
-* ``r2_seed``: R^2 over every measured entry pooled (the seeds report one R^2 for the vector; this is its reading);
-* ``r2_within_target``: R^2 of log relR inside each target's entries (>= 3, some spread), averaged over targets;
-* ``ordering_accuracy``: fraction of vector samples with >= 2 measured targets whose predicted order equals the true
-  order (the seeds' ~91%);
-* ``auc``: the seeds' ROC: among samples measured on the most common target set (>= 3 targets), the most common
-  true ordering is the positive class; the score is the margin by which the prediction keeps that ordering (the
-  smallest gap between neighbours in it). ``roc`` holds the curve.
+* ``r2_seed``: R^2 over every measured entry pooled (the seeds report one R^2 for the vector; this
+  is its reading);
+* ``r2_within_target``: R^2 of log relR inside each target's entries (>= 3, some spread), averaged
+  over targets;
+* ``ordering_accuracy``: fraction of vector samples with >= 2 measured targets whose predicted order
+  equals the true order (the VAE-DNN papers' ~91%);
+* ``auc``: the VAE-DNN papers' ROC: among samples measured on the most common target set (>= 3
+  targets), the most common true ordering is the positive class; the score is the margin by which
+  the prediction keeps that ordering (the smallest gap between neighbours in it). ``roc`` holds the
+  curve.
 
-Through :class:`~xamm_models.benchmark.evaluate.Evaluator` the same predictions become pair rows and get the
-benchmark's log-scale metrics with bootstrap intervals.
+Through :class:`~xamm_models.benchmark.evaluate.Evaluator` the same predictions become pair rows and
+get the benchmark's log-scale metrics with bootstrap intervals.
 """
 
 from __future__ import annotations
@@ -36,13 +40,21 @@ def _r2(y: np.ndarray, p: np.ndarray) -> float | None:
 
 
 def vector_metrics(Y: np.ndarray, P: np.ndarray, M: np.ndarray, targets: list[str]) -> dict:
-    """The seeds' metrics (see the module docstring) of predictions ``P`` for truths ``Y`` where ``M``."""
+    """the VAE-DNN papers' metrics (see the module docstring) of predictions ``P`` for truths ``Y``
+    where ``M``."""
     within = [r for j in range(Y.shape[1]) if (r := _r2(Y[M[:, j], j], P[M[:, j], j])) is not None]
     rows = [i for i in range(len(Y)) if M[i].sum() >= 2]
-    same = [tuple(np.flatnonzero(M[i])[np.argsort(Y[i, M[i]], kind="stable")]) ==
-            tuple(np.flatnonzero(M[i])[np.argsort(P[i, M[i]], kind="stable")]) for i in rows]
-    out = {"r2_seed": _r2(Y[M], P[M]), "r2_within_target": float(np.mean(within)) if within else None,
-           "ordering_accuracy": float(np.mean(same)) if same else None, "n_vectors": len(Y)}
+    same = [
+        tuple(np.flatnonzero(M[i])[np.argsort(Y[i, M[i]], kind="stable")])
+        == tuple(np.flatnonzero(M[i])[np.argsort(P[i, M[i]], kind="stable")])
+        for i in rows
+    ]
+    out = {
+        "r2_seed": _r2(Y[M], P[M]),
+        "r2_within_target": float(np.mean(within)) if within else None,
+        "ordering_accuracy": float(np.mean(same)) if same else None,
+        "n_vectors": len(Y),
+    }
     out.update(_roc(Y, P, M, targets))
     return out
 
@@ -63,36 +75,57 @@ def _roc(Y, P, M, targets) -> dict:
     from sklearn.metrics import roc_auc_score, roc_curve  # models extra, imported on use
 
     fpr, tpr, _ = roc_curve(label, margin)
-    return {"auc": float(roc_auc_score(label, margin)), "positive_order": [targets[j] for j in positive],
-            "positive_share": float(label.mean()), "roc": {"fpr": fpr.tolist(), "tpr": tpr.tolist()}}
+    return {
+        "auc": float(roc_auc_score(label, margin)),
+        "positive_order": [targets[j] for j in positive],
+        "positive_share": float(label.mean()),
+        "roc": {"fpr": fpr.tolist(), "tpr": tpr.tolist()},
+    }
 
 
 def vector_metrics_from_pairs(frame: pl.DataFrame) -> dict:
-    """:func:`vector_metrics` of an evaluator frame (``sample``, ``source``, ``target``, ``y_true``, ``y_pred``):
-    its pairs regrouped into one vector per (sample, source) over the targets it has."""
+    """:func:`vector_metrics` of an evaluator frame (``sample``, ``source``, ``target``, ``y_true``,
+    ``y_pred``): its pairs regrouped into one vector per (sample, source) over the targets it
+    has."""
     targets = sorted(set(frame.get_column("target")))
-    wide = [frame.select("sample", "source", "target", pl.col(c).log()).pivot(
-        on="target", index=["sample", "source"], values=c, aggregate_function="first").sort("sample", "source")
-        for c in ("y_true", "y_pred")]
-    Y, P = (w.select([pl.col(t) if t in w.columns else pl.lit(None, pl.Float64).alias(t) for t in targets])
-            .to_numpy().astype(float) for w in wide)
+    wide = [
+        frame.select("sample", "source", "target", pl.col(c).log())
+        .pivot(on="target", index=["sample", "source"], values=c, aggregate_function="first")
+        .sort("sample", "source")
+        for c in ("y_true", "y_pred")
+    ]
+    Y, P = (
+        w.select(
+            [pl.col(t) if t in w.columns else pl.lit(None, pl.Float64).alias(t) for t in targets]
+        )
+        .to_numpy()
+        .astype(float)
+        for w in wide
+    )
     return vector_metrics(Y, P, ~np.isnan(Y), targets)
 
 
 def as_pairs(rows: pl.DataFrame, P: np.ndarray, targets: list[str]) -> pl.DataFrame:
-    """Vector predictions as the evaluator's pair rows (one per measured target other than the source)."""
+    """Vector predictions as the evaluator's pair rows (one per measured target other than the
+    source)."""
     parts = []
     for j, t in enumerate(targets):
-        part = rows.select("sample", "app", "source", pl.col(f"y_{t}").exp().alias("y_true")).with_columns(
-            pl.lit(t).alias("target"), pl.Series("y_pred", np.exp(P[:, j])))
-        parts.append(part.filter(pl.col("y_true").is_not_null() & (pl.col("source") != pl.col("target"))))
+        part = rows.select(
+            "sample", "app", "source", pl.col(f"y_{t}").exp().alias("y_true")
+        ).with_columns(pl.lit(t).alias("target"), pl.Series("y_pred", np.exp(P[:, j])))
+        parts.append(
+            part.filter(pl.col("y_true").is_not_null() & (pl.col("source") != pl.col("target")))
+        )
     return pl.concat(parts).select("sample", "app", "source", "target", "y_true", "y_pred")
 
 
 class RandomForestVector:
-    """The seeds' baseline: a RandomForest per target on the same inputs (features and one-hot source)."""
+    """the VAE-DNN papers' baseline: a RandomForest per target on the same inputs (features and
+    one-hot source)."""
 
-    def __init__(self, targets: list[str], sources: list[str], seed: int = 0, n_estimators: int = 200):
+    def __init__(
+        self, targets: list[str], sources: list[str], seed: int = 0, n_estimators: int = 200
+    ):
         self.targets, self.sources, self.seed, self.n = targets, sources, seed, n_estimators
         self.models: dict[str, object] = {}
 
@@ -109,34 +142,60 @@ class RandomForestVector:
             y = rows.get_column(f"y_{t}").to_numpy()
             ok = ~np.isnan(y)
             if ok.sum() >= 2:
-                self.models[t] = RandomForestRegressor(self.n, random_state=self.seed, n_jobs=1).fit(X[ok], y[ok])
+                self.models[t] = RandomForestRegressor(
+                    self.n, random_state=self.seed, n_jobs=1
+                ).fit(X[ok], y[ok])
         return self
 
     def predict_vector(self, rows: pl.DataFrame) -> np.ndarray:
         X = self._x(rows)
-        return np.column_stack([self.models[t].predict(X) if t in self.models else np.zeros(len(X)) for t in self.targets])
+        return np.column_stack(
+            [
+                self.models[t].predict(X) if t in self.models else np.zeros(len(X))
+                for t in self.targets
+            ]
+        )
 
 
-def run_split(train: pl.DataFrame, test: pl.DataFrame, targets: list[str], sources: list[str], *, seed: int = 0,
-              n_boot: int = 1000, **switches) -> dict:
-    """Train the VAE-DNN (with ``switches``) and the RandomForest on ``train``; score both on ``test``."""
+def run_split(
+    train: pl.DataFrame,
+    test: pl.DataFrame,
+    targets: list[str],
+    sources: list[str],
+    *,
+    seed: int = 0,
+    n_boot: int = 1000,
+    **switches,
+) -> dict:
+    """Train the VAE-DNN (with ``switches``) and the RandomForest on ``train``; score both on
+    ``test``."""
     from xamm_models.predictors.vae_dnn import VaeDnn  # torch: loaded on use
 
     Y = test.select([f"y_{t}" for t in targets]).to_numpy().astype(float)
     M = ~np.isnan(Y)
     ev = Evaluator("xplat-rajaperf", n_boot=n_boot, seed=seed)
     out = {}
-    for name, model in (("vae-dnn", VaeDnn(targets, sources, seed=seed, **switches)),
-                        ("random-forest", RandomForestVector(targets, sources, seed=seed))):
+    for name, model in (
+        ("vae-dnn", VaeDnn(targets, sources, seed=seed, **switches)),
+        ("random-forest", RandomForestVector(targets, sources, seed=seed)),
+    ):
         P = model.fit(train).predict_vector(test)
         pairs = as_pairs(test, P, targets)
-        out[name] = {"seed_metrics": vector_metrics(Y, P, M, targets), "pairs": pairs,
-                     "evaluator": ev.eval(pairs) if n_boot else None}
+        out[name] = {
+            "seed_metrics": vector_metrics(Y, P, M, targets),
+            "pairs": pairs,
+            "evaluator": ev.eval(pairs) if n_boot else None,
+        }
     return out
 
 
-ABLATIONS = {"all switches on": {}, "no calibrated decoder": {"calibrated": False}, "no CPU-first fit": {"cpu_first": False},
-             "constant KL weight": {"kl_schedule": False}, "no joint regression loss": {"joint_epochs": 0}}
+ABLATIONS = {
+    "all switches on": {},
+    "no calibrated decoder": {"calibrated": False},
+    "no CPU-first fit": {"cpu_first": False},
+    "constant KL weight": {"kl_schedule": False},
+    "no joint regression loss": {"joint_epochs": 0},
+}
 
 
 def _summary(res: dict) -> dict:
@@ -145,13 +204,19 @@ def _summary(res: dict) -> dict:
     for name, r in res.items():
         sm = {k: v for k, v in r["seed_metrics"].items() if k != "roc"}
         pooled = r["evaluator"]["pooled"]["all"]
-        out[name] = {**sm, **{m: pooled[m] for m in ("within_2", "median_abs_log10", "r2_log_within_pair")}}
+        out[name] = {
+            **sm,
+            **{m: pooled[m] for m in ("within_2", "median_abs_log10", "r2_log_within_pair")},
+        }
     return out
 
 
-def run_all(ds, out_dir, *, seed: int = 0, n_boot: int = 1000, ablation: bool = True, progress=print) -> dict:
-    """The seeds' 80/20 split (with the ablation of the three training switches) and the official leave-one-kernel-
-    group-out folds; writes ``results.json``, ``results.md`` and ``roc.png`` to ``out_dir``."""
+def run_all(
+    ds, out_dir, *, seed: int = 0, n_boot: int = 1000, ablation: bool = True, progress=print
+) -> dict:
+    """The papers' 80/20 split (with the ablation of the three training switches) and the official
+    leave-one-kernel- group-out folds; writes ``results.json``, ``results.md`` and ``roc.png`` to
+    ``out_dir``."""
     from xamm_models.predictors.vae_dnn import split_80_20, vector_samples  # torch: loaded on use
 
     out_dir = Path(out_dir)
@@ -160,19 +225,36 @@ def run_all(ds, out_dir, *, seed: int = 0, n_boot: int = 1000, ablation: bool = 
     targets = sorted(c[2:] for c in rows.columns if c.startswith("y_"))
     sources = sorted(set(rows.get_column("source")))
     tr, te = split_80_20(rows, seed)
-    result = {"dataset": {"version": ds.version, "vectors": rows.height, "targets": targets}, "split_80_20": {},
-              "kernel_group": {}}
+    result = {
+        "dataset": {"version": ds.version, "vectors": rows.height, "targets": targets},
+        "split_80_20": {},
+        "kernel_group": {},
+    }
     roc = None
-    for label, sw in (ABLATIONS.items() if ablation else [("all switches on", {})]):
+    for label, sw in ABLATIONS.items() if ablation else [("all switches on", {})]:
         progress(f"80/20: {label}")
-        res = run_split(rows.filter(pl.Series(tr)), rows.filter(pl.Series(te)), targets, sources, seed=seed,
-                        n_boot=n_boot, **sw)
+        res = run_split(
+            rows.filter(pl.Series(tr)),
+            rows.filter(pl.Series(te)),
+            targets,
+            sources,
+            seed=seed,
+            n_boot=n_boot,
+            **sw,
+        )
         roc = roc or res["vae-dnn"]["seed_metrics"]["roc"]
         result["split_80_20"][label] = _summary(res)
     for fold in ds.get_idx_split("kernel-group"):
         progress(f"kernel group: {fold.name}")
         test = rows.get_column("app").is_in(list(fold.test_kernels)).to_numpy()
-        res = run_split(rows.filter(pl.Series(~test)), rows.filter(pl.Series(test)), targets, sources, seed=seed, n_boot=0)
+        res = run_split(
+            rows.filter(pl.Series(~test)),
+            rows.filter(pl.Series(test)),
+            targets,
+            sources,
+            seed=seed,
+            n_boot=0,
+        )
         result["kernel_group"][fold.name] = res
     result["kernel_group_pooled"] = _pooled(result.pop("kernel_group"), n_boot, seed)
     text = json.dumps(result, indent=1, sort_keys=True, default=float) + "\n"
@@ -182,33 +264,55 @@ def run_all(ds, out_dir, *, seed: int = 0, n_boot: int = 1000, ablation: bool = 
     return result
 
 
-def _loko_task(rows: pl.DataFrame, kernels: list[str], targets: list[str], sources: list[str], seed: int,
-               switches: dict) -> dict:
-    """One worker's share of leave-one-kernel-out: each kernel's vectors tested on a model trained on the others."""
+def _loko_task(
+    rows: pl.DataFrame,
+    kernels: list[str],
+    targets: list[str],
+    sources: list[str],
+    seed: int,
+    switches: dict,
+) -> dict:
+    """One worker's share of leave-one-kernel-out: each kernel's vectors tested on a model trained
+    on the others."""
     import torch  # the worker's thread count; loaded on use
 
     torch.set_num_threads(1)
     out = {}
     for k in kernels:
         test = (rows.get_column("app") == k).to_numpy()
-        out[k] = run_split(rows.filter(pl.Series(~test)), rows.filter(pl.Series(test)), targets, sources, seed=seed, n_boot=0,
-                           **switches)
+        out[k] = run_split(
+            rows.filter(pl.Series(~test)),
+            rows.filter(pl.Series(test)),
+            targets,
+            sources,
+            seed=seed,
+            n_boot=0,
+            **switches,
+        )
     return out
 
 
-def add_loko(ds, out_dir, *, seed: int = 0, n_boot: int = 1000, workers: int = 2, progress=print, **switches) -> dict:
-    """Leave one kernel out (the official ``kernel`` folds) for both vector models, pooled with intervals, added to
-    ``out_dir``'s ``results.json`` and ``results.md`` (about 70 s per fold and core for the VAE-DNN)."""
+def add_loko(
+    ds, out_dir, *, seed: int = 0, n_boot: int = 1000, workers: int = 2, progress=print, **switches
+) -> dict:
+    """Leave one kernel out (the official ``kernel`` folds) for both vector models, pooled with
+    intervals, added to ``out_dir``'s ``results.json`` and ``results.md`` (about 70 s per fold and
+    core for the VAE-DNN)."""
     from xamm_models.predictors.vae_dnn import vector_samples  # torch: loaded on use
 
     rows = vector_samples(ds.pairs)
     targets = sorted(c[2:] for c in rows.columns if c.startswith("y_"))
     sources = sorted(set(rows.get_column("source")))
     kernels = sorted(k for f in ds.get_idx_split("kernel") for k in f.test_kernels)
-    chunks = [c for i in range(workers * 4) if (c := kernels[i::workers * 4])]
+    chunks = [c for i in range(workers * 4) if (c := kernels[i :: workers * 4])]
     per_fold: dict = {}
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        for i, res in enumerate(pool.map(_loko_task, *zip(*[(rows, c, targets, sources, seed, switches) for c in chunks], strict=True))):
+        for i, res in enumerate(
+            pool.map(
+                _loko_task,
+                *zip(*[(rows, c, targets, sources, seed, switches) for c in chunks], strict=True),
+            )
+        ):
             per_fold.update(res)
             progress(f"leave one kernel out: {i + 1}/{len(chunks)} chunks")
     path = Path(out_dir) / "results.json"
@@ -216,12 +320,14 @@ def add_loko(ds, out_dir, *, seed: int = 0, n_boot: int = 1000, workers: int = 2
     result["kernel_pooled"] = _pooled(dict(sorted(per_fold.items())), n_boot, seed)
     text = json.dumps(result, indent=1, sort_keys=True, default=float) + "\n"
     path.write_text(text)
-    (Path(out_dir) / "results.md").write_text(markdown(json.loads(text)))  # exactly what the JSON says
+    # exactly what the JSON says
+    (Path(out_dir) / "results.md").write_text(markdown(json.loads(text)))
     return json.loads(text)
 
 
 def _pooled(per_fold: dict, n_boot: int, seed: int) -> dict:
-    """Pool every fold's test predictions per model and score them once (evaluator with intervals)."""
+    """Pool every fold's test predictions per model and score them once (evaluator with
+    intervals)."""
     ev = Evaluator("xplat-rajaperf", n_boot=n_boot, seed=seed)
     out = {}
     for name in ("vae-dnn", "random-forest"):
@@ -231,14 +337,20 @@ def _pooled(per_fold: dict, n_boot: int, seed: int) -> dict:
         pooled = scored["pooled"]["all"]
         out[name] = {m: pooled[m] for m in ("within_2", "median_abs_log10", "r2_log_within_pair")}
         out[name]["pairs"] = scored["n"]["all"]
-        out[name]["ordering_accuracy_fold_mean"] = float(np.mean([m["ordering_accuracy"] for m in seed_m
-                                                                  if m["ordering_accuracy"] is not None]))
-        out[name]["r2_seed_fold_mean"] = float(np.mean([m["r2_seed"] for m in seed_m if m["r2_seed"] is not None]))
+        out[name]["ordering_accuracy_fold_mean"] = float(
+            np.mean([m["ordering_accuracy"] for m in seed_m if m["ordering_accuracy"] is not None])
+        )
+        out[name]["r2_seed_fold_mean"] = float(
+            np.mean([m["r2_seed"] for m in seed_m if m["r2_seed"] is not None])
+        )
     return out
 
 
-def plot_roc(curves: dict[str, dict | None], path, title: str = "ROC, most common ordering as positive") -> None:
-    """The seeds' ROC figure: one curve per model (``{"fpr": [...], "tpr": [...]}``, or None to leave it out)."""
+def plot_roc(
+    curves: dict[str, dict | None], path, title: str = "ROC, most common ordering as positive"
+) -> None:
+    """the VAE-DNN papers' ROC figure: one curve per model (``{"fpr": [...], "tpr": [...]}``, or
+    None to leave it out)."""
     import matplotlib  # models extra, imported on use
 
     matplotlib.use("Agg")
@@ -259,27 +371,58 @@ def plot_roc(curves: dict[str, dict | None], path, title: str = "ROC, most commo
 
 
 def markdown(result: dict) -> str:
-    """``results.md``: the 80/20 ablation and the kernel-group figures, beside the seeds' claims."""
+    """``results.md``: the 80/20 ablation and the kernel-group figures, beside the VAE-DNN papers'
+    claims."""
+
     def v(x, d=2):
-        return "–" if x is None else (f"{x['value']:.{d}f} [{x['lo']:.{d}f}, {x['hi']:.{d}f}]" if isinstance(x, dict) and
-                                      x.get("lo") is not None else f"{(x['value'] if isinstance(x, dict) else x):.{d}f}")
-    lines = [f"# VAE-DNN (seeds 001/002) on xplat-rajaperf version {result['dataset']['version']}", "",
-             f"{result['dataset']['vectors']} vector samples (sample x source) over {', '.join(result['dataset']['targets'])}.",
-             "Seeds' claims (their data): R² 0.81 vs RandomForest 0.68; correct ordering ≈ 91%.", "",
-             "## The seeds' 80/20 split", "",
-             "| run | model | R² (seed) | R² within target | ordering | AUC | within 2× [90% CI] | median abs log10 |",
-             "|---|---|---|---|---|---|---|---|"]
+        return (
+            "–"
+            if x is None
+            else (
+                f"{x['value']:.{d}f} [{x['lo']:.{d}f}, {x['hi']:.{d}f}]"
+                if isinstance(x, dict) and x.get("lo") is not None
+                else f"{(x['value'] if isinstance(x, dict) else x):.{d}f}"
+            )
+        )
+
+    lines = [
+        f"# VAE-DNN on xplat-rajaperf version {result['dataset']['version']}",
+        "",
+        f"{result['dataset']['vectors']} vector samples (sample x source) "
+        f"over {', '.join(result['dataset']['targets'])}.",
+        "The papers' claims (their data): R² 0.81 vs RandomForest 0.68; correct ordering ≈ 91%.",
+        "",
+        "## The papers' 80/20 split",
+        "",
+        "| run | model | R² (seed) | R² within target | ordering | AUC | "
+        "within 2× [90% CI] | median abs log10 |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for label, res in result["split_80_20"].items():
         for name, r in res.items():
-            lines.append(f"| {label} | {name} | {v(r['r2_seed'])} | {v(r['r2_within_target'])} | {v(r['ordering_accuracy'])} | "
-                         f"{v(r['auc'])} | {v(r['within_2'])} | {v(r['median_abs_log10'])} |")
-    for key, title in (("kernel_group_pooled", "Leave one kernel group out"), ("kernel_pooled", "Leave one kernel out")):
+            lines.append(
+                f"| {label} | {name} | {v(r['r2_seed'])} | "
+                f"{v(r['r2_within_target'])} | {v(r['ordering_accuracy'])} | "
+                f"{v(r['auc'])} | {v(r['within_2'])} | {v(r['median_abs_log10'])} |"
+            )
+    for key, title in (
+        ("kernel_group_pooled", "Leave one kernel group out"),
+        ("kernel_pooled", "Leave one kernel out"),
+    ):
         if key not in result:
             continue
-        lines += ["", f"## {title} (official folds, pooled)", "",
-                  "| model | within 2× [90% CI] | median abs log10 [90% CI] | R² seed (fold mean) | ordering (fold mean) |",
-                  "|---|---|---|---|---|"]
+        lines += [
+            "",
+            f"## {title} (official folds, pooled)",
+            "",
+            "| model | within 2× [90% CI] | median abs log10 [90% CI] | R² "
+            "seed (fold mean) | ordering (fold mean) |",
+            "|---|---|---|---|---|",
+        ]
         for name, r in result[key].items():
-            lines.append(f"| {name} | {v(r['within_2'])} | {v(r['median_abs_log10'])} | {v(r['r2_seed_fold_mean'])} | "
-                         f"{v(r['ordering_accuracy_fold_mean'])} |")
+            lines.append(
+                f"| {name} | {v(r['within_2'])} | {v(r['median_abs_log10'])} | "
+                f"{v(r['r2_seed_fold_mean'])} | "
+                f"{v(r['ordering_accuracy_fold_mean'])} |"
+            )
     return "\n".join(lines) + "\n"

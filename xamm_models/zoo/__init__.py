@@ -1,5 +1,5 @@
-"""The model zoo: its kinds in one registry, ``load_model`` for any saved predictor, cards, and building and
-publishing the pretrained models."""
+"""The model zoo: its kinds in one registry, ``load_model`` for any saved predictor, cards, and
+building and publishing the pretrained models."""
 
 from __future__ import annotations
 

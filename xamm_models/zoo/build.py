@@ -1,22 +1,33 @@
-"""``xamm zoo build``: every artefact xamm publishes, regenerated from the public data, reproducibly.
+"""``xamm zoo build``: every artefact xamm publishes, regenerated from the public data,
+reproducibly.
 
-From the named sources of ``xplat-rajaperf`` under ``--data-dir`` (``../shared/data``) it builds, in ``OUT``:
+From the named sources of ``xplat-rajaperf`` under ``--data-dir`` (``../shared/data``) it builds, in
+``OUT``:
 
-* ``store/``: the per-machine ``benchmark_runs`` datasets (a Delta store; ``xplat-rajaperf`` is derived from it);
-* ``signatures/``: the physics and attention signatures of every machine with benchmark runs (a registry);
-* ``models/default/``: the default predictor (:class:`~xamm_models.predictors.default.model.StackedPredictor`);
-* ``models/vae-dnn/``: the seeds' VAE-DNN (:class:`~xamm_models.predictors.vae_dnn.VaeDnn`);
-* ``models/xamm/``: the paper's pipeline (:class:`~xamm_models.predictors.paper.predictor.XammPredictor`: attention embeddings, the
-  attention AMMs, CatBoost), and ``models/adapted-quartz-topdown/``, that predictor adapted (seed 003,
-  :class:`~xamm_models.predictors.adapted.predictor.AdaptedPredictor`) to the public stand-in platform described by Caliper
-  top-down counters (:func:`~xamm_models.studies.adaptation.platform_pairs`, thicket-tutorial quartz);
+* ``store/``: the per-machine ``benchmark_runs`` datasets (a Delta store; ``xplat-rajaperf`` is
+  derived from it);
+* ``signatures/``: the physics and attention signatures of every machine with benchmark runs (a
+  registry);
+* ``models/default/``: the default predictor
+  (:class:`~xamm_models.predictors.default.model.StackedPredictor`);
+* ``models/vae-dnn/``: the VAE-DNN papers' VAE-DNN
+  (:class:`~xamm_models.predictors.vae_dnn.VaeDnn`);
+* ``models/xamm/``: the paper's pipeline
+  (:class:`~xamm_models.predictors.paper.predictor.XammPredictor`: attention embeddings, the
+  attention AMMs, CatBoost), and ``models/adapted-quartz-topdown/``, that predictor adapted (seed
+  003, :class:`~xamm_models.predictors.adapted.predictor.AdaptedPredictor`) to the public stand-in
+  platform described by Caliper top-down counters
+  (:func:`~xamm_models.studies.adaptation.platform_pairs`, thicket-tutorial quartz);
 * ``models/baseline-{pair-median,roofline,knn}/``: the benchmark's baselines
-  (:class:`~xamm_models.predictors.baseline.BaselinePredictor`), the yardsticks every figure is held against;
-* ``zoo.json``: each artefact's provenance (dataset and table version, xamm version, seed) and metrics.
+  (:class:`~xamm_models.predictors.baseline.BaselinePredictor`), the yardsticks every figure is held
+  against;
+* ``zoo.json``: each artefact's provenance (dataset and table version, xamm version, seed) and
+  metrics.
 
-Each model's card carries its metrics on the official splits, read from an ``xamm eval`` ``results.json``
-(``--eval-results``). With ``--snapshot DIR`` the package's embedded snapshot (:mod:`xamm_data.snapshot`) is
-written too: the derived per-machine Parquet with the sources' licences, the signatures, the default predictor.
+Each model's card carries its metrics on the official splits, read from an ``xamm eval``
+``results.json`` (``--eval-results``). With ``--snapshot DIR`` the package's embedded snapshot
+(:mod:`xamm_data.snapshot`) is written too: the derived per-machine Parquet with the sources'
+licences, the signatures, the default predictor.
 """
 
 from __future__ import annotations
@@ -37,16 +48,17 @@ from xamm_data.plugins import load
 from xamm_data.store import Store, as_store
 from xamm_models.benchmark import dataset as xplat
 from xamm_models.benchmark.dataset import samples_from_runs
-from xamm_models.studies.adaptation import PLATFORM, PLATFORM_FEATURES, platform_pairs
-from xamm_models.machines.attention import build_signatures
-from xamm_models.predictors.baseline import fit_baselines
-from xamm_models.predictors.default.model import StackedPredictor
 from xamm_models.features import FEATURES
+from xamm_models.machines.attention import build_signatures
 from xamm_models.machines.hub import push_signatures
 from xamm_models.machines.signatures import Signature, SignatureRegistry, physics_record
+from xamm_models.predictors.baseline import fit_baselines
+from xamm_models.predictors.default.model import StackedPredictor
+from xamm_models.studies.adaptation import PLATFORM, PLATFORM_FEATURES, platform_pairs
 
 SCHEMES = ("kernel-group", "held-out-machine", "kernel")
-TUTORIAL_QUARTZ = "LLNL+thicket-tutorial/data/quartz"  # the top-down counter runs of the adaptation stand-in
+# the top-down counter runs of the adaptation stand-in
+TUTORIAL_QUARTZ = "LLNL+thicket-tutorial/data/quartz"
 METRICS = ("within_2", "median_abs_log10", "coverage")
 
 
@@ -65,21 +77,34 @@ class Artefact(BaseModel):
 
 
 def eval_metrics(results_json: str | Path | None, entry: str) -> dict[str, dict[str, float]]:
-    """{scheme: {metric: pooled value}} of ``entry`` in an ``xamm eval`` ``results.json`` (empty without one)."""
+    """{scheme: {metric: pooled value}} of ``entry`` in an ``xamm eval`` ``results.json`` (empty
+    without one)."""
     if results_json is None or not Path(results_json).is_file():
         return {}
     res = json.loads(Path(results_json).read_text())["results"]
     out = {}
     for scheme in SCHEMES:
-        pooled = res.get(scheme, {}).get("entries", {}).get(entry, {}).get("pooled", {}).get("all", {})
-        vals = {m: pooled[m]["value"] for m in METRICS if pooled.get(m, {}).get("value") is not None}
+        pooled = (
+            res.get(scheme, {}).get("entries", {}).get(entry, {}).get("pooled", {}).get("all", {})
+        )
+        vals = {
+            m: pooled[m]["value"] for m in METRICS if pooled.get(m, {}).get("value") is not None
+        }
         if vals:
             out[scheme] = vals
     return out
 
 
-def build_zoo(data_dir, out, *, seed: int = 0, epochs: int = 200, eval_results=None, vae_dnn: bool = True,
-              progress=print) -> list[Artefact]:
+def build_zoo(
+    data_dir,
+    out,
+    *,
+    seed: int = 0,
+    epochs: int = 200,
+    eval_results=None,
+    vae_dnn: bool = True,
+    progress=print,
+) -> list[Artefact]:
     """Build every artefact into ``out`` (see the module docstring) and write ``zoo.json``."""
     out = Path(out)
     st = Store(out / "store")
@@ -88,31 +113,86 @@ def build_zoo(data_dir, out, *, seed: int = 0, epochs: int = 200, eval_results=N
     version = st.version("benchmark_runs")
     ds = xplat.XplatDataset.from_store(st, version=version)
     name = f"{xplat.NAME}@{ds.version}"
-    arts = [Artefact(name=m, kind="dataset", path=f"store/benchmark_runs/machine={m}", dataset=name, data_version=version,
-                     seed=seed) for m in st.machines("benchmark_runs")]
+    arts = [
+        Artefact(
+            name=m,
+            kind="dataset",
+            path=f"store/benchmark_runs/machine={m}",
+            dataset=name,
+            data_version=version,
+            seed=seed,
+        )
+        for m in st.machines("benchmark_runs")
+    ]
     reg = SignatureRegistry(out / "signatures")
     progress("physics and attention signatures")
-    sigs = [*build_physics_signatures(store=st, registry=reg), *build_signatures(store=st, registry=reg, epochs=epochs, seed=seed)]
-    arts += [Artefact(name=s.ref, kind="signature",
-                      path=str(reg.path(s.machine, s.device, s.version, s.kind).relative_to(out)), dataset=name,
-                      data_version=version, seed=seed) for s in sigs]
+    sigs = [
+        *build_physics_signatures(store=st, registry=reg),
+        *build_signatures(store=st, registry=reg, epochs=epochs, seed=seed),
+    ]
+    arts += [
+        Artefact(
+            name=s.ref,
+            kind="signature",
+            path=str(reg.path(s.machine, s.device, s.version, s.kind).relative_to(out)),
+            dataset=name,
+            data_version=version,
+            seed=seed,
+        )
+        for s in sigs
+    ]
     progress("the default predictor")
-    default = StackedPredictor(seed=seed).fit(ds.pairs, ds.samples, dataset=name, data_version=version)
+    default = StackedPredictor(seed=seed).fit(
+        ds.pairs, ds.samples, dataset=name, data_version=version
+    )
     default.training["metrics"] = eval_metrics(eval_results, "stacked/default")
     default.save_pretrained(out / "models" / "default")
-    arts.append(Artefact(name="default", kind="model", path="models/default", dataset=name, data_version=version, seed=seed,
-                         metrics=default.training["metrics"]))
+    arts.append(
+        Artefact(
+            name="default",
+            kind="model",
+            path="models/default",
+            dataset=name,
+            data_version=version,
+            seed=seed,
+            metrics=default.training["metrics"],
+        )
+    )
     progress("the baselines")
-    for method, b in fit_baselines(ds.pairs, ds.samples, dataset=name, data_version=version).items():
+    for method, b in fit_baselines(
+        ds.pairs, ds.samples, dataset=name, data_version=version
+    ).items():
         b.training["metrics"] = eval_metrics(eval_results, f"baseline/{method}")
         b.save_pretrained(out / "models" / f"baseline-{method}")
-        arts.append(Artefact(name=f"baseline-{method}", kind="model", path=f"models/baseline-{method}", dataset=name,
-                             data_version=version, seed=seed, metrics=b.training["metrics"]))
+        arts.append(
+            Artefact(
+                name=f"baseline-{method}",
+                kind="model",
+                path=f"models/baseline-{method}",
+                dataset=name,
+                data_version=version,
+                seed=seed,
+                metrics=b.training["metrics"],
+            )
+        )
     if vae_dnn:
         arts.append(_vae_dnn(ds, out, name, version, seed, eval_results, progress))
-    arts += _paper_and_adapted(ds, Path(data_dir), out, reg, sigs, name=name, version=version, seed=seed, epochs=epochs,
-                               eval_results=eval_results, progress=progress)
-    (out / "zoo.json").write_text(json.dumps([a.model_dump() for a in arts], indent=1, sort_keys=True) + "\n")
+    arts += _paper_and_adapted(
+        ds,
+        Path(data_dir),
+        out,
+        reg,
+        sigs,
+        name=name,
+        version=version,
+        seed=seed,
+        epochs=epochs,
+        eval_results=eval_results,
+        progress=progress,
+    )
+    (out / "zoo.json").write_text(
+        json.dumps([a.model_dump() for a in arts], indent=1, sort_keys=True) + "\n"
+    )
     return arts
 
 
@@ -122,40 +202,84 @@ def _vae_dnn(ds, out: Path, name: str, version: int, seed: int, eval_results, pr
     progress("the VAE-DNN")
     rows = vector_samples(ds.pairs)
     targets = sorted(c[2:] for c in rows.columns if c.startswith("y_"))
-    model = VaeDnn(targets, sorted(set(rows.get_column("source"))), seed=seed).fit(rows, dataset=name, data_version=version)
+    model = VaeDnn(targets, sorted(set(rows.get_column("source"))), seed=seed).fit(
+        rows, dataset=name, data_version=version
+    )
     model.provenance["metrics"] = eval_metrics(eval_results, "vae-dnn/seed")
     model.save_pretrained(out / "models" / "vae-dnn")
-    return Artefact(name="vae-dnn", kind="model", path="models/vae-dnn", dataset=name, data_version=version, seed=seed,
-                    metrics=model.provenance["metrics"])
+    return Artefact(
+        name="vae-dnn",
+        kind="model",
+        path="models/vae-dnn",
+        dataset=name,
+        data_version=version,
+        seed=seed,
+        metrics=model.provenance["metrics"],
+    )
 
 
-def _paper_and_adapted(ds, data_dir: Path, out: Path, reg, sigs, *, name: str, version: int, seed: int, epochs: int,
-                       eval_results, progress) -> list[Artefact]:
-    """The paper's predictor on ``xplat-rajaperf``'s pairs with the attention AMMs, and it adapted to the top-down
-    platform from all its labelled profiles (the adaptation's measured curve is in the README)."""
+def _paper_and_adapted(
+    ds,
+    data_dir: Path,
+    out: Path,
+    reg,
+    sigs,
+    *,
+    name: str,
+    version: int,
+    seed: int,
+    epochs: int,
+    eval_results,
+    progress,
+) -> list[Artefact]:
+    """The paper's predictor on ``xplat-rajaperf``'s pairs with the attention AMMs, and it adapted
+    to the top-down platform from all its labelled profiles (the adaptation's measured curve is in
+    the README)."""
     from xamm_models.predictors.adapted.predictor import adapt  # torch: loaded on use
     from xamm_models.predictors.paper.predictor import XammPredictor  # torch: loaded on use
 
     progress("the paper's predictor")
     attention = {s.target: s for s in sigs if s.kind == "attention"}
     paper = XammPredictor(feature_columns=list(FEATURES), epochs=epochs, seed=seed).fit_pairs(
-        ds.pairs, attention, dataset=name, embedders_dir=reg.embedders_dir)
+        ds.pairs, attention, dataset=name, embedders_dir=reg.embedders_dir
+    )
     paper.training["metrics"] = eval_metrics(eval_results, "attention+amm/catboost")
-    paper.metrics = {f"{k}/{m}": v for k, d in paper.training["metrics"].items() for m, v in d.items()}
+    paper.metrics = {
+        f"{k}/{m}": v for k, d in paper.training["metrics"].items() for m, v in d.items()
+    }
     paper.save_pretrained(out / "models" / "xamm")
     progress("the paper's predictor adapted to the top-down platform")
-    read = load("xamm.ingest", "rajaperf", "adapting to the top-down platform")  # the ingest layer, by its hook
+    # the ingest layer, by its hook
+    read = load("xamm.ingest", "rajaperf", "adapting to the top-down platform")
     runs = read(data_dir / TUTORIAL_QUARTZ, dry_run=True, workers=1).frame
-    adapted = adapt(paper, platform_pairs(runs, ds), PLATFORM, features=PLATFORM_FEATURES, seed=seed)
+    adapted = adapt(
+        paper, platform_pairs(runs, ds), PLATFORM, features=PLATFORM_FEATURES, seed=seed
+    )
     adapted.save_pretrained(out / "models" / "adapted-quartz-topdown")
-    return [Artefact(name="xamm", kind="model", path="models/xamm", dataset=name, data_version=version, seed=seed,
-                     metrics=eval_metrics(eval_results, "attention+amm/catboost")),
-            Artefact(name="adapted-quartz-topdown", kind="model", path="models/adapted-quartz-topdown",
-                     dataset=f"{name} + {TUTORIAL_QUARTZ}", data_version=version, seed=seed)]
+    return [
+        Artefact(
+            name="xamm",
+            kind="model",
+            path="models/xamm",
+            dataset=name,
+            data_version=version,
+            seed=seed,
+            metrics=eval_metrics(eval_results, "attention+amm/catboost"),
+        ),
+        Artefact(
+            name="adapted-quartz-topdown",
+            kind="model",
+            path="models/adapted-quartz-topdown",
+            dataset=f"{name} + {TUTORIAL_QUARTZ}",
+            data_version=version,
+            seed=seed,
+        ),
+    ]
 
 
 def write_snapshot(zoo: str | Path, dest: str | Path = snapshot.ROOT) -> snapshot.Manifest:
-    """The embedded snapshot from a built zoo folder: derived Parquet per machine, signatures, the default predictor."""
+    """The embedded snapshot from a built zoo folder: derived Parquet per machine, signatures, the
+    default predictor."""
     zoo, dest = Path(zoo), Path(dest)
     if dest.exists():
         shutil.rmtree(dest)
@@ -179,25 +303,39 @@ def write_snapshot(zoo: str | Path, dest: str | Path = snapshot.ROOT) -> snapsho
         files.append({"path": rel, "kind": "model"})
     built = json.loads((zoo / "zoo.json").read_text())
     sources = [{"name": s.name, "origin": s.origin, "license": s.license} for s in xplat.SOURCES]
-    return snapshot.write_manifest(dest, {"xamm_version": __version__, "dataset": built[0]["dataset"],
-                                          "store_version": built[0]["data_version"], "sources": sources,
-                                          "files": files, "models": ["default"]})
+    return snapshot.write_manifest(
+        dest,
+        {
+            "xamm_version": __version__,
+            "dataset": built[0]["dataset"],
+            "store_version": built[0]["data_version"],
+            "sources": sources,
+            "files": files,
+            "models": ["default"],
+        },
+    )
 
 
 def machine_licenses() -> dict[str, list[str]]:
-    """SPDX ids (lower case, as Hub cards write them) of the sources each machine's rows come from."""
+    """SPDX ids (lower case, as Hub cards write them) of the sources each machine's rows come
+    from."""
     named = {s.machine: s.license.lower() for s in xplat.SOURCES if s.machine}
     from_files = sorted({s.license.lower() for s in xplat.SOURCES if s.machine is None})
-    return {**{m: from_files for m in ("quartz", "lassen")}, **{m: [lic] for m, lic in named.items()}}
+    return {
+        **{m: from_files for m in ("quartz", "lassen")},
+        **{m: [lic] for m, lic in named.items()},
+    }
 
 
 def push_zoo(zoo: str | Path, org: str, *, token=None, progress=print) -> dict[str, str]:
-    """Publish a built zoo under ``org``: the datasets (``ORG/xamm-datasets``, one commit per machine, from the zoo
-    store's recorded table version), the signatures (``ORG/xamm-amms``) and each model folder as built, card included
-    (``ORG/xamm-<name>``). Returns {repo: commit}; ``published.json`` in the zoo records it, to pin."""
+    """Publish a built zoo under ``org``: the datasets (``ORG/xamm-datasets``, one commit per
+    machine, from the zoo store's recorded table version), the signatures (``ORG/xamm-amms``) and
+    each model folder as built, card included (``ORG/xamm-<name>``). Returns {repo: commit};
+    ``published.json`` in the zoo records it, to pin."""
     zoo = Path(zoo)
     arts = [Artefact(**a) for a in json.loads((zoo / "zoo.json").read_text())]
-    for a in (a for a in arts if a.kind == "model"):  # publish only what save_pretrained wrote, as it wrote it
+    # publish only what save_pretrained wrote, as it wrote it
+    for a in (a for a in arts if a.kind == "model"):
         verify_folder(zoo / a.path, str(zoo / a.path), required=True)
     with hub_errors(f"publish the zoo {zoo} under {org}"):
         return _push_zoo(zoo, arts, org, token=token, progress=progress)
@@ -207,16 +345,28 @@ def _push_zoo(zoo: Path, arts: list, org: str, *, token, progress) -> dict[str, 
     lic, out = machine_licenses(), {}
     for a in (a for a in arts if a.kind == "dataset"):
         progress(f"dataset {a.name}")
-        out[f"{org}/xamm-datasets"] = push_dataset(a.name, f"{org}/xamm-datasets", licenses=lic[a.name],
-                                                   store=zoo / "store", version=a.data_version, token=token)
+        out[f"{org}/xamm-datasets"] = push_dataset(
+            a.name,
+            f"{org}/xamm-datasets",
+            licenses=lic[a.name],
+            store=zoo / "store",
+            version=a.data_version,
+            token=token,
+        )
     progress("signatures")
-    out[f"{org}/xamm-amms"] = push_signatures(f"{org}/xamm-amms", registry=SignatureRegistry(zoo / "signatures"), token=token)
+    out[f"{org}/xamm-amms"] = push_signatures(
+        f"{org}/xamm-amms", registry=SignatureRegistry(zoo / "signatures"), token=token
+    )
     hub = HfApi(endpoint=hub_endpoint(), token=token)
     for a in (a for a in arts if a.kind == "model"):
         repo = f"{org}/xamm-{a.name}"
         progress(f"model {repo}")
         hub.create_repo(repo, exist_ok=True)
-        out[repo] = hub.upload_folder(repo_id=repo, folder_path=zoo / a.path, commit_message=f"xamm zoo: {a.name} from {a.dataset}").oid
+        out[repo] = hub.upload_folder(
+            repo_id=repo,
+            folder_path=zoo / a.path,
+            commit_message=f"xamm zoo: {a.name} from {a.dataset}",
+        ).oid
     (zoo / "published.json").write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
     return out
 
@@ -224,20 +374,33 @@ def _push_zoo(zoo: Path, arts: list, org: str, *, token, progress) -> dict[str, 
 def snapshot_frame(dest: str | Path = snapshot.ROOT) -> pl.DataFrame:
     """The snapshot's files as a table (path, kind, machine, rows, bytes)."""
     m = snapshot.manifest(Path(dest))
-    return pl.DataFrame([{**f.model_dump(exclude={"sha256"}), "bytes": (Path(dest) / f.path).stat().st_size}
-                         for f in (m.files if m else [])])
+    return pl.DataFrame(
+        [
+            {**f.model_dump(exclude={"sha256"}), "bytes": (Path(dest) / f.path).stat().st_size}
+            for f in (m.files if m else [])
+        ]
+    )
 
 
-def build_physics_signatures(*, store, registry: SignatureRegistry, machines: list[str] | None = None) -> list[Signature]:
-    """Build (or find) the physics signatures of ``machines`` (default: every machine with benchmark runs)."""
+def build_physics_signatures(
+    *, store, registry: SignatureRegistry, machines: list[str] | None = None
+) -> list[Signature]:
+    """Build (or find) the physics signatures of ``machines`` (default: every machine with benchmark
+    runs)."""
     st = as_store(store)
     data_version = st.version("benchmark_runs")
     runs = st.scan("benchmark_runs", version=data_version).collect()
     have = sorted(runs.get_column("machine").unique().to_list()) if runs.height else []
     missing = [m for m in (machines or []) if m not in have]
     if missing:
-        raise FileNotFoundError(f"no benchmark_runs for {', '.join(missing)} in the store {st.root}; ingest their RAJAPerf "
-                                f"outputs with `xamm-ingest rajaperf DIR --machine NAME` (the store has: {', '.join(have) or 'nothing'})")
+        raise FileNotFoundError(
+            f"no benchmark_runs for {', '.join(missing)} in the store "
+            f"{st.root}; ingest their RAJAPerf "
+            "outputs with `xamm-ingest rajaperf DIR --machine NAME` (the "
+            f"store has: {', '.join(have) or 'nothing'})"
+        )
     samples = samples_from_runs(runs.filter(pl.col("machine").is_in(machines or have)))
-    return [registry.add(physics_record(t, part).model_copy(update={"data_version": data_version}))
-            for (t,), part in samples.group_by(["target"], maintain_order=True)]
+    return [
+        registry.add(physics_record(t, part).model_copy(update={"data_version": data_version}))
+        for (t,), part in samples.group_by(["target"], maintain_order=True)
+    ]

@@ -1,5 +1,5 @@
-"""Few-shot adaptation across disjoint counter sets: a frozen paper predictor read through an alignment learned
-from a few labelled profiles of a platform with other columns."""
+"""Few-shot adaptation across disjoint counter sets: a frozen paper predictor read through an
+alignment learned from a few labelled profiles of a platform with other columns."""
 
 from __future__ import annotations
 

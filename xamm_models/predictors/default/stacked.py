@@ -1,23 +1,26 @@
-"""A stacked relR model: a physics prior from the machines' own benchmark runs, and a learned residual.
+"""A stacked relR model: a physics prior from the machines' own benchmark runs, and a learned
+residual.
 
-prior = modelled time on the target / modelled time on the source (:mod:`xamm_models.machines.physics`);
-log relR = log prior + g(features), where g is gradient boosting on:
+prior = modelled time on the target / modelled time on the source
+(:mod:`xamm_models.machines.physics`); log relR = log prior + g(features), where g is gradient
+boosting on:
 
-* the source sample's efficiency: log10(measured / modelled time per rep on the source), its time per
-  iteration, arithmetic intensity, problem size and bytes per launch, the devices at both ends;
-* optionally the physics signatures of source and target at the kernel's working set (``physics``), and
-  the attention AMMs (``attention``).
+* the source sample's efficiency: log10(measured / modelled time per rep on the source), its time
+  per iteration, arithmetic intensity, problem size and bytes per launch, the devices at both ends;
+* optionally the physics signatures of source and target at the kernel's working set (``physics``),
+  and the attention AMMs (``attention``).
 
 The residual is applied only to machine pairs (source, target) whose training pairs hold at least
-``min_pair_kernels`` distinct kernels (:data:`MIN_PAIR_KERNELS`); any other pair gets the prior alone. A correction
-learned from a handful of one pair's kernels is those kernels' quirk, not the pair's: in ``xplat-rajaperf`` with
-RAJAPerf's Apps group held out, the H100 node's CPU->GPU pairs keep 4 kernels, of which two reductions and a fused
-halo packing run 3-150x slower on its GPU than the prior says (tests/test_evaluation.py), and the ungated residual
-put 0.13 of the Apps group's CPU->GPU pairs within 2x, the prior 0.63 (``xamm eval``:
-``stacked/physics-ungated``, fold Apps).
+``min_pair_kernels`` distinct kernels (:data:`MIN_PAIR_KERNELS`); any other pair gets the prior
+alone. A correction learned from a handful of one pair's kernels is those kernels' quirk, not the
+pair's: in ``xplat-rajaperf`` with RAJAPerf's Apps group held out, the H100 node's CPU->GPU pairs
+keep 4 kernels, of which two reductions and a fused halo packing run 3-150x slower on its GPU than
+the prior says (tests/test_evaluation.py), and the ungated residual put 0.13 of the Apps group's
+CPU->GPU pairs within 2x, the prior 0.63 (``xamm eval``: ``stacked/physics-ungated``, fold Apps).
 
 :class:`StackedModel` ``variant`` names the feature set; ``"prior"`` is the prior alone.
-:class:`~xamm_models.predictors.default.model.StackedPredictor` chooses a variant on inner folds of its training pairs.
+:class:`~xamm_models.predictors.default.model.StackedPredictor` chooses a variant on inner folds of
+its training pairs.
 """
 
 from __future__ import annotations
@@ -28,14 +31,23 @@ import polars as pl
 from xamm_models.machines.physics import PhysicsSignature, modelled_per_end, rows_by
 
 VARIANTS = ("prior", "residual", "physics", "attention", "physics+attention")
-MIN_PAIR_KERNELS = 10  # distinct training kernels a machine pair needs before its residual is applied
+# distinct training kernels a machine pair needs before its residual is applied
+MIN_PAIR_KERNELS = 10
 
 
 def _xgb(seed: int):
     from xgboost import XGBRegressor  # models extra, imported on use
 
-    return XGBRegressor(n_estimators=300, max_depth=4, learning_rate=0.05, subsample=0.9, colsample_bytree=0.9,
-                        random_state=seed, n_jobs=1, tree_method="hist")
+    return XGBRegressor(
+        n_estimators=300,
+        max_depth=4,
+        learning_rate=0.05,
+        subsample=0.9,
+        colsample_bytree=0.9,
+        random_state=seed,
+        n_jobs=1,
+        tree_method="hist",
+    )
 
 
 def _pair_key() -> pl.Expr:
@@ -48,20 +60,35 @@ def log_prior(sigs: dict[str, PhysicsSignature], pairs: pl.DataFrame) -> np.ndar
 
 
 def source_slowdown(sigs: dict[str, PhysicsSignature], pairs: pl.DataFrame) -> np.ndarray:
-    """Measured / modelled time per rep on the source, per pair: how far each sample runs from its source's
-    roofline (above 1: slower than modelled)."""
-    measured = (pairs.get_column("runtime_source") * pairs.get_column("iterations_per_rep")).to_numpy()
+    """Measured / modelled time per rep on the source, per pair: how far each sample runs from its
+    source's roofline (above 1: slower than modelled)."""
+    measured = (
+        pairs.get_column("runtime_source") * pairs.get_column("iterations_per_rep")
+    ).to_numpy()
     return measured / modelled_per_end(sigs, pairs, "source")
 
 
 def _base(sigs, pairs: pl.DataFrame) -> np.ndarray:
     eff = np.log10(source_slowdown(sigs, pairs))
     launches = np.clip(pairs.get_column("kernels_per_rep").fill_null(1.0).to_numpy(), 1.0, None)
-    ws = np.log10(np.clip(pairs.get_column("bytes_per_rep").fill_null(0.0).to_numpy() / launches, 1.0, None))
-    dev = [pairs.get_column(c).str.ends_with(":gpu").cast(pl.Float64).to_numpy() for c in ("source", "target")]
-    return np.column_stack([log_prior(sigs, pairs) / np.log(10), eff, pairs.get_column("f_log_s_per_iter").to_numpy(),
-                            np.log10(1 + pairs.get_column("f_arith_intensity").to_numpy().clip(0, None)),
-                            pairs.get_column("f_log_problem_size").to_numpy(), ws, *dev])
+    ws = np.log10(
+        np.clip(pairs.get_column("bytes_per_rep").fill_null(0.0).to_numpy() / launches, 1.0, None)
+    )
+    dev = [
+        pairs.get_column(c).str.ends_with(":gpu").cast(pl.Float64).to_numpy()
+        for c in ("source", "target")
+    ]
+    return np.column_stack(
+        [
+            log_prior(sigs, pairs) / np.log(10),
+            eff,
+            pairs.get_column("f_log_s_per_iter").to_numpy(),
+            np.log10(1 + pairs.get_column("f_arith_intensity").to_numpy().clip(0, None)),
+            pairs.get_column("f_log_problem_size").to_numpy(),
+            ws,
+            *dev,
+        ]
+    )
 
 
 def _physics(sigs, pairs: pl.DataFrame) -> np.ndarray:
@@ -80,19 +107,28 @@ def _physics(sigs, pairs: pl.DataFrame) -> np.ndarray:
 def _attention(amms: dict, pairs: pl.DataFrame) -> np.ndarray:
     vec = {t: np.asarray(s.vector) for t, s in amms.items()}
     missing = np.full(len(next(iter(vec.values()))), np.nan)
-    return np.hstack([np.stack([vec.get(t, missing) for t in pairs.get_column(end).to_list()])
-                      for end in ("source", "target")])
+    return np.hstack(
+        [
+            np.stack([vec.get(t, missing) for t in pairs.get_column(end).to_list()])
+            for end in ("source", "target")
+        ]
+    )
 
 
 class StackedModel:
     """Physics prior + a learned residual in log relR (see the module docstring)."""
 
-    def __init__(self, variant: str = "physics", seed: int = 0, min_pair_kernels: int = MIN_PAIR_KERNELS):
+    def __init__(
+        self, variant: str = "physics", seed: int = 0, min_pair_kernels: int = MIN_PAIR_KERNELS
+    ):
         if variant not in VARIANTS:
-            raise ValueError(f"unknown stacked variant {variant!r}; expected one of {', '.join(VARIANTS)}")
+            raise ValueError(
+                f"unknown stacked variant {variant!r}; expected one of {', '.join(VARIANTS)}"
+            )
         self.variant, self.seed, self.model = variant, seed, None
         self.min_pair_kernels = min_pair_kernels
-        self.support: dict[str, int] | None = None  # "source>target" -> distinct training kernels; None: no gate
+        # "source>target" -> distinct training kernels; None: no gate
+        self.support: dict[str, int] | None = None
 
     def features(self, sigs, pairs: pl.DataFrame, amms: dict | None = None) -> np.ndarray:
         parts = [_base(sigs, pairs)]
@@ -102,7 +138,7 @@ class StackedModel:
             parts.append(_attention(amms, pairs))
         return np.hstack(parts)
 
-    def fit(self, sigs, pairs: pl.DataFrame, amms: dict | None = None) -> "StackedModel":
+    def fit(self, sigs, pairs: pl.DataFrame, amms: dict | None = None) -> StackedModel:
         if self.variant != "prior":
             y = np.log(pairs.get_column("relR").to_numpy()) - log_prior(sigs, pairs)
             self.model = _xgb(self.seed).fit(self.features(sigs, pairs, amms), y)
@@ -111,12 +147,16 @@ class StackedModel:
         return self
 
     def applies(self, pairs: pl.DataFrame) -> np.ndarray:
-        """Whether the residual is applied to each pair: its machine pair had ``min_pair_kernels`` training kernels."""
+        """Whether the residual is applied to each pair: its machine pair had ``min_pair_kernels``
+        training kernels."""
         if self.model is None:
             return np.zeros(pairs.height, bool)
-        if self.support is None:  # saved before the gate existed: applied everywhere, as it was trained
+        # saved before the gate existed: applied everywhere, as it was trained
+        if self.support is None:
             return np.ones(pairs.height, bool)
-        n = pairs.select(_pair_key().replace_strict(self.support, default=0, return_dtype=pl.Int64)).to_series()
+        n = pairs.select(
+            _pair_key().replace_strict(self.support, default=0, return_dtype=pl.Int64)
+        ).to_series()
         return (n >= self.min_pair_kernels).to_numpy()
 
     def predict(self, sigs, pairs: pl.DataFrame, amms: dict | None = None) -> np.ndarray:

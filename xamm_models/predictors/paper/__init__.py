@@ -1,4 +1,5 @@
-"""The xAMM paper's pipeline: sample embeddings and AMMs into a downstream regressor (``xamm run``)."""
+"""The xAMM paper's pipeline: sample embeddings and AMMs into a downstream regressor (``xamm
+run``)."""
 
 from __future__ import annotations
 

@@ -2,21 +2,28 @@
 
 Fields (Listing 1, then xamm's additions)::
 
-    machine_data_path:    benchmark data: a store root (with benchmark_runs/) or a benchmark_runs Parquet file
-    app_train_data_path:  application samples to train on (Parquet/CSV), or a store root: its RAJAPerf kernels as apps
-    app_test_data_path:   application samples to predict (same forms)
-    src_model_path:       a trained predictor folder (or Hub repo id); ``test`` trains one first when unset
-    src_machine_amm:      the source's AMM: a signature file, a registry ref (quartz:cpu@1) or benchmark data
-    target_machine_amm:   the target's AMM, same forms; omitted -> AMMs are not used at inference
-    func:                 amm | train | test
+    machine_data_path:   benchmark data: a store root (with benchmark_runs/) or a
+                         benchmark_runs Parquet file
+    app_train_data_path: application samples to train on (Parquet/CSV), or a store root:
+                         its RAJAPerf kernels as apps
+    app_test_data_path:  application samples to predict (same forms)
+    src_model_path:      a trained predictor folder (or Hub repo id); ``test`` trains one
+                         first when unset
+    src_machine_amm:     the source's AMM: a signature file, a registry ref (quartz:cpu@1)
+                         or benchmark data
+    target_machine_amm:  the target's AMM, same forms; omitted -> AMMs are not used
+    func:                amm | train | test
     # xamm additions
-    features:             feature columns (default: every f_*, feat_* and s001_* column)
-    targets:              targets to predict for in ``test`` (default: all training targets)
-    regressor: catboost   embedder: attention   log_target: true   aggregation: l2   epochs: 200   seed: 0
-    model:                xamm (the paper's pipeline, default) | vae-dnn (seeds 001/002: one model for the whole
-                          relR vector; ``train`` fits it on the training samples' pairs, ``test`` ranks every target
-                          of its vector; AMM fields do not apply)
-    output:               where ``train`` saves the model (default src_model_path) / ``test`` writes predictions
+    features:            feature columns (default: every f_*, feat_* and s001_* column)
+    targets:             targets to predict for in ``test`` (default: all training targets)
+    regressor: catboost  embedder: attention  log_target: true  aggregation: l2
+    epochs: 200          seed: 0
+    model:               xamm (the paper's pipeline, default) | vae-dnn (one model for the
+                         whole relR vector; ``train`` fits it on the training samples'
+                         pairs, ``test`` ranks every target of its vector; AMM fields do
+                         not apply)
+    output:              where ``train`` saves the model (default src_model_path) / ``test``
+                         writes predictions
 
 Errors name the field: pydantic validates the file before anything runs.
 """
@@ -33,12 +40,12 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from xamm_data.store import Store
-from xamm_models.machines.attention import build_signatures
-from xamm_models.features import kernel_app_samples
-from xamm_models.predictors.paper.relperf import DEFAULT_KEYS, pair_relative, with_target
-from xamm_models.machines.signatures import Signature, SignatureRegistry
-from xamm_models.zoo.registry import load_model
 from xamm_models.errors import ConfigError
+from xamm_models.features import kernel_app_samples
+from xamm_models.machines.attention import build_signatures
+from xamm_models.machines.signatures import Signature, SignatureRegistry
+from xamm_models.predictors.paper.relperf import DEFAULT_KEYS, pair_relative, with_target
+from xamm_models.zoo.registry import load_model
 
 
 class RunConfig(BaseModel):
@@ -70,12 +77,17 @@ class RunConfig(BaseModel):
             if self.app_train_data_path is None:
                 raise ValueError("func 'train' needs app_train_data_path")
             if self.src_model_path is None and self.output is None:
-                raise ValueError("func 'train' needs src_model_path or output (where to save the model)")
+                raise ValueError(
+                    "func 'train' needs src_model_path or output (where to save the model)"
+                )
         if self.func == "test":
             if self.app_test_data_path is None:
                 raise ValueError("func 'test' needs app_test_data_path")
             if self.src_model_path is None and self.app_train_data_path is None:
-                raise ValueError("func 'test' without src_model_path trains first, so it needs app_train_data_path")
+                raise ValueError(
+                    "func 'test' without src_model_path trains first, "
+                    "so it needs app_train_data_path"
+                )
         return self
 
 
@@ -103,20 +115,22 @@ def load_config(path: str | Path) -> RunConfig:
 
 
 def load_benchmark_runs(path: Path, version: int | None = None) -> pl.DataFrame:
-    """benchmark_runs rows from a store root (at its latest table version, or ``version``) or a Parquet file."""
+    """benchmark_runs rows from a store root (at its latest table version, or ``version``) or a
+    Parquet file."""
     if path.is_dir():
         return Store(path).scan("benchmark_runs", version=version).collect()
     return pl.read_parquet(path)
 
 
 def data_version(path: Path) -> int | None:
-    """The benchmark_runs table version a store root is at (None for a file): what a model trained on it records."""
+    """The benchmark_runs table version a store root is at (None for a file): what a model trained
+    on it records."""
     return Store(path).version("benchmark_runs") if Path(path).is_dir() else None
 
 
 def load_app_samples(path: Path, version: int | None = None) -> pl.DataFrame:
-    """Application samples from a Parquet/CSV file, or RAJAPerf kernels-as-apps from a store root (``version``:
-    that table version, e.g. the one a trained predictor recorded)."""
+    """Application samples from a Parquet/CSV file, or RAJAPerf kernels-as-apps from a store root
+    (``version``: that table version, e.g. the one a trained predictor recorded)."""
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file or directory")
     if path.is_dir():
@@ -125,12 +139,17 @@ def load_app_samples(path: Path, version: int | None = None) -> pl.DataFrame:
 
 
 def default_features(df: pl.DataFrame) -> list[str]:
-    feats = [c for c in df.columns if c.startswith(("f_", "feat_", "s001_")) and df.schema[c].is_numeric()]
+    feats = [
+        c
+        for c in df.columns
+        if c.startswith(("f_", "feat_", "s001_")) and df.schema[c].is_numeric()
+    ]
     return [c for c in feats if df.get_column(c).null_count() < df.height]
 
 
 def _signature_from(spec: str, predictor=None):
-    """A signature from a file, a registry ref, or benchmark data (built with the predictor's AMM embedder)."""
+    """A signature from a file, a registry ref, or benchmark data (built with the predictor's AMM
+    embedder)."""
     p = Path(spec)
     if p.suffix == ".json" and p.is_file():
         return {(s := Signature.model_validate_json(p.read_text())).target: s}
@@ -138,39 +157,71 @@ def _signature_from(spec: str, predictor=None):
         if predictor is None:
             raise ConfigError(f"{spec}: building an AMM from benchmark data needs a trained model")
         return predictor.signatures_from_benchmarks(load_benchmark_runs(p))
-    s = SignatureRegistry.default().get(spec)  # a config names signatures of the $XAMM_HOME registry
+    # a config names signatures of the $XAMM_HOME registry
+    s = SignatureRegistry.default().get(spec)
     return {s.target: s}
 
 
 def _train_vae_dnn(cfg: RunConfig, samples: pl.DataFrame, feats: list[str], version: int | None):
-    """The seeds' VAE-DNN on every (source, target) pair of the training samples."""
-    from xamm_models.predictors.vae_dnn import VaeDnn, vector_samples  # imports torch: loaded on use
+    """the VAE-DNN papers' VAE-DNN on every (source, target) pair of the training samples."""
+    # imports torch: loaded on use
+    from xamm_models.predictors.vae_dnn import VaeDnn, vector_samples
 
     pairs = pair_relative(with_target(samples), DEFAULT_KEYS, carry=feats).with_columns(
-        pl.concat_str([pl.col(k).cast(pl.String).fill_null("") for k in DEFAULT_KEYS if k in samples.columns],
-                      separator="|").alias("sample"),
-        pl.col("app").str.split("_").list.first().alias("group"))
+        pl.concat_str(
+            [pl.col(k).cast(pl.String).fill_null("") for k in DEFAULT_KEYS if k in samples.columns],
+            separator="|",
+        ).alias("sample"),
+        pl.col("app").str.split("_").list.first().alias("group"),
+    )
     rows = vector_samples(pairs, features=feats)
     targets = sorted(c[2:] for c in rows.columns if c.startswith("y_"))
-    model = VaeDnn(targets, sorted(set(rows.get_column("source"))), feature_names=feats, seed=cfg.seed)
+    model = VaeDnn(
+        targets, sorted(set(rows.get_column("source"))), feature_names=feats, seed=cfg.seed
+    )
     return model.fit(rows, dataset=str(cfg.app_train_data_path), data_version=version)
 
 
 def _train(cfg: RunConfig, out):
-    """Train the predictor the config describes; save it to ``output`` (func train) or ``src_model_path``."""
-    from xamm_models.predictors.paper.predictor import PredictorConfig, XammPredictor  # imports torch: loaded on use
+    """Train the predictor the config describes; save it to ``output`` (func train) or
+    ``src_model_path``."""
+    # imports torch: loaded on use
+    from xamm_models.predictors.paper.predictor import PredictorConfig, XammPredictor
 
     version = data_version(cfg.app_train_data_path)
     samples = load_app_samples(cfg.app_train_data_path, version)
     feats = cfg.features or default_features(samples)
     if cfg.model == "vae-dnn":
         return _save(cfg, _train_vae_dnn(cfg, samples, feats, version), out)
-    sigs = build_signatures(store=cfg.machine_data_path, registry=SignatureRegistry.default(), aggregation=cfg.aggregation, epochs=cfg.epochs,
-                            seed=cfg.seed) if cfg.machine_data_path else []
-    pred = XammPredictor(PredictorConfig(feature_columns=feats, regressor=cfg.regressor, embedder=cfg.embedder,
-                                         log_target=cfg.log_target, epochs=cfg.epochs, seed=cfg.seed))
-    pred.fit(samples, sigs, dataset=str(cfg.app_train_data_path), embedders_dir=SignatureRegistry.default().embedders_dir)
-    pred.training["data_version"] = version  # load_app_samples(path, version) gives the same samples back
+    sigs = (
+        build_signatures(
+            store=cfg.machine_data_path,
+            registry=SignatureRegistry.default(),
+            aggregation=cfg.aggregation,
+            epochs=cfg.epochs,
+            seed=cfg.seed,
+        )
+        if cfg.machine_data_path
+        else []
+    )
+    pred = XammPredictor(
+        PredictorConfig(
+            feature_columns=feats,
+            regressor=cfg.regressor,
+            embedder=cfg.embedder,
+            log_target=cfg.log_target,
+            epochs=cfg.epochs,
+            seed=cfg.seed,
+        )
+    )
+    pred.fit(
+        samples,
+        sigs,
+        dataset=str(cfg.app_train_data_path),
+        embedders_dir=SignatureRegistry.default().embedders_dir,
+    )
+    # load_app_samples(path, version) gives the same samples back
+    pred.training["data_version"] = version
     return _save(cfg, pred, out)
 
 
@@ -184,7 +235,11 @@ def _save(cfg: RunConfig, pred, out):
 
 def _keys(pred) -> list[str]:
     """The columns that name a sample, as the predictor pairs them."""
-    return list(pred.config.keys) if hasattr(pred, "config") and hasattr(pred.config, "keys") else list(DEFAULT_KEYS)
+    return (
+        list(pred.config.keys)
+        if hasattr(pred, "config") and hasattr(pred.config, "keys")
+        else list(DEFAULT_KEYS)
+    )
 
 
 def _predict_test(cfg: RunConfig, pred, test: pl.DataFrame) -> pl.DataFrame:
@@ -201,12 +256,22 @@ def _predict_test(cfg: RunConfig, pred, test: pl.DataFrame) -> pl.DataFrame:
         tg = [t for t in targets if t != source]
         if source not in pred.sources or not tg:
             continue
-        p = pred.predict(part, source, tg) if getattr(pred, "answers_vectors", False) else \
-            pred.predict(part, source, tg, target_signatures=extra, use_amm=use_amm)
+        p = (
+            pred.predict(part, source, tg)
+            if getattr(pred, "answers_vectors", False)
+            else pred.predict(part, source, tg, target_signatures=extra, use_amm=use_amm)
+        )
         keys = [k for k in _keys(pred) if k in part.columns]
-        frames.append(p.join(part.select(keys).with_row_index("row").with_columns(pl.col("row").cast(pl.Int64)), on="row"))
+        frames.append(
+            p.join(
+                part.select(keys).with_row_index("row").with_columns(pl.col("row").cast(pl.Int64)),
+                on="row",
+            )
+        )
     if not frames:
-        raise ValueError(f"no test samples were measured on a training source ({', '.join(pred.sources)})")
+        raise ValueError(
+            f"no test samples were measured on a training source ({', '.join(pred.sources)})"
+        )
     return pl.concat(frames, how="diagonal_relaxed")
 
 
@@ -214,16 +279,25 @@ def run(cfg: RunConfig, *, out=print) -> dict:
     """Carry out ``cfg.func``; returns a summary (also printed through ``out``)."""
 
     if cfg.func == "amm":
-        sigs = build_signatures(store=cfg.machine_data_path, registry=SignatureRegistry.default(), aggregation=cfg.aggregation, embedder_name=cfg.embedder,
-                                epochs=cfg.epochs, seed=cfg.seed)
+        sigs = build_signatures(
+            store=cfg.machine_data_path,
+            registry=SignatureRegistry.default(),
+            aggregation=cfg.aggregation,
+            embedder_name=cfg.embedder,
+            epochs=cfg.epochs,
+            seed=cfg.seed,
+        )
         for s in sigs:
             out(f"{s.ref}: {len(s.vector)}-d AMM from {s.n_samples} samples")
         return {"signatures": [s.ref for s in sigs]}
     if cfg.func == "train":
         p = _train(cfg, out)
         return {"model": str(cfg.output or cfg.src_model_path), "training": p.training}
-    if cfg.src_model_path and (Path(cfg.src_model_path).exists() or cfg.app_train_data_path is None):
-        pred = load_model(cfg.src_model_path)  # a folder, or a Hub repo id; its kind from the zoo's marker files
+    if cfg.src_model_path and (
+        Path(cfg.src_model_path).exists() or cfg.app_train_data_path is None
+    ):
+        # a folder, or a Hub repo id; its kind from the zoo's marker files
+        pred = load_model(cfg.src_model_path)
     else:
         pred = _train(cfg, out)
     test = with_target(load_app_samples(cfg.app_test_data_path))
@@ -232,16 +306,31 @@ def run(cfg: RunConfig, *, out=print) -> dict:
     truth = pair_relative(test, tuple(k for k in _keys(pred) if k in test.columns))
     if truth.height:
         keys = [k for k in _keys(pred) if k in preds.columns]
-        j = preds.join(truth.select(*keys, "source", "target", pl.col("relR").alias("relR_true")),
-                       on=[*keys, "source", "target"], how="inner", nulls_equal=True)
+        j = preds.join(
+            truth.select(*keys, "source", "target", pl.col("relR").alias("relR_true")),
+            on=[*keys, "source", "target"],
+            how="inner",
+            nulls_equal=True,
+        )
         if j.height:
             err = (j["relR"] / j["relR_true"]).log10().abs()
             mape = float(((j["relR"] - j["relR_true"]).abs() / j["relR_true"]).mean() * 100)
-            # log-scale figures first (xamm_models.benchmark.metrics); MAPE is the paper's, kept for comparison
-            summary.update({"evaluated_pairs": j.height, "within_2": round(float((err <= math.log10(2) + 1e-12).mean()), 4),
-                            "median_abs_log10": round(float(err.median()), 4), "mape_percent": round(mape, 3)})
-            preds = preds.join(j.select(*keys, "source", "target", "relR_true"), on=[*keys, "source", "target"],
-                               how="left", nulls_equal=True)
+            # log-scale figures first (xamm_models.benchmark.metrics); MAPE is the paper's, kept for
+            # comparison
+            summary.update(
+                {
+                    "evaluated_pairs": j.height,
+                    "within_2": round(float((err <= math.log10(2) + 1e-12).mean()), 4),
+                    "median_abs_log10": round(float(err.median()), 4),
+                    "mape_percent": round(mape, 3),
+                }
+            )
+            preds = preds.join(
+                j.select(*keys, "source", "target", "relR_true"),
+                on=[*keys, "source", "target"],
+                how="left",
+                nulls_equal=True,
+            )
     dest = cfg.output or Path("predictions.parquet")
     preds.write_parquet(dest)
     summary["output"] = str(dest)

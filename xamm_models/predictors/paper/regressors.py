@@ -3,8 +3,8 @@
 ``catboost`` is the default; ``xgboost`` (xgboost-cpu), ``random_forest``, ``adaboost`` and
 ``bagging`` are the paper's baselines. Each is seeded and single-threaded-deterministic, and each
 saves to one file: CatBoost's and XGBoost's own formats; the scikit-learn ones through ``skops``
-(no pickles): loading trusts scikit-learn's own types and the tree class they hold, and refuses a file
-holding any other type, naming it.
+(no pickles): loading trusts scikit-learn's own types and the tree class they hold, and refuses a
+file holding any other type, naming it.
 """
 
 from __future__ import annotations
@@ -20,10 +20,13 @@ REGISTRY: Registry[dict] = Registry("regressor")
 
 
 def register_regressor(name: str, file_suffix: str) -> Callable:
-    """Register a regressor factory ``fn(seed)`` under ``name``, saved to files ending ``file_suffix``."""
+    """Register a regressor factory ``fn(seed)`` under ``name``, saved to files ending
+    ``file_suffix``."""
+
     def deco(fn: Callable) -> Callable:
         REGISTRY.add(name, {"make": fn, "suffix": file_suffix})
         return fn
+
     return deco
 
 
@@ -45,16 +48,31 @@ def create_regressor(name: str, seed: int = 0):
 def _catboost(seed):
     from catboost import CatBoostRegressor  # models extra, imported on use
 
-    return CatBoostRegressor(iterations=500, depth=6, learning_rate=0.05, loss_function="RMSE", random_seed=seed,
-                             verbose=False, thread_count=1, allow_writing_files=False)
+    return CatBoostRegressor(
+        iterations=500,
+        depth=6,
+        learning_rate=0.05,
+        loss_function="RMSE",
+        random_seed=seed,
+        verbose=False,
+        thread_count=1,
+        allow_writing_files=False,
+    )
 
 
 @register_regressor("xgboost", ".ubj")
 def _xgboost(seed):
     from xgboost import XGBRegressor  # models extra, imported on use
 
-    return XGBRegressor(n_estimators=400, max_depth=6, learning_rate=0.05, subsample=0.9, random_state=seed,
-                        n_jobs=1, tree_method="hist")
+    return XGBRegressor(
+        n_estimators=400,
+        max_depth=6,
+        learning_rate=0.05,
+        subsample=0.9,
+        random_state=seed,
+        n_jobs=1,
+        tree_method="hist",
+    )
 
 
 @register_regressor("random_forest", ".skops")
@@ -69,7 +87,9 @@ def _ada(seed):
     from sklearn.ensemble import AdaBoostRegressor  # models extra, imported on use
     from sklearn.tree import DecisionTreeRegressor  # models extra, imported on use
 
-    return AdaBoostRegressor(DecisionTreeRegressor(max_depth=6, random_state=seed), n_estimators=200, random_state=seed)
+    return AdaBoostRegressor(
+        DecisionTreeRegressor(max_depth=6, random_state=seed), n_estimators=200, random_state=seed
+    )
 
 
 @register_regressor("bagging", ".skops")
@@ -79,11 +99,13 @@ def _bagging(seed):
     return BaggingRegressor(n_estimators=100, random_state=seed, n_jobs=1)
 
 
-SKOPS_TRUSTED = ("sklearn.tree._tree.Tree",)  # beyond scikit-learn's estimators, which skops trusts itself
+# beyond scikit-learn's estimators, which skops trusts itself
+SKOPS_TRUSTED = ("sklearn.tree._tree.Tree",)
 
 
 def save_regressor(model, name: str, path_stem: Path) -> Path:
-    """Save ``model`` (registered as ``name``) to ``path_stem`` + its format's suffix (no pickles)."""
+    """Save ``model`` (registered as ``name``) to ``path_stem`` + its format's suffix (no
+    pickles)."""
     path = Path(str(path_stem) + _entry(name)["suffix"])
     if name in ("catboost", "xgboost"):
         model.save_model(str(path))
@@ -95,7 +117,8 @@ def save_regressor(model, name: str, path_stem: Path) -> Path:
 
 
 def load_regressor(name: str, path_stem: Path):
-    """Load a regressor saved by :func:`save_regressor`; a skops file holding unexpected types is refused."""
+    """Load a regressor saved by :func:`save_regressor`; a skops file holding unexpected types is
+    refused."""
     path = Path(str(path_stem) + _entry(name)["suffix"])
     if name == "catboost":
         from catboost import CatBoostRegressor  # models extra, imported on use
@@ -113,7 +136,10 @@ def load_regressor(name: str, path_stem: Path):
 
     unexpected = sorted(set(sio.get_untrusted_types(file=path)) - set(SKOPS_TRUSTED))
     if unexpected:
-        raise PermissionError(f"{path.name} holds types a {name} regressor does not: {unexpected}; refusing to load it")
+        raise PermissionError(
+            f"{path.name} holds types a {name} regressor does not: "
+            f"{unexpected}; refusing to load it"
+        )
     return sio.load(path, trusted=list(SKOPS_TRUSTED))
 
 

@@ -26,23 +26,38 @@ def with_target(df: pl.DataFrame) -> pl.DataFrame:
     return df.with_columns(Target.expr().alias("target"))
 
 
-def drop_invalid(df: pl.DataFrame, features: list[str], runtime: str = "runtime_s") -> tuple[pl.DataFrame, dict]:
-    """Drop samples with a missing or non-finite feature or a missing/non-positive runtime; report counts per reason."""
+def drop_invalid(
+    df: pl.DataFrame, features: list[str], runtime: str = "runtime_s"
+) -> tuple[pl.DataFrame, dict]:
+    """Drop samples with a missing or non-finite feature or a missing/non-positive runtime; report
+    counts per reason."""
     checks = {
-        f"{runtime} missing or <= 0": ~(pl.col(runtime).is_not_null() & (pl.col(runtime) > 0) & pl.col(runtime).is_finite()),
+        f"{runtime} missing or <= 0": ~(
+            pl.col(runtime).is_not_null() & (pl.col(runtime) > 0) & pl.col(runtime).is_finite()
+        ),
     }
     for f in features:
-        checks[f"{f} missing or not finite"] = pl.col(f).is_null() | ~pl.col(f).cast(pl.Float64).is_finite()
+        checks[f"{f} missing or not finite"] = (
+            pl.col(f).is_null() | ~pl.col(f).cast(pl.Float64).is_finite()
+        )
     flags = df.select([e.fill_null(True).alias(k) for k, e in checks.items()])
     report = {k: int(v) for k, v in flags.sum().row(0, named=True).items() if v}
-    bad = flags.select(pl.any_horizontal(pl.all())).to_series() if flags.width else pl.Series([False] * df.height)
+    bad = (
+        flags.select(pl.any_horizontal(pl.all())).to_series()
+        if flags.width
+        else pl.Series([False] * df.height)
+    )
     report["dropped"] = int(bad.sum())
     report["kept"] = df.height - report["dropped"]
     return df.filter(~bad), report
 
 
-def pair_relative(df: pl.DataFrame, keys: tuple[str, ...] = DEFAULT_KEYS, runtime: str = "runtime_s",
-                  carry: list[str] | None = None) -> pl.DataFrame:
+def pair_relative(
+    df: pl.DataFrame,
+    keys: tuple[str, ...] = DEFAULT_KEYS,
+    runtime: str = "runtime_s",
+    carry: list[str] | None = None,
+) -> pl.DataFrame:
     """All (source, target) pairs of matching samples with relR = runtime(target) / runtime(source).
 
     Output: the keys, ``source``, ``target``, ``relR``, the source sample's ``carry`` columns (its
@@ -52,11 +67,21 @@ def pair_relative(df: pl.DataFrame, keys: tuple[str, ...] = DEFAULT_KEYS, runtim
     df = with_target(df)
     carry = list(carry or [])
     keys = [k for k in keys if k in df.columns]
-    per = df.group_by([*keys, "target"]).agg(pl.col(runtime).mean().alias("_rt"), *[pl.col(c).mean() for c in carry])
-    tgt = per.select(*keys, pl.col("target").alias("target_t"), pl.col("_rt").alias("runtime_target"))
-    pairs = per.join(tgt, on=keys, how="inner", nulls_equal=True).filter(pl.col("target") != pl.col("target_t"))
+    per = df.group_by([*keys, "target"]).agg(
+        pl.col(runtime).mean().alias("_rt"), *[pl.col(c).mean() for c in carry]
+    )
+    tgt = per.select(
+        *keys, pl.col("target").alias("target_t"), pl.col("_rt").alias("runtime_target")
+    )
+    pairs = per.join(tgt, on=keys, how="inner", nulls_equal=True).filter(
+        pl.col("target") != pl.col("target_t")
+    )
     return pairs.select(
-        *keys, pl.col("target").alias("source"), pl.col("target_t").alias("target"),
+        *keys,
+        pl.col("target").alias("source"),
+        pl.col("target_t").alias("target"),
         (pl.col("runtime_target") / pl.col("_rt")).alias("relR"),
-        pl.col("_rt").alias("runtime_source"), "runtime_target", *carry,
+        pl.col("_rt").alias("runtime_source"),
+        "runtime_target",
+        *carry,
     ).sort([*keys, "source", "target"], nulls_last=True)

@@ -1,0 +1,110 @@
+"""The predictor contract: every kind of the zoo answers with the same columns, is saved through
+the one Hub base with its format version, and loads as its own class (synthetic law: code paths
+only)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import polars as pl
+import pytest
+
+pytest.importorskip("torch", reason="the models extra (torch) is not installed")
+
+from test_default_model import world
+
+from xamm_data.hub_files import write_manifest
+from xamm_models.errors import SavedFormatError, WrongKindError
+from xamm_models.predictors.baseline import BaselinePredictor
+from xamm_models.predictors.contract import PREDICTION_COLUMNS, RANK_COLUMNS, Predictor
+from xamm_models.predictors.default.model import StackedPredictor
+from xamm_models.predictors.paper.predictor import XammPredictor
+from xamm_models.predictors.vae_dnn import VaeDnn, vector_samples
+from xamm_models.zoo.registry import MODELS, load_model
+
+FEATS = ["f_log_s_per_iter", "f_arith_intensity", "f_log_problem_size"]
+HOOKS = ("from_pretrained", "_from_pretrained", "_save_pretrained", "card", "rank_targets")
+
+
+@pytest.fixture(scope="module")
+def kinds():
+    pairs, samples = world(0, n_kernels=30)
+    pairs = pairs.with_columns(pl.format("{}|{}", "app", "size_bucket").alias("sample"))
+    machines = sorted(set(pairs.get_column("target")))
+    vae = VaeDnn(machines, machines, feature_names=FEATS, vae_epochs=5, dnn_epochs=5)
+    return {
+        "stacked": StackedPredictor(seed=0, kernel_folds=3).fit(pairs, samples),
+        "baseline": BaselinePredictor(method="roofline").fit(pairs, samples),
+        "xamm": XammPredictor(feature_columns=FEATS, epochs=5, regressor="xgboost").fit_pairs(
+            pairs
+        ),
+        "vae-dnn": vae.fit(vector_samples(pairs, features=FEATS)),
+    }, samples.filter(pl.col("target") == "a:cpu").head(3).drop("target")
+
+
+def test_every_zoo_kind_implements_the_contract_and_overrides_no_hub_method():
+    for name in MODELS:
+        entry = MODELS.get(name)
+        cls = entry.load_class()
+        assert issubclass(cls, Predictor) and (cls.kind, cls.marker) == (name, entry.marker)
+        assert cls.format_version >= 1
+        assert [h for h in HOOKS if h in vars(cls)] == [], name
+
+
+def test_every_kind_answers_with_the_same_columns_and_ranks_alike(kinds):
+    models, prof = kinds
+    want = [c for c in PREDICTION_COLUMNS if c != "app_params"]
+    for name, m in models.items():
+        p = m.predict(prof, "a:cpu", ["b:gpu", "c:gpu"])
+        assert p.columns == want and p.height == 6, name
+        assert p.schema["relR"] == p.schema["relR_lo"] == pl.Float64 and p.schema["row"] == pl.Int64
+        r = m.rank_targets(prof, "a:cpu", ["b:gpu", "c:gpu"])
+        assert r.columns == [*want, *RANK_COLUMNS], name
+        for _, part in r.group_by("row"):
+            assert part["relR"].is_sorted() and part["rank"].to_list() == [1, 2]
+    # intervals, hence probabilities, only where the kind has them
+    with_interval = {n for n, m in models.items() if m.interval_coverage is not None}
+    assert with_interval == {"stacked"}
+    ranked = models["stacked"].rank_targets(prof, "a:cpu", ["b:gpu", "c:gpu"])
+    assert np.allclose(ranked.group_by("row").agg(pl.col("p_fastest").sum())["p_fastest"], 1.0)
+    assert models["baseline"].rank_targets(prof, "a:cpu")["p_fastest"].null_count() == 9
+
+
+def test_every_kind_saves_its_format_and_loads_as_itself_from_its_folder(kinds, tmp_path):
+    models, prof = kinds
+    for name, m in models.items():
+        d = tmp_path / name
+        m.save_pretrained(d)
+        info = json.loads((d / m.marker).read_text())
+        assert info["format"] == {"kind": name, "version": type(m).format_version}
+        card = (d / "README.md").read_text()
+        assert card.startswith("---\nlibrary_name: xamm\n") and f"kind `{name}`" in card
+        for back in (load_model(str(d)), Predictor.from_pretrained(d), type(m).from_pretrained(d)):
+            assert type(back) is type(m)
+            assert back.predict(prof, "a:cpu", ["b:gpu"]).equals(
+                m.predict(prof, "a:cpu", ["b:gpu"])
+            )
+        other = StackedPredictor if name != "stacked" else BaselinePredictor
+        with pytest.raises(WrongKindError, match=f"holds a '{name}' predictor"):
+            other.from_pretrained(d)
+
+
+def test_a_folder_of_a_newer_format_or_another_kind_is_refused_by_name(kinds, tmp_path):
+    models, _ = kinds
+    m = models["baseline"]
+    d = tmp_path / "m"
+    m.save_pretrained(d)
+    info = json.loads((d / m.marker).read_text())
+    for fmt, message in (
+        ({"kind": "baseline", "version": 99}, "format version 99 .*upgrade xamm"),
+        ({"kind": "stacked", "version": 1}, "says kind 'stacked', expected 'baseline'"),
+    ):
+        (d / m.marker).write_text(json.dumps({**info, "format": fmt}))
+        write_manifest(d)
+        with pytest.raises(SavedFormatError, match=message):
+            BaselinePredictor.from_pretrained(d)
+    # a folder saved before the format was recorded (version 0) still reads
+    (d / m.marker).write_text(json.dumps({k: v for k, v in info.items() if k != "format"}))
+    write_manifest(d)
+    assert BaselinePredictor.from_pretrained(d).figures.equals(m.figures)
