@@ -1,4 +1,4 @@
-"""How far choosing among the default predictor's candidates could go (issue 13, point 3's aims).
+"""How far choosing among the default predictor's candidates could go (the aims set for it).
 
     python benchmarks/bench_ceiling.py [--data ../shared/data] [--out docs/eval/ceiling.md]
 

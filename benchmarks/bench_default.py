@@ -1,4 +1,4 @@
-"""Throughput of xamm's default predictor on CPU, intervals included (issue 13, point 8: >= 1e5
+"""Throughput of xamm's default predictor on CPU, intervals included (target: >= 1e5
 predictions/s).
 
     python benchmarks/bench_default.py [--data ../shared/data] [--rows 100000]

@@ -1,4 +1,4 @@
-"""Wall time of ``xamm eval`` against its budgets (issue 12): ``--quick`` within 3 minutes,
+"""Wall time of ``xamm eval`` against its budgets: ``--quick`` within 3 minutes,
 everything (``--experiment all``, all three schemes) within 15 minutes, on 2 cores.
 
     python benchmarks/bench_eval.py [--data ../shared/data] [--skip-full]

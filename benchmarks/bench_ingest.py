@@ -10,7 +10,7 @@ Sets:
 For each .cali set it prints the wall time of: xamm (read + validate, 1 and 2 worker processes),
 plain ``Thicket.from_caliperreader`` on the same files, and raw ``caliperreader`` parsing alone;
 then the ratios, time per file (linearity) and peak memory (RSS of the process tree).
-Targets (issue 3): >= 20x faster than Thicket, within 3x of the raw parse, linear in files,
+Targets: >= 20x faster than Thicket, within 3x of the raw parse, linear in files,
 bounded memory; the CSV set in under 2 s including validation.
 """
 

@@ -1,4 +1,4 @@
-"""Wall time of the README's main job (``examples/main_job.py``) against issue 17's budget: under a
+"""Wall time of the README's main job (``examples/main_job.py``) against its budget: under a
 minute after install, on 2 cores. The peer is the data side alone (``examples/quickstart.py``:
 ingest, load, summarise).
 

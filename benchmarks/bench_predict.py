@@ -4,7 +4,7 @@
 
 Trains a predictor on the RAJAPerf kernels-as-applications of the public data (ingested into a
 temporary store), then times ``XammPredictor.predict`` for one source and one target on ``--rows``
-rows (the test profiles repeated). Target (issue 6): >= 1e5 rows/s on 2 cores.
+rows (the test profiles repeated). Target: >= 1e5 rows/s on 2 cores.
 """
 
 from __future__ import annotations

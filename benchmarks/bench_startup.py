@@ -1,4 +1,4 @@
-"""Whole-process start-up of the ``xamm`` command, and ``import xamm_data`` (issue 11: <= 0.8 s,
+"""Whole-process start-up of the ``xamm`` command, and ``import xamm_data`` (target: <= 0.8 s,
 median of 5).
 
     python benchmarks/bench_startup.py [--runs 5]

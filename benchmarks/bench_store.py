@@ -1,8 +1,8 @@
-"""The Delta Lake store (issue 14) against the 0.2 store it replaced, on the public RAJAPerf data.
+"""The Delta Lake store against the 0.2 store it replaced, on the public RAJAPerf data.
 
     python benchmarks/bench_store.py [--data ../shared/data] [--replicas 14]
 
-Prints, with the targets of issue 14:
+Prints, with its targets:
   * warm ``load_dataset`` of one machine (target <= 50 ms), and the cost of checking every file's
     SHA-256 against the same read without the check (target <= 20% of the warm load);
   * writing the ingest of >= 1,000 ``.cali`` files: the new store vs the 0.2 store (taken from git

@@ -41,16 +41,8 @@ many profiles
 """
 
 
-def build_parser(prog: str = "xamm-ingest") -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=prog,
-        description="Ingest HPC performance outputs into the xamm store.",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    add_common(parser)
-    sub = parser.add_subparsers(dest="format", metavar="FORMAT")
-    sub.required = True
+def _add_rajaperf(sub) -> None:
+    """``xamm-ingest rajaperf`` and its options."""
     p = sub.add_parser(
         "rajaperf",
         help="RAJAPerf runs: Caliper .cali / JSON (json-split, format "
@@ -99,6 +91,29 @@ def build_parser(prog: str = "xamm-ingest") -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
 
+
+def _add_table(sub) -> None:
+    """``xamm-ingest table``: flattened samples with a column mapping."""
+    q = sub.add_parser(
+        "table",
+        help="samples already flattened to CSV/Parquet, with a column mapping",
+        description="Read CSV/Parquet samples into app_profiles using a TOML mapping "
+        "(see xamm_ingest.readers.table for its format).",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    q.add_argument("paths", nargs="+", type=Path, help="CSV or Parquet files or directories")
+    q.add_argument(
+        "--mapping",
+        required=True,
+        type=Path,
+        help="TOML file mapping your columns to canonical ones",
+    )
+    _common_profile_args(q)
+
+
+def _add_profile_formats(sub) -> None:
+    """``xamm-ingest hpctoolkit|caliper|table``: application profiles."""
     for fmt, what in (
         (
             "hpctoolkit",
@@ -147,22 +162,21 @@ def build_parser(prog: str = "xamm-ingest") -> argparse.ArgumentParser:
             "ms/msec, us/usec/µs/microseconds, ns/nsec",
         )
         _common_profile_args(q)
-    q = sub.add_parser(
-        "table",
-        help="samples already flattened to CSV/Parquet, with a column mapping",
-        description="Read CSV/Parquet samples into app_profiles using a TOML mapping "
-        "(see xamm_ingest.readers.table for its format).",
+    _add_table(sub)
+
+
+def build_parser(prog: str = "xamm-ingest") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Ingest HPC performance outputs into the xamm store.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    q.add_argument("paths", nargs="+", type=Path, help="CSV or Parquet files or directories")
-    q.add_argument(
-        "--mapping",
-        required=True,
-        type=Path,
-        help="TOML file mapping your columns to canonical ones",
-    )
-    _common_profile_args(q)
+    add_common(parser)
+    sub = parser.add_subparsers(dest="format", metavar="FORMAT")
+    sub.required = True
+    _add_rajaperf(sub)
+    _add_profile_formats(sub)
     return parser
 
 

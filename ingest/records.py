@@ -127,45 +127,9 @@ def _shown(col: str) -> pl.Expr:
     return pl.col(col).cast(pl.String).fill_null("missing")
 
 
-def _rules(b: Bounds) -> list[tuple[str, pl.Expr, pl.Expr]]:
-    """(field, expression True where a row breaks the rule, message)."""
-    t, r, n = pl.col("time_per_rep_s"), pl.col("reps"), pl.col("problem_size")
-    out = [
-        (
-            "reps",
-            r.is_null() | r.is_nan() | r.is_infinite() | (r < 1) | (r != r.floor()) | (r > 2.0**62),
-            pl.format("Reps is {}; expected a whole number from 1 to 2^62", _shown("reps")),
-        ),
-        (
-            "problem_size",
-            n.is_null() | n.is_nan() | n.is_infinite() | (n < 1) | (n != n.floor()),
-            pl.format("problem size is {}; expected a whole number >= 1", _shown("problem_size")),
-        ),
-        (
-            "problem_size",
-            n > b.max_problem_size,
-            pl.format(
-                f"problem size {{}} is above the plausible maximum "
-                f"{b.max_problem_size:g} (bound max_problem_size)",
-                _shown("problem_size"),
-            ),
-        ),
-        (
-            "time_per_rep_s",
-            t.is_null() | t.is_nan() | t.is_infinite() | (t <= 0),
-            pl.format("time per rep is {} s; expected a finite time > 0", _shown("time_per_rep_s")),
-        ),
-        (
-            "time_per_rep_s",
-            (t < b.min_time_per_rep_s) | (t > b.max_time_per_rep_s),
-            pl.format(
-                f"time per rep {{}} s is outside the plausible range "
-                f"[{b.min_time_per_rep_s:g} s, "
-                f"{b.max_time_per_rep_s:g} s] (bounds min_time_per_rep_s, max_time_per_rep_s)",
-                _shown("time_per_rep_s"),
-            ),
-        ),
-    ]
+def _bound_rules(b: Bounds) -> list[tuple[str, pl.Expr, pl.Expr]]:
+    """The rules of the minimum and maximum times, bytes and flops per rep, and counts."""
+    out = []
     for role in ("time_per_rep_min_s", "time_per_rep_max_s"):
         c = pl.col(role)
         out.append(
@@ -217,6 +181,48 @@ def _rules(b: Bounds) -> list[tuple[str, pl.Expr, pl.Expr]]:
             )
         )
     return out
+
+
+def _rules(b: Bounds) -> list[tuple[str, pl.Expr, pl.Expr]]:
+    """(field, expression True where a row breaks the rule, message)."""
+    t, r, n = pl.col("time_per_rep_s"), pl.col("reps"), pl.col("problem_size")
+    out = [
+        (
+            "reps",
+            r.is_null() | r.is_nan() | r.is_infinite() | (r < 1) | (r != r.floor()) | (r > 2.0**62),
+            pl.format("Reps is {}; expected a whole number from 1 to 2^62", _shown("reps")),
+        ),
+        (
+            "problem_size",
+            n.is_null() | n.is_nan() | n.is_infinite() | (n < 1) | (n != n.floor()),
+            pl.format("problem size is {}; expected a whole number >= 1", _shown("problem_size")),
+        ),
+        (
+            "problem_size",
+            n > b.max_problem_size,
+            pl.format(
+                f"problem size {{}} is above the plausible maximum "
+                f"{b.max_problem_size:g} (bound max_problem_size)",
+                _shown("problem_size"),
+            ),
+        ),
+        (
+            "time_per_rep_s",
+            t.is_null() | t.is_nan() | t.is_infinite() | (t <= 0),
+            pl.format("time per rep is {} s; expected a finite time > 0", _shown("time_per_rep_s")),
+        ),
+        (
+            "time_per_rep_s",
+            (t < b.min_time_per_rep_s) | (t > b.max_time_per_rep_s),
+            pl.format(
+                f"time per rep {{}} s is outside the plausible range "
+                f"[{b.min_time_per_rep_s:g} s, "
+                f"{b.max_time_per_rep_s:g} s] (bounds min_time_per_rep_s, max_time_per_rep_s)",
+                _shown("time_per_rep_s"),
+            ),
+        ),
+    ]
+    return out + _bound_rules(b)
 
 
 def _sanitise(frame: pl.DataFrame) -> pl.DataFrame:

@@ -1,4 +1,4 @@
-"""Seed 003's adaptation (issue 16, in progress): the alignment across renamed, permuted, rescaled
+"""Few-shot adaptation: the alignment across renamed, permuted, rescaled
 features, seeded by names that resolve through the counter table, and the controlled stand-in's
 curve on real runs."""
 

@@ -1,4 +1,4 @@
-"""Seed 003 on the paper's predictor (issue 16, point 1): ``XammPredictor.adapt`` and ``xamm adapt``
+"""Few-shot adaptation of the paper's predictor: ``XammPredictor.adapt`` and ``xamm adapt``
 on the public stand-in (thicket-tutorial quartz profiles described by Caliper top-down counters,
 paired with ``xplat-rajaperf``'s targets), the frozen base, persistence (safetensors, the zoo kind
 ``adapted``) and clear errors."""

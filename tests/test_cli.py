@@ -146,13 +146,13 @@ def test_shipped_examples_are_valid(tmp_path):
     )
 
 
-def test_eval_readme_needs_the_markers_and_a_missing_source_is_bad_input(tmp_path, capsys):
+def test_eval_page_needs_the_markers_and_a_missing_source_is_bad_input(tmp_path, capsys):
     pytest.importorskip("torch", reason="the models extra (torch) is not installed")
     readme = tmp_path / "README.md"
     readme.write_text("no markers here\n")
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "results.json").write_text("{}")
-    assert xamm(["eval", "--readme", str(readme), "--out", str(tmp_path / "out")]) == 1
+    assert xamm(["eval", "--page", str(readme), "--out", str(tmp_path / "out")]) == 1
     assert "lacks the markers" in capsys.readouterr().err
     assert readme.read_text() == "no markers here\n"  # untouched
     assert xamm(["eval", "--quick", "--data-dir", str(tmp_path), "--out", str(tmp_path / "o")]) == 1

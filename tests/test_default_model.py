@@ -653,9 +653,9 @@ def test_when_no_training_group_holds_two_kernels_there_is_no_siblings_regime():
 
 
 def test_a_candidate_added_by_one_decorated_class_is_chosen_where_the_law_is_its_own():
-    """Adding a candidate is one class in one file: registered here, it joins the default lists and
-    wins where the labels follow it (relR set by the kernel's parity, which no other candidate sees).
-    """
+    """Adding a candidate is one class in one file: registered here, it joins the default lists
+    and wins where the labels follow it (relR set by the kernel's parity, which no other candidate
+    sees)."""
     from xamm_models.predictors.default.candidates import CANDIDATES, register_candidate
 
     @register_candidate("parity", simplicity=9)

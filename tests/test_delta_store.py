@@ -1,4 +1,4 @@
-"""Issue 14: the store on Delta Lake. One ingest is one commit (all or nothing, even under SIGKILL),
+"""The store on Delta Lake. One ingest is one commit (all or nothing, even under SIGKILL),
 concurrent writers lose nothing, every read is verified (a bit-flip campaign), time travel, history,
 housekeeping."""
 

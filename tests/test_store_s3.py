@@ -1,4 +1,4 @@
-"""Issue 14, point 6: the store on object storage. A local S3-compatible server (moto in server
+"""The store on object storage. A local S3-compatible server (moto in server
 mode, on
 127.0.0.1) holds the store; ingest, load, time travel, verified reads and concurrent writers run
 against it through delta-rs and pyarrow's S3 client, exactly as against a remote bucket."""

@@ -1,4 +1,4 @@
-"""Seeds 001/002: vector samples, the seeds' metrics (hand-computed), the VAE-DNN's switches,
+"""VAE-DNN: vector samples, the VAE-DNN papers' metrics (hand-computed), the VAE-DNN's switches,
 persistence."""
 
 from __future__ import annotations
@@ -116,97 +116,6 @@ def test_predictions_stay_within_each_targets_training_range():
     for j, t in enumerate(m.targets):
         y = v[f"y_{t}"].drop_nulls().to_numpy()
         assert y.min() - 1e-6 <= P[:, j].min() and P[:, j].max() <= y.max() + 1e-6
-
-
-def test_the_readme_reports_what_docs_vae_dnn_holds():
-    import json
-    from pathlib import Path
-
-    repo = Path(__file__).resolve().parents[1]
-    r = json.loads((repo / "docs" / "vae-dnn" / "results.json").read_text())
-    text = (repo / "README.md").read_text()
-    a = r["split_80_20"]["all switches on"]
-    assert (
-        f"| R², 80/20 split | 0.81 | {a['vae-dnn']['r2_seed']:.2f} | "
-        f"{a['random-forest']['r2_seed']:.2f} |"
-    ) in text
-    assert (
-        f"| {a['vae-dnn']['ordering_accuracy']:.0%} | "
-        f"{a['random-forest']['ordering_accuracy']:.0%} |"
-    ) in text
-    # the kernel-group row comes from `xamm eval` (docs/eval), as the README says; run_all's own
-    # kernel-group
-    # figures (docs/vae-dnn) are another run and must not be what the row is checked against
-    ev = json.loads((repo / "docs" / "eval" / "results.json").read_text())["results"][
-        "kernel-group"
-    ]["entries"]
-    w = {
-        m: ev[e]["pooled"]["all"]["within_2"]
-        for m, e in (("vae", "vae-dnn/seed"), ("rf", "baseline/random-forest-vector"))
-    }
-    ci = {m: f"{x['value']:.2f} [{x['lo']:.2f}, {x['hi']:.2f}]" for m, x in w.items()}
-    assert (
-        f"| within 2×, leave one kernel group out [90% CI] | – | {ci['vae']} | {ci['rf']} |"
-    ) in text
-    ci = {
-        m: {
-            k: f"{x[k]['value']:.2f} [{x[k]['lo']:.2f}, {x[k]['hi']:.2f}]"
-            for k in ("within_2", "median_abs_log10")
-        }
-        for m, x in r["kernel_pooled"].items()
-    }
-    assert (
-        r["kernel_pooled"]["vae-dnn"]["pairs"]
-        == r["kernel_pooled"]["random-forest"]["pairs"]
-        > 2000
-    )
-    assert (
-        "| within 2×, leave one kernel out (73 folds) [90% CI] | – | "
-        f"{ci['vae-dnn']['within_2']} | "
-        f"{ci['random-forest']['within_2']} |"
-    ) in text
-    assert (
-        "| median abs log10 error, leave one kernel out [90% CI] | – | "
-        f"{ci['vae-dnn']['median_abs_log10']} | "
-        f"{ci['random-forest']['median_abs_log10']} |"
-    ) in text
-    assert (repo / "docs" / "vae-dnn" / "roc.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    from xamm_models.studies.vae_dnn import markdown
-
-    # the page is what the JSON says
-    assert (repo / "docs" / "vae-dnn" / "results.md").read_text() == markdown(r)
-    ev = json.loads((repo / "docs" / "eval" / "results.json").read_text())["results"][
-        "kernel-group"
-    ]["vector_metrics"]
-    v, f = ev["vae-dnn/seed"], ev["baseline/random-forest-vector"]
-    assert (
-        "| R² (seeds' reading), leave one kernel group out | – | "
-        f"{v['r2_seed']:.2f} | {f['r2_seed']:.2f} |"
-    ) in text
-    assert (
-        "| correct ordering, leave one kernel group out | – | "
-        f"{v['ordering_accuracy']:.0%} | {f['ordering_accuracy']:.0%} |"
-    ) in text
-    assert f"| ROC AUC, leave one kernel group out | – | {v['auc']:.2f} | {f['auc']:.2f} |" in text
-    assert (repo / "docs" / "eval" / "roc.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    # the prose's figures of the other entries, from the same xamm eval run
-    w = {
-        (s, e): f"{x['entries'][e]['pooled']['all']['within_2']['value']:.2f}"
-        for s, x in json.loads((repo / "docs" / "eval" / "results.json").read_text())[
-            "results"
-        ].items()
-        for e in ("stacked/prior", "stacked/default", "baseline/knn")
-    }
-    flat = " ".join(text.split())
-    assert (
-        "below the physics prior (`stacked/prior`, "
-        f"{w['kernel-group', 'stacked/prior']}) and the default predictor "
-        f"({w['kernel-group', 'stacked/default']})"
-    ) in flat
-    assert (
-        f"level with kNN ({w['kernel', 'baseline/knn']}) and short of the default predictor "
-        f"({w['kernel', 'stacked/default']}) there"
-    ) in flat
 
 
 @pytest.fixture(scope="module")

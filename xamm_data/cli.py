@@ -32,7 +32,7 @@ examples:
   xamm-ingest rajaperf ./runs --machine quartz     ingest RAJAPerf outputs into the store
   xamm datasets list                               known datasets and what the store holds
   xamm datasets show quartz                        summary of quartz's benchmark runs
-  xamm datasets push quartz --repo org/xamm-data   publish quartz to a Hub dataset repo
+  xamm datasets push quartz --repo org/xamm-data --license mit   publish it to the Hub
   xamm datasets history quartz                     the store's versions and what each commit \
 ingested
   xamm datasets verify                             check the store's logs and every data file
@@ -73,6 +73,79 @@ def _add_export(dsub) -> None:
     _add_store(p)
 
 
+def _add_dataset_writes(dsub) -> None:
+    """``xamm datasets`` actions past list and show."""
+    p = dsub.add_parser(
+        "history",
+        help="the store's versions of a dataset's table and what each commit ingested",
+        formatter_class=RAW,
+        epilog="examples:\n  xamm datasets history quartz\n"
+        "  xamm datasets show quartz --version 1   read that version",
+    )
+    p.add_argument("name")
+    p.add_argument("--kind", default="benchmark_runs", choices=["benchmark_runs", "app_profiles"])
+    p.add_argument("--json", action="store_true", help="print the history as JSON")
+    _add_store(p)
+    p = dsub.add_parser(
+        "verify",
+        help="check the store's logs and data files: every log entry, the "
+        "last commit, "
+        "every live file's checksum, size and rows",
+        formatter_class=RAW,
+        epilog="examples:\n  xamm datasets verify            exit 1 on any "
+        "problem, one line each\n"
+        "  xamm datasets verify --json     the problems as JSON",
+    )
+    p.add_argument("--json", action="store_true", help="print the problems as JSON")
+    _add_store(p)
+    _add_export(dsub)
+    p = dsub.add_parser(
+        "push",
+        help="publish a machine's tables to a Hub dataset repo",
+        formatter_class=RAW,
+        epilog="examples:\n  xamm datasets push quartz --repo org/xamm-data "
+        "--license mit\n"
+        "  xamm datasets push h100-node --repo org/xamm-data --license "
+        "bsd-3-clause --version 1",
+    )
+    p.add_argument("name")
+    p.add_argument("--repo", required=True, help="Hub dataset repo id, e.g. org/xamm-data")
+    p.add_argument("--revision", default="main", help="branch to commit to (default: main)")
+    p.add_argument(
+        "--version",
+        type=int,
+        default=None,
+        help="the store table version to publish (default: latest)",
+    )
+    p.add_argument("--private", action="store_true")
+    p.add_argument(
+        "--license",
+        action="append",
+        required=True,
+        dest="licenses",
+        help="SPDX id of a source's licence (repeatable), e.g. --license mit "
+        "--license bsd-3-clause",
+    )
+    _add_store(p)
+
+
+def _add_schemas(sub) -> None:
+    """``xamm schemas export [--check]``."""
+    sc = sub.add_parser("schemas", help="export or check the language-neutral schema files")
+    ssub = sc.add_subparsers(dest="action", metavar="ACTION")
+    ssub.required = True
+    p = ssub.add_parser(
+        "export",
+        help="write schemas/*.json from the code's table definitions",
+        formatter_class=RAW,
+        epilog="examples:\n  xamm schemas export\n  xamm schemas export --check "
+        "  exit 1 if schemas/ is stale",
+    )
+    p.add_argument("--dir", type=Path, default=Path("schemas"))
+    p.add_argument("--check", action="store_true", help="do not write; exit 1 if the files differ")
+    sc.set_defaults(handler=_schemas)
+
+
 def register(sub) -> dict:
     """Add the data commands (``datasets``, ``schemas``) to ``xamm``; no pass-through commands."""
     ds = sub.add_parser(
@@ -111,75 +184,12 @@ def register(sub) -> dict:
     )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     _add_store(p)
-    p = dsub.add_parser(
-        "history",
-        help="the store's versions of a dataset's table and what each commit ingested",
-        formatter_class=RAW,
-        epilog="examples:\n  xamm datasets history quartz\n"
-        "  xamm datasets show quartz --version 3   read that version",
-    )
-    p.add_argument("name")
-    p.add_argument("--kind", default="benchmark_runs", choices=["benchmark_runs", "app_profiles"])
-    p.add_argument("--json", action="store_true", help="print the history as JSON")
-    _add_store(p)
-    p = dsub.add_parser(
-        "verify",
-        help="check the store's logs and data files: every log entry, the "
-        "last commit, "
-        "every live file's checksum, size and rows",
-        formatter_class=RAW,
-        epilog="examples:\n  xamm datasets verify            exit 1 on any "
-        "problem, one line each\n"
-        "  xamm datasets verify --json     the problems as JSON",
-    )
-    p.add_argument("--json", action="store_true", help="print the problems as JSON")
-    _add_store(p)
-    _add_export(dsub)
-    p = dsub.add_parser(
-        "push",
-        help="publish a machine's tables to a Hub dataset repo",
-        formatter_class=RAW,
-        epilog="examples:\n  xamm datasets push quartz --repo org/xamm-data "
-        "--license mit\n"
-        "  xamm datasets push h100-node --repo org/xamm-data --license "
-        "bsd-3-clause --version 4",
-    )
-    p.add_argument("name")
-    p.add_argument("--repo", required=True, help="Hub dataset repo id, e.g. org/xamm-data")
-    p.add_argument("--revision", default="main", help="branch to commit to (default: main)")
-    p.add_argument(
-        "--version",
-        type=int,
-        default=None,
-        help="the store table version to publish (default: latest)",
-    )
-    p.add_argument("--private", action="store_true")
-    p.add_argument(
-        "--license",
-        action="append",
-        required=True,
-        dest="licenses",
-        help="SPDX id of a source's licence (repeatable), e.g. --license mit "
-        "--license bsd-3-clause",
-    )
-    _add_store(p)
+    _add_dataset_writes(dsub)
     ds.set_defaults(handler=_datasets)
 
     _add_store_commands(sub)
 
-    sc = sub.add_parser("schemas", help="export or check the language-neutral schema files")
-    ssub = sc.add_subparsers(dest="action", metavar="ACTION")
-    ssub.required = True
-    p = ssub.add_parser(
-        "export",
-        help="write schemas/*.json from the code's table definitions",
-        formatter_class=RAW,
-        epilog="examples:\n  xamm schemas export\n  xamm schemas export --check "
-        "  exit 1 if schemas/ is stale",
-    )
-    p.add_argument("--dir", type=Path, default=Path("schemas"))
-    p.add_argument("--check", action="store_true", help="do not write; exit 1 if the files differ")
-    sc.set_defaults(handler=_schemas)
+    _add_schemas(sub)
     return {}
 
 
@@ -250,92 +260,111 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict]:
     return parser, passthrough
 
 
-def _datasets(args) -> int:
-    store = Store(args.store)
-    if args.action == "list":
-        reg = registry_frame(store=store).filter(
-            pl.col("name").is_in(list_datasets(args.pattern, store=store))
-        )
-        emit(reg, as_json=args.json, title=f"xamm datasets (store: {store.root})")
-        return 0
-    if args.action == "show":
-        df = load_dataset(
-            args.name, args.kind, store=store, revision=args.revision, version=args.version
-        )
-        if args.name in derived_datasets():  # labelled pairs, not runs: per machine pair
-            summary = (
-                df.group_by("source", "target")
-                .agg(
-                    pl.len().alias("pairs"),
-                    pl.col("app").n_unique().alias("kernels"),
-                    pl.col("relR").median().alias("median_relR"),
-                )
-                .sort("source", "target")
-            )
-            emit(summary, as_json=args.json, title=f"{args.name}: {df.height} labelled pairs")
-        elif args.kind == "benchmark_runs":
-            emit(
-                summarize_benchmark_runs(df),
-                as_json=args.json,
-                title=f"{args.name}: {df.height} benchmark runs",
-            )
-        else:
-            emit(
-                df.group_by("app", "machine", "device").len().sort("app"),
-                as_json=args.json,
-                title=f"{args.name}: app profiles",
-            )
-        return 0
-    if args.action == "history":
-        name = resolve_name(args.name, store=store)
-        h = store.history(args.kind)
-        h = h.filter(
-            pl.col("xamm").str.contains(f'"{name}"', literal=True)
-            | ~pl.col("xamm").str.contains('"rows"', literal=True)
-            | pl.col("xamm").is_null()
-        )
-        emit(
-            h,
-            as_json=args.json,
-            title=f"{args.kind} versions touching {name} (store: {store.root})",
-        )
-        return 0
-    if args.action == "verify":
-        problems = store.verify()
-        emit(
-            {"store": str(store.root), "problems": problems}
-            if args.json
-            else pl.DataFrame({"problem": problems}, schema={"problem": pl.String}),
-            as_json=args.json,
-            title=f"verify {store.root}: {len(problems)} problem(s)",
-        )
-        return 1 if problems else 0
-    if args.action == "export":
-        df = load_dataset(args.name, store=store, version=args.version)
-        tk = to_thicket(df)
-        args.thicket.write_text(tk.to_json(), encoding="utf-8")
-        print(
-            f"wrote {args.thicket}: {len(tk.profile)} profiles, {df.height} "
-            f"kernel runs of {args.name} "
-            "(thicket.Thicket.from_json reads it)"
-        )
-        return 0
-    if args.action == "push":
-        name = resolve_name(args.name, store=store)
-        from xamm_data.hub import push_dataset  # Hub client: ~0.3 s import, only when a Hub is used
+def _datasets_list(args, store: Store) -> int:
+    reg = registry_frame(store=store).filter(
+        pl.col("name").is_in(list_datasets(args.pattern, store=store))
+    )
+    emit(reg, as_json=args.json, title=f"xamm datasets (store: {store.root})")
+    return 0
 
-        sha = push_dataset(
-            name,
-            args.repo,
-            store=store,
-            revision=args.revision,
-            private=args.private,
-            licenses=args.licenses,
-            version=args.version,
+
+def _datasets_show(args, store: Store) -> int:
+    df = load_dataset(
+        args.name, args.kind, store=store, revision=args.revision, version=args.version
+    )
+    if args.name in derived_datasets():  # labelled pairs, not runs: per machine pair
+        summary = (
+            df.group_by("source", "target")
+            .agg(
+                pl.len().alias("pairs"),
+                pl.col("app").n_unique().alias("kernels"),
+                pl.col("relR").median().alias("median_relR"),
+            )
+            .sort("source", "target")
         )
-        print(f"pushed {name} to {args.repo} (dataset) at commit {sha}")
-        return 0
-    raise UsageError(args.action)
+        emit(summary, as_json=args.json, title=f"{args.name}: {df.height} labelled pairs")
+    elif args.kind == "benchmark_runs":
+        emit(
+            summarize_benchmark_runs(df),
+            as_json=args.json,
+            title=f"{args.name}: {df.height} benchmark runs",
+        )
+    else:
+        emit(
+            df.group_by("app", "machine", "device").len().sort("app"),
+            as_json=args.json,
+            title=f"{args.name}: app profiles",
+        )
+    return 0
+
+
+def _datasets_history(args, store: Store) -> int:
+    name = resolve_name(args.name, store=store)
+    h = store.history(args.kind)
+    h = h.filter(
+        pl.col("xamm").str.contains(f'"{name}"', literal=True)
+        | ~pl.col("xamm").str.contains('"rows"', literal=True)
+        | pl.col("xamm").is_null()
+    )
+    emit(h, as_json=args.json, title=f"{args.kind} versions touching {name} (store: {store.root})")
+    return 0
+
+
+def _datasets_verify(args, store: Store) -> int:
+    problems = store.verify()
+    emit(
+        {"store": str(store.root), "problems": problems}
+        if args.json
+        else pl.DataFrame({"problem": problems}, schema={"problem": pl.String}),
+        as_json=args.json,
+        title=f"verify {store.root}: {len(problems)} problem(s)",
+    )
+    return 1 if problems else 0
+
+
+def _datasets_export(args, store: Store) -> int:
+    df = load_dataset(args.name, store=store, version=args.version)
+    tk = to_thicket(df)
+    args.thicket.write_text(tk.to_json(), encoding="utf-8")
+    print(
+        f"wrote {args.thicket}: {len(tk.profile)} profiles, {df.height} "
+        f"kernel runs of {args.name} "
+        "(thicket.Thicket.from_json reads it)"
+    )
+    return 0
+
+
+def _datasets_push(args, store: Store) -> int:
+    name = resolve_name(args.name, store=store)
+    from xamm_data.hub import push_dataset  # Hub client: ~0.3 s import, only when a Hub is used
+
+    sha = push_dataset(
+        name,
+        args.repo,
+        store=store,
+        revision=args.revision,
+        private=args.private,
+        licenses=args.licenses,
+        version=args.version,
+    )
+    print(f"pushed {name} to {args.repo} (dataset) at commit {sha}")
+    return 0
+
+
+DATASET_ACTIONS = {
+    "list": _datasets_list,
+    "show": _datasets_show,
+    "history": _datasets_history,
+    "verify": _datasets_verify,
+    "export": _datasets_export,
+    "push": _datasets_push,
+}
+
+
+def _datasets(args) -> int:
+    if args.action not in DATASET_ACTIONS:
+        raise UsageError(args.action)
+    return DATASET_ACTIONS[args.action](args, Store(args.store))
 
 
 def _store(args) -> int:

@@ -88,5 +88,6 @@ def quiet_pipe(main: Callable[..., int]) -> Callable[..., int]:
             os.dup2(devnull, sys.stdout.fileno())
             return 0
 
-    run.__doc__, run.__name__, run.__wrapped__ = main.__doc__, main.__name__, main
+    run.__doc__, run.__name__ = main.__doc__, main.__name__
+    run.__wrapped__ = main  # type: ignore[attr-defined]
     return run

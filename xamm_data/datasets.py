@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from datetime import datetime
 from pathlib import Path
+from typing import Literal, overload
 
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field
@@ -52,16 +53,16 @@ def dataset_registry(store: Store | str | Path | None = None) -> Registry[Datase
         "dataset", error=lambda kind, name, known: UnknownDatasetError(name, known)
     )
     repo = default_hub_repo()
-    for m in machines.MACHINES:
+    for mach in machines.MACHINES:
         reg.add(
-            m.id,
+            mach.id,
             DatasetSpec(
-                name=m.id,
-                machine=m.id,
+                name=mach.id,
+                machine=mach.id,
                 hub_repo=repo,
-                description=f"{m.cpu or ''}{' + ' + m.gpu if m.gpu else ''}".strip(" +"),
+                description=f"{mach.cpu or ''}{' + ' + mach.gpu if mach.gpu else ''}".strip(" +"),
             ),
-            aliases=m.aliases,
+            aliases=mach.aliases,
         )
     for name in derived_datasets():
         reg.add(name, None)
@@ -140,7 +141,53 @@ def resolve_name(name: str, *, store: Store | None = None, registry: Registry | 
     found = reg.canonical(name)
     if found is None:
         reg.get(name)  # raises, listing the known names and the closest
+        raise AssertionError("unreachable: Registry.get raised")
     return found
+
+
+@overload
+def load_dataset(
+    name: str,
+    kind: str = ...,
+    *,
+    lazy: Literal[False] = ...,
+    revision: str | None = ...,
+    store: Store | str | Path | None = ...,
+    repo_id: str | None = ...,
+    token: str | bool | None = ...,
+    version: int | None = ...,
+    as_of: datetime | None = ...,
+) -> pl.DataFrame: ...
+
+
+@overload
+def load_dataset(
+    name: str,
+    kind: str = ...,
+    *,
+    lazy: Literal[True],
+    revision: str | None = ...,
+    store: Store | str | Path | None = ...,
+    repo_id: str | None = ...,
+    token: str | bool | None = ...,
+    version: int | None = ...,
+    as_of: datetime | None = ...,
+) -> pl.LazyFrame: ...
+
+
+@overload
+def load_dataset(
+    name: str,
+    kind: str = ...,
+    *,
+    lazy: bool,
+    revision: str | None = ...,
+    store: Store | str | Path | None = ...,
+    repo_id: str | None = ...,
+    token: str | bool | None = ...,
+    version: int | None = ...,
+    as_of: datetime | None = ...,
+) -> pl.DataFrame | pl.LazyFrame: ...
 
 
 def load_dataset(
@@ -169,8 +216,9 @@ def load_dataset(
         repo_id: the Hub dataset repo; default from the registry (``$XAMM_HUB_DATASETS``).
         token: Hub token, passed to ``huggingface_hub``.
         version: the local store table's version to read (time travel; see ``xamm datasets
-        history``). as_of: read the local store as it was at this time (the latest version committed
-        by then).
+            history``).
+        as_of: read the local store as it was at this time (the latest version committed by
+            then).
 
     Raises:
         UnknownDatasetError: ``name`` is not known; the message lists the known names.

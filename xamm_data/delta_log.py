@@ -190,10 +190,11 @@ def check_entries(
 
 def _ranges(vs: list[int]) -> str:
     out, start = [], vs[0]
-    for a, b in zip(vs, vs[1:] + [None]):
+    for a, b in zip(vs, [*vs[1:], None]):
         if b != a + 1:
             out.append(str(start) if start == a else f"{start}..{a}")
-            start = b
+            if b is not None:
+                start = b
     return ", ".join(out)
 
 

@@ -189,17 +189,9 @@ def _config_name(kind: str, machine: str) -> str:
     return machine if kind == "benchmark_runs" else f"{machine}-{kind}"
 
 
-def dataset_card(
-    repo_id: str,
-    partitions: dict[str, dict[str, dict]],
-    *,
-    licenses: list[str],
-    source_datasets: list[str] | None = None,
-) -> DatasetCard:
-    """The dataset card of a repo holding ``partitions`` (kind -> machine -> {"rows", "sources",
-    "table_version"}), in the Hub's conventions: a ``default`` config with every machine's benchmark
-    runs, one config per machine and kind, licences as SPDX ids, task and size categories; counts
-    live in the YAML header."""
+def _card_configs(partitions: dict[str, dict[str, dict]]) -> list[dict]:
+    """The card's configs: ``default`` (every machine's benchmark runs), one per machine and
+    kind."""
     configs = []
     if partitions.get("benchmark_runs"):
         configs.append(
@@ -219,25 +211,13 @@ def dataset_card(
                     ],
                 }
             )
-    schema_versions = {k: get_table(k).version for k in sorted(partitions)}
-    total = sum(p["rows"] for parts in partitions.values() for p in parts.values())
-    data = DatasetCardData(
-        license=licenses[0] if len(licenses) == 1 else licenses,
-        pretty_name="xamm cross-platform HPC performance data",
-        task_categories=["tabular-regression"],
-        size_categories=[_size_category(total)],
-        source_datasets=source_datasets or ["original"],
-        tags=["hpc", "performance", "rajaperf", "caliper", "hpctoolkit", "xamm"],
-        configs=configs,
-        xamm={
-            "schema_versions": schema_versions,
-            "xamm_version": __version__,
-            "partitions": {
-                k: {m: dict(v) for m, v in sorted(parts.items())}
-                for k, parts in sorted(partitions.items())
-            },
-        },
-    )
+    return configs
+
+
+def _card_body(
+    repo_id: str, partitions: dict, schema_versions: dict, configs: list, licenses: list[str]
+) -> list[str]:
+    """The card's Markdown: what the tables are, one row per config, how to load, the licence."""
     lines = [
         f"# {repo_id}",
         "",
@@ -278,6 +258,41 @@ def dataset_card(
         "source file.",
         "",
     ]
+    return lines
+
+
+def dataset_card(
+    repo_id: str,
+    partitions: dict[str, dict[str, dict]],
+    *,
+    licenses: list[str],
+    source_datasets: list[str] | None = None,
+) -> DatasetCard:
+    """The dataset card of a repo holding ``partitions`` (kind -> machine -> {"rows", "sources",
+    "table_version"}), in the Hub's conventions: a ``default`` config with every machine's benchmark
+    runs, one config per machine and kind, licences as SPDX ids, task and size categories; counts
+    live in the YAML header."""
+    configs = _card_configs(partitions)
+    schema_versions = {k: get_table(k).version for k in sorted(partitions)}
+    total = sum(p["rows"] for parts in partitions.values() for p in parts.values())
+    data = DatasetCardData(
+        license=licenses[0] if len(licenses) == 1 else licenses,
+        pretty_name="xamm cross-platform HPC performance data",
+        task_categories=["tabular-regression"],
+        size_categories=[_size_category(total)],
+        source_datasets=source_datasets or ["original"],
+        tags=["hpc", "performance", "rajaperf", "caliper", "hpctoolkit", "xamm"],
+        configs=configs,
+        xamm={
+            "schema_versions": schema_versions,
+            "xamm_version": __version__,
+            "partitions": {
+                k: {m: dict(v) for m, v in sorted(parts.items())}
+                for k, parts in sorted(partitions.items())
+            },
+        },
+    )
+    lines = _card_body(repo_id, partitions, schema_versions, configs, licenses)
     return DatasetCard(f"---\n{data.to_yaml()}\n---\n\n" + "\n".join(lines))
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 SCHEMES = ("s3",)
@@ -88,7 +89,7 @@ class TableLocation:
     def storage_options(self) -> dict[str, str]:
         return storage_options(self.uri)
 
-    def _fs_path(self, rel: str) -> tuple[object, str]:
+    def _fs_path(self, rel: str) -> tuple[Any, str]:  # a pyarrow.fs.FileSystem (untyped)
         u = urlparse(self.uri)
         return _s3_filesystem(), f"{u.netloc}{u.path}/{rel}".replace("//", "/")
 

@@ -221,4 +221,5 @@ def get(name: str) -> Machine:
 def split_target(target: str) -> tuple[str, str | None]:
     """Split ``"lassen:gpu"`` into ``("lassen", "gpu")``; a bare name gives device ``None`` (see
     :class:`Target`)."""
-    return tuple(Target.parse(target))
+    t = Target.parse(target)
+    return t.machine, t.device

@@ -530,7 +530,28 @@ SEED001_FEATURES: tuple[tuple[str, str], ...] = (
 )
 
 
-def _app_profile_columns() -> tuple[Column, ...]:
+_RUNTIME_COLUMNS = (
+    _c(
+        "runtime_s",
+        "float64",
+        "Runtime of the sample: the root's inclusive time, aggregated as "
+        "`runtime_aggregation` "
+        "says; null when the profile measured no time (e.g. only cycles) and none was given.",
+        unit="s",
+        exclusive_minimum=0,
+        finite=True,
+    ),
+    _c(
+        "runtime_aggregation",
+        "string",
+        "How per-rank/thread root times became `runtime_s`, e.g. `max over ranks`.",
+        nullable=False,
+    ),
+)
+
+
+def _derived_profile_columns() -> tuple[Column, ...]:
+    """The canonical counters, the paper's Table II features and the VAE-DNN paper's features."""
     counter_cols = tuple(
         _c(
             f"ctr_{c.name}",
@@ -562,6 +583,10 @@ def _app_profile_columns() -> tuple[Column, ...]:
         )
         for name, desc in SEED001_FEATURES
     )
+    return (*counter_cols, *feature_cols, *seed_cols)
+
+
+def _app_profile_columns() -> tuple[Column, ...]:
     return (
         _c("app", "string", "Application name, e.g. `Laghos`.", nullable=False),
         _c(
@@ -594,25 +619,8 @@ def _app_profile_columns() -> tuple[Column, ...]:
             nullable=False,
             minimum=0,
         ),
-        _c(
-            "runtime_s",
-            "float64",
-            "Runtime of the sample: the root's inclusive time, aggregated as "
-            "`runtime_aggregation` "
-            "says; null when the profile measured no time (e.g. only cycles) and none was given.",
-            unit="s",
-            exclusive_minimum=0,
-            finite=True,
-        ),
-        _c(
-            "runtime_aggregation",
-            "string",
-            "How per-rank/thread root times became `runtime_s`, e.g. `max over ranks`.",
-            nullable=False,
-        ),
-        *counter_cols,
-        *feature_cols,
-        *seed_cols,
+        *_RUNTIME_COLUMNS,
+        *_derived_profile_columns(),
         _c(
             "counters_present",
             "list[string]",

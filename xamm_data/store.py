@@ -35,6 +35,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Literal, overload
 
 import polars as pl
 
@@ -75,7 +76,7 @@ class PartitionReport:
     rows_replaced: int
     rows_added: int
     rows_after: int
-    path: Path  # the partition's new data file
+    path: Path | str  # the partition's new data file (a URI on object storage)
 
 
 @dataclass
@@ -121,6 +122,18 @@ def dedupe_sources(df: pl.DataFrame, schema: TableSchema) -> pl.DataFrame:
     return df.sort("source_path").unique(
         subset=[*_config_key(schema), "source_sha256"], keep="first", maintain_order=True
     )
+
+
+def _commit_record(new: pl.DataFrame, reports: list, d: TableLocation, dt) -> str:
+    """What a commit ingested, as the JSON its ``xamm`` commit property holds."""
+    what = {
+        "xamm_version": __version__,
+        "rows": {r.machine: r.rows_added for r in reports},
+        "log_prev": log_prev(d, dt.version() if dt is not None else None),
+        "sources": sorted(set(new.get_column("source_path")))[:200],
+        "n_sources": new.get_column("source_sha256").n_unique(),
+    }
+    return json.dumps(what, sort_keys=True)
 
 
 class Store:
@@ -326,6 +339,39 @@ class Store:
         df = pl.concat([conform(p.drop("_file"), schema) for p in parts], how="vertical")
         return df.sort(list(schema.primary_key), nulls_last=True) if len(parts) > 1 else df
 
+    @overload
+    def read(
+        self,
+        kind: str,
+        machine: str,
+        *,
+        lazy: Literal[False] = ...,
+        version: int | None = ...,
+        as_of: datetime | None = ...,
+    ) -> pl.DataFrame: ...
+
+    @overload
+    def read(
+        self,
+        kind: str,
+        machine: str,
+        *,
+        lazy: Literal[True],
+        version: int | None = ...,
+        as_of: datetime | None = ...,
+    ) -> pl.LazyFrame: ...
+
+    @overload
+    def read(
+        self,
+        kind: str,
+        machine: str,
+        *,
+        lazy: bool,
+        version: int | None = ...,
+        as_of: datetime | None = ...,
+    ) -> pl.DataFrame | pl.LazyFrame: ...
+
     def read(
         self,
         kind: str,
@@ -482,7 +528,8 @@ class Store:
         kind, d = schema.name, self._loc(schema.name)
         dt, files = self._snapshot(kind)
         now = int(time.time() * 1000)
-        actions, reports = [], []
+        actions: list = []  # delta-rs AddAction and RemoveAction
+        reports = []
         for machine in sorted(new.get_column(schema.partition_by).unique().to_list()):
             part_new = new.filter(pl.col(schema.partition_by) == machine)
             old = self._read_machine(kind, schema, files, machine)
@@ -523,14 +570,7 @@ class Store:
             )
         if not actions:
             return reports, None
-        what = {
-            "xamm_version": __version__,
-            "rows": {r.machine: r.rows_added for r in reports},
-            "log_prev": log_prev(d, dt.version() if dt is not None else None),
-            "sources": sorted(set(new.get_column("source_path")))[:200],
-            "n_sources": new.get_column("source_sha256").n_unique(),
-        }
-        props = CommitProperties(custom_metadata={"xamm": json.dumps(what, sort_keys=True)})
+        props = CommitProperties(custom_metadata={"xamm": _commit_record(new, reports, d, dt)})
         return reports, self._commit_actions(kind, dt, actions, props)
 
     def _commit_actions(self, kind: str, dt, actions: list, props) -> int:
@@ -611,7 +651,8 @@ class Store:
         )
         if dt is None or counts.is_empty():
             return {}
-        now, actions = int(time.time() * 1000), []
+        now = int(time.time() * 1000)
+        actions: list = []  # delta-rs AddAction and RemoveAction
         for machine, _ in counts.iter_rows():
             df = validate(
                 renumber_trials(
@@ -774,7 +815,8 @@ def migrate_legacy(store: Store, kind: str) -> None:
     interrupt."""
     if is_uri(store.root):  # xamm 0.2 wrote local stores only
         return
-    d = store.root / kind
+    root = Path(store.root)
+    d = root / kind
     if not any(d.glob(f"machine=*/{LEGACY_FILE}")):
         return
     from deltalake import Schema  # delta-rs: imported on use
@@ -783,7 +825,7 @@ def migrate_legacy(store: Store, kind: str) -> None:
     from deltalake.transaction import AddAction, CommitProperties, create_table_with_add_actions
 
     schema = get_table(kind)
-    with locked(store.root / f".{kind}.migrate.lock"):
+    with locked(root / f".{kind}.migrate.lock"):
         legacy = sorted(d.glob(f"machine=*/{LEGACY_FILE}"))
         if legacy and not (d / "_delta_log").is_dir():
             now, actions, rows = int(time.time() * 1000), [], {}
@@ -823,7 +865,7 @@ def migrate_legacy(store: Store, kind: str) -> None:
             )
             store._record_head(kind)
         for p in legacy:  # kept, not deleted: the migration never loses the only copy
-            backup = store.root / ".pre-delta" / kind / p.parent.name / LEGACY_FILE
+            backup = root / ".pre-delta" / kind / p.parent.name / LEGACY_FILE
             backup.parent.mkdir(parents=True, exist_ok=True)
             p.replace(backup)
 
@@ -852,7 +894,8 @@ def read_parquet_checked(
             raise ValidationError(
                 kind,
                 "*",
-                f"file {name or path} holds {info.get('table')} "
+                f"file {name or ('the given bytes' if isinstance(path, bytes) else path)} holds "
+                f"{info.get('table')} "
                 f"v{info.get('schema_version')}, this xamm reads v{schema.version}",
                 0,
                 [],

@@ -134,7 +134,7 @@ def _alive(pid: int) -> bool:
 def sweep_temporaries(loc: TableLocation) -> list[Path]:
     """Remove temporary files this host's dead processes left in a local table's partitions; return
     them (an object store has none: its writes need no temporary)."""
-    gone = []
+    gone: list[Path] = []
     table_dir = loc.local
     if table_dir is None or not table_dir.is_dir():
         return gone

@@ -49,6 +49,22 @@ def feature_exprs() -> list[pl.Expr]:
     return [pl.when(e.is_infinite()).then(-12.0).otherwise(e).alias(f) for f, e in raw.items()]
 
 
+def _rate_features() -> list[pl.Expr]:
+    """The features of one kernel's per-iteration figures (``_iters``, ``_s_iter`` per sample)."""
+    return [
+        pl.col("_iters").log10().alias("f_log_iters_per_rep"),
+        (pl.col("flops_per_rep") / pl.col("bytes_per_rep")).alias("f_arith_intensity"),
+        pl.col("problem_size").cast(pl.Float64).log10().alias("f_log_problem_size"),
+        pl.col("_s_iter").log10().alias("f_log_s_per_iter"),
+        (pl.col("bytes_per_rep") / pl.col("_iters") / pl.col("_s_iter"))
+        .log10()
+        .alias("f_log_bandwidth"),
+        (pl.col("flops_per_rep") / pl.col("_iters") / pl.col("_s_iter"))
+        .log10()
+        .alias("f_log_flop_rate"),
+    ]
+
+
 def kernel_app_samples(runs: pl.DataFrame) -> pl.DataFrame:
     """One app sample per (machine, device, kernel, size index) from ``benchmark_runs`` rows."""
     iters = pl.coalesce(pl.col("iterations_per_rep"), pl.col("problem_size").cast(pl.Float64))
@@ -86,16 +102,7 @@ def kernel_app_samples(runs: pl.DataFrame) -> pl.DataFrame:
             pl.lit(True).alias("runtime_per_iteration"),
             (pl.col("bytes_per_rep") / pl.col("_iters")).log10().alias("f_log_bytes_per_iter"),
             (pl.col("flops_per_rep") / pl.col("_iters")).log10().alias("f_log_flops_per_iter"),
-            pl.col("_iters").log10().alias("f_log_iters_per_rep"),
-            (pl.col("flops_per_rep") / pl.col("bytes_per_rep")).alias("f_arith_intensity"),
-            pl.col("problem_size").cast(pl.Float64).log10().alias("f_log_problem_size"),
-            pl.col("_s_iter").log10().alias("f_log_s_per_iter"),
-            (pl.col("bytes_per_rep") / pl.col("_iters") / pl.col("_s_iter"))
-            .log10()
-            .alias("f_log_bandwidth"),
-            (pl.col("flops_per_rep") / pl.col("_iters") / pl.col("_s_iter"))
-            .log10()
-            .alias("f_log_flop_rate"),
+            *_rate_features(),
             "variant",
             "tuning",
             "source_sha256",

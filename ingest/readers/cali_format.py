@@ -173,20 +173,54 @@ _NODE_FIELDS = {"__rec", "id", "attr", "data", "parent"}
 _CTX_FIELDS = {"__rec", "ref", "attr", "data"}
 
 
+def _bootstrapped() -> CaliProfile:
+    """A profile holding Caliper's predefined nodes (the types and the three meta attributes)."""
+    prof = CaliProfile()
+    for i in (0, 1, 2, 3, 4, 5, 6, 7, 11):
+        prof.node_attr[i], prof.node_data[i], prof.node_parent[i] = ATTR_TYPE, _TYPES[i], None
+    for i in (ATTR_NAME, ATTR_TYPE, ATTR_PROP):
+        prof.node_attr[i], prof.node_data[i] = ATTR_NAME, prof.attr_name[i]
+    prof.node_parent[ATTR_NAME], prof.node_parent[ATTR_TYPE], prof.node_parent[ATTR_PROP] = 3, 7, 1
+    return prof
+
+
+def _node_fields(line: str) -> tuple[int, int, str, int | None]:
+    """A node record with escapes or fields in another order: (id, attr, data, parent)."""
+    f = _split(line)
+    if not set(f) <= _NODE_FIELDS or len(f.get("data", ())) != 1:
+        raise CaliFormatError(
+            f"node record with fields {sorted(f)}; expected {sorted(_NODE_FIELDS)} "
+            "and one data value"
+        )
+    parent = int(f["parent"][0]) if "parent" in f else None
+    return int(f["id"][0]), int(f["attr"][0]), f["data"][0], parent
+
+
+def _other_record(prof: CaliProfile, line: str) -> None:
+    """A ``ctx`` or ``globals`` record into ``prof``; other record kinds are skipped."""
+    f = _split(line)
+    kind = f.get("__rec", [None])[0]
+    if kind in ("ctx", "globals") and not set(f) <= _CTX_FIELDS:
+        raise CaliFormatError(
+            f"{kind} record with fields {sorted(f)}; expected {sorted(_CTX_FIELDS)}"
+        )
+    if kind == "ctx":
+        prof.records.append(prof._snapshot(f))
+    elif kind == "globals":
+        prof.globals = prof._snapshot(f)
+    elif kind is None:
+        raise CaliFormatError("no __rec field")
+
+
 def parse_cali(text: str) -> CaliProfile:
     """Parse a whole ``.cali`` stream. Raises :class:`CaliFormatError` naming the bad line."""
-    prof = CaliProfile()
+    prof = _bootstrapped()
     node_attr, node_data, node_parent, attr_name = (
         prof.node_attr,
         prof.node_data,
         prof.node_parent,
         prof.attr_name,
     )
-    for i in (0, 1, 2, 3, 4, 5, 6, 7, 11):
-        node_attr[i], node_data[i], node_parent[i] = ATTR_TYPE, _TYPES[i], None
-    for i in (ATTR_NAME, ATTR_TYPE, ATTR_PROP):
-        node_attr[i], node_data[i] = ATTR_NAME, attr_name[i]
-    node_parent[ATTR_NAME], node_parent[ATTR_TYPE], node_parent[ATTR_PROP] = 3, 7, 1
     # split on LF only: splitlines() would also split on \x0b, \x1c, ... which a corrupt file may
     # hold
     for lineno, line in enumerate(text.split("\n"), 1):
@@ -209,29 +243,9 @@ def parse_cali(text: str) -> CaliProfile:
                 data = parts[3][5:]
                 parent = int(parts[4][7:]) if len(parts) > 4 else None
             elif line.startswith("__rec=node,"):
-                f = _split(line)
-                if not set(f) <= _NODE_FIELDS or len(f.get("data", ())) != 1:
-                    raise CaliFormatError(
-                        f"node record with fields {sorted(f)}; expected "
-                        f"{sorted(_NODE_FIELDS)} "
-                        "and one data value"
-                    )
-                nid, attr = int(f["id"][0]), int(f["attr"][0])
-                data = f["data"][0]
-                parent = int(f["parent"][0]) if "parent" in f else None
+                nid, attr, data, parent = _node_fields(line)
             else:
-                f = _split(line)
-                kind = f.get("__rec", [None])[0]
-                if kind in ("ctx", "globals") and not set(f) <= _CTX_FIELDS:
-                    raise CaliFormatError(
-                        f"{kind} record with fields {sorted(f)}; expected {sorted(_CTX_FIELDS)}"
-                    )
-                if kind == "ctx":
-                    prof.records.append(prof._snapshot(f))
-                elif kind == "globals":
-                    prof.globals = prof._snapshot(f)
-                elif kind is None:
-                    raise CaliFormatError("no __rec field")
+                _other_record(prof, line)
                 continue
             # Caliper writes each node once; a second definition could close a cycle
             if nid in node_attr:

@@ -165,15 +165,8 @@ def _json_records(doc, path: Path) -> CaliperProfile:
     )
 
 
-def _json_split(doc: dict, path: Path) -> CaliperProfile:
-    """``json-split`` output: records as rows of column values, tree columns holding node
-    indices."""
-    nodes, cols, data = doc["nodes"], doc["columns"], doc["data"]
-    for what, value in (("nodes", nodes), ("columns", cols), ("data", data)):
-        if not isinstance(value, list):
-            raise IngestError(
-                path, f"'{what}' is a {type(value).__name__}; expected a list (Caliper json-split)"
-            )
+def _node_labels(nodes: list, path: Path) -> list[list[str]]:
+    """Each json-split node's label path from its root, every parent checked."""
     labels: list[list[str]] = []
     for i, n in enumerate(nodes):
         if not isinstance(n, dict):
@@ -191,6 +184,19 @@ def _json_split(doc: dict, path: Path) -> CaliperProfile:
                 record=f"nodes[{i}]",
             )
         labels.append((labels[parent] if parent is not None else []) + [str(n.get("label"))])
+    return labels
+
+
+def _json_split(doc: dict, path: Path) -> CaliperProfile:
+    """``json-split`` output: records as rows of column values, tree columns holding node
+    indices."""
+    nodes, cols, data = doc["nodes"], doc["columns"], doc["data"]
+    for what, value in (("nodes", nodes), ("columns", cols), ("data", data)):
+        if not isinstance(value, list):
+            raise IngestError(
+                path, f"'{what}' is a {type(value).__name__}; expected a list (Caliper json-split)"
+            )
+    labels = _node_labels(nodes, path)
     cmeta = doc.get("column_metadata") or [{} for _ in cols]
     if not isinstance(cmeta, list) or not all(isinstance(m, dict) for m in cmeta):
         raise IngestError(

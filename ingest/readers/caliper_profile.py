@@ -46,21 +46,8 @@ def _raw(v) -> float | None:
         return None
 
 
-def read_caliper_profile(src: Source, spec: SampleSpec) -> ReadResult:
-    """Read one Caliper application profile into one ``app_profiles`` row."""
-    prof = load_profile(src.path)
-    recs = [r for r in prof.records if r.get("path")]
-    if not recs:
-        raise IngestError(
-            src.path, "no region records (no 'path'); expected a Caliper region profile"
-        )
-    keys = sorted({k for r in recs for k in r} - _SKIP)
-    numeric = [
-        k
-        for k in keys
-        if any(_num(r.get(k)) is not None for r in recs[:50])
-        and not isinstance(recs[0].get(k), list)
-    ]
+def _time_attribute(prof, numeric: list[str], spec: SampleSpec, src: Source):
+    """The profile's time attribute (inclusive preferred), the inclusive ones, seconds per unit."""
     inclusive = [k for k in numeric if "inclusive" in k and "duration" in k]
     exclusive = [k for k in numeric if "duration" in k and "inclusive" not in k]
     time_attr = (
@@ -89,6 +76,12 @@ def read_caliper_profile(src: Source, spec: SampleSpec) -> ReadResult:
     except ValueError as e:
         raise IngestError(src.path, str(e), record=time_attr) from None
 
+    return time_attr, inclusive, scale
+
+
+def _root_time_per_rank(recs: list, time_attr: str, inclusive: list, scale: float, src: Source):
+    """Seconds per rank: the root's inclusive time, or the exclusive times summed."""
+
     def rank_of(r):
         return r.get("mpi.rank", "0")
 
@@ -110,6 +103,26 @@ def read_caliper_profile(src: Source, spec: SampleSpec) -> ReadResult:
         per_rank[rank_of(r)] = per_rank.get(rank_of(r), 0.0) + v * scale
     if not per_rank:
         raise IngestError(src.path, f"no root value for {time_attr!r}", record=time_attr)
+    return per_rank
+
+
+def read_caliper_profile(src: Source, spec: SampleSpec) -> ReadResult:
+    """Read one Caliper application profile into one ``app_profiles`` row."""
+    prof = load_profile(src.path)
+    recs = [r for r in prof.records if r.get("path")]
+    if not recs:
+        raise IngestError(
+            src.path, "no region records (no 'path'); expected a Caliper region profile"
+        )
+    keys = sorted({k for r in recs for k in r} - _SKIP)
+    numeric = [
+        k
+        for k in keys
+        if any(_num(r.get(k)) is not None for r in recs[:50])
+        and not isinstance(recs[0].get(k), list)
+    ]
+    time_attr, inclusive, scale = _time_attribute(prof, numeric, spec, src)
+    per_rank = _root_time_per_rank(recs, time_attr, inclusive, scale, src)
     nranks = len(per_rank)
     runtime = max(per_rank.values())
     how = "root inclusive" if time_attr in inclusive else "summed exclusive"

@@ -99,6 +99,22 @@ def check_metric_db(path: Path) -> None:
         )
 
 
+def _declared_metrics(src: Source) -> list[str]:
+    """The metric names ``experiment.xml`` declares, after checking its metric-db files."""
+    xml = (src.path / "experiment.xml").read_text(encoding="utf-8", errors="replace")
+    declared = re.findall(r'<Metric\s+i="\d+"\s+n="([^"]+)"', xml)
+    if not declared:
+        raise IngestError(
+            src.path / "experiment.xml",
+            "no <Metric> declarations; expected an HPCToolkit experiment.xml",
+        )
+    if not list(src.path.glob("*.metric-db")):
+        raise IngestError(src.path, "no *.metric-db files beside experiment.xml")
+    for f in sorted(src.path.glob("*.metric-db")):
+        check_metric_db(f)
+    return declared
+
+
 def _read_old(src: Source, spec: SampleSpec) -> dict:
     try:
         # only old-format HPCToolkit databases need hatchet (about 190 MB with pandas)
@@ -112,17 +128,7 @@ def _read_old(src: Source, spec: SampleSpec) -> dict:
             "need nothing more)",
         ) from None
 
-    xml = (src.path / "experiment.xml").read_text(encoding="utf-8", errors="replace")
-    declared = re.findall(r'<Metric\s+i="\d+"\s+n="([^"]+)"', xml)
-    if not declared:
-        raise IngestError(
-            src.path / "experiment.xml",
-            "no <Metric> declarations; expected an HPCToolkit experiment.xml",
-        )
-    if not list(src.path.glob("*.metric-db")):
-        raise IngestError(src.path, "no *.metric-db files beside experiment.xml")
-    for f in sorted(src.path.glob("*.metric-db")):
-        check_metric_db(f)
+    declared = _declared_metrics(src)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

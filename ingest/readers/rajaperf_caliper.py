@@ -538,21 +538,13 @@ def _exported_rows(tk, src: Source) -> ReadResult:
     return ReadResult(rows=[{**r, **fixed, "_record": r["kernel"]} for r in thicket_records(tk)])
 
 
-def read_caliper_profile(
-    prof: CaliperProfile, src: Source, *, machine: str | None = None, fmt: str | None = None
-) -> ReadResult:
-    """Benchmark rows of one parsed RAJAPerf profile (a file's, or one profile of a Thicket);
-    ``fmt`` overrides the ``source_format`` told by the file's suffix."""
-    path = src.path
-    g = prof.globals
-    times = _time_attrs(prof)
-    by_path = _by_path(prof)
-    kernels, leaves = _kernel_nodes(by_path, path)
+def _variant(prof: CaliperProfile, kernels: dict, path) -> str:
+    """The run's variant: the call tree's root when it is one, else Adiak's ``variant``."""
     roots = {p[0] for p in kernels}
     variant = (
         next(iter(roots))
         if len(roots) == 1 and VARIANT_RE.match(next(iter(roots)))
-        else g.get("variant")
+        else prof.globals.get("variant")
     )
     if not variant:
         raise IngestError(
@@ -562,11 +554,11 @@ def read_caliper_profile(
             f"expected RAJAPerf's Adiak metadata{_no_globals(prof)}",
         )
     check_variant(path, str(variant))
-    common = _run_metadata(src, g, machine, str(variant), _no_globals(prof), fmt)
-    file_tuning = _single_tuning(g)
-    attrs = _Attrs(prof, {a for a, _ in times.values()})
-    tuples = {p: {attrs.figure_tuple(r) for r in recs} - {()} for p, recs in by_path.items()}
-    suspect = _merged_under_max(kernels, by_path, attrs, tuples) if common["npasses"] > 1 else set()
+    return str(variant)
+
+
+def _with_stray_regions_dropped(by_path: dict, kernels: dict) -> ReadResult:
+    """A result that names every region under a group that is not one of its kernels."""
     result = ReadResult()
     for p in _stray_regions(by_path, kernels):
         result.dropped_record(
@@ -577,6 +569,26 @@ def read_caliper_profile(
             f"kernel of group {p[1]!r}; expected a name such as {p[1]}_DAXPY "
             "(corrupt file?)",
         )
+    return result
+
+
+def read_caliper_profile(
+    prof: CaliperProfile, src: Source, *, machine: str | None = None, fmt: str | None = None
+) -> ReadResult:
+    """Benchmark rows of one parsed RAJAPerf profile (a file's, or one profile of a Thicket);
+    ``fmt`` overrides the ``source_format`` told by the file's suffix."""
+    path = src.path
+    g = prof.globals
+    times = _time_attrs(prof)
+    by_path = _by_path(prof)
+    kernels, leaves = _kernel_nodes(by_path, path)
+    variant = _variant(prof, kernels, path)
+    common = _run_metadata(src, g, machine, str(variant), _no_globals(prof), fmt)
+    file_tuning = _single_tuning(g)
+    attrs = _Attrs(prof, {a for a, _ in times.values()})
+    tuples = {p: {attrs.figure_tuple(r) for r in recs} - {()} for p, recs in by_path.items()}
+    suspect = _merged_under_max(kernels, by_path, attrs, tuples) if common["npasses"] > 1 else set()
+    result = _with_stray_regions_dropped(by_path, kernels)
     for kp, kernel in sorted(kernels.items()):
         targets = [(kp + (f"{kernel}.{t}",), t) for t in sorted(leaves.get(kp, []))] or [
             (kp, file_tuning or "default")

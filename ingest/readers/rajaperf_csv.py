@@ -477,6 +477,12 @@ def _csv_row(
     finish_row(row, src_path=path, record=record, omp_max_threads=defaults.get("omp_max_threads"))
     if not (isinstance(t, float) and math.isfinite(t) and t > 0):
         return row  # the time itself is checked (and the record dropped) over the whole frame
+    _rates_agree(row, base, texts, t, path, record)
+    return row
+
+
+def _rates_agree(row: dict, base: dict, texts: dict, t: float, path: Path, record: str) -> None:
+    """The file's bandwidth and GFLOP/s columns agree with bytes and flops per rep over time."""
     if row.get("bytes_per_rep") is not None:
         _agree(
             path,
@@ -495,7 +501,6 @@ def _csv_row(
             "GFLOP/s",
             record,
         )
-    return row
 
 
 def read_csv_run(

@@ -162,14 +162,8 @@ def _implausible(
     return flagged.filter(pl.col("_why").is_null()).drop("_why"), dropped
 
 
-def read_table(
-    src: Source, mapping: TableMapping, mapping_path: Path, bounds=None
-) -> tuple[pl.DataFrame, list]:
-    """The table as ``app_profiles`` columns (features not yet added), and the rows dropped with
-    reasons.
-
-    ``bounds``: the plausibility bounds (:class:`~xamm_ingest.records.Bounds`) of runtimes; counters
-    must be finite and >= 0."""
+def _load_table(src: Source, mapping: TableMapping, mapping_path: Path) -> pl.DataFrame:
+    """The file as a frame, holding every column the mapping names."""
     try:
         df = (
             pl.read_parquet(src.path)
@@ -192,7 +186,12 @@ def read_table(
             "table; "
             f"it has {df.columns}",
         )
-    df, dropped = _bad_cells(df.with_row_index("_row", offset=2), mapping)  # line 1 is the header
+    return df
+
+
+def _field_exprs(mapping: TableMapping, mapping_path: Path) -> list[pl.Expr]:
+    """The row number and every schema field from its column or its default; app, machine and
+    runtime are required."""
     exprs: list[pl.Expr] = [pl.col("_row")]
     for fld in _FIELDS:
         if fld in mapping.columns:
@@ -206,6 +205,11 @@ def read_table(
                 mapping_path,
                 f"no column or default for {need!r}; add it under [columns] or [defaults]",
             )
+    return exprs
+
+
+def _counter_columns(df: pl.DataFrame, mapping: TableMapping) -> tuple[dict[str, str], list[str]]:
+    """Columns that name a canonical counter (column -> counter), and the other numeric ones."""
     used = set(mapping.columns.values()) | set(mapping.params) | set(mapping.ignore) | {"_row"}
     counter_cols: dict[str, str] = {}
     for col in df.columns:
@@ -219,6 +223,21 @@ def read_table(
         for c in df.columns
         if c not in used and c not in counter_cols and df.schema[c].is_numeric()
     ]
+    return counter_cols, extra_cols
+
+
+def read_table(
+    src: Source, mapping: TableMapping, mapping_path: Path, bounds=None
+) -> tuple[pl.DataFrame, list]:
+    """The table as ``app_profiles`` columns (features not yet added), and the rows dropped with
+    reasons.
+
+    ``bounds``: the plausibility bounds (:class:`~xamm_ingest.records.Bounds`) of runtimes; counters
+    must be finite and >= 0."""
+    df = _load_table(src, mapping, mapping_path)
+    df, dropped = _bad_cells(df.with_row_index("_row", offset=2), mapping)  # line 1 is the header
+    exprs = _field_exprs(mapping, mapping_path)
+    counter_cols, extra_cols = _counter_columns(df, mapping)
     params = (
         pl.struct([pl.col(p) for p in sorted(mapping.params)]).struct.json_encode()
         if mapping.params

@@ -38,14 +38,19 @@ from xamm_data.plugins import load
 from xamm_data.store import as_store
 from xamm_data.targets import Target
 from xamm_models.benchmark.card import render
-from xamm_models.benchmark.spec import (
+
+# the data set's spec, re-exported: xplat.NAME, xplat.SOURCES, ... read as the data set's own
+from xamm_models.benchmark.spec import (  # noqa: F401
     CONFIGS,
     DEFINITION_RTOL,
     KEY,
     NAME,
+    SCHEMA_VERSION,
     SIZE_RATIO,
     SOURCES,
-)  # noqa: F401
+    Source,
+    TargetConfig,
+)
 from xamm_models.benchmark.splits import get_idx_split
 from xamm_models.features import FEATURES, feature_exprs
 
@@ -127,6 +132,33 @@ def in_config(runs: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
     return kept, {k: int(v) for k, v in counts.row(0, named=True).items()}
 
 
+SAMPLE_COLUMNS = (
+    "app",
+    "app_params",
+    "group",
+    "target",
+    "machine",
+    "device",
+    "release",
+    "kernel",
+    "size_bucket",
+    "problem_size",
+    "variant",
+    "tuning",
+    "trials",
+    "runtime_s",
+    "runtime_per_iteration",
+    "time_per_rep_s",
+    "iterations_per_rep",
+    "bytes_per_rep",
+    "flops_per_rep",
+    "kernels_per_rep",
+    "bytes_per_iter",
+    "flops_per_iter",
+    *FEATURES,
+)
+
+
 def samples(r: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
     """One sample per (target, kernel, size bucket) from runs inside the declared configurations
     (:func:`in_config`), and the count of samples left out."""
@@ -173,32 +205,7 @@ def samples(r: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
         )
         .rename({"_iters": "iterations_per_rep"})
     )
-    cols = [
-        "app",
-        "app_params",
-        "group",
-        "target",
-        "machine",
-        "device",
-        "release",
-        "kernel",
-        "size_bucket",
-        "problem_size",
-        "variant",
-        "tuning",
-        "trials",
-        "runtime_s",
-        "runtime_per_iteration",
-        "time_per_rep_s",
-        "iterations_per_rep",
-        "bytes_per_rep",
-        "flops_per_rep",
-        "kernels_per_rep",
-        "bytes_per_iter",
-        "flops_per_iter",
-        *FEATURES,
-    ]
-    return out.select(cols).sort("target", "app", "size_bucket"), drops
+    return out.select(SAMPLE_COLUMNS).sort("target", "app", "size_bucket"), drops
 
 
 def _agree(a: str, b: str) -> pl.Expr:

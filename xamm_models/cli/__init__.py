@@ -103,8 +103,8 @@ def _add_schedule_sim(sub) -> None:
         "--nodes h100-node:gpu=2 --nodes quartz:cpu=8 --jobs 500 --load "
         "0.5 --json\n\n"
         "policies: oracle (true durations), predicted (the default "
-        "predictor), adapted (seed "
-        "003's adaptation, 5% of target samples), least-loaded, random; see "
+        "predictor), adapted (few-shot adaptation, 5% of target samples), least-loaded, "
+        "random; see "
         "xamm_models.studies.scheduling_sim",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -178,12 +178,14 @@ def schedule_sim_cmd(args) -> int:
 
 ADAPT_EPILOG = """\
 examples:
-  xamm adapt labelled.parquet --model ./zoo-out/models/xamm --platform newbox:cpu --out \
-./newbox-model
-  xamm adapt labelled.csv --model org/xamm-xamm --revision <commit> --platform newbox:cpu \\
-      --features PAPI_TOT_INS,PAPI_L3_TCM,log_time --unlabelled more-profiles.parquet --out m --json
-  xamm predict profiles.parquet --model ./newbox-model --source newbox:cpu --target lassen:gpu \
---rank
+  xamm adapt labelled.parquet --model ./xamm-model --platform quartz-topdown:cpu --out \
+./topdown-model
+  xamm adapt labelled.parquet --model org/xamm-xamm --revision <commit> --platform \
+quartz-topdown:cpu \\
+      --features topdown_retiring,topdown_memory_bound,f_log_s_per_iter --unlabelled \
+topdown-profiles.parquet --out m --json
+  xamm predict topdown-profiles.parquet --model ./topdown-model --source quartz-topdown:cpu \
+--target lassen:gpu --rank
 
 labelled samples: one row per profile of the new platform and target it was also run on: the app's \
 name
@@ -403,15 +405,8 @@ def zoo_cmd(args) -> int:
     return 0
 
 
-def _add_amm(sub) -> None:
-    p = sub.add_parser(
-        "amm",
-        help="Abstract Machine Model signatures",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    a = p.add_subparsers(dest="action", metavar="ACTION")
-    a.required = True
+def _add_amm_build(a) -> None:
+    """``xamm amm build`` and its options."""
     b = a.add_parser(
         "build",
         help="build signatures from the store's benchmark runs",
@@ -436,23 +431,10 @@ def _add_amm(sub) -> None:
     b.add_argument("--epochs", type=int, default=200)
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--store", type=store_arg, default=None)
-    ls = a.add_parser(
-        "list",
-        help="list signatures and machines without one",
-        formatter_class=RAW,
-        epilog="examples:\n  xamm amm list\n  xamm amm list --json | jq '.[].ref'",
-    )
-    ls.add_argument("--json", action="store_true", help="print the listing as JSON")
-    s = a.add_parser(
-        "show",
-        help="show one signature as JSON",
-        formatter_class=RAW,
-        epilog="examples:\n  xamm amm show quartz:cpu\n  xamm amm show "
-        "lassen:gpu@1 | head\n"
-        "  xamm amm show h100-node:gpu --kind physics",
-    )
-    s.add_argument("ref", help="MACHINE[:cpu|:gpu][@VERSION]")
-    s.add_argument("--kind", choices=["attention", "physics"], default="attention")
+
+
+def _add_amm_hub_and_plot(a) -> None:
+    """``xamm amm push|pull|plot``."""
     for name, helptext in (
         ("push", "publish signatures to a Hub repo"),
         ("pull", "fetch signatures from a Hub repo"),
@@ -477,60 +459,43 @@ def _add_amm(sub) -> None:
         "--embedder", help="a saved embedder (default: the newest under $XAMM_HOME/embedders)"
     )
     pl_.add_argument("--store", type=store_arg, default=None)
+
+
+def _add_amm(sub) -> None:
+    p = sub.add_parser(
+        "amm",
+        help="Abstract Machine Model signatures",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    a = p.add_subparsers(dest="action", metavar="ACTION")
+    a.required = True
+    _add_amm_build(a)
+    ls = a.add_parser(
+        "list",
+        help="list signatures and machines without one",
+        formatter_class=RAW,
+        epilog="examples:\n  xamm amm list\n  xamm amm list --json",
+    )
+    ls.add_argument("--json", action="store_true", help="print the listing as JSON")
+    s = a.add_parser(
+        "show",
+        help="show one signature as JSON",
+        formatter_class=RAW,
+        epilog="examples:\n  xamm amm show quartz:cpu\n  xamm amm show "
+        "h100-node:gpu@1 | head\n"
+        "  xamm amm show h100-node:gpu --kind physics",
+    )
+    s.add_argument("ref", help="MACHINE[:cpu|:gpu][@VERSION]")
+    s.add_argument("--kind", choices=["attention", "physics"], default="attention")
+    _add_amm_hub_and_plot(a)
     p.set_defaults(
         handler=_needs_models(run, needs_torch=lambda args: args.action not in LIGHT_AMM_ACTIONS)
     )
 
 
-def _add_run_predict_eval(sub) -> None:
-    r = sub.add_parser(
-        "run",
-        help="the config-driven pipeline (paper Listing 1): func amm|train|test",
-        epilog=(
-            "examples:\n  xamm run config.yml\n\nfields: see xamm_models.predictors.paper.pipeline"
-        ),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    r.add_argument("config", type=Path)
-    r.set_defaults(handler=_needs_models(run_config))
-    q = sub.add_parser(
-        "predict",
-        help="predict relR of profiles measured on a source machine",
-        epilog="examples:\n  xamm predict profiles.parquet --source quartz:cpu "
-        "--target ruby:cpu "
-        "--target corona:gpu --model org/xamm-predictor\n"
-        "  xamm predict p.parquet --source quartz:cpu --target new:gpu "
-        "--model ./model "
-        "--target-benchmarks ./new-store\n"
-        "  xamm predict ./store --source quartz:cpu --target lassen:gpu "
-        "--target h100-node:gpu "
-        "--model ./default --rank --json\n\n"
-        "--rank: targets per profile fastest first, with p_fastest (from "
-        "the intervals) for the "
-        "default predictor",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    q.add_argument("profiles", type=Path, help="Parquet/CSV with the model's feature columns")
-    q.add_argument("--source", required=True, help="machine:device the profiles were measured on")
-    q.add_argument(
-        "--target",
-        action="append",
-        required=True,
-        help="machine:device to predict for (repeatable)",
-    )
-    q.add_argument("--model", required=True, help="predictor folder or Hub repo id")
-    q.add_argument("--revision", help="Hub revision to pin")
-    q.add_argument(
-        "--target-benchmarks",
-        type=Path,
-        help="benchmark data (store root or Parquet) of unseen targets",
-    )
-    q.add_argument("--rank", action="store_true", help="rank targets per profile, fastest first")
-    q.add_argument("--out", type=Path, help="write the predictions as Parquet")
-    q.add_argument("--json", action="store_true", help="every prediction as JSON on stdout")
-    # the model loads what it needs
-    q.set_defaults(handler=_needs_models(predict_cmd, needs_torch=lambda args: False))
-
+def _add_eval(sub) -> None:
+    """``xamm eval`` and its options."""
     e = sub.add_parser(
         "eval",
         help="every entry of the xplat-rajaperf benchmark on its official folds",
@@ -541,9 +506,9 @@ def _add_run_predict_eval(sub) -> None:
         "  xamm eval --data-dir ../shared/data --quick --out q   fewer "
         "epochs and entries (under a minute)\n"
         "  xamm eval --experiment 3 --store ./store --json\n"
-        "  xamm eval --readme README.md --out docs/eval           "
-        "rewrite the README's results "
-        "block and results.md from the JSON (no run)",
+        "  xamm eval --page docs/evaluation.md --summary README.md --out docs/eval\n"
+        "      rewrite the page's results block, the README's summary and results.md from the "
+        "JSON (no run)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     e.add_argument("--experiment", default="all", choices=["1", "2", "3", "4", "all"])
@@ -575,12 +540,67 @@ def _add_run_predict_eval(sub) -> None:
         "no leave-one-kernel-out",
     )
     e.add_argument(
-        "--readme",
+        "--page",
         type=Path,
-        help="no run: rewrite this README's results block and OUT/results.md from OUT/results.json",
+        help="no run: rewrite this page's results block and OUT/results.md from OUT/results.json",
+    )
+    e.add_argument(
+        "--summary",
+        type=Path,
+        help="with --page: also rewrite this file's results summary (the README's)",
     )
     e.add_argument("--json", action="store_true", help="print the summary as JSON")
     e.set_defaults(handler=_needs_models(eval_cmd))
+
+
+def _add_run_predict_eval(sub) -> None:
+    r = sub.add_parser(
+        "run",
+        help="the config-driven pipeline (paper Listing 1): func amm|train|test",
+        epilog=(
+            "examples:\n  xamm run config.yml\n\nfields: see xamm_models.predictors.paper.pipeline"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    r.add_argument("config", type=Path)
+    r.set_defaults(handler=_needs_models(run_config))
+    q = sub.add_parser(
+        "predict",
+        help="predict relR of profiles measured on a source machine",
+        epilog="examples:\n"
+        "  xamm predict profiles.parquet --source quartz:cpu --target lassen:gpu "
+        "--target h100-node:gpu --model xamm/default\n"
+        "  xamm predict profiles.parquet --source quartz:cpu --target newbox:gpu "
+        "--model xamm/default --target-benchmarks ./newbox-store\n"
+        "  xamm predict ./store --source quartz:cpu --target lassen:gpu "
+        "--target h100-node:gpu --model xamm/default --rank --json\n\n"
+        "--rank: targets per profile fastest first, with p_fastest (from "
+        "the intervals) for the "
+        "default predictor",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    q.add_argument("profiles", type=Path, help="Parquet/CSV with the model's feature columns")
+    q.add_argument("--source", required=True, help="machine:device the profiles were measured on")
+    q.add_argument(
+        "--target",
+        action="append",
+        required=True,
+        help="machine:device to predict for (repeatable)",
+    )
+    q.add_argument("--model", required=True, help="predictor folder or Hub repo id")
+    q.add_argument("--revision", help="Hub revision to pin")
+    q.add_argument(
+        "--target-benchmarks",
+        type=Path,
+        help="benchmark data (store root or Parquet) of unseen targets",
+    )
+    q.add_argument("--rank", action="store_true", help="rank targets per profile, fastest first")
+    q.add_argument("--out", type=Path, help="write the predictions as Parquet")
+    q.add_argument("--json", action="store_true", help="every prediction as JSON on stdout")
+    # the model loads what it needs
+    q.set_defaults(handler=_needs_models(predict_cmd, needs_torch=lambda args: False))
+
+    _add_eval(sub)
 
 
 def eval_cmd(args) -> int:
@@ -590,10 +610,12 @@ def eval_cmd(args) -> int:
     # in the handler, as above
     from xamm_models.experiments.run import EvalSettings, run_experiments
 
-    if args.readme:
-        eval_report.update_readme(args.readme, args.out / "results.json")
+    if args.page:
+        eval_report.update_page(args.page, args.out / "results.json")
+        if args.summary:
+            eval_report.update_summary(args.summary, args.out / "results.json")
         print(
-            f"rewrote the results block of {args.readme} and "
+            f"rewrote the results block of {args.page} and "
             f"{args.out / 'results.md'} from {args.out / 'results.json'}"
         )
         return 0
@@ -731,104 +753,131 @@ def _store_profiles(root: Path, source: str):
     return profiles
 
 
-def run(args) -> int:
+def _amm_build_physics(args, reg) -> int:
     from xamm_data.store import as_store  # in the handler: `xamm --help` never loads the models
 
+    # in the handler, likewise
+    from xamm_models.zoo.build import build_physics_signatures
+
+    for s in build_physics_signatures(
+        store=as_store(args.store), registry=reg, machines=args.machines or None
+    ):
+        p = s.physics
+        print(
+            f"{s.ref}: {s.n_samples} samples, bandwidth up to {max(p.bw):.3g} "
+            f"B/s, flop rate {p.flop_rate:.3g} "
+            f"flop/s ({p.flop_rate_from}), launch overhead {p.overhead_s:.3g} s"
+        )
+    return 0
+
+
+def _amm_build(args, reg) -> int:
+    if args.kind == "physics":
+        return _amm_build_physics(args, reg)
+    from xamm_data.store import as_store  # in the handler: `xamm --help` never loads the models
+
+    # in the handler, likewise
+    from xamm_models.machines.attention import build_signatures
+
+    sigs = build_signatures(
+        store=as_store(args.store),
+        registry=reg,
+        machines=args.machines or None,
+        embedder=args.embedder,
+        aggregation=args.aggregation,
+        normalise=args.normalise,
+        alignment=args.alignment,
+        epochs=args.epochs,
+        seed=args.seed,
+    )
+    for s in sigs:
+        print(
+            f"{s.ref}: {len(s.kernels)} kernels, coverage {s.coverage:.2f}, "
+            f"{s.n_samples} samples, "
+            f"embedder {s.embedder_id}@{s.embedder_revision}"
+        )
+    return 0
+
+
+def _amm_read(args, reg) -> int:
+    # in the handler: `xamm --help` never loads the models
+    from xamm_models.machines.signatures import SignatureRegistry
+
+    # nothing built under $XAMM_HOME: the embedded snapshot's
+    read = SignatureRegistry.for_reading()
+    if args.action == "list":
+        emit(read.frame(), as_json=args.json, title=f"AMM signatures ({read.root})")
+    else:
+        print(json.dumps(read.get(args.ref, kind=args.kind).model_dump(), indent=2))
+    return 0
+
+
+def _amm_push(args, reg) -> int:
+    # in the handler: `xamm --help` never loads the models
+    from xamm_models.machines.hub import push_signatures
+
+    commit = push_signatures(args.repo, revision=args.revision, registry=reg)
+    print(f"pushed to {args.repo} at commit {commit}")
+    return 0
+
+
+def _amm_pull(args, reg) -> int:
+    # in the handler: `xamm --help` never loads the models
+    from xamm_models.machines.hub import pull_signatures
+
+    for s in pull_signatures(args.repo, revision=args.revision, registry=reg):
+        print(f"have {s.ref}")
+    return 0
+
+
+def _newest_embedder(reg) -> str:
+    cands = sorted(reg.embedders_dir.glob("*/model.safetensors"), key=lambda p: p.stat().st_mtime)
+    if not cands:
+        raise FileNotFoundError("no embedder yet: run `xamm amm build` first or pass --embedder")
+    return str(cands[-1].parent)
+
+
+def _amm_plot(args, reg) -> int:
+    from xamm_data.store import Store  # in the handler: `xamm --help` never loads the models
+
+    # in the handler, likewise (torch)
+    from xamm_models.embedders import load_embedder
+
+    # in the handler, likewise
+    from xamm_models.machines.samples import benchmark_samples
+
+    # in the handler, likewise (matplotlib)
+    from xamm_models.studies.plot import tsne_plot
+
+    path = args.embedder or _newest_embedder(reg)
+    emb = load_embedder(path)
+    samples = benchmark_samples(
+        Store(args.store).scan("benchmark_runs").collect(), emb.feature_names
+    )
+    out = tsne_plot(
+        emb.transform(samples),
+        samples.get_column("target").to_list(),
+        args.out,
+        title=f"{Path(path).name}: benchmark-sample embeddings",
+    )
+    print(f"wrote {out}")
+    return 0
+
+
+AMM_ACTIONS = {
+    "build": _amm_build,
+    "list": _amm_read,
+    "show": _amm_read,
+    "push": _amm_push,
+    "pull": _amm_pull,
+    "plot": _amm_plot,
+}
+
+
+def run(args) -> int:
+    """``xamm amm ACTION``: each action's handler with the command line's signature registry."""
     # in the handler: `xamm --help` never loads the models
     from xamm_models.machines.signatures import SignatureRegistry
 
     reg = SignatureRegistry.default()  # the command line's registry, under $XAMM_HOME
-    if args.action == "build" and args.kind == "physics":
-        # in the handler: `xamm --help` never loads the models
-        from xamm_models.zoo.build import build_physics_signatures
-
-        for s in build_physics_signatures(
-            store=as_store(args.store), registry=reg, machines=args.machines or None
-        ):
-            p = s.physics
-            print(
-                f"{s.ref}: {s.n_samples} samples, bandwidth up to {max(p.bw):.3g} "
-                f"B/s, flop rate {p.flop_rate:.3g} "
-                f"flop/s ({p.flop_rate_from}), launch overhead {p.overhead_s:.3g} s"
-            )
-        return 0
-    if args.action == "build":
-        # in the handler: `xamm --help` never loads the models
-        from xamm_models.machines.attention import build_signatures
-
-        sigs = build_signatures(
-            store=as_store(args.store),
-            registry=reg,
-            machines=args.machines or None,
-            embedder=args.embedder,
-            aggregation=args.aggregation,
-            normalise=args.normalise,
-            alignment=args.alignment,
-            epochs=args.epochs,
-            seed=args.seed,
-        )
-        for s in sigs:
-            print(
-                f"{s.ref}: {len(s.kernels)} kernels, coverage {s.coverage:.2f}, "
-                f"{s.n_samples} samples, "
-                f"embedder {s.embedder_id}@{s.embedder_revision}"
-            )
-        return 0
-    if args.action in ("list", "show"):
-        # nothing built under $XAMM_HOME: the embedded snapshot's
-        read = SignatureRegistry.for_reading()
-        if args.action == "list":
-            emit(read.frame(), as_json=args.json, title=f"AMM signatures ({read.root})")
-        else:
-            print(json.dumps(read.get(args.ref, kind=args.kind).model_dump(), indent=2))
-        return 0
-    if args.action == "push":
-        # in the handler: `xamm --help` never loads the models
-        from xamm_models.machines.hub import push_signatures
-
-        commit = push_signatures(args.repo, revision=args.revision, registry=reg)
-        print(f"pushed to {args.repo} at commit {commit}")
-        return 0
-    if args.action == "pull":
-        # in the handler: `xamm --help` never loads the models
-        from xamm_models.machines.hub import pull_signatures
-
-        for s in pull_signatures(args.repo, revision=args.revision, registry=reg):
-            print(f"have {s.ref}")
-        return 0
-    if args.action == "plot":
-        from xamm_data.store import Store  # in the handler: `xamm --help` never loads the models
-
-        # in the handler: `xamm --help` never loads the models
-        from xamm_models.embedders import load_embedder
-
-        # in the handler: `xamm --help` never loads the models
-        from xamm_models.machines.samples import benchmark_samples
-
-        # in the handler: `xamm --help` never loads the models
-        from xamm_models.studies.plot import tsne_plot
-
-        path = args.embedder
-        if path is None:
-            cands = sorted(
-                SignatureRegistry.default().embedders_dir.glob("*/model.safetensors"),
-                key=lambda p: p.stat().st_mtime,
-            )
-            if not cands:
-                raise FileNotFoundError(
-                    "no embedder yet: run `xamm amm build` first or pass --embedder"
-                )
-            path = str(cands[-1].parent)
-        emb = load_embedder(path)
-        samples = benchmark_samples(
-            Store(args.store).scan("benchmark_runs").collect(), emb.feature_names
-        )
-        out = tsne_plot(
-            emb.transform(samples),
-            samples.get_column("target").to_list(),
-            args.out,
-            title=f"{Path(path).name}: benchmark-sample embeddings",
-        )
-        print(f"wrote {out}")
-        return 0
-    raise ValueError(args.action)
+    return AMM_ACTIONS[args.action](args, reg)

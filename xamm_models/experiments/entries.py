@@ -345,6 +345,12 @@ def _register_stacked() -> None:
                 f"stacked/{v}", "xamm", ALL, lambda ctx, v=v: ctx.stacked(v), description=what[v]
             ),
         )
+    _register_stacked_controls()
+
+
+def _register_stacked_controls() -> None:
+    """The stacked entries beside the variants: the random-vector control, the ungated residual,
+    ``split`` alone and the default predictor."""
     ENTRIES.add(
         "stacked/random-amm",
         Entry(

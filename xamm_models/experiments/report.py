@@ -1,8 +1,8 @@
-"""What ``xamm eval`` says: comparisons against the baselines, ``results.md``, and the README's
-block.
+"""What ``xamm eval`` says: comparisons against the baselines, ``results.md``, and the results
+block of the documentation's evaluation page.
 
-The README's results block is generated from ``results.json`` by :func:`readme_block`, between the
-markers :data:`BEGIN` and :data:`END`; a test checks the README holds exactly that text.
+The block is generated from ``results.json`` by :func:`results_block`, between the markers
+:data:`BEGIN` and :data:`END`; a test regenerates it and checks the page holds exactly that text.
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ from xamm_models.predictors.paper.regressors import list_regressors
 
 BEGIN = (
     "<!-- xamm-eval:begin (generated from docs/eval/results.json by "
-    "xamm eval --readme; do not edit) -->"
+    "xamm eval --page; do not edit) -->"
 )
 END = "<!-- xamm-eval:end -->"
 SCOPES = ("all", *SCENARIOS)
 VERDICT_METRICS = ("within_2", "median_abs_log10")
-README_ENTRIES = (
+PAGE_ENTRIES = (
     "baseline/pair-median",
     "baseline/pair-size-median",
     "baseline/roofline",
@@ -320,8 +320,30 @@ def _kernels(summary: dict) -> str:
     return f"torch's {k} CPU kernels (`xamm_models.runtime`); " if k else ""
 
 
-def readme_block(summary: dict) -> str:
-    """The README's results block (markers included), from a ``results.json`` summary."""
+def _experiment_lines(summary: dict) -> list[str]:
+    """The paper's four experiments and its MAPE claims, when the run holds them."""
+    group = summary["results"].get("kernel-group")
+    if not (group and group["comparisons"].get("experiments")):
+        return []
+    return [
+        "**The paper's four experiments** (leave one kernel group out; "
+        "1: raw features vs attention + AMMs per "
+        "regressor, 2: sample embedders, 3: AMMs vs none vs random "
+        "vectors, in the pipeline and as the stacked "
+        "residual's features, 4: AMM aggregation vs L2)",
+        "",
+        *EXP_HEAD,
+        *experiment_rows(group),
+        "",
+        "| XGBoost MAPE change, attention + AMMs vs raw | paper | here |",
+        "|---|---|---|",
+        *paper_rows(summary),
+        "",
+    ]
+
+
+def results_block(summary: dict) -> str:
+    """The evaluation page's results block (markers included), from a ``results.json`` summary."""
     d = summary["dataset"]
     lines = [
         BEGIN,
@@ -338,26 +360,10 @@ def readme_block(summary: dict) -> str:
             f"**{SCHEME_TITLES[scheme]}** ({len(r['folds'])} folds)",
             "",
             *HEAD,
-            *_entry_rows(r, README_ENTRIES),
+            *_entry_rows(r, PAGE_ENTRIES),
             "",
         ]
-    group = summary["results"].get("kernel-group")
-    if group and group["comparisons"].get("experiments"):
-        lines += [
-            "**The paper's four experiments** (leave one kernel group out; "
-            "1: raw features vs attention + AMMs per "
-            "regressor, 2: sample embedders, 3: AMMs vs none vs random "
-            "vectors, in the pipeline and as the stacked "
-            "residual's features, 4: AMM aggregation vs L2)",
-            "",
-            *EXP_HEAD,
-            *experiment_rows(group),
-            "",
-            "| XGBoost MAPE change, attention + AMMs vs raw | paper | here |",
-            "|---|---|---|",
-            *paper_rows(summary),
-            "",
-        ]
+    lines += _experiment_lines(summary)
     lines += [
         "**Does the xAMM pipeline (attention + AMMs → XGBoost), or the "
         "stacked default predictor, beat the "
@@ -393,6 +399,37 @@ def readme_block(summary: dict) -> str:
     return "\n".join(lines)
 
 
+def _scheme_section(scheme: str, r: dict) -> list[str]:
+    """``results.md``'s section of one scheme: every entry, the details, folds, comparisons."""
+    out = [
+        f"## {SCHEME_TITLES[scheme]}",
+        "",
+        "Test pairs per fold: " + ", ".join(f"{k} {v}" for k, v in r["folds"].items()),
+        "",
+        *HEAD,
+        *_entry_rows(r, list(r["entries"])),
+        "",
+        *_detail_tables(r),
+    ]
+    if scheme != "kernel":
+        out += _fold_table(r)
+    for key, title in (
+        ("pipeline_vs_raw", "attention + AMMs vs raw features (XGBoost)"),
+        ("pipeline_vs_control", "attention + AMMs vs random vectors in place of AMMs"),
+    ):
+        if key in r["comparisons"]:
+            out += [
+                f"{title}: "
+                + "; ".join(
+                    f"{s.replace('->', '→')} within 2× {_diff(v['within_2'])}, "
+                    f"MAPE {_diff(v['mape'])}"
+                    for s, v in r["comparisons"][key].items()
+                ),
+                "",
+            ]
+    return out
+
+
 def markdown(summary: dict) -> str:
     """``results.md``: every entry of every scheme, per-fold figures, comparisons and the paper's
     claims."""
@@ -409,40 +446,11 @@ def markdown(summary: dict) -> str:
         "about 100% on it.",
         "",
     ]
-    if summary.get("libraries"):  # runs before this recorded none
-        out += [
-            "Run with "
-            + ", ".join(f"{k} {v}" for k, v in sorted(summary["libraries"].items()))
-            + ".",
-            "",
-        ]
+    if summary.get("libraries"):  # a results.json may not record them
+        libs = ", ".join(f"{k} {v}" for k, v in sorted(summary["libraries"].items()))
+        out += [f"Run with {libs}.", ""]
     for scheme, r in _ordered(summary["results"]):
-        out += [
-            f"## {SCHEME_TITLES[scheme]}",
-            "",
-            "Test pairs per fold: " + ", ".join(f"{k} {v}" for k, v in r["folds"].items()),
-            "",
-            *HEAD,
-            *_entry_rows(r, list(r["entries"])),
-            "",
-            *_detail_tables(r),
-        ]
-        if scheme != "kernel":
-            out += _fold_table(r)
-        for key, title in (
-            ("pipeline_vs_raw", "attention + AMMs vs raw features (XGBoost)"),
-            ("pipeline_vs_control", "attention + AMMs vs random vectors in place of AMMs"),
-        ):
-            if key in r["comparisons"]:
-                out += [
-                    f"{title}: "
-                    + "; ".join(
-                        f"{s.replace('->', '→')} within 2× {_diff(v['within_2'])}, "
-                        f"MAPE {_diff(v['mape'])}"
-                        for s, v in r["comparisons"][key].items()
-                    ),
-                    "",
-                ]
+        out += _scheme_section(scheme, r)
     if "kernel-group" in summary["results"]:
         out += [
             "## The paper's four experiments (leave one kernel group out)",
@@ -531,10 +539,15 @@ def _fold_table(r: dict) -> list[str]:
     return [*out, ""]
 
 
-def update_readme(readme, results_json) -> None:
-    """Replace the block between :data:`BEGIN` and :data:`END` in ``readme`` by :func:`readme_block`
-    of ``results_json`` (the README must hold both markers), and rewrite ``results.md`` beside
-    it."""
+def update_page(page, results_json) -> None:
+    """Rewrite the results block of a page and ``results.md`` from ``results.json``.
+
+    Args:
+        page: a Markdown file holding the markers :data:`BEGIN` and :data:`END`; the text between
+            them becomes :func:`results_block` of ``results_json``.
+        results_json: the ``xamm eval`` summary; ``results.md`` is written beside it.
+    """
+    readme = page
     text = Path(readme).read_text()
     if BEGIN not in text or END not in text:
         raise ValueError(
@@ -544,5 +557,59 @@ def update_readme(readme, results_json) -> None:
     head, rest = text.split(BEGIN, 1)
     tail = rest.split(END, 1)[1]
     summary = json.loads(Path(results_json).read_text())
-    Path(readme).write_text(head + readme_block(summary) + tail)
+    Path(readme).write_text(head + results_block(summary) + tail)
     Path(results_json).with_name("results.md").write_text(markdown(summary))
+
+
+SUMMARY_BEGIN = (
+    "<!-- xamm-summary:begin (generated from docs/eval/results.json by "
+    "xamm eval --page; do not edit) -->"
+)
+SUMMARY_END = "<!-- xamm-summary:end -->"
+
+
+def _with_interval(v: dict) -> str:
+    return f"{v['value']:.2f} [{v['lo']:.2f}, {v['hi']:.2f}]"
+
+
+def summary_block(summary: dict) -> str:
+    """The README's results summary (markers included): per scheme, the default predictor's within
+    2× against the strongest baseline's on the same pairs, with 90% intervals and the paired
+    difference.
+
+    Args:
+        summary: an ``xamm eval`` ``results.json``.
+
+    Returns:
+        At most ten Markdown lines between :data:`SUMMARY_BEGIN` and :data:`SUMMARY_END`.
+    """
+    rows = [
+        "| split | default predictor | strongest baseline | difference |",
+        "|---|---|---|---|",
+    ]
+    for scheme, r in _ordered(summary["results"]):
+        base = r["comparisons"]["best_baseline"]["all"]
+        d = r["comparisons"]["default_vs_best_baseline"]["all"]["within_2"]
+        mine = r["entries"]["stacked/default"]["pooled"]["all"]["within_2"]
+        theirs = r["entries"][base]["pooled"]["all"]["within_2"]
+        rows.append(
+            f"| {SCHEME_TITLES[scheme]} | {_with_interval(mine)} | "
+            f"{base} {_with_interval(theirs)} | "
+            f"{d['difference']:+.2f} [{d['lo']:+.2f}, {d['hi']:+.2f}] |"
+        )
+    return "\n".join([SUMMARY_BEGIN, *rows, SUMMARY_END])
+
+
+def update_summary(readme, results_json) -> None:
+    """Rewrite the README's results summary (:func:`summary_block`) from ``results.json``.
+
+    Args:
+        readme: a Markdown file holding :data:`SUMMARY_BEGIN` and :data:`SUMMARY_END`.
+        results_json: the ``xamm eval`` summary.
+    """
+    text = Path(readme).read_text()
+    if SUMMARY_BEGIN not in text or SUMMARY_END not in text:
+        raise ValueError(f"{readme} lacks the markers of the results summary")
+    head, rest = text.split(SUMMARY_BEGIN, 1)
+    summary = json.loads(Path(results_json).read_text())
+    Path(readme).write_text(head + summary_block(summary) + rest.split(SUMMARY_END, 1)[1])

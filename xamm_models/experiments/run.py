@@ -9,7 +9,8 @@ a fold's test kernels. Nothing is tuned on test folds: hyper-parameters are the 
 :mod:`xamm_models.predictors.paper.regressors` and the embedders.
 
 Results go to ``results.json`` (the source of truth), ``results.md`` and ``dataset-card.md``; the
-README's table is generated from the JSON (:func:`xamm_models.experiments.report.readme_block`).
+documentation's tables are generated from the JSON
+(:func:`xamm_models.experiments.report.results_block`).
 """
 
 from __future__ import annotations
@@ -188,6 +189,20 @@ def _run_all(
     return out, kernels
 
 
+def _dataset_record(ds: xplat.XplatDataset) -> dict:
+    """What ``results.json`` records of the data set the run used."""
+    return {
+        "name": xplat.NAME,
+        "schema": xplat.SCHEMA_VERSION,
+        "version": ds.version,
+        "samples": ds.samples.height,
+        "pairs": ds.pairs.height,
+        "drops": ds.drops,
+        "targets": sorted(set(ds.samples.get_column("target"))),
+        "sources": [s.model_dump() for s in xplat.SOURCES],
+    }
+
+
 def run_experiments(
     store=None,
     *,
@@ -227,16 +242,7 @@ def run_experiments(
         if vectors:
             results[scheme]["vector_metrics"] = vectors
     summary = {
-        "dataset": {
-            "name": xplat.NAME,
-            "schema": xplat.SCHEMA_VERSION,
-            "version": ds.version,
-            "samples": ds.samples.height,
-            "pairs": ds.pairs.height,
-            "drops": ds.drops,
-            "targets": sorted(set(ds.samples.get_column("target"))),
-            "sources": [s.model_dump() for s in xplat.SOURCES],
-        },
+        "dataset": _dataset_record(ds),
         "settings": asdict(settings),
         "experiments": list(experiments),
         "torch_cpu_kernels": kernels,

@@ -116,12 +116,12 @@ class SignatureRegistry:
         return cls(xamm_home() / "signatures")
 
     @classmethod
-    def for_reading(cls) -> SignatureRegistry:
-        """The registry to read from: ``$XAMM_HOME``'s if it holds any signature, else the embedded
-        snapshot's (what :func:`lookup` answers from when nothing was built here)."""
+    def for_reading(cls) -> SignatureRegistry | LayeredRegistry:
+        """The registry to read from: ``$XAMM_HOME``'s, with the embedded snapshot's signatures
+        for every machine, device and kind built nowhere here."""
         home = cls.default()
         embedded = snapshot.signatures_root()
-        return cls(embedded) if embedded is not None and not home.all() else home
+        return home if embedded is None else LayeredRegistry([home, cls(embedded)])
 
     @property
     def embedders_dir(self) -> Path:
@@ -245,6 +245,60 @@ class SignatureRegistry:
                 }
             )
         return pl.DataFrame(rows)
+
+
+class LayeredRegistry:
+    """Read-only registries in order: a signature comes from the first that has its machine,
+    device and kind (``$XAMM_HOME``'s, then the embedded snapshot's)."""
+
+    def __init__(self, layers: list[SignatureRegistry]):
+        self.layers = layers
+
+    @property
+    def root(self) -> Path:
+        """The first layer's root (where signatures built here go)."""
+        return self.layers[0].root
+
+    def get(self, ref: str, version: int | None = None, kind: str = "attention") -> Signature:
+        """As :meth:`SignatureRegistry.get`, from the first layer that has the signature.
+
+        Args:
+            ref: ``machine``, ``machine:device`` or ``machine:device@version``.
+            version: a version, overriding the one in ``ref``.
+            kind: ``attention`` or ``physics``.
+
+        Returns:
+            The signature.
+        """
+        first: KeyError | None = None
+        for reg in self.layers:
+            try:
+                return reg.get(ref, version, kind)
+            except KeyError as e:
+                first = first or e
+        assert first is not None
+        raise first
+
+    def all(self) -> list[Signature]:
+        """Every signature of the first layer, and of later layers for what earlier ones lack."""
+        seen: set[tuple[str, str, str]] = set()
+        out = []
+        for reg in self.layers:
+            mine = reg.all()
+            out += [s for s in mine if (s.machine, s.device, s.kind) not in seen]
+            seen |= {(s.machine, s.device, s.kind) for s in mine}
+        return sorted(out, key=lambda s: (s.machine, s.device, s.version))
+
+    def frame(self) -> pl.DataFrame:
+        """One row per registry machine and device, each from the first layer that has one."""
+        frames = [reg.frame() for reg in self.layers]
+        out = frames[0]
+        for later in frames[1:]:
+            empty = (out["latest"] == "no signature yet") & out["physics"].is_null()
+            keep = out.filter(~empty)
+            rest = later.filter(~pl.col("target").is_in(keep["target"].implode()))
+            out = pl.concat([keep, rest], how="vertical_relaxed")
+        return out.sort("target")
 
 
 def lookup(

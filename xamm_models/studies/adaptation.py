@@ -172,6 +172,41 @@ def counter_runs(runs: pl.DataFrame) -> pl.DataFrame:
     return r.select("kernel", *SOURCE_FEATURES, *TOPDOWN, pl.col("f_log_s_per_iter"))
 
 
+def _public_repeat(base, st: pl.DataFrame, target: str, rep: int, fractions, seed: int) -> list:
+    """One repeat of the public curve on one target: every method at every fraction, scored."""
+    rng = np.random.default_rng(seed + rep)
+    pool, test = _split(st, rng)
+    xp, xt = pool.select(SOURCE_FEATURES).to_numpy(), test.select(SOURCE_FEATURES).to_numpy()
+    yp = pool.get_column("f_log_s_per_iter").to_numpy()
+    yt = test.get_column("f_log_s_per_iter").to_numpy()
+
+    def scored(pred, method, f):
+        return test.select(
+            pl.concat_str("app", pl.lit("|"), "app_params").alias("sample"),
+            "app",
+            pl.lit(COUNTER_SOURCE).alias("source"),
+            pl.lit(target).alias("target"),
+            pl.Series("y_true", 10.0**yt),
+            pl.Series("y_pred", 10.0 ** np.clip(pred, -12, 3).astype(float)),
+            pl.lit(method).alias("method"),
+            pl.lit(f).alias("fraction"),
+            pl.lit(rep).alias("repeat"),
+        )
+
+    def mlp():
+        return SourceModel(SOURCE_FEATURES, seed=seed + rep)
+
+    out = [scored(mlp().fit(xp, yp).predict(xt), "full", 1.0)]
+    for f in fractions:
+        pick = rng.choice(len(yp), size=max(1, round(f * len(yp))), replace=False)
+        adapted = base.adapt(xp[pick], yp[pick], SOURCE_FEATURES, unlabelled=np.vstack([xp, xt]))
+        out.append(scored(adapted.predict(xt), "adapted", f))
+        out.append(scored(ridge_from_scratch(xp[pick], yp[pick])(xt), "scratch-ridge", f))
+        if len(pick) >= 2:
+            out.append(scored(mlp().fit(xp[pick], yp[pick]).predict(xt), "scratch-mlp", f))
+    return out
+
+
 def public_curve_predictions(
     runs: pl.DataFrame, ds, *, repeats: int = 3, fractions=FRACTIONS, seed: int = 0
 ) -> pl.DataFrame:
@@ -188,59 +223,7 @@ def public_curve_predictions(
     for target in sorted(set(samples.get_column("target"))):
         st = samples.filter(pl.col("target") == target)
         for rep in range(repeats):
-            rng = np.random.default_rng(seed + rep)
-            pool, test = _split(st, rng)
-            xp, xt = (
-                pool.select(SOURCE_FEATURES).to_numpy(),
-                test.select(SOURCE_FEATURES).to_numpy(),
-            )
-            yp, yt = (
-                pool.get_column("f_log_s_per_iter").to_numpy(),
-                test.get_column("f_log_s_per_iter").to_numpy(),
-            )
-
-            def scored(pred, method, f, test=test, yt=yt, target=target, rep=rep):
-                return test.select(
-                    pl.concat_str("app", pl.lit("|"), "app_params").alias("sample"),
-                    "app",
-                    pl.lit(COUNTER_SOURCE).alias("source"),
-                    pl.lit(target).alias("target"),
-                    pl.Series("y_true", 10.0**yt),
-                    pl.Series("y_pred", 10.0 ** np.clip(pred, -12, 3).astype(float)),
-                    pl.lit(method).alias("method"),
-                    pl.lit(f).alias("fraction"),
-                    pl.lit(rep).alias("repeat"),
-                )
-
-            out.append(
-                scored(
-                    SourceModel(SOURCE_FEATURES, seed=seed + rep).fit(xp, yp).predict(xt),
-                    "full",
-                    1.0,
-                )
-            )
-            for f in fractions:
-                pick = rng.choice(len(yp), size=max(1, round(f * len(yp))), replace=False)
-                out.append(
-                    scored(
-                        base.adapt(
-                            xp[pick], yp[pick], SOURCE_FEATURES, unlabelled=np.vstack([xp, xt])
-                        ).predict(xt),
-                        "adapted",
-                        f,
-                    )
-                )
-                out.append(scored(ridge_from_scratch(xp[pick], yp[pick])(xt), "scratch-ridge", f))
-                if len(pick) >= 2:
-                    out.append(
-                        scored(
-                            SourceModel(SOURCE_FEATURES, seed=seed + rep)
-                            .fit(xp[pick], yp[pick])
-                            .predict(xt),
-                            "scratch-mlp",
-                            f,
-                        )
-                    )
+            out += _public_repeat(base, st, target, rep, fractions, seed)
     return pl.concat(out)
 
 

@@ -95,6 +95,47 @@ def eval_metrics(results_json: str | Path | None, entry: str) -> dict[str, dict[
     return out
 
 
+def _signature_artefact(s, reg: SignatureRegistry, out: Path, name: str, version, seed: int):
+    """The zoo's record of one signature file."""
+    return Artefact(
+        name=s.ref,
+        kind="signature",
+        path=str(reg.path(s.machine, s.device, s.version, s.kind).relative_to(out)),
+        dataset=name,
+        data_version=version,
+        seed=seed,
+    )
+
+
+def _default_and_baselines(ds, out: Path, name: str, version, seed: int, eval_results):
+    """The default predictor and the benchmark's baselines, fitted on the whole data set, saved
+    with their metrics from the evaluation."""
+    default = StackedPredictor(seed=seed).fit(
+        ds.pairs, ds.samples, dataset=name, data_version=version
+    )
+    models = {"default": (default, "stacked/default")}
+    for method, b in fit_baselines(
+        ds.pairs, ds.samples, dataset=name, data_version=version
+    ).items():
+        models[f"baseline-{method}"] = (b, f"baseline/{method}")
+    arts = []
+    for folder, (model, entry) in models.items():
+        model.training["metrics"] = eval_metrics(eval_results, entry)
+        model.save_pretrained(out / "models" / folder)
+        arts.append(
+            Artefact(
+                name=folder,
+                kind="model",
+                path=f"models/{folder}",
+                dataset=name,
+                data_version=version,
+                seed=seed,
+                metrics=model.training["metrics"],
+            )
+        )
+    return arts
+
+
 def build_zoo(
     data_dir,
     out,
@@ -130,51 +171,9 @@ def build_zoo(
         *build_physics_signatures(store=st, registry=reg),
         *build_signatures(store=st, registry=reg, epochs=epochs, seed=seed),
     ]
-    arts += [
-        Artefact(
-            name=s.ref,
-            kind="signature",
-            path=str(reg.path(s.machine, s.device, s.version, s.kind).relative_to(out)),
-            dataset=name,
-            data_version=version,
-            seed=seed,
-        )
-        for s in sigs
-    ]
-    progress("the default predictor")
-    default = StackedPredictor(seed=seed).fit(
-        ds.pairs, ds.samples, dataset=name, data_version=version
-    )
-    default.training["metrics"] = eval_metrics(eval_results, "stacked/default")
-    default.save_pretrained(out / "models" / "default")
-    arts.append(
-        Artefact(
-            name="default",
-            kind="model",
-            path="models/default",
-            dataset=name,
-            data_version=version,
-            seed=seed,
-            metrics=default.training["metrics"],
-        )
-    )
-    progress("the baselines")
-    for method, b in fit_baselines(
-        ds.pairs, ds.samples, dataset=name, data_version=version
-    ).items():
-        b.training["metrics"] = eval_metrics(eval_results, f"baseline/{method}")
-        b.save_pretrained(out / "models" / f"baseline-{method}")
-        arts.append(
-            Artefact(
-                name=f"baseline-{method}",
-                kind="model",
-                path=f"models/baseline-{method}",
-                dataset=name,
-                data_version=version,
-                seed=seed,
-                metrics=b.training["metrics"],
-            )
-        )
+    arts += [_signature_artefact(s, reg, out, name, version, seed) for s in sigs]
+    progress("the default predictor and the baselines")
+    arts += _default_and_baselines(ds, out, name, version, seed, eval_results)
     if vae_dnn:
         arts.append(_vae_dnn(ds, out, name, version, seed, eval_results, progress))
     arts += _paper_and_adapted(

@@ -224,6 +224,63 @@ class AdaptedPredictor(
             )
         return samples
 
+    def _fit_alignment(self, wide: pl.DataFrame, y: pl.DataFrame, every: pl.DataFrame):
+        """Fit the alignment of the platform's columns into the embedder's input (seeded by names
+        where ``use_names``); returns the name seeding."""
+        cfg, base = self.config, self.base
+        p0 = (
+            name_matches(base.embedder.feature_names, cfg.features)
+            if cfg.use_names
+            else np.zeros((len(base.embedder.feature_names), len(cfg.features)))
+        )
+        emb = base.embedder.eval()
+        P, b = fit_alignment(
+            lambda a: emb.head(emb.encode(a)),
+            emb,
+            self._std(self._x(wide)).to(emb._device()),
+            torch.tensor(
+                y.to_numpy().astype(np.float64), dtype=torch.float32, device=emb._device()
+            ),
+            p0,
+            self._std(self._x(every)).to(emb._device()),
+            epochs=cfg.epochs,
+            seed=cfg.seed,
+            pull=cfg.pull,
+            match=cfg.match,
+            loss=masked_mse,
+            fine_tune=cfg.fine_tune,
+        )
+        emb.eval()
+        self.weights.update(
+            P=P.cpu().numpy().astype(np.float64), b=b.cpu().numpy().astype(np.float64), p0=p0
+        )
+        return p0
+
+    def _fit_residual(self, samples: pl.DataFrame) -> np.ndarray:
+        """The per-target offsets and the ridge residual on the aligned design; returns each
+        sample's target."""
+        cfg = self.config
+        x, tgt = self._x(samples), samples.get_column("target").to_numpy()
+        design = self._design(x, tgt)
+        r = np.log(samples.get_column("relR").to_numpy())
+        # each target's offset unpenalised (its median log relR; the overall median for a target
+        # without labels), so the model starts where the per-target median baseline stands; the
+        # ridge weighs the aligned prediction and embedding (stacked) and the platform's columns
+        # against what is left, and shrinks to that baseline
+        offset = np.array(
+            [
+                np.median(r[tgt == t]) if (tgt == t).any() else np.median(r)
+                for t in self.base.targets
+            ]
+        )
+        self.weights.update(offset=offset, offset_all=np.array([np.median(r)]))
+        r = r - self._offsets(tgt)
+        groups = samples.get_column(cfg.keys[0]).to_numpy() if cfg.keys else np.arange(len(r))
+        alpha = cfg.ridge if cfg.ridge is not None else choose_alpha(design, r, groups, scale=False)
+        rmu, rsd, rw = ridge_fit(design, r, alpha, scale=False)
+        self.weights.update(ridge_mu=rmu, ridge_sd=rsd, ridge_w=rw, ridge_alpha=np.array([alpha]))
+        return tgt
+
     def fit(
         self, samples: pl.DataFrame, *, unlabelled: pl.DataFrame | None = None
     ) -> AdaptedPredictor:
@@ -254,50 +311,8 @@ class AdaptedPredictor(
                 for t in base.targets
             ]
         )
-        p0 = (
-            name_matches(base.embedder.feature_names, cfg.features)
-            if cfg.use_names
-            else np.zeros((len(base.embedder.feature_names), len(cfg.features)))
-        )
-        emb = base.embedder.eval()
-        P, b = fit_alignment(
-            lambda a: emb.head(emb.encode(a)),
-            emb,
-            self._std(self._x(wide)).to(emb._device()),
-            torch.tensor(
-                y.to_numpy().astype(np.float64), dtype=torch.float32, device=emb._device()
-            ),
-            p0,
-            self._std(self._x(every)).to(emb._device()),
-            epochs=cfg.epochs,
-            seed=cfg.seed,
-            pull=cfg.pull,
-            match=cfg.match,
-            loss=masked_mse,
-            fine_tune=cfg.fine_tune,
-        )
-        emb.eval()
-        self.weights.update(
-            P=P.cpu().numpy().astype(np.float64), b=b.cpu().numpy().astype(np.float64), p0=p0
-        )
-        x, tgt = self._x(samples), samples.get_column("target").to_numpy()
-        design = self._design(x, tgt)
-        r = np.log(samples.get_column("relR").to_numpy())
-        # each target's offset unpenalised (its median log relR; the overall median for a target
-        # without labels), so
-        # the model starts where the per-target median baseline stands; the ridge weighs the aligned
-        # prediction and
-        # embedding (stacked) and the platform's columns against what is left, and shrinks to that
-        # baseline
-        offset = np.array(
-            [np.median(r[tgt == t]) if (tgt == t).any() else np.median(r) for t in base.targets]
-        )
-        self.weights.update(offset=offset, offset_all=np.array([np.median(r)]))
-        r = r - self._offsets(tgt)
-        groups = samples.get_column(cfg.keys[0]).to_numpy() if cfg.keys else np.arange(len(r))
-        alpha = cfg.ridge if cfg.ridge is not None else choose_alpha(design, r, groups, scale=False)
-        rmu, rsd, rw = ridge_fit(design, r, alpha, scale=False)
-        self.weights.update(ridge_mu=rmu, ridge_sd=rsd, ridge_w=rw, ridge_alpha=np.array([alpha]))
+        p0 = self._fit_alignment(wide, y, every)
+        tgt = self._fit_residual(samples)
         self.training = {
             "profiles": prof.height,
             "pairs": samples.height,

@@ -658,8 +658,8 @@ class StackedPredictor(
             self.models[v] = m
         return self
 
-    def _card_body(self) -> tuple[str, str]:
-        """The card: what it predicts, how it was chosen and calibrated, its limits."""
+    def _card_tables(self) -> tuple[str, str]:
+        """The card's calibration rows (per regime) and signature rows (per target)."""
         cal = "\n".join(
             f"| {r} | {c.variant} | "
             f"{', '.join(f'{s} {v}' for s, v in sorted(c.variants.items())) or '-'} "
@@ -676,6 +676,11 @@ class StackedPredictor(
             f"{self.noise.get(t, float('nan')):.2f} |"
             for t, s in sorted(self.signatures.items())
         )
+        return cal, sigs
+
+    def _card_body(self) -> tuple[str, str]:
+        """The card: what it predicts, how it was chosen and calibrated, its limits."""
+        cal, sigs = self._card_tables()
         t = self.training
         body = f"""\
 Predicts **relR = runtime on target / runtime on source** of an application sample measured on a \

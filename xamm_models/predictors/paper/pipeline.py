@@ -275,21 +275,26 @@ def _predict_test(cfg: RunConfig, pred, test: pl.DataFrame) -> pl.DataFrame:
     return pl.concat(frames, how="diagonal_relaxed")
 
 
+def _amms(cfg: RunConfig, out) -> dict:
+    """func amm: every target's AMM from the benchmark data, into the default registry."""
+    sigs = build_signatures(
+        store=cfg.machine_data_path,
+        registry=SignatureRegistry.default(),
+        aggregation=cfg.aggregation,
+        embedder_name=cfg.embedder,
+        epochs=cfg.epochs,
+        seed=cfg.seed,
+    )
+    for s in sigs:
+        out(f"{s.ref}: {len(s.vector)}-d AMM from {s.n_samples} samples")
+    return {"signatures": [s.ref for s in sigs]}
+
+
 def run(cfg: RunConfig, *, out=print) -> dict:
     """Carry out ``cfg.func``; returns a summary (also printed through ``out``)."""
 
     if cfg.func == "amm":
-        sigs = build_signatures(
-            store=cfg.machine_data_path,
-            registry=SignatureRegistry.default(),
-            aggregation=cfg.aggregation,
-            embedder_name=cfg.embedder,
-            epochs=cfg.epochs,
-            seed=cfg.seed,
-        )
-        for s in sigs:
-            out(f"{s.ref}: {len(s.vector)}-d AMM from {s.n_samples} samples")
-        return {"signatures": [s.ref for s in sigs]}
+        return _amms(cfg, out)
     if cfg.func == "train":
         p = _train(cfg, out)
         return {"model": str(cfg.output or cfg.src_model_path), "training": p.training}

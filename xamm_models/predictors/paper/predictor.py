@@ -131,6 +131,24 @@ class XammPredictor(
             preprocessing=report,
         )
 
+    def _fit_heads(self, pairs, emb: np.ndarray, y: np.ndarray, sigs: dict, heads) -> np.ndarray:
+        """Fit the embedding-only regressor and the one with AMMs (on the pairs whose ends both
+        have signatures); return which pairs had them."""
+        cfg = self.config
+        src, tgt = pairs.get_column("source").to_numpy(), pairs.get_column("target").to_numpy()
+        if "noamm" in heads:
+            X0 = self._with_ids(emb, src, tgt)
+            self.models["noamm"] = R.create_regressor(cfg.regressor, cfg.seed).fit(X0, y)
+        have = (
+            pairs.select(pl.col("source").is_in(list(sigs)) & pl.col("target").is_in(list(sigs)))
+            .to_series()
+            .to_numpy()
+        )
+        if have.any() and "amm" in heads:
+            X = self._with_amm(emb[have], src[have], tgt[have], sigs)
+            self.models["amm"] = R.create_regressor(cfg.regressor, cfg.seed).fit(X, y[have])
+        return have
+
     def fit_pairs(
         self,
         pairs: pl.DataFrame,
@@ -174,24 +192,7 @@ class XammPredictor(
         )
         self.sources = sorted(set(pairs.get_column("source")))
         self.targets = targets
-        if "noamm" in heads:
-            X0 = self._with_ids(
-                emb, pairs.get_column("source").to_numpy(), pairs.get_column("target").to_numpy()
-            )
-            self.models["noamm"] = R.create_regressor(cfg.regressor, cfg.seed).fit(X0, y)
-        have = (
-            pairs.select(pl.col("source").is_in(list(sigs)) & pl.col("target").is_in(list(sigs)))
-            .to_series()
-            .to_numpy()
-        )
-        if have.any() and "amm" in heads:
-            X = self._with_amm(
-                emb[have],
-                pairs.get_column("source").to_numpy()[have],
-                pairs.get_column("target").to_numpy()[have],
-                sigs,
-            )
-            self.models["amm"] = R.create_regressor(cfg.regressor, cfg.seed).fit(X, y[have])
+        have = self._fit_heads(pairs, emb, y, sigs, heads)
         self.signatures = {t: s for t, s in sigs.items() if t in targets}
         if amm_embedder is None and self.signatures and embedders_dir is not None:
             amm_embedder = local_embedder_path(next(iter(self.signatures.values())), embedders_dir)
@@ -274,6 +275,34 @@ class XammPredictor(
             embedder_revision=ref.embedder_revision,
         )
 
+    def _answer(self, emb: np.ndarray, source: str, target: str, sigs: dict, use_amm: bool):
+        """relR of every embedded profile on one target, and which model answered."""
+        n = len(emb)
+        y, amm = self.log_predict(emb, [source] * n, [target] * n, sigs, use_amm)
+        return pl.DataFrame(
+            {
+                "row": np.arange(n),
+                "source": [source] * n,
+                "target": [target] * n,
+                "relR": np.exp(y) if self.config.log_target else y,
+                "regime": np.where(amm, "amm", "embedding"),
+            }
+        )
+
+    def _check_input(self, profiles: pl.DataFrame, source: str) -> None:
+        """Refuse an untrained model, an unknown source and profiles without the features."""
+        if not self.models:
+            raise RuntimeError("the predictor is not trained: fit() or from_pretrained() first")
+        if source not in self.sources:
+            raise UnknownSourceError(
+                f"source {source!r} was not seen in training: "
+                + unknown_name_message("source", source, self.sources)
+            )
+        self._check_schema(profiles)
+        check_profiles(
+            profiles, feature_columns(self.config.feature_columns), what="this xAMM predictor"
+        )
+
     def predict(
         self,
         profiles: pl.DataFrame,
@@ -303,17 +332,7 @@ class XammPredictor(
             (:data:`~xamm_models.predictors.contract.PREDICTION_COLUMNS`); no interval.
         """
         targets = list(targets or [t for t in self.targets if t != source])
-        if not self.models:
-            raise RuntimeError("the predictor is not trained: fit() or from_pretrained() first")
-        if source not in self.sources:
-            raise UnknownSourceError(
-                f"source {source!r} was not seen in training: "
-                + unknown_name_message("source", source, self.sources)
-            )
-        self._check_schema(profiles)
-        check_profiles(
-            profiles, feature_columns(self.config.feature_columns), what="this xAMM predictor"
-        )
+        self._check_input(profiles, source)
         built = (
             self.signatures_from_benchmarks(target_benchmarks)
             if target_benchmarks is not None
@@ -327,22 +346,7 @@ class XammPredictor(
                     f"{unknown_name_message('target', t, known)}; {ADD_A_TARGET}"
                 )
         emb = self._embed(profiles)
-        out = []
-        row_id = np.arange(profiles.height)
-        for t in targets:
-            y, amm = self.log_predict(emb, [source] * len(emb), [t] * len(emb), sigs, use_amm)
-            rel = np.exp(y) if self.config.log_target else y
-            out.append(
-                pl.DataFrame(
-                    {
-                        "row": row_id,
-                        "source": [source] * len(emb),
-                        "target": [t] * len(emb),
-                        "relR": rel,
-                        "regime": np.where(amm, "amm", "embedding"),
-                    }
-                )
-            )
+        out = [self._answer(emb, source, t, sigs, use_amm) for t in targets]
         # what the user calls each profile
         names = [c for c in ("app", "app_params") if c in profiles.columns]
         named = (
