@@ -27,7 +27,7 @@ LANES = {"fast": (["-m", "not slow"], 180.0), "full": ([], 720.0)}
 def run_lane(name: str) -> dict:
     """One lane: its wall time, pytest's summary line, and the verdicts."""
     args, budget = LANES[name]
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args]
+    cmd = [sys.executable, "-m", "pytest", "-q", "-rf", "-p", "no:cacheprovider", *args]
     t = time.perf_counter()
     r = subprocess.run(
         cmd, cwd=REPO, env={**os.environ, "CI": "true"}, capture_output=True, text=True
@@ -41,6 +41,7 @@ def run_lane(name: str) -> dict:
         "within_budget": seconds <= budget,
         "tests_passed": r.returncode == 0,
         "pytest": tail[-1].strip("= ") if tail else r.stdout[-500:],
+        "failed": [ln.split(" - ")[0] for ln in r.stdout.splitlines() if ln.startswith("FAILED")],
         "cpus": os.cpu_count(),
     }
 
@@ -61,6 +62,8 @@ def main() -> int:
                 f"{r['lane']:>4}: {r['seconds']:7.1f} s ({verdict} the {r['budget_s']:.0f} s "
                 f"budget, {r['cpus']} cpus): {r['pytest']}"
             )
+            for name in r["failed"]:
+                print(f"      {name}")
     return 0 if all(r["within_budget"] and r["tests_passed"] for r in rows) else 1
 
 

@@ -23,7 +23,6 @@ SLOW = {  # the fast lane (pytest -m "not slow") leaves these to CI; each took o
     "test_end_to_end_run_on_store_data",
     "test_embedders_round_trip_and_determinism",
     "test_small_run_reports_baselines_and_the_verdict",
-    "test_eval_builds_the_data_set_from_its_sources_in_one_command",
     "test_built_from_the_named_sources_with_a_stable_content_hash",
     "test_fold_machine_data_never_holds_the_test_kernels",
     "test_the_runs_do_not_depend_on_the_number_of_workers",
@@ -55,6 +54,9 @@ SLOW = {  # the fast lane (pytest -m "not slow") leaves these to CI; each took o
     # the seeded campaign of tampered Hub pulls (about 10 s); its targeted cases run in the fast
     # lane
     "test_every_tampered_pull_is_refused_by_name",
+    # every --help example in its sandbox (about 3.5 min) and the user guide's pages
+    "test_every_help_example_runs_as_written",
+    "test_the_user_guides_code_blocks_run_as_written",
 }
 
 

@@ -367,8 +367,14 @@ def test_physics_signatures_are_built_versioned_and_shown_by_the_amm_commands(
         float(np.quantile(t, OVERHEAD_QUANTILE)), rel=1e-9
     )
     assert shown["physics"]["n_samples"] == per.height
-    # no attention AMM was built: a clear error
-    assert len(runs) and xamm(["amm", "show", "h100-node:gpu"]) == 1
+    # no attention AMM was built here: the package's own (the embedded snapshot's) answers
+    from xamm_data import snapshot
+
+    assert len(runs) and xamm(["amm", "show", "h100-node:gpu"]) == 0
+    embedded = SignatureRegistry(snapshot.signatures_root()).get("h100-node:gpu")
+    assert json.loads(capsys.readouterr().out) == json.loads(embedded.model_dump_json())
+    # a machine that has neither: a clear error
+    assert xamm(["amm", "show", "dane:cpu"]) == 1
     assert "no attention signature" in capsys.readouterr().err
 
 

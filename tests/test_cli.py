@@ -159,38 +159,9 @@ def test_eval_page_needs_the_markers_and_a_missing_source_is_bad_input(tmp_path,
     assert "lacks the xplat-rajaperf sources" in capsys.readouterr().err
 
 
-def test_eval_builds_the_data_set_from_its_sources_in_one_command(shared_data, tmp_path, capsys):
-    pytest.importorskip("torch", reason="the models extra (torch) is not installed")
-    out = tmp_path / "out"
-    assert (
-        xamm(
-            [
-                "eval",
-                "--data-dir",
-                str(shared_data),
-                "--quick",
-                "--experiment",
-                "3",
-                "--held-out-machine",
-                "",
-                "--json",
-                "--out",
-                str(out),
-            ]
-        )
-        == 0
-    )
-    summary = json.loads(capsys.readouterr().out)
-    assert summary["dataset"]["pairs"] > 2000 and list(summary["results"]) == ["kernel-group"]
-    assert summary["settings"]["quick"] and summary["settings"]["epochs"] == 5
-    assert (
-        json.loads((out / "results.json").read_text())["dataset"]["version"]
-        == summary["dataset"]["version"]
-    )
-    assert "## Does the pipeline beat the strongest baseline?" in (out / "results.md").read_text()
-
-
-def test_amm_list_reads_the_home_registry_once_it_holds_a_signature(tmp_path, capsys, monkeypatch):
+def test_amm_list_reads_home_signatures_first_and_the_embedded_ones_for_the_rest(
+    tmp_path, capsys, monkeypatch
+):
     import shutil
 
     from xamm_data import snapshot
@@ -200,7 +171,14 @@ def test_amm_list_reads_the_home_registry_once_it_holds_a_signature(tmp_path, ca
     shutil.copytree(
         snapshot.signatures_root() / "lassen", tmp_path / "home" / "signatures" / "lassen"
     )
-    assert SignatureRegistry.for_reading().root == tmp_path / "home" / "signatures"
+    home = tmp_path / "home" / "signatures" / "lassen"
+    (home / "gpu@2.json").write_text(
+        (home / "gpu@1.json").read_text().replace('"version": 1', '"version": 2')
+    )
+    reading = SignatureRegistry.for_reading()
+    assert reading.root == tmp_path / "home" / "signatures"
     assert xamm(["amm", "list", "--json"]) == 0
     latest = {r["target"]: r["latest"] for r in json.loads(capsys.readouterr().out)}
-    assert latest["lassen:gpu"] == "lassen:gpu@1" and latest["quartz:cpu"] == "no signature yet"
+    # lassen from home (its version 2 exists only there); quartz from the package's snapshot
+    assert latest["lassen:gpu"] == "lassen:gpu@2" and latest["quartz:cpu"] == "quartz:cpu@1"
+    assert latest["dane:cpu"] == "no signature yet"

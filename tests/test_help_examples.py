@@ -259,6 +259,16 @@ def _push_xamm_model(work: Path, env: dict) -> str:
     return r.stdout.split()[-1]
 
 
+def _check_quick_eval(out: Path) -> None:
+    """``xamm eval --quick`` built the data set from its named sources and ran every scheme."""
+    import json
+
+    summary = json.loads((out / "results.json").read_text())
+    assert summary["dataset"]["pairs"] > 2000 and summary["settings"]["epochs"] == 5
+    assert set(summary["results"]) == {"kernel-group", "held-out-machine"}  # --quick: no LOKO
+    assert "## Does the pipeline beat the strongest baseline?" in (out / "results.md").read_text()
+
+
 @pytest.mark.data
 def test_every_help_example_runs_as_written(sandbox):
     work, env = sandbox
@@ -281,6 +291,8 @@ def test_every_help_example_runs_as_written(sandbox):
             shutil.copy(work / "quartz.json", work / "tk.json")  # a Thicket file by another name
         if ex == "xamm run config.yml":
             commit = _push_xamm_model(work, env)
+        if ex.startswith("xamm eval --data-dir"):
+            _check_quick_eval(work / "q")
         m = re.search(r"at commit ([0-9a-f]{40})", r.stdout)
         if m:
             commit = m.group(1)
