@@ -185,12 +185,20 @@ def read_sources(
     progress: bool = False,
     **opts,
 ) -> IngestReport:
-    """Read ``paths`` as format ``fmt`` (one of :data:`~xamm_ingest.formats.FORMATS`) into a
-    validated frame.
+    """Read ``paths`` as format ``fmt`` into a validated frame.
 
-    Options go to the format: ``machine``, ``rtol``, ``bounds`` (rajaperf); ``spec`` (hpctoolkit,
-    caliper); ``mapping`` (table); ``debug`` re-raises unexpected errors instead of rejecting the
-    source.
+    Args:
+        fmt: one of :data:`~xamm_ingest.formats.FORMATS`.
+        paths: files, directories, or a list of them.
+        workers: processes reading in parallel.
+        progress: show a progress bar.
+        **opts: the format's options: ``machine``, ``rtol``, ``bounds`` (rajaperf); ``spec``
+            (hpctoolkit, caliper); ``mapping`` (table); ``debug`` re-raises unexpected errors
+            instead of rejecting the source.
+
+    Returns:
+        The report: ``frame`` (the rows), ``rejected`` sources and ``dropped`` records, each
+        with its reason.
     """
     spec = get_format(fmt)
     if fmt == "table":
@@ -350,8 +358,17 @@ def ingest_sources(
 ) -> IngestReport:
     """Read (see :func:`read_sources`) and write the rows to the store in one commit.
 
-    With ``dry_run`` nothing is written; with ``strict`` nothing is written if any source was
-    rejected or any record dropped.
+    Args:
+        fmt: a registered format.
+        paths: files, directories, or a list of them.
+        store: the store (a :class:`Store` or its root; default ``$XAMM_HOME/store``).
+        dry_run: read and validate only; nothing is written.
+        strict: write nothing if any source was rejected or any record dropped.
+        **kw: the format's options.
+
+    Returns:
+        The report: ``frame`` (the rows), ``rejected`` sources and ``dropped`` records, each
+        with its reason, and the version written.
     """
     report = read_sources(fmt, paths, **kw)
     if dry_run or (strict and (report.rejected or report.dropped)) or report.frame.is_empty():
@@ -371,12 +388,20 @@ def read_rajaperf(
     bounds: Bounds | None = None,
     debug: bool = False,
 ) -> IngestReport:
-    """Read RAJAPerf outputs (files, directories or a list) into a validated ``benchmark_runs``
-    frame.
+    """Read RAJAPerf outputs into a validated ``benchmark_runs`` frame.
 
-    ``machine`` names the machine of every source (CSV runs carry none; Caliper files must agree);
-    ``rtol`` is the agreement required between CSV and Caliper times of the same run; ``bounds``
-    the physical plausibility bounds (:class:`~xamm_ingest.records.Bounds`).
+    Args:
+        paths: files, directories, or a list of them.
+        machine: the machine of every source (CSV runs carry none; Caliper files must agree).
+        workers: processes reading in parallel (default: the CPUs, at most 8).
+        progress: show a progress bar.
+        rtol: the agreement required between CSV and Caliper times of the same run.
+        bounds: the physical plausibility bounds (:class:`~xamm_ingest.records.Bounds`).
+        debug: re-raise unexpected errors instead of rejecting the source.
+
+    Returns:
+        The report: ``frame`` (the rows), ``rejected`` sources and ``dropped`` records, each
+        with its reason.
     """
     return read_sources(
         "rajaperf",
@@ -399,7 +424,19 @@ def ingest_rajaperf(
     **kw,
 ) -> IngestReport:
     """Read RAJAPerf outputs (see :func:`read_rajaperf`) and write them to the store in one
-    commit."""
+    commit.
+
+    Args:
+        paths: files, directories, or a list of them.
+        store: the store (a :class:`Store` or its root; default ``$XAMM_HOME/store``).
+        dry_run: read and validate only; nothing is written.
+        strict: write nothing if any source was rejected or any record dropped.
+        **kw: :func:`read_rajaperf`'s options (``machine``, ``workers``, ``bounds``, ...).
+
+    Returns:
+        The report: ``frame`` (the rows), ``rejected`` sources and ``dropped`` records, each
+        with its reason, and the version written.
+    """
     return ingest_sources("rajaperf", paths, store=store, dry_run=dry_run, strict=strict, **kw)
 
 
@@ -412,8 +449,20 @@ def read_profiles(
     debug: bool = False,
     workers: int = 1,
 ) -> IngestReport:
-    """Read application profiles of format ``hpctoolkit``, ``caliper`` or ``table`` into
-    ``app_profiles`` rows."""
+    """Read application profiles into ``app_profiles`` rows.
+
+    Args:
+        fmt: ``hpctoolkit``, ``caliper`` or ``table``.
+        paths: files, directories, or a list of them.
+        spec: what every sample is (app, machine, parameters, ranks, ...).
+        mapping: the column mapping of a ``table``.
+        debug: re-raise unexpected errors instead of rejecting the source.
+        workers: processes reading in parallel.
+
+    Returns:
+        The report: ``frame`` (the rows), ``rejected`` sources and ``dropped`` records, each
+        with its reason.
+    """
     if fmt not in FORMATS or get_format(fmt).table.name != "app_profiles":
         raise ValueError(f"unknown format {fmt!r}; expected one of hpctoolkit, caliper, table")
     return read_sources(fmt, paths, workers=workers, spec=spec, mapping=mapping, debug=debug)
@@ -430,8 +479,23 @@ def ingest_profiles(
     strict: bool = False,
     debug: bool = False,
 ) -> IngestReport:
-    """Read application profiles (see :func:`read_profiles`) and write them to the store in one
-    commit."""
+    """Read application profiles (see :func:`read_profiles`) and write them to the store in
+    one commit.
+
+    Args:
+        fmt: ``hpctoolkit``, ``caliper`` or ``table``.
+        paths: files, directories, or a list of them.
+        spec: what every sample is (app, machine, parameters, ranks, ...).
+        mapping: the column mapping of a ``table``.
+        store: the store (a :class:`Store` or its root; default ``$XAMM_HOME/store``).
+        dry_run: read and validate only; nothing is written.
+        strict: write nothing if any source was rejected or any record dropped.
+        debug: re-raise unexpected errors instead of rejecting the source.
+
+    Returns:
+        The report: ``frame`` (the rows), ``rejected`` sources and ``dropped`` records, each
+        with its reason, and the version written.
+    """
     if fmt not in FORMATS or get_format(fmt).table.name != "app_profiles":
         raise ValueError(f"unknown format {fmt!r}; expected one of hpctoolkit, caliper, table")
     return ingest_sources(

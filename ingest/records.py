@@ -81,8 +81,17 @@ class Bounds(BaseModel):
 
     @classmethod
     def from_items(cls, items: list[str] | None) -> Bounds:
-        """Bounds from ``NAME=VALUE`` strings (the CLI's ``--bound``); ``ValueError`` names the
-        valid names."""
+        """Bounds from ``NAME=VALUE`` strings (the CLI's ``--bound``).
+
+        Args:
+            items: the strings (None: the defaults).
+
+        Returns:
+            The bounds.
+
+        Raises:
+            ValueError: a malformed item or an unknown name; the message names the valid ones.
+        """
         values: dict[str, float] = {}
         for item in items or []:
             name, sep, value = item.partition("=")

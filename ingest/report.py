@@ -60,6 +60,11 @@ class IngestReport:
     aliases: dict[str, str] = field(default_factory=dict)
 
     def summary(self) -> dict:
+        """The report's counts: sources read, rejected, rows, records dropped by reason.
+
+        Returns:
+            The counts.
+        """
         f = self.frame
         out = {
             "table": self.table,
@@ -82,20 +87,33 @@ class IngestReport:
         return out
 
     def grouped(self) -> list[tuple[str, list[str]]]:
-        """(problem, files) for rejected sources, most frequent first."""
+        """The rejected sources grouped by problem, most frequent first.
+
+        Returns:
+            ``(problem, files)`` pairs.
+        """
         groups: dict[str, list[str]] = defaultdict(list)
         for r in self.rejected:
             groups[r.problem].append(r.path)
         return sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
 
     def grouped_drops(self) -> list[tuple[str, list]]:
-        """(field: rule kind, dropped records) for dropped records, most frequent first."""
+        """The dropped records grouped by the field whose rule they broke, most frequent first.
+
+        Returns:
+            ``(field, records)`` pairs.
+        """
         groups: dict[str, list] = defaultdict(list)
         for d in self.dropped:
             groups[d.field].append(d)
         return sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
 
     def as_json(self) -> dict:
+        """The report as JSON-ready data (what ``--json`` prints).
+
+        Returns:
+            The summary, with every rejected source and dropped record.
+        """
         s = self.summary()
         s["rejected_files"] = [{"path": r.path, "reason": r.reason} for r in self.rejected]
         s["rejection_groups"] = [{"problem": p, "files": len(fs)} for p, fs in self.grouped()]

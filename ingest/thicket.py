@@ -27,17 +27,22 @@ from xamm_data.thicket import is_xamm_thicket, rows_of_thicket
 
 
 def from_thicket(tk, *, machine: str | None = None, bounds: Bounds | None = None) -> IngestReport:
-    """``benchmark_runs`` rows of a Thicket's profiles, in an
-    :class:`~xamm_ingest.report.IngestReport` (``.frame``, ``.rejected``, ``.dropped``), as
-    :func:`~xamm_ingest.read_rajaperf` gives for files.
-
-    ``machine`` names the machine where the profiles' Adiak ``cluster`` is missing (and must agree
-    where it is not); ``bounds`` as in :func:`~xamm_ingest.read_rajaperf`.
+    """``benchmark_runs`` rows of a Thicket's profiles, as :func:`~xamm_ingest.read_rajaperf`
+    gives for files.
 
     Example::
 
         tk = thicket.Thicket.from_caliperreader(["run/Base_Seq-default.cali", ...])
         rows = from_thicket(tk).frame
+
+    Args:
+        tk: a ``thicket.Thicket`` of RAJAPerf profiles.
+        machine: the machine where the profiles' Adiak ``cluster`` is missing (it must agree where
+            it is not).
+        bounds: as for :func:`~xamm_ingest.read_rajaperf`.
+
+    Returns:
+        The report (``frame``, ``rejected``, ``dropped``).
     """
     if not all(hasattr(tk, a) for a in ("dataframe", "metadata", "graph", "profile")):
         raise TypeError(f"expected a thicket.Thicket, got {type(tk).__name__}")

@@ -77,3 +77,79 @@ def test_no_project_history_in_code_cli_help_or_generated_pages():
     texts["xamm --help (every command)"] = cli_reference()
     found = [f"{where}: {m.group(0)!r}" for where, t in texts.items() for m in HISTORY.finditer(t)]
     assert found == []
+
+
+API_PACKAGES = (
+    "xamm_data",
+    "xamm_ingest",
+    "xamm_models.machines",
+    "xamm_models.embedders",
+    "xamm_models.benchmark",
+    "xamm_models.predictors",
+    "xamm_models.predictors.default",
+    "xamm_models.predictors.paper",
+    "xamm_models.predictors.adapted",
+    "xamm_models.zoo",
+    "xamm_models.experiments",
+    "xamm_models.studies",
+)
+
+
+def _public_api():
+    """Every function and public method of what the packages export (``__all__``)."""
+    import importlib
+    import inspect
+
+    found = {}
+    for pkg in API_PACKAGES:
+        mod = importlib.import_module(pkg)
+        for name in mod.__all__:
+            obj = getattr(mod, name)
+            if inspect.isfunction(obj):
+                found[f"{obj.__module__}.{obj.__qualname__}"] = obj
+            elif inspect.isclass(obj) and obj.__module__.startswith("xamm"):
+                for attr, member in vars(obj).items():
+                    fn = getattr(member, "__func__", member)
+                    if inspect.isfunction(fn) and not attr.startswith("_"):
+                        found[f"{obj.__module__}.{obj.__qualname__}.{attr}"] = fn
+    return found
+
+
+def _returns_a_value(fn) -> bool:
+    import inspect
+    import textwrap
+
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError):
+        return False
+    body = tree.body[0]
+    return any(
+        isinstance(n, ast.Return) and n.value is not None
+        for n in ast.walk(body)
+        if not (isinstance(n, ast.FunctionDef | ast.Lambda) and n is not body)
+    )
+
+
+def test_the_public_api_is_documented_with_its_arguments_and_returns():
+    """Google style: an ``Args:`` section naming every parameter and a ``Returns:`` section for
+    whatever returns a value (``Args`` may describe ``*args``/``**kwargs`` by their names)."""
+    import inspect
+
+    bad = []
+    for where, fn in sorted(_public_api().items()):
+        doc = inspect.getdoc(fn) or ""
+        params = [
+            p.name
+            for p in inspect.signature(fn).parameters.values()
+            if p.name not in ("self", "cls")
+        ]
+        if not doc:
+            bad.append(f"{where}: no docstring")
+            continue
+        missing = [p for p in params if not re.search(rf"^\s+\**{p}( \(.*\))?:", doc, re.M)]
+        if missing:
+            bad.append(f"{where}: Args lacks {missing}")
+        if _returns_a_value(fn) and "Returns:" not in doc:
+            bad.append(f"{where}: no Returns")
+    assert bad == [], "\n".join(bad)

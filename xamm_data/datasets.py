@@ -88,15 +88,31 @@ def derived_datasets() -> tuple[str, ...]:
 
 
 def list_datasets(pattern: str = "*", *, store: Store | str | Path | None = None) -> list[str]:
-    """Names of the known datasets (registry, derived data sets, machines in the local store)
-    matching ``pattern``."""
+    """Names of the known datasets: the registry, derived data sets and the machines in the
+    local store.
+
+    Args:
+        pattern: a shell-style pattern (``"xeon*"``).
+        store: the local store (default ``$XAMM_HOME/store``).
+
+    Returns:
+        The matching names, sorted.
+    """
     return dataset_registry(store).list(pattern)
 
 
 def registry_frame(*, store: Store | str | Path | None = None) -> pl.DataFrame:
-    """The dataset registry as one table, with what the local store holds for each dataset (row
-    counts from the table log's statistics); derived datasets are listed with what they are built
-    from."""
+    """The dataset registry as one table, with what the local store holds for each.
+
+    Row counts come from the table log's statistics; derived datasets are listed with what they
+    are built from.
+
+    Args:
+        store: the local store (default ``$XAMM_HOME/store``).
+
+    Returns:
+        One row per dataset.
+    """
     st = as_store(store)
     reg = dataset_registry(st)
     counts = {kind: st.row_counts(kind) for kind in DATA_KINDS}
@@ -219,6 +235,9 @@ def load_dataset(
             history``).
         as_of: read the local store as it was at this time (the latest version committed by
             then).
+
+    Returns:
+        The rows (a ``LazyFrame`` with ``lazy``).
 
     Raises:
         UnknownDatasetError: ``name`` is not known; the message lists the known names.

@@ -684,7 +684,17 @@ DATA_KINDS: tuple[str, ...] = ("benchmark_runs", "app_profiles")
 
 
 def get_table(name: str) -> TableSchema:
-    """Return the schema of table ``name``; the error lists the known tables."""
+    """The schema of a table.
+
+    Args:
+        name: ``benchmark_runs``, ``app_profiles`` or ``counters``.
+
+    Returns:
+        Its :class:`TableSchema`.
+
+    Raises:
+        KeyError: an unknown table; the message lists the known ones.
+    """
     try:
         return TABLES[name]
     except KeyError:

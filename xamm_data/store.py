@@ -159,7 +159,14 @@ class Store:
         return get_table(kind)
 
     def table_dir(self, kind: str) -> Path | str:
-        """Where ``kind``'s Delta table lives (a directory, or a URI)."""
+        """Where ``kind``'s Delta table lives.
+
+        Args:
+            kind: a data table (``benchmark_runs``, ``app_profiles``).
+
+        Returns:
+            A directory, or a URI on an object store.
+        """
         loc = self._loc(kind)
         return loc.local if loc.local is not None else loc.uri
 
@@ -221,8 +228,14 @@ class Store:
             raise CorruptLogError(problems[0] + _more(problems)) from e
 
     def table_metadata(self, kind: str) -> dict:
-        """The table's own metadata: table, schema version, primary key, units ({} before the first
-        write)."""
+        """The table's own metadata.
+
+        Args:
+            kind: a data table (``benchmark_runs``, ``app_profiles``).
+
+        Returns:
+            Table, schema version, primary key and units ({} before the first write).
+        """
         dt = self._table(kind)
         if dt is None:
             return {}
@@ -230,13 +243,26 @@ class Store:
             return json.loads(dt.metadata().description or "{}")
 
     def version(self, kind: str) -> int | None:
-        """The latest version of ``kind``'s table (None before the first write)."""
+        """The latest version of ``kind``'s table.
+
+        Args:
+            kind: a data table (``benchmark_runs``, ``app_profiles``).
+
+        Returns:
+            The version, or None before the first write.
+        """
         dt = self._table(kind)
         return None if dt is None else dt.version()
 
     def history(self, kind: str) -> pl.DataFrame:
-        """One row per commit of ``kind``: version, time, operation and what it ingested (newest
-        first)."""
+        """One row per commit of ``kind``: version, time, operation and what it ingested.
+
+        Args:
+            kind: a data table (``benchmark_runs``, ``app_profiles``).
+
+        Returns:
+            The commits, newest first.
+        """
         dt = self._table(kind)
         # history shows every entry: check all
         if dt is not None and (problems := diagnose(kind, self._loc(kind))):
@@ -272,29 +298,69 @@ class Store:
 
     # -- reading ----------------------------------------------------------------------------------
     def machines(self, kind: str = "benchmark_runs", *, version: int | None = None) -> list[str]:
-        """Machines with rows of ``kind`` in this store, sorted."""
+        """Machines with rows of ``kind`` in this store.
+
+        Args:
+            kind: a data table (``benchmark_runs``, ``app_profiles``).
+            version: the table version to list (default: the latest).
+
+        Returns:
+            The machine ids, sorted.
+        """
         return sorted(set(self._files(kind, version).get_column("machine")))
 
     def has(self, kind: str, machine: str) -> bool:
+        """Whether ``machine`` has rows of ``kind`` in this store.
+
+        Args:
+            kind: a data table (``benchmark_runs``, ``app_profiles``).
+            machine: a machine id.
+
+        Returns:
+            True when the latest version holds a data file of that partition.
+        """
         return machine in self.machines(kind)
 
     def row_counts(self, kind: str) -> dict[str, int]:
-        """Rows per machine of ``kind``, from the log's file statistics (no data file is read)."""
+        """Rows per machine of ``kind``, from the log's file statistics (no data file is read).
+
+        Args:
+            kind: a data table (``benchmark_runs``, ``app_profiles``).
+
+        Returns:
+            Machine id -> rows.
+        """
         rows = self._files(kind).group_by("machine").agg(pl.col("rows").sum()).sort("machine")
         return dict(rows.iter_rows())
 
     def partition_files(
         self, kind: str, machine: str, *, version: int | None = None
     ) -> list[Path | str]:
-        """The data files holding ``machine``'s rows of ``kind`` (paths, or URIs on an object
-        store)."""
+        """The data files holding ``machine``'s rows of ``kind``.
+
+        Args:
+            kind: a data table (``benchmark_runs``, ``app_profiles``).
+            machine: a machine id.
+            version: the table version (default: the latest).
+
+        Returns:
+            Paths, or URIs on an object store.
+        """
         f = self._files(kind, version).filter(pl.col("machine") == machine)
         loc = self._loc(kind)
         return [loc.where(p) for p in f.get_column("path")]
 
     def partition_path(self, kind: str, machine: str) -> Path | str:
         """The single data file of ``machine``'s partition (``xamm store optimize`` makes it
-        one)."""
+        one).
+
+        Args:
+            kind: a data table (``benchmark_runs``, ``app_profiles``).
+            machine: a machine id.
+
+        Returns:
+            Its path, or URI on an object store.
+        """
         files = self.partition_files(kind, machine)
         if len(files) != 1:
             raise FileNotFoundError(
@@ -381,8 +447,18 @@ class Store:
         version: int | None = None,
         as_of: datetime | None = None,
     ) -> pl.DataFrame | pl.LazyFrame:
-        """One machine's rows of ``kind`` (at ``version`` / ``as_of``), every file verified before
-        it is parsed."""
+        """One machine's rows of ``kind``, every file verified before it is parsed.
+
+        Args:
+            kind: a data table (``benchmark_runs``, ``app_profiles``).
+            machine: a machine id.
+            lazy: return a ``LazyFrame``.
+            version: the table version to read (time travel).
+            as_of: read the table as it was at this time.
+
+        Returns:
+            The rows, sorted by the table's key.
+        """
         schema = self._check_kind(kind)
         files = self._files(kind, version, as_of)
         if machine not in set(files.get_column("machine")):
@@ -396,9 +472,19 @@ class Store:
     def scan(
         self, kind: str, *, version: int | None = None, as_of: datetime | None = None
     ) -> pl.LazyFrame:
-        """Every machine's rows of ``kind`` (at ``version`` / ``as_of``), lazily, through polars'
-        ``scan_delta`` once every data file of that version has been checked against its checksum;
-        sorted by machine and key."""
+        """Every machine's rows of ``kind``, lazily.
+
+        Read through polars' ``scan_delta`` once every data file of that version has been checked
+        against its checksum.
+
+        Args:
+            kind: a data table (``benchmark_runs``, ``app_profiles``).
+            version: the table version to read (time travel).
+            as_of: read the table as it was at this time.
+
+        Returns:
+            The rows, sorted by machine and key.
+        """
         schema = self._check_kind(kind)
         dt, files = self._snapshot(kind, version, as_of)
         if files.is_empty():
@@ -424,7 +510,15 @@ class Store:
         return lf.select(cols).sort(["machine", *schema.primary_key], nulls_last=True)
 
     def metadata(self, kind: str, machine: str) -> dict:
-        """The ``xamm`` key-value metadata of a machine's (first) data file."""
+        """The ``xamm`` key-value metadata of a machine's (first) data file.
+
+        Args:
+            kind: a data table (``benchmark_runs``, ``app_profiles``).
+            machine: a machine id.
+
+        Returns:
+            Table name, schema version, units, primary key and source files, as written.
+        """
         # pyarrow: ~0.2 s to import; only when Parquet metadata is read
         import pyarrow.parquet as pq
 
@@ -433,10 +527,18 @@ class Store:
         return json.loads((pq.read_schema(io.BytesIO(data)).metadata or {})[METADATA_KEY])
 
     def verify(self, kind: str | None = None) -> list[str]:
-        """Check the latest version of each table, log and data: every log entry parses and replays
-        consistently, the newest version is the one xamm committed, every live file is there with
-        its checksum, size and row count, and no row is held twice. The problems found, one line
-        each (empty: all good)."""
+        """Check the latest version of each table, log and data.
+
+        Every log entry parses and replays consistently, the newest version is the one xamm
+        committed, every live file is there with its checksum, size and row count, and no row is
+        held twice.
+
+        Args:
+            kind: one table (default: every table in the store).
+
+        Returns:
+            The problems found, one line each (empty: all good).
+        """
         problems = []
         for k in [kind] if kind else list(DATA_KINDS):
             loc = self._loc(k)
@@ -481,7 +583,15 @@ class Store:
         """Validate ``df`` as table ``kind`` and upsert it into its machine partitions, in one
         commit.
 
-        Raises :class:`~xamm_data.validate.ValidationError` (and writes nothing) if any rule fails.
+        Args:
+            df: rows of the table.
+            kind: a data table (``benchmark_runs``, ``app_profiles``).
+
+        Returns:
+            Per partition, the rows before, replaced, added and after, and the new version.
+
+        Raises:
+            ValidationError: a rule fails; nothing is written.
         """
         schema = self._check_kind(kind)
         new = (
@@ -630,9 +740,16 @@ class Store:
 
     # -- housekeeping -----------------------------------------------------------------------------
     def optimize(self, kind: str) -> dict[str, int]:
-        """Compact each machine's partition of ``kind`` into one checksummed data file (a commit
-        that changes no rows; files another tool appended are validated and rewritten); {machine:
-        files before} per partition."""
+        """Compact each machine's partition of ``kind`` into one checksummed data file.
+
+        The commit changes no rows; files another tool appended are validated and rewritten.
+
+        Args:
+            kind: a data table (``benchmark_runs``, ``app_profiles``).
+
+        Returns:
+            Per machine, how many data files its partition had before.
+        """
         return self._retrying(kind, lambda: self._optimize_once(kind))[0]
 
     def _optimize_once(self, kind: str) -> dict[str, int]:
@@ -689,8 +806,16 @@ class Store:
 
     def vacuum(self, kind: str, *, retention_hours: int = 168, dry_run: bool = False) -> list[str]:
         """Remove data files no version within ``retention_hours`` needs, and dead writers'
-        temporaries; the files removed (or that would be, with ``dry_run``). Versions older than
-        that can no longer be read."""
+        temporaries. Versions older than that can no longer be read.
+
+        Args:
+            kind: a data table (``benchmark_runs``, ``app_profiles``).
+            retention_hours: keep what the versions of these last hours need.
+            dry_run: list, remove nothing.
+
+        Returns:
+            The files removed (or that would be).
+        """
         dt = self._table(kind)
         gone = [] if dry_run else [str(p) for p in sweep_temporaries(self._loc(kind))]
         if dt is None:

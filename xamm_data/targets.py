@@ -44,9 +44,11 @@ class Target(NamedTuple):
 def scenario_expr(arrow: str = "->") -> pl.Expr:
     """The scenario of each (source, target) row: ``CPU->GPU`` and so on.
 
-    Parameters
-    ----------
-    arrow : what joins the two device kinds.
+    Args:
+        arrow: what joins the two device kinds.
+
+    Returns:
+        A polars expression named ``scenario``.
     """
     dev = [Target.device_expr(c).str.to_uppercase() for c in ("source", "target")]
     return pl.concat_str(dev[0], pl.lit(arrow), dev[1]).alias("scenario")

@@ -88,8 +88,17 @@ def _graph(frame: pl.DataFrame):
 
 
 def to_thicket(frame: pl.DataFrame):
-    """A Thicket of ``benchmark_runs`` rows (see the module docstring); a (run, kernel) that occurs
-    twice is a ``ValueError``."""
+    """A Thicket of ``benchmark_runs`` rows (see the module docstring).
+
+    Args:
+        frame: ``benchmark_runs`` rows.
+
+    Returns:
+        A ``thicket.Thicket``, one profile per run.
+
+    Raises:
+        ValueError: a (run, kernel) occurs twice.
+    """
     try:
         import pandas as pd  # heavy: only when a Thicket is asked for
         import thicket  # heavy, as above

@@ -135,8 +135,19 @@ def conform(df: pl.DataFrame, schema: TableSchema) -> pl.DataFrame:
 
 
 def validate(df: pl.DataFrame, schema: TableSchema) -> pl.DataFrame:
-    """Conform ``df`` to ``schema`` and check every rule and the primary key; return the conformed
-    frame."""
+    """Conform ``df`` to ``schema`` and check every rule and the primary key.
+
+    Args:
+        df: rows of the table.
+        schema: the table's schema.
+
+    Returns:
+        The conformed frame.
+
+    Raises:
+        ValidationError: a rule fails; the error names the rows, the column and what was
+            expected.
+    """
     out = conform(df, schema)
     checks: list[tuple[str, str, pl.Expr]] = [
         (col.name, text, expr) for col in schema.columns for text, expr in _rules(col)

@@ -7,14 +7,15 @@ import importlib
 
 
 def lazy_exports(package: str, public: dict[str, str]):
-    """``(__getattr__, __dir__)`` for ``package`` whose public names live in the modules ``public``
-    maps them to.
+    """``(__getattr__, __dir__)`` for a package whose public names live in other modules.
 
-    Parameters
-    ----------
-    package : the package's import name, for the error message.
-    public : ``{name: "module.path"}``: each name is ``getattr(import_module(path), name)`` on first
-    use.
+    Args:
+        package: the package's import name, for the error message.
+        public: ``{name: "module.path"}``: each name is ``getattr(import_module(path), name)``
+            on first use.
+
+    Returns:
+        The module-level ``__getattr__`` and ``__dir__``.
     """
 
     def __getattr__(name: str):

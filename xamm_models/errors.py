@@ -62,13 +62,14 @@ ADD_A_TARGET = (
 
 
 def unknown_name_message(kind: str, name: str, known: list[str]) -> str:
-    """The message of an unknown source or target: the known names and the closest one (did you
-    mean).
+    """The message of an unknown source or target: the known names and the closest one.
 
-    Parameters
-    ----------
-    kind : what was looked up ("source", "target").
-    name : the name asked for.
-    known : the names there are.
+    Args:
+        kind: what was looked up ("source", "target").
+        name: the name asked for.
+        known: the names there are.
+
+    Returns:
+        The message (with "Did you mean" when a name is close).
     """
     return str(UnknownNameError(kind, name, sorted(known), cutoff=0.6))

@@ -67,8 +67,17 @@ def _median_by(train: pl.DataFrame, test: pl.DataFrame, keys: list[str]) -> pl.S
 
 @register_baseline("pair-median")
 def pair_median(train: pl.DataFrame, test: pl.DataFrame, **_) -> np.ndarray:
-    """Median training relR of the test row's (source, target) pair, then of its scenario, then
-    overall."""
+    """Median training relR of the test row's (source, target) pair, then of its scenario,
+    then overall.
+
+    Args:
+        train: the fold's training pairs.
+        test: the pairs to predict.
+        **_: other baselines' options, ignored.
+
+    Returns:
+        Predicted relR, one per test row.
+    """
     tr, te = train.with_columns(scenario_expr()), test.with_columns(scenario_expr())
     m = _median_by(tr, te, ["source", "target"])
     m = m.fill_null(_median_by(tr, te, ["scenario"])).fill_null(
@@ -79,15 +88,30 @@ def pair_median(train: pl.DataFrame, test: pl.DataFrame, **_) -> np.ndarray:
 
 @register_baseline("pair-size-median", needs=("size_bucket",), trains_on=("size_bucket",))
 def pair_size_median(train: pl.DataFrame, test: pl.DataFrame, **_) -> np.ndarray:
-    """Median training relR of the (source, target, size bucket), else :func:`pair_median`."""
+    """Median training relR of the (source, target, size bucket), else :func:`pair_median`.
+
+    Args:
+        train: the fold's training pairs.
+        test: the pairs to predict.
+        **_: other baselines' options, ignored.
+
+    Returns:
+        Predicted relR, one per test row.
+    """
     m = _median_by(train, test, ["source", "target", "size_bucket"]).to_numpy()
     return np.where(np.isnan(m), pair_median(train, test), np.exp(m))
 
 
 def machine_figures(samples: pl.DataFrame) -> pl.DataFrame:
-    """Per target: sustained bandwidth (B/s), compute rate (flop/s) and per-launch overhead (s) from
-    its benchmark samples (``time_per_rep_s``, ``bytes_per_rep``, ``flops_per_rep``,
-    ``kernels_per_rep``)."""
+    """Per target: sustained bandwidth (B/s), compute rate (flop/s) and per-launch overhead (s).
+
+    Args:
+        samples: benchmark samples (``time_per_rep_s``, ``bytes_per_rep``, ``flops_per_rep``,
+            ``kernels_per_rep``).
+
+    Returns:
+        One row per target.
+    """
     launches = pl.col("kernels_per_rep").fill_null(1.0).clip(lower_bound=1.0)
     return (
         samples.group_by("target")
@@ -132,8 +156,19 @@ def roofline(
     figures: pl.DataFrame | None = None,
     **_,
 ) -> np.ndarray:
-    """Modelled time on the target over modelled time on the source (figures from ``samples`` only,
-    or given as :func:`machine_figures` computed them)."""
+    """Modelled time on the target over modelled time on the source; the pair median where
+    a figure is missing.
+
+    Args:
+        train: the fold's training pairs.
+        test: the pairs to predict.
+        samples: the benchmark samples the fold may see (their figures).
+        figures: the figures as :func:`machine_figures` computed them (instead of ``samples``).
+        **_: other baselines' options, ignored.
+
+    Returns:
+        Predicted relR, one per test row.
+    """
     figs = figures if figures is not None else machine_figures(samples)
     rel = _modelled(test, figs, "target") / _modelled(test, figs, "source")
     fallback = pair_median(train, test)
@@ -144,8 +179,19 @@ def roofline(
 def knn(
     train: pl.DataFrame, test: pl.DataFrame, *, features: list[str], k: int = 5, **_
 ) -> np.ndarray:
-    """Mean log relR of the ``k`` nearest training rows of the same (source, target) in standardised
-    features."""
+    """Mean log relR of the ``k`` nearest training rows of the same (source, target) in
+    standardised features; the pair median where a pair has none.
+
+    Args:
+        train: the fold's training pairs.
+        test: the pairs to predict.
+        features: the feature columns.
+        k: neighbours.
+        **_: other baselines' options, ignored.
+
+    Returns:
+        Predicted relR, one per test row.
+    """
     X = train.select(features).to_numpy().astype(float)
     mu, sd = np.nanmean(X, axis=0), np.nanstd(X, axis=0)
     sd[~np.isfinite(sd) | (sd == 0)] = 1.0

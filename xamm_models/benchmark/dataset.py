@@ -58,8 +58,17 @@ from xamm_models.features import FEATURES, feature_exprs
 def ingest_sources(
     data_dir: str | Path, store, *, workers: int = 2, progress: bool = False
 ) -> dict[str, int]:
-    """Ingest every :data:`SOURCES` set under ``data_dir`` into ``store``; {source name: rows
-    written}."""
+    """Ingest every :data:`SOURCES` set under ``data_dir`` into ``store``.
+
+    Args:
+        data_dir: the public data (``../shared/data``).
+        store: the store.
+        workers: processes reading in parallel.
+        progress: show progress bars.
+
+    Returns:
+        Source name -> rows written.
+    """
     # the ingest layer, by its hook
     ingest = load("xamm.ingest", "rajaperf", f"building {NAME} from its sources")
     data_dir = Path(data_dir)
@@ -293,8 +302,15 @@ class XplatDataset:
 
     @classmethod
     def from_store(cls, store=None, *, version: int | None = None) -> XplatDataset:
-        """The benchmark from a store's ``benchmark_runs`` (ingest :data:`SOURCES` first), at its
-        latest version or ``version`` (what a model trained on it recorded)."""
+        """The benchmark from a store's ``benchmark_runs`` (ingest :data:`SOURCES` first).
+
+        Args:
+            store: the store (default ``$XAMM_HOME/store``).
+            version: the table version (what a model trained on it recorded; default: the latest).
+
+        Returns:
+            The data set.
+        """
         st = as_store(store)
         version = st.version("benchmark_runs") if version is None else version
         runs = (
@@ -315,16 +331,36 @@ class XplatDataset:
         return version(self.pairs)
 
     def get_idx_split(self, scheme: str = "kernel-group", *, held_out_machine: str = "mi300a-spx"):
-        """The official folds of ``scheme`` (see :mod:`xamm_models.benchmark.splits`)."""
+        """The official folds of a scheme (see :mod:`xamm_models.benchmark.splits`).
+
+        Args:
+            scheme: ``kernel-group``, ``kernel`` or ``held-out-machine``.
+            held_out_machine: the machine the ``held-out-machine`` scheme leaves out.
+
+        Returns:
+            The folds, in a fixed order.
+        """
         return get_idx_split(self, scheme, held_out_machine=held_out_machine)
 
     def card(self) -> str:
+        """The data set card: sources, rules, counts and what was dropped, by reason.
+
+        Returns:
+            Markdown.
+        """
         return card(self)
 
 
 def build(runs: pl.DataFrame) -> pl.DataFrame:
     """The labelled pairs from ``benchmark_runs`` rows (what ``load_dataset("xplat-rajaperf")``
-    returns)."""
+    returns).
+
+    Args:
+        runs: ``benchmark_runs`` rows of the named sources.
+
+    Returns:
+        The pairs.
+    """
     return XplatDataset(runs).pairs
 
 
@@ -340,8 +376,15 @@ def card(ds: XplatDataset) -> str:
 
 
 def samples_from_runs(runs: pl.DataFrame) -> pl.DataFrame:
-    """One benchmark sample per target, kernel and size (the fastest variant and tuning), as the
-    data set builds them; a frame that already is samples passes through."""
+    """One benchmark sample per target, kernel and size (the fastest variant and tuning), as
+    the data set builds them; a frame that already is samples passes through.
+
+    Args:
+        runs: ``benchmark_runs`` rows (or samples).
+
+    Returns:
+        The samples.
+    """
     if {"target", "app", "time_per_rep_s"} <= set(runs.columns):
         return runs
     # xplat's declared configurations name it; raw runs carry the suite version

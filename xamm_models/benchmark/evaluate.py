@@ -86,8 +86,14 @@ under-prediction, so a tiny constant scores about 100% and "beats" a model that 
                 yield sc, part
 
     def eval(self, data) -> dict:
-        """Scores in :attr:`expected_output_format` (values are finite and > 0 checked by the
-        metrics)."""
+        """Scores of one entry's predictions.
+
+        Args:
+            data: predictions in :attr:`expected_input_format` (values finite and > 0, checked).
+
+        Returns:
+            Scores in :attr:`expected_output_format`.
+        """
         df = self._check(data)
         pooled = {
             s: bootstrap(p, n=self.n_boot, seed=self.seed, level=self.level)
@@ -110,8 +116,15 @@ under-prediction, so a tiny constant scores about 100% and "beats" a model that 
         }
 
     def compare(self, a, b) -> dict:
-        """{SCOPE: {METRIC: {"difference", "lo", "hi", "better"}}}: a minus b on the same rows and
-        resamples."""
+        """Entry ``a`` minus entry ``b`` on the same rows and resamples.
+
+        Args:
+            a: predictions in :attr:`expected_input_format`.
+            b: predictions for the same rows.
+
+        Returns:
+            ``{scope: {metric: {"difference", "lo", "hi", "better"}}}``.
+        """
         da, db = self._check(a), self._check(b)
         out = {}
         for s, pa in self._scopes(da):

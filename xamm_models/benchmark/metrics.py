@@ -87,8 +87,15 @@ def _centred_log_truth(df: pl.DataFrame, codes: np.ndarray, P: int) -> np.ndarra
 
 
 def score(df: pl.DataFrame) -> dict[str, float | None]:
-    """Every metric of :data:`METRICS` for one prediction frame (see the module docstring); None
-    where a metric is undefined (no pair with spread, no sample with two targets)."""
+    """Every metric of :data:`METRICS` for one prediction frame (see the module docstring).
+
+    Args:
+        df: one prediction frame.
+
+    Returns:
+        Metric -> value; None where a metric is undefined (no pair with spread, no sample with two
+        targets).
+    """
     df = _checked(df)
     return {**_KernelStats(df).point(), "n": df.height}
 
@@ -236,8 +243,17 @@ def _interval(xs: np.ndarray, level: float) -> tuple[float, float]:
 def bootstrap(
     df: pl.DataFrame, *, n: int = 1000, seed: int = 0, level: float = 0.9
 ) -> dict[str, dict]:
-    """{metric: {"value", "lo", "hi"}}: the point estimate and a ``level`` percentile interval over
-    ``n`` resamples of the kernels. Seeded: the same input gives the same interval."""
+    """Every metric with a percentile interval over resamples of the kernels (seeded).
+
+    Args:
+        df: one prediction frame.
+        n: resamples.
+        seed: the seed.
+        level: the interval's level.
+
+    Returns:
+        ``{metric: {"value", "lo", "hi"}}``.
+    """
     st = _KernelStats(_checked(df))
     point, vals = st.point(), st.values(_draws(len(st.apps), n, seed))
     out = {}
@@ -250,11 +266,18 @@ def bootstrap(
 def compare(
     a: pl.DataFrame, b: pl.DataFrame, *, n: int = 1000, seed: int = 0, level: float = 0.9
 ) -> dict[str, dict]:
-    """{metric: {"difference", "lo", "hi", "better"}}: metric(a) - metric(b), on the same kernel
-    resamples.
+    """metric(a) - metric(b), on the same kernel resamples.
 
-    ``a`` and ``b`` must hold predictions for the same rows (joined on sample, source, target).
-    ``better`` is "a", "b" or "neither" (the interval includes 0), by the metric's direction.
+    Args:
+        a: predictions for some rows (joined with ``b`` on sample, source, target).
+        b: predictions for the same rows.
+        n: resamples.
+        seed: the seed.
+        level: the interval's level.
+
+    Returns:
+        ``{metric: {"difference", "lo", "hi", "better"}}``; ``better`` is "a", "b" or
+        "neither" (the interval includes 0), by the metric's direction.
     """
     keys = ["sample", "app", "source", "target"]
     # coverage is not compared: it has no direction

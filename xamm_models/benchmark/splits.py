@@ -45,7 +45,14 @@ class Fold:
         return tuple(sorted(set(self.test_kernels) | set(self.hidden_kernels)))
 
     def frames(self, pairs: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-        """(train pairs, test pairs)."""
+        """The fold's training and test pairs.
+
+        Args:
+            pairs: the data set's pairs.
+
+        Returns:
+            ``(train, test)``.
+        """
         return pairs[self.train], pairs[self.test]
 
 
@@ -75,7 +82,16 @@ def _fold(
 def get_idx_split(
     ds, scheme: str = "kernel-group", *, held_out_machine: str = "mi300a-spx"
 ) -> list[Fold]:
-    """The folds of ``scheme`` over ``ds.pairs`` (see the module docstring), in a fixed order."""
+    """The folds of ``scheme`` over ``ds.pairs`` (see the module docstring), in a fixed order.
+
+    Args:
+        ds: the data set.
+        scheme: ``kernel-group``, ``kernel`` or ``held-out-machine``.
+        held_out_machine: the machine the ``held-out-machine`` scheme leaves out.
+
+    Returns:
+        The folds.
+    """
     if scheme not in SCHEMES:
         raise ValueError(f"unknown split scheme {scheme!r}; expected one of {', '.join(SCHEMES)}")
     p = ds.pairs

@@ -44,7 +44,14 @@ REGISTRY: Registry[type] = Registry("embedder")
 
 
 def register_embedder(name: str) -> Callable[[type], type]:
-    """Class decorator: make an embedder available as ``create_embedder(name)``."""
+    """Class decorator: make an embedder available as ``create_embedder(name)``.
+
+    Args:
+        name: the embedder's name.
+
+    Returns:
+        The decorator, which returns the class unchanged.
+    """
 
     def deco(cls: type) -> type:
         cls.embedder_name = name
@@ -54,18 +61,40 @@ def register_embedder(name: str) -> Callable[[type], type]:
 
 
 def list_embedders(pattern: str = "*") -> list[str]:
-    """Registered embedder names matching ``pattern``."""
+    """Registered embedder names.
+
+    Args:
+        pattern: a shell-style pattern.
+
+    Returns:
+        The matching names, sorted.
+    """
     return REGISTRY.list(pattern)
 
 
 def create_embedder(name: str, **kwargs) -> Embedder:
-    """Instantiate a registered embedder; an unknown name lists the valid ones and the closest."""
+    """Instantiate a registered embedder.
+
+    Args:
+        name: a registered embedder (an unknown name lists the valid ones and the closest).
+        **kwargs: its constructor's arguments.
+
+    Returns:
+        The unfitted embedder.
+    """
     return REGISTRY.get(name)(**kwargs)
 
 
 def local_rng(fn: Callable) -> Callable:
-    """Run ``fn`` on a fork of torch's CPU generator: the seeding inside (parameter init, dropout,
-    sampling) never changes the caller's global random state."""
+    """Decorator: run ``fn`` on a fork of torch's CPU generator, so the seeding inside
+    (parameter init, dropout, sampling) never changes the caller's global random state.
+
+    Args:
+        fn: the function.
+
+    Returns:
+        The wrapped function.
+    """
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -76,13 +105,29 @@ def local_rng(fn: Callable) -> Callable:
 
 
 def resolve_device(device: str) -> torch.device:
+    """The torch device of a setting.
+
+    Args:
+        device: ``auto`` (a GPU when present, else the CPU), ``cpu`` or a torch device name.
+
+    Returns:
+        The device.
+    """
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device(device)
 
 
 def sparsemax(z: torch.Tensor, dim: int = -1) -> torch.Tensor:
-    """Sparsemax (Martins & Astudillo 2016): a softmax whose outputs can be exactly zero."""
+    """Sparsemax (Martins & Astudillo 2016): a softmax whose outputs can be exactly zero.
+
+    Args:
+        z: scores.
+        dim: the dimension normalised over.
+
+    Returns:
+        Probabilities, some exactly zero.
+    """
     z_sorted, _ = torch.sort(z, dim=dim, descending=True)
     k = torch.arange(1, z.size(dim) + 1, device=z.device, dtype=z.dtype)
     shape = [1] * z.dim()
@@ -96,8 +141,16 @@ def sparsemax(z: torch.Tensor, dim: int = -1) -> torch.Tensor:
 
 
 def masked_mse(pred: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """MSE over the entries of ``y`` that are not NaN (a relR vector has gaps where a pair is
-    missing)."""
+    """MSE over the entries of ``y`` that are not NaN (a relR vector has gaps where a pair
+    is missing).
+
+    Args:
+        pred: predictions.
+        y: targets, NaN where missing.
+
+    Returns:
+        A scalar tensor.
+    """
     mask = ~torch.isnan(y)
     if not mask.any():
         return pred.sum() * 0.0
@@ -181,9 +234,26 @@ class Embedder(nn.Module):
 
     # -- model pieces, overridden -------------------------------------------------------
     def encode(self, x: torch.Tensor) -> torch.Tensor:
+        """The embedding of standardised inputs (the network's forward pass to the latent).
+
+        Args:
+            x: standardised inputs, shape (n, n_features).
+
+        Returns:
+            Shape (n, embed_dim).
+        """
         raise NotImplementedError
 
     def loss(self, x: torch.Tensor, y: torch.Tensor | None) -> torch.Tensor:
+        """The training loss of one batch.
+
+        Args:
+            x: standardised inputs.
+            y: supervised targets, or None (self-supervised).
+
+        Returns:
+            A scalar tensor.
+        """
         raise NotImplementedError
 
     # -- public API -----------------------------------------------------------------------
@@ -199,8 +269,20 @@ class Embedder(nn.Module):
         weight_decay: float = 1e-5,
         progress: bool = False,
     ) -> Embedder:
-        """Fit on ``X`` (array or polars frame with the feature columns); supervised if ``y`` is
-        given."""
+        """Fit on ``X``; supervised if ``y`` is given, else self-supervised.
+
+        Args:
+            X: an array, or a polars frame with the feature columns.
+            y: targets (e.g. log relR, NaN where missing), or None.
+            epochs: training epochs.
+            lr: learning rate.
+            batch_size: batch size.
+            weight_decay: weight decay.
+            progress: show a progress bar.
+
+        Returns:
+            The fitted embedder.
+        """
         torch.manual_seed(self.seed)  # on the forked generator (local_rng)
         X = self._as_array(X)
         mean = np.nanmean(X, axis=0)
@@ -248,7 +330,14 @@ class Embedder(nn.Module):
 
     @torch.no_grad()
     def transform(self, X) -> np.ndarray:
-        """Embeddings of ``X``, shape (n, embed_dim)."""
+        """Embeddings of ``X``.
+
+        Args:
+            X: an array, or a polars frame with the feature columns.
+
+        Returns:
+            Shape (n, embed_dim).
+        """
         if not bool(self.fitted):
             raise RuntimeError(
                 f"{type(self).__name__} is not fitted; call fit() or from_pretrained()"
@@ -370,14 +459,27 @@ class AttentionEmbedder(
 
     @torch.no_grad()
     def masks(self, X) -> np.ndarray:
-        """Per-step attention masks, shape (n_steps, n, n_features); each row sums to 1."""
+        """Per-step attention masks; each row sums to 1.
+
+        Args:
+            X: an array, or a polars frame with the feature columns.
+
+        Returns:
+            Shape (n_steps, n, n_features).
+        """
         self.eval()
         return self._forward(self._normalise(self._as_array(X)))[1].cpu().numpy()
 
     @torch.no_grad()
     def feature_importance(self, X) -> dict[str, float]:
-        """Mean attention each feature receives over samples and steps, normalised to sum to 1,
-        largest first."""
+        """Mean attention each feature receives over samples and steps.
+
+        Args:
+            X: an array, or a polars frame with the feature columns.
+
+        Returns:
+            Feature -> share (summing to 1), largest first.
+        """
         m = self.masks(X).mean(axis=(0, 1))
         m = m / m.sum() if m.sum() > 0 else m
         return dict(sorted(zip(self.feature_names, m.tolist()), key=lambda kv: -kv[1]))
@@ -489,8 +591,16 @@ class VAEEmbedder(Embedder, PyTorchModelHubMixin, library_name="xamm", tags=["xa
 
 
 def load_embedder(path_or_repo: str, revision: str | None = None, **kwargs) -> Embedder:
-    """Load any xamm embedder saved with ``save_pretrained`` (local folder or Hub repo), by its
-    config."""
+    """Load any xamm embedder saved with ``save_pretrained``, by its config.
+
+    Args:
+        path_or_repo: a local folder or a Hub repo.
+        revision: the Hub revision.
+        **kwargs: huggingface_hub's download options.
+
+    Returns:
+        The embedder, of the class its config names.
+    """
 
     # Hub client: ~0.3 s import, only when a Hub is used
     from huggingface_hub import hf_hub_download

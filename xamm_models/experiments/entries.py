@@ -58,7 +58,18 @@ ALL = frozenset({1, 2, 3, 4})
 
 
 def entry(name: str, kind: str, experiments=ALL, schemes=None, description: str = ""):
-    """Decorator: register a prediction function as an entry."""
+    """Decorator: register a prediction function as an entry of the benchmark.
+
+    Args:
+        name: the entry's name (``kind/what``).
+        kind: ``baseline``, ``xamm``, ``control``, ...
+        experiments: the paper's experiments the entry belongs to.
+        schemes: the schemes it runs in (default: all).
+        description: one line, shown in the results.
+
+    Returns:
+        The decorator, which returns the function unchanged.
+    """
 
     def deco(fn):
         ENTRIES.add(
@@ -78,6 +89,14 @@ def entry(name: str, kind: str, experiments=ALL, schemes=None, description: str 
 
 
 def list_entries(pattern: str = "*") -> list[str]:
+    """Registered entry names.
+
+    Args:
+        pattern: a shell-style pattern (``"baseline/*"``).
+
+    Returns:
+        The matching names, sorted.
+    """
     return ENTRIES.list(pattern)
 
 
@@ -100,8 +119,11 @@ class FoldContext:
         self.runs = self.ds.config_runs.filter(~pl.col("kernel").is_in(hidden))
 
     def amm_embeddings(self):
-        """(embeddings and samples per target, kernels) of an attention AMM embedder trained without
-        the test kernels."""
+        """The attention AMM embedder trained without the test kernels, applied.
+
+        Returns:
+            ``(embeddings and samples per target, kernels)``.
+        """
         key = (
             self.ds.version,
             self.fold.machine_exclude,
@@ -140,7 +162,14 @@ class FoldContext:
         )
 
     def signatures(self, aggregation: str = "l2") -> dict:
-        """The fold's AMM signatures (not registered), made as every signature is."""
+        """The fold's AMM signatures (not registered), made as every signature is.
+
+        Args:
+            aggregation: Algorithm 1's aggregation.
+
+        Returns:
+            Target -> signature.
+        """
         key = f"sig/{aggregation}"
         if key not in self.cache:
             embs, kernels = self.amm_embeddings()
@@ -160,8 +189,12 @@ class FoldContext:
         return self.cache[key]
 
     def random_signatures(self) -> dict:
-        """The control: each target's AMM replaced by a seeded random vector of the same length and
-        norm."""
+        """The control: each target's AMM replaced by a seeded random vector of the same length
+        and norm.
+
+        Returns:
+            Target -> signature.
+        """
         rng = np.random.default_rng(self.seed + 7919)
         out = {}
         for t, s in sorted(self.signatures("l2").items()):
@@ -181,8 +214,20 @@ class FoldContext:
         random_amm: bool = False,
         heads: tuple[str, ...] = ("amm",),
     ):
-        """A predictor fitted on the fold's training pairs (cached by its settings). One sample
-        embedder per (embedder, use_embedder) serves every regressor and AMM variant of the fold."""
+        """A paper predictor fitted on the fold's training pairs (cached by its settings). One
+        sample embedder per (embedder, use_embedder) serves every regressor and AMM variant.
+
+        Args:
+            regressor: the downstream regressor.
+            embedder: the sample embedder.
+            use_embedder: False feeds the raw standardised features downstream.
+            aggregation: Algorithm 1's aggregation of the AMMs.
+            random_amm: replace each AMM by a seeded random vector of the same norm (the control).
+            heads: the regressors to fit (``amm``, ``noamm``).
+
+        Returns:
+            The fitted predictor.
+        """
         key = ("model", regressor, embedder, use_embedder, aggregation, random_amm, heads)
         if key not in self.cache:
             # imports torch: loaded on use
@@ -212,11 +257,24 @@ class FoldContext:
         return self.cache[key]
 
     def xamm(self, *, use_amm: bool = True, **kw) -> np.ndarray:
+        """The paper predictor's relR for the test pairs.
+
+        Args:
+            use_amm: answer with the AMM model where both ends have signatures.
+            **kw: :meth:`model`'s settings.
+
+        Returns:
+            Predicted relR, one per test pair of the fold.
+        """
         m, sigs = self.model(**kw)
         return m.predict_pairs(self.test, use_amm=use_amm, target_signatures=sigs)
 
     def physics(self) -> dict:
-        """The fold's physics signatures, from its machine data (never the test kernels)."""
+        """The fold's physics signatures, from its machine data (never the test kernels).
+
+        Returns:
+            Target -> signature.
+        """
         if "physics" not in self.cache:
             self.cache["physics"] = physics_signatures(self.samples)
         return self.cache["physics"]
@@ -224,9 +282,16 @@ class FoldContext:
     def stacked(
         self, variant: str, min_pair_kernels: int = MIN_PAIR_KERNELS, *, random_amm: bool = False
     ) -> np.ndarray:
-        """The stacked model's relR for the test pairs (one
-        :data:`~xamm_models.predictors.default.stacked.VARIANTS` variant; ``random_amm``: the
-        attention AMMs replaced by the control's random vectors)."""
+        """The stacked model's relR for the test pairs.
+
+        Args:
+            variant: one :data:`~xamm_models.predictors.default.stacked.VARIANTS` variant.
+            min_pair_kernels: the residual's gate.
+            random_amm: the attention AMMs replaced by the control's random vectors.
+
+        Returns:
+            Predicted relR, one per test pair of the fold.
+        """
         amms = (
             (self.random_signatures() if random_amm else self.signatures("l2"))
             if "attention" in variant
@@ -238,9 +303,13 @@ class FoldContext:
         return model.predict(self.physics(), self.test, amms)
 
     def default_model(self):
-        """(the default predictor fitted on the fold, the held-out machine's benchmark samples or
-        None). Under a held-out machine it never sees that machine's runs in fitting: they come in
-        at prediction time as ``target_benchmarks``, as a new machine's would."""
+        """The default predictor fitted on the fold. Under a held-out machine it never sees that
+        machine's runs in fitting: they come in at prediction time as ``target_benchmarks``, as a
+        new machine's would.
+
+        Returns:
+            ``(predictor, the held-out machine's benchmark samples or None)``.
+        """
         if "default" not in self.cache:
             held = self.fold.held_out_machine
             known = self.samples.filter(pl.col("machine") != held) if held else self.samples
@@ -250,15 +319,23 @@ class FoldContext:
 
     def default(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """xamm's default predictor fitted on the fold (variant chosen and intervals calibrated on
-        inner folds of the training pairs): (relR, lower, upper) for the test pairs."""
+        inner folds of the training pairs), answering the test pairs.
+
+        Returns:
+            ``(relR, lower, upper)``, one per test pair.
+        """
         model, bench = self.default_model()
         p = model.predict_pairs(self.test, target_benchmarks=bench)
         return tuple(p.get_column(c).to_numpy() for c in ("relR", "relR_lo", "relR_hi"))
 
     def most_similar_machine(self) -> np.ndarray:
-        """A new machine treated as the most similar known one: each test target is replaced by the
-        known target of its device kind with the nearest physics signature, and the default
-        predictor answers for that (relR 1 where the stand-in is the source itself)."""
+        """A new machine treated as the most similar known one: each test target is replaced by
+        the known target of its device kind with the nearest physics signature, and the default
+        predictor answers for that (relR 1 where the stand-in is the source itself).
+
+        Returns:
+            Predicted relR, one per test pair.
+        """
         model, bench = self.default_model()
         new = physics_signatures(bench) if bench is not None else {}
         stand_in = {t: most_similar(s, model.signatures) for t, s in new.items()}
@@ -272,12 +349,27 @@ class FoldContext:
         return out
 
     def baseline(self, fn) -> np.ndarray:
+        """A baseline's relR for the test pairs, from the machine data the fold may see.
+
+        Args:
+            fn: a registered baseline function (:data:`~xamm_models.benchmark.baselines.BASELINES`).
+
+        Returns:
+            Predicted relR, one per test pair of the fold.
+        """
         return fn(self.train, self.test, samples=self.samples, features=list(FEATURES))
 
     def vector_model(self, kind: str) -> np.ndarray:
-        """the VAE-DNN papers' vector models (``vae-dnn`` or ``random-forest``): trained on the
-        fold's training pairs as vector samples over every target of the data set, each test pair
-        read from its (sample, source) vector."""
+        """A VAE-DNN papers' vector model trained on the fold's training pairs as vector
+        samples over every target of the data set, each test pair read from its (sample, source)
+        vector.
+
+        Args:
+            kind: ``vae-dnn`` or ``random-forest``.
+
+        Returns:
+            Predicted relR, one per test pair of the fold.
+        """
         from xamm_models.predictors.vae_dnn import VaeDnn, vector_samples  # torch: loaded on use
 
         targets = sorted(

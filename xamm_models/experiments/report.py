@@ -431,8 +431,15 @@ def _scheme_section(scheme: str, r: dict) -> list[str]:
 
 
 def markdown(summary: dict) -> str:
-    """``results.md``: every entry of every scheme, per-fold figures, comparisons and the paper's
-    claims."""
+    """``results.md``: every entry of every scheme, per-fold figures, comparisons and the
+    paper's claims.
+
+    Args:
+        summary: an ``xamm eval`` ``results.json``.
+
+    Returns:
+        Markdown.
+    """
     d = summary["dataset"]
     out = [
         f"# xamm eval on {d['name']} v{d['schema']} (version {d['version']})",

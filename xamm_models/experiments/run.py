@@ -69,7 +69,14 @@ class EvalSettings:
     @classmethod
     def for_quick(cls, **kw) -> EvalSettings:
         """``--quick``: 5 epochs, no leave-one-kernel-out, 300 resamples; baselines, XGBoost and
-        stacked entries."""
+        stacked entries.
+
+        Args:
+            **kw: settings that override these.
+
+        Returns:
+            The settings.
+        """
         return cls(**{"epochs": 5, "loko": False, "n_boot": 300, "quick": True, **kw})
 
 
@@ -212,8 +219,19 @@ def run_experiments(
     progress=print,
     dataset: xplat.XplatDataset | None = None,
 ) -> dict:
-    """Run the benchmark; write ``results.json``, ``results.md`` and ``dataset-card.md`` to
-    ``out_dir``."""
+    """Run the benchmark; write ``results.json``, ``results.md`` and ``dataset-card.md``.
+
+    Args:
+        store: the store holding the data set's sources.
+        experiments: the paper's experiments to run (their entries).
+        settings: epochs, schemes, resamples, workers (default :class:`EvalSettings`).
+        out_dir: where the results are written.
+        progress: where progress is printed.
+        dataset: the data set, when already built.
+
+    Returns:
+        The summary (what ``results.json`` holds).
+    """
     settings = settings or EvalSettings()
     t0 = time.perf_counter()
     out_dir = Path(out_dir)

@@ -54,7 +54,16 @@ def aggregate(E: np.ndarray, option: str) -> np.ndarray:
 
 
 def algorithm1(E: np.ndarray, option: str = "l2", normalise: str = "divide") -> np.ndarray:
-    """The AMM vector of one machine from its sample embeddings ``E`` (Algorithm 1)."""
+    """The AMM vector of one machine from its sample embeddings (Algorithm 1).
+
+    Args:
+        E: the embeddings, one row per benchmark sample.
+        option: the aggregation over samples (``mean``, ``l2``, ``variance``).
+        normalise: against the maximum: ``divide``, ``subtract`` or ``none``.
+
+    Returns:
+        The AMM, one component per embedding dimension.
+    """
     if normalise not in NORMALISATIONS:
         raise ValueError(f"unknown normalisation {normalise!r}; expected one of {NORMALISATIONS}")
     a = aggregate(E, option)
@@ -134,11 +143,26 @@ def build_signatures(
     epochs: int = 200,
     seed: int = 0,
 ):
-    """Build (or find) the signatures of ``machines`` (default: every machine with benchmark data).
+    """Build (or find) the signatures of machines from the store's benchmark data.
 
-    Without ``embedder``, a ``embedder_name`` embedder is trained self-supervised on the benchmark
+    Without ``embedder``, an ``embedder_name`` embedder is trained self-supervised on the benchmark
     samples of every machine in ``store`` (the AMMs of one registry must share one embedder), saved
-    under the registry's ``embedders_dir`` and named by its content hash. Returns the signatures.
+    under the registry's ``embedders_dir`` and named by its content hash.
+
+    Args:
+        store: the store holding ``benchmark_runs``.
+        registry: where signatures are written.
+        machines: machine ids (default: every machine with benchmark data).
+        embedder: a saved embedder folder or Hub repo to use instead.
+        embedder_name: the kind of embedder to train.
+        aggregation: Algorithm 1's aggregation.
+        normalise: Algorithm 1's normalisation.
+        alignment: the kernels used as features: ``intersection`` or ``union``.
+        epochs: the embedder's epochs.
+        seed: the seed.
+
+    Returns:
+        The signatures, one per machine and device.
     """
     st = as_store(store)
     reg = registry
@@ -191,9 +215,18 @@ def signature_from_runs(
     embedder_revision: str,
 ):
     """Signatures (not registered) of every target in ``runs``, with an already loaded AMM
-    ``embedder``.
+    embedder: how a target never seen in training gets an AMM at inference.
 
-    This is how a target never seen in training gets an AMM at inference: from its benchmark data.
+    Args:
+        runs: ``benchmark_runs`` rows.
+        embedder: the loaded embedder.
+        aggregation: Algorithm 1's aggregation (``mean``, ``l2``, ``variance``).
+        normalise: Algorithm 1's normalisation (``divide``, ``subtract``, ``none``).
+        embedder_id: the embedder's name, recorded.
+        embedder_revision: the embedder's content hash, recorded.
+
+    Returns:
+        Target -> signature.
     """
 
     kernels = embedder.feature_names
@@ -229,9 +262,22 @@ def make_signature(
     embedder_id: str,
     embedder_revision: str,
 ) -> Signature:
-    """The one way a signature is made: Algorithm 1 over ``E``, the embeddings of ``part`` (the
-    target's benchmark samples), which also gives its data hash, kernel coverage and sample
-    count."""
+    """The one way a signature is made: Algorithm 1 over the embeddings of a target's
+    benchmark samples, with their data hash, kernel coverage and sample count.
+
+    Args:
+        target: ``machine:device``.
+        part: the target's benchmark samples.
+        E: their embeddings.
+        kernels: the kernels used as features.
+        aggregation: Algorithm 1's aggregation (``mean``, ``l2``, ``variance``).
+        normalise: Algorithm 1's normalisation (``divide``, ``subtract``, ``none``).
+        embedder_id: the embedder's name, recorded.
+        embedder_revision: the embedder's content hash, recorded.
+
+    Returns:
+        The signature (not registered).
+    """
     t = Target.parse(target)
     coverage = float(
         part.select(kernels).select(pl.all().is_not_null().any()).row(0).count(True)

@@ -70,8 +70,18 @@ def push_signatures(
     token=None,
     revision: str = "main",
 ) -> str:
-    """Publish signatures (default: all local ones) to ``repo_id``; refuse to change a published
-    version."""
+    """Publish signatures to a Hub repo; a published version is never changed.
+
+    Args:
+        repo_id: the Hub repo.
+        refs: the signatures to push (default: every local one).
+        registry: the local registry.
+        token: a Hub token.
+        revision: the branch to commit to.
+
+    Returns:
+        The commit.
+    """
     reg = registry
     sigs = [reg.get(r) for r in refs] if refs else reg.all()
     if not sigs:
@@ -158,8 +168,18 @@ def _pull_one(
 def pull_signatures(
     repo_id: str, *, revision: str = "main", registry: SignatureRegistry, token=None
 ) -> list[Signature]:
-    """Add every signature of ``repo_id`` at ``revision`` to the local registry, each file checked
-    against the SHA-256 the repo's card recorded at push; return them."""
+    """Add every signature of a Hub repo to the local registry, each file checked against
+    the SHA-256 the repo's card recorded at push.
+
+    Args:
+        repo_id: the Hub repo.
+        revision: the revision to pull (pin a commit).
+        registry: the local registry.
+        token: a Hub token.
+
+    Returns:
+        The signatures pulled.
+    """
     with hub_errors(f"pull signatures from {repo_id}@{revision}"):
         files = sorted(
             f

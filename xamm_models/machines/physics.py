@@ -66,14 +66,27 @@ class PhysicsSignature(BaseModel):
         return data
 
     def bandwidth(self, ws: np.ndarray) -> np.ndarray:
-        """Sustained bytes/s at working sets ``ws`` (bytes per launch): interpolated in log space,
-        clamped."""
+        """Sustained bytes/s at working sets ``ws``: interpolated in log space, clamped.
+
+        Args:
+            ws: working sets (bytes per launch).
+
+        Returns:
+            Bytes per second, one per working set.
+        """
         x = np.log2(np.clip(np.asarray(ws, dtype=float), 1.0, None))
         return np.exp(np.interp(x, self.bw_log2_ws, np.log(self.bw)))
 
     def vector(self, ws: np.ndarray) -> np.ndarray:
-        """Features for a learned model at working sets ``ws``: log10 of bandwidth there, flop rate,
-        overhead."""
+        """Features for a learned model at working sets ``ws``: log10 of bandwidth there, flop
+        rate, overhead.
+
+        Args:
+            ws: working sets (bytes per launch).
+
+        Returns:
+            One row of features per working set.
+        """
         n = len(np.atleast_1d(ws))
         return np.column_stack(
             [
@@ -104,7 +117,15 @@ def sample_arrays(samples: pl.DataFrame) -> np.ndarray:
 
 
 def physics_signature(target: str, samples: pl.DataFrame) -> PhysicsSignature:
-    """The signature of one target from its benchmark samples (one row per kernel and size)."""
+    """The signature of one target from its benchmark samples.
+
+    Args:
+        target: ``machine:device``.
+        samples: its benchmark samples (one row per kernel and size).
+
+    Returns:
+        The signature.
+    """
     return signature_from_arrays(target, sample_arrays(samples))
 
 
@@ -180,9 +201,16 @@ def borrow_flop_rates(
 def physics_signatures(
     samples: pl.DataFrame, reference: dict[str, PhysicsSignature] | None = None
 ) -> dict[str, PhysicsSignature]:
-    """One signature per ``target`` of the benchmark samples; a target without compute-bound
-    evidence borrows its flop rate from the others and from ``reference``
-    (:func:`borrow_flop_rates`)."""
+    """One signature per target of the benchmark samples; a target without compute-bound
+    evidence borrows its flop rate from the others (:func:`borrow_flop_rates`).
+
+    Args:
+        samples: benchmark samples of any number of targets.
+        reference: more signatures a flop rate may be borrowed from.
+
+    Returns:
+        Target -> signature.
+    """
     sigs = {
         t: physics_signature(t, part)
         for (t,), part in samples.group_by(["target"], maintain_order=True)
@@ -191,8 +219,15 @@ def physics_signatures(
 
 
 def modelled_time(sig: PhysicsSignature, rows: pl.DataFrame) -> np.ndarray:
-    """Seconds per rep of each row (``bytes_per_rep``, ``flops_per_rep``, ``kernels_per_rep``) on
-    ``sig``'s target."""
+    """Seconds per rep of each row on ``sig``'s target.
+
+    Args:
+        sig: the target's signature.
+        rows: ``bytes_per_rep``, ``flops_per_rep``, ``kernels_per_rep``.
+
+    Returns:
+        One time per row.
+    """
     return _modelled(sig, *_work(rows))
 
 
@@ -241,12 +276,29 @@ SIMILARITY_WS = 2.0 ** np.arange(12, 34, 2)
 
 def distance(a: PhysicsSignature, b: PhysicsSignature) -> float:
     """How unlike two machines are: Euclidean distance of log10 bandwidth over
-    :data:`SIMILARITY_WS`, log10 flop rate and log10 launch overhead."""
+    :data:`SIMILARITY_WS`, log10 flop rate and log10 launch overhead.
+
+    Args:
+        a: a signature.
+        b: another.
+
+    Returns:
+        The distance.
+    """
     return float(np.linalg.norm(a.vector(SIMILARITY_WS) - b.vector(SIMILARITY_WS)))
 
 
 def most_similar(sig: PhysicsSignature, known: dict[str, PhysicsSignature]) -> str:
-    """The known target of the same device kind (cpu/gpu) nearest to ``sig`` (:func:`distance`)."""
+    """The known target of the same device kind (cpu/gpu) nearest to ``sig``
+    (:func:`distance`).
+
+    Args:
+        sig: a signature.
+        known: the known targets' signatures.
+
+    Returns:
+        The nearest known target.
+    """
     device = sig.target.rsplit(":", 1)[-1]
     same = {
         t: s for t, s in known.items() if t.rsplit(":", 1)[-1] == device and t != sig.target

@@ -64,8 +64,16 @@ def long_values(runs: pl.DataFrame) -> pl.DataFrame:
 def align_kernels(
     runs: pl.DataFrame, rule: str = "intersection", min_coverage: float | None = None
 ) -> list[str]:
-    """The kernel list used as features: present on every target (``intersection``) or on at least
-    ``min_coverage`` of them (``union`` = any)."""
+    """The kernels used as features.
+
+    Args:
+        runs: ``benchmark_runs`` rows.
+        rule: ``intersection`` (on every target) or ``union``.
+        min_coverage: with ``union``, the fraction of targets a kernel must be on (default: any).
+
+    Returns:
+        The kernel names, sorted.
+    """
     if rule not in ("intersection", "union"):
         raise ValueError(f"unknown alignment rule {rule!r}; expected 'intersection' or 'union'")
     cov = 1.0 if rule == "intersection" else (min_coverage if min_coverage is not None else 0.0)
@@ -79,10 +87,15 @@ def align_kernels(
 
 
 def benchmark_samples(runs: pl.DataFrame, kernels: Iterable[str]) -> pl.DataFrame:
-    """Wide samples: ``target`` + sample keys + one column per kernel (null where that kernel is
-    missing).
+    """Wide samples: ``target``, the sample keys and one column per kernel (null where that
+    kernel is missing); sorted by their keys, so the same runs always give the same samples.
 
-    Rows are sorted by their keys, so the same runs always give the same samples.
+    Args:
+        runs: ``benchmark_runs`` rows.
+        kernels: the kernels used as features.
+
+    Returns:
+        The samples.
     """
     kernels = list(kernels)
     lv = long_values(runs.filter(pl.col("kernel").is_in(kernels)))

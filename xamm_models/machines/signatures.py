@@ -88,6 +88,12 @@ class Signature(BaseModel):
         )
 
     def inputs(self) -> dict:
+        """What identifies the signature's inputs (everything but version and date): two
+        signatures with equal inputs are the same version.
+
+        Returns:
+            The fields.
+        """
         return {k: getattr(self, k) for k in INPUT_FIELDS}
 
 
@@ -112,13 +118,21 @@ class SignatureRegistry:
 
     @classmethod
     def default(cls) -> SignatureRegistry:
-        """The registry under ``$XAMM_HOME`` (the command line's and ``Machine.signature()``'s)."""
+        """The registry under ``$XAMM_HOME`` (the command line's and ``Machine.signature()``'s).
+
+        Returns:
+            The registry.
+        """
         return cls(xamm_home() / "signatures")
 
     @classmethod
     def for_reading(cls) -> SignatureRegistry | LayeredRegistry:
         """The registry to read from: ``$XAMM_HOME``'s, with the embedded snapshot's signatures
-        for every machine, device and kind built nowhere here."""
+        for every machine, device and kind built nowhere here.
+
+        Returns:
+            A registry, or a layered one over ``$XAMM_HOME``'s and the snapshot's.
+        """
         home = cls.default()
         embedded = snapshot.signatures_root()
         return home if embedded is None else LayeredRegistry([home, cls(embedded)])
@@ -129,10 +143,31 @@ class SignatureRegistry:
         return self.root.parent / "embedders"
 
     def path(self, machine: str, device: str, version: int, kind: str = "attention") -> Path:
+        """Where a signature file lives.
+
+        Args:
+            machine: a machine id.
+            device: ``cpu`` or ``gpu``.
+            version: the version.
+            kind: ``attention`` or ``physics``.
+
+        Returns:
+            ``<root>/<machine>/<device>[.physics]@<version>.json``.
+        """
         stem = device if kind == "attention" else f"{device}.{kind}"
         return self.root / machine / f"{stem}@{version}.json"
 
     def versions(self, machine: str, device: str, kind: str = "attention") -> list[int]:
+        """The versions a machine's device has of a kind.
+
+        Args:
+            machine: a machine id.
+            device: ``cpu`` or ``gpu``.
+            kind: ``attention`` or ``physics``.
+
+        Returns:
+            The versions, sorted.
+        """
         d = self.root / machine
         stem = device if kind == "attention" else f"{device}.{kind}"
         return (
@@ -142,14 +177,30 @@ class SignatureRegistry:
         )
 
     def all(self) -> list[Signature]:
+        """Every signature in the registry.
+
+        Returns:
+            Sorted by machine, device and version.
+        """
         out = []
         for p in sorted(self.root.glob("*/*@*.json")):
             out.append(Signature.model_validate_json(p.read_text()))
         return sorted(out, key=lambda s: (s.machine, s.device, s.version))
 
     def get(self, ref: str, version: int | None = None, kind: str = "attention") -> Signature:
-        """A signature by reference (``quartz``, ``quartz:cpu``, ``quartz:cpu@2``) and kind; latest
-        version by default."""
+        """A signature by reference and kind; the latest version by default.
+
+        Args:
+            ref: ``quartz``, ``quartz:cpu`` or ``quartz:cpu@2``.
+            version: a version, overriding the one in ``ref``.
+            kind: ``attention`` or ``physics``.
+
+        Returns:
+            The signature.
+
+        Raises:
+            KeyError: no such signature; the message says which exist and how to build one.
+        """
         if kind not in KINDS:
             raise ValueError(f"unknown signature kind {kind!r}; expected one of {', '.join(KINDS)}")
         machine, device, v = parse_ref(ref)
@@ -183,10 +234,18 @@ class SignatureRegistry:
         return Signature.model_validate_json(self.path(machine, dev, v, kind).read_text())
 
     def add(self, sig: Signature) -> Signature:
-        """Register ``sig``: the existing version if its inputs are identical, else a new version.
+        """Register a signature: the existing version if its inputs are identical, else a new
+        version. A signature pulled from the Hub keeps its version, written if free, identical if
+        taken.
 
-        With ``sig.version`` set (a signature pulled from the Hub), that version is written if free
-        and must be identical if taken.
+        Args:
+            sig: the signature.
+
+        Returns:
+            The registered signature, with its version.
+
+        Raises:
+            ImmutableSignatureError: a taken version with other inputs.
         """
         with locked(self.root / ".lock"):
             existing = [
@@ -222,8 +281,11 @@ class SignatureRegistry:
         return sig
 
     def frame(self) -> pl.DataFrame:
-        """One row per registry machine and device: its latest attention and physics versions, or
-        'no signature yet'."""
+        """One row per registry machine and device.
+
+        Returns:
+            Its latest attention and physics versions, or 'no signature yet'.
+        """
         latest: dict[tuple, Signature] = {}
         for s in self.all():
             latest[(s.machine, s.device, s.kind)] = s
@@ -304,10 +366,18 @@ class LayeredRegistry:
 def lookup(
     ref: str, version: int | None = None, registry: SignatureRegistry | None = None
 ) -> Signature:
-    """The signature of ``ref`` (``machine[:device]``), latest unless ``version``: the
-    ``xamm.signatures`` hook behind :meth:`xamm_data.machines.Machine.signature`. Without a
-    ``registry``: the one under ``$XAMM_HOME``, else the embedded snapshot's
-    (:mod:`xamm_data.snapshot`)."""
+    """The signature of ``ref``: the ``xamm.signatures`` hook behind
+    :meth:`xamm_data.machines.Machine.signature`.
+
+    Args:
+        ref: ``machine[:device]``.
+        version: a version (default: the latest).
+        registry: the registry (default: the one under ``$XAMM_HOME``, else the embedded
+            snapshot's).
+
+    Returns:
+        The signature.
+    """
     if registry is not None:
         return registry.get(ref, version)
     try:
@@ -326,7 +396,15 @@ PHYSICS_METHOD = "physics-1"
 
 
 def physics_record(target: str, samples: pl.DataFrame) -> Signature:
-    """The registry record of ``target``'s physics signature, from its benchmark samples."""
+    """The registry record of a target's physics signature.
+
+    Args:
+        target: ``machine:device``.
+        samples: its benchmark samples.
+
+    Returns:
+        The signature record (not registered).
+    """
     sig: PhysicsSignature = physics_signature(target, samples)
     t = Target.parse(target)
     keep = samples.select(

@@ -45,9 +45,19 @@ def signature_noise(
     quantile: float = QUANTILE,
     seed: int = 0,
 ) -> float:
-    """The ``quantile`` of the distance ``target``'s signature moves when its benchmark kernels
-    (``app``) are resampled with replacement (``draws`` seeded draws); ``reference``: the signatures
-    a flop rate may be borrowed from, as in fitting. NaN with fewer than two kernels."""
+    """How far a target's signature moves when its benchmark kernels are resampled.
+
+    Args:
+        samples: benchmark samples.
+        target: ``machine:device``.
+        reference: the signatures a flop rate may be borrowed from, as in fitting.
+        draws: seeded resamples of the kernels (``app``), with replacement.
+        quantile: the quantile of the distances reported.
+        seed: the seed.
+
+    Returns:
+        The quantile of the distance; NaN with fewer than two kernels.
+    """
     own = samples.filter(pl.col("target") == target)
     apps = np.sort(own.get_column("app").unique().to_numpy())
     if len(apps) < 2:

@@ -92,8 +92,19 @@ class BaselinePredictor(
         dataset: str | None = None,
         data_version: int | None = None,
     ) -> BaselinePredictor:
-        """Keep the labelled ``pairs`` (the columns the method reads) and the machines' figures from
-        ``samples``."""
+        """Keep the labelled pairs (the columns the method reads) and the machines' figures.
+
+        Args:
+            pairs: labelled pairs (``xplat`` pair frames: ``source``, ``target``, ``relR`` and the
+                source sample's work and features).
+            samples: the machines' benchmark samples (their figures: bandwidth, flop rate,
+                overhead).
+            dataset: the data set's name, recorded in the card.
+            data_version: the store table version the data were read at.
+
+        Returns:
+            The fitted baseline.
+        """
         info = B.BASELINES.get(self.config.method).registry_info
         cols = [*_PAIR_COLUMNS, *info["trains_on"]]
         self.pairs = pairs.select(cols)
@@ -111,9 +122,16 @@ class BaselinePredictor(
     def predict_pairs(
         self, pairs: pl.DataFrame, *, target_benchmarks: pl.DataFrame | None = None
     ) -> pl.DataFrame:
-        """``relR`` of each row of ``pairs`` as the baseline's function gives it in ``xamm eval``;
-        null intervals. ``target_benchmarks`` (``benchmark_runs`` rows of new machines) adds their
-        figures, as a held-out machine's."""
+        """relR of each pair as the baseline's function gives it in ``xamm eval``.
+
+        Args:
+            pairs: pair rows with the columns the method needs (its ``needs``).
+            target_benchmarks: ``benchmark_runs`` rows of new machines; their figures are added, as
+                a held-out machine's.
+
+        Returns:
+            ``relR`` and null ``relR_lo``/``relR_hi``, one row per pair.
+        """
         if self.pairs is None:
             raise RuntimeError("the baseline is not fitted: fit() or from_pretrained() first")
         figures = self.figures
@@ -218,5 +236,15 @@ xamm {t.get("xamm_version")}.
 def fit_baselines(
     pairs: pl.DataFrame, samples: pl.DataFrame, **training
 ) -> dict[str, BaselinePredictor]:
-    """Every baseline of :data:`METHODS`, fitted on the same data."""
+    """Every baseline of :data:`METHODS`, fitted on the same data.
+
+    Args:
+        pairs: labelled pairs (``xplat`` pair frames: ``source``, ``target``, ``relR`` and the
+            source sample's work and features).
+        samples: the machines' benchmark samples.
+        **training: ``dataset`` and ``data_version``, recorded in each card.
+
+    Returns:
+        Method -> fitted baseline.
+    """
     return {m: BaselinePredictor(method=m).fit(pairs, samples, **training) for m in METHODS}

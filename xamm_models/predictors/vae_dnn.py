@@ -181,9 +181,17 @@ class VaeDnn(
     def fit(
         self, rows: pl.DataFrame, *, dataset: str | None = None, data_version: int | None = None
     ) -> VaeDnn:
-        """Train on vector samples (:func:`vector_samples`): VAE (CPU sources first if
-        ``cpu_first``), then the DNN. ``dataset`` and ``data_version`` (the store table version) are
-        recorded in the saved model and its card."""
+        """Train on vector samples: the VAE (CPU sources first if ``cpu_first``), then the
+        DNN.
+
+        Args:
+            rows: vector samples (:func:`vector_samples`).
+            dataset: the data set's name, recorded in the saved model and its card.
+            data_version: the store table version the data were read at.
+
+        Returns:
+            The trained model.
+        """
         self.provenance = {
             "dataset": dataset,
             "data_version": data_version,
@@ -263,8 +271,14 @@ class VaeDnn(
     # ----------------------------------------------------------------------------------
     @torch.no_grad()
     def predict_vector(self, rows: pl.DataFrame) -> np.ndarray:
-        """Predicted log relR to every target (columns in ``targets`` order), one row per input
-        row."""
+        """Predicted log relR to every target.
+
+        Args:
+            rows: rows with the feature columns and ``source``.
+
+        Returns:
+            One row per input row, one column per target (in ``targets`` order).
+        """
         self.eval()
         x, s = self._inputs(rows)
         mu = self.encoder(x).chunk(2, dim=1)[0]
@@ -273,7 +287,14 @@ class VaeDnn(
 
     @torch.no_grad()
     def latent(self, rows: pl.DataFrame) -> np.ndarray:
-        """The latent means of the rows."""
+        """The latent means of the rows.
+
+        Args:
+            rows: rows with the feature columns and ``source``.
+
+        Returns:
+            One latent vector per row.
+        """
         x, _ = self._inputs(rows)
         return self.encoder(x).chunk(2, dim=1)[0].numpy()
 

@@ -101,7 +101,18 @@ def curve_predictions(
     ds, source: str, *, repeats: int = 3, fractions=FRACTIONS, seed: int = 0
 ) -> pl.DataFrame:
     """Every method's relR predictions on every target's held-out kernels, per fraction and
-    repeat."""
+    repeat.
+
+    Args:
+        ds: the data set.
+        source: the source machine.
+        repeats: seeded repeats.
+        fractions: fractions of the pool labelled.
+        seed: the seed.
+
+    Returns:
+        The predictions.
+    """
     samples = with_features(ds.samples)
     src = samples.filter(pl.col("target") == source)
     base = SourceModel(SOURCE_FEATURES, seed=seed).fit(
@@ -372,9 +383,20 @@ def _ridge_pairs(lab: pl.DataFrame, test: pl.DataFrame, targets: list[str]) -> n
 def adapt_curve_predictions(
     base, pairs: pl.DataFrame, *, repeats: int = 3, fractions=FRACTIONS, seed: int = 0
 ) -> pl.DataFrame:
-    """``adapt(base, ...)`` (with and without name seeding) against the per-target median and ridge
-    from scratch on the same labelled profiles, per fraction of the pool's profiles labelled; 30% of
-    kernels held out per repeat."""
+    """``adapt(base, ...)`` (with and without name seeding) against the per-target median
+    and ridge from scratch on the same labelled profiles, per fraction of the pool labelled; 30%
+    of kernels held out per repeat.
+
+    Args:
+        base: the frozen paper predictor.
+        pairs: the platform's labelled pairs.
+        repeats: seeded repeats.
+        fractions: fractions of the pool's profiles labelled.
+        seed: the seed.
+
+    Returns:
+        Every method's predictions, per fraction and repeat.
+    """
     # torch: the base predictor's embedder
     from xamm_models.predictors.adapted.predictor import adapt
 

@@ -102,8 +102,18 @@ def fold_predictions(ds, source: str, *, fraction: float = 0.05, seed: int = 0) 
 def make_jobs(
     preds: pl.DataFrame, nodes: dict[str, int], *, n_jobs: int, load: float, seed: int
 ) -> list[Job]:
-    """``n_jobs`` jobs drawn from the samples measured (and predicted) on every machine of ``nodes``
-    (the source among them or not)."""
+    """Jobs drawn from the samples measured (and predicted) on every machine of ``nodes``.
+
+    Args:
+        preds: measured and predicted durations per sample and machine.
+        nodes: machine -> node count.
+        n_jobs: how many jobs.
+        load: offered load as a fraction of the cluster's best-case capacity.
+        seed: the seed.
+
+    Returns:
+        The jobs, in arrival order.
+    """
     source = preds.get_column("source")[0]
     targets = [m for m in nodes if m != source]
     usable = preds.filter(pl.col("target").is_in(targets)).drop_nulls(

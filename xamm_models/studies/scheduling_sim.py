@@ -63,8 +63,17 @@ def _choose(policy: str, job: Job, belief: dict[str, list[float]], rng) -> str:
 def simulate(
     jobs: list[Job], nodes: dict[str, int], policy: str, seed: int = 0
 ) -> dict[str, float]:
-    """Dispatch ``jobs`` (in arrival order) by ``policy`` on ``nodes`` (machine -> node count); mean
-    turnaround and makespan of the true run."""
+    """Dispatch jobs (in arrival order) by a policy and run them their true durations.
+
+    Args:
+        jobs: the jobs.
+        nodes: machine -> node count.
+        policy: ``oracle``, ``predicted``, ``least-loaded``, ``random`` or a named prediction.
+        seed: the seed (``random``).
+
+    Returns:
+        Mean turnaround and makespan.
+    """
     rng = np.random.default_rng(seed)
     actual = {m: [0.0] * n for m, n in nodes.items()}  # min-heaps of node free times
     belief = {m: [0.0] * n for m, n in nodes.items()}

@@ -38,7 +38,20 @@ def separation_report(
     seed: int = 0,
     embed_dim: int = 8,
 ) -> dict:
-    """Nearest-centroid accuracy on held-out samples: raw features vs the embedder's embeddings."""
+    """Nearest-centroid accuracy on held-out samples: raw features vs the embedder's
+    embeddings.
+
+    Args:
+        samples: wide benchmark samples.
+        kernels: the feature columns.
+        embedder_name: the embedder to train.
+        epochs: its epochs.
+        seed: the seed.
+        embed_dim: its embedding size.
+
+    Returns:
+        Accuracies by representation.
+    """
     from xamm_models.embedders import create_embedder  # imports torch: loaded on use
 
     train, test = split_holdout(samples)

@@ -40,8 +40,17 @@ def _r2(y: np.ndarray, p: np.ndarray) -> float | None:
 
 
 def vector_metrics(Y: np.ndarray, P: np.ndarray, M: np.ndarray, targets: list[str]) -> dict:
-    """the VAE-DNN papers' metrics (see the module docstring) of predictions ``P`` for truths ``Y``
-    where ``M``."""
+    """The VAE-DNN papers' metrics (see the module docstring).
+
+    Args:
+        Y: truths, log relR per sample and target.
+        P: predictions, same shape.
+        M: where a truth exists.
+        targets: the targets, in column order.
+
+    Returns:
+        Metric -> value.
+    """
     within = [r for j in range(Y.shape[1]) if (r := _r2(Y[M[:, j], j], P[M[:, j], j])) is not None]
     rows = [i for i in range(len(Y)) if M[i].sum() >= 2]
     same = [
@@ -135,6 +144,14 @@ class RandomForestVector:
         return np.hstack([rows.select(FEATURES).fill_null(0.0).to_numpy(), onehot])
 
     def fit(self, rows: pl.DataFrame) -> RandomForestVector:
+        """Fit one RandomForest per target.
+
+        Args:
+            rows: vector samples.
+
+        Returns:
+            The fitted model.
+        """
         from sklearn.ensemble import RandomForestRegressor  # models extra, imported on use
 
         X = self._x(rows)
@@ -148,6 +165,14 @@ class RandomForestVector:
         return self
 
     def predict_vector(self, rows: pl.DataFrame) -> np.ndarray:
+        """Predicted log relR to every target.
+
+        Args:
+            rows: rows with the feature columns and ``source``.
+
+        Returns:
+            One row per input row, one column per target.
+        """
         X = self._x(rows)
         return np.column_stack(
             [

@@ -146,7 +146,20 @@ def build_zoo(
     vae_dnn: bool = True,
     progress=print,
 ) -> list[Artefact]:
-    """Build every artefact into ``out`` (see the module docstring) and write ``zoo.json``."""
+    """Build every artefact into ``out`` (see the module docstring) and write ``zoo.json``.
+
+    Args:
+        data_dir: the public data (``../shared/data``).
+        out: the zoo folder.
+        seed: the seed of every model.
+        epochs: the embedders' epochs.
+        eval_results: an ``xamm eval`` ``results.json`` whose metrics go into the cards.
+        vae_dnn: build the VAE-DNN too.
+        progress: where progress is printed.
+
+    Returns:
+        The artefacts, as recorded in ``zoo.json``.
+    """
     out = Path(out)
     st = Store(out / "store")
     progress("ingesting the named sources")
@@ -277,8 +290,16 @@ def _paper_and_adapted(
 
 
 def write_snapshot(zoo: str | Path, dest: str | Path = snapshot.ROOT) -> snapshot.Manifest:
-    """The embedded snapshot from a built zoo folder: derived Parquet per machine, signatures, the
-    default predictor."""
+    """The embedded snapshot from a built zoo folder: derived Parquet per machine, signatures,
+    the default predictor.
+
+    Args:
+        zoo: the built zoo folder.
+        dest: the snapshot folder (the package's by default).
+
+    Returns:
+        The snapshot's manifest.
+    """
     zoo, dest = Path(zoo), Path(dest)
     if dest.exists():
         shutil.rmtree(dest)
@@ -327,10 +348,21 @@ def machine_licenses() -> dict[str, list[str]]:
 
 
 def push_zoo(zoo: str | Path, org: str, *, token=None, progress=print) -> dict[str, str]:
-    """Publish a built zoo under ``org``: the datasets (``ORG/xamm-datasets``, one commit per
-    machine, from the zoo store's recorded table version), the signatures (``ORG/xamm-amms``) and
-    each model folder as built, card included (``ORG/xamm-<name>``). Returns {repo: commit};
-    ``published.json`` in the zoo records it, to pin."""
+    """Publish a built zoo under ``org``.
+
+    The datasets go to ``ORG/xamm-datasets`` (one commit per machine, from the zoo store's
+    recorded table version), the signatures to ``ORG/xamm-amms`` and each model folder as built,
+    card included, to ``ORG/xamm-<name>``; ``published.json`` in the zoo records the commits.
+
+    Args:
+        zoo: the built zoo folder.
+        org: the Hub organisation.
+        token: a Hub token.
+        progress: where progress is printed.
+
+    Returns:
+        Repo -> commit, to pin.
+    """
     zoo = Path(zoo)
     arts = [Artefact(**a) for a in json.loads((zoo / "zoo.json").read_text())]
     # publish only what save_pretrained wrote, as it wrote it
@@ -384,8 +416,16 @@ def snapshot_frame(dest: str | Path = snapshot.ROOT) -> pl.DataFrame:
 def build_physics_signatures(
     *, store, registry: SignatureRegistry, machines: list[str] | None = None
 ) -> list[Signature]:
-    """Build (or find) the physics signatures of ``machines`` (default: every machine with benchmark
-    runs)."""
+    """Build (or find) the physics signatures of machines from their benchmark runs.
+
+    Args:
+        store: the store holding ``benchmark_runs``.
+        registry: where signatures are written.
+        machines: machine ids (default: every machine with benchmark runs).
+
+    Returns:
+        The signatures, one per machine and device.
+    """
     st = as_store(store)
     data_version = st.version("benchmark_runs")
     runs = st.scan("benchmark_runs", version=data_version).collect()

@@ -32,6 +32,11 @@ class ModelKind:
     description: str
 
     def load_class(self):
+        """The kind's class, imported now.
+
+        Returns:
+            The :class:`~xamm_models.predictors.contract.Predictor` subclass.
+        """
         module, _, name = self.cls.partition(":")
         return getattr(importlib.import_module(module), name)
 
@@ -75,7 +80,14 @@ for _kind in (
 
 
 def list_models(pattern: str = "*") -> list[str]:
-    """The registered model kinds matching a shell-style ``pattern``."""
+    """The registered model kinds.
+
+    Args:
+        pattern: a shell-style pattern.
+
+    Returns:
+        The matching kind names, sorted.
+    """
     return MODELS.list(pattern)
 
 

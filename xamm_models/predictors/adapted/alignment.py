@@ -92,8 +92,15 @@ class SourceModel:
         return torch.nn.ModuleDict({"enc": enc, "head": head})
 
     def fit(self, x: np.ndarray, y: np.ndarray) -> SourceModel:
-        """Train on the platform's samples: ``x`` (n, len(features)), ``y`` log10 seconds per
-        iteration."""
+        """Train on the platform's own samples.
+
+        Args:
+            x: features, shape (n, len(features)).
+            y: log10 seconds per iteration.
+
+        Returns:
+            The fitted model.
+        """
         torch = _torch()
         self.mu, self.sd = standardise(x)
         self.y_mu = float(np.mean(y))
@@ -111,7 +118,14 @@ class SourceModel:
         return self
 
     def predict(self, x: np.ndarray) -> np.ndarray:
-        """log10 seconds per iteration of samples described by the source's own features."""
+        """log10 seconds per iteration of samples described by the source's own features.
+
+        Args:
+            x: features, shape (n, len(features)).
+
+        Returns:
+            One value per sample.
+        """
         torch = _torch()
         with torch.no_grad():
             z = self.net["enc"](
@@ -120,8 +134,14 @@ class SourceModel:
             return self.net["head"](z).numpy()[:, 0] + self.y_mu
 
     def name_matches(self, target_features: list[str]) -> np.ndarray:
-        """(len(features), len(target_features)) 0/1: where a target column's canonical name is a
-        source column's."""
+        """Where a target column's canonical name is a source column's.
+
+        Args:
+            target_features: the target platform's column names.
+
+        Returns:
+            A 0/1 matrix, shape (len(features), len(target_features)).
+        """
         return name_matches(self.features, target_features)
 
     def adapt(
@@ -137,9 +157,22 @@ class SourceModel:
         ridge: float = 10.0,
         match: float = 1.0,
     ) -> AdaptedModel:
-        """An :class:`AdaptedModel` for a platform described by ``features``, from its labelled
-        samples ``x``, ``y`` (log10 seconds per iteration) and optionally its ``unlabelled``
-        samples' features. The source stays frozen."""
+        """An adapted model for a platform described by other features; the source stays frozen.
+
+        Args:
+            x: the platform's labelled samples' features.
+            y: their log10 seconds per iteration.
+            features: the platform's feature names (their canonical names seed the alignment).
+            unlabelled: more samples' features of the platform.
+            use_names: seed the alignment by names that resolve.
+            epochs: alignment training epochs.
+            pull: the pull towards the name-seeded start.
+            ridge: the residual's ridge penalty.
+            match: the weight of matching the source's moments.
+
+        Returns:
+            The :class:`AdaptedModel`.
+        """
         return AdaptedModel(self, features, use_names=use_names).fit(
             x, y, unlabelled=unlabelled, epochs=epochs, pull=pull, ridge=ridge, match=match
         )
@@ -179,14 +212,30 @@ def fit_alignment(
     loss=None,
     fine_tune: bool = False,
 ):
-    """The learned input alignment ``a = P x + b`` of a target's standardised features ``xt`` into a
-    frozen model's standardised input space, read by ``frozen_forward(a)`` (whose parameters, the
-    module ``frozen``, are held fixed and given back as they were). Fitted on the labels ``yt``
-    (``loss(pred, yt)``, mean squared error by default), pulled towards the start ``p0`` (names that
-    resolve, else zero) and, on every target sample's features ``xu`` (unlabelled ones too), towards
-    the source's moments: mean 0 and covariance ``cov`` (unit variances without one). With
-    ``fine_tune`` the model's own weights train too (the caller passes a copy). Returns ``(P,
-    b)``."""
+    """The learned input alignment ``a = P x + b`` of a target's standardised features into a
+    frozen model's standardised input space.
+
+    Fitted on the labels, pulled towards the start ``p0`` and, on every target sample's features
+    (unlabelled ones too), towards the source's moments.
+
+    Args:
+        frozen_forward: the frozen model's prediction from aligned inputs.
+        frozen: the frozen module, whose parameters are held fixed and given back as they were.
+        xt: the labelled target samples' standardised features.
+        yt: their labels.
+        p0: the start (names that resolve, else zero).
+        xu: every target sample's standardised features.
+        cov: the source's input covariance (unit variances without one).
+        epochs: training epochs.
+        seed: the seed.
+        pull: the pull towards ``p0``.
+        match: the weight of matching the source's moments (mean 0 and ``cov``).
+        loss: ``loss(pred, yt)`` (mean squared error by default).
+        fine_tune: train the model's own weights too (the caller passes a copy).
+
+    Returns:
+        ``(P, b)``.
+    """
     torch = _torch()
     was = [p.requires_grad for p in frozen.parameters()]
     for p in frozen.parameters():
@@ -311,8 +360,17 @@ def ridge_predict(model, a: np.ndarray) -> np.ndarray:
 
 
 def ridge_from_scratch(x: np.ndarray, y: np.ndarray, alpha: float = 1.0):
-    """The from-scratch comparison on the same k samples: ridge on the target's standardised
-    features."""
+    """The from-scratch comparison on the same samples: ridge on the target's standardised
+    features.
+
+    Args:
+        x: the labelled samples' features.
+        y: their labels.
+        alpha: the ridge penalty.
+
+    Returns:
+        A function from features to predictions.
+    """
     model = ridge_fit(x, y, alpha)
     return lambda xs: ridge_predict(model, xs)
 

@@ -284,8 +284,16 @@ class AdaptedPredictor(
     def fit(
         self, samples: pl.DataFrame, *, unlabelled: pl.DataFrame | None = None
     ) -> AdaptedPredictor:
-        """Learn the alignment and the residual from ``samples`` (module docstring); ``unlabelled``
-        profiles' columns (never times) enter the standardisation and the moment matching."""
+        """Learn the alignment and the residual (see the module docstring).
+
+        Args:
+            samples: labelled profiles of the platform, one row per profile and target.
+            unlabelled: more profiles of the platform; their columns (never times) enter the
+                standardisation and the moment matching.
+
+        Returns:
+            The fitted model.
+        """
         cfg = self.config
         samples = self._check_labels(samples, unlabelled)
         # the caller's predictor stays as it was; this model carries its own tuned copy
@@ -326,8 +334,14 @@ class AdaptedPredictor(
 
     # -- inference ---------------------------------------------------------------------------------
     def predict_pairs(self, pairs: pl.DataFrame) -> np.ndarray:
-        """relR for each row of ``pairs``: ``target`` and the platform's feature columns of a
-        profile on it."""
+        """relR for each profile on its target.
+
+        Args:
+            pairs: ``target`` and the platform's feature columns of a profile.
+
+        Returns:
+            relR, one value per row.
+        """
         tgt = pairs.get_column("target").to_numpy()
         for t in sorted(set(tgt) - set(self.targets)):
             raise UnknownTargetError(unknown_name_message("target", t, self.targets))
@@ -469,23 +483,21 @@ def adapt(
     """Few-shot adaptation: ``base``, frozen, for profiles of a new ``platform`` described by
     *other* feature columns, learned from a few labelled ``samples``.
 
-    Parameters
-    ----------
-    base : the trained paper predictor to adapt (left unchanged).
-    samples : one row per profile and target: ``base``'s key columns, ``target``, ``relR`` and the
-    platform's
-        ``features``.
-    platform : the new platform's name.
-    features : the platform's feature columns (default: every other numeric column of ``samples``).
-    unlabelled : profiles of the platform without labels, used to align the two feature spaces.
-    as_source : the training source the platform stands in for (default: chosen by
-    :class:`AdaptConfig`).
-    **kw : further :class:`AdaptConfig` fields (``fine_tune``, ``epochs``, ``use_names``, ``seed``,
-    ...).
+    Args:
+        base: the trained paper predictor to adapt (left unchanged).
+        samples: one row per profile and target: ``base``'s key columns, ``target``, ``relR`` and
+            the platform's ``features``.
+        platform: the new platform's name.
+        features: the platform's feature columns (default: every other numeric column of
+            ``samples``).
+        unlabelled: profiles of the platform without labels, used to align the two feature spaces.
+        as_source: the training source the platform stands in for (default: chosen by
+            :class:`AdaptConfig`).
+        **kw: further :class:`AdaptConfig` fields (``fine_tune``, ``epochs``, ``use_names``,
+            ``seed``, ...).
 
-    Returns
-    -------
-    AdaptedPredictor, fitted.
+    Returns:
+        The fitted :class:`AdaptedPredictor`.
     """
     cols = (
         features

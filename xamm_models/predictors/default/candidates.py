@@ -94,8 +94,12 @@ def candidate_names() -> list[str]:
 
 
 def default_candidates() -> dict[str, list[str]]:
-    """Per regime, the registered candidates that join it by default, simplest first (a candidate
-    that leads the regime first)."""
+    """Per regime, the registered candidates that join it by default, simplest first (a
+    candidate that leads the regime first).
+
+    Returns:
+        Regime -> candidate names.
+    """
     out = {}
     for regime in REGIMES:
         names = [n for n in candidate_names() if regime in CANDIDATES.get(n).regimes]

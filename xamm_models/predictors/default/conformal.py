@@ -161,9 +161,20 @@ def choose_rule(
     min_per_scenario: int,
     rules: tuple[str, ...] | None = None,
 ) -> tuple[str, dict[str, float]]:
-    """The rule whose held-out coverage on the inner folds is nearest ``coverage`` (the earlier in
-    ``rules`` on a tie; the first when no rule can be measured), and every rule's held-out
-    coverage."""
+    """The interval rule whose held-out coverage on the inner folds is nearest ``coverage``.
+
+    Args:
+        resid: log10 residuals of the inner folds.
+        scen: each residual's device scenario.
+        units: each residual's inner fold.
+        coverage: the coverage aimed at.
+        min_per_scenario: fewer residuals in a scenario: its ``all`` half-width is used.
+        rules: the rules to choose among (default: every registered rule, in order).
+
+    Returns:
+        The rule (the earlier on a tie; the first when none can be measured) and every rule's
+        held-out coverage.
+    """
     rules = tuple(rules or rule_names())
     cov = {r: held_out_coverage(r, resid, scen, units, coverage, min_per_scenario) for r in rules}
     measured = [r for r in rules if np.isfinite(cov[r])]

@@ -165,9 +165,22 @@ class Calibration(BaseModel):
     interval_coverage: dict[str, float | None] = Field(default_factory=dict)
 
     def choice(self, scenario: str) -> str:
+        """The candidate that answers ``scenario``.
+
+        Args:
+            scenario: a device scenario (``CPU->GPU``, ...).
+
+        Returns:
+            The scenario's own choice, else the pooled one.
+        """
         return self.variants.get(scenario, self.fallback)
 
     def used(self) -> set[str]:
+        """Every candidate this regime answers with (pooled or in a scenario).
+
+        Returns:
+            Candidate names.
+        """
         return {self.fallback, *self.variants.values()}
 
 
@@ -356,10 +369,21 @@ class StackedPredictor(
         dataset: str | None = None,
         data_version: int | None = None,
     ) -> StackedPredictor:
-        """Fit on labelled ``pairs`` (``xplat`` pair frames) and the targets' benchmark ``samples``
-        (one row per kernel and size per target; the test kernels of an evaluation must not be among
-        them). ``data_version``: the store table version they were read at
-        (``XplatDataset.from_store(version=...)`` reads it again)."""
+        """Fit the candidates, choose among them per regime and scenario on inner folds, and
+        calibrate the intervals.
+
+        Args:
+            pairs: labelled pairs (``xplat`` pair frames: ``source``, ``target``, ``relR`` and the
+                source sample's work and features).
+            samples: the targets' benchmark samples, one row per kernel and size per target (the
+                test kernels of an evaluation must not be among them).
+            dataset: the data set's name, recorded in the card.
+            data_version: the store table version the data were read at
+                (``XplatDataset.from_store(version=...)`` reads it again).
+
+        Returns:
+            The fitted predictor.
+        """
         self.signatures = physics_signatures(samples)
         self.noise = (
             noise_by_target(samples, self.signatures, seed=self.config.seed)
@@ -531,9 +555,19 @@ class StackedPredictor(
     def asked(
         self, pairs: pl.DataFrame, *, target_benchmarks: pl.DataFrame | None = None
     ) -> tuple[dict, pl.DataFrame]:
-        """What the candidates are asked for ``pairs``: the signatures (the known ones and those
-        measured from ``target_benchmarks``) and the pairs with each end unseen in training replaced
-        by its twin, where it has one. Unknown ends without benchmark runs are refused here."""
+        """What the candidates are asked for ``pairs``.
+
+        The signatures are the known ones and those measured from ``target_benchmarks``; each end
+        unseen in training is replaced by its twin, where it has one. Unknown ends without benchmark
+        runs are refused here.
+
+        Args:
+            pairs: pair rows (``source``, ``target`` and the source sample's work and features).
+            target_benchmarks: ``benchmark_runs`` rows of machines the model has no signature of.
+
+        Returns:
+            The signatures by target, and the pairs as the candidates see them.
+        """
         bench = None if target_benchmarks is None else samples_from_runs(target_benchmarks)
         sigs = self._signatures_with(bench)
         self._check(pairs, sigs)
@@ -542,10 +576,19 @@ class StackedPredictor(
     def predict_pairs(
         self, pairs: pl.DataFrame, *, target_benchmarks: pl.DataFrame | None = None
     ) -> pl.DataFrame:
-        """``relR``, ``relR_lo``, ``relR_hi`` (the calibrated interval) and ``regime`` (``seen``;
-        ``siblings``: an application whose kernel group was in training; ``twin``: an end answered
-        as its known twin, with the wider of its answering regime's and the ``new`` half-width, as
-        no inner fold can calibrate a twin; ``new``)."""
+        """relR of each pair with its calibrated interval and the regime that answered.
+
+        Regimes: ``seen``; ``siblings`` (an application whose kernel group was in training);
+        ``twin`` (an end answered as its known twin, with the wider of its answering regime's and
+        the ``new`` half-width, as no inner fold can calibrate a twin); ``new``.
+
+        Args:
+            pairs: pair rows (``source``, ``target`` and the source sample's work and features).
+            target_benchmarks: ``benchmark_runs`` rows of machines the model has no signature of.
+
+        Returns:
+            ``relR``, ``relR_lo``, ``relR_hi`` and ``regime``, one row per pair.
+        """
         if not self.models:
             raise RuntimeError("the predictor is not trained: fit() or from_pretrained() first")
         sigs, asked = self.asked(pairs, target_benchmarks=target_benchmarks)

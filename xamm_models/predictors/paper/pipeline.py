@@ -92,7 +92,17 @@ class RunConfig(BaseModel):
 
 
 def load_config(path: str | Path) -> RunConfig:
-    """Read and validate a config file; a :class:`ConfigError` names the file and the field."""
+    """Read and validate a ``xamm run`` config file.
+
+    Args:
+        path: the YAML file.
+
+    Returns:
+        The validated config (relative paths resolved against the file's folder).
+
+    Raises:
+        ConfigError: the file does not validate; the message names the file and the field.
+    """
     path = Path(path)
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -291,7 +301,15 @@ def _amms(cfg: RunConfig, out) -> dict:
 
 
 def run(cfg: RunConfig, *, out=print) -> dict:
-    """Carry out ``cfg.func``; returns a summary (also printed through ``out``)."""
+    """Carry out ``cfg.func`` (``amm``, ``train`` or ``test``).
+
+    Args:
+        cfg: a validated config.
+        out: where progress and the summary are printed.
+
+    Returns:
+        The summary.
+    """
 
     if cfg.func == "amm":
         return _amms(cfg, out)

@@ -113,11 +113,17 @@ class XammPredictor(
     ) -> XammPredictor:
         """Train on application samples (one row per app, params, configuration and target).
 
-        ``samples`` needs ``machine``, ``device`` (or ``target``), ``runtime_s``, the key columns
-        and the feature columns. ``signatures`` maps targets to AMM signatures (or is a list of
-        them). The AMM embedder that builds signatures of unseen targets is ``amm_embedder``, else
-        the one the signatures were built with, looked up in ``embedders_dir`` (a registry's
-        ``embedders_dir``) when given.
+        Args:
+            samples: ``machine``, ``device`` (or ``target``), ``runtime_s``, the key columns and the
+                feature columns.
+            signatures: targets' AMM signatures (a mapping by target, or a list).
+            dataset: the data set's name, recorded in the card.
+            amm_embedder: the embedder that builds signatures of unseen targets (default: the one
+                the signatures were built with, looked up in ``embedders_dir``).
+            embedders_dir: a signature registry's ``embedders_dir``.
+
+        Returns:
+            The fitted predictor.
         """
         self._check_schema(samples)
         clean, report = drop_invalid(with_target(samples), self.config.feature_columns)
@@ -161,12 +167,25 @@ class XammPredictor(
         embedder=None,
         heads: tuple[str, ...] = ("noamm", "amm"),
     ) -> XammPredictor:
-        """Train on labelled pairs: the key columns, ``source``, ``target``, ``relR`` and the source
-        sample's feature columns (a data set's official labels, such as ``xplat-rajaperf``'s pairs).
+        """Train on labelled pairs (a data set's official labels, such as ``xplat-rajaperf``'s).
 
-        ``embedder``: a sample embedder already fitted on these pairs (it is not trained again; an
-        evaluation shares one across regressors). ``heads``: which regressors to fit, the
-        embedding-only one (``noamm``) and/or the one with AMMs (``amm``)."""
+        Args:
+            pairs: the key columns, ``source``, ``target``, ``relR`` and the source sample's feature
+                columns.
+            signatures: targets' AMM signatures (a mapping by target, or a list).
+            dataset: the data set's name, recorded in the card.
+            amm_embedder: the embedder that builds signatures of unseen targets.
+            embedders_dir: a signature registry's ``embedders_dir``, where that embedder is
+                looked up.
+            preprocessing: what was done to the data, recorded in the card.
+            embedder: a sample embedder already fitted on these pairs (not trained again; an
+                evaluation shares one across regressors).
+            heads: the regressors to fit: the embedding-only one (``noamm``) and/or the one with
+                AMMs (``amm``).
+
+        Returns:
+            The fitted predictor.
+        """
         cfg = self.config
         sigs = (
             {s.target: s for s in signatures}
@@ -210,8 +229,15 @@ class XammPredictor(
         return self
 
     def fit_embedder(self, pairs: pl.DataFrame):
-        """A sample embedder of this config trained on labelled ``pairs``: each source sample's
-        features -> its log relR to every target."""
+        """A sample embedder of this config trained on labelled pairs: each source sample's
+        features -> its log relR to every target.
+
+        Args:
+            pairs: labelled pairs with the feature columns.
+
+        Returns:
+            The fitted embedder.
+        """
         cfg = self.config
         targets = sorted(set(pairs.get_column("target")) | set(pairs.get_column("source")))
         per_sample = self._per_sample(pairs, [k for k in cfg.keys if k in pairs.columns], targets)
@@ -258,8 +284,14 @@ class XammPredictor(
         check_feature_columns(df, self.config.feature_columns, "this model")
 
     def signatures_from_benchmarks(self, runs: pl.DataFrame) -> dict[str, Signature]:
-        """AMMs of the targets in ``runs`` (benchmark_runs rows), built like the training
-        signatures."""
+        """AMMs of the targets in ``runs``, built like the training signatures.
+
+        Args:
+            runs: ``benchmark_runs`` rows.
+
+        Returns:
+            Target -> signature.
+        """
         if self.amm_embedder is None or not self.signatures:
             raise ValueError(
                 "this predictor has no AMM embedder, so it cannot build AMMs from benchmark data"
@@ -361,9 +393,17 @@ class XammPredictor(
         use_amm: bool = True,
         target_signatures: dict[str, Signature] | None = None,
     ) -> np.ndarray:
-        """relR for each row of ``pairs`` (``source``, ``target`` and the source sample's features):
-        the AMM model where both ends have signatures and ``use_amm``, else the embedding-only
-        model."""
+        """relR for each pair: the AMM model where both ends have signatures and ``use_amm``,
+        else the embedding-only model.
+
+        Args:
+            pairs: ``source``, ``target`` and the source sample's features.
+            use_amm: False answers every pair with the embedding-only model.
+            target_signatures: AMM signatures of targets beyond the training ones.
+
+        Returns:
+            relR, one value per pair.
+        """
         if not self.models:
             raise RuntimeError("the predictor is not trained: fit() or from_pretrained() first")
         self._check_schema(pairs)
@@ -381,9 +421,19 @@ class XammPredictor(
     def log_predict(
         self, emb: np.ndarray, src, tgt, sigs: dict, use_amm: bool = True
     ) -> tuple[np.ndarray, np.ndarray]:
-        """The regressors' output (log relR with ``log_target``) for sample embeddings ``emb`` and
-        their source and target names, and which rows used the AMM model (both ends in ``sigs``, and
-        ``use_amm``)."""
+        """The regressors' output for sample embeddings and their ends.
+
+        Args:
+            emb: sample embeddings, one row per pair.
+            src: each pair's source.
+            tgt: each pair's target.
+            sigs: AMM signatures by target.
+            use_amm: False answers every pair with the embedding-only model.
+
+        Returns:
+            The output (log relR with ``log_target``) and which rows used the AMM model (both
+            ends in ``sigs``, and ``use_amm``).
+        """
         src, tgt = np.asarray(src), np.asarray(tgt)
         amm = np.array(
             [

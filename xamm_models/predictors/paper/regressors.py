@@ -20,8 +20,15 @@ REGISTRY: Registry[dict] = Registry("regressor")
 
 
 def register_regressor(name: str, file_suffix: str) -> Callable:
-    """Register a regressor factory ``fn(seed)`` under ``name``, saved to files ending
-    ``file_suffix``."""
+    """Decorator: register a regressor factory ``fn(seed)`` under ``name``.
+
+    Args:
+        name: the regressor's name in configs and saved models.
+        file_suffix: how its saved files end.
+
+    Returns:
+        The decorator, which returns the factory unchanged.
+    """
 
     def deco(fn: Callable) -> Callable:
         REGISTRY.add(name, {"make": fn, "suffix": file_suffix})
@@ -31,7 +38,14 @@ def register_regressor(name: str, file_suffix: str) -> Callable:
 
 
 def list_regressors(pattern: str = "*") -> list[str]:
-    """Registered regressor names matching ``pattern``."""
+    """Registered regressor names.
+
+    Args:
+        pattern: a shell-style pattern.
+
+    Returns:
+        The matching names, sorted.
+    """
     return REGISTRY.list(pattern)
 
 
@@ -40,7 +54,15 @@ def _entry(name: str) -> dict:
 
 
 def create_regressor(name: str, seed: int = 0):
-    """A fresh, seeded regressor with the scikit-learn ``fit``/``predict`` interface."""
+    """A fresh, seeded regressor with the scikit-learn ``fit``/``predict`` interface.
+
+    Args:
+        name: a registered regressor.
+        seed: its seed.
+
+    Returns:
+        The unfitted regressor.
+    """
     return _entry(name)["make"](seed)
 
 

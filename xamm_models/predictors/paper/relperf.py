@@ -58,11 +58,19 @@ def pair_relative(
     runtime: str = "runtime_s",
     carry: list[str] | None = None,
 ) -> pl.DataFrame:
-    """All (source, target) pairs of matching samples with relR = runtime(target) / runtime(source).
+    """All (source, target) pairs of matching samples with relR = runtime(target) /
+    runtime(source). Several samples of one configuration on one target (trials) are averaged
+    first.
 
-    Output: the keys, ``source``, ``target``, ``relR``, the source sample's ``carry`` columns (its
-    features) and ``runtime_source``/``runtime_target``. Several samples of one configuration on one
-    target (trials) are averaged first.
+    Args:
+        df: samples with ``machine`` and ``device`` (or ``target``), the keys and ``runtime``.
+        keys: the columns that make two samples the same application run.
+        runtime: the runtime column.
+        carry: the source sample's columns to keep (its features).
+
+    Returns:
+        The keys, ``source``, ``target``, ``relR``, the ``carry`` columns and
+        ``runtime_source``/``runtime_target``.
     """
     df = with_target(df)
     carry = list(carry or [])
