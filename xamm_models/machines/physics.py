@@ -179,7 +179,7 @@ def borrow_flop_rates(
     their only dense kernels) would otherwise be modelled with unbounded compute, and every
     compute-heavy application predicted faster on it by orders of magnitude. A peer's flop rate is a
     guess (the measured rates of this data's CPUs lie within 1.6x of each other, of its GPUs within
-    2.3x; tests/test_evaluation.py), not infinity."""
+    2.3x; tests/models/benchmark/test_evaluation.py), not infinity."""
     measured = {
         t: s for t, s in {**(reference or {}), **sigs}.items() if s.flop_rate_from == "measured"
     }

@@ -11,8 +11,8 @@ the physics, is the better one (:func:`twins`).
 
 Why a rule and not a choice on inner folds: a twin can only be validated on training data that holds
 two machines the rule calls twins, and ``xplat-rajaperf`` with the MI300A node held out has none
-(tests/test_evaluation.py), so the inner folds of that evaluation cannot speak to it; the rule is
-fixed a priori, and the evaluation's held-out machine is where it is measured.
+(tests/models/benchmark/test_evaluation.py), so the inner folds of that evaluation cannot speak to
+it; the rule is fixed a priori, and the evaluation's held-out machine is where it is measured.
 """
 
 from __future__ import annotations

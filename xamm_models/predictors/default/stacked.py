@@ -15,8 +15,9 @@ The residual is applied only to machine pairs (source, target) whose training pa
 alone. A correction learned from a handful of one pair's kernels is those kernels' quirk, not the
 pair's: in ``xplat-rajaperf`` with RAJAPerf's Apps group held out, the H100 node's CPU->GPU pairs
 keep 4 kernels, of which two reductions and a fused halo packing run 3-150x slower on its GPU than
-the prior says (tests/test_evaluation.py), and the ungated residual put 0.13 of the Apps group's
-CPU->GPU pairs within 2x, the prior 0.63 (``xamm eval``: ``stacked/physics-ungated``, fold Apps).
+the prior says (tests/models/benchmark/test_evaluation.py), and the ungated residual put 0.13 of the
+Apps group's CPU->GPU pairs within 2x, the prior 0.63 (``xamm eval``: ``stacked/physics-ungated``,
+fold Apps).
 
 :class:`StackedModel` ``variant`` names the feature set; ``"prior"`` is the prior alone.
 :class:`~xamm_models.predictors.default.model.StackedPredictor` chooses a variant on inner folds of

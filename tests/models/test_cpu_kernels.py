@@ -1,7 +1,7 @@
 """torch's CPU kernels pinned to AVX2 on x86-64 (``xamm_models.runtime``): a model command asks for
 them before torch is imported, so a seeded run gives the same numbers on an AVX-512 machine as on an
-AVX2 one; a value the user set is kept. (The evaluation's workers: tests/test_evaluation.py; the
-committed run: its results.json.)"""
+AVX2 one; a value the user set is kept. (The evaluation's workers:
+tests/models/benchmark/test_evaluation.py; the committed run: its results.json.)"""
 
 from __future__ import annotations
 

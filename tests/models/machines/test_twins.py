@@ -1,8 +1,8 @@
 """Twins: a new machine its benchmark runs cannot tell from a known one is answered as that one.
 
-Synthetic machines (tests/test_default_model.py's known law) test the rule and the code paths; what
-it does on the real data (the evaluation's held-out MI300A node) is in tests/test_evaluation.py and
-the README.
+Synthetic machines (tests/synthetic_world.py's known law) test the rule and the code paths; what
+it does on the real data (the evaluation's held-out MI300A node) is in
+tests/models/benchmark/test_evaluation.py and the README.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("xgboost", reason="the models extra is not installed")
 
-from test_default_model import world  # noqa: E402
+from synthetic_world import world  # noqa: E402
 
 import xamm_models.predictors.default.model as dm  # noqa: E402
 from xamm_data.hub_files import write_manifest  # noqa: E402

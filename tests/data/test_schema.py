@@ -13,7 +13,7 @@ from xamm_data import counters
 from xamm_data.schema import APP_PROFILES, BENCHMARK_RUNS, TABLES, counters_frame
 from xamm_data.schema_files import check_schema_files, expected_files, write_schema_files
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_schema_files_match_code():

@@ -294,7 +294,7 @@ def test_support_matrix_names_tests_that_exist():
     )
     defined = {
         m
-        for p in (REPO / "tests").glob("test_*.py")
+        for p in (REPO / "tests").rglob("test_*.py")
         for m in re.findall(r"^def (test_\w+)", p.read_text(), re.M)
     }
     assert cited and cited <= defined, cited - defined

@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("torch", reason="the models extra (torch) is not installed")
 
-from test_default_model import world
+from synthetic_world import world
 
 from xamm_data.hub_files import write_manifest
 from xamm_models.errors import SavedFormatError, WrongKindError
