@@ -177,6 +177,19 @@ def validate_by_source(
     return (pl.concat(good) if good else schema.empty()), bad
 
 
+def _read_plan(plan, spec, report: IngestReport, opts: dict, workers: int, progress: bool) -> None:
+    """Read every planned source in batches, tally each outcome into ``report`` and set its frame
+    to the checked, combined rows."""
+    frames = []
+    for outcomes, rows_frame, table_frames in _batches(plan.tasks, workers, opts, progress):
+        frames.extend(table_frames)
+        if rows_frame is not None:
+            frames.append(_checked(rows_frame, spec, outcomes, opts))
+        _tally(report, outcomes)
+    if frames:
+        report.frame = _combine(pl.concat(frames, how="vertical"), spec, report, opts)
+
+
 def read_sources(
     fmt: str,
     paths: str | Path | Iterable[str | Path],
@@ -222,16 +235,7 @@ def read_sources(
         rejected=list(plan.rejected),
         aliases=take_aliases(),
     )
-    frames = []
-    for outcomes, rows_frame, table_frames in _batches(
-        plan.tasks, workers or min(os.cpu_count() or 1, 8), opts, progress
-    ):
-        frames.extend(table_frames)
-        if rows_frame is not None:
-            frames.append(_checked(rows_frame, spec, outcomes, opts))
-        _tally(report, outcomes)
-    if frames:
-        report.frame = _combine(pl.concat(frames, how="vertical"), spec, report, opts)
+    _read_plan(plan, spec, report, opts, workers or min(os.cpu_count() or 1, 8), progress)
     log.info(
         "%s: %d row(s) from %d source(s) in %.2f s; %d source(s) rejected, %d record(s) dropped",
         fmt,

@@ -250,12 +250,7 @@ def load_dataset(
     if kind not in DATA_KINDS:
         raise ValueError(f"unknown kind {kind!r}; expected one of {', '.join(DATA_KINDS)}")
     reg = dataset_registry(st)
-    try:
-        dname = resolve_name(name, registry=reg)
-    except UnknownDatasetError:
-        if repo_id is None:
-            raise
-        dname = name  # an explicit repo may hold machines this registry does not know
+    dname = _dataset_name(name, reg, repo_id)
     if version is not None or as_of is not None:
         return st.read(kind, dname, lazy=lazy, version=version, as_of=as_of)
     if revision is None and st.has(kind, dname):
@@ -268,6 +263,17 @@ def load_dataset(
     else:
         df = _from_hub(st, reg, kind, dname, revision, repo_id, token)
     return df.lazy() if lazy else df
+
+
+def _dataset_name(name: str, reg: Registry, repo_id: str | None) -> str:
+    """The registered name of ``name``; an explicit repo may hold machines the registry does not
+    know, so with ``repo_id`` an unknown name is taken as it is."""
+    try:
+        return resolve_name(name, registry=reg)
+    except UnknownDatasetError:
+        if repo_id is None:
+            raise
+        return name
 
 
 def _derived(name: str, st: Store, version: int | None, as_of: datetime | None) -> pl.DataFrame:

@@ -285,14 +285,7 @@ class Embedder(nn.Module):
         """
         torch.manual_seed(self.seed)  # on the forked generator (local_rng)
         X = self._as_array(X)
-        mean = np.nanmean(X, axis=0)
-        std = np.nanstd(X, axis=0)
-        mean = np.where(np.isnan(mean), 0.0, mean)
-        std = np.where(~np.isfinite(std) | (std < 1e-12), 1.0, std)
-        dev = resolve_device(self.device_name)
-        self.to(dev)
-        self.mean.copy_(torch.as_tensor(mean, dtype=torch.float32))
-        self.std.copy_(torch.as_tensor(std, dtype=torch.float32))
+        dev = self._set_statistics(X)
         xt = self._normalise(X)
         yt = None
         if y is not None:
@@ -322,6 +315,18 @@ class Embedder(nn.Module):
         self.eval()
         self.fitted.fill_(True)
         return self
+
+    def _set_statistics(self, X: np.ndarray) -> torch.device:
+        """Keep the features' means and standard deviations (NaN-safe) on the model's device."""
+        mean = np.nanmean(X, axis=0)
+        std = np.nanstd(X, axis=0)
+        mean = np.where(np.isnan(mean), 0.0, mean)
+        std = np.where(~np.isfinite(std) | (std < 1e-12), 1.0, std)
+        dev = resolve_device(self.device_name)
+        self.to(dev)
+        self.mean.copy_(torch.as_tensor(mean, dtype=torch.float32))
+        self.std.copy_(torch.as_tensor(std, dtype=torch.float32))
+        return dev
 
     def _init_head(self, n_out: int) -> None:
         if getattr(self, "head", None) is None or self.head.out_features != n_out:

@@ -430,6 +430,27 @@ def _scheme_section(scheme: str, r: dict) -> list[str]:
     return out
 
 
+def _comparison_sections(summary: dict) -> list[str]:
+    """``results.md``'s verdict, coverage and new-machine sections."""
+    return [
+        "## Does the pipeline beat the strongest baseline?",
+        "",
+        *VERDICT_HEAD,
+        *verdict_rows(summary),
+        "",
+        "## Coverage of stacked/default's 80% intervals",
+        "",
+        *COVERAGE_HEAD,
+        *coverage_rows(summary),
+        "",
+        "## A new machine from its runs alone vs the most similar known machine",
+        "",
+        *SIMILAR_HEAD,
+        *similar_rows(summary),
+        "",
+    ]
+
+
 def markdown(summary: dict) -> str:
     """``results.md``: every entry of every scheme, per-fold figures, comparisons and the
     paper's claims.
@@ -470,23 +491,7 @@ def markdown(summary: dict) -> str:
             *paper_rows(summary),
             "",
         ]
-    out += [
-        "## Does the pipeline beat the strongest baseline?",
-        "",
-        *VERDICT_HEAD,
-        *verdict_rows(summary),
-        "",
-        "## Coverage of stacked/default's 80% intervals",
-        "",
-        *COVERAGE_HEAD,
-        *coverage_rows(summary),
-        "",
-        "## A new machine from its runs alone vs the most similar known machine",
-        "",
-        *SIMILAR_HEAD,
-        *similar_rows(summary),
-        "",
-    ]
+    out += _comparison_sections(summary)
     if vector_rows(summary):
         out += [
             "## " + VECTOR_TITLE.strip("*").split("**")[0],

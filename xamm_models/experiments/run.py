@@ -210,6 +210,28 @@ def _dataset_record(ds: xplat.XplatDataset) -> dict:
     }
 
 
+def _scored(all_preds: dict, schemes: list, settings, out_dir: Path, progress, t0: float) -> dict:
+    """Every scheme's entries scored, compared with the baselines, and the vector models'
+    figures (their ROC drawn into ``out_dir``)."""
+    ev = Evaluator(xplat.NAME, n_boot=settings.n_boot, seed=settings.seed)
+    results = {}
+    for scheme in schemes:
+        preds = all_preds[scheme]
+        if not preds:
+            continue
+        progress(f"[{time.perf_counter() - t0:6.0f}s] scoring {scheme}: {len(preds)} entries")
+        scored = {n: ev.eval(p) for n, p in preds.items()}
+        results[scheme] = {
+            "folds": _fold_sizes(preds),
+            "entries": scored,
+            "comparisons": compare_to_baselines(ev, preds, scored, PIPELINE),
+        }
+        vectors = _vector_results(preds, out_dir / "roc.png")
+        if vectors:
+            results[scheme]["vector_metrics"] = vectors
+    return results
+
+
 def run_experiments(
     store=None,
     *,
@@ -242,23 +264,8 @@ def run_experiments(
         + (["held-out-machine"] if settings.held_out_machine else [])
         + (["kernel"] if settings.loko else [])
     )
-    ev = Evaluator(xplat.NAME, n_boot=settings.n_boot, seed=settings.seed)
-    results = {}
     all_preds, kernels = _run_all(ds, schemes, experiments, settings, progress, t0)
-    for scheme in schemes:
-        preds = all_preds[scheme]
-        if not preds:
-            continue
-        progress(f"[{time.perf_counter() - t0:6.0f}s] scoring {scheme}: {len(preds)} entries")
-        scored = {n: ev.eval(p) for n, p in preds.items()}
-        results[scheme] = {
-            "folds": _fold_sizes(preds),
-            "entries": scored,
-            "comparisons": compare_to_baselines(ev, preds, scored, PIPELINE),
-        }
-        vectors = _vector_results(preds, out_dir / "roc.png")
-        if vectors:
-            results[scheme]["vector_metrics"] = vectors
+    results = _scored(all_preds, schemes, settings, out_dir, progress, t0)
     summary = {
         "dataset": _dataset_record(ds),
         "settings": asdict(settings),

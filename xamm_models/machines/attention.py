@@ -130,6 +130,22 @@ def _shared_embedder(
     return emb, kernels, f"{embedder_name}.rajaperf", rev
 
 
+def _wanted_machines(runs: pl.DataFrame, machines: list[str] | None, root) -> list[str]:
+    """The machines to build signatures of (default: every machine with runs); each must have
+    runs in the store at ``root``."""
+    have = sorted(runs.get_column("machine").unique().to_list()) if runs.height else []
+    wanted = machines or have
+    missing = [m for m in wanted if m not in have]
+    if missing:
+        raise FileNotFoundError(
+            f"no benchmark_runs for {', '.join(missing)} in the store "
+            f"{root}; ingest their RAJAPerf outputs with "
+            "`xamm-ingest rajaperf DIR --machine NAME` "
+            f"(the store has: {', '.join(have) or 'nothing'})"
+        )
+    return wanted
+
+
 def build_signatures(
     *,
     store,
@@ -168,16 +184,7 @@ def build_signatures(
     reg = registry
     data_version = st.version("benchmark_runs")
     runs = st.scan("benchmark_runs", version=data_version).collect()
-    have = sorted(runs.get_column("machine").unique().to_list()) if runs.height else []
-    wanted = machines or have
-    missing = [m for m in wanted if m not in have]
-    if missing:
-        raise FileNotFoundError(
-            f"no benchmark_runs for {', '.join(missing)} in the store "
-            f"{st.root}; ingest their RAJAPerf outputs with "
-            "`xamm-ingest rajaperf DIR --machine NAME` "
-            f"(the store has: {', '.join(have) or 'nothing'})"
-        )
+    wanted = _wanted_machines(runs, machines, st.root)
     emb, kernels, emb_id, emb_rev = _shared_embedder(
         runs, embedder, embedder_name, alignment, epochs, seed, reg.embedders_dir
     )

@@ -380,6 +380,23 @@ def _ridge_pairs(lab: pl.DataFrame, test: pl.DataFrame, targets: list[str]) -> n
     return np.exp(np.clip(log_rel, -30.0, 30.0))
 
 
+def _adapted_runs(adapt, base, lab, test, pairs, seed: int) -> dict:
+    """The adapted model's predictions of ``test``, with and without name seeding."""
+    runs = {}
+    for names in (True, False):
+        m = adapt(
+            base,
+            lab,
+            PLATFORM,
+            features=PLATFORM_FEATURES,
+            unlabelled=pairs,
+            use_names=names,
+            seed=seed,
+        )
+        runs["adapted" if names else "adapted-no-names"] = m.predict_pairs(test)
+    return runs
+
+
 def adapt_curve_predictions(
     base, pairs: pl.DataFrame, *, repeats: int = 3, fractions=FRACTIONS, seed: int = 0
 ) -> pl.DataFrame:
@@ -419,18 +436,8 @@ def adapt_curve_predictions(
             runs = {
                 "pair-median": _pair_median(lab, test),
                 "scratch-ridge": _ridge_pairs(lab, test, targets),
+                **_adapted_runs(adapt, base, lab, test, pairs, seed),
             }
-            for names in (True, False):
-                m = adapt(
-                    base,
-                    lab,
-                    PLATFORM,
-                    features=PLATFORM_FEATURES,
-                    unlabelled=pairs,
-                    use_names=names,
-                    seed=seed,
-                )
-                runs["adapted" if names else "adapted-no-names"] = m.predict_pairs(test)
             out += [
                 test.select(
                     "sample",

@@ -95,6 +95,18 @@ def eval_metrics(results_json: str | Path | None, entry: str) -> dict[str, dict[
     return out
 
 
+def _dataset_artefact(machine: str, name: str, version, seed: int) -> Artefact:
+    """The zoo's record of one machine's benchmark runs in its store."""
+    return Artefact(
+        name=machine,
+        kind="dataset",
+        path=f"store/benchmark_runs/machine={machine}",
+        dataset=name,
+        data_version=version,
+        seed=seed,
+    )
+
+
 def _signature_artefact(s, reg: SignatureRegistry, out: Path, name: str, version, seed: int):
     """The zoo's record of one signature file."""
     return Artefact(
@@ -167,17 +179,7 @@ def build_zoo(
     version = st.version("benchmark_runs")
     ds = xplat.XplatDataset.from_store(st, version=version)
     name = f"{xplat.NAME}@{ds.version}"
-    arts = [
-        Artefact(
-            name=m,
-            kind="dataset",
-            path=f"store/benchmark_runs/machine={m}",
-            dataset=name,
-            data_version=version,
-            seed=seed,
-        )
-        for m in st.machines("benchmark_runs")
-    ]
+    arts = [_dataset_artefact(m, name, version, seed) for m in st.machines("benchmark_runs")]
     reg = SignatureRegistry(out / "signatures")
     progress("physics and attention signatures")
     sigs = [

@@ -196,6 +196,23 @@ def _train(
             opt.step()
 
 
+def _moment_penalty(xu, P, b, p0t, cov_s, match: float, pull: float):
+    """The alignment's penalty: the aligned inputs should look like the source's (mean 0, its
+    covariance or unit variances), and ``P`` stay near its start."""
+
+    def moments():
+        a = xu @ P.T + b
+        c = torch.cov(a.T).reshape(p0t.shape[0], p0t.shape[0])
+        spread = (
+            torch.mean((c - cov_s) ** 2)
+            if cov_s is not None
+            else torch.mean((torch.diagonal(c) - 1.0) ** 2)
+        )
+        return match * (torch.mean(a.mean(0) ** 2) + spread) + pull * torch.sum((P - p0t) ** 2)
+
+    return moments
+
+
 def fit_alignment(
     frozen_forward,
     frozen,
@@ -246,17 +263,7 @@ def fit_alignment(
         torch.nn.Parameter(torch.zeros(p0t.shape[0], device=xt.device)),
     )
     cov_s = torch.tensor(cov, dtype=torch.float32, device=xt.device) if cov is not None else None
-
-    def moments():  # the aligned inputs should look like the source's
-        a = xu @ P.T + b
-        c = torch.cov(a.T).reshape(p0t.shape[0], p0t.shape[0])
-        spread = (
-            torch.mean((c - cov_s) ** 2)
-            if cov_s is not None
-            else torch.mean((torch.diagonal(c) - 1.0) ** 2)
-        )
-        return match * (torch.mean(a.mean(0) ** 2) + spread) + pull * torch.sum((P - p0t) ** 2)
-
+    moments = _moment_penalty(xu, P, b, p0t, cov_s, match, pull)
     try:
         _train(
             [P, b, *frozen.parameters()],

@@ -61,6 +61,20 @@ class PredictorConfig(BaseModel):
     seed: int = 0
 
 
+def _training_record(pairs, per_sample, have, dataset, preprocessing) -> dict:
+    """What a fit recorded about its data (saved with the model and shown in its card)."""
+    return {
+        "dataset": dataset,
+        "samples": per_sample.height,
+        "pairs": pairs.height,
+        "pairs_with_amm": int(have.sum()),
+        "preprocessing": preprocessing or {},
+        "apps": sorted(set(pairs.get_column("app"))) if "app" in pairs.columns else [],
+        "date": date.today().isoformat(),
+        "xamm_version": __version__,
+    }
+
+
 class XammPredictor(
     Predictor,
     library_name="xamm",
@@ -137,6 +151,16 @@ class XammPredictor(
             preprocessing=report,
         )
 
+    def _check_pairs(self, pairs: pl.DataFrame) -> None:
+        """Refuse pairs without the feature columns, or none at all."""
+        self._check_schema(pairs)
+        if pairs.is_empty():
+            raise ValueError(
+                "no pairs of matching samples on different targets; relR needs "
+                "the same app, params and "
+                f"configuration ({', '.join(self.config.keys)}) on at least two targets"
+            )
+
     def _fit_heads(self, pairs, emb: np.ndarray, y: np.ndarray, sigs: dict, heads) -> np.ndarray:
         """Fit the embedding-only regressor and the one with AMMs (on the pairs whose ends both
         have signatures); return which pairs had them."""
@@ -192,13 +216,7 @@ class XammPredictor(
             if isinstance(signatures, list)
             else dict(signatures or {})
         )
-        self._check_schema(pairs)
-        if pairs.is_empty():
-            raise ValueError(
-                "no pairs of matching samples on different targets; relR needs "
-                "the same app, params and "
-                f"configuration ({', '.join(cfg.keys)}) on at least two targets"
-            )
+        self._check_pairs(pairs)
         targets = sorted(set(pairs.get_column("target")) | set(pairs.get_column("source")))
         keys = [k for k in cfg.keys if k in pairs.columns]
         per_sample = self._per_sample(pairs, keys, targets)
@@ -216,16 +234,7 @@ class XammPredictor(
         if amm_embedder is None and self.signatures and embedders_dir is not None:
             amm_embedder = local_embedder_path(next(iter(self.signatures.values())), embedders_dir)
         self.amm_embedder = load_embedder(str(amm_embedder)) if amm_embedder else None
-        self.training = {
-            "dataset": dataset,
-            "samples": per_sample.height,
-            "pairs": pairs.height,
-            "pairs_with_amm": int(have.sum()),
-            "preprocessing": preprocessing or {},
-            "apps": sorted(set(pairs.get_column("app"))) if "app" in pairs.columns else [],
-            "date": date.today().isoformat(),
-            "xamm_version": __version__,
-        }
+        self.training = _training_record(pairs, per_sample, have, dataset, preprocessing)
         return self
 
     def fit_embedder(self, pairs: pl.DataFrame):
