@@ -21,6 +21,7 @@ not (test-time adaptation may read the unlabelled features; never their times). 
 
 from __future__ import annotations
 
+import contextlib
 from functools import lru_cache
 
 import numpy as np
@@ -196,9 +197,34 @@ def _train(
             opt.step()
 
 
+@contextlib.contextmanager
+def _trainable(module, train: bool):
+    """``module``'s parameters trainable or not for the block, as they were after it."""
+    was = [p.requires_grad for p in module.parameters()]
+    for p in module.parameters():
+        p.requires_grad_(train)
+    try:
+        yield
+    finally:
+        for p, w in zip(module.parameters(), was, strict=True):
+            p.requires_grad_(w)
+
+
+def _start(p0: np.ndarray, device):
+    """The alignment's start: ``p0`` as a tensor, and the trainable ``P`` (from ``p0``) and
+    ``b`` (zero)."""
+    torch = _torch()
+    p0t = torch.tensor(p0, dtype=torch.float32, device=device)
+    P = torch.nn.Parameter(p0t.clone())
+    b = torch.nn.Parameter(torch.zeros(p0t.shape[0], device=device))
+    return p0t, P, b
+
+
 def _moment_penalty(xu, P, b, p0t, cov_s, match: float, pull: float):
     """The alignment's penalty: the aligned inputs should look like the source's (mean 0, its
     covariance or unit variances), and ``P`` stay near its start."""
+
+    torch = _torch()
 
     def moments():
         a = xu @ P.T + b
@@ -254,17 +280,10 @@ def fit_alignment(
         ``(P, b)``.
     """
     torch = _torch()
-    was = [p.requires_grad for p in frozen.parameters()]
-    for p in frozen.parameters():
-        p.requires_grad_(fine_tune)
-    p0t = torch.tensor(p0, dtype=torch.float32, device=xt.device)
-    P, b = (
-        torch.nn.Parameter(p0t.clone()),
-        torch.nn.Parameter(torch.zeros(p0t.shape[0], device=xt.device)),
-    )
+    p0t, P, b = _start(p0, xt.device)
     cov_s = torch.tensor(cov, dtype=torch.float32, device=xt.device) if cov is not None else None
     moments = _moment_penalty(xu, P, b, p0t, cov_s, match, pull)
-    try:
+    with _trainable(frozen, fine_tune):
         _train(
             [P, b, *frozen.parameters()],
             lambda: frozen_forward(xt @ P.T + b),
@@ -274,9 +293,6 @@ def fit_alignment(
             extra=moments,
             loss=loss,
         )
-    finally:
-        for p, w in zip(frozen.parameters(), was, strict=True):
-            p.requires_grad_(w)
     return P.detach(), b.detach()
 
 
