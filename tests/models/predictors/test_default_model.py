@@ -393,7 +393,7 @@ def test_the_interval_rule_is_chosen_on_inner_folds_saved_and_can_be_fixed(fitte
     saved before the choice existed reads as the group rule it was sized by."""
     import json
 
-    from xamm_models.predictors.default.conformal import RULES
+    from xamm_models.predictors.default.conformal import RULES, rule_names
     from xamm_models.predictors.default.model import Calibration
 
     model, pairs, samples = fitted
@@ -423,7 +423,7 @@ def test_the_interval_rule_is_chosen_on_inner_folds_saved_and_can_be_fixed(fitte
     seen = model.calibration["seen"]
     rule = (
         f"| {seen.interval} ("
-        + ", ".join(f"{r} {seen.interval_coverage[r]:.2f}" for r in RULES)
+        + ", ".join(f"{r} {seen.interval_coverage[r]:.2f}" for r in rule_names())
         + ") |"
     )
     assert rule in (tmp_path / "m" / "README.md").read_text() and rule in str(back.card())
