@@ -164,6 +164,13 @@ class Calibration(BaseModel):
     # rule -> held-out coverage, inner folds
     interval_coverage: dict[str, float | None] = Field(default_factory=dict)
 
+    @field_validator("interval")
+    @classmethod
+    def _rule(cls, v: str) -> str:
+        if v != "none" and v not in RULES:
+            raise ValueError(str(UnknownNameError("interval rule", v, RULES.list())))
+        return v
+
     def choice(self, scenario: str) -> str:
         """The candidate that answers ``scenario``.
 
