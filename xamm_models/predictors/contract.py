@@ -116,9 +116,10 @@ def rank(
         p = p.with_columns(pl.lit(None, pl.Float64).alias("p_fastest"))
     else:
         k = p.filter(pl.col("row") == p.get_column("row")[0]).height
-        mu = np.log10(p.get_column("relR").to_numpy()).reshape(-1, k)
+        rel = p.get_column("relR").to_numpy().reshape(-1, k)
         hi = p.get_column("relR_hi").to_numpy().reshape(-1, k)
-        sd = np.log10(hi / 10.0**mu) / NormalDist().inv_cdf(0.5 + coverage / 2)
+        mu = np.log10(rel)
+        sd = np.log10(hi / rel) / NormalDist().inv_cdf(0.5 + coverage / 2)
         noise = np.random.default_rng(seed).standard_normal((draws, k))
         wins = np.zeros_like(mu)
         for i in range(0, mu.shape[0], 256):  # bounded memory for many profiles
