@@ -292,7 +292,7 @@ ZOO_EPILOG = """\
 examples:
   xamm zoo list                                            the model kinds of the zoo
   xamm zoo build --data-dir ../shared/data --out zoo-out   every artefact from the public data \
-(about 5 min)
+(minutes)
   xamm zoo build --data-dir ../shared/data --out zoo-out --eval-results docs/eval/results.json \
 --snapshot xamm_data/snapshot
 """
@@ -502,9 +502,9 @@ def _add_eval(sub) -> None:
         epilog="examples:\n"
         "  xamm eval --data-dir ../shared/data --out eval-out     build "
         "the data set from its "
-        "named sources, run everything (about 14-20 min on 2 cores)\n"
+        "named sources, run everything (the longest: minutes; benchmarks/bench_eval.py times it)\n"
         "  xamm eval --data-dir ../shared/data --quick --out q   fewer "
-        "epochs and entries (under a minute)\n"
+        "epochs and entries\n"
         "  xamm eval --experiment 3 --store ./store --json\n"
         "  xamm eval --page docs/evaluation.md --summary README.md --out docs/eval\n"
         "      rewrite the page's results block, the README's summary and results.md from the "
