@@ -31,17 +31,19 @@ TIMES: dict[str, float] = {}  # seconds per example, for `pytest -s` and the dur
 BIN = Path(sys.executable).parent
 
 LONG = {
-    "xamm eval --data-dir ../shared/data --out eval-out": "the whole evaluation (14-20 min); "
-    "tests/test_evaluation.py runs the harness on the same data with fewer entries",
+    "xamm eval --data-dir ../shared/data --out eval-out": "the whole evaluation (minutes); "
+    "tests/models/benchmark/test_evaluation.py runs the harness with fewer entries",
     "xamm eval --experiment 3 --store ./store --json": "experiment 3 on every fold (minutes); "
-    "tests/test_evaluation.py::test_small_run_reports_baselines_and_the_verdict",
-    "xamm zoo build --data-dir ../shared/data --out zoo-out": "every artefact (about 5 min); "
-    "tests/test_zoo.py builds the zoo with 3 epochs",
+    "tests/models/benchmark/test_evaluation.py runs a small run",
+    "xamm zoo build --data-dir ../shared/data --out zoo-out": "every artefact (minutes); "
+    "tests/models/zoo/test_zoo.py builds the zoo with 3 epochs",
     "xamm zoo build --data-dir ../shared/data --out zoo-out --eval-results "
     "docs/eval/results.json --snapshot xamm_data/snapshot": "as above, and it rewrites the "
-    "package's snapshot; tests/test_zoo.py checks the rebuilt snapshot byte for byte",
-    "xamm zoo push --zoo zoo-out --org my-org": "needs a built zoo; tests/test_zoo.py pushes "
-    "one to the local Hub and pulls every artefact back",
+    "package's snapshot; tests/models/zoo/test_zoo.py checks the rebuilt snapshot byte for byte",
+    "xamm zoo push --zoo zoo-out --org my-org": "needs a built zoo; "
+    "tests/models/zoo/test_zoo.py pushes one to the local Hub and pulls every artefact back",
+    "xamm eval --data-dir ../shared/data --quick --out q": "about a minute, over the suite's "
+    "time budget; tests/models/benchmark/test_evaluation.py runs the harness small",
 }
 
 # The order examples run in: each may use what an earlier one made.
@@ -104,7 +106,6 @@ ORDER = [
     "quartz:cpu=8",
     "xamm schedule-sim --store ./store --source mi300a-spx:cpu --nodes h100-node:gpu=2 --nodes "
     "quartz:cpu=8 --jobs 500 --load 0.5 --json",
-    "xamm eval --data-dir ../shared/data --quick --out q",
     "xamm eval --page docs/evaluation.md --summary README.md --out docs/eval",
     "xamm store optimize",
     "xamm store optimize --kind benchmark_runs",
@@ -259,16 +260,6 @@ def _push_xamm_model(work: Path, env: dict) -> str:
     return r.stdout.split()[-1]
 
 
-def _check_quick_eval(out: Path) -> None:
-    """``xamm eval --quick`` built the data set from its named sources and ran every scheme."""
-    import json
-
-    summary = json.loads((out / "results.json").read_text())
-    assert summary["dataset"]["pairs"] > 2000 and summary["settings"]["epochs"] == 5
-    assert set(summary["results"]) == {"kernel-group", "held-out-machine"}  # --quick: no LOKO
-    assert "## Does the pipeline beat the strongest baseline?" in (out / "results.md").read_text()
-
-
 @pytest.mark.data
 def test_every_help_example_runs_as_written(sandbox):
     work, env = sandbox
@@ -291,8 +282,6 @@ def test_every_help_example_runs_as_written(sandbox):
             shutil.copy(work / "quartz.json", work / "tk.json")  # a Thicket file by another name
         if ex == "xamm run config.yml":
             commit = _push_xamm_model(work, env)
-        if ex.startswith("xamm eval --data-dir"):
-            _check_quick_eval(work / "q")
         m = re.search(r"at commit ([0-9a-f]{40})", r.stdout)
         if m:
             commit = m.group(1)
