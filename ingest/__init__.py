@@ -18,9 +18,11 @@ _PUBLIC = {
     **{
         n: "xamm_ingest.dispatch"
         for n in (
+            "ingest_babelstream",
             "ingest_profiles",
             "ingest_rajaperf",
             "ingest_sources",
+            "read_babelstream",
             "read_profiles",
             "read_rajaperf",
             "read_sources",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -38,6 +39,8 @@ record is rejected
 default bound
   xamm-ingest rajaperf tk.json                       a Thicket's to_json() file, one source with \
 many profiles
+  xamm-ingest babelstream ./stream-runs --machine v100-isambard
+  xamm-ingest babelstream ./uob --path-pattern 'babelstream-(?P<machine>[a-z0-9]+)_' --dry-run
 """
 
 
@@ -87,6 +90,55 @@ def _add_rajaperf(sub) -> None:
         "(1e-10), max_time_per_rep_s (1e5), "
         "max_bytes_per_rep (1e16), max_flops_per_rep (1e16), "
         "max_problem_size (1e12)",
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+
+def _add_babelstream(sub) -> None:
+    """``xamm-ingest babelstream`` and its options."""
+    p = sub.add_parser(
+        "babelstream",
+        help="BabelStream outputs (v3-v5, plain or --csv; many runs a file)",
+        description="Read BabelStream outputs (directories are searched recursively) into the "
+        "benchmark_runs table as Stream_* rows. BabelStream records no machine and no compiler: "
+        "say them with --machine/--compiler, an xamm.toml beside the runs, or --path-pattern.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_common(p, subcommand=True)
+    p.add_argument("paths", nargs="+", type=Path, help="files or directories")
+    p.add_argument("--machine", help="machine id for every file")
+    p.add_argument("--compiler", help="compiler of every file, e.g. gcc-12.1")
+    p.add_argument(
+        "--device", choices=["cpu", "gpu"], help="for runs that do not name their device"
+    )
+    p.add_argument(
+        "--path-pattern",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="regular expression searched in each file's path under the ingest root; its named "
+        "groups machine, compiler, device supply those facts (repeatable: first match wins)",
+    )
+    p.add_argument(
+        "--store", type=store_arg, default=None, help="store root (default: $XAMM_HOME/store)"
+    )
+    p.add_argument(
+        "--workers", type=int, default=None, help="parsing processes (default: CPU count)"
+    )
+    p.add_argument("--dry-run", action="store_true", help="read and validate, write nothing")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="any rejected file fails the run (exit 1) and nothing is written",
+    )
+    p.add_argument(
+        "--bound",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="change a plausibility bound (repeatable), as for rajaperf",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -176,6 +228,7 @@ def build_parser(prog: str = "xamm-ingest") -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="format", metavar="FORMAT")
     sub.required = True
     _add_rajaperf(sub)
+    _add_babelstream(sub)
     _add_profile_formats(sub)
     return parser
 
@@ -255,6 +308,23 @@ def _options(args, parser) -> dict:
             "machine": args.machine,
             "workers": args.workers,
             **rtol,
+            "bounds": bounds,
+            "progress": not args.no_progress and sys.stderr.isatty(),
+        }
+    if args.format == "babelstream":
+        if args.workers is not None and args.workers < 1:
+            parser.error("--workers must be >= 1")
+        for pattern in args.path_pattern:
+            try:
+                re.compile(pattern)
+            except re.error as e:
+                parser.error(f"--path-pattern {pattern!r}: {e}")
+        return {
+            "machine": args.machine,
+            "device": args.device,
+            "compiler": args.compiler,
+            "path_patterns": tuple(args.path_pattern),
+            "workers": args.workers,
             "bounds": bounds,
             "progress": not args.no_progress and sys.stderr.isatty(),
         }

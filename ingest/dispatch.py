@@ -23,6 +23,7 @@ from itertools import repeat
 from pathlib import Path
 
 import polars as pl
+import xamm_ingest.babelstream  # noqa: F401  (registers babelstream)
 import xamm_ingest.profiles  # noqa: F401  (registers hpctoolkit, caliper, table)
 import xamm_ingest.rajaperf  # noqa: F401  (registers rajaperf)
 from xamm_ingest.errors import IngestError
@@ -442,6 +443,74 @@ def ingest_rajaperf(
         with its reason, and the version written.
     """
     return ingest_sources("rajaperf", paths, store=store, dry_run=dry_run, strict=strict, **kw)
+
+
+def read_babelstream(
+    paths,
+    *,
+    machine: str | None = None,
+    device: str | None = None,
+    compiler: str | None = None,
+    path_patterns: list[str] | tuple[str, ...] = (),
+    workers: int | None = None,
+    progress: bool = False,
+    bounds: Bounds | None = None,
+    debug: bool = False,
+) -> IngestReport:
+    """Read BabelStream outputs into a validated ``benchmark_runs`` frame (``Stream_*`` rows).
+
+    Args:
+        paths: files, directories, or a list of them.
+        machine: the machine of every file (BabelStream records none).
+        device: ``cpu`` or ``gpu`` for runs that do not name their device.
+        compiler: the compiler of every file (BabelStream records none).
+        path_patterns: regular expressions searched in each file's path under the ingest root;
+            the first that matches supplies its named groups ``machine``, ``compiler``,
+            ``device``.
+        workers: processes reading in parallel (default: the CPUs, at most 8).
+        progress: show a progress bar.
+        bounds: the physical plausibility bounds (:class:`~xamm_ingest.records.Bounds`).
+        debug: re-raise unexpected errors instead of rejecting the source.
+
+    Returns:
+        The report: ``frame`` (the rows), ``rejected`` sources and ``dropped`` records, each
+        with its reason.
+    """
+    return read_sources(
+        "babelstream",
+        paths,
+        workers=workers,
+        progress=progress,
+        machine=machine,
+        device=device,
+        compiler=compiler,
+        path_patterns=tuple(path_patterns),
+        bounds=bounds,
+        debug=debug,
+    )
+
+
+def ingest_babelstream(
+    paths,
+    *,
+    store: Store | str | Path | None = None,
+    dry_run: bool = False,
+    strict: bool = False,
+    **kw,
+) -> IngestReport:
+    """Read BabelStream outputs (see :func:`read_babelstream`) and write them in one commit.
+
+    Args:
+        paths: files, directories, or a list of them.
+        store: the store (a :class:`Store` or its root; default ``$XAMM_HOME/store``).
+        dry_run: read and validate only; nothing is written.
+        strict: write nothing if any source was rejected or any record dropped.
+        **kw: :func:`read_babelstream`'s options (``machine``, ``path_patterns``, ...).
+
+    Returns:
+        The report, with the version written.
+    """
+    return ingest_sources("babelstream", paths, store=store, dry_run=dry_run, strict=strict, **kw)
 
 
 def read_profiles(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import tomllib
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from xamm_ingest.errors import IngestError
@@ -56,6 +57,7 @@ class RunDirConfig(BaseModel):
     compiler: str | None = None
     compiler_flags: str | None = None
     omp_max_threads: int | None = Field(default=None, ge=1)
+    device: Literal["cpu", "gpu"] | None = None  # for outputs that do not name it (BabelStream)
 
     @field_validator("machine")
     @classmethod

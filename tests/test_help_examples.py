@@ -57,6 +57,8 @@ ORDER = [
     "xamm-ingest rajaperf ./runs --strict",
     "xamm-ingest rajaperf ./runs --bound max_time_per_rep_s=1e6",
     "xamm-ingest rajaperf ./h100-runs --machine h100-node",
+    "xamm-ingest babelstream ./stream-runs --machine v100-isambard",
+    "xamm-ingest babelstream ./uob --path-pattern 'babelstream-(?P<machine>[a-z0-9]+)_' --dry-run",
     "xamm-ingest hpctoolkit ./hpctoolkit-lulesh-database --app LULESH --machine quartz "
     "--param size=30 --ranks 8",
     "xamm-ingest caliper ./profiles --app Laghos --machine ruby --time-unit usec",
@@ -186,6 +188,9 @@ def _inputs(work: Path, shared: Path) -> None:
     )
     b = shared / "llnl+RAJAPerf-Benchmark" / "2026-FCR" / "data"
     (work / "h100-runs").symlink_to(b / "RPBenchmark_H100_tier1")
+    uob = shared / "UoB-HPC+performance-portability" / "benchmarking"
+    (work / "stream-runs").symlink_to(uob / "2019" / "babelstream" / "v100-isambard")
+    (work / "uob").symlink_to(uob / "2022" / "babelstream")
     hatchet = shared / "LLNL+hatchet" / "hatchet" / "tests" / "data"
     (work / "hpctoolkit-lulesh-database").symlink_to(hatchet / "hpctoolkit-cpi-database")
     (work / "profiles").mkdir()

@@ -12,6 +12,8 @@ selects the rows of each target.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict
 
 from xamm_data.plugins import load
@@ -37,9 +39,13 @@ class Machine(BaseModel):
     in_paper: bool = False
     source: str
     notes: str = ""
+    # a platform of a performance-portability study: one device is measured, the other not
+    only: Literal["cpu", "gpu"] | None = None
 
     @property
     def devices(self) -> tuple[str, ...]:
+        if self.only:
+            return (self.only,)
         return ("cpu", "gpu") if self.gpu else ("cpu",)
 
     def signature(self, version: int | None = None, device: str | None = None, registry=None):
@@ -189,6 +195,58 @@ MACHINES: tuple[Machine, ...] = (
         notes="An APU: CPU and GPU share one package and memory; CPU target = "
         "Base_Seq rows, GPU target = HIP rows.",
     ),
+)
+
+
+UOB = (
+    "UoB-HPC/performance-portability benchmarking results (shared/data MANIFEST.md): the "
+    "platform is named by the results' directory (2019) or file names (2022-2024)"
+)
+# (id, processor, device) of each platform of the UoB study; the ids are the study's own names
+UOB_PLATFORMS: tuple[tuple[str, str, str], ...] = (
+    ("ampere-zoo", "Ampere eMAG", "cpu"),
+    ("bdw-swan", "Intel Broadwell", "cpu"),
+    ("gtx2080ti-zoo", "NVIDIA GeForce RTX 2080 Ti", "gpu"),
+    ("k20-bcp3", "NVIDIA Tesla K20", "gpu"),
+    ("k20x-swan", "NVIDIA Tesla K20X", "gpu"),
+    ("knl-swan", "Intel Xeon Phi (Knights Landing)", "cpu"),
+    ("naples-oracle", "AMD EPYC (Naples)", "cpu"),
+    ("p100-isambard", "NVIDIA Tesla P100", "gpu"),
+    ("power9-isambard", "IBM POWER9", "cpu"),
+    ("radeonvii-zoo", "AMD Radeon VII", "gpu"),
+    ("skl-horizon", "Intel Skylake", "cpu"),
+    ("skl-swan", "Intel Skylake", "cpu"),
+    ("tx2-foxconn", "Marvell ThunderX2", "cpu"),
+    ("tx2-isambard", "Marvell ThunderX2", "cpu"),
+    ("v100-bluegem", "NVIDIA Tesla V100", "gpu"),
+    ("v100-isambard", "NVIDIA Tesla V100", "gpu"),
+    ("a100", "NVIDIA A100 40GB", "gpu"),
+    ("a100-80g", "NVIDIA A100 80GB", "gpu"),
+    ("a64fx", "Fujitsu A64FX", "cpu"),
+    ("graviton2", "AWS Graviton2", "cpu"),
+    ("graviton3", "AWS Graviton3", "cpu"),
+    ("graviton3e", "AWS Graviton3E", "cpu"),
+    ("icl", "Intel Ice Lake", "cpu"),
+    ("irispro580", "Intel Iris Pro Graphics 580", "gpu"),
+    ("mi100", "AMD Instinct MI100", "gpu"),
+    ("mi210", "AMD Instinct MI210", "gpu"),
+    ("mi250x", "AMD Instinct MI250X", "gpu"),
+    ("milan", "AMD EPYC (Milan)", "cpu"),
+    ("tx2", "Marvell ThunderX2", "cpu"),
+    ("uhdp630", "Intel UHD Graphics P630", "gpu"),
+    ("v100", "NVIDIA Tesla V100", "gpu"),
+)
+MACHINES += tuple(
+    Machine(
+        id=mid,
+        cpu=proc if dev == "cpu" else None,
+        gpu=proc if dev == "gpu" else None,
+        aliases=("a100_80g",) if mid == "a100-80g" else (),  # the study's file names
+        only=dev,  # type: ignore[arg-type]
+        source=UOB,
+        notes="Only its " + dev.upper() + " is measured in the study.",
+    )
+    for mid, proc, dev in UOB_PLATFORMS
 )
 
 

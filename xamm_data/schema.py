@@ -184,6 +184,8 @@ _PROVENANCE: tuple[Column, ...] = (
             "hpctoolkit",
             "hpctoolkit-latest",
             "table",
+            "babelstream",
+            "babelstream-csv",
         ),
     ),
     _c("reader", "string", "Dotted name of the xamm reader that produced the row.", nullable=False),
@@ -216,11 +218,11 @@ _CONFIG: tuple[Column, ...] = (
 
 BENCHMARK_RUNS = TableSchema(
     name="benchmark_runs",
-    version="1.2.0",
+    version="1.3.0",
     description=(
         "One row per (machine, suite, kernel, variant, tuning, build, "
         "configuration, trial) of a benchmark suite run "
-        "(RAJAPerf). Times are seconds per repetition of the kernel, "
+        "(RAJAPerf, BabelStream). Times are seconds per repetition of the kernel, "
         "sizes in bytes and flops per repetition."
     ),
     columns=(
@@ -238,7 +240,13 @@ BENCHMARK_RUNS = TableSchema(
             nullable=False,
             enum=("cpu", "gpu"),
         ),
-        _c("suite", "string", "Benchmark suite.", nullable=False, enum=("RAJAPerf",)),
+        _c(
+            "suite",
+            "string",
+            "Benchmark suite.",
+            nullable=False,
+            enum=("RAJAPerf", "BabelStream"),
+        ),
         _c("suite_version", "string", "Suite version as reported by the run."),
         _c(
             "kernel",
@@ -251,17 +259,33 @@ BENCHMARK_RUNS = TableSchema(
         _c(
             "variant",
             "string",
-            "RAJAPerf variant, e.g. `Base_Seq`, `RAJA_CUDA`.",
+            "RAJAPerf variant, e.g. `Base_Seq`, `RAJA_CUDA`; BabelStream's implementation as "
+            "`BabelStream_<model>`, e.g. `BabelStream_CUDA`, `BabelStream_StdIndices`.",
             nullable=False,
-            pattern=r"^(Base|RAJA|Lambda|Kokkos)_[A-Za-z0-9]+$",
+            pattern=r"^(Base|RAJA|Lambda|Kokkos|BabelStream)_[A-Za-z0-9]+$",
         ),
         _c(
             "backend",
             "string",
             "Programming model of the variant: Seq, OpenMP, OpenMPTarget, "
-            "CUDA, HIP, SYCL, StdPar, Kokkos.",
+            "CUDA, HIP, SYCL, StdPar, Kokkos (and, for BabelStream, OpenACC, OpenCL, TBB, "
+            "Thrust, RAJA).",
             nullable=False,
-            enum=("Seq", "OpenMP", "OpenMPTarget", "CUDA", "HIP", "SYCL", "StdPar", "Kokkos"),
+            enum=(
+                "Seq",
+                "OpenMP",
+                "OpenMPTarget",
+                "CUDA",
+                "HIP",
+                "SYCL",
+                "StdPar",
+                "Kokkos",
+                "OpenACC",
+                "OpenCL",
+                "TBB",
+                "Thrust",
+                "RAJA",
+            ),
         ),
         _c("tuning", "string", "Variant tuning, e.g. `default`, `block_256`.", nullable=False),
         _c(
@@ -639,7 +663,7 @@ def _app_profile_columns() -> tuple[Column, ...]:
 
 APP_PROFILES = TableSchema(
     name="app_profiles",
-    version="1.1.0",
+    version="1.2.0",
     description=(
         "One row per application performance sample: an application with "
         "its parameters run on a machine in a "

@@ -33,7 +33,12 @@ from xamm_data.hashing import frame_sha256
 from xamm_data.paths import xamm_home
 from xamm_data.targets import Target
 from xamm_models.errors import ImmutableSignatureError
-from xamm_models.machines.physics import SIMILARITY_WS, PhysicsSignature, physics_signature
+from xamm_models.machines.physics import (
+    OVERHEAD_FLOOR_S,
+    SIMILARITY_WS,
+    PhysicsSignature,
+    physics_signature,
+)
 
 _REF = re.compile(r"^(?P<machine>[a-z0-9][a-z0-9._-]*)(:(?P<device>cpu|gpu))?(@(?P<version>\d+))?$")
 INPUT_FIELDS = (
@@ -415,7 +420,7 @@ def physics_record(target: str, samples: pl.DataFrame) -> Signature:
         device=t.device,
         kind="physics",
         vector=[float(x) for x in np.ravel(sig.vector(SIMILARITY_WS)[:, 0])]
-        + [float(np.log10(sig.flop_rate)), float(np.log10(sig.overhead_s))],
+        + [float(np.log10(sig.flop_rate)), float(np.log10(max(sig.overhead_s, OVERHEAD_FLOOR_S)))],
         physics=sig,
         aggregation="physics",
         normalise="none",

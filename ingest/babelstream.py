@@ -1,0 +1,142 @@
+"""``xamm-ingest babelstream``: BabelStream outputs into ``benchmark_runs`` as ``Stream_*`` rows.
+
+Every file under the paths is read as text (:mod:`~xamm_ingest.readers.babelstream`); a file with
+no BabelStream run in it (a job's other output) is ignored, a run that cannot be read rejects its
+file naming the line. Each kernel line becomes one row: ``Stream_COPY``, ``_MUL``, ``_ADD``,
+``_TRIAD``, ``_DOT`` (or ``_NSTREAM``) with bytes and flops per repetition from the array length and
+precision, variant ``BabelStream_<implementation>``, tuning ``double`` or ``float``.
+
+BabelStream records no machine, and no compiler. They come from ``--machine`` (and
+``--compiler``), an ``xamm.toml`` beside the runs, or ``--path-pattern``: a regular expression
+searched in each file's path under the ingest root whose named groups ``machine``, ``compiler``
+and ``device`` supply those facts (an archive whose file names say them). The device is the one
+the run names (its ``Using ... device`` line; CUDA and HIP run on GPUs), else ``--device``, else
+the registry's record of a one-device platform; a run for which none says is rejected, naming how
+to say it.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import polars as pl
+from xamm_ingest.errors import IngestError
+from xamm_ingest.formats import IngestFormat, register
+from xamm_ingest.machine_names import find_config, load_config, machine_id
+from xamm_ingest.readers import babelstream as bs
+from xamm_ingest.readers.base import ReadResult, Source, provenance
+from xamm_ingest.sources import Plan, Task, ingest_root, list_files
+
+from xamm_data import machines
+from xamm_data.schema import BENCHMARK_RUNS
+
+SKIPPED_NAMES = (".gitignore", "xamm.toml")
+HOW = (
+    'pass --machine NAME, put an xamm.toml with machine = "NAME" beside the runs, or give '
+    "--path-pattern with a (?P<machine>...) group"
+)
+
+
+def plan(paths: list[Path], opts: dict) -> Plan:
+    """Every file under ``paths`` is a task; the machine is resolved when it is read."""
+    out = Plan(root=ingest_root(paths))
+    for f in list_files(paths, out):
+        if f.name in SKIPPED_NAMES:
+            continue
+        out.tasks.append(Task("babelstream", f, out.root))
+    return out
+
+
+def _facts(task: Task, src: Source, opts: dict) -> dict:
+    """machine, device and compiler from the options, the xamm.toml, then the path pattern."""
+    found: dict = {}
+    for pattern in opts.get("path_patterns") or ():
+        if m := re.search(pattern, src.rel_path):
+            found = {k: v for k, v in m.groupdict().items() if v}
+            break
+    cfg_path = find_config(task.path, task.root)
+    cfg = load_config(cfg_path) if cfg_path else None
+    machine = opts.get("machine") or (cfg.machine if cfg else None) or found.get("machine")
+    if not machine:
+        raise IngestError(task.path, f"BabelStream outputs name no machine; {HOW}")
+    device = opts.get("device") or (cfg.device if cfg else None) or found.get("device")
+    if device not in (None, "cpu", "gpu"):
+        raise IngestError(task.path, f"device {device!r} from the path; expected cpu or gpu")
+    compiler = opts.get("compiler") or (cfg.compiler if cfg else None) or found.get("compiler")
+    return {"machine": machine_id(machine), "device": device, "compiler": compiler}
+
+
+def _device(run: bs.StreamRun, facts: dict, path: Path) -> str:
+    said = bs.device_of(run)
+    if said:
+        return said
+    if facts["device"]:
+        return facts["device"]
+    known = machines.canonical_id(facts["machine"])
+    if known and len(devs := machines.get(known).devices) == 1:
+        return devs[0]
+    raise IngestError(
+        path,
+        f"the run at line {run.line} ({run.implementation or 'no implementation line'}) does "
+        "not say whether it ran on a CPU or a GPU, and the machine "
+        f"{facts['machine']!r} has both or is not in the registry; pass --device cpu|gpu",
+        record=f"line {run.line}",
+    )
+
+
+def read(task: Task, opts: dict) -> ReadResult:
+    """Read one file: every BabelStream run in it, one row per kernel line."""
+    src = Source.of(task.path, task.root)
+    text = task.path.read_bytes().decode("utf-8", errors="replace")
+    try:
+        runs = bs.parse(text)
+    except bs.BabelStreamError as e:
+        raise IngestError(task.path, f"{e}; expected BabelStream output") from None
+    if not runs:
+        return ReadResult(notes=[f"ignored {src.rel_path}: no BabelStream run in it"])
+    facts = _facts(task, src, opts)
+    res = ReadResult()
+    for run in runs:
+        _run_rows(run, facts, src, task.path, res)
+    return res
+
+
+def _run_rows(run: bs.StreamRun, facts: dict, src: Source, path: Path, res: ReadResult) -> None:
+    if not run.kernels:
+        res.dropped_record(
+            f"line {run.line}", "kernel", "none", "the run printed no kernel results (cut short?)"
+        )
+        return
+    try:
+        n = run.elements()
+    except bs.BabelStreamError as e:
+        raise IngestError(path, str(e)) from None
+    device = _device(run, facts, path)
+    rf = bs.RunFacts(machine=facts["machine"], device=device, compiler=facts["compiler"])
+    fmt = "babelstream-csv" if run.csv else "babelstream"
+    tools = {"babelstream": run.version} if run.version else None
+    for k in run.kernels:
+        if why := bs.printed_disagreement(run, k, n):
+            res.dropped_record(f"line {k.line} ({k.name})", "time_per_rep_min_s", k.min_s, why)
+            continue
+        row = bs.kernel_row(run, k, n, device, rf)
+        row.update(provenance(src, fmt, "xamm_ingest.readers.babelstream", tools))
+        res.rows.append(row)
+
+
+def finish(frame: pl.DataFrame, report, opts: dict) -> pl.DataFrame:
+    """Nothing spans files: each output stands alone."""
+    return frame
+
+
+BABELSTREAM = register(
+    IngestFormat(
+        name="babelstream",
+        table=BENCHMARK_RUNS,
+        plan=plan,
+        read=read,
+        finish=finish,
+        summary="BabelStream outputs (v3-v5, plain or --csv): Stream_* bandwidth rows",
+    )
+)
