@@ -26,6 +26,7 @@ from xamm_ingest.formats import IngestFormat, register
 from xamm_ingest.machine_names import find_config, load_config, machine_id
 from xamm_ingest.readers import babelstream as bs
 from xamm_ingest.readers.base import ReadResult, Source, provenance
+from xamm_ingest.report import Rejected
 from xamm_ingest.sources import Plan, Task, ingest_root, list_files
 
 from xamm_data import machines
@@ -39,13 +40,35 @@ HOW = (
 
 
 def plan(paths: list[Path], opts: dict) -> Plan:
-    """Every file under ``paths`` is a task; the machine is resolved when it is read."""
+    """Every file under ``paths`` is a task, carrying what its ``xamm.toml`` says (read once per
+    directory); a bad ``xamm.toml`` rejects the files it covers, naming it."""
     out = Plan(root=ingest_root(paths))
+    configs: dict[Path, tuple | IngestError] = {}
     for f in list_files(paths, out):
         if f.name in SKIPPED_NAMES:
             continue
-        out.tasks.append(Task("babelstream", f, out.root))
+        if f.parent not in configs:
+            configs[f.parent] = _config_facts(f.parent, out.root)
+        facts = configs[f.parent]
+        if isinstance(facts, IngestError):
+            out.rejected.append(Rejected(str(f), str(facts)))
+            continue
+        out.tasks.append(Task("babelstream", f, out.root, defaults=facts))
     return out
+
+
+def _config_facts(directory: Path, root: Path) -> tuple | IngestError:
+    """(name, value) pairs of the ``xamm.toml`` that applies to ``directory``'s files."""
+    path = find_config(directory, root)
+    if path is None:
+        return ()
+    try:
+        cfg = load_config(path)
+    except IngestError as e:
+        return e
+    return tuple(
+        (k, v) for k in ("machine", "device", "compiler") if (v := getattr(cfg, k)) is not None
+    )
 
 
 def _facts(task: Task, src: Source, opts: dict) -> dict:
@@ -55,15 +78,14 @@ def _facts(task: Task, src: Source, opts: dict) -> dict:
         if m := re.search(pattern, src.rel_path):
             found = {k: v for k, v in m.groupdict().items() if v}
             break
-    cfg_path = find_config(task.path, task.root)
-    cfg = load_config(cfg_path) if cfg_path else None
-    machine = opts.get("machine") or (cfg.machine if cfg else None) or found.get("machine")
+    cfg = dict(task.defaults)
+    machine = opts.get("machine") or cfg.get("machine") or found.get("machine")
     if not machine:
         raise IngestError(task.path, f"BabelStream outputs name no machine; {HOW}")
-    device = opts.get("device") or (cfg.device if cfg else None) or found.get("device")
+    device = opts.get("device") or cfg.get("device") or found.get("device")
     if device not in (None, "cpu", "gpu"):
         raise IngestError(task.path, f"device {device!r} from the path; expected cpu or gpu")
-    compiler = opts.get("compiler") or (cfg.compiler if cfg else None) or found.get("compiler")
+    compiler = opts.get("compiler") or cfg.get("compiler") or found.get("compiler")
     return {"machine": machine_id(machine), "device": device, "compiler": compiler}
 
 

@@ -39,7 +39,7 @@ record is rejected
 default bound
   xamm-ingest rajaperf tk.json                       a Thicket's to_json() file, one source with \
 many profiles
-  xamm-ingest babelstream ./stream-runs --machine v100-isambard
+  xamm-ingest babelstream ./stream-runs --machine v100-isambard --dry-run
   xamm-ingest babelstream ./uob --path-pattern 'babelstream-(?P<machine>[a-z0-9]+)_' --dry-run
 """
 

@@ -30,7 +30,7 @@ class Task:
     root: Path
     machine: str | None = None
     run: object = None  # a CsvRun for RAJAPerf CSV runs
-    defaults: tuple[tuple[str, object], ...] = ()  # xamm.toml facts for CSV runs
+    defaults: tuple[tuple[str, object], ...] = ()  # xamm.toml facts (CSV runs, BabelStream)
     # for CSV runs without a machine: why the files beside them could not name one
     why_no_machine: str = ""
 

@@ -57,7 +57,7 @@ ORDER = [
     "xamm-ingest rajaperf ./runs --strict",
     "xamm-ingest rajaperf ./runs --bound max_time_per_rep_s=1e6",
     "xamm-ingest rajaperf ./h100-runs --machine h100-node",
-    "xamm-ingest babelstream ./stream-runs --machine v100-isambard",
+    "xamm-ingest babelstream ./stream-runs --machine v100-isambard --dry-run",
     "xamm-ingest babelstream ./uob --path-pattern 'babelstream-(?P<machine>[a-z0-9]+)_' --dry-run",
     "xamm-ingest hpctoolkit ./hpctoolkit-lulesh-database --app LULESH --machine quartz "
     "--param size=30 --ranks 8",
