@@ -86,7 +86,12 @@ def _facts(task: Task, src: Source, opts: dict) -> dict:
     if device not in (None, "cpu", "gpu"):
         raise IngestError(task.path, f"device {device!r} from the path; expected cpu or gpu")
     compiler = opts.get("compiler") or cfg.get("compiler") or found.get("compiler")
-    return {"machine": machine_id(machine), "device": device, "compiler": compiler}
+    return {
+        "machine": machine_id(machine),
+        "device": device,
+        "compiler": compiler,
+        "implementation": opts.get("implementation"),
+    }
 
 
 def _device(run: bs.StreamRun, facts: dict, path: Path) -> str:
@@ -134,15 +139,22 @@ def _run_rows(run: bs.StreamRun, facts: dict, src: Source, path: Path, res: Read
         n = run.elements()
     except bs.BabelStreamError as e:
         raise IngestError(path, str(e)) from None
-    device = _device(run, facts, path)
-    rf = bs.RunFacts(machine=facts["machine"], device=device, compiler=facts["compiler"])
+    rf = bs.RunFacts(
+        machine=facts["machine"],
+        device=_device(run, facts, path),
+        compiler=facts["compiler"],
+        implementation=facts["implementation"],
+    )
     fmt = "babelstream-csv" if run.csv else "babelstream"
     tools = {"babelstream": run.version} if run.version else None
     for k in run.kernels:
         if why := bs.printed_disagreement(run, k, n):
             res.dropped_record(f"line {k.line} ({k.name})", "time_per_rep_min_s", k.min_s, why)
             continue
-        row = bs.kernel_row(run, k, n, device, rf)
+        try:
+            row = bs.kernel_row(run, k, n, rf)
+        except bs.BabelStreamError as e:
+            raise IngestError(path, str(e)) from None
         row.update(provenance(src, fmt, "xamm_ingest.readers.babelstream", tools))
         res.rows.append(row)
 

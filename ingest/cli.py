@@ -114,6 +114,10 @@ def _add_babelstream(sub) -> None:
         "--device", choices=["cpu", "gpu"], help="for runs that do not name their device"
     )
     p.add_argument(
+        "--implementation",
+        help="for runs that name none (--csv output), as BabelStream spells it, e.g. CUDA",
+    )
+    p.add_argument(
         "--path-pattern",
         action="append",
         default=[],
@@ -323,6 +327,7 @@ def _options(args, parser) -> dict:
             "machine": args.machine,
             "device": args.device,
             "compiler": args.compiler,
+            "implementation": args.implementation,
             "path_patterns": tuple(args.path_pattern),
             "workers": args.workers,
             "bounds": bounds,

@@ -451,6 +451,7 @@ def read_babelstream(
     machine: str | None = None,
     device: str | None = None,
     compiler: str | None = None,
+    implementation: str | None = None,
     path_patterns: list[str] | tuple[str, ...] = (),
     workers: int | None = None,
     progress: bool = False,
@@ -464,6 +465,8 @@ def read_babelstream(
         machine: the machine of every file (BabelStream records none).
         device: ``cpu`` or ``gpu`` for runs that do not name their device.
         compiler: the compiler of every file (BabelStream records none).
+        implementation: the implementation of runs that name none (``--csv`` output), e.g.
+            ``CUDA``.
         path_patterns: regular expressions searched in each file's path under the ingest root;
             the first that matches supplies its named groups ``machine``, ``compiler``,
             ``device``.
@@ -484,6 +487,7 @@ def read_babelstream(
         machine=machine,
         device=device,
         compiler=compiler,
+        implementation=implementation,
         path_patterns=tuple(path_patterns),
         bounds=bounds,
         debug=debug,

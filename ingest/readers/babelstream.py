@@ -321,22 +321,23 @@ def printed_disagreement(run: StreamRun, k: KernelResult, n: int) -> str | None:
 
 @dataclass(frozen=True)
 class RunFacts:
-    """What the output does not say and the caller does: machine, device, compiler."""
+    """What the output does not say and the caller does: machine, device, compiler, and the
+    implementation of ``--csv`` output (which prints no header)."""
 
     machine: str
-    device: str | None = None
+    device: str
     compiler: str | None = None
+    implementation: str | None = None
 
 
-def _variant(run: StreamRun, device: str) -> tuple[str, str]:
-    impl = run.implementation or "OpenMP"
+def _variant(impl: str, device: str) -> tuple[str, str]:
     suffix, backend = IMPLEMENTATIONS.get(impl, (re.sub(r"[^A-Za-z0-9]", "", impl), impl))
     if backend == "OpenMP" and device == "gpu":
         backend = "OpenMPTarget"
     return f"BabelStream_{suffix}", backend
 
 
-def kernel_row(run: StreamRun, k: KernelResult, n: int, device: str, facts: RunFacts) -> dict:
+def kernel_row(run: StreamRun, k: KernelResult, n: int, facts: RunFacts) -> dict:
     """The ``benchmark_runs`` row of one kernel line (integer columns as floats, as readers
     give them; the dispatcher checks and casts them).
 
@@ -344,8 +345,7 @@ def kernel_row(run: StreamRun, k: KernelResult, n: int, device: str, facts: RunF
         run: the run the line belongs to.
         k: the kernel line.
         n: the run's array length.
-        device: ``cpu`` or ``gpu``.
-        facts: machine and compiler.
+        facts: machine, device, compiler (and implementation when the run names none).
 
     Returns:
         The row, without provenance.
@@ -353,7 +353,14 @@ def kernel_row(run: StreamRun, k: KernelResult, n: int, device: str, facts: RunF
     sizeof = run.sizeof or 8
     moved, read, written = bytes_per_rep(k.name, n, sizeof)
     flops = float(KERNELS[k.name][2] * n)
-    variant, backend = _variant(run, device)
+    device = facts.device
+    impl = run.implementation or facts.implementation
+    if impl is None:
+        raise BabelStreamError(
+            f"line {run.line}: the run names no implementation (--csv output prints none); "
+            "pass --implementation, e.g. CUDA or OpenMP"
+        )
+    variant, backend = _variant(impl, device)
     t = k.avg_s if k.avg_s is not None and k.avg_s > 0 else k.min_s
     printed = [] if math.isnan(k.bandwidth) else [{"name": _bw_name(run), "value": k.bandwidth}]
     return {

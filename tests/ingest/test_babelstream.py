@@ -132,18 +132,21 @@ def _write(tmp_path, name, text):
 def test_csv_output_with_the_v5_phase_table(tmp_path):
     text = CSV_V5.format(copy="1.36257e+06", mul="1.35912e+06")
     p = _write(tmp_path, "stream.csv", text)
-    rep = read_babelstream(p, machine="h100-node", device="gpu", workers=1)
+    (r,) = read_babelstream(p, machine="h100-node", device="gpu", workers=1).rejected
+    assert "names no implementation" in r.reason and "--implementation" in r.reason
+    rep = read_babelstream(p, machine="h100-node", device="gpu", implementation="CUDA", workers=1)
     f = rep.frame.sort("kernel")
     assert f.height == 5 and rep.rejected == [] and rep.dropped == []
     assert set(f.get_column("problem_size")) == {33554432}
     assert set(f.get_column("source_format")) == {"babelstream-csv"}
+    assert set(f.get_column("variant")) == {"BabelStream_CUDA"}
     copy = f.filter(pl.col("kernel") == "Stream_COPY").row(0, named=True)
     assert copy["bytes_per_rep"] == 2 * 8 * 33554432 and copy["time_per_rep_s"] == 0.000397
 
 
 def test_a_bandwidth_that_contradicts_its_time_drops_that_kernel(tmp_path):
     p = _write(tmp_path, "s.csv", CSV_V5.format(copy="2.72514e+06", mul="1.35912e+06"))
-    rep = read_babelstream(p, machine="h100-node", device="gpu", workers=1)
+    rep = read_babelstream(p, machine="h100-node", device="gpu", implementation="HIP", workers=1)
     assert rep.frame.height == 4
     (d,) = rep.dropped
     assert d.record.endswith("(Copy)") and "2.72514e+06" in d.rule and "1.36" in d.rule
@@ -194,10 +197,10 @@ def test_a_run_that_does_not_say_its_device_names_the_fix(tmp_path):
 
 def test_no_machine_rejects_naming_how_to_say_it(tmp_path):
     p = _write(tmp_path, "s.csv", CSV_V5.format(copy="1.36257e+06", mul="1.35912e+06"))
-    (r,) = read_babelstream(p, device="gpu", workers=1).rejected
+    (r,) = read_babelstream(p, device="gpu", implementation="CUDA", workers=1).rejected
     assert "--machine" in r.reason and "xamm.toml" in r.reason and "--path-pattern" in r.reason
     (tmp_path / "xamm.toml").write_text('machine = "h100-node"\ndevice = "gpu"\n')
-    rep = read_babelstream(tmp_path, workers=1)
+    rep = read_babelstream(tmp_path, implementation="CUDA", workers=1)
     assert rep.rejected == [] and set(rep.frame.get_column("machine")) == {"h100-node"}
 
 

@@ -62,8 +62,8 @@ class PhysicsSignature(BaseModel):
 
     @model_serializer(mode="wrap")
     def _compact(self, handler):
-        """Signatures whose overhead was measured serialise as they did before the field existed
-        (the embedded snapshot's files stay byte for byte)."""
+        """A measured overhead is the default and stays out of the JSON: only a signature that
+        could not measure one says so in its file."""
         out = handler(self)
         if isinstance(out, dict) and out.get("overhead_from") == "measured":
             out.pop("overhead_from")

@@ -22,7 +22,7 @@ import polars as pl
 
 from xamm_data import snapshot
 from xamm_models.benchmark.dataset import samples_from_runs
-from xamm_models.machines.physics import modelled_time, physics_signature
+from xamm_models.machines.physics import MIN_INTENSITY, modelled_time, physics_signature
 
 STREAM = ("Stream_COPY", "Stream_MUL", "Stream_ADD", "Stream_TRIAD", "Stream_DOT")
 
@@ -77,9 +77,8 @@ def compare(samples: pl.DataFrame) -> pl.DataFrame:
         full, only = physics_signature(target, part), physics_signature(target, bw_rows)
         t = part.get_column("time_per_rep_s").to_numpy()
         m_full, m_only = modelled_time(full, part), modelled_time(only, part)
-        dense = (
-            part["flops_per_rep"].fill_null(0) >= part["bytes_per_rep"].fill_null(0)
-        ).to_numpy()
+        flops, moved = part["flops_per_rep"].fill_null(0), part["bytes_per_rep"].fill_null(0)
+        dense = (flops >= MIN_INTENSITY * moved).to_numpy()
         stream = part.get_column("app").is_in(STREAM).to_numpy()
         for label, mask in (
             ("Stream", stream),
