@@ -90,6 +90,11 @@ ORDER = [
     "xamm amm plot --out amm-tsne.png",
     "xamm zoo list",
     "xamm zoo list --json",
+    "xamm predict lulesh.cali",
+    "xamm predict lulesh.cali --regions --plot lulesh.png --target lassen:gpu",
+    "xamm predict regions.csv --source quartz:cpu",
+    "xamm predict ./hpctoolkit-lulesh-database --source quartz:cpu --json",
+    "xamm predict --app LULESH --machine quartz",
     "xamm predict profiles.parquet --source quartz:cpu --target lassen:gpu --target "
     "h100-node:gpu --model xamm/default",
     "xamm predict profiles.parquet --source quartz:cpu --target newbox:gpu --model xamm/default "
@@ -194,6 +199,12 @@ def _inputs(work: Path, shared: Path) -> None:
     hatchet = shared / "LLNL+hatchet" / "hatchet" / "tests" / "data"
     (work / "hpctoolkit-lulesh-database").symlink_to(hatchet / "hpctoolkit-cpi-database")
     (work / "profiles").mkdir()
+    lulesh = sorted((shared / "LLNL+thicket-tutorial" / "data" / "lulesh").glob("*.cali"))
+    shutil.copy(lulesh[0], work / "lulesh.cali")
+    (work / "regions.csv").write_text(
+        "region,exclusive_s,bytes,flops,calls\nmain,0.5,,,\nmain/stencil,2.0,4e9,1e9,100\n"
+        "main/MPI_Allreduce,0.25,,,\n"
+    )
     for f in sorted((shared / "LLNL+thicket-tutorial" / "data" / "lulesh").glob("*.cali"))[:3]:
         shutil.copy(f, work / "profiles" / f.name)
     (work / "samples.csv").write_text(

@@ -564,43 +564,66 @@ def _add_run_predict_eval(sub) -> None:
     )
     r.add_argument("config", type=Path)
     r.set_defaults(handler=_needs_models(run_config))
+    _add_predict(sub)
+    _add_eval(sub)
+
+
+PREDICT_EPILOG = """\
+examples:
+  xamm predict lulesh.cali                      where a Caliper profile runs best, every machine
+  xamm predict lulesh.cali --regions --plot lulesh.png --target lassen:gpu
+  xamm predict regions.csv --source quartz:cpu  a table: region, exclusive_s[, bytes, flops, calls]
+  xamm predict ./hpctoolkit-lulesh-database --source quartz:cpu --json
+  xamm predict --app LULESH --machine quartz    an application already in the store
+  xamm predict profiles.parquet --source quartz:cpu --target lassen:gpu --target h100-node:gpu \
+--model xamm/default
+  xamm predict profiles.parquet --source quartz:cpu --target newbox:gpu --model xamm/default \
+--target-benchmarks ./newbox-store
+  xamm predict ./store --source quartz:cpu --target lassen:gpu --target h100-node:gpu \
+--model xamm/default --rank --json
+
+A profile (Caliper .cali/.json, an HPCToolkit database, a table with a region column) is predicted
+region by region and summed: one row per target with predicted time and relR, 80% intervals, rank
+and p_fastest. The source machine comes from the profile (Caliper's cluster) or --source; targets
+default to every machine with a signature. A table of the model's feature columns (or a store's
+RAJAPerf kernels) is predicted row by row, with --source and --target.
+"""
+
+
+def _add_predict(sub) -> None:
     q = sub.add_parser(
         "predict",
-        help="predict relR of profiles measured on a source machine",
-        epilog="examples:\n"
-        "  xamm predict profiles.parquet --source quartz:cpu --target lassen:gpu "
-        "--target h100-node:gpu --model xamm/default\n"
-        "  xamm predict profiles.parquet --source quartz:cpu --target newbox:gpu "
-        "--model xamm/default --target-benchmarks ./newbox-store\n"
-        "  xamm predict ./store --source quartz:cpu --target lassen:gpu "
-        "--target h100-node:gpu --model xamm/default --rank --json\n\n"
-        "--rank: targets per profile fastest first, with p_fastest (from "
-        "the intervals) for the "
-        "default predictor",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="predict where an application profile runs best, and how long it takes",
+        epilog=PREDICT_EPILOG,
+        formatter_class=RAW,
     )
-    q.add_argument("profiles", type=Path, help="Parquet/CSV with the model's feature columns")
-    q.add_argument("--source", required=True, help="machine:device the profiles were measured on")
     q.add_argument(
-        "--target",
-        action="append",
-        required=True,
-        help="machine:device to predict for (repeatable)",
+        "profiles",
+        type=Path,
+        nargs="?",
+        help="a Caliper file, an HPCToolkit database, a table of regions, or a table of the "
+        "model's feature columns (or a store of RAJAPerf runs)",
     )
-    q.add_argument("--model", required=True, help="predictor folder or Hub repo id")
+    q.add_argument("--source", help="machine:device the profile was measured on")
+    q.add_argument("--target", action="append", help="machine:device to predict for (repeatable)")
+    q.add_argument("--model", help="predictor folder or Hub repo id (default: xamm/default)")
     q.add_argument("--revision", help="Hub revision to pin")
     q.add_argument(
         "--target-benchmarks",
         type=Path,
-        help="benchmark data (store root or Parquet) of unseen targets",
+        help="benchmark data (store root or Parquet) of machines the model has no signature of",
     )
-    q.add_argument("--rank", action="store_true", help="rank targets per profile, fastest first")
+    q.add_argument("--app", help="an application in the store's app_profiles (with --machine)")
+    q.add_argument("--machine", help="with --app: the machine it ran on")
+    q.add_argument("--store", type=store_arg, help="with --app: the store (default: the usual)")
+    q.add_argument("--time-unit", help="Caliper time unit where the file records none")
+    q.add_argument("--regions", action="store_true", help="also the prediction per region")
+    q.add_argument("--plot", type=Path, help="draw the targets' relR with intervals to a PNG")
+    q.add_argument("--rank", action="store_true", help="feature tables: rank targets per row")
     q.add_argument("--out", type=Path, help="write the predictions as Parquet")
     q.add_argument("--json", action="store_true", help="every prediction as JSON on stdout")
     # the model loads what it needs
     q.set_defaults(handler=_needs_models(predict_cmd, needs_torch=lambda args: False))
-
-    _add_eval(sub)
 
 
 def eval_cmd(args) -> int:
@@ -677,7 +700,8 @@ def run_config(args) -> int:
 
 def predict_cmd(args) -> int:
     # in the handler: `xamm --help` never loads the models
-    from xamm_models.predictors.baseline import BaselinePredictor
+    from xamm_models.cli.predict_profile import is_profile, profile_cmd
+    from xamm_models.predictors.baseline import BaselinePredictor  # in the handler, as above
 
     # in the handler: `xamm --help` never loads the models
     from xamm_models.predictors.default.model import StackedPredictor, load_predictor
@@ -686,9 +710,17 @@ def predict_cmd(args) -> int:
     from xamm_models.predictors.paper.pipeline import load_app_samples, load_benchmark_runs
 
     # in the handler: `xamm --help` never loads the models
-    from xamm_models.profile_input import read_profiles_file
+    from xamm_models.profile_input import ProfileInputError, read_profiles_file
 
-    model = load_predictor(str(args.model), revision=args.revision)
+    if args.app or (args.profiles is not None and is_profile(args.profiles)):
+        return profile_cmd(args)
+    if args.profiles is None or not args.source or not args.target:
+        raise ProfileInputError(
+            "a table of model features needs a file, --source and --target; an application "
+            "profile (.cali, .json, HPCToolkit database, table with a region column) needs only "
+            "the file"
+        )
+    model = load_predictor(str(args.model or "xamm/default"), revision=args.revision)
     # RAJAPerf kernels on the source
     if isinstance(model, (StackedPredictor, BaselinePredictor)) and args.profiles.is_dir():
         profiles = _store_profiles(args.profiles, args.source)

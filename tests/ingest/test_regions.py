@@ -1,0 +1,160 @@
+"""Profiles read region by region (xamm_ingest.readers.regions), checked against independent readers
+of the same real files: Hatchet's own Caliper and HPCToolkit readers."""
+
+from __future__ import annotations
+
+import random
+import warnings
+
+import polars as pl
+import pytest
+from xamm_ingest.readers.caliper_files import load_profile
+from xamm_ingest.readers.regions import read_regions
+
+from xamm_data.regions import RegionProfileError
+
+LULESH = "LLNL+thicket-tutorial/data/lulesh"
+QUARTZ_TOPDOWN = "LLNL+thicket-tutorial/data/quartz/GCC_10.3.1_BaseSeq_08388608/O3"
+CPI_DB = "LLNL+hatchet/hatchet/tests/data/hpctoolkit-cpi-database"
+
+
+def _hatchet_paths(gf) -> dict:
+    def path(node) -> str:
+        names = []
+        while node is not None:
+            names.append(str(node.frame["name"]))
+            node = node.parents[0] if node.parents else None
+        return "/".join(reversed(names))
+
+    return {n: path(n) for n in gf.graph.traverse()}
+
+
+def _spot_totals(path, world: int) -> pl.DataFrame:
+    """Each region's totals over ranks / the ranks, summed straight from the file's records."""
+    out: dict[str, list[float]] = {}
+    for r in load_profile(path).records:
+        if "path" not in r:
+            continue
+        p = "/".join(r["path"] if isinstance(r["path"], list) else [r["path"]])
+        inc = out.setdefault(p, [0.0, 0.0])
+        inc[0] += float(r["sum#inclusive#sum#time.duration"]) / world
+        inc[1] += float(r["sum#scale#sum#time.duration.ns"]) / world
+    return pl.DataFrame(
+        {
+            "region": list(out),
+            "inc": [v[0] for v in out.values()],
+            "exc": [v[1] for v in out.values()],
+        }
+    )
+
+
+def test_lulesh_regions_are_the_files_totals_over_ranks(shared_data):
+    """Every LULESH region's inclusive and exclusive time is its total over ranks / 8 (the file's
+    ``sum#`` attributes: a region entered by 7 of 8 ranks still averages over all 8); the source
+    machine is the file's own cluster; MPI calls are communication."""
+    f = sorted((shared_data / LULESH).glob("*.cali"))[0]
+    prof = read_regions(f)
+    theirs = _spot_totals(f, 8)
+    both = prof.regions.join(theirs, on="region", how="inner")
+    assert both.height == prof.regions.height == theirs.height
+    assert (both["inclusive_s"] - both["inc"]).abs().max() < 1e-9
+    assert (both["exclusive_s"] - both["exc"]).abs().max() < 1e-9
+    assert prof.meta.source == "quartz:cpu" and prof.meta.ranks == 8
+    comm = prof.regions.filter(pl.col("category") == "communication")["name"]
+    assert comm.len() > 0 and comm.str.starts_with("MPI_").all()
+    assert prof.work_known == "none"
+    main = prof.regions.filter(pl.col("region") == "main").row(0, named=True)
+    below = prof.regions.filter(pl.col("region").str.starts_with("main/"))["exclusive_s"].sum()
+    assert main["exclusive_s"] + below == pytest.approx(main["inclusive_s"], rel=1e-4)
+
+
+def test_rajaperf_caliper_kernels_carry_their_annotated_work(shared_data):
+    """quartz top-down RAJAPerf .cali: each kernel's bytes and flops are Bytes/Rep and Flops/Rep x
+    Reps as Hatchet reads them; groups and the root carry none (their ``any#`` values are a
+    child's)."""
+    ht = pytest.importorskip("hatchet")
+    f = sorted((shared_data / QUARTZ_TOPDOWN).glob("*.cali"))[0]
+    prof = read_regions(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gf = ht.GraphFrame.from_caliperreader(str(f))
+    df = gf.dataframe.reset_index()
+    leaf = df[df["node"].map(lambda n: not n.children)]
+    paths = _hatchet_paths(gf)
+    want = {
+        paths[n]: float(b) * float(r)
+        for n, b, r in zip(leaf["node"], leaf["Bytes/Rep"], leaf["Reps"], strict=True)
+    }
+    got = dict(
+        prof.regions.filter(pl.col("bytes").is_not_null()).select("region", "bytes").iter_rows()
+    )
+    assert got.keys() == want.keys() and len(got) > 50
+    assert all(got[k] == pytest.approx(want[k]) for k in want)
+    assert prof.regions.filter(pl.col("region") == "RAJAPerf")["bytes"].null_count() == 1
+
+
+def test_old_hpctoolkit_regions_are_means_over_ranks(shared_data):
+    ht = pytest.importorskip("hatchet")
+    db = shared_data / CPI_DB
+    prof = read_regions(db)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gf = ht.GraphFrame.from_hpctoolkit(str(db))
+    df = gf.dataframe.reset_index()
+    root = gf.graph.roots[0]
+    want = df[df["node"] == root]["time (inc)"].mean() * 1e-6  # experiment.xml: usec
+    got = prof.regions.filter(pl.col("parent").is_null())["inclusive_s"][0]
+    assert got == pytest.approx(want)
+    assert prof.meta.ranks == df["rank"].nunique() and prof.meta.source is None
+    assert prof.regions["region"].is_unique().all()
+
+
+def test_parallel_sorting_profiles_read_or_are_refused_by_name(shared_data):
+    """60 files drawn (seeded) from 10,563 profiles written by independent teams: each reads, with
+    exclusive times summing to the roots' inclusive time, or is refused with its path named."""
+    files = sorted((shared_data / "LLNL+thicket-tutorial/data/parallel-sorting").rglob("*.cali"))
+    picked = random.Random(0).sample(files, 60)
+    read, refused = 0, []
+    for f in picked:
+        try:
+            prof = read_regions(f)
+        except RegionProfileError as e:
+            assert str(f) in str(e)
+            refused.append(str(e))
+            continue
+        read += 1
+        r = prof.regions
+        roots = r.filter(pl.col("parent").is_null())["inclusive_s"].sum()
+        assert r["exclusive_s"].sum() == pytest.approx(roots, rel=0.02, abs=1e-3)
+    assert read >= 55, refused
+
+
+def test_region_tables_and_bad_input(tmp_path):
+    good = tmp_path / "regions.csv"
+    good.write_text(
+        "region,exclusive_s,bytes,flops,calls\nmain,0.5,,,\nmain/stencil,2.0,4e9,1e9,100\n"
+        "main/MPI_Allreduce,0.25,,,\n"
+    )
+    prof = read_regions(good)
+    r = {row["region"]: row for row in prof.regions.iter_rows(named=True)}
+    assert r["main/stencil"]["parent"] == "main" and r["main/stencil"]["bytes"] == 4e9
+    assert r["main/MPI_Allreduce"]["category"] == "communication"
+    assert prof.meta.source is None and prof.work_known == "some"
+    cases = {
+        "region,seconds\nmain,1\n": "no column exclusive_s",
+        "region,exclusive_s\nmain,abc\n": "hold text, not numbers",
+        "region,exclusive_s,inclusive_s\nmain,2,1\n": r"region 'main' breaks \[exclusive_s <= inc",
+        "region,exclusive_s\nmain,-1\n": r"breaks \[exclusive_s is finite and >= 0\]",
+        "region,exclusive_s\n": "no regions",
+    }
+    for text, message in cases.items():
+        f = tmp_path / "bad.csv"
+        f.write_text(text)
+        with pytest.raises(RegionProfileError, match=message) as e:
+            read_regions(f)
+        assert str(f) in str(e.value)
+    for name, message in (("x.txt", "not a profile xamm reads"), ("none.cali", "no such file")):
+        if name == "x.txt":
+            (tmp_path / name).write_text("hello")
+        with pytest.raises(RegionProfileError, match=message):
+            read_regions(tmp_path / name)

@@ -1,0 +1,219 @@
+"""Application profiles into whole-program predictions (xamm_models.predictors.composed)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import polars as pl
+import pytest
+
+from xamm_data import load_dataset
+from xamm_data.regions import (
+    ProfileMeta,
+    RegionProfile,
+    RegionProfileError,
+    check_regions,
+    conform_regions,
+)
+from xamm_models.benchmark.dataset import samples_from_runs
+from xamm_models.errors import ProfileInputError, UnknownTargetError
+from xamm_models.predictors.composed import (
+    SPREAD_FILE,
+    predict_profile,
+    time_only_spread,
+)
+from xamm_models.studies.time_only import labelled_pairs, spread, time_only_errors
+from xamm_models.zoo.registry import load_model
+
+SRC, DST = "mi300a-spx:gpu", "h100-node:gpu"
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load_model("xamm/default")
+
+
+@pytest.fixture(scope="module")
+def kernel_program() -> pl.DataFrame:
+    """RAJAPerf kernels measured on both GPUs (embedded snapshot): one per kernel and variant
+    family at its largest common size, with the source's time, work and launches, and the
+    target's measured time."""
+    runs = pl.concat(
+        [load_dataset("mi300a-spx"), load_dataset("h100-node")], how="diagonal_relaxed"
+    )
+    s = samples_from_runs(runs).with_columns(
+        pl.col("variant").str.split("_").list.first().alias("fam")
+    )
+    key = ["app", "fam", "problem_size"]
+    truth = s.filter(pl.col("target") == DST).select(*key, pl.col("time_per_rep_s").alias("truth"))
+    return (
+        s.filter(pl.col("target") == SRC)
+        .join(truth, on=key)
+        .sort("problem_size")
+        .group_by("app", "fam")
+        .last()
+        .sort("app", "fam")
+    )
+
+
+def _profile(rows: pl.DataFrame, *, work: bool = True) -> RegionProfile:
+    regions = conform_regions(
+        rows.select(
+            pl.concat_str("app", pl.lit("/"), "fam").alias("region"),
+            pl.col("app").alias("name"),
+            pl.col("time_per_rep_s").alias("exclusive_s"),
+            pl.col("kernels_per_rep").alias("calls"),
+            *(
+                (pl.col("bytes_per_rep").alias("bytes"), pl.col("flops_per_rep").alias("flops"))
+                if work
+                else ()
+            ),
+            pl.lit("annotations" if work else "none: time only").alias("work_from"),
+            pl.lit("compute").alias("category"),
+        )
+    )
+    check_regions(regions, "kernels")
+    return RegionProfile(
+        ProfileMeta(path="kernels", format="test", app="kernels", source=SRC), regions
+    )
+
+
+def test_composed_time_is_the_sum_of_regions_and_holds_the_measured_truth(model, kernel_program):
+    """A program of RAJAPerf kernels, MI300A GPU -> H100 GPU: the whole-program prediction is the
+    sum of the regions' predicted times (and of their bounds), and the sum of the kernels' measured
+    H100 times lies inside its interval and within 2x of it. The default saw these kernels' pairs
+    when it chose its candidates; the regions carry no kernel group, so each is answered by its
+    physics, not by a per-pair constant."""
+    pred = predict_profile(_profile(kernel_program), model, targets=[DST])
+    prog = pred.programs.filter(pl.col("target") == DST).row(0, named=True)
+    per = pred.regions.filter(pl.col("target") == DST)
+    assert prog["time_s"] == pytest.approx(per["time_s"].sum(), rel=1e-12)
+    assert prog["time_lo_s"] == pytest.approx(per["time_lo_s"].sum(), rel=1e-12)
+    assert prog["time_hi_s"] == pytest.approx(per["time_hi_s"].sum(), rel=1e-12)
+    src_total = kernel_program["time_per_rep_s"].sum()
+    assert prog["time_source_s"] == pytest.approx(src_total)
+    truth = kernel_program["truth"].sum()
+    assert prog["time_lo_s"] <= truth <= prog["time_hi_s"]
+    assert abs(math.log10(prog["time_s"] / truth)) < math.log10(2)
+
+
+def test_predictions_follow_the_profile_edge3d(model, kernel_program):
+    """EDGE3D runs 15-20x slower on the H100 GPU than on the MI300A GPU in the data; the predicted
+    relR follows its own work (above 1, the H100 not ranked first for it), differs from the
+    kernels the H100 runs faster, and no two kernels with different signature ratios share one
+    answer."""
+    edge = kernel_program.filter(pl.col("app") == "Apps_EDGE3D")
+    assert (edge["truth"] / edge["time_per_rep_s"]).min() > 10
+    pred = predict_profile(_profile(edge), model, targets=[DST])
+    ranked = pred.programs.sort("rank")
+    assert ranked["target"][0] == SRC
+    assert pred.programs.filter(pl.col("target") == DST)["relR"][0] > 1.5
+    whole = predict_profile(_profile(kernel_program), model, targets=[DST]).regions
+    rel = whole.filter(pl.col("target") == DST)
+    assert rel["relR"].n_unique() == rel.height
+    edge_r = rel.filter(pl.col("region").str.starts_with("Apps_EDGE3D"))["relR"].min()
+    # the kernels the signatures put faster on the H100 GPU are answered so
+    assert edge_r > 3 * rel["relR"].min() and rel["relR"].min() < 0.5
+
+
+def test_time_only_regions_get_the_measured_spread(model, kernel_program):
+    pred = predict_profile(_profile(kernel_program, work=False), model, targets=[DST])
+    r = pred.regions.filter(pl.col("target") == DST)
+    assert set(r["regime"]) == {"time-only"}
+    q = time_only_spread()["GPU->GPU"]
+    assert np.allclose(r["relR_lo"] / r["relR"], 10.0 ** q[0])
+    assert np.allclose(r["relR_hi"] / r["relR"], 10.0 ** q[1])
+    own = pred.programs.filter(pl.col("target") == SRC).row(0, named=True)
+    assert (own["relR"], own["relR_lo"], own["relR_hi"]) == (1.0, 1.0, 1.0)
+    assert any(n.startswith("time-only: 100%") for n in pred.notes)
+
+
+def test_spread_file_is_what_the_study_measures(model):
+    """The shipped time-only spread is regenerated by `python -m xamm_models.studies.time_only`."""
+    fresh = spread(time_only_errors(labelled_pairs(), model))
+    assert json.loads(SPREAD_FILE.read_text()) == json.loads(json.dumps(fresh))
+
+
+def test_communication_is_held_and_the_share_reported(model):
+    regions = conform_regions(
+        pl.DataFrame(
+            {
+                "region": ["main", "main/work", "main/MPI_Allreduce"],
+                "name": ["main", "work", "MPI_Allreduce"],
+                "parent": [None, "main", "main"],
+                "exclusive_s": [0.0, 3.0, 1.0],
+                "work_from": ["none: time only"] * 3,
+                "category": ["compute", "compute", "communication"],
+            }
+        )
+    )
+    prof = RegionProfile(ProfileMeta(path="p", format="t", app="a", source="quartz:cpu"), regions)
+    pred = predict_profile(prof, model, targets=["lassen:gpu"])
+    comm = pred.regions.filter(pl.col("region") == "main/MPI_Allreduce")
+    assert set(comm["regime"]) == {"held constant"} and (comm["time_s"] == 1.0).all()
+    row = pred.programs.filter(pl.col("target") == "lassen:gpu").row(0, named=True)
+    assert row["held_share"] == pytest.approx(0.25)
+    assert row["time_s"] >= 1.0 and row["time_lo_s"] >= 1.0
+    assert any(n.startswith("communication: 25%") for n in pred.notes)
+
+
+def test_bad_profiles_are_named(model, kernel_program):
+    prof = _profile(kernel_program.head(2))
+    anonymous = RegionProfile(prof.meta.model_copy(update={"source": None}), prof.regions)
+    with pytest.raises(ProfileInputError, match="--source MACHINE:DEVICE"):
+        predict_profile(anonymous, model)
+    with pytest.raises(UnknownTargetError, match="Did you mean 'lassen:gpu'.*xamm-ingest"):
+        predict_profile(prof, model, targets=["lasen:gpu"])
+    bad = prof.regions.with_columns(
+        pl.lit(2.0).alias("inclusive_s"), pl.lit(3.0).alias("exclusive_s")
+    )
+    with pytest.raises(
+        RegionProfileError, match=r"kernels: region .* breaks \[exclusive_s <= inclusive_s\]"
+    ):
+        check_regions(bad, "kernels")
+    nested = conform_regions(
+        pl.DataFrame(
+            {
+                "region": ["main", "main/a"],
+                "name": ["main", "a"],
+                "parent": [None, "main"],
+                "inclusive_s": [1.0, 3.0],
+                "exclusive_s": [0.0, 3.0],
+                "work_from": ["none: time only"] * 2,
+                "category": ["compute"] * 2,
+            }
+        )
+    )
+    with pytest.raises(RegionProfileError, match="region 'main' lasts 1 s .* do not nest"):
+        check_regions(nested, "kernels")
+    with pytest.raises(RegionProfileError, match="no regions"):
+        check_regions(prof.regions.head(0), "kernels")
+
+
+def test_cli_predicts_a_lulesh_profile_and_refuses_bad_input(shared_data, tmp_path, capsys):
+    """``xamm predict lulesh.cali --json``: every machine with a signature ranked, the source
+    (quartz:cpu, from the file) among them at relR 1; bad input exits 1 with one line."""
+    from xamm_data.cli import main as xamm
+
+    f = sorted((shared_data / "LLNL+thicket-tutorial/data/lulesh").glob("*.cali"))[0]
+    assert xamm(["predict", str(f), "--json", "--regions", "--plot", str(tmp_path / "p.png")]) == 0
+    doc = json.loads(capsys.readouterr().out.split("\nwrote ")[0])
+    progs = doc["programs"]
+    assert sorted(p["rank"] for p in progs) == list(range(1, len(progs) + 1))
+    assert {p["target"] for p in progs} == set(load_model("xamm/default").signatures)
+    own = next(p for p in progs if p["target"] == "quartz:cpu")
+    assert own["relR"] == 1.0 and own["source_configuration"] == "8 ranks x 5 threads"
+    assert sum(p["p_fastest"] for p in progs) == pytest.approx(1.0, abs=1e-9)
+    assert (tmp_path / "p.png").stat().st_size > 1000 and doc["regions"]
+    table = tmp_path / "r.csv"
+    table.write_text("region,exclusive_s\nmain,1.0\n")
+    for argv, message in (
+        ([str(table)], "does not say which machine"),
+        ([str(table), "--source", "quartz:cpu", "--target", "lasen:gpu"], "Did you mean"),
+        ([str(tmp_path / "none.cali")], "no such file"),
+    ):
+        assert xamm(["predict", *argv]) == 1
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1

@@ -1,0 +1,383 @@
+"""Whole-program predictions composed from a profile's regions.
+
+A profile (:class:`xamm_data.regions.RegionProfile`) is predicted region by region and summed:
+
+* each **compute** region with time is one profile row for the predictor: its exclusive time is one
+  repetition (``runtime_s``; ``iterations_per_rep`` 1), its bytes and flops the work, its calls the
+  launches (:func:`region_rows`). A **time-only** region (no bytes) is taken as streaming memory at
+  the source's sustained bandwidth (its signature at the largest working set it measured), so
+  its relR is what the two machines' bandwidths say; its interval is not the predictor's but the
+  spread measured for time-only input (:func:`time_only_spread`, from
+  :mod:`xamm_models.studies.time_only`);
+* **communication** regions (MPI and the like) are held constant: no signature measures a
+  network, and the output says so;
+* the whole program on a target is the sum over regions of predicted exclusive time; its interval
+  the sum of the regions' bounds (regions' errors on one machine pair move together, so bounds are
+  added, not pooled); relR = that sum / the source's. Targets are ranked with ``p_fastest``
+  (:func:`~xamm_models.predictors.contract.rank`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from xamm_data import load_dataset
+from xamm_data.regions import RegionProfile
+from xamm_data.targets import Target
+from xamm_models.benchmark.dataset import samples_from_runs
+from xamm_models.errors import (
+    ProfileInputError,
+    UnknownSourceError,
+    UnknownTargetError,
+    unknown_name_message,
+)
+from xamm_models.machines.physics import physics_signatures
+from xamm_models.predictors.contract import rank
+from xamm_models.zoo.registry import load_model
+
+#: Where the measured spread of time-only predictions is kept (written by
+#: ``python -m xamm_models.studies.time_only``).
+SPREAD_FILE = Path(__file__).with_name("time_only_spread.json")
+ELEMENT_BYTES = 8.0  # a region's problem size is its bytes in double-precision words
+HELD = "held constant"
+
+
+@lru_cache(maxsize=1)
+def time_only_spread() -> dict[str, list[float]]:
+    """Scenario (``CPU->GPU``, ...) -> [q10, q90] of log10(true / predicted relR) for time-only
+    input, as :mod:`xamm_models.studies.time_only` measured it."""
+    return dict(json.loads(SPREAD_FILE.read_text())["quantiles"])
+
+
+def region_rows(regions: pl.DataFrame, sustained_bw: float) -> pl.DataFrame:
+    """The compute regions with time, as profile rows of the default predictor's contract.
+
+    Args:
+        regions: a :class:`~xamm_data.regions.RegionProfile`'s regions.
+        sustained_bw: the source's sustained bandwidth (bytes/s) that a time-only region is taken
+            to stream at.
+
+    Returns:
+        One row per predicted region: ``region``, ``time_only`` and the contract's columns.
+    """
+    r = regions.filter((pl.col("category") == "compute") & (pl.col("exclusive_s") > 0))
+    time_only = pl.col("bytes").is_null()
+    nbytes = pl.when(time_only).then(pl.col("exclusive_s") * sustained_bw).otherwise("bytes")
+    flops = pl.when(time_only).then(0.0).otherwise(pl.col("flops").fill_null(0.0))
+    return r.select(
+        pl.col("region").alias("app"),
+        time_only.alias("time_only"),
+        pl.col("exclusive_s").alias("runtime_s"),
+        nbytes.alias("bytes_per_rep"),
+        flops.alias("flops_per_rep"),
+        pl.lit(1.0).alias("iterations_per_rep"),
+        pl.col("calls").fill_null(1.0).clip(lower_bound=1.0).alias("kernels_per_rep"),
+        pl.col("exclusive_s").log10().alias("f_log_s_per_iter"),
+        (flops / nbytes.clip(lower_bound=1.0)).alias("f_arith_intensity"),
+        (nbytes / ELEMENT_BYTES).clip(lower_bound=1.0).log10().alias("f_log_problem_size"),
+    )
+
+
+@dataclass
+class ProgramPrediction:
+    """A profile's predicted time on each target, and region by region.
+
+    ``programs``: one row per target, fastest first (``time_s`` with ``time_lo_s``/``time_hi_s``,
+    ``relR`` with its interval, ``rank``, ``p_fastest``, the share of the time that was time-only
+    and held constant). ``regions``: one row per (region, target). ``notes``: what the profile
+    lacks and what was assumed."""
+
+    profile: RegionProfile
+    source: str
+    programs: pl.DataFrame
+    regions: pl.DataFrame
+    notes: list[str] = field(default_factory=list)
+
+
+def sustained_bandwidth(sig) -> float:
+    """A signature's bandwidth at the largest working set it measured (bytes/s)."""
+    return float(sig.bandwidth(np.array([2.0 ** max(sig.bw_log2_ws)]))[0])
+
+
+def _time_only_bounds(pred: pl.DataFrame) -> pl.DataFrame:
+    """Time-only rows' intervals: the measured spread of time-only input, per scenario; the
+    source itself is what the profile measured (relR 1, no interval)."""
+    spread = time_only_spread()
+    lo = pl.col("scenario").replace_strict(
+        {k: v[0] for k, v in spread.items()}, default=None, return_dtype=pl.Float64
+    )
+    hi = pl.col("scenario").replace_strict(
+        {k: v[1] for k, v in spread.items()}, default=None, return_dtype=pl.Float64
+    )
+    own = pl.col("source") == pl.col("target")
+    only = pl.col("time_only") & ~own
+    return pred.with_columns(
+        pl.when(own).then(1.0).otherwise("relR").alias("relR"),
+        pl.when(own)
+        .then(1.0)
+        .when(only)
+        .then(pl.col("relR") * 10.0**lo)
+        .otherwise("relR_lo")
+        .alias("relR_lo"),
+        pl.when(own)
+        .then(1.0)
+        .when(only)
+        .then(pl.col("relR") * 10.0**hi)
+        .otherwise("relR_hi")
+        .alias("relR_hi"),
+        pl.when(own)
+        .then(pl.lit("measured"))
+        .when(only)
+        .then(pl.lit("time-only"))
+        .otherwise("regime")
+        .alias("regime"),
+    )
+
+
+def predict_regions(
+    model, profile: RegionProfile, source: str, targets: list[str], sigs: dict, **kw
+) -> pl.DataFrame:
+    """Per (region, target): predicted relR with its interval and regime; communication and
+    untimed regions held constant.
+
+    Args:
+        model: a predictor of the contract (its ``predict``).
+        profile: the profile.
+        source: ``machine:device`` it was measured on.
+        targets: where to predict.
+        sigs: physics signatures by target (the source's is needed for time-only regions).
+        **kw: passed to ``model.predict`` (``target_benchmarks``).
+
+    Returns:
+        ``region, category, work_from, exclusive_s, target, relR, relR_lo, relR_hi, regime,
+        time_s, time_lo_s, time_hi_s``.
+    """
+    rows = region_rows(profile.regions, sustained_bandwidth(sigs[source]))
+    pred = model.predict(rows.drop("time_only"), source, targets, **kw)
+    pred = pred.join(
+        rows.with_row_index("row").select(pl.col("row").cast(pl.Int64), "time_only"), on="row"
+    ).with_columns(
+        pl.concat_str(
+            Target.device_expr("source").str.to_uppercase(),
+            pl.lit("->"),
+            Target.device_expr("target").str.to_uppercase(),
+        ).alias("scenario")
+    )
+    pred = _time_only_bounds(pred).select(
+        pl.col("app").alias("region"), "target", "relR", "relR_lo", "relR_hi", "regime"
+    )
+    held = profile.regions.join(pred.select("region").unique(), on="region", how="anti")
+    held = held.join(pl.DataFrame({"target": targets}), how="cross").with_columns(
+        pl.lit(1.0).alias("relR"),
+        pl.lit(1.0).alias("relR_lo"),
+        pl.lit(1.0).alias("relR_hi"),
+        pl.lit(HELD).alias("regime"),
+    )
+    base = profile.regions.select("region", "category", "work_from", "exclusive_s")
+    out = pl.concat(
+        [base.join(pred, on="region"), held.select(base.columns + pred.columns[1:])],
+        how="vertical_relaxed",
+    )
+    t = pl.col("exclusive_s")
+    return out.with_columns(
+        (t * pl.col("relR")).alias("time_s"),
+        (t * pl.col("relR_lo")).alias("time_lo_s"),
+        (t * pl.col("relR_hi")).alias("time_hi_s"),
+    ).sort("target", "region")
+
+
+def compose(regions: pl.DataFrame, source: str, coverage: float | None, seed: int) -> pl.DataFrame:
+    """Whole-program rows per target from :func:`predict_regions`' answer, ranked.
+
+    Args:
+        regions: :func:`predict_regions`' answer.
+        source: the profile's machine.
+        coverage: the intervals' coverage (for ``p_fastest``).
+        seed: the ranking's Monte Carlo seed.
+
+    Returns:
+        One row per target, fastest first.
+    """
+    total = float(regions.filter(pl.col("target") == regions["target"][0])["exclusive_s"].sum())
+    share = lambda cond: (pl.col("exclusive_s").filter(cond).sum() / total).alias  # noqa: E731
+    prog = regions.group_by("target").agg(
+        pl.col("time_s", "time_lo_s", "time_hi_s").sum(),
+        share(pl.col("regime") == "time-only")("time_only_share"),
+        share(pl.col("regime") == HELD)("held_share"),
+    )
+    prog = prog.with_columns(
+        pl.lit(0, pl.Int64).alias("row"),
+        pl.lit(source).alias("source"),
+        pl.lit(total).alias("time_source_s"),
+        (pl.col("time_s") / total).alias("relR"),
+        (pl.col("time_lo_s") / total).alias("relR_lo"),
+        (pl.col("time_hi_s") / total).alias("relR_hi"),
+    )
+    ranked = rank(prog, coverage, seed).drop("row")
+    return ranked.select(
+        "rank",
+        "target",
+        "relR",
+        "relR_lo",
+        "relR_hi",
+        "p_fastest",
+        "time_source_s",
+        "time_s",
+        "time_lo_s",
+        "time_hi_s",
+        "time_only_share",
+        "held_share",
+        "source",
+    )
+
+
+def _signatures(model, target_benchmarks: pl.DataFrame | None) -> dict:
+    if not hasattr(model, "signatures"):
+        raise ProfileInputError(
+            f"a {type(model).__name__} has no physics signatures; a profile's regions are "
+            "predicted by a physics-first predictor (the default: --model xamm/default)"
+        )
+    sigs = dict(model.signatures)
+    if target_benchmarks is not None:
+        sigs.update(physics_signatures(samples_from_runs(target_benchmarks), reference=sigs))
+    return sigs
+
+
+def _resolve_ends(
+    profile: RegionProfile, source: str | None, targets: list[str] | None, sigs: dict
+) -> tuple[str, list[str]]:
+    src = source or profile.meta.source
+    if src is None:
+        raise ProfileInputError(
+            f"{profile.meta.path}: the profile does not say which machine it was measured on "
+            f"({profile.meta.source_from}); pass --source MACHINE:DEVICE, one of "
+            f"{', '.join(sorted(sigs))}"
+        )
+    if src not in sigs:
+        raise UnknownSourceError(f"{unknown_name_message('source', src, sorted(sigs))}; {ADD}")
+    want = list(targets) if targets else sorted(sigs)
+    for t in want:
+        if t not in sigs:
+            raise UnknownTargetError(f"{unknown_name_message('target', t, sorted(sigs))}; {ADD}")
+    return src, list(dict.fromkeys([src, *want]))
+
+
+ADD = (
+    "add a machine from its benchmark runs: xamm-ingest rajaperf RUNS --machine NAME (or "
+    "xamm-ingest babelstream) into a store, then --target-benchmarks STORE"
+)
+
+
+def run_configurations(runs: pl.DataFrame) -> dict[str, str]:
+    """``machine:device`` -> how its benchmark runs ran (``4 ranks x 1 thread, Base_Seq``).
+
+    Args:
+        runs: ``benchmark_runs`` rows.
+
+    Returns:
+        One description per target; more than one configuration are joined with ``;``.
+    """
+    c = runs.group_by("machine", "device", "ranks", "threads", "variant").len()
+    text = pl.format(
+        "{} ranks x {} threads, {}",
+        pl.col("ranks").fill_null(1),
+        pl.col("threads").fill_null(1),
+        pl.col("variant"),
+    )
+    c = c.with_columns(Target.expr().alias("target"), text.alias("how")).sort("target", "how")
+    return {
+        t: "; ".join(g["how"].unique(maintain_order=True))
+        for (t,), g in c.group_by(["target"], maintain_order=True)
+    }
+
+
+def target_configurations(targets: list[str], target_benchmarks: pl.DataFrame | None) -> dict:
+    """How each target's benchmark runs ran, from ``target_benchmarks`` or the data sets of its
+    machine (the store, else the embedded snapshot); "not recorded" where neither has them."""
+    out = run_configurations(target_benchmarks) if target_benchmarks is not None else {}
+    for t in targets:
+        if t in out:
+            continue
+        try:
+            runs = load_dataset(Target.parse(t).machine)
+        except (KeyError, FileNotFoundError, ValueError):
+            continue
+        out.update({k: v for k, v in run_configurations(runs).items() if k not in out})
+    return {t: out.get(t, "not recorded") for t in targets}
+
+
+def _notes(profile: RegionProfile, source: str, targets: list[str], sigs: dict) -> list[str]:
+    r = profile.regions
+    total = float(r["exclusive_s"].sum())
+    comm = float(r.filter(pl.col("category") == "communication")["exclusive_s"].sum())
+    timed = r.filter((pl.col("category") == "compute") & (pl.col("exclusive_s") > 0))
+    only = float(timed.filter(pl.col("bytes").is_null())["exclusive_s"].sum())
+    given = profile.meta.source != source
+    notes = [
+        f"profile: {profile.meta.app} on {source} "
+        f"({'given' if given else profile.meta.source_from}), {profile.meta.configuration}; "
+        f"times: {profile.meta.time_from}",
+        "targets: each as its benchmark runs ran (column target_configuration); a prediction "
+        "compares the profile's configuration with that one, not a whole node with a whole node",
+        f"work: {', '.join(sorted(set(timed['work_from'])))}",
+    ]
+    if only > 0:
+        notes.append(
+            f"time-only: {only / total:.0%} of the time has no bytes or flops; predicted as "
+            "streaming at the source's sustained bandwidth, with the interval measured for "
+            "time-only input"
+        )
+    if comm > 0:
+        notes.append(
+            f"communication: {comm / total:.0%} of the time, held constant (no "
+            "signature measures a network)"
+        )
+    for t in targets:
+        missing = {"bandwidth", "flop rate", "launch overhead"} - set(sigs[t].measures)
+        if missing:
+            notes.append(f"{t}: its runs measured no {' or '.join(sorted(missing))}")
+    return notes
+
+
+def predict_profile(
+    profile: RegionProfile,
+    model=None,
+    *,
+    source: str | None = None,
+    targets: list[str] | None = None,
+    target_benchmarks: pl.DataFrame | None = None,
+) -> ProgramPrediction:
+    """Where a profiled application runs best, and how long it takes there.
+
+    Args:
+        profile: the application's regions (``xamm_data.regions``; read by
+            ``xamm_ingest.read_regions`` or the ``xamm.profiles`` entry point).
+        model: a physics-first predictor (None: the embedded default, ``xamm/default``).
+        source: ``machine:device`` the profile was measured on (None: the profile's own).
+        targets: where to predict (None: every machine with a signature); the source is always
+            among them.
+        target_benchmarks: ``benchmark_runs`` of machines the model has no signature of.
+
+    Returns:
+        The whole-program prediction per target, ranked, and per region, with notes on what the
+        profile lacks.
+    """
+    if model is None:
+        model = load_model("xamm/default")
+    sigs = _signatures(model, target_benchmarks)
+    src, want = _resolve_ends(profile, source, targets, sigs)
+    kw = {} if target_benchmarks is None else {"target_benchmarks": target_benchmarks}
+    regions = predict_regions(model, profile, src, want, sigs, **kw)
+    conf = target_configurations(want, target_benchmarks)
+    programs = compose(regions, src, model.interval_coverage, model.rank_seed).with_columns(
+        pl.lit(profile.meta.app).alias("app"),
+        pl.lit(profile.meta.configuration).alias("source_configuration"),
+        pl.col("target").replace_strict(conf, return_dtype=pl.String).alias("target_configuration"),
+    )
+    return ProgramPrediction(profile, src, programs, regions, _notes(profile, src, want, sigs))
