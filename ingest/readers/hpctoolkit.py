@@ -35,12 +35,12 @@ READER = "xamm_ingest.readers.hpctoolkit"
 _TIME_NAMES = ("cputime", "realtime")
 
 
-def _split_unit(raw: str) -> tuple[str, str | None]:
+def split_unit(raw: str) -> tuple[str, str | None]:
     m = re.match(r"^(.*?)\s*\(([^)]*)\)\s*$", raw.strip())
     return (m.group(1).strip(), m.group(2).strip()) if m else (raw.strip(), None)
 
 
-def _read_latest(src: Source, spec: SampleSpec) -> dict:
+def read_latest(src: Source, spec: SampleSpec) -> dict:
     summary = read_summary(src.path)
     if not any(m.values for m in summary.metrics):
         raise IngestError(
@@ -53,7 +53,7 @@ def _read_latest(src: Source, spec: SampleSpec) -> dict:
     for m in summary.metrics:
         if "sum" not in m.values:
             continue
-        base, unit = _split_unit(m.name)
+        base, unit = split_unit(m.name)
         if base.lower() in _TIME_NAMES:
             scale = TIME_UNITS.get((unit or "sec").lower())
             if scale is None:
@@ -99,7 +99,7 @@ def check_metric_db(path: Path) -> None:
         )
 
 
-def _declared_metrics(src: Source) -> list[str]:
+def declared_metrics(src: Source) -> list[str]:
     """The metric names ``experiment.xml`` declares, after checking its metric-db files."""
     xml = (src.path / "experiment.xml").read_text(encoding="utf-8", errors="replace")
     declared = re.findall(r'<Metric\s+i="\d+"\s+n="([^"]+)"', xml)
@@ -128,7 +128,7 @@ def _read_old(src: Source, spec: SampleSpec) -> dict:
             "need nothing more)",
         ) from None
 
-    declared = _declared_metrics(src)
+    declared = declared_metrics(src)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -145,7 +145,7 @@ def _read_old(src: Source, spec: SampleSpec) -> dict:
     # experiment.xml names, e.g. "CPUTIME (usec):Sum (I)" -> base CPUTIME, unit usec
     units = {}
     for n in declared:
-        base, unit = _split_unit(re.sub(r":\w+\s*\((I|E)\)\s*$", "", n))
+        base, unit = split_unit(re.sub(r":\w+\s*\((I|E)\)\s*$", "", n))
         units[base.lower()] = (base, unit)
     metrics: dict[str, float] = {}
     runtime, aggregation = None, "no time metric in the database"
@@ -179,7 +179,7 @@ def read_hpctoolkit(src: Source, spec: SampleSpec) -> ReadResult:
     if not path.is_dir():
         raise IngestError(path, "not a directory; expected an HPCToolkit database directory")
     if (path / "meta.db").is_file():
-        got, fmt = _read_latest(src, spec), "hpctoolkit-latest"
+        got, fmt = read_latest(src, spec), "hpctoolkit-latest"
     elif (path / "experiment.xml").is_file():
         got, fmt = _read_old(src, spec), "hpctoolkit"
     else:

@@ -29,7 +29,7 @@ import polars as pl
 from xamm_ingest.errors import IngestError
 from xamm_ingest.readers.base import Source
 from xamm_ingest.readers.caliper_files import load_profile
-from xamm_ingest.readers.hpctoolkit import _declared_metrics, _read_latest, _split_unit
+from xamm_ingest.readers.hpctoolkit import declared_metrics, read_latest, split_unit
 
 from xamm_data import counters
 from xamm_data.machines import canonical_id
@@ -416,7 +416,7 @@ def _old_hpctoolkit(path: Path) -> tuple[pl.DataFrame, str, int | None, int | No
             "pip install 'xamm[hatchet]'"
         ) from None
     try:
-        declared = _declared_metrics(Source.of(path))
+        declared = declared_metrics(Source.of(path))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             gf = ht.GraphFrame.from_hpctoolkit(str(path))
@@ -430,7 +430,7 @@ def _old_hpctoolkit(path: Path) -> tuple[pl.DataFrame, str, int | None, int | No
         (
             u
             for n in declared
-            for b, u in [_split_unit(n.split(":")[0])]
+            for b, u in [split_unit(n.split(":")[0])]
             if b.lower() in ("cputime", "realtime")
         ),
         "usec",
@@ -469,7 +469,7 @@ def _old_hpctoolkit(path: Path) -> tuple[pl.DataFrame, str, int | None, int | No
 def _new_hpctoolkit(path: Path) -> tuple[pl.DataFrame, str]:
     """The whole program as one region, from the summary profile, with its counters."""
     try:
-        got = _read_latest(Source.of(path), None)
+        got = read_latest(Source.of(path), None)
     except IngestError as e:
         raise RegionProfileError(str(e)) from None
     if got["runtime_s"] is None:
@@ -481,7 +481,7 @@ def _new_hpctoolkit(path: Path) -> tuple[pl.DataFrame, str]:
     ctr = {
         f"ctr_{c}": [v]
         for name, v in got["metrics"].items()
-        if (c := counters.resolve(_split_unit(name)[0])) is not None
+        if (c := counters.resolve(split_unit(name)[0])) is not None
     }
     frame = pl.DataFrame(
         {

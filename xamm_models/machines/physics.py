@@ -105,6 +105,12 @@ class PhysicsSignature(BaseModel):
         x = np.log2(np.clip(np.asarray(ws, dtype=float), 1.0, None))
         return np.exp(np.interp(x, self.bw_log2_ws, np.log(self.bw)))
 
+    @property
+    def sustained_bandwidth(self) -> float:
+        """Bytes/s at the largest working set the runs measured: what streaming from memory
+        sustains."""
+        return float(self.bandwidth(np.array([2.0 ** max(self.bw_log2_ws)]))[0])
+
     def vector(self, ws: np.ndarray) -> np.ndarray:
         """Features for a learned model at working sets ``ws``: log10 of bandwidth there, flop
         rate, overhead.

@@ -24,12 +24,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-import numpy as np
 import polars as pl
 
 from xamm_data import load_dataset
 from xamm_data.regions import RegionProfile
-from xamm_data.targets import Target
+from xamm_data.targets import Target, scenario_expr
 from xamm_models.benchmark.dataset import samples_from_runs
 from xamm_models.errors import (
     ProfileInputError,
@@ -100,11 +99,6 @@ class ProgramPrediction:
     notes: list[str] = field(default_factory=list)
 
 
-def sustained_bandwidth(sig) -> float:
-    """A signature's bandwidth at the largest working set it measured (bytes/s)."""
-    return float(sig.bandwidth(np.array([2.0 ** max(sig.bw_log2_ws)]))[0])
-
-
 def _time_only_bounds(pred: pl.DataFrame) -> pl.DataFrame:
     """Time-only rows' intervals: the measured spread of time-only input, per scenario; the
     source itself is what the profile measured (relR 1, no interval)."""
@@ -158,17 +152,11 @@ def predict_regions(
         ``region, category, work_from, exclusive_s, target, relR, relR_lo, relR_hi, regime,
         time_s, time_lo_s, time_hi_s``.
     """
-    rows = region_rows(profile.regions, sustained_bandwidth(sigs[source]))
+    rows = region_rows(profile.regions, sigs[source].sustained_bandwidth)
     pred = model.predict(rows.drop("time_only"), source, targets, **kw)
     pred = pred.join(
         rows.with_row_index("row").select(pl.col("row").cast(pl.Int64), "time_only"), on="row"
-    ).with_columns(
-        pl.concat_str(
-            Target.device_expr("source").str.to_uppercase(),
-            pl.lit("->"),
-            Target.device_expr("target").str.to_uppercase(),
-        ).alias("scenario")
-    )
+    ).with_columns(scenario_expr())
     pred = _time_only_bounds(pred).select(
         pl.col("app").alias("region"), "target", "relR", "relR_lo", "relR_hi", "regime"
     )
@@ -205,11 +193,12 @@ def compose(regions: pl.DataFrame, source: str, coverage: float | None, seed: in
         One row per target, fastest first.
     """
     total = float(regions.filter(pl.col("target") == regions["target"][0])["exclusive_s"].sum())
-    share = lambda cond: (pl.col("exclusive_s").filter(cond).sum() / total).alias  # noqa: E731
     prog = regions.group_by("target").agg(
         pl.col("time_s", "time_lo_s", "time_hi_s").sum(),
-        share(pl.col("regime") == "time-only")("time_only_share"),
-        share(pl.col("regime") == HELD)("held_share"),
+        *(
+            (pl.col("exclusive_s").filter(pl.col("regime") == regime).sum() / total).alias(name)
+            for regime, name in (("time-only", "time_only_share"), (HELD, "held_share"))
+        ),
     )
     prog = prog.with_columns(
         pl.lit(0, pl.Int64).alias("row"),

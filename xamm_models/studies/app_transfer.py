@@ -61,7 +61,7 @@ def platform_bandwidths(runs: pl.DataFrame) -> pl.DataFrame:
         out.append(
             {
                 "platform": target.rsplit(":", 1)[0],
-                "bw_signature": float(sig.bandwidth(np.array([2.0 ** max(sig.bw_log2_ws)]))[0]),
+                "bw_signature": sig.sustained_bandwidth,
                 "bw_triad": float((triad["bytes_per_rep"] / triad["time_per_rep_s"]).max()),
             }
         )

@@ -21,6 +21,7 @@ import polars as pl
 
 from xamm_data import load_dataset
 from xamm_data.regions import ProfileMeta, RegionProfile, conform_regions
+from xamm_data.targets import scenario_expr
 from xamm_models.benchmark.dataset import build
 from xamm_models.predictors.composed import SPREAD_FILE, predict_regions
 from xamm_models.zoo.registry import load_model
@@ -69,11 +70,10 @@ def time_only_errors(pairs: pl.DataFrame, model) -> pl.DataFrame:
         )
         out.append(got)
     df = pl.concat(out)
-    dev = [pl.col(c).str.split(":").list.last().str.to_uppercase() for c in ("source", "target")]
     return df.select(
         "source",
         "target",
-        pl.concat_str(dev[0], pl.lit("->"), dev[1]).alias("scenario"),
+        scenario_expr(),
         (pl.col("relR") / pl.col("pred")).log10().alias("err"),
     )
 

@@ -217,3 +217,31 @@ def test_cli_predicts_a_lulesh_profile_and_refuses_bad_input(shared_data, tmp_pa
         assert xamm(["predict", *argv]) == 1
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_an_application_in_the_store_is_its_median_runtime(tmp_path, capsys):
+    """``--app NAME --machine M``: the stored profiles' median runtime as one region, measured on
+    the machine and device they were stored with; an application the store lacks is named."""
+    from xamm_ingest import ingest_profiles
+
+    from xamm_data.cli import main as xamm
+    from xamm_data.store import Store
+
+    (tmp_path / "t.csv").write_text(
+        "app,machine,runtime_s,size\nA,quartz,1.0,1\nA,quartz,3.0,2\nA,quartz,2.0,3\n"
+    )
+    (tmp_path / "m.toml").write_text(
+        'params = ["size"]\n[columns]\napp = "app"\nmachine = "machine"\nruntime_s = "runtime_s"\n'
+    )
+    store = tmp_path / "store"
+    rep = ingest_profiles(
+        "table", tmp_path / "t.csv", mapping=tmp_path / "m.toml", store=Store(store)
+    )
+    assert rep.frame.height == 3
+    argv = ["predict", "--app", "A", "--machine", "quartz", "--store", str(store), "--json"]
+    assert xamm([*argv, "--target", "lassen:gpu"]) == 0
+    progs = json.loads(capsys.readouterr().out)["programs"]
+    assert {p["source"] for p in progs} == {"quartz:cpu"}
+    assert {p["time_source_s"] for p in progs} == {2.0}
+    assert xamm(["predict", "--app", "B", "--machine", "quartz", "--store", str(store)]) == 1
+    assert "no application 'B' on quartz" in capsys.readouterr().err
