@@ -39,7 +39,7 @@ def main(argv=None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument(
-        "--runs", type=Path, default=None, help="a RAJAPerf run directory (default: the script's)"
+        "--runs", type=Path, default=None, help="the new machine's RAJAPerf runs (default: dane)"
     )
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args(argv)
@@ -50,8 +50,8 @@ def main(argv=None) -> int:
     s = best_of(job, args.repeat)
     peer = best_of([str(REPO / "examples" / "quickstart.py")], args.repeat)
     print(
-        "main job (ingest a real run, signature, rank 5 targets for 10 "
-        "profiles, PNG), process start included: "
+        "main job (ingest a new machine's RAJAPerf run, read a LULESH profile, predict and "
+        "rank it on every machine with a signature, PNG), process start included: "
         f"{s:.1f} s = {s / BUDGET:.2f} of the {BUDGET:.0f} s budget"
     )
     print(

@@ -15,6 +15,7 @@ _PUBLIC = {
     "RecordError": "xamm_ingest.errors",
     "IngestReport": "xamm_ingest.report",
     "from_thicket": "xamm_ingest.thicket",
+    "read_regions": "xamm_ingest.readers.regions",
     **{
         n: "xamm_ingest.dispatch"
         for n in (

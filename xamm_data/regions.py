@@ -92,11 +92,11 @@ class ProfileMeta(BaseModel):
         """``ranks x threads x GPUs`` as the profile ran (``?`` where it does not say)."""
 
         def part(v: int | None, unit: str) -> str:
-            return f"{v if v is not None else '?'} {unit}"
+            return f"{v if v is not None else '?'} {unit}{'' if v == 1 else 's'}"
 
-        parts = [part(self.ranks, "ranks"), part(self.threads, "threads")]
+        parts = [part(self.ranks, "rank"), part(self.threads, "thread")]
         if self.gpus:
-            parts.append(part(self.gpus, "GPUs"))
+            parts.append(part(self.gpus, "GPU"))
         return " x ".join(parts)
 
 
@@ -113,6 +113,45 @@ class RegionProfile:
         known = self.regions.filter(pl.col("category") == "compute").get_column("bytes")
         n = known.is_not_null().sum()
         return "all" if n == known.len() else ("some" if n else "none")
+
+    @classmethod
+    def from_runtime(
+        cls, app: str, runtime_s: float, *, source: str | None = None, path: str = "", **config
+    ) -> RegionProfile:
+        """A program known only by its runtime: one time-only compute region.
+
+        Args:
+            app: the program's name.
+            runtime_s: its wall time, seconds.
+            source: ``machine:device`` it ran on.
+            path: where the runtime was read (a log), for messages.
+            **config: ``ranks``, ``threads``, ``gpus`` as it ran.
+
+        Returns:
+            The profile, checked.
+        """
+        meta = ProfileMeta(
+            path=path or f"{app} runtime",
+            format="runtime",
+            app=app,
+            source=source,
+            source_from="given" if source else "not in the profile",
+            time_from="the whole program's wall time",
+            **config,
+        )
+        frame = pl.DataFrame(
+            {
+                "region": [app],
+                "name": [app],
+                "inclusive_s": [float(runtime_s)],
+                "exclusive_s": [float(runtime_s)],
+                "work_from": ["none: time only"],
+                "category": ["compute"],
+            }
+        )
+        regions = conform_regions(frame)
+        check_regions(regions, meta.path)
+        return cls(meta, regions)
 
 
 def category_expr(name: str = "name", mpi_function: str | None = None) -> pl.Expr:

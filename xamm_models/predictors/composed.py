@@ -36,13 +36,17 @@ from xamm_models.errors import (
     UnknownTargetError,
     unknown_name_message,
 )
-from xamm_models.machines.physics import physics_signatures
+from xamm_models.machines.physics import MIN_INTENSITY, physics_signatures
 from xamm_models.predictors.contract import rank
 from xamm_models.zoo.registry import load_model
 
 #: Where the measured spread of time-only predictions is kept (written by
 #: ``python -m xamm_models.studies.time_only``).
 SPREAD_FILE = Path(__file__).with_name("time_only_spread.json")
+#: The spread of measured times around a bandwidth-only signature's, per kernel class (written by
+#: ``python -m xamm_models.studies.bandwidth_only``).
+BW_ONLY_SPREAD_FILE = Path(__file__).with_name("bandwidth_only_spread.json")
+BW_ONLY = "+bandwidth-only target"  # appended to the regime of a widened region
 ELEMENT_BYTES = 8.0  # a region's problem size is its bytes in double-precision words
 HELD = "held constant"
 
@@ -52,6 +56,47 @@ def time_only_spread() -> dict[str, list[float]]:
     """Scenario (``CPU->GPU``, ...) -> [q10, q90] of log10(true / predicted relR) for time-only
     input, as :mod:`xamm_models.studies.time_only` measured it."""
     return dict(json.loads(SPREAD_FILE.read_text())["quantiles"])
+
+
+@lru_cache(maxsize=1)
+def bandwidth_only_spread() -> dict[str, list[float]]:
+    """Kernel class (``memory``, ``compute``) -> [q10, q90] of log10(measured / modelled time) for
+    a signature built from streaming runs alone, as :mod:`xamm_models.studies.bandwidth_only`
+    measured it."""
+    return dict(json.loads(BW_ONLY_SPREAD_FILE.read_text())["quantiles"])
+
+
+def _bandwidth_only_bounds(pred: pl.DataFrame, rows: pl.DataFrame, sigs: dict) -> pl.DataFrame:
+    """Regions with work on a target whose runs timed no flop rate (bandwidth-only): the interval
+    widened to hold the spread measured for such signatures, by the region's class."""
+    blind = [t for t, s in sigs.items() if "flop rate" not in s.measures]
+    if not blind:
+        return pred
+    spread = bandwidth_only_spread()
+    dense = pl.col("flops_per_rep") >= MIN_INTENSITY * pl.col("bytes_per_rep")
+    cls = rows.with_row_index("row").select(
+        pl.col("row").cast(pl.Int64),
+        pl.when(dense).then(pl.lit("compute")).otherwise(pl.lit("memory")).alias("cls"),
+    )
+    pred = pred.join(cls, on="row")
+    lo = pl.col("cls").replace_strict({k: v[0] for k, v in spread.items()}, return_dtype=float)
+    hi = pl.col("cls").replace_strict({k: v[1] for k, v in spread.items()}, return_dtype=float)
+    hit = (
+        pl.col("target").is_in(blind)
+        & ~pl.col("time_only")
+        & (pl.col("target") != pl.col("source"))
+    )
+    return pred.with_columns(
+        pl.when(hit)
+        .then(pl.min_horizontal("relR_lo", pl.col("relR") * 10.0**lo))
+        .otherwise("relR_lo")
+        .alias("relR_lo"),
+        pl.when(hit)
+        .then(pl.max_horizontal("relR_hi", pl.col("relR") * 10.0**hi))
+        .otherwise("relR_hi")
+        .alias("relR_hi"),
+        pl.when(hit).then(pl.col("regime") + BW_ONLY).otherwise("regime").alias("regime"),
+    ).drop("cls")
 
 
 def region_rows(regions: pl.DataFrame, sustained_bw: float) -> pl.DataFrame:
@@ -157,7 +202,7 @@ def predict_regions(
     pred = pred.join(
         rows.with_row_index("row").select(pl.col("row").cast(pl.Int64), "time_only"), on="row"
     ).with_columns(scenario_expr())
-    pred = _time_only_bounds(pred).select(
+    pred = _bandwidth_only_bounds(_time_only_bounds(pred), rows, sigs).select(
         pl.col("app").alias("region"), "target", "relR", "relR_lo", "relR_hi", "regime"
     )
     held = profile.regions.join(pred.select("region").unique(), on="region", how="anti")
@@ -263,8 +308,16 @@ ADD = (
 )
 
 
+def _count(col: str, unit: str) -> pl.Expr:
+    """``1 rank``, ``4 ranks``, ``? ranks`` where the runs do not record it."""
+    n = pl.col(col)
+    word = pl.when(n == 1).then(pl.lit(unit)).otherwise(pl.lit(unit + "s"))
+    return pl.format("{} {}", n.cast(pl.String).fill_null("?"), word)
+
+
 def run_configurations(runs: pl.DataFrame) -> dict[str, str]:
-    """``machine:device`` -> how its benchmark runs ran (``4 ranks x 1 thread, Base_Seq``).
+    """``machine:device`` -> how its benchmark runs ran (``4 ranks x 1 thread, Base_Seq``; ``?``
+    where the runs do not record it).
 
     Args:
         runs: ``benchmark_runs`` rows.
@@ -273,12 +326,7 @@ def run_configurations(runs: pl.DataFrame) -> dict[str, str]:
         One description per target; more than one configuration are joined with ``;``.
     """
     c = runs.group_by("machine", "device", "ranks", "threads", "variant").len()
-    text = pl.format(
-        "{} ranks x {} threads, {}",
-        pl.col("ranks").fill_null(1),
-        pl.col("threads").fill_null(1),
-        pl.col("variant"),
-    )
+    text = pl.format("{} x {}, {}", _count("ranks", "rank"), _count("threads", "thread"), "variant")
     c = c.with_columns(Target.expr().alias("target"), text.alias("how")).sort("target", "how")
     return {
         t: "; ".join(g["how"].unique(maintain_order=True))
@@ -330,7 +378,13 @@ def _notes(profile: RegionProfile, source: str, targets: list[str], sigs: dict) 
     for t in targets:
         missing = {"bandwidth", "flop rate", "launch overhead"} - set(sigs[t].measures)
         if missing:
-            notes.append(f"{t}: its runs measured no {' or '.join(sorted(missing))}")
+            widened = (
+                "; regions with bytes or flops get the spread measured for such signatures "
+                "(docs/bandwidth-only.md)"
+                if "flop rate" in missing and profile.work_known != "none"
+                else ""
+            )
+            notes.append(f"{t}: its runs measured no {' or '.join(sorted(missing))}{widened}")
     return notes
 
 

@@ -3,18 +3,23 @@
 For every ordered pair of platforms (A, B) where an application ran with the same programming
 model on both and both have BabelStream runs, the runtime on B is predicted from the runtime on A:
 
-* **physics, time-only**: relR = sustained bandwidth of A / of B, each from the platform's
-  physics signature at its largest measured working set. A whole-program time says nothing about
-  bytes or flops, so the program is taken as memory-bound; that is all a time-only profile and a
-  bandwidth-only signature can say. Its 80% interval is the 10th-90th percentile of the log errors
-  on the pairs that share neither platform (so no pair calibrates its own interval);
+* **xamm predict (default)**: what ``xamm predict`` answers for a program known only by its
+  runtime (:meth:`xamm_data.regions.RegionProfile.from_runtime`), with the shipped default and the
+  two platforms' BabelStream runs as target benchmarks
+  (:func:`xamm_models.predictors.composed.predict_profile`). A whole-program time says nothing
+  about bytes or flops, so the program is taken as streaming memory: relR is what the two
+  signatures' sustained bandwidths say. Its 80% interval is the one the package ships for
+  time-only input (measured on RAJAPerf pairs, :mod:`xamm_models.studies.time_only`); a second
+  interval, the 10th-90th percentile of the log errors on this application's pairs that share
+  neither platform, shows what the application's own spread would give;
 * **Triad ratio**: relR = best BabelStream Triad bandwidth of A / of B;
 * **no change**: relR = 1.
 
-Each is scored by the share of pairs within 2x, the median |log10 error| and (physics) the coverage
-of its intervals, with 90% bootstrap intervals over platforms (platforms resampled, every pair
-between two drawn platforms kept). The inputs are frames, read by the caller (the ingest layer
-reads the logs): application runs ``platform, model, runtime_s`` and BabelStream ``benchmark_runs``.
+Each is scored by the share of pairs within 2x, the median |log10 error| and (the default) the
+coverage of its intervals, with 90% bootstrap intervals over platforms (platforms resampled, every
+pair between two drawn platforms kept). The inputs are frames, read by the caller (the ingest
+layer reads the logs): application runs ``platform, model, runtime_s`` and BabelStream
+``benchmark_runs``.
 """
 
 from __future__ import annotations
@@ -22,11 +27,15 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from xamm_data.regions import RegionProfile
 from xamm_models.benchmark.dataset import samples_from_runs
 from xamm_models.machines.physics import physics_signature
+from xamm_models.predictors.composed import predict_profile
+from xamm_models.zoo.registry import load_model
 
 LOG2 = float(np.log10(2.0))
-PREDICTORS = ("physics, time-only", "Triad ratio", "no change")
+DEFAULT = "xamm predict (default)"
+PREDICTORS = (DEFAULT, "Triad ratio", "no change")
 
 
 def best_runs(apps: pl.DataFrame) -> pl.DataFrame:
@@ -44,14 +53,14 @@ def best_runs(apps: pl.DataFrame) -> pl.DataFrame:
 
 
 def platform_bandwidths(runs: pl.DataFrame) -> pl.DataFrame:
-    """Per platform: the physics signature's sustained bandwidth at its largest measured working
-    set, and the best Triad bandwidth.
+    """Per platform: its target, the physics signature's sustained bandwidth at its largest
+    measured working set, and the best Triad bandwidth.
 
     Args:
         runs: BabelStream ``benchmark_runs`` rows.
 
     Returns:
-        ``platform, bw_signature, bw_triad`` (bytes/s).
+        ``platform, target, bw_signature, bw_triad`` (bytes/s).
     """
     samples = samples_from_runs(runs)
     out = []
@@ -61,6 +70,7 @@ def platform_bandwidths(runs: pl.DataFrame) -> pl.DataFrame:
         out.append(
             {
                 "platform": target.rsplit(":", 1)[0],
+                "target": target,
                 "bw_signature": sig.sustained_bandwidth,
                 "bw_triad": float((triad["bytes_per_rep"] / triad["time_per_rep_s"]).max()),
             }
@@ -68,13 +78,56 @@ def platform_bandwidths(runs: pl.DataFrame) -> pl.DataFrame:
     return pl.DataFrame(out).sort("platform")
 
 
-def pairs(apps: pl.DataFrame, bandwidths: pl.DataFrame) -> pl.DataFrame:
+def default_predictions(
+    app: str, apps: pl.DataFrame, bandwidths: pl.DataFrame, runs: pl.DataFrame, model=None
+) -> pl.DataFrame:
+    """Each run predicted on every other platform of its programming model, as ``xamm predict``
+    predicts a whole-program runtime.
+
+    Args:
+        app: the application's name.
+        apps: :func:`best_runs`.
+        bandwidths: :func:`platform_bandwidths` (which platforms have BabelStream).
+        runs: their BabelStream ``benchmark_runs`` (the target benchmarks).
+        model: the predictor (None: the shipped default).
+
+    Returns:
+        ``model, platform, platform_b`` and the default's relR with its 80% interval.
+    """
+    if model is None:
+        model = load_model("xamm/default")
+    a = apps.join(bandwidths.select("platform", "target"), on="platform")
+    out = []
+    for r in a.iter_rows(named=True):
+        others = a.filter((pl.col("model") == r["model"]) & (pl.col("platform") != r["platform"]))
+        if others.height == 0:
+            continue
+        prof = RegionProfile.from_runtime(app, r["runtime_s"], source=r["target"])
+        got = predict_profile(
+            prof, model, targets=others["target"].to_list(), target_benchmarks=runs
+        ).programs.filter(pl.col("target") != r["target"])
+        out.append(
+            got.select(
+                pl.lit(r["model"]).alias("model"),
+                pl.lit(r["platform"]).alias("platform"),
+                pl.col("target").str.replace(r":[^:]*$", "").alias("platform_b"),
+                pl.col("relR").alias(DEFAULT),
+                pl.col("relR_lo").alias("default_lo"),
+                pl.col("relR_hi").alias("default_hi"),
+            )
+        )
+    return pl.concat(out)
+
+
+def pairs(apps: pl.DataFrame, bandwidths: pl.DataFrame, defaults: pl.DataFrame) -> pl.DataFrame:
     """Every ordered pair of platforms with the same model and BabelStream on both, with the true
-    and predicted relR and the physics prediction's interval.
+    relR, each predictor's, the default's shipped interval and the interval from the other
+    platforms' pairs.
 
     Args:
         apps: :func:`best_runs`.
         bandwidths: :func:`platform_bandwidths`.
+        defaults: :func:`default_predictions`.
 
     Returns:
         One row per pair.
@@ -83,21 +136,45 @@ def pairs(apps: pl.DataFrame, bandwidths: pl.DataFrame) -> pl.DataFrame:
     p = a.join(a, on="model", suffix="_b").filter(pl.col("platform") != pl.col("platform_b"))
     p = p.with_columns(
         (pl.col("runtime_s_b") / pl.col("runtime_s")).alias("relR"),
-        (pl.col("bw_signature") / pl.col("bw_signature_b")).alias("physics, time-only"),
         (pl.col("bw_triad") / pl.col("bw_triad_b")).alias("Triad ratio"),
         pl.lit(1.0).alias("no change"),
-    ).sort("model", "platform", "platform_b")
-    err = np.log10(p["relR"].to_numpy() / p["physics, time-only"].to_numpy())
+    ).join(defaults, on=["model", "platform", "platform_b"], how="left")
+    p = p.sort("model", "platform", "platform_b")
+    err = np.log10(p["relR"].to_numpy() / p[DEFAULT].to_numpy())
     src, dst = p["platform"].to_numpy(), p["platform_b"].to_numpy()
     lo, hi = np.full(p.height, np.nan), np.full(p.height, np.nan)
     for i in range(p.height):
         others = ~np.isin(src, [src[i], dst[i]]) & ~np.isin(dst, [src[i], dst[i]])
         if others.sum() >= 5:
             lo[i], hi[i] = np.quantile(err[others], [0.1, 0.9])
-    pred = p["physics, time-only"].to_numpy()
+    pred = p[DEFAULT].to_numpy()
     return p.with_columns(
-        pl.Series("relR_lo", pred * 10.0**lo), pl.Series("relR_hi", pred * 10.0**hi)
-    ).select("model", "platform", "platform_b", "relR", *PREDICTORS, "relR_lo", "relR_hi")
+        pl.Series("others_lo", pred * 10.0**lo), pl.Series("others_hi", pred * 10.0**hi)
+    ).select(
+        "model",
+        "platform",
+        "platform_b",
+        "relR",
+        *PREDICTORS,
+        "default_lo",
+        "default_hi",
+        "others_lo",
+        "others_hi",
+    )
+
+
+COVERAGE = {
+    "default_lo": f"{DEFAULT}: 80% coverage, shipped time-only interval",
+    "others_lo": f"{DEFAULT}: 80% coverage, interval from other platforms' pairs",
+}
+
+
+def _coverage(p: pl.DataFrame, lo: str, weights: np.ndarray) -> float:
+    t = p["relR"].to_numpy()
+    low, high = p[lo].to_numpy(), p[lo.replace("_lo", "_hi")].to_numpy()
+    ok = np.isfinite(low)
+    inside = (t >= low) & (t <= high)
+    return float(np.average(inside[ok], weights=weights[ok])) if weights[ok].sum() else np.nan
 
 
 def _scores(p: pl.DataFrame, weights: np.ndarray) -> dict[str, float]:
@@ -107,18 +184,12 @@ def _scores(p: pl.DataFrame, weights: np.ndarray) -> dict[str, float]:
         e = np.abs(np.log10(t / p[name].to_numpy()))
         out[f"{name}: within 2x"] = float(np.average(e <= LOG2, weights=weights))
         out[f"{name}: median abs(log10 err)"] = _weighted_median(e, weights)
-    out["physics - Triad ratio: within 2x"] = (
-        out["physics, time-only: within 2x"] - out["Triad ratio: within 2x"]
-    )
-    out["physics - Triad ratio: median abs(log10 err)"] = (
-        out["physics, time-only: median abs(log10 err)"] - out["Triad ratio: median abs(log10 err)"]
-    )
-    lo, hi = p["relR_lo"].to_numpy(), p["relR_hi"].to_numpy()
-    ok = np.isfinite(lo)
-    inside = (t >= lo) & (t <= hi)
-    out["physics, time-only: 80% coverage"] = (
-        float(np.average(inside[ok], weights=weights[ok])) if weights[ok].sum() else float("nan")
-    )
+    for figure in ("within 2x", "median abs(log10 err)"):
+        out[f"default - Triad ratio: {figure}"] = (
+            out[f"{DEFAULT}: {figure}"] - out[f"Triad ratio: {figure}"]
+        )
+    for lo, figure in COVERAGE.items():
+        out[figure] = _coverage(p, lo, weights)
     return out
 
 

@@ -8,12 +8,16 @@ and compares, for every benchmark sample of the target, the time it models with 
 signature (every kernel and size) models and with the measured time.
 
 ``python -m xamm_models.studies.bandwidth_only --out docs/bandwidth-only.md`` writes the page from
-the embedded benchmark rows; a test checks the page is what this code computes.
+the embedded benchmark rows, and the spread of the measured times around the bandwidth-only modelled
+ones per kernel class (:func:`spread`) into :data:`SPREAD_FILE`, the interval a prediction on a
+bandwidth-only target is widened to where its work has flops the target's runs never timed; tests
+check both are what this code computes.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -27,6 +31,8 @@ from xamm_models.machines.physics import MIN_INTENSITY, modelled_time, physics_s
 STREAM = ("Stream_COPY", "Stream_MUL", "Stream_ADD", "Stream_TRIAD", "Stream_DOT")
 
 
+#: Where the spread of measured times around bandwidth-only modelled ones is kept, per class.
+SPREAD_FILE = Path(__file__).parents[1] / "predictors" / "bandwidth_only_spread.json"
 STREAMING_INTENSITY = 0.25  # flop/byte: at most Triad's 2 flops per 24 bytes, rounded up
 
 
@@ -90,6 +96,54 @@ def compare(samples: pl.DataFrame) -> pl.DataFrame:
     return pl.DataFrame(rows).sort("target", "kernels")
 
 
+def _errors(samples: pl.DataFrame) -> dict[str, list[np.ndarray]]:
+    """Per class (``memory``: below :data:`MIN_INTENSITY` flop/B; ``compute``: at or above it):
+    log10(measured / bandwidth-only modelled time), one array per target."""
+    out: dict[str, list[np.ndarray]] = {"memory": [], "compute": []}
+    for (target,), part in samples.group_by(["target"], maintain_order=True):
+        bw_rows, _ = stream_only(part)
+        if bw_rows.height < 2:
+            continue
+        only = physics_signature(target, bw_rows)
+        err = np.log10(part["time_per_rep_s"].to_numpy() / modelled_time(only, part))
+        flops, moved = part["flops_per_rep"].fill_null(0), part["bytes_per_rep"].fill_null(0)
+        dense = (flops >= MIN_INTENSITY * moved).to_numpy()
+        out["memory"].append(err[~dense])
+        out["compute"].append(err[dense])
+    return out
+
+
+def spread(samples: pl.DataFrame) -> dict:
+    """The 10th and 90th percentiles of log10(measured / bandwidth-only modelled time) per kernel
+    class, every target weighted alike (each target's samples get weight 1 / their count).
+
+    Args:
+        samples: benchmark samples of targets with enough kernels to build both signatures.
+
+    Returns:
+        ``{"quantiles": {class: [q10, q90]}, "samples": {class: n}, "targets": n,
+        "measured_on": ...}``.
+    """
+    errs = _errors(samples)
+    quantiles, counts = {}, {}
+    for cls, parts in errs.items():
+        parts = [e for e in parts if e.size]
+        x = np.concatenate(parts)
+        w = np.concatenate([np.full(e.size, 1.0 / e.size) for e in parts])
+        order = np.argsort(x)
+        cum = np.cumsum(w[order]) / w.sum()
+        q = [float(x[order][np.searchsorted(cum, p)]) for p in (0.1, 0.9)]
+        quantiles[cls] = [round(v, 6) for v in q]
+        counts[cls] = int(x.size)
+    return {
+        "measured_on": "the embedded snapshot's benchmark samples, bandwidth-only signatures from "
+        "each target's streaming kernels",
+        "quantiles": quantiles,
+        "samples": counts,
+        "targets": len(errs["memory"]),
+    }
+
+
 def _row(target: str, what: str, label: str, t, full, only) -> dict:
     def within2(m):
         return float(np.mean(np.abs(np.log10(m / t)) <= np.log10(2)))
@@ -148,18 +202,21 @@ def embedded_samples() -> pl.DataFrame:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Write the page.
+    """Write the page and the spread.
 
     Args:
-        argv: ``--out PATH``.
+        argv: ``--out PATH [--spread PATH]``.
 
     Returns:
         0.
     """
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--spread", type=Path, default=SPREAD_FILE, help="where the spread goes")
     args = p.parse_args(argv)
-    args.out.write_text(markdown(compare(embedded_samples())))
+    samples = embedded_samples()
+    args.out.write_text(markdown(compare(samples)))
+    args.spread.write_text(json.dumps(spread(samples), indent=1, sort_keys=True) + "\n")
     return 0
 
 

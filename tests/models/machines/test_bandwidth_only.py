@@ -84,3 +84,42 @@ def test_the_page_is_what_the_study_computes():
     stream = table.filter(pl.col("kernels") == "Stream")
     assert stream.height == 2  # lassen and quartz ran RAJAPerf's Stream group
     assert (stream["median abs(log10 bw-only / full)"] < 0.15).all()
+
+
+SWEEP_CSV = (
+    "function,num_times,n_elements,sizeof,max_mbytes_per_sec,min_runtime,max_runtime,avg_runtime\n"
+)
+SWEEP_ARRAYS = {"Copy": 2, "Mul": 2, "Add": 3, "Triad": 3, "Dot": 2}
+
+
+def _sweep_run(n: int, overhead: float, cache_bw: float, mem_bw: float, cache: float) -> str:
+    """One ``--csv`` run of BabelStream 5.0 at ``n`` elements (its ``src/main.cpp`` layout), timed
+    by a synthetic machine: launch overhead plus bytes at the cache or memory bandwidth."""
+    lines = [SWEEP_CSV]
+    for fn, arrays in SWEEP_ARRAYS.items():
+        nbytes = arrays * 8 * n
+        t = overhead + nbytes / (cache_bw if nbytes <= cache else mem_bw)
+        lines.append(f"{fn},100,{n},8,{nbytes / t * 1e-6:.6g},{t:.6g},{t * 1.01:.6g},{t:.6g}\n")
+    return "".join(lines)
+
+
+def test_an_array_size_sweep_gives_bandwidth_per_size_and_its_overhead(tmp_path):
+    """BabelStream swept over array sizes (``--arraysize``; the UoB logs hold one size per
+    platform, so the runs are written here in BabelStream's own ``--csv`` layout): the signature
+    keeps bandwidth per working set, measures the launch overhead the sweep exposes, and still
+    claims no flop rate."""
+    overhead, cache_bw, mem_bw, cache = 4e-6, 4e12, 1e12, 32e6
+    for k in range(12, 28, 2):  # 2^12 .. 2^26 elements: 14 octaves of working set
+        (tmp_path / f"n{k}.csv").write_text(_sweep_run(2**k, overhead, cache_bw, mem_bw, cache))
+    rep = read_babelstream(
+        tmp_path, machine="sweepbox", device="gpu", implementation="CUDA", workers=1
+    )
+    assert rep.rejected == [] and rep.frame.get_column("problem_size").n_unique() == 8
+    sig = physics_signature("sweepbox:gpu", samples_from_runs(rep.frame))
+    assert sig.measures == ("bandwidth", "launch overhead")
+    assert sig.flop_rate_from == "unbounded"
+    assert sig.overhead_s == pytest.approx(overhead, rel=0.3)
+    assert sig.sustained_bandwidth == pytest.approx(mem_bw, rel=0.1)
+    # in cache (a working set the sweep measured below the cache size) it streams faster
+    in_cache = sig.bandwidth(np.array([3 * 8 * 2.0**20]))[0]
+    assert in_cache > 2 * sig.sustained_bandwidth

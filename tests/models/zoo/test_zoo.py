@@ -267,48 +267,6 @@ def test_zoo_push_publishes_everything_and_a_fresh_cache_pulls_it_by_revision(
     assert card.data.datasets == ["xplat-rajaperf"] and card.data.license == "bsd-3-clause"
 
 
-@needs_snapshot
-def test_the_main_job_runs_on_a_real_run_and_ranks_every_other_machine(rajaperf_sets, tmp_path):
-    import subprocess
-    import sys
-
-    from conftest import REPO
-    from xamm_ingest import read_rajaperf
-
-    runs = rajaperf_sets["mi300a_tier1"]
-    out = subprocess.run(
-        [
-            sys.executable,
-            str(REPO / "examples" / "main_job.py"),
-            "--runs",
-            str(runs),
-            "--out",
-            str(tmp_path),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**__import__("os").environ, "HF_HUB_OFFLINE": "1"},
-    )
-    assert out.returncode == 0, out.stderr
-    # counted apart from the script
-    rows = read_rajaperf(runs, machine="mi300a-spx", workers=1).frame.height
-    assert f"ingested {rows} rows" in out.stdout and f"gives {rows} rows back" in out.stdout
-    assert "mi300a-spx:gpu@1 (physics)" in out.stdout
-    r = pl.read_parquet(tmp_path / "ranked.parquet")
-    targets = {"h100-node:cpu", "h100-node:gpu", "lassen:gpu", "mi300a-spx:cpu", "quartz:cpu"}
-    assert (
-        set(r["target"]) == targets
-        and r.height == 5 * r["row"].n_unique()
-        and r["row"].n_unique() == 10
-    )
-    for _, part in r.group_by("row"):
-        assert part["relR"].is_sorted() and part["rank"].to_list() == [1, 2, 3, 4, 5]
-        assert part["p_fastest"].sum() == pytest.approx(1.0)
-        assert (part["relR_lo"] < part["relR"]).all() and (part["relR"] < part["relR_hi"]).all()
-    assert (tmp_path / "relR.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-
-
 @pytest.mark.slow
 @needs_snapshot
 def test_the_wheel_carries_the_snapshot_within_the_budget(tmp_path):
