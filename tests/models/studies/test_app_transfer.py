@@ -76,9 +76,9 @@ def page(data: Path) -> tuple[str, dict]:
         "performance-portability logs in shared data (2019 TeaLeaf, neutral, miniFMM and "
         "BabelStream); do not edit by hand. The method is in `xamm_models.studies.app_transfer`. "
         f"Logs left out (no runtime, or the run did not verify): {left}.\n\n"
-        "TeaLeaf is memory-bandwidth bound; neutral (Monte Carlo particle transport, latency "
-        "bound) and miniFMM (fast multipole, compute bound) are not what a bandwidth ratio "
-        "describes, and are reported as they come out.\n\n"
+        "TeaLeaf (a sparse iterative solver) is what a bandwidth ratio describes; neutral "
+        "(Monte Carlo particle transport) and miniFMM (a fast multipole method) are not, and are "
+        "reported as they come out.\n\n"
     )
     body = "\n".join(at.markdown(APPS[a], p, s) for a, (p, s, _) in res.items())
     return head + body, res
