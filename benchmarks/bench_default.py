@@ -19,18 +19,10 @@ import time
 from pathlib import Path
 
 import polars as pl
+from _data import best_of
 
 REPO = Path(__file__).resolve().parents[1]
 TARGET = 1e5
-
-
-def best_of(fn, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
 
 
 def main(argv=None) -> int:

@@ -19,24 +19,15 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import polars as pl
+from _data import best_of
 
 REPO = Path(__file__).resolve().parents[1]
 LULESH = "LLNL+thicket-tutorial/data/lulesh/230906-105532_880456_M8YbWSOYgGWa.cali"
 THICKET = "import sys, thicket; thicket.Thicket.from_caliperreader([sys.argv[1]])"
-
-
-def best_of(fn, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
 
 
 def synthetic(n: int, seed: int = 0):

@@ -9,6 +9,10 @@ A profile (:class:`xamm_data.regions.RegionProfile`) is predicted region by regi
   its relR is what the two machines' bandwidths say; its interval is not the predictor's but the
   spread measured for time-only input (:func:`time_only_spread`, from
   :mod:`xamm_models.studies.time_only`);
+* on a target whose runs timed no flop rate (a **bandwidth-only** signature, from BabelStream), a
+  region with work keeps its prediction and its interval is widened to hold the spread measured
+  for such signatures, by kernel class (:func:`bandwidth_only_spread`, from
+  :mod:`xamm_models.studies.bandwidth_only`);
 * **communication** regions (MPI and the like) are held constant: no signature measures a
   network, and the output says so;
 * the whole program on a target is the sum over regions of predicted exclusive time; its interval
