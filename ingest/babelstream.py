@@ -139,6 +139,16 @@ def _run_rows(run: bs.StreamRun, facts: dict, src: Source, path: Path, res: Read
         n = run.elements()
     except bs.BabelStreamError as e:
         raise IngestError(path, str(e)) from None
+    if n < 1:
+        value, unit = run.array_printed or (0.0, "MB")
+        res.dropped_record(
+            f"line {run.line}",
+            "problem_size",
+            f"{value} {unit}",
+            "the array size prints as 0 at 0.1 MB digits, too small to count its elements; "
+            "BabelStream's --csv output states them (n_elements)",
+        )
+        return
     rf = bs.RunFacts(
         machine=facts["machine"],
         device=_device(run, facts, path),

@@ -219,3 +219,20 @@ def test_the_plain_table_header_sets_the_unit():
     )
     assert run.mib and run.elements() == 2**25
     assert bs.printed_disagreement(run, run.kernels[0], run.elements()) is None
+
+
+def test_a_run_too_small_for_its_printed_size_is_dropped_naming_csv(tmp_path):
+    """BabelStream prints ``Array size`` with one decimal of MB (``src/main.cpp``), so a small
+    ``--arraysize`` prints 0.0: that run is dropped with the fix, the file's other runs are kept."""
+    head = "BabelStream\nVersion: 4.0\nImplementation: CUDA\nRunning kernels 100 times\n"
+    table = "Function    MBytes/sec  Min (sec)   Max         Average\n"
+    text = (
+        f"{head}Precision: double\nArray size: 0.0 MB (=0.0 GB)\n{table}"
+        "Copy        29295.461  0.00000     0.00001     0.00000\n"
+        f"{head}Precision: double\nArray size: 268.4 MB (=0.3 GB)\n{table}"
+        "Copy        541295.461  0.00099     0.00100     0.00100\n"
+    )
+    rep = read_babelstream(_write(tmp_path, "s.out", text), machine="x", device="gpu", workers=1)
+    assert rep.rejected == [] and rep.frame.get_column("problem_size").to_list() == [2**25]
+    (d,) = rep.dropped
+    assert d.record == "line 1" and "--csv" in d.rule and d.value == "0.0 MB"
