@@ -517,6 +517,18 @@ def ingest_babelstream(
     return ingest_sources("babelstream", paths, store=store, dry_run=dry_run, strict=strict, **kw)
 
 
+def _check_profile_call(fmt: str, spec) -> None:
+    """A profile format, and the spec the files cannot supply (their application's name): the
+    caller's mistakes, told before any file is read."""
+    if fmt not in FORMATS or get_format(fmt).table.name != "app_profiles":
+        raise ValueError(f"unknown format {fmt!r}; expected one of hpctoolkit, caliper, table")
+    if fmt != "table" and spec is None:
+        raise ValueError(
+            f"{fmt} profiles need spec=SampleSpec(app=...) (the CLI's --app): the files do not "
+            "name their application"
+        )
+
+
 def read_profiles(
     fmt: str,
     paths,
@@ -540,8 +552,7 @@ def read_profiles(
         The report: ``frame`` (the rows), ``rejected`` sources and ``dropped`` records, each
         with its reason.
     """
-    if fmt not in FORMATS or get_format(fmt).table.name != "app_profiles":
-        raise ValueError(f"unknown format {fmt!r}; expected one of hpctoolkit, caliper, table")
+    _check_profile_call(fmt, spec)
     return read_sources(fmt, paths, workers=workers, spec=spec, mapping=mapping, debug=debug)
 
 
@@ -573,8 +584,7 @@ def ingest_profiles(
         The report: ``frame`` (the rows), ``rejected`` sources and ``dropped`` records, each
         with its reason, and the version written.
     """
-    if fmt not in FORMATS or get_format(fmt).table.name != "app_profiles":
-        raise ValueError(f"unknown format {fmt!r}; expected one of hpctoolkit, caliper, table")
+    _check_profile_call(fmt, spec)
     return ingest_sources(
         fmt,
         paths,

@@ -304,3 +304,15 @@ def test_old_format_without_hatchet_names_the_extra(dbs, hide_module):
     rep = read_profiles("hpctoolkit", [dbs["cpi"], dbs["loop-fork-cycles"]], SPEC)
     assert rep.frame.height == 1  # the new-format database needs no hatchet
     assert len(rep.rejected) == 1 and "pip install 'xamm[hatchet]'" in rep.rejected[0].reason
+
+
+def test_a_call_without_the_application_is_the_callers_error(tmp_path):
+    """The files do not name their application: without a spec the call fails before any file is
+    read, with one line, instead of rejecting each file as an unexpected input."""
+    (tmp_path / "p.cali").write_text("not read")
+    for fn in (read_profiles, ingest_profiles):
+        with pytest.raises(ValueError, match=r"caliper profiles need spec=SampleSpec\(app=") as e:
+            fn("caliper", tmp_path)
+        assert "\n" not in str(e.value)
+    with pytest.raises(ValueError, match="unknown format 'rajaperf'"):
+        read_profiles("rajaperf", tmp_path, SampleSpec(app="A"))
