@@ -65,7 +65,7 @@ def main() -> None:
     pred = predict_profile(
         read_regions(args.out),
         source="p100-isambard:gpu",
-        targets=[t for t in truth["target"]],
+        targets=truth["target"].to_list(),
         target_benchmarks=stream.frame,
     )
     table = pred.programs.join(truth, on="target", how="left").with_columns(

@@ -43,17 +43,16 @@ def main() -> None:
     )
     ap.add_argument("--profiles", type=Path, default=LULESH, help="LULESH Caliper files")
     ap.add_argument("--store", type=Path, default=REPO / "out" / "app-store")
-    ap.add_argument("--out", type=Path, help="also write the ranked targets here (Parquet)")
+    ap.add_argument(
+        "--out", type=Path, help="write the ranked targets here (Parquet) instead of printing them"
+    )
     args = ap.parse_args()
     files = trials(args.profiles, "8", "30")
     spec = SampleSpec(app="lulesh2.0", machine="quartz", params={"size": 30}, ranks=8, threads=5)
     rep = ingest_profiles("caliper", files, spec, store=Store(args.store))
     print(f"ingested {rep.frame.height} profiles; rejected {len(rep.rejected)}")
     argv = ["predict", "--app", "lulesh2.0", "--machine", "quartz", "--store", str(args.store)]
-    code = xamm(argv)
-    if code == 0 and args.out:
-        code = xamm([*argv, "--out", str(args.out)])
-    raise SystemExit(code)
+    raise SystemExit(xamm(argv + (["--out", str(args.out)] if args.out else [])))
 
 
 if __name__ == "__main__":

@@ -29,7 +29,6 @@ import polars as pl
 
 from xamm_data.regions import RegionProfile
 from xamm_models.benchmark.dataset import samples_from_runs
-from xamm_models.machines.physics import physics_signature
 from xamm_models.predictors.composed import predict_profile
 from xamm_models.zoo.registry import load_model
 
@@ -53,29 +52,23 @@ def best_runs(apps: pl.DataFrame) -> pl.DataFrame:
 
 
 def platform_bandwidths(runs: pl.DataFrame) -> pl.DataFrame:
-    """Per platform: its target, the physics signature's sustained bandwidth at its largest
-    measured working set, and the best Triad bandwidth.
+    """Per platform: its target and the best BabelStream Triad bandwidth.
 
     Args:
         runs: BabelStream ``benchmark_runs`` rows.
 
     Returns:
-        ``platform, target, bw_signature, bw_triad`` (bytes/s).
+        ``platform, target, bw_triad`` (bytes/s).
     """
-    samples = samples_from_runs(runs)
-    out = []
-    for (target,), part in samples.group_by(["target"], maintain_order=True):
-        sig = physics_signature(target, part)
-        triad = part.filter(pl.col("app") == "Stream_TRIAD")
-        out.append(
-            {
-                "platform": target.rsplit(":", 1)[0],
-                "target": target,
-                "bw_signature": sig.sustained_bandwidth,
-                "bw_triad": float((triad["bytes_per_rep"] / triad["time_per_rep_s"]).max()),
-            }
+    triad = samples_from_runs(runs).filter(pl.col("app") == "Stream_TRIAD")
+    return (
+        triad.group_by("target")
+        .agg((pl.col("bytes_per_rep") / pl.col("time_per_rep_s")).max().alias("bw_triad"))
+        .select(
+            pl.col("target").str.replace(r":[^:]*$", "").alias("platform"), "target", "bw_triad"
         )
-    return pl.DataFrame(out).sort("platform")
+        .sort("platform")
+    )
 
 
 def default_predictions(
@@ -87,7 +80,7 @@ def default_predictions(
     Args:
         app: the application's name.
         apps: :func:`best_runs`.
-        bandwidths: :func:`platform_bandwidths` (which platforms have BabelStream).
+        bandwidths: :func:`platform_bandwidths` (which platforms have BabelStream, their targets).
         runs: their BabelStream ``benchmark_runs`` (the target benchmarks).
         model: the predictor (None: the shipped default).
 
