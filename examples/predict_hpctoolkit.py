@@ -5,9 +5,10 @@ every machine with a signature, two of them known only from their BabelStream ru
 
 The database (new format: ``meta.db``, ``profile.db``) names no machine, so the source is given:
 Frontier's GPUs are MI250X, whose signature comes from the UoB study's BabelStream runs on an MI250X
-(2024), read here with ``xamm-ingest babelstream``'s reader. A new-format database is read as one
-whole-program region with no bytes or flops, so every answer is a bandwidth ratio with the interval
-measured for time-only input; the notes say so. The shell form is
+(2024), read here with ``xamm-ingest babelstream``'s reader. The database is read as one region per
+function context; it measured time but no bytes or flops, so each compute region's answer is a
+bandwidth ratio with the interval measured for time-only input, and the MPI calls (with the library
+internals beneath them) are held constant; the notes say so. The shell form is
 ``xamm predict DATABASE --source mi250x:gpu --target-benchmarks STORE``.
 """
 

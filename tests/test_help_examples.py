@@ -94,6 +94,7 @@ ORDER = [
     "xamm predict lulesh.cali --regions --plot lulesh.png --target lassen:gpu",
     "xamm predict regions.csv --source quartz:cpu",
     "xamm predict ./hpctoolkit-lulesh-database --source quartz:cpu --json",
+    "xamm predict ./cycles-only-database --source quartz:cpu --clock-ghz 2.1",
     "xamm predict --app LULESH --machine quartz",
     "xamm predict profiles.parquet --source quartz:cpu --target lassen:gpu --target "
     "h100-node:gpu --model xamm/default",
@@ -198,6 +199,8 @@ def _inputs(work: Path, shared: Path) -> None:
     (work / "uob").symlink_to(uob / "2022" / "babelstream")
     hatchet = shared / "LLNL+hatchet" / "hatchet" / "tests" / "data"
     (work / "hpctoolkit-lulesh-database").symlink_to(hatchet / "hpctoolkit-cpi-database")
+    metadb = shared / "HPCToolkit+hpcviewer.e4" / "tests" / "resources" / "metadb"
+    (work / "cycles-only-database").symlink_to(metadb / "loop-fork-cycles")
     (work / "profiles").mkdir()
     lulesh = sorted((shared / "LLNL+thicket-tutorial" / "data" / "lulesh").glob("*.cali"))
     shutil.copy(lulesh[0], work / "lulesh.cali")

@@ -167,6 +167,44 @@ def category_expr(name: str = "name", mpi_function: str | None = None) -> pl.Exp
     )
 
 
+def inherit_communication(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with every region below a communication region made communication too: a
+    sampling profiler attributes an MPI call's time to the library's internals beneath it
+    (``PMPI_Recv`` -> ``MPIR_Wait_impl``), which are communication whatever their names.
+
+    Args:
+        frame: one row per region, with ``region``, ``parent`` and ``category``.
+
+    Returns:
+        ``frame`` with ``category`` propagated down the tree.
+    """
+    parent = dict(zip(frame.get_column("region"), frame.get_column("parent")))
+    comm = {
+        r
+        for r, c in zip(frame.get_column("region"), frame.get_column("category"))
+        if c == "communication"
+    }
+    if not comm:
+        return frame
+    below: dict[str, bool] = {}
+    for region in parent:
+        chain = []
+        node = region
+        while node is not None and node not in below and node not in comm:
+            chain.append(node)
+            node = parent.get(node)
+        hit = node is not None and (node in comm or below[node])
+        for n in chain:
+            below[n] = hit
+    under = [below.get(r, False) or r in comm for r in frame.get_column("region")]
+    return frame.with_columns(
+        pl.when(pl.Series(under))
+        .then(pl.lit("communication"))
+        .otherwise(pl.col("category"))
+        .alias("category")
+    )
+
+
 def work_from_counters(frame: pl.DataFrame, line_bytes: int = LINE_BYTES) -> pl.DataFrame:
     """``bytes``, ``flops`` and ``work_from`` from canonical counter columns (``ctr_<name>``).
 
@@ -295,6 +333,7 @@ __all__ = [
     "RegionProfileError",
     "category_expr",
     "check_regions",
+    "inherit_communication",
     "conform_regions",
     "work_from_counters",
 ]

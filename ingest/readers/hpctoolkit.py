@@ -68,9 +68,10 @@ def read_latest(src: Source, spec: SampleSpec) -> dict:
                     (f"max over {n} profiles (ranks x threads) of whole-program inclusive {base}"),
                 )
             else:
-                runtime = m.values["sum"] * scale / n
+                k = m.profiles or n
+                runtime = m.values["sum"] * scale / k
                 aggregation = (
-                    f"mean over {n} profiles (ranks x threads) of whole-program inclusive {base}"
+                    f"mean over {k} profiles (ranks x threads) of whole-program inclusive {base}"
                 )
             continue
         metrics[m.name] = m.values["sum"]

@@ -1,11 +1,13 @@
-"""Whole-program values from a new-format HPCToolkit database (``meta.db`` + ``profile.db``, format
-4.x).
+"""Values from a new-format HPCToolkit database (``meta.db`` + ``profile.db``, format 4.x), read
+with ``struct`` as the database's own FORMATS.md specifies.
 
-An application profile needs one value per metric for the whole run: HPCToolkit stores exactly
-that as the summary profile's values at the implicit global context (ctxId 0), "propagated from the
-root contexts" (FORMATS.md, profile.db Profile-Major Sparse Value Block). This module reads those
-with ``struct`` as FORMATS.md specifies, for every metric and every summary statistic of the
-``execution`` (inclusive) scope, so no calling-context tree is built.
+* :func:`read_summary`: one value per metric for the whole run, the summary profile's values at the
+  implicit global context (ctxId 0), "propagated from the root contexts" (FORMATS.md, profile.db
+  Profile-Major Sparse Value Block), for every summary statistic of the ``execution`` (inclusive)
+  scope; no calling-context tree is built.
+* :func:`read_contexts`: the calling-context tree (meta.db Context Tree section) and every
+  context's ``execution``-scope sum over profiles from the summary profile, for reading a database
+  region by region.
 
 Hatchet's ``from_hpctoolkit_latest`` reads the same databases into a full tree but fails on some
 real ones (a summary profile without the root context, databases without a time metric); the tests
@@ -18,9 +20,12 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import polars as pl
+
 from xamm_ingest.errors import IngestError
 
 COMBINE = {0: "sum", 1: "min", 2: "max"}
+LEXICAL = {0: "function", 1: "loop", 2: "line", 3: "instruction"}  # FORMATS.md {Ctx} lexicalType
 FOOTERS = {b"meta": b"_meta.db", b"prof": b"_prof.db"}  # FORMATS.md: each file's last 8 bytes
 
 
@@ -30,6 +35,7 @@ class MetricSummary:
     # "sum"/"min"/"max": the summary profile's statistics; "max_over_profiles": computed from the
     # per-thread profiles. All whole-program inclusive (global context, execution scope).
     values: dict[str, float] = field(default_factory=dict)
+    profiles: int = 0  # application profiles with a value at the global context
 
 
 @dataclass
@@ -108,42 +114,59 @@ def _summaries(meta: bytes, p_md: int, sz_metric: int, sz_scope: int, sz_summary
         )
 
 
+def _metric_ids(meta: bytes):
+    """Metric names, and the ids of their execution-scope values: summary statistic id ->
+    (metric index, statistic), propagated id -> metric index."""
+    # meta.db: Performance Metrics section pointer is the third {sz,p} pair of the header
+    _, p_sec = struct.unpack_from("<QQ", meta, 0x10 + 2 * 16)
+    p_metrics, n_metrics, sz_metric, sz_scope_inst, sz_summary = struct.unpack_from(
+        "<QIBBB", meta, p_sec
+    )
+    names: list[str] = []
+    by_stat: dict[int, tuple[int, str]] = {}
+    by_prop: dict[int, int] = {}
+    for i in range(n_metrics):
+        p_md = p_metrics + i * sz_metric
+        for scope, formula, combine, stat_id in _summaries(
+            meta, p_md, sz_metric, sz_scope_inst, sz_summary
+        ):
+            if scope == "execution" and combine == "prop":
+                by_prop[stat_id] = i
+            elif scope == "execution" and formula == "$$" and combine in COMBINE:
+                by_stat[stat_id] = (i, COMBINE[combine])
+        names.append(_cstr(meta, struct.unpack_from("<Q", meta, p_md)[0]))
+    return names, by_stat, by_prop
+
+
+def _profiles(prof: bytes) -> tuple[int, int, list[int]]:
+    """(pointer to the profile array, its stride, indices of the application profiles); profile 0
+    is the canonical summary profile, and bit 0 of a profile's flags marks a summary."""
+    _, p_info = struct.unpack_from("<QQ", prof, 0x10)
+    p_profiles, n_prof, sz_prof = struct.unpack_from("<QIB", prof, p_info)
+    threads = [
+        k
+        for k in range(n_prof)
+        if not struct.unpack_from("<I", prof, p_profiles + k * sz_prof + 0x28)[0] & 1
+    ]
+    return p_profiles, sz_prof, threads
+
+
 def read_summary(db: str | Path) -> DatabaseSummary:
-    """Every metric's whole-program inclusive summary statistics from ``db`` (a database
-    directory)."""
+    """Every metric's whole-program inclusive summary statistics.
+
+    Args:
+        db: the database directory.
+
+    Returns:
+        One :class:`MetricSummary` per metric, and the number of application profiles.
+    """
     db = Path(db)
     meta = _read(db / "meta.db", b"meta")
     prof = _read(db / "profile.db", b"prof")
     try:
-        # meta.db: Performance Metrics section pointer is the third {sz,p} pair of the header
-        _, p_sec = struct.unpack_from("<QQ", meta, 0x10 + 2 * 16)
-        p_metrics, n_metrics, sz_metric, sz_scope_inst, sz_summary = struct.unpack_from(
-            "<QIBBB", meta, p_sec
-        )
-        by_stat: dict[int, tuple[int, str]] = {}
-        by_prop: dict[int, int] = {}
-        metrics: list[MetricSummary] = []
-        for i in range(n_metrics):
-            for scope, formula, combine, stat_id in _summaries(
-                meta, p_metrics + i * sz_metric, sz_metric, sz_scope_inst, sz_summary
-            ):
-                if scope == "execution" and combine == "prop":
-                    by_prop[stat_id] = len(metrics)
-                elif scope == "execution" and formula == "$$" and combine in COMBINE:
-                    by_stat[stat_id] = (len(metrics), COMBINE[combine])
-            metrics.append(
-                MetricSummary(
-                    _cstr(meta, struct.unpack_from("<Q", meta, p_metrics + i * sz_metric)[0])
-                )
-            )
-        # profile.db: Profile Info section; profile 0 is the canonical summary profile
-        _, p_info = struct.unpack_from("<QQ", prof, 0x10)
-        p_profiles, n_prof, sz_prof = struct.unpack_from("<QIB", prof, p_info)
-        threads = [
-            k
-            for k in range(n_prof)
-            if not struct.unpack_from("<I", prof, p_profiles + k * sz_prof + 0x28)[0] & 1
-        ]
+        names, by_stat, by_prop = _metric_ids(meta)
+        metrics = [MetricSummary(n) for n in names]
+        p_profiles, sz_prof, threads = _profiles(prof)
         for mid, value in _global_values(prof, p_profiles):
             if mid in by_stat:
                 idx, comb = by_stat[mid]
@@ -156,6 +179,7 @@ def read_summary(db: str | Path) -> DatabaseSummary:
                     m.values["max_over_profiles"] = max(
                         m.values.get("max_over_profiles", value), value
                     )
+                    m.profiles += value != 0
     except (struct.error, ValueError, IndexError) as e:
         raise IngestError(db, f"damaged or truncated database ({type(e).__name__}: {e})") from None
     return DatabaseSummary(
@@ -174,3 +198,103 @@ def _global_values(prof: bytes, p_block: int):
     end = struct.unpack_from("<IQ", prof, p_idx + 12)[1] if n_ctxs > 1 else n_values
     for k in range(start, end):
         yield struct.unpack_from("<Hd", prof, p_values + 10 * k)
+
+
+def _context_name(meta: bytes, flags: int, lexical: int, words: tuple[int, ...]) -> str | None:
+    """A function context's function name (FORMATS.md: ``flex[0]`` is ``pFunction`` when bit 0 of
+    the flags is set; a Function Specification starts with ``pName``)."""
+    if lexical != 0:
+        return None
+    if not flags & 1:
+        return "<unknown function>"
+    p_name = struct.unpack_from("<Q", meta, words[0])[0]
+    return _cstr(meta, p_name) if p_name else "<unknown function>"
+
+
+def _walk_contexts(meta: bytes) -> dict[str, list]:
+    """Every context of the Context Tree section: id, parent id (0 above an entry point), lexical
+    type ("entry" for an entry point) and function name."""
+    # the Context Tree section pointer is the fourth {sz,p} pair of the header
+    _, p_sec = struct.unpack_from("<QQ", meta, 0x10 + 3 * 16)
+    p_entries, n_entries, sz_entry = struct.unpack_from("<QHB", meta, p_sec)
+    out: dict[str, list] = {"ctx_id": [], "parent_id": [], "lexical": [], "name": []}
+    stack: list[tuple[int, int, int]] = []  # (children array, its size, parent id)
+    for e in range(n_entries):
+        sz, p_kids, cid, _, p_pretty = struct.unpack_from(
+            "<QQIH2xQ", meta, p_entries + e * sz_entry
+        )
+        for k, v in zip(out, (cid, 0, "entry", _cstr(meta, p_pretty) if p_pretty else "entry")):
+            out[k].append(v)
+        if p_kids:
+            stack.append((p_kids, sz, cid))
+    while stack:
+        p, sz, parent = stack.pop()
+        end = p + sz
+        while p < end:
+            sz_k, p_kids, cid, flags, _, lexical, n_flex = struct.unpack_from("<QQIBBBB", meta, p)
+            words = struct.unpack_from(f"<{n_flex}Q", meta, p + 0x20)
+            name = _context_name(meta, flags, lexical, words)
+            for k, v in zip(out, (cid, parent, LEXICAL.get(lexical, "other"), name)):
+                out[k].append(v)
+            if p_kids:
+                stack.append((p_kids, sz_k, cid))
+            p += 0x20 + 8 * n_flex  # a {Ctx}'s size follows from nFlexWords
+    return out
+
+
+def _summary_sums(prof: bytes, p_summary: int, sum_ids: dict[int, int]) -> dict[str, list]:
+    """(ctx id, metric index, value) of the summary profile's execution-scope sums."""
+    n_values, p_values, n_ctxs, p_idx = struct.unpack_from("<QQI4xQ", prof, p_summary)
+    idx = list(struct.iter_unpack("<IQ", prof[p_idx : p_idx + 12 * n_ctxs]))
+    vals = list(struct.iter_unpack("<Hd", prof[p_values : p_values + 10 * n_values]))
+    out: dict[str, list] = {"ctx_id": [], "metric": [], "value": []}
+    for j, (cid, start) in enumerate(idx):
+        end = idx[j + 1][1] if j + 1 < len(idx) else n_values
+        for mid, value in vals[start:end]:
+            if mid in sum_ids:
+                out["ctx_id"].append(cid)
+                out["metric"].append(sum_ids[mid])
+                out["value"].append(value)
+    return out
+
+
+def read_contexts(db: str | Path) -> tuple[pl.DataFrame, pl.DataFrame, DatabaseSummary]:
+    """The calling-context tree and every context's inclusive values.
+
+    Args:
+        db: the database directory.
+
+    Returns:
+        ``(contexts, values, summary)``: ``contexts`` has ``ctx_id``, ``parent_id`` (0 above an
+        entry point), ``lexical`` (``entry``, ``function``, ``loop``, ``line``, ``instruction``)
+        and ``name`` (function contexts' and entry points'); ``values`` has ``ctx_id``, ``metric``
+        (as HPCToolkit names it) and ``value``, the ``execution``-scope (inclusive) sum over
+        profiles; ``summary`` is :func:`read_summary`'s.
+    """
+    db = Path(db)
+    summary = read_summary(db)
+    meta = _read(db / "meta.db", b"meta")
+    prof = _read(db / "profile.db", b"prof")
+    try:
+        names, by_stat, _ = _metric_ids(meta)
+        tree = _walk_contexts(meta)
+        p_profiles, _, _ = _profiles(prof)
+        sum_ids = {sid: i for sid, (i, comb) in by_stat.items() if comb == "sum"}
+        sums = _summary_sums(prof, p_profiles, sum_ids)
+    except (struct.error, ValueError, IndexError) as e:
+        raise IngestError(db, f"damaged or truncated database ({type(e).__name__}: {e})") from None
+    contexts = pl.DataFrame(
+        tree,
+        schema={
+            "ctx_id": pl.UInt32,
+            "parent_id": pl.UInt32,
+            "lexical": pl.String,
+            "name": pl.String,
+        },
+    )
+    values = pl.DataFrame(
+        sums, schema={"ctx_id": pl.UInt32, "metric": pl.UInt16, "value": pl.Float64}
+    ).with_columns(
+        pl.col("metric").replace_strict(list(range(len(names))), names, return_dtype=pl.String)
+    )
+    return contexts, values, summary

@@ -10,8 +10,11 @@
   (:func:`xamm_data.regions.work_from_counters`). Regions with ``mpi.function`` or an MPI name are
   communication. The source machine is the ``cluster`` global where the registry knows it;
 * an **HPCToolkit** database: old format (``experiment.xml``) region by region through Hatchet, the
-  mean over ranks and threads; new format (``meta.db``) as one whole-program region from its summary
-  profile (:mod:`~xamm_ingest.readers.hpctoolkit_db`), with its counters;
+  mean over ranks and threads; new format (``meta.db``) one region per function context (and entry
+  point) from the summary profile's inclusive sums (:mod:`~xamm_ingest.readers.hpctoolkit_db`):
+  time the mean over the profiles that measured it, exclusive time the inclusive less the callees',
+  counters summed over profiles. A database that counted ``cycles`` but no time is read with the
+  clock rate given (``clock_ghz``), never a guessed one;
 * a **table** of regions (``.csv`` or ``.parquet``): ``region`` and ``exclusive_s`` (or ``time_s``),
   optionally ``inclusive_s``, ``calls``, ``bytes``, ``flops``, ``parent``, ``category``.
 
@@ -29,7 +32,8 @@ import polars as pl
 from xamm_ingest.errors import IngestError
 from xamm_ingest.readers.base import Source
 from xamm_ingest.readers.caliper_files import load_profile
-from xamm_ingest.readers.hpctoolkit import declared_metrics, read_latest, split_unit
+from xamm_ingest.readers.hpctoolkit import declared_metrics, split_unit
+from xamm_ingest.readers.hpctoolkit_db import read_contexts
 
 from xamm_data import counters
 from xamm_data.machines import canonical_id
@@ -40,6 +44,7 @@ from xamm_data.regions import (
     RegionProfileError,
     category_expr,
     check_regions,
+    inherit_communication,
     conform_regions,
     work_from_counters,
 )
@@ -315,7 +320,7 @@ def read_caliper_regions(
     numeric = [k for k in keys if any(_num(r.get(k)) is not None for r in recs[:200])]
     frame, numeric, time_from = _caliper_times(prof, recs, numeric, time_unit, path)
     frame = _work(frame, numeric, line_bytes).with_columns(category_expr("name", "mpi"))
-    regions = conform_regions(frame)
+    regions = conform_regions(inherit_communication(frame))
     check_regions(regions, str(path))
     return RegionProfile(_caliper_meta(prof, path, keys, time_from), regions)
 
@@ -466,50 +471,138 @@ def _old_hpctoolkit(path: Path) -> tuple[pl.DataFrame, str, int | None, int | No
     )
 
 
-def _new_hpctoolkit(path: Path) -> tuple[pl.DataFrame, str]:
-    """The whole program as one region, from the summary profile, with its counters."""
+def _region_tree(contexts: pl.DataFrame) -> pl.DataFrame:
+    """Entry points and function contexts as regions: ``ctx_id``, ``region`` (path of region
+    labels), ``parent`` (the nearest enclosing region's path) and ``name``. Loops, lines and
+    instructions fold into the function that encloses them."""
+    ids = contexts.get_column("ctx_id").to_list()
+    parents = contexts.get_column("parent_id").to_list()
+    kinds = contexts.get_column("lexical").to_list()
+    names = contexts.get_column("name").to_list()
+    # the walk lists every context after its parent, so one pass finds each nearest region
+    nearest: dict[int, int] = {0: 0}
+    path: dict[int, str] = {}
+    seen: set[str] = set()
+    rows: dict[str, list] = {"ctx_id": [], "region": [], "parent": [], "name": []}
+    for cid, pid, kind, name in zip(ids, parents, kinds, names):
+        up = nearest.get(pid, 0)
+        if kind not in ("entry", "function"):
+            nearest[cid] = up
+            continue
+        nearest[cid] = cid
+        label = name or f"<{kind}>"
+        full = f"{path[up]}/{label}" if up else label
+        if full in seen:  # one function called from two lines of its caller
+            full = f"{full}#{cid}"
+        seen.add(full)
+        path[cid] = full
+        for k, v in zip(rows, (cid, full, path.get(up), label)):
+            rows[k].append(v)
+    return pl.DataFrame(
+        rows,
+        schema={"ctx_id": pl.UInt32, "region": pl.String, "parent": pl.String, "name": pl.String},
+    )
+
+
+def _exclusive(tree: pl.DataFrame, inclusive: pl.DataFrame, cols: list[str]) -> pl.DataFrame:
+    """``inclusive`` (one row per region) with ``<col>_exc`` = the region's value less its
+    child regions', clipped at 0 against rounding."""
+    kids = (
+        tree.select("region", "parent")
+        .join(inclusive, on="region")
+        .group_by("parent")
+        .agg(pl.col(cols).sum())
+        .rename({c: f"_kids_{c}" for c in cols})
+    )
+    out = inclusive.join(kids, left_on="region", right_on="parent", how="left")
+    return out.with_columns(
+        (pl.col(c) - pl.col(f"_kids_{c}").fill_null(0.0)).clip(lower_bound=0.0).alias(f"{c}_exc")
+        for c in cols
+    ).drop(f"_kids_{c}" for c in cols)
+
+
+def _time_metric(summary, path: Path, clock_ghz: float | None) -> tuple[str, float, int, str]:
+    """(metric, seconds per unit of it, profiles that measured it, what it is)."""
+    by_base = {split_unit(m.name)[0].lower(): m for m in summary.metrics if m.values}
+    for base in ("realtime", "cputime"):
+        if base in by_base:
+            m = by_base[base]
+            unit = split_unit(m.name)[1] or "sec"
+            return m.name, seconds_per(unit), m.profiles or summary.n_profiles, m.name
+    if "cycles" in by_base and clock_ghz:
+        m = by_base["cycles"]
+        return (
+            m.name,
+            1e-9 / clock_ghz,
+            m.profiles or summary.n_profiles,
+            f"cycles / {clock_ghz:g} GHz (the clock given)",
+        )
+    have = ", ".join(sorted(m.name for m in by_base.values())) or "no metrics"
+    how = (
+        "; it counted cycles: pass the clock rate (--clock-ghz, read_regions(clock_ghz=)) to "
+        "take time as cycles / clock"
+        if "cycles" in by_base
+        else "; re-run hpcrun with -e REALTIME or -e CPUTIME"
+    )
+    raise RegionProfileError(
+        f"{path}: the database measured no time (no REALTIME or CPUTIME metric; it has {have}); "
+        f"a prediction needs the profile's time{how}"
+    )
+
+
+def _new_hpctoolkit(path: Path, clock_ghz: float | None = None) -> tuple[pl.DataFrame, str]:
+    """Function contexts (and entry points) as regions, from the summary profile's inclusive sums:
+    time is the mean over the profiles that measured it, counters the sum over profiles."""
     try:
-        got = read_latest(Source.of(path), None)
+        contexts, values, summary = read_contexts(path)
     except IngestError as e:
         raise RegionProfileError(str(e)) from None
-    if got["runtime_s"] is None:
-        raise RegionProfileError(
-            f"{path}: the database measured no time (no REALTIME or CPUTIME metric; it has "
-            f"{', '.join(sorted(got['metrics'])) or 'no metrics'}); a prediction needs the "
-            "profile's time: re-run hpcrun with -e REALTIME or -e CPUTIME"
-        )
+    metric, scale, n, what = _time_metric(summary, path, clock_ghz)
     ctr = {
-        f"ctr_{c}": [v]
-        for name, v in got["metrics"].items()
-        if (c := counters.resolve(split_unit(name)[0])) is not None
+        m: f"ctr_{c}"
+        for m in values.get_column("metric").unique().to_list()
+        if (c := counters.resolve(split_unit(m)[0])) is not None
     }
-    frame = pl.DataFrame(
-        {
-            "region": ["<program root>"],
-            "name": ["<program root>"],
-            "parent": [None],
-            "inclusive_s": [got["runtime_s"]],
-            "exclusive_s": [got["runtime_s"]],
-            **ctr,
-        },
-        schema_overrides={"parent": pl.String},
+    tree = _region_tree(contexts)
+    wide = (
+        values.filter(pl.col("metric").is_in([metric, *ctr]))
+        .with_columns(pl.col("metric").replace({metric: "_time"}))
+        .pivot(on="metric", index="ctx_id", values="value", aggregate_function="sum")
     )
-    return frame, f"{got['aggregation']} (one whole-program region: the new format's summary)"
+    cols = [c for c in ("_time", *ctr) if c in wide.columns]
+    inc = tree.join(wide, on="ctx_id", how="left").with_columns(pl.col(cols).fill_null(0.0))
+    inc = _exclusive(tree, inc, cols)
+    frame = inc.select(
+        "region",
+        "name",
+        "parent",
+        (pl.col("_time") * (scale / n)).alias("inclusive_s"),
+        (pl.col("_time_exc") * (scale / n)).alias("exclusive_s"),
+        *(pl.col(f"{m}_exc").alias(c) for m, c in ctr.items() if m in cols and m != metric),
+    )
+    return frame, (
+        f"HPCToolkit {what}, mean over the {n} profiles (ranks x threads) that measured it, per "
+        "function context (exclusive: less its callees)"
+    )
 
 
-def read_hpctoolkit_regions(path: Path, *, line_bytes: int = LINE_BYTES) -> RegionProfile:
+def read_hpctoolkit_regions(
+    path: Path, *, line_bytes: int = LINE_BYTES, clock_ghz: float | None = None
+) -> RegionProfile:
     """An HPCToolkit database's regions (see the module docstring).
 
     Args:
         path: the database directory.
         line_bytes: bytes per last-level-cache miss.
+        clock_ghz: the measured cores' clock rate, for a new-format database that counted
+            ``cycles`` but no time (time = cycles / clock).
 
     Returns:
         The profile, checked.
     """
     ranks = threads = None
     if (path / "meta.db").is_file():
-        frame, time_from, fmt = *_new_hpctoolkit(path), "hpctoolkit-latest"
+        frame, time_from, fmt = *_new_hpctoolkit(path, clock_ghz), "hpctoolkit-latest"
     elif (path / "experiment.xml").is_file():
         frame, time_from, ranks, threads = _old_hpctoolkit(path)
         fmt = "hpctoolkit"
@@ -519,7 +612,7 @@ def read_hpctoolkit_regions(path: Path, *, line_bytes: int = LINE_BYTES) -> Regi
             "HPCToolkit database directory"
         )
     frame = work_from_counters(frame, line_bytes).with_columns(category_expr("name"))
-    regions = conform_regions(frame)
+    regions = conform_regions(inherit_communication(frame))
     check_regions(regions, str(path))
     meta = ProfileMeta(
         path=str(path),
@@ -533,7 +626,11 @@ def read_hpctoolkit_regions(path: Path, *, line_bytes: int = LINE_BYTES) -> Regi
 
 
 def read_regions(
-    path: str | Path, *, time_unit: str | None = None, line_bytes: int = LINE_BYTES
+    path: str | Path,
+    *,
+    time_unit: str | None = None,
+    line_bytes: int = LINE_BYTES,
+    clock_ghz: float | None = None,
 ) -> RegionProfile:
     """A profile read region by region: Caliper, HPCToolkit or a region table, told apart by what
     the path is.
@@ -543,6 +640,8 @@ def read_regions(
             ``.csv``/``.parquet`` region table.
         time_unit: Caliper time attributes' unit where the file records none.
         line_bytes: bytes per last-level-cache miss, where memory traffic comes from counters.
+        clock_ghz: clock rate turning an HPCToolkit database's ``cycles`` into time, where it
+            measured no time.
 
     Returns:
         The profile's metadata and its regions, checked
@@ -550,7 +649,7 @@ def read_regions(
     """
     path = Path(path)
     if path.is_dir():
-        return read_hpctoolkit_regions(path, line_bytes=line_bytes)
+        return read_hpctoolkit_regions(path, line_bytes=line_bytes, clock_ghz=clock_ghz)
     if not path.is_file():
         raise RegionProfileError(f"{path}: no such file or directory")
     suffix = path.suffix.lower()

@@ -16,6 +16,8 @@ from xamm_data.regions import RegionProfileError
 LULESH = "LLNL+thicket-tutorial/data/lulesh"
 QUARTZ_TOPDOWN = "LLNL+thicket-tutorial/data/quartz/GCC_10.3.1_BaseSeq_08388608/O3"
 CPI_DB = "LLNL+hatchet/hatchet/tests/data/hpctoolkit-cpi-database"
+GAMESS_DB = "spencer-gre+hatchet/hatchet/tests/data/hpctoolkit-gamess"
+METADB = "HPCToolkit+hpcviewer.e4/tests/resources/metadb"
 
 
 def _hatchet_paths(gf) -> dict:
@@ -107,6 +109,78 @@ def test_old_hpctoolkit_regions_are_means_over_ranks(shared_data):
     assert got == pytest.approx(want)
     assert prof.meta.ranks == df["rank"].nunique() and prof.meta.source is None
     assert prof.regions["region"].is_unique().all()
+
+
+def _hatchet_functions(db, metric: str = "time") -> pl.DataFrame:
+    """Hatchet's summary values at every function context of the main thread, by context id:
+    ``inc`` the execution-scope sum, ``exc`` HPCToolkit's own function-scope (exclusive) sum."""
+    ht = pytest.importorskip("hatchet")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gf = ht.GraphFrame.from_hpctoolkit_latest(str(db), metric_names=[metric])
+    df = gf.dataframe.reset_index()
+    df = df[df["node"].map(lambda n: n.frame.get("type") == "function")]
+    return pl.DataFrame(
+        {
+            "ctx_id": [n._hatchet_nid for n in df["node"]],
+            "inc": df["time (inc)"].to_numpy(),
+            "exc": df["time"].fillna(0).to_numpy(),
+        }
+    ).with_columns(pl.col("ctx_id").cast(pl.UInt32))
+
+
+def _by_context(db, prof) -> pl.DataFrame:
+    from xamm_ingest.readers.hpctoolkit_db import read_contexts
+    from xamm_ingest.readers.regions import _region_tree
+
+    return _region_tree(read_contexts(db)[0]).join(prof.regions, on="region")
+
+
+@pytest.mark.parametrize("db", [GAMESS_DB, f"{METADB}/lmp-openmp"])
+def test_new_hpctoolkit_regions_are_function_contexts_checked_against_hatchet(shared_data, db):
+    """Every function context is a region. Its inclusive time is Hatchet's summary sum at that
+    context over the profiles that measured time; its exclusive time (inclusive less callees') is
+    HPCToolkit's own function-scope exclusive value, which the reader never reads."""
+    db = shared_data / db
+    prof = read_regions(db)
+    ref = _hatchet_functions(db)
+    got = _by_context(db, prof).join(ref, on="ctx_id")
+    assert got.height == ref.height > 400
+    per_profile = (got["inc"] / got["inclusive_s"]).drop_nans()
+    n = round(per_profile.median())
+    assert n >= 1 and (per_profile - n).abs().max() < 1e-9 * n
+    dev = (got["exc"] / n - got["exclusive_s"]).abs()
+    main = got["inc"].max() / n
+    assert dev.sum() <= 1e-3 * main and dev.max() <= 1e-3 * main
+    # the mean over the profiles that measured time cannot exceed the slowest profile's time
+    from xamm_ingest.readers.hpctoolkit_db import read_summary
+
+    peak = next(m for m in read_summary(db).metrics if m.name.startswith("REALTIME"))
+    roots = prof.regions.filter(pl.col("parent").is_null())["inclusive_s"].sum()
+    assert roots <= peak.values["max_over_profiles"] * (1 + 1e-9)
+    assert prof.regions["exclusive_s"].sum() == pytest.approx(roots, rel=1e-9)
+    assert f"over the {int(n)} profiles" in prof.meta.time_from
+    # an MPI call's library internals are communication, whatever their names
+    r = prof.regions
+    under_mpi = r["region"].str.contains(r"/P?MPI_[A-Z][a-z]+[^/]*/")
+    assert r.filter(under_mpi)["category"].unique().to_list() in ([], ["communication"])
+    if "gamess" in str(db):
+        assert under_mpi.sum() > 100
+
+
+def test_a_cycles_only_database_reads_with_the_clock_given_and_is_refused_without(shared_data):
+    db = shared_data / METADB / "loop-fork-cycles"
+    with pytest.raises(RegionProfileError, match=r"loop-fork-cycles.*cycles.*--clock-ghz"):
+        read_regions(db)
+    prof = read_regions(db, clock_ghz=2.5)
+    ref = _hatchet_functions(db)  # Hatchet reads cycles as its "time"
+    got = _by_context(db, prof).join(ref, on="ctx_id")
+    assert got.height == ref.height > 0
+    n = 2  # the database's two thread profiles both counted cycles
+    assert (got["inc"] / n / 2.5e9 - got["inclusive_s"]).abs().max() < 1e-12
+    assert "cycles / 2.5 GHz (the clock given)" in prof.meta.time_from
+    # instructions ride along as a counter; cycles are the time, not a counter column
+    assert prof.regions["work_from"].unique().to_list() == ["none: time only"]
 
 
 def test_parallel_sorting_profiles_read_or_are_refused_by_name(shared_data):

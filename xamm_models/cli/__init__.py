@@ -574,6 +574,7 @@ examples:
   xamm predict lulesh.cali --regions --plot lulesh.png --target lassen:gpu
   xamm predict regions.csv --source quartz:cpu  a table: region, exclusive_s[, bytes, flops, calls]
   xamm predict ./hpctoolkit-lulesh-database --source quartz:cpu --json
+  xamm predict ./cycles-only-database --source quartz:cpu --clock-ghz 2.1
   xamm predict --app LULESH --machine quartz    an application already in the store
   xamm predict profiles.parquet --source quartz:cpu --target lassen:gpu --target h100-node:gpu \
 --model xamm/default
@@ -617,6 +618,11 @@ def _add_predict(sub) -> None:
     q.add_argument("--machine", help="with --app: the machine it ran on")
     q.add_argument("--store", type=store_arg, help="with --app: the store (default: the usual)")
     q.add_argument("--time-unit", help="Caliper time unit where the file records none")
+    q.add_argument(
+        "--clock-ghz",
+        type=_clock_ghz,
+        help="HPCToolkit databases that counted cycles but no time: the cores' clock rate",
+    )
     q.add_argument("--regions", action="store_true", help="also the prediction per region")
     q.add_argument("--plot", type=Path, help="draw the targets' relR with intervals to a PNG")
     q.add_argument("--rank", action="store_true", help="feature tables: rank targets per row")
@@ -624,6 +630,17 @@ def _add_predict(sub) -> None:
     q.add_argument("--json", action="store_true", help="every prediction as JSON on stdout")
     # the model loads what it needs
     q.set_defaults(handler=_needs_models(predict_cmd, needs_torch=lambda args: False))
+
+
+def _clock_ghz(text: str) -> float:
+    """A clock rate in GHz: a positive number."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of GHz") from None
+    if not (0 < v < 100):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a clock rate in GHz, e.g. 2.1")
+    return v
 
 
 def eval_cmd(args) -> int:

@@ -129,7 +129,7 @@ def read_profile(args) -> RegionProfile:
     if args.profiles is None:
         raise RegionProfileError("no profile: pass a profile file or database, or --app NAME")
     read = load("xamm.profiles", "read", "reading application profiles")
-    return read(args.profiles, time_unit=args.time_unit)
+    return read(args.profiles, time_unit=args.time_unit, clock_ghz=args.clock_ghz)
 
 
 def plot_programs(programs: pl.DataFrame, title: str, path: Path) -> Path:

@@ -202,13 +202,25 @@ def predict_regions(
         time_s, time_lo_s, time_hi_s``.
     """
     rows = region_rows(profile.regions, sigs[source].sustained_bandwidth)
-    pred = model.predict(rows.drop("time_only"), source, targets, **kw)
-    pred = pred.join(
-        rows.with_row_index("row").select(pl.col("row").cast(pl.Int64), "time_only"), on="row"
-    ).with_columns(scenario_expr())
-    pred = _bandwidth_only_bounds(_time_only_bounds(pred), rows, sigs).select(
-        pl.col("app").alias("region"), "target", "relR", "relR_lo", "relR_hi", "regime"
-    )
+    if rows.height:
+        pred = model.predict(rows.drop("time_only"), source, targets, **kw)
+        pred = pred.join(
+            rows.with_row_index("row").select(pl.col("row").cast(pl.Int64), "time_only"), on="row"
+        ).with_columns(scenario_expr())
+        pred = _bandwidth_only_bounds(_time_only_bounds(pred), rows, sigs).select(
+            pl.col("app").alias("region"), "target", "relR", "relR_lo", "relR_hi", "regime"
+        )
+    else:  # all of the time is communication: every region is held
+        pred = pl.DataFrame(
+            schema={
+                "region": pl.String,
+                "target": pl.String,
+                "relR": pl.Float64,
+                "relR_lo": pl.Float64,
+                "relR_hi": pl.Float64,
+                "regime": pl.String,
+            }
+        )
     held = profile.regions.join(pred.select("region").unique(), on="region", how="anti")
     held = held.join(pl.DataFrame({"target": targets}), how="cross").with_columns(
         pl.lit(1.0).alias("relR"),
@@ -258,6 +270,8 @@ def compose(regions: pl.DataFrame, source: str, coverage: float | None, seed: in
         (pl.col("time_hi_s") / total).alias("relR_hi"),
     )
     ranked = rank(prog, coverage, seed).drop("row")
+    if (ranked["held_share"] >= 1.0).all():  # nothing predicted: no target is faster
+        ranked = ranked.with_columns(pl.lit(None, pl.Float64).alias("p_fastest"))
     return ranked.select(
         "rank",
         "target",
@@ -366,7 +380,7 @@ def _notes(profile: RegionProfile, source: str, targets: list[str], sigs: dict) 
         f"times: {profile.meta.time_from}",
         "targets: each as its benchmark runs ran (column target_configuration); a prediction "
         "compares the profile's configuration with that one, not a whole node with a whole node",
-        f"work: {', '.join(sorted(set(timed['work_from'])))}",
+        f"work: {', '.join(sorted(set(timed['work_from']))) or 'no timed compute region'}",
     ]
     if only > 0:
         notes.append(
@@ -378,6 +392,11 @@ def _notes(profile: RegionProfile, source: str, targets: list[str], sigs: dict) 
         notes.append(
             f"communication: {comm / total:.0%} of the time, held constant (no "
             "signature measures a network)"
+        )
+    if timed.height == 0:
+        notes.append(
+            "nothing predicted: the profile has no timed compute region, so every target gets "
+            "relR 1 and none is ranked faster (p_fastest empty)"
         )
     for t in targets:
         missing = {"bandwidth", "flop rate", "launch overhead"} - set(sigs[t].measures)

@@ -201,6 +201,27 @@ def test_communication_is_held_and_the_share_reported(model):
     assert any(n.startswith("communication: 25%") for n in pred.notes)
 
 
+def test_a_profile_that_is_all_communication_ranks_nothing(model):
+    """An MPI program whose time is all in MPI (Hatchet's cpi database spends it in MPI_Finalize):
+    nothing is predicted, every target keeps the source's time and none is called fastest."""
+    regions = conform_regions(
+        pl.DataFrame(
+            {
+                "region": ["main", "main/MPI_Finalize", "main/MPI_Finalize/MPID_Finalize"],
+                "name": ["main", "MPI_Finalize", "MPID_Finalize"],
+                "parent": [None, "main", "main/MPI_Finalize"],
+                "exclusive_s": [0.0, 0.1, 0.9],
+                "work_from": ["none: time only"] * 3,
+                "category": ["compute", "communication", "communication"],
+            }
+        )
+    )
+    prof = RegionProfile(ProfileMeta(path="p", format="t", app="a", source="quartz:cpu"), regions)
+    pred = predict_profile(prof, model, targets=["lassen:gpu", "quartz:cpu"])
+    assert (pred.programs["relR"] == 1.0).all() and pred.programs["p_fastest"].null_count() == 2
+    assert any(n.startswith("nothing predicted") for n in pred.notes)
+
+
 def test_bad_profiles_are_named(model, kernel_program):
     prof = _profile(kernel_program.head(2))
     anonymous = RegionProfile(prof.meta.model_copy(update={"source": None}), prof.regions)
