@@ -9,8 +9,8 @@ something only a higher layer can do, it asks an entry-point group (declared in 
 * ``xamm.ingest``: ``rajaperf(paths, machine=, store=, ...)`` ingests RAJAPerf outputs (used by the
   models layer to build ``xplat-rajaperf`` from its named sources, without importing the ingest
   layer);
-* ``xamm.profiles``: ``read(path, time_unit=, clock_ghz=)`` reads an application profile region by region
-  (:class:`xamm_data.regions.RegionProfile`), for ``xamm predict``;
+* ``xamm.profiles``: ``read(path, time_unit=, clock_ghz=)`` reads an application profile region by
+  region (:class:`xamm_data.regions.RegionProfile`), for ``xamm predict``;
 * ``xamm.signatures``: ``lookup(ref, version, registry)`` returns a machine's AMM signature.
 """
 

@@ -44,8 +44,8 @@ from xamm_data.regions import (
     RegionProfileError,
     category_expr,
     check_regions,
-    inherit_communication,
     conform_regions,
+    inherit_communication,
     work_from_counters,
 )
 from xamm_data.units import seconds_per
