@@ -96,6 +96,8 @@ ORDER = [
     "xamm predict ./hpctoolkit-lulesh-database --source quartz:cpu --json",
     "xamm predict ./cycles-only-database --source quartz:cpu --clock-ghz 2.1",
     "xamm predict --app LULESH --machine quartz",
+    "xamm predict regions.csv --source mi300a-spx:gpu --config node --target-benchmarks "
+    "./dane-store",
     "xamm predict profiles.parquet --source quartz:cpu --target lassen:gpu --target "
     "h100-node:gpu --model xamm/default",
     "xamm predict profiles.parquet --source quartz:cpu --target newbox:gpu --model xamm/default "
@@ -237,6 +239,8 @@ def _stores(work: Path, shared: Path) -> None:
     xplat.ingest_sources(shared, store)
     b = shared / "llnl+RAJAPerf-Benchmark" / "2026-FCR" / "data" / "RPBenchmark_H100_tier1"
     ingest_rajaperf(b, store=Store(work / "newbox-store"), machine="newbox", workers=2)
+    dane = shared / "LLNL+thicket-newer/thicket/tests/data/rajaperf/dane/clang14.0.6_8388608"
+    ingest_rajaperf(dane, store=Store(work / "dane-store"), machine="dane", workers=1)
     samples = xplat.samples_from_runs(store.read("benchmark_runs", "quartz"))
     samples.filter(pl.col("target") == "quartz:cpu").head(5).write_parquet(
         work / "profiles.parquet"

@@ -176,8 +176,11 @@ MACHINES: tuple[Machine, ...] = (
     Machine(
         id="dane",
         aliases=("Dane",),
-        source="named in the project's issue tracker; no facts in the shared data",
-        notes="No processor facts recorded: none of xamm's sources states them.",
+        cpu="Intel Xeon Platinum 8480+ (Sapphire Rapids)",
+        cores_per_node=112,
+        source=f"{DATA} (LLNL/thicket dane runs: the processor, and 112 ranks of one node); "
+        "Intel's specification of the 8480+ (56 cores), two sockets a node",
+        notes="Its RAJAPerf runs use one rank per core of a whole node.",
     ),
     Machine(
         id="h100-node",
@@ -190,8 +193,12 @@ MACHINES: tuple[Machine, ...] = (
         id="mi300a-spx",
         aliases=("MI300A", "MI300A-SPX", "RPBenchmark_MI300A"),
         cpu="AMD MI300A (Zen 4 cores)",
+        cores_per_node=96,
         gpu="AMD MI300A (CDNA 3, SPX mode)",
-        source=f"{DATA}: an AMD MI300A APU node in SPX mode, 4 ranks; no hostname in the files",
+        gpus_per_node=4,
+        source=f"{DATA}: an AMD MI300A APU node in SPX mode, 4 ranks; no hostname in the files. "
+        "LLNL's MI300A nodes (El Capitan class) hold 4 APUs of 24 Zen 4 cores; in SPX mode each "
+        "APU is one GPU",
         notes="An APU: CPU and GPU share one package and memory; CPU target = "
         "Base_Seq rows, GPU target = HIP rows.",
     ),

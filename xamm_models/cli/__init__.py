@@ -576,6 +576,7 @@ examples:
   xamm predict ./hpctoolkit-lulesh-database --source quartz:cpu --json
   xamm predict ./cycles-only-database --source quartz:cpu --clock-ghz 2.1
   xamm predict --app LULESH --machine quartz    an application already in the store
+  xamm predict regions.csv --source mi300a-spx:gpu --config node --target-benchmarks ./dane-store
   xamm predict profiles.parquet --source quartz:cpu --target lassen:gpu --target h100-node:gpu \
 --model xamm/default
   xamm predict profiles.parquet --source quartz:cpu --target newbox:gpu --model xamm/default \
@@ -622,6 +623,13 @@ def _add_predict(sub) -> None:
         "--clock-ghz",
         type=_clock_ghz,
         help="HPCToolkit databases that counted cycles but no time: the cores' clock rate",
+    )
+    q.add_argument(
+        "--config",
+        choices=("as-run", "node"),
+        default="as-run",
+        help="as-run: each machine as its benchmark runs ran; node: only machines whose runs "
+        "filled a node (all cores, or all GPUs), the others named with the reason",
     )
     q.add_argument("--regions", action="store_true", help="also the prediction per region")
     q.add_argument("--plot", type=Path, help="draw the targets' relR with intervals to a PNG")

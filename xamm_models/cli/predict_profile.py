@@ -192,6 +192,7 @@ def profile_cmd(args) -> int:
         source=args.source,
         targets=args.target,
         target_benchmarks=_bench(args),
+        config=args.config,
     )
     if args.json:
         doc = {"notes": pred.notes, "programs": pred.programs.to_dicts()}

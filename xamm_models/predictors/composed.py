@@ -30,17 +30,20 @@ from pathlib import Path
 
 import polars as pl
 
-from xamm_data import load_dataset
+from xamm_data.machines import UnknownMachineError
+from xamm_data.machines import get as get_machine
 from xamm_data.regions import RegionProfile
 from xamm_data.targets import Target, scenario_expr
 from xamm_models.benchmark.dataset import samples_from_runs
 from xamm_models.errors import (
+    NodeConfigurationError,
     ProfileInputError,
     UnknownSourceError,
     UnknownTargetError,
     unknown_name_message,
 )
 from xamm_models.machines.physics import MIN_INTENSITY, physics_signatures
+from xamm_models.predictors.configurations import CONFIGS, describe, node_check, target_runs
 from xamm_models.predictors.contract import rank
 from xamm_models.zoo.registry import load_model
 
@@ -326,48 +329,37 @@ ADD = (
 )
 
 
-def _count(col: str, unit: str) -> pl.Expr:
-    """``1 rank``, ``4 ranks``, ``? ranks`` where the runs do not record it."""
-    n = pl.col(col)
-    word = pl.when(n == 1).then(pl.lit(unit)).otherwise(pl.lit(unit + "s"))
-    return pl.format("{} {}", n.cast(pl.String).fill_null("?"), word)
+def _targets_note(profile: RegionProfile, source: str, config: str) -> str:
+    if config == "as-run":
+        return (
+            "targets: each as its benchmark runs ran (column target_configuration); a prediction "
+            "compares the profile's configuration with that one, not a whole node with a whole node"
+        )
+    m, t = profile.meta, Target.parse(source)
+    try:
+        machine = get_machine(t.machine)
+    except UnknownMachineError:
+        machine = None
+    gpu = t.device == "gpu"
+    need = (machine.gpus_per_node if gpu else machine.cores_per_node) if machine else None
+    used = (m.gpus or m.ranks) if gpu else (m.ranks * (m.threads or 1) if m.ranks else None)
+    unit = "GPU" if gpu else "core"
+    filled = (
+        f"the profile's {used} {unit}s fill a {source} node"
+        if used is not None and used == need
+        else f"the profile ran as {m.configuration}, not shown to fill a {source} node of "
+        f"{need or '?'} {unit}s: its relR holds for the application run on a whole node"
+    )
+    return (
+        "targets: whole nodes only, source included (column target_configuration); relR = a "
+        "whole node there / a whole node here, the per-rank prediction x source ranks / target "
+        f"ranks; {filled}"
+    )
 
 
-def run_configurations(runs: pl.DataFrame) -> dict[str, str]:
-    """``machine:device`` -> how its benchmark runs ran (``4 ranks x 1 thread, Base_Seq``; ``?``
-    where the runs do not record it).
-
-    Args:
-        runs: ``benchmark_runs`` rows.
-
-    Returns:
-        One description per target; more than one configuration are joined with ``;``.
-    """
-    c = runs.group_by("machine", "device", "ranks", "threads", "variant").len()
-    text = pl.format("{} x {}, {}", _count("ranks", "rank"), _count("threads", "thread"), "variant")
-    c = c.with_columns(Target.expr().alias("target"), text.alias("how")).sort("target", "how")
-    return {
-        t: "; ".join(g["how"].unique(maintain_order=True))
-        for (t,), g in c.group_by(["target"], maintain_order=True)
-    }
-
-
-def target_configurations(targets: list[str], target_benchmarks: pl.DataFrame | None) -> dict:
-    """How each target's benchmark runs ran, from ``target_benchmarks`` or the data sets of its
-    machine (the store, else the embedded snapshot); "not recorded" where neither has them."""
-    out = run_configurations(target_benchmarks) if target_benchmarks is not None else {}
-    for t in targets:
-        if t in out:
-            continue
-        try:
-            runs = load_dataset(Target.parse(t).machine)
-        except (KeyError, FileNotFoundError, ValueError):
-            continue
-        out.update({k: v for k, v in run_configurations(runs).items() if k not in out})
-    return {t: out.get(t, "not recorded") for t in targets}
-
-
-def _notes(profile: RegionProfile, source: str, targets: list[str], sigs: dict) -> list[str]:
+def _notes(
+    profile: RegionProfile, source: str, targets: list[str], sigs: dict, config: str = "as-run"
+) -> list[str]:
     r = profile.regions
     total = float(r["exclusive_s"].sum())
     comm = float(r.filter(pl.col("category") == "communication")["exclusive_s"].sum())
@@ -378,8 +370,7 @@ def _notes(profile: RegionProfile, source: str, targets: list[str], sigs: dict) 
         f"profile: {profile.meta.app} on {source} "
         f"({'given' if given else profile.meta.source_from}), {profile.meta.configuration}; "
         f"times: {profile.meta.time_from}",
-        "targets: each as its benchmark runs ran (column target_configuration); a prediction "
-        "compares the profile's configuration with that one, not a whole node with a whole node",
+        _targets_note(profile, source, config),
         f"work: {', '.join(sorted(set(timed['work_from']))) or 'no timed compute region'}",
     ]
     if only > 0:
@@ -411,6 +402,41 @@ def _notes(profile: RegionProfile, source: str, targets: list[str], sigs: dict) 
     return notes
 
 
+def _whole_nodes(src: str, want: list[str], runs: pl.DataFrame) -> tuple[dict, list[str]]:
+    """``--config node``: {target: source ranks / its ranks} for the targets whose runs filled a
+    node, and a note per target left out; raises :class:`NodeConfigurationError` when the source's
+    runs did not, or no target's did."""
+    checks = {t: node_check(t, runs) for t in want}
+    if not checks[src].whole_node:
+        raise NodeConfigurationError(
+            f"--config node: the source {src} cannot be compared node to node: "
+            f"{checks[src].reason}; predict as run (the default), or give runs of a whole "
+            "node with --target-benchmarks"
+        )
+    keep = {t: checks[src].ranks / c.ranks for t, c in checks.items() if c.whole_node}
+    if list(keep) == [src]:
+        raise NodeConfigurationError(
+            "--config node: no target's benchmark runs filled a node ("
+            + "; ".join(f"{t}: {c.reason}" for t, c in checks.items() if t != src)
+            + "); predict as run (the default)"
+        )
+    left = [
+        f"{t}: left out of the node comparison: {c.reason}"
+        for t, c in checks.items()
+        if not c.whole_node
+    ]
+    return keep, left
+
+
+def _per_node(regions: pl.DataFrame, factor: dict[str, float]) -> pl.DataFrame:
+    """Per-rank relR to whole-node relR: predicted regions x source ranks / target ranks (held
+    regions stay as measured)."""
+    f = pl.col("target").replace_strict(factor, return_dtype=pl.Float64)
+    scale = pl.when(pl.col("regime") == HELD).then(1.0).otherwise(f)
+    cols = ("relR", "relR_lo", "relR_hi", "time_s", "time_lo_s", "time_hi_s")
+    return regions.with_columns(pl.col(c) * scale for c in cols)
+
+
 def predict_profile(
     profile: RegionProfile,
     model=None,
@@ -418,6 +444,7 @@ def predict_profile(
     source: str | None = None,
     targets: list[str] | None = None,
     target_benchmarks: pl.DataFrame | None = None,
+    config: str = "as-run",
 ) -> ProgramPrediction:
     """Where a profiled application runs best, and how long it takes there.
 
@@ -429,21 +456,36 @@ def predict_profile(
         targets: where to predict (None: every machine with a signature); the source is always
             among them.
         target_benchmarks: ``benchmark_runs`` of machines the model has no signature of.
+        config: ``as-run`` compares each machine as its benchmark runs ran; ``node`` keeps only
+            machines whose runs filled a node (source included) and says why others are left out
+            (:mod:`~xamm_models.predictors.configurations`).
 
     Returns:
         The whole-program prediction per target, ranked, and per region, with notes on what the
         profile lacks.
     """
+    if config not in CONFIGS:
+        raise ValueError(f"config {config!r}: expected one of {', '.join(CONFIGS)}")
     if model is None:
         model = load_model("xamm/default")
     sigs = _signatures(model, target_benchmarks)
     src, want = _resolve_ends(profile, source, targets, sigs)
+    runs = target_runs(want, target_benchmarks)
+    left: list[str] = []
+    factor: dict[str, float] = {}
+    if config == "node":
+        factor, left = _whole_nodes(src, want, runs)
+        want = list(factor)
     kw = {} if target_benchmarks is None else {"target_benchmarks": target_benchmarks}
     regions = predict_regions(model, profile, src, want, sigs, **kw)
-    conf = target_configurations(want, target_benchmarks)
+    conf = describe(want, runs)
+    if config == "node":
+        regions = _per_node(regions, factor)
+        conf = {t: f"whole node: {c}" for t, c in conf.items()}
     programs = compose(regions, src, model.interval_coverage, model.rank_seed).with_columns(
         pl.lit(profile.meta.app).alias("app"),
         pl.lit(profile.meta.configuration).alias("source_configuration"),
         pl.col("target").replace_strict(conf, return_dtype=pl.String).alias("target_configuration"),
     )
-    return ProgramPrediction(profile, src, programs, regions, _notes(profile, src, want, sigs))
+    notes = _notes(profile, src, want, sigs, config) + left
+    return ProgramPrediction(profile, src, programs, regions, notes)
