@@ -42,6 +42,9 @@ class DatabaseSummary:
     metrics: list[MetricSummary]
     n_profiles: int  # application threads/streams measured (summary profiles excluded)
     version: str
+    # the pre-release metric layout (24-byte metric descriptions), whose context tree section is
+    # not FORMATS.md 4.0's either
+    prerelease: bool = False
 
 
 def _cstr(buf: bytes, off: int) -> str:
@@ -123,6 +126,7 @@ def _metric_ids(meta: bytes):
     )
     names: list[str] = []
     by_stat: dict[int, tuple[int, str]] = {}
+    prerelease = sz_metric < 32
     by_prop: dict[int, int] = {}
     for i in range(n_metrics):
         p_md = p_metrics + i * sz_metric
@@ -134,7 +138,7 @@ def _metric_ids(meta: bytes):
             elif scope == "execution" and formula == "$$" and combine in COMBINE:
                 by_stat[stat_id] = (i, COMBINE[combine])
         names.append(_cstr(meta, struct.unpack_from("<Q", meta, p_md)[0]))
-    return names, by_stat, by_prop
+    return names, by_stat, by_prop, prerelease
 
 
 def _profiles(prof: bytes) -> tuple[int, int, list[int]]:
@@ -163,7 +167,7 @@ def read_summary(db: str | Path) -> DatabaseSummary:
     meta = _read(db / "meta.db", b"meta")
     prof = _read(db / "profile.db", b"prof")
     try:
-        names, by_stat, by_prop = _metric_ids(meta)
+        names, by_stat, by_prop, prerelease = _metric_ids(meta)
         metrics = [MetricSummary(n) for n in names]
         p_profiles, sz_prof, threads = _profiles(prof)
         for mid, value in _global_values(prof, p_profiles):
@@ -182,7 +186,10 @@ def read_summary(db: str | Path) -> DatabaseSummary:
     except (struct.error, ValueError, IndexError) as e:
         raise IngestError(db, f"damaged or truncated database ({type(e).__name__}: {e})") from None
     return DatabaseSummary(
-        metrics=metrics, n_profiles=len(threads), version=f"{meta[14]}.{meta[15]}"
+        metrics=metrics,
+        n_profiles=len(threads),
+        version=f"{meta[14]}.{meta[15]}",
+        prerelease=prerelease,
     )
 
 
@@ -272,10 +279,16 @@ def read_contexts(db: str | Path) -> tuple[pl.DataFrame, pl.DataFrame, DatabaseS
     """
     db = Path(db)
     summary = read_summary(db)
+    if summary.prerelease:
+        raise IngestError(
+            db / "meta.db",
+            "a pre-release database layout (24-byte metric descriptions): its calling-context "
+            "tree is not FORMATS.md 4.0's; expected a database from a released hpcprof",
+        )
     meta = _read(db / "meta.db", b"meta")
     prof = _read(db / "profile.db", b"prof")
     try:
-        names, by_stat, _ = _metric_ids(meta)
+        names, by_stat, _, _ = _metric_ids(meta)
         tree = _walk_contexts(meta)
         p_profiles, _, _ = _profiles(prof)
         sum_ids = {sid: i for sid, (i, comb) in by_stat.items() if comb == "sum"}

@@ -33,7 +33,7 @@ from xamm_ingest.errors import IngestError
 from xamm_ingest.readers.base import Source
 from xamm_ingest.readers.caliper_files import load_profile
 from xamm_ingest.readers.hpctoolkit import declared_metrics, split_unit
-from xamm_ingest.readers.hpctoolkit_db import read_contexts
+from xamm_ingest.readers.hpctoolkit_db import read_contexts, read_summary
 
 from xamm_data import counters
 from xamm_data.machines import canonical_id
@@ -550,14 +550,42 @@ def _time_metric(summary, path: Path, clock_ghz: float | None) -> tuple[str, flo
     )
 
 
+def _whole_program(summary, metric: str, scale: float, n: int, what: str) -> pl.DataFrame:
+    """The whole run as one region, from the summary profile's global context."""
+    sums = {m.name: m.values["sum"] for m in summary.metrics if "sum" in m.values}
+    t = sums[metric] * scale / n
+    ctr = {
+        f"ctr_{c}": [v]
+        for name, v in sums.items()
+        if name != metric and (c := counters.resolve(split_unit(name)[0])) is not None
+    }
+    return pl.DataFrame(
+        {
+            "region": ["<program root>"],
+            "name": ["<program root>"],
+            "parent": [None],
+            "inclusive_s": [t],
+            "exclusive_s": [t],
+            **ctr,
+        },
+        schema_overrides={"parent": pl.String},
+    )
+
+
 def _new_hpctoolkit(path: Path, clock_ghz: float | None = None) -> tuple[pl.DataFrame, str]:
     """Function contexts (and entry points) as regions, from the summary profile's inclusive sums:
-    time is the mean over the profiles that measured it, counters the sum over profiles."""
+    time is the mean over the profiles that measured it, counters the sum over profiles. A
+    pre-release database, whose context tree is laid out otherwise, is one whole-program region."""
     try:
-        contexts, values, summary = read_contexts(path)
+        summary = read_summary(path)
+        metric, scale, n, what = _time_metric(summary, path, clock_ghz)
+        head = f"HPCToolkit {what}, mean over the {n} profiles (ranks x threads) that measured it"
+        if summary.prerelease:
+            frame = _whole_program(summary, metric, scale, n, what)
+            return frame, f"{head}; one whole-program region (a pre-release database layout)"
+        contexts, values, _ = read_contexts(path)
     except IngestError as e:
         raise RegionProfileError(str(e)) from None
-    metric, scale, n, what = _time_metric(summary, path, clock_ghz)
     ctr = {
         m: f"ctr_{c}"
         for m in values.get_column("metric").unique().to_list()
@@ -580,10 +608,7 @@ def _new_hpctoolkit(path: Path, clock_ghz: float | None = None) -> tuple[pl.Data
         (pl.col("_time_exc") * (scale / n)).alias("exclusive_s"),
         *(pl.col(f"{m}_exc").alias(c) for m, c in ctr.items() if m in cols and m != metric),
     )
-    return frame, (
-        f"HPCToolkit {what}, mean over the {n} profiles (ranks x threads) that measured it, per "
-        "function context (exclusive: less its callees)"
-    )
+    return frame, f"{head}, per function context (exclusive: less its callees)"
 
 
 def read_hpctoolkit_regions(

@@ -183,6 +183,22 @@ def test_a_cycles_only_database_reads_with_the_clock_given_and_is_refused_withou
     assert prof.regions["work_from"].unique().to_list() == ["none: time only"]
 
 
+def test_a_prerelease_database_is_one_whole_program_region(shared_data):
+    """hpcviewer's multithread database uses the pre-release layout (24-byte metric descriptions),
+    whose context tree is not FORMATS.md 4.0's: it is read as one region, and says so."""
+    from xamm_ingest.errors import IngestError
+    from xamm_ingest.readers.hpctoolkit_db import read_contexts, read_summary
+
+    db = shared_data / METADB / "multithread"
+    with pytest.raises(IngestError, match="pre-release database layout"):
+        read_contexts(db)
+    prof = read_regions(db, clock_ghz=2.0)
+    cycles = next(m for m in read_summary(db).metrics if m.name == "cycles")
+    assert prof.regions.height == 1 and "pre-release" in prof.meta.time_from
+    want = cycles.values["sum"] / 2e9 / cycles.profiles
+    assert prof.regions["exclusive_s"][0] == pytest.approx(want, rel=1e-12)
+
+
 def test_parallel_sorting_profiles_read_or_are_refused_by_name(shared_data):
     """60 files drawn (seeded) from 10,563 profiles written by independent teams: each reads, with
     exclusive times summing to the roots' inclusive time, or is refused with its path named."""
