@@ -264,31 +264,33 @@ def _summary_sums(prof: bytes, p_summary: int, sum_ids: dict[int, int]) -> dict[
     return out
 
 
-def read_contexts(db: str | Path) -> tuple[pl.DataFrame, pl.DataFrame, DatabaseSummary]:
+def read_contexts(db: str | Path) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The calling-context tree and every context's inclusive values.
 
     Args:
         db: the database directory.
 
     Returns:
-        ``(contexts, values, summary)``: ``contexts`` has ``ctx_id``, ``parent_id`` (0 above an
+        ``(contexts, values)``: ``contexts`` has ``ctx_id``, ``parent_id`` (0 above an
         entry point), ``lexical`` (``entry``, ``function``, ``loop``, ``line``, ``instruction``)
         and ``name`` (function contexts' and entry points'); ``values`` has ``ctx_id``, ``metric``
         (as HPCToolkit names it) and ``value``, the ``execution``-scope (inclusive) sum over
-        profiles; ``summary`` is :func:`read_summary`'s.
+        profiles.
     """
     db = Path(db)
-    summary = read_summary(db)
-    if summary.prerelease:
+    meta = _read(db / "meta.db", b"meta")
+    prof = _read(db / "profile.db", b"prof")
+    try:
+        names, by_stat, _, prerelease = _metric_ids(meta)
+    except (struct.error, ValueError, IndexError) as e:
+        raise IngestError(db, f"damaged or truncated database ({type(e).__name__}: {e})") from None
+    if prerelease:
         raise IngestError(
             db / "meta.db",
             "a pre-release database layout (24-byte metric descriptions): its calling-context "
             "tree is not FORMATS.md 4.0's; expected a database from a released hpcprof",
         )
-    meta = _read(db / "meta.db", b"meta")
-    prof = _read(db / "profile.db", b"prof")
     try:
-        names, by_stat, _, _ = _metric_ids(meta)
         tree = _walk_contexts(meta)
         p_profiles, _, _ = _profiles(prof)
         sum_ids = {sid: i for sid, (i, comb) in by_stat.items() if comb == "sum"}
@@ -309,4 +311,4 @@ def read_contexts(db: str | Path) -> tuple[pl.DataFrame, pl.DataFrame, DatabaseS
     ).with_columns(
         pl.col("metric").replace_strict(list(range(len(names))), names, return_dtype=pl.String)
     )
-    return contexts, values, summary
+    return contexts, values

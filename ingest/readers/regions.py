@@ -583,7 +583,7 @@ def _new_hpctoolkit(path: Path, clock_ghz: float | None = None) -> tuple[pl.Data
         if summary.prerelease:
             frame = _whole_program(summary, metric, scale, n, what)
             return frame, f"{head}; one whole-program region (a pre-release database layout)"
-        contexts, values, _ = read_contexts(path)
+        contexts, values = read_contexts(path)
     except IngestError as e:
         raise RegionProfileError(str(e)) from None
     ctr = {
