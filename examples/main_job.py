@@ -2,8 +2,9 @@
 
 On real public data, offline, in seconds:
 
-1. a centre adds a machine the shipped model has never seen: its RAJAPerf run is ingested
-   (``xamm-ingest rajaperf``'s reader) into a store and loaded back with ``load_dataset``;
+1. a centre adds a machine: its RAJAPerf run is ingested (``xamm-ingest rajaperf``'s reader)
+   into a store and loaded back with ``load_dataset``, and the predictor measures the machine's
+   signature from those runs (a machine it has never seen is answered the same way);
 2. an application team's profile is read as the profiler wrote it (a Caliper ``.cali`` of LULESH
    2.0 measured on quartz; any Caliper file, HPCToolkit database or region table works);
 3. the default predictor (``xamm/default``, the package's embedded copy) predicts it region by

@@ -28,23 +28,14 @@ SLOW = {  # the fast lane (pytest -m "not slow") leaves these to CI; each took o
     "test_the_runs_do_not_depend_on_the_number_of_workers",
     # over 2 x SLOW_SECONDS in `pytest --durations` of the fast lane beside a CI run (2026-11-24;
     # the lane had grown to 7 min)
-    "test_when_no_training_group_holds_two_kernels_there_is_no_siblings_regime",
     "test_xamm_run_trains_and_tests_a_vae_dnn_and_predict_ranks_with_it",
-    "test_leave_one_kernel_out_answers_by_siblings_unless_the_kernel_is_alone_in_its_group",
     "test_leave_one_kernel_out_tests_every_kernel_exactly_once_and_is_added_to_the_results",
     "test_adapt_keeps_the_base_frozen_seeds_by_name_and_is_deterministic",
-    "test_mi300a_held_out_no_training_machines_are_twins_and_the_mi300a_is_the_h100s",
     "test_vector_models_read_each_test_pair_from_its_vector_and_eval_draws_their_roc",
     "test_signatures_and_the_default_predictor_answer_offline",
-    "test_choices_are_per_scenario_and_scarce_evidence_keeps_the_simplest",
-    "test_apps_fold_inner_folds_choose_split_across_devices_over_prior_and_gated_residual",
     "test_sigkill_at_any_moment_leaves_one_version_never_a_mix",
-    "test_the_siblings_selection_resamples_kernels_not_its_random_folds",
     "test_each_switch_changes_training",
-    "test_the_interval_rule_is_chosen_on_inner_folds_saved_and_can_be_fixed",
-    "test_twins_can_be_switched_off_and_survive_saving",
     "test_xamm_adapt_cli_saves_a_model_xamm_predict_uses",
-    "test_in_the_apps_fold_the_inner_folds_choose_the_group_interval_rule",
     # every real .cali in shared data (about 10,900 files) against caliperreader; a sample runs in
     # the fast lane
     "test_matches_caliperreader_on_every_real_file",

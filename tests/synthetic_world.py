@@ -1,5 +1,5 @@
 """Synthetic machines under a known law (a roofline with a per-kernel efficiency), shared by the
-default predictor's, the twins' and the contract's tests. Code paths only: no accuracy claim."""
+default predictor's and the contract's tests. Code paths only: no accuracy claim."""
 
 from __future__ import annotations
 

@@ -181,4 +181,4 @@ def test_amm_list_reads_home_signatures_first_and_the_embedded_ones_for_the_rest
     latest = {r["target"]: r["latest"] for r in json.loads(capsys.readouterr().out)}
     # lassen from home (its version 2 exists only there); quartz from the package's snapshot
     assert latest["lassen:gpu"] == "lassen:gpu@2" and latest["quartz:cpu"] == "quartz:cpu@1"
-    assert latest["dane:cpu"] == "no signature yet"
+    assert latest["dane:cpu"] == "dane:cpu@1"  # the snapshot's

@@ -76,6 +76,28 @@ def test_generated_pages_are_what_their_generators_write_from_the_committed_resu
     assert (DOCS / "eval" / "results.md").read_text() == report.markdown(summary)
     vae = json.loads((DOCS / "vae-dnn" / "results.json").read_text())
     assert (DOCS / "vae-dnn" / "results.md").read_text() == vae_dnn.markdown(vae)
+    assert "xamm-summary:begin" in (REPO / "README.md").read_text()
+    assert report.summary_block(summary) in (REPO / "README.md").read_text()
+
+
+def test_every_study_table_is_what_its_results_file_renders(tmp_path):
+    """Each block of :mod:`xamm_models.studies.pages` holds exactly what its results file renders;
+    a results file changed after its page was written makes the check fail, and ``update`` mends
+    it."""
+
+    from xamm_models.studies import pages
+
+    assert pages.stale() == []
+    for b in pages.BLOCKS.values():
+        for f in (b.page, b.results):
+            (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(REPO / f, tmp_path / f)
+    sched = tmp_path / pages.BLOCKS["scheduling"].results
+    res = json.loads(sched.read_text())
+    res["jobs"] += 1
+    sched.write_text(json.dumps(res))
+    assert pages.stale(tmp_path) == ["scheduling"]
+    assert pages.update(tmp_path) == ["scheduling"] and pages.stale(tmp_path) == []
 
 
 def test_the_readme_is_a_front_page():

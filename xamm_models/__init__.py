@@ -4,7 +4,7 @@ Rooms by concern, lower layers never importing upper ones (``tests/test_layers.p
 
 * ``errors``, ``features``, ``profile_input``, ``runtime``: shared by all (no model library);
 * :mod:`~xamm_models.machines`: what a machine is (physics signatures, Algorithm 1's attention AMMs,
-  the signature registry and its Hub repo, twins); :mod:`~xamm_models.embedders`: sample embedders
+  the signature registry and its Hub repo); :mod:`~xamm_models.embedders`: sample embedders
   (torch);
 * :mod:`~xamm_models.benchmark`: the ``xplat-rajaperf`` data set, splits, metrics, ``Evaluator``,
   baselines;

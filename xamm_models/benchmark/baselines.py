@@ -9,8 +9,10 @@ Each takes the fold's training pairs, the test pairs and the benchmark samples t
   everything;
 * :func:`pair_size_median`: the median of the (source, target, size bucket), falling back to the
   pair;
-* :func:`roofline`: each target's sustained bandwidth, compute rate and per-launch overhead,
-  measured from its own benchmark samples of the training kernels; modelled time = max(bytes / BW,
+* :func:`roofline`: each target's sustained bandwidth over large working sets, compute rate from
+  its compute-dense kernels (borrowed from its device kind where it has none, as the default's prior
+  does) and per-launch overhead, measured from its own benchmark samples of the training kernels
+  (:func:`machine_figures`); modelled time = max(bytes / BW,
   flops / F) + overhead x launches per rep; relR = modelled time on the target / modelled time on
   the source. No relR label is used;
 * :func:`knn`: the mean log relR of the k nearest training samples of the same (source, target) pair
@@ -58,6 +60,8 @@ def register_baseline(
 # "sustained": what the machine reaches on its better-streaming kernels, not its best outlier
 BW_QUANTILE = 0.9
 OVERHEAD_QUANTILE = 0.05  # per-launch overhead: the cheapest launches (tiny problem sizes)
+MIN_INTENSITY = 1.0  # flop/byte: a kernel below it says nothing about the compute rate
+MIN_DENSE = 3  # samples of at least MIN_INTENSITY a measured flop rate needs
 
 
 def _median_by(train: pl.DataFrame, test: pl.DataFrame, keys: list[str]) -> pl.Series:
@@ -103,31 +107,64 @@ def pair_size_median(train: pl.DataFrame, test: pl.DataFrame, **_) -> np.ndarray
 
 
 def machine_figures(samples: pl.DataFrame) -> pl.DataFrame:
-    """Per target: sustained bandwidth (B/s), compute rate (flop/s) and per-launch overhead (s).
+    """Per target: sustained bandwidth (B/s), compute rate (flop/s) and per-launch overhead (s), the
+    plain roofline's figures with the flop-rate handling the default's prior has.
+
+    * overhead: the 5th percentile of time per launch (the cheapest launches);
+    * bandwidth: the 90th percentile of achieved bandwidth, launch overhead removed, over the
+      samples whose working set per launch is at least the target's median (large working sets);
+    * flop rate: the 90th percentile of achieved flop rate over kernels of at least
+      :data:`MIN_INTENSITY` flop/byte only (a streaming kernel's flop rate is its bandwidth's); a
+      target with fewer than :data:`MIN_DENSE` such samples borrows the median rate of the targets
+      of its device kind (cpu/gpu) that have them, else of all; with none anywhere compute never
+      binds (null).
 
     Args:
-        samples: benchmark samples (``time_per_rep_s``, ``bytes_per_rep``, ``flops_per_rep``,
-            ``kernels_per_rep``).
+        samples: benchmark samples (``target``, ``time_per_rep_s``, ``bytes_per_rep``,
+            ``flops_per_rep``, ``kernels_per_rep``).
 
     Returns:
-        One row per target.
+        One row per target: ``target``, ``bw``, ``flops``, ``overhead``.
     """
     launches = pl.col("kernels_per_rep").fill_null(1.0).clip(lower_bound=1.0)
-    return (
-        samples.group_by("target")
+    b, f = pl.col("bytes_per_rep").fill_null(0.0), pl.col("flops_per_rep").fill_null(0.0)
+    d = samples.with_columns(
+        (pl.col("time_per_rep_s") / launches)
+        .quantile(OVERHEAD_QUANTILE)
+        .over("target")
+        .alias("overhead"),
+        (b / launches).alias("_ws"),
+    ).with_columns(
+        pl.max_horizontal(
+            pl.col("time_per_rep_s") - pl.col("overhead") * launches,
+            0.1 * pl.col("time_per_rep_s"),
+        ).alias("_busy"),
+        pl.col("_ws").filter(b > 0).median().over("target").alias("_ws_median"),
+    )
+    dense = (f > 0) & (f >= MIN_INTENSITY * b)
+    figs = (
+        d.group_by("target")
         .agg(
-            (pl.col("bytes_per_rep") / pl.col("time_per_rep_s"))
-            .filter(pl.col("bytes_per_rep") > 0)
+            (b / pl.col("_busy"))
+            .filter((b > 0) & (pl.col("_ws") >= pl.col("_ws_median")))
             .quantile(BW_QUANTILE)
             .alias("bw"),
-            (pl.col("flops_per_rep") / pl.col("time_per_rep_s"))
-            .filter(pl.col("flops_per_rep") > 0)
-            .quantile(BW_QUANTILE)
-            .alias("flops"),
-            (pl.col("time_per_rep_s") / launches).quantile(OVERHEAD_QUANTILE).alias("overhead"),
+            (f / pl.col("_busy")).filter(dense).quantile(BW_QUANTILE).alias("_f"),
+            dense.sum().alias("_dense"),
+            pl.col("overhead").first(),
         )
-        .sort("target")
+        .with_columns(
+            pl.when(pl.col("_dense") >= MIN_DENSE).then(pl.col("_f")).alias("flops"),
+            pl.col("target").str.split(":").list.last().alias("_kind"),
+        )
     )
+    return _borrow_flops(figs).select("target", "bw", "flops", "overhead").sort("target")
+
+
+def _borrow_flops(figs: pl.DataFrame) -> pl.DataFrame:
+    """A target without a measured flop rate takes its device kind's median, else everyone's."""
+    kind = pl.col("flops").median().over("_kind")
+    return figs.with_columns(pl.coalesce("flops", kind, pl.col("flops").median()).alias("flops"))
 
 
 def _modelled(test: pl.DataFrame, figs: pl.DataFrame, end: str) -> np.ndarray:

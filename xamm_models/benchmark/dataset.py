@@ -330,17 +330,16 @@ class XplatDataset:
     def version(self) -> str:
         return version(self.pairs)
 
-    def get_idx_split(self, scheme: str = "kernel-group", *, held_out_machine: str = "mi300a-spx"):
+    def get_idx_split(self, scheme: str = "kernel-group"):
         """The official folds of a scheme (see :mod:`xamm_models.benchmark.splits`).
 
         Args:
-            scheme: ``kernel-group``, ``kernel`` or ``held-out-machine``.
-            held_out_machine: the machine the ``held-out-machine`` scheme leaves out.
+            scheme: ``kernel-group``, ``kernel`` or ``machine`` (leave one machine out).
 
         Returns:
             The folds, in a fixed order.
         """
-        return get_idx_split(self, scheme, held_out_machine=held_out_machine)
+        return get_idx_split(self, scheme)
 
     def card(self) -> str:
         """The data set card: sources, rules, counts and what was dropped, by reason.

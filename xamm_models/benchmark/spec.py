@@ -62,6 +62,14 @@ SOURCES = (
         origin=_FCR_ORIGIN,
         license="BSD-3-Clause",
     ),
+    Source(
+        name="thicket-dane",
+        path="LLNL+thicket-newer/thicket/tests/data/rajaperf/dane",
+        machine="dane",
+        origin="LLNL/thicket @ 1e6f4068, MIT: dane (Intel Xeon Platinum 8480+; Base_Seq, "
+        "clang++ 14.0.6, RAJAPerf 2024.07.0, 112 ranks) .cali files",
+        license="MIT",
+    ),
 )
 
 
@@ -83,6 +91,11 @@ class TargetConfig(BaseModel):
     policy: str = "the variant's fastest tuning per kernel and size; trials averaged"
 
 
+_DANE_FLAGS = (
+    "{-O3,-g,-fpass-plugin=/g/g11/bogale2/my_workspace/repos/Src_LLNL_Perf_Analysis_with_"
+    "Compiler_Remarks/diagnostic_handler/build/libDiagPassPlugin.so,-mllvm,-pass-remarks=.*;,"
+    "-Wall,-Wextra}"
+)
 # the FCR sweep's per-kernel, per-factor runs
 _FCR_FILES = r"(^|/)[A-Z0-9_]+_factor_\d+-kernel-run-data\.csv$"
 CONFIGS = (
@@ -139,5 +152,15 @@ CONFIGS = (
         variant="Base_HIP",
         ranks=4,
         path_pattern=_FCR_FILES,
+    ),
+    TargetConfig(
+        target="dane:cpu",
+        release="2024.07.0",
+        compiler="clang++-14.0.6",
+        # as the files record them: the build carried a compiler-remarks plugin
+        compiler_flags=_DANE_FLAGS,
+        variant="Base_Seq",
+        ranks=112,
+        path_pattern=r"(^|/)clang14\.0\.6_\d+/O3/\d+/Base_Seq-default\.cali$",
     ),
 )

@@ -5,8 +5,11 @@ A fold holds row indices into the data set's ``pairs``:
 * ``kernel-group``: leave one kernel group out (Algorithm, Apps, Basic, Comm, Lcals, Polybench,
   Stream, as far as the pairs hold them): train on the other groups' kernels, test on the group's;
 * ``kernel``: leave one kernel out;
-* ``held-out-machine``: per kernel group, one machine is absent from training (no pair touches it)
-  and the test is the group's pairs from any other source to that machine's targets.
+* ``machine``: leave one machine out, over every machine: per machine and kernel group, the machine
+  is absent from training (no pair touches it) and the test is the group's pairs to that machine's
+  targets from any other source with training pairs in the fold (a new target asked from a known
+  source). The left-out machine is met as a new machine is in use: its
+  signature comes from its own benchmark runs without the group's kernels.
 
 ``valid`` is a subset of ``train`` (the pairs of the next kernel group, or the next kernel): fit on
 ``train`` minus ``valid`` to choose, then refit on ``train``. Test folds are never used to choose.
@@ -23,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-SCHEMES = ("kernel-group", "kernel", "held-out-machine")
+SCHEMES = ("kernel-group", "kernel", "machine")
 
 
 @dataclass(frozen=True)
@@ -79,59 +82,68 @@ def _fold(
     )
 
 
-def get_idx_split(
-    ds, scheme: str = "kernel-group", *, held_out_machine: str = "mi300a-spx"
-) -> list[Fold]:
+def get_idx_split(ds, scheme: str = "kernel-group") -> list[Fold]:
     """The folds of ``scheme`` over ``ds.pairs`` (see the module docstring), in a fixed order.
 
     Args:
         ds: the data set.
-        scheme: ``kernel-group``, ``kernel`` or ``held-out-machine``.
-        held_out_machine: the machine the ``held-out-machine`` scheme leaves out.
+        scheme: ``kernel-group``, ``kernel`` or ``machine``.
 
     Returns:
         The folds.
     """
     if scheme not in SCHEMES:
         raise ValueError(f"unknown split scheme {scheme!r}; expected one of {', '.join(SCHEMES)}")
+    if scheme == "machine":
+        return _machine_folds(ds.pairs)
     p = ds.pairs
     column = "app" if scheme == "kernel" else "group"
     units = _units(p, column)
-    from_held = p.get_column("source").str.starts_with(held_out_machine + ":")
-    to_held = p.get_column("target").str.starts_with(held_out_machine + ":")
     folds = []
     for i, u in enumerate(units):
         inside = p.get_column(column) == u
         nxt = p.get_column(column) == units[(i + 1) % len(units)]
         kernels = _units(p.filter(inside), "app")
-        if scheme == "held-out-machine":
-            test = inside & to_held & ~from_held
-            if not test.any():
-                continue
-            folds.append(
-                _fold(
-                    scheme,
-                    f"{u} to {held_out_machine}",
-                    test,
-                    ~inside & ~(from_held | to_held),
-                    nxt,
-                    kernels,
-                    held_out_machine,
-                )
-            )
-        elif scheme == "kernel":
+        if scheme == "kernel":
             group = p.filter(inside).get_column("group")[0]
-            folds.append(
-                _fold(
-                    scheme,
-                    u,
-                    inside,
-                    ~inside,
-                    nxt,
-                    kernels,
-                    hidden=_units(p.filter(pl.col("group") == group), "app"),
-                )
-            )
+            hidden = _units(p.filter(pl.col("group") == group), "app")
+            folds.append(_fold(scheme, u, inside, ~inside, nxt, kernels, hidden=hidden))
         else:
             folds.append(_fold(scheme, u, inside, ~inside, nxt, kernels))
+    return folds
+
+
+def machines(pairs: pl.DataFrame) -> list[str]:
+    """The machines the pairs hold as targets, sorted.
+
+    Args:
+        pairs: labelled pairs.
+
+    Returns:
+        Machine names (``quartz``, not ``quartz:cpu``).
+    """
+    return sorted(set(pairs.get_column("target").str.split(":").list.first()))
+
+
+def _machine_folds(p: pl.DataFrame) -> list[Fold]:
+    """Leave one machine out, per machine and kernel group (see the module docstring)."""
+    groups = _units(p, "group")
+    folds = []
+    for m in machines(p):
+        from_m = p.get_column("source").str.starts_with(m + ":")
+        to_m = p.get_column("target").str.starts_with(m + ":")
+        for i, u in enumerate(groups):
+            inside = p.get_column("group") == u
+            train = ~inside & ~(from_m | to_m)
+            # the question is a new target asked from a known source: a source without training
+            # pairs in this fold (dane's pairs all lead to the machine left out) is not tested
+            known = p.get_column("source").is_in(
+                p.filter(train).get_column("source").unique().implode()
+            )
+            test = inside & to_m & ~from_m & known
+            if not test.any():
+                continue
+            nxt = p.get_column("group") == groups[(i + 1) % len(groups)]
+            kernels = _units(p.filter(inside), "app")
+            folds.append(_fold("machine", f"{u} to {m}", test, train, nxt, kernels, m))
     return folds

@@ -103,8 +103,9 @@ def _add_schedule_sim(sub) -> None:
         "--nodes h100-node:gpu=2 --nodes quartz:cpu=8 --jobs 500 --load "
         "0.5 --json\n\n"
         "policies: oracle (true durations), predicted (the default "
-        "predictor), adapted (few-shot adaptation, 5% of target samples), least-loaded, "
-        "random; see "
+        "predictor), roofline (the plain roofline), device-kind (the training pairs' median relR "
+        "of the device scenario: CPU or GPU is all it knows), adapted (few-shot adaptation, 5% of "
+        "target samples), least-loaded, random; see "
         "xamm_models.studies.scheduling_sim",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -528,9 +529,7 @@ def _add_eval(sub) -> None:
     )
     e.add_argument("--seed", type=int, default=0)
     e.add_argument(
-        "--held-out-machine",
-        default="mi300a-spx",
-        help="machine left out of training ('' for none)",
+        "--no-lomo", action="store_true", help="skip leave-one-machine-out (every machine in turn)"
     )
     e.add_argument("--no-loko", action="store_true", help="skip leave-one-kernel-out")
     e.add_argument(
@@ -670,7 +669,7 @@ def eval_cmd(args) -> int:
     exps = (1, 2, 3, 4) if args.experiment == "all" else (int(args.experiment),)
     kw = {
         "seed": args.seed,
-        "held_out_machine": args.held_out_machine,
+        "lomo": not args.no_lomo,
         **({"epochs": args.epochs} if args.epochs else {}),
     }
     settings = (

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import polars as pl
 
+from xamm_data.targets import scenario_expr
 from xamm_models.benchmark.evaluate import SCENARIOS, best_of
 from xamm_models.experiments.entries import BASELINES
 from xamm_models.predictors.paper.regressors import list_regressors
@@ -41,6 +42,7 @@ PAGE_ENTRIES = (
     "stacked/random-amm",
     "stacked/physics-ungated",
     "stacked/split",
+    "stacked/prior-no-borrowing",
     "stacked/default",
     "baseline/most-similar-machine",
     "baseline/random-forest-vector",
@@ -48,11 +50,152 @@ PAGE_ENTRIES = (
 )
 DEFAULT = "stacked/default"
 SIMILAR = "baseline/most-similar-machine"
+BASELINE = "baseline/roofline"
 SCHEME_TITLES = {
     "kernel-group": "leave one kernel group out",
-    "held-out-machine": "held-out machine",
+    "machine": "leave one machine out",
     "kernel": "leave one kernel out",
 }
+
+
+# (a, b, what a - b measures): the default's parts against the simplest model without them
+RULES = (
+    ("stacked/default", "baseline/roofline", "the default against the plain roofline"),
+    (
+        "stacked/default",
+        "baseline/most-similar-machine",
+        "the default against the most similar known machine's measured times",
+    ),
+    ("stacked/default", "baseline/pair-median", "the default against the pair median"),
+    (
+        "stacked/prior",
+        "baseline/roofline",
+        "a bandwidth curve over the working set against one sustained bandwidth",
+    ),
+    ("stacked/split", "stacked/prior", "half the source's slowdown carried to the target (split)"),
+    ("stacked/prior", "stacked/prior-no-borrowing", "a flop rate borrowed from the device kind"),
+    ("stacked/physics", "stacked/prior", "a learned residual (gated) on the prior"),
+    ("stacked/physics", "stacked/physics-ungated", "the residual's gate"),
+)
+
+
+def _by_machine(df: pl.DataFrame) -> pl.DataFrame:
+    """The frame with each row's unit of resampling set to its target machine."""
+    return df.with_columns(pl.col("target").str.split(":").list.first().alias("app"))
+
+
+def rule_comparisons(ev, preds: dict[str, pl.DataFrame], min_machines: int = 5) -> list[dict]:
+    """Each :data:`RULES` pair present: a minus b, with 90% intervals over kernels and, where the
+    test pairs hold ``min_machines`` target machines or more, over machines.
+
+    Args:
+        ev: the evaluator.
+        preds: entry -> predictions of one scheme.
+        min_machines: the fewest target machines a machine bootstrap needs.
+
+    Returns:
+        One record per pair present.
+    """
+    out = []
+    for a, b, what in RULES:
+        if a not in preds or b not in preds:
+            continue
+        diff = ev.compare(preds[a], preds[b])
+        rec = {
+            "a": a,
+            "b": b,
+            "what": what,
+            "kernels": diff["all"],
+            "scenarios": {s: d["within_2"] for s, d in diff.items() if s != "all"},
+        }
+        if _by_machine(preds[a]).get_column("app").n_unique() >= min_machines:
+            rec["machines"] = ev.compare(_by_machine(preds[a]), _by_machine(preds[b]))["all"]
+        out.append(rec)
+    return out
+
+
+ALL_MACHINES = "all machines"
+
+
+def machine_scores(ev, preds: dict[str, pl.DataFrame]) -> dict[str, dict]:
+    """Entry -> target machine -> within 2x and coverage (90% intervals over kernels) and pairs;
+    under ``"all machines"``, the pooled figures with 90% intervals over target machines.
+
+    Args:
+        ev: the evaluator.
+        preds: entry -> predictions of one scheme.
+
+    Returns:
+        The scores.
+    """
+    out = {}
+    machine = pl.col("target").str.split(":").list.first().alias("_m")
+    for name, p in preds.items():
+        out[name] = {}
+        for (m,), part in p.with_columns(machine).group_by(["_m"], maintain_order=True):
+            pooled = ev.eval(part.drop("_m"))["pooled"]["all"]
+            out[name][m] = {
+                "within_2": pooled["within_2"],
+                "coverage": pooled["coverage"],
+                "n": part.height,
+            }
+        pooled = ev.eval(_by_machine(p))["pooled"]["all"]
+        out[name][ALL_MACHINES] = {
+            "within_2": pooled["within_2"],
+            "coverage": pooled["coverage"],
+            "n": p.height,
+        }
+    return out
+
+
+# label-free entries a per-(fold, scenario) choice could pick from, simplest first
+CEILING_ENTRIES = (
+    "baseline/pair-median",
+    "baseline/roofline",
+    SIMILAR,
+    "stacked/prior-no-borrowing",
+    "stacked/prior",
+    "stacked/split",
+    DEFAULT,
+)
+
+
+def ceiling(preds: dict[str, pl.DataFrame], names=CEILING_ENTRIES) -> dict | None:
+    """What choosing among ``names`` could reach at most: within 2x of the default, of the best
+    single entry, of the best entry per (fold, scenario) chosen on the test pairs themselves (no
+    predictor can make that choice: it reads the answers), and of "any entry within 2x".
+
+    Args:
+        preds: entry -> predictions of one scheme (the same pairs in the same order).
+        names: the entries to choose from, simplest first (a tie goes to the simpler).
+
+    Returns:
+        The figures, or None when the default or a second entry is missing.
+    """
+    present = [n for n in names if n in preds]
+    if DEFAULT not in present or len(present) < 2:
+        return None
+    truth = preds[DEFAULT].get_column("y_true")
+    hits = preds[DEFAULT].select("fold", scenario_expr())
+    for n in present:
+        if not preds[n].get_column("y_true").equals(truth):
+            raise ValueError(f"{n}'s test pairs differ from {DEFAULT}'s")
+        err = (pl.col("y_pred") / pl.col("y_true")).log10().abs()
+        hits = hits.with_columns(
+            preds[n].select((err <= math.log10(2) + 1e-12).alias(n)).to_series()
+        )
+    means = {n: hits.get_column(n).mean() for n in present}
+    best = max(present, key=lambda n: (means[n], -present.index(n)))
+    cells = hits.group_by("fold", "scenario").agg(*[pl.col(n).sum() for n in present])
+    return {
+        "entries": present,
+        "pairs": hits.height,
+        "default": means[DEFAULT],
+        "best": best,
+        "best_score": means[best],
+        "ceiling": cells.select(pl.max_horizontal(present)).to_series().sum() / hits.height,
+        "any": hits.select(pl.any_horizontal(present)).to_series().mean(),
+    }
 
 
 def compare_to_baselines(ev, preds: dict[str, pl.DataFrame], scored: dict, pipeline: str) -> dict:
@@ -66,16 +209,17 @@ def compare_to_baselines(ev, preds: dict[str, pl.DataFrame], scored: dict, pipel
         "pipeline_vs_best_baseline": {},
         "default_vs_best_baseline": {},
     }
-    if pipeline not in preds:
-        return out
-    contenders = {"pipeline_vs_best_baseline": pipeline, "default_vs_best_baseline": DEFAULT}
-    diffs = {
-        (k, b): ev.compare(preds[e], preds[b])
-        for k, e in contenders.items()
+    contenders = {
+        k: e
+        for k, e in (("pipeline_vs_best_baseline", pipeline), ("default_vs_best_baseline", DEFAULT))
         if e in preds
-        for b in baselines
     }
-    for scope in scored[pipeline]["pooled"]:
+    if not contenders:
+        return out
+    diffs = {
+        (k, b): ev.compare(preds[e], preds[b]) for k, e in contenders.items() for b in baselines
+    }
+    for scope in scored[next(iter(contenders.values()))]["pooled"]:
         out["best_entry"][scope] = best_of(
             scored, [*baselines, *[n for n in scored if n not in baselines]], scope
         )
@@ -88,7 +232,7 @@ def compare_to_baselines(ev, preds: dict[str, pl.DataFrame], scored: dict, pipel
         ("pipeline_vs_raw", "raw/xgboost"),
         ("pipeline_vs_control", "control/random-amm/xgboost"),
     ):
-        if other in preds:
+        if pipeline in preds and other in preds:
             out[key] = ev.compare(preds[pipeline], preds[other])
     # a new machine from its runs vs "it is like the nearest one we know"
     if DEFAULT in preds and SIMILAR in preds:
@@ -146,19 +290,16 @@ def verdict_rows(summary: dict) -> list[str]:
         c = r["comparisons"]
         for scope in SCOPES:
             vs = c.get("pipeline_vs_best_baseline", {}).get(scope)
-            if not vs:
-                continue
             dv = c.get("default_vs_best_baseline", {}).get(scope)
-            default = (
-                f" {_diff(dv['within_2'])} | {_diff(dv['median_abs_log10'])} |"
-                if dv
-                else " – | – |"
-            )
+            if not (vs or dv):
+                continue
+            cells = [
+                f" {_diff(d['within_2'])} | {_diff(d['median_abs_log10'])} |" if d else " – | – |"
+                for d in (vs, dv)
+            ]
             rows.append(
                 f"| {SCHEME_TITLES[scheme]} | {scope.replace('->', '→')} | "
-                f"{c['best_entry'][scope]} | "
-                f"{c['best_baseline'][scope]} | {_diff(vs['within_2'])} | "
-                f"{_diff(vs['median_abs_log10'])} |" + default
+                f"{c['best_entry'][scope]} | {c['best_baseline'][scope]} |" + "".join(cells)
             )
     return rows
 
@@ -265,11 +406,11 @@ def coverage_rows(summary: dict, name: str = DEFAULT) -> list[str]:
 
 
 def similar_rows(summary: dict) -> list[str]:
-    """The held-out machine: the default predictor (signature from the new machine's runs) minus
+    """Leave one machine out: the default predictor (signature from the new machine's runs) minus
     "treat it as the most similar known machine", per scope."""
     c = (
         summary["results"]
-        .get("held-out-machine", {})
+        .get("machine", {})
         .get("comparisons", {})
         .get("default_vs_most_similar", {})
     )
@@ -315,6 +456,103 @@ SIMILAR_HEAD = (
 )
 
 
+RULE_HEAD = (
+    "| scheme | a − b | what it measures | within 2×, 90% CI over kernels | "
+    "within 2×, 90% CI over machines |",
+    "|---|---|---|---|---|",
+)
+
+
+def rule_rows(summary: dict) -> list[str]:
+    """Each of the default's parts against the simplest model without it, per scheme."""
+    rows = []
+    for scheme, r in _ordered(summary["results"]):
+        for x in r.get("rules", []):
+            m = x.get("machines", {}).get("within_2")
+            rows.append(
+                f"| {SCHEME_TITLES[scheme]} | {x['a']} − {x['b']} | {x['what']} | "
+                f"{_diff(x['kernels']['within_2'])} | {_diff(m) if m else '–'} |"
+            )
+    return rows
+
+
+MACHINE_ENTRIES = (DEFAULT, "baseline/roofline", SIMILAR, "stacked/prior")
+MACHINE_HEAD = (
+    "| left-out machine | pairs | "
+    + " | ".join(f"{n}, within 2×" for n in MACHINE_ENTRIES)
+    + f" | {DEFAULT}, 80% interval coverage |",
+    "|---|---|" + "---|" * (len(MACHINE_ENTRIES) + 1),
+)
+
+
+def machine_rows(summary: dict) -> list[str]:
+    """Leave one machine out, per left-out machine: within 2x of the default and the simple
+    models, and the default's interval coverage (90% CIs over kernels)."""
+    bm = summary["results"].get("machine", {}).get("by_machine", {})
+    rows = []
+    for m, d in bm.get(DEFAULT, {}).items():
+        cells = [_ci(bm[n][m]["within_2"]) if m in bm.get(n, {}) else "–" for n in MACHINE_ENTRIES]
+        label = f"{m}, 90% CI over machines" if m == ALL_MACHINES else m
+        rows.append(f"| {label} | {d['n']} | " + " | ".join(cells) + f" | {_ci(d['coverage'])} |")
+    return rows
+
+
+CEILING_HEAD = (
+    "| scheme | pairs | stacked/default | best single entry | ceiling: best entry per "
+    "(fold, scenario), chosen on the test pairs | any entry within 2× |",
+    "|---|---|---|---|---|---|",
+)
+
+
+def ceiling_rows(summary: dict) -> list[str]:
+    """Per scheme, what a choice among the label-free entries could reach at most (within 2x)."""
+    rows = []
+    for scheme, r in _ordered(summary["results"]):
+        c = r.get("ceiling")
+        if c:
+            rows.append(
+                f"| {SCHEME_TITLES[scheme]} | {c['pairs']} | {_v(c['default'], 3)} | "
+                f"{c['best']} {_v(c['best_score'], 3)} (of {len(c['entries'])}) | "
+                f"{_v(c['ceiling'], 3)} | {_v(c['any'], 3)} |"
+            )
+    return rows
+
+
+AIM_WITHIN_2 = 0.75
+AIM_COVERAGE = (0.75, 0.85)
+AIM_HEAD = ("| aim (leave one machine out) | measured | held |", "|---|---|---|")
+
+
+def aim_rows(summary: dict) -> list[str]:
+    """The default's aims on leave one machine out, each with its figure and whether it held: at
+    least :data:`AIM_WITHIN_2` within 2x pooled, no worse than the plain roofline in any scenario,
+    and 80% intervals covering within :data:`AIM_COVERAGE` for every left-out machine."""
+    r = summary["results"].get("machine")
+    if not r or DEFAULT not in r["entries"]:
+        return []
+    w = r["entries"][DEFAULT]["pooled"]["all"]["within_2"]
+    rows = [
+        f"| within 2× pooled ≥ {AIM_WITHIN_2} | {_ci(w)} | "
+        f"{'yes' if w['value'] >= AIM_WITHIN_2 else 'no'} |"
+    ]
+    vs = next((x for x in r.get("rules", []) if x["a"] == DEFAULT and x["b"] == BASELINE), None)
+    for scope, d in ({"all": vs["kernels"]["within_2"], **vs["scenarios"]} if vs else {}).items():
+        rows.append(
+            f"| {DEFAULT} − {BASELINE} ≥ 0, {scope.replace('->', '→')} | {_diff(d)} | "
+            f"{'yes' if d['difference'] >= 0 else 'no'} |"
+        )
+    lo, hi = AIM_COVERAGE
+    for m, d in r.get("by_machine", {}).get(DEFAULT, {}).items():
+        if m == ALL_MACHINES:
+            continue
+        c = d["coverage"]["value"]
+        held = c is not None and lo <= c <= hi
+        rows.append(
+            f"| coverage in [{lo}, {hi}], {m} | {_ci(d['coverage'])} | {'yes' if held else 'no'} |"
+        )
+    return rows
+
+
 def _kernels(summary: dict) -> str:
     k = summary.get("torch_cpu_kernels")  # runs before the pin recorded none
     return f"torch's {k} CPU kernels (`xamm_models.runtime`); " if k else ""
@@ -340,6 +578,30 @@ def _experiment_lines(summary: dict) -> list[str]:
         *paper_rows(summary),
         "",
     ]
+
+
+def _lomo_lines(summary: dict) -> list[str]:
+    """The default's aims, its parts measured, the per-machine figures and the choice ceiling."""
+    out = []
+    for title, head, rows in (
+        ("**The default's aims on leave one machine out**", AIM_HEAD, aim_rows(summary)),
+        (
+            "**Each part of the default against the simplest model without it** "
+            "(difference in within 2×; a part earns its place when the interval is above 0)",
+            RULE_HEAD,
+            rule_rows(summary),
+        ),
+        ("**Leave one machine out, per left-out machine**", MACHINE_HEAD, machine_rows(summary)),
+        (
+            "**How far a choice among the label-free entries could go** (the ceiling reads the "
+            "test pairs: no predictor can reach it)",
+            CEILING_HEAD,
+            ceiling_rows(summary),
+        ),
+    ):
+        if rows:
+            out += [title, "", *head, *rows, ""]
+    return out
 
 
 def results_block(summary: dict) -> str:
@@ -381,13 +643,14 @@ def results_block(summary: dict) -> str:
         *COVERAGE_HEAD,
         *coverage_rows(summary),
         "",
+        *_lomo_lines(summary),
     ]
     if vector_rows(summary):
         lines += [VECTOR_TITLE, "", *VECTOR_HEAD, *vector_rows(summary), ""]
     if similar_rows(summary):
         lines += [
-            "**A new machine from its benchmark runs alone** (held-out "
-            "machine: stacked/default with the machine's "
+            "**A new machine from its benchmark runs alone** (leave one "
+            "machine out: stacked/default with the machine's "
             "physics signature built from its runs, against treating it as "
             "the most similar known machine)",
             "",
@@ -448,6 +711,7 @@ def _comparison_sections(summary: dict) -> list[str]:
         *SIMILAR_HEAD,
         *similar_rows(summary),
         "",
+        *_lomo_lines(summary),
     ]
 
 

@@ -1,6 +1,6 @@
 """What a machine is: physics signatures measured from its own benchmark runs, Algorithm 1's
-attention AMMs, the versioned signature registry and its Hub repo, and twins (machines measured
-alike). Never imports the data set, the predictors or the harness."""
+attention AMMs, and the versioned signature registry and its Hub repo. Never imports the data set,
+the predictors or the harness."""
 
 from __future__ import annotations
 
@@ -23,8 +23,6 @@ _PUBLIC = {
     "SignatureRegistry": "xamm_models.machines.signatures",
     "lookup": "xamm_models.machines.signatures",
     "physics_record": "xamm_models.machines.signatures",
-    "signature_noise": "xamm_models.machines.twins",
-    "twins": "xamm_models.machines.twins",
     "push_signatures": "xamm_models.machines.hub",
     "pull_signatures": "xamm_models.machines.hub",
 }

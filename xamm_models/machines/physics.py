@@ -165,8 +165,7 @@ def physics_signature(target: str, samples: pl.DataFrame) -> PhysicsSignature:
 
 def signature_from_arrays(target: str, arrays: np.ndarray) -> PhysicsSignature:
     """:func:`physics_signature` from :func:`sample_arrays` (row order does not matter): resampling
-    kernels, as :mod:`xamm_models.machines.twins` does hundreds of times per fit, needs no data
-    frame."""
+    kernels hundreds of times needs no data frame."""
     t, b, f, n = arrays.T
     ws_all = np.log2(np.clip(b / n, 1.0, None))[b > 0]
     spans = len(ws_all) > 0 and float(ws_all.max() - ws_all.min()) >= OVERHEAD_SPAN_OCTAVES
@@ -237,7 +236,10 @@ def borrow_flop_rates(
 
 
 def physics_signatures(
-    samples: pl.DataFrame, reference: dict[str, PhysicsSignature] | None = None
+    samples: pl.DataFrame,
+    reference: dict[str, PhysicsSignature] | None = None,
+    *,
+    borrow: bool = True,
 ) -> dict[str, PhysicsSignature]:
     """One signature per target of the benchmark samples; a target without compute-bound
     evidence borrows its flop rate from the others (:func:`borrow_flop_rates`).
@@ -245,6 +247,7 @@ def physics_signatures(
     Args:
         samples: benchmark samples of any number of targets.
         reference: more signatures a flop rate may be borrowed from.
+        borrow: borrow flop rates at all (False: the evaluation's ablation of the rule).
 
     Returns:
         Target -> signature.
@@ -253,7 +256,7 @@ def physics_signatures(
         t: physics_signature(t, part)
         for (t,), part in samples.group_by(["target"], maintain_order=True)
     }
-    return borrow_flop_rates(sigs, reference)
+    return borrow_flop_rates(sigs, reference) if borrow else sigs
 
 
 def modelled_time(sig: PhysicsSignature, rows: pl.DataFrame) -> np.ndarray:

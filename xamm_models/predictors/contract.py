@@ -254,7 +254,11 @@ class Predictor(VerifiedHubMixin):
         raise SavedFormatError(
             f"{where}: {cls.marker} is format version {version} of {cls.kind!r}; this xamm "
             f"({__version__}) reads versions {[*cls.reads_versions, cls.format_version]}"
-            + ("; upgrade xamm" if newer else "")
+            + (
+                "; upgrade xamm"
+                if newer
+                else "; fit and save it again with this xamm (`xamm zoo build` rebuilds the zoo's)"
+            )
         )
 
     @classmethod

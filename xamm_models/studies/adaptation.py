@@ -24,6 +24,7 @@ Compared on the same samples: (a) adaptation of the source model
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 import numpy as np
@@ -80,21 +81,35 @@ def _split(st: pl.DataFrame, rng) -> tuple[pl.DataFrame, pl.DataFrame]:
 def _scored(pairs: pl.DataFrame, test: pl.DataFrame, log_t: np.ndarray, **labels) -> pl.DataFrame:
     """Test predictions (log10 s/iter on the target) as relR rows for the evaluator."""
     # a few labels can send a model far off: bounded to 1e-12..1e3 s per iteration, outside every
-    # real run (a miss
-    # either way; within 2x does not change, and no infinity reaches the evaluator)
+    # real run (a miss either way; within 2x does not change, and no infinity reaches the evaluator)
     at = test.select("app", "size_bucket").with_columns(
         pl.Series("_t", 10.0 ** np.clip(np.asarray(log_t, dtype=float), -12.0, 3.0))
     )
     got = pairs.join(at, on=["app", "size_bucket"], how="inner")
+    return _evaluator_rows(got, pl.col("_t") / pl.col("runtime_source"), labels)
+
+
+def _evaluator_rows(got: pl.DataFrame, y_pred: pl.Expr, labels: dict) -> pl.DataFrame:
+    """Pair rows as the evaluator reads them, with the run's labels (method, fraction, repeat)."""
     return got.select(
         "sample",
         "app",
         "source",
         "target",
         pl.col("relR").alias("y_true"),
-        (pl.col("_t") / pl.col("runtime_source")).alias("y_pred"),
+        y_pred.alias("y_pred"),
         *(pl.lit(v).alias(k) for k, v in labels.items()),
     )
+
+
+def _median_scored(pairs: pl.DataFrame, lab: pl.DataFrame, test: pl.DataFrame, **labels):
+    """The trivial baseline as evaluator rows: every test pair's relR predicted as the median relR
+    of the labelled samples' pairs (the per-target median of the labels)."""
+    keys = ["app", "size_bucket"]
+    known = pairs.join(lab.select(keys).unique(), on=keys, how="semi").get_column("relR")
+    got = pairs.join(test.select(keys), on=keys, how="inner")  # the rows _scored scores
+    med = float(known.median()) if known.len() else 1.0  # no labelled pair: relR 1
+    return _evaluator_rows(got, pl.lit(med), labels)
 
 
 def curve_predictions(
@@ -134,6 +149,10 @@ def curve_predictions(
             out.append(_scored(pairs, test, full, method="full", fraction=1.0, repeat=rep))
             for f in fractions:
                 pick = rng.choice(len(yp), size=max(1, round(f * len(yp))), replace=False)
+                lab = pool[np.sort(pick)]
+                out.append(
+                    _median_scored(pairs, lab, test, method="target-median", fraction=f, repeat=rep)
+                )
                 adapted = base.adapt(xp[pick], yp[pick], names, unlabelled=np.vstack([xp, xt]))
                 runs = {
                     "adapted": adapted.predict(xt),
@@ -212,6 +231,7 @@ def _public_repeat(base, st: pl.DataFrame, target: str, rep: int, fractions, see
         pick = rng.choice(len(yp), size=max(1, round(f * len(yp))), replace=False)
         adapted = base.adapt(xp[pick], yp[pick], SOURCE_FEATURES, unlabelled=np.vstack([xp, xt]))
         out.append(scored(adapted.predict(xt), "adapted", f))
+        out.append(scored(np.full(len(yt), np.median(yp[pick])), "target-median", f))
         out.append(scored(ridge_from_scratch(xp[pick], yp[pick])(xt), "scratch-ridge", f))
         if len(pick) >= 2:
             out.append(scored(mlp().fit(xp[pick], yp[pick]).predict(xt), "scratch-mlp", f))
@@ -274,6 +294,16 @@ def main(argv=None) -> int:
         "to the top-down platform (:func:`adapt_curve_predictions`), "
         "from these thicket-tutorial quartz runs",
     )
+    ap.add_argument(
+        "--public",
+        type=Path,
+        metavar="TUTORIAL_QUARTZ",
+        help="instead: the public stand-in (:func:`public_curve_predictions`), its source these "
+        "thicket-tutorial quartz runs with top-down counters",
+    )
+    ap.add_argument(
+        "--out", type=Path, help="also write the table here (JSON: the published table's results)"
+    )
     args = ap.parse_args(argv)
     ds = XplatDataset.from_store(args.store)
     if args.predictor:
@@ -286,10 +316,26 @@ def main(argv=None) -> int:
             ds.pairs, dataset="xplat-rajaperf"
         )
         preds = adapt_curve_predictions(base, platform_pairs(runs, ds), repeats=args.repeats)
+    elif args.public:
+        runs = load("xamm.ingest", "rajaperf", "reading the top-down runs")(
+            args.public, dry_run=True, workers=2
+        ).frame
+        preds = public_curve_predictions(runs, ds, repeats=args.repeats)
     else:
         preds = curve_predictions(ds, args.source, repeats=args.repeats)
+    table = curve_table(preds)
     with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=200, float_precision=2):
-        print(curve_table(preds))
+        print(table)
+    if args.out:
+        res = {
+            "dataset": ds.version,
+            "source": args.source,
+            "repeats": args.repeats,
+            "study": "predictor" if args.predictor else "public" if args.public else "controlled",
+            "rows": table.to_dicts(),
+        }
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(res, indent=1, sort_keys=True) + "\n")
     return 0
 
 

@@ -9,6 +9,9 @@ the measured relR). Predictors:
 * ``predicted``: xamm's default predictor
   (:class:`~xamm_models.predictors.default.model.StackedPredictor`) fitted on the fold's training
   pairs, as ``stacked/default`` in ``xamm eval``;
+* ``device-kind``: the trivial baseline: the median relR of the fold's training pairs of the same
+  device scenario (CPU->GPU, ...): it knows only whether a machine is a CPU or a GPU;
+* ``roofline``: the plain roofline (``baseline/roofline``) from each machine's own runs;
 * ``adapted``: per target, the source's
   :class:`~xamm_models.predictors.adapted.alignment.SourceModel` adapted with ``fraction`` of that
   target's samples of the fold's *other* kernels, in the controlled feature space of
@@ -21,15 +24,26 @@ seeded.
 
 from __future__ import annotations
 
+import argparse
+import json
+import sys
+from pathlib import Path
+
 import numpy as np
 import polars as pl
 
+from xamm_data.targets import scenario_expr
+from xamm_models.benchmark import baselines as B
+from xamm_models.benchmark.dataset import XplatDataset
 from xamm_models.experiments.entries import FoldContext
 from xamm_models.predictors.adapted.alignment import SourceModel
 from xamm_models.studies.adaptation import SOURCE_FEATURES, target_space, with_features
-from xamm_models.studies.scheduling_sim import Job, arrivals
+from xamm_models.studies.scheduling_sim import Job, arrivals, compare
 
 REPS = 1000
+# what each policy believes, best informed first: the default predictor, the plain roofline, the
+# device kind alone, the adapted model
+BELIEFS = ("predicted", "roofline", "device-kind", "adapted")
 
 
 def _adapted(
@@ -70,9 +84,19 @@ def fold_predictions(ds, source: str, *, fraction: float = 0.05, seed: int = 0) 
     out = []
     for fold in ds.get_idx_split("kernel-group"):
         ctx = FoldContext(ds, fold, seed=seed)
-        pred = ctx.default()[0]
-        test = ctx.test.with_columns(pl.Series("relR_predicted", pred)).filter(
-            pl.col("source") == source
+        kind = (
+            ctx.train.with_columns(scenario_expr())
+            .group_by("scenario")
+            .agg(pl.col("relR").median().alias("relR_device-kind"))
+        )
+        test = (
+            ctx.test.with_columns(
+                pl.Series("relR_predicted", ctx.default()[0]),
+                pl.Series("relR_roofline", ctx.baseline(B.roofline)),
+                scenario_expr(),
+            )
+            .join(kind, on="scenario", how="left", maintain_order="left")
+            .filter(pl.col("source") == source)
         )
         if test.is_empty():
             continue
@@ -90,7 +114,7 @@ def fold_predictions(ds, source: str, *, fraction: float = 0.05, seed: int = 0) 
                 "source",
                 "target",
                 "relR",
-                "relR_predicted",
+                *[f"relR_{k}" for k in BELIEFS if k != "adapted"],
                 "runtime_source",
                 "iterations_per_rep",
                 (pl.col("_adapted_s_iter") / pl.col("runtime_source")).alias("relR_adapted"),
@@ -117,7 +141,7 @@ def make_jobs(
     source = preds.get_column("source")[0]
     targets = [m for m in nodes if m != source]
     usable = preds.filter(pl.col("target").is_in(targets)).drop_nulls(
-        ["relR", "relR_predicted", "relR_adapted"]
+        ["relR", *[f"relR_{k}" for k in BELIEFS]]
     )
     full = usable.group_by("sample").agg(pl.col("target").n_unique().alias("k"))
     keep = full.filter(pl.col("k") == len(targets)).get_column("sample").sort()
@@ -136,14 +160,90 @@ def make_jobs(
         true = {t: w * r for t, r in zip(p.get_column("target"), p.get_column("relR"))}
         believed = {
             k: {t: w * r for t, r in zip(p.get_column("target"), p.get_column(f"relR_{k}"))}
-            for k in ("predicted", "adapted")
+            for k in BELIEFS
         }
         if source in nodes:
             true[source] = w
             for b in believed.values():
                 b[source] = w
-        jobs.append(Job(arrival=0.0, true=true, believed=believed))
+        jobs.append(
+            Job(arrival=0.0, true=true, believed=believed, sample=s, app=p.get_column("app")[0])
+        )
     t = arrivals(n_jobs, np.array([min(j.true.values()) for j in jobs]), nodes, load, seed)
     for j, a in zip(jobs, t):
         j.arrival = float(a)
     return jobs
+
+
+# the clusters of the published table: node counts per machine
+CLUSTERS = {
+    "all six": {
+        "h100-node:gpu": 2,
+        "lassen:gpu": 4,
+        "mi300a-spx:gpu": 2,
+        "h100-node:cpu": 4,
+        "quartz:cpu": 8,
+        "mi300a-spx:cpu": 4,
+    },
+    "CPUs only": {"h100-node:cpu": 4, "quartz:cpu": 8, "mi300a-spx:cpu": 4},
+    "GPUs only": {"h100-node:gpu": 2, "lassen:gpu": 4, "mi300a-spx:gpu": 2},
+}
+
+
+def run_clusters(
+    ds,
+    source: str = "mi300a-spx:cpu",
+    *,
+    clusters: dict[str, dict[str, int]] = CLUSTERS,
+    n_jobs: int = 2000,
+    load: float = 0.8,
+    seed: int = 0,
+) -> dict:
+    """Every policy on every cluster, from one set of fold predictions: the results file of the
+    published scheduling table.
+
+    Args:
+        ds: the data set.
+        source: the submit machine.
+        clusters: name -> machine -> node count.
+        n_jobs: jobs per cluster.
+        load: offered load as a fraction of each cluster's best-case capacity.
+        seed: the seed.
+
+    Returns:
+        The settings and, per cluster, its nodes and each policy's mean turnaround and makespan.
+    """
+    preds = fold_predictions(ds, source, seed=seed)
+    out = {
+        "dataset": ds.version,
+        "source": source,
+        "jobs": n_jobs,
+        "load": load,
+        "seed": seed,
+        "clusters": {},
+    }
+    for name, nodes in clusters.items():
+        jobs = make_jobs(preds, nodes, n_jobs=n_jobs, load=load, seed=seed)
+        out["clusters"][name] = {
+            "nodes": nodes,
+            "distinct_samples": len({j.sample for j in jobs}),
+            "distinct_kernels": len({j.app for j in jobs}),
+            "policies": compare(jobs, nodes, seed=seed),
+        }
+    return out
+
+
+def main(argv=None) -> int:
+    """``python -m xamm_models.studies.scheduling_jobs --store STORE --out results.json``."""
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("--store", required=True)
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args(argv)
+    res = run_clusters(XplatDataset.from_store(args.store))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(res, indent=1, sort_keys=True) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

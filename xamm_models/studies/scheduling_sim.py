@@ -37,6 +37,9 @@ class Job:
     true: dict[str, float]
     # predictor name -> machine -> seconds
     believed: dict[str, dict[str, float]] = field(default_factory=dict)
+    # the profiled sample the job runs, and its kernel (empty when made by hand)
+    sample: str = ""
+    app: str = ""
 
 
 def arrivals(

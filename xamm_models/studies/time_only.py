@@ -19,20 +19,19 @@ import json
 import numpy as np
 import polars as pl
 
-from xamm_data import load_dataset
+from xamm_data import load_dataset, snapshot
 from xamm_data.regions import ProfileMeta, RegionProfile, conform_regions
 from xamm_data.targets import scenario_expr
 from xamm_models.benchmark.dataset import build
 from xamm_models.predictors.composed import SPREAD_FILE, predict_regions
 from xamm_models.zoo.registry import load_model
 
-MACHINES = ("quartz", "lassen", "h100-node", "mi300a-spx")  # the embedded snapshot's
 QUANTILES = (0.1, 0.9)
 
 
 def labelled_pairs() -> pl.DataFrame:
     """The embedded snapshot's labelled pairs (``xplat-rajaperf`` built from it)."""
-    runs = pl.concat([load_dataset(m) for m in MACHINES], how="diagonal_relaxed")
+    runs = pl.concat([load_dataset(m) for m in snapshot.machines()], how="diagonal_relaxed")
     return build(runs)
 
 

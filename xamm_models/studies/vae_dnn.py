@@ -182,6 +182,65 @@ class RandomForestVector:
         )
 
 
+class PairMedianVector:
+    """The trivial baseline under the papers' definitions: every vector is its source's median log
+    relR to each target over the training vectors (one constant per machine pair)."""
+
+    def __init__(self, targets: list[str], sources: list[str], seed: int = 0):
+        self.targets, self.sources = targets, sources
+        self.median: dict[str, np.ndarray] = {}
+
+    def fit(self, rows: pl.DataFrame) -> PairMedianVector:
+        """Each source's median log relR to each target (0, relR 1, where it has none).
+
+        Args:
+            rows: vector samples.
+
+        Returns:
+            The fitted model.
+        """
+        for (s,), part in rows.group_by(["source"]):
+            y = part.select([f"y_{t}" for t in self.targets]).to_numpy().astype(float)
+            have = (~np.isnan(y)).any(axis=0)
+            med = np.zeros(len(self.targets))
+            med[have] = np.nanmedian(y[:, have], axis=0)
+            self.median[s] = med
+        return self
+
+    def predict_vector(self, rows: pl.DataFrame) -> np.ndarray:
+        """Predicted log relR to every target: the source's training medians.
+
+        Args:
+            rows: rows with ``source``.
+
+        Returns:
+            One row per input row, one column per target.
+        """
+        zero = np.zeros(len(self.targets))
+        return np.array([self.median.get(s, zero) for s in rows.get_column("source")]).reshape(
+            rows.height, len(self.targets)
+        )
+
+
+def vector_lengths(rows: pl.DataFrame, targets: list[str]) -> dict[str, int]:
+    """How many vectors hold each number of measured targets other than their source (the seeds'
+    vectors held 4).
+
+    Args:
+        rows: vector samples.
+        targets: the targets of the vector.
+
+    Returns:
+        Number of measured targets -> vectors, as strings for JSON.
+    """
+    n = rows.select(
+        pl.sum_horizontal(
+            [(pl.col(f"y_{t}").is_not_null() & (pl.col("source") != t)) for t in targets]
+        ).alias("n")
+    ).get_column("n")
+    return {str(k): int(v) for k, v in sorted(n.value_counts().iter_rows())}
+
+
 def run_split(
     train: pl.DataFrame,
     test: pl.DataFrame,
@@ -196,22 +255,86 @@ def run_split(
     ``test``."""
     from xamm_models.predictors.vae_dnn import VaeDnn  # torch: loaded on use
 
-    Y = test.select([f"y_{t}" for t in targets]).to_numpy().astype(float)
-    M = ~np.isnan(Y)
     ev = Evaluator("xplat-rajaperf", n_boot=n_boot, seed=seed)
     out = {}
     for name, model in (
         ("vae-dnn", VaeDnn(targets, sources, seed=seed, **switches)),
         ("random-forest", RandomForestVector(targets, sources, seed=seed)),
+        ("pair-median", PairMedianVector(targets, sources)),
     ):
-        P = model.fit(train).predict_vector(test)
-        pairs = as_pairs(test, P, targets)
-        out[name] = {
-            "seed_metrics": vector_metrics(Y, P, M, targets),
-            "pairs": pairs,
-            "evaluator": ev.eval(pairs) if n_boot else None,
-        }
+        out[name] = _scored_vector(model, train, test, targets, ev if n_boot else None)
     return out
+
+
+def _scored_vector(model, train: pl.DataFrame, test: pl.DataFrame, targets, ev) -> dict:
+    """A vector model fitted on ``train`` and scored on ``test``: the papers' metrics, the pair
+    rows and (given an evaluator) the evaluator's figures."""
+    Y = test.select([f"y_{t}" for t in targets]).to_numpy().astype(float)
+    P = model.fit(train).predict_vector(test)
+    pairs = as_pairs(test, P, targets)
+    return {
+        "seed_metrics": vector_metrics(Y, P, ~np.isnan(Y), targets),
+        "pairs": pairs,
+        "evaluator": ev.eval(pairs) if ev is not None else None,
+    }
+
+
+def add_pair_median(ds, out_dir, *, seed: int = 0, n_boot: int = 1000) -> dict:
+    """The trivial baseline (:class:`PairMedianVector`) added to ``out_dir``'s ``results.json`` of
+    the same data set version: on the papers' 80/20 split (beside every ablation row: the same
+    split), on the kernel-group and kernel folds present, and the 80/20 test vectors' lengths.
+
+    Args:
+        ds: the data set the results were computed on.
+        out_dir: the folder of ``results.json`` (``results.md`` is rewritten from it).
+        seed: the split's seed.
+        n_boot: bootstrap resamples.
+
+    Returns:
+        The updated results.
+    """
+    from xamm_models.predictors.vae_dnn import split_80_20, vector_samples  # torch: loaded on use
+
+    path = Path(out_dir) / "results.json"
+    result = json.loads(path.read_text())
+    if result["dataset"]["version"] != ds.version:
+        raise ValueError(
+            f"{path} is of data set version {result['dataset']['version']}, not {ds.version}"
+        )
+    rows = vector_samples(ds.pairs)
+    targets = result["dataset"]["targets"]
+    sources = sorted(set(rows.get_column("source")))
+    tr, te = split_80_20(rows, seed)
+    ev = Evaluator("xplat-rajaperf", n_boot=n_boot, seed=seed)
+    base = PairMedianVector(targets, sources)
+    split = _summary(
+        {
+            "pair-median": _scored_vector(
+                base, rows.filter(pl.Series(tr)), rows.filter(pl.Series(te)), targets, ev
+            )
+        }
+    )
+    for label in result["split_80_20"]:
+        result["split_80_20"][label].update(split)
+    result["dataset"]["test_vector_lengths_80_20"] = vector_lengths(
+        rows.filter(pl.Series(te)), targets
+    )
+    for key, scheme in (("kernel_group_pooled", "kernel-group"), ("kernel_pooled", "kernel")):
+        if key not in result:
+            continue
+        per_fold = {}
+        for f in ds.get_idx_split(scheme):
+            test = rows.get_column("app").is_in(list(f.test_kernels))
+            per_fold[f.name] = {
+                "pair-median": _scored_vector(
+                    base, rows.filter(~test), rows.filter(test), targets, None
+                )
+            }
+        result[key].update(_pooled(per_fold, n_boot, seed))
+    text = json.dumps(result, indent=1, sort_keys=True, default=float) + "\n"
+    path.write_text(text)
+    (Path(out_dir) / "results.md").write_text(markdown(json.loads(text)))
+    return json.loads(text)
 
 
 ABLATIONS = {
@@ -251,7 +374,12 @@ def run_all(
     sources = sorted(set(rows.get_column("source")))
     tr, te = split_80_20(rows, seed)
     result = {
-        "dataset": {"version": ds.version, "vectors": rows.height, "targets": targets},
+        "dataset": {
+            "version": ds.version,
+            "vectors": rows.height,
+            "targets": targets,
+            "test_vector_lengths_80_20": vector_lengths(rows.filter(pl.Series(te)), targets),
+        },
         "split_80_20": {},
         "kernel_group": {},
     }
@@ -355,7 +483,7 @@ def _pooled(per_fold: dict, n_boot: int, seed: int) -> dict:
     intervals)."""
     ev = Evaluator("xplat-rajaperf", n_boot=n_boot, seed=seed)
     out = {}
-    for name in ("vae-dnn", "random-forest"):
+    for name in next(iter(per_fold.values())):
         frames = [r[name]["pairs"] for r in per_fold.values()]
         seed_m = [r[name]["seed_metrics"] for r in per_fold.values()]
         scored = ev.eval(pl.concat(frames))

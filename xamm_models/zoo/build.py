@@ -56,7 +56,7 @@ from xamm_models.predictors.baseline import fit_baselines
 from xamm_models.predictors.default.model import StackedPredictor
 from xamm_models.studies.adaptation import PLATFORM, PLATFORM_FEATURES, platform_pairs
 
-SCHEMES = ("kernel-group", "held-out-machine", "kernel")
+SCHEMES = ("kernel-group", "machine", "kernel")
 # the top-down counter runs of the adaptation stand-in
 TUTORIAL_QUARTZ = "LLNL+thicket-tutorial/data/quartz"
 METRICS = ("within_2", "median_abs_log10", "coverage")

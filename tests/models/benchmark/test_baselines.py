@@ -55,21 +55,35 @@ def test_pair_size_median_uses_the_bucket_else_the_pair():
     assert got[1] == pytest.approx(8.0) and got[2] == pytest.approx(2.0)
 
 
-def test_roofline_is_the_ratio_of_modelled_times():
-    samples = pl.DataFrame(
-        {
-            "target": ["s:cpu", "t:gpu"],
-            "time_per_rep_s": [1.0, 0.01],
-            "bytes_per_rep": [1e9, 1e9],
-            "flops_per_rep": [1e9, 1e8],
-            "kernels_per_rep": [1.0, 1.0],
-        }
+def _runs(target, rows):
+    return [
+        {"target": target, "time_per_rep_s": t, "bytes_per_rep": b, "flops_per_rep": f}
+        for t, b, f in rows
+    ]
+
+
+def test_roofline_is_the_plain_roofline_from_each_machines_own_runs():
+    """Worked by hand: the overhead is the cheapest launches' time; the bandwidth ignores working
+    sets below the machine's median (s:cpu's 0.1 s kernel would say 1e10 B/s); the flop rate comes
+    from kernels of at least 1 flop/byte, and a machine with fewer than three (t:gpu) borrows its
+    device kind's (u:gpu's) instead of its own two; relR is the ratio of modelled times."""
+    tiny = [(1e-6, 1e3, 0.0)] * 2
+    s = tiny + [(0.1 + 1e-6, 1e9, 0.0), (1 + 1e-6, 2e9, 4e9), (2 + 1e-6, 4e9, 8e9)]
+    s += [(4 + 1e-6, 8e9, 16e9)]
+    t = [(1e-5, 1e3, 0.0)] * 2 + [(1e-3 + 1e-5, 1e9, 2e9)] * 2
+    u = [(1e-5, 1e3, 0.0)] * 2 + [(1e-3 + 1e-5, 1e9, 1e9)] * 3
+    samples = pl.DataFrame(_runs("s:cpu", s) + _runs("t:gpu", t) + _runs("u:gpu", u)).with_columns(
+        pl.lit(1.0).alias("kernels_per_rep")
     )
-    figs = B.machine_figures(samples).rows_by_key("target", named=True)
-    assert figs["s:cpu"][0]["bw"] == pytest.approx(1e9) and figs["t:gpu"][0][
-        "flops"
-    ] == pytest.approx(1e10)
-    assert figs["t:gpu"][0]["overhead"] == pytest.approx(0.01)  # one sample: its time per launch
+    figs = B.machine_figures(samples).rows_by_key("target", named=True, unique=True)
+    assert figs["s:cpu"]["overhead"] == pytest.approx(1e-6)
+    assert figs["s:cpu"]["bw"] == pytest.approx(2e9) and figs["s:cpu"]["flops"] == pytest.approx(
+        4e9
+    )
+    assert figs["t:gpu"]["bw"] == pytest.approx(1e12) and figs["u:gpu"]["flops"] == pytest.approx(
+        1e12
+    )
+    assert figs["t:gpu"]["flops"] == pytest.approx(1e12)  # borrowed, not its own 2e12
     test = pl.DataFrame(
         {
             "source": ["s:cpu"],
@@ -83,8 +97,8 @@ def test_roofline_is_the_ratio_of_modelled_times():
             "iterations_per_rep": [1e6],
         }
     )
-    t_s = max(2e9 / 1e9, 4e9 / 1e9) + 1.0 * 3
-    t_t = max(2e9 / 1e11, 4e9 / 1e10) + 0.01 * 3
+    t_s = max(2e9 / 2e9, 4e9 / 4e9) + 1e-6 * 3
+    t_t = max(2e9 / 1e12, 4e9 / 1e12) + 1e-5 * 3
     assert B.roofline(TRAIN, test, samples=samples)[0] == pytest.approx(t_t / t_s)
 
 

@@ -87,9 +87,9 @@ def _profile(rows: pl.DataFrame, *, work: bool = True) -> RegionProfile:
 def test_composed_time_is_the_sum_of_regions_and_holds_the_measured_truth(model, kernel_program):
     """A program of RAJAPerf kernels, MI300A GPU -> H100 GPU: the whole-program prediction is the
     sum of the regions' predicted times (and of their bounds), and the sum of the kernels' measured
-    H100 times lies inside its interval and within 2x of it. The default saw these kernels' pairs
-    when it chose its candidates; the regions carry no kernel group, so each is answered by its
-    physics, not by a per-pair constant."""
+    H100 times lies inside its interval and within 2x of it. The default is fitted to no label, so
+    each region is answered by its physics and the kernel's own slowdown, not by a per-pair
+    constant."""
     pred = predict_profile(_profile(kernel_program), model, targets=[DST])
     prog = pred.programs.filter(pl.col("target") == DST).row(0, named=True)
     per = pred.regions.filter(pl.col("target") == DST)

@@ -34,7 +34,7 @@ def kinds():
     machines = sorted(set(pairs.get_column("target")))
     vae = VaeDnn(machines, machines, feature_names=FEATS, vae_epochs=5, dnn_epochs=5)
     return {
-        "stacked": StackedPredictor(seed=0, kernel_folds=3).fit(pairs, samples),
+        "stacked": StackedPredictor(seed=0).fit(pairs, samples),
         "baseline": BaselinePredictor(method="roofline").fit(pairs, samples),
         "xamm": XammPredictor(feature_columns=FEATS, epochs=5, regressor="xgboost").fit_pairs(
             pairs

@@ -97,8 +97,14 @@ def test_node_config_refuses_a_source_or_targets_that_do_not_fill_a_node(model):
     prof = _profile()
     with pytest.raises(NodeConfigurationError, match=r"source mi300a-spx:cpu.*4 of the node's 96"):
         predict_profile(prof, model, source="mi300a-spx:cpu", config="node")
+    targets = ["quartz:cpu", "lassen:gpu"]
     with pytest.raises(NodeConfigurationError, match=r"no target's benchmark runs filled a node"):
-        predict_profile(prof, model, config="node")
+        predict_profile(prof, model, targets=targets, config="node")
+    # the embedded data holds dane's runs, which filled its node: it is compared with no runs given
+    assert set(predict_profile(prof, model, config="node").programs["target"]) == {
+        "mi300a-spx:gpu",
+        "dane:cpu",
+    }
     with pytest.raises(ValueError, match="expected one of as-run, node"):
         predict_profile(prof, model, config="socket")
 
@@ -109,6 +115,7 @@ def test_cli_node_config_without_whole_nodes_is_one_line_exit_1(tmp_path, capsys
     table = tmp_path / "regions.csv"
     table.write_text("region,exclusive_s\nmain,1.0\n")
     argv = ["predict", str(table), "--source", "mi300a-spx:gpu", "--config", "node"]
+    argv += ["--target", "quartz:cpu", "--target", "lassen:gpu"]
     assert xamm(argv) == 1
     out = capsys.readouterr()
     assert out.out == "" and out.err.count("\n") == 1 and "--config node: no target's" in out.err

@@ -304,7 +304,7 @@ def test_leave_one_kernel_out_tests_every_kernel_exactly_once_and_is_added_to_th
     }
     (tmp_path / "results.json").write_text(json.dumps(base))
     res = add_loko(ds, tmp_path, n_boot=50, workers=1, progress=lambda *_: None, **SMALL)
-    assert set(res["kernel_pooled"]) == {"vae-dnn", "random-forest"}
+    assert set(res["kernel_pooled"]) == {"vae-dnn", "random-forest", "pair-median"}
     for r in res["kernel_pooled"].values():
         # every pair tested once, by the model trained without its kernel
         assert r["pairs"] == pairs.height
@@ -314,3 +314,48 @@ def test_leave_one_kernel_out_tests_every_kernel_exactly_once_and_is_added_to_th
     assert (tmp_path / "results.md").read_text() == markdown(
         saved
     ) and "Leave one kernel out" in markdown(saved)
+
+
+def test_the_pair_median_is_each_sources_median_and_joins_the_results(tmp_path):
+    """The trivial baseline under the papers' definitions: each source's median log relR per target,
+    relR 1 where it has none; ``add_pair_median`` adds it to a results file of the same data set
+    version (with the 80/20 test vectors' lengths) and refuses another version."""
+    import json
+    from types import SimpleNamespace
+
+    from xamm_models.studies.vae_dnn import PairMedianVector, add_pair_median, vector_lengths
+
+    rows = pl.DataFrame(
+        {
+            "source": ["a:cpu", "a:cpu", "a:cpu", "b:gpu"],
+            "y_a:cpu": [0.0, 0.0, 0.0, None],
+            "y_b:gpu": [1.0, 3.0, None, 0.0],
+            "y_c:gpu": [None, None, None, 2.0],
+        }
+    )
+    m = PairMedianVector(["a:cpu", "b:gpu", "c:gpu"], ["a:cpu", "b:gpu"]).fit(rows)
+    got = m.predict_vector(pl.DataFrame({"source": ["a:cpu", "b:gpu", "z:cpu"]}))
+    assert got.tolist() == [[0.0, 2.0, 0.0], [0.0, 0.0, 2.0], [0.0, 0.0, 0.0]]
+    # measured targets other than the source: 1, 1, 0 and 1
+    assert vector_lengths(rows, ["a:cpu", "b:gpu", "c:gpu"]) == {"0": 1, "1": 3}
+
+    pairs = pairs_frame(12)
+    kernels = sorted(set(pairs["app"]))
+    ds = SimpleNamespace(
+        pairs=pairs,
+        version="v",
+        get_idx_split=lambda scheme: [SimpleNamespace(name=k, test_kernels=(k,)) for k in kernels],
+    )
+    base = {
+        "dataset": {"version": "v", "vectors": 24, "targets": ["a:cpu", "b:gpu", "c:gpu"]},
+        "split_80_20": {"all switches on": {}},
+        "kernel_pooled": {},
+    }
+    (tmp_path / "results.json").write_text(json.dumps(base))
+    res = add_pair_median(ds, tmp_path, n_boot=50)
+    assert res["split_80_20"]["all switches on"]["pair-median"]["r2_seed"] is not None
+    assert res["kernel_pooled"]["pair-median"]["pairs"] == pairs.height
+    assert sum(res["dataset"]["test_vector_lengths_80_20"].values()) > 0
+    ds.version = "w"
+    with pytest.raises(ValueError, match="version v, not w"):
+        add_pair_median(ds, tmp_path, n_boot=50)

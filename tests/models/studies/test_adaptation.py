@@ -79,7 +79,23 @@ def test_the_controlled_stand_in_curve_on_real_runs(shared_data, tmp_path):
     keys = preds.group_by("method", "fraction").agg(pl.col("sample").sort().hash().alias("h"))
     assert keys.get_column("h").n_unique() == 1  # the same test rows for everyone
     table = curve_table(preds, n_boot=50)
-    assert set(table.get_column("method")) == {"adapted", "scratch-ridge", "scratch-mlp", "full"}
+    assert set(table.get_column("method")) == {
+        "adapted",
+        "scratch-ridge",
+        "scratch-mlp",
+        "full",
+        "target-median",
+    }
+    # the trivial baseline is one relR per target and fraction: the median of labelled pairs
+    med = preds.filter(pl.col("method") == "target-median")
+    assert (
+        med.group_by("target", "fraction", "repeat")
+        .agg(pl.col("y_pred").n_unique())
+        .get_column("y_pred")
+        .max()
+        == 1
+        and (med.get_column("y_pred") > 0).all()
+    )
     assert (table.get_column("within_2_lo") <= table.get_column("within_2")).all()
     _, names = target_space(np.zeros((1, 6)))
     # two names kept

@@ -89,7 +89,13 @@ def test_jobs_are_held_out_kernels_with_their_measured_times(shared_data, tmp_pa
     ratio = jobs[0].true["quartz:cpu"] / jobs[0].true["mi300a-spx:cpu"]
     assert ratio in set(preds.filter(pl.col("target") == "quartz:cpu").get_column("relR").to_list())
     assert REPS == 1000
+    # the device kind alone: one belief per fold and device scenario, the training pairs' median
+    kinds = preds.with_columns(pl.col("target").str.ends_with(":gpu").alias("gpu"))
+    assert kinds.group_by("gpu").agg(pl.col("relR_device-kind").n_unique()).get_column(
+        "relR_device-kind"
+    ).max() <= len(ds.get_idx_split("kernel-group"))
     res = {r["policy"]: r["mean_turnaround_s"] for r in compare(jobs, nodes)}
+    assert {"roofline", "device-kind", "adapted", "predicted"} <= set(res)
     # on these runs: the margins are wide (see the README)
     assert res["oracle"] < res["predicted"] < res["random"]
 

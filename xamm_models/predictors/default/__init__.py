@@ -1,5 +1,5 @@
-"""xamm's default predictor: a physics prior from each machine's own benchmark runs, learned
-residuals per scenario chosen on inner folds, and conformal intervals."""
+"""xamm's default predictor: each machine's physics signature from its own benchmark runs, the
+prior with half the source's slowdown carried to the target, and split-conformal intervals."""
 
 from __future__ import annotations
 
@@ -9,13 +9,7 @@ _PUBLIC = {
     "StackedPredictor": "xamm_models.predictors.default.model",
     "StackedConfig": "xamm_models.predictors.default.model",
     "Calibration": "xamm_models.predictors.default.model",
-    "CANDIDATES": "xamm_models.predictors.default.candidates",
-    "register_candidate": "xamm_models.predictors.default.candidates",
-    "default_candidates": "xamm_models.predictors.default.candidates",
-    "make_candidate": "xamm_models.predictors.default.candidates",
-    "RULES": "xamm_models.predictors.default.conformal",
-    "register_rule": "xamm_models.predictors.default.conformal",
-    "choose_rule": "xamm_models.predictors.default.conformal",
+    "split_relr": "xamm_models.predictors.default.stacked",
 }
 __all__ = sorted(_PUBLIC)
 __getattr__, __dir__ = lazy_exports(__name__, _PUBLIC)
