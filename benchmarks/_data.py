@@ -3,7 +3,10 @@ store, with a temporary ``XAMM_HOME`` so no benchmark reads or writes the user's
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -28,3 +31,34 @@ def xplat_dataset(data: Path, name: str):
 
     xplat.ingest_sources(data, tmp / "store")
     return xplat.XplatDataset.from_store(tmp / "store"), tmp
+
+
+class _Tee(io.TextIOBase):
+    def __init__(self, *streams):
+        self.streams = streams
+
+    def write(self, s: str) -> int:
+        for st in self.streams:
+            st.write(s)
+        return len(s)
+
+    def flush(self) -> None:
+        for st in self.streams:
+            st.flush()
+
+
+@contextlib.contextmanager
+def printed_to(path: Path | None, script: str):
+    """Print as usual and, given ``path``, also write what was printed there as a Markdown page
+    (the page the documentation links for the measured figures)."""
+    if path is None:
+        yield
+        return
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(_Tee(sys.stdout, buf)):
+        yield
+    head = (
+        f"`python benchmarks/{script}` on {os.cpu_count()} cores, Python {sys.version.split()[0]}"
+    )
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(f"# {script}\n\n{head}:\n\n```text\n{buf.getvalue().rstrip()}\n```\n")

@@ -13,13 +13,12 @@ baseline on the same rows.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
 
 import polars as pl
-from _data import best_of
+from _data import best_of, printed_to
 
 REPO = Path(__file__).resolve().parents[1]
 TARGET = 1e5
@@ -32,14 +31,14 @@ def main(argv=None) -> int:
     ap.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
     ap.add_argument("--rows", type=int, default=100_000)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--out", type=Path, help="also write the lines printed here (Markdown)")
+    ap.add_argument("--out", type=Path, help="also write what is printed here (a Markdown page)")
     args = ap.parse_args(argv)
-    lines: list[str] = []
+    with printed_to(args.out, "bench_default.py"):
+        return run(args)
 
-    def say(text: str) -> None:
-        print(text)
-        lines.append(text)
 
+def run(args) -> int:
+    """Fit, time and print."""
     from _data import xplat_dataset
 
     ds, _ = xplat_dataset(args.data, "default")
@@ -49,18 +48,18 @@ def main(argv=None) -> int:
 
     t = time.perf_counter()
     model = StackedPredictor(seed=0).fit(ds.pairs, ds.samples, dataset=f"{xplat.NAME}@{ds.version}")
-    say(f"fit on {ds.pairs.height} pairs (inner folds included): {time.perf_counter() - t:.1f} s")
+    print(f"fit on {ds.pairs.height} pairs (inner folds included): {time.perf_counter() - t:.1f} s")
     rows = pl.concat([ds.pairs] * (args.rows // ds.pairs.height + 1)).head(args.rows)
     s = best_of(lambda: model.predict_pairs(rows), args.repeat)
     rate = args.rows / s
     ok = rate >= TARGET
-    say(
+    print(
         f"predict_pairs (with intervals): {args.rows} rows in "
         f"{s:.3f} s = {rate:,.0f} predictions/s "
         f"({rate / TARGET:.1f}x the 1e5/s target)"
     )
     peer = best_of(lambda: baselines.roofline(ds.pairs, rows, samples=ds.samples), args.repeat)
-    say(
+    print(
         f"peer, baseline/roofline on the same rows: {args.rows / peer:,.0f} predictions/s "
         f"(default/peer time ratio {s / peer:.2f})"
     )
@@ -68,16 +67,10 @@ def main(argv=None) -> int:
     prof = pl.concat([prof] * (20_000 // prof.height + 1)).head(20_000)
     targets = sorted(set(ds.samples.get_column("target")) - {"quartz:cpu"})
     s = best_of(lambda: model.rank_targets(prof, "quartz:cpu", targets), 1)
-    say(
+    print(
         f"rank_targets: {prof.height} profiles x {len(targets)} targets in {s:.2f} s = "
         f"{prof.height * len(targets) / s:,.0f} predictions/s with P(fastest) (4000 draws each)"
     )
-    if args.out:
-        head = (
-            f"`python benchmarks/bench_default.py` on {ds.pairs.height} pairs, "
-            f"{os.cpu_count()} cores:\n\n"
-        )
-        args.out.write_text(head + "".join(f"* {t}\n" for t in lines))
     return 0 if ok else 1
 
 

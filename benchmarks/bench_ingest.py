@@ -26,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _data import printed_to
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -91,7 +93,14 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--skip-thicket-large", action="store_true", help="do not run Thicket on the replicated set"
     )
+    ap.add_argument("--out", type=Path, help="also write what is printed here (a Markdown page)")
     args = ap.parse_args(argv)
+    with printed_to(args.out, "bench_ingest.py"):
+        return run(args)
+
+
+def run(args) -> int:
+    """Every set timed, printed."""
     quartz = args.data / "LLNL+thicket-tutorial" / "data" / "quartz"
     files = sorted(quartz.rglob("*.cali"))
     if not files:
@@ -141,8 +150,8 @@ def main(argv=None) -> int:
             f"import sys; sys.path.insert(0, {str(REPO)!r})\n"
             "from xamm_ingest import read_rajaperf\nread_rajaperf({!r}, workers=2)"
         )
-        m_small = peak_rss_mb(code.format(quartz))
-        m_big = peak_rss_mb(code.format(tmp))
+        m_small = peak_rss_mb(code.format(str(quartz)))
+        m_big = peak_rss_mb(code.format(str(tmp)))
         print(
             f"peak RSS, xamm 2 workers: {m_small:.0f} MB at {n_small} files, "
             f"{m_big:.0f} MB at {n_big} files"

@@ -16,6 +16,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
+
+from _data import printed_to
 
 TARGET_S = 0.8
 CASES = {
@@ -44,7 +47,14 @@ def run(code: str, store: str) -> tuple[float, bool]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)
-    runs = ap.parse_args().runs
+    ap.add_argument("--out", type=Path, help="also write what is printed here (a Markdown page)")
+    args = ap.parse_args()
+    with printed_to(args.out, "bench_startup.py"):
+        report(args.runs)
+
+
+def report(runs: int) -> None:
+    """Time each command ``runs`` times and print the medians against the target."""
     store = tempfile.mkdtemp()
     print(f"python {sys.version.split()[0]}; target <= {TARGET_S} s (median of {runs})")
     print(f"{'command':28s} {'median s':>9s} {'worst s':>8s}  torch imported  vs target")

@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 import polars as pl
+from _data import printed_to
 
 REPO = Path(__file__).resolve().parents[1]
 # the last commit with the 0.2 store (one Parquet file per machine, lock + rename)
@@ -200,7 +201,14 @@ def main(argv=None) -> int:
     )
     ap.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
     ap.add_argument("--replicas", type=int, default=14)
+    ap.add_argument("--out", type=Path, help="also write what is printed here (a Markdown page)")
     args = ap.parse_args(argv)
+    with printed_to(args.out, "bench_store.py"):
+        return run(args)
+
+
+def run(args) -> int:
+    """Every measurement, printed."""
     tmp = Path(tempfile.mkdtemp(prefix="xamm-bench-store-"))
     os.environ["XAMM_HOME"] = str(tmp / "home")
     from xamm_ingest import ingest_rajaperf

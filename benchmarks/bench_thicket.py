@@ -22,6 +22,8 @@ import time
 import warnings
 from pathlib import Path
 
+from _data import printed_to
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -40,7 +42,14 @@ def main(argv=None) -> int:
     )
     ap.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--out", type=Path, help="also write what is printed here (a Markdown page)")
     args = ap.parse_args(argv)
+    with printed_to(args.out, "bench_thicket.py"):
+        return run(args)
+
+
+def run(args) -> int:
+    """Every set timed, printed as a Markdown table."""
     warnings.filterwarnings("ignore")
     import thicket
     from xamm_ingest import from_thicket, read_rajaperf
