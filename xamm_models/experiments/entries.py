@@ -546,7 +546,7 @@ def _register_regressor_entries() -> None:
                 lambda ctx, r=reg: ctx.xamm(
                     regressor=r, heads=("noamm", "amm") if r == "xgboost" else ("amm",)
                 ),
-                frozenset({"kernel-group", "kernel"}) if main else frozenset({"kernel-group"}),
+                NO_LOMO if main else frozenset({"kernel-group"}),
                 description="the xAMM pipeline: attention embedding + AMM(source) + "
                 f"AMM(target) -> {reg}",
             ),

@@ -15,10 +15,12 @@ label-free model, and conformal intervals.
   a known one once its signature is measured; the answer's ``regime`` says which it was (``seen``:
   both ends in the training pairs; ``new``: an end known only from its benchmark runs).
 
-Why so little: on leave-one-machine-out folds, the learned residuals chosen per scenario, the
-most-similar-machine stand-in, twins, the siblings regime, the label-free tie-break and the choice
-among interval rules did not beat this model (90% intervals of their gains covering zero or below
-it); the prior with borrowed flop rates and the half-slowdown did (docs/decisions.md).
+Why so little: on leave-one-machine-out folds, the candidates chosen per regime and scenario on
+inner folds (learned residuals, the most-similar-machine stand-in, pair offsets, with their gate and
+tie-break) did not beat this model as a whole, twins cost within 2x, the siblings regime answers no
+such pair, and the choice among interval rules covered no better (90% intervals of the gains
+covering zero or below it); the prior with borrowed flop rates and the half-slowdown beat the
+prior without them (docs/decisions.md).
 
 A target without a signature is refused (:class:`UnknownTargetError`, with did-you-mean), unless its
 benchmark runs are given (``target_benchmarks``: ``benchmark_runs`` rows, or samples built from
@@ -73,7 +75,7 @@ class StackedConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     coverage: float = Field(0.8, gt=0, lt=1)
     seed: int = 0
-    # fewer inner residuals than this in a scenario: the regime's "all" half-width is used
+    # fewer inner residuals than this in a scenario: the pooled ("all") half-width is used
     min_per_scenario: int = 20
 
 
@@ -93,9 +95,9 @@ def _scenarios(pairs: pl.DataFrame) -> np.ndarray:
 def _inner_folds(pairs: pl.DataFrame, samples: pl.DataFrame):
     """(signatures, held pairs) of each inner fold: one kernel group of the training pairs held out,
     the signatures measured without its kernels."""
-    for (g,), held in pairs.group_by(["group"], maintain_order=True):
+    for _, held in pairs.group_by(["group"], maintain_order=True):
         hidden = held.get_column("app").unique().implode()
-        yield g, physics_signatures(samples.filter(~pl.col("app").is_in(hidden))), held
+        yield physics_signatures(samples.filter(~pl.col("app").is_in(hidden))), held
 
 
 def profile_pairs(
@@ -187,7 +189,7 @@ class StackedPredictor(
 
     def _calibrate(self, pairs: pl.DataFrame, samples: pl.DataFrame) -> Calibration:
         resid, scen = [], []
-        for _, sigs, held in _inner_folds(pairs, samples):
+        for sigs, held in _inner_folds(pairs, samples):
             resid.append(np.log10(split_relr(sigs, held) / held.get_column("relR").to_numpy()))
             scen.append(_scenarios(held))
         # no training pairs: refuse to be confident
