@@ -14,6 +14,9 @@ _PUBLIC = {
     "IngestError": "xamm_ingest.errors",
     "RecordError": "xamm_ingest.errors",
     "IngestReport": "xamm_ingest.report",
+    "ArchiveReport": "xamm_ingest.archive",
+    "ingest_archive": "xamm_ingest.archive",
+    "MetadataMap": "xamm_ingest.metadata_map",
     "from_thicket": "xamm_ingest.thicket",
     "read_regions": "xamm_ingest.readers.regions",
     **{

@@ -12,8 +12,16 @@ import sys
 from pathlib import Path
 
 from pydantic import ValidationError
+from xamm_ingest.archive import (
+    ARCHIVE_FORMATS,
+    DEFAULT_BATCH_FILES,
+    EXECUTORS,
+    ArchiveReport,
+    ingest_archive,
+)
 from xamm_ingest.dispatch import ingest_sources
 from xamm_ingest.errors import IngestError
+from xamm_ingest.metadata_map import FIELDS, MetadataMap
 from xamm_ingest.readers.profile_common import SampleSpec
 from xamm_ingest.records import Bounds
 
@@ -29,6 +37,8 @@ examples:
   xamm-ingest hpctoolkit ./hpctoolkit-lulesh-database --app LULESH --machine quartz --param \
 size=30 --ranks 8
   xamm-ingest caliper ./profiles --app Laghos --machine ruby --time-unit usec
+  xamm-ingest caliper ./profiles --app Laghos --machine ruby --time-unit usec --map \
+variant=implementation --batch-files 500   a team's key as the variant; a rerun skips what is stored
   xamm-ingest table samples.csv --mapping mapping.toml
   xamm-ingest rajaperf ./h100-runs --machine h100-node
   xamm-ingest rajaperf ./runs --dry-run --json       read and validate only; print the summary as \
@@ -187,38 +197,84 @@ def _add_profile_formats(sub) -> None:
             epilog=EPILOG,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
-        q.add_argument(
-            "paths", nargs="+", type=Path, help="databases/files or directories holding them"
-        )
-        q.add_argument("--app", required=True, help="application name")
-        q.add_argument(
-            "--machine", help="machine id (required unless the profile names its cluster)"
-        )
-        q.add_argument(
-            "--param",
-            action="append",
-            default=[],
-            metavar="KEY=VALUE",
-            help="application parameter (repeatable)",
-        )
-        q.add_argument("--threads", type=int, help="threads per rank")
-        q.add_argument("--ranks", type=int, help="MPI ranks (default: from the profile)")
-        q.add_argument("--gpus", type=int, help="GPUs used")
-        q.add_argument("--device", choices=["cpu", "gpu"], default="cpu")
-        q.add_argument(
-            "--runtime-s",
-            type=float,
-            help="runtime in seconds, when the profile has no time metric",
-        )
-        q.add_argument(
-            "--time-unit",
-            type=_time_unit,
-            metavar="UNIT",
-            help="unit of a time attribute that states none: s/sec/seconds, "
-            "ms/msec, us/usec/µs/microseconds, ns/nsec",
-        )
+        _sample_args(q)
+        if fmt == "caliper":
+            q.add_argument(
+                "--map",
+                action="append",
+                default=[],
+                metavar="COLUMN=KEY",
+                help="read COLUMN (variant, input_size, input_type, programming_model, ranks, "
+                "threads) from metadata key KEY before the default keys (repeatable; an "
+                "xamm.toml [metadata] table does the same per directory)",
+            )
+        _archive_args(q)
         _common_profile_args(q)
     _add_table(sub)
+
+
+def _sample_args(q: argparse.ArgumentParser) -> None:
+    """What the user states of every sample: the sources, the application, the run."""
+    q.add_argument(
+        "paths", nargs="+", type=Path, help="databases/files or directories holding them"
+    )
+    q.add_argument("--app", required=True, help="application name")
+    q.add_argument("--machine", help="machine id (required unless the profile names its cluster)")
+    q.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="application parameter (repeatable)",
+    )
+    q.add_argument("--threads", type=int, help="threads per rank")
+    q.add_argument("--ranks", type=int, help="MPI ranks (default: from the profile)")
+    q.add_argument("--gpus", type=int, help="GPUs used")
+    q.add_argument(
+        "--device",
+        choices=["cpu", "gpu"],
+        default=None,
+        help="the processor class (default: gpu when the profile's programming model is "
+        "CUDA, HIP, SYCL, ...; else cpu)",
+    )
+    q.add_argument(
+        "--runtime-s", type=float, help="runtime in seconds, when the profile has no time metric"
+    )
+    q.add_argument(
+        "--time-unit",
+        type=_time_unit,
+        metavar="UNIT",
+        help="unit of a time attribute that states none: s/sec/seconds, "
+        "ms/msec, us/usec/µs/microseconds, ns/nsec",
+    )
+
+
+def _archive_args(q: argparse.ArgumentParser) -> None:
+    """Options of the batched, resumable path profiles take (:mod:`xamm_ingest.archive`)."""
+    q.add_argument(
+        "--workers", type=int, default=None, help="parsing processes (default: CPU count)"
+    )
+    q.add_argument(
+        "--batch-files",
+        type=int,
+        default=DEFAULT_BATCH_FILES,
+        metavar="N",
+        help=f"sources per commit (default {DEFAULT_BATCH_FILES}); a rerun skips what was "
+        "committed",
+    )
+    q.add_argument(
+        "--executor",
+        choices=EXECUTORS,
+        default="local",
+        help="where files are parsed: local processes, or the workers of a Dask cluster",
+    )
+    q.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="a running Dask scheduler (tcp://host:8786); without it --executor dask starts a "
+        "LocalCluster of --workers processes",
+    )
+    q.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
 def build_parser(prog: str = "xamm-ingest") -> argparse.ArgumentParser:
@@ -350,7 +406,69 @@ def _options(args, parser) -> dict:
     except ValidationError as e:
         err = e.errors()[0]
         parser.error(f"--{str(err['loc'][0]).replace('_', '-')}: {err['msg']}")
-    return {"spec": spec, "workers": 1, "bounds": bounds}
+    return {"spec": spec, "bounds": bounds, **_archive_options(args, parser)}
+
+
+def _archive_options(args, parser) -> dict:
+    if args.workers is not None and args.workers < 1:
+        parser.error("--workers must be >= 1")
+    if args.batch_files < 1:
+        parser.error("--batch-files must be >= 1")
+    if args.scheduler and args.executor != "dask":
+        parser.error("--scheduler goes with --executor dask")
+    if args.strict and args.executor == "dask":
+        parser.error(
+            "--strict reads everything here before writing; it does not go with --executor dask"
+        )
+    out = {
+        "workers": args.workers,
+        "batch_files": args.batch_files,
+        "executor": args.executor,
+        "scheduler": args.scheduler,
+        "progress": not args.no_progress and sys.stderr.isatty(),
+    }
+    if getattr(args, "map", None):
+        out["metadata_map"] = _metadata_map(args.map, parser)
+    return out
+
+
+def _metadata_map(items: list[str], parser) -> MetadataMap:
+    keys: dict[str, list[str]] = {}
+    for item in items:
+        column, _, key = item.partition("=")
+        if column.strip() not in FIELDS or not key.strip():
+            parser.error(
+                f"--map {item!r}: expected COLUMN=KEY with COLUMN one of {', '.join(FIELDS)}"
+            )
+        keys.setdefault(column.strip(), []).append(key.strip())
+    return MetadataMap(**{c: tuple(k) for c, k in keys.items()})
+
+
+def _nothing(report) -> bool:
+    """Nothing ingestable was found (sources already stored count as found)."""
+    if isinstance(report, ArchiveReport):
+        return report.rows == 0 and report.already_stored == 0
+    return report.frame.is_empty()
+
+
+def _print_archive(report: ArchiveReport, s: dict) -> None:
+    print(
+        f"sources read: {s['sources_read']}   rows: {s['rows']}   "
+        f"machines: {', '.join(s['machines']) or '-'}   apps: {', '.join(s['apps']) or '-'}"
+    )
+    if report.already_stored:
+        print(f"skipped {report.already_stored} source(s) the store already holds (same SHA-256)")
+    if report.copies:
+        print(f"read {report.copies} byte-identical cop(ies) of other sources once")
+    if report.commits:
+        print(
+            f"wrote {report.rows_written} row(s) in {len(report.commits)} commit(s) "
+            f"(versions {report.commits[0]}..{report.commits[-1]}) in {report.seconds:.1f} s"
+        )
+    for n in report.notes[:5]:
+        print(f"note: {n}")
+    if len(report.notes) > 5:
+        print(f"... and {len(report.notes) - 5} more note(s) (all in --json)")
 
 
 def _print_report(report, args) -> None:
@@ -369,6 +487,12 @@ def _print_report(report, args) -> None:
         ]
     if args.json:
         print(json.dumps(s, indent=2, default=str))
+        return
+    if isinstance(report, ArchiveReport):
+        _print_archive(report, s)
+        if args.dry_run:
+            print("dry run: nothing written")
+        _print_problems(report)
         return
     if report.table == "benchmark_runs" and report.frame.height:
         print_frame(summarize_benchmark_runs(report.frame), title="ingested benchmark runs")
@@ -440,6 +564,30 @@ def _print_problems(report, shown: int = 3) -> None:
                 )
 
 
+def _ingest(args, opts: dict):
+    """Profiles go through the batched, resumable path; ``--strict`` (nothing written unless every
+    source is good) and the other formats read everything, then commit once."""
+    archive = ("batch_files", "executor", "scheduler")
+    if args.format in ARCHIVE_FORMATS and not args.strict:
+        return ingest_archive(
+            args.format,
+            args.paths,
+            store=args.store,
+            dry_run=args.dry_run,
+            debug=args.debug,
+            **opts,
+        )
+    return ingest_sources(
+        args.format,
+        args.paths,
+        store=args.store,
+        dry_run=args.dry_run,
+        strict=args.strict,
+        debug=args.debug,
+        **{k: v for k, v in opts.items() if k not in archive},
+    )
+
+
 @quiet_pipe
 def main(argv: list[str] | None = None, prog: str = "xamm-ingest") -> int:
     """Entry point of ``xamm-ingest``. Exit codes: 0 ok, 1 bad input, 2 usage."""
@@ -449,15 +597,7 @@ def main(argv: list[str] | None = None, prog: str = "xamm-ingest") -> int:
     opts = _options(args, parser)
 
     try:
-        report = ingest_sources(
-            args.format,
-            args.paths,
-            store=args.store,
-            dry_run=args.dry_run,
-            strict=args.strict,
-            debug=args.debug,
-            **opts,
-        )
+        report = _ingest(args, opts)
     except (IngestError, FileNotFoundError, ValueError, CorruptDataError) as e:
         if args.debug:
             raise
@@ -471,7 +611,7 @@ def main(argv: list[str] | None = None, prog: str = "xamm-ingest") -> int:
         print(f"{prog}: error: {e}", file=sys.stderr)
         return 1
     _print_report(report, args)
-    if report.frame.is_empty():
+    if _nothing(report):
         print(
             f"{prog}: error: nothing ingestable found under {', '.join(map(str, args.paths))}",
             file=sys.stderr,

@@ -32,7 +32,13 @@ from xamm_ingest.machine_names import take_aliases
 from xamm_ingest.rajaperf import AGREE_RTOL
 from xamm_ingest.readers.base import ReadResult
 from xamm_ingest.readers.table import load_mapping
-from xamm_ingest.records import Bounds, DroppedRecord, check_benchmark_records, raw_schema
+from xamm_ingest.records import (
+    Bounds,
+    DroppedRecord,
+    check_benchmark_records,
+    flag_app_records,
+    raw_schema,
+)
 from xamm_ingest.report import IngestReport, Rejected
 from xamm_ingest.sources import Task, as_paths
 
@@ -94,29 +100,38 @@ def _rel(task: Task) -> str:
         return task.path.name
 
 
+def _rows_schema(table: TableSchema) -> dict[str, pl.DataType]:
+    """The polars schema readers' rows of ``table`` are built with."""
+    return raw_schema() if table is BENCHMARK_RUNS else dict(table.polars_schema)
+
+
 def _rows_frame(
-    outcomes: list[_Outcome], rows: list[list[dict]], opts: dict
+    outcomes: list[_Outcome],
+    rows: list[list[dict]],
+    opts: dict,
+    table: TableSchema = BENCHMARK_RUNS,
 ) -> pl.DataFrame | None:
     """One frame of every source's rows; a source whose rows do not fit the schema is rejected
     alone."""
     flat = [r for rs in rows for r in rs]
     if not flat:
         return None
+    schema = _rows_schema(table)
     try:
-        return pl.from_dicts(flat, schema=raw_schema(), strict=True)
+        return pl.from_dicts(flat, schema=schema, strict=True)
     except Exception:
         pass
     keep = []
     for out, rs in zip(outcomes, rows):
         try:
             if rs:
-                pl.from_dicts(rs, schema=raw_schema(), strict=True)
+                pl.from_dicts(rs, schema=schema, strict=True)
                 keep.extend(rs)
         except Exception as e:
             if opts.get("debug"):
                 raise
             out.error = _unexpected(Path(out.path), e)
-    return pl.from_dicts(keep, schema=raw_schema(), strict=True) if keep else None
+    return pl.from_dicts(keep, schema=schema, strict=True) if keep else None
 
 
 def _run_batch(
@@ -131,7 +146,8 @@ def _run_batch(
         rows.append(rs)
         if frame is not None and frame.height:
             frames.append(frame)
-    return outcomes, _rows_frame(outcomes, rows, opts), frames
+    table = get_format(batch[0].fmt).table if batch else BENCHMARK_RUNS
+    return outcomes, _rows_frame(outcomes, rows, opts, table), frames
 
 
 def _batches(tasks: list[Task], workers: int, opts: dict, progress: bool):
@@ -287,10 +303,23 @@ def read_results(
     return report
 
 
+def _checked_profiles(frame: pl.DataFrame, outcomes: list[_Outcome], opts: dict) -> pl.DataFrame:
+    """A profile is one sample: a row that breaks a plausibility rule rejects its source."""
+    flagged = flag_app_records(frame, opts.get("bounds"))
+    bad = flagged.filter(pl.col("_why").is_not_null())
+    if bad.is_empty():
+        return frame
+    by_rel = {o.rel: o for o in outcomes}
+    for rel, why in bad.select("source_path", "_why").iter_rows():
+        e = IngestError(by_rel[rel].path, why["rule"], record=why["field"])
+        by_rel[rel].error = Rejected(e.path, str(e), e.problem)
+    return flagged.filter(pl.col("_why").is_null()).drop("_why")
+
+
 def _checked(frame: pl.DataFrame, spec, outcomes: list[_Outcome], opts: dict) -> pl.DataFrame:
     """Record-level checks over a batch's rows; dropped records are credited to their source."""
     if spec.table is not BENCHMARK_RUNS:
-        return frame
+        return _checked_profiles(frame, outcomes, opts)
     good = {o.rel for o in outcomes if o.error is None}
     frame = frame.filter(pl.col("source_path").is_in(list(good)))
     by_rel = {o.rel: o for o in outcomes}

@@ -9,6 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from xamm_ingest.errors import IngestError
+from xamm_ingest.metadata_map import MetadataMap
 
 from xamm_data import machines
 
@@ -58,6 +59,8 @@ class RunDirConfig(BaseModel):
     compiler_flags: str | None = None
     omp_max_threads: int | None = Field(default=None, ge=1)
     device: Literal["cpu", "gpu"] | None = None  # for outputs that do not name it (BabelStream)
+    # which profile metadata keys fill which app_profiles columns (Caliper profiles)
+    metadata: MetadataMap | None = None
 
     @field_validator("machine")
     @classmethod

@@ -13,9 +13,10 @@ from pathlib import Path
 import polars as pl
 from xamm_ingest.errors import IngestError
 from xamm_ingest.formats import IngestFormat, register
+from xamm_ingest.machine_names import CONFIG_NAME, find_config, load_config
+from xamm_ingest.metadata_map import MetadataMap
 from xamm_ingest.readers import caliper_profile, hpctoolkit, table
 from xamm_ingest.readers.base import ReadResult, Source
-from xamm_ingest.records import flag_app_records
 from xamm_ingest.report import Rejected
 from xamm_ingest.sources import Plan, Task, ingest_root, list_files
 
@@ -23,18 +24,58 @@ from xamm_data.features import add_features
 from xamm_data.schema import APP_PROFILES
 from xamm_data.validate import conform
 
+CALIPER_SUFFIXES = (".cali", ".json")
+
 
 def _plan_files(fmt: str, suffixes: tuple[str, ...]):
     def plan(paths: list[Path], opts: dict) -> Plan:
         out = Plan(root=ingest_root(paths))
+        configs: dict[Path, tuple | Rejected] = {}
         for f in list_files(paths, out):
-            if f.suffix.lower() in suffixes:
-                out.tasks.append(Task(fmt, f, out.root))
-            else:
-                out.ignored.append(str(f))
+            if task := file_task(fmt, f, suffixes, out, configs):
+                out.tasks.append(task)
         return out
 
     return plan
+
+
+def file_task(
+    fmt: str, f: Path, suffixes: tuple[str, ...], plan: Plan, configs: dict
+) -> Task | None:
+    """The task of file ``f``, with the metadata map of its directory's ``xamm.toml``; None for a
+    file with nothing to ingest (listed in ``plan.ignored``) or one a bad ``xamm.toml`` covers
+    (rejected, naming it).
+
+    Args:
+        fmt: the format.
+        f: a file found under the ingest root ``plan.root``.
+        suffixes: the file endings the format reads.
+        plan: where ignored and rejected files are listed.
+        configs: each directory's map, read once (filled here).
+    """
+    if f.name == CONFIG_NAME:
+        return None
+    if f.suffix.lower() not in suffixes:
+        plan.ignored.append(str(f))
+        return None
+    here = _dir_metadata(f.parent, plan.root, configs)
+    if isinstance(here, Rejected):
+        plan.rejected.append(Rejected(str(f), f"{f}: {here.reason}", here.problem))
+        return None
+    return Task(fmt, f, plan.root, defaults=here)
+
+
+def _dir_metadata(directory: Path, root: Path, cache: dict) -> tuple | Rejected:
+    """The metadata map of the ``xamm.toml`` that applies to ``directory`` (read once per
+    directory), as task defaults; a bad one is a rejection naming it."""
+    if directory not in cache:
+        found = find_config(directory, root)
+        try:
+            cfg = load_config(found) if found else None
+            cache[directory] = (("metadata", cfg.metadata),) if cfg and cfg.metadata else ()
+        except IngestError as e:
+            cache[directory] = Rejected(str(found), str(e), f"bad {CONFIG_NAME} ({found}): {e}")
+    return cache[directory]
 
 
 def _plan_hpctoolkit(paths: list[Path], opts: dict) -> Plan:
@@ -52,18 +93,34 @@ def _need_spec(opts: dict, fmt: str):
     return opts["spec"]
 
 
+def task_source(task: Task) -> Source:
+    """The task's source, its SHA-256 taken from the plan when the plan hashed it already."""
+    if task.sha256 is None:
+        return Source.of(task.path, task.root)
+    try:
+        rel = task.path.resolve().relative_to(task.root.resolve()).as_posix()
+    except ValueError:
+        rel = task.path.name
+    return Source(path=task.path, rel_path=rel, sha256=task.sha256)
+
+
+def metadata_map_of(task: Task, opts: dict) -> MetadataMap | None:
+    """The command line's metadata map over the one of the ``xamm.toml`` beside the task."""
+    here = dict(task.defaults).get("metadata")
+    given = opts.get("metadata_map")
+    if here is None:
+        return given
+    return here.merged(given)
+
+
 def _read_hpctoolkit(task: Task, opts: dict) -> ReadResult:
-    res = hpctoolkit.read_hpctoolkit(
-        Source.of(task.path, task.root), _need_spec(opts, "hpctoolkit")
-    )
-    return _one_frame(res, task, opts)
+    return hpctoolkit.read_hpctoolkit(task_source(task), _need_spec(opts, "hpctoolkit"))
 
 
 def _read_caliper(task: Task, opts: dict) -> ReadResult:
-    res = caliper_profile.read_caliper_profile(
-        Source.of(task.path, task.root), _need_spec(opts, "caliper")
+    return caliper_profile.read_caliper_profile(
+        task_source(task), _need_spec(opts, "caliper"), metadata_map_of(task, opts)
     )
-    return _one_frame(res, task, opts)
 
 
 def _read_table(task: Task, opts: dict) -> ReadResult:
@@ -74,19 +131,6 @@ def _read_table(task: Task, opts: dict) -> ReadResult:
         bounds=opts.get("bounds"),
     )
     return ReadResult(frame=_conformed(frame), dropped=dropped)
-
-
-def _one_frame(res: ReadResult, task: Task, opts: dict) -> ReadResult:
-    """The one sample of a profile as a frame; a sample that breaks a plausibility rule refuses the
-    source."""
-    frame = pl.from_dicts(res.rows, schema=APP_PROFILES.polars_schema, strict=True)
-    bad = flag_app_records(frame, opts.get("bounds")).filter(pl.col("_why").is_not_null())
-    if bad.height:
-        why = bad.get_column("_why")[0]
-        raise IngestError(task.path, why["rule"], record=why["field"])
-    res.frame = _conformed(frame)
-    res.rows = []
-    return res
 
 
 def _conformed(frame: pl.DataFrame) -> pl.DataFrame:
@@ -108,7 +152,7 @@ for _name, _plan, _read, _what in (
     ),
     (
         "caliper",
-        _plan_files("caliper", (".cali", ".json")),
+        _plan_files("caliper", CALIPER_SUFFIXES),
         _read_caliper,
         "Caliper application profiles (.cali or json-split .json)",
     ),

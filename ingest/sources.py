@@ -7,7 +7,7 @@ write) is named as such, since xamm reads profiles, not traces.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,6 +33,7 @@ class Task:
     defaults: tuple[tuple[str, object], ...] = ()  # xamm.toml facts (CSV runs, BabelStream)
     # for CSV runs without a machine: why the files beside them could not name one
     why_no_machine: str = ""
+    sha256: str | None = None  # the source's hash, when the plan took it (archive ingest)
 
 
 @dataclass
@@ -80,6 +81,32 @@ def list_files(paths: list[Path], plan: Plan) -> list[Path]:
     return _without_traces(files, plan)
 
 
+def walk_files(paths: list[Path], plan: Plan) -> Iterator[Path]:
+    """Every file at or under ``paths``, lazily: each directory's files in name order, then its
+    subdirectories in name order. Dangling links and OTF2 traces go to ``plan.rejected``, as in
+    :func:`list_files`, which holds the whole list at once; this holds one directory's."""
+    anchors: set[Path] = set()
+    for p in paths:
+        if p.is_symlink() and not p.exists():
+            plan.rejected.append(dangling(p))
+        elif p.is_dir():
+            for here, dirs, names in os.walk(p):
+                dirs.sort()
+                base = Path(here)
+                files = []
+                for n in sorted(names):
+                    q = base / n
+                    if q.is_symlink() and not q.exists():
+                        plan.rejected.append(dangling(q))
+                    elif q.is_file():
+                        files.append(q)
+                yield from _without_traces(files, plan, anchors)
+        elif p.is_file():
+            yield from _without_traces([p], plan, anchors)
+        else:
+            raise FileNotFoundError(f"{p}: no such file or directory")
+
+
 def dangling(p: Path) -> Rejected:
     return Rejected(
         str(p),
@@ -88,9 +115,14 @@ def dangling(p: Path) -> Rejected:
     )
 
 
-def _without_traces(files: list[Path], plan: Plan) -> list[Path]:
-    anchors = {f.with_suffix("") for f in files if f.suffix.lower() == ".otf2"}
-    for a in sorted(anchors):
+def _without_traces(files: list[Path], plan: Plan, seen: set[Path] | None = None) -> list[Path]:
+    """``files`` without the parts of OTF2 traces (reported once per trace); ``seen`` carries the
+    traces of directories already walked, whose event files sit in subdirectories."""
+    new = {f.with_suffix("") for f in files if f.suffix.lower() == ".otf2"}
+    anchors = new | (seen if seen is not None else set())
+    if seen is not None:
+        seen.update(new)
+    for a in sorted(new):
         plan.rejected.append(
             Rejected(
                 str(a) + ".otf2",

@@ -15,6 +15,7 @@ FIXTURES = TESTS / "fixtures"
 sys.path.insert(0, str(TESTS))
 sys.path.insert(0, str(FIXTURES))
 
+from s3_server import s3, s3_env  # noqa: E402, F401  (the local S3 server, for any test module)
 
 DATA_FIXTURES = {"shared_data", "rajaperf_sets"}
 SLOW_SECONDS = 3.0  # tests measured above this on the 2-core CI machine are marked slow (see SLOW)
@@ -48,6 +49,10 @@ SLOW = {  # the fast lane (pytest -m "not slow") leaves these to CI; each took o
     # every --help example in its sandbox (about 3.5 min) and the user guide's pages
     "test_every_help_example_runs_as_written",
     "test_the_user_guides_code_blocks_run_as_written",
+    # the whole 10,563-file sorting corpus (about 8 s) and a killed-and-resumed ingest (about 6 s);
+    # the archive's other tests run in the fast lane
+    "test_the_sorting_corpus_goes_in_whole_with_its_metadata",
+    "test_an_ingest_killed_midway_and_run_again_ends_with_the_uninterrupted_table",
 }
 
 

@@ -105,3 +105,15 @@ def test_the_readme_is_a_front_page():
     readme = (REPO / "README.md").read_text()
     assert len(readme.splitlines()) <= 200
     assert "docs/evaluation.md" in readme
+
+
+def test_the_archive_page_lists_the_metadata_maps_default_keys():
+    from xamm_ingest.metadata_map import MetadataMap
+
+    page = (REPO / "docs" / "ingest-archive.md").read_text()
+    table = page.split("metadata-defaults:begin")[1].split("metadata-defaults:end")[0]
+    rows = {
+        m[0]: re.findall(r"`([^`]+)`", m[1])
+        for m in re.findall(r"^\| `(\w+)` \| (.+) \|$", table, flags=re.M)
+    }
+    assert rows == {c: list(keys) for c, keys in MetadataMap.DEFAULTS.items()}

@@ -62,6 +62,8 @@ ORDER = [
     "xamm-ingest hpctoolkit ./hpctoolkit-lulesh-database --app LULESH --machine quartz "
     "--param size=30 --ranks 8",
     "xamm-ingest caliper ./profiles --app Laghos --machine ruby --time-unit usec",
+    "xamm-ingest caliper ./profiles --app Laghos --machine ruby --time-unit usec --map "
+    "variant=implementation --batch-files 500",
     "xamm-ingest table samples.csv --mapping mapping.toml",
     "xamm datasets list",
     "xamm datasets list 'h100*' --json",

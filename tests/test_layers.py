@@ -281,6 +281,7 @@ def test_model_commands_say_which_extra_when_torch_is_missing(hide_module, capsy
 
 HEAVY = (
     "torch",
+    "dask",
     "deltalake",
     "catboost",
     "xgboost",

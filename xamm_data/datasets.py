@@ -225,7 +225,10 @@ def load_dataset(
     Args:
         name: dataset name (a machine id such as ``"quartz"``, or an alias such as ``"Quartz"``).
         kind: ``"benchmark_runs"`` (default) or ``"app_profiles"``.
-        lazy: return a ``LazyFrame``.
+        lazy: return a ``LazyFrame``. From the local store it is a lazy scan of the machine's
+            partition: a filter (``.filter(pl.col("app") == "sort")``) or a column selection on
+            it is pushed down to the Parquet reader, so one application of a large table is read
+            without the rest.
         revision: a Hub revision (branch, tag or commit) to pin. When given, the Hub copy at that
             revision is loaded even if the local store has the machine.
         store: the local store (a :class:`Store` or its root); default ``$XAMM_HOME/store``.
@@ -251,10 +254,10 @@ def load_dataset(
         raise ValueError(f"unknown kind {kind!r}; expected one of {', '.join(DATA_KINDS)}")
     reg = dataset_registry(st)
     dname = _dataset_name(name, reg, repo_id)
-    if version is not None or as_of is not None:
-        return st.read(kind, dname, lazy=lazy, version=version, as_of=as_of)
-    if revision is None and st.has(kind, dname):
-        return st.read(kind, dname, lazy=lazy)
+    if version is not None or as_of is not None or (revision is None and st.has(kind, dname)):
+        if lazy:  # the partition's files only, filters pushed down to the Parquet reader
+            return st.scan(kind, machine=dname, version=version, as_of=as_of)
+        return st.read(kind, dname, version=version, as_of=as_of)
     spec = reg.get(dname) if dname in reg else None
     pinned = revision or (spec.revision if spec else None)
     if pinned is None and repo_id is None and snapshot.has(kind, dname):

@@ -16,7 +16,16 @@ from pydantic import BaseModel, ConfigDict
 
 from xamm_data.counters import COUNTERS
 
-DType = Literal["string", "int64", "float64", "bool", "datetime", "list[string]", "list[counter]"]
+DType = Literal[
+    "string",
+    "int64",
+    "float64",
+    "bool",
+    "datetime",
+    "list[string]",
+    "list[counter]",
+    "list[metadata]",
+]
 
 _POLARS: dict[str, pl.DataType] = {
     "string": pl.String(),
@@ -26,6 +35,7 @@ _POLARS: dict[str, pl.DataType] = {
     "datetime": pl.Datetime("us", "UTC"),
     "list[string]": pl.List(pl.String()),
     "list[counter]": pl.List(pl.Struct({"name": pl.String(), "value": pl.Float64()})),
+    "list[metadata]": pl.List(pl.Struct({"name": pl.String(), "value": pl.String()})),
 }
 
 _JSON_TYPE: dict[str, dict] = {
@@ -40,6 +50,15 @@ _JSON_TYPE: dict[str, dict] = {
         "items": {
             "type": "object",
             "properties": {"name": {"type": "string"}, "value": {"type": ["number", "null"]}},
+            "required": ["name", "value"],
+            "additionalProperties": False,
+        },
+    },
+    "list[metadata]": {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "properties": {"name": {"type": "string"}, "value": {"type": "string"}},
             "required": ["name", "value"],
             "additionalProperties": False,
         },
@@ -610,6 +629,35 @@ def _derived_profile_columns() -> tuple[Column, ...]:
     return (*counter_cols, *feature_cols, *seed_cols)
 
 
+# What a profile's metadata says of the run, through the mapping of xamm_ingest.metadata_map
+_PROFILE_METADATA: tuple[Column, ...] = (
+    _c(
+        "variant",
+        "string",
+        "The application's algorithm or variant, as the profile names it (Adiak `algorithm`, ...); "
+        "null when it says none.",
+    ),
+    _c(
+        "input_size",
+        "int64",
+        "The problem size the profile states (Adiak `input_size`, `InputSize`, ...), in the "
+        "application's own unit (elements, cells).",
+        minimum=0,
+    ),
+    _c(
+        "input_type",
+        "string",
+        "The kind of input the profile states (Adiak `input_type`, e.g. `Random`), as written "
+        "or as a value map in the mapping says.",
+    ),
+    _c(
+        "programming_model",
+        "string",
+        "The programming model the profile states (Adiak `programming_model`, e.g. `MPI`, `CUDA`).",
+    ),
+)
+
+
 def _app_profile_columns() -> tuple[Column, ...]:
     return (
         _c("app", "string", "Application name, e.g. `Laghos`.", nullable=False),
@@ -633,13 +681,14 @@ def _app_profile_columns() -> tuple[Column, ...]:
             nullable=False,
             enum=("cpu", "gpu"),
         ),
+        *_PROFILE_METADATA,
         *_CONFIG,
         _c("gpus", "int64", "GPUs used; null for CPU-only runs.", minimum=0),
         _c(
             "trial",
             "int64",
-            "0-based repeat index among samples with identical app, params, "
-            "machine and configuration.",
+            "0-based repeat index among samples with identical app, params, variant, input, "
+            "programming model, machine and configuration.",
             nullable=False,
             minimum=0,
         ),
@@ -657,13 +706,19 @@ def _app_profile_columns() -> tuple[Column, ...]:
             "Measured metrics with no canonical name, kept raw (name, value).",
             nullable=False,
         ),
+        _c(
+            "extra_metadata",
+            "list[metadata]",
+            "The profile's own metadata (Adiak keys, Caliper globals) that no mapping names, kept "
+            "as written (name, value); null for rows ingested before schema 1.3.0.",
+        ),
         *_PROVENANCE,
     )
 
 
 APP_PROFILES = TableSchema(
     name="app_profiles",
-    version="1.2.0",
+    version="1.3.0",
     description=(
         "One row per application performance sample: an application with "
         "its parameters run on a machine in a "
@@ -671,7 +726,20 @@ APP_PROFILES = TableSchema(
         "and the xAMM paper's Table II features."
     ),
     columns=_app_profile_columns(),
-    primary_key=("app", "app_params", "machine", "device", "threads", "ranks", "gpus", "trial"),
+    primary_key=(
+        "app",
+        "app_params",
+        "variant",
+        "input_size",
+        "input_type",
+        "programming_model",
+        "machine",
+        "device",
+        "threads",
+        "ranks",
+        "gpus",
+        "trial",
+    ),
 )
 
 COUNTERS_TABLE = TableSchema(

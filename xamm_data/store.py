@@ -32,7 +32,6 @@ import io
 import json
 import random
 import time
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Literal, overload
@@ -52,6 +51,12 @@ from xamm_data.delta_log import (
 from xamm_data.locations import TableLocation, is_uri
 from xamm_data.paths import default_store_root
 from xamm_data.schema import DATA_KINDS, TableSchema, get_table
+from xamm_data.store_append import (
+    append_once,
+    numbered_within,
+    present_sources,
+    source_prefixes,
+)
 from xamm_data.table_files import (
     METADATA_KEY,
     CorruptDataError,
@@ -61,41 +66,11 @@ from xamm_data.table_files import (
     write_part,
 )
 from xamm_data.validate import ValidationError, conform, validate
+from xamm_data.write_reports import PartitionReport, WriteReport, commit_record, config_key
 
 LEGACY_FILE = "data.parquet"  # xamm 0.2's one file per partition, migrated on first use
 MAX_COMMIT_ATTEMPTS = 50
 _TRIAL_ORDER = ("run_date", "source_path", "source_sha256", "trial")
-
-
-@dataclass
-class PartitionReport:
-    """What one write did to one machine partition."""
-
-    machine: str
-    rows_before: int
-    rows_replaced: int
-    rows_added: int
-    rows_after: int
-    path: Path | str  # the partition's new data file (a URI on object storage)
-
-
-@dataclass
-class WriteReport:
-    """What :meth:`Store.write` did, per machine partition."""
-
-    kind: str
-    partitions: list[PartitionReport] = field(default_factory=list)
-    duplicate_sources_dropped: int = 0
-    version: int | None = None  # the table version this write committed (None: nothing changed)
-    attempts: int = 0
-
-    @property
-    def rows_written(self) -> int:
-        return sum(p.rows_added for p in self.partitions)
-
-
-def _config_key(schema: TableSchema) -> list[str]:
-    return [c for c in schema.primary_key if c != "trial"]
 
 
 def renumber_trials(df: pl.DataFrame, schema: TableSchema) -> pl.DataFrame:
@@ -106,7 +81,7 @@ def renumber_trials(df: pl.DataFrame, schema: TableSchema) -> pl.DataFrame:
     """
     if "trial" not in schema.primary_key or df.is_empty():
         return df
-    key = _config_key(schema)
+    key = config_key(schema)
     return df.sort(list(_TRIAL_ORDER), nulls_last=True).with_columns(
         pl.int_range(pl.len(), dtype=pl.Int64).over(key).alias("trial")
     )
@@ -120,20 +95,8 @@ def dedupe_sources(df: pl.DataFrame, schema: TableSchema) -> pl.DataFrame:
     if df.is_empty():
         return df
     return df.sort("source_path").unique(
-        subset=[*_config_key(schema), "source_sha256"], keep="first", maintain_order=True
+        subset=[*config_key(schema), "source_sha256"], keep="first", maintain_order=True
     )
-
-
-def _commit_record(new: pl.DataFrame, reports: list, d: TableLocation, dt) -> str:
-    """What a commit ingested, as the JSON its ``xamm`` commit property holds."""
-    what = {
-        "xamm_version": __version__,
-        "rows": {r.machine: r.rows_added for r in reports},
-        "log_prev": log_prev(d, dt.version() if dt is not None else None),
-        "sources": sorted(set(new.get_column("source_path")))[:200],
-        "n_sources": new.get_column("source_sha256").n_unique(),
-    }
-    return json.dumps(what, sort_keys=True)
 
 
 class Store:
@@ -470,15 +433,23 @@ class Store:
         return df.lazy() if lazy else df
 
     def scan(
-        self, kind: str, *, version: int | None = None, as_of: datetime | None = None
+        self,
+        kind: str,
+        *,
+        machine: str | None = None,
+        version: int | None = None,
+        as_of: datetime | None = None,
     ) -> pl.LazyFrame:
-        """Every machine's rows of ``kind``, lazily.
+        """Every machine's rows of ``kind`` (or one machine's), lazily.
 
-        Read through polars' ``scan_delta`` once every data file of that version has been checked
-        against its checksum.
+        Read through polars' ``scan_delta`` once every data file it can read has been checked
+        against its checksum (one at a time: memory is one file's, not the table's). Filters and
+        column selections on the result reach the Parquet reader (predicate and projection
+        pushdown); ``machine`` prunes the other partitions before anything is read.
 
         Args:
             kind: a data table (``benchmark_runs``, ``app_profiles``).
+            machine: one machine's partition only.
             version: the table version to read (time travel).
             as_of: read the table as it was at this time.
 
@@ -487,21 +458,30 @@ class Store:
         """
         schema = self._check_kind(kind)
         dt, files = self._snapshot(kind, version, as_of)
+        if machine is not None:
+            if machine not in set(files.get_column("machine")):
+                raise FileNotFoundError(
+                    f"no {kind} for machine {machine!r} in store {self.root}"
+                    + (f" at version {version}" if version is not None else "")
+                )
+            files = files.filter(pl.col("machine") == machine)
         if files.is_empty():
             return schema.empty().lazy()
         loc = self._loc(kind)
-        for machine, path, size, rows in files.select(
+        for part_of, path, size, rows in files.select(
             "machine", "path", "size", "rows"
         ).iter_rows():
             # raises before anything is parsed
-            data = read_part(loc, path, table=kind, machine=machine)
+            data = read_part(loc, path, table=kind, machine=part_of)
             if problem := _entry_problem(
-                kind, loc, machine, path, size, rows, len(data), _footer_rows(data)
+                kind, loc, part_of, path, size, rows, len(data), _footer_rows(data)
             ):
                 raise CorruptLogError(problem)
         lf = pl.scan_delta(
             loc.uri, version=dt.version(), storage_options=loc.storage_options or None
         )
+        if machine is not None:
+            lf = lf.filter(pl.col("machine") == machine)
         have = set(lf.collect_schema().names())
         cols = [
             pl.col(c).cast(t) if c in have else pl.lit(None, dtype=t).alias(c)
@@ -611,6 +591,66 @@ class Store:
         )
         return report
 
+    def append(self, df: pl.DataFrame, kind: str) -> WriteReport:
+        """Validate ``df`` as table ``kind`` and add the rows of sources the table does not hold
+        yet, as one new data file per partition, in one commit; nothing already there is rewritten
+        (see :mod:`xamm_data.store_append`). ``trial`` continues after the rows the table holds,
+        in the order of ``df``'s rows.
+
+        Args:
+            df: rows of the table.
+            kind: a data table (``benchmark_runs``, ``app_profiles``).
+
+        Returns:
+            Per partition, the rows before, added and after, and the new version (None when
+            every source was already held).
+
+        Raises:
+            ValidationError: a rule fails; nothing is written.
+        """
+        schema = self._check_kind(kind)
+        report = WriteReport(kind=kind)
+        if df.is_empty():
+            return report
+        new = conform(df, schema)
+        before = new.height
+        # the first of byte-identical copies, in the order given (trials follow that order)
+        new = new.unique(
+            subset=[*config_key(schema), "source_sha256"], keep="first", maintain_order=True
+        )
+        new = validate(numbered_within(new, schema), schema)
+        report.duplicate_sources_dropped = before - new.height
+        sweep_temporaries(self._loc(kind))
+        (report.partitions, report.version), report.attempts = self._retrying(
+            kind, lambda: append_once(self, new, schema)
+        )
+        report.already_held = new.height - report.rows_written
+        return report
+
+    def sources_present(self, kind: str, sha256s: list[str]) -> set[str]:
+        """Which sources (by SHA-256) the latest version of ``kind`` holds rows of.
+
+        Args:
+            kind: a data table (``benchmark_runs``, ``app_profiles``).
+            sha256s: the hashes to look for.
+
+        Returns:
+            The hashes found.
+        """
+        return present_sources(self, self._check_kind(kind).name, sha256s)
+
+    def source_prefixes(self, kind: str) -> pl.Series:
+        """The first 64 bits of every source hash the latest version of ``kind`` holds, sorted
+        (8 bytes a source: what an ingest keeps to skip what is stored before parsing it).
+
+        Args:
+            kind: a data table (``benchmark_runs``, ``app_profiles``).
+
+        Returns:
+            A sorted ``UInt64`` series.
+        """
+        return source_prefixes(self, self._check_kind(kind).name)
+
     def _retrying(self, kind: str, attempt_once):
         """(``attempt_once()``'s result, attempts): re-run from a fresh read while a concurrent
         commit conflicts."""
@@ -680,7 +720,7 @@ class Store:
             )
         if not actions:
             return reports, None
-        props = CommitProperties(custom_metadata={"xamm": _commit_record(new, reports, d, dt)})
+        props = CommitProperties(custom_metadata={"xamm": commit_record(new, reports, d, dt)})
         return reports, self._commit_actions(kind, dt, actions, props)
 
     def _commit_actions(self, kind: str, dt, actions: list, props) -> int:

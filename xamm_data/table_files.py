@@ -35,9 +35,13 @@ class CorruptDataError(RuntimeError):
     """A stored data file does not match the checksum it was committed with."""
 
 
+MAX_LISTED_SOURCES = 1000
+
+
 def file_metadata(df: pl.DataFrame, schema: TableSchema) -> dict:
-    """The ``xamm`` key-value metadata of a data file: table, schema version, units, key,
-    sources."""
+    """The ``xamm`` key-value metadata of a data file: table, schema version, units, key, how
+    many sources and the first :data:`MAX_LISTED_SOURCES` of them (every row names its own
+    source; a footer listing a million would be past what Parquet readers accept)."""
     sources = (
         df.select("source_path", "source_sha256", "source_format", "reader")
         .unique()
@@ -49,7 +53,8 @@ def file_metadata(df: pl.DataFrame, schema: TableSchema) -> dict:
         "primary_key": list(schema.primary_key),
         "units": schema.units,
         "xamm_version": __version__,
-        "sources": sources.to_dicts(),
+        "n_sources": sources.height,
+        "sources": sources.head(MAX_LISTED_SOURCES).to_dicts(),
     }
 
 

@@ -110,11 +110,8 @@ def conform(df: pl.DataFrame, schema: TableSchema) -> pl.DataFrame:
                 [{"row": "-", "column_value": "<missing column>"}],
             )
     out = df.select(exprs)
-    casts = []
-    for col in schema.columns:
-        if out.schema[col.name] == col.polars_dtype:
-            continue
-        casts.append(col)
+    current = out.schema  # polars builds the schema anew on every access
+    casts = [col for col in schema.columns if current[col.name] != col.polars_dtype]
     if casts:
         try:
             out = out.with_columns(

@@ -10,14 +10,20 @@
   regions and ranks (region values are exclusive). Every other numeric attribute (other timers such
   as ``cupti.activity.duration``, ``count``) is kept raw in ``extra_counters`` with the same
   aggregation, so nothing measured is dropped.
+* Metadata: the globals (Adiak keys among them) go through a
+  :class:`~xamm_ingest.metadata_map.MetadataMap` onto ``variant``, ``input_size``, ``input_type``,
+  ``programming_model``, ``ranks`` and ``threads``; the rest stays in ``extra_metadata``.
+  ``launchdate`` becomes ``run_date``.
 """
 
 from __future__ import annotations
 
 import math
+from datetime import UTC, datetime
 from pathlib import Path
 
 from xamm_ingest.errors import IngestError
+from xamm_ingest.metadata_map import HELD_ELSEWHERE, MappedMetadata, MetadataMap
 from xamm_ingest.readers.base import ReadResult, Source
 from xamm_ingest.readers.caliper_files import load_profile
 from xamm_ingest.readers.profile_common import SampleSpec, profile_row
@@ -106,8 +112,53 @@ def _root_time_per_rank(recs: list, time_attr: str, inclusive: list, scale: floa
     return per_rank
 
 
-def read_caliper_profile(src: Source, spec: SampleSpec) -> ReadResult:
-    """Read one Caliper application profile into one ``app_profiles`` row."""
+def _run_date(g: dict) -> datetime | None:
+    """Caliper's ``launchdate`` (seconds since the epoch) as a UTC time; None when absent or not a
+    time."""
+    x = _num(g.get("launchdate"))
+    return datetime.fromtimestamp(int(x), tz=UTC) if x is not None and 0 < x < 1e11 else None
+
+
+def _described(g: dict, metadata_map: MetadataMap | None, run_date) -> MappedMetadata:
+    held = HELD_ELSEWHERE | ({"launchdate"} if run_date is not None else set())
+    return (metadata_map or MetadataMap()).apply(g, frozenset(held))
+
+
+def _numeric_keys(recs: list, keys: list[str]) -> list[str]:
+    """The attributes holding numbers as written, NaN and infinities included: a metric of only
+    non-finite values is refused by name, not taken for text and left out."""
+    return [
+        k
+        for k in keys
+        if any(_raw(r.get(k)) is not None for r in recs[:50])
+        and not isinstance(recs[0].get(k), list)
+    ]
+
+
+def _metrics(recs: list, numeric: list[str]) -> dict[str, float]:
+    """Each metric summed over regions and ranks, under its canonical name where it has one (NaN
+    and inf stay, to be refused)."""
+    metrics: dict[str, float] = {}
+    for k in numeric:
+        base = k.split("#")[-1]
+        total = sum(x for r in recs if k in r and (x := _raw(r[k])) is not None)
+        metrics[base if counters.resolve(base) else k] = total
+    return metrics
+
+
+def read_caliper_profile(
+    src: Source, spec: SampleSpec, metadata_map: MetadataMap | None = None
+) -> ReadResult:
+    """Read one Caliper application profile into one ``app_profiles`` row.
+
+    Args:
+        src: the file.
+        spec: what the user states of the run (wins over the profile's own metadata).
+        metadata_map: which metadata keys fill which columns (default: :class:`MetadataMap`).
+
+    Returns:
+        The row, and a note for each metadata value a column could not take.
+    """
     prof = load_profile(src.path)
     recs = [r for r in prof.records if r.get("path")]
     if not recs:
@@ -115,12 +166,7 @@ def read_caliper_profile(src: Source, spec: SampleSpec) -> ReadResult:
             src.path, "no region records (no 'path'); expected a Caliper region profile"
         )
     keys = sorted({k for r in recs for k in r} - _SKIP)
-    numeric = [
-        k
-        for k in keys
-        if any(_num(r.get(k)) is not None for r in recs[:50])
-        and not isinstance(recs[0].get(k), list)
-    ]
+    numeric = _numeric_keys(recs, keys)
     time_attr, inclusive, scale = _time_attribute(prof, numeric, spec, src)
     per_rank = _root_time_per_rank(recs, time_attr, inclusive, scale, src)
     nranks = len(per_rank)
@@ -129,18 +175,14 @@ def read_caliper_profile(src: Source, spec: SampleSpec) -> ReadResult:
     aggregation = (
         f"max over {nranks} rank(s) of {how} {time_attr}" if nranks > 1 else f"{how} {time_attr}"
     )
-    metrics: dict[str, float] = {}
-    for k in numeric:
-        if k == time_attr:
-            continue
-        base = k.split("#")[-1]
-        # nan and inf stay: refused
-        total = sum(x for r in recs if k in r and (x := _raw(r[k])) is not None)
-        metrics[base if counters.resolve(base) else k] = total
+    metrics = _metrics(recs, [k for k in numeric if k != time_attr])
     g = prof.globals
-    ranks = int(_num(g.get("mpi.world.size")) or 0) or (
+    run_date = _run_date(g)
+    meta = _described(g, metadata_map, run_date)
+    ranks = meta.columns.pop("ranks", None) or (
         nranks if "mpi.rank" in keys or nranks > 1 else None
     )
+    threads = meta.columns.pop("threads", None)
     fmt = "caliper-json" if Path(src.path).suffix.lower() == ".json" else "caliper-cali"
     row = profile_row(
         spec,
@@ -152,7 +194,10 @@ def read_caliper_profile(src: Source, spec: SampleSpec) -> ReadResult:
         metrics=metrics,
         machine=g.get("cluster"),
         ranks=ranks,
-        threads=int(_num(g.get("omp_max_threads")) or 0) or None,
+        threads=threads,
         tool_versions={"caliper": g.get("cali.caliper.version")},
+        run_date=run_date,
+        described=meta.columns,
+        extra_metadata=meta.extra,
     )
-    return ReadResult(rows=[row])
+    return ReadResult(rows=[row], notes=[f"{src.rel_path}: {n}" for n in meta.notes])

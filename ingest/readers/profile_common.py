@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from xamm_ingest.errors import IngestError
 from xamm_ingest.machine_names import machine_id
+from xamm_ingest.metadata_map import GPU_MODELS
 from xamm_ingest.readers.base import Source, provenance
 
 from xamm_data import counters
@@ -24,7 +26,8 @@ class SampleSpec(BaseModel):
     threads: int | None = Field(default=None, ge=1)
     ranks: int | None = Field(default=None, ge=1)
     gpus: int | None = Field(default=None, ge=0)
-    device: str = Field(default="cpu", pattern="^(cpu|gpu)$")
+    # None: from the profile's programming model (CUDA, HIP, ... run on GPUs), else cpu
+    device: str | None = Field(default=None, pattern="^(cpu|gpu)$")
     runtime_s: float | None = Field(default=None, gt=0)
     time_unit: str | None = None
 
@@ -48,8 +51,16 @@ def profile_row(
     threads: int | None = None,
     tool_versions: dict | None = None,
     run_date=None,
+    described: dict | None = None,
+    extra_metadata: list[dict] | None = None,
 ) -> dict:
-    """One ``app_profiles`` row (features are added later, over the whole frame)."""
+    """One ``app_profiles`` row (features are added later, over the whole frame).
+
+    ``described`` holds what the profile's metadata says (``variant``, ``input_size``,
+    ``input_type``, ``programming_model``); ``extra_metadata`` the (name, value) pairs no mapping
+    took. What ``spec`` states wins over both.
+    """
+    described = described or {}
     mach = spec.machine or (machine_id(machine) if machine else None)
     if not mach:
         raise IngestError(
@@ -61,6 +72,34 @@ def profile_row(
         raise IngestError(
             src.path, f"root inclusive time is {runtime_s!r} s; expected a finite time > 0"
         )
+    canon, extra = _split_metrics(metrics, src)
+    row = {
+        "app": spec.app,
+        "app_params": json.dumps(spec.params, sort_keys=True, separators=(",", ":")),
+        "machine": mach,
+        "variant": described.get("variant"),
+        "input_size": described.get("input_size"),
+        "input_type": described.get("input_type"),
+        "programming_model": described.get("programming_model"),
+        "device": spec.device or _device_of(described.get("programming_model")),
+        "threads": spec.threads or threads,
+        "ranks": spec.ranks or ranks,
+        "gpus": spec.gpus,
+        "trial": 0,
+        "runtime_s": runtime_s,
+        "runtime_aggregation": aggregation,
+        **{f"ctr_{k}": v for k, v in canon.items()},
+        "counters_present": sorted(canon),
+        "extra_counters": extra,
+        "extra_metadata": extra_metadata,
+        **provenance(src, fmt, reader, tool_versions, run_date),
+    }
+    return row
+
+
+def _split_metrics(metrics: dict[str, float], src: Source) -> tuple[dict[str, float], list]:
+    """(canonical counters by name, the other metrics as (name, value)); a metric that is not a
+    finite number, or a negative counter, refuses the source."""
     canon: dict[str, float] = {}
     extra: list[dict] = []
     for raw in sorted(metrics):
@@ -76,20 +115,10 @@ def profile_row(
             canon[name] = float(value)
         else:  # unknown, or a second spelling of a counter already taken: keep it raw
             extra.append({"name": raw, "value": float(value)})
-    row = {
-        "app": spec.app,
-        "app_params": json.dumps(spec.params, sort_keys=True, separators=(",", ":")),
-        "machine": mach,
-        "device": spec.device,
-        "threads": spec.threads or threads,
-        "ranks": spec.ranks or ranks,
-        "gpus": spec.gpus,
-        "trial": 0,
-        "runtime_s": runtime_s,
-        "runtime_aggregation": aggregation,
-        **{f"ctr_{k}": v for k, v in canon.items()},
-        "counters_present": sorted(canon),
-        "extra_counters": extra,
-        **provenance(src, fmt, reader, tool_versions, run_date),
-    }
-    return row
+    return canon, extra
+
+
+def _device_of(programming_model: str | None) -> str:
+    """``gpu`` for a GPU programming model (CUDA, HIP, SYCL, ...), else ``cpu``."""
+    words = set(re.split(r"[^a-z0-9]+", (programming_model or "").lower()))
+    return "gpu" if words & GPU_MODELS else "cpu"

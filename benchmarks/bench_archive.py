@@ -1,0 +1,373 @@
+"""A centre's archive: the 10,563 parallel-sorting Caliper profiles, and 100k of their replicas.
+
+    python benchmarks/bench_archive.py [--data ../shared/data] [--replicas 10] [--out FILE]
+
+For each corpus it runs ``xamm-ingest caliper DIR --app sort --machine grace`` into a new store
+(2 worker processes, batched commits) and prints files/s and the CPU the process tree used
+(2.0 = both cores busy the whole run), from a run nothing observes; then, from a second run
+sampled every 20 ms, the peak resident memory of the ingest process (main MB) and the peak
+proportional memory of it and its workers together (tree MB: pages the forked workers share with
+it counted once). Beside it: the raw ``caliperreader`` parse
+of a sample of the files (one core) and ``Thicket.from_caliperreader`` on the first
+``--thicket-files`` files, and on the whole 10.5k corpus when it finishes within
+``--thicket-timeout`` seconds.
+
+A replica is the original file with its ``launchdate`` moved on by the replica's number of
+seconds: a different file (its own SHA-256, so not skipped as a copy) of the same size and
+content. Aims: at least 500 files/s on 2 cores, at least 20x Thicket on the same files, peak
+memory under 300 MB whatever the corpus.
+
+Last, a store of ``--scale-rows`` app_profiles rows (10 machines, 5 applications) is built and
+four reads are timed, each in a fresh process with its peak memory: one application of one
+machine and one machine (``load_dataset(..., lazy=True)``: partition and predicate pushdown), one
+application of every machine (``Store.scan`` with a filter), and the whole table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _data import printed_to
+
+REPO = Path(__file__).resolve().parents[1]
+CORPUS = Path("LLNL+thicket-tutorial") / "data" / "parallel-sorting"
+_LAUNCH = re.compile(rb"__rec=node,id=(\d+),attr=8,data=launchdate,")
+
+
+def replica(data: bytes, k: int) -> bytes:
+    """``data`` (a .cali file) with its launchdate moved on by ``k`` seconds."""
+    m = _LAUNCH.search(data)
+    if m is None:
+        return data + f"\n# replica {k}\n".encode()  # still a different file
+    attr = m.group(1)
+    pat = re.compile(rb"(attr=" + attr + rb",data=)(\d+)")
+    return pat.sub(lambda v: v.group(1) + str(int(v.group(2)) + k).encode(), data, count=1)
+
+
+def make_replicas(src: Path, dst: Path, n: int) -> int:
+    """``n`` replicas of every file under ``src`` in ``dst/r<k>/``; the number of files."""
+    count = 0
+    files = sorted(src.rglob("*.cali"))
+    for k in range(n):
+        for f in files:
+            out = dst / f"r{k:02d}" / f.relative_to(src)
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_bytes(replica(f.read_bytes(), k) if k else f.read_bytes())
+            count += 1
+    return count
+
+
+def _memory(pid: int) -> tuple[int, int]:
+    """(resident bytes of ``pid``, proportional bytes of it and its descendants): PSS shares a
+    page among the processes mapping it, so workers forked from the ingest process are not
+    counted twice for the pages they share with it."""
+    import psutil
+
+    try:
+        p = psutil.Process(pid)
+        procs = [p, *p.children(recursive=True)]
+        main = p.memory_info().rss
+    except psutil.NoSuchProcess:
+        return 0, 0
+    total = 0
+    for q in procs:
+        try:
+            total += q.memory_full_info().pss
+        except psutil.NoSuchProcess:
+            pass
+    return main, total
+
+
+def run_timed(cmd: list[str], env: dict, timeout: float | None = None) -> dict:
+    """Run ``cmd`` unobserved: wall seconds, CPU seconds of it and its descendants, its stdout; or
+    ``timed_out``."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    try:
+        r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"timed_out": True, "seconds": time.perf_counter() - t0}
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if r.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} exited {r.returncode}: {r.stderr[-2000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"seconds": wall, "cpu": cpu, "stdout": r.stdout}
+
+
+def run_sampled(cmd: list[str], env: dict) -> dict:
+    """Run ``cmd`` sampling its memory every 20 ms (which costs CPU: timed apart, by
+    :func:`run_timed`): peak RSS of the process and peak PSS of its tree (MB), its stdout."""
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    peak, peak_tree = 0, 0
+    while proc.poll() is None:
+        main, tree = _memory(proc.pid)
+        peak, peak_tree = max(peak, main), max(peak_tree, tree)
+        time.sleep(0.02)
+    out, err = proc.communicate()
+    if proc.returncode == -9:  # the kernel's out-of-memory killer
+        return {"killed": True, "peak_mb": peak / 2**20}
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}: {err[-2000:]}")
+    return {"peak_mb": peak / 2**20, "tree_mb": peak_tree / 2**20, "stdout": out}
+
+
+def xamm_ingest(corpus: Path, store: Path, workers: int, memory: bool = True) -> dict:
+    """``xamm-ingest caliper`` on ``corpus`` into a new store: timed, then (``memory``) run again
+    into another new store with its memory sampled."""
+
+    def cmd(st: Path) -> list[str]:
+        return [
+            sys.executable, "-m", "xamm_ingest.cli", "caliper", str(corpus), "--app", "sort",
+            "--machine", "grace", "--store", str(st), "--workers", str(workers),
+            "--no-progress", "--json",
+        ]  # fmt: skip
+
+    env = {**os.environ, "XAMM_HOME": str(store.parent / "home")}
+    r = run_timed(cmd(store), env)
+    r["summary"] = json.loads(r.pop("stdout"))
+    if memory:
+        m = run_sampled(cmd(store.parent / "sampled-store"), env)
+        r.update(peak_mb=m["peak_mb"], tree_mb=m["tree_mb"])
+    return r
+
+
+def thicket_seconds(files: list[Path], timeout: float) -> float | None:
+    """``Thicket.from_caliperreader`` on ``files`` in a fresh process; None past ``timeout``."""
+    lst = Path(tempfile.mkstemp(suffix=".txt")[1])
+    lst.write_text("\n".join(map(str, files)))
+    code = (
+        "import sys, time, thicket\nfiles = open(sys.argv[1]).read().split('\\n')\n"
+        "t = time.perf_counter()\nthicket.Thicket.from_caliperreader(files, disable_tqdm=True)\n"
+        "print(time.perf_counter() - t)"
+    )
+    r = run_timed([sys.executable, "-c", code, str(lst)], dict(os.environ), timeout)
+    lst.unlink()
+    return None if r.get("timed_out") else float(r["stdout"].strip().splitlines()[-1])
+
+
+def raw_parse_rate(files: list[Path]) -> float:
+    import caliperreader
+
+    t = time.perf_counter()
+    for f in files:
+        caliperreader.CaliperReader().read(str(f))
+    return len(files) / (time.perf_counter() - t)
+
+
+SCALE_APPS = ("sort", "lulesh", "amg", "kripke", "laghos")
+SCALE_CODE = {
+    "one application of one machine": (
+        "load_dataset('node-03', 'app_profiles', lazy=True, store=st)"
+        ".filter(pl.col('app') == 'amg').collect()"
+    ),
+    "one machine": "load_dataset('node-03', 'app_profiles', lazy=True, store=st).collect()",
+    "one application, every machine": (
+        "st.scan('app_profiles').filter(pl.col('app') == 'amg').collect()"
+    ),
+    "the whole table": "st.scan('app_profiles').collect()",
+}
+
+
+def scale_rows(machine: str, n: int, seed: int):
+    """``n`` ``app_profiles`` rows of ``machine``, five applications, distinct sources."""
+    import polars as pl
+
+    from xamm_data.schema import APP_PROFILES
+
+    i = pl.int_range(0, n, eager=True)
+    empty = pl.Series([[]] * n, dtype=APP_PROFILES.polars_schema["extra_counters"])
+    return pl.DataFrame(
+        {
+            "app": pl.Series(SCALE_APPS).gather(i % len(SCALE_APPS)), "app_params": "{}",
+            "machine": machine, "device": "cpu", "trial": 0, "input_size": i // 5,
+            "ranks": 2 ** (i % 7), "runtime_s": (i % 997 + 1).cast(pl.Float64) / 10,
+            "runtime_aggregation": "max over ranks", "counters_present": pl.Series([[]] * n),
+            "extra_counters": empty, "source_path": i.cast(pl.String) + ".cali",
+            "source_sha256": (i + seed * n).cast(pl.String).str.zfill(64),
+            "source_format": "caliper-cali", "reader": "bench", "xamm_version": "0",
+        }
+    )  # fmt: skip
+
+
+def scale_store(root: Path, rows: int, machines: int = 10) -> None:
+    """A store of ``rows`` app_profiles rows over ``machines`` machines, one commit a machine."""
+    from xamm_data.store import Store
+
+    st = Store(root)
+    for m in range(machines):
+        st.append(scale_rows(f"node-{m:02d}", rows // machines, m), "app_profiles")
+
+
+def measure_reads(root: Path) -> None:
+    """Time and peak memory of each read in ``SCALE_CODE``, each in a fresh process."""
+    for what, expr in SCALE_CODE.items():
+        code = (
+            "import time, polars as pl\nfrom xamm_data import load_dataset\n"
+            "from xamm_data.store import Store\n"
+            f"st = Store({str(root)!r})\nt = time.perf_counter()\ndf = {expr}\n"
+            "print(time.perf_counter() - t, df.height)"
+        )
+        r = run_sampled([sys.executable, "-c", code], dict(os.environ))
+        if r.get("killed"):
+            print(f"{what:<34}  killed for memory at {r['peak_mb']:.0f} MB")
+            continue
+        secs, rows = r["stdout"].split()
+        print(f"{what:<34}{int(rows):>12,}{float(secs):>9.2f}{r['peak_mb']:>10.0f}")
+
+
+def measure_rates(corpus: Path, store: Path, n: int = 4096) -> tuple[float, float]:
+    """(a Dask worker's rate on one core: hash, parse and check; the client's rate with Dask
+    workers: walk and commit), files/s, on the first ``n`` files of ``corpus``."""
+    from xamm_ingest.archive import (
+        DASK_CHUNK_FILES,
+        DEFAULT_BATCH_FILES,
+        ArchiveReport,
+        _tasks,
+        read_checked_chunk,
+    )
+    from xamm_ingest.readers.profile_common import SampleSpec
+    from xamm_ingest.records import Bounds
+
+    from xamm_data.store import Store
+
+    opts = {"spec": SampleSpec(app="sort", machine="grace"), "bounds": Bounds()}
+    t = time.perf_counter()
+    tasks = list(itertools.islice(_tasks("caliper", [corpus], opts, ArchiveReport(frame=None)), n))
+    walk = time.perf_counter() - t
+    t = time.perf_counter()
+    frames = [
+        read_checked_chunk(tasks[i : i + DASK_CHUNK_FILES], "caliper", opts)[1]
+        for i in range(0, len(tasks), DASK_CHUNK_FILES)
+    ]
+    worker = len(tasks) / (time.perf_counter() - t)
+    import polars as pl
+
+    rows = pl.concat(frames)
+    st = Store(store)
+    t = time.perf_counter()
+    for i in range(0, rows.height, DEFAULT_BATCH_FILES):
+        st.append(rows.slice(i, DEFAULT_BATCH_FILES), "app_profiles")
+    client = len(tasks) / (walk + time.perf_counter() - t)
+    return worker, client
+
+
+def print_scaling(worker: float, client: float, per_node: int = 36) -> None:
+    """The estimate for 1 to 16 nodes of ``per_node`` Dask worker processes."""
+    print(
+        f"a Dask worker process hashes, parses and checks {worker:.0f} files/s; the client walks "
+        f"and commits {client:.0f} files/s (batches of the default size), so it bounds a run past "
+        f"{client / worker:.0f} worker processes"
+    )
+    print(f"{'nodes':>6}{'workers':>9}{'estimate files/s':>18}{'10M files in':>14}   bound")
+    for nodes in (1, 2, 4, 8, 16):
+        w = nodes * per_node
+        rate = min(w * worker, client)
+        bound = "client" if w * worker > client else "workers"
+        print(f"{nodes:>6}{w:>9}{rate:>18,.0f}{1e7 / rate / 3600:>12.1f} h   {bound}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
+    ap.add_argument("--replicas", type=int, default=10, help="copies of the corpus (10: 105,630)")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--thicket-files", type=int, default=1000)
+    ap.add_argument("--thicket-timeout", type=float, default=900.0)
+    ap.add_argument(
+        "--scale-rows",
+        type=int,
+        default=10_000_000,
+        help="rows of the store the reads are timed on",
+    )
+    ap.add_argument("--out", type=Path, help="also write what is printed here (a Markdown page)")
+    args = ap.parse_args(argv)
+    corpus = args.data / CORPUS
+    if not corpus.is_dir():
+        print(f"no corpus at {corpus}", file=sys.stderr)
+        return 1
+    with printed_to(args.out, "bench_archive.py"):
+        return run(args, corpus)
+
+
+def _line(name: str, n: int, r: dict) -> str:
+    s = r["summary"]
+    return (
+        f"{name:<10}{n:>8}{s['rows_written']:>9}{len(s['commits']):>8}{r['seconds']:>9.1f}"
+        f"{n / r['seconds']:>9.0f}{r['cpu'] / r['seconds']:>7.2f}{r['peak_mb']:>11.0f}"
+        f"{r['tree_mb']:>11.0f}"
+    )
+
+
+def run(args, corpus: Path) -> int:
+    files = sorted(corpus.rglob("*.cali"))
+    tmp = Path(tempfile.mkdtemp(prefix="xamm-bench-archive-"))
+    try:
+        print(f"cpus: {os.cpu_count()}   python {sys.version.split()[0]}   workers: {args.workers}")
+        print(f"raw caliperreader parse, one core: {raw_parse_rate(files[::5]):.0f} files/s")
+        print(
+            f"{'corpus':<10}{'files':>8}{'rows':>9}{'commits':>8}{'wall s':>9}{'files/s':>9}"
+            f"{'cpus':>7}{'main MB':>11}{'tree MB':>11}"
+        )
+        r = xamm_ingest(corpus, tmp / "s1" / "store", args.workers)
+        print(_line("10.5k", len(files), r))
+        big = tmp / "replicas"
+        n_big = make_replicas(corpus, big, args.replicas)
+        r_big = xamm_ingest(big, tmp / "s2" / "store", args.workers)
+        print(_line(f"x{args.replicas}", n_big, r_big))
+        shutil.rmtree(big)
+        _thicket(args, corpus, files, tmp)
+        print_scaling(*measure_rates(corpus, tmp / "rates"))
+        t = time.perf_counter()
+        scale_store(tmp / "scale", args.scale_rows)
+        print(
+            f"reading a store of {args.scale_rows:,} app_profiles rows (10 machines, 5 "
+            f"applications; built in {time.perf_counter() - t:.0f} s):"
+        )
+        print(f"{'read':<34}{'rows':>12}{'s':>9}{'peak MB':>10}")
+        measure_reads(tmp / "scale")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+def _thicket(args, corpus: Path, files: list[Path], tmp: Path) -> None:
+    """Thicket and xamm on the first ``--thicket-files`` files, then on all when Thicket allows."""
+    sample = files[: args.thicket_files]
+    sub = tmp / "sample"
+    for f in sample:
+        (sub / f.relative_to(corpus)).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(f, sub / f.relative_to(corpus))
+    rx = xamm_ingest(sub, tmp / "s3" / "store", args.workers, memory=False)
+    tt = thicket_seconds(sample, args.thicket_timeout)
+    print(
+        f"{len(sample)} files: xamm-ingest {rx['seconds']:.1f} s (whole command), "
+        f"Thicket.from_caliperreader {tt:.1f} s: {tt / rx['seconds']:.1f}x"
+    )
+    full = thicket_seconds(files, args.thicket_timeout)
+    if full is None:
+        print(f"Thicket on all {len(files)} files: not finished in {args.thicket_timeout:.0f} s")
+    else:
+        rf = xamm_ingest(corpus, tmp / "s4" / "store", args.workers, memory=False)
+        print(
+            f"{len(files)} files: xamm-ingest {rf['seconds']:.1f} s, Thicket {full:.1f} s: "
+            f"{full / rf['seconds']:.1f}x"
+        )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

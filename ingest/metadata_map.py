@@ -1,0 +1,181 @@
+"""What a profile's own metadata says of its run: Adiak keys and Caliper globals onto columns.
+
+Application teams name the same fact differently (``algorithm``, ``Algorithm``; ``input_size``,
+``InputSize``; ``ProgrammingModel``, ``Programming_Model``). A :class:`MetadataMap` lists, for each
+``app_profiles`` column it fills, the keys that may carry it, first match wins. Keys are compared
+without case and without the characters other than letters and digits, so ``InputSize``,
+``input_size`` and ``input-size`` are one key. Everything the map does not take stays in the row's
+``extra_metadata`` as written; nothing is dropped but Caliper's own bookkeeping (``cali.*``,
+``spot.*``, ``spot:*``) and the keys other columns already hold (``cluster``, a parsed
+``launchdate``).
+
+A user extends the defaults in an ``xamm.toml`` beside the profiles::
+
+    [metadata]
+    variant = ["implementation"]          # tried before the default keys
+    input_type = ["distribution"]
+    [metadata.values.input_type]          # spellings of one value, onto one name
+    "1% Perturbed" = "perturbed"
+    "1%perturbed" = "perturbed"
+
+or on the command line (``--map input_type=distribution``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["FIELDS", "GPU_MODELS", "HELD_ELSEWHERE", "MappedMetadata", "MetadataMap", "norm_key"]
+
+# The columns a map fills, and the default keys tried for each, in order.
+_DEFAULT_KEYS: dict[str, tuple[str, ...]] = {
+    "variant": ("variant", "algorithm"),
+    "input_size": ("input_size", "problem_size"),
+    "input_type": ("input_type",),
+    "programming_model": ("programming_model",),
+    # Caliper's own count of ranks first: it is measured, the Adiak key is typed by the team
+    "ranks": ("mpi.world.size", "num_procs", "nprocs", "num_ranks", "jobsize", "ranks"),
+    "threads": ("omp_max_threads", "omp.num.threads", "omp_num_threads"),
+}
+FIELDS: tuple[str, ...] = tuple(_DEFAULT_KEYS)
+_INT_FIELDS = {"input_size", "ranks", "threads"}
+# Values that say "no value"; the key still counts as present (kept in extra_metadata)
+_EMPTY = {"", "n/a", "na", "none", "null", "nan", "-", "unknown"}
+# Caliper's bookkeeping, and keys the reader maps elsewhere (machine from ``cluster``)
+_OWN_PREFIXES = ("cali.", "spot.", "spot:")
+HELD_ELSEWHERE = frozenset({"cluster"})
+GPU_MODELS = {"cuda", "hip", "sycl", "openacc", "opencl", "rocm"}
+
+
+def norm_key(name: str) -> str:
+    """A key as the map compares it: lower case, letters and digits only."""
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+class MappedMetadata(BaseModel):
+    """What a map took from one profile: the columns, the rest, and notes on values it refused."""
+
+    columns: dict[str, str | int] = Field(default_factory=dict)
+    extra: list[dict[str, str]] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+
+
+class MetadataMap(BaseModel):
+    """Which metadata keys fill which ``app_profiles`` columns (the defaults extended by the user).
+
+    Each field lists keys tried before the defaults; ``values`` maps spellings of a column's
+    value onto one name (``{"input_type": {"1% Perturbed": "perturbed"}}``).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    DEFAULTS: ClassVar[dict[str, tuple[str, ...]]] = _DEFAULT_KEYS
+
+    variant: tuple[str, ...] = ()
+    input_size: tuple[str, ...] = ()
+    input_type: tuple[str, ...] = ()
+    programming_model: tuple[str, ...] = ()
+    ranks: tuple[str, ...] = ()
+    threads: tuple[str, ...] = ()
+    values: dict[str, dict[str, str]] = Field(default_factory=dict)
+
+    def keys_for(self, column: str) -> tuple[str, ...]:
+        """The keys tried for ``column``, the user's first, each once (compared normalised).
+
+        Args:
+            column: one of :data:`FIELDS`.
+
+        Returns:
+            The normalised keys in the order they are tried.
+        """
+        out: list[str] = []
+        for k in (*getattr(self, column), *_DEFAULT_KEYS[column]):
+            if norm_key(k) not in out:
+                out.append(norm_key(k))
+        return tuple(out)
+
+    def merged(self, other: MetadataMap | None) -> MetadataMap:
+        """This map with ``other``'s keys tried first and its value maps laid over this one's.
+
+        Args:
+            other: the more specific map (a directory's ``xamm.toml`` over the command line's).
+
+        Returns:
+            The combined map.
+        """
+        if other is None:
+            return self
+        fields = {f: (*getattr(other, f), *getattr(self, f)) for f in FIELDS}
+        values = {k: dict(v) for k, v in self.values.items()}
+        for col, spellings in other.values.items():
+            values.setdefault(col, {}).update(spellings)
+        return MetadataMap(**fields, values=values)
+
+    def apply(
+        self, meta: dict[str, object], held: frozenset[str] = HELD_ELSEWHERE
+    ) -> MappedMetadata:
+        """Split one profile's metadata into the mapped columns and the rest.
+
+        Args:
+            meta: the profile's globals (Adiak keys and Caliper's own), values as written.
+            held: keys the reader has put in other columns (left out of the rest).
+
+        Returns:
+            The columns found (integers parsed), the rest as ``extra_metadata`` entries, and a
+            note for each value a column could not take (that value stays in the rest).
+        """
+        own = {k: v for k, v in meta.items() if not k.startswith(_OWN_PREFIXES) and k not in held}
+        by_norm: dict[str, str] = {}
+        for k in own:
+            by_norm.setdefault(norm_key(k), k)
+        out, taken = MappedMetadata(), set()
+        for column in FIELDS:
+            for key in self.keys_for(column):
+                raw = by_norm.get(key)
+                if raw is None or str(own[raw]).strip().lower() in _EMPTY:
+                    continue
+                value = self._value(column, raw, own[raw], out)
+                if value is not None:
+                    out.columns[column] = value
+                    taken.add(raw)
+                    break
+        out.extra = [
+            {"name": k, "value": _text(v)} for k, v in sorted(own.items()) if k not in taken
+        ]
+        return out
+
+    def _value(self, column: str, key: str, raw: object, out: MappedMetadata) -> str | int | None:
+        text = _text(raw).strip()
+        text = self.values.get(column, {}).get(text, text)
+        if column not in _INT_FIELDS:
+            return text
+        number = _integer(text)
+        least = 0 if column == "input_size" else 1
+        if number is None or number < least:
+            out.notes.append(
+                f"metadata {key}={text!r} is not a whole number >= {least} for {column}; "
+                "kept in extra_metadata"
+            )
+            return None
+        return number
+
+
+def _text(v: object) -> str:
+    if isinstance(v, list):
+        return "[" + ",".join(map(str, v)) + "]"
+    return str(v)
+
+
+def _integer(text: str) -> int | None:
+    """``"65536"``, ``"65536.0"``, ``"2^16"``, ``"1e6"`` as an integer; None otherwise."""
+    m = re.fullmatch(r"\s*(\d+)\s*\^\s*(\d+)\s*", text)
+    if m:
+        return int(m.group(1)) ** int(m.group(2))
+    try:
+        x = float(text)
+    except ValueError:
+        return None
+    return int(x) if math.isfinite(x) and x == int(x) else None

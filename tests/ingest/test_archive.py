@@ -1,0 +1,331 @@
+"""A centre's archive into one table (xamm_ingest.archive): metadata mapped onto columns, batched
+commits, a resumed ingest equal to an uninterrupted one, and the whole parallel-sorting corpus
+(10,563 Caliper profiles written by 18 teams) read or refused by name, its stored values checked
+against caliperreader's own parse."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import polars as pl
+import pytest
+from cali_writer import write_cali
+from xamm_ingest.archive import ingest_archive
+from xamm_ingest.cli import main
+from xamm_ingest.metadata_map import MetadataMap
+from xamm_ingest.readers.profile_common import SampleSpec
+
+from xamm_data.store import Store
+
+SORT = Path("LLNL+thicket-tutorial") / "data" / "parallel-sorting"
+TIME = "inclusive#sum#time.duration"
+
+
+def _profile(path: Path, seconds: float, **globals_) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return write_cali(
+        path, [(["main"], {TIME: seconds})], {k: str(v) for k, v in globals_.items()},
+        units={TIME: "sec"},
+    )  # fmt: skip
+
+
+def _table(store: Path) -> pl.DataFrame:
+    return Store(store).scan("app_profiles").collect().sort("source_sha256")
+
+
+def _cli(argv: list[str], capsys) -> tuple[int, dict]:
+    capsys.readouterr()
+    rc = main([*argv, "--json", "--no-progress"])
+    return rc, json.loads(capsys.readouterr().out)
+
+
+# -- the metadata map ----------------------------------------------------------------------------
+def test_team_spellings_map_onto_one_column_and_the_rest_is_kept():
+    m = MetadataMap()
+    for spelling in ({"Algorithm": "MergeSort"}, {"algorithm": "MergeSort"}, {"ALGORITHM": "x"}):
+        assert "variant" in m.apply(spelling).columns
+    got = m.apply(
+        {
+            "InputSize": "65536", "input_type": "Random", "Programming_Model": "CUDA",
+            "num_procs": "4", "mpi.world.size": "8", "group_num": "7", "cluster": "c",
+            "cali.caliper.version": "2.11", "spot:output": "x.cali", "num_threads": "N/A",
+        }
+    )  # fmt: skip
+    assert got.columns == {
+        "input_size": 65536, "input_type": "Random", "programming_model": "CUDA", "ranks": 8,
+    }  # fmt: skip
+    # Caliper's count of ranks wins; the team's own key stays, as does every other unmapped key
+    assert {e["name"]: e["value"] for e in got.extra} == {
+        "num_procs": "4", "group_num": "7", "num_threads": "N/A",
+    }  # fmt: skip
+
+
+def test_a_user_map_goes_first_and_a_value_that_is_no_number_stays_in_extra():
+    m = MetadataMap().merged(
+        MetadataMap(variant=("implementation",), values={"input_type": {"1% Perturbed": "p1"}})
+    )
+    got = m.apply({"implementation": "A", "Algorithm": "B", "InputType": "1% Perturbed",
+                   "InputSize": "2^20", "num_procs": "many"})  # fmt: skip
+    assert got.columns == {"variant": "A", "input_type": "p1", "input_size": 2**20}
+    assert {e["name"] for e in got.extra} == {"Algorithm", "num_procs"}
+    assert any("num_procs='many'" in n for n in got.notes)
+
+
+def test_xamm_toml_and_map_option_extend_the_defaults(tmp_path, capsys):
+    _profile(tmp_path / "a" / "p.cali", 1.0, cluster="c", impl="bitonic", dist="sorted")
+    (tmp_path / "a" / "xamm.toml").write_text('[metadata]\nvariant = ["impl"]\n')
+    _profile(tmp_path / "b" / "q.cali", 2.0, cluster="c", impl="x", dist="reverse")
+    store = tmp_path / "store"
+    rc, out = _cli(["caliper", str(tmp_path), "--app", "sort", "--machine", "m",
+                    "--map", "input_type=dist", "--store", str(store)], capsys)  # fmt: skip
+    assert rc == 0 and out["rows_written"] == 2
+    rows = {r["source_path"]: r for r in _table(store).iter_rows(named=True)}
+    assert rows["a/p.cali"]["variant"] == "bitonic"  # its directory's xamm.toml
+    assert rows["b/q.cali"]["variant"] is None  # not under that xamm.toml: impl stays extra
+    assert {"name": "impl", "value": "x"} in rows["b/q.cali"]["extra_metadata"]
+    assert [rows[k]["input_type"] for k in ("a/p.cali", "b/q.cali")] == ["sorted", "reverse"]
+
+
+def test_a_bad_xamm_toml_rejects_the_files_it_covers_by_name(tmp_path, capsys):
+    _profile(tmp_path / "bad" / "p.cali", 1.0, cluster="c")
+    (tmp_path / "bad" / "xamm.toml").write_text('[metadata]\nvariant = "not a list"\n')
+    _profile(tmp_path / "good" / "q.cali", 1.0, cluster="c")
+    rc, out = _cli(["caliper", str(tmp_path), "--app", "a", "--machine", "m",
+                    "--store", str(tmp_path / "s")], capsys)  # fmt: skip
+    assert rc == 0 and out["rows_written"] == 1
+    (rej,) = out["rejected_files"]
+    assert rej["path"].endswith("p.cali") and "xamm.toml" in rej["reason"]
+
+
+def test_map_option_usage_errors_exit_2(tmp_path):
+    _profile(tmp_path / "p.cali", 1.0, cluster="c")
+    for bad in (["--map", "colour=x"], ["--map", "variant"], ["--scheduler", "tcp://h:1"],
+                ["--strict", "--executor", "dask"]):  # fmt: skip
+        with pytest.raises(SystemExit) as e:
+            main(["caliper", str(tmp_path), "--app", "a", *bad])
+        assert e.value.code == 2
+
+
+def test_a_gpu_programming_model_makes_a_gpu_sample_unless_the_user_says(tmp_path):
+    _profile(tmp_path / "p.cali", 1.0, cluster="c", ProgrammingModel="CUDA")
+    for spec, device in ((SampleSpec(app="a"), "gpu"), (SampleSpec(app="a", device="cpu"), "cpu")):
+        rep = ingest_archive("caliper", tmp_path, dry_run=True, spec=spec, workers=1)
+        assert rep.rows == 1
+        st = tmp_path / f"s-{device}"
+        ingest_archive("caliper", tmp_path, store=st, spec=spec, workers=1)
+        assert _table(st).get_column("device").to_list() == [device]
+
+
+# -- batches, trials, resuming -------------------------------------------------------------------
+def _repeats(root: Path, n: int) -> None:
+    """``n`` profiles of two configurations, interleaved, with distinct launch dates."""
+    for i in range(n):
+        _profile(root / f"d{i % 3}" / f"p{i:03d}.cali", 1.0 + i / 100, cluster="c",
+                 Algorithm="merge" if i % 2 else "bitonic", InputSize=1024,
+                 launchdate=1_700_000_000 + (n - i) * 60)  # fmt: skip
+
+
+def test_trials_and_rows_do_not_depend_on_the_batch_size(tmp_path):
+    _repeats(tmp_path / "runs", 24)
+    spec = SampleSpec(app="sort", machine="m")
+    tables = []
+    for batch in (5, 1000):
+        st = tmp_path / f"s{batch}"
+        rep = ingest_archive("caliper", tmp_path / "runs", store=st, spec=spec, batch_files=batch,
+                             workers=2)  # fmt: skip
+        assert rep.rows_written == 24 and len(rep.commits) == -(-24 // batch)
+        assert Store(st).verify() == []
+        tables.append(_table(st))
+    assert tables[0].equals(tables[1])
+    t = tables[0]
+    assert t.group_by("variant").agg(pl.col("trial").sort()).sort("variant").get_column(
+        "trial"
+    ).to_list() == [list(range(12)), list(range(12))]
+    assert t.get_column("run_date").min() == datetime.fromtimestamp(1_700_000_060, tz=UTC)
+
+
+def test_a_second_run_skips_what_is_stored_and_new_files_continue_the_trials(tmp_path, capsys):
+    _repeats(tmp_path / "runs", 10)
+    st = tmp_path / "store"
+    argv = [
+        "caliper",
+        str(tmp_path / "runs"),
+        "--app",
+        "sort",
+        "--machine",
+        "m",
+        "--store",
+        str(st),
+    ]
+    assert _cli(argv, capsys)[1]["rows_written"] == 10
+    _profile(tmp_path / "runs" / "d9" / "new.cali", 5.0, cluster="c", Algorithm="merge",
+             InputSize=1024)  # fmt: skip
+    rc, out = _cli(argv, capsys)
+    assert rc == 0 and out["already_stored"] == 10 and out["rows_written"] == 1
+    new = _table(st).filter(pl.col("source_path") == "d9/new.cali")
+    assert new.get_column("trial").to_list() == [5]  # after the five merge runs stored
+
+
+def test_a_byte_identical_copy_is_stored_once(tmp_path):
+    _profile(tmp_path / "runs" / "a.cali", 1.0, cluster="c")
+    (tmp_path / "runs" / "zz").mkdir()
+    (tmp_path / "runs" / "zz" / "copy.cali").write_bytes(
+        (tmp_path / "runs" / "a.cali").read_bytes()
+    )
+    spec = SampleSpec(app="a", machine="m")
+    rep = ingest_archive("caliper", tmp_path / "runs", store=tmp_path / "s", spec=spec,
+                         batch_files=1, workers=1)  # fmt: skip
+    assert rep.rows_written == 1 and rep.copies == 1
+    assert _table(tmp_path / "s").get_column("source_path").to_list() == ["a.cali"]
+
+
+def _ingest_argv(src: Path, store: Path, batch: int) -> list[str]:
+    return ["caliper", str(src), "--app", "sort", "--machine", "grace", "--store", str(store),
+            "--batch-files", str(batch), "--workers", "1", "--no-progress", "--json"]  # fmt: skip
+
+
+def test_an_ingest_killed_midway_and_run_again_ends_with_the_uninterrupted_table(
+    shared_data, tmp_path, capsys
+):
+    src = shared_data / SORT / "team10"
+    whole, killed = tmp_path / "whole", tmp_path / "killed"
+    assert main(_ingest_argv(src, whole, 1000)) == 0
+    capsys.readouterr()
+    env = {**os.environ, "XAMM_HOME": str(tmp_path / "home")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "xamm_ingest.cli", *_ingest_argv(src, killed, 40)],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    third = killed / "app_profiles" / "_delta_log" / f"{3:020d}.json"
+    deadline = time.monotonic() + 120
+    while not third.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL, "the ingest finished before it could be killed"
+    before = _table(killed)
+    assert Store(killed).verify() == [] and 0 < before.height < 1096
+    rc, out = _cli(_ingest_argv(src, killed, 40)[:-2], capsys)
+    assert rc == 0 and out["already_stored"] == before.height
+    assert _table(killed).equals(_table(whole))
+
+
+# -- the whole corpus ----------------------------------------------------------------------------
+def _globals(path: Path) -> tuple[dict, list]:
+    import caliperreader
+
+    r = caliperreader.CaliperReader()
+    r.read(str(path))
+    return r.globals, r.records
+
+
+def _expected(path: Path) -> dict:
+    """What the row of ``path`` must hold, from caliperreader's parse and the documented keys."""
+    g, recs = _globals(path)
+    norm = {k.lower().replace("_", ""): v for k, v in g.items()}
+    root = [r for r in recs if isinstance(r.get("path"), str) or len(r.get("path") or []) == 1]
+    attr = "avg#inclusive#sum#time.duration"
+    return {
+        "variant": norm.get("algorithm"),
+        "input_size": int(norm["inputsize"]) if str(norm.get("inputsize", "")).isdigit() else None,
+        "input_type": norm.get("inputtype") or None,
+        "programming_model": norm.get("programmingmodel"),
+        "ranks": int(g["mpi.world.size"]),
+        "run_date": datetime.fromtimestamp(int(g["launchdate"]), tz=UTC),
+        "runtime_s": sum(float(r[attr]) for r in root if attr in r),
+    }
+
+
+def test_the_sorting_corpus_goes_in_whole_with_its_metadata(shared_data, tmp_path, capsys):
+    corpus = shared_data / SORT
+    files = sorted(corpus.rglob("*.cali"))
+    assert len(files) == 10563
+    st = tmp_path / "store"
+    rc, out = _cli(["caliper", str(corpus), "--app", "sort", "--machine", "grace",
+                    "--store", str(st), "--workers", "2"], capsys)  # fmt: skip
+    assert rc == 0
+    assert out["sources_read"] + len(out["rejected_files"]) == len(files)
+    assert all(r["path"] in r["reason"] for r in out["rejected_files"])
+    t = Store(st).scan("app_profiles").collect()
+    assert t.height == out["rows_written"] == out["sources_read"]
+    assert t.get_column("source_path").n_unique() == t.height
+    by_path = {r["source_path"]: r for r in t.iter_rows(named=True)}
+    for f in random.Random(37).sample(files, 80):
+        row, want = by_path[f.relative_to(corpus).as_posix()], _expected(f)
+        for col in ("variant", "input_size", "input_type", "programming_model", "ranks"):
+            if want[col] is not None:
+                assert row[col] == (want[col].strip() if isinstance(want[col], str) else want[col])
+        assert row["run_date"] == want["run_date"]
+        assert row["runtime_s"] == pytest.approx(want["runtime_s"], rel=1e-12)
+        g, _ = _globals(f)
+        kept = {e["name"] for e in row["extra_metadata"]}
+        own = {k for k in g if not k.startswith(("cali.", "spot"))} - {"cluster", "launchdate"}
+        mapped = own - kept
+        assert len(mapped) <= 6, (f, mapped)  # what the map took; everything else kept
+    # the teams' metadata did reach the columns
+    assert t.get_column("variant").null_count() == 0
+    assert t.get_column("input_size").null_count() / t.height < 0.01
+
+
+def _bad_sources(d: Path) -> None:
+    """One source for each reason the archive page lists."""
+    write_cali(d / "no-regions.cali", [], {"cluster": "c"})
+    write_cali(d / "no-time.cali", [(["main"], {"count": 3.0})], {"cluster": "c"})
+    write_cali(d / "no-unit.cali", [(["main"], {TIME: 1.0})], {"cluster": "c"})
+    _profile(d / "nan-time.cali", float("nan"), cluster="c")
+    _profile(d / "huge-time.cali", 1e302, cluster="c")
+    write_cali(d / "neg.cali", [(["main"], {TIME: 1.0, "papi.PAPI_TOT_INS": -5.0})],
+               {"cluster": "c"}, units={TIME: "sec"})  # fmt: skip
+    write_cali(d / "inf.cali", [(["main"], {TIME: 1.0, "papi.PAPI_TOT_INS": float("inf")})],
+               {"cluster": "c"}, units={TIME: "sec"})  # fmt: skip
+    _profile(d / "nomachine" / "p.cali", 1.0)
+    _profile(d / "badtoml" / "p.cali", 1.0, cluster="c")
+    (d / "badtoml" / "xamm.toml").write_text("[metadata\n")
+    (d / "gone.cali").symlink_to(d / "nowhere.cali")
+    (d / "trace.otf2").write_bytes(b"OTF2")
+    (d / "junk.cali").write_bytes(bytes(range(256)) * 4)
+
+
+def test_every_reason_the_archive_page_lists_is_one_xamm_gives(tmp_path, capsys):
+    from conftest import REPO
+
+    _bad_sources(tmp_path / "runs")
+    rc, out = _cli(["caliper", str(tmp_path / "runs"), "--app", "a", "--dry-run"], capsys)
+    reasons = [r["reason"] for r in out["rejected_files"]]
+    assert rc == 1 and out["rows"] == 0 and len(reasons) == 12
+    page = (REPO / "docs" / "ingest-archive.md").read_text()
+    table = page.split("## Why a source is rejected")[1].split("##")[0]
+    rows = re.findall(r"^\| (`.+?) \| ", table, flags=re.M)
+    # the last row is the catch-all for input no check foresaw: no file can be made to reach it
+    assert "did not expect" in rows[-1]
+    for row in rows[:-1]:
+        for phrase in re.findall(r"`([^`]+)`", row):
+            phrase = phrase.replace("bad xamm.toml", "xamm.toml")
+            assert any(phrase in r for r in reasons), (phrase, reasons)
+
+
+def test_the_progress_bar_shows_files_rate_and_time_left(tmp_path, monkeypatch):
+    import io
+
+    import rich
+    from rich.console import Console
+
+    _repeats(tmp_path / "runs", 12)
+    screen = io.StringIO()
+    monkeypatch.setattr(rich, "_console", Console(file=screen, force_terminal=True, width=120))
+    spec = SampleSpec(app="a", machine="m")
+    rep = ingest_archive("caliper", tmp_path / "runs", store=tmp_path / "s", spec=spec,
+                         workers=1, progress=True)  # fmt: skip
+    assert rep.rows_written == 12
+    shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen.getvalue())
+    assert "reading sources" in shown and "12/12" in shown
+    assert re.search(r"[\d,]+ files/s", shown) and re.search(r"\d:\d\d:\d\d", shown)

@@ -1,0 +1,175 @@
+"""Appending new sources to a store table without rewriting what it holds.
+
+:meth:`Store.write <xamm_data.store.Store.write>` merges a batch into each partition it touches and
+rewrites the partition: right for a run of a few hundred files, quadratic for a centre's archive
+committed in batches. :meth:`Store.append <xamm_data.store.Store.append>` adds one new data file
+per partition and batch instead, in one Delta commit, so a batch costs the same however large the
+table has grown. It reads only two narrow things of the rows already there, through a streaming
+scan of one partition that reads the columns it needs and keeps only the matches:
+
+* which of the batch's sources (by SHA-256) are already in the table: their rows are left out, so
+  re-running an interrupted ingest never holds a source twice;
+* how many rows each of the batch's configurations already has: a new row's ``trial`` continues
+  after them, in the order the rows were appended, so an ingest committed in batches of any size
+  numbers trials alike.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from xamm_data.schema import TableSchema
+from xamm_data.table_files import parquet_bytes, write_part
+from xamm_data.write_reports import PartitionReport, commit_record, config_key
+
+if TYPE_CHECKING:  # the store imports this module; its class is only named here
+    from xamm_data.store import Store
+
+__all__ = ["append_once", "numbered_within", "present_sources", "source_prefixes"]
+
+
+def _lazy(store: Store, kind: str, dt, machine: str | None) -> pl.LazyFrame | None:
+    """The table at ``dt``'s version, lazily (one partition when ``machine`` is given)."""
+    if dt is None:
+        return None
+    loc = store._loc(kind)
+    lf = pl.scan_delta(loc.uri, version=dt.version(), storage_options=loc.storage_options or None)
+    return lf.filter(pl.col("machine") == machine) if machine is not None else lf
+
+
+def present_sources(store: Store, kind: str, sha256s: list[str]) -> set[str]:
+    """Which of ``sha256s`` the latest version of ``kind`` already holds rows of.
+
+    Args:
+        store: the store.
+        kind: a data table.
+        sha256s: the SHA-256 of each source to look for.
+
+    Returns:
+        The hashes found.
+    """
+    if not sha256s:
+        return set()
+    dt, files = store._snapshot(kind)
+    lf = _lazy(store, kind, dt, None)
+    if lf is None or files.is_empty():
+        return set()
+    wanted = pl.Series(sorted(set(sha256s)), dtype=pl.String)
+    found = (
+        lf.select("source_sha256").filter(pl.col("source_sha256").is_in(wanted.implode())).unique()
+    )
+    return set(found.collect(engine="streaming").get_column("source_sha256").to_list())
+
+
+def source_prefixes(store: Store, kind: str) -> pl.Series:
+    """The first 64 bits of each source hash the latest version of ``kind`` holds, sorted.
+
+    Args:
+        store: the store.
+        kind: a data table.
+
+    Returns:
+        A sorted ``UInt64`` series (empty before the first write).
+    """
+    dt, files = store._snapshot(kind)
+    lf = _lazy(store, kind, dt, None)
+    if lf is None or files.is_empty():
+        return pl.Series("prefix", [], dtype=pl.UInt64)
+    prefix = pl.col("source_sha256").str.slice(0, 16).str.to_integer(base=16, dtype=pl.UInt64)
+    prefixes = lf.select(prefix.alias("prefix")).unique().collect(engine="streaming")
+    return prefixes.to_series().sort()
+
+
+def _existing_counts(lf: pl.LazyFrame, new: pl.DataFrame, key: list[str], have: set[str]):
+    """Rows already held per configuration of ``new`` (columns missing from an older table are
+    null there)."""
+    cols = [pl.col(c) if c in have else pl.lit(None, dtype=new.schema[c]).alias(c) for c in key]
+    wanted = new.select(key).unique()
+    return (
+        lf.select(cols)
+        .join(wanted.lazy(), on=key, how="semi", nulls_equal=True)
+        .group_by(key)
+        .agg(pl.len().cast(pl.Int64).alias("_held"))
+        .collect(engine="streaming")
+    )
+
+
+def numbered_within(df: pl.DataFrame, schema: TableSchema) -> pl.DataFrame:
+    """``trial`` = the rank of each row among the batch's rows of its configuration, in the order
+    the rows are given.
+
+    Args:
+        df: a batch of rows.
+        schema: their table.
+
+    Returns:
+        The rows, numbered.
+    """
+    if "trial" not in schema.primary_key or df.is_empty():
+        return df
+    return df.with_columns(
+        pl.int_range(pl.len(), dtype=pl.Int64).over(config_key(schema)).alias("trial")
+    )
+
+
+def _numbered(part: pl.DataFrame, held: pl.DataFrame, key: list[str]) -> pl.DataFrame:
+    """``trial`` = the rows already held of the configuration + the rank within this batch."""
+    part = part.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).over(key).alias("trial"))
+    part = part.join(held, on=key, how="left", nulls_equal=True, maintain_order="left")
+    return part.with_columns((pl.col("trial") + pl.col("_held").fill_null(0)).alias("trial")).drop(
+        "_held"
+    )
+
+
+def append_once(store: Store, new: pl.DataFrame, schema: TableSchema):
+    """One attempt: add ``new``'s sources not yet held as one new file per partition, one commit.
+
+    Args:
+        store: the store.
+        new: validated rows (sources deduplicated).
+        schema: their table.
+
+    Returns:
+        (per-partition reports, the new version or None when nothing was new), as
+        :meth:`Store._commit` returns.
+    """
+    from deltalake.transaction import AddAction, CommitProperties  # delta-rs: imported on use
+
+    kind, loc = schema.name, store._loc(schema.name)
+    dt, files = store._snapshot(kind)
+    key, now = config_key(schema), int(time.time() * 1000)
+    actions, reports = [], []
+    for machine in sorted(new.get_column(schema.partition_by).unique().to_list()):
+        part = new.filter(pl.col(schema.partition_by) == machine)
+        rows_before = int(files.filter(pl.col("machine") == machine).get_column("rows").sum())
+        lf = _lazy(store, kind, dt, machine) if rows_before else None
+        if lf is not None:
+            have = set(lf.collect_schema().names())
+            held_shas = lf.select("source_sha256").filter(
+                pl.col("source_sha256").is_in(part.get_column("source_sha256").unique().implode())
+            )
+            held_now = held_shas.unique().collect(engine="streaming").get_column("source_sha256")
+            part = part.filter(~pl.col("source_sha256").is_in(held_now.implode()))
+            held = _existing_counts(lf, part, key, have)
+        else:
+            held = pl.DataFrame(schema={**{c: part.schema[c] for c in key}, "_held": pl.Int64})
+        if part.is_empty():
+            continue
+        part = _numbered(part, held, key).sort(list(schema.primary_key), nulls_last=True)
+        rel, size = write_part(loc, machine, parquet_bytes(part, schema))
+        stats = json.dumps({"numRecords": part.height})
+        actions.append(AddAction(rel, size, {"machine": machine}, now, True, stats))
+        reports.append(_report(machine, rows_before, part.height, loc.where(rel)))
+    if not actions:
+        return reports, None
+    record = commit_record(new, reports, loc, dt)
+    props = CommitProperties(custom_metadata={"xamm": record})
+    return reports, store._commit_actions(kind, dt, actions, props)
+
+
+def _report(machine: str, before: int, added: int, path) -> PartitionReport:
+    return PartitionReport(machine, before, 0, added, before + added, path)
