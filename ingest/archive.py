@@ -379,14 +379,12 @@ class _Batcher:
         while len(self.results) >= self.batch_files:
             self.commit(self.batch_files)
 
-    def add_checked(
-        self, outcomes: list[_Outcome], frame: pl.DataFrame | None, held: _Held
-    ) -> None:
+    def add_checked(self, outcomes: list[_Outcome], frame: pl.DataFrame | None) -> None:
         """A chunk a worker checked: sources the table held when the run began are counted as
         such and left out; the rest wait for the batch to fill."""
         if frame is not None and frame.height:
             shas = frame.get_column("source_sha256").unique().to_list()
-            if gone := held.held_among(shas):
+            if self.held is not None and (gone := self.held.held_among(shas)):
                 frame = frame.filter(~pl.col("source_sha256").is_in(sorted(gone)))
                 self.report.already_stored += len(gone)
                 kept_paths = set(frame.get_column("source_path").to_list())
@@ -517,7 +515,7 @@ def _read_and_commit(chunks, fmt, opts, batcher, executor, workers, scheduler, a
         for result in _in_order(submit, work, opts, window):
             if executor == "dask":
                 outcomes, frame = result
-                batcher.add_checked(outcomes, frame, batcher.held)
+                batcher.add_checked(outcomes, frame)
                 advance(len(outcomes))
             else:
                 batcher.add(result)
