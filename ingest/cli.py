@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from pydantic import ValidationError
+from xamm_ingest import _allocator  # noqa: F401  (before polars loads: see the module)
 from xamm_ingest.archive import (
     ARCHIVE_FORMATS,
     DEFAULT_BATCH_FILES,

@@ -7,9 +7,9 @@ Layout (``root`` defaults to ``$XAMM_HOME/store``)::
 
 ``kind`` is a data table (``benchmark_runs``, ``app_profiles``). The machine stays a real column
 inside each file. Files are zstd-compressed, rows sorted by primary key, and the Parquet key-value
-metadata key ``xamm`` holds the table name, schema version, units, primary key and the list of
-source files, so a file describes itself without xamm. Each file is named by its SHA-256 and
-checked against it on every read (:mod:`xamm_data.table_files`).
+metadata key ``xamm`` holds the table name, schema version, units, primary key, the number of
+source files and the first thousand of them, so a file describes itself without xamm. Each file
+is named by its SHA-256 and checked against it on every read (:mod:`xamm_data.table_files`).
 
 A write is one Delta commit, whatever the number of machines: it validates the whole batch, merges
 it into the partitions it touches (rows from a source already there, same SHA-256, are replaced,
@@ -497,7 +497,8 @@ class Store:
             machine: a machine id.
 
         Returns:
-            Table name, schema version, units, primary key and source files, as written.
+            Table name, schema version, units, primary key, the number of sources and the first
+            of them, as written.
         """
         # pyarrow: ~0.2 s to import; only when Parquet metadata is read
         import pyarrow.parquet as pq
