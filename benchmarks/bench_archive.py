@@ -231,6 +231,7 @@ def measure_reads(root: Path) -> None:
 def measure_rates(corpus: Path, store: Path, n: int = 4096) -> tuple[float, float]:
     """(a Dask worker's rate on one core: hash, parse and check; the client's rate with Dask
     workers: walk and commit), files/s, on the first ``n`` files of ``corpus``."""
+    import polars as pl
     from xamm_ingest.archive import (
         DASK_CHUNK_FILES,
         DEFAULT_BATCH_FILES,
@@ -245,7 +246,9 @@ def measure_rates(corpus: Path, store: Path, n: int = 4096) -> tuple[float, floa
 
     opts = {"spec": SampleSpec(app="sort", machine="grace"), "bounds": Bounds()}
     t = time.perf_counter()
-    tasks = list(itertools.islice(_tasks("caliper", [corpus], opts, ArchiveReport(frame=None)), n))
+    tasks = list(
+        itertools.islice(_tasks("caliper", [corpus], opts, ArchiveReport(frame=pl.DataFrame())), n)
+    )
     walk = time.perf_counter() - t
     t = time.perf_counter()
     frames = [
@@ -253,8 +256,6 @@ def measure_rates(corpus: Path, store: Path, n: int = 4096) -> tuple[float, floa
         for i in range(0, len(tasks), DASK_CHUNK_FILES)
     ]
     worker = len(tasks) / (time.perf_counter() - t)
-    import polars as pl
-
     rows = pl.concat(frames)
     st = Store(store)
     t = time.perf_counter()

@@ -368,10 +368,10 @@ class _Batcher:
     def __init__(self, store: Store | None, fmt: str, opts: dict, batch_files: int, report):
         self.store, self.fmt, self.opts, self.batch_files = store, fmt, opts, batch_files
         self.report: ArchiveReport = report
+        self.held = _Held(store, get_format(fmt).table.name)
         self.results: list[tuple[_Outcome, list[dict]]] = []
         self.frames: list[pl.DataFrame | None] = []
         self.checked = 0  # sources behind self.frames
-        self.held: _Held | None = None
         self.last: WriteReport | None = None
 
     def add(self, results: list[tuple[_Outcome, list[dict]]]) -> None:
@@ -384,7 +384,7 @@ class _Batcher:
         such and left out; the rest wait for the batch to fill."""
         if frame is not None and frame.height:
             shas = frame.get_column("source_sha256").unique().to_list()
-            if self.held is not None and (gone := self.held.held_among(shas)):
+            if gone := self.held.held_among(shas):
                 frame = frame.filter(~pl.col("source_sha256").is_in(sorted(gone)))
                 self.report.already_stored += len(gone)
                 kept_paths = set(frame.get_column("source_path").to_list())
@@ -465,7 +465,6 @@ def ingest_archive(
     st = None if dry_run else as_store(store)
     total = _count(fmt, paths, opts) if progress else 0
     batcher = _Batcher(st, fmt, opts, batch_files, report)
-    batcher.held = _Held(st, spec.table.name)
     tasks = _tasks(fmt, paths, opts, report)
     if executor == "dask":  # the workers hash, read and check: the client only commits
         chunks = _plain_chunks(tasks, min(DASK_CHUNK_FILES, batch_files))

@@ -95,13 +95,7 @@ def _need_spec(opts: dict, fmt: str):
 
 def task_source(task: Task) -> Source:
     """The task's source, its SHA-256 taken from the plan when the plan hashed it already."""
-    if task.sha256 is None:
-        return Source.of(task.path, task.root)
-    try:
-        rel = task.path.resolve().relative_to(task.root.resolve()).as_posix()
-    except ValueError:
-        rel = task.path.name
-    return Source(path=task.path, rel_path=rel, sha256=task.sha256)
+    return Source.of(task.path, task.root, task.sha256)
 
 
 def metadata_map_of(task: Task, opts: dict) -> MetadataMap | None:

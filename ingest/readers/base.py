@@ -20,16 +20,19 @@ class Source:
     sha256: str
 
     @classmethod
-    def of(cls, path: str | Path, root: str | Path | None = None) -> Source:
+    def of(
+        cls, path: str | Path, root: str | Path | None = None, sha256: str | None = None
+    ) -> Source:
+        """The source at ``path`` under ``root``; ``sha256`` when the caller hashed it already."""
         path = Path(path)
         root = Path(root) if root is not None else path.parent
         try:
             rel = path.resolve().relative_to(root.resolve()).as_posix()
         except ValueError:
             rel = path.name
-        return cls(
-            path=path, rel_path=rel, sha256=dir_sha256(path) if path.is_dir() else file_sha256(path)
-        )
+        if sha256 is None:
+            sha256 = dir_sha256(path) if path.is_dir() else file_sha256(path)
+        return cls(path=path, rel_path=rel, sha256=sha256)
 
 
 @dataclass
