@@ -420,7 +420,6 @@ class _Batcher:
         self.report.rows_written += w.rows_written
         self.report.copies += w.duplicate_sources_dropped + w.already_held
         self.last = w
-        _release_arrow_memory()
 
 
 def ingest_archive(
@@ -520,12 +519,3 @@ def _read_and_commit(chunks, fmt, opts, batcher, executor, workers, scheduler, a
                 batcher.add(result)
                 advance(len(result) + report.already_stored - skipped)
             skipped = report.already_stored
-
-
-def _release_arrow_memory() -> None:
-    """Hand the memory pyarrow's pool keeps after a commit back to the system: between batches it
-    holds nothing, and a pool that keeps its high-water mark makes the ingest look (and be) bigger
-    than one batch needs."""
-    import pyarrow as pa  # loaded already by the Parquet writer; imported where it is used
-
-    pa.default_memory_pool().release_unused()

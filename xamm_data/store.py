@@ -60,6 +60,9 @@ from xamm_data.store_append import (
 from xamm_data.table_files import (
     METADATA_KEY,
     CorruptDataError,
+    delta_schema,
+    footer_metadata,
+    footer_rows,
     parquet_bytes,
     read_part,
     sweep_temporaries,
@@ -474,7 +477,7 @@ class Store:
             # raises before anything is parsed
             data = read_part(loc, path, table=kind, machine=part_of)
             if problem := _entry_problem(
-                kind, loc, part_of, path, size, rows, len(data), _footer_rows(data)
+                kind, loc, part_of, path, size, rows, len(data), footer_rows(data)
             ):
                 raise CorruptLogError(problem)
         lf = pl.scan_delta(
@@ -500,12 +503,12 @@ class Store:
             Table name, schema version, units, primary key, the number of sources and the first
             of them, as written.
         """
-        # pyarrow: ~0.2 s to import; only when Parquet metadata is read
-        import pyarrow.parquet as pq
-
         rel = self._files(kind).filter(pl.col("machine") == machine).get_column("path")[0]
         data = read_part(self._loc(kind), rel, table=kind, machine=machine)
-        return json.loads((pq.read_schema(io.BytesIO(data)).metadata or {})[METADATA_KEY])
+        md = footer_metadata(data)
+        if md is None:
+            raise CorruptDataError(f"{kind} / {machine}: {rel} has no {METADATA_KEY!r} metadata")
+        return md
 
     def verify(self, kind: str | None = None) -> list[str]:
         """Check the latest version of each table, log and data.
@@ -727,10 +730,8 @@ class Store:
     def _commit_actions(self, kind: str, dt, actions: list, props) -> int:
         """Commit ``actions`` in one transaction (creating the table on the first write); the new
         version."""
-        from deltalake import Schema  # delta-rs: imported on use
         from deltalake.transaction import create_table_with_add_actions  # delta-rs: imported on use
 
-        arrow_schema = get_table(kind).empty().to_arrow().schema
         if dt is None:
             # delta-rs: imported on use
             from deltalake.exceptions import CommitFailedError, DeltaError
@@ -739,7 +740,7 @@ class Store:
             try:
                 create_table_with_add_actions(
                     loc.uri,
-                    Schema.from_arrow(arrow_schema),
+                    delta_schema(get_table(kind)),
                     actions,
                     mode="error",
                     partition_by=["machine"],
@@ -758,7 +759,7 @@ class Store:
         dt.create_write_transaction(
             actions,
             mode="append",
-            schema=arrow_schema,
+            schema=delta_schema(get_table(kind)),
             partition_by=["machine"],
             commit_properties=props,
         )
@@ -886,12 +887,6 @@ def _more(problems: list[str]) -> str:
     )
 
 
-def _footer_rows(data: bytes) -> int:
-    import pyarrow.parquet as pq  # pyarrow: ~0.2 s to import; only when Parquet metadata is read
-
-    return pq.ParquetFile(io.BytesIO(data)).metadata.num_rows
-
-
 def _entry_problem(
     kind: str,
     loc: TableLocation,
@@ -985,8 +980,6 @@ def migrate_legacy(store: Store, kind: str) -> None:
     d = root / kind
     if not any(d.glob(f"machine=*/{LEGACY_FILE}")):
         return
-    from deltalake import Schema  # delta-rs: imported on use
-
     # delta-rs: imported on use
     from deltalake.transaction import AddAction, CommitProperties, create_table_with_add_actions
 
@@ -1021,7 +1014,7 @@ def migrate_legacy(store: Store, kind: str) -> None:
             }
             create_table_with_add_actions(
                 str(d),
-                Schema.from_arrow(schema.empty().to_arrow().schema),
+                delta_schema(schema),
                 actions,
                 mode="error",
                 partition_by=["machine"],
@@ -1048,13 +1041,8 @@ def read_parquet_checked(
     """Read a Parquet file written by xamm (a path, or its bytes called ``name``) and check its
     schema version against this xamm's."""
     schema = get_table(kind)
-    # pyarrow: ~0.2 s to import; only when Parquet metadata is read or written
-    import pyarrow.parquet as pq
-
-    src = (lambda: io.BytesIO(path)) if isinstance(path, bytes) else (lambda: path)
-    md = (pq.read_schema(src()).metadata or {}).get(METADATA_KEY)
-    if md is not None:
-        info = json.loads(md)
+    info = footer_metadata(path)
+    if info is not None:
         major = info.get("schema_version", "0").split(".")[0]
         if info.get("table") != kind or major != schema.version.split(".")[0]:
             raise ValidationError(
@@ -1066,7 +1054,8 @@ def read_parquet_checked(
                 0,
                 [],
             )
-    return validate(pl.read_parquet(src(), hive_partitioning=False), schema)
+    src = io.BytesIO(path) if isinstance(path, bytes) else path
+    return validate(pl.read_parquet(src, hive_partitioning=False), schema)
 
 
 __all__ = [

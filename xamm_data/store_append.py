@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from xamm_data.schema import TableSchema
+from xamm_data.schema import TableSchema, get_table
 from xamm_data.table_files import parquet_bytes, write_part
 from xamm_data.write_reports import PartitionReport, commit_record, config_key
 
@@ -32,13 +32,27 @@ if TYPE_CHECKING:  # the store imports this module; its class is only named here
 __all__ = ["append_once", "numbered_within", "present_sources", "source_prefixes"]
 
 
-def _lazy(store: Store, kind: str, dt, machine: str | None) -> pl.LazyFrame | None:
-    """The table at ``dt``'s version, lazily (one partition when ``machine`` is given)."""
-    if dt is None:
+def _lazy(store: Store, kind: str, files: pl.DataFrame, machine: str | None) -> pl.LazyFrame | None:
+    """The rows of a snapshot's live ``files`` (one partition's when ``machine`` is given), lazily,
+    in the table's current schema (columns an older file lacks are null).
+
+    Scanned as Parquet from the file list the snapshot already holds: polars' ``scan_delta`` would
+    replay the log again and load pyarrow into the ingest process (about 45 MB) to do it.
+    """
+    if machine is not None:
+        files = files.filter(pl.col("machine") == machine)
+    if files.is_empty():
         return None
     loc = store._loc(kind)
-    lf = pl.scan_delta(loc.uri, version=dt.version(), storage_options=loc.storage_options or None)
-    return lf.filter(pl.col("machine") == machine) if machine is not None else lf
+    return pl.scan_parquet(
+        [str(loc.where(p)) for p in files.get_column("path")],
+        schema=get_table(kind).polars_schema,
+        missing_columns="insert",
+        extra_columns="ignore",
+        cast_options=pl.ScanCastOptions(integer_cast="upcast", float_cast="upcast"),
+        hive_partitioning=False,
+        storage_options=loc.storage_options or None,
+    )
 
 
 def present_sources(store: Store, kind: str, sha256s: list[str]) -> set[str]:
@@ -54,9 +68,8 @@ def present_sources(store: Store, kind: str, sha256s: list[str]) -> set[str]:
     """
     if not sha256s:
         return set()
-    dt, files = store._snapshot(kind)
-    lf = _lazy(store, kind, dt, None)
-    if lf is None or files.is_empty():
+    lf = _lazy(store, kind, store._snapshot(kind)[1], None)
+    if lf is None:
         return set()
     wanted = pl.Series(sorted(set(sha256s)), dtype=pl.String)
     found = (
@@ -75,9 +88,8 @@ def source_prefixes(store: Store, kind: str) -> pl.Series:
     Returns:
         A sorted ``UInt64`` series (empty before the first write).
     """
-    dt, files = store._snapshot(kind)
-    lf = _lazy(store, kind, dt, None)
-    if lf is None or files.is_empty():
+    lf = _lazy(store, kind, store._snapshot(kind)[1], None)
+    if lf is None:
         return pl.Series("prefix", [], dtype=pl.UInt64)
     prefix = pl.col("source_sha256").str.slice(0, 16).str.to_integer(base=16, dtype=pl.UInt64)
     prefixes = lf.select(prefix.alias("prefix")).unique().collect(engine="streaming")
@@ -146,7 +158,7 @@ def append_once(store: Store, new: pl.DataFrame, schema: TableSchema):
     for machine in sorted(new.get_column(schema.partition_by).unique().to_list()):
         part = new.filter(pl.col(schema.partition_by) == machine)
         rows_before = int(files.filter(pl.col("machine") == machine).get_column("rows").sum())
-        lf = _lazy(store, kind, dt, machine) if rows_before else None
+        lf = _lazy(store, kind, files, machine) if rows_before else None
         if lf is not None:
             have = set(lf.collect_schema().names())
             held_shas = lf.select("source_sha256").filter(

@@ -26,7 +26,7 @@ from xamm_data._version import __version__
 from xamm_data.locations import TableLocation
 from xamm_data.schema import TableSchema
 
-METADATA_KEY = b"xamm"
+METADATA_KEY = "xamm"
 _PART = re.compile(r"(?:^|/)part-(?P<sha>[0-9a-f]{64})\.parquet$")
 _TMP = re.compile(r"^\.xamm-tmp-(?P<host>[^-]+)-(?P<pid>\d+)-[0-9a-f]{32}\.parquet$")
 
@@ -59,22 +59,41 @@ def file_metadata(df: pl.DataFrame, schema: TableSchema) -> dict:
 
 
 def parquet_bytes(df: pl.DataFrame, schema: TableSchema) -> bytes:
-    """``df`` as zstd Parquet with xamm's metadata: the same rows always give the same bytes."""
-    import pyarrow.parquet as pq  # pyarrow: ~0.2 s to import; only when Parquet is written
-
-    table = df.to_arrow().replace_schema_metadata(
-        {METADATA_KEY: json.dumps(file_metadata(df, schema), sort_keys=True).encode()}
-    )
+    """``df`` as zstd Parquet with xamm's metadata in the footer's key-value metadata, written by
+    polars (no pyarrow in the writing process): the same rows always give the same bytes."""
     buf = io.BytesIO()
-    pq.write_table(
-        table,
+    df.write_parquet(
         buf,
         compression="zstd",
         compression_level=9,
-        use_dictionary=True,
-        write_statistics=True,
+        statistics=True,
+        metadata={METADATA_KEY: json.dumps(file_metadata(df, schema), sort_keys=True)},
     )
     return buf.getvalue()
+
+
+def footer_metadata(source: str | Path | bytes) -> dict | None:
+    """The ``xamm`` metadata of a Parquet file (a path or its bytes), or None when it has none.
+
+    Read from the footer's key-value metadata, where xamm's writer puts it and where pyarrow's
+    writer (earlier xamm versions) put it beside the Arrow schema's copy."""
+    md = pl.read_parquet_metadata(io.BytesIO(source) if isinstance(source, bytes) else source)
+    raw = md.get(METADATA_KEY)
+    return None if raw is None else json.loads(raw)
+
+
+def footer_rows(data: bytes) -> int:
+    """The number of rows a Parquet file's footer records."""
+    return int(pl.scan_parquet(io.BytesIO(data)).select(pl.len()).collect().item())
+
+
+def delta_schema(schema: TableSchema):
+    """``schema`` as delta-rs's ``Schema``, through arro3 (delta-rs's own Arrow binding), so that
+    committing loads no pyarrow."""
+    from arro3.core import Table  # delta-rs's dependency: imported when a table is committed
+    from deltalake import Schema  # delta-rs: imported on use
+
+    return Schema.from_arrow(Table.from_arrow(schema.empty()).schema)
 
 
 def _host() -> str:

@@ -177,7 +177,9 @@ def test_a_pulled_file_the_card_does_not_vouch_for_is_refused(store, local_hub):
         ({"schema_version": "2.0.0"}, "v2.0.0"),
     ):
         meta = json.loads(
-            pq.read_schema(io.BytesIO(parquet_bytes(good, BENCHMARK_RUNS))).metadata[b"xamm"]
+            pq.ParquetFile(io.BytesIO(parquet_bytes(good, BENCHMARK_RUNS))).metadata.metadata[
+                b"xamm"
+            ]
         )
         buf = io.BytesIO()
         pq.write_table(

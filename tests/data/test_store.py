@@ -3,6 +3,8 @@ verified reads, time travel, migration from the 0.2 layout, housekeeping."""
 
 from __future__ import annotations
 
+import json
+
 import polars as pl
 import pyarrow.parquet as pq
 import pytest
@@ -39,6 +41,7 @@ def test_layout_compression_and_metadata(tmp_path, sample_frame):
     meta = pq.ParquetFile(path).metadata
     assert {meta.row_group(0).column(i).compression for i in range(meta.num_columns)} == {"ZSTD"}
     info = st.metadata("benchmark_runs", "example-node")
+    assert json.loads(meta.metadata[b"xamm"]) == info  # pyarrow reads the footer xamm wrote
     assert info["table"] == "benchmark_runs" and info["schema_version"] == BENCHMARK_RUNS.version
     assert info["units"]["time_per_rep_s"] == "s" and info["units"]["bytes_per_rep"] == "B"
     assert {s["source_path"] for s in info["sources"]} == set(

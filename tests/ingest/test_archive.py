@@ -175,6 +175,23 @@ def test_a_second_run_skips_what_is_stored_and_new_files_continue_the_trials(tmp
     assert new.get_column("trial").to_list() == [5]  # after the five merge runs stored
 
 
+def test_an_archive_ingest_keeps_pyarrow_out_of_the_ingest_process(tmp_path):
+    """pyarrow's libraries are about 45 MB of the ingest process's memory: the parts are written by
+    polars and the stored sources read by a Parquet scan, through five batches into one table."""
+    _repeats(tmp_path / "runs", 24)
+    code = (
+        "import sys; from xamm_ingest.cli import main; "
+        f"rc = main({_ingest_argv(tmp_path / 'runs', tmp_path / 's', 5)!r}); "
+        "print(rc, sorted(m for m in sys.modules if m.split('.')[0] == 'pyarrow'), "
+        "file=sys.stderr)"
+    )
+    env = {**os.environ, "XAMM_HOME": str(tmp_path / "home")}
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert r.stderr.strip().splitlines()[-1] == "0 []", r.stderr[-2000:]
+    assert json.loads(r.stdout)["rows_written"] == 24 and len(json.loads(r.stdout)["commits"]) == 5
+    assert Store(tmp_path / "s").verify() == []
+
+
 def test_a_byte_identical_copy_is_stored_once(tmp_path):
     _profile(tmp_path / "runs" / "a.cali", 1.0, cluster="c")
     (tmp_path / "runs" / "zz").mkdir()
