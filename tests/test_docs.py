@@ -40,6 +40,7 @@ def test_the_user_guides_code_blocks_run_as_written(page, shared_data, tmp_path)
     for i, (lang, code) in enumerate(found):
         if "examples/main_job.py" in code:
             code = code.replace("--out out/main-job", f"--out {tmp_path / 'main-job'}")
+        code = code.replace("--out acceptance/", f"--out {tmp_path / 'acceptance'}")
         r = run_block(lang, code, tmp_path / "home")
         assert r.returncode == 0, f"docs/guide/{page}.md block {i + 1}:\n{r.stdout}\n{r.stderr}"
 

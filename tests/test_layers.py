@@ -84,8 +84,11 @@ ROOM_IMPORTS = {
         "experiments",
         "studies",
     },
+    # acceptance comparisons: the machine models and the benchmark's matching rules
+    "compare": {"base", "machines", "benchmark", "predictors", "compare"},
     "studies": {
         "base",
+        "compare",
         "embedders",
         "machines",
         "benchmark",
@@ -106,6 +109,7 @@ ROOM_IMPORTS = {
     },
     "cli": {
         "base",
+        "compare",
         "embedders",
         "machines",
         "benchmark",
@@ -296,6 +300,7 @@ HEAVY = (
     "tqdm",
     "xamm_data.hub",
     "pyarrow",
+    "arro3",
     "huggingface_hub",
     "fcntl",
     "xamm_models.embedders",

@@ -13,6 +13,7 @@ from xamm_data.cli_tools import emit
 from xamm_data.locations import store_arg
 from xamm_data.plugins import MODELS_EXTRA
 from xamm_models import runtime as cpu_kernels
+from xamm_models.cli import compare as compare_command
 
 RAW = argparse.RawDescriptionHelpFormatter
 
@@ -81,6 +82,7 @@ def add_commands(sub) -> None:
     _add_zoo(sub)
     _add_schedule_sim(sub)
     _add_adapt(sub)
+    compare_command.add(sub)
 
 
 def _node_count(text: str) -> tuple[str, int]:

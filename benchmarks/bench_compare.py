@@ -1,0 +1,110 @@
+"""``xamm compare`` on every real pair of the shared data, as a whole command (target: under 2 s on
+the largest pair, median of 5).
+
+    python benchmarks/bench_compare.py [--runs 5] [--out docs/bench/compare.md]
+
+The xplat-rajaperf sources are ingested into a temporary store first, and the Thicket tutorial's
+quartz and lassen runs (the largest pair: several problem sizes each) into another (not timed).
+Each command runs in a fresh interpreter through the ``xamm`` entry point function, so the figure
+includes Python's start-up and every import; the rows of both ends are printed beside it.
+``--out`` adds the report (Markdown and two PNG plots) and is timed apart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+from _data import printed_to, xplat_dataset
+
+TARGET_S = 2.0
+PAIRS = (
+    ("dane", "quartz", "--size-ratio", "16"),
+    ("lassen", "quartz"),
+    ("h100-node:gpu", "lassen"),
+    ("h100-node:gpu", "mi300a-spx:gpu"),
+    ("h100-node:gpu", "mi300a-spx:gpu", "lassen", "quartz"),
+)
+
+
+def timed(args: list[str], store: Path, runs: int) -> list[float]:
+    """Wall seconds of ``runs`` fresh ``xamm compare`` commands."""
+    code = "import sys\nfrom xamm_data.cli import main\nsys.exit(main(sys.argv[1:]))"
+    out = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        r = subprocess.run(
+            [sys.executable, "-c", code, "compare", *args, "--store", str(store), "--json"],
+            capture_output=True,
+            text=True,
+            env=os.environ,
+        )
+        out.append(time.perf_counter() - t)
+        if r.returncode != 0:
+            raise RuntimeError(f"xamm compare {' '.join(args)}: {r.stderr[-1000:]}")
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--data", type=Path, default=Path(__file__).parents[2] / "shared" / "data")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--out", type=Path, help="also write what is printed here (a Markdown page)")
+    args = ap.parse_args(argv)
+    with printed_to(args.out, "bench_compare.py"):
+        ds, tmp = xplat_dataset(args.data, "compare")
+        rows = ds.runs.group_by("machine", "device").len()
+        print(f"cpus: {os.cpu_count()}   python {sys.version.split()[0]}   runs: {args.runs}")
+        print(f"{'xamm compare ...':<58}{'rows':>7}{'median s':>10}{'worst s':>9}")
+        worst = 0.0
+        for pair in PAIRS:
+            names = [p for p in pair if not p.startswith("--") and not p.isdigit()]
+            n = sum(_rows(rows, t) for t in names)
+            s = timed(list(pair), tmp / "store", args.runs)
+            worst = max(worst, statistics.median(s))
+            print(f"{' '.join(pair):<58}{n:>7}{statistics.median(s):>10.2f}{max(s):>9.2f}")
+        tutorial = _tutorial_store(args.data, tmp / "tutorial-store")
+        n = tutorial.scan("benchmark_runs").select(pl.len()).collect().item()
+        s = timed(["lassen", "quartz"], tutorial.root, args.runs)
+        worst = max(worst, statistics.median(s))
+        label = "lassen quartz (Thicket tutorial runs)"
+        print(f"{label:<58}{n:>7}{statistics.median(s):>10.2f}{max(s):>9.2f}")
+        report = timed(["lassen", "quartz", "--out", str(tmp / "report")], tutorial.root, args.runs)
+        label = "the largest pair with --out (report and plots)"
+        print(f"{label:<65}{statistics.median(report):>10.2f}{max(report):>9.2f}")
+        met = "met" if worst < TARGET_S else "NOT met"
+        print(f"target: every pair, the largest too, under {TARGET_S} s: {met}")
+    return 0
+
+
+def _tutorial_store(data: Path, root: Path):
+    """The Thicket tutorial's quartz and lassen RAJAPerf runs in a store of their own."""
+    from xamm_ingest import read_rajaperf
+
+    from xamm_data.store import Store
+
+    st = Store(root)
+    for machine in ("quartz", "lassen"):
+        runs = read_rajaperf(data / "LLNL+thicket-tutorial" / "data" / machine, workers=2)
+        st.write(runs.frame, "benchmark_runs")
+    return st
+
+
+def _rows(rows, target: str) -> int:
+    machine, _, device = target.partition(":")
+    part = rows.filter(pl.col("machine") == machine)
+    if device:
+        part = part.filter(pl.col("device") == device)
+    return int(part.get_column("len").sum())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

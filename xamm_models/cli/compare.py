@@ -1,0 +1,100 @@
+"""``xamm compare NEW REF [REF ...]``: acceptance testing in one command."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from xamm_data.locations import store_arg
+from xamm_data.summary import print_frame
+
+EPILOG = """\
+relR = seconds per iteration on NEW / on the reference (below 1: NEW is faster). Kernels are
+matched like for like (variant family, work per iteration, nearest problem size within 1.5x);
+a kernel is flagged when its relR departs from what the two physics signatures predict by more
+than the interval measured on the benchmark's machines.
+
+examples:
+  xamm compare h100-node:gpu mi300a-spx:gpu
+  xamm compare dane quartz --size-ratio 16 --json
+  xamm compare h100-node:gpu mi300a-spx:gpu lassen --out acceptance/
+  xamm compare h100-node:gpu lassen --thicket compare.json
+"""
+
+#: kernel columns printed to a terminal
+SHOWN = ("ref", "group", "kernel", "relR", "relR_min", "relR_max", "sizes", "predicted",
+         "departure", "flagged")  # fmt: skip
+
+
+def add(sub) -> None:
+    """Add ``compare`` to ``xamm``."""
+    s = sub.add_parser(
+        "compare",
+        help="compare a new machine's benchmark runs with known machines, kernel by kernel",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    s.add_argument("new", help="the new target: MACHINE or MACHINE:DEVICE")
+    s.add_argument("refs", nargs="+", metavar="REF", help="reference targets")
+    s.add_argument(
+        "--family", help="variant family (Base, RAJA, BabelStream; default: first common)"
+    )
+    s.add_argument(
+        "--size-ratio",
+        type=float,
+        default=1.5,
+        help="how far apart matched problem sizes may be (default 1.5, the benchmark's)",
+    )
+    s.add_argument("--store", type=store_arg, default=None, help="store (default $XAMM_HOME/store)")
+    s.add_argument("--json", action="store_true", help="print everything as JSON")
+    s.add_argument("--out", type=Path, help="write report.md, ratios.png and bandwidth.png here")
+    s.add_argument("--thicket", type=Path, help="write the comparison as Thicket JSON to this file")
+    s.set_defaults(handler=run)
+
+
+def run(args) -> int:
+    """The ``compare`` handler."""
+    from xamm_models.compare import compare  # the command's own work: loaded when it runs
+
+    c = compare(
+        args.new, args.refs, store=args.store, family=args.family, size_ratio=args.size_ratio
+    )
+    files = []
+    if args.out is not None:
+        from xamm_models.compare.report import write_report  # matplotlib: only with --out
+
+        files = [str(p) for p in write_report(c, args.out)]
+    if args.thicket is not None:
+        args.thicket.parent.mkdir(parents=True, exist_ok=True)
+        args.thicket.write_text(c.to_thicket().to_json())
+        files.append(str(args.thicket))
+    if args.json:
+        print(json.dumps({**c.to_dict(), "files": files}, indent=1, default=str))
+        return 0
+    _print(c, files)
+    return 0
+
+
+def _print(c, files: list[str]) -> None:
+    backends = ", ".join(f"{t} {b}" for t, b in c.backends.items())
+    print(f"{c.new} against {', '.join(c.refs)}: family {c.family} ({backends})")
+    for t, how in c.configurations.items():
+        print(f"  {t}: {how}")
+    print(f"  problem sizes matched within {c.size_ratio:g}x")
+    print_frame(c.physics(), title="physics figures")
+    for t, ms in c.missing().items():
+        for m in ms:
+            print(f"  {t}: {m}")
+    print_frame(c.groups, title="kernel groups: geometric mean relR, 90% bootstrap interval")
+    print_frame(c.kernels.select(SHOWN), title="kernels")
+    if c.flags.height:
+        print_frame(c.flags.select(*SHOWN[:3], "relR", "predicted", "departure"),
+                    title="departs from the physics (slower than predicted first)")  # fmt: skip
+    else:
+        print("no kernel departs from the physics beyond the measured interval")
+    why = c.unmatched.group_by("ref", "side", "why").len().sort("ref", "side", "why")
+    if why.height:
+        print_frame(why, title="not matched (--json lists each)")
+    for f in files:
+        print(f"wrote {f}")
