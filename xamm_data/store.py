@@ -595,7 +595,7 @@ class Store:
         )
         return report
 
-    def append(self, df: pl.DataFrame, kind: str) -> WriteReport:
+    def append(self, df: pl.DataFrame, kind: str, *, unheld_at: int | None = None) -> WriteReport:
         """Validate ``df`` as table ``kind`` and add the rows of sources the table does not hold
         yet, as one new data file per partition, in one commit; nothing already there is rewritten
         (see :mod:`xamm_data.store_append`). ``trial`` continues after the rows the table holds,
@@ -604,6 +604,10 @@ class Store:
         Args:
             df: rows of the table.
             kind: a data table (``benchmark_runs``, ``app_profiles``).
+            unheld_at: a version of the table at which the caller has checked that none of
+                ``df``'s sources is held (an archive ingest knows it of every batch it commits in
+                turn): while that is still the latest version, the stored sources are not scanned
+                again. Any other version, or None, scans them.
 
         Returns:
             Per partition, the rows before, added and after, and the new version (None when
@@ -626,7 +630,7 @@ class Store:
         report.duplicate_sources_dropped = before - new.height
         sweep_temporaries(self._loc(kind))
         (report.partitions, report.version), report.attempts = self._retrying(
-            kind, lambda: append_once(self, new, schema)
+            kind, lambda: append_once(self, new, schema, unheld_at)
         )
         report.already_held = new.height - report.rows_written
         return report

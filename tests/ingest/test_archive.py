@@ -176,8 +176,9 @@ def test_a_second_run_skips_what_is_stored_and_new_files_continue_the_trials(tmp
 
 
 def test_an_archive_ingest_keeps_pyarrow_out_of_the_ingest_process(tmp_path):
-    """pyarrow's libraries are about 45 MB of the ingest process's memory: the parts are written by
-    polars and the stored sources read by a Parquet scan, through five batches into one table."""
+    """pyarrow's libraries would be a large part of the ingest process's memory: the parts are
+    written by polars and the stored sources read by a Parquet scan, through five batches into one
+    table."""
     _repeats(tmp_path / "runs", 24)
     code = (
         "import sys; from xamm_ingest.cli import main; "
@@ -190,6 +191,39 @@ def test_an_archive_ingest_keeps_pyarrow_out_of_the_ingest_process(tmp_path):
     assert r.stderr.strip().splitlines()[-1] == "0 []", r.stderr[-2000:]
     assert json.loads(r.stdout)["rows_written"] == 24 and len(json.loads(r.stdout)["commits"]) == 5
     assert Store(tmp_path / "s").verify() == []
+
+
+def test_a_run_scans_the_stored_sources_only_when_it_cannot_vouch_for_a_batch(
+    tmp_path, monkeypatch
+):
+    """Each batch's sources were checked against the table when the run began; while only the
+    run commits, a commit need not scan the stored sources again. A copy of a source the run
+    committed, or another writer's commit, brings the scan back."""
+    from xamm_data import store_append
+
+    scans = []
+    real = store_append._held_sources
+    monkeypatch.setattr(
+        store_append, "_held_sources", lambda lf, part: scans.append(part.height) or real(lf, part)
+    )
+    _repeats(tmp_path / "runs", 24)
+    spec = SampleSpec(app="sort", machine="m")
+    rep = ingest_archive("caliper", tmp_path / "runs", store=tmp_path / "s", spec=spec,
+                         batch_files=5, workers=1)  # fmt: skip
+    assert len(rep.commits) == 5 and scans == []
+    (tmp_path / "more" / "x").mkdir(parents=True)
+    first = sorted((tmp_path / "runs").rglob("*.cali"))[0]
+    (tmp_path / "more" / "x" / "copy.cali").write_bytes(first.read_bytes())
+    _profile(tmp_path / "more" / "y" / "new.cali", 3.0, cluster="c", Algorithm="merge")
+    rep = ingest_archive("caliper", tmp_path / "more", store=tmp_path / "s", spec=spec,
+                         batch_files=1, workers=1)  # fmt: skip
+    assert rep.already_stored == 1 and rep.rows_written == 1 and scans == []
+    st = Store(tmp_path / "s")
+    stale = st.version("app_profiles") - 1  # another writer committed since the caller checked
+    row = _table(tmp_path / "s").head(1)
+    w = st.append(row, "app_profiles", unheld_at=stale)
+    assert scans == [1] and w.rows_written == 0 and w.already_held == 1
+    assert _table(tmp_path / "s").height == 25
 
 
 def test_a_byte_identical_copy_is_stored_once(tmp_path):

@@ -129,7 +129,9 @@ def _predicted(pairs: pl.DataFrame, new: PhysicsSignature, ref: PhysicsSignature
         )
         return modelled_time(sig, rows) / pairs.get_column(f"iterations_per_rep_{side}").to_numpy()
 
-    return per_iter(new, "new") / per_iter(ref, "ref")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = per_iter(new, "new") / per_iter(ref, "ref")
+    return np.where(np.isfinite(r) & (r > 0), r, np.nan)
 
 
 def _trial_range(pairs: pl.DataFrame) -> pl.DataFrame:
@@ -157,7 +159,12 @@ def _kernels(pairs: pl.DataFrame, band: tuple[float, float] | None) -> pl.DataFr
             pl.col("trials_ref").min(),
             geo("predicted").alias("predicted"),
         )
-        .with_columns((pl.col("relR") / pl.col("predicted")).alias("departure"))
+        # a kernel whose work the signatures cannot model (no bytes, flops or measured overhead)
+        # has no prediction, and so no flag
+        .with_columns(
+            (pl.col("relR") / pl.col("predicted")).fill_nan(None).alias("departure"),
+            pl.col("predicted").fill_nan(None),
+        )
     )
     dev = pl.col("departure").log10()
     if band is None:
@@ -168,7 +175,7 @@ def _kernels(pairs: pl.DataFrame, band: tuple[float, float] | None) -> pl.DataFr
     excess = pl.when(dev > hi).then(dev - hi).when(dev < lo).then(lo - dev).otherwise(0.0)
     return (
         k.with_columns(excess.alias("excess"))
-        .with_columns((pl.col("excess") > 0).alias("flagged"))
+        .with_columns((pl.col("excess") > 0).fill_null(False).alias("flagged"))
         .sort("ref", "group", "kernel")
     )
 
