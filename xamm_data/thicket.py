@@ -65,13 +65,22 @@ def _check_unique(frame: pl.DataFrame) -> None:
         )
 
 
-def _graph(frame: pl.DataFrame):
-    """The RAJAPerf -> group -> kernel tree, and each kernel's node."""
+def kernel_graph(frame: pl.DataFrame, root_name: str = ROOT):
+    """The ``root_name -> group -> kernel`` tree of ``frame``'s ``group`` and ``kernel`` columns
+    (RAJAPerf's own call tree), and each kernel's node.
+
+    Args:
+        frame: rows with ``group`` and ``kernel``.
+        root_name: the root node's name.
+
+    Returns:
+        (a hatchet ``Graph``, kernel -> its node).
+    """
     from hatchet.frame import Frame  # heavy (pandas): only when a Thicket is asked for
     from hatchet.graph import Graph  # heavy, as above
     from hatchet.node import Node  # heavy, as above
 
-    root = Node(Frame({"name": ROOT, "type": "function"}), None)
+    root = Node(Frame({"name": root_name, "type": "function"}), None)
     nodes = {}
     for group in sorted(frame.get_column("group").unique().to_list()):
         g = Node(Frame({"name": group, "type": "function"}), root)
@@ -113,7 +122,7 @@ def to_thicket(frame: pl.DataFrame):
     runs = frame.select(PROFILE_COLUMNS).unique().sort(PROFILE_COLUMNS, nulls_last=True)
     meta = runs.with_columns(pl.col("run_date").dt.to_string("%Y-%m-%dT%H:%M:%S%.f%z")).to_dicts()
     ids = [_profile_id(m) for m in meta]
-    graph, nodes = _graph(frame)
+    graph, nodes = kernel_graph(frame)
     rows = frame.join(
         runs.with_columns(pl.Series("profile", ids)), on=PROFILE_COLUMNS, nulls_equal=True
     )

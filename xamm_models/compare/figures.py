@@ -9,6 +9,7 @@ import io
 import numpy as np
 import polars as pl
 
+from xamm_data.thicket import kernel_graph
 from xamm_models.machines.physics import BIN_OCTAVES, PhysicsSignature
 
 __all__ = ["WORKING_SETS", "comparison_thicket", "missing_figures", "physics_table"]
@@ -71,26 +72,6 @@ def physics_table(sigs: dict[str, PhysicsSignature]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema={"figure": pl.String, **{t: pl.Float64 for t in sigs}})
 
 
-def _graph(kernels: pl.DataFrame):
-    """The compare -> group -> kernel tree, and each kernel's node."""
-    from hatchet.frame import Frame  # heavy (pandas): only when a Thicket is asked for
-    from hatchet.graph import Graph  # heavy, as above
-    from hatchet.node import Node  # heavy, as above
-
-    root = Node(Frame({"name": "compare", "type": "function"}), None)
-    nodes = {}
-    for group, part in kernels.sort("group", "kernel").group_by("group", maintain_order=True):
-        g = Node(Frame({"name": group[0], "type": "function"}), root)
-        root.add_child(g)
-        for kernel in part.get_column("kernel").unique(maintain_order=True):
-            k = Node(Frame({"name": kernel, "type": "function"}), g)
-            g.add_child(k)
-            nodes[kernel] = k
-    graph = Graph([root])
-    graph.enumerate_traverse()
-    return graph, nodes
-
-
 def _records(c) -> dict[tuple[str, int], dict]:
     """(kernel, profile) -> its metrics: seconds per iteration on each target (geometric mean
     over the sizes matched), and on the new target relR, predicted and departure per reference."""
@@ -127,7 +108,7 @@ def comparison_thicket(c):
     except ImportError as e:
         raise ImportError(f"to_thicket needs Thicket ({e}): pip install 'xamm[thicket]'") from None
 
-    graph, nodes = _graph(c.kernels)
+    graph, nodes = kernel_graph(c.kernels, "compare")
     profiles = [c.new, *c.refs]
     records = [
         {"node": nodes[k], "profile": p, "name": k, **m} for (k, p), m in _records(c).items()
