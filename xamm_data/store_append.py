@@ -96,13 +96,12 @@ def source_prefixes(store: Store, kind: str) -> pl.Series:
     return prefixes.to_series().sort()
 
 
-def _existing_counts(lf: pl.LazyFrame, new: pl.DataFrame, key: list[str], have: set[str]):
-    """Rows already held per configuration of ``new`` (columns missing from an older table are
-    null there)."""
-    cols = [pl.col(c) if c in have else pl.lit(None, dtype=new.schema[c]).alias(c) for c in key]
+def _existing_counts(lf: pl.LazyFrame, new: pl.DataFrame, key: list[str]):
+    """Rows already held per configuration of ``new`` (``lf`` is in the table's current schema:
+    columns an older file lacks are null there)."""
     wanted = new.select(key).unique()
     return (
-        lf.select(cols)
+        lf.select(key)
         .join(wanted.lazy(), on=key, how="semi", nulls_equal=True)
         .group_by(key)
         .agg(pl.len().cast(pl.Int64).alias("_held"))
@@ -137,10 +136,10 @@ def _numbered(part: pl.DataFrame, held: pl.DataFrame, key: list[str]) -> pl.Data
     )
 
 
-def _held_sources(lf: pl.LazyFrame, part: pl.DataFrame) -> pl.Series:
-    """Which of ``part``'s sources the stored rows ``lf`` already hold (a streaming scan of their
+def _held_sources(lf: pl.LazyFrame, sha256s: pl.Series) -> pl.Series:
+    """Which of ``sha256s`` the stored rows ``lf`` already hold (a streaming scan of their
     ``source_sha256``: at a million rows the largest cost of a commit)."""
-    wanted = part.get_column("source_sha256").unique().implode()
+    wanted = sha256s.unique().implode()
     found = lf.select("source_sha256").filter(pl.col("source_sha256").is_in(wanted))
     return found.unique().collect(engine="streaming").get_column("source_sha256")
 
@@ -172,9 +171,9 @@ def append_once(store: Store, new: pl.DataFrame, schema: TableSchema, unheld_at:
         lf = _lazy(store, kind, files, machine) if rows_before else None
         if lf is not None:
             if not vouched:
-                held_now = _held_sources(lf, part)
+                held_now = _held_sources(lf, part.get_column("source_sha256"))
                 part = part.filter(~pl.col("source_sha256").is_in(held_now.implode()))
-            held = _existing_counts(lf, part, key, set(lf.collect_schema().names()))
+            held = _existing_counts(lf, part, key)
         else:
             held = pl.DataFrame(schema={**{c: part.schema[c] for c in key}, "_held": pl.Int64})
         if part.is_empty():

@@ -204,7 +204,7 @@ def test_a_run_scans_the_stored_sources_only_when_it_cannot_vouch_for_a_batch(
     scans = []
     real = store_append._held_sources
     monkeypatch.setattr(
-        store_append, "_held_sources", lambda lf, part: scans.append(part.height) or real(lf, part)
+        store_append, "_held_sources", lambda lf, shas: scans.append(len(shas)) or real(lf, shas)
     )
     _repeats(tmp_path / "runs", 24)
     spec = SampleSpec(app="sort", machine="m")

@@ -30,6 +30,7 @@ __all__ = [
     "BACKEND_ORDER",
     "FAMILY_ORDER",
     "REASONS",
+    "families",
     "match",
     "samples_of",
     "select_runs",
