@@ -11,6 +11,7 @@ from pathlib import Path
 
 import polars as pl
 
+from xamm_data import cli_machines as machines_cli
 from xamm_data._version import __version__
 from xamm_data.cli_tools import add_common, configure_logging, emit, quiet_pipe
 from xamm_data.datasets import (
@@ -37,6 +38,7 @@ examples:
 ingested
   xamm datasets verify                             check the store's logs and every data file
   xamm store optimize; xamm store vacuum           compact partitions; remove files no version needs
+  xamm machines show dane                          a machine and the public facts of its node
   xamm schemas export --check                      check schemas/ matches the code
 """
 
@@ -188,6 +190,7 @@ def register(sub) -> dict:
     ds.set_defaults(handler=_datasets)
 
     _add_store_commands(sub)
+    machines_cli.add(sub)
 
     _add_schemas(sub)
     return {}

@@ -1,8 +1,13 @@
-"""The machine registry: one table of the machines xamm knows.
+"""The machine registry: one table of the machines xamm knows, and the public facts of their nodes.
 
-Rows are the 16 platforms of the xAMM paper (Section V-E and Table III) plus the machines the
-public data in xamm's tests covers. Facts carry their source. Machines the sources do not name get
-an id derived from the processor, never an invented name.
+The table is a data file, ``machines.toml`` beside this module: the 16 platforms of the xAMM paper
+(Section V-E and Table III), the machines the public data in xamm's tests covers, and the platforms of
+the UoB performance-portability study. Facts carry their source; machines the sources do not name get
+an id derived from the processor, never an invented name; a fact nobody published is left out.
+
+A user extends or corrects it without editing code: ``$XAMM_HOME/machines.toml`` holds tables in the
+same layout, and its fields win over the shipped ones (:func:`add_facts` writes it; ``xamm machines
+add`` and a ``[node]`` table in an ``xamm.toml`` beside the runs call it).
 
 A CPU and a GPU of the same node are different prediction targets: they are addressed as
 ``<machine>:cpu`` and ``<machine>:gpu`` (:func:`split_target`); benchmark rows carry a ``device``
@@ -12,41 +17,100 @@ selects the rows of each target.
 
 from __future__ import annotations
 
+import math
+import re
+import tomllib
+from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from xamm_data.atomic import locked, write_text_atomic
+from xamm_data.paths import xamm_home
 from xamm_data.plugins import load
 from xamm_data.registry import Registry, UnknownNameError
 from xamm_data.targets import Target
 
-PAPER = "xAMM paper (Dhakal et al.), Section V-E"
-PAPER_T3 = "xAMM paper (Dhakal et al.), Table III"
-DATA = "shared/data MANIFEST.md and the files' own metadata"
+SHIPPED = Path(__file__).with_name("machines.toml")
+USER_FILE = "machines.toml"
+_ID = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+
+# the node facts, in the order a table prints them: (field, what it is)
+NODE_FACTS: tuple[tuple[str, str], ...] = (
+    ("sockets", "CPU sockets (or APU packages) a node"),
+    ("cores_per_node", "CPU cores a node"),
+    ("memory_gib", "CPU memory a node, GiB"),
+    ("memory_bandwidth_gbs", "peak CPU memory bandwidth a node, GB/s"),
+    ("cache_mib", "last-level cache of all sockets, MiB"),
+    ("peak_gflops", "peak double-precision CPU rate a node, GFLOP/s"),
+    ("gpus_per_node", "GPUs a node"),
+    ("gpu_memory_gib", "memory a GPU, GiB"),
+    ("gpu_memory_bandwidth_gbs", "peak memory bandwidth a GPU, GB/s"),
+    ("gpu_cache_mib", "last-level cache a GPU, MiB"),
+    ("gpu_peak_gflops", "peak double-precision rate a GPU, GFLOP/s"),
+)
+
+
+class MachineFactsError(ValueError):
+    """A registry file or a fact that cannot be taken: names the file, the machine and the field."""
 
 
 class Machine(BaseModel):
-    """A registry record: what the machine is and where the facts come from."""
+    """A registry record: what the machine is, its node facts, and where the facts come from."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
-    id: str
+    id: str = Field(pattern=_ID.pattern)
     aliases: tuple[str, ...] = ()
     cpu: str | None = None
-    cores_per_node: int | None = None
     gpu: str | None = None
-    gpus_per_node: int | None = None
+    sockets: int | None = Field(default=None, ge=1)
+    cores_per_node: int | None = Field(default=None, ge=1)
+    memory_gib: float | None = Field(default=None, gt=0)
+    memory_bandwidth_gbs: float | None = Field(default=None, gt=0)
+    cache_mib: float | None = Field(default=None, gt=0)
+    peak_gflops: float | None = Field(default=None, gt=0)
+    gpus_per_node: int | None = Field(default=None, ge=1)
+    gpu_memory_gib: float | None = Field(default=None, gt=0)
+    gpu_memory_bandwidth_gbs: float | None = Field(default=None, gt=0)
+    gpu_cache_mib: float | None = Field(default=None, gt=0)
+    gpu_peak_gflops: float | None = Field(default=None, gt=0)
     in_paper: bool = False
     source: str
     notes: str = ""
     # a platform of a performance-portability study: one device is measured, the other not
     only: Literal["cpu", "gpu"] | None = None
+    # where the record was read: the shipped file, or the user's (its fields won)
+    origin: str = "shipped"
 
     @property
     def devices(self) -> tuple[str, ...]:
         if self.only:
             return (self.only,)
-        return ("cpu", "gpu") if self.gpu else ("cpu",)
+        return ("cpu", "gpu") if self.gpu or self.gpus_per_node else ("cpu",)
+
+    def units_per_node(self, device: str) -> int | None:
+        """What a node has of ``device``: its CPU cores, or its GPUs; None where unrecorded."""
+        return self.gpus_per_node if device == "gpu" else self.cores_per_node
+
+    def memory_bandwidth(self, device: str) -> float | None:
+        """Peak memory bandwidth in B/s: a node's CPU memory, or one GPU's; None where unrecorded."""
+        gbs = self.gpu_memory_bandwidth_gbs if device == "gpu" else self.memory_bandwidth_gbs
+        return None if gbs is None else gbs * 1e9
+
+    def peak_flop_rate(self, device: str) -> float | None:
+        """Peak double-precision flop/s: a node's CPUs, or one GPU; None where unrecorded."""
+        gf = self.gpu_peak_gflops if device == "gpu" else self.peak_gflops
+        return None if gf is None else gf * 1e9
+
+    def cache_bytes(self, device: str) -> float | None:
+        """Last-level cache in bytes: a node's CPU sockets together, or one GPU's."""
+        mib = self.gpu_cache_mib if device == "gpu" else self.cache_mib
+        return None if mib is None else mib * 2.0**20
+
+    def facts(self) -> dict[str, float | int | None]:
+        """The node facts (:data:`NODE_FACTS`), None where unrecorded."""
+        return {k: getattr(self, k) for k, _ in NODE_FACTS}
 
     def signature(self, version: int | None = None, device: str | None = None, registry=None):
         """This machine's AMM signature (latest version unless ``version``); ``device`` when it has
@@ -59,202 +123,54 @@ class Machine(BaseModel):
         return lookup(self.id + (f":{device}" if device else ""), version, registry)
 
 
-MACHINES: tuple[Machine, ...] = (
-    Machine(
-        id="quartz",
-        aliases=("Quartz", "M1"),
-        cpu="Intel Xeon E5-2695 v4",
-        cores_per_node=36,
-        in_paper=True,
-        source=f"{PAPER_T3}; {DATA} (cluster=quartz)",
-    ),
-    Machine(
-        id="ruby",
-        aliases=("Ruby", "M2"),
-        cpu="Intel Xeon CLX-8276L",
-        cores_per_node=56,
-        in_paper=True,
-        source=PAPER_T3,
-    ),
-    Machine(
-        id="corona",
-        aliases=("Corona", "M3"),
-        cpu="AMD Rome",
-        cores_per_node=48,
-        gpu="AMD MI50",
-        gpus_per_node=8,
-        in_paper=True,
-        source=f"{PAPER_T3}; Section V-E lists it as '121 nodes AMD Rome'",
-    ),
-    Machine(
-        id="lassen",
-        aliases=("Lassen",),
-        cpu="IBM POWER9",
-        gpu="NVIDIA V100",
-        in_paper=True,
-        source=f"{PAPER} (IBM Power9); the VAE-DNN paper (V100); {DATA} "
-        "(cluster=lassen, Base_CUDA runs)",
-        notes="The paper benchmarks its IBM Power9 CPU; the public data has "
-        "its V100 GPU (Base_CUDA).",
-    ),
-    Machine(
-        id="xeon-gold",
-        aliases=("Intel Xeon Gold",),
-        cpu="Intel Xeon Gold",
-        in_paper=True,
-        source=PAPER,
-        notes="The paper gives no model number.",
-    ),
-    Machine(
-        id="xeon-e5-2695-v2",
-        aliases=("Intel Xeon E5-2695 v2",),
-        cpu="Intel Xeon E5-2695 v2",
-        in_paper=True,
-        source=PAPER,
-    ),
-    Machine(
-        id="epyc-7742", aliases=("AMD EPYC 7742",), cpu="AMD EPYC 7742", in_paper=True, source=PAPER
-    ),
-    Machine(
-        id="xeon-platinum-8479",
-        aliases=("Intel(R) Xeon(R) Platinum 8479", "Intel Xeon Platinum 8479"),
-        cpu="Intel Xeon Platinum 8479",
-        in_paper=True,
-        source=PAPER,
-    ),
-    Machine(
-        id="xeon-platinum-8000-skylake-sp",
-        aliases=("Intel Xeon Platinum 8000 series (Skylake-SP)",),
-        cpu="Intel Xeon Platinum 8000 series (Skylake-SP)",
-        in_paper=True,
-        source=PAPER,
-    ),
-    Machine(
-        id="epyc-7r13", aliases=("AMD EPYC 7R13",), cpu="AMD EPYC 7R13", in_paper=True, source=PAPER
-    ),
-    Machine(
-        id="xeon-8375c",
-        aliases=("Intel Xeon 8375C",),
-        cpu="Intel Xeon 8375C",
-        in_paper=True,
-        source=PAPER,
-    ),
-    Machine(
-        id="xeon-e5-2695",
-        aliases=("Intel Xeon E5-2695",),
-        cpu="Intel Xeon E5-2695",
-        in_paper=True,
-        source=PAPER,
-        notes="Listed separately from the v2 and v4 parts; the paper gives no version.",
-    ),
-    Machine(
-        id="amd-trento", aliases=("AMD Trento",), cpu="AMD Trento", in_paper=True, source=PAPER
-    ),
-    Machine(
-        id="xeon-skylake-96vcpu",
-        aliases=("96 custom Intel Xeon Scalable (Skylake) vCPUs",),
-        cpu="Intel Xeon Scalable (Skylake), 96 vCPUs",
-        cores_per_node=96,
-        in_paper=True,
-        source=PAPER,
-        notes="A cloud instance; cores_per_node counts vCPUs.",
-    ),
-    Machine(
-        id="xeon-gold-6140",
-        aliases=("Intel Xeon Gold 6140",),
-        cpu="Intel Xeon Gold 6140",
-        in_paper=True,
-        source=PAPER,
-    ),
-    Machine(
-        id="xeon-8275cl",
-        aliases=("Intel Cascade Lake 8275CL",),
-        cpu="Intel Xeon Platinum 8275CL (Cascade Lake)",
-        in_paper=True,
-        source=PAPER,
-    ),
-    Machine(
-        id="dane",
-        aliases=("Dane",),
-        cpu="Intel Xeon Platinum 8480+ (Sapphire Rapids)",
-        cores_per_node=112,
-        source=f"{DATA} (LLNL/thicket dane runs: the processor, and 112 ranks of one node); "
-        "Intel's specification of the 8480+ (56 cores), two sockets a node",
-        notes="Its RAJAPerf runs use one rank per core of a whole node.",
-    ),
-    Machine(
-        id="h100-node",
-        aliases=("H100", "RPBenchmark_H100"),
-        gpu="NVIDIA H100",
-        source=f"{DATA}: an LLNL node with NVIDIA H100 GPUs, 4 MPI ranks; no hostname in the files",
-        notes="Host CPU model not stated in the files; its CPU target is the Base_Seq rows.",
-    ),
-    Machine(
-        id="mi300a-spx",
-        aliases=("MI300A", "MI300A-SPX", "RPBenchmark_MI300A"),
-        cpu="AMD MI300A (Zen 4 cores)",
-        cores_per_node=96,
-        gpu="AMD MI300A (CDNA 3, SPX mode)",
-        gpus_per_node=4,
-        source=f"{DATA}: an AMD MI300A APU node in SPX mode, 4 ranks; no hostname in the files. "
-        "LLNL's MI300A nodes (El Capitan class) hold 4 APUs of 24 Zen 4 cores; in SPX mode each "
-        "APU is one GPU",
-        notes="An APU: CPU and GPU share one package and memory; CPU target = "
-        "Base_Seq rows, GPU target = HIP rows.",
-    ),
-)
+def user_file() -> Path:
+    """The user's registry file: ``$XAMM_HOME/machines.toml``."""
+    return xamm_home() / USER_FILE
 
 
-UOB = (
-    "UoB-HPC/performance-portability benchmarking results (shared/data MANIFEST.md): the "
-    "platform is named by the results' directory (2019) or file names (2022-2024)"
-)
-# (id, processor, device) of each platform of the UoB study; the ids are the study's own names
-UOB_PLATFORMS: tuple[tuple[str, str, str], ...] = (
-    ("ampere-zoo", "Ampere eMAG", "cpu"),
-    ("bdw-swan", "Intel Broadwell", "cpu"),
-    ("gtx2080ti-zoo", "NVIDIA GeForce RTX 2080 Ti", "gpu"),
-    ("k20-bcp3", "NVIDIA Tesla K20", "gpu"),
-    ("k20x-swan", "NVIDIA Tesla K20X", "gpu"),
-    ("knl-swan", "Intel Xeon Phi (Knights Landing)", "cpu"),
-    ("naples-oracle", "AMD EPYC (Naples)", "cpu"),
-    ("p100-isambard", "NVIDIA Tesla P100", "gpu"),
-    ("power9-isambard", "IBM POWER9", "cpu"),
-    ("radeonvii-zoo", "AMD Radeon VII", "gpu"),
-    ("skl-horizon", "Intel Skylake", "cpu"),
-    ("skl-swan", "Intel Skylake", "cpu"),
-    ("tx2-foxconn", "Marvell ThunderX2", "cpu"),
-    ("tx2-isambard", "Marvell ThunderX2", "cpu"),
-    ("v100-bluegem", "NVIDIA Tesla V100", "gpu"),
-    ("v100-isambard", "NVIDIA Tesla V100", "gpu"),
-    ("a100", "NVIDIA A100 40GB", "gpu"),
-    ("a100-80g", "NVIDIA A100 80GB", "gpu"),
-    ("a64fx", "Fujitsu A64FX", "cpu"),
-    ("graviton2", "AWS Graviton2", "cpu"),
-    ("graviton3", "AWS Graviton3", "cpu"),
-    ("graviton3e", "AWS Graviton3E", "cpu"),
-    ("icl", "Intel Ice Lake", "cpu"),
-    ("irispro580", "Intel Iris Pro Graphics 580", "gpu"),
-    ("mi100", "AMD Instinct MI100", "gpu"),
-    ("mi210", "AMD Instinct MI210", "gpu"),
-    ("mi250x", "AMD Instinct MI250X", "gpu"),
-    ("milan", "AMD EPYC (Milan)", "cpu"),
-    ("tx2", "Marvell ThunderX2", "cpu"),
-    ("uhdp630", "Intel UHD Graphics P630", "gpu"),
-    ("v100", "NVIDIA Tesla V100", "gpu"),
-)
-MACHINES += tuple(
-    Machine(
-        id=mid,
-        cpu=proc if dev == "cpu" else None,
-        gpu=proc if dev == "gpu" else None,
-        aliases=("a100_80g",) if mid == "a100-80g" else (),  # the study's file names
-        only=dev,  # type: ignore[arg-type]
-        source=UOB,
-        notes="Only its " + dev.upper() + " is measured in the study.",
-    )
-    for mid, proc, dev in UOB_PLATFORMS
-)
+def _read_tables(path: Path) -> dict[str, dict]:
+    """``{id: fields}`` of a registry file; a file that is not one names itself and what is wrong."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise MachineFactsError(f"{path}: not valid TOML ({e})") from None
+    tables = data.get("machines", {})
+    extra = sorted(set(data) - {"machines"})
+    if extra or not isinstance(tables, dict):
+        raise MachineFactsError(
+            f"{path}: expected only [machines.<id>] tables, found {extra or 'machines = ...'}"
+        )
+    return tables
+
+
+def _records(shipped: dict[str, dict], user: dict[str, dict], where: Path) -> list[Machine]:
+    out = []
+    for mid in list(shipped) + [m for m in user if m not in shipped]:
+        fields = {**shipped.get(mid, {}), **user.get(mid, {})}
+        if mid in user:
+            fields["origin"] = "yours" if mid not in shipped else "shipped, with your facts"
+            fields.setdefault("source", f"added by the user ({where})")
+        try:
+            out.append(Machine(id=mid, **fields))
+        except ValidationError as e:
+            err = e.errors()[0]
+            field = ".".join(str(x) for x in err["loc"]) or "(record)"
+            raise MachineFactsError(
+                f"{where if mid in user else SHIPPED}: machine {mid!r}, field {field!r}: "
+                f"{err['msg']} (given {err.get('input')!r})"
+            ) from None
+    return out
+
+
+def _load() -> tuple[tuple[Machine, ...], Registry[Machine]]:
+    shipped = _read_tables(SHIPPED)
+    path = user_file()
+    user = _read_tables(path) if path.is_file() else {}
+    records = tuple(_records(shipped, user, path))
+    reg: Registry[Machine] = Registry("machine", error=UnknownMachineError)
+    for m in records:
+        reg.add(m.id, m, aliases=m.aliases)
+    return records, reg
 
 
 class UnknownMachineError(UnknownNameError):
@@ -262,9 +178,74 @@ class UnknownMachineError(UnknownNameError):
     one."""
 
 
-REGISTRY: Registry[Machine] = Registry("machine", error=UnknownMachineError)
-for _m in MACHINES:
-    REGISTRY.add(_m.id, _m, aliases=_m.aliases)
+MACHINES: tuple[Machine, ...]
+REGISTRY: Registry[Machine]
+MACHINES, REGISTRY = _load()
+
+
+def reload() -> None:
+    """Read the registry files again (after :func:`add_facts`, or a change of ``$XAMM_HOME``)."""
+    global MACHINES, REGISTRY
+    MACHINES, REGISTRY = _load()
+
+
+def _toml_value(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int | float):
+        if isinstance(v, float) and not math.isfinite(v):
+            raise MachineFactsError(f"{v!r} is not a finite number")
+        return repr(v)
+    if isinstance(v, list | tuple):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    return '"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _toml(tables: dict[str, dict]) -> str:
+    head = "# Machines and node facts the user added (xamm machines add); layout: xamm_data/machines.toml\n"
+    parts = [head]
+    for mid in sorted(tables):
+        parts.append(f"\n[machines.{mid}]\n")
+        parts += [f"{k} = {_toml_value(v)}\n" for k, v in tables[mid].items() if v is not None]
+    return "".join(parts)
+
+
+def add_facts(machine_id: str, **facts) -> Machine:
+    """Record facts of a machine in the user's registry file (created when absent; a field given
+    again is replaced), and reload the registry.
+
+    Args:
+        machine_id: a registry id or alias (its facts are added to that machine), or a new id.
+        **facts: :class:`Machine` fields (``cores_per_node=112``, ``gpu="NVIDIA H100"``,
+            ``source="..."``); None leaves a field as it is.
+
+    Returns:
+        The machine as the registry now holds it.
+
+    Raises:
+        MachineFactsError: an unknown field, a value out of range, or a bad id.
+    """
+    mid = canonical_id(machine_id) or machine_id
+    if not _ID.match(mid):
+        raise MachineFactsError(
+            f"machine id {machine_id!r}: expected lower-case letters, digits, '.', '_' or '-'"
+        )
+    given = {k: v for k, v in facts.items() if v is not None}
+    unknown = sorted(set(given) - (set(Machine.model_fields) - {"id", "origin"}))
+    if unknown:
+        raise MachineFactsError(
+            f"machine {mid}: unknown field(s) {unknown}; expected some of "
+            f"{', '.join(k for k, _ in NODE_FACTS)}, cpu, gpu, aliases, source, notes"
+        )
+    path = user_file()
+    with locked(path.with_name(f".{USER_FILE}.lock")):
+        tables = _read_tables(path) if path.is_file() else {}
+        merged = {**tables.get(mid, {}), **given}
+        # checked before it is written: a bad fact never reaches the file
+        _records({mid: _read_tables(SHIPPED).get(mid, {})}, {mid: merged}, path)
+        write_text_atomic(path, _toml({**tables, mid: merged}))
+    reload()
+    return get(mid)
 
 
 def list_machines(pattern: str = "*") -> list[str]:
@@ -288,3 +269,21 @@ def split_target(target: str) -> tuple[str, str | None]:
     :class:`Target`)."""
     t = Target.parse(target)
     return t.machine, t.device
+
+
+__all__ = [
+    "MACHINES",
+    "NODE_FACTS",
+    "REGISTRY",
+    "SHIPPED",
+    "Machine",
+    "MachineFactsError",
+    "UnknownMachineError",
+    "add_facts",
+    "canonical_id",
+    "get",
+    "list_machines",
+    "reload",
+    "split_target",
+    "user_file",
+]

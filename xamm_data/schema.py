@@ -232,12 +232,18 @@ _CONFIG: tuple[Column, ...] = (
         "and GPU-offload variants' host side).",
         minimum=1,
     ),
-    _c("ranks", "int64", "MPI ranks of the run; null when the source does not say.", minimum=1),
+    _c(
+        "ranks",
+        "int64",
+        "MPI ranks of the run: as its metadata or output states, else, in a Caliper spot profile, "
+        "the root's total over ranks / their mean; null when the source does not say.",
+        minimum=1,
+    ),
 )
 
 BENCHMARK_RUNS = TableSchema(
     name="benchmark_runs",
-    version="1.3.0",
+    version="1.4.0",
     description=(
         "One row per (machine, suite, kernel, variant, tuning, build, "
         "configuration, trial) of a benchmark suite run "
@@ -344,6 +350,14 @@ BENCHMARK_RUNS = TableSchema(
             minimum=1,
         ),
         *_CONFIG,
+        _c(
+            "gpus",
+            "int64",
+            "GPUs the run used: for a GPU variant one per rank (RAJAPerf's GPU runs are launched "
+            "one MPI rank per GPU), so the rank count; 1 for a BabelStream GPU run; null for CPU "
+            "variants and where the ranks are unknown.",
+            minimum=1,
+        ),
         _c(
             "omp_max_threads", "int64", "`omp_get_max_threads()` as recorded by the run.", minimum=1
         ),

@@ -378,6 +378,7 @@ def kernel_row(run: StreamRun, k: KernelResult, n: int, facts: RunFacts) -> dict
         "reps": float(run.num_times) if run.num_times else None,
         "threads": float(run.threads) if run.threads else None,
         "ranks": 1.0,  # BabelStream is one process
+        "gpus": 1.0 if device == "gpu" else None,  # on one device
         "trial": 0,
         "time_per_rep_s": t,
         "time_per_rep_min_s": k.min_s,

@@ -271,9 +271,16 @@ def _machine_of(g: dict, path: Path, machine: str | None, hint: str = "") -> str
 
 
 def _run_metadata(
-    src: Source, g: dict, machine: str | None, variant: str, hint: str = "", fmt: str | None = None
+    src: Source,
+    g: dict,
+    machine: str | None,
+    variant: str,
+    hint: str = "",
+    fmt: str | None = None,
+    ranks: float | None = None,
 ) -> dict:
-    """The columns every row of the file shares."""
+    """The columns every row of the file shares (``ranks``: what the records say where the
+    metadata does not, :func:`spot_ranks`)."""
     compiler = g.get("compiler")
     for key, label in (("cuda_compiler_version", "nvcc"), ("hip_compiler_version", "hipcc")):
         if compiler and g.get(key):
@@ -300,9 +307,26 @@ def _run_metadata(
         "npasses": float(parse_npasses(g.get("cmdline"), src.path)),
         "omp_max_threads": _num(g.get("omp_max_threads")),
         "problem_size_param": _num(g.get("ProblemSizeRunParam")),
-        "ranks": _num(g.get("mpi.world.size") or g.get("jobsize")),
+        "ranks": _num(g.get("mpi.world.size") or g.get("jobsize")) or ranks,
         **provenance(src, fmt, READER, tools, run_date),
     }
+
+
+def spot_ranks(prof: CaliperProfile) -> float | None:
+    """The ranks a spot profile aggregated, where its metadata names none: at the root region every
+    rank contributes, so its total over ranks (``sum#``) is the rank count times their mean
+    (``avg#``). None unless the ratio is a whole number (within 1%)."""
+    for rec in prof.records:
+        p = rec.get("path")
+        if p is None or (not isinstance(p, str) and len(p) != 1):
+            continue
+        for key in rec:
+            if key.startswith("sum#inclusive#") and (avg := "avg#" + key[4:]) in rec:
+                total, mean = _num(rec[key]), _num(rec[avg])
+                if total and mean and mean > 0:
+                    n = total / mean
+                    return float(round(n)) if abs(n - round(n)) <= 0.01 * n else None
+    return None
 
 
 def _by_path(prof: CaliperProfile) -> dict[tuple, list[dict]]:
@@ -583,7 +607,9 @@ def read_caliper_profile(
     by_path = _by_path(prof)
     kernels, leaves = _kernel_nodes(by_path, path)
     variant = _variant(prof, kernels, path)
-    common = _run_metadata(src, g, machine, str(variant), _no_globals(prof), fmt)
+    common = _run_metadata(
+        src, g, machine, str(variant), _no_globals(prof), fmt, ranks=spot_ranks(prof)
+    )
     file_tuning = _single_tuning(g)
     attrs = _Attrs(prof, {a for a, _ in times.values()})
     tuples = {p: {attrs.figure_tuple(r) for r in recs} - {()} for p, recs in by_path.items()}

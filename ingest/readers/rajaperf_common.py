@@ -48,6 +48,8 @@ def finish_row(row: dict, *, src_path, record: str, omp_max_threads: float | Non
         row["block_size"] = block_size(row["tuning"], row["device"])
     if row.get("threads") is None:
         row["threads"] = omp_max_threads if row["backend"] == "OpenMP" else 1
+    # RAJAPerf's GPU runs are launched one MPI rank per GPU (llnl/RAJAPerf-Benchmark's run scripts)
+    row.setdefault("gpus", row.get("ranks") if row["device"] == "gpu" else None)
     row.setdefault("omp_max_threads", omp_max_threads)
     row.setdefault("suite", "RAJAPerf")
     row.setdefault("trial", 0)

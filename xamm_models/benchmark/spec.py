@@ -105,7 +105,7 @@ CONFIGS = (
         compiler="g++-10.3.1",
         compiler_flags="-Ofast -march=native; -Wall -Wextra -g -O3",
         variant="Base_Seq",
-        ranks=None,
+        ranks=1,  # the root's total over ranks equals its mean (xamm_ingest: spot_ranks)
         path_pattern=r"(^|/)gcc10\.3\.1_\d+/O3/\d+/Base_Seq-default\.cali$",
     ),
     TargetConfig(
@@ -114,7 +114,7 @@ CONFIGS = (
         compiler="clang++-10.0.1+nvcc-10.2.89",
         compiler_flags="-Wall -Wextra",
         variant="Base_CUDA",
-        ranks=None,
+        ranks=1,  # as quartz's: one rank, so one of the node's four V100s
         path_pattern=r"(^|/)clang10\.0\.1_nvcc10\.2\.89_\d+/\d+/Base_CUDA-block_\d+\.cali$",
     ),
     TargetConfig(

@@ -68,7 +68,7 @@ def physics_table(sigs: dict[str, PhysicsSignature]) -> pl.DataFrame:
     for t, s in sigs.items():
         rows[t].append(s.sustained_bandwidth / 1e9)
         rows[t].append(s.flop_rate / 1e9 if s.flop_rate_from != "unbounded" else None)
-        rows[t].append(s.overhead_s * 1e6 if s.overhead_from == "measured" else None)
+        rows[t].append(s.overhead_s * 1e6 if s.overhead_from != "unmeasured" else None)
     return pl.DataFrame(rows, schema={"figure": pl.String, **{t: pl.Float64 for t in sigs}})
 
 

@@ -3,11 +3,15 @@
 A :class:`PhysicsSignature` holds three interpretable parts, each a robust statistic of the target's
 benchmark samples (``time_per_rep_s``, ``bytes_per_rep``, ``flops_per_rep``, ``kernels_per_rep``):
 
-* ``overhead_s``: the per-launch (GPU) or per-loop (CPU) cost, the 5th percentile of time per
-  launch, measured only when the launches' working sets span at least :data:`OVERHEAD_SPAN_OCTAVES`
-  octaves: with launches of one size (BabelStream at one array size) the 5th percentile is the
-  fastest kernel's own streaming time, not an overhead, so the signature says
-  ``overhead_from == "unmeasured"``, models none, and never credits streaming time to it;
+* ``overhead_s``: the per-launch cost of an offloaded or threaded kernel (a GPU launch, an OpenMP
+  fork and join): the 5th percentile of time per launch among the launches with the smallest
+  working sets (the quarter of the rows that move the fewest bytes per launch: only there can a
+  fixed cost show under the streaming time). It is measured only when the launches' working sets
+  span at least :data:`OVERHEAD_SPAN_OCTAVES` octaves: with launches of one size (BabelStream at
+  one array size) the 5th percentile is the fastest kernel's own streaming time, not an overhead,
+  so the signature says ``overhead_from == "unmeasured"``, models none, and never credits streaming
+  time to it. A **sequential** run (every sample a ``Seq`` variant) has no launch: a loop costs
+  nothing that the runs resolve, and its overhead is 0 (``overhead_from == "none"``);
 * ``flop_rate``: the 90th percentile of the achieved flop rate, launch overhead removed, over
   kernels of at least :data:`MIN_INTENSITY` flop/byte only: a streaming kernel's flop rate is set by
   the bandwidth, and taking it for the compute rate makes every compute-heavy kernel look
@@ -17,9 +21,16 @@ benchmark samples (``time_per_rep_s``, ``bytes_per_rep``, ``flops_per_rep``, ``k
   (:func:`borrow_flop_rates`);
 * a bandwidth curve over the working set per launch (``bytes_per_rep / kernels_per_rep``), in bins
   of :data:`BIN_OCTAVES` octaves: the 90th percentile of the achieved bandwidth in each bin, launch
-  overhead removed. This is where the cache and latency regimes show: a CPU streams small working
-  sets from cache faster than from memory, a GPU reaches its bandwidth only once a launch moves
-  enough bytes.
+  overhead removed, over kernels below :data:`MIN_INTENSITY` flop/byte only (a compute-bound
+  kernel's bytes over its time says nothing of the memory). This is where the cache and latency
+  regimes show: a CPU streams small working sets from cache faster than from memory, a GPU reaches
+  its bandwidth only once a launch moves enough bytes.
+
+No figure is ever above what some run achieved (:func:`best_achieved`): the overhead is taken out of
+a row's time only where at least half of the time is left (:data:`MIN_BUSY_SHARE`; where the
+overhead is most of the time, the remainder is noise divided into the bytes), and every bin and the
+flop rate are capped at the best bandwidth and flop rate any of the machine's rows achieved, time
+included.
 
 :func:`modelled_time` is then max(bytes / BW(working set), flops / F) + overhead x launches, per
 rep.
@@ -43,6 +54,10 @@ MIN_INTENSITY = 1.0  # flop/byte
 # octaves, BabelStream at one array size 0.6 (tests/models/machines/test_bandwidth_only.py).
 OVERHEAD_SPAN_OCTAVES = 6.0
 OVERHEAD_FLOOR_S = 1e-9  # where a log of the overhead is taken and none was measured
+# a row says what the bandwidth or flop rate is only if the overhead leaves it this share of its time
+MIN_BUSY_SHARE = 0.5
+# the share of rows, fewest bytes per launch first, among which the overhead is read
+OVERHEAD_ROWS = 0.25
 UNBOUNDED_FLOPS = 1e18  # no compute-bound evidence: compute never binds in the model
 
 
@@ -54,11 +69,11 @@ class PhysicsSignature(BaseModel):
     target: str
     overhead_s: float
     flop_rate: float
-    bw_log2_ws: list[float]  # bin centres: log2 of bytes per launch
+    bw_log2_ws: list[float]  # per bin: the median log2 of its rows' bytes per launch
     bw: list[float]  # bytes/s sustained in each bin
     n_samples: int
     flop_rate_from: Literal["measured", "borrowed", "unbounded"]  # see borrow_flop_rates
-    overhead_from: Literal["measured", "unmeasured"] = "measured"
+    overhead_from: Literal["measured", "unmeasured", "none"] = "measured"
 
     @model_serializer(mode="wrap")
     def _compact(self, handler):
@@ -76,7 +91,7 @@ class PhysicsSignature(BaseModel):
         return (
             ("bandwidth",)
             + (("flop rate",) if self.flop_rate_from == "measured" else ())
-            + (("launch overhead",) if self.overhead_from == "measured" else ())
+            + (("launch overhead",) if self.overhead_from in ("measured", "none") else ())
         )
 
     @model_validator(mode="before")
@@ -150,6 +165,18 @@ def sample_arrays(samples: pl.DataFrame) -> np.ndarray:
     )
 
 
+def launches_kernels(samples: pl.DataFrame) -> bool:
+    """Whether ``samples`` were measured in a programming model that launches its kernels (GPU
+    offload, OpenMP threads, ...): False when every sample is a ``Seq`` variant (a plain loop), True
+    when the samples do not say."""
+    for col in ("backend", "variant"):
+        if col in samples.columns:
+            names = samples.get_column(col).drop_nulls().unique().to_list()
+            if names:
+                return not all(str(n).split("_")[-1] == "Seq" for n in names)
+    return True
+
+
 def physics_signature(target: str, samples: pl.DataFrame) -> PhysicsSignature:
     """The signature of one target from its benchmark samples.
 
@@ -160,37 +187,86 @@ def physics_signature(target: str, samples: pl.DataFrame) -> PhysicsSignature:
     Returns:
         The signature.
     """
-    return signature_from_arrays(target, sample_arrays(samples))
-
-
-def signature_from_arrays(target: str, arrays: np.ndarray) -> PhysicsSignature:
-    """:func:`physics_signature` from :func:`sample_arrays` (row order does not matter): resampling
-    kernels hundreds of times needs no data frame."""
-    t, b, f, n = arrays.T
-    ws_all = np.log2(np.clip(b / n, 1.0, None))[b > 0]
-    spans = len(ws_all) > 0 and float(ws_all.max() - ws_all.min()) >= OVERHEAD_SPAN_OCTAVES
-    overhead = float(np.quantile(t / n, OVERHEAD_QUANTILE)) if spans else 0.0
-    # never credit more than 90% of a rep to overhead
-    busy = np.clip(t - overhead * n, 0.1 * t, None)
-    # only kernels that could be compute-bound say what F is
-    dense = (f > 0) & (f >= MIN_INTENSITY * b)
-    fr = f[dense] / busy[dense]
-    flop_rate = float(np.quantile(fr, QUANTILE)) if len(fr) >= MIN_PER_BIN else UNBOUNDED_FLOPS
-    ws = np.log2(np.clip(b / n, 1.0, None))
-    bw = b / busy
-    edges = (
-        np.arange(np.floor(ws[b > 0].min()), np.ceil(ws[b > 0].max()) + BIN_OCTAVES, BIN_OCTAVES)
-        if (b > 0).any()
-        else np.array([0.0, BIN_OCTAVES])
+    return signature_from_arrays(
+        target, sample_arrays(samples), launches=launches_kernels(samples)
     )
+
+
+def best_achieved(arrays: np.ndarray) -> tuple[float, float]:
+    """The best bandwidth (B/s) and flop rate (flop/s) any row of :func:`sample_arrays` achieved,
+    its whole time counted (0 where no row moved bytes or did flops): what no figure of a signature
+    may exceed."""
+    t, b, f, _ = arrays.T
+    ok = t > 0
+    bw = float((b[ok] / t[ok]).max()) if (ok & (b > 0)).any() else 0.0
+    fr = float((f[ok] / t[ok]).max()) if (ok & (f > 0)).any() else 0.0
+    return bw, fr
+
+
+def _overhead(t: np.ndarray, b: np.ndarray, n: np.ndarray, launches: bool) -> tuple[float, str]:
+    """(seconds per launch, how it was found): see the module docstring."""
+    if not launches:
+        return 0.0, "none"
+    ws_all = np.log2(np.clip(b / n, 1.0, None))[b > 0]
+    if len(ws_all) == 0 or float(ws_all.max() - ws_all.min()) < OVERHEAD_SPAN_OCTAVES:
+        return 0.0, "unmeasured"
+    per_launch_ws = b / n
+    small = per_launch_ws <= np.quantile(per_launch_ws, OVERHEAD_ROWS)
+    return float(np.quantile((t / n)[small], OVERHEAD_QUANTILE)), "measured"
+
+
+def _bandwidth_bins(
+    ws: np.ndarray, bw: np.ndarray, use: np.ndarray, cap: float
+) -> tuple[list[float], list[float]]:
+    """Per bin of :data:`BIN_OCTAVES` octaves with enough usable rows: the median log2 working set
+    of its rows and the 90th percentile of ``bw`` among them, capped at ``cap``."""
+    if not use.any():
+        return [0.0], [cap if cap > 0 else 1.0]
+    # a fixed grid: which rows share a bin does not hang on the smallest row
+    start = BIN_OCTAVES * np.floor(ws[use].min() / BIN_OCTAVES)
+    edges = np.arange(start, ws[use].max() + BIN_OCTAVES, BIN_OCTAVES)
     centres, values = [], []
     for lo, hi in zip(edges[:-1], edges[1:], strict=True):
-        inside = (b > 0) & (ws >= lo) & (ws < hi)
+        inside = use & (ws >= lo) & (ws < hi)
         if inside.sum() >= MIN_PER_BIN:
-            centres.append(float((lo + hi) / 2))
-            values.append(float(np.quantile(bw[inside], QUANTILE)))
+            # placed where its rows are, not at the bin's middle: the curve is read between bins
+            centres.append(float(np.median(ws[inside])))
+            values.append(min(float(np.quantile(bw[inside], QUANTILE)), cap))
     if not centres:
-        centres, values = [0.0], [float(np.quantile(bw[b > 0], QUANTILE)) if (b > 0).any() else 1.0]
+        centres = [float(np.median(ws[use]))]
+        values = [min(float(np.quantile(bw[use], QUANTILE)), cap)]
+    return centres, values
+
+
+def signature_from_arrays(
+    target: str, arrays: np.ndarray, *, launches: bool = True
+) -> PhysicsSignature:
+    """:func:`physics_signature` from :func:`sample_arrays` (row order does not matter): resampling
+    kernels hundreds of times needs no data frame.
+
+    Args:
+        target: ``machine:device``.
+        arrays: rows of (time per rep, bytes per rep, flops per rep, launches).
+        launches: False for a sequential run (no launch overhead; :func:`launches_kernels`).
+
+    Returns:
+        The signature.
+    """
+    t, b, f, n = arrays.T
+    best_bw, best_fr = best_achieved(arrays)
+    overhead, overhead_from = _overhead(t, b, n, launches)
+    busy = t - overhead * n
+    # where the overhead is most of a row's time, what is left says nothing of the rates
+    clear = busy >= MIN_BUSY_SHARE * t
+    dense = (f > 0) & (f >= MIN_INTENSITY * b)
+    fr = f[dense & clear] / busy[dense & clear]
+    measured = len(fr) >= MIN_PER_BIN
+    flop_rate = min(float(np.quantile(fr, QUANTILE)), best_fr) if measured else UNBOUNDED_FLOPS
+    ws = np.log2(np.clip(b / n, 1.0, None))
+    streaming = (b > 0) & (f < MIN_INTENSITY * b) & clear
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bw = np.where(streaming, b / busy, 0.0)
+    centres, values = _bandwidth_bins(ws, bw, streaming, best_bw)
     return PhysicsSignature(
         target=target,
         overhead_s=overhead,
@@ -198,8 +274,8 @@ def signature_from_arrays(target: str, arrays: np.ndarray) -> PhysicsSignature:
         bw_log2_ws=centres,
         bw=values,
         n_samples=len(arrays),
-        flop_rate_from="measured" if len(fr) >= MIN_PER_BIN else "unbounded",
-        overhead_from="measured" if spans else "unmeasured",
+        flop_rate_from="measured" if measured else "unbounded",
+        overhead_from=overhead_from,
     )
 
 
@@ -226,7 +302,7 @@ def borrow_flop_rates(
             m.flop_rate for u, m in sorted(measured.items()) if u.rsplit(":", 1)[-1] == kind
         ] or [m.flop_rate for _, m in sorted(measured.items())]
         # a bandwidth-only signature (one size of streaming runs) claims no compute rate at all
-        borrow = s.flop_rate_from == "unbounded" and s.overhead_from == "measured" and pool
+        borrow = s.flop_rate_from == "unbounded" and s.overhead_from != "unmeasured" and pool
         out[t] = (
             s.model_copy(update={"flop_rate": float(np.median(pool)), "flop_rate_from": "borrowed"})
             if borrow

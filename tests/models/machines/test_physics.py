@@ -42,7 +42,8 @@ def test_the_signature_recovers_a_known_machine():
         "m:gpu", machine(bw_small=1e10, bw_large=1e12, flop_rate=5e13, overhead=4e-6)
     )
     assert sig.overhead_s == pytest.approx(4e-6)
-    assert sig.flop_rate == pytest.approx(5e13, rel=1e-6)
+    # capped at the best rate a row achieved, its overhead included: 2e-4 below the true rate
+    assert sig.flop_rate == pytest.approx(5e13, rel=1e-3)
     # the bandwidth curve shows two regimes (launch overhead removed before dividing)
     assert sig.bandwidth(np.array([2.0**20]))[0] == pytest.approx(1e10, rel=0.05)
     assert sig.bandwidth(np.array([2.0**30]))[0] == pytest.approx(1e12, rel=0.05)
@@ -180,7 +181,7 @@ def test_streaming_kernels_alone_never_set_a_compute_ceiling():
         2.0**30 / sig.bandwidth(np.array([2.0**30]))[0] + sig.overhead_s
     )
     # with dense kernels: measured
-    assert physics_signature("m:gpu", m).flop_rate == pytest.approx(5e13, rel=1e-6)
+    assert physics_signature("m:gpu", m).flop_rate == pytest.approx(5e13, rel=1e-3)
 
 
 def test_a_machine_without_dense_kernels_borrows_its_device_kinds_flop_rate():
@@ -202,13 +203,13 @@ def test_a_machine_without_dense_kernels_borrows_its_device_kinds_flop_rate():
     )
     sigs = physics_signatures(pl.concat([*dense.values(), streaming]))
     assert (
-        sigs["n:gpu"].flop_rate == pytest.approx(6e13, rel=1e-6)
+        sigs["n:gpu"].flop_rate == pytest.approx(6e13, rel=1e-3)
         and sigs["n:gpu"].flop_rate_from == "borrowed"
     )
     assert {t: s.flop_rate_from for t, s in sigs.items() if t != "n:gpu"} == dict.fromkeys(
         dense, "measured"
     )
-    assert sigs["a:gpu"].flop_rate == pytest.approx(2e13, rel=1e-6)
+    assert sigs["a:gpu"].flop_rate == pytest.approx(2e13, rel=1e-3)
     alone = physics_signature("n:gpu", streaming)
     assert alone.flop_rate == UNBOUNDED_FLOPS and alone.flop_rate_from == "unbounded"
     # nobody to borrow from
@@ -216,12 +217,12 @@ def test_a_machine_without_dense_kernels_borrows_its_device_kinds_flop_rate():
     cpu_only = {"p:cpu": physics_signature("p:cpu", dense["p:cpu"])}
     # any kind
     assert borrow_flop_rates({"n:gpu": alone}, cpu_only)["n:gpu"].flop_rate == pytest.approx(
-        1e12, rel=1e-6
+        1e12, rel=1e-3
     )
     from_ref = physics_signatures(streaming, reference={t: sigs[t] for t in ("a:gpu", "c:gpu")})[
         "n:gpu"
     ]
-    assert from_ref.flop_rate == pytest.approx(6e13, rel=1e-6)  # median of 2e13 and 1e14
+    assert from_ref.flop_rate == pytest.approx(6e13, rel=1e-3)  # median of 2e13 and 1e14
     old = alone.model_dump(exclude={"flop_rate_from"})  # a record written before the field existed
     assert type(alone).model_validate(old).flop_rate_from == "unbounded"
     assert (
