@@ -42,6 +42,7 @@ from xamm_ingest.records import (
 from xamm_ingest.report import IngestReport, Rejected
 from xamm_ingest.sources import Task, as_paths
 
+from xamm_data.regions import region_problems
 from xamm_data.schema import BENCHMARK_RUNS, TableSchema
 from xamm_data.store import Store, as_store, dedupe_sources, renumber_trials
 from xamm_data.validate import ValidationError, validate
@@ -304,16 +305,35 @@ def read_results(
 
 
 def _checked_profiles(frame: pl.DataFrame, outcomes: list[_Outcome], opts: dict) -> pl.DataFrame:
-    """A profile is one sample: a row that breaks a plausibility rule rejects its source."""
+    """A profile is one sample: a row that breaks a plausibility rule, or whose regions break the
+    region contract (checked for the whole batch at once), rejects its source."""
     flagged = flag_app_records(frame, opts.get("bounds"))
-    bad = flagged.filter(pl.col("_why").is_not_null())
-    if bad.is_empty():
-        return frame
     by_rel = {o.rel: o for o in outcomes}
-    for rel, why in bad.select("source_path", "_why").iter_rows():
-        e = IngestError(by_rel[rel].path, why["rule"], record=why["field"])
+    for rel, problem in _region_problems(flagged).items():
+        e = IngestError(by_rel[rel].path, problem, record="regions")
         by_rel[rel].error = Rejected(e.path, str(e), e.problem)
-    return flagged.filter(pl.col("_why").is_null()).drop("_why")
+    bad = flagged.filter(pl.col("_why").is_not_null())
+    for rel, why in bad.select("source_path", "_why").iter_rows():
+        if by_rel[rel].error is None:
+            e = IngestError(by_rel[rel].path, why["rule"], record=why["field"])
+            by_rel[rel].error = Rejected(e.path, str(e), e.problem)
+    failed = [o.rel for o in outcomes if o.error is not None]
+    return flagged.filter(pl.col("_why").is_null() & ~pl.col("source_path").is_in(failed)).drop(
+        "_why"
+    )
+
+
+def _region_problems(frame: pl.DataFrame) -> dict[str, str]:
+    """Per source path, what its regions break (:func:`xamm_data.regions.region_problems`)."""
+    if "regions" not in frame.columns:
+        return {}
+    rows = (
+        frame.select("source_path", "regions")
+        .filter(pl.col("regions").list.len() > 0)
+        .explode("regions")
+        .unnest("regions")
+    )
+    return region_problems(rows, "source_path")
 
 
 def _checked(frame: pl.DataFrame, spec, outcomes: list[_Outcome], opts: dict) -> pl.DataFrame:

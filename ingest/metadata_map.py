@@ -39,10 +39,16 @@ _DEFAULT_KEYS: dict[str, tuple[str, ...]] = {
     "programming_model": ("programming_model",),
     # Caliper's own count of ranks first: it is measured, the Adiak key is typed by the team
     "ranks": ("mpi.world.size", "num_procs", "nprocs", "num_ranks", "jobsize", "ranks"),
-    "threads": ("omp_max_threads", "omp.num.threads", "omp_num_threads"),
-}
+    # threads the run used before the most it could have used (omp_max_threads)
+    "threads": (
+        "omp.num.threads", "omp_num_threads", "num_threads", "nthreads", "threads",
+        "omp_max_threads",
+    ),
+    "gpus": ("num_gpus", "ngpus", "gpus"),
+    "hosts": ("numhosts", "num_hosts", "num_nodes", "nnodes", "nodes"),
+}  # fmt: skip
 FIELDS: tuple[str, ...] = tuple(_DEFAULT_KEYS)
-_INT_FIELDS = {"input_size", "ranks", "threads"}
+_INT_FIELDS = {"input_size", "ranks", "threads", "gpus", "hosts"}
 # Values that say "no value"; the key still counts as present (kept in extra_metadata)
 _EMPTY = {"", "n/a", "na", "none", "null", "nan", "-", "unknown"}
 # Caliper's bookkeeping, and keys the reader maps elsewhere (machine from ``cluster``)
@@ -80,6 +86,8 @@ class MetadataMap(BaseModel):
     programming_model: tuple[str, ...] = ()
     ranks: tuple[str, ...] = ()
     threads: tuple[str, ...] = ()
+    gpus: tuple[str, ...] = ()
+    hosts: tuple[str, ...] = ()
     values: dict[str, dict[str, str]] = Field(default_factory=dict)
 
     def keys_for(self, column: str) -> tuple[str, ...]:

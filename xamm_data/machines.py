@@ -1,9 +1,10 @@
 """The machine registry: one table of the machines xamm knows, and the public facts of their nodes.
 
-The table is a data file, ``machines.toml`` beside this module: the 16 platforms of the xAMM paper
-(Section V-E and Table III), the machines the public data in xamm's tests covers, and the platforms of
-the UoB performance-portability study. Facts carry their source; machines the sources do not name get
-an id derived from the processor, never an invented name; a fact nobody published is left out.
+The table is a data file, ``machines.toml`` beside this module: the 16 platforms of the xAMM
+paper (Section V-E and Table III), the machines the public data in xamm's tests covers, and the
+platforms of the UoB performance-portability study. Facts carry their source; machines the sources
+do not name get an id derived from the processor, never an invented name; a fact nobody published
+is left out.
 
 A user extends or corrects it without editing code: ``$XAMM_HOME/machines.toml`` holds tables in the
 same layout, and its fields win over the shipped ones (:func:`add_facts` writes it; ``xamm machines
@@ -94,7 +95,7 @@ class Machine(BaseModel):
         return self.gpus_per_node if device == "gpu" else self.cores_per_node
 
     def memory_bandwidth(self, device: str) -> float | None:
-        """Peak memory bandwidth in B/s: a node's CPU memory, or one GPU's; None where unrecorded."""
+        """Peak memory bandwidth in B/s: a node's CPU memory, or one GPU's; None if unrecorded."""
         gbs = self.gpu_memory_bandwidth_gbs if device == "gpu" else self.memory_bandwidth_gbs
         return None if gbs is None else gbs * 1e9
 
@@ -129,7 +130,7 @@ def user_file() -> Path:
 
 
 def _read_tables(path: Path) -> dict[str, dict]:
-    """``{id: fields}`` of a registry file; a file that is not one names itself and what is wrong."""
+    """``{id: fields}`` of a registry file; one that is not names itself and what is wrong."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
@@ -202,8 +203,7 @@ def _toml_value(v) -> str:
 
 
 def _toml(tables: dict[str, dict]) -> str:
-    head = "# Machines and node facts the user added (xamm machines add); layout: xamm_data/machines.toml\n"
-    parts = [head]
+    parts = ["# Machines and node facts the user added (xamm machines add); layout as xamm's own\n"]
     for mid in sorted(tables):
         parts.append(f"\n[machines.{mid}]\n")
         parts += [f"{k} = {_toml_value(v)}\n" for k, v in tables[mid].items() if v is not None]

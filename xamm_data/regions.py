@@ -15,18 +15,21 @@ Work per region comes from the profile where it says so, each derivation recorde
 * otherwise **none**: a time-only region, for which a predictor can say only what a bandwidth ratio
   says, and its interval is the one measured for time-only input.
 
-Communication regions (MPI calls, and the names in :data:`COMMUNICATION`) are their own category:
-:func:`category_expr`. :func:`check_regions` validates a frame with polars expressions and names the
-file, the region and the rule it breaks.
+Communication regions (MPI calls, host-device copies and the names teams give their own) and I/O
+regions are their own categories (:func:`region_category`), and so is everything beneath them.
+:func:`check_regions` validates a frame with polars expressions and names the file, the region and
+the rule it breaks; :func:`region_problems` checks many profiles' regions in one pass.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal, TypeVar
 
 import polars as pl
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from xamm_data import counters
 
@@ -34,8 +37,27 @@ LINE_BYTES = 64  # bytes per last-level-cache miss: the line size of x86 and Arm
 # canonical counters that give work, in order of preference
 FLOP_COUNTERS: tuple[tuple[str, ...], ...] = (("fp_ops",), ("sp_ops", "dp_ops"))
 BYTE_COUNTERS: tuple[str, ...] = ("l3_tcm",)
-# region-name prefixes of communication libraries (MPI, PMPI, SHMEM, NCCL/RCCL, GASNet)
-COMMUNICATION = ("MPI_", "PMPI_", "mpi_", "shmem_", "nccl", "rccl", "gasnet_")
+# label starts (lower case) of communication regions: message-passing libraries (MPI, SHMEM,
+# NCCL/RCCL, GASNet), the words teams use for their own (the parallel-sorting corpus: comm,
+# comm_large, mpi_gather, mpibarrier, Gatherv; LULESH: CommSend, CommSBN), and host-device copies
+COMMUNICATION_STARTS: tuple[str, ...] = (
+    "mpi", "pmpi", "shmem", "nccl", "rccl", "gasnet", "comm",
+    "allgather", "allreduce", "alltoall", "gather", "scatter", "bcast", "broadcast", "barrier",
+    "sendrecv", "isend", "irecv",
+    "cudamemcpy", "hipmemcpy", "cudamemprefetch", "hipmemprefetch",
+)  # fmt: skip
+# words that make a label communication wherever they stand (``halo_sendrecv``)
+COMMUNICATION_WORDS = frozenset(
+    {"comm", "mpi", "allgather", "allgatherv", "allreduce", "alltoall", "alltoallv", "bcast",
+     "sendrecv", "isend", "irecv", "waitall", "barrier"}
+)  # fmt: skip
+# label starts and words of I/O regions (MPI-IO, netCDF, PnetCDF, ADIOS, POSIX stdio)
+IO_PREFIXES: tuple[str, ...] = ("mpi_file", "ncmpi_", "nc_", "adios", "fwrite", "fread", "fopen")
+IO_WORDS = frozenset(
+    {"io", "checkpoint", "checkpointing", "hdf5", "h5", "netcdf", "output", "write", "read",
+     "fwrite", "fread", "fopen", "fclose", "silo"}
+)  # fmt: skip
+CATEGORIES = ("compute", "communication", "io")
 # time below which an inclusive/exclusive difference is rounding in the profile's printed digits
 TIME_SLACK_S = 1e-6
 
@@ -65,16 +87,23 @@ REGION_COLUMNS: tuple[RegionColumn, ...] = (
     RegionColumn("bytes", pl.Float64(), "bytes moved to and from memory", "B", False),
     RegionColumn("flops", pl.Float64(), "floating-point operations", "flop", False),
     RegionColumn("work_from", pl.String(), "how bytes and flops were derived", "-"),
-    RegionColumn("category", pl.String(), "compute or communication", "-"),
+    RegionColumn("category", pl.String(), "compute, communication or io", "-"),
 )
 SCHEMA = {c.name: c.dtype for c in REGION_COLUMNS}
+FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 
 
 class ProfileMeta(BaseModel):
     """Where a profile comes from and the configuration it ran in.
 
     ``source`` is ``machine:device`` where the profile names its machine (Caliper's ``cluster``, an
-    HPCToolkit or table file's caller), else None; ``source_from`` says how it was found."""
+    HPCToolkit or table file's caller), else None; ``source_from`` says how it was found;
+    ``cluster`` is the machine name as the profile writes it (known to the registry or not).
+    ``ranks``, ``threads`` (per rank), ``gpus`` and ``hosts`` (nodes) are the run's configuration,
+    ``programming_model`` the model it was built with (``MPI``, ``OpenMP``, ``CUDA``; for a
+    RAJAPerf profile its variant's back-end); ``variant``, ``input_size`` and ``input_type`` what
+    its metadata says of the run, and ``extra_metadata`` the metadata no column took, as
+    written."""
 
     model_config = ConfigDict(frozen=True)
     path: str
@@ -82,14 +111,24 @@ class ProfileMeta(BaseModel):
     app: str
     source: str | None = None
     source_from: str = "not in the profile"
+    cluster: str | None = None
     ranks: int | None = None
     threads: int | None = None
     gpus: int | None = None
+    hosts: int | None = None
+    programming_model: str | None = None
+    variant: str | None = None
+    input_size: int | None = None
+    input_type: str | None = None
     time_from: str = ""
+    run_date: datetime | None = None
+    tool_versions: dict[str, str | None] = Field(default_factory=dict)
+    extra_metadata: tuple[dict[str, str], ...] = ()
 
     @property
     def configuration(self) -> str:
-        """``ranks x threads x GPUs`` as the profile ran (``?`` where it does not say)."""
+        """``ranks x threads x GPUs`` as the profile ran (``?`` where it does not say), and the
+        nodes where it says."""
 
         def part(v: int | None, unit: str) -> str:
             return f"{v if v is not None else '?'} {unit}{'' if v == 1 else 's'}"
@@ -97,15 +136,31 @@ class ProfileMeta(BaseModel):
         parts = [part(self.ranks, "rank"), part(self.threads, "thread")]
         if self.gpus:
             parts.append(part(self.gpus, "GPU"))
-        return " x ".join(parts)
+        nodes = f" on {part(self.hosts, 'node')}" if self.hosts else ""
+        return " x ".join(parts) + nodes
 
 
 @dataclass(frozen=True)
 class RegionProfile:
-    """A profile read for prediction: its metadata and one row per region (:data:`SCHEMA`)."""
+    """A profile read once, for prediction and for the store: its metadata, one row per region
+    (:data:`SCHEMA`), every metric it measured as its total over regions and ranks (``totals``,
+    under the profile's own names), and notes on metadata a field could not take.
+
+    The whole program's time is the sum of the regions' exclusive times (:attr:`runtime_s`): per
+    rank, the mean over ranks (docs/decisions.md, "one time per profile")."""
 
     meta: ProfileMeta
     regions: pl.DataFrame
+    totals: dict[str, float] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def runtime_s(self) -> float | None:
+        """The whole program's time: the sum of the regions' exclusive times (None: no regions,
+        a profile that measured no time)."""
+        if self.regions.height == 0:
+            return None
+        return float(self.regions.get_column("exclusive_s").sum())
 
     @property
     def work_known(self) -> Literal["all", "some", "none"]:
@@ -154,83 +209,190 @@ class RegionProfile:
         return cls(meta, regions)
 
 
+def _tokens(name: str) -> list[str]:
+    """A region label's words, lower case: split at non-alphanumerics and camelCase humps
+    (``CommSend`` -> ``comm``, ``send``; ``MPI_Allreduce`` -> ``mpi``, ``allreduce``)."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)
+    return [t for t in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if t]
+
+
+def region_category(name: str) -> str:
+    """``communication``, ``io`` or ``compute`` from a region's label, as real profiles name them.
+
+    * **io**: MPI-IO (``MPI_File_*``), HDF5 (``H5Dwrite``), netCDF and PnetCDF (``nc_``,
+      ``ncmpi_``), ADIOS, POSIX calls (``fwrite``, ``fopen``), and labels with a word of
+      :data:`IO_WORDS` (``write_output``, ``checkpoint``);
+    * **communication**: a label that starts with a word of :data:`COMMUNICATION_STARTS`
+      (``MPI_*``, ``comm``, ``comm_large``, ``CommSend``, ``mpibarrier``, ``Gatherv``,
+      ``cudaMemcpy``: a copy between host and device), or holds a word of
+      :data:`COMMUNICATION_WORDS` (``halo_sendrecv``, ``exchange_irecv``);
+    * everything else is compute.
+
+    Args:
+        name: the region's own label.
+
+    Returns:
+        The category.
+    """
+    low = name.lower()
+    words = _tokens(name)
+    if (
+        low.startswith(IO_PREFIXES)
+        or re.match(r"^H5[A-Z]", name)
+        or any(w in IO_WORDS for w in words)
+    ):
+        return "io"
+    if low.startswith(COMMUNICATION_STARTS) or any(w in COMMUNICATION_WORDS for w in words):
+        return "communication"
+    return "compute"
+
+
 def category_expr(name: str = "name", mpi_function: str | None = None) -> pl.Expr:
-    """``communication`` where the region's label starts with a communication library's prefix
-    (:data:`COMMUNICATION`) or ``mpi_function`` (a column) is set, else ``compute``."""
-    comm = pl.col(name).str.starts_with(COMMUNICATION[0])
-    for p in COMMUNICATION[1:]:
-        comm = comm | pl.col(name).str.starts_with(p)
+    """Each region's :func:`region_category` from its label (column ``name``); a region where
+    ``mpi_function`` (a column) is set is communication.
+
+    Args:
+        name: the column of labels.
+        mpi_function: a column naming the MPI function a region measured (Caliper's
+            ``mpi.function``), or None.
+
+    Returns:
+        An expression named ``category``.
+    """
+    by_name = pl.col(name).map_elements(region_category, return_dtype=pl.String)
     if mpi_function is not None:
-        comm = comm | pl.col(mpi_function).is_not_null()
-    return (
-        pl.when(comm).then(pl.lit("communication")).otherwise(pl.lit("compute")).alias("category")
-    )
+        by_name = (
+            pl.when(pl.col(mpi_function).is_not_null())
+            .then(pl.lit("communication"))
+            .otherwise(by_name)
+        )
+    return by_name.alias("category")
+
+
+def inherited_categories(
+    regions: list[str], parents: list[str | None], categories: list[str], declared: list[bool]
+) -> list[str]:
+    """Each region's category once the tree is read: below a communication or I/O region a region
+    takes its category (a sampling profiler attributes an MPI call's time to the library's internals
+    beneath it, ``PMPI_Recv`` -> ``MPIR_Wait_impl``, which are communication whatever their names);
+    a region whose work the code declares (a RAJAPerf kernel such as ``Comm_HALO_PACKING``) stays
+    compute, whatever its name or parent.
+
+    Args:
+        regions: region paths.
+        parents: each region's parent path (None at a root).
+        categories: each region's own category (:func:`region_category`).
+        declared: whether each region's work is declared by the code (annotations).
+
+    Returns:
+        The categories, in the order of ``regions``.
+    """
+    own = {r: "compute" if d else c for r, c, d in zip(regions, categories, declared, strict=True)}
+    if set(own.values()) <= {"compute"}:
+        return list(own.values()) if len(own) == len(regions) else [own[r] for r in regions]
+    parent = dict(zip(regions, parents, strict=True))
+    found: dict[str, str] = {}
+
+    def above(region: str) -> str:
+        """The category of the nearest non-compute region at or above ``region``."""
+        chain = []
+        node: str | None = region
+        while node is not None and node not in found and own.get(node, "compute") == "compute":
+            chain.append(node)
+            node = parent.get(node)
+        cat = "compute" if node is None else found.get(node, own.get(node, "compute"))
+        for n in chain:
+            found[n] = cat
+        return cat
+
+    return [
+        "compute" if d else above(r) if own[r] == "compute" else own[r]
+        for r, d in zip(regions, declared, strict=True)
+    ]
 
 
 def inherit_communication(frame: pl.DataFrame) -> pl.DataFrame:
-    """``frame`` with every region below a communication region made communication too: a
-    sampling profiler attributes an MPI call's time to the library's internals beneath it
-    (``PMPI_Recv`` -> ``MPIR_Wait_impl``), which are communication whatever their names.
+    """``frame`` with categories propagated down the tree (:func:`inherited_categories`); a region
+    with ``work_from`` of annotations and bytes is declared work.
 
     Args:
-        frame: one row per region, with ``region``, ``parent`` and ``category``.
+        frame: one row per region, with ``region``, ``parent``, ``category`` and optionally
+            ``work_from`` and ``bytes``.
 
     Returns:
-        ``frame`` with ``category`` propagated down the tree.
+        ``frame`` with ``category`` propagated.
     """
-    parent = dict(zip(frame.get_column("region"), frame.get_column("parent")))
-    comm = {
-        r
-        for r, c in zip(frame.get_column("region"), frame.get_column("category"))
-        if c == "communication"
-    }
-    if not comm:
-        return frame
-    below: dict[str, bool] = {}
-    for region in parent:
-        chain = []
-        node = region
-        while node is not None and node not in below and node not in comm:
-            chain.append(node)
-            node = parent.get(node)
-        hit = node is not None and (node in comm or below[node])
-        for n in chain:
-            below[n] = hit
-    under = [below.get(r, False) or r in comm for r in frame.get_column("region")]
-    return frame.with_columns(
-        pl.when(pl.Series(under))
-        .then(pl.lit("communication"))
-        .otherwise(pl.col("category"))
-        .alias("category")
+    declared = (
+        frame.select(
+            pl.col("work_from").str.starts_with("annotations") & pl.col("bytes").is_not_null()
+        )
+        .to_series()
+        .fill_null(False)
+        .to_list()
+        if {"work_from", "bytes"} <= set(frame.columns)
+        else [False] * frame.height
     )
+    cats = inherited_categories(
+        frame.get_column("region").to_list(),
+        frame.get_column("parent").to_list(),
+        frame.get_column("category").to_list(),
+        declared,
+    )
+    return frame.with_columns(pl.Series("category", cats, dtype=pl.String))
 
 
-def work_from_counters(frame: pl.DataFrame, line_bytes: int = LINE_BYTES) -> pl.DataFrame:
-    """``bytes``, ``flops`` and ``work_from`` from canonical counter columns (``ctr_<name>``).
+def counter_work(
+    have: set[str], line_bytes: int = LINE_BYTES
+) -> tuple[tuple[str, ...], str | None, str]:
+    """Which canonical counters give a region's work, of those ``have`` holds: (the flop counters
+    summed, the byte counter, the ``work_from`` note). Empty and None where none does.
 
     Args:
-        frame: one row per region, with any ``ctr_*`` columns (canonical counters, summed over the
-            region's ranks and threads).
+        have: canonical counter names measured.
+        line_bytes: bytes per last-level-cache miss.
+
+    Returns:
+        The flop counters, the byte counter and the note.
+    """
+    notes: list[str] = []
+    flops: tuple[str, ...] = ()
+    for names in FLOP_COUNTERS:
+        if all(n in have for n in names):
+            flops = names
+            notes.append(f"flops = {' + '.join(names)} ({counters.get(names[0]).unit})")
+            break
+    nbytes = next((n for n in BYTE_COUNTERS if n in have), None)
+    if nbytes is not None:
+        notes.append(f"bytes = {nbytes} ({counters.get(nbytes).description}) x {line_bytes} B")
+    return flops, nbytes, ("counters: " + "; ".join(notes) if notes else "none: time only")
+
+
+def work_from_counters(frame: FrameT, line_bytes: int = LINE_BYTES) -> FrameT:
+    """``bytes``, ``flops`` and ``work_from`` from canonical counter columns (``ctr_<name>``), as
+    :func:`counter_work` chooses them: flops unknown where none of its counters measured the
+    region, never 0.
+
+    Args:
+        frame: one row per region (eager or lazy), with any ``ctr_*`` columns (canonical
+            counters, summed over the region's ranks and threads).
         line_bytes: bytes per last-level-cache miss.
 
     Returns:
         ``frame`` with ``bytes``, ``flops`` and ``work_from`` set where the counters give them.
     """
-    notes: list[str] = []
-    flops = pl.lit(None, dtype=pl.Float64)
-    for names in FLOP_COUNTERS:
-        cols = [f"ctr_{n}" for n in names]
-        if all(c in frame.columns for c in cols):
-            flops = pl.sum_horizontal(cols)
-            notes.append(f"flops = {' + '.join(names)} ({counters.get(names[0]).unit})")
-            break
-    nbytes = pl.lit(None, dtype=pl.Float64)
-    for name in BYTE_COUNTERS:
-        if f"ctr_{name}" in frame.columns:
-            nbytes = pl.col(f"ctr_{name}") * float(line_bytes)
-            notes.append(f"bytes = {name} ({counters.get(name).description}) x {line_bytes} B")
-            break
-    note = "counters: " + "; ".join(notes) if notes else "none: time only"
+    have = {c[4:] for c in frame.collect_schema().names() if c.startswith("ctr_")}
+    flop_names, byte_name, note = counter_work(have, line_bytes)
+    cols = [f"ctr_{n}" for n in flop_names]
+    flops = (
+        pl.when(pl.any_horizontal(pl.col(cols).is_not_null())).then(pl.sum_horizontal(cols))
+        if cols
+        else pl.lit(None, dtype=pl.Float64)
+    )
+    nbytes = (
+        pl.col(f"ctr_{byte_name}") * float(line_bytes)
+        if byte_name
+        else pl.lit(None, dtype=pl.Float64)
+    )
     return frame.with_columns(
         nbytes.cast(pl.Float64).alias("bytes"),
         flops.cast(pl.Float64).alias("flops"),
@@ -251,8 +413,9 @@ def conform_regions(frame: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _breaks() -> list[tuple[str, pl.Expr]]:
-    """(rule, expression True where a region BREAKS it)."""
+def _breaks(key: str) -> list[tuple[str, pl.Expr]]:
+    """(rule, expression True where a region BREAKS it), for the regions of many profiles told
+    apart by ``key``."""
     ex, inc = pl.col("exclusive_s"), pl.col("inclusive_s")
     out = [
         ("exclusive_s is set", ex.is_null()),
@@ -262,10 +425,10 @@ def _breaks() -> list[tuple[str, pl.Expr]]:
             "exclusive_s <= inclusive_s",
             inc.is_not_null() & (ex > inc * (1 + 1e-6) + TIME_SLACK_S),
         ),
-        ("region names are unique", pl.col("region").is_duplicated()),
+        ("region names are unique", pl.col("region").is_duplicated().over(key)),
         (
-            "category is compute or communication",
-            ~pl.col("category").is_in(["compute", "communication"]),
+            "category is compute, communication or io",
+            ~pl.col("category").is_in(list(CATEGORIES)),
         ),
     ]
     for c in ("calls", "bytes", "flops"):
@@ -274,28 +437,73 @@ def _breaks() -> list[tuple[str, pl.Expr]]:
     return out
 
 
-def _check_nesting(frame: pl.DataFrame, where: str) -> None:
-    """Children's inclusive times must fit in their parent's (within 2%): where they do not, the
-    profile's times do not nest and a sum of exclusive times would not be the program's time."""
+def _nesting(frame: pl.LazyFrame, key: str) -> pl.LazyFrame:
+    """The regions whose children's inclusive times do not fit within theirs (within 2%), with
+    their children's total ``_kids``."""
     kids = (
         frame.filter(pl.col("parent").is_not_null() & pl.col("inclusive_s").is_not_null())
-        .group_by("parent")
+        .group_by(key, "parent")
         .agg(pl.col("inclusive_s").sum().alias("_kids"))
     )
-    over = frame.join(kids, left_on="region", right_on="parent").filter(
+    return frame.join(kids, left_on=[key, "region"], right_on=[key, "parent"]).filter(
         pl.col("_kids") > pl.col("inclusive_s") * 1.02 + TIME_SLACK_S
     )
-    if over.height:
-        r = over.row(0, named=True)
-        raise RegionProfileError(
-            f"{where}: region {r['region']!r} lasts {r['inclusive_s']:.6g} s but its children "
-            f"{r['_kids']:.6g} s ({over.height} such regions): the profile's times do not nest, "
-            "so no sum of its regions is the program's time; expected each child within its parent"
+
+
+NESTING = "children within their parent"
+
+
+def region_problems(frame: pl.DataFrame, key: str) -> dict[str, str]:
+    """What is wrong with each profile of ``frame`` (one row per region of many profiles, told
+    apart by ``key``), in one pass: the first rule of :func:`_breaks` a profile's regions break,
+    naming the region; else regions whose children outlast them (within 2%: the profile's times do
+    not nest, so no sum of its regions is the program's time); else no time at all.
+
+    Args:
+        frame: the region contract's columns (:data:`SCHEMA`) and ``key``.
+        key: the column naming each profile (a file, a source path).
+
+    Returns:
+        ``key`` -> the problem, for the profiles that have one.
+    """
+    if frame.height == 0:
+        return {}
+    lf = frame.lazy()
+    rules = _breaks(key)
+    first = [pl.col("region").first().alias("_region"), pl.len().alias("_n")]
+    queries = [lf.filter(e.fill_null(False)).group_by(key).agg(first) for _, e in rules]
+    queries.append(
+        _nesting(lf, key).group_by(key).agg(*first, pl.col("inclusive_s", "_kids").first())
+    )
+    queries.append(
+        lf.group_by(key).agg(
+            pl.len().alias("_total_n"), pl.col("exclusive_s").sum().alias("_total")
         )
+    )
+    *broken, nests, totals = pl.collect_all(queries)
+    sizes = dict(zip(totals.get_column(key), totals.get_column("_total_n")))
+    out: dict[str, str] = {}
+    for (rule, _), found in zip(rules, broken):
+        for k, region, n in found.select(key, "_region", "_n").iter_rows():
+            out.setdefault(k, f"region {region!r} breaks [{rule}] ({n} of {sizes[k]} regions)")
+    for k, region, n, inc, kids in nests.select(
+        key, "_region", "_n", "inclusive_s", "_kids"
+    ).iter_rows():
+        out.setdefault(
+            k,
+            f"region {region!r} lasts {inc:.6g} s but its children {kids:.6g} s ({n} such "
+            "regions): the profile's times do not nest, so no sum of its regions is the "
+            "program's time; expected each child within its parent",
+        )
+    for k, total in totals.select(key, "_total").iter_rows():
+        if not total > 0:
+            out.setdefault(k, "every region's exclusive time is 0; expected timed regions")
+    return out
 
 
 def check_regions(frame: pl.DataFrame, where: str) -> None:
-    """Raise :class:`RegionProfileError` unless ``frame`` holds regions a predictor can use.
+    """Raise :class:`RegionProfileError` unless ``frame`` holds regions a predictor can use (the
+    rules of :func:`region_problems`).
 
     Args:
         frame: one row per region (:data:`SCHEMA`).
@@ -303,26 +511,18 @@ def check_regions(frame: pl.DataFrame, where: str) -> None:
     """
     if frame.height == 0:
         raise RegionProfileError(f"{where}: no regions; expected at least one timed region")
-    bad = frame.select(*(e.alias(rule) for rule, e in _breaks()))
-    for rule in bad.columns:
-        mask = bad.get_column(rule).fill_null(False)
-        if mask.any():
-            names = frame.filter(mask).get_column("region").head(3).to_list()
-            also = f"; also {', '.join(map(repr, names[1:]))}" if len(names) > 1 else ""
-            raise RegionProfileError(
-                f"{where}: region {names[0]!r} breaks [{rule}] ({int(mask.sum())} of "
-                f"{frame.height} regions{also})"
-            )
-    _check_nesting(frame, where)
-    if frame.get_column("exclusive_s").sum() <= 0:
-        raise RegionProfileError(
-            f"{where}: every region's exclusive time is 0; expected timed regions"
-        )
+    problems = region_problems(frame.with_columns(pl.lit(where).alias("_where")), "_where")
+    if problems:
+        raise RegionProfileError(f"{where}: {problems[where]}")
 
 
 __all__ = [
     "BYTE_COUNTERS",
-    "COMMUNICATION",
+    "CATEGORIES",
+    "COMMUNICATION_STARTS",
+    "COMMUNICATION_WORDS",
+    "IO_PREFIXES",
+    "IO_WORDS",
     "FLOP_COUNTERS",
     "LINE_BYTES",
     "REGION_COLUMNS",
@@ -332,8 +532,12 @@ __all__ = [
     "RegionProfile",
     "RegionProfileError",
     "category_expr",
+    "region_category",
     "check_regions",
+    "region_problems",
     "inherit_communication",
+    "inherited_categories",
     "conform_regions",
+    "counter_work",
     "work_from_counters",
 ]

@@ -25,7 +25,28 @@ DType = Literal[
     "list[string]",
     "list[counter]",
     "list[metadata]",
+    "list[region]",
 ]
+
+# one region of a profile, as the region contract (xamm_data.regions) defines it
+_REGION_FIELDS: dict[str, pl.DataType] = {
+    "region": pl.String(),
+    "name": pl.String(),
+    "parent": pl.String(),
+    "inclusive_s": pl.Float64(),
+    "exclusive_s": pl.Float64(),
+    "calls": pl.Float64(),
+    "bytes": pl.Float64(),
+    "flops": pl.Float64(),
+    "work_from": pl.String(),
+    "category": pl.String(),
+}
+_REGION_JSON = {
+    "region": "string", "name": "string", "parent": ["string", "null"],
+    "inclusive_s": ["number", "null"], "exclusive_s": "number", "calls": ["number", "null"],
+    "bytes": ["number", "null"], "flops": ["number", "null"], "work_from": "string",
+    "category": "string",
+}  # fmt: skip
 
 _POLARS: dict[str, pl.DataType] = {
     "string": pl.String(),
@@ -36,6 +57,7 @@ _POLARS: dict[str, pl.DataType] = {
     "list[string]": pl.List(pl.String()),
     "list[counter]": pl.List(pl.Struct({"name": pl.String(), "value": pl.Float64()})),
     "list[metadata]": pl.List(pl.Struct({"name": pl.String(), "value": pl.String()})),
+    "list[region]": pl.List(pl.Struct(_REGION_FIELDS)),
 }
 
 _JSON_TYPE: dict[str, dict] = {
@@ -60,6 +82,15 @@ _JSON_TYPE: dict[str, dict] = {
             "type": "object",
             "properties": {"name": {"type": "string"}, "value": {"type": "string"}},
             "required": ["name", "value"],
+            "additionalProperties": False,
+        },
+    },
+    "list[region]": {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "properties": {k: {"type": v} for k, v in _REGION_JSON.items()},
+            "required": list(_REGION_JSON),
             "additionalProperties": False,
         },
     },
@@ -591,9 +622,10 @@ _RUNTIME_COLUMNS = (
     _c(
         "runtime_s",
         "float64",
-        "Runtime of the sample: the root's inclusive time, aggregated as "
-        "`runtime_aggregation` "
-        "says; null when the profile measured no time (e.g. only cycles) and none was given.",
+        "Runtime of the sample, per rank: the sum of its regions' exclusive times, each the mean "
+        "over ranks (so the root's inclusive time, the mean over ranks), as "
+        "`runtime_aggregation` says; null when the profile measured no time (e.g. only cycles) "
+        "and none was given.",
         unit="s",
         exclusive_minimum=0,
         finite=True,
@@ -699,6 +731,13 @@ def _app_profile_columns() -> tuple[Column, ...]:
         *_CONFIG,
         _c("gpus", "int64", "GPUs used; null for CPU-only runs.", minimum=0),
         _c(
+            "hosts",
+            "int64",
+            "Nodes the run used, as its metadata says (Caliper/Adiak `numhosts`, ...); null when "
+            "it does not say.",
+            minimum=1,
+        ),
+        _c(
             "trial",
             "int64",
             "0-based repeat index among samples with identical app, params, variant, input, "
@@ -726,13 +765,21 @@ def _app_profile_columns() -> tuple[Column, ...]:
             "The profile's own metadata (Adiak keys, Caliper globals) that no mapping names, kept "
             "as written (name, value); null for rows ingested before schema 1.3.0.",
         ),
+        _c(
+            "regions",
+            "list[region]",
+            "The profile's regions as `xamm predict` reads them (the region contract of "
+            "`xamm_data.regions`: per-rank times, the mean over ranks; work; category): "
+            "`runtime_s` is the sum of their `exclusive_s`. Null for samples from tables, "
+            "profiles that measured no time, and rows ingested before schema 1.4.0.",
+        ),
         *_PROVENANCE,
     )
 
 
 APP_PROFILES = TableSchema(
     name="app_profiles",
-    version="1.3.0",
+    version="1.4.0",
     description=(
         "One row per application performance sample: an application with "
         "its parameters run on a machine in a "

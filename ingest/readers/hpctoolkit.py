@@ -1,81 +1,36 @@
 """HPCToolkit databases (old ``experiment.xml`` + ``*.metric-db`` and new
-``meta.db``/``profile.db``), through Hatchet.
+``meta.db``/``profile.db``) into ``app_profiles`` rows, and finding and checking them.
 
-* Old format: Hatchet's ``from_hpctoolkit``; one row of metrics per CCT node and rank (and thread).
-  Runtime = max over ranks/threads of the root's inclusive time; counters = sum over ranks/threads
-  of the root's inclusive value. Units come from ``experiment.xml`` (``CPUTIME (usec)``).
-* New format: every metric's whole-program inclusive summary values, read directly from
-  ``meta.db``/``profile.db`` (:mod:`~xamm_ingest.readers.hpctoolkit_db`). Hatchet's
-  ``from_hpctoolkit_latest`` reads only the time metric unless given names, renames ``cycles``,
-  ``cputime`` and ``realtime`` all to ``time``, and fails on three of the six public test databases;
-  the tests check the values against it where it works. Runtime = the ``max`` over profiles
-  (ranks x threads) of the whole-program inclusive REALTIME/CPUTIME: the database's ``max``
-  statistic, else computed from each thread's own profile; counters = ``sum`` over profiles. A
-  database without a time metric (e.g. cycles only) gives no runtime.
-
-Metric names keep their spelling; each is resolved through the canonical counter table and kept
-raw in ``extra_counters`` when unknown (GPU metrics such as ``GKER (sec)``), so nothing is lost.
+A database is read once, by the reader ``xamm predict`` uses
+(:mod:`~xamm_ingest.readers.hpctoolkit_regions`), and stored as read: ``runtime_s`` is the sum of
+its regions' exclusive times (the mean over ranks and threads of the root's inclusive time), the
+regions are kept, and every other metric's whole-program total becomes a canonical counter or stays
+raw in ``extra_counters`` (GPU metrics such as ``GKER (sec)``), so nothing is lost. A database
+without a time metric (e.g. cycles only) keeps its counters and gives no runtime. Hatchet's
+``from_hpctoolkit_latest`` reads only the time metric unless given names, renames ``cycles``,
+``cputime`` and ``realtime`` all to ``time``, and fails on three of the six public test databases;
+new-format databases are read directly, and the tests check the values against Hatchet where it
+works.
 """
 
 from __future__ import annotations
 
 import re
 import struct
-import warnings
 from pathlib import Path
 
 from xamm_ingest.errors import IngestError
 from xamm_ingest.readers.base import ReadResult, Source
-from xamm_ingest.readers.hpctoolkit_db import read_summary
-from xamm_ingest.readers.profile_common import SampleSpec, profile_row
+from xamm_ingest.readers.profile_common import SampleSpec, whole_program
 
-from xamm_data.units import TIME_UNITS
+from xamm_data.regions import RegionProfileError
 
 READER = "xamm_ingest.readers.hpctoolkit"
-_TIME_NAMES = ("cputime", "realtime")
 
 
 def split_unit(raw: str) -> tuple[str, str | None]:
     m = re.match(r"^(.*?)\s*\(([^)]*)\)\s*$", raw.strip())
     return (m.group(1).strip(), m.group(2).strip()) if m else (raw.strip(), None)
-
-
-def read_latest(src: Source, spec: SampleSpec) -> dict:
-    summary = read_summary(src.path)
-    if not any(m.values for m in summary.metrics):
-        raise IngestError(
-            src.path / "profile.db",
-            "no whole-program (execution-scope) values in the summary profile",
-        )
-    metrics: dict[str, float] = {}
-    runtime, aggregation = None, "no time metric in the database"
-    n = max(summary.n_profiles, 1)
-    for m in summary.metrics:
-        if "sum" not in m.values:
-            continue
-        base, unit = split_unit(m.name)
-        if base.lower() in _TIME_NAMES:
-            scale = TIME_UNITS.get((unit or "sec").lower())
-            if scale is None:
-                raise IngestError(
-                    src.path / "meta.db",
-                    f"time metric {m.name!r} has unit {unit!r}; expected sec/usec/ns",
-                )
-            peak = m.values.get("max", m.values.get("max_over_profiles"))
-            if peak is not None:
-                runtime, aggregation = (
-                    peak * scale,
-                    (f"max over {n} profiles (ranks x threads) of whole-program inclusive {base}"),
-                )
-            else:
-                k = m.profiles or n
-                runtime = m.values["sum"] * scale / k
-                aggregation = (
-                    f"mean over {k} profiles (ranks x threads) of whole-program inclusive {base}"
-                )
-            continue
-        metrics[m.name] = m.values["sum"]
-    return {"runtime_s": runtime, "aggregation": aggregation, "metrics": metrics}
 
 
 METRIC_DB_MAGIC = b"HPCPROF-metricdb__"
@@ -116,88 +71,24 @@ def declared_metrics(src: Source) -> list[str]:
     return declared
 
 
-def _read_old(src: Source, spec: SampleSpec) -> dict:
-    try:
-        # only old-format HPCToolkit databases need hatchet (about 190 MB with pandas)
-        import hatchet as ht
-    except ImportError:
-        raise IngestError(
-            src.path,
-            "an old-format HPCToolkit database (experiment.xml) needs the "
-            "hatchet extra: "
-            "pip install 'xamm[hatchet]' (new-format databases with meta.db "
-            "need nothing more)",
-        ) from None
-
-    declared = declared_metrics(src)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            gf = ht.GraphFrame.from_hpctoolkit(str(src.path))
-    except Exception as e:
-        raise IngestError(
-            src.path, f"Hatchet could not read the database ({type(e).__name__}: {e})"
-        ) from None
-    df = gf.dataframe.reset_index()
-    root = gf.graph.roots[0]
-    rows = df[df["node"] == root]
-    ranks = int(df["rank"].nunique()) if "rank" in df else None
-    threads = int(df["thread"].nunique()) if "thread" in df else None
-    # experiment.xml names, e.g. "CPUTIME (usec):Sum (I)" -> base CPUTIME, unit usec
-    units = {}
-    for n in declared:
-        base, unit = split_unit(re.sub(r":\w+\s*\((I|E)\)\s*$", "", n))
-        units[base.lower()] = (base, unit)
-    metrics: dict[str, float] = {}
-    runtime, aggregation = None, "no time metric in the database"
-    for col in gf.inc_metrics:
-        hname = col[: -len(" (inc)")] if col.endswith(" (inc)") else col
-        if hname == "time":
-            base, unit = next(
-                ((b, u) for k, (b, u) in units.items() if k in _TIME_NAMES), ("CPUTIME", "usec")
-            )
-            scale = TIME_UNITS.get((unit or "sec").lower())
-            if scale is None:
-                raise IngestError(
-                    src.path / "experiment.xml",
-                    f"time metric {base} has unit {unit!r}; expected sec/usec/ns",
-                )
-            runtime = float(rows[col].max()) * scale
-            aggregation = (
-                f"max over {ranks or 1} rank(s)"
-                + (f" x {threads} thread(s)" if threads else "")
-                + f" of root inclusive {base}"
-            )
-        else:
-            base, unit = units.get(hname.lower(), (hname, None))
-            metrics[f"{base} ({unit})" if unit else base] = float(rows[col].sum())
-    return {"runtime_s": runtime, "aggregation": aggregation, "metrics": metrics, "ranks": ranks}
-
-
 def read_hpctoolkit(src: Source, spec: SampleSpec) -> ReadResult:
-    """Read one HPCToolkit database directory into one ``app_profiles`` row."""
+    """Read one HPCToolkit database directory into one ``app_profiles`` row: the database as
+    ``xamm predict`` reads it, its regions kept; a database that measured no time keeps its
+    counters and no runtime."""
+    # the region reader imports this module's metric-db checks: imported here, at run time
+    from xamm_ingest.readers.hpctoolkit_regions import read_hpctoolkit_regions
+
     path = src.path
     if not path.is_dir():
         raise IngestError(path, "not a directory; expected an HPCToolkit database directory")
-    if (path / "meta.db").is_file():
-        got, fmt = read_latest(src, spec), "hpctoolkit-latest"
-    elif (path / "experiment.xml").is_file():
-        got, fmt = _read_old(src, spec), "hpctoolkit"
-    else:
-        raise IngestError(
-            path, "neither meta.db (new format) nor experiment.xml (old format) found"
-        )
-    row = profile_row(
-        spec,
-        src,
-        fmt,
-        READER,
-        runtime_s=got["runtime_s"],
-        aggregation=got["aggregation"],
-        metrics=got["metrics"],
-        ranks=got.get("ranks"),
-    )
-    return ReadResult(rows=[row])
+    try:
+        profile = read_hpctoolkit_regions(path, require_time=False)
+    except RegionProfileError as e:
+        message = str(e)
+        head = f"{path}: "
+        message = message[len(head) :] if message.startswith(head) else message
+        raise IngestError(path, message) from None
+    return ReadResult(rows=[whole_program(profile, spec, src, READER)])
 
 
 HPCTOOLKIT_PARTS = ("profile.db", "cct.db", "trace.db")

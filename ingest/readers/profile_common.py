@@ -1,4 +1,6 @@
-"""Turning one application profile's metrics into an ``app_profiles`` row."""
+"""Turning one application profile into an ``app_profiles`` row: :func:`whole_program` stores the
+profile exactly as ``xamm predict`` reads it (:mod:`xamm_ingest.readers.regions`), its regions
+included."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from xamm_ingest.metadata_map import GPU_MODELS
 from xamm_ingest.readers.base import Source, provenance
 
 from xamm_data import counters
+from xamm_data.regions import RegionProfile
 
 
 class SampleSpec(BaseModel):
@@ -37,6 +40,49 @@ class SampleSpec(BaseModel):
         return machine_id(v) if v else v
 
 
+def whole_program(profile: RegionProfile, spec: SampleSpec, src: Source, reader: str) -> dict:
+    """The ``app_profiles`` row of a profile read once (:mod:`xamm_ingest.readers.regions`): its
+    runtime is the sum of its regions' exclusive times, the regions themselves are kept, its
+    metric totals become counters, its metadata the configuration columns.
+
+    Args:
+        profile: the profile as the region reader returned it.
+        spec: what the user states of the run (wins over the profile's own metadata).
+        src: the source file.
+        reader: the dotted name recorded as the row's reader.
+
+    Returns:
+        The row (features are added later, over the whole frame).
+    """
+    m = profile.meta
+    regions = profile.regions.to_dicts() if profile.regions.height else None
+    return profile_row(
+        spec,
+        src,
+        m.format,
+        reader,
+        runtime_s=profile.runtime_s,
+        aggregation=m.time_from,
+        metrics=profile.totals,
+        machine=m.cluster,
+        ranks=m.ranks,
+        threads=m.threads,
+        gpus=m.gpus,
+        hosts=m.hosts,
+        tool_versions=m.tool_versions,
+        run_date=m.run_date,
+        described={
+            "variant": m.variant,
+            "input_size": m.input_size,
+            "input_type": m.input_type,
+            "programming_model": m.programming_model,
+        },
+        extra_metadata=list(m.extra_metadata) or None,
+        regions=regions,
+        device=m.source.rsplit(":", 1)[-1] if m.source else None,
+    )
+
+
 def profile_row(
     spec: SampleSpec,
     src: Source,
@@ -49,16 +95,22 @@ def profile_row(
     machine: str | None = None,
     ranks: int | None = None,
     threads: int | None = None,
+    gpus: int | None = None,
+    hosts: int | None = None,
     tool_versions: dict | None = None,
     run_date=None,
     described: dict | None = None,
     extra_metadata: list[dict] | None = None,
+    regions: list[dict] | None = None,
+    device: str | None = None,
 ) -> dict:
     """One ``app_profiles`` row (features are added later, over the whole frame).
 
     ``described`` holds what the profile's metadata says (``variant``, ``input_size``,
     ``input_type``, ``programming_model``); ``extra_metadata`` the (name, value) pairs no mapping
-    took. What ``spec`` states wins over both.
+    took; ``regions`` the profile's regions (:data:`xamm_data.regions.SCHEMA` rows). What ``spec``
+    states wins over all of them; a runtime it states replaces the regions' sum, and the regions are
+    then not kept (they would no longer add up to it).
     """
     described = described or {}
     mach = spec.machine or (machine_id(machine) if machine else None)
@@ -67,7 +119,7 @@ def profile_row(
             src.path, "no machine: the profile does not name one; pass --machine NAME"
         )
     if spec.runtime_s is not None:
-        runtime_s, aggregation = spec.runtime_s, "given on the command line"
+        runtime_s, aggregation, regions = spec.runtime_s, "given on the command line", None
     if runtime_s is not None and not (math.isfinite(runtime_s) and runtime_s > 0):
         raise IngestError(
             src.path, f"root inclusive time is {runtime_s!r} s; expected a finite time > 0"
@@ -81,10 +133,11 @@ def profile_row(
         "input_size": described.get("input_size"),
         "input_type": described.get("input_type"),
         "programming_model": described.get("programming_model"),
-        "device": spec.device or _device_of(described.get("programming_model")),
+        "device": spec.device or device or _device_of(described.get("programming_model")),
         "threads": spec.threads or threads,
         "ranks": spec.ranks or ranks,
-        "gpus": spec.gpus,
+        "gpus": spec.gpus if spec.gpus is not None else gpus,
+        "hosts": hosts,
         "trial": 0,
         "runtime_s": runtime_s,
         "runtime_aggregation": aggregation,
@@ -92,6 +145,7 @@ def profile_row(
         "counters_present": sorted(canon),
         "extra_counters": extra,
         "extra_metadata": extra_metadata,
+        "regions": regions,
         **provenance(src, fmt, reader, tool_versions, run_date),
     }
     return row

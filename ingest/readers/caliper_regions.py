@@ -1,0 +1,467 @@
+"""A Caliper application profile read once, for ``xamm predict`` and for the store.
+
+:func:`read_caliper_regions` turns a ``.cali`` file (or JSON as ``cali-query`` writes it) into a
+:class:`~xamm_data.regions.RegionProfile`; ``xamm-ingest caliper`` stores the same reading
+(:func:`xamm_ingest.readers.profile_common.whole_program`), so a profile predicted from its file and
+from the store is the same profile.
+
+* **Regions**: one per ``path``. Times are per rank, the mean over ranks: a spot profile across N
+  ranks keeps totals over ranks (``sum#``), divided by N (a region entered by a few ranks still
+  averages over all of them, so children nest within parents); otherwise the mean over
+  ``mpi.rank``, or the per-rank mean the file holds (``avg#``). Exclusive time comes from an
+  exclusive attribute, else the inclusive time less the children's. Units from
+  ``attribute.unit``, a ``.ns`` suffix or ``time_unit``. A time that is not a finite number is
+  refused by region. Only wall-clock ``time.duration`` counts: GPU activity time does not.
+* **The whole program**: the sum of the regions' exclusive times, which is the root's inclusive
+  time, the mean over ranks (docs/decisions.md, "one time per profile").
+* **Work**: RAJAPerf's annotations (``Bytes/Rep``, ``Flops/Rep`` x ``Reps``) or canonical counters
+  (:func:`xamm_data.regions.work_from_counters`); **category** from the region's label
+  (:func:`xamm_data.regions.region_category`) and ``mpi.function``.
+* **Totals**: every numeric attribute (time attributes read above aside) summed over regions and
+  ranks, under its canonical counter name where it has one, else as written.
+* **Metadata**: the globals (Adiak keys among them) through a
+  :class:`~xamm_ingest.metadata_map.MetadataMap` onto ranks, threads, GPUs, nodes, variant, input
+  and programming model; the rest kept as written. A spot profile that names no rank count has one
+  anyway: its root's total over ranks / their mean. A RAJAPerf profile's variant gives its
+  programming model (``Base_Seq``: ``Seq``, one thread). The source machine is the ``cluster``
+  global where the registry knows it.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+from pathlib import Path
+
+import polars as pl
+from xamm_ingest.errors import IngestError
+from xamm_ingest.metadata_map import HELD_ELSEWHERE, MetadataMap
+from xamm_ingest.readers.caliper_files import CaliperProfile, load_profile
+from xamm_ingest.readers.names import backend_device
+from xamm_ingest.readers.rajaperf_caliper import spot_ranks
+
+from xamm_data import counters
+from xamm_data.machines import canonical_id
+from xamm_data.regions import (
+    LINE_BYTES,
+    SCHEMA,
+    ProfileMeta,
+    RegionProfile,
+    RegionProfileError,
+    check_regions,
+    counter_work,
+    inherited_categories,
+    region_category,
+)
+from xamm_data.units import seconds_per
+
+_ANNOTATIONS = ("Reps", "Bytes/Rep", "Flops/Rep", "Kernels/Rep")
+_GPU_ATTRIBUTE_PREFIXES = ("cupti.", "rocm.", "roctracer.", "cuda.", "nvtx.")
+# attributes that are the record's place, not a measurement
+_PLACE = {"path", "region", "mpi.rank", "mpi.function", "annotation", "function", "spot.channel"}
+
+__all__ = ["read_caliper_regions"]
+
+
+def _num(v) -> float | None:
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def _raw(v) -> float | None:
+    """A number as written, non-finite included; None for text."""
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def _base(attr: str) -> str:
+    """An attribute's name without Caliper's aggregation prefixes (``avg#sum#`` ...)."""
+    return attr.split("#")[-1]
+
+
+def _pick(names: list[str]) -> str | None:
+    """The per-rank mean where the profile has one (``avg#``), else a plain or summed attribute;
+    never a min or max over ranks."""
+    ok = [n for n in names if not n.startswith(("min#", "max#", "variance#"))]
+    return (sorted(ok, key=lambda n: (not n.startswith("avg#"), n)) or [None])[0]
+
+
+def _is_time(attr: str, clock: str = "time.duration") -> bool:
+    return _base(attr).startswith(clock)
+
+
+def _time_attributes(numeric: list[str], world: int | None) -> tuple[str | None, str | None, int]:
+    """The inclusive and exclusive time attributes and what divides them. A spot profile across
+    ``world`` ranks keeps totals over all ranks (``sum#``): divided by ``world`` they are means
+    over every rank, which nest (a child within its parent); its ``avg#`` values average only
+    the ranks that entered each region, so a child on a few ranks can outlast its parent."""
+    # wall-clock time only (``time.duration``; in a cuda-activity-profile, which times no more,
+    # the host's ``cupti.host.duration``): GPU activity (``cupti.activity.duration``) is not
+    clock = next(
+        (
+            c
+            for c in ("time.duration", "cupti.host.duration")
+            if any(_is_time(k, c) for k in numeric)
+        ),
+        "time.duration",
+    )
+    timed = [k for k in numeric if _is_time(k, clock)]
+    inc_names = [k for k in timed if "inclusive" in k or "#iscale#" in k]
+    exc_names = [k for k in timed if not ("inclusive" in k or "#iscale#" in k)]
+    if world:
+        totals = [
+            sorted(n for n in names if n.startswith("sum#")) for names in (inc_names, exc_names)
+        ]
+        if totals[0] or totals[1]:
+            return (totals[0] or [None])[0], (totals[1] or [None])[0], world
+    return _pick(inc_names), _pick(exc_names), 1
+
+
+def _seconds(prof: CaliperProfile, attr: str, time_unit: str | None, path: Path) -> float:
+    unit = prof.meta.get(attr, {}).get("attribute.unit") or (
+        "ns" if attr.endswith(".ns") else time_unit
+    )
+    if unit is None:
+        raise RegionProfileError(
+            f"{path}: time attribute {attr!r} has no unit metadata; pass --time-unit "
+            "(sec, ms, usec or ns)"
+        )
+    try:
+        return seconds_per(unit)
+    except ValueError as e:
+        raise RegionProfileError(f"{path}: {attr}: {e}") from None
+
+
+def _labels(rec: dict) -> list[str]:
+    p = rec["path"]
+    return [str(x) for x in (p if isinstance(p, list) else [p])]
+
+
+def _refuse_non_finite(recs: list[dict], attrs: list[str], path: Path) -> None:
+    """A time or counter the reading uses that is written but is no finite number (NaN, inf):
+    refused by region, never read as absent (the program's time would leave it out)."""
+    for r in recs:
+        for a in attrs:
+            x = _raw(r.get(a))
+            if x is not None and not math.isfinite(x):
+                region = "/".join(_labels(r))
+                raise RegionProfileError(
+                    f"{path}: region {region!r}: {a} is {r[a]!r}; expected a finite number"
+                )
+
+
+class _Region:
+    """One region as the records build it up: its place, and per rank the sum of each attribute
+    its records hold there."""
+
+    __slots__ = ("declared", "mpi", "name", "parent", "ranks")
+
+    def __init__(self, name: str, parent: str | None):
+        self.name, self.parent = name, parent
+        self.mpi = self.declared = False
+        self.ranks: dict[str, dict[str, float]] = {}
+
+    def mean(self, attr: str) -> float | None:
+        """The mean over the ranks whose records hold ``attr``."""
+        xs = [v[attr] for v in self.ranks.values() if attr in v]
+        return math.fsum(xs) / len(xs) if xs else None
+
+
+def _gather(recs: list[dict], attrs: list[str], declared_attr: str | None) -> dict[str, _Region]:
+    """Regions in the order the profile lists them, each attribute summed within a rank (records
+    that differ in other attributes)."""
+    out: dict[str, _Region] = {}
+    for r in recs:
+        labels = _labels(r)
+        key = "/".join(labels)
+        reg = out.get(key)
+        if reg is None:
+            reg = out[key] = _Region(labels[-1], "/".join(labels[:-1]) or None)
+        reg.mpi = reg.mpi or r.get("mpi.function") is not None
+        if declared_attr is not None and _num(r.get(declared_attr)) is not None:
+            reg.declared = True
+        sums = reg.ranks.setdefault(str(r.get("mpi.rank", "0")), {})
+        for a in attrs:
+            if (v := _num(r.get(a))) is not None:
+                sums[a] = sums.get(a, 0.0) + v
+    return out
+
+
+def _times(regions: dict[str, _Region], inc, exc, scale: dict) -> tuple[list, list]:
+    """Per region: inclusive and exclusive seconds per rank (exclusive from an exclusive attribute,
+    else the inclusive less the children's, never below 0; None where no record timed it)."""
+    incl = [
+        None if inc is None or (m := reg.mean(inc)) is None else m * scale[inc]
+        for reg in regions.values()
+    ]
+    if exc is not None:
+        excl = [
+            None if (m := reg.mean(exc)) is None else m * scale[exc] for reg in regions.values()
+        ]
+        return incl, excl
+    children: dict[str, float] = {}
+    for reg, t in zip(regions.values(), incl):
+        if reg.parent is not None and t is not None:
+            children[reg.parent] = children.get(reg.parent, 0.0) + t
+    excl = [
+        None if t is None else max(t - children.get(key, 0.0), 0.0) for key, t in zip(regions, incl)
+    ]
+    return incl, excl
+
+
+def _work(regions: dict[str, _Region], numeric: list[str], line_bytes: int) -> dict[str, list]:
+    """``bytes``, ``flops``, ``calls`` and ``work_from`` per region: RAJAPerf's annotations on
+    kernels (leaf regions: a group or the root carries some child's value, ``any#``), else the
+    canonical counters (:func:`~xamm_data.regions.counter_work`)."""
+    by_base = {_base(k): k for k in numeric if _base(k) in _ANNOTATIONS}
+    inner = {reg.parent for reg in regions.values()}
+    n = len(regions)
+    if {"Reps", "Bytes/Rep"} <= set(by_base):
+        note = "annotations: bytes = Bytes/Rep x Reps; flops = Flops/Rep x Reps"
+        out: dict[str, list] = {"bytes": [], "flops": [], "calls": [], "work_from": [note] * n}
+        for key, reg in regions.items():
+            reps = None if key in inner else reg.mean(by_base["Reps"])
+            per = {a: reg.mean(by_base[a]) if a in by_base else None for a in _ANNOTATIONS}
+            kernels = per["Kernels/Rep"] if "Kernels/Rep" in by_base else 1.0
+            out["bytes"].append(_times_or_none(per["Bytes/Rep"], reps))
+            out["flops"].append(_times_or_none(per["Flops/Rep"], reps))
+            out["calls"].append(_times_or_none(kernels, reps))
+        return out
+    ctr = _counter_columns(numeric)
+    flop_names, byte_name, note = counter_work(set(ctr), line_bytes)
+    calls = _calls_attribute(numeric)
+    out = {"bytes": [], "flops": [], "calls": [], "work_from": [note] * n}
+    for reg in regions.values():
+        fl = [v for c in flop_names if (v := reg.mean(ctr[c])) is not None]
+        out["flops"].append(math.fsum(fl) if fl else None)
+        b = reg.mean(ctr[byte_name]) if byte_name else None
+        out["bytes"].append(None if b is None else b * line_bytes)
+        out["calls"].append(reg.mean(calls) if calls else None)
+    return out
+
+
+def _times_or_none(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else a * b
+
+
+def _categories(regions: dict[str, _Region], declared: list[bool]) -> list[str]:
+    """Each region's category: its label, an ``mpi.function``, and the tree."""
+    own = ["communication" if r.mpi else region_category(r.name) for r in regions.values()]
+    parents = [r.parent for r in regions.values()]
+    return inherited_categories(list(regions), parents, own, declared)
+
+
+def _counter_columns(numeric: list[str]) -> dict[str, str]:
+    """Canonical counter -> the attribute measuring it (the per-rank mean where there is one)."""
+    found: dict[str, list[str]] = {}
+    for k in numeric:
+        if (c := counters.resolve(_base(k))) is not None:
+            found.setdefault(c, []).append(k)
+    return {c: a for c, names in found.items() if (a := _pick(names)) is not None}
+
+
+def _calls_attribute(numeric: list[str]) -> str | None:
+    return _pick([k for k in numeric if _base(k) in ("count", "visits", "calls")])
+
+
+def _totals(recs: list[dict], numeric: list[str]) -> dict[str, float]:
+    """Each metric summed over regions and ranks, under its canonical name where it has one (NaN
+    and inf stay, for the store's checks to refuse by name)."""
+    out: dict[str, float] = {}
+    for k in numeric:
+        base = _base(k)
+        total = math.fsum(x for r in recs if k in r and (x := _raw(r[k])) is not None)
+        out[base if counters.resolve(base) else k] = total
+    return out
+
+
+def _first_int(g: dict, keys: tuple[str, ...]) -> int | None:
+    for k in keys:
+        if (v := _num(g.get(k))) is not None and v >= 1:
+            return int(v)
+    return None
+
+
+def _caliper_source(g: dict, attrs: list[str], gpus: int | None) -> tuple[str | None, str]:
+    """``machine:device`` from the ``cluster`` global and whether GPU attributes were measured."""
+    cluster = g.get("cluster")
+    if not cluster:
+        return None, "the profile names no cluster"
+    machine = canonical_id(str(cluster))
+    if machine is None:
+        return None, f"its cluster {cluster!r} is not in the machine registry"
+    gpu = any(a.startswith(_GPU_ATTRIBUTE_PREFIXES) for a in attrs) or bool(gpus)
+    device = "gpu" if gpu else "cpu"
+    why = "GPU activity attributes or a GPU count" if gpu else "no GPU attributes or GPU count"
+    return f"{machine}:{device}", f"Caliper global cluster={cluster}; {device}: {why}"
+
+
+def _run_date(g: dict) -> datetime | None:
+    """Caliper's ``launchdate`` (seconds since the epoch) as a UTC time; None when absent or not a
+    time."""
+    x = _num(g.get("launchdate"))
+    return datetime.fromtimestamp(int(x), tz=UTC) if x is not None and 0 < x < 1e11 else None
+
+
+def _configuration(cols: dict, prof: CaliperProfile, recs: list[dict]) -> dict:
+    """ranks, threads, gpus, hosts and the programming model, from the mapped metadata and what
+    the records say where the metadata does not."""
+    ranks = cols.get("ranks")
+    if ranks is None:
+        per_rank = {r.get("mpi.rank") for r in recs} - {None}
+        ranks = len(per_rank) or (int(n) if (n := spot_ranks(prof)) else None)
+    model = cols.get("programming_model")
+    threads = cols.get("threads")
+    variant = cols.get("variant")
+    # a RAJAPerf profile: its variant names the back-end (Base_Seq -> Seq, one thread)
+    rajaperf = backend_device(str(variant)) if variant else None
+    if rajaperf is not None:
+        model = model or rajaperf[0]
+        threads = threads if rajaperf[0] == "OpenMP" else 1
+    return {
+        "ranks": ranks,
+        "threads": threads,
+        "gpus": cols.get("gpus"),
+        "hosts": cols.get("hosts"),
+        "programming_model": model,
+    }
+
+
+def _caliper_meta(
+    prof: CaliperProfile,
+    path: Path,
+    recs: list[dict],
+    attrs: list[str],
+    time_from: str,
+    metadata_map: MetadataMap | None,
+) -> tuple[ProfileMeta, tuple[str, ...]]:
+    g = prof.globals
+    exe = g.get("executablepath") or g.get("executable")
+    app = g.get("app") or g.get("application") or (Path(str(exe)).name if exe else path.stem)
+    run_date = _run_date(g)
+    held = HELD_ELSEWHERE | ({"launchdate"} if run_date is not None else set())
+    mapped = (metadata_map or MetadataMap()).apply(g, frozenset(held))
+    cols = mapped.columns
+    config = _configuration(cols, prof, recs)
+    source, source_from = _caliper_source(g, attrs, config["gpus"])
+    meta = ProfileMeta(
+        path=str(path),
+        format="caliper-json" if path.suffix.lower() == ".json" else "caliper-cali",
+        app=str(app),
+        source=source,
+        source_from=source_from,
+        cluster=str(g["cluster"]) if g.get("cluster") else None,
+        **config,
+        variant=cols.get("variant"),
+        input_size=cols.get("input_size"),
+        input_type=cols.get("input_type"),
+        time_from=time_from,
+        run_date=run_date,
+        tool_versions={"caliper": g.get("cali.caliper.version")},
+        extra_metadata=tuple(mapped.extra),
+    )
+    return meta, tuple(mapped.notes)
+
+
+def _time_plan(prof: CaliperProfile, numeric: list[str], time_unit, path: Path):
+    """(inclusive attribute, exclusive attribute, seconds per unit of each, ranks they divide
+    by)."""
+    spot = prof.globals.get("cali.channel") == "spot" or "spot.format.version" in prof.globals
+    world = _first_int(prof.globals, ("mpi.world.size",)) if spot else None
+    if spot and world is None and (n := spot_ranks(prof)):
+        world = int(n)
+    inc, exc, per = _time_attributes(numeric, world)
+    if inc is None and exc is None:
+        raise RegionProfileError(
+            f"{path}: no time attribute (e.g. avg#inclusive#sum#time.duration); expected a timed "
+            "Caliper region profile (the spot or runtime-report channel)"
+        )
+    scale = {a: _seconds(prof, a, time_unit, path) / per for a in (inc, exc) if a}
+    return inc, exc, scale, per
+
+
+def _regions_frame(
+    prof: CaliperProfile, recs: list[dict], numeric: list[str], time_unit, line_bytes, path
+) -> tuple[pl.DataFrame, tuple[str, ...], str]:
+    """One row per region (the region contract's columns); the time attributes read; how."""
+    inc, exc, scale, per = _time_plan(prof, numeric, time_unit, path)
+    used = tuple(a for a in (inc, exc) if a)
+    _refuse_non_finite(recs, [*used, *_counter_columns(numeric).values()], path)
+    declared_attr = next((k for k in numeric if _base(k) == "Bytes/Rep"), None)
+    regions = _gather(recs, numeric, declared_attr)
+    incl, excl = _times(regions, inc, exc, scale)
+    inner = {r.parent for r in regions.values()}
+    declared = [r.declared and k not in inner for k, r in regions.items()]
+    columns = {
+        "region": list(regions),
+        "name": [r.name for r in regions.values()],
+        "parent": [r.parent for r in regions.values()],
+        "inclusive_s": incl,
+        # a region no record timed (Caliper wrote it for its children only) holds no time of its own
+        "exclusive_s": [0.0 if t is None else t for t in excl],
+        **_work(regions, numeric, line_bytes),
+        "category": _categories(regions, declared),
+    }
+    how = (
+        f"exclusive {exc}" + (f", inclusive {inc}" if inc else "")
+        if exc
+        else (f"inclusive {inc}; exclusive = inclusive less the children's")
+    )
+    n = len({r.get("mpi.rank") for r in recs})
+    how += (
+        f" / {per} ranks (mean over all ranks)"
+        if per > 1
+        else (" (mean over ranks)" if n > 1 or (inc or exc or "").startswith("avg#") else "")
+    )
+    if untimed := sum(t is None for t in excl):
+        how += f"; {untimed} untimed region(s) count 0 s"
+    return pl.DataFrame(columns, schema=SCHEMA), used, how
+
+
+def read_caliper_regions(
+    path: str | Path,
+    *,
+    time_unit: str | None = None,
+    line_bytes: int = LINE_BYTES,
+    metadata_map: MetadataMap | None = None,
+    check: bool = True,
+) -> RegionProfile:
+    """A Caliper profile: regions, totals and metadata (see the module docstring).
+
+    Args:
+        path: a ``.cali`` or Caliper JSON file.
+        time_unit: the time attributes' unit where the file records none.
+        line_bytes: bytes per last-level-cache miss.
+        metadata_map: which metadata keys fill which fields (default: :class:`MetadataMap`).
+        check: check the regions (:func:`xamm_data.regions.check_regions`); an ingest checks a
+            whole batch of profiles at once instead (:func:`xamm_data.regions.region_problems`).
+
+    Returns:
+        The profile.
+    """
+    path = Path(path)
+    try:
+        prof = load_profile(path)
+    except IngestError as e:
+        raise RegionProfileError(str(e)) from None
+    recs = [r for r in prof.records if r.get("path")]
+    if not recs:
+        raise RegionProfileError(f"{path}: no region records (no 'path'); expected regions")
+    keys = sorted({k for r in recs for k in r} - _PLACE)
+    numeric = [
+        k
+        for k in keys
+        if any(_raw(r.get(k)) is not None for r in recs[:200])
+        and not isinstance(recs[0].get(k), list)
+    ]
+    regions, used, time_from = _regions_frame(prof, recs, numeric, time_unit, line_bytes, path)
+    if check:
+        check_regions(regions, str(path))
+    meta, notes = _caliper_meta(prof, path, recs, keys, time_from, metadata_map)
+    totals = _totals(recs, [k for k in numeric if k not in used])
+    return RegionProfile(meta, regions, totals, notes)
