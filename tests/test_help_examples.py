@@ -50,6 +50,11 @@ LONG = {
 ORDER = [
     "xamm schemas export",
     "xamm schemas export --check",
+    "xamm machines list",
+    "xamm machines list 'mi*' --json",
+    "xamm machines show dane",
+    "xamm machines add newbox --cpu 'AMD EPYC 9654' --sockets 2 --cores-per-node 192 "
+    "--memory-bandwidth-gbs 921.6 --source 'vendor specification'",
     "xamm datasets list 'xeon*'",
     "xamm-ingest rajaperf ./runs",
     "xamm-ingest rajaperf ./runs --machine quartz",

@@ -9,14 +9,13 @@ import polars as pl
 from xamm_data import machines
 from xamm_data.cli_tools import emit
 
-EPILOG = """\
-examples:
-  xamm machines list
-  xamm machines list 'mi*' --json
-  xamm machines show dane
-  xamm machines add newbox --cpu "AMD EPYC 9654" --sockets 2 --cores-per-node 192 \\
-      --memory-bandwidth-gbs 921.6 --source "vendor specification"
-"""
+LIST = "examples:\n  xamm machines list\n  xamm machines list 'mi*' --json\n"
+SHOW = "examples:\n  xamm machines show dane\n"
+ADD = (
+    "examples:\n  xamm machines add newbox --cpu 'AMD EPYC 9654' --sockets 2 "
+    "--cores-per-node 192 --memory-bandwidth-gbs 921.6 --source 'vendor specification'\n"
+)
+EPILOG = LIST + SHOW[len("examples:\n") :] + ADD[len("examples:\n") :]
 
 
 def add(sub) -> None:
@@ -29,17 +28,25 @@ def add(sub) -> None:
     )
     msub = p.add_subparsers(dest="action", metavar="ACTION")
     msub.required = True
-    q = msub.add_parser("list", help="every machine with its node facts")
+    raw = argparse.RawDescriptionHelpFormatter
+    q = msub.add_parser(
+        "list", help="every machine with its node facts", epilog=LIST, formatter_class=raw
+    )
     q.add_argument("pattern", nargs="?", default="*", help="shell-style pattern, e.g. 'xeon*'")
     q.add_argument("--json", action="store_true", help="print as JSON")
-    q = msub.add_parser("show", help="one machine: what it is, its facts and their sources")
+    q = msub.add_parser(
+        "show",
+        help="one machine: what it is, its facts and their sources",
+        epilog=SHOW,
+        formatter_class=raw,
+    )
     q.add_argument("machine", help="a machine id or alias")
     q.add_argument("--json", action="store_true", help="print as JSON")
     q = msub.add_parser(
         "add",
         help="add a machine, or facts of a known one, to $XAMM_HOME/machines.toml",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=ADD,
+        formatter_class=raw,
     )
     q.add_argument("machine", help="a new id, or a known machine whose facts to add or correct")
     q.add_argument("--cpu", help="processor model")

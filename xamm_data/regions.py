@@ -457,7 +457,8 @@ def region_problems(frame: pl.DataFrame, key: str) -> dict[str, str]:
     """What is wrong with each profile of ``frame`` (one row per region of many profiles, told
     apart by ``key``), in one pass: the first rule of :func:`_breaks` a profile's regions break,
     naming the region; else regions whose children outlast them (within 2%: the profile's times do
-    not nest, so no sum of its regions is the program's time); else no time at all.
+    not nest, so no sum of its regions is the program's time); else no time at all, or exclusive
+    times that do not add up to the roots' inclusive times (within 2%).
 
     Args:
         frame: the region contract's columns (:data:`SCHEMA`) and ``key``.
@@ -475,9 +476,13 @@ def region_problems(frame: pl.DataFrame, key: str) -> dict[str, str]:
     queries.append(
         _nesting(lf, key).group_by(key).agg(*first, pl.col("inclusive_s", "_kids").first())
     )
+    roots = pl.col("parent").is_null()
     queries.append(
         lf.group_by(key).agg(
-            pl.len().alias("_total_n"), pl.col("exclusive_s").sum().alias("_total")
+            pl.len().alias("_total_n"),
+            pl.col("exclusive_s").sum().alias("_total"),
+            pl.col("inclusive_s").filter(roots).sum().alias("_roots"),
+            pl.col("inclusive_s").filter(roots).is_null().any().alias("_untimed_root"),
         )
     )
     *broken, nests, totals = pl.collect_all(queries)
@@ -495,9 +500,16 @@ def region_problems(frame: pl.DataFrame, key: str) -> dict[str, str]:
             "regions): the profile's times do not nest, so no sum of its regions is the "
             "program's time; expected each child within its parent",
         )
-    for k, total in totals.select(key, "_total").iter_rows():
+    for k, n, total, roots_s, untimed in totals.iter_rows():
         if not total > 0:
             out.setdefault(k, "every region's exclusive time is 0; expected timed regions")
+        elif not untimed and abs(total - roots_s) > 0.02 * roots_s + TIME_SLACK_S * n:
+            out.setdefault(
+                k,
+                f"the regions' exclusive times add up to {total:.6g} s but the roots' inclusive "
+                f"times to {roots_s:.6g} s; expected them equal (within 2%): the profile's "
+                "exclusive and inclusive times disagree",
+            )
     return out
 
 

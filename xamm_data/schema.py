@@ -704,6 +704,25 @@ _PROFILE_METADATA: tuple[Column, ...] = (
 )
 
 
+# what a profile measured or said that no column above names, and its regions
+_PROFILE_KEPT: tuple[Column, ...] = (
+    _c(
+        "extra_metadata",
+        "list[metadata]",
+        "The profile's own metadata (Adiak keys, Caliper globals) that no mapping names, kept "
+        "as written (name, value); null for rows ingested before schema 1.3.0.",
+    ),
+    _c(
+        "regions",
+        "list[region]",
+        "The profile's regions as `xamm predict` reads them (the region contract of "
+        "`xamm_data.regions`: per-rank times, the mean over ranks; work; category): "
+        "`runtime_s` is the sum of their `exclusive_s`. Null for samples from tables, "
+        "profiles that measured no time, and rows ingested before schema 1.4.0.",
+    ),
+)
+
+
 def _app_profile_columns() -> tuple[Column, ...]:
     return (
         _c("app", "string", "Application name, e.g. `Laghos`.", nullable=False),
@@ -759,20 +778,7 @@ def _app_profile_columns() -> tuple[Column, ...]:
             "Measured metrics with no canonical name, kept raw (name, value).",
             nullable=False,
         ),
-        _c(
-            "extra_metadata",
-            "list[metadata]",
-            "The profile's own metadata (Adiak keys, Caliper globals) that no mapping names, kept "
-            "as written (name, value); null for rows ingested before schema 1.3.0.",
-        ),
-        _c(
-            "regions",
-            "list[region]",
-            "The profile's regions as `xamm predict` reads them (the region contract of "
-            "`xamm_data.regions`: per-rank times, the mean over ranks; work; category): "
-            "`runtime_s` is the sum of their `exclusive_s`. Null for samples from tables, "
-            "profiles that measured no time, and rows ingested before schema 1.4.0.",
-        ),
+        *_PROFILE_KEPT,
         *_PROVENANCE,
     )
 

@@ -338,8 +338,7 @@ def _variant(impl: str, device: str) -> tuple[str, str]:
 
 
 def kernel_row(run: StreamRun, k: KernelResult, n: int, facts: RunFacts) -> dict:
-    """The ``benchmark_runs`` row of one kernel line (integer columns as floats, as readers
-    give them; the dispatcher checks and casts them).
+    """The ``benchmark_runs`` row of one kernel line (integer columns as floats; checked later).
 
     Args:
         run: the run the line belongs to.

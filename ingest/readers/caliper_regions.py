@@ -30,12 +30,13 @@ from the store is the same profile.
 from __future__ import annotations
 
 import math
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 
 import polars as pl
 from xamm_ingest.errors import IngestError
-from xamm_ingest.metadata_map import HELD_ELSEWHERE, MetadataMap
+from xamm_ingest.metadata_map import GPU_MODELS, HELD_ELSEWHERE, MetadataMap
 from xamm_ingest.readers.caliper_files import CaliperProfile, load_profile
 from xamm_ingest.readers.names import backend_device
 from xamm_ingest.readers.rajaperf_caliper import spot_ranks
@@ -287,17 +288,27 @@ def _first_int(g: dict, keys: tuple[str, ...]) -> int | None:
     return None
 
 
-def _caliper_source(g: dict, attrs: list[str], gpus: int | None) -> tuple[str | None, str]:
-    """``machine:device`` from the ``cluster`` global and whether GPU attributes were measured."""
+def _caliper_source(g: dict, attrs: list[str], config: dict) -> tuple[str | None, str]:
+    """``machine:device`` from the ``cluster`` global, and whether GPU attributes were measured,
+    GPUs counted or a GPU programming model named."""
     cluster = g.get("cluster")
     if not cluster:
         return None, "the profile names no cluster"
     machine = canonical_id(str(cluster))
     if machine is None:
         return None, f"its cluster {cluster!r} is not in the machine registry"
-    gpu = any(a.startswith(_GPU_ATTRIBUTE_PREFIXES) for a in attrs) or bool(gpus)
+    model = set(re.split(r"[^a-z0-9]+", str(config["programming_model"] or "").lower()))
+    gpu = (
+        any(a.startswith(_GPU_ATTRIBUTE_PREFIXES) for a in attrs)
+        or bool(config["gpus"])
+        or bool(model & GPU_MODELS)
+    )
     device = "gpu" if gpu else "cpu"
-    why = "GPU activity attributes or a GPU count" if gpu else "no GPU attributes or GPU count"
+    why = (
+        "GPU activity attributes, a GPU count or a GPU programming model"
+        if gpu
+        else "no GPU attributes, GPU count or GPU programming model"
+    )
     return f"{machine}:{device}", f"Caliper global cluster={cluster}; {device}: {why}"
 
 
@@ -348,7 +359,7 @@ def _caliper_meta(
     mapped = (metadata_map or MetadataMap()).apply(g, frozenset(held))
     cols = mapped.columns
     config = _configuration(cols, prof, recs)
-    source, source_from = _caliper_source(g, attrs, config["gpus"])
+    source, source_from = _caliper_source(g, attrs, config)
     meta = ProfileMeta(
         path=str(path),
         format="caliper-json" if path.suffix.lower() == ".json" else "caliper-cali",

@@ -15,12 +15,11 @@ works.
 
 from __future__ import annotations
 
-import re
-import struct
 from pathlib import Path
 
 from xamm_ingest.errors import IngestError
 from xamm_ingest.readers.base import ReadResult, Source
+from xamm_ingest.readers.hpctoolkit_regions import read_hpctoolkit_regions
 from xamm_ingest.readers.profile_common import SampleSpec, whole_program
 
 from xamm_data.regions import RegionProfileError
@@ -28,56 +27,10 @@ from xamm_data.regions import RegionProfileError
 READER = "xamm_ingest.readers.hpctoolkit"
 
 
-def split_unit(raw: str) -> tuple[str, str | None]:
-    m = re.match(r"^(.*?)\s*\(([^)]*)\)\s*$", raw.strip())
-    return (m.group(1).strip(), m.group(2).strip()) if m else (raw.strip(), None)
-
-
-METRIC_DB_MAGIC = b"HPCPROF-metricdb__"
-
-
-def check_metric_db(path: Path) -> None:
-    """Refuse a truncated or padded old-format ``*.metric-db``: hpcprof writes a 32-byte header (the
-    magic, a version, then big-endian node and metric counts) and one 8-byte value per node and
-    metric, nothing else."""
-    data = path.read_bytes()
-    if len(data) < 32 or not data.startswith(METRIC_DB_MAGIC):
-        raise IngestError(path, "not an HPCToolkit metric-db (no 'HPCPROF-metricdb' header)")
-    nodes, nmetrics = struct.unpack_from(">II", data, 24)
-    want = 32 + 8 * nodes * nmetrics
-    if len(data) != want:
-        raise IngestError(
-            path,
-            f"{len(data)} bytes where its header ({nodes} nodes x {nmetrics} "
-            f"metrics) says {want}: "
-            f"{'truncated' if len(data) < want else 'extra bytes'}; expected "
-            "the file hpcprof wrote",
-        )
-
-
-def declared_metrics(src: Source) -> list[str]:
-    """The metric names ``experiment.xml`` declares, after checking its metric-db files."""
-    xml = (src.path / "experiment.xml").read_text(encoding="utf-8", errors="replace")
-    declared = re.findall(r'<Metric\s+i="\d+"\s+n="([^"]+)"', xml)
-    if not declared:
-        raise IngestError(
-            src.path / "experiment.xml",
-            "no <Metric> declarations; expected an HPCToolkit experiment.xml",
-        )
-    if not list(src.path.glob("*.metric-db")):
-        raise IngestError(src.path, "no *.metric-db files beside experiment.xml")
-    for f in sorted(src.path.glob("*.metric-db")):
-        check_metric_db(f)
-    return declared
-
-
 def read_hpctoolkit(src: Source, spec: SampleSpec) -> ReadResult:
     """Read one HPCToolkit database directory into one ``app_profiles`` row: the database as
     ``xamm predict`` reads it, its regions kept; a database that measured no time keeps its
     counters and no runtime."""
-    # the region reader imports this module's metric-db checks: imported here, at run time
-    from xamm_ingest.readers.hpctoolkit_regions import read_hpctoolkit_regions
-
     path = src.path
     if not path.is_dir():
         raise IngestError(path, "not a directory; expected an HPCToolkit database directory")

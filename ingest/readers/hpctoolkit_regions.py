@@ -28,8 +28,8 @@ from pathlib import Path
 import polars as pl
 from xamm_ingest.errors import IngestError
 from xamm_ingest.readers.base import Source
-from xamm_ingest.readers.hpctoolkit import declared_metrics, split_unit
 from xamm_ingest.readers.hpctoolkit_db import read_contexts, read_summary
+from xamm_ingest.readers.hpctoolkit_files import declared_metrics, split_unit
 
 from xamm_data import counters
 from xamm_data.regions import (

@@ -43,11 +43,13 @@ class SampleSpec(BaseModel):
 def whole_program(profile: RegionProfile, spec: SampleSpec, src: Source, reader: str) -> dict:
     """The ``app_profiles`` row of a profile read once (:mod:`xamm_ingest.readers.regions`): its
     runtime is the sum of its regions' exclusive times, the regions themselves are kept, its
-    metric totals become counters, its metadata the configuration columns.
+    metric totals become counters, its metadata the configuration columns. What ``spec`` states
+    wins over the profile's own metadata; a runtime it states replaces the regions' sum, and the
+    regions are then not kept (they would no longer add up to it).
 
     Args:
         profile: the profile as the region reader returned it.
-        spec: what the user states of the run (wins over the profile's own metadata).
+        spec: what the user states of the run.
         src: the source file.
         reader: the dotted name recorded as the row's reader.
 
@@ -55,100 +57,42 @@ def whole_program(profile: RegionProfile, spec: SampleSpec, src: Source, reader:
         The row (features are added later, over the whole frame).
     """
     m = profile.meta
-    regions = profile.regions.to_dicts() if profile.regions.height else None
-    return profile_row(
-        spec,
-        src,
-        m.format,
-        reader,
-        runtime_s=profile.runtime_s,
-        aggregation=m.time_from,
-        metrics=profile.totals,
-        machine=m.cluster,
-        ranks=m.ranks,
-        threads=m.threads,
-        gpus=m.gpus,
-        hosts=m.hosts,
-        tool_versions=m.tool_versions,
-        run_date=m.run_date,
-        described={
-            "variant": m.variant,
-            "input_size": m.input_size,
-            "input_type": m.input_type,
-            "programming_model": m.programming_model,
-        },
-        extra_metadata=list(m.extra_metadata) or None,
-        regions=regions,
-        device=m.source.rsplit(":", 1)[-1] if m.source else None,
-    )
-
-
-def profile_row(
-    spec: SampleSpec,
-    src: Source,
-    fmt: str,
-    reader: str,
-    *,
-    runtime_s: float | None,
-    aggregation: str,
-    metrics: dict[str, float],
-    machine: str | None = None,
-    ranks: int | None = None,
-    threads: int | None = None,
-    gpus: int | None = None,
-    hosts: int | None = None,
-    tool_versions: dict | None = None,
-    run_date=None,
-    described: dict | None = None,
-    extra_metadata: list[dict] | None = None,
-    regions: list[dict] | None = None,
-    device: str | None = None,
-) -> dict:
-    """One ``app_profiles`` row (features are added later, over the whole frame).
-
-    ``described`` holds what the profile's metadata says (``variant``, ``input_size``,
-    ``input_type``, ``programming_model``); ``extra_metadata`` the (name, value) pairs no mapping
-    took; ``regions`` the profile's regions (:data:`xamm_data.regions.SCHEMA` rows). What ``spec``
-    states wins over all of them; a runtime it states replaces the regions' sum, and the regions are
-    then not kept (they would no longer add up to it).
-    """
-    described = described or {}
-    mach = spec.machine or (machine_id(machine) if machine else None)
+    mach = spec.machine or (machine_id(m.cluster) if m.cluster else None)
     if not mach:
         raise IngestError(
             src.path, "no machine: the profile does not name one; pass --machine NAME"
         )
+    runtime_s, aggregation = profile.runtime_s, m.time_from
+    regions = profile.regions.to_dicts() if profile.regions.height else None
     if spec.runtime_s is not None:
         runtime_s, aggregation, regions = spec.runtime_s, "given on the command line", None
     if runtime_s is not None and not (math.isfinite(runtime_s) and runtime_s > 0):
         raise IngestError(
             src.path, f"root inclusive time is {runtime_s!r} s; expected a finite time > 0"
         )
-    canon, extra = _split_metrics(metrics, src)
-    row = {
+    canon, extra = _split_metrics(profile.totals, src)
+    measured = m.source.rsplit(":", 1)[-1] if m.source else "cpu"
+    device = "gpu" if "gpu" in (measured, _device_of(m.programming_model)) else "cpu"
+    return {
         "app": spec.app,
         "app_params": json.dumps(spec.params, sort_keys=True, separators=(",", ":")),
         "machine": mach,
-        "variant": described.get("variant"),
-        "input_size": described.get("input_size"),
-        "input_type": described.get("input_type"),
-        "programming_model": described.get("programming_model"),
-        "device": spec.device or device or _device_of(described.get("programming_model")),
-        "threads": spec.threads or threads,
-        "ranks": spec.ranks or ranks,
-        "gpus": spec.gpus if spec.gpus is not None else gpus,
-        "hosts": hosts,
+        **{k: getattr(m, k) for k in ("variant", "input_size", "input_type", "programming_model")},
+        "device": spec.device or device,
+        "threads": spec.threads or m.threads,
+        "ranks": spec.ranks or m.ranks,
+        "gpus": spec.gpus if spec.gpus is not None else m.gpus,
+        "hosts": m.hosts,
         "trial": 0,
         "runtime_s": runtime_s,
         "runtime_aggregation": aggregation,
         **{f"ctr_{k}": v for k, v in canon.items()},
         "counters_present": sorted(canon),
         "extra_counters": extra,
-        "extra_metadata": extra_metadata,
+        "extra_metadata": list(m.extra_metadata) or None,
         "regions": regions,
-        **provenance(src, fmt, reader, tool_versions, run_date),
+        **provenance(src, m.format, reader, m.tool_versions, m.run_date),
     }
-    return row
 
 
 def _split_metrics(metrics: dict[str, float], src: Source) -> tuple[dict[str, float], list]:
