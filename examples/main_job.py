@@ -9,8 +9,10 @@ On real public data, offline, in seconds:
    2.0 measured on quartz; any Caliper file, HPCToolkit database or region table works);
 3. the default predictor (``xamm/default``, the package's embedded copy) predicts it region by
    region on every machine with a signature, the new one included, sums the regions per machine
-   and ranks the machines: whole-program time and relR with 80% intervals, P(fastest), the
-   configuration on both ends, and what the profile lacks; a plot and Parquet files.
+   and ranks the machines: whole-program seconds on a whole node against the node the profile
+   ran on (where the machines' node facts allow it; otherwise per rank, said in the row), relR,
+   80% intervals, P(fastest), the configuration on both ends, what each answer assumes (a port to
+   a GPU) and what the profile lacks; a plot and Parquet files.
 
     python examples/main_job.py [--profile FILE] [--runs DIR --machine NAME] [--out out/main-job]
 
@@ -37,7 +39,7 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"
 PROFILE = DATA / "LLNL+thicket-tutorial/data/lulesh/230906-105532_880456_M8YbWSOYgGWa.cali"
 RUNS = DATA / "LLNL+thicket-newer/thicket/tests/data/rajaperf/dane/clang14.0.6_8388608"
-SHOWN = ("rank", "target", "relR", "relR_lo", "relR_hi", "p_fastest", "time_s")
+SHOWN = ("rank", "target", "basis", "time_s", "time_lo_s", "time_hi_s", "relR", "p_fastest")
 
 
 def parse_args() -> argparse.Namespace:
@@ -88,17 +90,17 @@ def main() -> None:
     )
     pred = predict_profile(profile, source=args.source, target_benchmarks=runs)
     print_frame(
-        pred.programs.select(*SHOWN, "target_configuration"),
-        title=f"3. {profile.meta.app} from {pred.source} on every machine with a signature, "
-        "fastest first (relR = time there / time on the source; 80% intervals)",
+        pred.programs.select(*SHOWN, "assumes", "target_configuration"),
+        title=f"3. {profile.meta.app} from {pred.source} on every machine with a signature: "
+        "predicted seconds, most likely fastest first (80% intervals; relR = time there / time "
+        "on the source)",
     )
     print("\n".join(f"   - {n}" for n in pred.notes))
     args.out.mkdir(parents=True, exist_ok=True)
     pred.programs.write_parquet(args.out / "programs.parquet")
     pred.regions.write_parquet(args.out / "regions.parquet")
-    png = plot_programs(
-        pred.programs, f"{profile.meta.app} from {pred.source}", args.out / "relR.png"
-    )
+    title = f"{profile.meta.app}, measured on {pred.source} as {profile.meta.configuration}"
+    png = plot_programs(pred.programs, title, args.out / "relR.png")
     print(
         f"   wrote {args.out / 'programs.parquet'}, {args.out / 'regions.parquet'} and {png} "
         f"({time.perf_counter() - t0:.1f} s)"

@@ -179,15 +179,36 @@ class UnknownMachineError(UnknownNameError):
     one."""
 
 
-MACHINES: tuple[Machine, ...]
-REGISTRY: Registry[Machine]
-MACHINES, REGISTRY = _load()
+_LOADED: dict[tuple, tuple[tuple[Machine, ...], Registry[Machine]]] = {}
+
+
+def _current() -> tuple[tuple[Machine, ...], Registry[Machine]]:
+    """The registry as the files say now: read again when the user's file moved (another
+    ``$XAMM_HOME``) or changed."""
+    path = user_file()
+    try:
+        stamp = (str(path), path.stat().st_mtime_ns, path.stat().st_size)
+    except OSError:
+        stamp = (str(path), None, None)
+    if stamp not in _LOADED:
+        _LOADED.clear()
+        _LOADED[stamp] = _load()
+    return _LOADED[stamp]
 
 
 def reload() -> None:
-    """Read the registry files again (after :func:`add_facts`, or a change of ``$XAMM_HOME``)."""
-    global MACHINES, REGISTRY
-    MACHINES, REGISTRY = _load()
+    """Read the registry files again on next use."""
+    _LOADED.clear()
+
+
+def __getattr__(name: str):
+    """``MACHINES`` (every record) and ``REGISTRY`` (the :class:`Registry`), as the files say
+    now."""
+    if name == "MACHINES":
+        return _current()[0]
+    if name == "REGISTRY":
+        return _current()[1]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _toml_value(v) -> str:
@@ -250,18 +271,18 @@ def add_facts(machine_id: str, **facts) -> Machine:
 
 def list_machines(pattern: str = "*") -> list[str]:
     """Registry ids matching a shell-style ``pattern`` (e.g. ``"xeon*"``), sorted."""
-    return REGISTRY.list(pattern)
+    return _current()[1].list(pattern)
 
 
 def canonical_id(name: str) -> str | None:
     """The registry id for an id or alias (case-insensitive), else ``None``."""
-    return REGISTRY.canonical(name)
+    return _current()[1].canonical(name)
 
 
 def get(name: str) -> Machine:
     """The registry record for ``name`` (id or alias); raises :class:`UnknownMachineError` listing
     valid ids."""
-    return REGISTRY.get(name)
+    return _current()[1].get(name)
 
 
 def split_target(target: str) -> tuple[str, str | None]:
@@ -271,10 +292,8 @@ def split_target(target: str) -> tuple[str, str | None]:
     return t.machine, t.device
 
 
-__all__ = [
-    "MACHINES",
+__all__ = [  # and MACHINES, REGISTRY: the registry as the files say now (module __getattr__)
     "NODE_FACTS",
-    "REGISTRY",
     "SHIPPED",
     "Machine",
     "MachineFactsError",

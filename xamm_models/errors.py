@@ -10,7 +10,6 @@ __all__ = [
     "ConfigError",
     "FeatureSchemaError",
     "ImmutableSignatureError",
-    "NodeConfigurationError",
     "ProfileInputError",
     "SavedFormatError",
     "UnknownSourceError",
@@ -31,11 +30,6 @@ class UnknownSourceError(ValueError):
 class UnknownTargetError(ValueError):
     """A target the predictor knows nothing about: not in training, and no signature or benchmark
     runs given."""
-
-
-class NodeConfigurationError(ValueError):
-    """A node-to-node comparison the benchmark runs cannot support: the source's runs, or every
-    target's, used part of a node or do not say."""
 
 
 class ProfileInputError(ValueError):

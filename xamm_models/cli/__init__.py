@@ -577,7 +577,8 @@ examples:
   xamm predict ./hpctoolkit-lulesh-database --source quartz:cpu --json
   xamm predict ./cycles-only-database --source quartz:cpu --clock-ghz 2.1
   xamm predict --app LULESH --machine quartz    an application already in the store
-  xamm predict regions.csv --source mi300a-spx:gpu --config node --target-benchmarks ./dane-store
+  xamm predict --app lulesh2.0 --machine quartz --select ranks=8 --select input_size=30
+  xamm predict regions.csv --source mi300a-spx:gpu --config rank --target-benchmarks ./dane-store
   xamm predict profiles.parquet --source quartz:cpu --target lassen:gpu --target h100-node:gpu \
 --model xamm/default
   xamm predict profiles.parquet --source quartz:cpu --target newbox:gpu --model xamm/default \
@@ -586,10 +587,13 @@ examples:
 --model xamm/default --rank --json
 
 A profile (Caliper .cali/.json, an HPCToolkit database, a table with a region column) is predicted
-region by region and summed: one row per target with predicted time and relR, 80% intervals, rank
-and p_fastest. The source machine comes from the profile (Caliper's cluster) or --source; targets
-default to every machine with a signature. A table of the model's feature columns (or a store's
-RAJAPerf kernels) is predicted row by row, with --source and --target.
+region by region and summed: one row per target with predicted time and relR, 80% intervals,
+p_fastest and the rank it gives; whole node against whole node where the facts allow it (column
+basis), with what each target assumes (a port to a GPU, another programming model) and where its
+runs come from. The source machine comes from the profile (Caliper's cluster) or --source; targets
+default to every machine with a signature and every machine of your store. A table of the model's
+feature columns (or a store's RAJAPerf kernels) is predicted row by row, with --source and
+--target.
 """
 
 
@@ -627,10 +631,23 @@ def _add_predict(sub) -> None:
     )
     q.add_argument(
         "--config",
-        choices=("as-run", "node"),
-        default="as-run",
-        help="as-run: each machine as its benchmark runs ran; node: only machines whose runs "
-        "filled a node (all cores, or all GPUs), the others named with the reason",
+        choices=("node", "rank"),
+        default="node",
+        help="node (default): a whole node against a whole node where the profile and the "
+        "machines' facts allow it, per rank elsewhere, said in each row; rank: one rank against "
+        "one rank of each machine's benchmark runs",
+    )
+    q.add_argument(
+        "--select",
+        action="append",
+        metavar="KEY=VALUE",
+        help="with --app: the stored runs to predict, by configuration (ranks=8, input_size=30, "
+        "source_path=...; repeatable)",
+    )
+    q.add_argument(
+        "--no-store-targets",
+        action="store_true",
+        help="leave the machines of your store out of the targets (they are in by default)",
     )
     q.add_argument("--regions", action="store_true", help="also the prediction per region")
     q.add_argument("--plot", type=Path, help="draw the targets' relR with intervals to a PNG")

@@ -15,20 +15,14 @@ import polars as pl
 
 from xamm_data.cli_tools import emit
 from xamm_data.plugins import load
-from xamm_data.regions import (
-    ProfileMeta,
-    RegionProfile,
-    RegionProfileError,
-    category_expr,
-    check_regions,
-    conform_regions,
-    work_from_counters,
-)
+from xamm_data.regions import RegionProfile, RegionProfileError
+from xamm_data.stored_profiles import parse_select, stored_profile
 
 #: columns of the whole-program table printed to a terminal
 SHOWN = (
     "rank",
     "target",
+    "basis",
     "relR",
     "relR_lo",
     "relR_hi",
@@ -36,6 +30,8 @@ SHOWN = (
     "time_s",
     "time_lo_s",
     "time_hi_s",
+    "assumes",
+    "target_from",
     "target_configuration",
 )
 REGIONS_SHOWN = (
@@ -71,84 +67,66 @@ def is_profile(path: Path) -> bool:
     return False
 
 
-def store_app_profile(app: str, machine: str, store=None) -> RegionProfile:
-    """An application already in the store (``app_profiles``) as one whole-program region: the
-    median runtime over its rows, its counters' work.
-
-    Args:
-        app: the application's name.
-        machine: the machine it ran on.
-        store: the store (None: the default one).
-
-    Returns:
-        The profile.
-    """
-    from xamm_data import load_dataset  # in the handler: `xamm --help` never loads data
-
-    rows = load_dataset(machine, kind="app_profiles", store=store)
-    got = rows.filter(pl.col("app") == app)
-    if got.is_empty():
-        have = sorted(set(rows["app"])) if rows.height else []
-        raise RegionProfileError(
-            f"no application {app!r} on {machine} in the store's app_profiles (it holds "
-            f"{', '.join(have) or 'none'}); ingest it with xamm-ingest caliper|hpctoolkit|table"
-        )
-    got = got.filter(pl.col("runtime_s").is_not_null())
-    if got.is_empty():
-        raise RegionProfileError(f"{app} on {machine}: its profiles measured no runtime")
-    devices = sorted(set(got["device"]))
-    ctr = [c for c in got.columns if c.startswith("ctr_") and got[c].null_count() < got.height]
-    one = got.select(
-        pl.lit(app).alias("region"),
-        pl.lit(app).alias("name"),
-        pl.col("runtime_s").median().alias("exclusive_s"),
-        pl.col("runtime_s").median().alias("inclusive_s"),
-        *(pl.col(c).median() for c in ctr),
-    )
-    regions = conform_regions(work_from_counters(one).with_columns(category_expr("name")))
-    check_regions(regions, f"{app} on {machine}")
-    meta = ProfileMeta(
-        path=f"store app_profiles {app}@{machine}",
-        format="app_profiles",
-        app=app,
-        source=f"{machine}:{devices[0]}",
-        source_from="the store's app_profiles",
-        ranks=got["ranks"].drop_nulls().first() if "ranks" in got.columns else None,
-        threads=got["threads"].drop_nulls().first() if "threads" in got.columns else None,
-        time_from=f"median runtime_s over {got.height} stored profile(s)",
-    )
-    return RegionProfile(meta, regions)
-
-
 def read_profile(args) -> RegionProfile:
-    """The profile named on the command line, read by the ingest layer's reader."""
+    """The profile named on the command line: a file or database read by the ingest layer's
+    reader, or one configuration of an application in the store (``--app``, ``--select``)."""
     if args.app:
         if not args.machine:
             raise RegionProfileError("--app NAME needs --machine M (where the app ran)")
-        return store_app_profile(args.app, args.machine, getattr(args, "store", None))
+        select = parse_select(getattr(args, "select", None))
+        return stored_profile(
+            args.app, args.machine, store=getattr(args, "store", None), select=select
+        )
     if args.profiles is None:
         raise RegionProfileError("no profile: pass a profile file or database, or --app NAME")
     read = load("xamm.profiles", "read", "reading application profiles")
     return read(args.profiles, time_unit=args.time_unit, clock_ghz=args.clock_ghz)
 
 
+def _label(row: dict) -> str:
+    """A target's label on the plot: itself, its basis and configuration, what it assumes."""
+    run = row.get("target_configuration") or ""
+    extra = f", assumes {row['assumes']}" if row.get("assumes") else ""
+    return f"{row['target']}\n{row.get('basis', '')}: {run}{extra}"
+
+
 def plot_programs(programs: pl.DataFrame, title: str, path: Path) -> Path:
-    """Predicted whole-program relR per target with its interval, fastest first, log scale."""
+    """Predicted whole-program time per target in seconds with its 80% interval, most likely
+    fastest first, log scale; each target labelled with its basis (a node, or per rank), its
+    benchmark runs' configuration and what the prediction assumes; the source's measured time
+    marked.
+
+    Args:
+        programs: :func:`~xamm_models.predictors.composed.predict_profile`'s ``programs``.
+        title: the plot's title.
+        path: the PNG to write.
+
+    Returns:
+        ``path``.
+    """
     import matplotlib  # the models extra, only for --plot
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # after the backend is chosen
+    import matplotlib.ticker  # noqa: F401  (matplotlib.ticker below)
 
-    p = programs.sort("rank")
-    y = p["relR"].to_numpy()
-    err = [y - p["relR_lo"].to_numpy(), p["relR_hi"].to_numpy() - y]
-    fig, ax = plt.subplots(figsize=(7, 0.45 * p.height + 1.5), dpi=100)
-    ax.errorbar(y, range(p.height), xerr=err, fmt="o", capsize=3)
-    ax.axvline(1.0, color="grey", lw=0.8)
+    p = programs.sort("rank", "relR", nulls_last=True)
+    y = p["time_s"].to_numpy()
+    err = [y - p["time_lo_s"].to_numpy(), p["time_hi_s"].to_numpy() - y]
+    fig, ax = plt.subplots(figsize=(9, 0.7 * p.height + 1.6), dpi=100)
+    ranked = p["rank"].is_not_null().to_numpy()
+    for keep, style in ((ranked, "o"), (~ranked, "s")):
+        idx = [i for i in range(p.height) if keep[i]]
+        ax.errorbar(y[keep], idx, xerr=[e[keep] for e in err], fmt=style, capsize=3)
+    ax.axvline(float(p["time_source_s"][0]), color="grey", lw=0.8, label="measured on the source")
     ax.set_xscale("log")
-    ax.set_yticks(range(p.height), p["target"].to_list())
+    ax.xaxis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    ax.set_yticks(range(p.height), [_label(r) for r in p.iter_rows(named=True)], fontsize=7)
     ax.invert_yaxis()
-    ax.set_xlabel("relR = time there / time on the source (80% interval); < 1: faster")
+    ax.set_xlabel("predicted time, s (80% interval); squares: per rank, not ranked")
+    ax.legend(fontsize=7, loc="lower right")
     ax.set_title(title, fontsize=9)
     fig.tight_layout()
     fig.savefig(path, metadata={"Software": None})
@@ -193,6 +171,7 @@ def profile_cmd(args) -> int:
         targets=args.target,
         target_benchmarks=_bench(args),
         config=args.config,
+        store=False if args.no_store_targets else getattr(args, "store", None),
     )
     if args.json:
         doc = {"notes": pred.notes, "programs": pred.programs.to_dicts()}

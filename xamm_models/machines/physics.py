@@ -54,7 +54,7 @@ MIN_INTENSITY = 1.0  # flop/byte
 # octaves, BabelStream at one array size 0.6 (tests/models/machines/test_bandwidth_only.py).
 OVERHEAD_SPAN_OCTAVES = 6.0
 OVERHEAD_FLOOR_S = 1e-9  # where a log of the overhead is taken and none was measured
-# a row says what the bandwidth or flop rate is only if the overhead leaves it this share of its time
+# a row tells the bandwidth or flop rate only if the overhead leaves it this share of its time
 MIN_BUSY_SHARE = 0.5
 # the share of rows, fewest bytes per launch first, among which the overhead is read
 OVERHEAD_ROWS = 0.25
@@ -187,9 +187,7 @@ def physics_signature(target: str, samples: pl.DataFrame) -> PhysicsSignature:
     Returns:
         The signature.
     """
-    return signature_from_arrays(
-        target, sample_arrays(samples), launches=launches_kernels(samples)
-    )
+    return signature_from_arrays(target, sample_arrays(samples), launches=launches_kernels(samples))
 
 
 def best_achieved(arrays: np.ndarray) -> tuple[float, float]:

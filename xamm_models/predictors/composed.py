@@ -30,21 +30,21 @@ from pathlib import Path
 
 import polars as pl
 
-from xamm_data.machines import UnknownMachineError
-from xamm_data.machines import get as get_machine
+from xamm_data.families import profile_family
 from xamm_data.regions import RegionProfile
-from xamm_data.targets import Target, scenario_expr
+from xamm_data.targets import scenario_expr
 from xamm_models.benchmark.dataset import samples_from_runs
 from xamm_models.errors import (
-    NodeConfigurationError,
     ProfileInputError,
     UnknownSourceError,
     UnknownTargetError,
     unknown_name_message,
 )
+from xamm_models.machines.nodes import PER_RANK
 from xamm_models.machines.physics import MIN_INTENSITY, physics_signatures
-from xamm_models.predictors.configurations import CONFIGS, describe, node_check, target_runs
+from xamm_models.predictors.configurations import SHIPPED, catalogue
 from xamm_models.predictors.contract import rank
+from xamm_models.predictors.whole_nodes import HELD, assumption, node_view, scale_regions
 from xamm_models.zoo.registry import load_model
 
 #: Where the measured spread of time-only predictions is kept (written by
@@ -55,7 +55,6 @@ SPREAD_FILE = Path(__file__).with_name("time_only_spread.json")
 BW_ONLY_SPREAD_FILE = Path(__file__).with_name("bandwidth_only_spread.json")
 BW_ONLY = "+bandwidth-only target"  # appended to the regime of a widened region
 ELEMENT_BYTES = 8.0  # a region's problem size is its bytes in double-precision words
-HELD = "held constant"
 
 
 @lru_cache(maxsize=1)
@@ -244,14 +243,22 @@ def predict_regions(
     ).sort("target", "region")
 
 
-def compose(regions: pl.DataFrame, source: str, coverage: float | None, seed: int) -> pl.DataFrame:
+def compose(
+    regions: pl.DataFrame, source: str, coverage: float | None, seed: int, view=None
+) -> pl.DataFrame:
     """Whole-program rows per target from :func:`predict_regions`' answer, ranked.
+
+    Targets are ranked by ``p_fastest`` (then by predicted relR): rank 1 is the one most likely
+    fastest given the intervals. In a node view a target compared per rank (its row says so) is
+    not a node against a node: it gets no rank and no ``p_fastest``.
 
     Args:
         regions: :func:`predict_regions`' answer.
         source: the profile's machine.
         coverage: the intervals' coverage (for ``p_fastest``).
         seed: the ranking's Monte Carlo seed.
+        view: the comparison (:class:`~xamm_models.predictors.whole_nodes.View`; None: all
+            targets ranked together).
 
     Returns:
         One row per target, fastest first.
@@ -272,10 +279,20 @@ def compose(regions: pl.DataFrame, source: str, coverage: float | None, seed: in
         (pl.col("time_lo_s") / total).alias("relR_lo"),
         (pl.col("time_hi_s") / total).alias("relR_hi"),
     )
-    ranked = rank(prog, coverage, seed).drop("row")
+    apart = (
+        []
+        if view is None or view.kind == "rank"
+        else [t for t in prog["target"] if view.basis(t) == PER_RANK]
+    )
+    ranked = rank(prog.filter(~pl.col("target").is_in(apart)), coverage, seed)
+    if apart:
+        rest = prog.filter(pl.col("target").is_in(apart)).with_columns(
+            pl.lit(None, pl.Float64).alias("p_fastest"), pl.lit(None, pl.Int64).alias("rank")
+        )
+        ranked = pl.concat([ranked, rest.select(ranked.columns)], how="vertical_relaxed")
     if (ranked["held_share"] >= 1.0).all():  # nothing predicted: no target is faster
         ranked = ranked.with_columns(pl.lit(None, pl.Float64).alias("p_fastest"))
-    return ranked.select(
+    return ranked.drop("row").select(
         "rank",
         "target",
         "relR",
@@ -292,85 +309,79 @@ def compose(regions: pl.DataFrame, source: str, coverage: float | None, seed: in
     )
 
 
-def _signatures(model, target_benchmarks: pl.DataFrame | None) -> dict:
+def _store_runs(store) -> pl.DataFrame | None:
+    """The ``benchmark_runs`` of the user's store (None when it holds none)."""
+    from xamm_data.store import as_store  # the store layer: only when a store is read
+
+    st = as_store(store)
+    if st.version("benchmark_runs") is None:
+        return None
+    runs = st.scan("benchmark_runs").collect()
+    return runs if runs.height else None
+
+
+def _catalogue(model, profile: RegionProfile, target_benchmarks, store) -> tuple[dict, str, str]:
+    """(every target's runs, the profile's family, why)."""
     if not hasattr(model, "signatures"):
         raise ProfileInputError(
             f"a {type(model).__name__} has no physics signatures; a profile's regions are "
             "predicted by a physics-first predictor (the default: --model xamm/default)"
         )
+    m = profile.meta
+    device = m.source.rsplit(":", 1)[-1] if m.source else None
+    family, why = profile_family(m.programming_model, m.threads, m.gpus, device)
+    store_runs = _store_runs(store) if store is not False else None
+    cat = catalogue(model.signatures, family, store_runs=store_runs, given=target_benchmarks)
+    return cat, family, why
+
+
+def _signatures(model, cat: dict) -> tuple[dict, pl.DataFrame | None]:
+    """The predictor's signatures, and those measured from the targets' selected runs."""
+    rows = [tr.rows for tr in cat.values() if tr.rows is not None]
+    bench = pl.concat(rows, how="diagonal_relaxed") if rows else None
     sigs = dict(model.signatures)
-    if target_benchmarks is not None:
-        sigs.update(physics_signatures(samples_from_runs(target_benchmarks), reference=sigs))
-    return sigs
+    if bench is not None:
+        sigs.update(physics_signatures(samples_from_runs(bench), reference=sigs))
+    return sigs, bench
 
 
 def _resolve_ends(
-    profile: RegionProfile, source: str | None, targets: list[str] | None, sigs: dict
+    profile: RegionProfile, source: str | None, targets: list[str] | None, known: list[str]
 ) -> tuple[str, list[str]]:
     src = source or profile.meta.source
     if src is None:
         raise ProfileInputError(
             f"{profile.meta.path}: the profile does not say which machine it was measured on "
             f"({profile.meta.source_from}); pass --source MACHINE:DEVICE, one of "
-            f"{', '.join(sorted(sigs))}"
+            f"{', '.join(known)}"
         )
-    if src not in sigs:
-        raise UnknownSourceError(f"{unknown_name_message('source', src, sorted(sigs))}; {ADD}")
-    want = list(targets) if targets else sorted(sigs)
+    if src not in known:
+        raise UnknownSourceError(f"{unknown_name_message('source', src, known)}; {ADD}")
+    want = list(targets) if targets else known
     for t in want:
-        if t not in sigs:
-            raise UnknownTargetError(f"{unknown_name_message('target', t, sorted(sigs))}; {ADD}")
+        if t not in known:
+            raise UnknownTargetError(f"{unknown_name_message('target', t, known)}; {ADD}")
     return src, list(dict.fromkeys([src, *want]))
 
 
 ADD = (
     "add a machine from its benchmark runs: xamm-ingest rajaperf RUNS --machine NAME (or "
-    "xamm-ingest babelstream) into a store, then --target-benchmarks STORE"
+    "xamm-ingest babelstream) into your store; its machines are targets"
 )
 
 
-def _targets_note(profile: RegionProfile, source: str, config: str) -> str:
-    if config == "as-run":
-        return (
-            "targets: each as its benchmark runs ran (column target_configuration); a prediction "
-            "compares the profile's configuration with that one, not a whole node with a whole node"
-        )
-    m, t = profile.meta, Target.parse(source)
-    try:
-        machine = get_machine(t.machine)
-    except UnknownMachineError:
-        machine = None
-    gpu = t.device == "gpu"
-    need = (machine.gpus_per_node if gpu else machine.cores_per_node) if machine else None
-    used = (m.gpus or m.ranks) if gpu else (m.ranks * (m.threads or 1) if m.ranks else None)
-    unit = "GPU" if gpu else "core"
-    filled = (
-        f"the profile's {used} {unit}s fill a {source} node"
-        if used is not None and used == need
-        else f"the profile ran as {m.configuration}, not shown to fill a {source} node of "
-        f"{need or '?'} {unit}s: its relR holds for the application run on a whole node"
-    )
-    return (
-        "targets: whole nodes only, source included (column target_configuration); relR = a "
-        "whole node there / a whole node here, the per-rank prediction x source ranks / target "
-        f"ranks; {filled}"
-    )
-
-
-def _notes(
-    profile: RegionProfile, source: str, targets: list[str], sigs: dict, config: str = "as-run"
-) -> list[str]:
+def _notes(profile: RegionProfile, source: str, sigs: dict, view, family_why: str) -> list[str]:
     r = profile.regions
     total = float(r["exclusive_s"].sum())
-    comm = float(r.filter(pl.col("category") == "communication")["exclusive_s"].sum())
     timed = r.filter((pl.col("category") == "compute") & (pl.col("exclusive_s") > 0))
     only = float(timed.filter(pl.col("bytes").is_null())["exclusive_s"].sum())
     given = profile.meta.source != source
     notes = [
         f"profile: {profile.meta.app} on {source} "
-        f"({'given' if given else profile.meta.source_from}), {profile.meta.configuration}; "
-        f"times: {profile.meta.time_from}",
-        _targets_note(profile, source, config),
+        f"({'given' if given else profile.meta.source_from}), {profile.meta.configuration}, "
+        f"{family_why}; times: {profile.meta.time_from}",
+        f"compared: {view.source_why}; each target's basis, configuration and what it assumes "
+        "are in its row",
         f"work: {', '.join(sorted(set(timed['work_from']))) or 'no timed compute region'}",
     ]
     if only > 0:
@@ -379,16 +390,21 @@ def _notes(
             "streaming at the source's sustained bandwidth, with the interval measured for "
             "time-only input"
         )
-    if comm > 0:
-        notes.append(
-            f"communication: {comm / total:.0%} of the time, held constant (no "
-            "signature measures a network)"
-        )
+    for cat, what in (("communication", "no signature measures a network"),
+                      ("io", "no signature measures a file system")):  # fmt: skip
+        share = float(r.filter(pl.col("category") == cat)["exclusive_s"].sum()) / total
+        if share > 0:
+            notes.append(f"{cat}: {share:.0%} of the time, held constant ({what})")
     if timed.height == 0:
         notes.append(
             "nothing predicted: the profile has no timed compute region, so every target gets "
             "relR 1 and none is ranked faster (p_fastest empty)"
         )
+    return notes + _signature_notes(profile, list(view.scales), sigs)
+
+
+def _signature_notes(profile: RegionProfile, targets: list[str], sigs: dict) -> list[str]:
+    out = []
     for t in targets:
         missing = {"bandwidth", "flop rate", "launch overhead"} - set(sigs[t].measures)
         if missing:
@@ -398,43 +414,39 @@ def _notes(
                 if "flop rate" in missing and profile.work_known != "none"
                 else ""
             )
-            notes.append(f"{t}: its runs measured no {' or '.join(sorted(missing))}{widened}")
-    return notes
+            out.append(f"{t}: its runs measured no {' or '.join(sorted(missing))}{widened}")
+    return out
 
 
-def _whole_nodes(src: str, want: list[str], runs: pl.DataFrame) -> tuple[dict, list[str]]:
-    """``--config node``: {target: source ranks / its ranks} for the targets whose runs filled a
-    node, and a note per target left out; raises :class:`NodeConfigurationError` when the source's
-    runs did not, or no target's did."""
-    checks = {t: node_check(t, runs) for t in want}
-    if not checks[src].whole_node:
-        raise NodeConfigurationError(
-            f"--config node: the source {src} cannot be compared node to node: "
-            f"{checks[src].reason}; predict as run (the default), or give runs of a whole "
-            "node with --target-benchmarks"
+def _describe_targets(programs, view, cat: dict, family: str, source: str) -> pl.DataFrame:
+    """Each target's basis and why, what it assumes, where its runs come from and how they ran
+    (and what of them was left out)."""
+    rows = []
+    for t in programs.get_column("target"):
+        tr = cat.get(t)
+        basis = view.basis(t)
+        conf = tr.run.describe() if tr is not None and tr.run is not None else "not recorded"
+        rows.append(
+            {
+                "target": t,
+                "basis": basis,
+                "basis_why": view.scales[t].why if view.kind == "node" else view.source_why,
+                "assumes": assumption(family, source, t, tr, basis),
+                "target_from": tr.origin if tr is not None else SHIPPED,
+                "target_configuration": conf,
+                "runs_left_out": (tr.note or None) if tr is not None else None,
+            }
         )
-    keep = {t: checks[src].ranks / c.ranks for t, c in checks.items() if c.whole_node}
-    if list(keep) == [src]:
-        raise NodeConfigurationError(
-            "--config node: no target's benchmark runs filled a node ("
-            + "; ".join(f"{t}: {c.reason}" for t, c in checks.items() if t != src)
-            + "); predict as run (the default)"
-        )
-    left = [
-        f"{t}: left out of the node comparison: {c.reason}"
-        for t, c in checks.items()
-        if not c.whole_node
-    ]
-    return keep, left
+    return pl.DataFrame(rows, schema_overrides={"runs_left_out": pl.String})
 
 
-def _per_node(regions: pl.DataFrame, factor: dict[str, float]) -> pl.DataFrame:
-    """Per-rank relR to whole-node relR: predicted regions x source ranks / target ranks (held
-    regions stay as measured)."""
-    f = pl.col("target").replace_strict(factor, return_dtype=pl.Float64)
-    scale = pl.when(pl.col("regime") == HELD).then(1.0).otherwise(f)
-    cols = ("relR", "relR_lo", "relR_hi", "time_s", "time_lo_s", "time_hi_s")
-    return regions.with_columns(pl.col(c) * scale for c in cols)
+def _target_notes(programs: pl.DataFrame) -> list[str]:
+    """One line per target: its basis and why, and what of its runs was left out."""
+    out = []
+    for r in programs.iter_rows(named=True):
+        left = f"; {r['runs_left_out']}" if r["runs_left_out"] else ""
+        out.append(f"{r['target']} ({r['target_from']}): {r['basis']}: {r['basis_why']}{left}")
+    return out
 
 
 def predict_profile(
@@ -444,7 +456,8 @@ def predict_profile(
     source: str | None = None,
     targets: list[str] | None = None,
     target_benchmarks: pl.DataFrame | None = None,
-    config: str = "as-run",
+    config: str = "node",
+    store=None,
 ) -> ProgramPrediction:
     """Where a profiled application runs best, and how long it takes there.
 
@@ -453,39 +466,32 @@ def predict_profile(
             ``xamm_ingest.read_regions`` or the ``xamm.profiles`` entry point).
         model: a physics-first predictor (None: the embedded default, ``xamm/default``).
         source: ``machine:device`` the profile was measured on (None: the profile's own).
-        targets: where to predict (None: every machine with a signature); the source is always
-            among them.
-        target_benchmarks: ``benchmark_runs`` of machines the model has no signature of.
-        config: ``as-run`` compares each machine as its benchmark runs ran; ``node`` keeps only
-            machines whose runs filled a node (source included) and says why others are left out
-            (:mod:`~xamm_models.predictors.configurations`).
+        targets: where to predict (None: every target: the predictor's machines, the user's
+            store's and ``target_benchmarks``'); the source is always among them.
+        target_benchmarks: ``benchmark_runs`` of more machines (or newer runs of known ones).
+        config: ``node`` compares a whole node with a whole node where the profile and the facts
+            allow it, per rank elsewhere (said in each row); ``rank`` compares per rank, as the
+            benchmark runs ran.
+        store: the store whose machines are targets (None: the default one; False: none).
 
     Returns:
-        The whole-program prediction per target, ranked, and per region, with notes on what the
-        profile lacks.
+        The whole-program prediction per target, ranked, and per region, with notes.
     """
-    if config not in CONFIGS:
-        raise ValueError(f"config {config!r}: expected one of {', '.join(CONFIGS)}")
     if model is None:
         model = load_model("xamm/default")
-    sigs = _signatures(model, target_benchmarks)
-    src, want = _resolve_ends(profile, source, targets, sigs)
-    runs = target_runs(want, target_benchmarks)
-    left: list[str] = []
-    factor: dict[str, float] = {}
-    if config == "node":
-        factor, left = _whole_nodes(src, want, runs)
-        want = list(factor)
-    kw = {} if target_benchmarks is None else {"target_benchmarks": target_benchmarks}
+    cat, family, family_why = _catalogue(model, profile, target_benchmarks, store)
+    sigs, bench = _signatures(model, cat)
+    src, want = _resolve_ends(profile, source, targets, sorted(cat))
+    view = node_view(profile, src, want, cat, config)
+    kw = {} if bench is None else {"target_benchmarks": bench}
     regions = predict_regions(model, profile, src, want, sigs, **kw)
-    conf = describe(want, runs)
-    if config == "node":
-        regions = _per_node(regions, factor)
-        conf = {t: f"whole node: {c}" for t, c in conf.items()}
-    programs = compose(regions, src, model.interval_coverage, model.rank_seed).with_columns(
+    rows = region_rows(profile.regions, sigs[src].sustained_bandwidth)
+    regions = scale_regions(regions, rows, src, sigs, view)
+    programs = compose(regions, src, model.interval_coverage, model.rank_seed, view)
+    programs = programs.join(_describe_targets(programs, view, cat, family, src), on="target")
+    programs = programs.with_columns(
         pl.lit(profile.meta.app).alias("app"),
         pl.lit(profile.meta.configuration).alias("source_configuration"),
-        pl.col("target").replace_strict(conf, return_dtype=pl.String).alias("target_configuration"),
-    )
-    notes = _notes(profile, src, want, sigs, config) + left
+    ).sort("rank", "relR", nulls_last=True)
+    notes = _notes(profile, src, sigs, view, family_why) + _target_notes(programs)
     return ProgramPrediction(profile, src, programs, regions, notes)

@@ -1,18 +1,20 @@
-"""What a prediction compares: how each machine's benchmark runs ran (ranks x threads, variant), and
-whether they filled a node.
+"""What a prediction compares: every target, where its benchmark runs come from, the
+programming-model family and configuration they ran in, and how one of its ranks becomes a node.
 
-A signature is measured in the configuration its runs used, per rank: RAJAPerf runs the same kernel
-on every rank and reports one rank's problem size and bytes, timed between barriers, so the total
-across ranks is ranks x the reported size (RAJAPerf's user guide, "Running with MPI"). A
-``4 ranks x 1 thread, Base_Seq`` signature on a 96-core node measures what one rank gets while 3
-others run; nothing in it scales to 96 ranks, because memory bandwidth does not grow with the core
-count.
+Targets come from three places, later ones winning for the same ``machine:device``:
 
-A node-to-node comparison (``--config node``) therefore keeps only the machines whose runs used the
-whole node (all its cores, or one rank per GPU for all its GPUs, as the registry in
-:mod:`xamm_data.machines` counts them) and says why each other machine is left out. For those, a
-node does ranks x one rank's work at one rank's pace, so a whole-node relR is the per-rank relR x
-(source ranks / target ranks).
+* **shipped**: the predictor's own signatures, each measured in the one configuration
+  ``xplat-rajaperf`` declares for it (:data:`~xamm_models.benchmark.spec.CONFIGS`);
+* **your store**: every machine whose ``benchmark_runs`` the user's store holds (a centre's new
+  machine is a target as soon as it is ingested);
+* **given**: ``target_benchmarks`` passed with the prediction.
+
+A target's runs may hold several families (``Base_Seq`` beside ``Base_OpenMP``) and configurations
+(1 rank, 112 ranks). A signature is measured from one of each (:func:`select_runs`): the family the
+profile was built in where the target ran it, and within it the configuration that fills the most
+of a node; what was left out is said (``TargetRuns.note``). Never the fastest variant across
+families: a 112-thread OpenMP run beside a sequential one is two different machines' worth of
+figures.
 """
 
 from __future__ import annotations
@@ -21,150 +23,141 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from xamm_data import load_dataset
-from xamm_data.machines import UnknownMachineError
-from xamm_data.machines import get as get_machine
+from xamm_data.families import family_expr, family_of
 from xamm_data.targets import Target
+from xamm_models.benchmark.spec import CONFIGS as DECLARED
+from xamm_models.machines.nodes import RunConfig
 
-CONFIGS = ("as-run", "node")
+SHIPPED, STORE, GIVEN = "shipped", "your store", "given"
 
 __all__ = [
-    "CONFIGS",
-    "NodeCheck",
-    "describe",
-    "node_check",
-    "run_configurations",
-    "target_runs",
+    "GIVEN",
+    "SHIPPED",
+    "STORE",
+    "TargetRuns",
+    "catalogue",
+    "select_runs",
+    "shipped_targets",
 ]
 
 
-def _count(col: str, unit: str) -> pl.Expr:
-    """``1 rank``, ``4 ranks``, ``? ranks`` where the runs do not record it."""
-    n = pl.col(col)
-    word = pl.when(n == 1).then(pl.lit(unit)).otherwise(pl.lit(unit + "s"))
-    return pl.format("{} {}", n.cast(pl.String).fill_null("?"), word)
-
-
-def _configs(runs: pl.DataFrame) -> pl.DataFrame:
-    """One row per (target, ranks, threads, variant) of ``benchmark_runs`` rows."""
-    c = runs.group_by("machine", "device", "ranks", "threads", "variant").len()
-    return c.with_columns(Target.expr().alias("target")).select(
-        "target", "ranks", "threads", "variant"
-    )
-
-
-def run_configurations(runs: pl.DataFrame) -> dict[str, str]:
-    """``machine:device`` -> how its benchmark runs ran (``4 ranks x 1 thread, Base_Seq``; ``?``
-    where the runs do not record it).
-
-    Args:
-        runs: ``benchmark_runs`` rows.
-
-    Returns:
-        One description per target; more than one configuration are joined with ``;``.
-    """
-    return _describe(_configs(runs))
-
-
-def _describe(c: pl.DataFrame) -> dict[str, str]:
-    text = pl.format("{} x {}, {}", _count("ranks", "rank"), _count("threads", "thread"), "variant")
-    c = c.with_columns(text.alias("how")).sort("target", "how")
-    return {
-        t: "; ".join(g["how"].unique(maintain_order=True))
-        for (t,), g in c.group_by(["target"], maintain_order=True)
-    }
-
-
-def target_runs(targets: list[str], target_benchmarks: pl.DataFrame | None) -> pl.DataFrame:
-    """The configurations of each target's benchmark runs, from ``target_benchmarks`` or the data
-    sets of its machine (the store, else the embedded snapshot).
-
-    Args:
-        targets: ``machine:device`` ids.
-        target_benchmarks: ``benchmark_runs`` given with the prediction, or None.
-
-    Returns:
-        ``target, ranks, threads, variant``; a target whose runs neither has is absent.
-    """
-    parts = [_configs(target_benchmarks)] if target_benchmarks is not None else []
-    have = set(parts[0]["target"]) if parts else set()
-    for machine in sorted({Target.parse(t).machine for t in targets if t not in have}):
-        try:
-            parts.append(_configs(load_dataset(machine)))
-        except (KeyError, FileNotFoundError, ValueError):
-            continue
-    if not parts:
-        return pl.DataFrame(
-            schema={
-                "target": pl.String,
-                "ranks": pl.Int64,
-                "threads": pl.Int64,
-                "variant": pl.String,
-            }
-        )
-    out = pl.concat([p.cast({"ranks": pl.Int64, "threads": pl.Int64}) for p in parts])
-    return out.filter(pl.col("target").is_in(targets)).unique(
-        subset=["target", "ranks", "threads", "variant"], keep="first", maintain_order=True
-    )
-
-
-def describe(targets: list[str], runs: pl.DataFrame) -> dict[str, str]:
-    """``target -> "4 ranks x 1 thread, Base_Seq"``, or ``not recorded``."""
-    got = _describe(runs) if runs.height else {}
-    return {t: got.get(t, "not recorded") for t in targets}
-
-
 @dataclass(frozen=True)
-class NodeCheck:
-    """Whether a target's runs filled a node, and the sentence saying so."""
+class TargetRuns:
+    """One target as a prediction sees it."""
 
     target: str
-    whole_node: bool
-    reason: str
-    ranks: int | None = None  # the runs' one rank count, where they fill the node
+    origin: str  # SHIPPED, STORE or GIVEN
+    family: str
+    run: RunConfig | None
+    rows: pl.DataFrame | None = None  # the runs its signature is measured from (None: shipped)
+    note: str = ""  # what of its runs was left out, and why
 
 
-def node_check(target: str, runs: pl.DataFrame) -> NodeCheck:
-    """Did ``target``'s benchmark runs use its whole node?
-
-    A CPU target's runs fill a node when ranks x threads is the registry's ``cores_per_node``; a GPU
-    target's when its ranks (one GPU each, as RAJAPerf's GPU variants run) are ``gpus_per_node``.
+def shipped_targets(signatures: dict) -> dict[str, TargetRuns]:
+    """The predictor's own targets, each in its declared configuration (unknown where the
+    benchmark declares none).
 
     Args:
-        target: ``machine:device``.
-        runs: :func:`target_runs`' answer (any targets).
+        signatures: the predictor's signatures by target.
 
     Returns:
-        The verdict with its reason.
+        Target -> :class:`TargetRuns`.
     """
-    t = Target.parse(target)
-    mine = runs.filter(pl.col("target") == target)
-    gpu = t.device == "gpu"
-    unit = "GPUs" if gpu else "cores"
-    try:
-        m = get_machine(t.machine)
-        need = m.gpus_per_node if gpu else m.cores_per_node
-    except UnknownMachineError:
-        need = None
-    if mine.height == 0:
-        return NodeCheck(target, False, "its benchmark runs are not recorded")
-    used = mine.get_column("ranks") if gpu else mine["ranks"] * mine["threads"].fill_null(1)
-    if used.null_count():
-        return NodeCheck(target, False, "its runs do not record their rank count")
-    if need is None:
-        return NodeCheck(
-            target, False, f"the machine registry has no {unit[:-1]} count for its node"
-        )
-    counts = sorted(set(used.to_list()))
-    ranks = sorted(set(mine.get_column("ranks").to_list()))
-    if counts == [need] and len(ranks) == 1:
-        return NodeCheck(target, True, f"a whole node: {need} of {need} {unit}", ranks[0])
-    if counts == [need]:
-        return NodeCheck(target, False, f"its runs fill the node with {ranks} ranks: no one figure")
-    return NodeCheck(
-        target,
-        False,
-        f"its runs used {' or '.join(map(str, counts))} of the node's {need} {unit}; a signature "
-        "measured on part of a node is not scaled to the whole (memory bandwidth does not grow "
-        "with the core count)",
+    declared = {c.target: c for c in DECLARED}
+    out = {}
+    for t in signatures:
+        c = declared.get(t)
+        device = Target.parse(t).device
+        if c is None:
+            out[t] = TargetRuns(t, SHIPPED, "gpu" if device == "gpu" else "sequential", None)
+            continue
+        backend = c.variant.split("_", 1)[1]
+        run = RunConfig(c.ranks, c.threads, c.ranks if device == "gpu" else None, c.variant)
+        out[t] = TargetRuns(t, SHIPPED, family_of(backend, device), run)
+    return out
+
+
+def _used(g: pl.DataFrame) -> int:
+    """How much of a node a configuration uses: GPUs, or ranks x threads."""
+    r = g.row(0, named=True)
+    return (r["gpus"] or r["ranks"] or 0) * (r["threads"] or 1)
+
+
+def _configs(rows: pl.DataFrame) -> list[pl.DataFrame]:
+    """The configurations of ``rows``, the one using the most of a node first (then the most
+    rows)."""
+    groups = [g for _, g in rows.group_by(["ranks", "threads", "gpus"], maintain_order=True)]
+    return sorted(groups, key=lambda g: (-_used(g), -g.height))
+
+
+def _one_target(rows: pl.DataFrame, target: str, origin: str, want: str) -> TargetRuns:
+    """The rows of one target its signature is measured from: family ``want`` where it ran it,
+    else the family that used the most of its node; within it, the fullest configuration."""
+    rows = rows.with_columns(family_expr())
+    by_family = {f: _configs(g) for (f,), g in rows.group_by(["family"], maintain_order=True)}
+    family = (
+        want if want in by_family else max(sorted(by_family), key=lambda f: _used(by_family[f][0]))
     )
+    chosen, *others = by_family[family]
+    r = chosen.row(0, named=True)
+    run = RunConfig(r["ranks"], r["threads"], r["gpus"], ", ".join(sorted(set(chosen["variant"]))))
+    notes = []
+    if left := sorted(set(by_family) - {family}):
+        notes.append(f"its {', '.join(left)} runs are not used (another programming model)")
+    if others:
+        shapes = "; ".join(
+            RunConfig(g["ranks"][0], g["threads"][0], None, "").shape() for g in others
+        )
+        notes.append(f"its runs at {shapes} are not used (another configuration)")
+    return TargetRuns(target, origin, family, run, chosen.drop("family"), "; ".join(notes))
+
+
+def select_runs(runs: pl.DataFrame, origin: str, family: str) -> dict[str, TargetRuns]:
+    """Per target of ``benchmark_runs`` rows: the rows its signature is measured from (see the
+    module docstring).
+
+    Args:
+        runs: ``benchmark_runs`` rows of any targets.
+        origin: where they come from (:data:`STORE` or :data:`GIVEN`).
+        family: the profile's family (``sequential``, ``threaded``, ``gpu``); a CPU target that
+            did not run it uses its other CPU family, a GPU target its GPU runs.
+
+    Returns:
+        Target -> :class:`TargetRuns`.
+    """
+    if runs.is_empty():
+        return {}
+    out = {}
+    framed = runs.with_columns(Target.expr().alias("_target"))
+    for (t,), part in framed.group_by(["_target"], maintain_order=True):
+        device = Target.parse(t).device
+        # a CPU profile's family on a CPU, any GPU runs on a GPU; else the fullest family
+        want = "gpu" if device == "gpu" else family
+        out[t] = _one_target(part.drop("_target"), t, origin, want)
+    return out
+
+
+def catalogue(
+    signatures: dict,
+    family: str,
+    *,
+    store_runs: pl.DataFrame | None = None,
+    given: pl.DataFrame | None = None,
+) -> dict[str, TargetRuns]:
+    """Every target a prediction can answer for, later sources winning (see the module
+    docstring).
+
+    Args:
+        signatures: the predictor's own signatures by target.
+        family: the profile's programming-model family.
+        store_runs: ``benchmark_runs`` of the user's store (None: none).
+        given: ``benchmark_runs`` passed with the prediction (None: none).
+
+    Returns:
+        Target -> :class:`TargetRuns`.
+    """
+    out = shipped_targets(signatures)
+    for runs, origin in ((store_runs, STORE), (given, GIVEN)):
+        if runs is not None:
+            out.update(select_runs(runs, origin, family))
+    return out

@@ -96,9 +96,14 @@ def conform(answer: pl.DataFrame, regime: str | pl.Expr | None = None) -> pl.Dat
 def rank(
     answer: pl.DataFrame, coverage: float | None, seed: int, draws: int = 4000
 ) -> pl.DataFrame:
-    """Targets per profile, fastest first: ``rank`` (1 = fastest) and ``p_fastest``, the
-    probability that the target is the fastest with the intervals read as normal in log10
-    (seeded Monte Carlo); ``p_fastest`` is null when the answer has no intervals.
+    """Targets per profile, ranked: ``p_fastest``, the probability that the target is the fastest,
+    and ``rank`` (1 = the most likely fastest), so the two always agree; targets no draw made
+    fastest follow by predicted relR, as do all when the answer has no intervals (``p_fastest``
+    null).
+
+    Each interval is read as a split normal in log10 relR: below the prediction the spread its
+    lower bound says, above it the spread of its upper bound (a whole program's interval is rarely
+    symmetric). Draws are seeded Monte Carlo.
 
     Args:
         answer: a ``predict`` answer (:data:`PREDICTION_COLUMNS`), every profile asked for the same
@@ -116,18 +121,22 @@ def rank(
         p = p.with_columns(pl.lit(None, pl.Float64).alias("p_fastest"))
     else:
         k = p.filter(pl.col("row") == p.get_column("row")[0]).height
-        rel = p.get_column("relR").to_numpy().reshape(-1, k)
-        hi = p.get_column("relR_hi").to_numpy().reshape(-1, k)
+        shape = (-1, k)
+        rel = p.get_column("relR").to_numpy().reshape(shape)
+        z = NormalDist().inv_cdf(0.5 + coverage / 2)
         mu = np.log10(rel)
-        sd = np.log10(hi / rel) / NormalDist().inv_cdf(0.5 + coverage / 2)
+        sd_lo = np.log10(rel / p.get_column("relR_lo").to_numpy().reshape(shape)) / z
+        sd_hi = np.log10(p.get_column("relR_hi").to_numpy().reshape(shape) / rel) / z
         noise = np.random.default_rng(seed).standard_normal((draws, k))
         wins = np.zeros_like(mu)
         for i in range(0, mu.shape[0], 256):  # bounded memory for many profiles
-            x = mu[i : i + 256, None, :] + sd[i : i + 256, None, :] * noise[None]
+            sd = np.where(noise[None] < 0, sd_lo[i : i + 256, None, :], sd_hi[i : i + 256, None, :])
+            x = mu[i : i + 256, None, :] + sd * noise[None]
             best = x.argmin(axis=2)
             wins[i : i + 256] = np.stack([(best == j).mean(axis=1) for j in range(k)], axis=1)
         p = p.with_columns(pl.Series("p_fastest", wins.reshape(-1)))
-    return p.sort("row", "relR").with_columns(
+    order = [pl.col("p_fastest").fill_null(-1.0), pl.col("relR")]
+    return p.sort(["row", *order], descending=[False, True, False]).with_columns(
         pl.int_range(1, pl.len() + 1).over("row").alias("rank")
     )
 
