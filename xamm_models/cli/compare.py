@@ -10,10 +10,12 @@ from xamm_data.locations import store_arg
 from xamm_data.summary import print_frame
 
 EPILOG = """\
-relR = seconds per iteration on NEW / on the reference (below 1: NEW is faster). Kernels are
-matched like for like (variant family, work per iteration, nearest problem size within 1.5x);
-a kernel is flagged when its relR departs from what the two physics signatures predict by more
-than the interval measured on the benchmark's machines.
+relR = seconds per iteration on NEW / on the reference, one rank against one rank as the runs ran
+(below 1: NEW is faster); relR_node = a whole node of NEW against a whole node of the reference,
+where the machine registry's node facts and the runs' configurations give both nodes (xamm
+machines show). Kernels are matched like for like (variant family, work per iteration, nearest
+problem size within 1.5x); a kernel is flagged when its relR departs from what the two physics
+signatures predict by more than the interval measured on the benchmark's machines.
 
 examples:
   xamm compare h100-node:gpu mi300a-spx:gpu
@@ -23,8 +25,8 @@ examples:
 """
 
 #: kernel columns printed to a terminal
-SHOWN = ("ref", "group", "kernel", "relR", "relR_min", "relR_max", "sizes", "predicted",
-         "departure", "flagged")  # fmt: skip
+SHOWN = ("ref", "group", "kernel", "relR", "relR_min", "relR_max", "relR_node", "sizes",
+         "predicted", "departure", "flagged")  # fmt: skip
 
 
 def add(sub) -> None:
@@ -80,13 +82,19 @@ def _print(c, files: list[str]) -> None:
     backends = ", ".join(f"{t} {b}" for t, b in c.backends.items())
     print(f"{c.new} against {', '.join(c.refs)}: family {c.family} ({backends})")
     for t, how in c.configurations.items():
-        print(f"  {t}: {how}")
+        scale = c.scales.get(t)
+        print(f"  {t}: {how}; {scale.basis}: {scale.why}" if scale else f"  {t}: {how}")
+    if not c.node_view:
+        print("  relR_node is empty: a node is not known for every target (see above)")
     print(f"  problem sizes matched within {c.size_ratio:g}x")
     print_frame(c.physics(), title="physics figures")
     for t, ms in c.missing().items():
         for m in ms:
             print(f"  {t}: {m}")
-    print_frame(c.groups, title="kernel groups: geometric mean relR, 90% bootstrap interval")
+    print_frame(
+        c.groups,
+        title="kernel groups: geometric mean relR per rank and per node, 90% bootstrap intervals",
+    )
     print_frame(c.kernels.select(SHOWN), title="kernels")
     if c.flags.height:
         print_frame(c.flags.select(*SHOWN[:3], "relR", "predicted", "departure"),

@@ -29,8 +29,13 @@ import polars as pl
 from xamm_models.benchmark.spec import SIZE_RATIO
 from xamm_models.compare.figures import comparison_thicket, missing_figures, physics_table
 from xamm_models.compare.matching import REASONS, families, match, samples_of, select_runs
-from xamm_models.machines.physics import PhysicsSignature, modelled_time, physics_signatures
-from xamm_models.predictors.configurations import run_configurations
+from xamm_models.machines.nodes import PER_RANK, NodeScale, RunConfig, node_scale
+from xamm_models.machines.physics import (
+    MIN_INTENSITY,
+    PhysicsSignature,
+    modelled_time,
+    physics_signatures,
+)
 
 __all__ = ["SPREAD_FILE", "Comparison", "compare_runs", "interval"]
 
@@ -71,11 +76,18 @@ class Comparison:
     intervals: dict[str, tuple[float, float] | None] = field(default_factory=dict)
     configurations: dict[str, str] = field(default_factory=dict)
     size_ratio: float = SIZE_RATIO
+    scales: dict[str, NodeScale] = field(default_factory=dict)
+
+    @property
+    def node_view(self) -> bool:
+        """Whether every target's node is known (measured or scaled): ``relR_node`` is then a
+        whole node against a whole node."""
+        return bool(self.scales) and all(s.basis != PER_RANK for s in self.scales.values())
 
     def physics(self) -> pl.DataFrame:
         """The targets' physics figures side by side: one row per figure, one column per target
-        (null where a target's runs did not measure it)."""
-        return physics_table(self.signatures)
+        (null where a target's runs did not measure it), a node's where it is known."""
+        return physics_table(self.signatures, self.scales)
 
     def missing(self) -> dict[str, list[str]]:
         """Per target, the physics figures its runs did not measure, each with why."""
@@ -89,6 +101,8 @@ class Comparison:
             "family": self.family,
             "backends": self.backends,
             "configurations": self.configurations,
+            "bases": {t: {"basis": v.basis, "why": v.why} for t, v in self.scales.items()},
+            "node_view": self.node_view,
             "size_ratio": self.size_ratio,
             "intervals": {k: list(v) if v else None for k, v in self.intervals.items()},
             "physics": self.physics().to_dicts(),
@@ -115,6 +129,7 @@ def _signatures(samples: dict[str, pl.DataFrame]) -> dict[str, PhysicsSignature]
             "bytes_per_rep",
             "flops_per_rep",
             "kernels_per_rep",
+            "variant",  # a sequential run launches no kernel: no overhead (physics)
         )
         for t, s in samples.items()
     )
@@ -154,6 +169,7 @@ def _kernels(pairs: pl.DataFrame, band: tuple[float, float] | None) -> pl.DataFr
             geo("relR").alias("relR"),
             pl.col("relR_min").min(),
             pl.col("relR_max").max(),
+            geo("relR_node").alias("relR_node"),
             pl.len().alias("sizes"),
             pl.col("trials_new").min(),
             pl.col("trials_ref").min(),
@@ -164,6 +180,7 @@ def _kernels(pairs: pl.DataFrame, band: tuple[float, float] | None) -> pl.DataFr
         .with_columns(
             (pl.col("relR") / pl.col("predicted")).fill_nan(None).alias("departure"),
             pl.col("predicted").fill_nan(None),
+            pl.col("relR_node").fill_nan(None),
         )
     )
     dev = pl.col("departure").log10()
@@ -190,28 +207,54 @@ def _bootstrap(values: np.ndarray, rng: np.random.Generator) -> tuple[float, flo
     return float(np.exp(np.quantile(means, a))), float(np.exp(np.quantile(means, 1 - a)))
 
 
+def _geo_ci(v: np.ndarray, rng: np.random.Generator, prefix: str) -> dict:
+    """``{prefix: geometric mean, prefix_lo, prefix_hi: its 90% bootstrap interval}`` (None where
+    ``v`` is empty or has one kernel)."""
+    v = v[np.isfinite(v) & (v > 0)]
+    ci = _bootstrap(v, rng)
+    return {
+        prefix: float(np.exp(np.log(v).mean())) if len(v) else None,
+        f"{prefix}_lo": ci[0] if ci else None,
+        f"{prefix}_hi": ci[1] if ci else None,
+    }
+
+
 def _groups(kernels: pl.DataFrame) -> pl.DataFrame:
     rng = np.random.default_rng(SEED)
     rows = []
     for (ref, group), part in kernels.sort("ref", "group", "kernel").group_by(
         ["ref", "group"], maintain_order=True
     ):
-        v = part.get_column("relR").to_numpy()
-        ci = _bootstrap(v, rng)
+        node = part.get_column("relR_node").cast(pl.Float64).fill_null(np.nan).to_numpy()
         rows.append(
             {
                 "ref": ref,
                 "group": group,
-                "kernels": len(v),
-                "relR": float(np.exp(np.log(v).mean())),
-                "relR_lo": ci[0] if ci else None,
-                "relR_hi": ci[1] if ci else None,
+                "kernels": part.height,
+                **_geo_ci(part.get_column("relR").to_numpy(), rng, "relR"),
+                **_geo_ci(node, rng, "relR_node"),
                 "flagged": int(part.get_column("flagged").sum()),
             }
         )
-    schema = {"ref": pl.String, "group": pl.String, "kernels": pl.Int64, "relR": pl.Float64,
-              "relR_lo": pl.Float64, "relR_hi": pl.Float64, "flagged": pl.Int64}  # fmt: skip
+    schema = {"ref": pl.String, "group": pl.String, "kernels": pl.Int64}
+    schema |= {c: pl.Float64 for c in ("relR", "relR_lo", "relR_hi")}
+    schema |= {c: pl.Float64 for c in ("relR_node", "relR_node_lo", "relR_node_hi")}
+    schema |= {"flagged": pl.Int64}
     return pl.DataFrame(rows, schema=schema)
+
+
+def _node_relr(pairs: pl.DataFrame, sigs: dict, scales: dict, new: str, ref: str) -> np.ndarray:
+    """Each pair's relR, a whole node of ``new`` against one of ``ref`` (NaN where either is
+    known only per rank): relR x k(ref) / k(new)."""
+    if scales[new].basis == PER_RANK or scales[ref].basis == PER_RANK:
+        return np.full(pairs.height, np.nan)
+    k = {}
+    for side, t in (("new", new), ("ref", ref)):
+        b = pairs.get_column(f"bytes_per_rep_{side}").fill_null(0.0).to_numpy()
+        f = pairs.get_column(f"flops_per_rep_{side}").fill_null(0.0).to_numpy()
+        n = np.clip(pairs.get_column(f"kernels_per_rep_{side}").fill_null(1.0).to_numpy(), 1, None)
+        k[side] = scales[t].factors(sigs[t], b / n, f < MIN_INTENSITY * b)
+    return pairs.get_column("relR").to_numpy() * k["ref"] / k["new"]
 
 
 def _flags(kernels: pl.DataFrame) -> pl.DataFrame:
@@ -265,13 +308,17 @@ def compare_runs(
         The comparison.
     """
     fam = choose_family(runs, family)
-    samples, backends, configurations = _selected(runs, fam)
+    samples, backends, configs = _selected(runs, fam)
     sigs = _signatures(samples)
+    scales = {t: node_scale(t, run) for t, run in configs.items()}
     pairs, kernels, unmatched, intervals = [], [], [], {}
     for ref in refs:
         p, u = match(samples[new], samples[ref], size_ratio)
         p = _trial_range(p.with_columns(pl.lit(ref).alias("ref")))
-        p = p.with_columns(pl.Series("predicted", _predicted(p, sigs[new], sigs[ref])))
+        p = p.with_columns(
+            pl.Series("predicted", _predicted(p, sigs[new], sigs[ref])),
+            pl.Series("relR_node", _node_relr(p, sigs, scales, new, ref)),
+        )
         scenario = f"{ref.rsplit(':', 1)[-1].upper()}->{new.rsplit(':', 1)[-1].upper()}"
         intervals[scenario] = interval(scenario)
         pairs.append(p)
@@ -293,25 +340,38 @@ def compare_runs(
         unmatched=um.select(*UNMATCHED_COLUMNS),
         signatures=sigs,
         intervals=intervals,
-        configurations=configurations,
+        configurations={t: run.describe() for t, run in configs.items()},
         size_ratio=size_ratio,
+        scales=scales,
     )
 
 
 UNMATCHED_COLUMNS = ("ref", "side", "kernel", "problem_size", "bytes_per_iter", "reason", "why")
 
 
+def _fullest(rows: pl.DataFrame) -> tuple[pl.DataFrame, RunConfig]:
+    """The rows of the configuration (ranks, threads) that uses the most of a node, and it: a
+    per-rank figure of 1 rank beside one of 112 ranks describes two different machines."""
+    cols = [c for c in ("ranks", "threads", "gpus") if c in rows.columns]
+    groups = [g for _, g in rows.group_by(cols, maintain_order=True)] if cols else [rows]
+
+    def used(g: pl.DataFrame) -> tuple:
+        r = g.row(0, named=True)
+        return ((r.get("gpus") or r.get("ranks") or 0) * (r.get("threads") or 1), g.height)
+
+    best = max(groups, key=used)
+    r = best.row(0, named=True)
+    variants = ", ".join(sorted(set(best.get_column("variant"))))
+    return best, RunConfig(r.get("ranks"), r.get("threads"), r.get("gpus"), variants)
+
+
 def _selected(runs: dict[str, pl.DataFrame], family: str):
-    """Per target: its samples in ``family`` and its preferred back-end, the back-end, and how its
-    runs ran (ranks x threads, variant)."""
-    samples, backends, configurations = {}, {}, {}
+    """Per target: its samples in ``family``, its preferred back-end and fullest configuration;
+    the back-end; the configuration."""
+    samples, backends, configs = {}, {}, {}
     for t, r in runs.items():
-        machine, device = t.rsplit(":", 1)
+        _, device = t.rsplit(":", 1)
         rows, backends[t] = select_runs(r, family, device)
+        rows, configs[t] = _fullest(rows)
         samples[t] = samples_of(rows)
-        if {"ranks", "threads"} <= set(rows.columns):
-            named = rows.with_columns(
-                pl.lit(machine).alias("machine"), pl.lit(device).alias("device")
-            )
-            configurations.update(run_configurations(named))
-    return samples, backends, configurations
+    return samples, backends, configs

@@ -9,10 +9,19 @@ import io
 import numpy as np
 import polars as pl
 
+from xamm_data.machines import UnknownMachineError
+from xamm_data.machines import get as get_machine
 from xamm_data.thicket import kernel_graph
+from xamm_models.machines.nodes import PER_RANK
 from xamm_models.machines.physics import BIN_OCTAVES, PhysicsSignature
 
-__all__ = ["WORKING_SETS", "comparison_thicket", "missing_figures", "physics_table"]
+__all__ = [
+    "WORKING_SETS",
+    "comparison_thicket",
+    "missing_figures",
+    "node_figures",
+    "physics_table",
+]
 
 #: Working sets (bytes per launch) at which the bandwidth curves are shown side by side.
 WORKING_SETS = {"32 KiB": 2.0**15, "1 MiB": 2.0**20, "32 MiB": 2.0**25, "1 GiB": 2.0**30}
@@ -41,13 +50,17 @@ def _bandwidth_at(sig: PhysicsSignature, ws: float) -> float | None:
     return float(sig.bandwidth(np.array([ws]))[0])
 
 
-def physics_table(sigs: dict[str, PhysicsSignature]) -> pl.DataFrame:
+def physics_table(sigs: dict[str, PhysicsSignature], scales: dict | None = None) -> pl.DataFrame:
     """One row per figure (bandwidth in GB/s at each of :data:`WORKING_SETS` and at the largest
     working set measured, flop rate in GFLOP/s, launch overhead in microseconds), one column per
-    target; null where the target's runs did not measure it.
+    target; null where the target's runs did not measure it. Every figure is one rank's, as its
+    runs ran, never above what a run achieved; with ``scales``, a node's bandwidth at the largest
+    working set and flop rate follow (null where the node is known only per rank), never above a
+    peak the machine registry records.
 
     Args:
         sigs: target -> its signature.
+        scales: target -> its node scale (:func:`~xamm_models.machines.nodes.node_scale`).
 
     Returns:
         The table (``figure`` first).
@@ -69,7 +82,38 @@ def physics_table(sigs: dict[str, PhysicsSignature]) -> pl.DataFrame:
         rows[t].append(s.sustained_bandwidth / 1e9)
         rows[t].append(s.flop_rate / 1e9 if s.flop_rate_from != "unbounded" else None)
         rows[t].append(s.overhead_s * 1e6 if s.overhead_from != "unmeasured" else None)
+    if scales:
+        rows["figure"] += [
+            "a node: bandwidth at the largest working set (GB/s)",
+            "a node: flop rate (GFLOP/s)",
+        ]
+        for t, s in sigs.items():
+            bw, fr = node_figures(s, scales.get(t))
+            rows[t] += [bw and bw / 1e9, fr and fr / 1e9]
     return pl.DataFrame(rows, schema={"figure": pl.String, **{t: pl.Float64 for t in sigs}})
+
+
+def node_figures(sig: PhysicsSignature, scale) -> tuple[float | None, float | None]:
+    """A node's sustained bandwidth (B/s, at the largest working set its runs measured) and flop
+    rate (flop/s), never above the registry's peaks; (None, None) where the node is known only per
+    rank."""
+    if scale is None or scale.basis == PER_RANK:
+        return None, None
+    ws = np.array([2.0 ** max(sig.bw_log2_ws)])
+    bw = float(sig.bandwidth(ws)[0] * scale.factors(sig, ws, np.array([True]))[0])
+    fr = sig.flop_rate * scale.factor if sig.flop_rate_from != "unbounded" else None
+    m = _machine_of(sig.target)
+    peak = m.peak_flop_rate(sig.target.rsplit(":", 1)[-1]) if m else None
+    if fr is not None and peak is not None:
+        fr = min(fr, peak * (m.gpus_per_node if sig.target.endswith(":gpu") else 1))
+    return bw, fr
+
+
+def _machine_of(target: str):
+    try:
+        return get_machine(target.rsplit(":", 1)[0])
+    except UnknownMachineError:
+        return None
 
 
 def _records(c) -> dict[tuple[str, int], dict]:
