@@ -3,11 +3,11 @@
 
     python examples/predict_stored_app.py [--profiles DIR] [--store out/app-store] [--out FILE]
 
-The store's ``app_profiles`` keeps one row per profile (runtime and counters, not regions), so a
-stored application is predicted as one whole-program region: the median runtime of its stored
-profiles. Store one problem size and configuration per application name (here: 8 ranks, size 30,
-five trials), since the median is taken over every stored profile of the application on that
-machine.
+The store's ``app_profiles`` keeps each profile as ``xamm predict`` reads its file, regions
+included, so a stored application is predicted as its file is. Several stored runs of one
+configuration (here: 8 ranks x 5 threads, size 30, five trials) are one profile, each region the
+median over the trials; runs of different configurations are never mixed: ``--select ranks=8``
+picks one, and the command says which runs it took.
 """
 
 from __future__ import annotations

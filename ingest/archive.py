@@ -41,6 +41,7 @@ from xamm_ingest.dispatch import (
     validate_by_source,
 )
 from xamm_ingest.formats import get_format
+from xamm_ingest.machine_names import forget_node_facts, record_node_facts
 from xamm_ingest.profiles import CALIPER_SUFFIXES, file_task
 from xamm_ingest.records import Bounds
 from xamm_ingest.report import IngestReport, Rejected
@@ -500,6 +501,7 @@ def ingest_archive(
     opts.setdefault("bounds", Bounds())
     paths = as_paths(paths)
     report = ArchiveReport(frame=spec.table.empty(), table=spec.table.name)
+    forget_node_facts()
     st = None if dry_run else as_store(store)
     total = _count(fmt, paths, opts) if progress else 0
     batcher = _Batcher(st, fmt, opts, batch_files, report)
@@ -513,6 +515,8 @@ def ingest_archive(
         _read_and_commit(chunks, fmt, opts, batcher, executor, workers, scheduler, advance)
     batcher.commit()
     report.write = batcher.last
+    if st is not None and report.rows_written:
+        report.notes.extend(record_node_facts())
     report.seconds = time.perf_counter() - t0
     _log_done(fmt, report)
     return report

@@ -28,7 +28,7 @@ import xamm_ingest.profiles  # noqa: F401  (registers hpctoolkit, caliper, table
 import xamm_ingest.rajaperf  # noqa: F401  (registers rajaperf)
 from xamm_ingest.errors import IngestError
 from xamm_ingest.formats import FORMATS, get_format
-from xamm_ingest.machine_names import take_aliases
+from xamm_ingest.machine_names import forget_node_facts, record_node_facts, take_aliases
 from xamm_ingest.rajaperf import AGREE_RTOL
 from xamm_ingest.readers.base import ReadResult
 from xamm_ingest.readers.table import load_mapping
@@ -238,6 +238,7 @@ def read_sources(
         opts["table_mapping"] = load_mapping(opts["mapping"])
     opts.setdefault("bounds", Bounds())
     t0 = time.perf_counter()
+    forget_node_facts()
     plan = spec.plan(as_paths(paths), opts)
     log.info(
         "%s: %d source(s) to read, %d file(s) with nothing to ingest, %d refused at discovery",
@@ -429,6 +430,7 @@ def ingest_sources(
         return report
     st = as_store(store)
     report.write = st.write(report.frame, report.table)
+    report.notes.extend(record_node_facts())
     return report
 
 

@@ -18,6 +18,9 @@ CONFIG_NAME = "xamm.toml"
 # the ingest
 # summary shows each one, so a name never lands in another machine's partition without a word.
 _RESOLVED: dict[str, str] = {}
+# node facts of the xamm.toml files read since the last record_node_facts(): file -> (machine,
+# facts); recorded in the user's machine registry once the ingest has written its rows
+_NODE_FACTS: dict[str, tuple[str, dict]] = {}
 
 
 def machine_id(name: str) -> str:
@@ -61,6 +64,9 @@ class RunDirConfig(BaseModel):
     device: Literal["cpu", "gpu"] | None = None  # for outputs that do not name it (BabelStream)
     # which profile metadata keys fill which app_profiles columns (Caliper profiles)
     metadata: MetadataMap | None = None
+    # the public facts of the machine's node (xamm_data.machines.NODE_FACTS, cpu, gpu, source):
+    # recorded in the user's machine registry, as `xamm machines add` does
+    node: dict[str, str | int | float] | None = None
 
     @field_validator("machine")
     @classmethod
@@ -89,16 +95,47 @@ def find_config(start: Path, stop: Path) -> Path | None:
 
 
 def load_config(path: Path) -> RunDirConfig:
-    """Parse and validate an ``xamm.toml``; errors name the file and the field."""
+    """Parse and validate an ``xamm.toml``; errors name the file and the field. Its ``[node]``
+    facts are checked here and recorded by :func:`record_node_facts` once the ingest has
+    written."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise IngestError(path, f"not valid TOML: {e}") from None
     try:
-        return RunDirConfig(**data)
+        cfg = RunDirConfig(**data)
     except ValidationError as e:
         err = e.errors()[0]
         field = ".".join(str(x) for x in err["loc"]) or "(file)"
         raise IngestError(
             path, f'field {field!r}: {err["msg"]}; expected e.g. machine = "quartz"'
         ) from None
+    if cfg.node:
+        if not cfg.machine:
+            raise IngestError(path, "a [node] table needs machine = NAME: whose node it describes")
+        try:  # every fact checked before any is recorded
+            machines.checked_facts(cfg.machine, **cfg.node)
+        except machines.MachineFactsError as e:
+            raise IngestError(path, f"[node]: {e}") from None
+        _NODE_FACTS[str(path)] = (cfg.machine, dict(cfg.node))
+    return cfg
+
+
+def forget_node_facts() -> None:
+    """Forget the ``[node]`` facts read so far (an ingest starts afresh)."""
+    _NODE_FACTS.clear()
+
+
+def record_node_facts() -> list[str]:
+    """Record the ``[node]`` facts of the ``xamm.toml`` files read since the last call in the
+    user's machine registry (``$XAMM_HOME/machines.toml``), and forget them.
+
+    Returns:
+        One note per machine recorded, naming the file the facts came from.
+    """
+    out = []
+    for path, (machine, facts) in sorted(_NODE_FACTS.items()):
+        m = machines.add_facts(machine, **{"source": f"xamm.toml ({path})", **facts})
+        out.append(f"node facts of {m.id} from {path} recorded in {machines.user_file()}")
+    _NODE_FACTS.clear()
+    return out

@@ -79,6 +79,7 @@ class SimRun:
     variants: list[tuple[str, str]]
     npasses: int
     ranks: int | None = None  # None: built without MPI
+    omp_max_threads: int = 1  # what omp_get_max_threads() returns (the OpenMP variants' threads)
 
     def total(self, k: SimKernel, vt) -> float:
         return math.fsum(k.times[vt])
@@ -253,7 +254,7 @@ def _globals(run: SimRun, variant: str, tuning: str, cluster: str, gen: str) -> 
         "launchdate": "1700000000",
         "cmdline": f"[./raja-perf.exe,--npasses,{run.npasses},--size,1000000]",
         "ProblemSizeRunParam": "1000000.000000",
-        "omp_max_threads": "1",
+        "omp_max_threads": str(run.omp_max_threads),
     }
     if gen != "pre-release":
         g["tuning"] = tuning
@@ -377,9 +378,11 @@ def sim_run(
     seed: int = 0,
     variants=(("Base_Seq", "default"), ("Base_CUDA", "block_256")),
     ranks: int | None = None,
+    omp_max_threads: int = 1,
+    speedup: dict[str, float] | None = None,
 ) -> SimRun:
     """Four kernels with distinct figures; the last (largest) one leaks into later passes.
-    Seeded."""
+    Seeded. ``speedup``: back-end -> the factor its times take (default: CUDA 0.05)."""
     import random
 
     rng = random.Random(seed)
@@ -393,7 +396,8 @@ def sim_run(
     for name, size, reps, b, f, cx in spec:
         k = SimKernel(name, size, reps, b, f, cx)
         for vt in variants:
-            base = (0.2 + rng.random()) * (0.05 if vt[0].endswith("CUDA") else 1.0)
+            factor = (speedup or {"CUDA": 0.05}).get(vt[0].split("_", 1)[1], 1.0)
+            base = (0.2 + rng.random()) * factor
             k.times[vt] = [round(base * (1 + 0.03 * rng.random()), 6) for _ in range(npasses)]
         kernels.append(k)
-    return SimRun(kernels, list(variants), npasses, ranks)
+    return SimRun(kernels, list(variants), npasses, ranks, omp_max_threads)

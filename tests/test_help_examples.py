@@ -107,12 +107,13 @@ ORDER = [
     "xamm predict ./hpctoolkit-lulesh-database --source quartz:cpu --json",
     "xamm predict ./cycles-only-database --source quartz:cpu --clock-ghz 2.1",
     "xamm predict --app LULESH --machine quartz",
-    "xamm predict regions.csv --source mi300a-spx:gpu --config node --target-benchmarks "
+    "xamm predict regions.csv --source mi300a-spx:gpu --config rank --target-benchmarks "
     "./dane-store",
+    "xamm predict --app LULESH --machine quartz --select ranks=8",
     "xamm predict profiles.parquet --source quartz:cpu --target lassen:gpu --target "
     "h100-node:gpu --model xamm/default",
     "xamm predict profiles.parquet --source quartz:cpu --target newbox:gpu --model xamm/default "
-    "--target-benchmarks ./newbox-store",
+    "--target-benchmarks ./newbox-store --family gpu",
     "xamm predict ./store --source quartz:cpu --target lassen:gpu --target h100-node:gpu "
     "--model xamm/default --rank --json",
     "xamm run config.yml",

@@ -246,6 +246,31 @@ def add_facts(machine_id: str, **facts) -> Machine:
     Raises:
         MachineFactsError: an unknown field, a value out of range, or a bad id.
     """
+    mid, given = checked_facts(machine_id, **facts)
+    path = user_file()
+    with locked(path.with_name(f".{USER_FILE}.lock")):
+        tables = _read_tables(path) if path.is_file() else {}
+        merged = {**tables.get(mid, {}), **given}
+        # checked before it is written: a bad fact never reaches the file
+        _records({mid: _read_tables(SHIPPED).get(mid, {})}, {mid: merged}, path)
+        write_text_atomic(path, _toml({**tables, mid: merged}))
+    reload()
+    return get(mid)
+
+
+def checked_facts(machine_id: str, **facts) -> tuple[str, dict]:
+    """(the registry id, the facts given) once every fact is known and in range for that machine.
+
+    Args:
+        machine_id: a registry id or alias, or a new id.
+        **facts: :class:`Machine` fields; None are left out.
+
+    Returns:
+        The id and the facts.
+
+    Raises:
+        MachineFactsError: an unknown field, a value out of range, or a bad id.
+    """
     mid = canonical_id(machine_id) or machine_id
     if not _ID.match(mid):
         raise MachineFactsError(
@@ -258,15 +283,10 @@ def add_facts(machine_id: str, **facts) -> Machine:
             f"machine {mid}: unknown field(s) {unknown}; expected some of "
             f"{', '.join(k for k, _ in NODE_FACTS)}, cpu, gpu, aliases, source, notes"
         )
-    path = user_file()
-    with locked(path.with_name(f".{USER_FILE}.lock")):
-        tables = _read_tables(path) if path.is_file() else {}
-        merged = {**tables.get(mid, {}), **given}
-        # checked before it is written: a bad fact never reaches the file
-        _records({mid: _read_tables(SHIPPED).get(mid, {})}, {mid: merged}, path)
-        write_text_atomic(path, _toml({**tables, mid: merged}))
-    reload()
-    return get(mid)
+    current = _read_tables(user_file()).get(mid, {}) if user_file().is_file() else {}
+    shipped = _read_tables(SHIPPED).get(mid, {})
+    _records({mid: shipped}, {mid: {"source": "given", **current, **given}}, user_file())
+    return mid, given
 
 
 def list_machines(pattern: str = "*") -> list[str]:
@@ -300,6 +320,7 @@ __all__ = [  # and MACHINES, REGISTRY: the registry as the files say now (module
     "UnknownMachineError",
     "add_facts",
     "canonical_id",
+    "checked_facts",
     "get",
     "list_machines",
     "reload",

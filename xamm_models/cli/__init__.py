@@ -577,12 +577,12 @@ examples:
   xamm predict ./hpctoolkit-lulesh-database --source quartz:cpu --json
   xamm predict ./cycles-only-database --source quartz:cpu --clock-ghz 2.1
   xamm predict --app LULESH --machine quartz    an application already in the store
-  xamm predict --app lulesh2.0 --machine quartz --select ranks=8 --select input_size=30
+  xamm predict --app LULESH --machine quartz --select ranks=8
   xamm predict regions.csv --source mi300a-spx:gpu --config rank --target-benchmarks ./dane-store
   xamm predict profiles.parquet --source quartz:cpu --target lassen:gpu --target h100-node:gpu \
 --model xamm/default
   xamm predict profiles.parquet --source quartz:cpu --target newbox:gpu --model xamm/default \
---target-benchmarks ./newbox-store
+--target-benchmarks ./newbox-store --family gpu
   xamm predict ./store --source quartz:cpu --target lassen:gpu --target h100-node:gpu \
 --model xamm/default --rank --json
 
@@ -643,6 +643,13 @@ def _add_predict(sub) -> None:
         metavar="KEY=VALUE",
         help="with --app: the stored runs to predict, by configuration (ranks=8, input_size=30, "
         "source_path=...; repeatable)",
+    )
+    q.add_argument(
+        "--family",
+        choices=("sequential", "threaded", "gpu"),
+        help="feature tables with --target-benchmarks: the programming-model family of the "
+        "profiles; each target's signature is measured from its runs of that family only "
+        "(a profile file's family comes from its metadata)",
     )
     q.add_argument(
         "--no-store-targets",
@@ -772,6 +779,10 @@ def predict_cmd(args) -> int:
     else:
         profiles = read_profiles_file(args.profiles)
     bench = load_benchmark_runs(args.target_benchmarks) if args.target_benchmarks else None
+    if bench is not None and args.family:
+        from xamm_models.predictors.configurations import one_family  # as above
+
+        bench = one_family(bench, args.family)
     fn = model.rank_targets if args.rank else model.predict
     out = fn(profiles, args.source, args.target, target_benchmarks=bench)
     if args.out:

@@ -50,15 +50,22 @@ def markdown(c: Comparison, *, plots: bool = True) -> str:
     Returns:
         Markdown.
     """
-    kcols = ["ref", "group", "kernel", "relR", "relR_min", "relR_max", "sizes", "predicted",
-             "departure", "flagged"]  # fmt: skip
+    kcols = ["ref", "group", "kernel", "relR", "relR_min", "relR_max", "relR_node", "sizes",
+             "predicted", "departure", "flagged"]  # fmt: skip
     backends = ", ".join(f"{t} {b}" for t, b in c.backends.items())
     out = [
         f"# {c.new} against {', '.join(c.refs)}\n",
         f"Variant family {c.family}, back-ends: {backends}. relR = seconds per iteration on "
-        f"{c.new} / on the reference (below 1: {c.new} is faster); problem sizes matched within "
-        f"{c.size_ratio:g}x.\n\n",
-        "".join(f"- {t}: {how}\n" for t, how in c.configurations.items()),
+        f"{c.new} / on the reference, one rank against one rank as the runs ran (below 1: "
+        f"{c.new} is faster); relR_node = a whole node against a whole node"
+        + ("" if c.node_view else " (empty: a node is not known for every target)")
+        + f"; problem sizes matched within {c.size_ratio:g}x.\n\n",
+        "".join(
+            f"- {t}: {how}; {c.scales[t].basis}: {c.scales[t].why}\n"
+            if t in c.scales
+            else f"- {t}: {how}\n"
+            for t, how in c.configurations.items()
+        ),
         "\n",
         "## Physics figures\n",
         table(c.physics()),
@@ -66,8 +73,8 @@ def markdown(c: Comparison, *, plots: bool = True) -> str:
     missing = [f"- {t}: {m}" for t, ms in c.missing().items() for m in ms]
     if missing:
         out += ["\nNot measured:\n", "\n".join(missing) + "\n"]
-    out += ["\n## Kernel groups (geometric mean, 90% bootstrap interval over kernels)\n",
-            table(c.groups)]  # fmt: skip
+    out += ["\n## Kernel groups (geometric mean per rank and per node, 90% bootstrap interval "
+            "over kernels)\n", table(c.groups)]  # fmt: skip
     out += [
         "\n## Where it departs from the physics\n",
         f"Flagged outside the interval measured on the benchmark's machines ({_interval_text(c)}); "
@@ -130,15 +137,19 @@ def plot_ratios(c: Comparison, path: Path) -> None:
 
 
 def plot_bandwidth(c: Comparison, path: Path) -> None:
-    """Each target's sustained bandwidth against the working set per launch."""
+    """Each target's sustained bandwidth, one rank as its runs ran, against the working set per
+    launch, at the working sets its streaming kernels measured (never above what a run
+    achieved)."""
     fig = _figure(6.0, 4.0)
     ax = fig.add_subplot()
     for t, s in c.signatures.items():
-        ax.plot(2.0 ** np.array(s.bw_log2_ws), np.array(s.bw) / 1e9, marker="o", ms=3, label=t)
+        how = c.configurations.get(t, "")
+        ax.plot(2.0 ** np.array(s.bw_log2_ws), np.array(s.bw) / 1e9, marker="o", ms=3,
+                label=f"{t} ({how})" if how else t)  # fmt: skip
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("working set per launch (bytes)")
-    ax.set_ylabel("sustained bandwidth (GB/s)")
+    ax.set_ylabel("sustained bandwidth a rank (GB/s)")
     ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=150, metadata={"Software": None})

@@ -440,12 +440,24 @@ def _describe_targets(programs, view, cat: dict, family: str, source: str) -> pl
     return pl.DataFrame(rows, schema_overrides={"runs_left_out": pl.String})
 
 
-def _target_notes(programs: pl.DataFrame) -> list[str]:
-    """One line per target: its basis and why, and what of its runs was left out."""
+def _target_notes(programs: pl.DataFrame, view) -> list[str]:
+    """How the targets were ranked; then per target its basis and why (in a node view), and what
+    of its runs was left out."""
+    ranked = programs.filter(pl.col("rank").is_not_null() & pl.col("p_fastest").is_not_null())
+    lo, hi = ranked["relR_lo"], ranked["relR_hi"]
+    first = ranked.filter(lo <= hi.min())["target"].to_list() if ranked.height else []
     out = []
+    if first:
+        out.append(
+            f"rank: first the targets whose intervals reach below the lowest upper bound "
+            f"({', '.join(first)}), by P(fastest); then the others by predicted relR (their "
+            "P(fastest), the chance of a draw beyond their interval, orders nothing)"
+        )
     for r in programs.iter_rows(named=True):
         left = f"; {r['runs_left_out']}" if r["runs_left_out"] else ""
-        out.append(f"{r['target']} ({r['target_from']}): {r['basis']}: {r['basis_why']}{left}")
+        if view.kind == "node" or left:
+            why = f"{r['basis']}: {r['basis_why']}" if view.kind == "node" else r["basis"]
+            out.append(f"{r['target']} ({r['target_from']}): {why}{left}")
     return out
 
 
@@ -493,5 +505,5 @@ def predict_profile(
         pl.lit(profile.meta.app).alias("app"),
         pl.lit(profile.meta.configuration).alias("source_configuration"),
     ).sort("rank", "relR", nulls_last=True)
-    notes = _notes(profile, src, sigs, view, family_why) + _target_notes(programs)
+    notes = _notes(profile, src, sigs, view, family_why) + _target_notes(programs, view)
     return ProgramPrediction(profile, src, programs, regions, notes)

@@ -36,6 +36,8 @@ __all__ = [
     "STORE",
     "TargetRuns",
     "catalogue",
+    "mixed_runs",
+    "one_family",
     "select_runs",
     "shipped_targets",
 ]
@@ -128,6 +130,9 @@ def select_runs(runs: pl.DataFrame, origin: str, family: str) -> dict[str, Targe
     if runs.is_empty():
         return {}
     out = {}
+    # rows read from a store older than benchmark_runs 1.4.0 have no GPU count
+    missing = [c for c in ("ranks", "threads", "gpus") if c not in runs.columns]
+    runs = runs.with_columns(pl.lit(None, pl.Int64).alias(c) for c in missing)
     framed = runs.with_columns(Target.expr().alias("_target"))
     for (t,), part in framed.group_by(["_target"], maintain_order=True):
         device = Target.parse(t).device
@@ -160,4 +165,51 @@ def catalogue(
     for runs, origin in ((store_runs, STORE), (given, GIVEN)):
         if runs is not None:
             out.update(select_runs(runs, origin, family))
+    return out
+
+
+def one_family(runs: pl.DataFrame, family: str) -> pl.DataFrame:
+    """The rows of ``runs`` a signature may be measured from: per target, its runs of ``family``
+    (on a GPU, its GPU runs; a CPU target without it, the CPU family that used the most of its
+    node) in the configuration that used the most of a node.
+
+    Args:
+        runs: ``benchmark_runs`` rows of any targets (a full RAJAPerf run with every variant).
+        family: ``sequential``, ``threaded`` or ``gpu``.
+
+    Returns:
+        The rows kept.
+    """
+    picked = select_runs(runs, GIVEN, family)
+    rows = [tr.rows for tr in picked.values() if tr.rows is not None]
+    return pl.concat(rows, how="diagonal_relaxed") if rows else runs.head(0)
+
+
+def mixed_runs(runs: pl.DataFrame) -> list[str]:
+    """Per target whose ``benchmark_runs`` rows hold more than one family or configuration, a
+    sentence naming them (empty when every target's rows are one of each).
+
+    Args:
+        runs: ``benchmark_runs`` rows.
+
+    Returns:
+        The sentences.
+    """
+    need = {"machine", "device", "backend", "variant", "ranks", "threads"}
+    if not need <= set(runs.columns) or runs.is_empty():
+        return []
+    shapes = (
+        runs.with_columns(family_expr(), Target.expr().alias("_t"))
+        .group_by("_t", "family", "ranks", "threads", maintain_order=True)
+        .agg(pl.col("variant").unique().sort())
+    )
+    out = []
+    for (t,), g in shapes.group_by(["_t"], maintain_order=True):
+        if g.height > 1:
+            parts = "; ".join(
+                f"{r['family']} ({', '.join(r['variant'])}: "
+                f"{RunConfig(r['ranks'], r['threads'], None, '').shape()})"
+                for r in g.sort("family", "ranks").iter_rows(named=True)
+            )
+            out.append(f"{t}'s runs hold {parts}")
     return out

@@ -97,9 +97,11 @@ def rank(
     answer: pl.DataFrame, coverage: float | None, seed: int, draws: int = 4000
 ) -> pl.DataFrame:
     """Targets per profile, ranked: ``p_fastest``, the probability that the target is the fastest,
-    and ``rank`` (1 = the most likely fastest), so the two always agree; targets no draw made
-    fastest follow by predicted relR, as do all when the answer has no intervals (``p_fastest``
-    null).
+    and ``rank``. The contenders, whose intervals reach below the best upper bound of any target
+    (none of them is known to be slower than another), rank first, by ``p_fastest``: rank 1 is the
+    most likely fastest, and among them rank and ``p_fastest`` always agree. The others follow by
+    predicted relR (their ``p_fastest`` is the chance of a draw beyond their interval, and orders
+    nothing); so do all when the answer has no intervals (``p_fastest`` null).
 
     Each interval is read as a split normal in log10 relR: below the prediction the spread its
     lower bound says, above it the spread of its upper bound (a whole program's interval is rarely
@@ -135,9 +137,13 @@ def rank(
             best = x.argmin(axis=2)
             wins[i : i + 256] = np.stack([(best == j).mean(axis=1) for j in range(k)], axis=1)
         p = p.with_columns(pl.Series("p_fastest", wins.reshape(-1)))
-    order = [pl.col("p_fastest").fill_null(-1.0), pl.col("relR")]
-    return p.sort(["row", *order], descending=[False, True, False]).with_columns(
-        pl.int_range(1, pl.len() + 1).over("row").alias("rank")
+    contender = (pl.col("relR_lo") <= pl.col("relR_hi").min().over("row")).fill_null(False)
+    by_p = pl.when(contender).then(pl.col("p_fastest").fill_null(-1.0)).otherwise(-2.0)
+    return (
+        p.with_columns(by_p.alias("_by_p"))
+        .sort(["row", "_by_p", "relR"], descending=[False, True, False])
+        .drop("_by_p")
+        .with_columns(pl.int_range(1, pl.len() + 1).over("row").alias("rank"))
     )
 
 

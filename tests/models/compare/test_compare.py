@@ -293,3 +293,56 @@ def test_command_line_errors_exit_1_or_2(capsys):
     with pytest.raises(SystemExit) as e:
         main(["compare", "lassen"])
     assert e.value.code == 2
+
+
+def test_both_views_a_node_of_each_where_the_registry_knows_both(store):
+    """relR is one rank against one rank as the runs ran; relR_node a whole node against a whole
+    node: x k(ref) / k(new), k the ranks of a node measured whole. The H100 and MI300A nodes'
+    GPU runs both fill their 4 GPUs (one rank each), so their node relR is their rank relR."""
+    c = compare("h100-node:gpu", ["mi300a-spx:gpu"], store=store.root)
+    assert c.node_view and {s.basis for s in c.scales.values()} == {"node"}
+    got = c.pairs.select("relR", "relR_node")
+    assert (got["relR_node"] / got["relR"] - 1).abs().max() < 1e-12
+    assert c.groups["relR_node"].to_list() == pytest.approx(c.groups["relR"].to_list())
+
+
+def test_a_partition_mode_with_six_times_the_ranks_is_six_times_the_node(store):
+    """An MI300A node in CPX mode runs 24 ranks, one per GPU partition, where SPX runs 4: per rank
+    the same kernel takes as long, so per rank CPX looks no faster, while its node does 6x the
+    work (the issue's '3.9x slower' per rank with no node view). Built from the SPX runs with each
+    rank's time kept, ranks and GPUs 24, and the mode's facts added to the registry."""
+    from xamm_data import machines
+
+    spx = store.read("benchmark_runs", "mi300a-spx").filter(pl.col("device") == "gpu")
+    cpx = spx.with_columns(
+        pl.lit("mi300a-cpx").alias("machine"), pl.lit(24).alias("ranks"), pl.lit(24).alias("gpus")
+    )
+    machines.add_facts("mi300a-cpx", gpu="AMD MI300A (CDNA 3, CPX mode)", gpus_per_node=24,
+                       cores_per_node=96, source="test: SPX's node in CPX mode")  # fmt: skip
+    c = compare_runs({"mi300a-cpx:gpu": cpx, "mi300a-spx:gpu": spx}, "mi300a-cpx:gpu",
+                     ["mi300a-spx:gpu"])  # fmt: skip
+    assert c.scales["mi300a-cpx:gpu"].factor == 24 and c.scales["mi300a-spx:gpu"].factor == 4
+    assert (c.pairs["relR"] - 1).abs().max() < 1e-12
+    node = c.pairs["relR_node"].to_numpy()
+    assert node == pytest.approx([4 / 24] * len(node))
+    assert "24 ranks on all 24 GPUs: the node measured" in c.scales["mi300a-cpx:gpu"].why
+
+
+def test_dane_against_quartz_a_node_recomputed_from_the_facts(store):
+    """dane's runs fill its 112 cores; quartz's use one of 36, so its node is scaled: each core
+    computes and streams from cache on its own, but beyond the node's 90 MiB of cache the node
+    streams at most its 153.6 GB/s peak. Every pair's node relR, recomputed from those facts and
+    the two signatures."""
+    c = compare("dane", ["quartz"], store=store.root, size_ratio=16)
+    sigs = c.signatures
+    assert c.scales["dane:cpu"].factor == 112 and c.scales["quartz:cpu"].factor == 36
+    for r in c.pairs.iter_rows(named=True):
+        k = {}
+        for side, t, cores, cache, peak in (("new", "dane:cpu", 112, 210, 614.4e9),
+                                            ("ref", "quartz:cpu", 36, 90, 153.6e9)):  # fmt: skip
+            ws = r[f"bytes_per_rep_{side}"] / max(r[f"kernels_per_rep_{side}"] or 1, 1)
+            streaming = r[f"flops_per_rep_{side}"] < r[f"bytes_per_rep_{side}"]
+            k[side] = cores
+            if streaming and ws * cores > cache * 2**20:
+                k[side] = min(cores, peak / float(sigs[t].bandwidth([ws])[0]))
+        assert r["relR_node"] == pytest.approx(r["relR"] * k["ref"] / k["new"], rel=1e-9)

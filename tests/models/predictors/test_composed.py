@@ -264,11 +264,16 @@ def test_cli_predicts_a_lulesh_profile_and_refuses_bad_input(shared_data, tmp_pa
     assert xamm(["predict", str(f), "--json", "--regions", "--plot", str(tmp_path / "p.png")]) == 0
     doc = json.loads(capsys.readouterr().out.split("\nwrote ")[0])
     progs = doc["programs"]
-    assert sorted(p["rank"] for p in progs) == list(range(1, len(progs) + 1))
+    # whole nodes: the targets compared node against node are ranked; those known only per rank
+    # are labelled so in their row, and not ranked among nodes
+    ranked = [p for p in progs if p["rank"] is not None]
+    assert sorted(p["rank"] for p in ranked) == list(range(1, len(ranked) + 1))
+    assert {p["basis"] for p in ranked} <= {"node", "node, scaled"} and len(ranked) >= 5
+    assert all(p["p_fastest"] is None for p in progs if p["basis"] == "per rank")
     assert {p["target"] for p in progs} == set(load_model("xamm/default").signatures)
     own = next(p for p in progs if p["target"] == "quartz:cpu")
-    assert own["relR"] == 1.0 and own["source_configuration"] == "8 ranks x 5 threads"
-    assert sum(p["p_fastest"] for p in progs) == pytest.approx(1.0, abs=1e-9)
+    assert own["relR"] == 1.0 and own["source_configuration"] == "8 ranks x 5 threads on 1 node"
+    assert sum(p["p_fastest"] for p in ranked) == pytest.approx(1.0, abs=1e-9)
     assert (tmp_path / "p.png").stat().st_size > 1000 and doc["regions"]
     table = tmp_path / "r.csv"
     table.write_text("region,exclusive_s\nmain,1.0\n")
@@ -282,9 +287,11 @@ def test_cli_predicts_a_lulesh_profile_and_refuses_bad_input(shared_data, tmp_pa
         assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
-def test_an_application_in_the_store_is_its_median_runtime(tmp_path, capsys):
-    """``--app NAME --machine M``: the stored profiles' median runtime as one region, measured on
-    the machine and device they were stored with; an application the store lacks is named."""
+def test_an_application_in_the_store_is_one_configuration_of_it(tmp_path, capsys):
+    """``--app NAME --machine M``: the stored rows of one configuration; rows that differ in
+    parameters are refused as one answer (a median over them is no answer), and picked with
+    ``--select`` one is its runtime, as one region (a table stores no regions), measured on the
+    machine and device it was stored with; an application the store lacks is named."""
     from xamm_ingest import ingest_profiles
 
     from xamm_data.cli import main as xamm
@@ -302,9 +309,14 @@ def test_an_application_in_the_store_is_its_median_runtime(tmp_path, capsys):
     )
     assert rep.frame.height == 3
     argv = ["predict", "--app", "A", "--machine", "quartz", "--store", str(store), "--json"]
-    assert xamm([*argv, "--target", "lassen:gpu"]) == 0
-    progs = json.loads(capsys.readouterr().out)["programs"]
+    assert xamm([*argv, "--target", "lassen:gpu"]) == 1
+    assert "3 configurations" in capsys.readouterr().err
+    pick = ["--select", 'app_params={"size":2}']
+    assert xamm([*argv, *pick, "--target", "lassen:gpu"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    progs = doc["programs"]
     assert {p["source"] for p in progs} == {"quartz:cpu"}
-    assert {p["time_source_s"] for p in progs} == {2.0}
+    assert {p["time_source_s"] for p in progs} == {3.0}
+    assert any("no regions stored" in n for n in doc["notes"])
     assert xamm(["predict", "--app", "B", "--machine", "quartz", "--store", str(store)]) == 1
     assert "no application 'B' on quartz" in capsys.readouterr().err

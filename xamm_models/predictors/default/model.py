@@ -47,11 +47,13 @@ from xamm_data.targets import scenario_expr
 from xamm_models.benchmark.dataset import samples_from_runs
 from xamm_models.errors import (
     ADD_A_TARGET,
+    ProfileInputError,
     UnknownSourceError,
     UnknownTargetError,
     unknown_name_message,
 )
 from xamm_models.machines.physics import PhysicsSignature, physics_signatures, rows_by
+from xamm_models.predictors.configurations import mixed_runs
 from xamm_models.predictors.contract import Predictor, conform
 from xamm_models.predictors.default.conformal import halfwidths
 from xamm_models.predictors.default.stacked import split_relr
@@ -236,6 +238,13 @@ class StackedPredictor(
         Returns:
             Signatures by target.
         """
+        if target_benchmarks is not None and (mixed := mixed_runs(target_benchmarks)):
+            raise ProfileInputError(
+                f"{'; '.join(mixed)}: a signature measured from a mix of programming models or "
+                "configurations describes none of them; pass one, e.g. target_benchmarks="
+                "one_family(runs, 'sequential') (xamm_models.predictors.configurations; "
+                "xamm predict --family)"
+            )
         bench = None if target_benchmarks is None else samples_from_runs(target_benchmarks)
         sigs = self._signatures_with(bench)
         self._check(pairs, sigs)
