@@ -32,6 +32,8 @@ from reliability_report import markdown_report, tally_rows
 from test_ingest_fuzz import Hung, within
 from xamm_ingest.cli import main
 
+from xamm_data.regions import SUM_RTOL
+
 pytestmark = pytest.mark.data
 REPO = Path(__file__).resolve().parents[1]
 REPORT = REPO / "docs" / "reliability.md"
@@ -40,8 +42,8 @@ CASES = {"caliper-app": 24, "hpctoolkit-old": 8, "hpctoolkit-new": 8, "table": 2
 TIME = "avg#inclusive#sum#time.duration"
 SUM = "sum#inclusive#sum#time.duration"
 # a profile's stored runtime is the sum of its regions' exclusive times, which the region contract
-# holds within 2% of the roots' inclusive time (xamm_data.regions.region_problems)
-NESTING_RTOL = 0.02
+# holds within SUM_RTOL of the roots' inclusive time (xamm_data.regions.region_problems)
+NESTING_RTOL = SUM_RTOL
 
 
 def _cli(args: list[str], capsys) -> tuple[int, dict]:

@@ -60,6 +60,10 @@ IO_WORDS = frozenset(
 CATEGORIES = ("compute", "communication", "io")
 # time below which an inclusive/exclusive difference is rounding in the profile's printed digits
 TIME_SLACK_S = 1e-6
+# how far the regions' exclusive times may add up from the roots' inclusive times: a sampling
+# profiler attributes them apart (HPCToolkit's public allgather database: 3.4%); a damaged or
+# altered time is further off
+SUM_RTOL = 0.05
 
 
 class RegionProfileError(ValueError):
@@ -458,7 +462,7 @@ def region_problems(frame: pl.DataFrame, key: str) -> dict[str, str]:
     apart by ``key``), in one pass: the first rule of :func:`_breaks` a profile's regions break,
     naming the region; else regions whose children outlast them (within 2%: the profile's times do
     not nest, so no sum of its regions is the program's time); else no time at all, or exclusive
-    times that do not add up to the roots' inclusive times (within 2%).
+    times that do not add up to the roots' inclusive times (within :data:`SUM_RTOL`).
 
     Args:
         frame: the region contract's columns (:data:`SCHEMA`) and ``key``.
@@ -503,12 +507,12 @@ def region_problems(frame: pl.DataFrame, key: str) -> dict[str, str]:
     for k, n, total, roots_s, untimed in totals.iter_rows():
         if not total > 0:
             out.setdefault(k, "every region's exclusive time is 0; expected timed regions")
-        elif not untimed and abs(total - roots_s) > 0.02 * roots_s + TIME_SLACK_S * n:
+        elif not untimed and abs(total - roots_s) > SUM_RTOL * roots_s + TIME_SLACK_S * n:
             out.setdefault(
                 k,
                 f"the regions' exclusive times add up to {total:.6g} s but the roots' inclusive "
-                f"times to {roots_s:.6g} s; expected them equal (within 2%): the profile's "
-                "exclusive and inclusive times disagree",
+                f"times to {roots_s:.6g} s; expected them equal (within {SUM_RTOL:.0%}): the "
+                "profile's exclusive and inclusive times disagree",
             )
     return out
 
@@ -539,6 +543,7 @@ __all__ = [
     "LINE_BYTES",
     "REGION_COLUMNS",
     "SCHEMA",
+    "SUM_RTOL",
     "ProfileMeta",
     "RegionColumn",
     "RegionProfile",

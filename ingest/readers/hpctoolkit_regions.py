@@ -188,6 +188,9 @@ def _old_hpctoolkit(path: Path) -> tuple[pl.DataFrame | None, str, dict, int | N
         )
     scale = seconds_per(unit or "usec")
     paths = _hatchet_paths(gf)
+    # the mean over every rank and thread, a context none of whose samples fell on some of them
+    # counting 0 there: then children nest within parents and exclusive times add up to the root
+    profiles = len(df[by].drop_duplicates()) if by else 1
     frame = (
         pl.DataFrame(
             {
@@ -197,7 +200,7 @@ def _old_hpctoolkit(path: Path) -> tuple[pl.DataFrame | None, str, dict, int | N
             }
         )
         .group_by("nid", maintain_order=True)
-        .agg(pl.col("inclusive_s", "exclusive_s").mean())
+        .agg(pl.col("inclusive_s", "exclusive_s").sum() / profiles)
     )
     info = [paths[n] for n in frame.get_column("nid")]
     frame = frame.with_columns(

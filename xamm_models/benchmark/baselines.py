@@ -33,6 +33,7 @@ import polars as pl
 
 from xamm_data.registry import Registry
 from xamm_data.targets import scenario_expr
+from xamm_models.achieved import MIN_BUSY_SHARE, best_achieved, launch_overhead, launches_kernels
 from xamm_models.features import FEATURES
 
 #: Baselines by name; each entry's ``registry_info`` says which columns it reads (``needs``: of the
@@ -59,7 +60,6 @@ def register_baseline(
 
 # "sustained": what the machine reaches on its better-streaming kernels, not its best outlier
 BW_QUANTILE = 0.9
-OVERHEAD_QUANTILE = 0.05  # per-launch overhead: the cheapest launches (tiny problem sizes)
 MIN_INTENSITY = 1.0  # flop/byte: a kernel below it says nothing about the compute rate
 MIN_DENSE = 3  # samples of at least MIN_INTENSITY a measured flop rate needs
 
@@ -106,58 +106,79 @@ def pair_size_median(train: pl.DataFrame, test: pl.DataFrame, **_) -> np.ndarray
     return np.where(np.isnan(m), pair_median(train, test), np.exp(m))
 
 
+def _figures_of(arrays: np.ndarray, launches: bool) -> dict:
+    """One target's plain-roofline figures from :func:`~xamm_models.physics.sample_arrays`-shaped
+    rows (see :func:`machine_figures`)."""
+    t, b, f, n = arrays.T
+    best_bw, best_fr = best_achieved(arrays)
+    overhead, _ = launch_overhead(t, b, n, launches)
+    busy = t - overhead * n
+    clear = busy >= MIN_BUSY_SHARE * t
+    ws = b / n
+    large = ws >= (np.median(ws[b > 0]) if (b > 0).any() else np.inf)
+    streaming = (b > 0) & (f < MIN_INTENSITY * b) & clear & large
+    dense = (f > 0) & (f >= MIN_INTENSITY * b) & clear
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bw = (
+            float(np.quantile(b[streaming] / busy[streaming], BW_QUANTILE))
+            if streaming.any()
+            else None
+        )
+        fr = (
+            float(np.quantile(f[dense] / busy[dense], BW_QUANTILE))
+            if dense.sum() >= MIN_DENSE
+            else None
+        )
+    return {
+        "bw": None if bw is None else min(bw, best_bw),
+        "flops": None if fr is None else min(fr, best_fr),
+        "overhead": overhead,
+    }
+
+
 def machine_figures(samples: pl.DataFrame) -> pl.DataFrame:
     """Per target: sustained bandwidth (B/s), compute rate (flop/s) and per-launch overhead (s), the
-    plain roofline's figures with the flop-rate handling the default's prior has.
+    plain roofline's figures, measured with the signature's rules (:mod:`xamm_models.achieved`) and
+    the flop-rate handling the default's prior has:
 
-    * overhead: the 5th percentile of time per launch (the cheapest launches);
-    * bandwidth: the 90th percentile of achieved bandwidth, launch overhead removed, over the
-      samples whose working set per launch is at least the target's median (large working sets);
+    * overhead: none for a sequential run (a loop has no launch); else the 5th percentile of time
+      per launch among the launches that move the fewest bytes;
+    * bandwidth: the 90th percentile of achieved bandwidth, launch overhead removed where it leaves
+      at least half of the time, over the streaming samples (below :data:`MIN_INTENSITY` flop/byte)
+      whose working set per launch is at least the target's median (large working sets), never
+      above the best a run achieved;
     * flop rate: the 90th percentile of achieved flop rate over kernels of at least
-      :data:`MIN_INTENSITY` flop/byte only (a streaming kernel's flop rate is its bandwidth's); a
-      target with fewer than :data:`MIN_DENSE` such samples borrows the median rate of the targets
-      of its device kind (cpu/gpu) that have them, else of all; with none anywhere compute never
-      binds (null).
+      :data:`MIN_INTENSITY` flop/byte only (a streaming kernel's flop rate is its bandwidth's),
+      never above the best a run achieved; a target with fewer than :data:`MIN_DENSE` such samples
+      borrows the median rate of the targets of its device kind (cpu/gpu) that have them, else of
+      all; with none anywhere compute never binds (null).
 
     Args:
         samples: benchmark samples (``target``, ``time_per_rep_s``, ``bytes_per_rep``,
-            ``flops_per_rep``, ``kernels_per_rep``).
+            ``flops_per_rep``, ``kernels_per_rep``; ``variant`` tells a sequential run).
 
     Returns:
         One row per target: ``target``, ``bw``, ``flops``, ``overhead``.
     """
-    launches = pl.col("kernels_per_rep").fill_null(1.0).clip(lower_bound=1.0)
-    b, f = pl.col("bytes_per_rep").fill_null(0.0), pl.col("flops_per_rep").fill_null(0.0)
-    d = samples.with_columns(
-        (pl.col("time_per_rep_s") / launches)
-        .quantile(OVERHEAD_QUANTILE)
-        .over("target")
-        .alias("overhead"),
-        (b / launches).alias("_ws"),
-    ).with_columns(
-        pl.max_horizontal(
-            pl.col("time_per_rep_s") - pl.col("overhead") * launches,
-            0.1 * pl.col("time_per_rep_s"),
-        ).alias("_busy"),
-        pl.col("_ws").filter(b > 0).median().over("target").alias("_ws_median"),
-    )
-    dense = (f > 0) & (f >= MIN_INTENSITY * b)
-    figs = (
-        d.group_by("target")
-        .agg(
-            (b / pl.col("_busy"))
-            .filter((b > 0) & (pl.col("_ws") >= pl.col("_ws_median")))
-            .quantile(BW_QUANTILE)
-            .alias("bw"),
-            (f / pl.col("_busy")).filter(dense).quantile(BW_QUANTILE).alias("_f"),
-            dense.sum().alias("_dense"),
-            pl.col("overhead").first(),
+    rows = []
+    for (target,), part in samples.group_by(["target"], maintain_order=True):
+        arrays = np.column_stack(
+            [
+                part.get_column("time_per_rep_s").to_numpy().astype(float),
+                part.get_column("bytes_per_rep").fill_null(0.0).to_numpy().astype(float),
+                part.get_column("flops_per_rep").fill_null(0.0).to_numpy().astype(float),
+                part.get_column("kernels_per_rep")
+                .fill_null(1.0)
+                .clip(1.0)
+                .to_numpy()
+                .astype(float),
+            ]
         )
-        .with_columns(
-            pl.when(pl.col("_dense") >= MIN_DENSE).then(pl.col("_f")).alias("flops"),
-            pl.col("target").str.split(":").list.last().alias("_kind"),
-        )
-    )
+        rows.append({"target": target, **_figures_of(arrays, launches_kernels(part))})
+    figs = pl.DataFrame(
+        rows,
+        schema={"target": pl.String, "bw": pl.Float64, "flops": pl.Float64, "overhead": pl.Float64},
+    ).with_columns(pl.col("target").str.split(":").list.last().alias("_kind"))
     return _borrow_flops(figs).select("target", "bw", "flops", "overhead").sort("target")
 
 

@@ -44,20 +44,20 @@ import numpy as np
 import polars as pl
 from pydantic import BaseModel, ConfigDict, model_serializer, model_validator
 
+from xamm_models.achieved import (  # noqa: F401 (the figures' rules, re-exported with them)
+    MIN_BUSY_SHARE,
+    OVERHEAD_QUANTILE,
+    OVERHEAD_SPAN_OCTAVES,
+    best_achieved,
+    launch_overhead,
+    launches_kernels,
+)
+
 BIN_OCTAVES = 2.0
 QUANTILE = 0.9
-OVERHEAD_QUANTILE = 0.05
 MIN_PER_BIN = 3
 MIN_INTENSITY = 1.0  # flop/byte
-# Launches must span this many octaves of working set before their fastest is read as an overhead.
-# Set from the physics, not from prediction folds: every RAJAPerf target in the data spans >= 14.8
-# octaves, BabelStream at one array size 0.6 (tests/models/machines/test_bandwidth_only.py).
-OVERHEAD_SPAN_OCTAVES = 6.0
 OVERHEAD_FLOOR_S = 1e-9  # where a log of the overhead is taken and none was measured
-# a row tells the bandwidth or flop rate only if the overhead leaves it this share of its time
-MIN_BUSY_SHARE = 0.5
-# the share of rows, fewest bytes per launch first, among which the overhead is read
-OVERHEAD_ROWS = 0.25
 UNBOUNDED_FLOPS = 1e18  # no compute-bound evidence: compute never binds in the model
 
 
@@ -165,18 +165,6 @@ def sample_arrays(samples: pl.DataFrame) -> np.ndarray:
     )
 
 
-def launches_kernels(samples: pl.DataFrame) -> bool:
-    """Whether ``samples`` were measured in a programming model that launches its kernels (GPU
-    offload, OpenMP threads, ...): False when every sample is a ``Seq`` variant (a plain loop), True
-    when the samples do not say."""
-    for col in ("backend", "variant"):
-        if col in samples.columns:
-            names = samples.get_column(col).drop_nulls().unique().to_list()
-            if names:
-                return not all(str(n).split("_")[-1] == "Seq" for n in names)
-    return True
-
-
 def physics_signature(target: str, samples: pl.DataFrame) -> PhysicsSignature:
     """The signature of one target from its benchmark samples.
 
@@ -188,29 +176,6 @@ def physics_signature(target: str, samples: pl.DataFrame) -> PhysicsSignature:
         The signature.
     """
     return signature_from_arrays(target, sample_arrays(samples), launches=launches_kernels(samples))
-
-
-def best_achieved(arrays: np.ndarray) -> tuple[float, float]:
-    """The best bandwidth (B/s) and flop rate (flop/s) any row of :func:`sample_arrays` achieved,
-    its whole time counted (0 where no row moved bytes or did flops): what no figure of a signature
-    may exceed."""
-    t, b, f, _ = arrays.T
-    ok = t > 0
-    bw = float((b[ok] / t[ok]).max()) if (ok & (b > 0)).any() else 0.0
-    fr = float((f[ok] / t[ok]).max()) if (ok & (f > 0)).any() else 0.0
-    return bw, fr
-
-
-def _overhead(t: np.ndarray, b: np.ndarray, n: np.ndarray, launches: bool) -> tuple[float, str]:
-    """(seconds per launch, how it was found): see the module docstring."""
-    if not launches:
-        return 0.0, "none"
-    ws_all = np.log2(np.clip(b / n, 1.0, None))[b > 0]
-    if len(ws_all) == 0 or float(ws_all.max() - ws_all.min()) < OVERHEAD_SPAN_OCTAVES:
-        return 0.0, "unmeasured"
-    per_launch_ws = b / n
-    small = per_launch_ws <= np.quantile(per_launch_ws, OVERHEAD_ROWS)
-    return float(np.quantile((t / n)[small], OVERHEAD_QUANTILE)), "measured"
 
 
 def _bandwidth_bins(
@@ -252,7 +217,7 @@ def signature_from_arrays(
     """
     t, b, f, n = arrays.T
     best_bw, best_fr = best_achieved(arrays)
-    overhead, overhead_from = _overhead(t, b, n, launches)
+    overhead, overhead_from = launch_overhead(t, b, n, launches)
     busy = t - overhead * n
     # where the overhead is most of a row's time, what is left says nothing of the rates
     clear = busy >= MIN_BUSY_SHARE * t

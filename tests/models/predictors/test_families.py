@@ -121,8 +121,8 @@ def test_real_gpu_and_cpu_families_of_one_node_stay_apart(model, shared_data):
     one."""
     from xamm_ingest import read_rajaperf
 
-    paths = [shared_data / FCR / f"RPBenchmark_{m}_tier1{s}" for m, s in (("H100", ""),
-                                                                          ("MI300A", "-SPX"))]  # fmt: skip
+    names = (("H100", ""), ("MI300A", "-SPX"))
+    paths = [shared_data / FCR / f"RPBenchmark_{m}_tier1{s}" for m, s in names]
     runs = pl.concat(
         [
             read_rajaperf([p], machine=m, workers=2).frame
