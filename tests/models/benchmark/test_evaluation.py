@@ -494,10 +494,10 @@ def test_apps_held_out_the_h100_cpu_to_gpu_pair_keeps_four_kernels_slower_than_m
     ds,
 ):
     """Why the residual needs ``min_pair_kernels`` (xamm_models.predictors.default.stacked): in the
-    Apps fold the H100 node's CPU->GPU training pairs hold 4 kernels; two reductions and a fused
-    halo packing run 3-150x slower on its GPU than the physics prior says (the ungated residual's
-    Apps-fold figure is checked in the decision records). In every other fold the pair keeps at
-    least 17 kernels, above the gate."""
+    Apps fold the H100 node's CPU->GPU training pairs hold 4 kernels; its two reductions run more
+    than 3x (at their slowest size over 30x) slower on its GPU than the physics prior says (the
+    ungated residual's Apps-fold figure is checked in the decision records). In every other fold
+    the pair keeps at least 17 kernels, above the gate."""
     from xamm_models.experiments.entries import FoldContext
     from xamm_models.predictors.default.stacked import MIN_PAIR_KERNELS, log_prior
 
@@ -518,8 +518,8 @@ def test_apps_held_out_the_h100_cpu_to_gpu_pair_keeps_four_kernels_slower_than_m
     )
     slow = by_kernel.filter(pl.col("lo") > np.log10(3)).get_column("app").sort().to_list()
     assert by_kernel.height == 4 < MIN_PAIR_KERNELS
-    assert slow == ["Basic_MULTI_REDUCE", "Basic_REDUCE_STRUCT", "Comm_HALO_PACKING_FUSED"]
-    assert 2.0 < by_kernel["hi"].max() < np.log10(150)
+    assert slow == ["Basic_MULTI_REDUCE", "Basic_REDUCE_STRUCT"]
+    assert np.log10(30) < by_kernel["hi"].max() < 2.0
     assert (
         min(pair(c)["app"].n_unique() for n, c in folds.items() if n != "Apps")
         >= 17
