@@ -407,7 +407,7 @@ def _inherit_run_metadata(csv: pl.DataFrame, merged_pairs: pl.DataFrame) -> pl.D
     meta = merged_pairs.group_by("_dir").agg(
         [pl.col(c).drop_nulls().first().alias(f"{c}_run") for c in RUN_LEVEL]
     )
-    out = csv.join(meta, on="_dir", how="left")
+    out = csv.join(meta, on="_dir", how="left", maintain_order="left")
     out = out.with_columns([pl.coalesce(pl.col(c), pl.col(f"{c}_run")).alias(c) for c in RUN_LEVEL])
     out = out.with_columns(
         pl.when((pl.col("backend") == "OpenMP") & pl.col("threads").is_null())

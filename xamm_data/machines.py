@@ -186,6 +186,7 @@ def _current() -> tuple[tuple[Machine, ...], Registry[Machine]]:
     """The registry as the files say now: read again when the user's file moved (another
     ``$XAMM_HOME``) or changed."""
     path = user_file()
+    stamp: tuple[str, int | None, int | None]
     try:
         stamp = (str(path), path.stat().st_mtime_ns, path.stat().st_size)
     except OSError:

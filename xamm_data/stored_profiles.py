@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from xamm_data.datasets import load_dataset
 from xamm_data.regions import (
     SCHEMA,
     ProfileMeta,
@@ -103,11 +104,11 @@ def _one_configuration(rows: pl.DataFrame, where: str) -> pl.DataFrame:
     )
     more = f"; and {found.height - 6} more" if found.height > 6 else ""
     differ = [c for c in CONFIGURATION if c in found.columns and found[c].n_unique() > 1]
+    example = found[differ[0]].drop_nulls().to_list()[0]
     raise StoredProfileError(
         f"{where}: {rows.height} stored runs in {found.height} configurations: {shown}{more}; a "
         "median over different configurations is no answer: pick one with --select "
-        f"({', '.join(f'{c}=...' for c in differ)}), e.g. --select {differ[0]}="
-        f"{found[differ[0]].drop_nulls().first()}"
+        f"({', '.join(f'{c}=...' for c in differ)}), e.g. --select {differ[0]}={example}"
     )
 
 
@@ -169,8 +170,6 @@ def stored_profile(
     Raises:
         StoredProfileError: no such application, no runtime, or several configurations.
     """
-    from xamm_data.datasets import load_dataset  # the datasets layer loads this module's callers
-
     where = f"{app} on {machine}"
     rows = load_dataset(machine, kind="app_profiles", store=store)
     got = rows.filter(pl.col("app") == app)
@@ -185,22 +184,9 @@ def stored_profile(
     if got.is_empty():
         raise StoredProfileError(f"{where}: no stored run with a runtime matches {select or {}}")
     got = _one_configuration(got, where).sort("trial", "source_path")
-    with_regions = (
-        got.filter(pl.col("regions").list.len() > 0) if "regions" in got.columns else got[:0]
-    )
-    paths = got.get_column("source_path").to_list()
-    runs = f"{len(paths)} stored run{'s' if len(paths) > 1 else ''} ({', '.join(paths[:4])}" + (
-        ", ...)" if len(paths) > 4 else ")"
-    )
-    if with_regions.height == got.height:
-        regions = conform_regions(_trial_regions(got))
-        time_from = f"{_first(got, 'runtime_aggregation')}; " + (
-            "one stored run" if got.height == 1 else f"per region the median over {runs}"
-        )
-    else:
-        regions = _whole_program(got, app)
-        time_from = f"no regions stored: one region, the median runtime_s over {runs}"
+    regions, time_from = _regions_of(got, app)
     check_regions(regions, where)
+    paths = got.get_column("source_path").to_list()
     meta = ProfileMeta(
         path=f"store app_profiles {app}@{machine}" + (f" ({paths[0]})" if len(paths) == 1 else ""),
         format="app_profiles",
@@ -224,3 +210,22 @@ def parse_select(items: list[str] | None) -> dict[str, str]:
             raise ValueError(f"--select {item!r}: expected KEY=VALUE, e.g. ranks=8")
         out[key.strip()] = value.strip()
     return out
+
+
+def _regions_of(got: pl.DataFrame, app: str) -> tuple[pl.DataFrame, str]:
+    """(regions, how the time was had) of one configuration's stored runs: per region the median
+    over trials when every run stored its regions, else one region of the median runtime."""
+    with_regions = (
+        got.filter(pl.col("regions").list.len() > 0) if "regions" in got.columns else got[:0]
+    )
+    paths = got.get_column("source_path").to_list()
+    runs = f"{len(paths)} stored run{'s' if len(paths) > 1 else ''} ({', '.join(paths[:4])}" + (
+        ", ...)" if len(paths) > 4 else ")"
+    )
+    if with_regions.height == got.height:
+        return conform_regions(_trial_regions(got)), f"{_first(got, 'runtime_aggregation')}; " + (
+            "one stored run" if got.height == 1 else f"per region the median over {runs}"
+        )
+    return _whole_program(got, app), (
+        f"no regions stored: one region, the median runtime_s over {runs}"
+    )

@@ -52,24 +52,32 @@ _TIME_NAMES = ("cputime", "realtime")
 
 
 def _hatchet_paths(gf) -> dict[int, tuple[str, str | None, str]]:
-    """Node id -> (region path, parent path, own label); a label repeated under one parent (a
-    loop at two lines) gets its node id, so every path is unique."""
+    """Node id -> (region path, parent path, own label), in the tree's order; a label repeated
+    under one parent (a loop at two lines) gets its place among them (``#2``, ``#3``), so every
+    path is unique. Hatchet numbers nodes differently from one read to the next, so neither
+    names nor order may depend on its node ids: siblings are walked in the order of their frames'
+    attributes (file, line, type), which the database fixes."""
     out: dict[int, tuple[str, str | None, str]] = {}
-    seen: set[str] = set()
+    seen: dict[str, int] = {}
 
     def walk(node, parent: str | None) -> None:
         label = str(node.frame.get("name"))
         path = f"{parent}/{label}" if parent else label
-        if path in seen:
-            path = f"{path}#{node._hatchet_nid}"
-        seen.add(path)
+        seen[path] = seen.get(path, 0) + 1
+        if seen[path] > 1:
+            path = f"{path}#{seen[path]}"
         out[node._hatchet_nid] = (path, parent, label)
-        for child in node.children:
+        for child in sorted(node.children, key=_frame_key):
             walk(child, path)
 
-    for root in gf.graph.roots:
+    for root in sorted(gf.graph.roots, key=_frame_key):
         walk(root, None)
     return out
+
+
+def _frame_key(node) -> str:
+    """A hatchet node's frame attributes as one sortable text."""
+    return repr(sorted((str(k), str(v)) for k, v in node.frame.attrs.items()))
 
 
 def _region_tree(contexts: pl.DataFrame) -> pl.DataFrame:
@@ -115,7 +123,9 @@ def _exclusive(tree: pl.DataFrame, inclusive: pl.DataFrame, cols: list[str]) -> 
         .agg(pl.col(cols).sum())
         .rename({c: f"_kids_{c}" for c in cols})
     )
-    out = inclusive.join(kids, left_on="region", right_on="parent", how="left")
+    out = inclusive.join(
+        kids, left_on="region", right_on="parent", how="left", maintain_order="left"
+    )
     return out.with_columns(
         (pl.col(c) - pl.col(f"_kids_{c}").fill_null(0.0)).clip(lower_bound=0.0).alias(f"{c}_exc")
         for c in cols
@@ -191,14 +201,20 @@ def _old_hpctoolkit(path: Path) -> tuple[pl.DataFrame | None, str, dict, int | N
     # the mean over every rank and thread, a context none of whose samples fell on some of them
     # counting 0 there: then children nest within parents and exclusive times add up to the root
     profiles = len(df[by].drop_duplicates()) if by else 1
+    # hatchet's frame comes in no fixed order: rows are put in the tree's order, ranks and
+    # threads ascending, so that regions and their sums are the same on every read
+    order = {nid: i for i, nid in enumerate(paths)}
     frame = (
         pl.DataFrame(
             {
                 "nid": [n._hatchet_nid for n in df["node"]],
+                "_order": [order[n._hatchet_nid] for n in df["node"]],
+                **{c: df[c].to_numpy() for c in by},
                 "inclusive_s": df["time (inc)"].to_numpy() * scale,
                 "exclusive_s": df["time"].to_numpy() * scale,
             }
         )
+        .sort("_order", *by)
         .group_by("nid", maintain_order=True)
         .agg(pl.col("inclusive_s", "exclusive_s").sum() / profiles)
     )
@@ -302,7 +318,9 @@ def _contexts_frame(path: Path, metric: str, scale: float, n: int) -> pl.DataFra
         .pivot(on="metric", index="ctx_id", values="value", aggregate_function="sum")
     )
     cols = [c for c in ("_time", *ctr) if c in wide.columns]
-    inc = tree.join(wide, on="ctx_id", how="left").with_columns(pl.col(cols).fill_null(0.0))
+    inc = tree.join(wide, on="ctx_id", how="left", maintain_order="left").with_columns(
+        pl.col(cols).fill_null(0.0)
+    )
     inc = _exclusive(tree, inc, cols)
     return inc.select(
         "region",

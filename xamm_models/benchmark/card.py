@@ -46,8 +46,14 @@ def _per_target(ds) -> str:
             p.group_by("source").len().rename({"source": "target", "len": "as_source"}),
             on="target",
             how="left",
+            maintain_order="left",
         )
-        .join(p.group_by("target").len().rename({"len": "as_target"}), on="target", how="left")
+        .join(
+            p.group_by("target").len().rename({"len": "as_target"}),
+            on="target",
+            how="left",
+            maintain_order="left",
+        )
         .fill_null(0)
         .sort("target")
     )

@@ -122,7 +122,9 @@ def in_config(runs: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
         "path_pattern",
         "release",
     )
-    r = runs.with_columns(Target.expr().alias("target")).join(cfg, on="target", how="left")
+    r = runs.with_columns(Target.expr().alias("target")).join(
+        cfg, on="target", how="left", maintain_order="left"
+    )
     declared = pl.col("_var").is_not_null()
     inside = (
         declared

@@ -629,6 +629,19 @@ def _add_predict(sub) -> None:
         type=_clock_ghz,
         help="HPCToolkit databases that counted cycles but no time: the cores' clock rate",
     )
+    _add_predict_configuration(q)
+    q.add_argument("--regions", action="store_true", help="also the prediction per region")
+    q.add_argument("--plot", type=Path, help="draw the targets' relR with intervals to a PNG")
+    q.add_argument("--rank", action="store_true", help="feature tables: rank targets per row")
+    q.add_argument("--out", type=Path, help="write the predictions as Parquet")
+    q.add_argument("--json", action="store_true", help="every prediction as JSON on stdout")
+    # the model loads what it needs
+    q.set_defaults(handler=_needs_models(predict_cmd, needs_torch=lambda args: False))
+
+
+def _add_predict_configuration(q) -> None:
+    """``xamm predict``'s options on what is compared: the configuration, the stored runs, the
+    variant family and the targets."""
     q.add_argument(
         "--config",
         choices=("node", "rank"),
@@ -656,13 +669,6 @@ def _add_predict(sub) -> None:
         action="store_true",
         help="leave the machines of your store out of the targets (they are in by default)",
     )
-    q.add_argument("--regions", action="store_true", help="also the prediction per region")
-    q.add_argument("--plot", type=Path, help="draw the targets' relR with intervals to a PNG")
-    q.add_argument("--rank", action="store_true", help="feature tables: rank targets per row")
-    q.add_argument("--out", type=Path, help="write the predictions as Parquet")
-    q.add_argument("--json", action="store_true", help="every prediction as JSON on stdout")
-    # the model loads what it needs
-    q.set_defaults(handler=_needs_models(predict_cmd, needs_torch=lambda args: False))
 
 
 def _clock_ghz(text: str) -> float:

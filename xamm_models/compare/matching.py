@@ -235,7 +235,7 @@ def _unmatched(
             .group_by(key, maintain_order=True)
             .first()
         )
-        left = left.join(why, on=key, how="left", nulls_equal=True)
+        left = left.join(why, on=key, how="left", nulls_equal=True, maintain_order="left")
         out.append(
             left.select(
                 pl.lit(side).alias("side"),

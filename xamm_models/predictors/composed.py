@@ -32,6 +32,7 @@ import polars as pl
 
 from xamm_data.families import profile_family
 from xamm_data.regions import RegionProfile
+from xamm_data.store import as_store
 from xamm_data.targets import scenario_expr
 from xamm_models.benchmark.dataset import samples_from_runs
 from xamm_models.errors import (
@@ -243,6 +244,27 @@ def predict_regions(
     ).sort("target", "region")
 
 
+def _whole_programs(regions: pl.DataFrame, source: str) -> pl.DataFrame:
+    """Per target: the summed region times, relR against the source's time, and the shares of the
+    source's time predicted from time alone and held as measured."""
+    total = float(regions.filter(pl.col("target") == regions["target"][0])["exclusive_s"].sum())
+    prog = regions.group_by("target", maintain_order=True).agg(
+        pl.col("time_s", "time_lo_s", "time_hi_s").sum(),
+        *(
+            (pl.col("exclusive_s").filter(pl.col("regime") == regime).sum() / total).alias(name)
+            for regime, name in (("time-only", "time_only_share"), (HELD, "held_share"))
+        ),
+    )
+    return prog.with_columns(
+        pl.lit(0, pl.Int64).alias("row"),
+        pl.lit(source).alias("source"),
+        pl.lit(total).alias("time_source_s"),
+        (pl.col("time_s") / total).alias("relR"),
+        (pl.col("time_lo_s") / total).alias("relR_lo"),
+        (pl.col("time_hi_s") / total).alias("relR_hi"),
+    )
+
+
 def compose(
     regions: pl.DataFrame, source: str, coverage: float | None, seed: int, view=None
 ) -> pl.DataFrame:
@@ -263,22 +285,7 @@ def compose(
     Returns:
         One row per target, fastest first.
     """
-    total = float(regions.filter(pl.col("target") == regions["target"][0])["exclusive_s"].sum())
-    prog = regions.group_by("target").agg(
-        pl.col("time_s", "time_lo_s", "time_hi_s").sum(),
-        *(
-            (pl.col("exclusive_s").filter(pl.col("regime") == regime).sum() / total).alias(name)
-            for regime, name in (("time-only", "time_only_share"), (HELD, "held_share"))
-        ),
-    )
-    prog = prog.with_columns(
-        pl.lit(0, pl.Int64).alias("row"),
-        pl.lit(source).alias("source"),
-        pl.lit(total).alias("time_source_s"),
-        (pl.col("time_s") / total).alias("relR"),
-        (pl.col("time_lo_s") / total).alias("relR_lo"),
-        (pl.col("time_hi_s") / total).alias("relR_hi"),
-    )
+    prog = _whole_programs(regions, source)
     apart = (
         []
         if view is None or view.kind == "rank"
@@ -311,8 +318,6 @@ def compose(
 
 def _store_runs(store) -> pl.DataFrame | None:
     """The ``benchmark_runs`` of the user's store (None when it holds none)."""
-    from xamm_data.store import as_store  # the store layer: only when a store is read
-
     st = as_store(store)
     if st.version("benchmark_runs") is None:
         return None

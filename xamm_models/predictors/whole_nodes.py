@@ -122,7 +122,7 @@ def scale_regions(
     held = pl.col("regime") == HELD
     cols = ("relR", "relR_lo", "relR_hi", "time_s", "time_lo_s", "time_hi_s")
     return (
-        regions.join(pl.concat(parts), on=["region", "target"], how="left")
+        regions.join(pl.concat(parts), on=["region", "target"], how="left", maintain_order="left")
         .with_columns(pl.when(held).then(pl.col(c)).otherwise(pl.col(c) * f).alias(c) for c in cols)
         .drop("_f")
     )

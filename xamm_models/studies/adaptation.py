@@ -403,7 +403,10 @@ def _pair_median(lab: pl.DataFrame, test: pl.DataFrame) -> np.ndarray:
     med = lab.group_by("target").agg(pl.col("relR").log().median().alias("_m"))
     overall = float(lab.get_column("relR").log().median())
     return np.exp(
-        test.join(med, on="target", how="left").get_column("_m").fill_null(overall).to_numpy()
+        test.join(med, on="target", how="left", maintain_order="left")
+        .get_column("_m")
+        .fill_null(overall)
+        .to_numpy()
     )
 
 

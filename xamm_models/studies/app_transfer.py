@@ -131,7 +131,7 @@ def pairs(apps: pl.DataFrame, bandwidths: pl.DataFrame, defaults: pl.DataFrame) 
         (pl.col("runtime_s_b") / pl.col("runtime_s")).alias("relR"),
         (pl.col("bw_triad") / pl.col("bw_triad_b")).alias("Triad ratio"),
         pl.lit(1.0).alias("no change"),
-    ).join(defaults, on=["model", "platform", "platform_b"], how="left")
+    ).join(defaults, on=["model", "platform", "platform_b"], how="left", maintain_order="left")
     p = p.sort("model", "platform", "platform_b")
     err = np.log10(p["relR"].to_numpy() / p[DEFAULT].to_numpy())
     src, dst = p["platform"].to_numpy(), p["platform_b"].to_numpy()

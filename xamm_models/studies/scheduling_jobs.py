@@ -106,7 +106,9 @@ def fold_predictions(ds, source: str, *, fraction: float = 0.05, seed: int = 0) 
                 for t in sorted(set(test.get_column("target")))
             ]
         )
-        test = test.join(adapted, on=["app", "size_bucket", "target"], how="left")
+        test = test.join(
+            adapted, on=["app", "size_bucket", "target"], how="left", maintain_order="left"
+        )
         out.append(
             test.select(
                 "sample",

@@ -88,7 +88,13 @@ def test_the_page_is_what_the_study_computes():
     )
     stream = table.filter(pl.col("kernels") == "Stream")
     assert stream.height == 3  # lassen, quartz and dane ran RAJAPerf's Stream group
-    assert (stream["median abs(log10 bw-only / full)"] < 0.15).all()
+    # On the kernels it is built from, the bandwidth-only signature stays within 2x of the full
+    # one; both model most Stream samples within 2x of the measured time. The full signature's
+    # bins hold every streaming kernel of their working-set range, so at dane's per-rank Stream
+    # sizes (between two bins) it reads a slower kernel mix than the Stream kernels alone.
+    assert (stream["median abs(log10 bw-only / full)"] < np.log10(2)).all()
+    assert (stream["full: within 2x of measured"] >= 0.8).all()
+    assert (stream["bw-only: within 2x of measured"] >= 0.8).all()
 
 
 SWEEP_CSV = (

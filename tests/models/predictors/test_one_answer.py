@@ -252,3 +252,14 @@ def test_the_machines_of_your_store_are_targets_by_default(shared_data, tmp_path
     assert xamm(["predict", str(f), "--json", "--no-store-targets"]) == 0
     left = json.loads(capsys.readouterr().out)["programs"]
     assert "newbox:cpu" not in {p["target"] for p in left}
+
+
+def test_a_profile_reads_the_same_rows_in_the_same_order_every_time(shared_data):
+    """Region order is the profile's tree order, never a hash table's: joins that do not keep the
+    left frame's order made two reads of one HPCToolkit database differ row for row."""
+    from xamm_ingest import read_regions
+
+    for d in HPCTOOLKIT:
+        first = read_regions(shared_data / d).regions
+        for _ in range(4):
+            assert read_regions(shared_data / d).regions.equals(first), d

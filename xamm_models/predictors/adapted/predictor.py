@@ -392,6 +392,7 @@ class AdaptedPredictor(
             profiles.with_row_index("row").with_columns(pl.col("row").cast(pl.Int64)),
             on="row",
             how="left",
+            maintain_order="left",
         )
         rel = self.predict_pairs(frame) if frame.height else np.array([])
         out = frame.select(

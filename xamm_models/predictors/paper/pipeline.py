@@ -353,6 +353,7 @@ def run(cfg: RunConfig, *, out=print) -> dict:
                 on=[*keys, "source", "target"],
                 how="left",
                 nulls_equal=True,
+                maintain_order="left",
             )
     dest = cfg.output or Path("predictions.parquet")
     preds.write_parquet(dest)
