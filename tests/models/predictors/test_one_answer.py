@@ -72,8 +72,8 @@ def test_threads_ranks_and_nodes_survive_ingest(shared_data):
 
 
 def test_two_ranks_give_their_mean_through_ingest_and_predict(tmp_path):
-    """The issue's case: one rank 3.0 s, the other 1.0 s. The store and the prediction both take
-    2.0 s, the mean over ranks (the rule of docs/decisions.md), where they once took 3.0 and 2.0."""
+    """One rank 3.0 s, the other 1.0 s: the store and the prediction both take 2.0 s, the mean
+    over ranks (the rule of docs/decisions.md), not the maximum."""
     from xamm_ingest import read_regions
 
     ranks = ((0, 3.0), (1, 1.0))
@@ -255,8 +255,8 @@ def test_the_machines_of_your_store_are_targets_by_default(shared_data, tmp_path
 
 
 def test_a_profile_reads_the_same_rows_in_the_same_order_every_time(shared_data):
-    """Region order is the profile's tree order, never a hash table's: joins that do not keep the
-    left frame's order made two reads of one HPCToolkit database differ row for row."""
+    """Region order is the profile's tree order, never a hash table's, and names never depend on
+    hatchet's node ids, which change from one read to the next."""
     from xamm_ingest import read_regions
 
     for d in HPCTOOLKIT:
