@@ -293,7 +293,7 @@ def inherited_categories(
     """
     own = {r: "compute" if d else c for r, c, d in zip(regions, categories, declared, strict=True)}
     if set(own.values()) <= {"compute"}:
-        return list(own.values()) if len(own) == len(regions) else [own[r] for r in regions]
+        return [own[r] for r in regions]
     parent = dict(zip(regions, parents, strict=True))
     found: dict[str, str] = {}
 
@@ -315,7 +315,7 @@ def inherited_categories(
     ]
 
 
-def inherit_communication(frame: pl.DataFrame) -> pl.DataFrame:
+def inherit_categories(frame: pl.DataFrame) -> pl.DataFrame:
     """``frame`` with categories propagated down the tree (:func:`inherited_categories`); a region
     with ``work_from`` of annotations and bytes is declared work.
 
@@ -552,7 +552,7 @@ __all__ = [
     "region_category",
     "check_regions",
     "region_problems",
-    "inherit_communication",
+    "inherit_categories",
     "inherited_categories",
     "conform_regions",
     "counter_work",

@@ -28,7 +28,37 @@ __all__ = [
     "best_achieved",
     "launch_overhead",
     "launches_kernels",
+    "launches_per_rep",
+    "sample_arrays",
 ]
+
+
+def launches_per_rep(samples: pl.DataFrame) -> np.ndarray:
+    """Kernel launches per rep of each sample, at least one (a missing count is one)."""
+    return np.clip(
+        samples.get_column("kernels_per_rep").fill_null(1.0).to_numpy().astype(float), 1.0, None
+    )
+
+
+def sample_arrays(samples: pl.DataFrame) -> np.ndarray:
+    """The columns the figures are measured from, as rows of (time per rep, bytes per rep, flops
+    per rep, launches per rep).
+
+    Args:
+        samples: benchmark samples (``time_per_rep_s``, ``bytes_per_rep``, ``flops_per_rep``,
+            ``kernels_per_rep``).
+
+    Returns:
+        An array of shape (rows, 4).
+    """
+    return np.column_stack(
+        [
+            samples.get_column("time_per_rep_s").to_numpy().astype(float),
+            samples.get_column("bytes_per_rep").fill_null(0.0).to_numpy().astype(float),
+            samples.get_column("flops_per_rep").fill_null(0.0).to_numpy().astype(float),
+            launches_per_rep(samples),
+        ]
+    )
 
 
 def launches_kernels(samples: pl.DataFrame) -> bool:

@@ -41,7 +41,7 @@ from xamm_data.regions import (
     category_expr,
     check_regions,
     conform_regions,
-    inherit_communication,
+    inherit_categories,
     work_from_counters,
 )
 from xamm_data.units import TIME_UNITS, seconds_per
@@ -411,6 +411,6 @@ def read_hpctoolkit_regions(
     if frame is None:
         return RegionProfile(meta, pl.DataFrame(schema=SCHEMA), totals)
     frame = work_from_counters(frame, line_bytes).with_columns(category_expr("name"))
-    regions = conform_regions(inherit_communication(frame))
+    regions = conform_regions(inherit_categories(frame))
     check_regions(regions, str(path))
     return RegionProfile(meta, regions, totals)

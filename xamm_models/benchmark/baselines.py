@@ -33,7 +33,13 @@ import polars as pl
 
 from xamm_data.registry import Registry
 from xamm_data.targets import scenario_expr
-from xamm_models.achieved import MIN_BUSY_SHARE, best_achieved, launch_overhead, launches_kernels
+from xamm_models.achieved import (
+    MIN_BUSY_SHARE,
+    best_achieved,
+    launch_overhead,
+    launches_kernels,
+    sample_arrays,
+)
 from xamm_models.features import FEATURES
 
 #: Baselines by name; each entry's ``registry_info`` says which columns it reads (``needs``: of the
@@ -107,7 +113,7 @@ def pair_size_median(train: pl.DataFrame, test: pl.DataFrame, **_) -> np.ndarray
 
 
 def _figures_of(arrays: np.ndarray, launches: bool) -> dict:
-    """One target's plain-roofline figures from :func:`~xamm_models.physics.sample_arrays`-shaped
+    """One target's plain-roofline figures from :func:`~xamm_models.achieved.sample_arrays`
     rows (see :func:`machine_figures`)."""
     t, b, f, n = arrays.T
     best_bw, best_fr = best_achieved(arrays)
@@ -162,19 +168,7 @@ def machine_figures(samples: pl.DataFrame) -> pl.DataFrame:
     """
     rows = []
     for (target,), part in samples.group_by(["target"], maintain_order=True):
-        arrays = np.column_stack(
-            [
-                part.get_column("time_per_rep_s").to_numpy().astype(float),
-                part.get_column("bytes_per_rep").fill_null(0.0).to_numpy().astype(float),
-                part.get_column("flops_per_rep").fill_null(0.0).to_numpy().astype(float),
-                part.get_column("kernels_per_rep")
-                .fill_null(1.0)
-                .clip(1.0)
-                .to_numpy()
-                .astype(float),
-            ]
-        )
-        rows.append({"target": target, **_figures_of(arrays, launches_kernels(part))})
+        rows.append({"target": target, **_figures_of(sample_arrays(part), launches_kernels(part))})
     figs = pl.DataFrame(
         rows,
         schema={"target": pl.String, "bw": pl.Float64, "flops": pl.Float64, "overhead": pl.Float64},

@@ -29,13 +29,14 @@ import polars as pl
 from xamm_models.benchmark.spec import SIZE_RATIO
 from xamm_models.compare.figures import comparison_thicket, missing_figures, physics_table
 from xamm_models.compare.matching import REASONS, families, match, samples_of, select_runs
-from xamm_models.machines.nodes import PER_RANK, NodeScale, RunConfig, node_scale
+from xamm_models.machines.nodes import PER_RANK, NodeScale, node_scale
 from xamm_models.machines.physics import (
     MIN_INTENSITY,
     PhysicsSignature,
     modelled_time,
     physics_signatures,
 )
+from xamm_models.predictors.configurations import fullest
 
 __all__ = ["SPREAD_FILE", "Comparison", "compare_runs", "interval"]
 
@@ -349,22 +350,6 @@ def compare_runs(
 UNMATCHED_COLUMNS = ("ref", "side", "kernel", "problem_size", "bytes_per_iter", "reason", "why")
 
 
-def _fullest(rows: pl.DataFrame) -> tuple[pl.DataFrame, RunConfig]:
-    """The rows of the configuration (ranks, threads) that uses the most of a node, and it: a
-    per-rank figure of 1 rank beside one of 112 ranks describes two different machines."""
-    cols = [c for c in ("ranks", "threads", "gpus") if c in rows.columns]
-    groups = [g for _, g in rows.group_by(cols, maintain_order=True)] if cols else [rows]
-
-    def used(g: pl.DataFrame) -> tuple:
-        r = g.row(0, named=True)
-        return ((r.get("gpus") or r.get("ranks") or 0) * (r.get("threads") or 1), g.height)
-
-    best = max(groups, key=used)
-    r = best.row(0, named=True)
-    variants = ", ".join(sorted(set(best.get_column("variant"))))
-    return best, RunConfig(r.get("ranks"), r.get("threads"), r.get("gpus"), variants)
-
-
 def _selected(runs: dict[str, pl.DataFrame], family: str):
     """Per target: its samples in ``family``, its preferred back-end and fullest configuration;
     the back-end; the configuration."""
@@ -372,6 +357,6 @@ def _selected(runs: dict[str, pl.DataFrame], family: str):
     for t, r in runs.items():
         _, device = t.rsplit(":", 1)
         rows, backends[t] = select_runs(r, family, device)
-        rows, configs[t] = _fullest(rows)
+        rows, configs[t] = fullest(rows)
         samples[t] = samples_of(rows)
     return samples, backends, configs

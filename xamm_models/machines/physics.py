@@ -51,6 +51,8 @@ from xamm_models.achieved import (  # noqa: F401 (the figures' rules, re-exporte
     best_achieved,
     launch_overhead,
     launches_kernels,
+    launches_per_rep,
+    sample_arrays,
 )
 
 BIN_OCTAVES = 2.0
@@ -144,25 +146,6 @@ class PhysicsSignature(BaseModel):
                 np.full(n, np.log10(max(self.overhead_s, OVERHEAD_FLOOR_S))),
             ]
         )
-
-
-def _launches(df: pl.DataFrame) -> np.ndarray:
-    return np.clip(
-        df.get_column("kernels_per_rep").fill_null(1.0).to_numpy().astype(float), 1.0, None
-    )
-
-
-def sample_arrays(samples: pl.DataFrame) -> np.ndarray:
-    """The columns a signature is measured from, as rows of (time per rep, bytes per rep, flops per
-    rep, launches)."""
-    return np.column_stack(
-        [
-            samples.get_column("time_per_rep_s").to_numpy().astype(float),
-            samples.get_column("bytes_per_rep").fill_null(0.0).to_numpy().astype(float),
-            samples.get_column("flops_per_rep").fill_null(0.0).to_numpy().astype(float),
-            _launches(samples),
-        ]
-    )
 
 
 def physics_signature(target: str, samples: pl.DataFrame) -> PhysicsSignature:
@@ -315,7 +298,7 @@ def _work(rows: pl.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return (
         rows.get_column("bytes_per_rep").fill_null(0.0).to_numpy().astype(float),
         rows.get_column("flops_per_rep").fill_null(0.0).to_numpy().astype(float),
-        _launches(rows),
+        launches_per_rep(rows),
     )
 
 

@@ -13,8 +13,8 @@ A profile (:class:`xamm_data.regions.RegionProfile`) is predicted region by regi
   region with work keeps its prediction and its interval is widened to hold the spread measured
   for such signatures, by kernel class (:func:`bandwidth_only_spread`, from
   :mod:`xamm_models.studies.bandwidth_only`);
-* **communication** regions (MPI and the like) are held constant: no signature measures a
-  network, and the output says so;
+* **communication** regions (MPI and the like) and **I/O** regions are held constant: no
+  signature measures a network or a file system, and the output says so;
 * the whole program on a target is the sum over regions of predicted exclusive time; its interval
   the sum of the regions' bounds (regions' errors on one machine pair move together, so bounds are
   added, not pooled); relR = that sum / the source's. Targets are ranked with ``p_fastest``
@@ -189,7 +189,7 @@ def _time_only_bounds(pred: pl.DataFrame) -> pl.DataFrame:
 def predict_regions(
     model, profile: RegionProfile, source: str, targets: list[str], sigs: dict, **kw
 ) -> pl.DataFrame:
-    """Per (region, target): predicted relR with its interval and regime; communication and
+    """Per (region, target): predicted relR with its interval and regime; communication, I/O and
     untimed regions held constant.
 
     Args:

@@ -36,6 +36,7 @@ __all__ = [
     "STORE",
     "TargetRuns",
     "catalogue",
+    "fullest",
     "mixed_runs",
     "one_family",
     "select_runs",
@@ -88,8 +89,33 @@ def _used(g: pl.DataFrame) -> int:
 def _configs(rows: pl.DataFrame) -> list[pl.DataFrame]:
     """The configurations of ``rows``, the one using the most of a node first (then the most
     rows)."""
+    missing = [c for c in ("ranks", "threads", "gpus") if c not in rows.columns]
+    rows = rows.with_columns(pl.lit(None, pl.Int64).alias(c) for c in missing)
     groups = [g for _, g in rows.group_by(["ranks", "threads", "gpus"], maintain_order=True)]
     return sorted(groups, key=lambda g: (-_used(g), -g.height))
+
+
+def _run_of(rows: pl.DataFrame) -> RunConfig:
+    """How the rows of one configuration ran, with their variants."""
+    r = rows.row(0, named=True)
+    variants = ", ".join(sorted(set(rows.get_column("variant"))))
+    return RunConfig(r["ranks"], r["threads"], r["gpus"], variants)
+
+
+def fullest(rows: pl.DataFrame) -> tuple[pl.DataFrame, RunConfig]:
+    """The rows of the configuration (ranks, threads, GPUs) that uses the most of a node, and how
+    it ran: a per-rank figure of 1 rank beside one of 112 ranks describes two different machines.
+
+    Args:
+        rows: one target's ``benchmark_runs`` rows of one family.
+
+    Returns:
+        (the rows kept, their configuration).
+    """
+    chosen = _configs(rows)[0]
+    return chosen.drop(c for c in ("ranks", "threads", "gpus") if c not in rows.columns), _run_of(
+        chosen
+    )
 
 
 def _one_target(rows: pl.DataFrame, target: str, origin: str, want: str) -> TargetRuns:
@@ -101,8 +127,7 @@ def _one_target(rows: pl.DataFrame, target: str, origin: str, want: str) -> Targ
         want if want in by_family else max(sorted(by_family), key=lambda f: _used(by_family[f][0]))
     )
     chosen, *others = by_family[family]
-    r = chosen.row(0, named=True)
-    run = RunConfig(r["ranks"], r["threads"], r["gpus"], ", ".join(sorted(set(chosen["variant"]))))
+    run = _run_of(chosen)
     notes = []
     if left := sorted(set(by_family) - {family}):
         notes.append(f"its {', '.join(left)} runs are not used (another programming model)")
