@@ -241,6 +241,8 @@ def measure_rates(corpus: Path, store: Path, n: int = 4096) -> tuple[float, floa
     """(a Dask worker's rate on one core: hash, parse and check; the client's rate with Dask
     workers: walk and commit), files/s, on the first ``n`` files of ``corpus``."""
     import polars as pl
+
+    from xamm_data.store import Store
     from xamm_ingest.archive import (
         DASK_CHUNK_FILES,
         DEFAULT_BATCH_FILES,
@@ -250,8 +252,6 @@ def measure_rates(corpus: Path, store: Path, n: int = 4096) -> tuple[float, floa
     )
     from xamm_ingest.readers.profile_common import SampleSpec
     from xamm_ingest.records import Bounds
-
-    from xamm_data.store import Store
 
     opts = {"spec": SampleSpec(app="sort", machine="grace"), "bounds": Bounds()}
     t = time.perf_counter()

@@ -87,9 +87,8 @@ def main(argv=None) -> int:
 
 def _tutorial_store(data: Path, root: Path):
     """The Thicket tutorial's quartz and lassen RAJAPerf runs in a store of their own."""
-    from xamm_ingest import read_rajaperf
-
     from xamm_data.store import Store
+    from xamm_ingest import read_rajaperf
 
     st = Store(root)
     for machine in ("quartz", "lassen"):

@@ -32,9 +32,9 @@ def main(argv=None) -> int:
     tmp = Path(tempfile.mkdtemp(prefix="xamm-bench-predict-"))
     os.environ["XAMM_HOME"] = str(tmp / "home")
     import torch
-    from xamm_ingest import ingest_rajaperf
 
     from xamm_data.store import Store
+    from xamm_ingest import ingest_rajaperf
     from xamm_models.features import FEATURES, kernel_app_samples
     from xamm_models.machines.attention import build_signatures
     from xamm_models.predictors.paper.predictor import XammPredictor

@@ -93,9 +93,8 @@ def bench_load(st, machine: str) -> None:
 
 
 def bench_ingest(data: Path, tmp: Path, replicas: int) -> None:
-    from xamm_ingest import read_rajaperf
-
     from xamm_data.store import Store
+    from xamm_ingest import read_rajaperf
 
     files = replicate(data / "LLNL+thicket-tutorial" / "data" / "quartz", tmp / "cali", replicas)
     parse, rep = timed(lambda: read_rajaperf(tmp / "cali", workers=2, machine="quartz"))
@@ -211,9 +210,8 @@ def run(args) -> int:
     """Every measurement, printed."""
     tmp = Path(tempfile.mkdtemp(prefix="xamm-bench-store-"))
     os.environ["XAMM_HOME"] = str(tmp / "home")
-    from xamm_ingest import ingest_rajaperf
-
     from xamm_data.store import Store
+    from xamm_ingest import ingest_rajaperf
 
     st = Store(tmp / "store")
     b = args.data / "llnl+RAJAPerf-Benchmark" / "2026-FCR" / "data"

@@ -52,9 +52,9 @@ def run(args) -> int:
     """Every set timed, printed as a Markdown table."""
     warnings.filterwarnings("ignore")
     import thicket
-    from xamm_ingest import from_thicket, read_rajaperf
 
     from xamm_data import to_thicket
+    from xamm_ingest import from_thicket, read_rajaperf
 
     t = args.data / "LLNL+thicket" / "thicket" / "tests" / "data" / "rajaperf"
     sets = {

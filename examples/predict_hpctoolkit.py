@@ -17,9 +17,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from xamm_ingest import read_babelstream, read_regions
-
 from xamm_data.summary import print_frame
+from xamm_ingest import read_babelstream, read_regions
 from xamm_models.predictors.composed import predict_profile
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

@@ -20,10 +20,10 @@ import argparse
 from pathlib import Path
 
 import polars as pl
-from xamm_ingest import read_babelstream, read_regions
-from xamm_ingest.readers.app_logs import tealeaf_run
 
 from xamm_data.summary import print_frame
+from xamm_ingest import read_babelstream, read_regions
+from xamm_ingest.readers.app_logs import tealeaf_run
 from xamm_models.predictors.composed import predict_profile
 
 REPO = Path(__file__).resolve().parents[1]

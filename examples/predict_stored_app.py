@@ -16,11 +16,11 @@ import argparse
 from pathlib import Path
 
 import caliperreader
-from xamm_ingest import ingest_profiles
-from xamm_ingest.readers.profile_common import SampleSpec
 
 from xamm_data import Store
 from xamm_data.cli import main as xamm
+from xamm_ingest import ingest_profiles
+from xamm_ingest.readers.profile_common import SampleSpec
 
 REPO = Path(__file__).resolve().parents[1]
 LULESH = REPO.parent / "shared" / "data" / "LLNL+thicket-tutorial/data/lulesh"

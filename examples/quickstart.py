@@ -9,10 +9,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from xamm_ingest import ingest_rajaperf
-
 from xamm_data import Store, load_dataset
 from xamm_data.summary import print_frame, summarize_benchmark_runs
+from xamm_ingest import ingest_rajaperf
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "tests" / "fixtures" / "rajaperf_sample"

@@ -61,5 +61,5 @@ def test_version_is_single_sourced_and_citation_agrees():
 
 
 def test_packages_are_typed():
-    for pkg in ("xamm_data", "xamm_models", "ingest"):
+    for pkg in ("xamm_data", "xamm_models", "ingest/xamm_ingest"):
         assert (REPO / pkg / "py.typed").is_file()

@@ -10,11 +10,11 @@ import sys
 
 import pytest
 from conftest import FIXTURES
-from xamm_ingest.cli import build_parser as ingest_parser
-from xamm_ingest.cli import main as ingest
 
 from xamm_data.cli import build_parser
 from xamm_data.cli import main as xamm
+from xamm_ingest.cli import build_parser as ingest_parser
+from xamm_ingest.cli import main as ingest
 
 
 def leaves(parser: argparse.ArgumentParser, path=()):
@@ -121,8 +121,8 @@ def test_shipped_examples_are_valid(tmp_path):
     """examples/run-config.yml parses as a pipeline config; examples/table-mapping.toml ingests a
     table."""
     from conftest import REPO
-    from xamm_ingest import read_profiles
 
+    from xamm_ingest import read_profiles
     from xamm_models.predictors.paper.pipeline import load_config
 
     cfg = load_config(REPO / "examples" / "run-config.yml")

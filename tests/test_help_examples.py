@@ -139,9 +139,8 @@ ORDER = [
 
 
 def _parsers():
-    from xamm_ingest.cli import build_parser as ingest_parser
-
     from xamm_data.cli import build_parser
+    from xamm_ingest.cli import build_parser as ingest_parser
 
     def walk(p):
         yield p
@@ -185,7 +184,6 @@ def test_the_long_examples_parse():
 def _labelled(work: Path, shared: Path, store: Path) -> None:
     """The few-shot platform's labelled profiles and its unlabelled ones (the public stand-in)."""
     from xamm_ingest import read_rajaperf
-
     from xamm_models.benchmark import dataset as xplat
     from xamm_models.studies.adaptation import platform_pairs
 
@@ -242,9 +240,8 @@ def _inputs(work: Path, shared: Path) -> None:
 def _stores(work: Path, shared: Path) -> None:
     """``./store`` (the benchmark's named public sources), ``./newbox-store`` (a machine the
     default predictor never saw) and ``profiles.parquet`` (quartz's kernels as profiles)."""
-    from xamm_ingest import ingest_rajaperf
-
     from xamm_data.store import Store
+    from xamm_ingest import ingest_rajaperf
     from xamm_models.benchmark import dataset as xplat
 
     store = Store(work / "store")

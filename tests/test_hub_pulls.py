@@ -20,13 +20,13 @@ import pytest
 from conftest import FIXTURES
 from hub_server import LocalHub, Tamper
 from reliability_report import markdown_report
-from xamm_ingest import ingest_rajaperf
 
 from xamm_data import load_dataset
 from xamm_data.hub import push_dataset
 from xamm_data.schema import BENCHMARK_RUNS
 from xamm_data.store import Store
 from xamm_data.table_files import CorruptDataError, parquet_bytes
+from xamm_ingest import ingest_rajaperf
 
 REPO = Path(__file__).resolve().parents[1]
 REPORT = REPO / "docs" / "reliability-hub.md"

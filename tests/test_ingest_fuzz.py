@@ -29,6 +29,7 @@ from pathlib import Path
 
 import pytest
 from reliability_report import markdown_report, tally_rows
+
 from xamm_ingest.cli import main
 
 pytestmark = pytest.mark.data

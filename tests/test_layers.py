@@ -17,7 +17,7 @@ from conftest import REPO
 
 PACKAGES = {
     "xamm_data": REPO / "xamm_data",
-    "xamm_ingest": REPO / "ingest",
+    "xamm_ingest": REPO / "ingest" / "xamm_ingest",
     "xamm_models": REPO / "xamm_models",
 }
 FORBIDDEN = {

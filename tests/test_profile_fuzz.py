@@ -30,9 +30,9 @@ from pathlib import Path
 import pytest
 from reliability_report import markdown_report, tally_rows
 from test_ingest_fuzz import Hung, within
-from xamm_ingest.cli import main
 
 from xamm_data.regions import SUM_RTOL
+from xamm_ingest.cli import main
 
 pytestmark = pytest.mark.data
 REPO = Path(__file__).resolve().parents[1]

@@ -9,13 +9,13 @@ import pytest
 import yaml
 from conftest import FIXTURES
 from huggingface_hub import hf_hub_download
-from xamm_ingest import ingest_rajaperf
 
 from xamm_data import list_datasets, load_dataset
 from xamm_data.datasets import UnknownDatasetError
 from xamm_data.hub import push_dataset
 from xamm_data.schema import BENCHMARK_RUNS
 from xamm_data.store import Store
+from xamm_ingest import ingest_rajaperf
 
 SAMPLE = FIXTURES / "rajaperf_sample"
 

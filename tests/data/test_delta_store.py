@@ -16,11 +16,11 @@ from datetime import datetime, timedelta
 import polars as pl
 import pytest
 from conftest import FIXTURES
-from xamm_ingest import read_rajaperf
 
 from xamm_data import load_dataset
 from xamm_data.schema import BENCHMARK_RUNS
 from xamm_data.store import CorruptDataError, Store
+from xamm_ingest import read_rajaperf
 
 KEY = list(BENCHMARK_RUNS.primary_key)
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES
-from xamm_ingest import ingest_rajaperf
 
 from xamm_data.store import Store
+from xamm_ingest import ingest_rajaperf
 
 # nothing listens there: a machine without a network, as the client sees it
 CLOSED = "http://127.0.0.1:9"

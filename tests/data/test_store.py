@@ -9,11 +9,11 @@ import polars as pl
 import pyarrow.parquet as pq
 import pytest
 from conftest import FIXTURES
-from xamm_ingest import read_rajaperf
 
 from xamm_data.schema import BENCHMARK_RUNS
 from xamm_data.store import Store
 from xamm_data.validate import ValidationError
+from xamm_ingest import read_rajaperf
 
 SAMPLE = FIXTURES / "rajaperf_sample"
 

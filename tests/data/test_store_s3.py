@@ -17,10 +17,10 @@ from conftest import FIXTURES
 pytest.importorskip("moto.server", reason="moto[server] is in the test extra")
 
 from s3_server import BUCKET  # noqa: E402  (s3 and s3_env are fixtures of conftest.py)
-from xamm_ingest import read_rajaperf  # noqa: E402
 
 from xamm_data import load_dataset  # noqa: E402
 from xamm_data.store import CorruptDataError, CorruptLogError, Store  # noqa: E402
+from xamm_ingest import read_rajaperf  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -19,12 +19,12 @@ from pathlib import Path
 import polars as pl
 import pytest
 from cali_writer import write_cali
+
+from xamm_data.store import Store
 from xamm_ingest.archive import ingest_archive
 from xamm_ingest.cli import main
 from xamm_ingest.metadata_map import MetadataMap
 from xamm_ingest.readers.profile_common import SampleSpec
-
-from xamm_data.store import Store
 
 SORT = Path("LLNL+thicket-tutorial") / "data" / "parallel-sorting"
 TIME = "inclusive#sum#time.duration"

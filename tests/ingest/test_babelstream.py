@@ -9,6 +9,7 @@ import re
 
 import polars as pl
 import pytest
+
 from xamm_ingest import read_babelstream
 from xamm_ingest.cli import main as ingest_main
 from xamm_ingest.readers import babelstream as bs

@@ -5,6 +5,7 @@ from __future__ import annotations
 import caliperreader
 import pytest
 from conftest import FIXTURES
+
 from xamm_ingest.readers.cali_format import CaliFormatError, parse_cali
 
 

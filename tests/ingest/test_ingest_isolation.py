@@ -13,12 +13,12 @@ import polars as pl
 import pytest
 from cali_writer import rajaperf_cali, write_cali
 from conftest import FIXTURES
+
+from xamm_data.store import Store
 from xamm_ingest import ingest_profiles, read_profiles, read_rajaperf
 from xamm_ingest.cli import main
 from xamm_ingest.readers import caliper_profile, hpctoolkit, rajaperf_caliper, rajaperf_csv, table
 from xamm_ingest.readers.profile_common import SampleSpec
-
-from xamm_data.store import Store
 
 SAMPLE = FIXTURES / "rajaperf_sample"
 SPEC = SampleSpec(app="demo", machine="quartz")

@@ -11,6 +11,7 @@ import pytest
 from cali_writer import rajaperf_cali
 from conftest import FIXTURES
 from rajaperf_writer import sim_run, write_csv
+
 from xamm_ingest import Bounds, read_profiles, read_rajaperf
 from xamm_ingest.cli import main
 from xamm_ingest.readers.profile_common import SampleSpec
@@ -264,6 +265,7 @@ def test_hints_name_values_the_cli_accepts(tmp_path):
     import re
 
     from cali_writer import write_cali
+
     from xamm_ingest.cli import build_parser
 
     f = write_cali(

@@ -10,13 +10,13 @@ import warnings
 import numpy as np
 import polars as pl
 import pytest
-from xamm_ingest import ingest_profiles, read_profiles
-from xamm_ingest.cli import main
-from xamm_ingest.readers.profile_common import SampleSpec
 
 from xamm_data import load_dataset
 from xamm_data.features import add_features
 from xamm_data.store import Store
+from xamm_ingest import ingest_profiles, read_profiles
+from xamm_ingest.cli import main
+from xamm_ingest.readers.profile_common import SampleSpec
 
 SPEC = SampleSpec(app="demo", machine="quartz", params={"n": 1})
 

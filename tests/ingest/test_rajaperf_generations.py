@@ -16,6 +16,7 @@ import polars as pl
 import pytest
 from cali_writer import rajaperf_cali
 from rajaperf_writer import GENERATIONS, sim_run, write_caliper, write_csv
+
 from xamm_ingest import read_rajaperf
 from xamm_ingest.rajaperf import TIMER_METRIC
 

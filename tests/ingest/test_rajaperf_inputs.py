@@ -9,12 +9,12 @@ import polars as pl
 import pytest
 from cali_writer import rajaperf_cali
 from conftest import FIXTURES
+
+from xamm_data.store import Store
 from xamm_ingest import read_rajaperf
 from xamm_ingest.cli import main
 from xamm_ingest.readers.base import Source
 from xamm_ingest.readers.rajaperf_caliper import read_caliper
-
-from xamm_data.store import Store
 
 SAMPLE = FIXTURES / "rajaperf_sample"
 BAD = FIXTURES / "bad"

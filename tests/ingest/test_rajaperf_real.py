@@ -11,12 +11,12 @@ from pathlib import Path
 import caliperreader
 import polars as pl
 import pytest
-from xamm_ingest import ingest_rajaperf, read_rajaperf
-from xamm_ingest.readers.base import Source
-from xamm_ingest.readers.rajaperf_caliper import read_caliper
 
 from xamm_data import load_dataset
 from xamm_data.store import Store
+from xamm_ingest import ingest_rajaperf, read_rajaperf
+from xamm_ingest.readers.base import Source
+from xamm_ingest.readers.rajaperf_caliper import read_caliper
 
 GIB = float(1 << 30)
 

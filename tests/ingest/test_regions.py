@@ -8,10 +8,10 @@ import warnings
 
 import polars as pl
 import pytest
-from xamm_ingest.readers.caliper_files import load_profile
-from xamm_ingest.readers.regions import read_regions
 
 from xamm_data.regions import RegionProfileError
+from xamm_ingest.readers.caliper_files import load_profile
+from xamm_ingest.readers.regions import read_regions
 
 LULESH = "LLNL+thicket-tutorial/data/lulesh"
 QUARTZ_TOPDOWN = "LLNL+thicket-tutorial/data/quartz/GCC_10.3.1_BaseSeq_08388608/O3"

@@ -9,6 +9,7 @@ import shutil
 import polars as pl
 import pytest
 from rajaperf_writer import sim_run, write_csv
+
 from xamm_ingest import read_profiles, read_rajaperf
 from xamm_ingest.cli import main
 from xamm_ingest.readers.profile_common import SampleSpec

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from xamm_ingest import read_babelstream
 
 from xamm_data.cli import main
 from xamm_data.store import Store
+from xamm_ingest import read_babelstream
 from xamm_models.benchmark import dataset as xplat
 from xamm_models.compare import REASONS, compare, compare_runs, interval
 from xamm_models.compare.report import markdown

@@ -10,11 +10,10 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the models extra (torch) is not installed")
 
-from xamm_ingest import ingest_rajaperf  # noqa: E402
-
 from xamm_data import machines  # noqa: E402
 from xamm_data.hashing import frame_sha256
 from xamm_data.store import Store  # noqa: E402
+from xamm_ingest import ingest_rajaperf  # noqa: E402
 from xamm_models.embedders import create_embedder, list_embedders, load_embedder  # noqa: E402
 from xamm_models.errors import ImmutableSignatureError
 from xamm_models.machines.attention import algorithm1, build_signatures  # noqa: E402

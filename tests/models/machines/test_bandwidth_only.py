@@ -8,9 +8,9 @@ import numpy as np
 import polars as pl
 import pytest
 from conftest import REPO
-from xamm_ingest import read_babelstream
 
 from xamm_data import snapshot
+from xamm_ingest import read_babelstream
 from xamm_models.benchmark.dataset import samples_from_runs
 from xamm_models.machines.physics import (
     OVERHEAD_SPAN_OCTAVES,

@@ -107,9 +107,9 @@ def test_xamm_toml_beside_the_runs_records_the_nodes_facts(tmp_path):
     """A [node] table in the xamm.toml beside a machine's runs goes into the user's registry once
     the runs are stored (not on a dry run; a bad fact rejects the runs it covers, by name)."""
     from rajaperf_writer import sim_run, write_caliper
-    from xamm_ingest import ingest_rajaperf
 
     from xamm_data.store import Store
+    from xamm_ingest import ingest_rajaperf
 
     runs = tmp_path / "runs"
     runs.mkdir()

@@ -24,9 +24,8 @@ EPOCHS = 30
 
 @pytest.fixture(scope="module")
 def world(shared_data, rajaperf_sets, tmp_path_factory):
-    from xamm_ingest import read_rajaperf
-
     from xamm_data.store import Store
+    from xamm_ingest import read_rajaperf
     from xamm_models.benchmark import dataset as xplat
 
     st = Store(tmp_path_factory.mktemp("adapt") / "store")

@@ -292,10 +292,9 @@ def test_an_application_in_the_store_is_one_configuration_of_it(tmp_path, capsys
     parameters are refused as one answer (a median over them is no answer), and picked with
     ``--select`` one is its runtime, as one region (a table stores no regions), measured on the
     machine and device it was stored with; an application the store lacks is named."""
-    from xamm_ingest import ingest_profiles
-
     from xamm_data.cli import main as xamm
     from xamm_data.store import Store
+    from xamm_ingest import ingest_profiles
 
     (tmp_path / "t.csv").write_text(
         "app,machine,runtime_s,size\nA,quartz,1.0,1\nA,quartz,3.0,2\nA,quartz,2.0,3\n"

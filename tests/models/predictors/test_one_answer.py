@@ -98,10 +98,9 @@ def test_the_same_run_gives_the_same_answer_through_file_store_and_api(
     """The README's LULESH profile: ``xamm predict FILE``, the same file ingested and predicted
     with ``--app``, and ``predict_profile`` in code give the same relR on every target (within
     1%; they are the same regions, so the same numbers)."""
+    from xamm_data.cli import main as xamm
     from xamm_ingest import read_regions
     from xamm_ingest.cli import main as ingest
-
-    from xamm_data.cli import main as xamm
     from xamm_models.predictors.composed import predict_profile
 
     f = shared_data / README_PROFILE
@@ -137,9 +136,8 @@ def test_stored_runs_of_different_configurations_are_never_one_median(shared_dat
     """Runs of 8 and 27 ranks are refused as one application, naming each configuration and how to
     pick; picked, the five trials of one configuration are one profile, each region the median
     over the trials, and the profile says which runs it took."""
-    from xamm_ingest import ingest_profiles
-
     from xamm_data.store import Store
+    from xamm_ingest import ingest_profiles
 
     by = _lulesh_by_config(shared_data)
     eight, twenty7 = by[("8", "30")], by[("27", "30")]
@@ -168,10 +166,9 @@ def test_stored_runs_of_different_configurations_are_never_one_median(shared_dat
 
 
 def test_the_command_line_refuses_a_mix_in_one_line(shared_data, tmp_path, capsys):
-    from xamm_ingest import ingest_profiles
-
     from xamm_data.cli import main as xamm
     from xamm_data.store import Store
+    from xamm_ingest import ingest_profiles
 
     by = _lulesh_by_config(shared_data)
     files = by[("8", "30")][:2] + by[("8", "40")][:1]
@@ -233,10 +230,10 @@ def test_the_machines_of_your_store_are_targets_by_default(shared_data, tmp_path
     """A centre ingests a new machine's RAJAPerf run into its store: `xamm predict` answers for it
     beside the shipped machines, named as from your store; --no-store-targets leaves it out."""
     from rajaperf_writer import sim_run, write_caliper
-    from xamm_ingest import ingest_rajaperf
 
     from xamm_data.cli import main as xamm
     from xamm_data.store import Store
+    from xamm_ingest import ingest_rajaperf
 
     runs = tmp_path / "runs"
     runs.mkdir()

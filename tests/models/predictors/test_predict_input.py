@@ -96,9 +96,8 @@ def test_an_empty_input_is_refused(tmp_path, capsys):
 
 
 def test_a_store_of_application_profiles_only_is_refused(tmp_path, capsys):
-    from xamm_ingest import ingest_profiles
-
     from xamm_data.store import Store
+    from xamm_ingest import ingest_profiles
 
     (tmp_path / "t.csv").write_text("app,machine,runtime_s\nA,quartz,1.5\n")
     (tmp_path / "m.toml").write_text(

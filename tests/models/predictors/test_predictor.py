@@ -11,9 +11,8 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the models extra (torch) is not installed")
 
-from xamm_ingest import ingest_rajaperf  # noqa: E402
-
 from xamm_data.store import Store  # noqa: E402
+from xamm_ingest import ingest_rajaperf  # noqa: E402
 from xamm_models.errors import FeatureSchemaError, UnknownSourceError, UnknownTargetError
 from xamm_models.features import FEATURES, kernel_app_samples  # noqa: E402
 from xamm_models.machines.attention import build_signatures  # noqa: E402

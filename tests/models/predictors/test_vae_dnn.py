@@ -218,10 +218,9 @@ def test_xamm_run_trains_and_tests_a_vae_dnn_and_predict_ranks_with_it(
 ):
     import json
 
-    from xamm_ingest import ingest_rajaperf
-
     from xamm_data.cli import main as xamm
     from xamm_data.store import Store
+    from xamm_ingest import ingest_rajaperf
 
     monkeypatch.setenv("XAMM_HOME", str(tmp_path / "home"))
     st = Store(tmp_path / "store")

@@ -110,9 +110,8 @@ def test_the_public_stand_in_source_has_counters_the_targets_lack(
     """thicket-tutorial quartz: workload and top-down counters (20 columns); the targets: the 6
     workload columns a RAJAPerf CSV gives. The 6 shared names seed the alignment; every method is
     scored on the same test rows."""
-    from xamm_ingest import read_rajaperf
-
     from xamm_data.store import Store
+    from xamm_ingest import read_rajaperf
     from xamm_models.benchmark import dataset as xplat
     from xamm_models.studies.adaptation import (
         SOURCE_FEATURES,

@@ -15,6 +15,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from conftest import REPO, shared_data_dir  # noqa: E402
+
 from xamm_ingest import read_babelstream  # noqa: E402
 from xamm_ingest.readers.app_logs import (  # noqa: E402
     APP_LOGS,
@@ -24,7 +25,6 @@ from xamm_ingest.readers.app_logs import (  # noqa: E402
     tealeaf_run,
     uob_model,
 )
-
 from xamm_models.benchmark.dataset import samples_from_runs  # noqa: E402
 from xamm_models.machines.physics import physics_signatures  # noqa: E402
 from xamm_models.studies import app_transfer as at  # noqa: E402

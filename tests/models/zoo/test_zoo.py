@@ -2,8 +2,9 @@
 the public data.
 
 The snapshot's numbers are checked against an independent ingest of ``../shared/data``; its default
-predictor against a fresh fit on that data (reproducible: the same bytes of predictions); ``xamm zoo
-build`` is re-run and must give the same data and default-model files as the committed snapshot.
+predictor against a fresh fit on that data; ``xamm zoo build`` is re-run and must give the same data
+files as the committed snapshot, byte for byte, and the same fitted files up to the rounding of the
+CPU they were fitted on (tolerances stated in ``tests/floats.py``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,13 @@ import json
 import numpy as np
 import polars as pl
 import pytest
+from floats import (
+    ELEMENTWISE_RTOL,
+    FITTED_RTOL,
+    assert_frames_close,
+    assert_json_close,
+    assert_text_close,
+)
 
 from xamm_data import snapshot
 from xamm_data.datasets import load_dataset
@@ -135,17 +143,41 @@ def test_signatures_and_the_default_predictor_answer_offline(offline, public_sto
         XammPredictor.from_pretrained("xamm/default")
     for m in (StackedPredictor.from_pretrained("xamm/default"), load_model("xamm/default")):
         assert type(m) is StackedPredictor and m.training["dataset"] == f"{xplat.NAME}@{ds.version}"
-    # the same data and seed: the same model
+    # the same data and seed: the same model, up to the rounding of the CPU it was fitted on
     fresh = StackedPredictor(seed=0).fit(ds.pairs, ds.samples)
-    assert m.predict_pairs(rows).equals(fresh.predict_pairs(rows))
+    got, want = m.predict_pairs(rows), fresh.predict_pairs(rows)
+    assert got["regime"].to_list() == want["regime"].to_list()
+    assert_frames_close(got.select("relR"), want.select("relR"), rtol=ELEMENTWISE_RTOL)
+    assert_frames_close(got, want, rtol=FITTED_RTOL)
     y = rows["relR"].to_numpy()
     # sane on its own data
     assert np.median(np.abs(np.log10(m.predict_pairs(rows)["relR"].to_numpy() / y))) < 1.0
 
 
+def _assert_same_snapshot(rebuilt, root) -> None:
+    """Data files byte for byte (parsed from text: the same on every CPU); fitted files (models,
+    signatures) by content, floats within ``FITTED_RTOL``, printed figures to their last digit."""
+    assert {f.path for f in rebuilt.files} == {f.path for f in MANIFEST.files}
+    shipped = snapshot.ROOT
+    # the attention signatures (cpu@1.json) depend on the epochs the test trains for: left out
+    for f in (f for f in MANIFEST.files if f.kind != "signature" or ".physics@" in f.path):
+        got, want = root / f.path, shipped / f.path
+        if f.kind == "benchmark_runs":
+            assert file_sha256(got) == f.sha256, f.path
+        elif got.name == "xamm-files.json":  # checksums of the files beside it, whatever bytes
+            listed = json.loads(got.read_text())["files"]
+            assert listed.keys() == json.loads(want.read_text())["files"].keys(), f.path
+            assert all(file_sha256(got.parent / n) == h for n, h in listed.items()), f.path
+        elif got.suffix == ".json":
+            g, w = json.loads(got.read_text()), json.loads(want.read_text())
+            assert_json_close(g, w, FITTED_RTOL, f.path)
+        else:
+            assert_text_close(got.read_text(), want.read_text(), f.path)
+
+
 @pytest.mark.slow
 @needs_snapshot
-def test_zoo_build_regenerates_the_snapshot_byte_for_byte(shared_data, tmp_path, capsys):
+def test_zoo_build_regenerates_the_snapshot_on_any_cpu(shared_data, tmp_path, capsys):
     from conftest import REPO
 
     from xamm_data.cli import main as xamm
@@ -175,11 +207,7 @@ def test_zoo_build_regenerates_the_snapshot_byte_for_byte(shared_data, tmp_path,
     arts = json.loads(capsys.readouterr().out)
     assert {a["kind"] for a in arts} == {"dataset", "signature", "model"}
     assert all(a["data_version"] == MANIFEST.store_version for a in arts)
-    rebuilt = snapshot.manifest(snap)
-    same = {f.path: f.sha256 for f in MANIFEST.files if f.kind in ("benchmark_runs", "model")}
-    assert {
-        f.path: f.sha256 for f in rebuilt.files if f.kind in ("benchmark_runs", "model")
-    } == same
+    _assert_same_snapshot(snapshot.manifest(snap), snap)
     from huggingface_hub import ModelCard
 
     card = ModelCard.load(out / "models" / "default" / "README.md").data.to_dict()

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
+
 from xamm_ingest.errors import IngestError
 
 COMBINE = {0: "sum", 1: "min", 2: "max"}

@@ -14,13 +14,12 @@ globals (Adiak keys among them) fill the configuration columns through a
 
 from __future__ import annotations
 
+from xamm_data.regions import RegionProfileError
 from xamm_ingest.errors import IngestError
 from xamm_ingest.metadata_map import MetadataMap
 from xamm_ingest.readers.base import ReadResult, Source
 from xamm_ingest.readers.caliper_regions import read_caliper_regions
 from xamm_ingest.readers.profile_common import SampleSpec, whole_program
-
-from xamm_data.regions import RegionProfileError
 
 READER = "xamm_ingest.readers.caliper_profile"
 

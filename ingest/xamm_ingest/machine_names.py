@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-from xamm_ingest.errors import IngestError
-from xamm_ingest.metadata_map import MetadataMap
 
 from xamm_data import machines
+from xamm_ingest.errors import IngestError
+from xamm_ingest.metadata_map import MetadataMap
 
 CONFIG_NAME = "xamm.toml"
 # Registry aliases resolved in this process since the last take_aliases() (``M1`` -> ``quartz``):

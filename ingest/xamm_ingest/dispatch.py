@@ -23,9 +23,14 @@ from itertools import repeat
 from pathlib import Path
 
 import polars as pl
+
 import xamm_ingest.babelstream  # noqa: F401  (registers babelstream)
 import xamm_ingest.profiles  # noqa: F401  (registers hpctoolkit, caliper, table)
 import xamm_ingest.rajaperf  # noqa: F401  (registers rajaperf)
+from xamm_data.regions import region_problems
+from xamm_data.schema import BENCHMARK_RUNS, TableSchema
+from xamm_data.store import Store, as_store, dedupe_sources, renumber_trials
+from xamm_data.validate import ValidationError, validate
 from xamm_ingest.errors import IngestError
 from xamm_ingest.formats import FORMATS, get_format
 from xamm_ingest.machine_names import forget_node_facts, record_node_facts, take_aliases
@@ -41,11 +46,6 @@ from xamm_ingest.records import (
 )
 from xamm_ingest.report import IngestReport, Rejected
 from xamm_ingest.sources import Task, as_paths
-
-from xamm_data.regions import region_problems
-from xamm_data.schema import BENCHMARK_RUNS, TableSchema
-from xamm_data.store import Store, as_store, dedupe_sources, renumber_trials
-from xamm_data.validate import ValidationError, validate
 
 log = logging.getLogger(__name__)
 

@@ -38,6 +38,10 @@ from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 
+from xamm_data._version import __version__
+from xamm_data.schema import BENCHMARK_RUNS
+from xamm_data.thicket import is_xamm_thicket, thicket_records
+from xamm_data.units import seconds_per
 from xamm_ingest.errors import IngestError, RecordError
 from xamm_ingest.machine_names import machine_id
 from xamm_ingest.readers.base import ReadResult, Source, provenance
@@ -45,11 +49,6 @@ from xamm_ingest.readers.caliper_files import CaliperProfile, load_profile
 from xamm_ingest.readers.names import VARIANT_RE, split_kernel
 from xamm_ingest.readers.rajaperf_common import check_variant, finish_row
 from xamm_ingest.readers.thicket_profiles import thicket_profiles
-
-from xamm_data._version import __version__
-from xamm_data.schema import BENCHMARK_RUNS
-from xamm_data.thicket import is_xamm_thicket, thicket_records
-from xamm_data.units import seconds_per
 
 READER = "xamm_ingest.readers.rajaperf_caliper"
 _TIME_RE = {

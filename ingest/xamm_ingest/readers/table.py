@@ -33,13 +33,13 @@ from pathlib import Path
 
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from xamm_data import counters
+from xamm_data.units import TIME_UNITS, accepted, seconds_per
 from xamm_ingest.errors import IngestError
 from xamm_ingest.machine_names import machine_id
 from xamm_ingest.readers.base import Source, provenance
 from xamm_ingest.records import flag_app_records
-
-from xamm_data import counters
-from xamm_data.units import TIME_UNITS, accepted, seconds_per
 
 READER = "xamm_ingest.readers.table"
 _FIELDS = ("app", "machine", "device", "runtime_s", "threads", "ranks", "gpus", "trial")

@@ -31,6 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
+
+from xamm_data.hashing import dir_sha256, file_sha256
+from xamm_data.store import Store, WriteReport, as_store
+from xamm_data.store_append import numbered_within
 from xamm_ingest.dispatch import (
     _checked,
     _finish_isolated,
@@ -46,10 +50,6 @@ from xamm_ingest.profiles import CALIPER_SUFFIXES, file_task
 from xamm_ingest.records import Bounds
 from xamm_ingest.report import IngestReport, Rejected
 from xamm_ingest.sources import Plan, Task, as_paths, ingest_root, walk_files
-
-from xamm_data.hashing import dir_sha256, file_sha256
-from xamm_data.store import Store, WriteReport, as_store
-from xamm_data.store_append import numbered_within
 
 __all__ = [
     "ARCHIVE_FORMATS",

@@ -14,6 +14,8 @@ Two kinds of Thicket come in:
 
 from __future__ import annotations
 
+from xamm_data.schema import BENCHMARK_RUNS
+from xamm_data.thicket import is_xamm_thicket, rows_of_thicket
 from xamm_ingest.dispatch import read_results, validate_by_source
 from xamm_ingest.errors import IngestError
 from xamm_ingest.machine_names import machine_id
@@ -21,9 +23,6 @@ from xamm_ingest.readers.rajaperf_caliper import read_caliper_profile
 from xamm_ingest.readers.thicket_profiles import thicket_profiles
 from xamm_ingest.records import Bounds
 from xamm_ingest.report import IngestReport
-
-from xamm_data.schema import BENCHMARK_RUNS
-from xamm_data.thicket import is_xamm_thicket, rows_of_thicket
 
 
 def from_thicket(tk, *, machine: str | None = None, bounds: Bounds | None = None) -> IngestReport:

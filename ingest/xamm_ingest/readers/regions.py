@@ -19,12 +19,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from xamm_data.regions import LINE_BYTES, RegionProfile, RegionProfileError
 from xamm_ingest.metadata_map import MetadataMap
 from xamm_ingest.readers.caliper_regions import read_caliper_regions
 from xamm_ingest.readers.hpctoolkit_regions import read_hpctoolkit_regions
 from xamm_ingest.readers.table_regions import read_table_regions
-
-from xamm_data.regions import LINE_BYTES, RegionProfile, RegionProfileError
 
 CALIPER_SUFFIXES = (".cali", ".json")
 TABLE_SUFFIXES = (".csv", ".parquet")

@@ -12,6 +12,12 @@ import sys
 from pathlib import Path
 
 from pydantic import ValidationError
+
+from xamm_data.cli_tools import add_common, configure_logging, quiet_pipe
+from xamm_data.locations import store_arg
+from xamm_data.summary import print_frame, summarize_benchmark_runs
+from xamm_data.table_files import CorruptDataError
+from xamm_data.units import canonical
 from xamm_ingest import _allocator  # noqa: F401  (before polars loads: see the module)
 from xamm_ingest.archive import (
     ARCHIVE_FORMATS,
@@ -25,12 +31,6 @@ from xamm_ingest.errors import IngestError
 from xamm_ingest.metadata_map import FIELDS, MetadataMap
 from xamm_ingest.readers.profile_common import SampleSpec
 from xamm_ingest.records import Bounds
-
-from xamm_data.cli_tools import add_common, configure_logging, quiet_pipe
-from xamm_data.locations import store_arg
-from xamm_data.summary import print_frame, summarize_benchmark_runs
-from xamm_data.table_files import CorruptDataError
-from xamm_data.units import canonical
 
 EPILOG = """\
 examples:

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
-from xamm_ingest.readers.base import ReadResult
-from xamm_ingest.sources import Plan, Task
 
 from xamm_data.registry import Registry
 from xamm_data.schema import TableSchema
+from xamm_ingest.readers.base import ReadResult
+from xamm_ingest.sources import Plan, Task
 
 
 @dataclass(frozen=True)

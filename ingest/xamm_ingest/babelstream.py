@@ -21,6 +21,9 @@ import re
 from pathlib import Path
 
 import polars as pl
+
+from xamm_data import machines
+from xamm_data.schema import BENCHMARK_RUNS
 from xamm_ingest.errors import IngestError
 from xamm_ingest.formats import IngestFormat, register
 from xamm_ingest.machine_names import find_config, load_config, machine_id
@@ -28,9 +31,6 @@ from xamm_ingest.readers import babelstream as bs
 from xamm_ingest.readers.base import ReadResult, Source, provenance
 from xamm_ingest.report import Rejected
 from xamm_ingest.sources import Plan, Task, ingest_root, list_files
-
-from xamm_data import machines
-from xamm_data.schema import BENCHMARK_RUNS
 
 SKIPPED_NAMES = (".gitignore", "xamm.toml")
 HOW = (

@@ -17,12 +17,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from xamm_data.regions import RegionProfileError
 from xamm_ingest.errors import IngestError
 from xamm_ingest.readers.base import ReadResult, Source
 from xamm_ingest.readers.hpctoolkit_regions import read_hpctoolkit_regions
 from xamm_ingest.readers.profile_common import SampleSpec, whole_program
-
-from xamm_data.regions import RegionProfileError
 
 READER = "xamm_ingest.readers.hpctoolkit"
 

@@ -28,6 +28,8 @@ import re
 from pathlib import Path
 
 import polars as pl
+
+from xamm_data.schema import BENCHMARK_RUNS
 from xamm_ingest.errors import IngestError
 from xamm_ingest.formats import IngestFormat, register
 from xamm_ingest.machine_names import find_config, load_config, machine_id
@@ -37,8 +39,6 @@ from xamm_ingest.readers.caliper_files import load_profile
 from xamm_ingest.records import PER_REP, DroppedRecord
 from xamm_ingest.report import Rejected
 from xamm_ingest.sources import Plan, Task, ingest_root, list_files
-
-from xamm_data.schema import BENCHMARK_RUNS
 
 IGNORED_CSV_SUFFIXES = ("-fom.csv",)
 # Two timers of one run (docs/formats.md): same-run pairs differ by a median 1.8e-4 and at most

@@ -11,6 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import polars as pl
+
+from xamm_data.features import add_features
+from xamm_data.schema import APP_PROFILES
+from xamm_data.validate import conform
 from xamm_ingest.errors import IngestError
 from xamm_ingest.formats import IngestFormat, register
 from xamm_ingest.machine_names import CONFIG_NAME, find_config, load_config
@@ -19,10 +23,6 @@ from xamm_ingest.readers import caliper_profile, hpctoolkit, table
 from xamm_ingest.readers.base import ReadResult, Source
 from xamm_ingest.report import Rejected
 from xamm_ingest.sources import Plan, Task, ingest_root, list_files
-
-from xamm_data.features import add_features
-from xamm_data.schema import APP_PROFILES
-from xamm_data.validate import conform
 
 CALIPER_SUFFIXES = (".cali", ".json")
 

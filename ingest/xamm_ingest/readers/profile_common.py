@@ -9,13 +9,13 @@ import math
 import re
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from xamm_data import counters
+from xamm_data.regions import RegionProfile
 from xamm_ingest.errors import IngestError
 from xamm_ingest.machine_names import machine_id
 from xamm_ingest.metadata_map import GPU_MODELS
 from xamm_ingest.readers.base import Source, provenance
-
-from xamm_data import counters
-from xamm_data.regions import RegionProfile
 
 
 class SampleSpec(BaseModel):

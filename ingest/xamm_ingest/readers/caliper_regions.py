@@ -35,11 +35,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import polars as pl
-from xamm_ingest.errors import IngestError
-from xamm_ingest.metadata_map import GPU_MODELS, HELD_ELSEWHERE, MetadataMap
-from xamm_ingest.readers.caliper_files import CaliperProfile, load_profile
-from xamm_ingest.readers.names import backend_device
-from xamm_ingest.readers.rajaperf_caliper import spot_ranks
 
 from xamm_data import counters
 from xamm_data.machines import canonical_id
@@ -55,6 +50,11 @@ from xamm_data.regions import (
     region_category,
 )
 from xamm_data.units import seconds_per
+from xamm_ingest.errors import IngestError
+from xamm_ingest.metadata_map import GPU_MODELS, HELD_ELSEWHERE, MetadataMap
+from xamm_ingest.readers.caliper_files import CaliperProfile, load_profile
+from xamm_ingest.readers.names import backend_device
+from xamm_ingest.readers.rajaperf_caliper import spot_ranks
 
 _ANNOTATIONS = ("Reps", "Bytes/Rep", "Flops/Rep", "Kernels/Rep")
 _GPU_ATTRIBUTE_PREFIXES = ("cupti.", "rocm.", "roctracer.", "cuda.", "nvtx.")

@@ -26,10 +26,6 @@ import warnings
 from pathlib import Path
 
 import polars as pl
-from xamm_ingest.errors import IngestError
-from xamm_ingest.readers.base import Source
-from xamm_ingest.readers.hpctoolkit_db import read_contexts, read_summary
-from xamm_ingest.readers.hpctoolkit_files import declared_metrics, split_unit
 
 from xamm_data import counters
 from xamm_data.regions import (
@@ -45,6 +41,10 @@ from xamm_data.regions import (
     work_from_counters,
 )
 from xamm_data.units import TIME_UNITS, seconds_per
+from xamm_ingest.errors import IngestError
+from xamm_ingest.readers.base import Source
+from xamm_ingest.readers.hpctoolkit_db import read_contexts, read_summary
+from xamm_ingest.readers.hpctoolkit_files import declared_metrics, split_unit
 
 __all__ = ["read_hpctoolkit_regions"]
 
