@@ -159,7 +159,7 @@ def hide_module(monkeypatch):
     def hide(package: str) -> None:
         def fake_import(name, *args, **kwargs):
             if name == package or name.startswith(package + "."):
-                raise ImportError(f"No module named {package!r}", name=package)
+                raise ModuleNotFoundError(f"No module named {package!r}", name=package)
             return real(name, *args, **kwargs)
 
         monkeypatch.setattr(builtins, "__import__", fake_import)

@@ -278,7 +278,7 @@ def test_model_commands_say_which_extra_when_torch_is_missing(hide_module, capsy
     hide_module("torch")
     assert main(["amm", "build", "quartz"]) == 1
     assert (
-        "needs the models extra (torch is missing): pip install torch==2.13.0 'xamm[models]'"
+        "'xamm amm' needs 'torch' (the models extra): pip install torch==2.13.0 'xamm[models]'"
     ) in capsys.readouterr().err
     assert main(["amm", "list", "--json"]) == 0  # reading signatures needs no torch
 
@@ -363,3 +363,16 @@ def test_no_silent_default_to_xamm_home_deep_inside():
     )
     reg = SignatureRegistry(REPO / "nowhere" / "signatures")
     assert reg.embedders_dir == REPO / "nowhere" / "embedders"
+
+
+def test_a_missing_optional_package_names_the_extra_that_brings_it():
+    """The extra is read from the installed distribution's metadata, so it follows pyproject."""
+    from xamm_data.extras import extra_for, install_hint
+
+    want = {"torch": "models", "sklearn": "models", "xgboost": "models", "torch.nn": "models"}
+    want |= {"hatchet": "hatchet", "thicket": "thicket", "distributed": "dask", "dask": "dask"}
+    assert {m: extra_for(m) for m in want} == want
+    # core dependencies and xamm itself are never "optional": a broken install, not an extra
+    assert [extra_for(m) for m in ("numpy", "polars", "xamm_data", None)] == [None] * 4
+    hint = install_hint(ModuleNotFoundError("No module named 'hatchet'", name="hatchet"))
+    assert hint == "this needs 'hatchet' (the hatchet extra): pip install 'xamm[hatchet]'"

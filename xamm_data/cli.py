@@ -21,6 +21,7 @@ from xamm_data.datasets import (
     registry_frame,
     resolve_name,
 )
+from xamm_data.extras import install_hint
 from xamm_data.locations import store_arg
 from xamm_data.plugins import plugins
 from xamm_data.schema_files import check_schema_files, write_schema_files
@@ -419,6 +420,11 @@ def main(argv: list[str] | None = None) -> int:
         return args.handler(args)
     except UsageError as e:
         parser.error(str(e))
+    except ModuleNotFoundError as e:  # an optional package not installed: which extra brings it
+        if args.debug or install_hint(e) is None:
+            raise
+        print(f"xamm: error: {install_hint(e)}", file=sys.stderr)
+        return 1
     except (
         KeyError,
         ValueError,

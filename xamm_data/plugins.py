@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from importlib.metadata import EntryPoint, entry_points
 
+from xamm_data.extras import install_hint
+
 MODELS_EXTRA = "pip install torch==2.13.0 'xamm[models]'"
 
 
@@ -38,7 +40,8 @@ def load(group: str, name: str, what: str):
         )
     try:
         return eps[name].load()
-    except ImportError as e:
-        raise LookupError(
-            f"{what} needs the models extra ({e.name} is missing): {MODELS_EXTRA}"
-        ) from None
+    except ModuleNotFoundError as e:
+        hint = install_hint(e)
+        if hint is None:
+            raise
+        raise LookupError(f"{what}: {hint}") from None

@@ -14,6 +14,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from xamm_data.cli_tools import add_common, configure_logging, quiet_pipe
+from xamm_data.extras import install_hint
 from xamm_data.locations import store_arg
 from xamm_data.summary import print_frame, summarize_benchmark_runs
 from xamm_data.table_files import CorruptDataError
@@ -599,9 +600,11 @@ def main(argv: list[str] | None = None, prog: str = "xamm-ingest") -> int:
 
     try:
         report = _ingest(args, opts)
-    except (IngestError, FileNotFoundError, ValueError, CorruptDataError) as e:
-        if args.debug:
+    except (IngestError, FileNotFoundError, ValueError, CorruptDataError, ModuleNotFoundError) as e:
+        if args.debug or (isinstance(e, ModuleNotFoundError) and install_hint(e) is None):
             raise
+        if isinstance(e, ModuleNotFoundError):
+            e = IngestError(f"{' '.join(map(str, args.paths))}: {install_hint(e)}")
         if args.json:  # machine-readable output promised: the error as JSON too
             print(
                 json.dumps(

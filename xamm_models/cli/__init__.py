@@ -10,8 +10,8 @@ import tempfile
 from pathlib import Path
 
 from xamm_data.cli_tools import emit
+from xamm_data.extras import install_hint
 from xamm_data.locations import store_arg
-from xamm_data.plugins import MODELS_EXTRA
 from xamm_models import runtime as cpu_kernels
 from xamm_models.cli import compare as compare_command
 
@@ -49,29 +49,15 @@ def _needs_models(handler, needs_torch=lambda args: True):
             if needs_torch(args):
                 import torch  # noqa: F401  (the models extra; checked here so `xamm --help` never imports it)
             return handler(args)
-        except ImportError as e:  # a library of the extra not installed
-            if e.name is None or e.name.split(".")[0] not in MODELS_LIBRARIES:
+        except ModuleNotFoundError as e:  # a library of an extra not installed
+            hint = install_hint(e)
+            if hint is None:
                 raise
-            raise LookupError(
-                f"'xamm {args.command}' needs the models extra ({e.name} is "
-                f"missing): {MODELS_EXTRA}"
-            ) from None
+            raise LookupError(f"'xamm {args.command}' {hint.removeprefix('this ')}") from None
 
     return run_handler
 
 
-# what the models extra installs (pyproject's `models`): a handler that meets one missing names the
-# extra
-MODELS_LIBRARIES = {
-    "torch",
-    "catboost",
-    "xgboost",
-    "sklearn",
-    "skops",
-    "safetensors",
-    "matplotlib",
-    "tqdm",
-}
 LIGHT_AMM_ACTIONS = {"list", "show", "push", "pull"}  # read or move signatures: no embedder runs
 
 

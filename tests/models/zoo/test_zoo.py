@@ -397,3 +397,24 @@ def test_xamm_predict_takes_a_baseline(public_store, tmp_path, capsys):
         r["rank"] for r in rows
     } == {1, 2}
     assert all(r["p_fastest"] is None and r["relR"] > 0 for r in rows)
+
+
+@needs_snapshot
+def test_the_public_benchmark_loads_in_a_fresh_home_and_beside_the_users_own_runs(
+    tmp_path, monkeypatch
+):
+    """``load_dataset("xplat-rajaperf")`` is the same public benchmark in a fresh home and in a
+    store that holds only the user's own runs (its machines come from the snapshot); nothing at
+    all is a named error, never zero rows."""
+    from xamm_data import datasets
+
+    monkeypatch.setenv("XAMM_HOME", str(tmp_path / "home"))
+    fresh = load_dataset("xplat-rajaperf")
+    assert f"{xplat.NAME}@{xplat.version(fresh)}" == MANIFEST.dataset
+    own = Store(tmp_path / "own")
+    mine = snapshot.read("benchmark_runs", "quartz").with_columns(machine=pl.lit("newbox"))
+    own.write(mine, "benchmark_runs")
+    assert load_dataset("xplat-rajaperf", store=own).equals(fresh)
+    monkeypatch.setattr(datasets.snapshot, "machines", lambda kind="benchmark_runs": [])
+    with pytest.raises(FileNotFoundError, match="neither .* nor the embedded snapshot"):
+        load_dataset("xplat-rajaperf", store=tmp_path / "empty")

@@ -1,0 +1,144 @@
+"""The release check, run by ``.ci/release-check`` inside a clean virtual environment that holds
+only the built wheel and its core dependencies (no extras), away from the checkout.
+
+It asserts what a user of ``pip install xamm`` meets:
+
+1. every package of the distribution (read from the wheel's own RECORD) imports; every module
+   imports, or stops at a ``ModuleNotFoundError`` for a dependency of one of the wheel's extras
+   (never a core dependency, never a module of xamm itself);
+2. the core commands work or end with exit code 1 and one line on stderr that names the extra to
+   install: ``xamm --help``, ``xamm-ingest rajaperf`` on a shared run, ``load_dataset``,
+   ``xamm predict`` on a profile, ``xamm compare``; none prints a traceback.
+
+Usage: ``python check_installed.py DATA_DIR`` (``../shared/data``). Exit code 0 when every check
+holds; 1 with the failed checks listed.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata as md
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+DIST = "xamm"
+EXTRA_HINT = re.compile(r"pip install .*'xamm\[(\w+)\]'")
+
+
+def extras_modules() -> dict[str, str]:
+    """Top-level import names of the extras' requirements -> the extra that brings them."""
+    names: dict[str, str] = {}
+    for req in md.requires(DIST) or []:
+        m = re.match(r"([A-Za-z0-9_.\-]+).*extra == ['\"](\w+)['\"]", req)
+        if m:
+            dist = m.group(1).split("[")[0]
+            for top in _top_levels(dist):
+                names.setdefault(top, m.group(2))
+    return names
+
+
+def _top_levels(dist: str) -> set[str]:
+    """Import names a distribution provides (its name, normalised, when it is not installed)."""
+    guess = {dist.replace("-", "_").lower(), dist.split("-")[-1].lower()}
+    known = {"llnl-hatchet": "hatchet", "llnl-thicket": "thicket", "scikit-learn": "sklearn",
+             "xgboost-cpu": "xgboost", "moto": "moto", "pyyaml": "yaml"}  # fmt: skip
+    if dist.lower() in known:
+        guess.add(known[dist.lower()])
+    return guess
+
+
+def wheel_modules() -> tuple[list[str], list[str]]:
+    """(packages, modules) of the installed distribution, from its RECORD."""
+    pkgs, mods = [], []
+    for f in md.files(DIST) or []:
+        p = str(f)
+        if not p.endswith(".py") or ".dist-info" in p:
+            continue
+        name = p[:-3].replace("/", ".")
+        if name.endswith(".__init__"):
+            pkgs.append(name[: -len(".__init__")])
+        else:
+            mods.append(name)
+    return sorted(pkgs), sorted(mods)
+
+
+def check_imports(problems: list[str]) -> int:
+    """Import every package and module; record what fails for a reason other than an extra."""
+    extras = extras_modules()
+    pkgs, mods = wheel_modules()
+    if not {"xamm_data", "xamm_models", "xamm_ingest", "xamm_models.compare"} <= set(pkgs):
+        problems.append(f"the wheel lacks packages: it holds {pkgs}")
+    for name in pkgs + mods:
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            top = (e.name or "").split(".")[0]
+            if name in pkgs or top not in extras:
+                problems.append(f"import {name}: {e!r}")
+        except Exception as e:  # noqa: BLE001 - every other failure is a finding
+            problems.append(f"import {name}: {e!r}")
+    return len(pkgs) + len(mods)
+
+
+def run(cmd: list[str], problems: list[str], env: dict[str, str]) -> str:
+    """Run a command; it must succeed, or fail with exit 1 and one stderr line naming an extra."""
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    err = p.stderr.strip()
+    shown = " ".join(Path(c).name if os.sep in c else c for c in cmd)
+    if "Traceback" in p.stderr or "Traceback" in p.stdout:
+        problems.append(f"{shown}: a traceback\n{err[-2000:]}")
+    elif p.returncode == 1 and len(err.splitlines()) == 1 and EXTRA_HINT.search(err):
+        print(f"  {shown}: needs an extra ({err})")
+    elif p.returncode != 0:
+        problems.append(f"{shown}: exit {p.returncode}\n{err[-2000:]}")
+    else:
+        print(f"  {shown}: ok")
+    return p.stdout
+
+
+def check_commands(data: Path, work: Path, problems: list[str]) -> None:
+    """The README's core commands, in a fresh XAMM_HOME."""
+    env = {**os.environ, "XAMM_HOME": str(work / "home"), "HF_HUB_OFFLINE": "1", "NO_COLOR": "1"}
+    bindir = Path(sys.executable).parent
+    xamm, ingest = str(bindir / "xamm"), str(bindir / "xamm-ingest")
+    runs = data / "LLNL+thicket-newer/thicket/tests/data/rajaperf/dane"
+    profile = data / "LLNL+thicket-tutorial/data/lulesh/230906-105532_880456_M8YbWSOYgGWa.cali"
+    store = str(work / "store")
+    run([xamm, "--help"], problems, env)
+    run([ingest, "rajaperf", str(runs), "--store", store, "--no-progress"], problems, env)
+    code = (
+        "from xamm_data.datasets import load_dataset; import sys;"
+        f"df = load_dataset('dane', store={store!r}); assert df.height > 0, 'no rows';"
+        "x = load_dataset('xplat-rajaperf'); assert x.height > 0, 'no pairs'; print(x.height)"
+    )
+    run([sys.executable, "-c", code], problems, env)
+    run(
+        [
+            xamm,
+            "predict",
+            str(profile),
+        ],
+        problems,
+        env,
+    )
+    run([xamm, "compare", "quartz", "lassen"], problems, env)
+
+
+def main(argv: list[str]) -> int:
+    data = Path(argv[1]).resolve()
+    problems: list[str] = []
+    n = check_imports(problems)
+    print(f"imported {n} packages and modules of the installed wheel")
+    with tempfile.TemporaryDirectory() as tmp:
+        check_commands(data, Path(tmp), problems)
+    for p in problems:
+        print(f"FAILED {p}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
