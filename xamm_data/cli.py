@@ -6,6 +6,7 @@ Exit codes: 0 ok, 1 bad input (unknown dataset, invalid data, missing files), 2 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -310,8 +311,37 @@ def _datasets_history(args, store: Store) -> int:
         | ~pl.col("xamm").str.contains('"rows"', literal=True)
         | pl.col("xamm").is_null()
     )
-    emit(h, as_json=args.json, title=f"{args.kind} versions touching {name} (store: {store.root})")
+    if args.json:  # every commit's record as JSON objects, not strings holding JSON
+        emit(
+            [{**r, "xamm": json.loads(r["xamm"]) if r["xamm"] else None} for r in h.to_dicts()],
+            as_json=True,
+        )
+        return 0
+    emit(
+        _history_table(h, name),
+        as_json=False,
+        title=f"{args.kind} versions touching {name} (store: {store.root}; --json: every source)",
+    )
     return 0
+
+
+def _history_table(h: pl.DataFrame, name: str) -> pl.DataFrame:
+    """One line per commit: the rows it wrote for ``name``, how many sources and the first of
+    them, and the xamm version that wrote it."""
+    rows, sources, version = [], [], []
+    for raw in h.get_column("xamm").to_list():
+        rec = json.loads(raw) if raw else {}
+        rows.append((rec.get("rows") or {}).get(name))
+        names = rec.get("sources") or []
+        n = rec.get("n_sources", len(names))
+        more = f" (+{n - 1} more)" if n > 1 else ""
+        sources.append(f"{n}: {names[0]}{more}" if names else (f"{n}" if n else ""))
+        version.append(rec.get("xamm_version"))
+    return h.select("version", "timestamp", "operation").with_columns(
+        pl.Series("rows", rows, dtype=pl.Int64),
+        pl.Series("sources", sources, dtype=pl.String),
+        pl.Series("xamm", version, dtype=pl.String),
+    )
 
 
 def _datasets_verify(args, store: Store) -> int:

@@ -91,3 +91,37 @@ def quiet_pipe(main: Callable[..., int]) -> Callable[..., int]:
     run.__doc__, run.__name__ = main.__doc__, main.__name__
     run.__wrapped__ = main  # type: ignore[attr-defined]
     return run
+
+
+TABLE_SUFFIXES = (".parquet", ".csv", ".json")
+
+
+def write_table(frame: pl.DataFrame, path) -> str:
+    """Write ``frame`` where ``--out`` says, in the format its suffix names (``.parquet``,
+    ``.csv``, ``.json``); a path without a suffix becomes ``.parquet``.
+
+    Parameters:
+        frame: the table.
+        path: the ``--out`` path.
+
+    Returns:
+        The path written, as a string for messages.
+
+    Raises:
+        ValueError: a suffix that names no table format.
+    """
+    from pathlib import Path
+
+    p = Path(path)
+    if not p.suffix:
+        p = p.with_suffix(".parquet")
+    if p.suffix.lower() not in TABLE_SUFFIXES:
+        raise ValueError(f"--out {path}: expected a file ending in {', '.join(TABLE_SUFFIXES)}")
+    p.parent.mkdir(parents=True, exist_ok=True)
+    if p.suffix.lower() == ".csv":
+        frame.write_csv(p)
+    elif p.suffix.lower() == ".json":
+        p.write_text(json.dumps(frame.to_dicts(), indent=2, default=str))
+    else:
+        frame.write_parquet(p)
+    return str(p)

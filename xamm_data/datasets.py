@@ -314,14 +314,16 @@ def _from_hub(st: Store, reg, kind: str, dname: str, revision, repo_id, token) -
     repo = repo_id or (spec.hub_repo if spec else default_hub_repo())
     rev = revision or (spec.revision if spec else None)
     if rev is None:
+        how = (
+            f"xamm-ingest caliper DIR --app APP --machine {dname} (or hpctoolkit, table)"
+            if kind == "app_profiles"
+            else f"xamm-ingest rajaperf DIR --machine {dname}"
+        )
         raise FileNotFoundError(
-            f"{kind} for {dname!r} is not in the local store {st.root}, and "
-            "no published revision "
-            "of it is pinned; ingest its runs (xamm-ingest rajaperf DIR "
-            f"--machine {dname}), or load a Hub copy with "
-            f"revision=<commit> (repo {repo}; offline, set HF_HUB_OFFLINE=1 "
-            "to read the Hub cache "
-            "without retries)"
+            f"{kind} for {dname!r} is not in the local store {st.root}, and no published "
+            f"revision of it is pinned; ingest them ({how}), or load a Hub copy with "
+            f"revision=<commit> (repo {repo}; offline, set HF_HUB_OFFLINE=1 to read the Hub "
+            "cache without retries)"
         )
     # Hub client: ~0.3 s import, only when a Hub is used
     from xamm_data.hub import download_partition

@@ -32,6 +32,7 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict, Field
 
 from xamm_data import counters
+from xamm_data.bounds import DEFAULT_BOUNDS
 
 LINE_BYTES = 64  # bytes per last-level-cache miss: the line size of x86 and Arm server parts
 # canonical counters that give work, in order of preference
@@ -417,6 +418,9 @@ def conform_regions(frame: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+_MAX_S = DEFAULT_BOUNDS.max_runtime_s
+
+
 def _breaks(key: str) -> list[tuple[str, pl.Expr]]:
     """(rule, expression True where a region BREAKS it), for the regions of many profiles told
     apart by ``key``."""
@@ -425,6 +429,10 @@ def _breaks(key: str) -> list[tuple[str, pl.Expr]]:
         ("exclusive_s is set", ex.is_null()),
         ("exclusive_s is finite and >= 0", ex.is_not_null() & ~(ex.is_finite() & (ex >= 0))),
         ("inclusive_s is finite and >= 0", inc.is_not_null() & ~(inc.is_finite() & (inc >= 0))),
+        (
+            f"a region's time is at most {_MAX_S:g} s (xamm_data.bounds)",
+            (ex > _MAX_S) | (inc > _MAX_S),
+        ),
         (
             "exclusive_s <= inclusive_s",
             inc.is_not_null() & (ex > inc * (1 + 1e-6) + TIME_SLACK_S),
@@ -507,6 +515,12 @@ def region_problems(frame: pl.DataFrame, key: str) -> dict[str, str]:
     for k, n, total, roots_s, untimed in totals.iter_rows():
         if not total > 0:
             out.setdefault(k, "every region's exclusive time is 0; expected timed regions")
+        elif not DEFAULT_BOUNDS.min_runtime_s <= total <= DEFAULT_BOUNDS.max_runtime_s:
+            out.setdefault(
+                k,
+                f"the program's time is {total:.6g} s; expected {DEFAULT_BOUNDS.min_runtime_s:g}"
+                f" to {DEFAULT_BOUNDS.max_runtime_s:g} s (the plausibility bounds)",
+            )
         elif not untimed and abs(total - roots_s) > SUM_RTOL * roots_s + TIME_SLACK_S * n:
             out.setdefault(
                 k,

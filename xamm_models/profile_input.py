@@ -14,6 +14,7 @@ from pathlib import Path
 
 import polars as pl
 
+from xamm_data.bounds import DEFAULT_BOUNDS
 from xamm_models.errors import FeatureSchemaError, ProfileInputError
 
 
@@ -27,11 +28,18 @@ class InputColumn:
     minimum: float | None = None  # None: any finite number
     strict: bool = False  # True: the value must be > minimum
     required: bool = True
+    maximum: float | None = None  # a plausibility bound (xamm_data.bounds), inclusive
 
 
 DEFAULT_COLUMNS: tuple[InputColumn, ...] = (
     InputColumn(
-        "runtime_s", "the profile's time per iteration on the source machine", "s", 0.0, strict=True
+        "runtime_s",
+        "the profile's time per iteration on the source machine",
+        "s",
+        0.0,
+        strict=True,
+        # the bound ingest holds an application's runtime to
+        maximum=DEFAULT_BOUNDS.max_runtime_s,
     ),
     InputColumn("bytes_per_rep", "bytes moved per repetition", "B", 0.0),
     InputColumn("flops_per_rep", "floating-point operations per repetition", "flop", 0.0),
@@ -102,10 +110,13 @@ def check_profiles(
         if c.minimum is not None:
             below = (x <= c.minimum) if c.strict else (x < c.minimum)
             bad = bad | below.fill_null(False)
+        if c.maximum is not None:
+            bad = bad | (x > c.maximum).fill_null(False)
         if bad.any():
             rule = "finite" + (
                 f" and {'>' if c.strict else '>='} {c.minimum:g}" if c.minimum is not None else ""
             )
+            rule += f" and <= {c.maximum:g} (plausibility bound)" if c.maximum is not None else ""
             raise ProfileInputError(
                 f"column {_describe(c)} must be {rule}; it is not in {_rows(bad)}"
             )

@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import polars as pl
-from pydantic import BaseModel, ConfigDict, Field
 
+from xamm_data.bounds import Bounds
 from xamm_data.schema import BENCHMARK_RUNS
 
 # Integer columns that come from numbers in the sources: carried as Float64 until checked.
@@ -56,55 +56,6 @@ OPTIONAL_FLOATS = (
     "kernels_per_rep",
     *(c for c in BENCHMARK_RUNS.names if c.startswith("topdown_")),
 )
-
-
-class Bounds(BaseModel):
-    """Physical plausibility bounds; a record outside them is rejected naming the rule."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    min_time_per_rep_s: float = Field(
-        1e-10, gt=0, description="shortest plausible time of one repetition (s)"
-    )
-    max_time_per_rep_s: float = Field(
-        1e5, gt=0, description="longest plausible time of one repetition (s)"
-    )
-    max_bytes_per_rep: float = Field(1e16, gt=0, description="most bytes one repetition can move")
-    max_flops_per_rep: float = Field(1e16, gt=0, description="most flops one repetition can do")
-    max_problem_size: float = Field(1e12, gt=0, description="largest plausible problem size")
-    min_runtime_s: float = Field(
-        1e-9, gt=0, description="shortest plausible application runtime (s)"
-    )
-    max_runtime_s: float = Field(
-        1e7, gt=0, description="longest plausible application runtime (s), about 116 days"
-    )
-
-    @classmethod
-    def from_items(cls, items: list[str] | None) -> Bounds:
-        """Bounds from ``NAME=VALUE`` strings (the CLI's ``--bound``).
-
-        Args:
-            items: the strings (None: the defaults).
-
-        Returns:
-            The bounds.
-
-        Raises:
-            ValueError: a malformed item or an unknown name; the message names the valid ones.
-        """
-        values: dict[str, float] = {}
-        for item in items or []:
-            name, sep, value = item.partition("=")
-            if not sep or name.strip() not in cls.model_fields:
-                raise ValueError(
-                    f"--bound {item!r}: expected NAME=VALUE with NAME one of "
-                    f"{', '.join(cls.model_fields)}"
-                )
-            try:
-                values[name.strip()] = float(value)
-            except ValueError:
-                raise ValueError(f"--bound {item!r}: {value!r} is not a number") from None
-        return cls(**values)
 
 
 @dataclass(frozen=True)

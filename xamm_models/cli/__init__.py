@@ -9,7 +9,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from xamm_data.cli_tools import emit
+from xamm_data.cli_tools import emit, write_table
 from xamm_data.extras import install_hint
 from xamm_data.locations import store_arg
 from xamm_models import runtime as cpu_kernels
@@ -619,7 +619,11 @@ def _add_predict(sub) -> None:
     q.add_argument("--regions", action="store_true", help="also the prediction per region")
     q.add_argument("--plot", type=Path, help="draw the targets' relR with intervals to a PNG")
     q.add_argument("--rank", action="store_true", help="feature tables: rank targets per row")
-    q.add_argument("--out", type=Path, help="write the predictions as Parquet")
+    q.add_argument(
+        "--out",
+        type=Path,
+        help="also write the predictions to a file: .parquet (the default), .csv or .json",
+    )
     q.add_argument("--json", action="store_true", help="every prediction as JSON on stdout")
     # the model loads what it needs
     q.set_defaults(handler=_needs_models(predict_cmd, needs_torch=lambda args: False))
@@ -754,6 +758,8 @@ def predict_cmd(args) -> int:
     # in the handler: `xamm --help` never loads the models
     from xamm_models.profile_input import ProfileInputError, read_profiles_file
 
+    if args.profiles is not None and not args.profiles.exists():
+        raise ProfileInputError(f"{args.profiles}: no such file or directory")
     if args.app or (args.profiles is not None and is_profile(args.profiles)):
         return profile_cmd(args)
     if args.profiles is None or not args.source or not args.target:
@@ -776,17 +782,19 @@ def predict_cmd(args) -> int:
 
         bench = one_family(bench, args.family)
     fn = model.rank_targets if args.rank else model.predict
-    out = fn(profiles, args.source, args.target, target_benchmarks=bench)
+    try:
+        out = fn(profiles, args.source, args.target, target_benchmarks=bench)
+    except ProfileInputError as e:  # the rows are the file's: say which file
+        raise ProfileInputError(f"{args.profiles}: {e}") from None
     if args.out:
-        out.write_parquet(args.out)
-        print(f"wrote {args.out} ({out.height} rows)")
-    else:
+        print(f"wrote {write_table(out, args.out)} ({out.height} rows)")
+    if not args.out or not args.json:
         emit(
             out if args.json else out.head(SHOWN),
             as_json=args.json,
             title=f"relR = runtime on target / runtime on {args.source} (> 1: slower)",
         )
-        if not args.json and out.height > SHOWN:
+        if not args.json and out.height > SHOWN and not args.out:
             print(
                 f"showing {SHOWN} of {out.height} rows ({out.height - SHOWN} left "
                 "out): --out FILE.parquet or --json "

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import polars as pl
 
-from xamm_data.cli_tools import emit
+from xamm_data.cli_tools import emit, write_table
 from xamm_data.plugins import load
 from xamm_data.regions import RegionProfile, RegionProfileError
 from xamm_data.stored_profiles import parse_select, stored_profile
@@ -145,11 +145,11 @@ def _bench(args):
 
 def _write(pred, args) -> None:
     if args.out:
-        pred.programs.write_parquet(args.out)
-        print(f"wrote {args.out} ({pred.programs.height} targets)")
+        written = write_table(pred.programs, args.out)
+        print(f"wrote {written} ({pred.programs.height} targets)")
         if args.regions:
-            out = args.out.with_name(f"{args.out.stem}-regions{args.out.suffix}")
-            pred.regions.write_parquet(out)
+            p = Path(written)
+            out = write_table(pred.regions, p.with_name(f"{p.stem}-regions{p.suffix}"))
             print(f"wrote {out} ({pred.regions.height} region x target rows)")
     if args.plot:
         title = f"{pred.profile.meta.app} from {pred.source}"
@@ -178,7 +178,7 @@ def profile_cmd(args) -> int:
         if args.regions:
             doc["regions"] = pred.regions.to_dicts()
         print(json.dumps(doc, indent=2, default=str))
-    elif not args.out:
+    else:  # the table is shown with --out too: the file is a copy, not the answer
         title = (
             f"{pred.profile.meta.app}: predicted time per target, fastest first "
             f"(relR = time there / on {pred.source}; 80% intervals)"

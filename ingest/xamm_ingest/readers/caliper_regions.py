@@ -156,6 +156,25 @@ def _refuse_non_finite(recs: list[dict], attrs: list[str], path: Path) -> None:
                 )
 
 
+def _refuse_repeated(recs: list[dict], path: Path) -> None:
+    """A region's record written twice, every attribute the same: refused by region. An
+    aggregated profile holds one record per key, so a repeat is a copy (two files joined, an edit)
+    and summing it would double the region, and the program's time with its root."""
+    seen: set[tuple] = set()
+    for r in recs:
+        if not r.get("path"):
+            continue
+        key = tuple(sorted((k, str(v)) for k, v in r.items()))
+        if key in seen:
+            region = "/".join(_labels(r))
+            rank = f" on rank {r['mpi.rank']}" if "mpi.rank" in r else ""
+            raise RegionProfileError(
+                f"{path}: region {region!r}: the same record appears twice{rank}; expected one "
+                "record per region and key (a copied or concatenated profile?)"
+            )
+        seen.add(key)
+
+
 class _Region:
     """One region as the records build it up: its place, and per rank the sum of each attribute
     its records hold there."""
@@ -403,6 +422,7 @@ def _regions_frame(
     inc, exc, scale, per = _time_plan(prof, numeric, time_unit, path)
     used = tuple(a for a in (inc, exc) if a)
     _refuse_non_finite(recs, [*used, *_counter_columns(numeric).values()], path)
+    _refuse_repeated(recs, path)
     declared_attr = next((k for k in numeric if _base(k) == "Bytes/Rep"), None)
     regions = _gather(recs, numeric, declared_attr)
     incl, excl = _times(regions, inc, exc, scale)
