@@ -22,11 +22,13 @@ import io
 import json
 import math
 import random
+import re
 import shutil
 import sys
 from collections import Counter
 from pathlib import Path
 
+import polars as pl
 import pytest
 from reliability_report import markdown_report, tally_rows
 from test_ingest_fuzz import Hung, within
@@ -38,7 +40,15 @@ pytestmark = pytest.mark.data
 REPO = Path(__file__).resolve().parents[1]
 REPORT = REPO / "docs" / "reliability.md"
 BAD_NUMBERS = ("nan", "inf", "-inf", "1e302", "1e-303", "-5", "", "0", "2.5")
-CASES = {"caliper-app": 24, "hpctoolkit-old": 8, "hpctoolkit-new": 8, "table": 24}
+CASES = {
+    "caliper-app": 24,
+    "hpctoolkit-old": 8,
+    "hpctoolkit-new": 8,
+    "table": 24,
+    "region-table": 16,
+    "feature-table": 12,
+    "babelstream": 40,
+}
 TIME = "avg#inclusive#sum#time.duration"
 SUM = "sum#inclusive#sum#time.duration"
 # a profile's stored runtime is the sum of its regions' exclusive times, which the region contract
@@ -89,6 +99,11 @@ def _cali_runtime(path: Path) -> float | None:
         for rec in r.records
         if isinstance(rec.get("path"), str) or len(rec.get("path") or []) == 1
     ]
+    timed = [
+        tuple(sorted((k, str(v)) for k, v in rec.items())) for rec in r.records if rec.get("path")
+    ]
+    if len(set(timed)) < len(timed):  # a record written twice: no aggregated profile holds one
+        return None
     try:
         values = [float(rec[attr]) for rec in roots if rec.get("path")]
     except (KeyError, ValueError):
@@ -100,7 +115,9 @@ def _cali_runtime(path: Path) -> float | None:
 
 
 def _mutate_cali(data: bytes, rng: random.Random) -> tuple[str, bytes]:
-    kind = rng.choice(("truncate", "flip", "number", "delete_line", "non_utf8"))
+    kind = rng.choice(
+        ("truncate", "flip", "number", "delete_line", "non_utf8", "nan_root", "duplicate_record")
+    )
     if kind == "truncate":
         return kind, data[: rng.randrange(1, len(data))]
     if kind == "flip":
@@ -114,6 +131,15 @@ def _mutate_cali(data: bytes, rng: random.Random) -> tuple[str, bytes]:
         del lines[rng.randrange(len(lines) - 1)]
         return kind, b"\n".join(lines)
     ctx = [i for i, ln in enumerate(lines) if ln.startswith(b"__rec=ctx") and b"data=" in ln]
+    if kind == "duplicate_record":  # a record written twice (two files joined, an edit)
+        i = rng.choice(ctx[1:])
+        lines.insert(i + 1, lines[i])
+        return kind, b"\n".join(lines)
+    if kind == "nan_root":  # every statistic of the first timed record (the root's) is NaN
+        i = ctx[1]
+        head, _, vals = lines[i].partition(b"data=")
+        lines[i] = head + b"data=" + b"=".join(b"nan" for _ in vals.split(b"="))
+        return kind, b"\n".join(lines)
     i = rng.choice(ctx)
     head, _, vals = lines[i].partition(b"data=")
     parts = vals.split(b"=")
@@ -128,6 +154,7 @@ def _caliper_case(src: Path, d: Path, rng: random.Random, capsys) -> tuple[str, 
     f = d / "profile.cali"
     f.write_bytes(data)
     expected = _cali_runtime(f)
+    _predict_reads(f, expected, (src, kind))
     _, out = _cli(["caliper", str(d), "--app", "fuzz", "--machine", "fuzz-node"], capsys)
     stored = out["rows"]
     if expected is None:
@@ -138,6 +165,21 @@ def _caliper_case(src: Path, d: Path, rng: random.Random, capsys) -> tuple[str, 
         return kind, "refused"
     _caliper_values_match(f)
     return kind, "read"
+
+
+def _predict_reads(path: Path, expected: float | None, case) -> None:
+    """``xamm predict``'s reader on the same file: the independent runtime (within the nesting
+    tolerance) or a refusal naming the file; never another time."""
+    from xamm_data.regions import RegionProfileError
+    from xamm_ingest.readers.regions import read_regions
+
+    try:
+        got = within(10, read_regions, path).runtime_s
+    except RegionProfileError as e:
+        assert path.name in str(e), (case, str(e))
+        return
+    assert expected is not None, (case, "predict read a profile ingest's parse refuses", got)
+    assert got == pytest.approx(expected, rel=NESTING_RTOL), case
 
 
 def _caliper_values_match(src: Path) -> None:
@@ -246,11 +288,207 @@ def _table_case(lulesh, d: Path, rng: random.Random, capsys) -> tuple[str, str]:
     return kind, "refused"
 
 
+def _stream_logs(shared_data: Path) -> list[Path]:
+    """Real BabelStream logs (UoB) with a kernel table and a device line, one in seven."""
+    root = shared_data / "UoB-HPC+performance-portability" / "benchmarking"
+    logs = [
+        p
+        for p in sorted(root.glob("*/babelstream/**/*"))
+        if p.is_file()
+        and re.search(STREAM_ROW.pattern, t := p.read_text(errors="replace"), re.M)
+        and re.search(r"^Function", t, re.M)
+        and re.search(r"^Using \S+ device \S", t, re.M)
+    ]
+    return logs[::7]
+
+
 def _lulesh(shared_data: Path, k: int) -> list[tuple[str, float]]:
     files = sorted((shared_data / "LLNL+thicket-tutorial" / "data" / "lulesh").glob("**/*.cali"))[
         :: max(1, 150 // k)
     ][:k]
     return [(f.stem, _cali_runtime(f)) for f in files]
+
+
+# -- xamm predict's tables: regions, and feature rows
+# --------------------------------------------------------------------------------------------
+def _region_rows(cali: Path) -> list[dict]:
+    """A real profile's regions as a user would export them (region, parent, times)."""
+    from xamm_ingest.readers.regions import read_regions
+
+    cols = ("region", "parent", "inclusive_s", "exclusive_s")
+    return [{c: r[c] for c in cols} for r in read_regions(cali).regions.to_dicts()]
+
+
+def _region_table_case(cali: Path, d: Path, rng: random.Random) -> tuple[str, str]:
+    """One cell of a region table made bad: predict reads the independent sum of exclusive times
+    or refuses naming the file."""
+    from xamm_data.regions import RegionProfileError
+    from xamm_ingest.readers.regions import read_regions
+
+    rows = _region_rows(cali)
+    i, col = rng.randrange(len(rows)), rng.choice(("inclusive_s", "exclusive_s"))
+    bad = rng.choice(BAD_NUMBERS)
+    rows[i][col] = bad
+    f = d / "regions.csv"
+    with f.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows({k: ("" if v is None else v) for k, v in r.items()} for r in rows)
+    # the independent reading: every time finite, >= 0 and within the bounds, exclusive within
+    # inclusive, and the exclusive times add up to the roots' inclusive times
+    parsed = list(csv.DictReader(f.open()))
+    ex = [float(r["exclusive_s"]) if r["exclusive_s"] else math.nan for r in parsed]
+    inc = [float(r["inclusive_s"]) if r["inclusive_s"] else None for r in parsed]
+    ok = all(math.isfinite(x) and 0 <= x <= 1e7 for x in ex) and all(
+        x is None or (math.isfinite(x) and 0 <= x <= 1e7) for x in inc
+    )
+    roots = math.fsum(x or 0.0 for x, r in zip(inc, parsed) if not r["parent"])
+    ok = ok and abs(math.fsum(ex) - roots) <= NESTING_RTOL * roots + 1e-6 * len(ex)
+    kind = f"region {bad or 'empty'}"
+    try:
+        got = read_regions(f).runtime_s
+    except RegionProfileError as e:
+        assert f.name in str(e), (kind, str(e))
+        return kind, "refused"
+    assert ok, (kind, "a region table the independent reading refuses was predicted", got)
+    assert got == pytest.approx(math.fsum(ex), rel=1e-9), kind
+    return kind, "read"
+
+
+def _feature_rows() -> pl.DataFrame:
+    """quartz's RAJAPerf kernels from the embedded snapshot, as the default predictor's rows."""
+    from xamm_data import snapshot
+    from xamm_models.benchmark.dataset import samples_from_runs
+
+    s = samples_from_runs(snapshot.read("benchmark_runs", "quartz"))
+    return s.filter(s["target"] == "quartz:cpu").head(6)
+
+
+def _feature_table_case(rows, d: Path, rng: random.Random, capsys) -> tuple[str, str]:
+    """One number of a feature table made bad: ``xamm predict`` predicts finite relR or refuses
+    naming the file (exit 1), as the contract's bounds say (runtime_s within (0, 1e7] s)."""
+    from xamm_data.cli import main as xamm
+
+    col = rng.choice(("runtime_s", "bytes_per_rep", "flops_per_rep", "f_log_s_per_iter"))
+    bad = rng.choice(BAD_NUMBERS)
+    i = rng.randrange(rows.height)
+    vals = rows[col].cast(pl.Float64).to_list()
+    vals[i] = float(bad) if bad else None
+    f = d / "features.csv"
+    rows.with_columns(pl.Series(col, vals, dtype=pl.Float64)).write_csv(f)
+    x = vals[i]
+    lo, strict = {"runtime_s": (0.0, True), "f_log_s_per_iter": (None, False)}.get(
+        col, (0.0, False)
+    )
+    ok = x is not None and math.isfinite(x) and (lo is None or (x > lo if strict else x >= lo))
+    ok = ok and not (col == "runtime_s" and x > 1e7)
+    other = {"bytes_per_rep": "flops_per_rep", "flops_per_rep": "bytes_per_rep"}.get(col)
+    ok = ok and not (other and x == 0 and rows[other][i] == 0)  # no work at all: no physics
+    argv = ["predict", str(f), "--source", "quartz:cpu", "--target", "lassen:gpu", "--json"]
+    code = within(60, xamm, argv)
+    out = capsys.readouterr()
+    assert code in (0, 1) and "Traceback" not in out.err, out.err[-500:]
+    kind = f"{col} {bad or 'empty'}"
+    if code == 1:
+        assert f.name in out.err and len(out.err.strip().splitlines()) == 1, out.err
+        assert not ok, (kind, "a valid table was refused", out.err)
+        return kind.split()[0], "refused"
+    assert ok, (kind, "predicted from a value outside the contract")
+    relr = [r["relR"] for r in json.loads(out.out)]
+    assert all(math.isfinite(r) and r > 0 for r in relr), kind
+    return kind.split()[0], "read"
+
+
+# -- BabelStream logs
+# ------------------------------------------------------------------------------------------------
+STREAM_ROW = re.compile(
+    r"^(Copy|Mul|Add|Triad|Dot|Nstream)\s+(\d+\.\d{3})\s+(\d+\.\d{5})\s+(\d+\.\d{5})\s+(\d+\.\d{5})\s*$"
+)
+STREAM_KERNELS = {"Copy", "Mul", "Add", "Triad", "Dot", "Nstream"}
+
+
+def _stream_truth(text: str) -> tuple[Counter, int]:
+    """(the kernel lines BabelStream could have printed, as (kernel, min, average); how many
+    records the file's runs must account for), by a parse of its own: a line as main.cpp prints
+    it (std::fixed: 3 and 5 decimals), min <= average <= max, not cut by the file's end; a table
+    holds Copy..Dot (five lines) or Nstream (one), and a table with none is one record."""
+    lines = text.split("\n")
+    good: Counter = Counter()
+    tables: list[set[str]] = []
+    for no, line in enumerate(lines):
+        cut = no == len(lines) - 1 and not text.endswith("\n")
+        if line.startswith("Function"):
+            tables.append(set())
+            continue
+        word = line.split()[0] if line.split() else ""
+        if word in STREAM_KERNELS and tables:
+            tables[-1].add(word)
+        m = STREAM_ROW.match(line)
+        if m and not cut:
+            lo, hi, avg = (float(m.group(i)) for i in (3, 4, 5))
+            if lo - 0.5e-5 <= avg <= hi + 0.5e-5:
+                good[(m.group(1), lo, avg)] += 1
+    owed = sum((1 if "Nstream" in t else 5) if t else 1 for t in tables)
+    return good, owed
+
+
+def _mutate_stream(text: str, rng: random.Random) -> tuple[str, str]:
+    kind = rng.choice(("truncate", "flip", "delete_line", "number", "average"))
+    if kind == "truncate":
+        return kind, text[: rng.randrange(1, len(text))]
+    if kind == "flip":
+        i = rng.randrange(len(text))
+        return kind, text[:i] + chr(ord(text[i]) ^ (1 << rng.randrange(6))) + text[i + 1 :]
+    lines = text.split("\n")
+    rows = [i for i, ln in enumerate(lines) if STREAM_ROW.match(ln)]
+    i = rng.choice(rows)
+    if kind == "delete_line":
+        del lines[i]
+        return kind, "\n".join(lines)
+    parts = lines[i].split()
+    if kind == "average":  # an average of 0, or ten times the max
+        parts[4] = rng.choice(("0.00000", f"{float(parts[3]) * 10:.5f}"))
+    else:
+        parts[rng.randrange(1, 5)] = rng.choice(BAD_NUMBERS) or "x"
+    lines[i] = "  ".join(parts)
+    return kind, "\n".join(lines)
+
+
+def _babelstream_case(src: Path, d: Path, rng: random.Random, capsys) -> tuple[str, str]:
+    """A mutated real log: every stored kernel line is one the independent parse accepts, and every
+    kernel a table should hold is stored or named (a dropped record, or the file refused)."""
+    from xamm_ingest import read_babelstream
+
+    original = src.read_text(errors="replace")
+    if rng.random() < 0.15:  # two devices' logs under one --machine
+        kind = "two_devices"
+        (d / "a.out").write_text(original)
+        dev = re.search(r"^Using (\S+) device (.*)$", original, re.M)
+        # another device of the same kind (its name keeps the words that say CPU or GPU)
+        other = original.replace(dev.group(0), f"{dev.group(0)} X2", 1)
+        (d / "b.out").write_text(other)
+    else:
+        kind, text = _mutate_stream(original, rng)
+        (d / "a.out").write_text(text)
+    _, out = _cli(["babelstream", str(d), "--machine", "fuzz-node", "--device", "gpu"], capsys)
+    rep = read_babelstream(d, machine="fuzz-node", device="gpu", workers=1)
+    if kind == "two_devices":
+        assert rep.frame.height == 0 and len(rep.rejected) == 2, rep.rejected
+        assert all(re.search(r"name 2 (cpu|gpu) devices", r.reason) for r in rep.rejected)
+        return kind, "refused"
+    good, owed = _stream_truth((d / "a.out").read_text(errors="replace"))
+    f = rep.frame
+    stored = Counter(
+        (k.removeprefix("Stream_").capitalize(), lo, avg)
+        for k, lo, avg in zip(f["kernel"], f["time_per_rep_min_s"], f["time_per_rep_s"])
+    )
+    assert not stored - good, (src, kind, "stored a line the independent parse refuses")
+    if rep.rejected:
+        return kind, "refused"
+    named = len(rep.dropped)
+    # every kernel line a table owes is stored or named; an empty table is one named record
+    assert f.height + named >= owed, (src, kind, "kernel lines lost without a word", owed)
+    return kind, "refused" if named else "read"
 
 
 # -- the campaign
@@ -275,6 +513,8 @@ def campaign(shared_data: Path, tmp: Path, capsys, seed: int = 20261124) -> list
         )
     )
     lulesh = _lulesh(shared_data, 6)
+    streams = _stream_logs(shared_data)
+    features = _feature_rows()
     tally: dict[str, Counter] = {c: Counter() for c in CASES}
     for cls, n in CASES.items():
         for i in range(n):
@@ -288,8 +528,14 @@ def campaign(shared_data: Path, tmp: Path, capsys, seed: int = 20261124) -> list
                 kind, outcome = _hpctoolkit_case(
                     rng.choice(new), d, rng, capsys, ("meta.db", "profile.db")
                 )
-            else:
+            elif cls == "table":
                 kind, outcome = _table_case(lulesh, d, rng, capsys)
+            elif cls == "region-table":
+                kind, outcome = _region_table_case(rng.choice(cali), d, rng)
+            elif cls == "feature-table":
+                kind, outcome = _feature_table_case(features, d, rng, capsys)
+            else:
+                kind, outcome = _babelstream_case(rng.choice(streams), d, rng, capsys)
             tally[cls][kind] += 1
             tally[cls][outcome] += 1
     return tally_rows(tally)

@@ -430,7 +430,7 @@ def _breaks(key: str) -> list[tuple[str, pl.Expr]]:
         ("exclusive_s is finite and >= 0", ex.is_not_null() & ~(ex.is_finite() & (ex >= 0))),
         ("inclusive_s is finite and >= 0", inc.is_not_null() & ~(inc.is_finite() & (inc >= 0))),
         (
-            f"a region's time is at most {_MAX_S:g} s (xamm_data.bounds)",
+            f"a region's time is at most {_MAX_S:g} s; beyond, it is outside the plausible range",
             (ex > _MAX_S) | (inc > _MAX_S),
         ),
         (
@@ -518,8 +518,8 @@ def region_problems(frame: pl.DataFrame, key: str) -> dict[str, str]:
         elif not DEFAULT_BOUNDS.min_runtime_s <= total <= DEFAULT_BOUNDS.max_runtime_s:
             out.setdefault(
                 k,
-                f"the program's time is {total:.6g} s; expected {DEFAULT_BOUNDS.min_runtime_s:g}"
-                f" to {DEFAULT_BOUNDS.max_runtime_s:g} s (the plausibility bounds)",
+                f"the program's time {total:.6g} s is outside the plausible range "
+                f"[{DEFAULT_BOUNDS.min_runtime_s:g}, {DEFAULT_BOUNDS.max_runtime_s:g}] s",
             )
         elif not untimed and abs(total - roots_s) > SUM_RTOL * roots_s + TIME_SLACK_S * n:
             out.setdefault(

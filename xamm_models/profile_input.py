@@ -120,6 +120,21 @@ def check_profiles(
             raise ProfileInputError(
                 f"column {_describe(c)} must be {rule}; it is not in {_rows(bad)}"
             )
+    _refuse_no_work(profiles, columns)
+
+
+def _refuse_no_work(profiles: pl.DataFrame, columns: tuple[InputColumn, ...]) -> None:
+    """Rows whose bytes and flops are both 0: the physics of the default contract models a time
+    from the work, and none has no time to carry (it would answer NaN)."""
+    names = {c.name for c in columns}
+    if not {"bytes_per_rep", "flops_per_rep"} <= names & set(profiles.columns):
+        return
+    none = (profiles["bytes_per_rep"] == 0) & (profiles["flops_per_rep"] == 0)
+    if none.fill_null(False).any():
+        raise ProfileInputError(
+            f"bytes_per_rep and flops_per_rep are both 0 in {_rows(none.fill_null(False))}; "
+            "expected the work of each profile (a table of regions predicts from time alone)"
+        )
 
 
 def read_profiles_file(path: Path) -> pl.DataFrame:

@@ -26,7 +26,7 @@ from xamm_data import machines
 from xamm_data.schema import BENCHMARK_RUNS
 from xamm_ingest.errors import IngestError
 from xamm_ingest.formats import IngestFormat, register
-from xamm_ingest.machine_names import find_config, load_config, machine_id
+from xamm_ingest.machine_names import find_config, load_config, source_machine
 from xamm_ingest.readers import babelstream as bs
 from xamm_ingest.readers.base import ReadResult, Source, provenance
 from xamm_ingest.report import Rejected
@@ -87,7 +87,7 @@ def _facts(task: Task, src: Source, opts: dict) -> dict:
         raise IngestError(task.path, f"device {device!r} from the path; expected cpu or gpu")
     compiler = opts.get("compiler") or cfg.get("compiler") or found.get("compiler")
     return {
-        "machine": machine_id(machine),
+        "machine": source_machine(machine, task.path, "the machine name"),
         "device": device,
         "compiler": compiler,
         "implementation": opts.get("implementation"),
@@ -130,6 +130,10 @@ def read(task: Task, opts: dict) -> ReadResult:
 
 
 def _run_rows(run: bs.StreamRun, facts: dict, src: Source, path: Path, res: ReadResult) -> None:
+    for line, what, value, rule in run.problems:
+        res.dropped_record(f"line {line} ({what})", "kernel", value, rule)
+    if not run.kernels and run.problems:
+        return
     if not run.kernels:
         res.dropped_record(
             f"line {run.line}", "kernel", "none", "the run printed no kernel results (cut short?)"
@@ -166,12 +170,51 @@ def _run_rows(run: bs.StreamRun, facts: dict, src: Source, path: Path, res: Read
         except bs.BabelStreamError as e:
             raise IngestError(path, str(e)) from None
         row.update(provenance(src, fmt, "xamm_ingest.readers.babelstream", tools))
+        row["_device_name"] = device_name(run.device_name)
         res.rows.append(row)
 
 
+def device_name(name: str | None) -> str | None:
+    """The device a run names, as compared across runs: without a trailing ``(gpu)``/``(cpu)``
+    tag some implementations add, spaces collapsed (``Iris Pro 580 [0x193b](gpu)`` and ``Iris Pro
+    580 [0x193b]`` are one device)."""
+    if not name:
+        return None
+    return re.sub(r"\s+", " ", re.sub(r"\((?:gpu|cpu)\)\s*$", "", name, flags=re.I)).strip()
+
+
 def finish(frame: pl.DataFrame, report, opts: dict) -> pl.DataFrame:
-    """Nothing spans files: each output stands alone."""
-    return frame
+    """Runs stored under one machine must be of one device of each kind: logs whose ``Using ...
+    device`` lines name two (an MI210 and an MI250X under one ``--machine``) are refused, naming
+    the devices and their files, unless ``--one-device`` says the names are one device."""
+    if opts.get("one_device") or "_device_name" not in frame.columns or frame.is_empty():
+        return frame
+    named = frame.filter(pl.col("_device_name").is_not_null())
+    clash = (
+        named.group_by("machine", "device")
+        .agg(pl.col("_device_name").unique().sort())
+        .filter(pl.col("_device_name").list.len() > 1)
+    )
+    bad: set[str] = set()
+    for machine, device, names in clash.iter_rows():
+        rows = named.filter((pl.col("machine") == machine) & (pl.col("device") == device))
+        files = {
+            n: sorted(set(rows.filter(pl.col("_device_name") == n)["source_path"].to_list()))
+            for n in names
+        }
+        said = "; ".join(f"{n!r} in {', '.join(fs[:2])}" + (" ..." if len(fs) > 2 else "")
+                         for n, fs in files.items())  # fmt: skip
+        for fs in files.values():
+            for f in fs:
+                bad.add(f)
+                problem = (
+                    f"the runs given machine {machine!r} name {len(names)} {device} devices "
+                    f"({said}); give each its machine (--path-pattern with a (?P<machine>...) "
+                    "group, an xamm.toml per folder, or one --machine per ingest), or pass "
+                    "--one-device if the names are one device"
+                )
+                report.rejected.append(Rejected(f, f"{f}: {problem}", problem))
+    return frame.filter(~pl.col("source_path").is_in(sorted(bad))) if bad else frame
 
 
 BABELSTREAM = register(

@@ -130,6 +130,12 @@ def _add_babelstream(sub) -> None:
         help="for runs that name none (--csv output), as BabelStream spells it, e.g. CUDA",
     )
     p.add_argument(
+        "--one-device",
+        action="store_true",
+        help="the device names the runs of one machine print are one device (e.g. gfx90a and "
+        "'AMD Instinct MI210'); without it, two names of one kind refuse those runs",
+    )
+    p.add_argument(
         "--path-pattern",
         action="append",
         default=[],
@@ -386,6 +392,7 @@ def _options(args, parser) -> dict:
             "device": args.device,
             "compiler": args.compiler,
             "implementation": args.implementation,
+            "one_device": args.one_device,
             "path_patterns": tuple(args.path_pattern),
             "workers": args.workers,
             "bounds": bounds,

@@ -33,7 +33,12 @@ from xamm_data.store import Store, as_store, dedupe_sources, renumber_trials
 from xamm_data.validate import ValidationError, validate
 from xamm_ingest.errors import IngestError
 from xamm_ingest.formats import FORMATS, get_format
-from xamm_ingest.machine_names import forget_node_facts, record_node_facts, take_aliases
+from xamm_ingest.machine_names import (
+    forget_node_facts,
+    record_node_facts,
+    take_aliases,
+    take_unknown,
+)
 from xamm_ingest.rajaperf import AGREE_RTOL
 from xamm_ingest.readers.base import ReadResult
 from xamm_ingest.readers.table import load_mapping
@@ -79,9 +84,10 @@ def _read_one(task: Task, opts: dict) -> tuple[_Outcome, list[dict], pl.DataFram
     reader's own: this runs in forked workers, where polars' thread pool must stay idle."""
     out = _Outcome(str(task.path), rel=_rel(task))
     take_aliases()
+    take_unknown()
     try:
         res = get_format(task.fmt).read(task, opts)
-        out.notes = res.notes
+        out.notes = [*res.notes, *take_unknown()]
         out.aliases = take_aliases()
         out.dropped = [DroppedRecord(str(task.path), *d) for d in res.dropped]
         return out, res.rows, res.frame
@@ -253,6 +259,7 @@ def read_sources(
         ignored=plan.ignored,
         rejected=list(plan.rejected),
         aliases=take_aliases(),
+        notes=take_unknown(),
     )
     _read_plan(plan, spec, report, opts, workers or min(os.cpu_count() or 1, 8), progress)
     log.info(
@@ -268,12 +275,13 @@ def read_sources(
 
 
 def _tally(report: IngestReport, outcomes: list[_Outcome]) -> None:
+    seen = set(report.notes)  # a note every source repeats (an unknown machine) is said once
     for out in outcomes:
         if out.error:
             report.rejected.append(out.error)
             continue
         report.sources_read += 1
-        report.notes.extend(out.notes)
+        report.notes.extend(n for n in out.notes if n not in seen and not seen.add(n))
         report.aliases.update(out.aliases)
         report.dropped.extend(out.dropped)
 
@@ -508,6 +516,7 @@ def read_babelstream(
     progress: bool = False,
     bounds: Bounds | None = None,
     debug: bool = False,
+    one_device: bool = False,
 ) -> IngestReport:
     """Read BabelStream outputs into a validated ``benchmark_runs`` frame (``Stream_*`` rows).
 
@@ -525,6 +534,8 @@ def read_babelstream(
         progress: show a progress bar.
         bounds: the physical plausibility bounds (:class:`~xamm_ingest.records.Bounds`).
         debug: re-raise unexpected errors instead of rejecting the source.
+        one_device: the device names one machine's runs print are one device; without it, runs
+            of one machine naming two devices of one kind are refused.
 
     Returns:
         The report: ``frame`` (the rows), ``rejected`` sources and ``dropped`` records, each
@@ -533,6 +544,7 @@ def read_babelstream(
     return read_sources(
         "babelstream",
         paths,
+        one_device=one_device,
         workers=workers,
         progress=progress,
         machine=machine,

@@ -23,12 +23,24 @@ _RESOLVED: dict[str, str] = {}
 _NODE_FACTS: dict[str, tuple[str, dict]] = {}
 
 
+# names that are no machine or alias of the registry, since the last take_unknown(): name -> id;
+# stored as given, and the ingest summary says so
+_UNKNOWN: dict[str, str] = {}
+# a name is data, never a path: these characters make it one
+_PATH_LIKE = re.compile(r"[/\\\x00-\x1f]|\.\.")
+
+
 def machine_id(name: str) -> str:
     """``"Quartz"`` -> ``"quartz"``; unknown names are lower-cased with other characters turned into
     ``-``.
 
     A registry alias that is more than another spelling of the id (``M1`` -> ``quartz``) is recorded
     for :func:`take_aliases`."""
+    if _PATH_LIKE.search(name):
+        raise ValueError(
+            f"machine name {name!r} holds path or control characters; expected a name such as "
+            "quartz or my-cluster (pass --machine NAME)"
+        )
     known = machines.canonical_id(name.strip())
     if known:
         if re.sub(r"[^a-z0-9]", "", name.lower()) != re.sub(r"[^a-z0-9]", "", known):
@@ -37,7 +49,37 @@ def machine_id(name: str) -> str:
     mid = re.sub(r"[^a-z0-9._-]+", "-", name.strip().lower()).strip("-._")
     if not mid:
         raise ValueError(f"machine name {name!r} has no usable characters")
+    _UNKNOWN[name.strip()] = mid
     return mid
+
+
+def source_machine(name: str, path: Path, where: str) -> str:
+    """:func:`machine_id` of a name a source states (its ``cluster``, a column, a path), refused
+    as an :class:`IngestError` naming the file and where the name came from.
+
+    Parameters:
+        name: the name as written.
+        path: the source file.
+        where: where in it the name is (``"the cluster metadata"``).
+    """
+    try:
+        return machine_id(name)
+    except ValueError as e:
+        raise IngestError(path, f"{where}: {e}") from None
+
+
+def take_unknown() -> list[str]:
+    """One note per name :func:`machine_id` met since the last call that no machine or alias of
+    the registry knows (and forget them): such data is stored under the name as given."""
+    out = [
+        f"machine {mid!r}"
+        + (f" (from {name!r})" if name != mid else "")
+        + " is not a known machine or alias (xamm machines list); stored under that name: "
+        f"xamm machines add {mid} ... records its node"
+        for name, mid in sorted(_UNKNOWN.items())
+    ]
+    _UNKNOWN.clear()
+    return out
 
 
 def take_aliases() -> dict[str, str]:

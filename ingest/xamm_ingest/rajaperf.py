@@ -136,7 +136,10 @@ def cluster_beside(directory: Path, files: list[Path]) -> tuple[str | None, str]
             unreadable += 1
             continue
         if cluster:
-            clusters.setdefault(machine_id(str(cluster)), []).append(f.name)
+            try:
+                clusters.setdefault(machine_id(str(cluster)), []).append(f.name)
+            except ValueError:  # read again, and refused by name, with the file
+                unreadable += 1
     if len(clusters) == 1:
         return next(iter(clusters)), ""
     if len(clusters) > 1:

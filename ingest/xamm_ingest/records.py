@@ -40,6 +40,7 @@ INTERNAL = {
     "_record": pl.String(),
     "_time_resolution_s": pl.Float64(),
     "_uncertain_figures": pl.Boolean(),
+    "_device_name": pl.String(),  # the device a BabelStream run names (xamm_ingest.babelstream)
 }
 PER_REP = (
     "bytes_per_rep",

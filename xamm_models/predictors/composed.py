@@ -118,7 +118,10 @@ def region_rows(regions: pl.DataFrame, sustained_bw: float) -> pl.DataFrame:
         One row per predicted region: ``region``, ``time_only`` and the contract's columns.
     """
     r = regions.filter((pl.col("category") == "compute") & (pl.col("exclusive_s") > 0))
-    time_only = pl.col("bytes").is_null()
+    # no work known (no bytes, or neither bytes nor flops): the time alone, at sustained bandwidth
+    time_only = pl.col("bytes").is_null() | (
+        (pl.col("bytes") == 0) & (pl.col("flops").fill_null(0.0) == 0)
+    )
     nbytes = pl.when(time_only).then(pl.col("exclusive_s") * sustained_bw).otherwise("bytes")
     flops = pl.when(time_only).then(0.0).otherwise(pl.col("flops").fill_null(0.0))
     return r.select(

@@ -65,6 +65,14 @@ CPU_WORDS = re.compile(r"\bCPU\b|Xeon|EPYC|Core\(TM\)|Processor|Neoverse|A64FX",
 
 _MARK = re.compile(r"^>>>(\d+)>>>\s*$")
 _ROW = re.compile(r"^(Copy|Mul|Add|Triad|Dot|Nstream)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*$")
+# as every release prints a kernel line (std::fixed: bandwidth to 3 decimals, times to 5); a
+# figure with fewer digits was cut or edited
+_ROW_AS_PRINTED = re.compile(
+    r"^(Copy|Mul|Add|Triad|Dot|Nstream)\s+\d+\.\d{3}\s+\d+\.\d{5}\s+\d+\.\d{5}\s+\d+\.\d{5}\s*$"
+)
+_KERNEL_START = re.compile(r"^(Copy|Mul|Add|Triad|Dot|Nstream)\b")
+# the kernels one run prints, in order (main.cpp's labels): all five, or --nstream-only
+RUN_KERNELS = (("Copy", "Mul", "Add", "Triad", "Dot"), ("Nstream",))
 _ARRAY = re.compile(r"^Array size:\s*([0-9.]+)\s*(MB|MiB|KB)\b")
 _DEVICE = re.compile(r"^Using \S+ device\s*(.*?)\s*$")
 CSV_HEAD = "function,num_times,n_elements,sizeof,"
@@ -105,7 +113,13 @@ class StreamRun:
     triad_only: bool = False
     validation_failed: bool = False
     csv: bool = False
+    table: bool = False  # its ``Function`` header (or CSV header) was seen
     kernels: list[KernelResult] = field(default_factory=list)
+    # records that cannot be read: (line, what, value as written, the rule), each refused by name
+    problems: list[tuple[int, str, str, str]] = field(default_factory=list)
+
+    def refuse(self, line: int, what: str, value: str, rule: str) -> None:
+        self.problems.append((line, what, value, rule))
 
     def elements(self) -> int:
         """The array length: stated (CSV, triad-only), else from ``Array size`` (0.1 MB digits),
@@ -174,13 +188,23 @@ def _header(run: StreamRun, s: str, no: int) -> bool:
     elif s.startswith("Validation failed"):
         run.validation_failed = True
     elif s.startswith("Function"):
-        run.mib = "MiBytes" in s
+        run.mib, run.table = "MiBytes" in s, True
     else:
         return False
     return True
 
 
 def _plain_row(run: StreamRun, s: str, no: int) -> bool:
+    if run.table and not run.triad_only and (k := _KERNEL_START.match(s)):
+        if not _ROW_AS_PRINTED.match(s):  # a kernel's line, but not as BabelStream prints one
+            run.refuse(
+                no,
+                k.group(1),
+                s,
+                "not a kernel line as BabelStream prints it (the name, then the bandwidth to 3 "
+                "decimals and min, max and average seconds to 5): cut or edited",
+            )
+            return True
     if m := _ROW.match(s):
         bw, lo, hi, avg = (_number(m.group(i), no, "a figure") for i in range(2, 6))
         digits = _relative_digits(m.group(2), m.group(3))
@@ -205,7 +229,7 @@ def _plain_row(run: StreamRun, s: str, no: int) -> bool:
 def _csv_table(lines: list[str], i: int, threads: int | None) -> tuple[StreamRun, int]:
     """The CSV table whose header is ``lines[i]``; (run, index after it)."""
     head = [h.strip() for h in lines[i].split(",")]
-    run = StreamRun(line=i + 1, csv=True, threads=threads)
+    run = StreamRun(line=i + 1, csv=True, threads=threads, table=True)
     run.mib = any("mibytes" in h or "gibytes" in h for h in head)
     run.triad_only = "runtime" in head and "min_runtime" not in head
     j = i + 1
@@ -265,9 +289,15 @@ def parse(text: str) -> list[StreamRun]:
             threads = int(m.group(1))
         elif s.startswith("<<<"):
             threads = None
-        elif s == "BabelStream":
+        elif s == "BabelStream" or (
+            s.startswith("Version:") and (run is None or run.table or run.kernels)
+        ):
+            # a Version line after a table (or before any banner) begins a run whose banner
+            # line was lost: read as its own run, never into the one before
             run = StreamRun(line=no, threads=threads)
             runs.append(run)
+            if s != "BabelStream":
+                _header(run, s, no)
         elif s.startswith(CSV_HEAD):
             csv_run, i = _csv_table(lines, i, threads)
             runs.append(csv_run)
@@ -275,7 +305,52 @@ def parse(text: str) -> list[StreamRun]:
         elif run is not None and not run.csv and not _header(run, s, no):
             _plain_row(run, s, no)
         i += 1
-    return [r for r in runs if r.kernels or not r.csv]
+    out = [r for r in runs if r.kernels or not r.csv]
+    for r in out:
+        _check_run(r, cut_line=None if text.endswith("\n") else len(lines))
+    return out
+
+
+def _check_run(run: StreamRun, cut_line: int | None) -> None:
+    """Refuse, by record, what the run's lines cannot vouch for: a line the file ends inside
+    (no newline after it: cut), figures out of order (min <= average <= max, to the digits
+    printed), and kernels its table should list but does not (a lost or garbled line)."""
+    kept = []
+    for k in run.kernels:
+        if k.line == cut_line:
+            run.refuse(k.line, k.name, "", "the file ends inside this line (cut short)")
+        elif why := _order_problem(k, run):
+            run.refuse(k.line, k.name, f"{k.min_s} {k.max_s} {k.avg_s}", why)
+        else:
+            kept.append(k)
+    listed_any = bool(run.kernels or run.problems)
+    run.kernels = kept
+    if not run.table or run.triad_only or not listed_any:  # an empty table: "no kernel results"
+        return
+    listed = {k.name for k in run.kernels} | {p[1] for p in run.problems}
+    expected = next((ks for ks in RUN_KERNELS if listed & set(ks)), RUN_KERNELS[0])
+    for name in expected:
+        if name not in listed:
+            run.refuse(
+                run.line,
+                name,
+                "missing",
+                f"the run's table has no {name} line (BabelStream prints {', '.join(expected)}): "
+                "a line was lost or garbled",
+            )
+
+
+def _order_problem(k: KernelResult, run: StreamRun) -> str | None:
+    """Why min <= average <= max does not hold within the digits printed, or None."""
+    if k.max_s is None or k.avg_s is None:
+        return None
+    slack = 0.5e-5 if not run.csv else 5e-6 * max(k.max_s, k.min_s)
+    if k.min_s - slack <= k.avg_s <= k.max_s + slack and k.min_s <= k.max_s + slack:
+        return None
+    return (
+        f"min {k.min_s:g} s, average {k.avg_s:g} s, max {k.max_s:g} s; expected min <= average "
+        "<= max"
+    )
 
 
 def device_of(run: StreamRun) -> str | None:
@@ -360,7 +435,9 @@ def kernel_row(run: StreamRun, k: KernelResult, n: int, facts: RunFacts) -> dict
             "pass --implementation, e.g. CUDA or OpenMP"
         )
     variant, backend = _variant(impl, device)
-    t = k.avg_s if k.avg_s is not None and k.avg_s > 0 else k.min_s
+    # the average is the time of a repetition (min <= average <= max checked by the parser);
+    # triad-only runs print one total, whose mean is the average
+    t = k.avg_s if k.avg_s is not None else k.min_s
     printed = [] if math.isnan(k.bandwidth) else [{"name": _bw_name(run), "value": k.bandwidth}]
     return {
         "machine": facts.machine,

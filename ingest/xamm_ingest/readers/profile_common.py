@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from xamm_data import counters
 from xamm_data.regions import RegionProfile
 from xamm_ingest.errors import IngestError
-from xamm_ingest.machine_names import machine_id
+from xamm_ingest.machine_names import machine_id, source_machine
 from xamm_ingest.metadata_map import GPU_MODELS
 from xamm_ingest.readers.base import Source, provenance
 
@@ -57,7 +57,9 @@ def whole_program(profile: RegionProfile, spec: SampleSpec, src: Source, reader:
         The row (features are added later, over the whole frame).
     """
     m = profile.meta
-    mach = spec.machine or (machine_id(m.cluster) if m.cluster else None)
+    mach = spec.machine or (
+        source_machine(m.cluster, src.path, "the cluster metadata") if m.cluster else None
+    )
     if not mach:
         raise IngestError(
             src.path, "no machine: the profile does not name one; pass --machine NAME"

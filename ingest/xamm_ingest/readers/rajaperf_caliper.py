@@ -43,7 +43,7 @@ from xamm_data.schema import BENCHMARK_RUNS
 from xamm_data.thicket import is_xamm_thicket, thicket_records
 from xamm_data.units import seconds_per
 from xamm_ingest.errors import IngestError, RecordError
-from xamm_ingest.machine_names import machine_id
+from xamm_ingest.machine_names import source_machine
 from xamm_ingest.readers.base import ReadResult, Source, provenance
 from xamm_ingest.readers.caliper_files import CaliperProfile, load_profile
 from xamm_ingest.readers.names import VARIANT_RE, split_kernel
@@ -251,7 +251,7 @@ def _no_globals(prof: CaliperProfile) -> str:
 def _machine_of(g: dict, path: Path, machine: str | None, hint: str = "") -> str:
     cluster = g.get("cluster")
     if machine:
-        if cluster and machine_id(str(cluster)) != machine:
+        if cluster and source_machine(str(cluster), path, "the cluster metadata") != machine:
             raise IngestError(
                 path,
                 f"the file says cluster={cluster!r} but the machine was given as "
@@ -266,7 +266,7 @@ def _machine_of(g: dict, path: Path, machine: str | None, hint: str = "") -> str
             "an xamm.toml "
             f'with machine = "NAME" beside the runs{hint}',
         )
-    return machine_id(str(cluster))
+    return source_machine(str(cluster), path, "the cluster metadata")
 
 
 def _run_metadata(

@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from xamm_data import counters
 from xamm_data.units import TIME_UNITS, accepted, seconds_per
 from xamm_ingest.errors import IngestError
-from xamm_ingest.machine_names import machine_id
+from xamm_ingest.machine_names import source_machine
 from xamm_ingest.readers.base import Source, provenance
 from xamm_ingest.records import flag_app_records
 
@@ -271,7 +271,9 @@ def read_table(
     ).with_columns((pl.col("runtime_s").cast(pl.Float64) * scale).alias("runtime_s"))
     machines = out.get_column("machine").cast(pl.String).unique().drop_nulls().to_list()
     out = out.with_columns(
-        pl.col("machine").cast(pl.String).replace({m: machine_id(m) for m in machines})
+        pl.col("machine")
+        .cast(pl.String)
+        .replace({m: source_machine(m, src.path, "the machine column") for m in machines})
     )
     if "device" not in out.columns:
         out = out.with_columns(pl.lit("cpu").alias("device"))
