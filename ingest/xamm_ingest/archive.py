@@ -323,6 +323,9 @@ def _dask_client(scheduler: str | None, workers: int):
         raise ValueError(
             "--executor dask needs dask.distributed: pip install 'xamm[dask]'"
         ) from None
+    if not logging.getLogger("xamm_ingest").isEnabledFor(logging.DEBUG):
+        # Dask's own INFO lines (scheduler and nanny start-up) only with -vv
+        logging.getLogger("distributed").setLevel(logging.WARNING)
     if scheduler:
         try:
             client = Client(scheduler, timeout=CONNECT_TIMEOUT_S)
@@ -334,12 +337,22 @@ def _dask_client(scheduler: str | None, workers: int):
         with client:
             yield client
         return
-    with (
-        LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
-        ) as cluster,
-        Client(cluster) as client,
-    ):
+    with contextlib.ExitStack() as stack:
+        try:  # a worker that dies while it starts: one line, nothing read or written yet
+            cluster = stack.enter_context(
+                LocalCluster(
+                    n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+                )
+            )
+            client = stack.enter_context(Client(cluster))
+        except (RuntimeError, OSError, TimeoutError) as e:
+            first = (
+                str(e).strip().splitlines()[0].rstrip(".") if str(e).strip() else type(e).__name__
+            )
+            raise ValueError(
+                f"the local Dask cluster did not start ({first}: a worker died while it "
+                "started); nothing was read or written: rerun, or use --executor processes"
+            ) from None
         yield client
 
 

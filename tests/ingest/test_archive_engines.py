@@ -114,3 +114,32 @@ def test_a_scheduler_that_does_not_answer_is_one_line_and_exit_1(tmp_path, capsy
     err = capsys.readouterr().err
     assert rc == 1 and "no Dask scheduler answered at tcp://127.0.0.1:9 within 1 s" in err
     assert "Traceback" not in err
+
+
+def test_a_worker_that_dies_while_it_starts_is_one_line_and_exit_1(tmp_path):
+    """A real start-up failure: each worker of the local cluster runs a preload that exits the
+    process, so its nanny fails to start (what killing a worker while it starts does)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from cali_writer import write_cali
+
+    (tmp_path / "die.py").write_text("import os\n\ndef dask_setup(worker):\n    os._exit(1)\n")
+    write_cali(tmp_path / "runs" / "p.cali", [(["main"], {"time.duration": 1.0})],
+               {"cluster": "c"}, units={"time.duration": "sec"})  # fmt: skip
+    env = {
+        **os.environ,
+        "DASK_DISTRIBUTED__WORKER__PRELOAD": json.dumps([str(tmp_path / "die.py")]),
+    }
+    p = subprocess.run(
+        [str(Path(sys.executable).parent / "xamm-ingest"), "caliper", str(tmp_path / "runs"),
+         "--app", "a", "--executor", "dask", "--workers", "1", "--no-progress",
+         "--store", str(tmp_path / "s")],
+        capture_output=True, text=True, env=env, timeout=300,
+    )  # fmt: skip
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr[-2000:]
+    (line,) = p.stderr.strip().splitlines()
+    assert "the local Dask cluster did not start" in line and "Nanny failed to start" in line
+    assert not (tmp_path / "s" / "app_profiles").exists()  # nothing written
