@@ -63,3 +63,16 @@ def test_version_is_single_sourced_and_citation_agrees():
 def test_packages_are_typed():
     for pkg in ("xamm_data", "xamm_models", "ingest/xamm_ingest"):
         assert (REPO / pkg / "py.typed").is_file()
+
+
+def test_the_project_names_one_repository_of_its_own():
+    """The package's metadata, the citation file and the documentation site's header link point at
+    the project's own repository; the paper's repository is the paper's, and named as such."""
+    import tomllib
+
+    doc = yaml.safe_load((REPO / "CITATION.cff").read_text())
+    urls = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["urls"]
+    site = yaml.safe_load((REPO / "mkdocs.yml").read_text().replace("!!python", "#"))
+    assert urls["Repository"] == doc["repository-code"] == site["repo_url"]
+    assert "generalizable_modeling" not in site["repo_url"]
+    assert urls["Paper"] == doc["preferred-citation"]["repository-code"]

@@ -17,6 +17,28 @@ REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"
 GUIDE = ("install", "centre", "application", "research")
 BLOCK = re.compile(r"^```(python|bash)\n(.*?)^```", re.M | re.S)
+# the guides name a user's own folders; their text says which public data each stands for, and
+# the test runs them on it
+PUBLIC = {
+    "./h100-runs": "llnl+RAJAPerf-Benchmark/2026-FCR/data/RPBenchmark_H100_tier1",
+    "./thicket-runs": "LLNL+thicket/thicket/tests/data/rajaperf",
+    'Path("lulesh")': "LLNL+thicket-tutorial/data/lulesh",
+    "ls lulesh/": "LLNL+thicket-tutorial/data/lulesh",
+}
+
+
+def on_public_data(code: str, shared: Path) -> str:
+    """The guide's block with each of the user's folders replaced by the public data it stands
+    for."""
+    for mine, public in PUBLIC.items():
+        where = shared / public
+        code = code.replace(
+            mine,
+            f'Path("{where}")'
+            if mine.startswith("Path")
+            else (f"ls {where}/" if mine.startswith("ls") else str(where)),
+        )
+    return code
 
 
 def blocks(page: str) -> list[tuple[str, str]]:
@@ -33,15 +55,17 @@ def run_block(lang: str, code: str, home: Path) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("page", GUIDE)
 def test_the_user_guides_code_blocks_run_as_written(page, shared_data, tmp_path):
-    """Each page's blocks run in order against one fresh ``$XAMM_HOME`` (the real public data in
-    ``../shared/data``); a block that fails names its page and its output."""
+    """Each page's blocks run in order against one fresh ``$XAMM_HOME``, the user's folders they
+    name standing for the real public data (:data:`PUBLIC`); a block that fails names its page and
+    its output. The guides themselves never point at the test data's folder."""
+    assert "shared/data" not in (DOCS / "guide" / f"{page}.md").read_text()
     found = blocks(page)
     assert found, f"docs/guide/{page}.md has no code block"
     for i, (lang, code) in enumerate(found):
         if "examples/main_job.py" in code:
             code = code.replace("--out out/main-job", f"--out {tmp_path / 'main-job'}")
         code = code.replace("--out acceptance/", f"--out {tmp_path / 'acceptance'}")
-        r = run_block(lang, code, tmp_path / "home")
+        r = run_block(lang, on_public_data(code, shared_data), tmp_path / "home")
         assert r.returncode == 0, f"docs/guide/{page}.md block {i + 1}:\n{r.stdout}\n{r.stderr}"
 
 
@@ -118,3 +142,43 @@ def test_the_archive_page_lists_the_metadata_maps_default_keys():
         for m in re.findall(r"^\| `(\w+)` \| (.+) \|$", table, flags=re.M)
     }
     assert rows == {c: list(keys) for c, keys in MetadataMap.DEFAULTS.items()}
+
+
+ITEM = re.compile(r"^([*+-]|\d+\.) \S")
+
+
+def _lists_run_into_paragraphs(text: str) -> list[int]:
+    """Lines where a list starts right under paragraph text: Python-Markdown (the site) then shows
+    its markers as text, ``* item`` inline."""
+    lines, bad, fence, in_list = text.split("\n"), [], False, False
+    for i, ln in enumerate(lines):
+        if ln.lstrip().startswith("```"):
+            fence = not fence
+        if fence or not ln.strip():
+            in_list = False if not ln.strip() else in_list
+            continue
+        if ITEM.match(ln):
+            prev = lines[i - 1] if i else ""
+            if not in_list and prev.strip() and not prev.startswith(("|", "#", ">", " ")):
+                bad.append(i + 1)
+            in_list = True
+    return bad
+
+
+def test_every_page_is_in_the_nav_and_every_list_starts_its_own_block():
+    """What the browser check (benchmarks/docs_in_browser.py) saw on the rendered site, kept
+    without a browser: a page outside the nav cannot be found, a list under a paragraph renders
+    as one line of asterisks."""
+    import yaml
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from docs_in_browser import unlisted
+
+    config = yaml.safe_load((REPO / "mkdocs.yml").read_text().replace("!!python", "#"))
+    assert unlisted(config) == []
+    bad = {
+        md.relative_to(DOCS).as_posix(): lines
+        for md in sorted(DOCS.rglob("*.md"))
+        if (lines := _lists_run_into_paragraphs(md.read_text()))
+    }
+    assert bad == {}
