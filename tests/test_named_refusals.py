@@ -141,7 +141,7 @@ def test_predict_names_a_missing_path_and_writes_out_by_suffix(tmp_path, capsys,
     assert xamm(["predict", str(prof), "--out", str(tmp_path / "pred.csv")]) == 0
     assert pl.read_csv(tmp_path / "pred.csv").height > 0
     assert xamm(["predict", str(prof), "--out", str(tmp_path / "pred.txt")]) == 1
-    assert "expected a file ending in .parquet, .csv, .json" in capsys.readouterr().err
+    assert "expected a file ending in .parquet, .pq, .csv, .json" in capsys.readouterr().err
 
 
 def test_history_is_a_table_of_commits_and_json_keeps_every_source(tmp_path, capsys, shared_data):

@@ -62,4 +62,4 @@ class Bounds(BaseModel):
         return cls(**values)
 
 
-DEFAULT_BOUNDS = Bounds()
+DEFAULT_BOUNDS = Bounds.model_validate({})  # every default (a call mypy can check)

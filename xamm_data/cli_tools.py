@@ -9,6 +9,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import polars as pl
 import shtab
@@ -93,12 +94,12 @@ def quiet_pipe(main: Callable[..., int]) -> Callable[..., int]:
     return run
 
 
-TABLE_SUFFIXES = (".parquet", ".csv", ".json")
+TABLE_SUFFIXES = (".parquet", ".pq", ".csv", ".json")
 
 
 def write_table(frame: pl.DataFrame, path) -> str:
-    """Write ``frame`` where ``--out`` says, in the format its suffix names (``.parquet``,
-    ``.csv``, ``.json``); a path without a suffix becomes ``.parquet``.
+    """Write ``frame`` where ``--out`` says, in the format its suffix names (``.parquet`` or
+    ``.pq``, ``.csv``, ``.json``); a path without a suffix becomes ``.parquet``.
 
     Parameters:
         frame: the table.
@@ -110,8 +111,6 @@ def write_table(frame: pl.DataFrame, path) -> str:
     Raises:
         ValueError: a suffix that names no table format.
     """
-    from pathlib import Path
-
     p = Path(path)
     if not p.suffix:
         p = p.with_suffix(".parquet")

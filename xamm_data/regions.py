@@ -512,6 +512,13 @@ def region_problems(frame: pl.DataFrame, key: str) -> dict[str, str]:
             "regions): the profile's times do not nest, so no sum of its regions is the "
             "program's time; expected each child within its parent",
         )
+    _total_problems(totals, out)
+    return out
+
+
+def _total_problems(totals: pl.DataFrame, out: dict[str, str]) -> None:
+    """Per profile: no time at all, a program's time outside the plausibility bounds, or exclusive
+    times that do not add up to the roots' inclusive times (into ``out``, first problem kept)."""
     for k, n, total, roots_s, untimed in totals.iter_rows():
         if not total > 0:
             out.setdefault(k, "every region's exclusive time is 0; expected timed regions")
@@ -528,7 +535,6 @@ def region_problems(frame: pl.DataFrame, key: str) -> dict[str, str]:
                 f"times to {roots_s:.6g} s; expected them equal (within {SUM_RTOL:.0%}): the "
                 "profile's exclusive and inclusive times disagree",
             )
-    return out
 
 
 def check_regions(frame: pl.DataFrame, where: str) -> None:

@@ -324,8 +324,9 @@ def _dask_client(scheduler: str | None, workers: int):
             "--executor dask needs dask.distributed: pip install 'xamm[dask]'"
         ) from None
     if not logging.getLogger("xamm_ingest").isEnabledFor(logging.DEBUG):
-        # Dask's own INFO lines (scheduler and nanny start-up) only with -vv
-        logging.getLogger("distributed").setLevel(logging.WARNING)
+        # Dask's own lines (start-up, a slow event loop, a nanny's restarts) only with -vv: what
+        # goes wrong reaches the user as xamm's one line
+        logging.getLogger("distributed").setLevel(logging.ERROR)
     if scheduler:
         try:
             client = Client(scheduler, timeout=CONNECT_TIMEOUT_S)

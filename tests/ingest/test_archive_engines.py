@@ -140,6 +140,8 @@ def test_a_worker_that_dies_while_it_starts_is_one_line_and_exit_1(tmp_path):
         capture_output=True, text=True, env=env, timeout=300,
     )  # fmt: skip
     assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr[-2000:]
-    (line,) = p.stderr.strip().splitlines()
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1, p.stderr
+    (line,) = lines
     assert "the local Dask cluster did not start" in line and "Nanny failed to start" in line
     assert not (tmp_path / "s" / "app_profiles").exists()  # nothing written

@@ -412,6 +412,16 @@ def _variant(impl: str, device: str) -> tuple[str, str]:
     return f"BabelStream_{suffix}", backend
 
 
+def _implementation(run: StreamRun, facts: RunFacts) -> str:
+    impl = run.implementation or facts.implementation
+    if impl is None:
+        raise BabelStreamError(
+            f"line {run.line}: the run names no implementation (--csv output prints none); "
+            "pass --implementation, e.g. CUDA or OpenMP"
+        )
+    return impl
+
+
 def kernel_row(run: StreamRun, k: KernelResult, n: int, facts: RunFacts) -> dict:
     """The ``benchmark_runs`` row of one kernel line (integer columns as floats; checked later).
 
@@ -428,13 +438,7 @@ def kernel_row(run: StreamRun, k: KernelResult, n: int, facts: RunFacts) -> dict
     moved, read, written = bytes_per_rep(k.name, n, sizeof)
     flops = float(KERNELS[k.name][2] * n)
     device = facts.device
-    impl = run.implementation or facts.implementation
-    if impl is None:
-        raise BabelStreamError(
-            f"line {run.line}: the run names no implementation (--csv output prints none); "
-            "pass --implementation, e.g. CUDA or OpenMP"
-        )
-    variant, backend = _variant(impl, device)
+    variant, backend = _variant(_implementation(run, facts), device)
     # the average is the time of a repetition (min <= average <= max checked by the parser);
     # triad-only runs print one total, whose mean is the average
     t = k.avg_s if k.avg_s is not None else k.min_s

@@ -226,6 +226,13 @@ def _counter_columns(df: pl.DataFrame, mapping: TableMapping) -> tuple[dict[str,
     return counter_cols, extra_cols
 
 
+def _machine_ids(out: pl.DataFrame, src: Source) -> pl.DataFrame:
+    """The machine column as machine ids; a name that is a path refuses the file."""
+    names = out.get_column("machine").cast(pl.String).unique().drop_nulls().to_list()
+    ids = {m: source_machine(m, src.path, "the machine column") for m in names}
+    return out.with_columns(pl.col("machine").cast(pl.String).replace(ids))
+
+
 def read_table(
     src: Source, mapping: TableMapping, mapping_path: Path, bounds=None
 ) -> tuple[pl.DataFrame, list]:
@@ -269,12 +276,7 @@ def read_table(
             "extra_counters"
         ),
     ).with_columns((pl.col("runtime_s").cast(pl.Float64) * scale).alias("runtime_s"))
-    machines = out.get_column("machine").cast(pl.String).unique().drop_nulls().to_list()
-    out = out.with_columns(
-        pl.col("machine")
-        .cast(pl.String)
-        .replace({m: source_machine(m, src.path, "the machine column") for m in machines})
-    )
+    out = _machine_ids(out, src)
     if "device" not in out.columns:
         out = out.with_columns(pl.lit("cpu").alias("device"))
     out, implausible = _implausible(out, bounds)
