@@ -340,9 +340,11 @@ def _dask_client(scheduler: str | None, workers: int):
         return
     with contextlib.ExitStack() as stack:
         try:  # a worker that dies while it starts: one line, nothing read or written yet
+            # the scheduler serves HTTP whatever the dashboard setting: on a free port (":0"),
+            # never 8787, which another cluster may hold (Dask then warns on stderr)
             cluster = stack.enter_context(
                 LocalCluster(
-                    n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+                    n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0"
                 )
             )
             client = stack.enter_context(Client(cluster))
