@@ -29,6 +29,7 @@ class InputColumn:
     strict: bool = False  # True: the value must be > minimum
     required: bool = True
     maximum: float | None = None  # a plausibility bound (xamm_data.bounds), inclusive
+    count: bool = False  # a count (bytes, flops): 0, or at least 1
 
 
 DEFAULT_COLUMNS: tuple[InputColumn, ...] = (
@@ -41,8 +42,10 @@ DEFAULT_COLUMNS: tuple[InputColumn, ...] = (
         # the bound ingest holds an application's runtime to
         maximum=DEFAULT_BOUNDS.max_runtime_s,
     ),
-    InputColumn("bytes_per_rep", "bytes moved per repetition", "B", 0.0),
-    InputColumn("flops_per_rep", "floating-point operations per repetition", "flop", 0.0),
+    InputColumn("bytes_per_rep", "bytes moved per repetition", "B", 0.0, count=True),
+    InputColumn(
+        "flops_per_rep", "floating-point operations per repetition", "flop", 0.0, count=True
+    ),
     InputColumn("iterations_per_rep", "loop iterations per repetition", "1", 0.0, strict=True),
     InputColumn("f_log_s_per_iter", "log10 of the source's seconds per iteration", "log10 s"),
     InputColumn("f_arith_intensity", "flops per byte", "flop/B", 0.0),
@@ -112,11 +115,14 @@ def check_profiles(
             bad = bad | below.fill_null(False)
         if c.maximum is not None:
             bad = bad | (x > c.maximum).fill_null(False)
+        if c.count:  # less than one byte or flop is no measurement (and underflows the physics)
+            bad = bad | ((x > 0) & (x < 1)).fill_null(False)
         if bad.any():
             rule = "finite" + (
                 f" and {'>' if c.strict else '>='} {c.minimum:g}" if c.minimum is not None else ""
             )
             rule += f" and <= {c.maximum:g} (plausibility bound)" if c.maximum is not None else ""
+            rule += ", 0 or at least 1 (a count)" if c.count else ""
             raise ProfileInputError(
                 f"column {_describe(c)} must be {rule}; it is not in {_rows(bad)}"
             )

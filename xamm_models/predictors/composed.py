@@ -122,8 +122,10 @@ def region_rows(regions: pl.DataFrame, sustained_bw: float) -> pl.DataFrame:
     time_only = pl.col("bytes").is_null() | (
         (pl.col("bytes") == 0) & (pl.col("flops").fill_null(0.0) == 0)
     )
-    nbytes = pl.when(time_only).then(pl.col("exclusive_s") * sustained_bw).otherwise("bytes")
-    flops = pl.when(time_only).then(0.0).otherwise(pl.col("flops").fill_null(0.0))
+    nbytes = _count(
+        pl.when(time_only).then(pl.col("exclusive_s") * sustained_bw).otherwise("bytes")
+    )
+    flops = _count(pl.when(time_only).then(0.0).otherwise(pl.col("flops").fill_null(0.0)))
     return r.select(
         pl.col("region").alias("app"),
         time_only.alias("time_only"),
@@ -136,6 +138,12 @@ def region_rows(regions: pl.DataFrame, sustained_bw: float) -> pl.DataFrame:
         (flops / nbytes.clip(lower_bound=1.0)).alias("f_arith_intensity"),
         (nbytes / ELEMENT_BYTES).clip(lower_bound=1.0).log10().alias("f_log_problem_size"),
     )
+
+
+def _count(x: pl.Expr) -> pl.Expr:
+    """Work below one byte or flop (a tiny region's share, a counter averaged over ranks) as one:
+    the contract's counts are 0 or at least 1."""
+    return pl.when((x > 0) & (x < 1)).then(1.0).otherwise(x)
 
 
 @dataclass
