@@ -18,6 +18,10 @@ seconds: a different file (its own SHA-256, so not skipped as a copy) of the sam
 content. Aims: at least 500 files/s on 2 cores, at least 20x Thicket on the same files, peak
 memory under 300 MB whatever the corpus.
 
+``--resume-only N`` ingests N replicas (10: 105,630 files), then runs the same command again on
+the fully stored archive (aim: at most 5% of the first ingest), then times one commit of 1,000
+sources into tables of 10^4, 10^5 and 10^6 rows (aim: flat).
+
 ``--memory-only N`` runs only the sampled ingest of N replicas (100: 1,056,300 files): whether
 the peak memory stays flat at a million files. Its files/s come from the sampled run, so they
 are a little below an unobserved run's.
@@ -310,6 +314,13 @@ def main(argv=None) -> int:
         metavar="N",
         help="only the sampled ingest of N replicas (peak memory at scale)",
     )
+    ap.add_argument(
+        "--resume-only",
+        type=int,
+        metavar="N",
+        help="only the resume figures: ingest N replicas, rerun on the stored archive, and the "
+        "cost of one commit into tables of 10^4 to 10^6 rows",
+    )
     ap.add_argument("--out", type=Path, help="also write what is printed here (a Markdown page)")
     args = ap.parse_args(argv)
     corpus = args.data / CORPUS
@@ -317,7 +328,53 @@ def main(argv=None) -> int:
         print(f"no corpus at {corpus}", file=sys.stderr)
         return 1
     with printed_to(args.out, "bench_archive.py"):
+        if args.resume_only:
+            return resume_only(args, corpus)
         return memory_only(args, corpus) if args.memory_only else run(args, corpus)
+
+
+def resume_only(args, corpus: Path) -> int:
+    """A fully stored archive ingested again (what a nightly rerun or a restart after a crash
+    costs), beside its first ingest; then the cost of one commit as the table grows."""
+    tmp = Path(tempfile.mkdtemp(prefix="xamm-bench-resume-"))
+    try:
+        print(f"cpus: {os.cpu_count()}   python {sys.version.split()[0]}   workers: {args.workers}")
+        n = make_replicas(corpus, tmp / "replicas", args.resume_only)
+        first = xamm_ingest(tmp / "replicas", tmp / "s" / "store", args.workers, memory=False)
+        again = xamm_ingest(tmp / "replicas", tmp / "s" / "store", args.workers, memory=False)
+        s1, s2 = first["summary"], again["summary"]
+        print(f"{'run':<22}{'files':>9}{'rows written':>14}{'already stored':>16}{'wall s':>9}")
+        print(f"{'first ingest':<22}{n:>9}{s1['rows_written']:>14}{s1['already_stored']:>16}"
+              f"{first['seconds']:>9.1f}")  # fmt: skip
+        print(f"{'rerun, all stored':<22}{n:>9}{s2['rows_written']:>14}{s2['already_stored']:>16}"
+              f"{again['seconds']:>9.1f}")  # fmt: skip
+        print(f"rerun / first ingest: {again['seconds'] / first['seconds']:.1%} (aim: at most 5%)")
+        shutil.rmtree(tmp / "replicas")
+        commit_cost(tmp / "grow")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+def commit_cost(root: Path, batch: int = 1000, sizes=(10_000, 100_000, 1_000_000)) -> None:
+    """Seconds of one archive commit (``Store.append`` of ``batch`` new sources, vouched unheld
+    at the latest version as the archive ingest does) into an ``app_profiles`` table of each of
+    ``sizes`` rows (one machine): the median of three."""
+    import statistics
+
+    from xamm_data.store import Store
+
+    print(f"{'table rows':>12}{'commit s (median of 3)':>26}")
+    for rows in sizes:
+        st = Store(root / str(rows))
+        st.append(scale_rows("node-00", rows, 0), "app_profiles")
+        times = []
+        for k in range(3):
+            new = scale_rows("node-00", batch, 1000 + k)
+            t = time.perf_counter()
+            st.append(new, "app_profiles", unheld_at=st.version("app_profiles"))
+            times.append(time.perf_counter() - t)
+        print(f"{rows:>12,}{statistics.median(times):>26.3f}")
 
 
 def memory_only(args, corpus: Path) -> int:
@@ -400,9 +457,14 @@ def _thicket(args, corpus: Path, files: list[Path], tmp: Path) -> None:
         key=lambda r: r["seconds"],
     )
     tt = thicket_seconds(sample, args.thicket_timeout)
+    peer = (
+        f"not finished in {args.thicket_timeout:.0f} s"
+        if tt is None
+        else f"{tt:.1f} s: {tt / rx['seconds']:.1f}x"
+    )
     print(
         f"{len(sample)} files: xamm-ingest {rx['seconds']:.1f} s (whole command, best of 3), "
-        f"Thicket.from_caliperreader {tt:.1f} s: {tt / rx['seconds']:.1f}x"
+        f"Thicket.from_caliperreader {peer}"
     )
     full = thicket_seconds(files, args.thicket_timeout)
     if full is None:

@@ -55,6 +55,7 @@ from xamm_data.store_append import (
     append_once,
     numbered_within,
     present_sources,
+    source_keys,
     source_prefixes,
 )
 from xamm_data.table_files import (
@@ -658,6 +659,20 @@ class Store:
             A sorted ``UInt64`` series.
         """
         return source_prefixes(self, self._check_kind(kind).name)
+
+    def source_keys(self, kind: str) -> pl.DataFrame:
+        """The first 128 bits of every source hash the latest version of ``kind`` holds, as
+        sorted ``UInt64`` columns ``hi`` and ``lo`` (16 bytes a source: how a resumed ingest
+        skips what is stored with a search in memory; two hashes that agree on 128 bits are one
+        source, as the SHA-256 they come from already assumes).
+
+        Args:
+            kind: a data table (``benchmark_runs``, ``app_profiles``).
+
+        Returns:
+            The keys, sorted by ``hi`` then ``lo``.
+        """
+        return source_keys(self, self._check_kind(kind).name)
 
     def _retrying(self, kind: str, attempt_once):
         """(``attempt_once()``'s result, attempts): re-run from a fresh read while a concurrent

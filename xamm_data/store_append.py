@@ -29,7 +29,7 @@ from xamm_data.write_reports import PartitionReport, commit_record, config_key
 if TYPE_CHECKING:  # the store imports this module; its class is only named here
     from xamm_data.store import Store
 
-__all__ = ["append_once", "numbered_within", "present_sources", "source_prefixes"]
+__all__ = ["append_once", "numbered_within", "present_sources", "source_keys", "source_prefixes"]
 
 
 def _lazy(store: Store, kind: str, files: pl.DataFrame, machine: str | None) -> pl.LazyFrame | None:
@@ -94,6 +94,29 @@ def source_prefixes(store: Store, kind: str) -> pl.Series:
     prefix = pl.col("source_sha256").str.slice(0, 16).str.to_integer(base=16, dtype=pl.UInt64)
     prefixes = lf.select(prefix.alias("prefix")).unique().collect(engine="streaming")
     return prefixes.to_series().sort()
+
+
+def source_keys(store: Store, kind: str) -> pl.DataFrame:
+    """The first 128 bits of each source hash the latest version of ``kind`` holds, as two
+    ``UInt64`` columns ``hi`` and ``lo``, sorted: 16 bytes a source, read in one streaming scan,
+    so that a resumed ingest tells what is held by a search in memory, never a scan per batch.
+
+    Args:
+        store: the store.
+        kind: a data table.
+
+    Returns:
+        The keys (empty before the first write).
+    """
+    lf = _lazy(store, kind, store._snapshot(kind)[1], None)
+    if lf is None:
+        return pl.DataFrame(schema={"hi": pl.UInt64, "lo": pl.UInt64})
+    sha = pl.col("source_sha256")
+    part = {
+        n: sha.str.slice(a, 16).str.to_integer(base=16, dtype=pl.UInt64)
+        for n, a in (("hi", 0), ("lo", 16))
+    }
+    return lf.select(**part).unique().collect(engine="streaming").sort("hi", "lo")
 
 
 def _existing_counts(lf: pl.LazyFrame, new: pl.DataFrame, key: list[str]):

@@ -30,6 +30,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from xamm_data.hashing import dir_sha256, file_sha256
@@ -215,8 +216,9 @@ def _any_in(sorted_: pl.Series, values: pl.Series) -> bool:
 
 
 class _Held:
-    """The sources the table held when the run began, as the sorted 64-bit prefixes of their
-    hashes (8 bytes a source); a prefix that matches is confirmed against the table itself.
+    """The sources the table held when the run began, as the sorted first 128 bits of their hashes
+    (16 bytes a source, read once): whether a source is held is a search in memory, so resuming an
+    archive costs what hashing its files costs, not a scan of the table per batch.
 
     It also follows the run's own commits (their prefixes, and the version each made), so it can
     tell :meth:`Store.append <xamm_data.store.Store.append>` at which version a batch's sources
@@ -225,22 +227,32 @@ class _Held:
 
     def __init__(self, store: Store | None, kind: str):
         self.store, self.kind = store, kind
-        # the version first: a commit landing before the prefixes are read ends the vouching
+        # the version first: a commit landing before the keys are read ends the vouching
         self.version = store.version(kind) if store is not None else None
-        self.prefixes = (
-            store.source_prefixes(kind) if store is not None else pl.Series([], dtype=pl.UInt64)
+        keys = (
+            store.source_keys(kind)
+            if store is not None
+            else pl.DataFrame(schema={"hi": pl.UInt64, "lo": pl.UInt64})
         )
+        self.hi, self.lo = keys["hi"].to_numpy(), keys["lo"].to_numpy()
         self.mine = pl.Series([], dtype=pl.UInt64)  # prefixes this run committed
         self.vouching = store is not None
 
     def held_among(self, sha256s: list[str]) -> set[str]:
         """Which of ``sha256s`` the table held when the run began."""
-        if self.store is None or self.prefixes.is_empty() or not sha256s:
+        if not len(self.hi) or not sha256s:
             return set()
-        mine = pl.Series([int(h[:16], 16) for h in sha256s], dtype=pl.UInt64)
-        at = self.prefixes.search_sorted(mine).clip(0, len(self.prefixes) - 1)
-        maybe = [h for h, hit in zip(sha256s, self.prefixes.gather(at) == mine) if hit]
-        return self.store.sources_present(self.kind, maybe) if maybe else set()
+        q_hi = np.array([int(h[:16], 16) for h in sha256s], dtype=np.uint64)
+        q_lo = np.array([int(h[16:32], 16) for h in sha256s], dtype=np.uint64)
+        at = np.searchsorted(self.hi, q_hi, side="left")
+        held = set()
+        for h, i, hi, lo in zip(sha256s, at, q_hi, q_lo):
+            while i < len(self.hi) and self.hi[i] == hi:  # equal first halves: rare, but kept
+                if self.lo[i] == lo:
+                    held.add(h)
+                    break
+                i += 1
+        return held
 
     def unheld(self, tasks: list[Task]) -> list[Task]:
         """``tasks`` without those the table holds."""
