@@ -52,6 +52,7 @@ from xamm_data.locations import TableLocation, is_uri
 from xamm_data.paths import default_store_root
 from xamm_data.schema import DATA_KINDS, TableSchema, get_table
 from xamm_data.store_append import (
+    ConfigCounts,
     append_once,
     numbered_within,
     present_sources,
@@ -111,6 +112,8 @@ class Store:
         root = default_store_root() if root is None else root
         # a local directory, or an object-store URI (s3://...)
         self.root = root if is_uri(root) else Path(root)
+        # rows per configuration kept between this store's own appends (store_append)
+        self.config_counts = ConfigCounts()
 
     def __repr__(self) -> str:
         return f"Store({str(self.root)!r})"

@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numpy as np
 import polars as pl
 
 from xamm_data.schema import TableSchema, get_table
@@ -29,7 +31,14 @@ from xamm_data.write_reports import PartitionReport, commit_record, config_key
 if TYPE_CHECKING:  # the store imports this module; its class is only named here
     from xamm_data.store import Store
 
-__all__ = ["append_once", "numbered_within", "present_sources", "source_keys", "source_prefixes"]
+__all__ = [
+    "ConfigCounts",
+    "append_once",
+    "numbered_within",
+    "present_sources",
+    "source_keys",
+    "source_prefixes",
+]
 
 
 def _lazy(store: Store, kind: str, files: pl.DataFrame, machine: str | None) -> pl.LazyFrame | None:
@@ -119,17 +128,108 @@ def source_keys(store: Store, kind: str) -> pl.DataFrame:
     return lf.select(**part).unique().collect(engine="streaming").sort("hi", "lo")
 
 
-def _existing_counts(lf: pl.LazyFrame, new: pl.DataFrame, key: list[str]):
-    """Rows already held per configuration of ``new`` (``lf`` is in the table's current schema:
-    columns an older file lacks are null there)."""
-    wanted = new.select(key).unique()
+_SEEDS = (11, 53)  # two hashes of a configuration: 128 bits
+MERGE_AT = 4096  # configurations first seen in a run, kept apart until there are this many
+
+
+def _config_hashes(key: list[str]) -> list[pl.Expr]:
+    return [pl.struct(key).hash(seed).alias(f"_h{i}") for i, seed in enumerate(_SEEDS)]
+
+
+@dataclass
+class _Counts:
+    """Rows held per configuration hash, sorted by (``h0``, ``h1``)."""
+
+    h0: np.ndarray
+    h1: np.ndarray
+    n: np.ndarray
+
+    @classmethod
+    def of(cls, frame: pl.DataFrame) -> _Counts:
+        frame = frame.sort("_h0", "_h1")
+        return cls(*(frame[c].to_numpy().copy() for c in ("_h0", "_h1", "_n")))
+
+    def __len__(self) -> int:
+        return len(self.h0)
+
+    def merged(self, other: _Counts) -> _Counts:
+        """Both (their configurations disjoint), sorted."""
+        h0, h1 = np.concatenate([self.h0, other.h0]), np.concatenate([self.h1, other.h1])
+        order = np.lexsort((h1, h0))
+        return _Counts(h0[order], h1[order], np.concatenate([self.n, other.n])[order])
+
+
+def _hash_counts(frame: pl.DataFrame | pl.LazyFrame, key: list[str]):
     return (
-        lf.select(key)
-        .join(wanted.lazy(), on=key, how="semi", nulls_equal=True)
-        .group_by(key)
-        .agg(pl.len().cast(pl.Int64).alias("_held"))
-        .collect(engine="streaming")
+        frame.select(_config_hashes(key))
+        .group_by("_h0", "_h1")
+        .agg(pl.len().cast(pl.Int64).alias("_n"))
     )
+
+
+class ConfigCounts:
+    """Rows held per configuration of each partition, as of a table version, kept by a
+    :class:`Store` between its own appends: while no other writer commits, numbering a batch's
+    trials needs no scan of the rows already held, so a commit costs about the same at 10^4 and
+    10^6 rows. A configuration is known by 128 bits of hash (24 bytes a configuration), looked up
+    by binary search in sorted arrays: the counts read at the run's first append, and a small
+    sorted set of configurations first seen since, merged in when it outgrows an eighth of them
+    (so no commit copies all the counts). The first append of a run, or one after another
+    writer's commit, reads the partition once."""
+
+    def __init__(self) -> None:
+        # (kind, machine) -> (version, the counts read, the configurations first seen since)
+        self._by: dict[tuple[str, str], tuple[int, _Counts, _Counts]] = {}
+
+    def held(
+        self, kind: str, machine: str, version: int, lf: pl.LazyFrame, part, key
+    ) -> pl.DataFrame:
+        """Rows held per configuration of ``part`` (``key`` columns and ``_held``) at
+        ``version``: from the counts kept since that version, else one scan of ``lf``."""
+        cached = self._by.get((kind, machine))
+        if cached is None or cached[0] != version:
+            read = _Counts.of(_hash_counts(lf, key).collect(engine="streaming"))
+            cached = (version, read, _Counts.of(_hash_counts(part.clear(), key)))
+            self._by[(kind, machine)] = cached
+        wanted = part.select(key).unique().with_columns(_config_hashes(key))
+        q0, q1 = wanted["_h0"].to_numpy(), wanted["_h1"].to_numpy()
+        held = np.zeros(len(q0), dtype=np.int64)
+        for counts in cached[1:]:  # a configuration is in one of the two
+            at = _find(counts.h0, counts.h1, q0, q1)
+            held[at >= 0] += counts.n[at[at >= 0]]
+        return wanted.select(key).with_columns(pl.Series("_held", held, dtype=pl.Int64))
+
+    def committed(self, kind: str, machine: str, before: int, after: int, part, key) -> None:
+        """``part`` was committed as version ``after`` on ``before``: the kept counts follow,
+        or are dropped when they described another version."""
+        cached = self._by.pop((kind, machine), None)
+        if cached is None or cached[0] != before:
+            return
+        _, read, recent = cached
+        added = _Counts.of(_hash_counts(part, key))
+        unseen = np.ones(len(added), dtype=bool)
+        for counts in (read, recent):
+            at = _find(counts.h0, counts.h1, added.h0, added.h1)
+            np.add.at(counts.n, at[at >= 0], added.n[at >= 0])
+            unseen &= at < 0
+        recent = recent.merged(_Counts(added.h0[unseen], added.h1[unseen], added.n[unseen]))
+        if len(recent) > max(MERGE_AT, len(read) // 8):
+            read, recent = read.merged(recent), _Counts.of(_hash_counts(part.clear(), key))
+        self._by[(kind, machine)] = (after, read, recent)
+
+
+def _find(h0: np.ndarray, h1: np.ndarray, q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
+    """Index of each (``q0``, ``q1``) among the sorted keys (``h0`` sorted, ties by ``h1``), -1
+    where it is not there."""
+    at = np.searchsorted(h0, q0, side="left")
+    out = np.full(len(q0), -1, dtype=np.int64)
+    for i, j in enumerate(at):
+        while j < len(h0) and h0[j] == q0[i]:  # equal first halves: rare, but kept exact
+            if h1[j] == q1[i]:
+                out[i] = j
+                break
+            j += 1
+    return out
 
 
 def numbered_within(df: pl.DataFrame, schema: TableSchema) -> pl.DataFrame:
@@ -187,7 +287,7 @@ def append_once(store: Store, new: pl.DataFrame, schema: TableSchema, unheld_at:
     dt, files = store._snapshot(kind)
     vouched = dt is not None and unheld_at is not None and dt.version() == unheld_at
     key, now = config_key(schema), int(time.time() * 1000)
-    actions, reports = [], []
+    actions, reports, written = [], [], []
     for machine in sorted(new.get_column(schema.partition_by).unique().to_list()):
         part = new.filter(pl.col(schema.partition_by) == machine)
         rows_before = int(files.filter(pl.col("machine") == machine).get_column("rows").sum())
@@ -196,12 +296,13 @@ def append_once(store: Store, new: pl.DataFrame, schema: TableSchema, unheld_at:
             if not vouched:
                 held_now = _held_sources(lf, part.get_column("source_sha256"))
                 part = part.filter(~pl.col("source_sha256").is_in(held_now.implode()))
-            held = _existing_counts(lf, part, key)
+            held = store.config_counts.held(kind, machine, dt.version(), lf, part, key)
         else:
             held = pl.DataFrame(schema={**{c: part.schema[c] for c in key}, "_held": pl.Int64})
         if part.is_empty():
             continue
         part = _numbered(part, held, key).sort(list(schema.primary_key), nulls_last=True)
+        written.append((machine, part))
         rel, size = write_part(loc, machine, parquet_bytes(part, schema))
         stats = json.dumps({"numRecords": part.height})
         actions.append(AddAction(rel, size, {"machine": machine}, now, True, stats))
@@ -210,7 +311,11 @@ def append_once(store: Store, new: pl.DataFrame, schema: TableSchema, unheld_at:
         return reports, None
     record = commit_record(new, reports, loc, dt)
     props = CommitProperties(custom_metadata={"xamm": record})
-    return reports, store._commit_actions(kind, dt, actions, props)
+    before = dt.version() if dt is not None else -1  # read first: the commit moves ``dt`` on
+    version = store._commit_actions(kind, dt, actions, props)
+    for machine, part in written:
+        store.config_counts.committed(kind, machine, before, version, part, key)
+    return reports, version
 
 
 def _report(machine: str, before: int, added: int, path) -> PartitionReport:

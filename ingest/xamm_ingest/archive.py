@@ -141,7 +141,10 @@ def read_checked_chunk(
 
 
 def _sha(path: Path) -> str:
-    return dir_sha256(path) if path.is_dir() else file_sha256(path)
+    try:  # a file (nearly every source): no stat to ask first
+        return file_sha256(path)
+    except IsADirectoryError:  # an HPCToolkit database
+        return dir_sha256(path)
 
 
 def check_batch(
@@ -275,15 +278,16 @@ class _Held:
         self.mine = pl.concat([self.mine, _prefixes(sha256s)]).sort()
 
 
+def _hashed(t: Task) -> Task:
+    """``t`` with its source's hash (built field by field: ``dataclasses.replace`` costs more
+    than the hash of a small file)."""
+    return Task(t.fmt, t.path, t.root, t.machine, t.run, t.defaults, t.why_no_machine, _sha(t.path))
+
+
 def _chunks(tasks: Iterator[Task], size: int, held: _Held, report: ArchiveReport):
     """``tasks`` hashed, without the held ones, in lists of ``size``."""
-    chunk: list[Task] = []
-    for t in tasks:
-        chunk.append(dataclasses.replace(t, sha256=_sha(t.path)))
-        if len(chunk) == size:
-            yield from _unheld(chunk, held, report)
-            chunk = []
-    yield from _unheld(chunk, held, report)
+    while chunk := list(itertools.islice(tasks, size)):
+        yield from _unheld([_hashed(t) for t in chunk], held, report)
 
 
 def _plain_chunks(tasks: Iterator[Task], size: int) -> Iterator[list[Task]]:

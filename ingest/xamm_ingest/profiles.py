@@ -68,14 +68,32 @@ def file_task(
 def _dir_metadata(directory: Path, root: Path, cache: dict) -> tuple | Rejected:
     """The metadata map of the ``xamm.toml`` that applies to ``directory`` (read once per
     directory), as task defaults; a bad one is a rejection naming it."""
-    if directory not in cache:
-        found = find_config(directory, root)
+    key = str(directory)  # a string hashes far faster than a Path, once per file
+    if key not in cache:
+        found = _config_of(directory, root, cache)
         try:
             cfg = load_config(found) if found else None
-            cache[directory] = (("metadata", cfg.metadata),) if cfg and cfg.metadata else ()
+            cache[key] = (("metadata", cfg.metadata),) if cfg and cfg.metadata else ()
         except IngestError as e:
-            cache[directory] = Rejected(str(found), str(e), f"bad {CONFIG_NAME} ({found}): {e}")
-    return cache[directory]
+            cache[key] = Rejected(str(found), str(e), f"bad {CONFIG_NAME} ({found}): {e}")
+    return cache[key]
+
+
+def _config_of(directory: Path, root: Path, cache: dict) -> Path | None:
+    """:func:`find_config` of ``directory``, from its parent's answer when a sibling asked it
+    already (an archive has many folders under few ``xamm.toml`` files)."""
+    parents = cache.setdefault("__configs__", {})
+    if (directory / CONFIG_NAME).is_file():
+        found = directory / CONFIG_NAME
+    elif directory == root or directory.parent == directory or root not in directory.parents:
+        found = find_config(directory, root)
+    else:
+        up = str(directory.parent)
+        if up not in parents:
+            parents[up] = _config_of(directory.parent, root, cache)
+        found = parents[up]
+    parents[str(directory)] = found
+    return found
 
 
 def _plan_hpctoolkit(paths: list[Path], opts: dict) -> Plan:

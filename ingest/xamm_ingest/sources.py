@@ -90,21 +90,34 @@ def walk_files(paths: list[Path], plan: Plan) -> Iterator[Path]:
         if p.is_symlink() and not p.exists():
             plan.rejected.append(dangling(p))
         elif p.is_dir():
-            for here, dirs, names in os.walk(p):
-                dirs.sort()
-                base = Path(here)
-                files = []
-                for n in sorted(names):
-                    q = base / n
-                    if q.is_symlink() and not q.exists():
-                        plan.rejected.append(dangling(q))
-                    elif q.is_file():
-                        files.append(q)
-                yield from _without_traces(files, plan, anchors)
+            yield from _walk_dir(p, plan, anchors)
         elif p.is_file():
             yield from _without_traces([p], plan, anchors)
         else:
             raise FileNotFoundError(f"{p}: no such file or directory")
+
+
+def _walk_dir(top: Path, plan: Plan, anchors: set[Path]) -> Iterator[Path]:
+    """:func:`walk_files` under one directory, with ``os.scandir``: the type of each entry comes
+    with the listing, so a file costs no ``stat`` of its own (at 10^5 files, most of a walk)."""
+    stack = [str(top)]
+    while stack:
+        here = stack.pop()
+        try:
+            entries = sorted(os.scandir(here), key=lambda e: e.name)
+        except OSError:  # unreadable, or gone since it was listed: os.walk skips it too
+            continue
+        files, dirs = [], []
+        for e in entries:
+            if e.is_dir(follow_symlinks=False):
+                dirs.append(e.path)
+            elif e.is_file():  # a link to a file is the file
+                files.append(Path(e.path))
+            elif e.is_symlink() and not os.path.exists(e.path):  # a link to nothing
+                plan.rejected.append(dangling(Path(e.path)))
+            # a link to a directory is not followed (as os.walk does not)
+        yield from _without_traces(files, plan, anchors)
+        stack.extend(reversed(dirs))
 
 
 def dangling(p: Path) -> Rejected:

@@ -148,16 +148,18 @@ def test_bit_flip_campaign_gives_no_silent_difference_and_no_crash(tmp_path, fra
     assert out == {"silent": 0, "detected": 30, "identical": 0}
 
 
+# argv: store, input Parquet, start time, and "write" (merge, the default) or "append"
 WRITER = """
 import sys, time
 import polars as pl
 from xamm_data.store import Store
 st, frames = Store(sys.argv[1]), pl.read_parquet(sys.argv[2])
 start = float(sys.argv[3])
+commit = st.append if sys.argv[4:] == ["append"] else st.write
 while time.time() < start:
     time.sleep(0.001)
 for (k,), part in frames.group_by(["batch"], maintain_order=True):
-    st.write(part.drop("batch"), "benchmark_runs")
+    commit(part.drop("batch"), "benchmark_runs")
 """
 
 
@@ -192,19 +194,6 @@ def test_four_concurrent_writers_lose_nothing(tmp_path, frame):
     assert st.version("benchmark_runs") == 3 and st.verify() == []  # four commits, versions 0..3
 
 
-APPENDER = """
-import sys, time
-import polars as pl
-from xamm_data.store import Store
-st, frames = Store(sys.argv[1]), pl.read_parquet(sys.argv[2])
-start = float(sys.argv[3])
-while time.time() < start:
-    time.sleep(0.001)
-for (k,), part in frames.group_by(["batch"], maintain_order=True):
-    st.append(part.drop("batch"), "benchmark_runs")
-"""
-
-
 def test_four_writers_appending_twenty_times_each_raise_no_false_alarm(tmp_path, frame):
     """80 appends from 4 processes at once (a centre's archive ingests racing): the head check
     tells another writer's commit from a lost log entry, so every writer ends cleanly (0 false
@@ -220,7 +209,7 @@ def test_four_writers_appending_twenty_times_each_raise_no_false_alarm(tmp_path,
         pl.concat(parts).write_parquet(f)
         procs.append(
             subprocess.Popen(
-                [sys.executable, "-c", APPENDER, str(tmp_path / "s"), str(f), str(start)],
+                [sys.executable, "-c", WRITER, str(tmp_path / "s"), str(f), str(start), "append"],
                 stderr=subprocess.PIPE,
                 text=True,
             )

@@ -88,6 +88,45 @@ def test_trials_renumbered_across_batches(tmp_path, sample_frame):
     ).unique().to_list() == [1]
 
 
+@pytest.mark.parametrize("merge_at", [4096, 1])
+def test_appends_number_trials_alike_with_and_without_the_kept_counts(
+    tmp_path, sample_frame, monkeypatch, merge_at
+):
+    """Consecutive appends through one Store keep the rows held per configuration instead of
+    scanning the table; the trials they give equal those of appends through fresh Stores (which
+    scan), and another writer's commit in between is counted, not missed (with the new
+    configurations kept apart, and merged into the rest at every commit)."""
+    from xamm_data import store_append
+
+    monkeypatch.setattr(store_append, "MERGE_AT", merge_at)
+    one = sample_frame.filter(pl.col("source_path").str.starts_with("run-2"))
+
+    def copy(k: int) -> pl.DataFrame:  # half the configurations again, half new, another file
+        size = pl.col("problem_size")
+        return one.with_columns(
+            pl.lit(f"{k:064x}").alias("source_sha256"),
+            pl.lit(f"run-{k}/x.csv").alias("source_path"),
+            pl.when(pl.int_range(pl.len()) % 2 == 0)
+            .then(size)
+            .otherwise(size + 1 + k % 2)
+            .alias("problem_size"),
+        )
+
+    kept, fresh = Store(tmp_path / "kept"), tmp_path / "fresh"
+    for k in range(1, 7):
+        kept.append(copy(k), "benchmark_runs", unheld_at=kept.version("benchmark_runs"))
+        Store(fresh).append(copy(k), "benchmark_runs")
+    Store(tmp_path / "kept").append(copy(7), "benchmark_runs")  # another writer
+    kept.append(copy(8), "benchmark_runs", unheld_at=kept.version("benchmark_runs"))
+    Store(fresh).append(copy(7), "benchmark_runs")
+    Store(fresh).append(copy(8), "benchmark_runs")
+    cols = ["source_path", "kernel", "variant", "tuning", "problem_size", "trial"]
+    got = kept.read("benchmark_runs", "example-node").select(cols).sort(cols)
+    want = Store(fresh).read("benchmark_runs", "example-node").select(cols).sort(cols)
+    assert got.equals(want)
+    assert got["trial"].max() == 7  # the configurations every file repeats
+
+
 def test_bad_batch_writes_nothing_in_any_partition(tmp_path, sample_frame):
     st = Store(tmp_path / "s")
     st.write(sample_frame, "benchmark_runs")

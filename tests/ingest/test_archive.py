@@ -193,6 +193,41 @@ def test_an_archive_ingest_keeps_pyarrow_out_of_the_ingest_process(tmp_path):
     assert Store(tmp_path / "s").verify() == []
 
 
+def test_resuming_reads_the_stored_sources_once_not_once_a_batch(tmp_path, monkeypatch):
+    """A rerun over a fully stored archive learns what is held in one read of the table (the first
+    128 bits of each source hash) and then searches memory: no scan per batch, so its cost is
+    hashing the files (benchmarks/bench_archive.py --resume-only measures it at 10^5 files)."""
+    from xamm_data import store as store_module
+
+    _repeats(tmp_path / "runs", 24)
+    spec = SampleSpec(app="sort", machine="m")
+    rep = ingest_archive("caliper", tmp_path / "runs", store=tmp_path / "s", spec=spec,
+                         batch_files=5, workers=1)  # fmt: skip
+    assert rep.rows_written == 24
+    reads = {"keys": 0, "present": 0}
+
+    def counted(name: str, what: str):
+        real = getattr(store_module, name)
+
+        def call(*a):
+            reads[what] += 1
+            return real(*a)
+
+        monkeypatch.setattr(store_module, name, call)
+
+    counted("source_keys", "keys")
+    counted("present_sources", "present")
+    again = ingest_archive("caliper", tmp_path / "runs", store=tmp_path / "s", spec=spec,
+                           batch_files=5, workers=1)  # fmt: skip
+    assert again.already_stored == 24 and again.rows_written == 0 and not again.commits
+    assert reads == {"keys": 1, "present": 0}
+    # one more file beside them: only it is read and committed
+    _profile(tmp_path / "runs" / "z" / "new.cali", 3.0, cluster="c", Algorithm="merge")
+    more = ingest_archive("caliper", tmp_path / "runs", store=tmp_path / "s", spec=spec,
+                          batch_files=5, workers=1)  # fmt: skip
+    assert more.already_stored == 24 and more.rows_written == 1
+
+
 def test_a_run_scans_the_stored_sources_only_when_it_cannot_vouch_for_a_batch(
     tmp_path, monkeypatch
 ):
@@ -382,3 +417,27 @@ def test_the_progress_bar_shows_files_rate_and_time_left(tmp_path, monkeypatch):
     shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen.getvalue())
     assert "reading sources" in shown and "12/12" in shown
     assert re.search(r"[\d,]+ files/s", shown) and re.search(r"\d:\d\d:\d\d", shown)
+
+
+def test_the_walk_lists_what_os_walk_lists_in_the_same_order(tmp_path):
+    """The scandir walk (no stat per file) against os.walk on a tree with nested folders, a link to
+    a file (read), a link to a folder (not followed, as os.walk does not) and a dangling link
+    (refused by name)."""
+    import os
+
+    from xamm_ingest.sources import Plan, walk_files
+
+    root = tmp_path / "runs"
+    for rel in ("b/2.cali", "b/1.cali", "a/z/3.cali", "a/0.cali", "top.cali", "c/d/e/4.cali"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(rel)
+    (root / "a" / "link.cali").symlink_to(root / "top.cali")
+    (root / "b" / "folder-link").symlink_to(root / "c")
+    (root / "b" / "gone.cali").symlink_to(root / "nowhere.cali")
+    want = []
+    for here, dirs, names in os.walk(root):
+        dirs.sort()
+        want += [Path(here) / n for n in sorted(names) if (Path(here) / n).is_file()]
+    plan = Plan(root=root)
+    assert list(walk_files([root], plan)) == want
+    assert [r.path for r in plan.rejected] == [str(root / "b" / "gone.cali")]
