@@ -1,6 +1,7 @@
-"""The cases that used to pass silently, each now a correct read or a refusal that names the file
-and the record: machine names from metadata, two devices under one machine, a profile or table
-that ``xamm predict`` is handed, and what ``xamm predict`` and ``xamm datasets history`` say."""
+"""Inputs that are easy to read wrongly without a word, each a correct read or a refusal that
+names the file and the record: machine names from metadata, two devices under one machine, a
+profile or table that ``xamm predict`` is handed, and what ``xamm predict`` and ``xamm datasets
+history`` say."""
 
 from __future__ import annotations
 
