@@ -74,6 +74,7 @@ ROOM_IMPORTS = {
     "zoo-registry": {"base", "zoo-registry"},
     # never the harness
     "predictors": {"base", "embedders", "machines", "benchmark", "zoo-registry", "predictors"},
+    # the harness; studies build on it, never the reverse
     "experiments": {
         "base",
         "embedders",
@@ -82,7 +83,6 @@ ROOM_IMPORTS = {
         "zoo-registry",
         "predictors",
         "experiments",
-        "studies",
     },
     # acceptance comparisons: the machine models and the benchmark's matching rules
     "compare": {"base", "machines", "benchmark", "predictors", "compare"},

@@ -35,7 +35,7 @@ from xamm_models.predictors.default.stacked import (
     split_relr,
 )
 from xamm_models.predictors.paper.regressors import list_regressors
-from xamm_models.studies.vae_dnn import RandomForestVector
+from xamm_models.predictors.vector_baselines import RandomForestVector
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ import polars as pl
 from xamm_models import runtime as cpu_kernels
 from xamm_models.benchmark import dataset as xplat
 from xamm_models.benchmark.evaluate import Evaluator
+from xamm_models.benchmark.vector_metrics import plot_roc, vector_metrics_from_pairs
 from xamm_models.experiments.entries import ENTRIES, FoldContext, list_entries
 from xamm_models.experiments.report import (
     ceiling,
@@ -40,7 +41,6 @@ from xamm_models.experiments.report import (
     markdown,
     rule_comparisons,
 )
-from xamm_models.studies.vae_dnn import plot_roc, vector_metrics_from_pairs
 
 PAPER = {"xgboost_mape_reduction_cpu_cpu": 49.64, "xgboost_mape_reduction_cpu_gpu": 99.07}
 PIPELINE = "attention+amm/xgboost"

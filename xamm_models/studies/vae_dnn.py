@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import multiprocessing
-from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -30,88 +29,11 @@ import numpy as np
 import polars as pl
 
 from xamm_models.benchmark.evaluate import Evaluator
-from xamm_models.features import FEATURES
-
-
-def _r2(y: np.ndarray, p: np.ndarray) -> float | None:
-    if len(y) < 3 or np.var(y) < 1e-12:
-        return None
-    return float(1 - np.sum((y - p) ** 2) / np.sum((y - y.mean()) ** 2))
-
-
-def vector_metrics(Y: np.ndarray, P: np.ndarray, M: np.ndarray, targets: list[str]) -> dict:
-    """The VAE-DNN papers' metrics (see the module docstring).
-
-    Args:
-        Y: truths, log relR per sample and target.
-        P: predictions, same shape.
-        M: where a truth exists.
-        targets: the targets, in column order.
-
-    Returns:
-        Metric -> value.
-    """
-    within = [r for j in range(Y.shape[1]) if (r := _r2(Y[M[:, j], j], P[M[:, j], j])) is not None]
-    rows = [i for i in range(len(Y)) if M[i].sum() >= 2]
-    same = [
-        tuple(np.flatnonzero(M[i])[np.argsort(Y[i, M[i]], kind="stable")])
-        == tuple(np.flatnonzero(M[i])[np.argsort(P[i, M[i]], kind="stable")])
-        for i in rows
-    ]
-    out = {
-        "r2_seed": _r2(Y[M], P[M]),
-        "r2_within_target": float(np.mean(within)) if within else None,
-        "ordering_accuracy": float(np.mean(same)) if same else None,
-        "n_vectors": len(Y),
-    }
-    out.update(_roc(Y, P, M, targets))
-    return out
-
-
-def _roc(Y, P, M, targets) -> dict:
-    sets = Counter(tuple(np.flatnonzero(m)) for m in M if m.sum() >= 3)
-    if not sets:
-        return {"auc": None, "positive_order": None, "roc": None}
-    tset = np.array(sets.most_common(1)[0][0])
-    rows = np.flatnonzero((M[:, tset].all(axis=1)) & (M.sum(axis=1) == len(tset)))
-    orders = [tuple(tset[np.argsort(Y[i, tset], kind="stable")]) for i in rows]
-    positive = Counter(orders).most_common(1)[0][0]
-    label = np.array([o == positive for o in orders])
-    pos = list(positive)
-    margin = np.min(P[np.ix_(rows, pos[1:])] - P[np.ix_(rows, pos[:-1])], axis=1)
-    if label.all() or not label.any():
-        return {"auc": None, "positive_order": [targets[j] for j in positive], "roc": None}
-    from sklearn.metrics import roc_auc_score, roc_curve  # models extra, imported on use
-
-    fpr, tpr, _ = roc_curve(label, margin)
-    return {
-        "auc": float(roc_auc_score(label, margin)),
-        "positive_order": [targets[j] for j in positive],
-        "positive_share": float(label.mean()),
-        "roc": {"fpr": fpr.tolist(), "tpr": tpr.tolist()},
-    }
-
-
-def vector_metrics_from_pairs(frame: pl.DataFrame) -> dict:
-    """:func:`vector_metrics` of an evaluator frame (``sample``, ``source``, ``target``, ``y_true``,
-    ``y_pred``): its pairs regrouped into one vector per (sample, source) over the targets it
-    has."""
-    targets = sorted(set(frame.get_column("target")))
-    wide = [
-        frame.select("sample", "source", "target", pl.col(c).log())
-        .pivot(on="target", index=["sample", "source"], values=c, aggregate_function="first")
-        .sort("sample", "source")
-        for c in ("y_true", "y_pred")
-    ]
-    Y, P = (
-        w.select(
-            [pl.col(t) if t in w.columns else pl.lit(None, pl.Float64).alias(t) for t in targets]
-        )
-        .to_numpy()
-        .astype(float)
-        for w in wide
-    )
-    return vector_metrics(Y, P, ~np.isnan(Y), targets)
+from xamm_models.benchmark.vector_metrics import (  # the study's metrics and figure, and its names
+    plot_roc,
+    vector_metrics,
+)
+from xamm_models.predictors.vector_baselines import RandomForestVector
 
 
 def as_pairs(rows: pl.DataFrame, P: np.ndarray, targets: list[str]) -> pl.DataFrame:
@@ -126,60 +48,6 @@ def as_pairs(rows: pl.DataFrame, P: np.ndarray, targets: list[str]) -> pl.DataFr
             part.filter(pl.col("y_true").is_not_null() & (pl.col("source") != pl.col("target")))
         )
     return pl.concat(parts).select("sample", "app", "source", "target", "y_true", "y_pred")
-
-
-class RandomForestVector:
-    """the VAE-DNN papers' baseline: a RandomForest per target on the same inputs (features and
-    one-hot source)."""
-
-    def __init__(
-        self, targets: list[str], sources: list[str], seed: int = 0, n_estimators: int = 200
-    ):
-        self.targets, self.sources, self.seed, self.n = targets, sources, seed, n_estimators
-        self.models: dict[str, object] = {}
-
-    def _x(self, rows: pl.DataFrame) -> np.ndarray:
-        src = rows.get_column("source").to_list()
-        onehot = np.array([[s == k for k in self.sources] for s in src], dtype=float)
-        return np.hstack([rows.select(FEATURES).fill_null(0.0).to_numpy(), onehot])
-
-    def fit(self, rows: pl.DataFrame) -> RandomForestVector:
-        """Fit one RandomForest per target.
-
-        Args:
-            rows: vector samples.
-
-        Returns:
-            The fitted model.
-        """
-        from sklearn.ensemble import RandomForestRegressor  # models extra, imported on use
-
-        X = self._x(rows)
-        for t in self.targets:
-            y = rows.get_column(f"y_{t}").to_numpy()
-            ok = ~np.isnan(y)
-            if ok.sum() >= 2:
-                self.models[t] = RandomForestRegressor(
-                    self.n, random_state=self.seed, n_jobs=1
-                ).fit(X[ok], y[ok])
-        return self
-
-    def predict_vector(self, rows: pl.DataFrame) -> np.ndarray:
-        """Predicted log relR to every target.
-
-        Args:
-            rows: rows with the feature columns and ``source``.
-
-        Returns:
-            One row per input row, one column per target.
-        """
-        X = self._x(rows)
-        return np.column_stack(
-            [
-                self.models[t].predict(X) if t in self.models else np.zeros(len(X))
-                for t in self.targets
-            ]
-        )
 
 
 class PairMedianVector:
@@ -497,30 +365,6 @@ def _pooled(per_fold: dict, n_boot: int, seed: int) -> dict:
             np.mean([m["r2_seed"] for m in seed_m if m["r2_seed"] is not None])
         )
     return out
-
-
-def plot_roc(
-    curves: dict[str, dict | None], path, title: str = "ROC, most common ordering as positive"
-) -> None:
-    """the VAE-DNN papers' ROC figure: one curve per model (``{"fpr": [...], "tpr": [...]}``, or
-    None to leave it out)."""
-    import matplotlib  # models extra, imported on use
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # after the backend is chosen
-
-    fig, ax = plt.subplots(figsize=(5, 4.6), dpi=100)
-    for name, roc in curves.items():
-        if roc:
-            ax.plot(roc["fpr"], roc["tpr"], label=name)
-    ax.plot([0, 1], [0, 1], "r--", label="random")
-    ax.set_xlabel("false positive rate")
-    ax.set_ylabel("true positive rate")
-    ax.set_title(title, fontsize=10)
-    ax.legend(loc="lower right")
-    fig.tight_layout()
-    fig.savefig(path, metadata={"Software": None})
-    plt.close(fig)
 
 
 def markdown(result: dict) -> str:
