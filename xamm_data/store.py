@@ -57,7 +57,6 @@ from xamm_data.store_append import (
     numbered_within,
     present_sources,
     source_keys,
-    source_prefixes,
 )
 from xamm_data.table_files import (
     METADATA_KEY,
@@ -650,18 +649,6 @@ class Store:
             The hashes found.
         """
         return present_sources(self, self._check_kind(kind).name, sha256s)
-
-    def source_prefixes(self, kind: str) -> pl.Series:
-        """The first 64 bits of every source hash the latest version of ``kind`` holds, sorted
-        (8 bytes a source: what an ingest keeps to skip what is stored before parsing it).
-
-        Args:
-            kind: a data table (``benchmark_runs``, ``app_profiles``).
-
-        Returns:
-            A sorted ``UInt64`` series.
-        """
-        return source_prefixes(self, self._check_kind(kind).name)
 
     def source_keys(self, kind: str) -> pl.DataFrame:
         """The first 128 bits of every source hash the latest version of ``kind`` holds, as

@@ -34,10 +34,10 @@ if TYPE_CHECKING:  # the store imports this module; its class is only named here
 __all__ = [
     "ConfigCounts",
     "append_once",
+    "find_keys",
     "numbered_within",
     "present_sources",
     "source_keys",
-    "source_prefixes",
 ]
 
 
@@ -87,24 +87,6 @@ def present_sources(store: Store, kind: str, sha256s: list[str]) -> set[str]:
     return set(found.collect(engine="streaming").get_column("source_sha256").to_list())
 
 
-def source_prefixes(store: Store, kind: str) -> pl.Series:
-    """The first 64 bits of each source hash the latest version of ``kind`` holds, sorted.
-
-    Args:
-        store: the store.
-        kind: a data table.
-
-    Returns:
-        A sorted ``UInt64`` series (empty before the first write).
-    """
-    lf = _lazy(store, kind, store._snapshot(kind)[1], None)
-    if lf is None:
-        return pl.Series("prefix", [], dtype=pl.UInt64)
-    prefix = pl.col("source_sha256").str.slice(0, 16).str.to_integer(base=16, dtype=pl.UInt64)
-    prefixes = lf.select(prefix.alias("prefix")).unique().collect(engine="streaming")
-    return prefixes.to_series().sort()
-
-
 def source_keys(store: Store, kind: str) -> pl.DataFrame:
     """The first 128 bits of each source hash the latest version of ``kind`` holds, as two
     ``UInt64`` columns ``hi`` and ``lo``, sorted: 16 bytes a source, read in one streaming scan,
@@ -149,6 +131,10 @@ class _Counts:
         frame = frame.sort("_h0", "_h1")
         return cls(*(frame[c].to_numpy().copy() for c in ("_h0", "_h1", "_n")))
 
+    @classmethod
+    def empty(cls) -> _Counts:
+        return cls(*(np.empty(0, dtype=t) for t in (np.uint64, np.uint64, np.int64)))
+
     def __len__(self) -> int:
         return len(self.h0)
 
@@ -189,13 +175,13 @@ class ConfigCounts:
         cached = self._by.get((kind, machine))
         if cached is None or cached[0] != version:
             read = _Counts.of(_hash_counts(lf, key).collect(engine="streaming"))
-            cached = (version, read, _Counts.of(_hash_counts(part.clear(), key)))
+            cached = (version, read, _Counts.empty())
             self._by[(kind, machine)] = cached
         wanted = part.select(key).unique().with_columns(_config_hashes(key))
         q0, q1 = wanted["_h0"].to_numpy(), wanted["_h1"].to_numpy()
         held = np.zeros(len(q0), dtype=np.int64)
         for counts in cached[1:]:  # a configuration is in one of the two
-            at = _find(counts.h0, counts.h1, q0, q1)
+            at = find_keys(counts.h0, counts.h1, q0, q1)
             held[at >= 0] += counts.n[at[at >= 0]]
         return wanted.select(key).with_columns(pl.Series("_held", held, dtype=pl.Int64))
 
@@ -209,16 +195,16 @@ class ConfigCounts:
         added = _Counts.of(_hash_counts(part, key))
         unseen = np.ones(len(added), dtype=bool)
         for counts in (read, recent):
-            at = _find(counts.h0, counts.h1, added.h0, added.h1)
+            at = find_keys(counts.h0, counts.h1, added.h0, added.h1)
             np.add.at(counts.n, at[at >= 0], added.n[at >= 0])
             unseen &= at < 0
         recent = recent.merged(_Counts(added.h0[unseen], added.h1[unseen], added.n[unseen]))
         if len(recent) > max(MERGE_AT, len(read) // 8):
-            read, recent = read.merged(recent), _Counts.of(_hash_counts(part.clear(), key))
+            read, recent = read.merged(recent), _Counts.empty()
         self._by[(kind, machine)] = (after, read, recent)
 
 
-def _find(h0: np.ndarray, h1: np.ndarray, q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
+def find_keys(h0: np.ndarray, h1: np.ndarray, q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
     """Index of each (``q0``, ``q1``) among the sorted keys (``h0`` sorted, ties by ``h1``), -1
     where it is not there."""
     at = np.searchsorted(h0, q0, side="left")

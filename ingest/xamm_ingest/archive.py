@@ -35,7 +35,7 @@ import polars as pl
 
 from xamm_data.hashing import dir_sha256, file_sha256
 from xamm_data.store import Store, WriteReport, as_store
-from xamm_data.store_append import numbered_within
+from xamm_data.store_append import find_keys, numbered_within
 from xamm_ingest.dispatch import (
     _checked,
     _finish_isolated,
@@ -247,15 +247,8 @@ class _Held:
             return set()
         q_hi = np.array([int(h[:16], 16) for h in sha256s], dtype=np.uint64)
         q_lo = np.array([int(h[16:32], 16) for h in sha256s], dtype=np.uint64)
-        at = np.searchsorted(self.hi, q_hi, side="left")
-        held = set()
-        for h, i, hi, lo in zip(sha256s, at, q_hi, q_lo):
-            while i < len(self.hi) and self.hi[i] == hi:  # equal first halves: rare, but kept
-                if self.lo[i] == lo:
-                    held.add(h)
-                    break
-                i += 1
-        return held
+        at = find_keys(self.hi, self.lo, q_hi, q_lo)
+        return {h for h, i in zip(sha256s, at) if i >= 0}
 
     def unheld(self, tasks: list[Task]) -> list[Task]:
         """``tasks`` without those the table holds."""

@@ -79,10 +79,13 @@ def _dir_metadata(directory: Path, root: Path, cache: dict) -> tuple | Rejected:
     return cache[key]
 
 
+_CONFIGS = object()  # where _config_of keeps its answers in the plan's cache (no path equals it)
+
+
 def _config_of(directory: Path, root: Path, cache: dict) -> Path | None:
     """:func:`find_config` of ``directory``, from its parent's answer when a sibling asked it
     already (an archive has many folders under few ``xamm.toml`` files)."""
-    parents = cache.setdefault("__configs__", {})
+    parents = cache.setdefault(_CONFIGS, {})
     if (directory / CONFIG_NAME).is_file():
         found = directory / CONFIG_NAME
     elif directory == root or directory.parent == directory or root not in directory.parents:

@@ -29,28 +29,6 @@ DIST = "xamm"
 EXTRA_HINT = re.compile(r"pip install .*'xamm\[(\w+)\]'")
 
 
-def extras_modules() -> dict[str, str]:
-    """Top-level import names of the extras' requirements -> the extra that brings them."""
-    names: dict[str, str] = {}
-    for req in md.requires(DIST) or []:
-        m = re.match(r"([A-Za-z0-9_.\-]+).*extra == ['\"](\w+)['\"]", req)
-        if m:
-            dist = m.group(1).split("[")[0]
-            for top in _top_levels(dist):
-                names.setdefault(top, m.group(2))
-    return names
-
-
-def _top_levels(dist: str) -> set[str]:
-    """Import names a distribution provides (its name, normalised, when it is not installed)."""
-    guess = {dist.replace("-", "_").lower(), dist.split("-")[-1].lower()}
-    known = {"llnl-hatchet": "hatchet", "llnl-thicket": "thicket", "scikit-learn": "sklearn",
-             "xgboost-cpu": "xgboost", "moto": "moto", "pyyaml": "yaml"}  # fmt: skip
-    if dist.lower() in known:
-        guess.add(known[dist.lower()])
-    return guess
-
-
 def wheel_modules() -> tuple[list[str], list[str]]:
     """(packages, modules) of the installed distribution, from its RECORD."""
     pkgs, mods = [], []
@@ -68,7 +46,8 @@ def wheel_modules() -> tuple[list[str], list[str]]:
 
 def check_imports(problems: list[str]) -> int:
     """Import every package and module; record what fails for a reason other than an extra."""
-    extras = extras_modules()
+    from xamm_data.extras import extra_for  # the installed wheel's own mapping
+
     pkgs, mods = wheel_modules()
     if not {"xamm_data", "xamm_models", "xamm_ingest", "xamm_models.compare"} <= set(pkgs):
         problems.append(f"the wheel lacks packages: it holds {pkgs}")
@@ -76,8 +55,7 @@ def check_imports(problems: list[str]) -> int:
         try:
             importlib.import_module(name)
         except ModuleNotFoundError as e:
-            top = (e.name or "").split(".")[0]
-            if name in pkgs or top not in extras:
+            if name in pkgs or extra_for(e.name) is None:
                 problems.append(f"import {name}: {e!r}")
         except Exception as e:  # noqa: BLE001 - every other failure is a finding
             problems.append(f"import {name}: {e!r}")
