@@ -247,21 +247,17 @@ def measure_rates(corpus: Path, store: Path, n: int = 4096) -> tuple[float, floa
     import polars as pl
 
     from xamm_data.store import Store
-    from xamm_ingest.archive import (
-        DASK_CHUNK_FILES,
-        DEFAULT_BATCH_FILES,
-        ArchiveReport,
-        _tasks,
-        read_checked_chunk,
-    )
+    from xamm_ingest.format import get_format
+    from xamm_ingest.pipeline import DASK_CHUNK_FILES, DEFAULT_BATCH_FILES
+    from xamm_ingest.pipeline.executors import read_checked_chunk
     from xamm_ingest.readers.profile_common import SampleSpec
     from xamm_ingest.records import Bounds
+    from xamm_ingest.sources import Plan
 
     opts = {"spec": SampleSpec(app="sort", machine="grace"), "bounds": Bounds()}
     t = time.perf_counter()
-    tasks = list(
-        itertools.islice(_tasks("caliper", [corpus], opts, ArchiveReport(frame=pl.DataFrame())), n)
-    )
+    walk_plan = Plan(root=corpus)
+    tasks = list(itertools.islice(get_format("caliper").tasks([corpus], opts, walk_plan), n))
     walk = time.perf_counter() - t
     t = time.perf_counter()
     frames = [

@@ -83,7 +83,7 @@ def test_amm_list_as_json(tmp_path, capsys, monkeypatch):
     assert latest["ruby:cpu"] == "no signature yet"
 
 
-def test_verbose_logs_what_the_dispatcher_did(caplog):
+def test_verbose_logs_what_the_pipeline_did(caplog):
     import logging
 
     with caplog.at_level(logging.INFO, logger="xamm_ingest"):

@@ -210,6 +210,121 @@ def test_the_room_rules_catch_an_upward_import(tmp_path):
     assert "studies" not in ROOM_IMPORTS["predictors"] and room("xamm_models.features") == "base"
 
 
+# Rooms of xamm_ingest and what each may not import: parsers know no table, format or command line;
+# the contract and the pipeline know no particular format; formats know no pipeline or command line.
+INGEST_FORBIDDEN = {
+    "readers": {"format", "formats", "pipeline", "cli", "api", "regions", "profiles"},
+    "format": {"formats", "pipeline", "cli", "api"},
+    "sniff": {"format", "formats", "pipeline", "cli", "api"},
+    "pipeline": {"formats", "cli", "api", "regions"},
+    "formats": {"pipeline", "cli", "api"},
+    "profiles": {"formats", "pipeline", "cli", "api"},
+}
+
+
+def ingest_room(module: str) -> str | None:
+    """The room of an ``xamm_ingest`` module: its first name under the package."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[0] == "xamm_ingest" else None
+
+
+def test_rooms_of_xamm_ingest_point_one_way():
+    root = PACKAGES["xamm_ingest"]
+    bad = []
+    for p in root.rglob("*.py"):
+        me = ingest_room("xamm_ingest." + ".".join(p.relative_to(root).with_suffix("").parts))
+        for line, mod, _ in imports(p):
+            if ingest_room(mod) in INGEST_FORBIDDEN.get(me, ()):
+                bad.append(f"{p.relative_to(REPO)}:{line} ({me}) imports {mod}")
+    assert bad == []
+    assert ingest_room("xamm_ingest.readers.cali_format") == "readers"
+
+
+def _data_files() -> list[Path]:
+    """Files shipped inside the packages that code reads at run time (not code, not markers)."""
+    return sorted(
+        f
+        for root in PACKAGES.values()
+        for f in root.rglob("*")
+        if f.is_file()
+        and f.suffix not in (".py", ".pyc")
+        and f.name != "py.typed"
+        and "__pycache__" not in f.parts
+    )
+
+
+def _literals(p: Path) -> set[str]:
+    return {
+        n.value
+        for n in ast.walk(ast.parse(p.read_text()))
+        if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    }
+
+
+def test_run_time_data_files_are_declared_beside_the_code_that_reads_them():
+    """Each data file is named by a module of its own folder (a folder of data, such as the
+    snapshot, by a module beside that folder), and no module builds a path from its own location
+    to a data file of another folder: a room that needs another room's data imports the constant
+    that declares it, so the room rules above see the dependency."""
+    files = _data_files()
+    assert any(f.name == "physics_spread.json" for f in files)
+    modules = {p: _literals(p) for root in PACKAGES.values() for p in root.rglob("*.py")}
+    undeclared, reached = [], []
+    for f in files:
+        owners = [
+            p
+            for p, lits in modules.items()
+            if (p.parent == f.parent and f.name in lits)
+            or (f.parent.parent == p.parent and f.parent.name in lits)
+            or (p.parent in f.parents and f.relative_to(p.parent).parts[0] in lits)
+        ]
+        if not owners:
+            undeclared.append(str(f.relative_to(REPO)))
+        reached += [  # a path built from a module's own location into another folder's data
+            f"{p.relative_to(REPO)} reaches {f.relative_to(REPO)}"
+            for p, lits in modules.items()
+            if f.name in lits
+            and "__file__" in p.read_text()
+            and p.parent != f.parent
+            and p.parent not in f.parents
+        ]
+    assert undeclared == [] and reached == []
+
+
+def _private_calls_across_modules() -> list[str]:
+    """``obj._method(...)`` where ``obj`` is not ``self``/``cls`` and ``_method`` is a private
+    method defined only in other modules' classes."""
+    files = [p for root in PACKAGES.values() for p in root.rglob("*.py")]
+    trees = {p: ast.parse(p.read_text()) for p in files}
+    owners: dict[str, set[Path]] = {}
+    for p, tree in trees.items():
+        for c in ast.walk(tree):
+            if isinstance(c, ast.ClassDef):
+                for f in c.body:
+                    if isinstance(f, ast.FunctionDef) and f.name.startswith("_"):
+                        if not f.name.startswith("__"):
+                            owners.setdefault(f.name, set()).add(p)
+    bad = []
+    for p, tree in trees.items():
+        for n in ast.walk(tree):
+            if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)):
+                continue
+            name, obj = n.func.attr, n.func.value
+            if not name.startswith("_") or name.startswith("__"):
+                continue
+            if isinstance(obj, ast.Name) and obj.id in ("self", "cls"):
+                continue
+            if p not in owners.get(name, {p}):
+                bad.append(f"{p.relative_to(REPO)}:{n.lineno} {ast.unparse(n.func)}")
+    return bad
+
+
+def test_no_module_calls_another_modules_private_methods():
+    """The store's concerns (log, reading, writing, appending, checking) and every other split
+    meet through public methods: a private method is called only in the module defining it."""
+    assert _private_calls_across_modules() == []
+
+
 def test_help_version_and_datasets_list_never_import_torch(tmp_path):
     code = (
         "import sys\nfrom xamm_data.cli import main\n"

@@ -249,7 +249,7 @@ def test_a_head_behind_the_log_is_no_problem_a_head_ahead_is(tmp_path):
         "benchmark_runs",
         TableLocation.of(store, "benchmark_runs"),
         1,
-        st._files("benchmark_runs", version=1),
+        st.live_files("benchmark_runs", version=1),
     )
     # never back
     assert read_head("benchmark_runs", TableLocation.of(store, "benchmark_runs"))[0]["version"] == 2

@@ -105,7 +105,7 @@ def test_a_babelstream_line_that_cannot_be_vouched_for_is_refused_by_name(
 
 def test_a_repeated_caliper_record_is_refused_not_doubled(tmp_path):
     from xamm_data.regions import RegionProfileError
-    from xamm_ingest.readers.regions import read_regions
+    from xamm_ingest.regions import read_regions
 
     f = write_cali(tmp_path / "p.cali", [(["main"], {TIME: 5.5}), (["main", "solve"], {TIME: 5.0})],
                    {"cluster": "quartz"}, units={TIME: "sec"})  # fmt: skip

@@ -200,7 +200,7 @@ def _predict_reads(path: Path, expected: float | None, case) -> None:
     """``xamm predict``'s reader on the same file: the independent runtime (within the nesting
     tolerance) or a refusal naming the file; never another time."""
     from xamm_data.regions import RegionProfileError
-    from xamm_ingest.readers.regions import read_regions
+    from xamm_ingest.regions import read_regions
 
     try:
         got = within(10, read_regions, path).runtime_s
@@ -342,7 +342,7 @@ def _lulesh(shared_data: Path, k: int) -> list[tuple[str, float]]:
 # --------------------------------------------------------------------------------------------
 def _region_rows(cali: Path) -> list[dict]:
     """A real profile's regions as a user would export them (region, parent, times)."""
-    from xamm_ingest.readers.regions import read_regions
+    from xamm_ingest.regions import read_regions
 
     cols = ("region", "parent", "inclusive_s", "exclusive_s")
     return [{c: r[c] for c in cols} for r in read_regions(cali).regions.to_dicts()]
@@ -352,7 +352,7 @@ def _region_table_case(cali: Path, d: Path, rng: random.Random) -> tuple[str, st
     """One cell of a region table made bad: predict reads the independent sum of exclusive times
     or refuses naming the file."""
     from xamm_data.regions import RegionProfileError
-    from xamm_ingest.readers.regions import read_regions
+    from xamm_ingest.regions import read_regions
 
     rows = _region_rows(cali)
     i, col = rng.randrange(len(rows)), rng.choice(("inclusive_s", "exclusive_s"))

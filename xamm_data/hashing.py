@@ -4,6 +4,7 @@ holds."""
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 import polars as pl
@@ -19,9 +20,12 @@ def frame_sha256(df: pl.DataFrame) -> str:
 
 
 def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
-    """SHA-256 of a file's bytes."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
+    """SHA-256 of a file's bytes (a file of at most ``chunk`` bytes in one unbuffered read: an
+    archive's profiles are a few kB each, and resuming one is bound by hashing them)."""
+    with open(path, "rb", buffering=0) as f:
+        if os.fstat(f.fileno()).st_size <= chunk:
+            return hashlib.sha256(f.readall()).hexdigest()
+        h = hashlib.sha256()
         while block := f.read(chunk):
             h.update(block)
     return h.hexdigest()

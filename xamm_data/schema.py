@@ -199,6 +199,7 @@ def _c(name: str, dtype: DType, description: str, **kw) -> Column:
 
 MACHINE_PATTERN = r"^[a-z0-9][a-z0-9._-]*(:(cpu|gpu))?$"
 SHA256_PATTERN = r"^[0-9a-f]{64}$"
+SOURCE_FORMAT_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
 
 _PROVENANCE: tuple[Column, ...] = (
     _c(
@@ -222,21 +223,12 @@ _PROVENANCE: tuple[Column, ...] = (
     _c(
         "source_format",
         "string",
-        "Format of the source file.",
+        "Format of the source file: one of xamm's own (rajaperf-csv, rajaperf-timing-csv, "
+        "caliper-cali, caliper-json, thicket, thicket-json, hpctoolkit, hpctoolkit-latest, table, "
+        "babelstream, babelstream-csv) or the name of an installed format plug-in "
+        "(`xamm.formats` entry point): lower case letters, digits, `.`, `_` and `-`.",
         nullable=False,
-        enum=(
-            "rajaperf-csv",
-            "rajaperf-timing-csv",
-            "caliper-cali",
-            "caliper-json",
-            "thicket",
-            "thicket-json",
-            "hpctoolkit",
-            "hpctoolkit-latest",
-            "table",
-            "babelstream",
-            "babelstream-csv",
-        ),
+        pattern=SOURCE_FORMAT_PATTERN,
     ),
     _c("reader", "string", "Dotted name of the xamm reader that produced the row.", nullable=False),
     _c("xamm_version", "string", "Version of xamm that ingested the row.", nullable=False),
@@ -274,7 +266,7 @@ _CONFIG: tuple[Column, ...] = (
 
 BENCHMARK_RUNS = TableSchema(
     name="benchmark_runs",
-    version="1.4.0",
+    version="1.5.0",
     description=(
         "One row per (machine, suite, kernel, variant, tuning, build, "
         "configuration, trial) of a benchmark suite run "
@@ -785,7 +777,7 @@ def _app_profile_columns() -> tuple[Column, ...]:
 
 APP_PROFILES = TableSchema(
     name="app_profiles",
-    version="1.4.0",
+    version="1.5.0",
     description=(
         "One row per application performance sample: an application with "
         "its parameters run on a machine in a "

@@ -28,8 +28,8 @@ from xamm_data.schema import TableSchema, get_table
 from xamm_data.table_files import parquet_bytes, write_part
 from xamm_data.write_reports import PartitionReport, commit_record, config_key
 
-if TYPE_CHECKING:  # the store imports this module; its class is only named here
-    from xamm_data.store import Store
+if TYPE_CHECKING:  # the store's log imports this module; its class is only named here
+    from xamm_data.store_log import StoreLog
 
 __all__ = [
     "ConfigCounts",
@@ -41,7 +41,9 @@ __all__ = [
 ]
 
 
-def _lazy(store: Store, kind: str, files: pl.DataFrame, machine: str | None) -> pl.LazyFrame | None:
+def _lazy(
+    store: StoreLog, kind: str, files: pl.DataFrame, machine: str | None
+) -> pl.LazyFrame | None:
     """The rows of a snapshot's live ``files`` (one partition's when ``machine`` is given), lazily,
     in the table's current schema (columns an older file lacks are null).
 
@@ -52,7 +54,7 @@ def _lazy(store: Store, kind: str, files: pl.DataFrame, machine: str | None) -> 
         files = files.filter(pl.col("machine") == machine)
     if files.is_empty():
         return None
-    loc = store._loc(kind)
+    loc = store.location(kind)
     return pl.scan_parquet(
         [str(loc.where(p)) for p in files.get_column("path")],
         schema=get_table(kind).polars_schema,
@@ -64,7 +66,7 @@ def _lazy(store: Store, kind: str, files: pl.DataFrame, machine: str | None) -> 
     )
 
 
-def present_sources(store: Store, kind: str, sha256s: list[str]) -> set[str]:
+def present_sources(store: StoreLog, kind: str, sha256s: list[str]) -> set[str]:
     """Which of ``sha256s`` the latest version of ``kind`` already holds rows of.
 
     Args:
@@ -77,7 +79,7 @@ def present_sources(store: Store, kind: str, sha256s: list[str]) -> set[str]:
     """
     if not sha256s:
         return set()
-    lf = _lazy(store, kind, store._snapshot(kind)[1], None)
+    lf = _lazy(store, kind, store.snapshot(kind)[1], None)
     if lf is None:
         return set()
     wanted = pl.Series(sorted(set(sha256s)), dtype=pl.String)
@@ -87,7 +89,7 @@ def present_sources(store: Store, kind: str, sha256s: list[str]) -> set[str]:
     return set(found.collect(engine="streaming").get_column("source_sha256").to_list())
 
 
-def source_keys(store: Store, kind: str) -> pl.DataFrame:
+def source_keys(store: StoreLog, kind: str) -> pl.DataFrame:
     """The first 128 bits of each source hash the latest version of ``kind`` holds, as two
     ``UInt64`` columns ``hi`` and ``lo``, sorted: 16 bytes a source, read in one streaming scan,
     so that a resumed ingest tells what is held by a search in memory, never a scan per batch.
@@ -99,7 +101,7 @@ def source_keys(store: Store, kind: str) -> pl.DataFrame:
     Returns:
         The keys (empty before the first write).
     """
-    lf = _lazy(store, kind, store._snapshot(kind)[1], None)
+    lf = _lazy(store, kind, store.snapshot(kind)[1], None)
     if lf is None:
         return pl.DataFrame(schema={"hi": pl.UInt64, "lo": pl.UInt64})
     sha = pl.col("source_sha256")
@@ -253,7 +255,9 @@ def _held_sources(lf: pl.LazyFrame, sha256s: pl.Series) -> pl.Series:
     return found.unique().collect(engine="streaming").get_column("source_sha256")
 
 
-def append_once(store: Store, new: pl.DataFrame, schema: TableSchema, unheld_at: int | None = None):
+def append_once(
+    store: StoreLog, new: pl.DataFrame, schema: TableSchema, unheld_at: int | None = None
+):
     """One attempt: add ``new``'s sources not yet held as one new file per partition, one commit.
 
     Args:
@@ -265,12 +269,12 @@ def append_once(store: Store, new: pl.DataFrame, schema: TableSchema, unheld_at:
 
     Returns:
         (per-partition reports, the new version or None when nothing was new), as
-        :meth:`Store._commit` returns.
+        :meth:`Store.write`'s merge returns.
     """
     from deltalake.transaction import AddAction, CommitProperties  # delta-rs: imported on use
 
-    kind, loc = schema.name, store._loc(schema.name)
-    dt, files = store._snapshot(kind)
+    kind, loc = schema.name, store.location(schema.name)
+    dt, files = store.snapshot(kind)
     vouched = dt is not None and unheld_at is not None and dt.version() == unheld_at
     key, now = config_key(schema), int(time.time() * 1000)
     actions, reports, written = [], [], []
@@ -298,7 +302,7 @@ def append_once(store: Store, new: pl.DataFrame, schema: TableSchema, unheld_at:
     record = commit_record(new, reports, loc, dt)
     props = CommitProperties(custom_metadata={"xamm": record})
     before = dt.version() if dt is not None else -1  # read first: the commit moves ``dt`` on
-    version = store._commit_actions(kind, dt, actions, props)
+    version = store.commit_actions(kind, dt, actions, props)
     for machine, part in written:
         store.config_counts.committed(kind, machine, before, version, part, key)
     return reports, version

@@ -1,8 +1,9 @@
 """xamm_ingest: readers that turn HPC performance outputs into xamm tables.
 
-Installed from the top-level folder ``ingest/`` under the import name ``xamm_ingest`` (a bare
-``ingest`` module would collide with other packages). Every format goes through one dispatcher,
-:mod:`xamm_ingest.dispatch`. The public names load on first use, so ``xamm --help`` stays fast.
+Installed from the folder ``ingest/xamm_ingest``. Every format is one module implementing the
+:class:`~xamm_ingest.format.Format` contract, registered through the ``xamm.formats`` entry points
+(another package adds its own the same way), and every ingest goes through one pipeline,
+:mod:`xamm_ingest.pipeline`. The public names load on first use, so ``xamm --help`` stays fast.
 """
 
 from __future__ import annotations
@@ -14,14 +15,19 @@ _PUBLIC = {
     "IngestError": "xamm_ingest.errors",
     "RecordError": "xamm_ingest.errors",
     "IngestReport": "xamm_ingest.report",
-    "ArchiveReport": "xamm_ingest.archive",
-    "ingest_archive": "xamm_ingest.archive",
+    "ArchiveReport": "xamm_ingest.report",
     "MetadataMap": "xamm_ingest.metadata_map",
+    "SampleSpec": "xamm_ingest.readers.profile_common",
     "from_thicket": "xamm_ingest.thicket",
-    "read_regions": "xamm_ingest.readers.regions",
+    "read_regions": "xamm_ingest.regions",
+    "guess_profile": "xamm_ingest.regions",
+    "ingest": "xamm_ingest.pipeline",
+    "read": "xamm_ingest.pipeline",
+    **{n: "xamm_ingest.format" for n in ("Format", "get_format", "guess_format", "list_formats")},
     **{
-        n: "xamm_ingest.dispatch"
+        n: "xamm_ingest.api"
         for n in (
+            "ingest_archive",
             "ingest_babelstream",
             "ingest_profiles",
             "ingest_rajaperf",

@@ -1,4 +1,7 @@
-"""The ``xamm-ingest`` command (also ``xamm ingest``).
+"""The ``xamm-ingest`` command (also ``xamm ingest``): one sub-command per installed format
+(:func:`~xamm_ingest.format.list_formats`), each with the common options below and its own
+(:attr:`Format.add_arguments <xamm_ingest.format.Format.add_arguments>`), all going through one
+pipeline (:func:`xamm_ingest.pipeline.ingest`).
 
 Exit codes: 0 ok, 1 bad input (nothing ingestable, or any rejection with ``--strict``), 2 usage.
 """
@@ -7,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from pathlib import Path
 
@@ -18,263 +20,81 @@ from xamm_data.extras import install_hint
 from xamm_data.locations import store_arg
 from xamm_data.summary import print_frame, summarize_benchmark_runs
 from xamm_data.table_files import CorruptDataError
-from xamm_data.units import canonical
 from xamm_ingest import _allocator  # noqa: F401  (before polars loads: see the module)
-from xamm_ingest.archive import (
-    ARCHIVE_FORMATS,
-    DEFAULT_BATCH_FILES,
-    EXECUTORS,
-    ArchiveReport,
-    ingest_archive,
-)
-from xamm_ingest.dispatch import ingest_sources
 from xamm_ingest.errors import IngestError
-from xamm_ingest.metadata_map import FIELDS, MetadataMap
-from xamm_ingest.readers.profile_common import SampleSpec
+from xamm_ingest.format import Format, list_formats
+from xamm_ingest.pipeline import DEFAULT_BATCH_FILES, ingest
+from xamm_ingest.pipeline.executors import EXECUTORS, canonical_executor
 from xamm_ingest.records import Bounds
+from xamm_ingest.report import ArchiveReport
 
-EPILOG = """\
-examples:
-  xamm-ingest rajaperf ./runs                        machine names from the Caliper metadata
-  xamm-ingest hpctoolkit ./hpctoolkit-lulesh-database --app LULESH --machine quartz --param \
-size=30 --ranks 8
-  xamm-ingest caliper ./profiles --app Laghos --machine ruby --time-unit usec
-  xamm-ingest caliper ./profiles --app Laghos --machine ruby --time-unit usec --map \
-variant=implementation --batch-files 500   a team's key as the variant; a rerun skips what is stored
-  xamm-ingest table samples.csv --mapping mapping.toml
-  xamm-ingest rajaperf ./h100-runs --machine h100-node
-  xamm-ingest rajaperf ./runs --dry-run --json       read and validate only; print the summary as \
-JSON
-  xamm-ingest rajaperf ./runs --strict               fail (exit 1, write nothing) if any file or \
-record is rejected
-  xamm-ingest rajaperf ./runs --bound max_time_per_rep_s=1e6   allow slower repetitions than the \
-default bound
-  xamm-ingest rajaperf tk.json                       a Thicket's to_json() file, one source with \
-many profiles
-  xamm-ingest babelstream ./stream-runs --machine v100-isambard --dry-run
-  xamm-ingest babelstream ./uob --path-pattern 'babelstream-(?P<machine>[a-z0-9]+)_' --dry-run
-"""
+BOUNDS_HELP = {
+    "benchmark_runs": "min_time_per_rep_s (1e-10), max_time_per_rep_s (1e5), max_bytes_per_rep "
+    "(1e16), max_flops_per_rep (1e16), max_problem_size (1e12)",
+    "app_profiles": "min_runtime_s (1e-9), max_runtime_s (1e7)",
+}
 
 
-def _add_rajaperf(sub) -> None:
-    """``xamm-ingest rajaperf`` and its options."""
-    p = sub.add_parser(
-        "rajaperf",
-        help="RAJAPerf runs: Caliper .cali / JSON (json-split, format "
-        "json(object)), Thicket to_json, CSV",
-        description="Read RAJAPerf outputs (directories are searched recursively) "
-        "into the benchmark_runs table.",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    add_common(p, subcommand=True)
-    p.add_argument("paths", nargs="+", type=Path, help="files or directories")
-    p.add_argument(
-        "--machine",
-        help="machine id for every file (CSV runs carry none; Caliper files must agree)",
-    )
-    p.add_argument(
+def _examples(fmt: Format) -> list[str]:
+    return list(fmt.examples) or [f"xamm-ingest {fmt.name} ./runs --dry-run"]
+
+
+def _epilog(lines: list[str]) -> str:
+    return "examples:\n" + "".join(f"  {line}\n" for line in lines)
+
+
+def _executor(text: str) -> str:
+    try:
+        return canonical_executor(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _common_arguments(q: argparse.ArgumentParser, fmt: Format) -> None:
+    """The options every format takes: where to write, how to read and commit, what to print."""
+    add_common(q, subcommand=True)
+    q.add_argument("paths", nargs="+", type=Path, help="files or directories")
+    q.add_argument(
         "--store", type=store_arg, default=None, help="store root (default: $XAMM_HOME/store)"
     )
-    p.add_argument(
-        "--workers", type=int, default=None, help="parsing processes (default: CPU count)"
-    )
-    p.add_argument("--dry-run", action="store_true", help="read and validate, write nothing")
-    p.add_argument(
+    q.add_argument("--dry-run", action="store_true", help="read and validate, write nothing")
+    q.add_argument(
         "--strict",
         action="store_true",
-        help="any rejected file fails the run (exit 1) and nothing is written",
+        help="any rejected source or record fails the run (exit 1) and nothing is written",
     )
-    p.add_argument(
-        "--rtol",
-        type=float,
-        default=None,
-        help="relative agreement required between the CSV's and Caliper's "
-        "times of one run (default 0.05; "
-        "a record beyond it is refused in both files, see docs/formats.md)",
-    )
-    p.add_argument(
+    q.add_argument("--json", action="store_true", help="print the summary as JSON")
+    q.add_argument(
         "--bound",
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="change a plausibility bound (repeatable): min_time_per_rep_s "
-        "(1e-10), max_time_per_rep_s (1e5), "
-        "max_bytes_per_rep (1e16), max_flops_per_rep (1e16), "
-        "max_problem_size (1e12)",
+        help="change a plausibility bound (repeatable): "
+        + BOUNDS_HELP.get(fmt.rows_table.name, "see xamm_ingest.records.Bounds"),
     )
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--json", action="store_true", help="print the summary as JSON")
-
-
-def _add_babelstream(sub) -> None:
-    """``xamm-ingest babelstream`` and its options."""
-    p = sub.add_parser(
-        "babelstream",
-        help="BabelStream outputs (v3-v5, plain or --csv; many runs a file)",
-        description="Read BabelStream outputs (directories are searched recursively) into the "
-        "benchmark_runs table as Stream_* rows. BabelStream records no machine and no compiler: "
-        "say them with --machine/--compiler, an xamm.toml beside the runs, or --path-pattern.",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    add_common(p, subcommand=True)
-    p.add_argument("paths", nargs="+", type=Path, help="files or directories")
-    p.add_argument("--machine", help="machine id for every file")
-    p.add_argument("--compiler", help="compiler of every file, e.g. gcc-12.1")
-    p.add_argument(
-        "--device", choices=["cpu", "gpu"], help="for runs that do not name their device"
-    )
-    p.add_argument(
-        "--implementation",
-        help="for runs that name none (--csv output), as BabelStream spells it, e.g. CUDA",
-    )
-    p.add_argument(
-        "--one-device",
-        action="store_true",
-        help="the device names the runs of one machine print are one device (e.g. gfx90a and "
-        "'AMD Instinct MI210'); without it, two names of one kind refuse those runs",
-    )
-    p.add_argument(
-        "--path-pattern",
-        action="append",
-        default=[],
-        metavar="REGEX",
-        help="regular expression searched in each file's path under the ingest root; its named "
-        "groups machine, compiler, device supply those facts (repeatable: first match wins)",
-    )
-    p.add_argument(
-        "--store", type=store_arg, default=None, help="store root (default: $XAMM_HOME/store)"
-    )
-    p.add_argument(
-        "--workers", type=int, default=None, help="parsing processes (default: CPU count)"
-    )
-    p.add_argument("--dry-run", action="store_true", help="read and validate, write nothing")
-    p.add_argument(
-        "--strict",
-        action="store_true",
-        help="any rejected file fails the run (exit 1) and nothing is written",
-    )
-    p.add_argument(
-        "--bound",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="change a plausibility bound (repeatable), as for rajaperf",
-    )
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--json", action="store_true", help="print the summary as JSON")
-
-
-def _add_table(sub) -> None:
-    """``xamm-ingest table``: flattened samples with a column mapping."""
-    q = sub.add_parser(
-        "table",
-        help="samples already flattened to CSV/Parquet, with a column mapping",
-        description="Read CSV/Parquet samples into app_profiles using a TOML mapping "
-        "(see xamm_ingest.readers.table for its format).",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    q.add_argument("paths", nargs="+", type=Path, help="CSV or Parquet files or directories")
-    q.add_argument(
-        "--mapping",
-        required=True,
-        type=Path,
-        help="TOML file mapping your columns to canonical ones",
-    )
-    _common_profile_args(q)
-
-
-def _add_profile_formats(sub) -> None:
-    """``xamm-ingest hpctoolkit|caliper|table``: application profiles."""
-    for fmt, what in (
-        (
-            "hpctoolkit",
-            "HPCToolkit database directories (old experiment.xml or new meta.db format)",
-        ),
-        (
-            "caliper",
-            "Caliper application profiles (.cali, or .json: json-split or format json(object))",
-        ),
-    ):
-        q = sub.add_parser(
-            fmt,
-            help=what,
-            description=f"Read {what} into the app_profiles table, one sample each.",
-            epilog=EPILOG,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
-        _sample_args(q)
-        if fmt == "caliper":
-            q.add_argument(
-                "--map",
-                action="append",
-                default=[],
-                metavar="COLUMN=KEY",
-                help="read COLUMN (variant, input_size, input_type, programming_model, ranks, "
-                "threads) from metadata key KEY before the default keys (repeatable; an "
-                "xamm.toml [metadata] table does the same per directory)",
-            )
-        _archive_args(q)
-        _common_profile_args(q)
-    _add_table(sub)
-
-
-def _sample_args(q: argparse.ArgumentParser) -> None:
-    """What the user states of every sample: the sources, the application, the run."""
-    q.add_argument(
-        "paths", nargs="+", type=Path, help="databases/files or directories holding them"
-    )
-    q.add_argument("--app", required=True, help="application name")
-    q.add_argument("--machine", help="machine id (required unless the profile names its cluster)")
-    q.add_argument(
-        "--param",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="application parameter (repeatable)",
-    )
-    q.add_argument("--threads", type=int, help="threads per rank")
-    q.add_argument("--ranks", type=int, help="MPI ranks (default: from the profile)")
-    q.add_argument("--gpus", type=int, help="GPUs used")
-    q.add_argument(
-        "--device",
-        choices=["cpu", "gpu"],
-        default=None,
-        help="the processor class (default: gpu when the profile's programming model is "
-        "CUDA, HIP, SYCL, ...; else cpu)",
-    )
-    q.add_argument(
-        "--runtime-s", type=float, help="runtime in seconds, when the profile has no time metric"
-    )
-    q.add_argument(
-        "--time-unit",
-        type=_time_unit,
-        metavar="UNIT",
-        help="unit of a time attribute that states none: s/sec/seconds, "
-        "ms/msec, us/usec/µs/microseconds, ns/nsec",
-    )
-
-
-def _archive_args(q: argparse.ArgumentParser) -> None:
-    """Options of the batched, resumable path profiles take (:mod:`xamm_ingest.archive`)."""
     q.add_argument(
         "--workers", type=int, default=None, help="parsing processes (default: CPU count)"
     )
     q.add_argument(
         "--batch-files",
         type=int,
-        default=DEFAULT_BATCH_FILES,
+        default=None,
         metavar="N",
-        help=f"sources per commit (default {DEFAULT_BATCH_FILES}); a rerun skips what was "
-        "committed",
+        help=f"commit every N sources (default {DEFAULT_BATCH_FILES} for "
+        + (
+            "this format, which commits in batches"
+            if fmt.batched
+            else "a batched ingest; this format commits once unless N is given"
+        )
+        + "); a rerun skips what was committed",
     )
     q.add_argument(
         "--executor",
+        type=_executor,
         choices=EXECUTORS,
-        default="local",
-        help="where files are parsed: local processes, or the workers of a Dask cluster",
+        default="processes",
+        help="where sources are read: here (serial), on local processes, or on the workers of a "
+        "Dask cluster (which commits in batches)",
     )
     q.add_argument(
         "--scheduler",
@@ -286,18 +106,28 @@ def _archive_args(q: argparse.ArgumentParser) -> None:
 
 
 def build_parser(prog: str = "xamm-ingest") -> argparse.ArgumentParser:
+    """The command line: one sub-command per installed format that stores rows."""
+    formats = list_formats(ingests=True)
     parser = argparse.ArgumentParser(
         prog=prog,
         description="Ingest HPC performance outputs into the xamm store.",
-        epilog=EPILOG,
+        epilog=_epilog([e for f in formats for e in _examples(f)]),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_common(parser)
     sub = parser.add_subparsers(dest="format", metavar="FORMAT")
     sub.required = True
-    _add_rajaperf(sub)
-    _add_babelstream(sub)
-    _add_profile_formats(sub)
+    for fmt in formats:
+        q = sub.add_parser(
+            fmt.name,
+            help=fmt.summary,
+            description=fmt.description or fmt.summary,
+            epilog=_epilog(_examples(fmt)),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        _common_arguments(q, fmt)
+        fmt.add_arguments(q)
+        q.set_defaults(_format=fmt)
     return parser
 
 
@@ -309,51 +139,7 @@ def register_xamm(sub) -> dict:
     return {"ingest": lambda argv: main(argv, prog="xamm ingest")}
 
 
-def _time_unit(text: str) -> str:
-    try:
-        return canonical(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-
-
-def _common_profile_args(q: argparse.ArgumentParser) -> None:
-    add_common(q, subcommand=True)
-    q.add_argument(
-        "--store", type=store_arg, default=None, help="store root (default: $XAMM_HOME/store)"
-    )
-    q.add_argument("--dry-run", action="store_true", help="read and validate, write nothing")
-    q.add_argument(
-        "--strict",
-        action="store_true",
-        help="any rejected source or record fails the run (exit 1), nothing written",
-    )
-    q.add_argument("--json", action="store_true", help="print the summary as JSON")
-    q.add_argument(
-        "--bound",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="change a plausibility bound (repeatable): min_runtime_s (1e-9), max_runtime_s (1e7)",
-    )
-
-
-def _parse_params(items: list[str], parser) -> dict:
-    out = {}
-    for item in items:
-        if "=" not in item:
-            parser.error(f"--param {item!r}: expected KEY=VALUE")
-        k, v = item.split("=", 1)
-        for conv in (int, float):
-            try:
-                v = conv(v)
-                break
-            except ValueError:
-                continue
-        out[k.strip()] = v
-    return out
-
-
-def _bounds(args, parser) -> Bounds:
+def _bounds(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Bounds:
     try:
         return Bounds.from_items(args.bound)
     except (ValueError, ValidationError) as e:
@@ -365,63 +151,11 @@ def _bounds(args, parser) -> Bounds:
 
 
 def _options(args, parser) -> dict:
-    """The dispatcher's options for the parsed command line."""
-
-    bounds = _bounds(args, parser)
-    if args.format == "rajaperf":
-        if args.workers is not None and args.workers < 1:
-            parser.error("--workers must be >= 1")
-        rtol = {} if args.rtol is None else {"rtol": args.rtol}
-        return {
-            "machine": args.machine,
-            "workers": args.workers,
-            **rtol,
-            "bounds": bounds,
-            "progress": not args.no_progress and sys.stderr.isatty(),
-        }
-    if args.format == "babelstream":
-        if args.workers is not None and args.workers < 1:
-            parser.error("--workers must be >= 1")
-        for pattern in args.path_pattern:
-            try:
-                re.compile(pattern)
-            except re.error as e:
-                parser.error(f"--path-pattern {pattern!r}: {e}")
-        return {
-            "machine": args.machine,
-            "device": args.device,
-            "compiler": args.compiler,
-            "implementation": args.implementation,
-            "one_device": args.one_device,
-            "path_patterns": tuple(args.path_pattern),
-            "workers": args.workers,
-            "bounds": bounds,
-            "progress": not args.no_progress and sys.stderr.isatty(),
-        }
-    if args.format == "table":
-        return {"mapping": args.mapping, "workers": 1, "bounds": bounds}
-    try:
-        spec = SampleSpec(
-            app=args.app,
-            machine=args.machine,
-            params=_parse_params(args.param, parser),
-            threads=args.threads,
-            ranks=args.ranks,
-            gpus=args.gpus,
-            device=args.device,
-            runtime_s=args.runtime_s,
-            time_unit=args.time_unit,
-        )
-    except ValidationError as e:
-        err = e.errors()[0]
-        parser.error(f"--{str(err['loc'][0]).replace('_', '-')}: {err['msg']}")
-    return {"spec": spec, "bounds": bounds, **_archive_options(args, parser)}
-
-
-def _archive_options(args, parser) -> dict:
+    """The pipeline's options for the parsed command line: the common ones, then the format's."""
+    fmt: Format = args._format
     if args.workers is not None and args.workers < 1:
         parser.error("--workers must be >= 1")
-    if args.batch_files < 1:
+    if args.batch_files is not None and args.batch_files < 1:
         parser.error("--batch-files must be >= 1")
     if args.scheduler and args.executor != "dask":
         parser.error("--scheduler goes with --executor dask")
@@ -429,28 +163,21 @@ def _archive_options(args, parser) -> dict:
         parser.error(
             "--strict reads everything here before writing; it does not go with --executor dask"
         )
-    out = {
+    if args.strict and args.batch_files is not None:
+        parser.error("--strict reads everything before writing; it does not go with --batch-files")
+    batched = not args.strict and (
+        fmt.batched or args.batch_files is not None or args.executor == "dask"
+    )
+    return {
+        "commit": "batches" if batched else "once",
+        "batch_files": args.batch_files or DEFAULT_BATCH_FILES,
         "workers": args.workers,
-        "batch_files": args.batch_files,
         "executor": args.executor,
         "scheduler": args.scheduler,
         "progress": not args.no_progress and sys.stderr.isatty(),
+        "bounds": _bounds(args, parser),
+        **fmt.options(args, parser),
     }
-    if getattr(args, "map", None):
-        out["metadata_map"] = _metadata_map(args.map, parser)
-    return out
-
-
-def _metadata_map(items: list[str], parser) -> MetadataMap:
-    keys: dict[str, list[str]] = {}
-    for item in items:
-        column, _, key = item.partition("=")
-        if column.strip() not in FIELDS or not key.strip():
-            parser.error(
-                f"--map {item!r}: expected COLUMN=KEY with COLUMN one of {', '.join(FIELDS)}"
-            )
-        keys.setdefault(column.strip(), []).append(key.strip())
-    return MetadataMap(**{c: tuple(k) for c, k in keys.items()})
 
 
 def _nothing(report) -> bool:
@@ -461,10 +188,13 @@ def _nothing(report) -> bool:
 
 
 def _print_archive(report: ArchiveReport, s: dict) -> None:
+    apps = f"   apps: {', '.join(s['apps']) or '-'}" if report.table == "app_profiles" else ""
     print(
         f"sources read: {s['sources_read']}   rows: {s['rows']}   "
-        f"machines: {', '.join(s['machines']) or '-'}   apps: {', '.join(s['apps']) or '-'}"
+        f"machines: {', '.join(s['machines']) or '-'}{apps}"
     )
+    if report.merged_rows:
+        print(f"CSV and Caliper rows of the same runs merged: {report.merged_rows}")
     if report.already_stored:
         print(f"skipped {report.already_stored} source(s) the store already holds (same SHA-256)")
     if report.copies:
@@ -574,26 +304,15 @@ def _print_problems(report, shown: int = 3) -> None:
 
 
 def _ingest(args, opts: dict):
-    """Profiles go through the batched, resumable path; ``--strict`` (nothing written unless every
-    source is good) and the other formats read everything, then commit once."""
-    archive = ("batch_files", "executor", "scheduler")
-    if args.format in ARCHIVE_FORMATS and not args.strict:
-        return ingest_archive(
-            args.format,
-            args.paths,
-            store=args.store,
-            dry_run=args.dry_run,
-            debug=args.debug,
-            **opts,
-        )
-    return ingest_sources(
-        args.format,
+    """The one pipeline, with the commit the command line chose."""
+    return ingest(
+        args._format,
         args.paths,
         store=args.store,
         dry_run=args.dry_run,
         strict=args.strict,
         debug=args.debug,
-        **{k: v for k, v in opts.items() if k not in archive},
+        **opts,
     )
 
 
@@ -611,7 +330,7 @@ def main(argv: list[str] | None = None, prog: str = "xamm-ingest") -> int:
         if args.debug or (isinstance(e, ModuleNotFoundError) and install_hint(e) is None):
             raise
         if isinstance(e, ModuleNotFoundError):
-            e = IngestError(f"{' '.join(map(str, args.paths))}: {install_hint(e)}")
+            e = IngestError(" ".join(map(str, args.paths)), str(install_hint(e)))
         if args.json:  # machine-readable output promised: the error as JSON too
             print(
                 json.dumps(

@@ -1,33 +1,43 @@
-"""``xamm-ingest hpctoolkit|caliper|table``: application profiles into the ``app_profiles`` table.
+"""What the application-profile formats share (``caliper``, ``hpctoolkit``, ``table``, and any
+other package's profile format): finding files with the ``xamm.toml`` beside them, the sample
+options of the command line, and the cross-source step (features).
 
 Each source gives one sample (HPCToolkit database, Caliper file) or many (a table); rows carry the
 canonical counters, the Table II and seed-001 features computed over the whole frame
 (:mod:`xamm_data.features`), the counters present, unknown metrics kept raw, and provenance. The
-dispatcher (:mod:`xamm_ingest.dispatch`) isolates every source: a bad one is rejected naming it.
+pipeline (:mod:`xamm_ingest.pipeline`) isolates every source: a bad one is rejected naming it.
 """
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import polars as pl
+from pydantic import ValidationError
 
 from xamm_data.features import add_features
 from xamm_data.schema import APP_PROFILES
+from xamm_data.units import canonical
 from xamm_data.validate import conform
 from xamm_ingest.errors import IngestError
-from xamm_ingest.formats import IngestFormat, register
 from xamm_ingest.machine_names import CONFIG_NAME, find_config, load_config
-from xamm_ingest.metadata_map import MetadataMap
-from xamm_ingest.readers import caliper_profile, hpctoolkit, table
-from xamm_ingest.readers.base import ReadResult, Source
+from xamm_ingest.metadata_map import FIELDS, MetadataMap
+from xamm_ingest.readers.base import Source
+from xamm_ingest.readers.profile_common import SampleSpec
 from xamm_ingest.report import Rejected
-from xamm_ingest.sources import Plan, Task, ingest_root, list_files
-
-CALIPER_SUFFIXES = (".cali", ".json")
+from xamm_ingest.sources import Plan, Task, ingest_root, list_files, walk_files
 
 
-def _plan_files(fmt: str, suffixes: tuple[str, ...]):
+def plan_files(fmt: str, suffixes: tuple[str, ...]):
+    """A format's ``plan``: every file under the paths with one of ``suffixes`` is a source, with
+    the metadata map of the ``xamm.toml`` over it.
+
+    Args:
+        fmt: the format's name.
+        suffixes: the file endings it reads (lower case).
+    """
+
     def plan(paths: list[Path], opts: dict) -> Plan:
         out = Plan(root=ingest_root(paths))
         configs: dict[Path, tuple | Rejected] = {}
@@ -37,6 +47,24 @@ def _plan_files(fmt: str, suffixes: tuple[str, ...]):
         return out
 
     return plan
+
+
+def walk_file_tasks(fmt: str, suffixes: tuple[str, ...]):
+    """A format's ``walk``: as :func:`plan_files`, lazily, one directory at a time in name order
+    (a corpus of millions of files is never listed).
+
+    Args:
+        fmt: the format's name.
+        suffixes: the file endings it reads (lower case).
+    """
+
+    def walk(paths: list[Path], opts: dict, plan: Plan):
+        configs: dict = {}
+        for f in walk_files(paths, plan):
+            if task := file_task(fmt, f, suffixes, plan, configs):
+                yield task
+
+    return walk
 
 
 def file_task(
@@ -86,6 +114,7 @@ def _config_of(directory: Path, root: Path, cache: dict) -> Path | None:
     """:func:`find_config` of ``directory``, from its parent's answer when a sibling asked it
     already (an archive has many folders under few ``xamm.toml`` files)."""
     parents = cache.setdefault(_CONFIGS, {})
+    found: Path | None
     if (directory / CONFIG_NAME).is_file():
         found = directory / CONFIG_NAME
     elif directory == root or directory.parent == directory or root not in directory.parents:
@@ -99,16 +128,23 @@ def _config_of(directory: Path, root: Path, cache: dict) -> Path | None:
     return found
 
 
-def _plan_hpctoolkit(paths: list[Path], opts: dict) -> Plan:
-    out = Plan(root=ingest_root(paths))
-    list_files(paths, out)  # reports dangling links and traces
-    found, refused = hpctoolkit.find_databases(paths)
-    out.tasks = [Task("hpctoolkit", d, out.root) for d in found]
-    out.rejected += [Rejected(str(d), f"{d}: {why}", problem=why) for d, why in refused]
-    return out
+def require_spec(fmt: str):
+    """A format's ``prepare``: profile files do not name their application, so the caller must
+    (``spec=SampleSpec(app=...)``, the CLI's ``--app``)."""
+
+    def prepare(opts: dict) -> dict:
+        if opts.get("spec") is None:
+            raise ValueError(
+                f"{fmt} profiles need spec=SampleSpec(app=...) (the CLI's --app): the files do "
+                "not name their application"
+            )
+        return opts
+
+    return prepare
 
 
-def _need_spec(opts: dict, fmt: str):
+def need_spec(opts: dict, fmt: str) -> SampleSpec:
+    """The sample spec the caller gave; profile files do not name their application."""
     if opts.get("spec") is None:
         raise ValueError(f"{fmt} ingest needs the application name (--app)")
     return opts["spec"]
@@ -123,63 +159,135 @@ def metadata_map_of(task: Task, opts: dict) -> MetadataMap | None:
     """The command line's metadata map over the one of the ``xamm.toml`` beside the task."""
     here = dict(task.defaults).get("metadata")
     given = opts.get("metadata_map")
-    if here is None:
+    if not isinstance(here, MetadataMap):
         return given
     return here.merged(given)
 
 
-def _read_hpctoolkit(task: Task, opts: dict) -> ReadResult:
-    return hpctoolkit.read_hpctoolkit(task_source(task), _need_spec(opts, "hpctoolkit"))
-
-
-def _read_caliper(task: Task, opts: dict) -> ReadResult:
-    return caliper_profile.read_caliper_profile(
-        task_source(task), _need_spec(opts, "caliper"), metadata_map_of(task, opts)
-    )
-
-
-def _read_table(task: Task, opts: dict) -> ReadResult:
-    frame, dropped = table.read_table(
-        Source.of(task.path, task.root),
-        opts["table_mapping"],
-        Path(opts["mapping"]),
-        bounds=opts.get("bounds"),
-    )
-    return ReadResult(frame=_conformed(frame), dropped=dropped)
-
-
-def _conformed(frame: pl.DataFrame) -> pl.DataFrame:
+def conformed(frame: pl.DataFrame) -> pl.DataFrame:
+    """A table reader's frame as ``app_profiles`` columns (trial 0 where it has none)."""
     if "trial" not in frame.columns:
         frame = frame.with_columns(pl.lit(0).alias("trial"))
     return conform(frame.with_columns(pl.col("trial").fill_null(0)), APP_PROFILES)
 
 
-def _finish(frame: pl.DataFrame, report, opts: dict) -> pl.DataFrame:
+def finish(frame: pl.DataFrame, report, opts: dict) -> pl.DataFrame:
+    """The cross-source step of profile formats: the features computed over the frame."""
     return conform(add_features(frame), APP_PROFILES)
 
 
-for _name, _plan, _read, _what in (
-    (
-        "hpctoolkit",
-        _plan_hpctoolkit,
-        _read_hpctoolkit,
-        "HPCToolkit database directories (old experiment.xml or new meta.db format)",
-    ),
-    (
-        "caliper",
-        _plan_files("caliper", CALIPER_SUFFIXES),
-        _read_caliper,
-        "Caliper application profiles (.cali or json-split .json)",
-    ),
-    (
-        "table",
-        _plan_files("table", (".csv", ".parquet")),
-        _read_table,
-        "samples already flattened to CSV/Parquet, with a column mapping",
-    ),
-):
-    register(
-        IngestFormat(
-            name=_name, table=APP_PROFILES, plan=_plan, read=_read, finish=_finish, summary=_what
-        )
+def _time_unit(text: str) -> str:
+    try:
+        return canonical(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def add_sample_arguments(q: argparse.ArgumentParser) -> None:
+    """What the user states of every sample on the command line: the application, the machine,
+    parameters, ranks, threads, GPUs, device, runtime and time unit (a profile format's
+    ``add_arguments`` calls this).
+
+    Args:
+        q: the format's sub-command parser.
+    """
+    q.add_argument("--app", required=True, help="application name")
+    q.add_argument("--machine", help="machine id (required unless the profile names its cluster)")
+    q.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="application parameter (repeatable)",
     )
+    q.add_argument("--threads", type=int, help="threads per rank")
+    q.add_argument("--ranks", type=int, help="MPI ranks (default: from the profile)")
+    q.add_argument("--gpus", type=int, help="GPUs used")
+    q.add_argument(
+        "--device",
+        choices=["cpu", "gpu"],
+        default=None,
+        help="the processor class (default: gpu when the profile's programming model is "
+        "CUDA, HIP, SYCL, ...; else cpu)",
+    )
+    q.add_argument(
+        "--runtime-s", type=float, help="runtime in seconds, when the profile has no time metric"
+    )
+    q.add_argument(
+        "--time-unit",
+        type=_time_unit,
+        metavar="UNIT",
+        help="unit of a time attribute that states none: s/sec/seconds, "
+        "ms/msec, us/usec/\u00b5s/microseconds, ns/nsec",
+    )
+
+
+def _parse_params(items: list[str], parser: argparse.ArgumentParser) -> dict:
+    out = {}
+    for item in items:
+        if "=" not in item:
+            parser.error(f"--param {item!r}: expected KEY=VALUE")
+        k, text = item.split("=", 1)
+        value: int | float | str = text
+        for conv in (int, float):
+            try:
+                value = conv(text)
+                break
+            except ValueError:
+                continue
+        out[k.strip()] = value
+    return out
+
+
+def sample_options(args: argparse.Namespace, parser: argparse.ArgumentParser) -> dict:
+    """``{"spec": SampleSpec(...)}`` from :func:`add_sample_arguments`' options; a bad value is a
+    usage error naming its option.
+
+    Args:
+        args: the parsed command line.
+        parser: its parser (for ``parser.error``).
+    """
+    try:
+        spec = SampleSpec(
+            app=args.app,
+            machine=args.machine,
+            params=_parse_params(args.param, parser),
+            threads=args.threads,
+            ranks=args.ranks,
+            gpus=args.gpus,
+            device=args.device,
+            runtime_s=args.runtime_s,
+            time_unit=args.time_unit,
+        )
+    except ValidationError as e:
+        err = e.errors()[0]
+        parser.error(f"--{str(err['loc'][0]).replace('_', '-')}: {err['msg']}")
+    return {"spec": spec}
+
+
+def add_map_argument(q: argparse.ArgumentParser) -> None:
+    """``--map COLUMN=KEY``: which metadata key fills which column (repeatable)."""
+    q.add_argument(
+        "--map",
+        action="append",
+        default=[],
+        metavar="COLUMN=KEY",
+        help="read COLUMN (variant, input_size, input_type, programming_model, ranks, "
+        "threads) from metadata key KEY before the default keys (repeatable; an "
+        "xamm.toml [metadata] table does the same per directory)",
+    )
+
+
+def map_options(args: argparse.Namespace, parser: argparse.ArgumentParser) -> dict:
+    """``{"metadata_map": MetadataMap(...)}`` from ``--map`` (nothing when none is given)."""
+    if not args.map:
+        return {}
+    keys: dict[str, list[str]] = {}
+    for item in args.map:
+        column, _, key = item.partition("=")
+        if column.strip() not in FIELDS or not key.strip():
+            parser.error(
+                f"--map {item!r}: expected COLUMN=KEY with COLUMN one of {', '.join(FIELDS)}"
+            )
+        keys.setdefault(column.strip(), []).append(key.strip())
+    return {"metadata_map": MetadataMap(**{c: tuple(k) for c, k in keys.items()})}

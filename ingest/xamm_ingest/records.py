@@ -216,7 +216,7 @@ def _sanitise(frame: pl.DataFrame) -> pl.DataFrame:
 
 def check_benchmark_records(
     frame: pl.DataFrame, bounds: Bounds | None = None
-) -> tuple[pl.DataFrame, list[DroppedRecord], list[str]]:
+) -> tuple[pl.DataFrame, list[DroppedRecord], list[tuple[str, str]]]:
     """Drop the rows that break a rule; return (good rows with integer columns cast, dropped
     records, (source path, note) on values read as 'not set')."""
     if frame.is_empty():

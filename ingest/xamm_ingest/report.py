@@ -124,3 +124,38 @@ class IngestReport:
         s["notes"] = self.notes
         s["ignored_files"] = len(self.ignored)
         return s
+
+
+@dataclass
+class ArchiveReport(IngestReport):
+    """An ingest committed in batches: counts instead of the rows (which went to the store batch
+    by batch)."""
+
+    rows: int = 0
+    apps: set[str] = field(default_factory=set)
+    machines: set[str] = field(default_factory=set)
+    already_stored: int = 0  # sources skipped: the table held them (same SHA-256)
+    copies: int = 0  # byte-identical copies of a source read once
+    commits: list[int] = field(default_factory=list)
+    rows_written: int = 0
+    seconds: float = 0.0
+
+    def summary(self) -> dict:
+        """The counts (see :meth:`IngestReport.summary`), with the batches committed.
+
+        Returns:
+            The counts: sources read and rejected, rows read and written, sources already stored,
+            identical copies, the versions committed and the seconds taken.
+        """
+        out = super().summary()
+        out.update(
+            rows=self.rows,
+            machines=sorted(self.machines),
+            apps=sorted(self.apps),
+            rows_written=self.rows_written,
+            already_stored=self.already_stored,
+            identical_copies=self.copies,
+            commits=self.commits,
+            seconds=round(self.seconds, 3),
+        )
+        return out

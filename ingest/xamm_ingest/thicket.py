@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from xamm_data.schema import BENCHMARK_RUNS
 from xamm_data.thicket import is_xamm_thicket, rows_of_thicket
-from xamm_ingest.dispatch import read_results, validate_by_source
 from xamm_ingest.errors import IngestError
 from xamm_ingest.machine_names import machine_id
+from xamm_ingest.pipeline import read_results, validate_by_source
 from xamm_ingest.readers.rajaperf_caliper import read_caliper_profile
 from xamm_ingest.readers.thicket_profiles import thicket_profiles
 from xamm_ingest.records import Bounds

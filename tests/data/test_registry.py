@@ -61,10 +61,9 @@ def test_every_registry_uses_the_pattern(lookup, bad, expected):
 
         reg = m.REGISTRY
     else:
-        import xamm_ingest.dispatch  # noqa: F401  (registers the formats)
-        from xamm_ingest import formats as m
+        from xamm_ingest.format import formats
 
-        reg = m.FORMATS
+        reg = formats()
     assert isinstance(reg, Registry)
     with pytest.raises(UnknownNameError) as e:
         reg.get(bad)

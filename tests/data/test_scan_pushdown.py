@@ -10,7 +10,7 @@ import re
 
 import polars as pl
 
-import xamm_data.store as store_mod
+import xamm_data.store_read as store_mod
 from xamm_data import load_dataset
 from xamm_data.schema import APP_PROFILES
 from xamm_data.store import Store

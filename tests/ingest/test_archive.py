@@ -21,7 +21,7 @@ import pytest
 from cali_writer import write_cali
 
 from xamm_data.store import Store
-from xamm_ingest.archive import ingest_archive
+from xamm_ingest import ingest_archive
 from xamm_ingest.cli import main
 from xamm_ingest.metadata_map import MetadataMap
 from xamm_ingest.readers.profile_common import SampleSpec
@@ -197,7 +197,7 @@ def test_resuming_reads_the_stored_sources_once_not_once_a_batch(tmp_path, monke
     """A rerun over a fully stored archive learns what is held in one read of the table (the first
     128 bits of each source hash) and then searches memory: no scan per batch, so its cost is
     hashing the files (benchmarks/bench_archive.py --resume-only measures it at 10^5 files)."""
-    from xamm_data import store as store_module
+    from xamm_data import store_write as store_module
 
     _repeats(tmp_path / "runs", 24)
     spec = SampleSpec(app="sort", machine="m")

@@ -16,7 +16,7 @@ pytest.importorskip("moto.server", reason="moto[server] is in the test extra")
 from s3_server import BUCKET  # noqa: E402  (s3 and s3_env are fixtures of conftest.py)
 
 from xamm_data.store import Store  # noqa: E402
-from xamm_ingest.archive import ingest_archive  # noqa: E402
+from xamm_ingest import ingest_archive  # noqa: E402
 from xamm_ingest.readers.profile_common import SampleSpec  # noqa: E402
 
 SORT = Path("LLNL+thicket-tutorial") / "data" / "parallel-sorting"
@@ -103,10 +103,10 @@ def test_other_engines_read_the_same_rows(local_table, corpus, tmp_path):
 def test_a_scheduler_that_does_not_answer_is_one_line_and_exit_1(tmp_path, capsys, monkeypatch):
     from cali_writer import write_cali
 
-    import xamm_ingest.archive
+    import xamm_ingest.pipeline.executors as executors
     from xamm_ingest.cli import main
 
-    monkeypatch.setattr(xamm_ingest.archive, "CONNECT_TIMEOUT_S", 1)
+    monkeypatch.setattr(executors, "CONNECT_TIMEOUT_S", 1)
     write_cali(tmp_path / "p.cali", [(["main"], {"time.duration": 1.0})], {"cluster": "c"},
                units={"time.duration": "sec"})  # fmt: skip
     rc = main(["caliper", str(tmp_path), "--app", "a", "--executor", "dask",

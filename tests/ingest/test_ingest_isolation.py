@@ -1,4 +1,4 @@
-"""One dispatcher, every source isolated: any exception in one source rejects that source alone.
+"""One pipeline, every source isolated: any exception in one source rejects that source alone.
 
 Each kind of exception is injected into each reader for one source; the other sources must land,
 and the rejection must name the file, the exception type and its message.
@@ -194,7 +194,7 @@ def test_debug_reraises_unexpected_errors(monkeypatch):
 
 
 def test_a_failing_merge_rejects_only_its_directory(monkeypatch, tmp_path):
-    import xamm_ingest.rajaperf as rp
+    import xamm_ingest.formats.rajaperf as rp
 
     d = tmp_path / "runs"
     shutil.copytree(SAMPLE, d)

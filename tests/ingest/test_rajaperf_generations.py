@@ -18,7 +18,7 @@ from cali_writer import rajaperf_cali
 from rajaperf_writer import GENERATIONS, sim_run, write_caliper, write_csv
 
 from xamm_ingest import read_rajaperf
-from xamm_ingest.rajaperf import TIMER_METRIC
+from xamm_ingest.formats.rajaperf import TIMER_METRIC
 
 CALIPER_GENERATIONS = [g for g in GENERATIONS if g != "v2026.04"]
 

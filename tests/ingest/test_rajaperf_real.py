@@ -268,7 +268,7 @@ def test_the_real_same_run_pair_stores_every_row_with_both_timers(shared_data):
     merged."""
     import csv
 
-    from xamm_ingest.rajaperf import AGREE_RTOL, TIMER_METRIC
+    from xamm_ingest.formats.rajaperf import AGREE_RTOL, TIMER_METRIC
 
     d = shared_data / "rse-ops+vis-experiment"
     rep = read_rajaperf(d, machine="rse-node", workers=1)

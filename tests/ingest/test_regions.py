@@ -1,4 +1,4 @@
-"""Profiles read region by region (xamm_ingest.readers.regions), checked against independent readers
+"""Profiles read region by region (xamm_ingest.regions), checked against independent readers
 of the same real files: Hatchet's own Caliper and HPCToolkit readers."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 from xamm_data.regions import RegionProfileError
 from xamm_ingest.readers.caliper_files import load_profile
-from xamm_ingest.readers.regions import read_regions
+from xamm_ingest.regions import read_regions
 
 LULESH = "LLNL+thicket-tutorial/data/lulesh"
 QUARTZ_TOPDOWN = "LLNL+thicket-tutorial/data/quartz/GCC_10.3.1_BaseSeq_08388608/O3"

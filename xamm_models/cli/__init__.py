@@ -241,11 +241,6 @@ def adapt_cmd(args) -> int:
     from xamm_models.predictors.paper.predictor import XammPredictor
 
     base = XammPredictor.from_pretrained(str(args.model), revision=args.revision)
-    if not isinstance(base, XammPredictor):  # a model of another kind given: bad input, exit 1
-        raise ValueError(  # noqa: TRY004
-            f"{args.model} is a {type(base).__name__}; only an xamm predictor "
-            "(zoo kind 'xamm') adapts"
-        )
     features = [c.strip() for c in args.features.split(",") if c.strip()] if args.features else None
     model = adapt(
         base,
@@ -747,16 +742,18 @@ def run_config(args) -> int:
 def predict_cmd(args) -> int:
     # in the handler: `xamm --help` never loads the models
     from xamm_models.cli.predict_profile import is_profile, profile_cmd
-    from xamm_models.predictors.baseline import BaselinePredictor  # in the handler, as above
 
     # in the handler: `xamm --help` never loads the models
-    from xamm_models.predictors.default.model import StackedPredictor, load_predictor
+    from xamm_models.predictors.default.model import load_predictor
 
     # in the handler: `xamm --help` never loads the models
-    from xamm_models.predictors.paper.pipeline import load_app_samples, load_benchmark_runs
+    from xamm_models.predictors.inputs import load_profiles
 
     # in the handler: `xamm --help` never loads the models
-    from xamm_models.profile_input import ProfileInputError, read_profiles_file
+    from xamm_models.predictors.paper.pipeline import load_benchmark_runs
+
+    # in the handler: `xamm --help` never loads the models
+    from xamm_models.profile_input import ProfileInputError
 
     if args.profiles is not None and not args.profiles.exists():
         raise ProfileInputError(f"{args.profiles}: no such file or directory")
@@ -769,13 +766,7 @@ def predict_cmd(args) -> int:
             "the file"
         )
     model = load_predictor(str(args.model or "xamm/default"), revision=args.revision)
-    # RAJAPerf kernels on the source
-    if isinstance(model, (StackedPredictor, BaselinePredictor)) and args.profiles.is_dir():
-        profiles = _store_profiles(args.profiles, args.source)
-    elif args.profiles.is_dir():
-        profiles = load_app_samples(args.profiles)
-    else:
-        profiles = read_profiles_file(args.profiles)
+    profiles = load_profiles(model, args.profiles, args.source)
     bench = load_benchmark_runs(args.target_benchmarks) if args.target_benchmarks else None
     if bench is not None and args.family:
         from xamm_models.predictors.configurations import one_family  # as above
@@ -804,39 +795,6 @@ def predict_cmd(args) -> int:
 
 
 SHOWN = 50  # rows of a prediction table printed to a terminal
-
-
-def _store_profiles(root: Path, source: str):
-    """RAJAPerf kernels measured on ``source`` in the store at ``root``, as profiles; refused when
-    there are none."""
-    # in the handler: `xamm --help` never loads the models
-    from xamm_models.benchmark.dataset import samples_from_runs
-
-    # in the handler, as above
-    from xamm_models.predictors.paper.pipeline import load_benchmark_runs
-    from xamm_models.profile_input import ProfileInputError  # in the handler, as above
-
-    try:
-        runs = load_benchmark_runs(root)
-    except FileNotFoundError:
-        runs = None
-    if runs is None or runs.is_empty():
-        raise ProfileInputError(
-            f"{root}: the store holds no benchmark_runs (RAJAPerf kernels) to "
-            "use as profiles; "
-            "application profiles are not yet predicted from a store: pass a "
-            "Parquet/CSV file "
-            "of profiles with the columns the model needs"
-        )
-    samples = samples_from_runs(runs)
-    profiles = samples.filter(samples.get_column("target") == source)
-    if profiles.is_empty():
-        raise ProfileInputError(
-            f"{root}: no benchmark_runs of {source} in the store (it holds "
-            f"{', '.join(sorted(set(samples.get_column('target'))))}); pick "
-            "--source among them"
-        )
-    return profiles
 
 
 def _amm_build_physics(args, reg) -> int:
@@ -916,13 +874,6 @@ def _amm_pull(args, reg) -> int:
     return 0
 
 
-def _newest_embedder(reg) -> str:
-    cands = sorted(reg.embedders_dir.glob("*/model.safetensors"), key=lambda p: p.stat().st_mtime)
-    if not cands:
-        raise FileNotFoundError("no embedder yet: run `xamm amm build` first or pass --embedder")
-    return str(cands[-1].parent)
-
-
 def _amm_plot(args, reg) -> int:
     from xamm_data.store import Store  # in the handler: `xamm --help` never loads the models
 
@@ -935,7 +886,7 @@ def _amm_plot(args, reg) -> int:
     # in the handler, likewise (matplotlib)
     from xamm_models.studies.plot import tsne_plot
 
-    path = args.embedder or _newest_embedder(reg)
+    path = args.embedder or str(reg.newest_embedder())
     emb = load_embedder(path)
     samples = benchmark_samples(
         Store(args.store).scan("benchmark_runs").collect(), emb.feature_names

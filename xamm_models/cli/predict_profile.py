@@ -1,9 +1,10 @@
 """``xamm predict`` on what application teams have: a Caliper file, an HPCToolkit database, a table
 of regions, or an application in the store (``--app NAME --machine M``).
 
-The profile is read through the ``xamm.profiles`` entry point (the ingest layer's
-``read_regions``), predicted region by region and composed
-(:mod:`xamm_models.predictors.composed`), and printed as one row per target, fastest first.
+The profile is recognised and read through the ``xamm.profiles`` entry points (the ingest layer's
+``guess_profile`` and ``read_regions``, a loop over every installed format), predicted region by
+region and composed (:mod:`xamm_models.predictors.composed`), and printed as one row per target,
+fastest first.
 """
 
 from __future__ import annotations
@@ -48,23 +49,11 @@ REGIONS_SHOWN = (
 
 
 def is_profile(path: Path) -> bool:
-    """Whether ``path`` is an application profile (rather than a table of model features or a
-    store): a Caliper file, an HPCToolkit database, or a table with a ``region`` column."""
-    if path.is_dir():
-        return (path / "meta.db").is_file() or (path / "experiment.xml").is_file()
-    suffix = path.suffix.lower()
-    if suffix in (".cali", ".json"):
-        return True
-    if suffix == ".csv" and path.is_file():
-        with open(path, encoding="utf-8", errors="replace") as f:
-            header = f.readline()
-        return "region" in [c.strip().strip('"') for c in header.split(",")]
-    if suffix == ".parquet" and path.is_file():
-        try:
-            return "region" in pl.read_parquet_schema(path)
-        except Exception:  # not Parquet at all: the feature-table path names the file
-            return False
-    return False
+    """Whether an installed format reads ``path`` as an application profile (rather than a table
+    of model features or a store): the ``xamm.profiles`` entry point ``guess``, which asks every
+    format registered under ``xamm.formats`` (Caliper, HPCToolkit, a region table, another
+    package's)."""
+    return bool(load("xamm.profiles", "guess", "recognising application profiles")(path))
 
 
 def read_profile(args) -> RegionProfile:

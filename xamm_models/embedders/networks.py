@@ -227,9 +227,14 @@ class Embedder(nn.Module):
         mean, std = self.mean.cpu().numpy(), self.std.cpu().numpy()
         Xn = (X - mean) / std
         Xn = np.where(np.isnan(Xn), 0.0, Xn)  # missing -> training mean
-        return torch.as_tensor(Xn, dtype=torch.float32, device=self._device())
+        return torch.as_tensor(Xn, dtype=torch.float32, device=self.parameter_device())
 
-    def _device(self) -> torch.device:
+    def parameter_device(self) -> torch.device:
+        """The device the network's parameters live on (where its inputs must go).
+
+        Returns:
+            The device.
+        """
         return next(self.parameters()).device
 
     # -- model pieces, overridden -------------------------------------------------------

@@ -147,6 +147,21 @@ class SignatureRegistry:
         """Where the embedders of this registry's signatures are kept: ``<root>/../embedders``."""
         return self.root.parent / "embedders"
 
+    def newest_embedder(self) -> Path:
+        """The embedder saved last under :attr:`embedders_dir`.
+
+        Returns:
+            Its folder; a ``FileNotFoundError`` says how to make one when there is none.
+        """
+        found = sorted(
+            self.embedders_dir.glob("*/model.safetensors"), key=lambda p: p.stat().st_mtime
+        )
+        if not found:
+            raise FileNotFoundError(
+                "no embedder yet: run `xamm amm build` first or pass --embedder"
+            )
+        return found[-1].parent
+
     def path(self, machine: str, device: str, version: int, kind: str = "attention") -> Path:
         """Where a signature file lives.
 

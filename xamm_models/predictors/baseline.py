@@ -22,6 +22,7 @@ default predictor.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 from pydantic import BaseModel, ConfigDict, field_validator
@@ -37,7 +38,7 @@ from xamm_models.errors import (
     unknown_name_message,
 )
 from xamm_models.features import FEATURES
-from xamm_models.predictors.contract import Predictor, conform
+from xamm_models.predictors.contract import Predictor, conform, no_other_options
 from xamm_models.predictors.default.model import profile_pairs
 
 FILE = "baseline.json"
@@ -70,6 +71,7 @@ class BaselinePredictor(
 
     kind = "baseline"
     marker = FILE
+    store_profiles = "kernels"
     # version 0: saved before the marker carried its format (read: the same fields)
     reads_versions = (0,)
     card_tags = ("baseline",)
@@ -172,6 +174,7 @@ class BaselinePredictor(
         targets: list[str] | None = None,
         *,
         target_benchmarks: pl.DataFrame | None = None,
+        **kw: Any,
     ) -> pl.DataFrame:
         """relR of each profile on each target, as the baseline's function gives it.
 
@@ -180,11 +183,13 @@ class BaselinePredictor(
             source: the machine the profiles were measured on.
             targets: the machines to answer for (None: every known target but ``source``).
             target_benchmarks: ``benchmark_runs`` rows of new machines (their figures).
+            **kw: no other option: one given is refused (``TypeError``).
 
         Returns:
             One row per (profile, target) with the contract's columns; no interval; ``regime``
             is the method.
         """
+        no_other_options(self, kw)
         known = sorted(set(self.figures.get_column("target"))) if self.figures is not None else []
         targets = list(targets or [t for t in known if t != source])
         pairs, keep = profile_pairs(profiles, source, targets)

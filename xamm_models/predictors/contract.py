@@ -147,6 +147,24 @@ def rank(
     )
 
 
+def no_other_options(model: object, kw: dict[str, Any]) -> None:
+    """Refuse options a kind's ``predict`` does not take: the contract's signature ends in
+    ``**kw`` (so every kind is called the same way), and an option no kind reads is the caller's
+    mistake, never ignored.
+
+    Args:
+        model: the predictor.
+        kw: the options left after the kind took its own.
+
+    Raises:
+        TypeError: naming the options and the kind.
+    """
+    if kw:
+        raise TypeError(
+            f"{type(model).__name__}.predict() takes no option {', '.join(map(repr, sorted(kw)))}"
+        )
+
+
 class Predictor(VerifiedHubMixin):
     """The base of every predictor kind (see the module docstring).
 
@@ -162,6 +180,9 @@ class Predictor(VerifiedHubMixin):
     #: Earlier saved layouts this class still reads, each upgraded in place by ``_upgrade``.
     reads_versions: ClassVar[tuple[int, ...]] = ()
     card_tags: ClassVar[tuple[str, ...]] = ()
+    #: What a store handed to ``xamm predict`` gives this kind as profiles: ``"app_samples"`` (the
+    #: stored application samples) or ``"kernels"`` (the RAJAPerf kernels measured on the source).
+    store_profiles: ClassVar[str] = "app_samples"
 
     # -- answering ----------------------------------------------------------------------------
     def predict(

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -39,7 +40,7 @@ from xamm_data._version import __version__
 from xamm_models.embedders import resolve_device
 from xamm_models.errors import UnknownSourceError, UnknownTargetError, unknown_name_message
 from xamm_models.features import FEATURES
-from xamm_models.predictors.contract import Predictor, conform
+from xamm_models.predictors.contract import Predictor, conform, no_other_options
 from xamm_models.profile_input import check_profiles, feature_columns
 
 WEIGHTS = "model.safetensors"  # the name PyTorchModelHubMixin gives it
@@ -305,6 +306,7 @@ class VaeDnn(
         targets: list[str] | None = None,
         *,
         target_benchmarks=None,
+        **kw: Any,
     ) -> pl.DataFrame:
         """relR of each profile on each target, all from one pass over the vector.
 
@@ -313,10 +315,12 @@ class VaeDnn(
             source: the machine the profiles were measured on (one of the training sources).
             targets: the machines to answer for (None: every target of the vector but ``source``).
             target_benchmarks: refused: the vector's targets are fixed at training.
+            **kw: no other option: one given is refused (``TypeError``).
 
         Returns:
             One row per (profile, target) with the contract's columns; no interval.
         """
+        no_other_options(self, kw)
         if source not in self.sources:
             raise UnknownSourceError(
                 f"source {source!r} was not seen in training: "

@@ -27,12 +27,14 @@ import polars as pl
 from xamm_data import snapshot
 from xamm_models.benchmark.dataset import samples_from_runs
 from xamm_models.machines.physics import MIN_INTENSITY, modelled_time, physics_signature
+from xamm_models.predictors.composed import BW_ONLY_SPREAD_FILE
 
 STREAM = ("Stream_COPY", "Stream_MUL", "Stream_ADD", "Stream_TRIAD", "Stream_DOT")
 
 
-#: Where the spread of measured times around bandwidth-only modelled ones is kept, per class.
-SPREAD_FILE = Path(__file__).parents[1] / "predictors" / "bandwidth_only_spread.json"
+#: Where the spread of measured times around bandwidth-only modelled ones is kept, per class:
+#: beside its reader, :mod:`xamm_models.predictors.composed`.
+SPREAD_FILE = BW_ONLY_SPREAD_FILE
 STREAMING_INTENSITY = 0.25  # flop/byte: at most Triad's 2 flops per 24 bytes, rounded up
 
 

@@ -1,5 +1,5 @@
 """Turning one application profile into an ``app_profiles`` row: :func:`whole_program` stores the
-profile exactly as ``xamm predict`` reads it (:mod:`xamm_ingest.readers.regions`), its regions
+profile exactly as ``xamm predict`` reads it (:mod:`xamm_ingest.regions`), its regions
 included."""
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ class SampleSpec(BaseModel):
 
 
 def whole_program(profile: RegionProfile, spec: SampleSpec, src: Source, reader: str) -> dict:
-    """The ``app_profiles`` row of a profile read once (:mod:`xamm_ingest.readers.regions`): its
+    """The ``app_profiles`` row of a profile read once (:mod:`xamm_ingest.regions`): its
     runtime is the sum of its regions' exclusive times, the regions themselves are kept, its
     metric totals become counters, its metadata the configuration columns. What ``spec`` states
     wins over the profile's own metadata; a runtime it states replaces the regions' sum, and the

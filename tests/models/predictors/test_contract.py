@@ -58,6 +58,9 @@ def test_every_kind_answers_with_the_same_columns_and_ranks_alike(kinds):
     for name, m in models.items():
         p = m.predict(prof, "a:cpu", ["b:gpu", "c:gpu"])
         assert p.columns == want and p.height == 6, name
+        # the contract's signature ends in **kw: an option no kind takes is refused, never ignored
+        with pytest.raises(TypeError, match=r"takes no option 'targets_typo'"):
+            m.predict(prof, "a:cpu", ["b:gpu"], targets_typo=["c:gpu"])
         assert p.schema["relR"] == p.schema["relR_lo"] == pl.Float64 and p.schema["row"] == pl.Int64
         r = m.rank_targets(prof, "a:cpu", ["b:gpu", "c:gpu"])
         assert r.columns == [*want, *RANK_COLUMNS], name

@@ -1,5 +1,5 @@
 """One answer: a profile read once, by one reader per format, stored as it is read, and predicted
-the same through its file, the store and the API (xamm_ingest.readers.regions,
+the same through its file, the store and the API (xamm_ingest.regions,
 xamm_data.stored_profiles; docs/decisions.md, "one time per profile")."""
 
 from __future__ import annotations

@@ -154,7 +154,7 @@ class AdaptedPredictor(
             a = self._std(x) @ torch.tensor(w["P"], dtype=torch.float32).T + torch.tensor(
                 w["b"], dtype=torch.float32
             )
-            return emb.encode(a.to(emb._device())).cpu().numpy().astype(np.float64)
+            return emb.encode(a.to(emb.parameter_device())).cpu().numpy().astype(np.float64)
 
     def _design(self, x: np.ndarray, tgt: np.ndarray) -> np.ndarray:
         """The residual model's inputs: the aligned embedding, the frozen regressors' log relR, the
@@ -237,12 +237,12 @@ class AdaptedPredictor(
         P, b = fit_alignment(
             lambda a: emb.head(emb.encode(a)),
             emb,
-            self._std(self._x(wide)).to(emb._device()),
+            self._std(self._x(wide)).to(emb.parameter_device()),
             torch.tensor(
-                y.to_numpy().astype(np.float64), dtype=torch.float32, device=emb._device()
+                y.to_numpy().astype(np.float64), dtype=torch.float32, device=emb.parameter_device()
             ),
             p0,
-            self._std(self._x(every)).to(emb._device()),
+            self._std(self._x(every)).to(emb.parameter_device()),
             epochs=cfg.epochs,
             seed=cfg.seed,
             pull=cfg.pull,
@@ -499,7 +499,14 @@ def adapt(
 
     Returns:
         The fitted :class:`AdaptedPredictor`.
+
+    Raises:
+        ValueError: ``base`` is a model of another kind (only the paper predictor adapts).
     """
+    if not isinstance(base, XammPredictor):
+        raise ValueError(  # noqa: TRY004  (a model of another kind given: the caller's input)
+            f"{base!r} is a {type(base).__name__}; only an xamm predictor (zoo kind 'xamm') adapts"
+        )
     cols = (
         features
         if features is not None

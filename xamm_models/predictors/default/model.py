@@ -37,6 +37,7 @@ default 1).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -54,7 +55,7 @@ from xamm_models.errors import (
 )
 from xamm_models.machines.physics import PhysicsSignature, physics_signatures, rows_by
 from xamm_models.predictors.configurations import mixed_runs
-from xamm_models.predictors.contract import Predictor, conform
+from xamm_models.predictors.contract import Predictor, conform, no_other_options
 from xamm_models.predictors.default.conformal import halfwidths
 from xamm_models.predictors.default.stacked import split_relr
 from xamm_models.profile_input import check_profiles
@@ -137,6 +138,7 @@ class StackedPredictor(
 
     kind = "stacked"
     marker = FILE
+    store_profiles = "kernels"
     # version 2: one label-free model; the saved layouts of the candidate choice are not read
     format_version = 2
 
@@ -286,6 +288,7 @@ class StackedPredictor(
         targets: list[str] | None = None,
         *,
         target_benchmarks: pl.DataFrame | None = None,
+        **kw: Any,
     ) -> pl.DataFrame:
         """relR of each profile on each target, with its interval and the regime that answered.
 
@@ -296,11 +299,13 @@ class StackedPredictor(
             targets: the machines to answer for (None: every known target but ``source``).
             target_benchmarks: ``benchmark_runs`` rows of machines to answer for that the model
                 has no signature of.
+            **kw: no other option: one given is refused (``TypeError``).
 
         Returns:
             One row per (profile, target): the contract's columns
             (:data:`~xamm_models.predictors.contract.PREDICTION_COLUMNS`).
         """
+        no_other_options(self, kw)
         targets = list(targets or [t for t in self.targets if t != source])
         pairs, keep = profile_pairs(profiles, source, targets)
         pred = self.predict_pairs(pairs, target_benchmarks=target_benchmarks)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -30,7 +31,7 @@ from xamm_models.errors import (
 )
 from xamm_models.machines.attention import local_embedder_path, signature_from_runs
 from xamm_models.machines.signatures import Signature
-from xamm_models.predictors.contract import Predictor, conform
+from xamm_models.predictors.contract import Predictor, conform, no_other_options
 from xamm_models.predictors.paper import regressors as R
 from xamm_models.predictors.paper.relperf import (
     DEFAULT_KEYS,
@@ -353,6 +354,7 @@ class XammPredictor(
         target_signatures: dict[str, Signature] | None = None,
         target_benchmarks: pl.DataFrame | None = None,
         use_amm: bool = True,
+        **kw: Any,
     ) -> pl.DataFrame:
         """relR of each profile (measured on ``source``) on each target.
 
@@ -367,11 +369,13 @@ class XammPredictor(
             target_signatures: AMM signatures of targets, by name.
             target_benchmarks: ``benchmark_runs`` rows of targets to build AMMs from.
             use_amm: False answers with the embedding-only model.
+            **kw: no other option: one given is refused (``TypeError``).
 
         Returns:
             One row per (profile, target) with the contract's columns
             (:data:`~xamm_models.predictors.contract.PREDICTION_COLUMNS`); no interval.
         """
+        no_other_options(self, kw)
         targets = list(targets or [t for t in self.targets if t != source])
         self._check_input(profiles, source)
         built = (

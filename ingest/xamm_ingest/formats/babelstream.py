@@ -17,6 +17,7 @@ to say it.
 
 from __future__ import annotations
 
+import argparse
 import re
 from pathlib import Path
 
@@ -25,7 +26,7 @@ import polars as pl
 from xamm_data import machines
 from xamm_data.schema import BENCHMARK_RUNS
 from xamm_ingest.errors import IngestError
-from xamm_ingest.formats import IngestFormat, register
+from xamm_ingest.format import Format
 from xamm_ingest.machine_names import find_config, load_config, source_machine
 from xamm_ingest.readers import babelstream as bs
 from xamm_ingest.readers.base import ReadResult, Source, provenance
@@ -78,7 +79,7 @@ def _facts(task: Task, src: Source, opts: dict) -> dict:
         if m := re.search(pattern, src.rel_path):
             found = {k: v for k, v in m.groupdict().items() if v}
             break
-    cfg = dict(task.defaults)
+    cfg: dict = dict(task.defaults)
     machine = opts.get("machine") or cfg.get("machine") or found.get("machine")
     if not machine:
         raise IngestError(task.path, f"BabelStream outputs name no machine; {HOW}")
@@ -144,11 +145,11 @@ def _run_rows(run: bs.StreamRun, facts: dict, src: Source, path: Path, res: Read
     except bs.BabelStreamError as e:
         raise IngestError(path, str(e)) from None
     if n < 1:
-        value, unit = run.array_printed or (0.0, "MB")
+        size, unit = run.array_printed or (0.0, "MB")
         res.dropped_record(
             f"line {run.line}",
             "problem_size",
-            f"{value} {unit}",
+            f"{size} {unit}",
             "the array size prints as 0 at 0.1 MB digits, too small to count its elements; "
             "BabelStream's --csv output states them (n_elements)",
         )
@@ -217,13 +218,88 @@ def finish(frame: pl.DataFrame, report, opts: dict) -> pl.DataFrame:
     return frame.filter(~pl.col("source_path").is_in(sorted(bad))) if bad else frame
 
 
-BABELSTREAM = register(
-    IngestFormat(
-        name="babelstream",
-        table=BENCHMARK_RUNS,
-        plan=plan,
-        read=read,
-        finish=finish,
-        summary="BabelStream outputs (v3-v5, plain or --csv): Stream_* bandwidth rows",
+def guess(path: Path) -> bool:
+    """A text file whose first 4 KiB hold BabelStream's banner (``BabelStream`` and ``Version``) or
+    the header of its ``--csv`` table."""
+    path = Path(path)
+    if not path.is_file():
+        return False
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return False
+    return (b"BabelStream" in head and b"Version" in head) or bs.CSV_HEAD.encode() in head
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """What BabelStream does not record: machine, compiler, device, implementation."""
+    p.add_argument("--machine", help="machine id for every file")
+    p.add_argument("--compiler", help="compiler of every file, e.g. gcc-12.1")
+    p.add_argument(
+        "--device", choices=["cpu", "gpu"], help="for runs that do not name their device"
     )
+    p.add_argument(
+        "--implementation",
+        help="for runs that name none (--csv output), as BabelStream spells it, e.g. CUDA",
+    )
+    p.add_argument(
+        "--one-device",
+        action="store_true",
+        help="the device names the runs of one machine print are one device (e.g. gfx90a and "
+        "'AMD Instinct MI210'); without it, two names of one kind refuse those runs",
+    )
+    p.add_argument(
+        "--path-pattern",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="regular expression searched in each file's path under the ingest root; its named "
+        "groups machine, compiler, device supply those facts (repeatable: first match wins)",
+    )
+
+
+def options(args: argparse.Namespace, parser: argparse.ArgumentParser) -> dict:
+    """The pipeline options of the command line; a pattern that does not compile is a usage
+    error."""
+    for pattern in args.path_pattern:
+        try:
+            re.compile(pattern)
+        except re.error as e:
+            parser.error(f"--path-pattern {pattern!r}: {e}")
+    return {
+        "machine": args.machine,
+        "device": args.device,
+        "compiler": args.compiler,
+        "implementation": args.implementation,
+        "one_device": args.one_device,
+        "path_patterns": tuple(args.path_pattern),
+    }
+
+
+def _directory(task: Task) -> str:
+    """The two-device check of :func:`finish` compares the runs of one machine: keep a folder's
+    runs in one batch."""
+    return str(task.path.parent)
+
+
+FORMAT = Format(
+    name="babelstream",
+    summary="BabelStream outputs (v3-v5, plain or --csv; many runs a file)",
+    table=BENCHMARK_RUNS,
+    plan=plan,
+    read=read,
+    finish=finish,
+    guess=guess,
+    add_arguments=add_arguments,
+    options=options,
+    group_of=_directory,
+    description="Read BabelStream outputs (directories are searched recursively) into the "
+    "benchmark_runs table as Stream_* rows. BabelStream records no machine and no compiler: say "
+    "them with --machine/--compiler, an xamm.toml beside the runs, or --path-pattern.",
+    examples=(
+        "xamm-ingest babelstream ./stream-runs --machine v100-isambard --dry-run",
+        "xamm-ingest babelstream ./uob --path-pattern 'babelstream-(?P<machine>[a-z0-9]+)_' "
+        "--dry-run",
+    ),
 )

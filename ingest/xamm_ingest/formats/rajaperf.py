@@ -2,8 +2,8 @@
 
 Discovery funnels each source to its reader (:mod:`~xamm_ingest.readers.rajaperf_caliper` for
 ``.cali``/Caliper JSON, :mod:`~xamm_ingest.readers.rajaperf_csv` for RAJAPerf's CSV files, grouped
-into runs by directory and prefix). The dispatcher (:mod:`xamm_ingest.dispatch`) isolates every
-source.
+into runs by directory and prefix). The pipeline (:mod:`xamm_ingest.pipeline`) isolates every
+source; in batches, a directory's files stay in one batch (:attr:`Format.group_of`).
 
 When one directory holds both a Caliper file and the CSV files of the same run, each
 (kernel, variant, tuning) appears once: the Caliper row is kept (it carries the compiler, run date,
@@ -24,20 +24,21 @@ The CSV files of a run record no machine: without ``--machine`` or an ``xamm.tom
 
 from __future__ import annotations
 
-import re
+import argparse
 from pathlib import Path
 
 import polars as pl
 
 from xamm_data.schema import BENCHMARK_RUNS
 from xamm_ingest.errors import IngestError
-from xamm_ingest.formats import IngestFormat, register
+from xamm_ingest.format import Format
 from xamm_ingest.machine_names import find_config, load_config, machine_id
 from xamm_ingest.readers import rajaperf_caliper, rajaperf_csv
 from xamm_ingest.readers.base import ReadResult, Source
 from xamm_ingest.readers.caliper_files import load_profile
 from xamm_ingest.records import PER_REP, DroppedRecord
 from xamm_ingest.report import Rejected
+from xamm_ingest.sniff import json_kind
 from xamm_ingest.sources import Plan, Task, ingest_root, list_files
 
 IGNORED_CSV_SUFFIXES = ("-fom.csv",)
@@ -157,7 +158,7 @@ def read(task: Task, opts: dict) -> ReadResult:
     """Read one RAJAPerf source: a Caliper file, or the files of one CSV run."""
     src = Source.of(task.path, task.root)
     if task.run is None:
-        kind = _json_kind(task.path) if task.path.suffix.lower() == ".json" else "caliper"
+        kind = json_kind(task.path) if task.path.suffix.lower() == ".json" else "caliper"
         if kind is None:
             return ReadResult(
                 notes=[
@@ -170,23 +171,10 @@ def read(task: Task, opts: dict) -> ReadResult:
         return rajaperf_caliper.read_caliper(src, machine=task.machine)
     if task.machine is None:
         raise IngestError(task.path, NO_MACHINE.format(why=task.why_no_machine))
-    return rajaperf_csv.read_csv_run(
-        task.run, src, machine=task.machine, defaults=dict(task.defaults)
-    )
-
-
-def _json_kind(path: Path) -> str | None:
-    """``"thicket"`` (a Thicket's ``to_json()``, which writes the graph first), ``"caliper"``
-    (Caliper JSON), or None, from the file's first 4 KiB."""
-    with open(path, "rb") as f:
-        head = f.read(4096)
-    if re.match(rb'\s*\{\s*"graph"\s*:', head):
-        return "thicket"
-    if any(
-        k in head for k in (b'"data"', b'"columns"', b'"nodes"', b'"records"')
-    ) or not head.strip().startswith(b"{"):
-        return "caliper"
-    return None
+    run = task.run
+    if not isinstance(run, rajaperf_csv.CsvRun):  # the plan sets it on every CSV task
+        raise TypeError(f"{task.path}: a RAJAPerf CSV task without its run")
+    return rajaperf_csv.read_csv_run(run, src, machine=task.machine, defaults=dict(task.defaults))
 
 
 def finish(frame: pl.DataFrame, report, opts: dict) -> pl.DataFrame:
@@ -314,7 +302,7 @@ def merge_csv_and_caliper(
     f = frame.with_columns(pl.col("source_path").str.replace(r"/?[^/]*$", "").alias("_dir"))
     csv, cali = f.filter(is_csv), f.filter(~is_csv)
     same, pairs = _pairs(cali, csv) if not (csv.is_empty() or cali.is_empty()) else (None, None)
-    if same is None or pairs.is_empty():
+    if same is None or pairs is None or pairs.is_empty():
         return _drop_unconfirmed(f.drop("_dir"), 0, [], [])
     bad = _conflicts(pairs, rtol)
     dropped = _refused_records(bad)
@@ -421,13 +409,68 @@ def _inherit_run_metadata(csv: pl.DataFrame, merged_pairs: pl.DataFrame) -> pl.D
     return out.select(csv.columns)
 
 
-RAJAPERF = register(
-    IngestFormat(
-        name="rajaperf",
-        table=BENCHMARK_RUNS,
-        plan=plan,
-        read=read,
-        finish=finish,
-        summary="RAJAPerf runs: Caliper .cali / JSON and RAJAPerf's CSV outputs",
+def guess(path: Path) -> bool:
+    """A RAJAPerf CSV file (by its name, as RAJAPerf writes it) or a Thicket's ``to_json()``.
+    A ``.cali`` file is not guessed: an application's Caliper profile looks the same."""
+    path = Path(path)
+    if path.suffix.lower() == ".csv":
+        return bool(rajaperf_csv.ROLE_RE.match(path.name)) and path.is_file()
+    return path.suffix.lower() == ".json" and json_kind(path) == "thicket"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """``--machine`` and ``--rtol``."""
+    p.add_argument(
+        "--machine",
+        help="machine id for every file (CSV runs carry none; Caliper files must agree)",
     )
+    p.add_argument(
+        "--rtol",
+        type=float,
+        default=None,
+        help="relative agreement required between the CSV's and Caliper's times of one run "
+        f"(default {AGREE_RTOL}; a record beyond it is refused in both files, see "
+        "docs/formats.md)",
+    )
+
+
+def options(args: argparse.Namespace, parser: argparse.ArgumentParser) -> dict:
+    """The pipeline options of ``--machine`` and ``--rtol``."""
+    if args.rtol is not None and not args.rtol > 0:
+        parser.error(f"--rtol must be > 0, not {args.rtol}")
+    return {"machine": args.machine, **({} if args.rtol is None else {"rtol": args.rtol})}
+
+
+def _directory(task: Task) -> str:
+    """One run's CSV and Caliper files share a directory: :func:`finish` merges them there."""
+    return str(task.path.parent)
+
+
+FORMAT = Format(
+    name="rajaperf",
+    summary="RAJAPerf runs: Caliper .cali / JSON (json-split, format json(object)), Thicket "
+    "to_json, CSV",
+    table=BENCHMARK_RUNS,
+    plan=plan,
+    read=read,
+    finish=finish,
+    guess=guess,
+    add_arguments=add_arguments,
+    options=options,
+    group_of=_directory,
+    description="Read RAJAPerf outputs (directories are searched recursively) into the "
+    "benchmark_runs table.",
+    examples=(
+        "xamm-ingest rajaperf ./runs                        machine names from the Caliper "
+        "metadata",
+        "xamm-ingest rajaperf ./h100-runs --machine h100-node",
+        "xamm-ingest rajaperf ./runs --dry-run --json       read and validate only; print the "
+        "summary as JSON",
+        "xamm-ingest rajaperf ./runs --strict               fail (exit 1, write nothing) if any "
+        "file or record is rejected",
+        "xamm-ingest rajaperf ./runs --bound max_time_per_rep_s=1e6   allow slower repetitions "
+        "than the default bound",
+        "xamm-ingest rajaperf tk.json                       a Thicket's to_json() file, one "
+        "source with many profiles",
+    ),
 )

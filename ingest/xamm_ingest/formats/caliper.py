@@ -1,0 +1,78 @@
+"""``xamm-ingest caliper``: Caliper application profiles, one ``app_profiles`` row each; and the
+Caliper profile ``xamm predict`` reads region by region.
+
+A profile is read once, by :func:`~xamm_ingest.readers.caliper_regions.read_caliper_regions`, and
+stored as read (:func:`~xamm_ingest.readers.profile_common.whole_program`): the same regions and the
+same time rule for the store and for prediction. A corpus is walked lazily and committed in
+batches (resumable): see :mod:`xamm_ingest.pipeline`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from xamm_data.regions import LINE_BYTES, RegionProfile
+from xamm_data.schema import APP_PROFILES
+from xamm_ingest import profiles
+from xamm_ingest.format import Format
+from xamm_ingest.readers import caliper_profile
+from xamm_ingest.readers.base import ReadResult
+from xamm_ingest.readers.caliper_regions import read_caliper_regions
+from xamm_ingest.sniff import CALIPER_SUFFIXES, is_caliper_file
+from xamm_ingest.sources import Task
+
+
+def read(task: Task, opts: dict) -> ReadResult:
+    """One Caliper profile into one ``app_profiles`` row."""
+    return caliper_profile.read_caliper_profile(
+        profiles.task_source(task),
+        profiles.need_spec(opts, "caliper"),
+        profiles.metadata_map_of(task, opts),
+    )
+
+
+def read_regions(path: Path, opts: dict) -> RegionProfile:
+    """The profile region by region (options ``time_unit``, ``line_bytes``, ``metadata_map``)."""
+    return read_caliper_regions(
+        Path(path),
+        time_unit=opts.get("time_unit"),
+        line_bytes=opts.get("line_bytes") or LINE_BYTES,
+        metadata_map=opts.get("metadata_map"),
+    )
+
+
+def add_arguments(q: argparse.ArgumentParser) -> None:
+    """The sample options and ``--map``."""
+    profiles.add_sample_arguments(q)
+    profiles.add_map_argument(q)
+
+
+def options(args: argparse.Namespace, parser: argparse.ArgumentParser) -> dict:
+    """The sample spec and the metadata map."""
+    return {**profiles.sample_options(args, parser), **profiles.map_options(args, parser)}
+
+
+FORMAT = Format(
+    name="caliper",
+    summary="Caliper application profiles (.cali, or .json: json-split or format json(object))",
+    table=APP_PROFILES,
+    plan=profiles.plan_files("caliper", CALIPER_SUFFIXES),
+    walk=profiles.walk_file_tasks("caliper", CALIPER_SUFFIXES),
+    prepare=profiles.require_spec("caliper"),
+    read=read,
+    finish=profiles.finish,
+    guess=is_caliper_file,
+    read_regions=read_regions,
+    add_arguments=add_arguments,
+    options=options,
+    batched=True,
+    description="Read Caliper application profiles (.cali, or .json: json-split or format "
+    "json(object)) into the app_profiles table, one sample each.",
+    examples=(
+        "xamm-ingest caliper ./profiles --app Laghos --machine ruby --time-unit usec",
+        "xamm-ingest caliper ./profiles --app Laghos --machine ruby --time-unit usec --map "
+        "variant=implementation --batch-files 500   a team's key as the variant; a rerun skips "
+        "what is stored",
+    ),
+)

@@ -1,0 +1,256 @@
+"""How read sources reach the store: all at once in one commit (:class:`Whole`), or every
+``batch_files`` sources in one Delta commit each (:class:`Batches`), skipping what the table held
+when the run began (:class:`Held`), so that a rerun resumes where an interrupted one stopped."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator
+
+import numpy as np
+import polars as pl
+
+from xamm_data.hashing import dir_sha256, file_sha256
+from xamm_data.store import Store, WriteReport
+from xamm_data.store_append import find_keys
+from xamm_ingest.format import Format
+from xamm_ingest.pipeline.stages import (
+    Outcome,
+    check_batch,
+    checked,
+    combine,
+    rows_frame,
+    tally,
+)
+from xamm_ingest.report import ArchiveReport, IngestReport
+from xamm_ingest.sources import Task
+
+__all__ = ["Batches", "Held", "Whole", "chunks", "hashed"]
+
+
+def _sha(path) -> str:
+    try:  # a file (nearly every source): no stat to ask first
+        return file_sha256(path)
+    except IsADirectoryError:  # an HPCToolkit database
+        return dir_sha256(path)
+
+
+def hashed(t: Task) -> Task:
+    """``t`` with its source's hash (built field by field: ``dataclasses.replace`` costs more
+    than the hash of a small file)."""
+    if t.sha256:
+        return t
+    return Task(t.fmt, t.path, t.root, t.machine, t.run, t.defaults, t.why_no_machine, _sha(t.path))
+
+
+def _prefixes(sha256s) -> pl.Series:
+    """The first 64 bits of each hash, sorted."""
+    return pl.Series([int(h[:16], 16) for h in sha256s], dtype=pl.UInt64).sort()
+
+
+def _any_in(sorted_: pl.Series, values: pl.Series) -> bool:
+    if sorted_.is_empty() or values.is_empty():
+        return False
+    at = sorted_.search_sorted(values).clip(0, len(sorted_) - 1)
+    return bool((sorted_.gather(at) == values).any())
+
+
+class Held:
+    """The sources the table held when the run began, as the sorted first 128 bits of their hashes
+    (16 bytes a source, read once): whether a source is held is a search in memory, so resuming an
+    archive costs what hashing its files costs, not a scan of the table per batch.
+
+    It also follows the run's own commits (their prefixes, and the version each made), so it can
+    tell :meth:`Store.append <xamm_data.store.Store.append>` at which version a batch's sources
+    are known not to be held: while no other writer has committed in between, a commit need not
+    scan the stored sources again (at a million rows, the largest cost of a commit)."""
+
+    def __init__(self, store: Store | None, kind: str):
+        self.store, self.kind = store, kind
+        # the version first: a commit landing before the keys are read ends the vouching
+        self.version = store.version(kind) if store is not None else None
+        keys = (
+            store.source_keys(kind)
+            if store is not None
+            else pl.DataFrame(schema={"hi": pl.UInt64, "lo": pl.UInt64})
+        )
+        self.hi, self.lo = keys["hi"].to_numpy(), keys["lo"].to_numpy()
+        self.mine = pl.Series([], dtype=pl.UInt64)  # prefixes this run committed
+        self.vouching = store is not None
+
+    def held_among(self, sha256s: list[str]) -> set[str]:
+        """Which of ``sha256s`` the table held when the run began."""
+        if not len(self.hi) or not sha256s:
+            return set()
+        q_hi = np.array([int(h[:16], 16) for h in sha256s], dtype=np.uint64)
+        q_lo = np.array([int(h[16:32], 16) for h in sha256s], dtype=np.uint64)
+        at = find_keys(self.hi, self.lo, q_hi, q_lo)
+        return {h for h, i in zip(sha256s, at) if i >= 0}
+
+    def unheld(self, tasks: list[Task], group_of: Callable | None = None) -> list[Task]:
+        """``tasks`` without those the table holds; with ``group_of``, without every group one of
+        whose sources it holds (a group is committed whole, so one held source means all were)."""
+        held = self.held_among([t.sha256 for t in tasks if t.sha256])
+        if group_of is None:
+            return [t for t in tasks if t.sha256 not in held]
+        gone = {group_of(t) for t in tasks if t.sha256 in held}
+        return [t for t in tasks if group_of(t) not in gone]
+
+    def unheld_at(self, sha256s: list[str]) -> int | None:
+        """The version at which none of ``sha256s`` (already filtered by :meth:`held_among`) is
+        held, or None when the run cannot tell: one may be a copy of a source it committed, or
+        another writer has committed since."""
+        if not self.vouching or self.version is None or _any_in(self.mine, _prefixes(sha256s)):
+            return None
+        return self.version
+
+    def committed(self, sha256s: list[str], version: int) -> None:
+        """The run committed ``sha256s`` as ``version``."""
+        expected = 0 if self.version is None else self.version + 1
+        self.vouching = self.vouching and version == expected
+        self.version = version
+        self.mine = pl.concat([self.mine, _prefixes(sha256s)]).sort()
+
+
+def chunks(
+    tasks: Iterator[Task], size: int, group_of: Callable | None = None
+) -> Iterator[list[Task]]:
+    """``tasks`` in lists of ``size``; with ``group_of``, a list is only cut between groups (it
+    grows past ``size`` to end its group).
+
+    Args:
+        tasks: the sources, in walk order.
+        size: sources per list.
+        group_of: a source's group (sources the format's cross-source step must see together).
+    """
+    if group_of is None:
+        while chunk := list(itertools.islice(tasks, size)):
+            yield chunk
+        return
+    group: list[Task] = []
+    last = object()
+    for t in tasks:
+        key = group_of(t)
+        if len(group) >= size and key != last:
+            yield group
+            group = []
+        group.append(t)
+        last = key
+    if group:
+        yield group
+
+
+def unheld_chunks(chunked: Iterator[list[Task]], held: Held, report: ArchiveReport, group_of):
+    """Each chunk hashed, without what the table held when the run began (counted in
+    ``report.already_stored``); chunks left empty are not sent."""
+    for chunk in chunked:
+        kept = held.unheld([hashed(t) for t in chunk], group_of)
+        report.already_stored += len(chunk) - len(kept)
+        if kept:
+            yield kept
+
+
+class Whole:
+    """Every source's rows, checked chunk by chunk as they come back, combined at the end into one
+    frame (``report.frame``) for one commit."""
+
+    def __init__(self, fmt: Format, opts: dict, report: IngestReport):
+        self.fmt, self.opts, self.report = fmt, opts, report
+        self.frames: list[pl.DataFrame] = []
+
+    def add(self, results: list[tuple[Outcome, list[dict], pl.DataFrame | None]]) -> None:
+        """A chunk's results: its table readers' frames, and its rows checked."""
+        outcomes = [r[0] for r in results]
+        self.frames += [f for _, _, f in results if f is not None and f.height]
+        rows = rows_frame(outcomes, [r[1] for r in results], self.opts, self.fmt.rows_table)
+        if rows is not None:
+            self.frames.append(checked(rows, self.fmt, outcomes, self.opts))
+        tally(self.report, outcomes)
+
+    def close(self) -> None:
+        """The combined, validated frame of every source."""
+        if self.frames:
+            frame = pl.concat(self.frames, how="vertical")
+            self.report.frame = combine(frame, self.fmt, self.report, self.opts)
+
+
+class Batches:
+    """Collects what the workers send and commits it every ``batch_files`` sources: raw results
+    from local processes, checked here as one frame (polars' cost per call is paid per batch, not
+    per chunk), or frames a Dask worker checked already. A format whose sources come in groups is
+    committed a whole chunk (whole groups) at a time."""
+
+    def __init__(self, store: Store | None, fmt: Format, opts: dict, batch_files: int, report):
+        self.store, self.fmt, self.opts, self.batch_files = store, fmt, opts, batch_files
+        self.report: ArchiveReport = report
+        self.held = Held(store, fmt.rows_table.name)
+        self.results: list = []
+        self.frames: list[pl.DataFrame | None] = []
+        self.checked = 0  # sources behind self.frames
+        self.last: WriteReport | None = None
+
+    def add(self, results: list) -> None:
+        """A chunk read on a local process."""
+        self.results += results
+        if self.fmt.group_of is not None:
+            if len(self.results) >= self.batch_files:
+                self.commit()
+            return
+        while len(self.results) >= self.batch_files:
+            self.commit(self.batch_files)
+
+    def add_checked(self, outcomes: list[Outcome], frame: pl.DataFrame | None, side) -> None:
+        """A chunk a worker checked: sources the table held when the run began are counted as
+        such and left out; the rest wait for the batch to fill."""
+        if frame is not None and frame.height:
+            shas = frame.get_column("source_sha256").unique().to_list()
+            if gone := self.held.held_among(shas):
+                frame = frame.filter(~pl.col("source_sha256").is_in(sorted(gone)))
+                self.report.already_stored += len(gone)
+                kept_paths = set(frame.get_column("source_path").to_list())
+                outcomes = [o for o in outcomes if o.error or o.rel in kept_paths]
+            self.frames.append(frame)
+        tally(self.report, outcomes)
+        self._said(side)
+        self.checked += len(outcomes)
+        if self.checked >= self.batch_files:
+            self.commit()
+
+    def _said(self, side: IngestReport | None) -> None:
+        """What a batch's cross-source step said, into the run's report."""
+        if side is None:
+            return
+        self.report.dropped += side.dropped
+        self.report.rejected += side.rejected
+        self.report.notes += [n for n in side.notes if n not in self.report.notes]
+        self.report.merged_rows += side.merged_rows
+
+    def commit(self, n: int | None = None) -> None:
+        """Commit what is collected: the first ``n`` raw sources (all by default), checked here and
+        tallied, with any frames workers checked."""
+        batch, self.results = self.results[:n], self.results[len(self.results[:n]) :]
+        frames, self.frames, self.checked = self.frames, [], 0
+        if batch:
+            outcomes, frame, side = check_batch(batch, self.fmt, self.opts)
+            tally(self.report, outcomes)
+            self._said(side)
+            frames.append(frame)
+        rows = [f for f in frames if f is not None and f.height]
+        if rows:
+            self._append(pl.concat(rows, how="vertical"))
+
+    def _append(self, frame: pl.DataFrame) -> None:
+        self.report.rows += frame.height
+        for column, seen in (("app", self.report.apps), ("machine", self.report.machines)):
+            if column in frame.columns:
+                seen.update(frame.get_column(column).drop_nulls().unique().to_list())
+        if self.store is None:
+            return
+        shas = frame.get_column("source_sha256").unique().to_list()
+        w = self.store.append(frame, self.fmt.rows_table.name, unheld_at=self.held.unheld_at(shas))
+        if w.version is not None:
+            self.report.commits.append(w.version)
+            self.held.committed(shas, w.version)
+        self.report.rows_written += w.rows_written
+        self.report.copies += w.duplicate_sources_dropped + w.already_held
+        self.last = w

@@ -1,0 +1,94 @@
+"""Telling file types apart from a path and its first bytes: the one place xamm sniffs.
+
+Each format's ``guess`` (:class:`xamm_ingest.format.Format`) is built from these; readers never
+sniff on their own. Every function is cheap (a name, a directory listing, the first 4 KiB, a
+table's header) and never raises for a file it cannot open: it answers no.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import polars as pl
+
+__all__ = [
+    "CALIPER_SUFFIXES",
+    "TABLE_SUFFIXES",
+    "is_caliper_file",
+    "is_hpctoolkit_database",
+    "json_kind",
+    "table_columns",
+]
+
+CALIPER_SUFFIXES = (".cali", ".json")
+TABLE_SUFFIXES = (".csv", ".parquet")
+HEAD_BYTES = 4096
+
+
+def _head(path: Path) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read(HEAD_BYTES)
+    except OSError:
+        return b""
+
+
+def json_kind(path: str | Path) -> str | None:
+    """``"thicket"`` (a Thicket's ``to_json()``, which writes the graph first), ``"caliper"``
+    (Caliper JSON: json-split or ``format json(object)``), or None, from the first 4 KiB.
+
+    Args:
+        path: a ``.json`` file.
+    """
+    head = _head(Path(path))
+    if re.match(rb'\s*\{\s*"graph"\s*:', head):
+        return "thicket"
+    if any(
+        k in head for k in (b'"data"', b'"columns"', b'"nodes"', b'"records"')
+    ) or not head.strip().startswith(b"{"):
+        return "caliper"
+    return None
+
+
+def is_caliper_file(path: str | Path) -> bool:
+    """A Caliper profile by its name: ``.cali``, or ``.json`` that is not a Thicket's.
+
+    Args:
+        path: a file.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".cali":
+        return path.is_file()
+    return suffix == ".json" and path.is_file() and json_kind(path) != "thicket"
+
+
+def is_hpctoolkit_database(path: str | Path) -> bool:
+    """An HPCToolkit database directory: new format (``meta.db``) or old (``experiment.xml``).
+
+    Args:
+        path: a directory.
+    """
+    path = Path(path)
+    return path.is_dir() and ((path / "meta.db").is_file() or (path / "experiment.xml").is_file())
+
+
+def table_columns(path: str | Path) -> list[str] | None:
+    """The column names of a ``.csv`` (its header line) or ``.parquet`` file (its schema); None
+    for another file or one that is not a table.
+
+    Args:
+        path: a file.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in TABLE_SUFFIXES or not path.is_file():
+        return None
+    if suffix == ".csv":
+        head = _head(path).decode("utf-8", errors="replace").splitlines()
+        return [c.strip().strip('"') for c in head[0].split(",")] if head else []
+    try:
+        return list(pl.read_parquet_schema(path))
+    except Exception:  # not Parquet at all: no columns to offer
+        return None

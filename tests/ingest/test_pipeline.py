@@ -1,0 +1,175 @@
+"""One pipeline: the commit (once, or in resumable batches) and the executor (serial, processes) are
+parameters, and neither changes a stored value. Every format goes through the batched path; a
+format whose cross-source step needs one run's files together (RAJAPerf's CSV and Caliper files of
+a directory) is cut only between directories."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import polars as pl
+import pytest
+from conftest import FIXTURES
+from polars.testing import assert_frame_equal
+
+from xamm_data.schema import APP_PROFILES, BENCHMARK_RUNS
+from xamm_data.store import Store
+from xamm_data.write_reports import config_key
+from xamm_ingest import SampleSpec, ingest
+from xamm_ingest.format import get_format
+from xamm_ingest.pipeline.commit import chunks
+from xamm_ingest.report import ArchiveReport, IngestReport
+from xamm_ingest.sources import Plan, Task
+
+UOB = Path("UoB-HPC+performance-portability") / "benchmarking" / "2019" / "babelstream"
+PATTERNS = (r"^(?P<machine>[^/]+)/",)
+
+
+def _stored(store: Path, kind: str) -> pl.DataFrame:
+    """The table's rows in one order: configuration, then source (not trial: see ``_same``)."""
+    schema = BENCHMARK_RUNS if kind == "benchmark_runs" else APP_PROFILES
+    frame = Store(store).scan(kind).collect()
+    key = [c for c in schema.primary_key if c in frame.columns and c != "trial"]
+    return frame.sort([*key, "source_path", "source_sha256"])
+
+
+def _same(a: pl.DataFrame, b: pl.DataFrame) -> None:
+    """Every row and value the same. Trials of one configuration are numbered 0..n-1 by both,
+    but in another order: one commit numbers them by run date then path, batches in commit order
+    (an append never renumbers what the store holds), so ``trial`` is compared as a set."""
+    assert a.height == b.height > 0
+    # floats within a few ULPs: the two paths sum the same numbers in other groupings
+    assert_frame_equal(
+        a.drop("trial"), b.select(a.columns).drop("trial"), check_exact=False, rel_tol=1e-12
+    )
+    key = config_key(BENCHMARK_RUNS if "kernel" in a.columns else APP_PROFILES)
+    for frame in (a, b):
+        n = frame.group_by(key).agg(pl.col("trial").sort(), pl.len())
+        assert all(t == list(range(k)) for t, k in n.select("trial", "len").iter_rows())
+
+
+def _both(tmp_path: Path, fmt: str, paths, **opts) -> tuple[IngestReport, IngestReport]:
+    once = ingest(fmt, paths, store=tmp_path / "once", commit="once", workers=2, **opts)
+    batches = ingest(
+        fmt,
+        paths,
+        store=tmp_path / "batches",
+        commit="batches",
+        batch_files=1,
+        executor="serial",
+        **opts,
+    )
+    return once, batches
+
+
+def test_rajaperf_once_and_in_batches_store_the_same_rows(tmp_path):
+    """The fixture's two runs (CSV and Caliper merged in run-1): one batch a directory."""
+    once, batches = _both(tmp_path, "rajaperf", FIXTURES / "rajaperf_sample")
+    assert isinstance(batches, ArchiveReport) and len(batches.commits) == 2
+    assert batches.merged_rows == once.merged_rows > 0
+    assert (len(batches.rejected), len(batches.dropped)) == (len(once.rejected), len(once.dropped))
+    _same(
+        _stored(tmp_path / "once", "benchmark_runs"),
+        _stored(tmp_path / "batches", "benchmark_runs"),
+    )
+    # a rerun of the batched ingest skips every source: nothing new is committed
+    again = ingest(
+        "rajaperf", FIXTURES / "rajaperf_sample", store=tmp_path / "batches", commit="batches"
+    )
+    assert again.commits == [] and again.already_stored == batches.sources_read
+
+
+def test_real_runs_once_and_in_batches_store_the_same_rows(tmp_path, shared_data, rajaperf_sets):
+    runs = tmp_path / "runs"
+    shutil.copytree(rajaperf_sets["tutorial_quartz"], runs / "quartz")
+    shutil.copytree(shared_data / "rse-ops+vis-experiment", runs / "rse")
+    (runs / "rse" / "xamm.toml").write_text('machine = "rse-node"\n')
+    once, batches = _both(tmp_path, "rajaperf", runs)
+    assert once.merged_rows > 0 and batches.merged_rows == once.merged_rows
+    _same(
+        _stored(tmp_path / "once", "benchmark_runs"),
+        _stored(tmp_path / "batches", "benchmark_runs"),
+    )
+    uob = shared_data / UOB
+    stream_once, stream_batches = _both(
+        tmp_path / "stream", "babelstream", uob, path_patterns=PATTERNS
+    )
+    assert stream_once.sources_read == stream_batches.sources_read > 10
+    _same(
+        _stored(tmp_path / "stream" / "once", "benchmark_runs"),
+        _stored(tmp_path / "stream" / "batches", "benchmark_runs"),
+    )
+    lulesh = shared_data / "LLNL+thicket-tutorial" / "data" / "lulesh"
+    spec = SampleSpec(app="LULESH")
+    app_once, app_batches = _both(tmp_path / "app", "caliper", lulesh, spec=spec)
+    assert app_once.sources_read == app_batches.sources_read > 100
+    _same(
+        _stored(tmp_path / "app" / "once", "app_profiles"),
+        _stored(tmp_path / "app" / "batches", "app_profiles"),
+    )
+
+
+def test_batches_are_cut_only_between_groups():
+    tasks = [Task("x", Path(f"d{i // 3}/f{i}"), Path(".")) for i in range(8)]
+    by_dir = [[t.path.name for t in c] for c in chunks(iter(tasks), 2, lambda t: t.path.parent)]
+    assert by_dir == [["f0", "f1", "f2"], ["f3", "f4", "f5"], ["f6", "f7"]]
+    plain = [[t.path.name for t in c] for c in chunks(iter(tasks), 3)]
+    assert plain == [["f0", "f1", "f2"], ["f3", "f4", "f5"], ["f6", "f7"]]
+    assert [len(c) for c in chunks(iter(tasks), 5, lambda t: t.path.parent)] == [6, 2]
+
+
+def test_the_commit_and_executor_are_checked_before_anything_is_read(tmp_path):
+    with pytest.raises(ValueError, match="unknown commit 'twice'"):
+        ingest("rajaperf", FIXTURES / "rajaperf_sample", commit="twice", store=tmp_path)
+    with pytest.raises(ValueError, match="unknown executor 'threads'"):
+        ingest("rajaperf", FIXTURES / "rajaperf_sample", executor="threads", store=tmp_path)
+    with pytest.raises(ValueError, match="strict reads everything before writing"):
+        ingest("caliper", tmp_path, commit="batches", strict=True, spec=SampleSpec(app="a"))
+    with pytest.raises(ValueError, match="read for prediction only"):
+        ingest("region-table", tmp_path, store=tmp_path)
+    assert not (tmp_path / "benchmark_runs").exists()
+    assert get_format("caliper").batched and not get_format("rajaperf").batched
+    assert isinstance(get_format("rajaperf").plan([FIXTURES / "rajaperf_sample"], {}), Plan)
+
+
+def test_a_missing_extra_met_while_ingesting_is_one_line(monkeypatch, capsys, tmp_path):
+    import xamm_ingest.cli as cli
+
+    def needs_hatchet(*args, **kwargs):
+        raise ModuleNotFoundError("No module named 'hatchet'", name="hatchet")
+
+    monkeypatch.setattr(cli, "ingest", needs_hatchet)
+    argv = ["hpctoolkit", str(tmp_path), "--app", "a", "--machine", "quartz", "--no-progress"]
+    assert cli.main(argv) == 1
+    err = capsys.readouterr().err
+    assert "pip install 'xamm[hatchet]'" in err and "Traceback" not in err
+    assert err.count("\n") == 1 and str(tmp_path) in err
+
+
+def test_mapped_tables_and_databases_go_through_batches_too(tmp_path, shared_data):
+    """A format whose reader returns a frame (a mapped table) and one whose sources are
+    directories (HPCToolkit databases) store the same rows committed once or in batches."""
+    REPO = Path(__file__).resolve().parents[2]
+    tables = tmp_path / "tables"
+    tables.mkdir()
+    for i in range(3):
+        (tables / f"s{i}.csv").write_text(
+            "application,system,time_ms,nthreads,size,notes,br\n"
+            f"Laghos,ruby,{1520.5 + i},36,16,first,1.2e9\nLaghos,ruby,{2930.1 + i},36,32,x,2.3e9\n"
+        )
+    mapping = REPO / "examples" / "table-mapping.toml"
+    once, batches = _both(tmp_path / "t", "table", tables, mapping=mapping)
+    assert once.sources_read == batches.sources_read == 3 and len(batches.commits) == 3
+    _same(
+        _stored(tmp_path / "t" / "once", "app_profiles"),
+        _stored(tmp_path / "t" / "batches", "app_profiles"),
+    )
+    metadb = shared_data / "HPCToolkit+hpcviewer.e4" / "tests" / "resources" / "metadb"
+    spec = SampleSpec(app="tests", machine="quartz")
+    once, batches = _both(tmp_path / "h", "hpctoolkit", metadb, spec=spec)
+    assert once.sources_read == batches.sources_read >= 4
+    _same(
+        _stored(tmp_path / "h" / "once", "app_profiles"),
+        _stored(tmp_path / "h" / "batches", "app_profiles"),
+    )
