@@ -44,6 +44,26 @@ def data_schema(kind: str) -> TableSchema:
     return get_table(kind)
 
 
+def add_action(rel: str, size: int, machine: str, now: int, data_change: bool, rows: int):
+    """The Delta log's action adding one data file of a machine's partition.
+
+    Args:
+        rel: the file's path in the table.
+        size: its bytes.
+        machine: its partition.
+        now: the commit's time, ms since the epoch.
+        data_change: whether the commit changes rows (False: a compaction).
+        rows: the rows it holds (the log's statistics).
+
+    Returns:
+        A delta-rs ``AddAction``.
+    """
+    from deltalake.transaction import AddAction  # delta-rs: imported on use
+
+    stats = json.dumps({"numRecords": rows})
+    return AddAction(rel, size, {"machine": machine}, now, data_change, stats)
+
+
 class StoreLog:
     """Where a store's tables live and their versions (see the module docstring)."""
 
@@ -317,7 +337,7 @@ def migrate_legacy(store: StoreLog, kind: str) -> None:
     if not any(d.glob(f"machine=*/{LEGACY_FILE}")):
         return
     # delta-rs: imported on use
-    from deltalake.transaction import AddAction, CommitProperties, create_table_with_add_actions
+    from deltalake.transaction import CommitProperties, create_table_with_add_actions
 
     schema = get_table(kind)
     with locked(root / f".{kind}.migrate.lock"):
@@ -332,16 +352,7 @@ def migrate_legacy(store: StoreLog, kind: str) -> None:
                     machine,
                     parquet_bytes(df.sort(list(schema.primary_key), nulls_last=True), schema),
                 )
-                actions.append(
-                    AddAction(
-                        rel,
-                        size,
-                        {"machine": machine},
-                        now,
-                        True,
-                        json.dumps({"numRecords": df.height}),
-                    )
-                )
+                actions.append(add_action(rel, size, machine, now, True, df.height))
                 rows[machine] = df.height
             what = {
                 "migrated_from": "xamm 0.2 (one Parquet file per machine)",

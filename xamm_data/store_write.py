@@ -12,7 +12,7 @@ import polars as pl
 from xamm_data.delta_log import log_prev
 from xamm_data.schema import TableSchema
 from xamm_data.store_append import append_once, numbered_within, present_sources, source_keys
-from xamm_data.store_log import data_schema
+from xamm_data.store_log import add_action, data_schema
 from xamm_data.store_read import StoreReading
 from xamm_data.store_rows import dedupe_sources, renumber_trials
 from xamm_data.table_files import parquet_bytes, sweep_temporaries, write_part
@@ -63,7 +63,7 @@ class StoreWriting(StoreReading):
         """Merge ``new`` into the partitions it touches at the latest version, write their files,
         commit once."""
         # delta-rs: imported on use
-        from deltalake.transaction import AddAction, CommitProperties, RemoveAction
+        from deltalake.transaction import CommitProperties, RemoveAction
 
         kind, d = schema.name, self.location(schema.name)
         dt, files = self.snapshot(kind)
@@ -98,16 +98,7 @@ class StoreWriting(StoreReading):
                 RemoveAction(p, True, now, sz, {"machine": machine})
                 for p, sz in old_files.select("path", "size").iter_rows()
             ]
-            actions.append(
-                AddAction(
-                    rel,
-                    size,
-                    {"machine": machine},
-                    now,
-                    True,
-                    json.dumps({"numRecords": merged.height}),
-                )
-            )
+            actions.append(add_action(rel, size, machine, now, True, merged.height))
         if not actions:
             return reports, None
         props = CommitProperties(custom_metadata={"xamm": commit_record(new, reports, d, dt)})
@@ -194,7 +185,7 @@ class StoreWriting(StoreReading):
 
     def _optimize_once(self, kind: str) -> dict[str, int]:
         # delta-rs: imported on use
-        from deltalake.transaction import AddAction, CommitProperties, RemoveAction
+        from deltalake.transaction import CommitProperties, RemoveAction
 
         schema = data_schema(kind)
         dt, files = self.snapshot(kind)
@@ -228,16 +219,7 @@ class StoreWriting(StoreReading):
                 .select("path", "size")
                 .iter_rows()
             ]
-            actions.append(
-                AddAction(
-                    rel,
-                    size,
-                    {"machine": machine},
-                    now,
-                    False,
-                    json.dumps({"numRecords": df.height}),
-                )
-            )
+            actions.append(add_action(rel, size, machine, now, False, df.height))
         what = {"optimize": True, "log_prev": log_prev(self.location(kind), dt.version())}
         self.commit_actions(
             kind, dt, actions, CommitProperties(custom_metadata={"xamm": json.dumps(what)})

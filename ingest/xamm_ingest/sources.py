@@ -47,6 +47,19 @@ class Plan:
     root: Path = Path(".")
 
 
+def same_directory(task: Task) -> str:
+    """A format's ``group_of`` for runs whose files share a directory (RAJAPerf's CSV and Caliper
+    files of one run; BabelStream's runs of one machine): batches are cut between directories.
+
+    Args:
+        task: a source.
+
+    Returns:
+        Its directory.
+    """
+    return str(task.path.parent)
+
+
 def as_paths(paths: str | Path | Iterable[str | Path]) -> list[Path]:
     """A file, a directory or a list of them, as a list of paths."""
     return [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]

@@ -31,7 +31,7 @@ from xamm_ingest.machine_names import find_config, load_config, source_machine
 from xamm_ingest.readers import babelstream as bs
 from xamm_ingest.readers.base import ReadResult, Source, provenance
 from xamm_ingest.report import Rejected
-from xamm_ingest.sources import Plan, Task, ingest_root, list_files
+from xamm_ingest.sources import Plan, Task, ingest_root, list_files, same_directory
 
 SKIPPED_NAMES = (".gitignore", "xamm.toml")
 HOW = (
@@ -277,12 +277,6 @@ def options(args: argparse.Namespace, parser: argparse.ArgumentParser) -> dict:
     }
 
 
-def _directory(task: Task) -> str:
-    """The two-device check of :func:`finish` compares the runs of one machine: keep a folder's
-    runs in one batch."""
-    return str(task.path.parent)
-
-
 FORMAT = Format(
     name="babelstream",
     summary="BabelStream outputs (v3-v5, plain or --csv; many runs a file)",
@@ -293,7 +287,7 @@ FORMAT = Format(
     guess=guess,
     add_arguments=add_arguments,
     options=options,
-    group_of=_directory,
+    group_of=same_directory,
     description="Read BabelStream outputs (directories are searched recursively) into the "
     "benchmark_runs table as Stream_* rows. BabelStream records no machine and no compiler: say "
     "them with --machine/--compiler, an xamm.toml beside the runs, or --path-pattern.",

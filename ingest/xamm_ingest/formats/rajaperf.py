@@ -39,7 +39,7 @@ from xamm_ingest.readers.caliper_files import load_profile
 from xamm_ingest.records import PER_REP, DroppedRecord
 from xamm_ingest.report import Rejected
 from xamm_ingest.sniff import json_kind
-from xamm_ingest.sources import Plan, Task, ingest_root, list_files
+from xamm_ingest.sources import Plan, Task, ingest_root, list_files, same_directory
 
 IGNORED_CSV_SUFFIXES = ("-fom.csv",)
 # Two timers of one run (docs/formats.md): same-run pairs differ by a median 1.8e-4 and at most
@@ -441,11 +441,6 @@ def options(args: argparse.Namespace, parser: argparse.ArgumentParser) -> dict:
     return {"machine": args.machine, **({} if args.rtol is None else {"rtol": args.rtol})}
 
 
-def _directory(task: Task) -> str:
-    """One run's CSV and Caliper files share a directory: :func:`finish` merges them there."""
-    return str(task.path.parent)
-
-
 FORMAT = Format(
     name="rajaperf",
     summary="RAJAPerf runs: Caliper .cali / JSON (json-split, format json(object)), Thicket "
@@ -457,7 +452,7 @@ FORMAT = Format(
     guess=guess,
     add_arguments=add_arguments,
     options=options,
-    group_of=_directory,
+    group_of=same_directory,
     description="Read RAJAPerf outputs (directories are searched recursively) into the "
     "benchmark_runs table.",
     examples=(
