@@ -71,6 +71,23 @@ def test_dask_workers_commit_into_a_table_on_s3(cluster, corpus, local_table, s3
     assert again.already_stored == 504 and again.rows_written == 0
 
 
+def test_dask_workers_merge_one_runs_files_as_one_commit_does(cluster, tmp_path):
+    """RAJAPerf on the workers, in batches of one directory: each run's CSV and Caliper files reach
+    one worker together, are merged there, and the table equals one commit's."""
+    from conftest import FIXTURES
+
+    from xamm_ingest import ingest
+
+    once = ingest("rajaperf", FIXTURES / "rajaperf_sample", store=tmp_path / "once", workers=1)
+    rep = ingest("rajaperf", FIXTURES / "rajaperf_sample", store=tmp_path / "dask",
+                 commit="batches", batch_files=1, executor="dask", scheduler=cluster)  # fmt: skip
+    assert len(rep.commits) == 2 and rep.merged_rows == once.merged_rows > 0
+    cols = ["kernel", "variant", "tuning", "source_path", "time_per_rep_s", "extra_metrics"]
+    a, b = (Store(tmp_path / s).scan("benchmark_runs").collect().select(cols).sort(cols[:4])
+            for s in ("once", "dask"))  # fmt: skip
+    assert a.equals(b) and a.height == once.frame.height
+
+
 def test_a_local_cluster_is_started_when_no_scheduler_is_named(corpus, local_table, tmp_path):
     one = sorted(corpus.rglob("*.cali"))[:3]
     rep = ingest_archive("caliper", one, store=tmp_path / "s", spec=SPEC, executor="dask",
