@@ -19,7 +19,7 @@ from xamm_ingest.sources import Task
 __all__ = ["CONNECT_TIMEOUT_S", "EXECUTORS", "in_order", "progress_bar", "submitter"]
 
 EXECUTORS = ("serial", "processes", "dask")
-ALIASES = {"local": "processes"}  # the name of one release before
+ALIASES = {"local": "processes"}  # a synonym scripts may use
 CONNECT_TIMEOUT_S = 10
 
 
