@@ -49,17 +49,20 @@ def _same(a: pl.DataFrame, b: pl.DataFrame) -> None:
         assert all(t == list(range(k)) for t, k in n.select("trial", "len").iter_rows())
 
 
-def _both(tmp_path: Path, fmt: str, paths, **opts) -> tuple[IngestReport, IngestReport]:
+def _both(
+    tmp_path: Path, fmt: str, paths, batch_files: int = 1, **opts
+) -> tuple[IngestReport, IngestReport]:
     once = ingest(fmt, paths, store=tmp_path / "once", commit="once", workers=2, **opts)
     batches = ingest(
         fmt,
         paths,
         store=tmp_path / "batches",
         commit="batches",
-        batch_files=1,
+        batch_files=batch_files,
         executor="serial",
         **opts,
     )
+    assert isinstance(batches, ArchiveReport) and len(batches.commits) > 1
     return once, batches
 
 
@@ -85,7 +88,7 @@ def test_real_runs_once_and_in_batches_store_the_same_rows(tmp_path, shared_data
     shutil.copytree(rajaperf_sets["tutorial_quartz"], runs / "quartz")
     shutil.copytree(shared_data / "rse-ops+vis-experiment", runs / "rse")
     (runs / "rse" / "xamm.toml").write_text('machine = "rse-node"\n')
-    once, batches = _both(tmp_path, "rajaperf", runs)
+    once, batches = _both(tmp_path, "rajaperf", runs, batch_files=16)
     assert once.merged_rows > 0 and batches.merged_rows == once.merged_rows
     _same(
         _stored(tmp_path / "once", "benchmark_runs"),
@@ -93,7 +96,7 @@ def test_real_runs_once_and_in_batches_store_the_same_rows(tmp_path, shared_data
     )
     uob = shared_data / UOB
     stream_once, stream_batches = _both(
-        tmp_path / "stream", "babelstream", uob, path_patterns=PATTERNS
+        tmp_path / "stream", "babelstream", uob, batch_files=16, path_patterns=PATTERNS
     )
     assert stream_once.sources_read == stream_batches.sources_read > 10
     _same(
@@ -102,7 +105,7 @@ def test_real_runs_once_and_in_batches_store_the_same_rows(tmp_path, shared_data
     )
     lulesh = shared_data / "LLNL+thicket-tutorial" / "data" / "lulesh"
     spec = SampleSpec(app="LULESH")
-    app_once, app_batches = _both(tmp_path / "app", "caliper", lulesh, spec=spec)
+    app_once, app_batches = _both(tmp_path / "app", "caliper", lulesh, batch_files=16, spec=spec)
     assert app_once.sources_read == app_batches.sources_read > 100
     _same(
         _stored(tmp_path / "app" / "once", "app_profiles"),
