@@ -204,7 +204,7 @@ def test_without_the_package_the_format_is_unknown(tmp_path):
 
 
 # a source each built-in format reads, and one it must not claim
-def _sources(tmp_path: Path, shared: Path | None) -> dict[str, tuple[Path, Path]]:
+def _sources(tmp_path: Path) -> dict[str, tuple[Path, Path]]:
     cali = FIXTURES / "rajaperf_sample" / "run-1" / "Base_Seq-default.cali"
     csv = FIXTURES / "rajaperf_sample" / "run-1" / "RAJAPerf-kernel-run-data.csv"
     regions = tmp_path / "regions.csv"
@@ -233,7 +233,7 @@ def test_every_installed_format_honours_the_contract(tmp_path):
     assert {"rajaperf", "babelstream", "caliper", "hpctoolkit", "table", "region-table"} <= set(
         names
     )
-    sources = _sources(tmp_path, None)
+    sources = _sources(tmp_path)
     for fmt in list_formats():
         assert isinstance(fmt, Format) and fmt.name in names and fmt.summary
         if fmt.name in sources:
@@ -252,10 +252,51 @@ def test_every_installed_format_honours_the_contract(tmp_path):
         guess_format(sources["rajaperf"][0], regions=True)  # a RAJAPerf CSV is no profile
 
 
-def test_every_ingesting_format_reads_a_planned_source_into_rows():
-    fmt = get_format("rajaperf")
-    plan = fmt.plan([FIXTURES / "rajaperf_sample"], {})
-    res = fmt.read(plan.tasks[0], {"machine": "quartz"})
-    assert isinstance(res, ReadResult) and (res.rows or res.frame is not None)
+def test_every_ingesting_format_reads_a_planned_source_into_rows(tmp_path, shared_data):
+    """Each built-in format that stores rows, through its own prepare, plan and read, on one of
+    its sources: rows (or a table reader's frame) that name the source's format."""
+    from xamm_ingest import SampleSpec
+
+    sources = _sources(tmp_path)
+    table = tmp_path / "samples.csv"
+    table.write_text(
+        "application,system,time_ms,nthreads,size,notes,br\nLaghos,ruby,1520.5,36,16,a,1\n"
+    )
+    spec = SampleSpec(app="LULESH", machine="quartz")
+    cases = {
+        "rajaperf": (FIXTURES / "rajaperf_sample", {}),
+        "babelstream": (sources["babelstream"][0], {"machine": "quartz", "device": "cpu"}),
+        "caliper": (
+            sorted((shared_data / "LLNL+thicket-tutorial" / "data" / "lulesh").glob("*.cali"))[0],
+            {"spec": spec},
+        ),
+        "hpctoolkit": (
+            shared_data / "HPCToolkit+hpcviewer.e4" / "tests" / "resources" / "metadb",
+            {"spec": spec},
+        ),
+        "table": (
+            table,
+            {"mapping": Path(__file__).parents[2] / "examples" / "table-mapping.toml"},
+        ),
+    }
+    assert set(cases) == {f.name for f in list_formats(ingests=True)}
+    for name, (path, opts) in cases.items():
+        fmt = get_format(name)
+        opts = fmt.prepare(dict(opts))
+        plan = fmt.plan([path], opts)
+        assert plan.tasks and not plan.rejected, name
+        res = fmt.read(plan.tasks[0], opts)
+        assert isinstance(res, ReadResult), name
+        formats_read = (
+            {r["source_format"] for r in res.rows}
+            if res.rows
+            else set(res.frame.get_column("source_format"))
+        )
+        assert formats_read and all(
+            f and f.split("-")[0] in (name, "caliper") for f in formats_read
+        ), (
+            name,
+            formats_read,
+        )
     assert [f.name for f in list_formats(ingests=False)] == ["region-table"]
     assert {f.name for f in list_formats(regions=True)} >= {"caliper", "hpctoolkit", "region-table"}

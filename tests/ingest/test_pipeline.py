@@ -176,3 +176,25 @@ def test_mapped_tables_and_databases_go_through_batches_too(tmp_path, shared_dat
         _stored(tmp_path / "h" / "once", "app_profiles"),
         _stored(tmp_path / "h" / "batches", "app_profiles"),
     )
+
+
+@pytest.mark.parametrize("commit", ["once", "batches"])
+def test_a_failing_merge_rejects_each_source_of_its_run_once(monkeypatch, tmp_path, commit):
+    import xamm_ingest.formats.rajaperf as rp
+
+    runs = tmp_path / "runs"
+    shutil.copytree(FIXTURES / "rajaperf_sample", runs)
+    real = rp.merge_csv_and_caliper
+
+    def merge(frame, **kw):
+        if frame.get_column("source_path").str.starts_with("run-1").any():
+            raise pl.exceptions.ComputeError("merge blew up")
+        return real(frame, **kw)
+
+    monkeypatch.setattr(rp, "merge_csv_and_caliper", merge)
+    rep = ingest("rajaperf", runs, commit=commit, batch_files=1, executor="serial", dry_run=True)
+    assert sorted(r.path for r in rep.rejected) == [
+        "run-1/Base_Seq-default.cali",
+        "run-1/RAJAPerf-kernel-run-data.csv",
+    ]
+    assert all("ComputeError: merge blew up" in r.reason for r in rep.rejected)

@@ -217,11 +217,11 @@ class Batches:
             self.commit()
 
     def _said(self, side: IngestReport | None) -> None:
-        """What a batch's cross-source step said, into the run's report."""
+        """What a batch's cross-source step said, into the run's report (its rejections reach it
+        through the sources' outcomes: :func:`~xamm_ingest.pipeline.stages.check_batch`)."""
         if side is None:
             return
         self.report.dropped += side.dropped
-        self.report.rejected += side.rejected
         self.report.notes += [n for n in side.notes if n not in self.report.notes]
         self.report.merged_rows += side.merged_rows
 

@@ -372,5 +372,5 @@ def check_batch(
     for r in side.rejected + bad:
         out = by_rel.get(r.path) or next((o for o in outcomes if o.path == r.path), None)
         if out is not None and out.error is None:
-            out.error = Rejected(out.path, r.reason, r.problem)
+            out.error = r  # as one commit reports it: the source as the step names it
     return outcomes, frame, side
