@@ -42,6 +42,9 @@ LONG = {
     "package's snapshot; tests/models/zoo/test_zoo.py checks the rebuilt snapshot byte for byte",
     "xamm zoo push --zoo zoo-out --org my-org": "needs a built zoo; "
     "tests/models/zoo/test_zoo.py pushes one to the local Hub and pulls every artefact back",
+    "xamm eval --seed 1 --no-lomo --no-loko --data-dir ../shared/data --out seed1": "the "
+    "kernel-group folds with every torch entry (minutes); tests/models/benchmark/test_seeds.py "
+    "merges runs of several seeds",
     "xamm eval --data-dir ../shared/data --quick --out q": "about a minute, over the suite's "
     "time budget; tests/models/benchmark/test_evaluation.py runs the harness small",
 }

@@ -40,6 +40,7 @@ from xamm_models.achieved import (
     launches_kernels,
     sample_arrays,
 )
+from xamm_models.benchmark.dataset import pairs as like_for_like
 from xamm_models.features import FEATURES
 
 #: Baselines by name; each entry's ``registry_info`` says which columns it reads (``needs``: of the
@@ -262,3 +263,30 @@ def knn(
             ref.get_column("_y").to_numpy()[nearest].mean(axis=1)
         )
     return np.exp(out)
+
+
+def pair_constant(test: pl.DataFrame, samples: pl.DataFrame) -> np.ndarray:
+    """One constant per machine pair from the two machines' own benchmark runs: the median ratio
+    of their times per iteration over the kernels both ran like for like (the data set's rule,
+    :func:`xamm_models.benchmark.dataset.pairs`); the plain roofline where they share none (1
+    where neither can answer). No relR label is used: under leave one machine out, the left-out
+    machine's runs without the fold's kernels are its benchmark runs, as a new machine's are.
+
+    Args:
+        test: the pairs to predict.
+        samples: the benchmark samples the fold may see.
+
+    Returns:
+        Predicted relR, one per test row.
+    """
+    ratios, _ = like_for_like(samples)
+    med = ratios.group_by("source", "target").agg(pl.col("relR").log().median().alias("_m"))
+    got = test.select("source", "target").join(
+        med, on=["source", "target"], how="left", maintain_order="left"
+    )
+    m = got.get_column("_m").to_numpy().astype(float)
+    figs = machine_figures(samples)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        roof = _modelled(test, figs, "target") / _modelled(test, figs, "source")
+    roof = np.where(np.isfinite(roof) & (roof > 0), roof, 1.0)
+    return np.where(np.isnan(m), roof, np.exp(m))

@@ -490,6 +490,8 @@ def _add_eval(sub) -> None:
         "  xamm eval --data-dir ../shared/data --quick --out q   fewer "
         "epochs and entries\n"
         "  xamm eval --experiment 3 --store ./store --json\n"
+        "  xamm eval --seed 1 --no-lomo --no-loko --data-dir ../shared/data --out seed1   "
+        "the paper's experiments at another seed\n"
         "  xamm eval --page docs/evaluation.md --summary README.md --out docs/eval\n"
         "      rewrite the page's results block, the README's summary and results.md from the "
         "JSON (no run)",
@@ -521,6 +523,13 @@ def _add_eval(sub) -> None:
         help="5 epochs, baselines and the XGBoost and stacked entries only, "
         "no leave-one-kernel-out",
     )
+    _add_eval_page_options(e)
+    e.add_argument("--json", action="store_true", help="print the summary as JSON")
+    e.set_defaults(handler=_needs_models(eval_cmd))
+
+
+def _add_eval_page_options(e) -> None:
+    """``xamm eval``'s options that rewrite the pages from a results file, with no run."""
     e.add_argument(
         "--page",
         type=Path,
@@ -531,8 +540,14 @@ def _add_eval(sub) -> None:
         type=Path,
         help="with --page: also rewrite this file's results summary (the README's)",
     )
-    e.add_argument("--json", action="store_true", help="print the summary as JSON")
-    e.set_defaults(handler=_needs_models(eval_cmd))
+    e.add_argument(
+        "--seed-results",
+        type=Path,
+        nargs="+",
+        metavar="RESULTS_JSON",
+        help="with --page: record these runs' (other seeds') experiment comparisons in "
+        "OUT/results.json first; the page then gives each verdict over every seed",
+    )
 
 
 def _add_run_predict_eval(sub) -> None:
@@ -675,6 +690,11 @@ def eval_cmd(args) -> int:
     from xamm_models.experiments.run import EvalSettings, run_experiments
 
     if args.page:
+        if args.seed_results:
+            # in the handler, as above
+            from xamm_models.experiments.seeds import merge_seeds
+
+            merge_seeds(args.out / "results.json", args.seed_results)
         eval_report.update_page(args.page, args.out / "results.json")
         if args.summary:
             eval_report.update_summary(args.summary, args.out / "results.json")

@@ -24,9 +24,11 @@ from xamm_models.benchmark import baselines as B
 from xamm_models.benchmark.splits import SCHEMES
 from xamm_models.features import FEATURES
 from xamm_models.machines.attention import make_signature
-from xamm_models.machines.physics import most_similar, physics_signatures
+from xamm_models.machines.physics import physics_signatures
 from xamm_models.machines.samples import align_kernels, benchmark_samples
+from xamm_models.machines.similarity import nearest
 from xamm_models.predictors.default.model import StackedPredictor
+from xamm_models.predictors.default.neighbours import CANDIDATES
 from xamm_models.predictors.default.stacked import (
     MIN_PAIR_KERNELS,
     VARIANTS,
@@ -43,7 +45,8 @@ class Entry:
     name: str
     kind: str  # "baseline", "xamm" or "control"
     experiments: frozenset[int]
-    predict: Callable[[FoldContext], np.ndarray]
+    # relR, or (relR, lower, upper) to have the interval scored
+    predict: Callable[[FoldContext], np.ndarray | tuple[np.ndarray, ...]]
     schemes: frozenset[str] = frozenset(SCHEMES)
     description: str = ""
 
@@ -60,7 +63,11 @@ BASELINES = (
 # (data version, machine data exclusions, held-out machine, settings) -> AMM embeddings
 _AMM_CACHE: dict = {}
 ALL = frozenset({1, 2, 3, 4})
+# what a test pair's answer is scored against, never shown to an entry
+LABELS = ("relR", "runtime_target")
+TRUTH_KEYS = ("sample", "app", "source", "target")
 NO_LOMO = frozenset({"kernel-group", "kernel"})
+MACHINE = frozenset({"machine"})
 
 
 def entry(name: str, kind: str, experiments=ALL, schemes=None, description: str = ""):
@@ -108,7 +115,8 @@ def list_entries(pattern: str = "*") -> list[str]:
 
 @dataclass
 class FoldContext:
-    """One fold's view: train/test pairs, machine data without the test kernels, and a model
+    """One fold's view: the training pairs, the test pairs without their labels (:data:`LABELS`;
+    ``truth`` holds them for the scorer), machine data without the test kernels, and a model
     cache."""
 
     ds: object
@@ -119,7 +127,10 @@ class FoldContext:
     cache: dict = field(default_factory=dict)
 
     def __post_init__(self):
-        self.train, self.test = self.fold.frames(self.ds.pairs)
+        self.train, test = self.fold.frames(self.ds.pairs)
+        # an entry answers the test pairs without their labels; only the scorer holds them
+        self.truth = test.select(*TRUTH_KEYS, pl.col("relR").alias("y_true"))
+        self.test = test.drop(*LABELS)
         hidden = list(self.fold.machine_exclude)
         self.samples = self.ds.samples.filter(~pl.col("app").is_in(hidden))
         self.runs = self.ds.config_runs.filter(~pl.col("kernel").is_in(hidden))
@@ -308,43 +319,57 @@ class FoldContext:
         )
         return model.predict(self.physics(), self.test, amms)
 
-    def default_model(self):
+    def default_model(self, **config):
         """The default predictor fitted on the fold. Under a held-out machine it never sees that
         machine's runs in fitting: they come in at prediction time as ``target_benchmarks``, as a
         new machine's would.
 
+        Args:
+            **config: :class:`~xamm_models.predictors.default.model.StackedConfig` settings.
+
         Returns:
             ``(predictor, the held-out machine's benchmark samples or None)``.
         """
-        if "default" not in self.cache:
+        key = ("default", tuple(sorted(config.items())))
+        if key not in self.cache:
             held = self.fold.held_out_machine
             known = self.samples.filter(pl.col("machine") != held) if held else self.samples
             bench = self.samples.filter(pl.col("machine") == held) if held else None
-            self.cache["default"] = (StackedPredictor(seed=self.seed).fit(self.train, known), bench)
-        return self.cache["default"]
+            model = StackedPredictor(seed=self.seed, **config).fit(self.train, known)
+            self.cache[key] = (model, bench)
+        return self.cache[key]
 
-    def default(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """xamm's default predictor fitted on the fold (variant chosen and intervals calibrated on
-        inner folds of the training pairs), answering the test pairs.
+    def default(self, **config) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """xamm's default predictor fitted on the fold (model and intervals chosen on inner folds
+        of the training pairs), answering the test pairs.
+
+        Args:
+            **config: :class:`~xamm_models.predictors.default.model.StackedConfig` settings.
 
         Returns:
             ``(relR, lower, upper)``, one per test pair.
         """
-        model, bench = self.default_model()
+        model, bench = self.default_model(**config)
         p = model.predict_pairs(self.test, target_benchmarks=bench)
         return tuple(p.get_column(c).to_numpy() for c in ("relR", "relR_lo", "relR_hi"))
 
     def most_similar_machine(self) -> np.ndarray:
         """A new machine treated as the most similar known one: each test target is replaced by
-        the known target of its device kind with the nearest physics signature, and the default
-        predictor answers for that (relR 1 where the stand-in is the source itself).
+        the known target of its device kind whose benchmark times are nearest kernel by kernel
+        (:func:`~xamm_models.machines.similarity.nearest`), and the default predictor answers
+        for that (relR 1 where the stand-in is the source itself).
 
         Returns:
             Predicted relR, one per test pair.
         """
         model, bench = self.default_model()
-        new = physics_signatures(bench) if bench is not None else {}
-        stand_in = {t: most_similar(s, model.signatures) for t, s in new.items()}
+        held = self.fold.held_out_machine
+        known = self.samples.filter(pl.col("machine") != held) if held else self.samples
+        sigs = {**model.signatures, **(physics_signatures(bench) if bench is not None else {})}
+        stand_in = {
+            t: nearest(t, part, known, sigs)[0]
+            for (t,), part in (bench if bench is not None else known.clear()).group_by(["target"])
+        }
         test = self.test.with_columns(pl.col("target").replace(stand_in))
         same = (test.get_column("source") == test.get_column("target")).to_numpy()
         out = np.ones(test.height)
@@ -504,6 +529,11 @@ def _register_stacked_controls() -> None:
             "(the default's model without its intervals; no labels)",
         ),
     )
+    _register_defaults()
+
+
+def _register_defaults() -> None:
+    """The default predictor and the choice among every candidate it was measured against."""
     ENTRIES.add(
         "stacked/default",
         Entry(
@@ -511,11 +541,47 @@ def _register_stacked_controls() -> None:
             "xamm",
             ALL,
             lambda ctx: ctx.default(),
-            description="xamm's default predictor: the stacked variant chosen per regime "
-            "on "
-            "inner folds of the training pairs, with split-conformal 80% intervals",
+            description="xamm's default predictor: the plain roofline with 80% intervals "
+            "scaled by the roofline's spread on look-alike benchmark kernels of the two "
+            "machines, calibrated on inner folds of the training pairs",
         ),
     )
+    ENTRIES.add(
+        "stacked/nested-choice",
+        Entry(
+            "stacked/nested-choice",
+            "xamm",
+            ALL,
+            lambda ctx: ctx.default(candidates=CANDIDATES),
+            description="the model chosen per scenario among every label-free candidate on "
+            "inner folds of the training pairs (kept only where the inner gain over the "
+            "roofline has its 90% interval above zero), with the default's intervals",
+        ),
+    )
+    _register_interval_variants()
+
+
+def _register_interval_variants() -> None:
+    """The default's intervals conditioned on what the signatures can tell: the measured
+    alternatives to one half-width per scenario."""
+    for name, config, what in (
+        (
+            "stacked/scaled-intervals",
+            {"scaled_intervals": True},
+            "the default with each interval scaled by the spread of look-alike benchmark "
+            "kernels' changes between the two machines (normalised split conformal)",
+        ),
+        (
+            "stacked/regime-intervals",
+            {"regime_intervals": True},
+            "the default with a half-width per device scenario and size regime (bytes per "
+            "launch below 1 MiB, up to 64 MiB, above)",
+        ),
+    ):
+        ENTRIES.add(
+            name,
+            Entry(name, "xamm", ALL, lambda ctx, c=config: ctx.default(**c), MACHINE, what),
+        )
 
 
 _register_stacked()
@@ -556,10 +622,17 @@ def _register_regressor_entries() -> None:
 _register_regressor_entries()
 
 
+@entry("baseline/pair-constant", "baseline")
+def _pair_constant(ctx):
+    """one constant per machine pair: the median ratio of the two machines' own benchmark times
+    over the kernels both ran (no labels)"""
+    return B.pair_constant(ctx.test, ctx.samples)
+
+
 @entry("baseline/most-similar-machine", "baseline", schemes={"machine"})
 def _most_similar(ctx):
-    """a new machine treated as the most similar known machine (nearest physics signature, same
-    device kind)"""
+    """a new machine treated as the most similar known machine (nearest benchmark times kernel by
+    kernel, same device kind)"""
     return ctx.most_similar_machine()
 
 

@@ -16,6 +16,7 @@ import polars as pl
 from xamm_data.targets import scenario_expr
 from xamm_models.benchmark.evaluate import SCENARIOS, best_of
 from xamm_models.experiments.entries import BASELINES
+from xamm_models.experiments.seeds import verdict as seed_verdict
 from xamm_models.predictors.paper.regressors import list_regressors
 
 BEGIN = (
@@ -44,6 +45,8 @@ PAGE_ENTRIES = (
     "stacked/split",
     "stacked/prior-no-borrowing",
     "stacked/default",
+    "stacked/nested-choice",
+    "baseline/pair-constant",
     "baseline/most-similar-machine",
     "baseline/random-forest-vector",
     "vae-dnn/seed",
@@ -53,14 +56,26 @@ SIMILAR = "baseline/most-similar-machine"
 BASELINE = "baseline/roofline"
 SCHEME_TITLES = {
     "kernel-group": "leave one kernel group out",
-    "machine": "leave one machine out",
+    "machine": "leave one machine out (nested)",
     "kernel": "leave one kernel out",
 }
 
 
 # (a, b, what a - b measures): the default's parts against the simplest model without them
+NESTED = "stacked/nested-choice"
+PAIR_CONSTANT = "baseline/pair-constant"
 RULES = (
     ("stacked/default", "baseline/roofline", "the default against the plain roofline"),
+    (
+        NESTED,
+        "baseline/roofline",
+        "every label-free candidate, chosen per scenario on inner folds, against the roofline",
+    ),
+    (
+        "stacked/default",
+        PAIR_CONSTANT,
+        "the default against one constant per machine pair from the two machines' runs",
+    ),
     (
         "stacked/default",
         "baseline/most-similar-machine",
@@ -476,7 +491,7 @@ def rule_rows(summary: dict) -> list[str]:
     return rows
 
 
-MACHINE_ENTRIES = (DEFAULT, "baseline/roofline", SIMILAR, "stacked/prior")
+MACHINE_ENTRIES = (DEFAULT, "baseline/roofline", NESTED, PAIR_CONSTANT, SIMILAR, "stacked/split")
 MACHINE_HEAD = (
     "| left-out machine | pairs | "
     + " | ".join(f"{n}, within 2×" for n in MACHINE_ENTRIES)
@@ -541,7 +556,27 @@ def aim_rows(summary: dict) -> list[str]:
             f"| {DEFAULT} − {BASELINE} ≥ 0, {scope.replace('->', '→')} | {_diff(d)} | "
             f"{'yes' if d['difference'] >= 0 else 'no'} |"
         )
+    vs = next(
+        (x for x in r.get("rules", []) if x["a"] == DEFAULT and x["b"] == PAIR_CONSTANT), None
+    )
+    if vs and "GPU->GPU" in vs["scenarios"]:
+        d = vs["scenarios"]["GPU->GPU"]
+        rows.append(
+            f"| {DEFAULT} − {PAIR_CONSTANT} > 0, GPU→GPU | {_diff(d)} | "
+            f"{'yes' if d['lo'] > 0 else 'no'} |"
+        )
+    return rows + _interval_aims(r)
+
+
+AIM_NARROWER = 0.25
+
+
+def _interval_aims(r: dict) -> list[str]:
+    """Coverage within :data:`AIM_COVERAGE` and intervals :data:`AIM_NARROWER` narrower than the
+    roofline's at equal coverage, per left-out machine."""
     lo, hi = AIM_COVERAGE
+    rows = []
+    sharp = r.get("intervals", {}).get(DEFAULT, {})
     for m, d in r.get("by_machine", {}).get(DEFAULT, {}).items():
         if m == ALL_MACHINES:
             continue
@@ -550,12 +585,79 @@ def aim_rows(summary: dict) -> list[str]:
         rows.append(
             f"| coverage in [{lo}, {hi}], {m} | {_ci(d['coverage'])} | {'yes' if held else 'no'} |"
         )
+    for m, d in sharp.items():
+        n = d["narrower"]
+        rows.append(
+            f"| median width ≥ {AIM_NARROWER:.0%} narrower than the roofline's at equal coverage, "
+            f"{m} | {_v(n)} [{_v(d['narrower_lo'])}, {_v(d['narrower_hi'])}] | "
+            f"{'yes' if n is not None and n >= AIM_NARROWER else 'no'} |"
+        )
+    return rows
+
+
+SHARP_HEAD = (
+    "| entry | left-out machine | pairs | coverage | median width (×) | interval score (log10) | "
+    "roofline's width at equal coverage (×) | its interval score | narrower [90% CI] |",
+    "|---|---|---|---|---|---|---|---|---|",
+)
+
+
+def sharpness_rows(summary: dict) -> list[str]:
+    """Each interval-giving entry's sharpness beside the roofline's at equal coverage, per
+    left-out machine (:mod:`xamm_models.benchmark.intervals`)."""
+    rows = []
+    for name, per in summary["results"].get("machine", {}).get("intervals", {}).items():
+        for m, d in per.items():
+            rows.append(
+                f"| {name} | {m} | {d['n']} | {_v(d['coverage'])} | ×{10 ** d['median_width']:.2f} "
+                f"| {_v(d['interval_score'])} | ×{10 ** d['roofline_width']:.2f} | "
+                f"{_v(d['roofline_interval_score'])} | {_v(d['narrower'])} "
+                f"[{_v(d['narrower_lo'])}, {_v(d['narrower_hi'])}] |"
+            )
     return rows
 
 
 def _kernels(summary: dict) -> str:
     k = summary.get("torch_cpu_kernels")  # runs before the pin recorded none
     return f"torch's {k} CPU kernels (`xamm_models.runtime`); " if k else ""
+
+
+SEED_HEAD = (
+    "| experiment | entry | compared with | within 2× difference per seed [90% CI] | "
+    "verdict over seeds |",
+    "|---|---|---|---|---|",
+)
+
+
+def seed_rows(summary: dict) -> list[str]:
+    """The paper's experiments over every recorded seed (:mod:`xamm_models.experiments.seeds`),
+    then the XGBoost MAPE change's range over seeds."""
+    runs = summary.get("seeds", [])
+    by: dict[tuple, list] = {}
+    for run in runs:
+        for x in run["experiments"]:
+            by.setdefault((x["experiment"], x["a"], x["b"]), []).append((run["seed"], x))
+    rows = []
+    for (k, a, b), xs in by.items():
+        cells = "; ".join(
+            f"{s}: {x['difference']:+.2f} [{x['lo']:+.2f}, {x['hi']:+.2f}]" for s, x in xs
+        )
+        rows.append(f"| {k} | {a} | {b} | {cells} | {seed_verdict([x for _, x in xs])} |")
+    for sc in ("CPU->CPU", "CPU->GPU"):
+        v = [r["mape_change"][sc] for r in runs if r["mape_change"].get(sc) is not None]
+        if v:
+            rows.append(
+                f"| paper | XGBoost MAPE change, attention + AMMs vs raw, {sc.replace('->', '→')} "
+                f"| the paper: −{summary['paper_claims'][PAPER_KEY[sc]]}% | "
+                f"{min(v):+.0f}% to {max(v):+.0f}% over {len(v)} seeds | – |"
+            )
+    return rows
+
+
+PAPER_KEY = {
+    "CPU->CPU": "xgboost_mape_reduction_cpu_cpu",
+    "CPU->GPU": "xgboost_mape_reduction_cpu_gpu",
+}
 
 
 def _experiment_lines(summary: dict) -> list[str]:
@@ -577,6 +679,19 @@ def _experiment_lines(summary: dict) -> list[str]:
         "|---|---|---|",
         *paper_rows(summary),
         "",
+        *(
+            [
+                "**The paper's experiments over seeds** (leave one kernel group out; a verdict "
+                "other than no difference only when every seed's 90% interval excludes 0 on the "
+                "same side)",
+                "",
+                *SEED_HEAD,
+                *seed_rows(summary),
+                "",
+            ]
+            if summary.get("seeds")
+            else []
+        ),
     ]
 
 
@@ -592,6 +707,13 @@ def _lomo_lines(summary: dict) -> list[str]:
             rule_rows(summary),
         ),
         ("**Leave one machine out, per left-out machine**", MACHINE_HEAD, machine_rows(summary)),
+        (
+            "**How sharp the 80% intervals are** (leave one machine out; widths are the full "
+            "interval hi / lo; the roofline's is the narrowest constant-width interval around it "
+            "that covers as often, chosen on the test pairs themselves)",
+            SHARP_HEAD,
+            sharpness_rows(summary),
+        ),
         (
             "**How far a choice among the label-free entries could go** (the ceiling reads the "
             "test pairs: no predictor can reach it)",

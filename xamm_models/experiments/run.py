@@ -32,6 +32,7 @@ import polars as pl
 from xamm_models import runtime as cpu_kernels
 from xamm_models.benchmark import dataset as xplat
 from xamm_models.benchmark.evaluate import Evaluator
+from xamm_models.benchmark.intervals import sharpness
 from xamm_models.benchmark.vector_metrics import plot_roc, vector_metrics_from_pairs
 from xamm_models.experiments.entries import ENTRIES, FoldContext, list_entries
 from xamm_models.experiments.report import (
@@ -134,9 +135,11 @@ def _fold_task(
             seed=settings.seed,
             amm_min_coverage=settings.amm_min_coverage,
         )
-        truth = ctx.test.select("sample", "app", "source", "target", pl.col("relR").alias("y_true"))
         out.append(
-            (fold.name, {n: _frame(truth, ENTRIES.get(n).predict(ctx), fold.name) for n in names})
+            (
+                fold.name,
+                {n: _frame(ctx.truth, ENTRIES.get(n).predict(ctx), fold.name) for n in names},
+            )
         )
     return out
 
@@ -238,10 +241,21 @@ def _scored(all_preds: dict, schemes: list, settings, out_dir: Path, progress, t
         results[scheme]["ceiling"] = ceiling(preds)
         if scheme == "machine":
             results[scheme]["by_machine"] = machine_scores(ev, preds)
+            results[scheme]["intervals"] = _sharpness(preds, settings)
         vectors = _vector_results(preds, out_dir / "roc.png")
         if vectors:
             results[scheme]["vector_metrics"] = vectors
     return results
+
+
+def _sharpness(preds: dict[str, pl.DataFrame], settings: EvalSettings) -> dict:
+    """Entry -> machine -> how sharp its intervals are beside the roofline's at equal coverage."""
+    roof = preds.get("baseline/roofline")
+    return {
+        n: sharpness(p, roof, n_boot=min(settings.n_boot, 300), seed=settings.seed)
+        for n, p in preds.items()
+        if roof is not None and "y_lo" in p.columns
+    }
 
 
 def run_experiments(

@@ -353,7 +353,10 @@ def distance(a: PhysicsSignature, b: PhysicsSignature) -> float:
 
 def most_similar(sig: PhysicsSignature, known: dict[str, PhysicsSignature]) -> str:
     """The known target of the same device kind (cpu/gpu) nearest to ``sig``
-    (:func:`distance`).
+    (:func:`distance`). With the machines' benchmark samples at hand,
+    :func:`xamm_models.machines.similarity.nearest` compares their times kernel by kernel
+    instead, which tells two halves of one machine's runs apart from other machines where the
+    signatures do not.
 
     Args:
         sig: a signature.

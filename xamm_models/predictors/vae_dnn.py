@@ -51,11 +51,13 @@ def vector_samples(
     pairs: pl.DataFrame, targets: list[str] | None = None, features=FEATURES
 ) -> pl.DataFrame:
     """One row per (sample, source): the source's features, and ``y_<target>`` = log relR to each
-    target (null when not measured). ``targets`` fixes the vector's order (default: every target of
-    ``pairs``, sorted)."""
+    target (null when not measured, or when ``pairs`` hold no ``relR``: pairs to be answered).
+    ``targets`` fixes the vector's order (default: every target of ``pairs``, sorted)."""
     targets = targets or sorted(set(pairs.get_column("target")) | set(pairs.get_column("source")))
+    # pairs to be answered carry no label: their vectors are all null
+    y = pl.col("relR").log() if "relR" in pairs.columns else pl.lit(None, dtype=pl.Float64)
     wide = pairs.select(
-        "sample", "app", "group", "source", "target", pl.col("relR").log().alias("y"), *features
+        "sample", "app", "group", "source", "target", y.alias("y"), *features
     ).pivot(
         on="target",
         index=["sample", "app", "group", "source", *features],

@@ -111,7 +111,43 @@ def vae_dnn_table(res: dict) -> list[str]:
             f"| {label} | {seed} | " + " | ".join(f(m) for m in VAE_MODELS) + " |"
             for label, seed, f in rows
         ],
+        "",
+        vae_trivial_line(res),
     ]
+
+
+def _vae_figures(res: dict) -> list[tuple[str, str, str]]:
+    """(what, metric key, result key) of the figures the trivial baseline is held against."""
+    out = [
+        ("within 2×, 80/20", "within_2", "split"),
+        ("ordering, 80/20", "ordering_accuracy", "split"),
+    ]
+    for key, what in (
+        ("kernel_group_pooled", "leave one kernel group out"),
+        ("kernel_pooled", "leave one kernel out"),
+    ):
+        if key in res:
+            out += [
+                (f"within 2×, {what}", "within_2", key),
+                (f"ordering, {what}", "ordering_accuracy_fold_mean", key),
+            ]
+    return out
+
+
+def vae_trivial_line(res: dict) -> str:
+    """Where the trivial pair median is at least the VAE-DNN, counted from the results."""
+    wins = []
+    for what, metric, key in _vae_figures(res):
+        r = res["split_80_20"]["all switches on"] if key == "split" else res[key]
+        a, b = (r[m][metric] for m in ("pair-median", "vae-dnn"))
+        a, b = (x["value"] if isinstance(x, dict) else x for x in (a, b))
+        if a is not None and b is not None and a >= b:
+            wins.append(what)
+    return (
+        "**Where the trivial baseline wins:** the pair median is at or above the VAE-DNN in "
+        + (", ".join(wins) if wins else "none of within 2× and ordering, on any split")
+        + "."
+    )
 
 
 # method -> column title, in the table's order
@@ -162,7 +198,26 @@ def adaptation_table(res: dict) -> list[str]:
             + f" | {cell('adapted', f, 'median_abs_log10')} | "
             f"{cell(median, f, 'median_abs_log10')} |"
         )
-    return out
+    return [*out, "", trivial_line(by, fractions, median)]
+
+
+def trivial_line(by: dict, fractions: list[float], median: str) -> str:
+    """Where the trivial baseline wins, counted from the rows: fractions at which the per-target
+    median's within 2x is above the adapted model's, and at how many the intervals are apart."""
+    above = [f for f in fractions if by[(median, f)]["within_2"] > by[("adapted", f)]["within_2"]]
+    apart = [f for f in above if by[(median, f)]["within_2_lo"] > by[("adapted", f)]["within_2_hi"]]
+    if len(above) == len(fractions):
+        where = f"at every fraction labelled ({len(fractions)} of {len(fractions)})"
+    elif above:
+        listed = ", ".join(f"{f:.0%}" for f in above)
+        where = f"at {len(above)} of {len(fractions)} fractions ({listed})"
+    else:
+        where = "at no fraction"
+    return (
+        f"**Where the trivial baseline wins:** the per-target median of the labels is above the "
+        f"adapted model in within 2× {where}; its interval lies wholly above the adapted model's "
+        f"at {len(apart)} of them."
+    )
 
 
 SCHED_POLICIES = (

@@ -15,8 +15,9 @@ import pytest
 from synthetic_world import world
 
 from xamm_data.hub_files import write_manifest
+from xamm_models.benchmark.baselines import machine_figures
 from xamm_models.errors import UnknownSourceError, UnknownTargetError
-from xamm_models.machines.physics import modelled_time, physics_signature, physics_signatures
+from xamm_models.machines.physics import modelled_time, physics_signatures
 from xamm_models.predictors.default.model import StackedPredictor
 from xamm_models.predictors.default.stacked import split_relr
 
@@ -78,21 +79,28 @@ def test_an_unknown_target_or_source_is_refused_with_the_known_ones_named(fitted
 
 
 def test_a_new_machine_gets_its_signature_from_its_benchmark_samples(fitted):
-    """The new machine's signature is measured from its samples here, independently, and the answer
-    is the half-slowdown model on it, with the ``new`` regime's half-width."""
+    """The new machine's figures are measured from its samples, and the answer is the plain
+    roofline on them (written out here: max(bytes / bandwidth, flops / flop rate) + overhead x
+    launches, per iteration), with the scenario's half-width chosen on inner folds."""
     model, pairs, samples = fitted
     rows = pairs.filter(pl.col("source") == "a:cpu", pl.col("target") == "d:cpu")
     d = samples.filter(pl.col("target") == "d:cpu")
     p = model.predict_pairs(rows, target_benchmarks=d)
-    assert (p["regime"] == "new").all()
-    sig = physics_signature("d:cpu", d)
-    m_s = modelled_time(model.signatures["a:cpu"], rows)
-    slow = rows["runtime_source"].to_numpy() * rows["iterations_per_rep"].to_numpy() / m_s
-    want = modelled_time(sig, rows) / m_s / np.sqrt(slow)
-    assert p["relR"].to_numpy() == pytest.approx(want)
-    half = model.calibration.halfwidth
-    w = 10 ** half.get("CPU->CPU", half["all"])
-    assert (p["relR_hi"] / p["relR"]).to_numpy() == pytest.approx(w)
+    assert (p["regime"] == "new").all() and (p["model"] == "roofline").all()
+    figs = {r["target"]: r for r in machine_figures(samples).iter_rows(named=True)}
+
+    def seconds(t):
+        f = figs[t]
+        b, fl = rows["bytes_per_rep"].to_numpy(), rows["flops_per_rep"].to_numpy()
+        n = rows["kernels_per_rep"].fill_null(1.0).to_numpy().clip(1.0)
+        return (np.maximum(b / f["bw"], fl / f["flops"]) + f["overhead"] * n) / rows[
+            "iterations_per_rep"
+        ].to_numpy()
+
+    assert p["relR"].to_numpy() == pytest.approx(seconds("d:cpu") / seconds("a:cpu"))
+    c = model.choice
+    w = 10 ** c.factor.get("CPU->CPU", c.factor["all"])
+    assert not c.scaled and (p["relR_hi"] / p["relR"]).to_numpy() == pytest.approx(w)
     err = np.median(np.abs(np.log10(p["relR"].to_numpy() / rows["relR"].to_numpy())))
     assert err < 0.3  # the physics carries over to a machine never trained on
 
@@ -132,7 +140,7 @@ def test_a_folder_of_the_candidate_choosing_format_is_refused_by_version(fitted,
     info["format"]["version"] = 1
     f.write_text(json.dumps(info))
     write_manifest(tmp_path / "m")
-    with pytest.raises(Exception, match=r"version 1.*reads versions \[2\]; fit and save it again"):
+    with pytest.raises(Exception, match=r"version 1.*reads versions \[3\]; fit and save it again"):
         StackedPredictor.from_pretrained(str(tmp_path / "m"))
 
 
@@ -208,8 +216,8 @@ def test_with_one_training_machine_pair_a_new_machine_is_answered_with_its_inter
     m = StackedPredictor(seed=0).fit(
         one, samples.filter(pl.col("target").is_in(["a:cpu", "b:gpu"]))
     )
-    hw = m.calibration.halfwidth
-    assert np.isfinite(hw["all"]) and m.calibration.n["all"] == one.height
+    hw = m.choice.factor
+    assert np.isfinite(hw["all"]) and m.choice.n["all"] == one.height
     rows = pairs.filter(pl.col("source") == "a:cpu", pl.col("target") == "c:gpu").head(3)
     p = m.predict_pairs(rows, target_benchmarks=samples.filter(pl.col("target") == "c:gpu"))
     assert (p["regime"] == "new").all()

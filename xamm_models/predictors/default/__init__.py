@@ -1,5 +1,6 @@
-"""xamm's default predictor: each machine's physics signature from its own benchmark runs, the
-prior with half the source's slowdown carried to the target, and split-conformal intervals."""
+"""xamm's default predictor: the plain roofline from each machine's own benchmark runs with
+split-conformal intervals, the label-free candidates it was measured against, and the choice among
+them on inner folds."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from xamm_models._lazy import lazy_exports
 _PUBLIC = {
     "StackedPredictor": "xamm_models.predictors.default.model",
     "StackedConfig": "xamm_models.predictors.default.model",
-    "Calibration": "xamm_models.predictors.default.model",
+    "Choice": "xamm_models.predictors.default.selection",
+    "CANDIDATES": "xamm_models.predictors.default.neighbours",
     "split_relr": "xamm_models.predictors.default.stacked",
 }
 __all__ = sorted(_PUBLIC)

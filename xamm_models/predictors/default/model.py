@@ -1,26 +1,23 @@
-"""xamm's default relR predictor: each machine's physics signature from its own benchmark runs, one
-label-free model, and conformal intervals.
+"""xamm's default relR predictor: the plain roofline of each machine, measured from its own
+benchmark runs, and conformal intervals; the model and the intervals chosen on inner folds.
 
 :class:`StackedPredictor` holds
 
-* each known target's :class:`~xamm_models.machines.physics.PhysicsSignature`, measured from its own
-  RAJAPerf runs (a machine whose runs hold no compute-bound kernel borrows the flop rate of its
-  device kind: :func:`~xamm_models.machines.physics.borrow_flop_rates`);
-* the model: the physics prior with half the source's slowdown from its roofline carried to the
-  target (:func:`~xamm_models.predictors.default.stacked.split_relr`). Nothing is fitted to relR
-  labels;
-* split-conformal interval half-widths per device scenario, from the model's residuals on inner
-  folds of the training pairs: each kernel group left out in turn, the signatures measured without
-  its kernels. As nothing is fitted to labels, a machine absent from training is answered exactly as
-  a known one once its signature is measured; the answer's ``regime`` says which it was (``seen``:
-  both ends in the training pairs; ``new``: an end known only from its benchmark runs).
+* each known target's :class:`~xamm_models.machines.physics.PhysicsSignature` and benchmark samples
+  (``benchmark_samples.parquet`` beside the JSON when saved): the plain roofline's figures
+  (:func:`~xamm_models.benchmark.baselines.machine_figures`: one sustained bandwidth, a flop rate
+  borrowed from the device kind where the runs show none, a launch overhead) are measured from them;
+* the :class:`~xamm_models.predictors.default.selection.Choice`: per device scenario the model
+  (the roofline unless ``candidates`` allows others and one gains over it on the inner folds with
+  its 90% interval above zero) and the interval's half-width (split conformal on the inner folds'
+  residuals: each kernel group of the training pairs held out in turn, every machine's figures
+  measured without its kernels). Nothing of the answer is fitted to relR labels, so a machine absent
+  from training is answered exactly as a known one once its figures are measured; the answer's
+  ``regime`` says which it was (``seen``: both ends in the training pairs; ``new``: an end known
+  only from its benchmark runs).
 
-Why so little: on leave-one-machine-out folds, the candidates chosen per regime and scenario on
-inner folds (learned residuals, the most-similar-machine stand-in, pair offsets, with their gate and
-tie-break) did not beat this model as a whole, twins cost within 2x, the siblings regime answers no
-such pair, and the choice among interval rules covered no better (90% intervals of the gains
-covering zero or below it); the prior with borrowed flop rates and the half-slowdown beat the
-prior without them (docs/decisions.md).
+Why the roofline: on nested leave one machine out the choice among every label-free candidate
+(the earlier default ``split`` among them) scored below it (docs/decisions.md).
 
 A target without a signature is refused (:class:`UnknownTargetError`, with did-you-mean), unless its
 benchmark runs are given (``target_benchmarks``: ``benchmark_runs`` rows, or samples built from
@@ -41,10 +38,11 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from xamm_data._version import __version__
 from xamm_data.targets import scenario_expr
+from xamm_models.benchmark.baselines import machine_figures
 from xamm_models.benchmark.dataset import samples_from_runs
 from xamm_models.errors import (
     ADD_A_TARGET,
@@ -56,8 +54,17 @@ from xamm_models.errors import (
 from xamm_models.machines.physics import PhysicsSignature, physics_signatures, rows_by
 from xamm_models.predictors.configurations import mixed_runs
 from xamm_models.predictors.contract import Predictor, conform, no_other_options
-from xamm_models.predictors.default.conformal import halfwidths
-from xamm_models.predictors.default.stacked import split_relr
+from xamm_models.predictors.default.neighbours import (
+    CANDIDATES,
+    benchmark_table,
+    candidate_answers,
+)
+from xamm_models.predictors.default.selection import (
+    Choice,
+    choose,
+    inner_answers,
+    regime_expr,
+)
 from xamm_models.profile_input import check_profiles
 from xamm_models.zoo.registry import load_model
 
@@ -78,29 +85,50 @@ class StackedConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     coverage: float = Field(0.8, gt=0, lt=1)
     seed: int = 0
-    # fewer inner residuals than this in a scenario: the pooled ("all") half-width is used
-    min_per_scenario: int = 20
+    # bootstrap resamples of the inner gain over the roofline (the choice's evidence)
+    n_boot: int = Field(400, ge=50)
+    # the models the inner folds may choose among per scenario; the default allows the roofline
+    # alone: the choice among every candidate lost to it on nested leave one machine out
+    # (docs/decisions.md, "stacked/nested-choice" in the evaluation)
+    candidates: tuple[str, ...] = ("roofline",)
+    # intervals scaled by the spread of look-alike benchmark kernels' changes; off by default:
+    # on nested leave one machine out they came out wider than one half-width per scenario
+    scaled_intervals: bool = False
+    # a half-width per device scenario and size regime (bytes per launch), where inner folds hold
+    # enough pairs of the cell
+    regime_intervals: bool = False
+
+    @field_validator("candidates")
+    @classmethod
+    def _known(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = sorted(set(v) - set(CANDIDATES))
+        if unknown:
+            raise ValueError(f"unknown candidates {unknown}; known: {', '.join(CANDIDATES)}")
+        return v
 
 
-class Calibration(BaseModel):
-    """The model's within-2x on the inner folds and its conformal half-widths."""
+# the benchmark samples' columns a saved predictor keeps: new machines' figures borrow from them,
+# and its candidates compare kernels both machines ran
+SAMPLE_KEEP = (
+    "target",
+    "app",
+    "app_params",
+    "variant",
+    "time_per_rep_s",
+    "iterations_per_rep",
+    "bytes_per_rep",
+    "flops_per_rep",
+    "kernels_per_rep",
+)
+SAMPLES_FILE = "benchmark_samples.parquet"
 
-    inner_within_2: float | None = None
-    # scenario (or "all") -> log10 half-width at the configured coverage
-    halfwidth: dict[str, float]
-    n: dict[str, int]
 
-
-def _scenarios(pairs: pl.DataFrame) -> np.ndarray:
-    return pairs.select(scenario_expr()).to_series().to_numpy()
-
-
-def _inner_folds(pairs: pl.DataFrame, samples: pl.DataFrame):
-    """(signatures, held pairs) of each inner fold: one kernel group of the training pairs held out,
-    the signatures measured without its kernels."""
-    for _, held in pairs.group_by(["group"], maintain_order=True):
-        hidden = held.get_column("app").unique().implode()
-        yield physics_signatures(samples.filter(~pl.col("app").is_in(hidden))), held
+def _kept(samples: pl.DataFrame) -> pl.DataFrame:
+    """The samples' columns a predictor keeps (:data:`SAMPLE_KEEP`; missing ones null)."""
+    return samples.select(
+        pl.col(c) if c in samples.columns else pl.lit(None, dtype=pl.String).alias(c)
+        for c in SAMPLE_KEEP
+    )
 
 
 def profile_pairs(
@@ -133,14 +161,15 @@ class StackedPredictor(
     tags=["xamm", "hpc", "performance-prediction"],
     repo_url=None,
 ):
-    """Physics signatures, the half-slowdown model and conformal intervals (see the module
-    docstring)."""
+    """The plain roofline from each machine's own runs, with conformal intervals; model and
+    intervals chosen on inner folds (see the module docstring)."""
 
     kind = "stacked"
     marker = FILE
     store_profiles = "kernels"
-    # version 2: one label-free model; the saved layouts of the candidate choice are not read
-    format_version = 2
+    # version 3: the model chosen per scenario and the benchmark samples beside the JSON; a
+    # version 2 file (one model, no samples) cannot answer as this one does: refused by name
+    format_version = 3
 
     def __init__(self, config: StackedConfig | dict | None = None, **kwargs):
         self.config = (
@@ -149,7 +178,9 @@ class StackedPredictor(
             else (config or StackedConfig(**kwargs))
         )
         self.signatures: dict[str, PhysicsSignature] = {}
-        self.calibration: Calibration | None = None
+        self.choice: Choice | None = None
+        self.samples: pl.DataFrame | None = None
+        self._known: tuple[pl.DataFrame, pl.DataFrame] | None = None  # (figures, table)
         self.sources: list[str] = []
         self.targets: list[str] = []
         self.training: dict = {}
@@ -178,9 +209,19 @@ class StackedPredictor(
             The fitted predictor.
         """
         self.signatures = physics_signatures(samples)
+        self.samples = _kept(samples)
+        self._known = None
         self.sources = sorted(set(pairs.get_column("source")))
         self.targets = sorted(set(pairs.get_column("target")))
-        self.calibration = self._calibrate(pairs, samples)
+        self.choice = choose(
+            inner_answers(pairs, samples),
+            candidates=self.config.candidates,
+            scaled=self.config.scaled_intervals,
+            by_regime=self.config.regime_intervals,
+            coverage=self.config.coverage,
+            seed=self.config.seed,
+            n_boot=self.config.n_boot,
+        )
         self.training = {
             "dataset": dataset,
             "data_version": data_version,
@@ -190,22 +231,6 @@ class StackedPredictor(
             "xamm_version": __version__,
         }
         return self
-
-    def _calibrate(self, pairs: pl.DataFrame, samples: pl.DataFrame) -> Calibration:
-        resid, scen = [], []
-        for sigs, held in _inner_folds(pairs, samples):
-            resid.append(np.log10(split_relr(sigs, held) / held.get_column("relR").to_numpy()))
-            scen.append(_scenarios(held))
-        # no training pairs: refuse to be confident
-        if not resid:
-            return Calibration(halfwidth={"all": float("inf")}, n={"all": 0})
-        r, sc = (np.concatenate(x) for x in (resid, scen))
-        hw = halfwidths(r, sc, self.config.coverage, self.config.min_per_scenario)
-        return Calibration(
-            inner_within_2=float(np.mean(np.abs(r) <= np.log10(2) + 1e-12)),
-            halfwidth=hw,
-            n={**{s: int((sc == s).sum()) for s in hw if s != "all"}, "all": len(r)},
-        )
 
     # -- inference --------------------------------------------------------------------------------
     def _signatures_with(self, bench: pl.DataFrame | None) -> dict[str, PhysicsSignature]:
@@ -265,21 +290,57 @@ class StackedPredictor(
         Returns:
             ``relR``, ``relR_lo``, ``relR_hi`` and ``regime``, one row per pair.
         """
-        if self.calibration is None:
-            raise RuntimeError("the predictor is not trained: fit() or from_pretrained() first")
+        c, _ = self._fitted()
         sigs = self.signatures_for(pairs, target_benchmarks=target_benchmarks)
-        out = split_relr(sigs, pairs)
+        figures, table = self._figures_and_table(target_benchmarks)
+        looks = c.scaled or bool(set(c.model.values()) - {"roofline", "split"})
+        answers = candidate_answers(sigs, figures, table, pairs, neighbours=looks)
+        out, half = np.empty(pairs.height), np.empty(pairs.height)
+        model = np.empty(pairs.height, dtype=object)
+        cells = pairs.select(scenario_expr(), regime_expr())
+        for (s, reg), rows in rows_by(cells.get_column("scenario"), cells.get_column("regime")):
+            name = c.model_of(s)
+            key = c.cell_of(s, reg)
+            out[rows] = answers.logs[name][rows]
+            scale = answers.scale[rows] if c.scaled else np.ones(len(rows))
+            half[rows] = c.factor[key] * np.where(np.isfinite(scale), scale, c.fill_scale[key])
+            model[rows] = name
         seen = (
             pairs.get_column("target").is_in(self.targets)
             & pairs.get_column("source").is_in(self.sources)
         ).to_numpy()
-        regime = np.where(seen, "seen", "new")
-        hw = self.calibration.halfwidth
-        half = np.empty(pairs.height)
-        for (s,), rows in rows_by(pairs.select(scenario_expr()).to_series()):
-            half[rows] = hw.get(s, hw["all"])
-        w = 10.0**half
-        return pl.DataFrame({"relR": out, "relR_lo": out / w, "relR_hi": out * w, "regime": regime})
+        return pl.DataFrame(
+            {
+                "relR": 10.0**out,
+                "relR_lo": 10.0 ** (out - half),
+                "relR_hi": 10.0 ** (out + half),
+                "regime": np.where(seen, "seen", "new"),
+                "model": model.astype(str),
+            }
+        )
+
+    def _fitted(self) -> tuple[Choice, pl.DataFrame]:
+        """The choice and the benchmark samples; refused before ``fit`` or ``from_pretrained``."""
+        if self.choice is None or self.samples is None:
+            raise RuntimeError("the predictor is not trained: fit() or from_pretrained() first")
+        return self.choice, self.samples
+
+    def _figures_and_table(
+        self, target_benchmarks: pl.DataFrame | None
+    ) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """The plain roofline's figures and the benchmark descriptors of the known machines and
+        of ``target_benchmarks``' (the known ones computed once)."""
+        _, samples = self._fitted()
+        if target_benchmarks is None:
+            if self._known is None:
+                figs = machine_figures(samples)
+                self._known = (figs, benchmark_table(samples, figs))
+            return self._known
+        new = _kept(samples_from_runs(target_benchmarks))
+        known = samples.filter(~pl.col("target").is_in(new.get_column("target").implode()))
+        every = pl.concat([known, new], how="vertical_relaxed")
+        figs = machine_figures(every)
+        return figs, benchmark_table(every, figs)
 
     def predict(
         self,
@@ -325,12 +386,14 @@ class StackedPredictor(
 
     # -- persistence ----------------------------------------------------------------------------
     def _save_state(self, folder: Path) -> dict:
+        choice, samples = self._fitted()
+        samples.write_parquet(folder / SAMPLES_FILE)
         return {
             "config": self.config.model_dump(),
             "sources": self.sources,
             "targets": self.targets,
             "signatures": {t: s.model_dump() for t, s in sorted(self.signatures.items())},
-            "calibration": self.calibration.model_dump(),
+            "choice": choice.model_dump(),
             "training": self.training,
         }
 
@@ -338,17 +401,19 @@ class StackedPredictor(
     def _load_state(cls, folder: Path, info: dict, **_: object) -> StackedPredictor:
         self = cls(StackedConfig(**info["config"]))
         self.signatures = {t: PhysicsSignature(**s) for t, s in info["signatures"].items()}
-        self.calibration = Calibration(**info["calibration"])
+        self.choice = Choice(**info["choice"])
+        self.samples = pl.read_parquet(folder / SAMPLES_FILE)
         self.sources, self.targets = info["sources"], info["targets"]
         self.training = info["training"]
         return self
 
     def _card_tables(self) -> tuple[str, str]:
-        """The card's calibration row and signature rows (per target)."""
-        c = self.calibration
-        cal = (
-            f"| {'-' if c.inner_within_2 is None else f'{c.inner_within_2:.2f}'} | "
-            f"{', '.join(f'{k} ×{10**v:.2f}' for k, v in sorted(c.halfwidth.items()))} |"
+        """The card's choice rows (per scenario) and signature rows (per target)."""
+        c, _ = self._fitted()
+        cal = "\n".join(
+            f"| {k} | {c.n[k]} | `{c.model[k]}` | {c.inner_within_2.get(k, float('nan')):.2f} | "
+            f"{c.gain_lower.get(k, 0.0):+.3f} | ×{10 ** (c.factor[k] * c.fill_scale[k]):.2f} |"
+            for k in sorted(c.model)
         )
         sigs = "\n".join(
             f"| `{t}` | {s.n_samples} | {max(s.bw):.3g} | {s.flop_rate:.3g} "
@@ -368,18 +433,21 @@ machine, for other machines, with an interval meant to hold the truth {self.conf
 of the time.
 
 ## Model
-Each machine's signature is measured from its own RAJAPerf runs; modelled time = max(bytes / \
-bandwidth(working
-set), flops / flop rate) + launch overhead. relR = the modelled ratio times the square root of the \
-source's
-slowdown from its roofline (half of it carried to the target). Nothing is fitted to relR labels. \
-Intervals:
-split conformal on |log10 residual| over inner folds of the training pairs (each kernel group \
-left out in
-turn), per device scenario.
+Each machine's figures are measured from its own RAJAPerf runs. Per device scenario the model is \
+chosen on
+inner folds of the training pairs (each kernel group left out in turn): the plain roofline, unless \
+a label-free
+candidate (the bandwidth curve with half the source's slowdown carried over, or the roofline \
+corrected by how
+look-alike benchmark kernels changed between the two machines) gains over it with the 90% \
+bootstrap interval of
+the gain above zero. Intervals: normalised split conformal, each answer's scale the spread of its \
+look-alike
+kernels' changes.
 
-| inner within-2× | interval half-width (×) |
-|---|---|
+| scenario | inner pairs | model | inner within-2× | gain over the roofline, 5th percentile | \
+typical interval (×) |
+|---|---|---|---|---|---|
 {cal}
 
 ## Machine signatures

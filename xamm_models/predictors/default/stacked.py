@@ -20,8 +20,8 @@ Apps group (``xamm eval``: ``stacked/physics-ungated`` against ``stacked/prior``
 
 :class:`StackedModel` ``variant`` names the feature set; ``"prior"`` is the prior alone. These
 learned residuals are evaluation entries (``stacked/*`` in ``xamm eval``); the default predictor
-answers with :func:`split_relr`, which left-one-machine-out folds preferred to every learned
-variant (docs/decisions.md).
+answered with :func:`split_relr` until nested leave one machine out preferred the plain roofline
+(docs/decisions.md); ``split`` stays one of its candidates.
 """
 
 from __future__ import annotations

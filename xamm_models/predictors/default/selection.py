@@ -1,0 +1,254 @@
+"""How the default chooses its model and its intervals: on inner folds of the training pairs only.
+
+Inner folds hold out each kernel group of the training pairs in turn, every machine's signature and
+benchmark descriptors measured without that group's kernels. The candidates
+(:data:`~xamm_models.predictors.default.neighbours.CANDIDATES`) are label-free, so a pair's answer
+does not depend on which machine is counted as left out: these inner folds answer every training
+pair exactly as leaving its target machine out (and the group) would. What the fit is given is all
+it can see: under leave one machine out the evaluation gives it neither a pair touching the outer
+machine nor that machine's runs (``benchmark.splits``; ``tests/models/benchmark/test_nested.py``).
+
+The choice, per device scenario (CPU→CPU, ...; a scenario with fewer than
+:data:`MIN_PER_SCENARIO` inner pairs takes the pooled choice):
+
+* the plain roofline, unless a candidate's gain in within-2× over it on the inner pairs has its
+  90% bootstrap interval (resampling kernels) above zero; then the candidate with the largest gain.
+  A gain the inner folds cannot tell from zero is no reason to leave the simpler model;
+* interval: normalised split conformal. Each answer's scale is the spread of its look-alike
+  kernels' changes (:mod:`~xamm_models.predictors.default.neighbours`), or the scenario's median
+  scale where there are none; the factor is the conformal quantile of |residual| / scale on the
+  inner pairs at the chosen model.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import polars as pl
+from pydantic import BaseModel
+
+from xamm_data.targets import scenario_expr
+from xamm_models.benchmark.baselines import machine_figures
+from xamm_models.machines.physics import physics_signatures
+from xamm_models.predictors.default.conformal import split_conformal
+from xamm_models.predictors.default.neighbours import CANDIDATES, benchmark_table, candidate_answers
+
+__all__ = ["Choice", "MIN_PER_SCENARIO", "REGIMES", "choose", "inner_answers", "regime_expr"]
+
+MIN_PER_SCENARIO = 20
+LOG10_2 = float(np.log10(2.0))
+
+
+class Choice(BaseModel):
+    """The model and interval factor per scenario (and ``all``), with the inner evidence."""
+
+    model: dict[str, str]
+    factor: dict[str, float]
+    fill_scale: dict[str, float]
+    # False: one half-width per scenario (the factor); True: the factor times each answer's scale
+    scaled: bool = False
+    inner_within_2: dict[str, float]
+    gain_lower: dict[str, float]
+    n: dict[str, int]
+
+    def model_of(self, scenario: str) -> str:
+        """The model answering a scenario.
+
+        Args:
+            scenario: ``CPU->GPU``, ...
+
+        Returns:
+            The candidate's name (the pooled choice where the scenario has none of its own).
+        """
+        return self.model.get(scenario, self.model["all"])
+
+    def cell_of(self, scenario: str, regime: str) -> str:
+        """The key of the half-width answering a pair.
+
+        Args:
+            scenario: the pair's device scenario.
+            regime: its size regime (:func:`regime_expr`).
+
+        Returns:
+            ``"scenario|regime"``, else the scenario, else ``"all"``: the first with a half-width.
+        """
+        for key in (f"{scenario}|{regime}", scenario):
+            if key in self.factor:
+                return key
+        return "all"
+
+
+# bytes per launch on the source: where a working set is served from (fixed by the memory
+# hierarchy of the machines measured, not fitted): below 1 MiB a core's caches or, on a GPU, a
+# launch's fixed cost; up to 64 MiB a last-level cache; above it memory
+REGIMES = ((2.0**20, "small"), (2.0**26, "medium"))
+
+
+def regime_expr() -> pl.Expr:
+    """Each pair's size regime (``small``, ``medium``, ``large``) by the source sample's bytes per
+    launch."""
+    ws = pl.col("bytes_per_rep").fill_null(0.0) / pl.col("kernels_per_rep").fill_null(1.0).clip(
+        lower_bound=1.0
+    )
+    expr: Any = pl.when(ws < REGIMES[0][0]).then(pl.lit(REGIMES[0][1]))
+    for bound, name in REGIMES[1:]:
+        expr = expr.when(ws < bound).then(pl.lit(name))
+    return expr.otherwise(pl.lit("large")).alias("regime")
+
+
+def inner_answers(pairs: pl.DataFrame, samples: pl.DataFrame) -> pl.DataFrame:
+    """Every candidate's log10 answer on every training pair, its group held out.
+
+    Args:
+        pairs: labelled training pairs (``group``, ``app``, ``relR`` and the source sample's work).
+        samples: the benchmark samples the fit may see.
+
+    Returns:
+        One row per pair: ``scenario``, ``regime`` (:func:`regime_expr`), ``app``, ``y`` (log10
+        relR), ``scale`` and one column per candidate.
+    """
+    parts = []
+    for _, held in pairs.group_by(["group"], maintain_order=True):
+        hidden = held.get_column("app").unique().implode()
+        seen = samples.filter(~pl.col("app").is_in(hidden))
+        figs = machine_figures(seen)
+        ans = candidate_answers(physics_signatures(seen), figs, benchmark_table(seen, figs), held)
+        parts.append(
+            held.select(
+                scenario_expr(), regime_expr(), "app", pl.col("relR").log10().alias("y")
+            ).with_columns(
+                pl.Series("scale", ans.scale), *[pl.Series(c, ans.logs[c]) for c in CANDIDATES]
+            )
+        )
+    return pl.concat(parts) if parts else pl.DataFrame()
+
+
+def _within(inner: pl.DataFrame, name: str) -> np.ndarray:
+    return (
+        np.abs(inner.get_column(name).to_numpy() - inner.get_column("y").to_numpy())
+        <= LOG10_2 + 1e-12
+    ).astype(float)
+
+
+def _gain_lower(inner: pl.DataFrame, name: str, rng: np.random.Generator, n_boot: int) -> float:
+    """The 5th percentile of the within-2× gain of ``name`` over the roofline, kernels resampled."""
+    gain = _within(inner, name) - _within(inner, "roofline")
+    apps = inner.get_column("app").to_numpy()
+    keys, inverse = np.unique(apps, return_inverse=True)
+    total = np.bincount(inverse, weights=gain, minlength=len(keys))
+    count = np.bincount(inverse, minlength=len(keys)).astype(float)
+    draws = rng.integers(0, len(keys), size=(n_boot, len(keys)))
+    means = total[draws].sum(1) / count[draws].sum(1)
+    return float(np.quantile(means, 0.05))
+
+
+def _pick(
+    inner: pl.DataFrame, rng: np.random.Generator, n_boot: int, candidates: tuple[str, ...]
+) -> tuple[str, float]:
+    best, best_gain, lower = "roofline", 0.0, 0.0
+    base = _within(inner, "roofline").mean()
+    for name in candidates:
+        if name == "roofline":
+            continue
+        gain = _within(inner, name).mean() - base
+        if gain <= best_gain:
+            continue
+        low = _gain_lower(inner, name, rng, n_boot)
+        if low > 0:
+            best, best_gain, lower = name, gain, low
+    return best, lower
+
+
+def _factor(inner: pl.DataFrame, name: str, coverage: float, scaled: bool) -> tuple[float, float]:
+    scale = inner.get_column("scale").to_numpy() if scaled else np.ones(inner.height)
+    fill = float(np.nanmedian(scale)) if np.isfinite(scale).any() else 1.0
+    scale = np.where(np.isfinite(scale), scale, fill)
+    resid = inner.get_column(name).to_numpy() - inner.get_column("y").to_numpy()
+    return split_conformal(resid / scale, coverage), fill
+
+
+def _no_evidence() -> Choice:
+    return Choice(
+        model={"all": "roofline"},
+        factor={"all": float("inf")},
+        fill_scale={"all": 1.0},
+        inner_within_2={},
+        gain_lower={},
+        n={"all": 0},
+    )
+
+
+def _scopes(inner: pl.DataFrame) -> list[tuple[str, pl.DataFrame]]:
+    """``all`` and each scenario with :data:`MIN_PER_SCENARIO` inner pairs, sorted by name."""
+    parts = [("all", inner)] + [
+        (s, part)
+        for (s,), part in inner.group_by(["scenario"], maintain_order=True)
+        if part.height >= MIN_PER_SCENARIO
+    ]
+    return sorted(parts, key=lambda p: p[0])
+
+
+def _regime_factors(part: pl.DataFrame, scen: str, name: str, how: tuple, out: dict) -> None:
+    """The half-widths of ``scen``'s size regimes with enough inner pairs, into ``out``."""
+    for (reg,), cell in part.group_by(["regime"], maintain_order=True):
+        if cell.height >= MIN_PER_SCENARIO:
+            key = f"{scen}|{reg}"
+            out["factor"][key], out["fill_scale"][key] = _factor(cell, name, *how)
+            out["n"][key] = cell.height
+
+
+def choose(
+    inner: pl.DataFrame,
+    *,
+    candidates: tuple[str, ...] = ("roofline",),
+    scaled: bool = False,
+    by_regime: bool = False,
+    coverage: float = 0.8,
+    seed: int = 0,
+    n_boot: int = 400,
+) -> Choice:
+    """The model and interval per scenario from :func:`inner_answers` (see the module docstring).
+
+    Args:
+        inner: the inner answers.
+        candidates: the models it may choose among (the roofline is always one).
+        scaled: intervals scaled by each answer's look-alike spread (False: one half-width per
+            scenario, plain split conformal).
+        by_regime: a half-width per scenario and size regime (:func:`regime_expr`) where the
+            inner pairs hold :data:`MIN_PER_SCENARIO` of them (keys ``"scenario|regime"``).
+        coverage: the intervals' aim.
+        seed: the bootstrap's seed.
+        n_boot: bootstrap resamples.
+
+    Returns:
+        The choice.
+    """
+    out: dict[str, dict] = {k: {} for k in ("model", "factor", "fill_scale", "within", "low", "n")}
+    if inner.is_empty():  # no training pairs: refuse to be confident
+        return _no_evidence()
+    rng = np.random.default_rng(seed)
+    for scen, part in _scopes(inner):
+        name, low = _pick(part, rng, n_boot, candidates)
+        factor, fill = _factor(part, name, coverage, scaled)
+        out["model"][scen], out["low"][scen] = name, low
+        out["factor"][scen], out["fill_scale"][scen] = factor, fill
+        out["within"][scen] = float(_within(part, name).mean())
+        out["n"][scen] = part.height
+        if by_regime and scen != "all":
+            for (reg,), cell in part.group_by(["regime"], maintain_order=True):
+                if cell.height >= MIN_PER_SCENARIO:
+                    key = f"{scen}|{reg}"
+                    out["factor"][key], out["fill_scale"][key] = _factor(
+                        cell, name, coverage, scaled
+                    )
+                    out["n"][key] = cell.height
+    return Choice(
+        model=out["model"],
+        factor=out["factor"],
+        fill_scale=out["fill_scale"],
+        scaled=scaled,
+        inner_within_2=out["within"],
+        gain_lower=out["low"],
+        n=out["n"],
+    )
