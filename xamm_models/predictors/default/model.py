@@ -213,8 +213,11 @@ class StackedPredictor(
         self._known = None
         self.sources = sorted(set(pairs.get_column("source")))
         self.targets = sorted(set(pairs.get_column("target")))
+        looks = self.config.scaled_intervals or bool(
+            set(self.config.candidates) - {"roofline", "split"}
+        )
         self.choice = choose(
-            inner_answers(pairs, samples),
+            inner_answers(pairs, samples, neighbours=looks),
             candidates=self.config.candidates,
             scaled=self.config.scaled_intervals,
             by_regime=self.config.regime_intervals,

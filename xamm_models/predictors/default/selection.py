@@ -97,12 +97,16 @@ def regime_expr() -> pl.Expr:
     return expr.otherwise(pl.lit("large")).alias("regime")
 
 
-def inner_answers(pairs: pl.DataFrame, samples: pl.DataFrame) -> pl.DataFrame:
+def inner_answers(
+    pairs: pl.DataFrame, samples: pl.DataFrame, *, neighbours: bool = True
+) -> pl.DataFrame:
     """Every candidate's log10 answer on every training pair, its group held out.
 
     Args:
         pairs: labelled training pairs (``group``, ``app``, ``relR`` and the source sample's work).
         samples: the benchmark samples the fit may see.
+        neighbours: answer the look-alike candidates and scales too (False: they answer as the
+            roofline; what a choice among the roofline and ``split`` alone needs).
 
     Returns:
         One row per pair: ``scenario``, ``regime`` (:func:`regime_expr`), ``app``, ``y`` (log10
@@ -113,7 +117,8 @@ def inner_answers(pairs: pl.DataFrame, samples: pl.DataFrame) -> pl.DataFrame:
         hidden = held.get_column("app").unique().implode()
         seen = samples.filter(~pl.col("app").is_in(hidden))
         figs = machine_figures(seen)
-        ans = candidate_answers(physics_signatures(seen), figs, benchmark_table(seen, figs), held)
+        table = benchmark_table(seen, figs) if neighbours else seen.clear()
+        ans = candidate_answers(physics_signatures(seen), figs, table, held, neighbours=neighbours)
         parts.append(
             held.select(
                 scenario_expr(), regime_expr(), "app", pl.col("relR").log10().alias("y")
