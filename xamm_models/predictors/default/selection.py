@@ -14,10 +14,11 @@ The choice, per device scenario (CPU→CPU, ...; a scenario with fewer than
 * the plain roofline, unless a candidate's gain in within-2× over it on the inner pairs has its
   90% bootstrap interval (resampling kernels) above zero; then the candidate with the largest gain.
   A gain the inner folds cannot tell from zero is no reason to leave the simpler model;
-* interval: normalised split conformal. Each answer's scale is the spread of its look-alike
-  kernels' changes (:mod:`~xamm_models.predictors.default.neighbours`), or the scenario's median
-  scale where there are none; the factor is the conformal quantile of |residual| / scale on the
-  inner pairs at the chosen model.
+* interval: split conformal on the inner pairs' residuals at the chosen model: one half-width per
+  scenario (the default); per scenario and size regime (``by_regime``); or normalised, each
+  answer's scale the spread of its look-alike kernels' changes
+  (:mod:`~xamm_models.predictors.default.neighbours`; the scenario's median scale where there are
+  none) times the conformal quantile of |residual| / scale (``scaled``).
 """
 
 from __future__ import annotations
