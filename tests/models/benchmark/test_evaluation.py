@@ -423,7 +423,9 @@ def test_vector_models_read_each_test_pair_from_its_vector_and_eval_draws_their_
     ctx = FoldContext(ds, fold, epochs=2)
     got = ctx.vector_model("random-forest")
     targets = sorted(set(ds.pairs["target"]) | set(ds.pairs["source"]))
-    train, test = vector_samples(ctx.train, targets), vector_samples(ctx.test, targets)
+    # the entry sees the test pairs without labels; the reference vectors carry them (the scorer's)
+    labelled = ctx.test.with_columns(ctx.truth.get_column("y_true").alias("relR"))
+    train, test = vector_samples(ctx.train, targets), vector_samples(labelled, targets)
     P = (
         RandomForestVector(targets, sorted(set(train["source"])), seed=0)
         .fit(train)
@@ -437,7 +439,7 @@ def test_vector_models_read_each_test_pair_from_its_vector_and_eval_draws_their_
     assert got == pytest.approx(want, rel=1e-12)
     vae = ctx.vector_model("vae-dnn")
     assert np.isfinite(vae).all() and len(vae) == ctx.test.height
-    truth = ctx.test.select("sample", "app", "source", "target", pl.col("relR").alias("y_true"))
+    truth = ctx.truth
     res = _vector_results(
         {
             "baseline/random-forest-vector": truth.with_columns(pl.Series("y_pred", got)),

@@ -21,6 +21,7 @@ from floats import (
     assert_json_close,
     assert_text_close,
 )
+from polars.testing import assert_frame_equal
 
 from xamm_data import snapshot
 from xamm_data.datasets import load_dataset
@@ -173,6 +174,8 @@ def _assert_same_snapshot(rebuilt, root) -> None:
         elif got.suffix == ".json":
             g, w = json.loads(got.read_text()), json.loads(want.read_text())
             assert_json_close(g, w, FITTED_RTOL, f.path)
+        elif got.suffix == ".parquet":  # the default's benchmark samples: data, by value
+            assert_frame_equal(pl.read_parquet(got), pl.read_parquet(want), rel_tol=FITTED_RTOL)
         else:
             assert_text_close(got.read_text(), want.read_text(), f.path)
 
