@@ -17,7 +17,7 @@ benchmark runs, and conformal intervals; the model and the intervals chosen on i
   only from its benchmark runs).
 
 Why the roofline: on nested leave one machine out the choice among every label-free candidate
-(the earlier default ``split`` among them) scored below it (docs/decisions.md).
+(``split`` among them) scored below it (docs/decisions.md).
 
 A target without a signature is refused (:class:`UnknownTargetError`, with did-you-mean), unless its
 benchmark runs are given (``target_benchmarks``: ``benchmark_runs`` rows, or samples built from

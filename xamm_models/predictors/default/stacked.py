@@ -20,8 +20,8 @@ Apps group (``xamm eval``: ``stacked/physics-ungated`` against ``stacked/prior``
 
 :class:`StackedModel` ``variant`` names the feature set; ``"prior"`` is the prior alone. These
 learned residuals are evaluation entries (``stacked/*`` in ``xamm eval``); the default predictor
-answered with :func:`split_relr` until nested leave one machine out preferred the plain roofline
-(docs/decisions.md); ``split`` stays one of its candidates.
+answers with the plain roofline, and :func:`split_relr` is one of the candidates it was measured
+against (docs/decisions.md).
 """
 
 from __future__ import annotations
