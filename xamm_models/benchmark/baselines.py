@@ -183,7 +183,18 @@ def _borrow_flops(figs: pl.DataFrame) -> pl.DataFrame:
     return figs.with_columns(pl.coalesce("flops", kind, pl.col("flops").median()).alias("flops"))
 
 
-def _modelled(test: pl.DataFrame, figs: pl.DataFrame, end: str) -> np.ndarray:
+def roofline_seconds(test: pl.DataFrame, figs: pl.DataFrame, end: str) -> np.ndarray:
+    """Seconds per iteration of each row on its ``end`` machine by the plain roofline's figures.
+
+    Args:
+        test: rows with ``bytes_per_rep``, ``flops_per_rep``, ``kernels_per_rep``,
+            ``iterations_per_rep`` and the ``end`` column.
+        figs: :func:`machine_figures`.
+        end: ``"source"`` or ``"target"``.
+
+    Returns:
+        One time per row (NaN where the machine has no figures).
+    """
     f = test.select(
         end, "bytes_per_rep", "flops_per_rep", "kernels_per_rep", "iterations_per_rep"
     ).join(figs.rename({"target": end}), on=end, how="left", maintain_order="left")
@@ -223,7 +234,7 @@ def roofline(
         Predicted relR, one per test row.
     """
     figs = figures if figures is not None else machine_figures(samples)
-    rel = _modelled(test, figs, "target") / _modelled(test, figs, "source")
+    rel = roofline_seconds(test, figs, "target") / roofline_seconds(test, figs, "source")
     fallback = pair_median(train, test)
     return np.where(np.isfinite(rel) & (rel > 0), rel, fallback)
 
@@ -287,6 +298,6 @@ def pair_constant(test: pl.DataFrame, samples: pl.DataFrame) -> np.ndarray:
     m = got.get_column("_m").to_numpy().astype(float)
     figs = machine_figures(samples)
     with np.errstate(divide="ignore", invalid="ignore"):
-        roof = _modelled(test, figs, "target") / _modelled(test, figs, "source")
+        roof = roofline_seconds(test, figs, "target") / roofline_seconds(test, figs, "source")
     roof = np.where(np.isfinite(roof) & (roof > 0), roof, 1.0)
     return np.where(np.isnan(m), roof, np.exp(m))

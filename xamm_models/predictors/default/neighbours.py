@@ -28,7 +28,7 @@ import numpy as np
 import polars as pl
 
 from xamm_models.achieved import launches_per_rep
-from xamm_models.benchmark.baselines import _modelled as roofline_time
+from xamm_models.benchmark.baselines import roofline_seconds as roofline_time
 from xamm_models.machines.efficiency import DESCRIPTORS, describe, slowdowns
 from xamm_models.machines.physics import PhysicsSignature, rows_by
 from xamm_models.predictors.default.stacked import split_relr
