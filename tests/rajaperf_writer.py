@@ -401,3 +401,46 @@ def sim_run(
             k.times[vt] = [round(base * (1 + 0.03 * rng.random()), 6) for _ in range(npasses)]
         kernels.append(k)
     return SimRun(kernels, list(variants), npasses, ranks, omp_max_threads)
+
+
+#: A machine's kernels for drift fixtures: (name, problem size, reps, bytes/rep, flops/rep).
+MACHINE_KERNELS = tuple(
+    (f"{group}_{name}", size, reps, 24 * size, 2 * size)
+    for group, names in (
+        ("Basic", ("DAXPY", "IF_QUAD", "INIT3", "MULADDSUB", "NESTED_INIT", "REDUCE3_INT")),
+        ("Stream", ("ADD", "COPY", "DOT", "MUL", "TRIAD")),
+        ("Lcals", ("DIFF_PREDICT", "EOS", "FIRST_DIFF", "HYDRO_1D", "INT_PREDICT")),
+        ("Polybench", ("2MM", "ATAX", "GEMVER", "JACOBI_1D")),
+        ("Apps", ("ENERGY", "FIR", "PRESSURE", "VOL3D")),
+    )
+    for name, size, reps in [(n, 1_000_000, 100) for n in names]
+)
+
+
+def machine_run(
+    seed: int,
+    *,
+    sigma: float = 0.02,
+    shift: float = 0.005,
+    slower: dict[str, float] | None = None,
+    npasses: int = 2,
+) -> SimRun:
+    """One run of the same simulated machine (Base_Seq): each kernel's true time is fixed (seed
+    7), and each run draws its own noise: a factor common to every kernel (sd ``shift`` in log),
+    one per kernel (sd ``sigma``), and 0.5% per pass. ``slower``: kernel name or group prefix ->
+    the factor a planted regression multiplies its time by."""
+    import random
+
+    truth, rng = random.Random(7), random.Random(seed)
+    common = math.exp(rng.gauss(0, shift))
+    kernels = []
+    for name, size, reps, b, f in MACHINE_KERNELS:
+        base = 0.2 + truth.random()
+        factor = math.prod(v for k, v in (slower or {}).items() if name.startswith(k))
+        k = SimKernel(name, size, reps, b, f)
+        run_t = base * common * math.exp(rng.gauss(0, sigma)) * factor
+        k.times[("Base_Seq", "default")] = [
+            run_t * math.exp(rng.gauss(0, 0.005)) for _ in range(npasses)
+        ]
+        kernels.append(k)
+    return SimRun(kernels, [("Base_Seq", "default")], npasses)

@@ -99,6 +99,19 @@ ORDER = [
     "xamm compare dane quartz --size-ratio 16 --json",
     "xamm compare h100-node:gpu mi300a-spx:gpu lassen --out acceptance/",
     "xamm compare h100-node:gpu lassen --thicket compare.json",
+    "xamm-ingest rajaperf ./dane-accepted --machine dane",
+    "xamm amm build dane --kind physics",
+    "xamm accept dane --against quartz --criteria criteria.toml --out acceptance/",
+    "xamm-ingest rajaperf ./dane-update --machine dane",
+    "xamm amm build dane --kind physics",
+    "xamm amm history dane",
+    "xamm amm history dane:cpu --json",
+    "xamm amm diff dane:cpu@1 dane:cpu@2",
+    "xamm amm diff dane:cpu@1 dane:cpu@2 --json",
+    "xamm compare dane:cpu@now dane:cpu@accepted",
+    "xamm compare dane:cpu@now dane:cpu@accepted --out drift/",
+    "xamm compare dane:cpu --since 2025-05-14T15:42 --tolerance 0.1 --json",
+    "xamm accept dane --against quartz --criteria criteria.toml --no-record --json",
     "xamm amm push --repo org/xamm-amms",
     "xamm amm pull --repo org/xamm-amms --revision <commit>",
     "xamm amm plot --out amm-tsne.png",
@@ -138,6 +151,8 @@ ORDER = [
     "xamm store vacuum --retention-hours 168 --dry-run",
     "xamm store optimize; xamm store vacuum",
     "xamm store vacuum --retention-hours 0",
+    "xamm-ingest benchpark ./benchpark-root --dry-run --json",
+    "xamm-ingest benchpark ./benchpark-root --machine dane",
 ]
 
 
@@ -230,6 +245,13 @@ def _inputs(work: Path, shared: Path) -> None:
         "Laghos,ruby,1520.5,36,16,first,1.2e9\nLaghos,ruby,2930.1,36,32,second,2.3e9\n"
     )
     shutil.copy(REPO / "examples" / "table-mapping.toml", work / "mapping.toml")
+    shutil.copy(REPO / "examples" / "criteria.toml", work / "criteria.toml")
+    dane = shared / "LLNL+thicket-newer/thicket/tests/data/rajaperf/dane/clang14.0.6_8388608/O3"
+    from ramble_writer import write_workspace  # a Benchpark workspace around dane's runs
+
+    write_workspace(work / "benchpark-root", sorted(dane.glob("*/*.cali"))[:2])
+    for run in ("1", "2", "3", "4", "5"):  # accepted, then the runs after an update
+        shutil.copytree(dane / run, work / ("dane-accepted" if run < "3" else "dane-update") / run)
     (work / "config.yml").write_text(
         "func: train\nmachine_data_path: store\napp_train_data_path: store\n"
         "output: xamm-model\nregressor: xgboost\nepochs: 5\nseed: 0\n"

@@ -11,7 +11,9 @@ something only a higher layer can do, it asks an entry-point group (declared in 
   layer);
 * ``xamm.profiles``: ``read(path, time_unit=, clock_ghz=)`` reads an application profile region by
   region (:class:`xamm_data.regions.RegionProfile`), for ``xamm predict``;
-* ``xamm.signatures``: ``lookup(ref, version, registry)`` returns a machine's AMM signature.
+* ``xamm.signatures``: ``lookup(ref, version, registry)`` returns a machine's AMM signature;
+* ``xamm.schemas``: a function returning ``{file name: text}`` of further JSON Schemas for
+  ``schemas/`` (the models layer's acceptance criteria and certificates).
 """
 
 from __future__ import annotations

@@ -266,7 +266,7 @@ _CONFIG: tuple[Column, ...] = (
 
 BENCHMARK_RUNS = TableSchema(
     name="benchmark_runs",
-    version="1.5.0",
+    version="1.6.0",
     description=(
         "One row per (machine, suite, kernel, variant, tuning, build, "
         "configuration, trial) of a benchmark suite run "
@@ -560,6 +560,16 @@ BENCHMARK_RUNS = TableSchema(
             "`topdown.*` attributes, newer RAJAPerf columns such as "
             "`FeatureForall`), kept raw as (name, value); "
             "null for rows ingested before schema 1.1.0.",
+        ),
+        _c(
+            "run_metadata",
+            "list[metadata]",
+            "What the workflow that ran the experiment recorded of it, (name, value) as written: "
+            "for a Benchpark/Ramble workspace `benchpark.system`, `benchpark.experiment`, "
+            "`ramble.application`, `ramble.workload`, `ramble.experiment`, `ramble.status`, "
+            "`ramble.modifiers` and every Ramble variable as `ramble.variable.<name>` "
+            "(`xamm_data.workflow.metadata_columns` makes them columns); null for runs not read "
+            "from one, and rows ingested before schema 1.6.0.",
         ),
         *_PROVENANCE,
     ),

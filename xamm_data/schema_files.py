@@ -2,6 +2,8 @@
 
 ``schemas/<table>.schema.json`` is the JSON Schema of one row of each table;
 ``schemas/counters.json`` is the canonical counter table itself (rows of the ``counters`` table).
+Packages add theirs through the ``xamm.schemas`` entry-point group (a function returning file name
+-> text): the models layer's acceptance criteria and certificates.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from pathlib import Path
 
 from xamm_data.atomic import write_text_atomic
 from xamm_data.counters import COUNTERS
+from xamm_data.plugins import plugins
 from xamm_data.schema import TABLES
 
 
@@ -24,6 +27,8 @@ def expected_files() -> dict[str, str]:
     """File name -> exact expected content."""
     files = {f"{name}.schema.json": t.json_schema_text() for name, t in TABLES.items()}
     files["counters.json"] = counters_json_text()
+    for ep in plugins("xamm.schemas").values():
+        files.update(ep.load()())
     return files
 
 

@@ -27,7 +27,9 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict
 
 from xamm_data.hashing import file_sha256
+from xamm_data.schema import TABLES
 from xamm_data.table_files import CorruptDataError
+from xamm_data.validate import conform
 
 ROOT = Path(__file__).parent / "snapshot"
 MANIFEST = "MANIFEST.json"
@@ -98,7 +100,9 @@ def read(kind: str, machine: str, root: Path = ROOT) -> pl.DataFrame:
             f"{entry.sha256[:12]}...); "
             "reinstall xamm"
         )
-    return pl.read_parquet(path)
+    df = pl.read_parquet(path)
+    # a snapshot written under an older schema reads in the current one (new columns null)
+    return conform(df, TABLES[kind]) if kind in TABLES else df
 
 
 def model_dir(model_id: str, root: Path = ROOT) -> Path | None:

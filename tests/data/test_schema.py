@@ -134,8 +134,8 @@ def test_unknown_counter_is_none_and_table_frame():
 
 
 def test_expected_files_cover_every_table():
-    """The published files, as listed on disk, are exactly the tables this xamm defines (a literal
-    list)."""
+    """The published files, as listed on disk, are exactly the tables this xamm defines and the
+    acceptance criteria and certificate the models layer adds (a literal list)."""
     on_disk = {p.name for p in (REPO / "schemas").iterdir()}
     assert (
         on_disk
@@ -145,5 +145,7 @@ def test_expected_files_cover_every_table():
             "app_profiles.schema.json",
             "counters.schema.json",
             "counters.json",
+            "acceptance_criteria.schema.json",
+            "acceptance_certificate.schema.json",
         }
     )

@@ -18,6 +18,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 from conftest import FIXTURES
+from ramble_writer import write_workspace
 
 from xamm_data.store import Store
 from xamm_ingest.format import (
@@ -230,10 +231,11 @@ def _sources(tmp_path: Path) -> dict[str, tuple[Path, Path]]:
 
 def test_every_installed_format_honours_the_contract(tmp_path):
     names = formats().list()
-    assert {"rajaperf", "babelstream", "caliper", "hpctoolkit", "table", "region-table"} <= set(
-        names
-    )
+    assert {"rajaperf", "babelstream", "caliper", "hpctoolkit", "table", "region-table",
+            "benchpark"} <= set(names)  # fmt: skip
     sources = _sources(tmp_path)
+    ws = write_workspace(tmp_path / "benchpark", [])
+    sources["benchpark"] = (ws, ws / "configs")
     for fmt in list_formats():
         assert isinstance(fmt, Format) and fmt.name in names and fmt.summary
         if fmt.name in sources:
@@ -263,8 +265,11 @@ def test_every_ingesting_format_reads_a_planned_source_into_rows(tmp_path, share
         "application,system,time_ms,nthreads,size,notes,br\nLaghos,ruby,1520.5,36,16,a,1\n"
     )
     spec = SampleSpec(app="LULESH", machine="quartz")
+    dane = shared_data / "LLNL+thicket-newer/thicket/tests/data/rajaperf/dane"
+    write_workspace(tmp_path / "benchpark", sorted(dane.rglob("*.cali"))[:1])
     cases = {
         "rajaperf": (FIXTURES / "rajaperf_sample", {}),
+        "benchpark": (tmp_path / "benchpark", {}),
         "babelstream": (sources["babelstream"][0], {"machine": "quartz", "device": "cpu"}),
         "caliper": (
             sorted((shared_data / "LLNL+thicket-tutorial" / "data" / "lulesh").glob("*.cali"))[0],

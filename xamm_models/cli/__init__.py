@@ -14,6 +14,8 @@ from xamm_data.extras import install_hint
 from xamm_data.locations import store_arg
 from xamm_models import runtime as cpu_kernels
 from xamm_models.cli import compare as compare_command
+from xamm_models.cli import drift as drift_command
+from xamm_models.cli import history as history_command
 
 RAW = argparse.RawDescriptionHelpFormatter
 
@@ -21,12 +23,15 @@ EPILOG = """\
 examples:
   xamm amm build                          train the shared embedder, build every machine's signature
   xamm amm build quartz --aggregation variance
+  xamm amm build dane --kind physics      bandwidth curve, flop rate, launch overhead: a version
   xamm amm list                           every registry machine: latest signature or 'no \
 signature yet'
   xamm amm show quartz:cpu@1
   xamm amm push --repo org/xamm-amms      publish all signatures (one file per machine@version)
   xamm amm pull --repo org/xamm-amms --revision <commit>
   xamm amm plot --out amm-tsne.png        t-SNE of the benchmark-sample embeddings
+  xamm amm history dane                   every signature version, its runs and what changed
+  xamm amm diff dane:cpu@1 dane:cpu@2     two versions' figures with intervals; kernels that moved
 """
 
 
@@ -58,7 +63,14 @@ def _needs_models(handler, needs_torch=lambda args: True):
     return run_handler
 
 
-LIGHT_AMM_ACTIONS = {"list", "show", "push", "pull"}  # read or move signatures: no embedder runs
+LIGHT_AMM_ACTIONS = {
+    "list",
+    "show",
+    "push",
+    "pull",
+    "history",
+    "diff",
+}  # read or move signatures: no embedder runs
 
 
 def add_commands(sub) -> None:
@@ -69,6 +81,7 @@ def add_commands(sub) -> None:
     _add_schedule_sim(sub)
     _add_adapt(sub)
     compare_command.add(sub)
+    drift_command.add_accept(sub)
 
 
 def _node_count(text: str) -> tuple[str, int]:
@@ -420,8 +433,8 @@ def _add_amm_build(a) -> None:
 def _add_amm_hub_and_plot(a) -> None:
     """``xamm amm push|pull|plot``."""
     for name, helptext in (
-        ("push", "publish signatures to a Hub repo"),
-        ("pull", "fetch signatures from a Hub repo"),
+        ("push", "publish signatures, certificates and histories to a Hub repo"),
+        ("pull", "fetch signatures, certificates and histories from a Hub repo (verified)"),
     ):
         q = a.add_parser(
             name,
@@ -472,6 +485,7 @@ def _add_amm(sub) -> None:
     )
     s.add_argument("ref", help="MACHINE[:cpu|:gpu][@VERSION]")
     s.add_argument("--kind", choices=["attention", "physics"], default="attention")
+    history_command.add(a, RAW)
     _add_amm_hub_and_plot(a)
     p.set_defaults(
         handler=_needs_models(run, needs_torch=lambda args: args.action not in LIGHT_AMM_ACTIONS)
@@ -878,19 +892,24 @@ def _amm_read(args, reg) -> int:
 
 def _amm_push(args, reg) -> int:
     # in the handler: `xamm --help` never loads the models
-    from xamm_models.machines.hub import push_signatures
+    from xamm_models.compare.hub import push_records
 
-    commit = push_signatures(args.repo, revision=args.revision, registry=reg)
+    commit = push_records(args.repo, revision=args.revision, registry=reg)
     print(f"pushed to {args.repo} at commit {commit}")
     return 0
 
 
 def _amm_pull(args, reg) -> int:
     # in the handler: `xamm --help` never loads the models
-    from xamm_models.machines.hub import pull_signatures
+    from xamm_models.compare.hub import pull_records
 
-    for s in pull_signatures(args.repo, revision=args.revision, registry=reg):
+    got = pull_records(args.repo, revision=args.revision, registry=reg)
+    for s in got.signatures:
         print(f"have {s.ref}")
+    for c in got.certificates:
+        print(f"have certificate {c.number} of {c.new} ({c.verdict})")
+    for machine, path in got.histories.items():
+        print(f"have the history of {machine} ({path})")
     return 0
 
 
@@ -928,6 +947,8 @@ AMM_ACTIONS = {
     "push": _amm_push,
     "pull": _amm_pull,
     "plot": _amm_plot,
+    "history": history_command.history_cmd,
+    "diff": history_command.diff_cmd,
 }
 
 

@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from xamm_data.cli import UsageError
 from xamm_data.locations import store_arg
 from xamm_data.summary import print_frame
 
@@ -22,6 +23,13 @@ examples:
   xamm compare dane quartz --size-ratio 16 --json
   xamm compare h100-node:gpu mi300a-spx:gpu lassen --out acceptance/
   xamm compare h100-node:gpu lassen --thicket compare.json
+
+drift (a machine against itself, MACHINE@STATE with STATE now, accepted, a signature version or
+a date): the runs added since the older state against its runs, per kernel and group, flagged
+when the 90% family-wise interval lies beyond the tolerance:
+  xamm compare dane:cpu@now dane:cpu@accepted
+  xamm compare dane:cpu@now dane:cpu@accepted --out drift/
+  xamm compare dane:cpu --since 2025-05-14T15:42 --tolerance 0.1 --json
 """
 
 #: kernel columns printed to a terminal
@@ -38,7 +46,20 @@ def add(sub) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     s.add_argument("new", help="the new target: MACHINE or MACHINE:DEVICE")
-    s.add_argument("refs", nargs="+", metavar="REF", help="reference targets")
+    s.add_argument(
+        "refs", nargs="*", metavar="REF", help="reference targets (or NEW's earlier state)"
+    )
+    s.add_argument(
+        "--since",
+        metavar="DATE",
+        help="drift: NEW's runs from DATE (YYYY-MM-DD[THH:MM]) on against before",
+    )
+    s.add_argument(
+        "--tolerance",
+        type=float,
+        default=0.05,
+        help="drift: the relative change below which nothing is flagged (default 0.05)",
+    )
     s.add_argument(
         "--family", help="variant family (Base, RAJA, BabelStream; default: first common)"
     )
@@ -58,7 +79,15 @@ def add(sub) -> None:
 def run(args) -> int:
     """The ``compare`` handler."""
     from xamm_models.compare import compare  # the command's own work: loaded when it runs
+    from xamm_models.compare.states import is_state_ref  # likewise
 
+    if args.since is not None or is_state_ref(args.new):
+        from xamm_models.cli.drift import run_drift  # drift: a machine against itself
+
+        return run_drift(args)
+    if not args.refs:
+        raise UsageError("name at least one reference target (or NEW@STATE REF@STATE, or --since "
+                         "DATE)")  # fmt: skip
     c = compare(
         args.new, args.refs, store=args.store, family=args.family, size_ratio=args.size_ratio
     )

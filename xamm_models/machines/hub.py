@@ -18,6 +18,8 @@ from xamm_data.hub import api, hub_endpoint, hub_errors
 from xamm_data.hub_files import check_hub_etag, read_verified, sha256
 from xamm_models.machines.signatures import Signature, SignatureRegistry
 
+#: folders of a signature repo that hold files other than signatures (pushed through ``extra``)
+EXTRA_DIRS = ("certificates/", "histories/")
 _FILE = re.compile(r"^signatures/(?P<m>[^/]+)/(?P<d>cpu|gpu)(\.(?P<k>[a-z]+))?@(?P<v>\d+)\.json$")
 
 
@@ -51,6 +53,10 @@ def _card(repo_id: str, sigs: list[Signature], files: dict[str, str]) -> str:
             f"{s.embedder_id}@{s.embedder_revision} | {s.data_sha256[:12]} | "
             f"{s.created} |"
         )
+    extra = sorted(f for f in files if f.startswith(EXTRA_DIRS))
+    if extra:
+        lines += ["", "Acceptance certificates and machine histories:", ""]
+        lines += [f"- `{f}`" for f in extra]
     lines += [
         "",
         "```python",
@@ -69,6 +75,8 @@ def push_signatures(
     registry: SignatureRegistry,
     token=None,
     revision: str = "main",
+    extra: dict[str, bytes] | None = None,
+    replaceable: tuple[str, ...] = (),
 ) -> str:
     """Publish signatures to a Hub repo; a published version is never changed.
 
@@ -78,6 +86,10 @@ def push_signatures(
         registry: the local registry.
         token: a Hub token.
         revision: the branch to commit to.
+        extra: other files to publish beside them (repo path -> bytes), checksummed in the card
+            like the signatures: a machine's certificates and history.
+        replaceable: path prefixes of ``extra`` files a push may replace (a history grows); any
+            other published file never changes.
 
     Returns:
         The commit.
@@ -89,14 +101,32 @@ def push_signatures(
             f"no signatures in {reg.root} to push; build them with `xamm amm build`"
         )
     with hub_errors(f"push {len(sigs)} signature(s) to {repo_id}"):
-        return _push(repo_id, sigs, token, revision)
+        return _push(repo_id, sigs, token, revision, extra or {}, replaceable)
 
 
-def _push(repo_id: str, sigs: list[Signature], token, revision: str) -> str:
+def _extra_ops(repo_id, extra, remote, revision, token, replaceable):
+    """The commit operations and SHA-256s of the extra files that are new or may be replaced."""
+    ops, shas = [], {}
+    recorded = _recorded(repo_id, revision, token) if remote else {}
+    for path, data in sorted(extra.items()):
+        if path in remote and not path.startswith(replaceable):
+            local = _download(repo_id, path, revision, token)
+            if read_verified(local, recorded.get(path), f"{repo_id}@{revision}: {path}") != data:
+                raise ValueError(f"{path} is published on {repo_id} with other content; "
+                                 "published files never change")  # fmt: skip
+            continue
+        ops.append(CommitOperationAdd(path_in_repo=path, path_or_fileobj=io.BytesIO(data)))
+        shas[path] = sha256(data)
+    return ops, shas
+
+
+def _push(repo_id: str, sigs, token, revision: str, extra: dict, replaceable) -> str:
     hub = api(token)
     hub.create_repo(repo_id, repo_type="dataset", exist_ok=True)
+    listed = hub.list_repo_files(repo_id, repo_type="dataset", revision=revision)
+    others = [f for f in listed if not _FILE.match(f) and f.startswith(EXTRA_DIRS)]
     remote = {}
-    for f in hub.list_repo_files(repo_id, repo_type="dataset", revision=revision):
+    for f in listed:
         m = _FILE.match(f)
         if m:
             remote[f] = m
@@ -119,8 +149,11 @@ def _push(repo_id: str, sigs: list[Signature], token, revision: str) -> str:
     for f in remote:
         if all(f != repo_path(s) for s in published):
             published.append(_pull_one(repo_id, f, revision, token))
-    recorded = _recorded(repo_id, revision, token) if remote else {}
-    shas = {**{f: recorded.get(f) for f in remote}, **shas}
+    recorded = _recorded(repo_id, revision, token) if remote or others else {}
+    more, more_shas = _extra_ops(repo_id, extra, set(others), revision, token, replaceable)
+    ops += more
+    kept = {f: recorded[f] for f in [*remote, *others] if f in recorded}
+    shas = {**kept, **shas, **more_shas}
     ops.append(
         CommitOperationAdd(
             path_in_repo="README.md",
@@ -163,6 +196,36 @@ def _pull_one(
     return Signature.model_validate_json(
         read_verified(local, recorded.get(path), f"{repo_id}@{revision}: {path}")
     )
+
+
+def pull_files(repo_id: str, prefix: str, *, revision: str = "main", token=None) -> dict:
+    """Every file of a Hub repo under ``prefix`` (``certificates/``, ``histories/``), each
+    checked against the SHA-256 the repo's card recorded at push.
+
+    Args:
+        repo_id: the Hub repo.
+        prefix: a folder of the repo.
+        revision: the revision to pull (pin a commit).
+        token: a Hub token.
+
+    Returns:
+        Repo path -> bytes.
+    """
+    with hub_errors(f"pull {prefix} from {repo_id}@{revision}"):
+        files = sorted(
+            f
+            for f in api(token).list_repo_files(repo_id, repo_type="dataset", revision=revision)
+            if f.startswith(prefix)
+        )
+        recorded = _recorded(repo_id, revision, token) if files else {}
+        return {
+            f: read_verified(
+                _download(repo_id, f, revision, token),
+                recorded.get(f),
+                f"{repo_id}@{revision}: {f}",
+            )
+            for f in files
+        }
 
 
 def pull_signatures(

@@ -1,0 +1,177 @@
+"""Benchpark and Ramble workspaces: where the experiments are, and what the workflow recorded of
+each.
+
+Layouts read from the tools' source (never guessed):
+
+* **Ramble** (``GoogleCloudPlatform/ramble``, ``lib/ramble/docs/workspace.rst`` and
+  ``ramble/workspace/workspace.py``): a workspace holds ``configs/ramble.yaml`` and
+  ``experiments/``; an experiment runs in ``experiments/<application>/<workload>/<experiment>``
+  (the keyword ``experiment_run_dir``). ``ramble workspace analyze -f json`` writes
+  ``results.<date>.json`` at the workspace root and links ``results.latest.json`` to it:
+  ``{"workspace_hash", "workspace_name", "experiments": [...]}``, each experiment
+  (``ramble/experiment_result.py``) with ``name``, ``RAMBLE_STATUS``, ``N_REPEATS``, the key-level
+  keywords hoisted to the top (``application_name``, ``workload_name``, ``experiment_name``,
+  ``n_ranks``, ``n_nodes``, ``processes_per_node``, ``n_threads``, ...), ``CONTEXTS`` (figures of
+  merit), ``RAMBLE_VARIABLES`` (expanded), ``RAMBLE_RAW_VARIABLES``, ``TAGS`` and
+  ``EXPERIMENT_CHAIN``. Modifiers are listed under ``ramble: modifiers`` of ``ramble.yaml`` and of
+  the files it ``include``\\ s.
+* **Benchpark** (``LLNL/benchpark``, ``lib/benchpark/cmd/setup.py``): ``benchpark setup
+  <experiment> <system> <experiments_root>`` makes the Ramble workspace
+  ``<experiments_root>/<experiment>/<system>/workspace`` (an experiment id may have two parts,
+  ``raja-perf/openmp``) and writes ``<experiments_root>/setup.sh``; its Caliper modifier writes
+  ``{experiment_run_dir}/{experiment_name}.cali`` (``modifiers/caliper/modifier.py``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+
+from xamm_ingest.errors import IngestError
+
+__all__ = ["RESULTS", "Workspace", "experiment_dirs", "find_workspaces", "workspace_of"]
+
+RESULTS = "results.latest.json"
+CONFIG = Path("configs") / "ramble.yaml"
+#: key-level keywords Ramble hoists to the top of each experiment's result
+KEYS = ("application_name", "workload_name", "experiment_name", "experiment_namespace",
+        "n_ranks", "n_nodes", "processes_per_node", "n_threads")  # fmt: skip
+
+
+def is_workspace(d: Path) -> bool:
+    """A Ramble workspace: ``configs/ramble.yaml`` and ``experiments/``."""
+    return (d / CONFIG).is_file() and (d / "experiments").is_dir()
+
+
+def find_workspaces(path: Path) -> list[Path]:
+    """The Ramble workspaces at or under ``path`` (a workspace, a Benchpark experiment, an
+    experiments root), sorted."""
+    if is_workspace(path):
+        return [path]
+    return sorted(c.parent.parent for c in path.rglob("configs/ramble.yaml")
+                  if is_workspace(c.parent.parent))  # fmt: skip
+
+
+def experiment_dirs(ws: Path) -> list[Path]:
+    """Every ``experiments/<application>/<workload>/<experiment>`` directory of a workspace."""
+    return sorted(d for d in (ws / "experiments").glob("*/*/*") if d.is_dir())
+
+
+def workspace_of(path: Path) -> tuple[Path, tuple[str, str, str]] | None:
+    """The workspace a file of an experiment lies in, and the experiment's (application,
+    workload, experiment) names; None outside one."""
+    for exp in [path, *path.parents]:
+        parts = exp.parents
+        if len(parts) >= 4 and parts[2].name == "experiments" and is_workspace(parts[3]):
+            return parts[3], (parts[1].name, parts[0].name, exp.name)
+    return None
+
+
+def _modifiers(ws: Path) -> list[str]:
+    """``name:mode`` of every modifier ``ramble.yaml`` and the files it includes list."""
+    out: list[str] = []
+    cfg = _yaml(ws / CONFIG).get("ramble") or {}
+    docs = [cfg]
+    for inc in cfg.get("include") or []:
+        p = (ws / inc) if not Path(inc).is_absolute() else Path(inc)
+        if p.is_file():
+            docs.append(_yaml(p))
+    for d in docs:
+        for m in d.get("modifiers") or []:
+            if isinstance(m, dict) and m.get("name"):
+                out.append(f"{m['name']}:{m['mode']}" if m.get("mode") else str(m["name"]))
+    return out
+
+
+def _yaml(p: Path) -> dict:
+    try:
+        doc = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as e:
+        raise IngestError(p, f"not a readable Ramble configuration: {e}") from None
+    return doc if isinstance(doc, dict) else {}
+
+
+def _benchpark(ws: Path) -> dict[str, str]:
+    """Benchpark's system and experiment, from where ``benchpark setup`` put the workspace."""
+    if ws.name != "workspace":
+        return {}
+    system_dir = ws.parent
+    out = {"benchpark.system": system_dir.name}
+    for root in system_dir.parents:
+        if (root / "setup.sh").is_file():  # benchpark setup writes it at the experiments root
+            out["benchpark.experiment"] = system_dir.parent.relative_to(root).as_posix()
+            break
+    return out
+
+
+@dataclass
+class Workspace:
+    """What a workspace's files say of its experiments."""
+
+    root: Path
+    common: dict[str, str] = field(default_factory=dict)
+    experiments: dict[tuple[str, str, str], dict[str, str]] = field(default_factory=dict)
+    note: str = ""
+
+    def metadata(self, names: tuple[str, str, str]) -> list[dict[str, str]]:
+        """(name, value) pairs of one experiment, workspace-level ones first."""
+        own = self.experiments.get(names)
+        base = {"ramble.application": names[0], "ramble.workload": names[1],
+                "ramble.experiment": names[2]}  # fmt: skip
+        merged = {**self.common, **base, **(own or {})}
+        if own is None:
+            merged["ramble.results"] = self.note or f"no result for this experiment in {RESULTS}"
+        return [{"name": k, "value": v} for k, v in merged.items()]
+
+
+def _text(v) -> str:
+    return v if isinstance(v, str) else json.dumps(v, sort_keys=True)
+
+
+def _experiment(e: dict) -> tuple[tuple[str, str, str], dict[str, str]]:
+    names = (str(e["application_name"]), str(e["workload_name"]), str(e["experiment_name"]))
+    meta = {"ramble.status": str(e.get("RAMBLE_STATUS")), "ramble.name": str(e.get("name"))}
+    meta |= {f"ramble.{k}": _text(e[k]) for k in KEYS[3:] if e.get(k) is not None}
+    if e.get("TAGS"):
+        meta["ramble.tags"] = ";".join(map(str, e["TAGS"]))
+    meta |= {f"ramble.variable.{k}": _text(v)
+             for k, v in sorted((e.get("RAMBLE_VARIABLES") or {}).items())}  # fmt: skip
+    return names, meta
+
+
+@lru_cache(maxsize=64)
+def read_workspace(ws: Path) -> Workspace:
+    """A workspace's metadata: Benchpark's system and experiment, the modifiers, and per
+    experiment what ``results.latest.json`` recorded (read once per process).
+
+    Raises:
+        IngestError: a results file or configuration that cannot be read, naming it and the
+            record.
+    """
+    out = Workspace(ws, {**_benchpark(ws)})
+    mods = _modifiers(ws)
+    if mods:
+        out.common["ramble.modifiers"] = ";".join(mods)
+    res = ws / RESULTS
+    if not res.exists():
+        out.note = f"no {RESULTS} (run `ramble workspace analyze -f json` for the variables)"
+        return out
+    try:
+        doc = json.loads(res.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise IngestError(res, f"not Ramble's results JSON: {e}") from None
+    if doc.get("workspace_name"):
+        out.common["ramble.workspace"] = str(doc["workspace_name"])
+    for i, exp in enumerate(doc.get("experiments") or []):
+        missing = [k for k in KEYS[:3] if k not in exp]
+        if missing:
+            what = f"experiment {i} ({exp.get('name', '?')})"
+            raise IngestError(res, f"{what} has no {', '.join(missing)}: not what Ramble's "
+                              "analyze writes")  # fmt: skip
+        names, meta = _experiment(exp)
+        out.experiments[names] = meta
+    return out

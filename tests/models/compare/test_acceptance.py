@@ -1,0 +1,166 @@
+"""A centre's acceptance on real runs: the guide page's script (examples/centre_acceptance.py) run
+in a fresh home, its certificates, histories and drifts checked against the files themselves;
+quartz's -O0 build as a known change, dane's five runs and GCC 10.3.1's ten-and-ten as none."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from xamm_data.cli import main
+from xamm_data.hashing import file_sha256
+from xamm_ingest import read_rajaperf
+from xamm_models.compare.drift import drift
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+sys.path.insert(0, str(EXAMPLES))
+
+import acceptance_page  # noqa: E402
+import centre_acceptance  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def guide(shared_data, tmp_path_factory):
+    work = tmp_path_factory.mktemp("guide")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("XAMM_HOME", str(work / "home"))
+    try:
+        log = centre_acceptance.steps(shared_data, work / "runs")
+    finally:
+        mp.undo()
+    return shared_data, log
+
+
+def _step(log, *argv):
+    return next(e for e in log if e["argv"][: len(argv)] == list(argv))
+
+
+def test_every_step_succeeds_and_the_certificates_rest_on_the_files(guide):
+    data, log = guide
+    assert [e["code"] for e in log] == [0] * len(log)
+    c1, c2 = [e["json"] for e in log if e["argv"][0] == "accept"]
+    assert (c1["number"], c1["previous"], c2["number"], c2["previous"]) == (1, None, 2, 1)
+    assert c1["verdict"] == c2["verdict"] == "pass" and c2["changed"] == []
+    dane = sorted((data / centre_acceptance.DANE).glob("*/*.cali"))
+    for cert, files in ((c1, dane[:2]), (c2, dane[2:])):
+        g = cert["grounds"][0]
+        assert g["target"] == "dane:cpu" and g["sources"] == len(files)
+        shas = sorted(file_sha256(f) for f in files)  # the files' own bytes, hashed here
+        assert g["runs_sha256"] == hashlib.sha256("\n".join(shas).encode()).hexdigest()
+    assert c1["grounds"][0]["signature"] == "dane:cpu@1"
+    assert c2["grounds"][0]["judged"] == "runs added since certificate 1"
+    assert {r["criterion"] for r in c1["results"]} == {"stream-bandwidth", "no-slow-group"}
+
+
+def test_the_routine_update_moves_nothing_and_the_bad_one_everything(guide):
+    _, log = guide
+    dane = _step(log, "compare", "dane@now")["json"]
+    assert not dane["drifted"] and len(dane["kernels"]) == 73
+    assert {k["trials_before"] for k in dane["kernels"]} == {2}
+    quartz = _step(log, "compare", "quartz@now")["json"]
+    groups = [g for g in quartz["groups"] if g["group"] != "all"]
+    assert groups and all(g["verdict"] == "slower" and g["lo"] > 1.05 for g in groups)
+    slower = sum(k["verdict"] == "slower" for k in quartz["kernels"])
+    assert slower >= 0.9 * len(quartz["kernels"])
+    diff = _step(log, "amm", "diff")["json"]
+    assert not any(f["moved"] for f in diff["figures"]) and not diff["drift"]["drifted"]
+
+
+def test_histories_list_versions_runs_and_changes(guide):
+    _, log = guide
+    dane = _step(log, "amm", "history", "dane")["json"]
+    assert [r["version"] for r in dane] == [1, 2] and [r["sources"] for r in dane] == [2, 5]
+    assert dane[0]["accepted"] == "certificate 1 (pass)"
+    assert dane[1]["changes"].startswith("+3 runs")
+    quartz = _step(log, "amm", "history", "quartz")["json"]
+    assert "+1 runs" in quartz[1]["changes"] and "-O0" in quartz[1]["changes"]
+
+
+def test_the_committed_guide_page_is_what_the_script_writes(guide):
+    _, log = guide
+    acceptance_page.CRITERIA_TEXT = centre_acceptance.CRITERIA
+    fresh = acceptance_page.page(log)
+    committed = (EXAMPLES.parent / "docs" / "guide" / "acceptance.md").read_text()
+    number = re.compile(r"\d+(\.\d+)?(e[+-]?\d+)?")  # numbers may differ in the last digit by CPU
+    assert number.sub("#", fresh) == number.sub("#", committed)
+
+
+def test_gcc_10_builds_at_o0_and_o3_measure_alike(shared_data):
+    """The tutorial's GCC 10.3.1 builds carry -Ofast -march=native before the -O level: their
+    ten -O0 and ten -O3 runs take the same time, and drift finds nothing (a real false-alarm
+    check with ten trials a side)."""
+    q = shared_data / "LLNL+thicket-tutorial/data/quartz/GCC_10.3.1_BaseSeq_08388608"
+    o3, o0 = (read_rajaperf([str(q / o)], workers=1).frame for o in ("O3", "O0"))
+    assert o0["compiler_flags"][0].startswith("-Ofast")
+    assert not drift(o3, o0).drifted
+
+
+def test_drift_states_need_an_acceptance_and_name_what_is_missing(shared_data, capsys):
+    d = shared_data / centre_acceptance.DANE
+    assert main(["compare", "dane@now", "dane@accepted"]) == 1
+    assert "holds no benchmark runs" in capsys.readouterr().err
+    from xamm_ingest.cli import main as ingest
+
+    assert ingest(["rajaperf", str(d / "1"), "--no-progress", "-q"]) == 0
+    assert main(["compare", "dane@now", "dane@accepted"]) == 1
+    assert "no passing acceptance certificate" in capsys.readouterr().err
+    assert main(["compare", "dane@now", "dane@yesterday"]) == 1
+    assert "bad state" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as usage:
+        main(["compare", "dane"])
+    assert usage.value.code == 2
+    assert main(["compare", "dane", "--since", "2025-05-14"]) == 1
+    assert "no run before 2025-05-14" in capsys.readouterr().err
+    out = main(["compare", "dane", "--since", "2025-05-15", "--json"])
+    assert out == 1 and "no run on or after" in capsys.readouterr().err
+
+
+def test_signatures_certificates_and_histories_round_trip_the_hub(
+    shared_data, tmp_path, local_hub, monkeypatch, capsys
+):
+    """Pushed from one home, pulled into another whose store has none of the runs: equal, and
+    a certificate's bytes changed on the Hub after the push are refused naming the file."""
+    from huggingface_hub import HfApi
+
+    from xamm_data.hub_files import CorruptDataError
+    from xamm_ingest.cli import main as ingest
+    from xamm_models.compare.certificates import CertificateRegistry
+    from xamm_models.compare.hub import pull_records
+    from xamm_models.machines.signatures import SignatureRegistry
+
+    d = shared_data / centre_acceptance.DANE
+    crit = tmp_path / "criteria.toml"
+    crit.write_text(centre_acceptance.CRITERIA)
+    monkeypatch.setenv("XAMM_HOME", str(tmp_path / "a"))
+    for batch in (("1", "2"), ("3", "4", "5")):
+        assert ingest(["rajaperf", *(str(d / r) for r in batch), "--no-progress", "-q"]) == 0
+        assert main(["amm", "build", "dane", "--kind", "physics"]) == 0
+        assert main(["accept", "dane", "--against", "quartz", "--criteria", str(crit)]) == 0
+    assert main(["amm", "push", "--repo", "org/dane-records"]) == 0
+    capsys.readouterr()
+    assert main(["amm", "history", "dane", "--json"]) == 0
+    history_a = json.loads(capsys.readouterr().out)
+    certs_a = CertificateRegistry(tmp_path / "a" / "certificates").all("dane")
+
+    monkeypatch.setenv("XAMM_HOME", str(tmp_path / "b"))
+    got = pull_records("org/dane-records", registry=SignatureRegistry.default())
+    assert [c.number for c in got.certificates] == [1, 2]
+    assert CertificateRegistry.default().all("dane") == certs_a
+    assert {s.ref for s in got.signatures} >= {"dane:cpu@1 (physics)", "dane:cpu@2 (physics)"}
+    assert main(["amm", "history", "dane", "--json"]) == 0  # no runs here: the pulled history
+    assert json.loads(capsys.readouterr().out) == history_a
+
+    HfApi().upload_file(
+        path_or_fileobj=b'{"tampered": true}\n',
+        path_in_repo="certificates/dane/certificate@1.json",
+        repo_id="org/dane-records",
+        repo_type="dataset",
+    )
+    monkeypatch.setenv("XAMM_HOME", str(tmp_path / "c"))
+    with pytest.raises(CorruptDataError, match="certificate@1.json"):
+        pull_records("org/dane-records", registry=SignatureRegistry.default())

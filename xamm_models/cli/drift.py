@@ -1,0 +1,133 @@
+"""``xamm compare M@now M@accepted`` / ``xamm compare M --since DATE``: drift, and
+``xamm accept NEW --against REF --criteria criteria.toml``: an acceptance certificate."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from xamm_data.cli import UsageError
+from xamm_data.locations import store_arg
+from xamm_data.summary import print_frame
+
+SHOWN = ("variant", "group", "kernel", "problem_size", "trials_before", "trials_after", "ratio",
+         "lo", "hi", "verdict")  # fmt: skip
+
+ACCEPT_EPILOG = """\
+Judges NEW against each REF by the criteria file (schemas/acceptance_criteria.schema.json),
+writes certificate.md and certificate.json, and records the certificate under
+$XAMM_HOME/certificates (a passing one becomes NEW@accepted for `xamm compare NEW@now
+NEW@accepted`). Rerun after a system update: the new certificate judges the runs added since the
+previous one and lists the verdicts that changed. Exit code 0 whether it passes or fails;
+--strict exits 1 on a failed certificate.
+
+examples:
+  xamm-ingest rajaperf ./dane-accepted --machine dane   the runs judged first
+  xamm accept dane --against quartz --criteria criteria.toml --out acceptance/
+  xamm-ingest rajaperf ./dane-update --machine dane     after an update: the new runs
+  xamm accept dane --against quartz --criteria criteria.toml --no-record --json
+"""
+
+
+def _sides(args):
+    from xamm_models.compare import target_runs  # the command's own work: loaded when it runs
+    from xamm_models.compare.states import drift_sides, resolve, split_by_date  # likewise
+
+    if args.since is not None:
+        if args.refs:
+            raise UsageError("--since compares NEW with itself: name no reference")
+        target, rows = target_runs(args.new, store=args.store)
+        before, after = split_by_date(rows, args.since)
+        return (
+            target,
+            (f"{target} before {args.since}", f"{target} since {args.since}"),
+            before,
+            after,
+        )
+    if len(args.refs) != 1:
+        raise UsageError("drift compares two states of one target: NEW@STATE REF@STATE")
+    old, rows_old, new, added = drift_sides(
+        resolve(args.new, store=args.store), resolve(args.refs[0], store=args.store)
+    )
+    labels = (f"{old.label} (store v{old.version})", f"{new.label} (runs added by v{new.version})")
+    return new.target, labels, rows_old, added
+
+
+def run_drift(args) -> int:
+    """The drift branch of ``xamm compare``."""
+    from xamm_models.compare.drift import drift  # the command's own work: loaded when it runs
+
+    target, labels, before, after = _sides(args)
+    d = drift(before, after, target=target, labels=labels, tolerance=args.tolerance)
+    files = []
+    if args.out is not None:
+        from xamm_models.compare.drift_report import write_drift_report  # matplotlib: only --out
+
+        files = [str(p) for p in write_drift_report(d, args.out)]
+    if args.json:
+        print(json.dumps({**d.to_dict(), "files": files}, indent=1, default=str))
+        return 0
+    print(f"{target}: {labels[1]} against {labels[0]}; flagged beyond {d.tolerance:.0%} and the "
+          f"trials' spread ({d.level:.0%} family-wise intervals)")  # fmt: skip
+    print_frame(d.groups, title="kernel groups: geometric-mean ratio after / before")
+    moved = d.kernels.filter(d.kernels["verdict"] != "same")
+    if moved.height:
+        print_frame(moved.select(SHOWN), title="kernels that moved (--json lists every kernel)")
+    else:
+        print("no kernel moved beyond the tolerance and the trials' spread")
+    if d.unmatched.height:
+        print(f"{d.unmatched.height} measurements on one side only (--json lists them)")
+    for f in files:
+        print(f"wrote {f}")
+    return 0
+
+
+def add_accept(sub) -> None:
+    """Add ``accept`` to ``xamm``."""
+    s = sub.add_parser(
+        "accept",
+        help="judge a machine against references by a centre's criteria; write a certificate",
+        epilog=ACCEPT_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    s.add_argument("new", help="the machine accepted: MACHINE or MACHINE:DEVICE")
+    s.add_argument("--against", nargs="+", required=True, metavar="REF", help="references")
+    s.add_argument("--criteria", type=Path, required=True, help="criteria.toml")
+    s.add_argument("--family", help="variant family (default: the first every target ran)")
+    s.add_argument("--out", type=Path, help="write certificate.md and certificate.json here")
+    s.add_argument("--no-record", action="store_true", help="do not register the certificate")
+    s.add_argument("--strict", action="store_true", help="exit 1 when the certificate fails")
+    s.add_argument("--store", type=store_arg, default=None, help="store (default $XAMM_HOME/store)")
+    s.add_argument("--json", action="store_true", help="print the certificate as JSON")
+    s.set_defaults(handler=run_accept)
+
+
+def run_accept(args) -> int:
+    """The ``accept`` handler."""
+    # the command's own work: loaded when it runs
+    from xamm_models.compare.acceptance import accept, write_certificate
+
+    if not args.criteria.is_file():
+        raise FileNotFoundError(f"no criteria file {args.criteria}")
+    cert = accept(
+        args.new, args.against, args.criteria, store=args.store, family=args.family,
+        record=not args.no_record,
+    )  # fmt: skip
+    files = [str(p) for p in write_certificate(cert, args.out)] if args.out else []
+    if args.json:
+        print(json.dumps({**cert.model_dump(mode="json"), "files": files}, indent=1))
+    else:
+        number = f" no. {cert.number}" if cert.number else " (not recorded)"
+        print(f"{cert.new}: {cert.verdict.upper()} (certificate{number}) against "
+              f"{', '.join(cert.refs)} by \"{cert.criteria.name}\"")  # fmt: skip
+        print_frame(cert.frame(), title="verdicts per criterion, reference and kernel group")
+        for line in cert.changed:
+            print(f"  changed: {line}")
+        for f in files:
+            print(f"wrote {f}")
+    if args.strict and cert.verdict == "fail":
+        print("xamm accept: the certificate failed (--strict)", file=sys.stderr)
+        return 1
+    return 0
