@@ -28,6 +28,7 @@ from xamm_models.compare.certificates import (
     read_criteria,
 )
 from xamm_models.compare.comparison import compare_runs
+from xamm_models.compare.drift import describe_runs
 from xamm_models.compare.report import table
 from xamm_models.machines.signatures import SignatureRegistry, physics_record
 
@@ -63,17 +64,17 @@ def _ground(target: str, every: pl.DataFrame, rows: pl.DataFrame, store, registr
     in_store = st.has("benchmark_runs", Target.parse(target).machine)
     version = st.version("benchmark_runs") if in_store else None
     sig = _signature(target, every, version, registry)
-    dates = rows.get_column("run_date").drop_nulls() if "run_date" in rows.columns else None
+    runs = describe_runs(rows)
     return Ground(
         target=target,
         data_version=version,
         signature=f"{sig.target}@{sig.version}" if sig is not None else None,
         data_sha256=sig.data_sha256 if sig is not None else None,
         runs_sha256=_runs_sha256(rows),
-        sources=rows.get_column("source_sha256").n_unique(),
-        rows=rows.height,
-        first_run=str(dates.min()) if dates is not None and dates.len() else None,
-        last_run=str(dates.max()) if dates is not None and dates.len() else None,
+        sources=runs["sources"],
+        rows=runs["rows"],
+        first_run=runs["first_run"],
+        last_run=runs["last_run"],
     )
 
 

@@ -37,6 +37,7 @@ __all__ = [
     "LEVEL",
     "PRIOR_DF",
     "TOLERANCE",
+    "describe_runs",
     "drift",
 ]
 
@@ -246,22 +247,37 @@ def _groups(k: pl.DataFrame, level: float, tolerance: float, rng) -> pl.DataFram
     return pl.DataFrame(rows, schema=schema).with_columns(_verdict(tolerance))
 
 
-def _describe(rows: pl.DataFrame) -> dict:
-    """What a side's runs were: sources, dates, compilers, variants."""
+def describe_runs(rows: pl.DataFrame) -> dict:
+    """What a set of ``benchmark_runs`` rows is: rows, source files, first and last run date
+    (ISO 8601), and the distinct compilers, compiler flags, variants and configurations
+    (``ranks x threads``), each sorted.
 
-    def distinct(c: str) -> list:
+    Args:
+        rows: the rows.
+
+    Returns:
+        The description.
+    """
+
+    def distinct(c: str) -> list[str]:
         if c not in rows.columns:
             return []
         return sorted(str(x) for x in rows.get_column(c).drop_nulls().unique().to_list())
 
     dates = rows.get_column("run_date").drop_nulls() if "run_date" in rows.columns else None
+    when = lambda d: d.isoformat() if d is not None else None  # noqa: E731
+    configs = (
+        rows.select("ranks", "threads").unique().iter_rows() if "ranks" in rows.columns else []
+    )
     return {
         "rows": rows.height,
         "sources": len(distinct("source_sha256")) or len(distinct("source_path")),
-        "first_run": str(dates.min()) if dates is not None and dates.len() else None,
-        "last_run": str(dates.max()) if dates is not None and dates.len() else None,
+        "first_run": when(dates.min()) if dates is not None and dates.len() else None,
+        "last_run": when(dates.max()) if dates is not None and dates.len() else None,
         "compilers": distinct("compiler"),
+        "flags": distinct("compiler_flags"),
         "variants": distinct("variant"),
+        "configurations": sorted({f"{r}x{t}" for r, t in configs}),
     }
 
 
@@ -340,5 +356,5 @@ def drift(
         tolerance=tolerance,
         level=level,
         spread=_spread(k),
-        sides={labels[0]: _describe(before), labels[1]: _describe(after)},
+        sides={labels[0]: describe_runs(before), labels[1]: describe_runs(after)},
     )

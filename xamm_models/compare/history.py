@@ -24,7 +24,7 @@ from xamm_data.store import as_store
 from xamm_data.targets import Target
 from xamm_models.benchmark.dataset import samples_from_runs
 from xamm_models.compare.certificates import CertificateRegistry
-from xamm_models.compare.drift import Drift, drift
+from xamm_models.compare.drift import Drift, describe_runs, drift
 from xamm_models.compare.figures import physics_table
 from xamm_models.compare.states import State, drift_sides, resolve
 from xamm_models.machines.physics import physics_signature
@@ -83,24 +83,10 @@ def figure_intervals(target: str, rows: pl.DataFrame, *, seed: int = 0) -> pl.Da
 
 
 def _runs_summary(rows: pl.DataFrame) -> dict:
-    def distinct(c: str) -> str:
-        vals = (
-            rows.get_column(c).drop_nulls().unique().sort().to_list() if c in rows.columns else []
-        )
-        return ", ".join(map(str, vals))
-
-    dates = rows.get_column("run_date").drop_nulls()
-    return {
-        "sources": rows.get_column("source_sha256").n_unique(),
-        "first_run": str(dates.min())[:19] if dates.len() else None,
-        "last_run": str(dates.max())[:19] if dates.len() else None,
-        "compilers": distinct("compiler"),
-        "flags": distinct("compiler_flags"),
-        "variants": distinct("variant"),
-        "configurations": ", ".join(
-            sorted({f"{r}x{t}" for r, t in rows.select("ranks", "threads").unique().iter_rows()})
-        ),
-    }
+    """:func:`~xamm_models.compare.drift.describe_runs`, its lists joined for a table."""
+    d = describe_runs(rows)
+    d.pop("rows")
+    return {k: ", ".join(v) if isinstance(v, list) else v for k, v in d.items()}
 
 
 def _change(prev: dict | None, now: dict, rows_prev, rows_now) -> str:

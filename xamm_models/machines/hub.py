@@ -104,10 +104,10 @@ def push_signatures(
         return _push(repo_id, sigs, token, revision, extra or {}, replaceable)
 
 
-def _extra_ops(repo_id, extra, remote, revision, token, replaceable):
-    """The commit operations and SHA-256s of the extra files that are new or may be replaced."""
+def _extra_ops(repo_id, extra, remote, recorded, revision, token, replaceable):
+    """The commit operations and SHA-256s of the extra files that are new or may be replaced
+    (``recorded``: the SHA-256s the repo's card holds)."""
     ops, shas = [], {}
-    recorded = _recorded(repo_id, revision, token) if remote else {}
     for path, data in sorted(extra.items()):
         if path in remote and not path.startswith(replaceable):
             local = _download(repo_id, path, revision, token)
@@ -150,7 +150,9 @@ def _push(repo_id: str, sigs, token, revision: str, extra: dict, replaceable) ->
         if all(f != repo_path(s) for s in published):
             published.append(_pull_one(repo_id, f, revision, token))
     recorded = _recorded(repo_id, revision, token) if remote or others else {}
-    more, more_shas = _extra_ops(repo_id, extra, set(others), revision, token, replaceable)
+    more, more_shas = _extra_ops(
+        repo_id, extra, set(others), recorded, revision, token, replaceable
+    )
     ops += more
     kept = {f: recorded[f] for f in [*remote, *others] if f in recorded}
     shas = {**kept, **shas, **more_shas}
