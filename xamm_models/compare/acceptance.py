@@ -128,7 +128,7 @@ def accept(
         registry: the signature registry signatures are built into (default ``$XAMM_HOME``'s).
         certificates: the certificate registry (default ``$XAMM_HOME/certificates``).
         family: the variant family compared (default: the first every target ran).
-        record: register the certificate (it becomes ``MACHINE@accepted``).
+        record: register the certificate (a passing one becomes ``MACHINE@accepted``).
 
     Returns:
         The certificate, numbered when recorded.
@@ -141,7 +141,7 @@ def accept(
     names = list(runs)
     certs = certificates or CertificateRegistry.default()
     machine = Target.parse(names[0]).machine
-    previous = certs.latest(machine) if certs.numbers(machine) else None
+    previous = certs.latest(machine, names[0])
     runs[names[0]], judged = _since(runs[names[0]], previous, store)
     c = compare_runs(runs, names[0], names[1:], family=family, size_ratio=crit.size_ratio)
     reg = registry or SignatureRegistry.default()

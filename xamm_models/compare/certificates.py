@@ -321,27 +321,21 @@ class CertificateRegistry:
             raise KeyError(f"{machine} has no certificate {number} (certificates: {have})")
         return Certificate.model_validate_json(p.read_text())
 
-    def latest(self, machine: str) -> Certificate:
-        """The newest certificate of ``machine``.
+    def latest(self, machine: str, target: str | None = None) -> Certificate | None:
+        """The newest certificate of ``machine`` (of its ``target``, ``machine:device``, when
+        given: a node's CPU and GPU are accepted apart); None before the first."""
+        mine = [c for c in self.all(machine) if target is None or c.new == target]
+        return mine[-1] if mine else None
 
-        Raises:
-            ValueError: none yet (``MACHINE@accepted`` needs ``xamm accept`` first).
-        """
-        have = self.numbers(machine)
-        if not have:
-            raise ValueError(
-                f"{machine} has no acceptance certificate in {self.root}: run `xamm accept "
-                f"{machine} --against REF --criteria criteria.toml` first"
-            )
-        return self.get(machine, have[-1])
-
-    def accepted(self, machine: str) -> Certificate:
-        """The newest certificate of ``machine`` that passed: the state ``MACHINE@accepted``.
+    def accepted(self, machine: str, target: str | None = None) -> Certificate:
+        """The newest certificate of ``machine`` (of ``target`` when given) that passed: the
+        state ``MACHINE@accepted``.
 
         Raises:
             ValueError: none passed yet, naming the failed ones.
         """
-        passed = [c for c in self.all(machine) if c.verdict == "pass"]
+        mine = [c for c in self.all(machine) if target is None or c.new == target]
+        passed = [c for c in mine if c.verdict == "pass"]
         if not passed:
             failed = ", ".join(str(n) for n in self.numbers(machine)) or "none"
             raise ValueError(

@@ -93,7 +93,8 @@ def _version_of(st: Store, target: str, state: str, registry=None) -> int:
             raise ValueError(f"the store at {st.root} holds no benchmark runs")
         return v
     if state == "accepted":
-        accepted = CertificateRegistry.default().accepted(machine)
+        device = Target.parse(target).device
+        accepted = CertificateRegistry.default().accepted(machine, target if device else None)
         if accepted.data_version is None:
             raise ValueError(f"{machine}'s certificate {accepted.number} rests on no store "
                              "version (its runs came from the Hub or the snapshot)")  # fmt: skip

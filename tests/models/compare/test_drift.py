@@ -188,3 +188,38 @@ def test_a_rerun_certificate_names_the_verdicts_an_update_changed(tmp_path, monk
     assert main(["compare", "simnew@now", "simnew@accepted", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert {g["group"] for g in d["groups"] if g["verdict"] == "slower"} >= {"Stream"}
+
+
+def test_a_node_s_cpu_and_gpu_are_accepted_apart(tmp_path):
+    """Certificates are kept per machine; the previous one and the accepted state are the same
+    target's, and a registered certificate never changes."""
+    from xamm_models.compare.certificates import Certificate, CertificateRegistry, Ground
+
+    crit = Criteria.model_validate({"criterion": [{"id": "s", "kind": "slowdown", "at_most": 0.1}]})
+    ground = Ground(target="x", data_version=1, signature=None, data_sha256=None,
+                    runs_sha256="0" * 64, sources=1, rows=1)  # fmt: skip
+
+    def cert(target: str, verdict: str) -> Certificate:
+        return Certificate(
+            machine="newbox",
+            new=target,
+            refs=["ref:gpu"],
+            family="Base",
+            verdict=verdict,
+            criteria=crit,
+            criteria_sha256="0" * 64,
+            grounds=[ground.model_copy(update={"target": target})],
+            results=[],
+        )
+
+    reg = CertificateRegistry(tmp_path)
+    for target, verdict in (("newbox:gpu", "pass"), ("newbox:cpu", "pass"), ("newbox:gpu", "fail")):
+        reg.add(cert(target, verdict))
+    assert reg.numbers("newbox") == [1, 2, 3]
+    assert reg.latest("newbox", "newbox:cpu").number == 2
+    assert reg.latest("newbox", "newbox:gpu").number == 3
+    assert reg.accepted("newbox", "newbox:gpu").number == 1  # the failed one is not accepted
+    assert reg.latest("newbox", "newbox:none") is None
+    with pytest.raises(ValueError, match="never change"):
+        reg.add(cert("newbox:cpu", "fail").model_copy(update={"number": 2}))
+    assert reg.path("newbox", 1).stat().st_mode & 0o222 == 0  # written read-only
