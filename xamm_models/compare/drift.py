@@ -77,11 +77,6 @@ class Drift:
         return self.kernels.filter(pl.col("verdict") == "slower").sort("lo", descending=True)
 
     @property
-    def improvements(self) -> pl.DataFrame:
-        """The kernels that got faster beyond the tolerance and the trials' spread."""
-        return self.kernels.filter(pl.col("verdict") == "faster").sort("hi")
-
-    @property
     def drifted(self) -> bool:
         """Whether any kernel or group moved beyond the tolerance and the spread."""
         moved = ["slower", "faster"]

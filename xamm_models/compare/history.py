@@ -61,7 +61,9 @@ def figure_intervals(target: str, rows: pl.DataFrame, *, seed: int = 0) -> pl.Da
         ``figure``, ``value``, ``lo``, ``hi`` (null bounds with a single run: no spread to show).
     """
     base = _figures(target, rows)
-    sources = rows.get_column("source_sha256").unique().sort().to_list()
+    # each run's rows split once; a draw concatenates them
+    runs = {k[0]: v for k, v in rows.partition_by("source_sha256", as_dict=True).items()}
+    sources = sorted(runs)
     value = base.get_column(target).to_numpy().astype(float)
     lo = hi = np.full(len(value), np.nan)
     if len(sources) > 1:
@@ -69,9 +71,7 @@ def figure_intervals(target: str, rows: pl.DataFrame, *, seed: int = 0) -> pl.Da
         draws = []
         for _ in range(DRAWS):
             pick = rng.choice(sources, size=len(sources), replace=True).tolist()
-            part = pl.concat(
-                [rows.filter(pl.col("source_sha256") == s) for s in pick], how="vertical"
-            )
+            part = pl.concat([runs[s] for s in pick], how="vertical")
             draws.append(_figures(target, part).get_column(target).to_numpy().astype(float))
         a = (1 - LEVEL) / 2
         with warnings.catch_warnings():  # a figure no run measured stays null
