@@ -157,8 +157,10 @@ def machine_figures(samples: pl.DataFrame) -> pl.DataFrame:
     * flop rate: the 90th percentile of achieved flop rate over kernels of at least
       :data:`MIN_INTENSITY` flop/byte only (a streaming kernel's flop rate is its bandwidth's),
       never above the best a run achieved; a target with fewer than :data:`MIN_DENSE` such samples
-      borrows the median rate of the targets of its device kind (cpu/gpu) that have them, else of
-      all; with none anywhere compute never binds (null).
+      borrows the median rate of the targets of its device kind (cpu/gpu) that have them, else its
+      own bandwidth times the median balance (flop rate over bandwidth) of all that have them
+      (:func:`~xamm_models.machines.physics.borrow_flop_rates`); with none anywhere compute never
+      binds (null).
 
     Args:
         samples: benchmark samples (``target``, ``time_per_rep_s``, ``bytes_per_rep``,
@@ -178,9 +180,12 @@ def machine_figures(samples: pl.DataFrame) -> pl.DataFrame:
 
 
 def _borrow_flops(figs: pl.DataFrame) -> pl.DataFrame:
-    """A target without a measured flop rate takes its device kind's median, else everyone's."""
+    """A target without a measured flop rate takes its device kind's median rate, else its own
+    bandwidth times everyone's median balance (a rate does not carry across kinds; a balance
+    does)."""
     kind = pl.col("flops").median().over("_kind")
-    return figs.with_columns(pl.coalesce("flops", kind, pl.col("flops").median()).alias("flops"))
+    balance = (pl.col("flops") / pl.col("bw")).median() * pl.col("bw")
+    return figs.with_columns(pl.coalesce("flops", kind, balance).alias("flops"))
 
 
 def roofline_seconds(test: pl.DataFrame, figs: pl.DataFrame, end: str) -> np.ndarray:

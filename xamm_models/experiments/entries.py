@@ -541,9 +541,8 @@ def _register_defaults() -> None:
             "xamm",
             ALL,
             lambda ctx: ctx.default(),
-            description="xamm's default predictor: the plain roofline with 80% intervals "
-            "scaled by the roofline's spread on look-alike benchmark kernels of the two "
-            "machines, calibrated on inner folds of the training pairs",
+            description="xamm's default predictor: the plain roofline with 80% intervals of "
+            "one half-width per device scenario, calibrated on inner folds of the training pairs",
         ),
     )
     ENTRIES.add(
@@ -576,6 +575,12 @@ def _register_interval_variants() -> None:
             {"regime_intervals": True},
             "the default with a half-width per device scenario and size regime (bytes per "
             "launch below 1 MiB, up to 64 MiB, above)",
+        ),
+        (
+            "stacked/efficiency-intervals",
+            {"band_intervals": True},
+            "the default with a half-width per device scenario and source slowdown band "
+            "(measured over the roofline's time on the source: below 2×, 2× to 10×, above)",
         ),
     ):
         ENTRIES.add(

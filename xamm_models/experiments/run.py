@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import multiprocessing
+import os
 import platform
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -297,6 +298,8 @@ def run_experiments(
         "settings": asdict(settings),
         "experiments": list(experiments),
         "torch_cpu_kernels": kernels,
+        # oneMKL's code branch (xamm_models.runtime pins COMPATIBLE unless the user set one)
+        "mkl_branch": os.environ.get("MKL_CBWR"),
         "libraries": library_versions(),
         "seconds": round(time.perf_counter() - t0, 1),
         "paper_claims": PAPER,

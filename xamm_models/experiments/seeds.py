@@ -3,10 +3,11 @@
 One run's bootstrap interval says how its figure would move with other kernels; it says nothing of
 how the figure moves with the seed of the embedders and regressors (or with the processor, whose
 last bits training amplifies: docs/decisions.md). ``xamm eval --seed N --no-lomo --no-loko`` runs
-the kernel-group folds at another seed; :func:`merge_seeds` records each run's experiment
-comparisons and the paper's MAPE change in the main ``results.json`` (``seeds``), and the report's
-verdict over seeds (:func:`verdict`) is "better" or "worse" only when the 90% interval excludes
-zero, on the same side, in every run.
+the kernel-group folds at another seed, and the same run under other CPU code paths
+(``ATEN_CPU_CAPABILITY``, ``MKL_CBWR``: what another processor would take) is another run of that
+seed; :func:`merge_seeds` records each run's experiment comparisons and the paper's MAPE change in
+the main ``results.json`` (``seeds``), and the report's verdict over runs (:func:`verdict`) is
+"better" or "worse" only when the 90% interval excludes zero, on the same side, in every run.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-__all__ = ["MIN_SEEDS", "merge_seeds", "seed_record", "verdict"]
+__all__ = ["MIN_SEEDS", "code_path", "merge_seeds", "run_label", "seed_record", "verdict"]
 
 MIN_SEEDS = 5
 SCENARIOS = ("CPU->CPU", "CPU->GPU")
@@ -37,7 +38,8 @@ def seed_record(summary: dict) -> dict:
         summary: an ``xamm eval`` summary (``results.json``) with the kernel-group folds.
 
     Returns:
-        ``{"seed", "processor", "experiments": [...], "mape_change": {scenario: %}}``.
+        ``{"seed", "torch_cpu_kernels", "mkl_branch", "experiments": [...],
+        "mape_change": {scenario: %}}``.
     """
     group = summary["results"].get("kernel-group", {})
     rows = [
@@ -52,14 +54,40 @@ def seed_record(summary: dict) -> dict:
     return {
         "seed": summary["settings"]["seed"],
         "torch_cpu_kernels": summary.get("torch_cpu_kernels"),
+        "mkl_branch": summary.get("mkl_branch"),
         "experiments": rows,
         "mape_change": {s: _mape_change(summary, s) for s in SCENARIOS},
     }
 
 
+def code_path(record: dict) -> tuple[str, str]:
+    """The CPU code path a run took: torch's kernels and oneMKL's branch (``""`` where a run
+    recorded none: runs before the branch was recorded ran the pinned one)."""
+    return (record.get("torch_cpu_kernels") or "", record.get("mkl_branch") or "")
+
+
+def run_label(record: dict, main: dict) -> str:
+    """A run's name in the report: its seed, and its code path where it is not the main run's.
+
+    Args:
+        record: one :func:`seed_record`.
+        main: the main run's record.
+
+    Returns:
+        ``"3"``, or ``"0 (DEFAULT, MKL SSE4_2)"``.
+    """
+    if code_path(record) == code_path(main):
+        return str(record["seed"])
+    kernels, branch = code_path(record)
+    return f"{record['seed']} ({kernels or '?'}, MKL {branch or 'AUTO'})"
+
+
 def merge_seeds(main: str | Path, others: list[str | Path]) -> dict:
     """Record the main run's and every other run's :func:`seed_record` in the main
-    ``results.json`` (key ``seeds``, ordered by seed); runs of another data version are refused.
+    ``results.json`` (key ``seeds``: the runs on the main run's code path by seed, then the
+    others; the report names code paths against the first, so the main run must be the lowest
+    seed of its path); runs of
+    another data version are refused, and so is a second run of one seed and code path.
 
     Args:
         main: the main run's ``results.json`` (rewritten).
@@ -69,7 +97,8 @@ def merge_seeds(main: str | Path, others: list[str | Path]) -> dict:
         The main summary as written.
     """
     summary = json.loads(Path(main).read_text())
-    records = {summary["settings"]["seed"]: seed_record(summary)}
+    first = seed_record(summary)
+    records = {(code_path(first) != code_path(first), first["seed"], code_path(first)): first}
     for path in others:
         other = json.loads(Path(path).read_text())
         if other["dataset"]["version"] != summary["dataset"]["version"]:
@@ -77,8 +106,12 @@ def merge_seeds(main: str | Path, others: list[str | Path]) -> dict:
                 f"{path}: data version {other['dataset']['version']}, not the main run's "
                 f"{summary['dataset']['version']}: seeds compare only runs of one data set"
             )
-        records[other["settings"]["seed"]] = seed_record(other)
-    summary["seeds"] = [records[s] for s in sorted(records)]
+        rec = seed_record(other)
+        key = (code_path(rec) != code_path(first), rec["seed"], code_path(rec))
+        if key in records:
+            raise ValueError(f"{path}: a second run of seed {rec['seed']} on one code path")
+        records[key] = rec
+    summary["seeds"] = [records[k] for k in sorted(records)]
     Path(main).write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
     return summary
 
@@ -88,7 +121,7 @@ def verdict(runs: list[dict]) -> str:
     difference"; "too few seeds" below :data:`MIN_SEEDS` runs.
 
     Args:
-        runs: one comparison's ``{"difference", "lo", "hi"}`` per seed.
+        runs: one comparison's ``{"difference", "lo", "hi"}`` per run (seed and code path).
 
     Returns:
         The verdict.

@@ -229,24 +229,34 @@ def borrow_flop_rates(
     sigs: dict[str, PhysicsSignature], reference: dict[str, PhysicsSignature] | None = None
 ) -> dict[str, PhysicsSignature]:
     """Each signature with no compute-bound evidence (``flop_rate_from == "unbounded"``) gets the
-    median measured flop rate of its device kind (cpu/gpu) among ``sigs`` and ``reference``, else of
-    every measured signature; with none measured it stays unbounded.
+    median measured flop rate of its device kind (cpu/gpu) among ``sigs`` and ``reference``; with
+    none of its kind measured, its own sustained bandwidth times the median balance (flop rate over
+    sustained bandwidth) of every measured signature; with none measured it stays unbounded.
 
     Why: a target whose benchmark runs hold no kernel of at least :data:`MIN_INTENSITY` flop/byte
     (in ``xplat-rajaperf``, the H100 and MI300A nodes once a fold holds out RAJAPerf's Apps group,
     their only dense kernels) would otherwise be modelled with unbounded compute, and every
     compute-heavy application predicted faster on it by orders of magnitude. A peer's flop rate is a
     guess (the measured rates of this data's CPUs lie within 1.6x of each other, of its GPUs within
-    2.3x; tests/models/benchmark/test_evaluation.py), not infinity."""
+    2.3x; tests/models/benchmark/test_evaluation.py), not infinity. Across kinds a rate is no guess
+    (a GPU's is hundreds of times a CPU's) but a balance is: compute and memory are sized together.
+
+    Args:
+        sigs: the signatures to complete.
+        reference: more signatures a flop rate may be borrowed from.
+
+    Returns:
+        ``sigs``, each unbounded one with a borrowed rate where any peer was measured."""
     measured = {
         t: s for t, s in {**(reference or {}), **sigs}.items() if s.flop_rate_from == "measured"
     }
+    balance = [m.flop_rate / max(m.bw) for _, m in sorted(measured.items())]
     out = {}
     for t, s in sigs.items():
         kind = t.rsplit(":", 1)[-1]
-        pool = [
-            m.flop_rate for u, m in sorted(measured.items()) if u.rsplit(":", 1)[-1] == kind
-        ] or [m.flop_rate for _, m in sorted(measured.items())]
+        pool = [m.flop_rate for u, m in sorted(measured.items()) if u.rsplit(":", 1)[-1] == kind]
+        if not pool and balance:
+            pool = [float(np.median(balance)) * max(s.bw)]
         # a bandwidth-only signature (one size of streaming runs) claims no compute rate at all
         borrow = s.flop_rate_from == "unbounded" and s.overhead_from != "unmeasured" and pool
         out[t] = (

@@ -495,6 +495,27 @@ def test_a_fold_without_dense_kernels_borrows_the_flop_rate_of_a_measured_peer(d
         assert max(rates) / min(rates) < spread
 
 
+def test_gpus_without_a_measured_gpu_peer_borrow_a_balance_not_a_cpus_flop_rate(ds):
+    """Without Apps and without lassen (an inner fold of leave lassen out) no GPU has a kernel of 1
+    flop/byte: the GPUs must not take the CPUs' flop rate (hundreds of times too low: every
+    CPU->GPU pair of the fold's calibration then modelled compute-bound, its intervals x1e4 wide).
+    The CPUs' balance at each GPU's own bandwidth lands within 10x of the GPU's rate measured
+    with every kernel, in the roofline's figures and in the signatures alike."""
+    from xamm_models.benchmark.baselines import machine_figures
+    from xamm_models.machines.physics import physics_signatures
+
+    full = dict(machine_figures(ds.samples).select("target", "flops").iter_rows())
+    part = ds.samples.filter((pl.col("group") != "Apps") & (pl.col("machine") != "lassen"))
+    figs = dict(machine_figures(part).select("target", "flops").iter_rows())
+    sigs = physics_signatures(part)
+    cpu_rates = [figs[t] for t in figs if t.endswith(":cpu")]
+    for gpu in ("h100-node:gpu", "mi300a-spx:gpu"):
+        assert sigs[gpu].flop_rate_from == "borrowed"
+        for got in (figs[gpu], sigs[gpu].flop_rate):
+            assert full[gpu] / 10 < got < full[gpu]
+            assert got > 20 * max(cpu_rates)
+
+
 def test_apps_held_out_the_h100_cpu_to_gpu_pair_keeps_four_kernels_slower_than_modelled(
     ds,
 ):

@@ -185,8 +185,9 @@ def test_streaming_kernels_alone_never_set_a_compute_ceiling():
 
 
 def test_a_machine_without_dense_kernels_borrows_its_device_kinds_flop_rate():
-    """No compute-bound evidence: the median measured flop rate of its device kind (then of any
-    kind), never infinity while some machine was measured; measured ones are untouched;
+    """No compute-bound evidence: the median measured flop rate of its device kind (with no peer of
+    its kind, the peers' balance at its own bandwidth), never infinity while some machine was
+    measured; measured ones are untouched;
     ``reference`` counts as a peer."""
     from xamm_models.machines.physics import UNBOUNDED_FLOPS, borrow_flop_rates, physics_signatures
 
@@ -214,11 +215,18 @@ def test_a_machine_without_dense_kernels_borrows_its_device_kinds_flop_rate():
     assert alone.flop_rate == UNBOUNDED_FLOPS and alone.flop_rate_from == "unbounded"
     # nobody to borrow from
     assert borrow_flop_rates({"n:gpu": alone})["n:gpu"].flop_rate == UNBOUNDED_FLOPS
-    cpu_only = {"p:cpu": physics_signature("p:cpu", dense["p:cpu"])}
-    # any kind
-    assert borrow_flop_rates({"n:gpu": alone}, cpu_only)["n:gpu"].flop_rate == pytest.approx(
-        1e12, rel=1e-3
+    # no peer of its kind: not a CPU's rate but a CPU's balance (flop/s per B/s) at its own
+    # bandwidth; here the two machines have the same bandwidth, so a tenth of the CPU's rate
+    wide = as_target(
+        machine(1e11, 1e13, 5e13, 4e-6).filter(pl.col("flops_per_rep") < pl.col("bytes_per_rep")),
+        "w:gpu",
     )
+    cpu_only = {"p:cpu": physics_signature("p:cpu", dense["p:cpu"])}
+    balance = cpu_only["p:cpu"].flop_rate / max(cpu_only["p:cpu"].bw)
+    got = borrow_flop_rates({"n:gpu": alone, "w:gpu": physics_signature("w:gpu", wide)}, cpu_only)
+    assert got["n:gpu"].flop_rate == pytest.approx(balance * max(alone.bw), rel=1e-9)
+    assert got["n:gpu"].flop_rate == pytest.approx(1e12, rel=0.02)
+    assert got["w:gpu"].flop_rate == pytest.approx(10 * got["n:gpu"].flop_rate, rel=0.05)
     from_ref = physics_signatures(streaming, reference={t: sigs[t] for t in ("a:gpu", "c:gpu")})[
         "n:gpu"
     ]

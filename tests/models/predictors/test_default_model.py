@@ -15,6 +15,7 @@ import pytest
 from synthetic_world import world
 
 from xamm_data.hub_files import write_manifest
+from xamm_data.targets import scenario_expr
 from xamm_models.benchmark.baselines import machine_figures
 from xamm_models.errors import UnknownSourceError, UnknownTargetError
 from xamm_models.machines.physics import modelled_time, physics_signatures
@@ -224,3 +225,59 @@ def test_with_one_training_machine_pair_a_new_machine_is_answered_with_its_inter
     assert (p["relR_hi"] / p["relR"]).to_numpy() == pytest.approx(
         10 ** hw.get("CPU->GPU", hw["all"])
     )
+
+
+def test_band_intervals_key_each_half_width_by_the_source_slowdown_band(fitted):
+    """``band_intervals``: each pair's band is its measured source time over the roofline's there
+    (below 2x, 2x-10x, beyond; written out here), the half-width is the inner folds' quantile of
+    that scenario and band where they hold enough pairs, and every pair gets its cell's width."""
+    from xamm_models.predictors.default.selection import (
+        MIN_PER_SCENARIO,
+        choose,
+        inner_answers,
+        slowdown_bands,
+    )
+
+    _, pairs, samples = fitted
+    known = pairs.filter(
+        ~pl.col("source").str.starts_with("d:") & ~pl.col("target").str.starts_with("d:")
+    )
+    bench = samples.filter(~pl.col("target").str.starts_with("d:"))
+    # a third of the source times 3x and a third 30x slower: all three bands are populated
+    k = np.arange(known.height) % 3
+    known = known.with_columns(
+        pl.Series("runtime_source", known["runtime_source"] * np.array([1, 3, 30])[k])
+    )
+    model = StackedPredictor(seed=0, band_intervals=True).fit(known, bench)
+    figs = {r["target"]: r for r in machine_figures(bench).iter_rows(named=True)}
+    f = [figs[s] for s in known["source"]]
+    b, fl = known["bytes_per_rep"].to_numpy(), known["flops_per_rep"].to_numpy()
+    n = known["kernels_per_rep"].fill_null(1.0).to_numpy().clip(1.0)
+    roof = np.array(
+        [
+            max(bi / x["bw"], fi / x["flops"]) + x["overhead"] * ni
+            for bi, fi, ni, x in zip(b, fl, n, f)
+        ]
+    )
+    slow = np.log10(
+        known["runtime_source"].to_numpy() * known["iterations_per_rep"].to_numpy() / roof
+    )
+    want = np.where(slow < np.log10(2), "at-roof", np.where(slow < 1, "off-roof", "far"))
+    assert (slowdown_bands(known, machine_figures(bench)) == want).all()
+    assert set(want) == {"at-roof", "off-roof", "far"}
+    c = model.choice
+    assert c.cells == "band"
+    inner = inner_answers(known, bench, neighbours=False)
+    cells = [key for key in c.factor if "|" in key]
+    assert cells and all(c.n[key] >= MIN_PER_SCENARIO for key in cells)
+    assert c.factor == choose(inner, by_band=True, seed=0).factor
+    p = model.predict_pairs(known)
+    scen = known.select(scenario_expr()).to_series().to_list()
+    half = np.log10((p["relR_hi"] / p["relR"]).to_numpy())
+    expect = [c.factor[c.cell_of(s, w)] for s, w in zip(scen, want)]
+    assert half == pytest.approx(expect, rel=1e-9)
+    assert len({round(v, 9) for v in expect}) > 1  # the bands do change the widths
+    with pytest.raises(ValueError, match="one kind of interval cell"):
+        StackedPredictor(regime_intervals=True, band_intervals=True)
+    with pytest.raises(ValueError, match="one kind of interval cell"):
+        choose(inner, by_regime=True, by_band=True)

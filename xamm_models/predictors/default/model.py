@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from xamm_data._version import __version__
 from xamm_data.targets import scenario_expr
@@ -64,6 +64,7 @@ from xamm_models.predictors.default.selection import (
     choose,
     inner_answers,
     regime_expr,
+    slowdown_bands,
 )
 from xamm_models.profile_input import check_profiles
 from xamm_models.zoo.registry import load_model
@@ -97,6 +98,15 @@ class StackedConfig(BaseModel):
     # a half-width per device scenario and size regime (bytes per launch), where inner folds hold
     # enough pairs of the cell
     regime_intervals: bool = False
+    # a half-width per device scenario and source slowdown band (at its roof, 2-10x off, beyond):
+    # the rule fixed before it ran (docs/decisions.md)
+    band_intervals: bool = False
+
+    @model_validator(mode="after")
+    def _one_cell_kind(self) -> StackedConfig:
+        if self.regime_intervals and self.band_intervals:
+            raise ValueError("regime_intervals and band_intervals: one kind of interval cell")
+        return self
 
     @field_validator("candidates")
     @classmethod
@@ -221,6 +231,7 @@ class StackedPredictor(
             candidates=self.config.candidates,
             scaled=self.config.scaled_intervals,
             by_regime=self.config.regime_intervals,
+            by_band=self.config.band_intervals,
             coverage=self.config.coverage,
             seed=self.config.seed,
             n_boot=self.config.n_boot,
@@ -301,9 +312,11 @@ class StackedPredictor(
         out, half = np.empty(pairs.height), np.empty(pairs.height)
         model = np.empty(pairs.height, dtype=object)
         cells = pairs.select(scenario_expr(), regime_expr())
-        for (s, reg), rows in rows_by(cells.get_column("scenario"), cells.get_column("regime")):
+        if c.cells == "band":
+            cells = cells.with_columns(pl.Series("regime", slowdown_bands(pairs, figures)))
+        for (s, cell), rows in rows_by(cells.get_column("scenario"), cells.get_column("regime")):
             name = c.model_of(s)
-            key = c.cell_of(s, reg)
+            key = c.cell_of(s, cell)
             out[rows] = answers.logs[name][rows]
             scale = answers.scale[rows] if c.scaled else np.ones(len(rows))
             half[rows] = c.factor[key] * np.where(np.isfinite(scale), scale, c.fill_scale[key])

@@ -15,7 +15,8 @@ The choice, per device scenario (CPU→CPU, ...; a scenario with fewer than
   90% bootstrap interval (resampling kernels) above zero; then the candidate with the largest gain.
   A gain the inner folds cannot tell from zero is no reason to leave the simpler model;
 * interval: split conformal on the inner pairs' residuals at the chosen model: one half-width per
-  scenario (the default); per scenario and size regime (``by_regime``); or normalised, each
+  scenario (the default); per scenario and size regime (``by_regime``); per scenario and source
+  slowdown band (``by_band``: :func:`slowdown_bands`); or normalised, each
   answer's scale the spread of its look-alike kernels' changes
   (:mod:`~xamm_models.predictors.default.neighbours`; the scenario's median scale where there are
   none) times the conformal quantile of |residual| / scale (``scaled``).
@@ -33,9 +34,23 @@ from xamm_data.targets import scenario_expr
 from xamm_models.benchmark.baselines import machine_figures
 from xamm_models.machines.physics import physics_signatures
 from xamm_models.predictors.default.conformal import split_conformal
-from xamm_models.predictors.default.neighbours import CANDIDATES, benchmark_table, candidate_answers
+from xamm_models.predictors.default.neighbours import (
+    CANDIDATES,
+    benchmark_table,
+    candidate_answers,
+    roofline_per_rep,
+)
 
-__all__ = ["Choice", "MIN_PER_SCENARIO", "REGIMES", "choose", "inner_answers", "regime_expr"]
+__all__ = [
+    "BANDS",
+    "Choice",
+    "MIN_PER_SCENARIO",
+    "REGIMES",
+    "choose",
+    "inner_answers",
+    "regime_expr",
+    "slowdown_bands",
+]
 
 MIN_PER_SCENARIO = 20
 LOG10_2 = float(np.log10(2.0))
@@ -49,6 +64,9 @@ class Choice(BaseModel):
     fill_scale: dict[str, float]
     # False: one half-width per scenario (the factor); True: the factor times each answer's scale
     scaled: bool = False
+    # what a pair's half-width is keyed by beside its scenario: "regime" (size), "band" (source
+    # slowdown) or "scenario" alone
+    cells: str = "scenario"
     inner_within_2: dict[str, float]
     gain_lower: dict[str, float]
     n: dict[str, int]
@@ -64,17 +82,18 @@ class Choice(BaseModel):
         """
         return self.model.get(scenario, self.model["all"])
 
-    def cell_of(self, scenario: str, regime: str) -> str:
+    def cell_of(self, scenario: str, *cells: str) -> str:
         """The key of the half-width answering a pair.
 
         Args:
             scenario: the pair's device scenario.
-            regime: its size regime (:func:`regime_expr`).
+            *cells: its size regime (:func:`regime_expr`), its source slowdown band
+                (:func:`slowdown_bands`): a choice has half-widths of at most one kind.
 
         Returns:
-            ``"scenario|regime"``, else the scenario, else ``"all"``: the first with a half-width.
+            ``"scenario|cell"``, else the scenario, else ``"all"``: the first with a half-width.
         """
-        for key in (f"{scenario}|{regime}", scenario):
+        for key in (*(f"{scenario}|{c}" for c in cells), scenario):
             if key in self.factor:
                 return key
         return "all"
@@ -98,6 +117,38 @@ def regime_expr() -> pl.Expr:
     return expr.otherwise(pl.lit("large")).alias("regime")
 
 
+# log10 of the source slowdown (measured time over the plain roofline's, on the source): below 2×
+# the sample sits at its source's roof, so both machines are bound by what the ratio compares;
+# above 10× something the roofline does not model binds. Fixed by that meaning before any fold ran
+# (docs/decisions.md), not fitted
+BANDS = ((LOG10_2, "at-roof"), (1.0, "off-roof"))
+
+
+def slowdown_bands(pairs: pl.DataFrame, figures: pl.DataFrame) -> np.ndarray:
+    """Each pair's source slowdown band: ``at-roof``, ``off-roof``, ``far`` (:data:`BANDS`), or
+    ``unknown`` where the source has no roofline figures.
+
+    Args:
+        pairs: pair rows (the source sample's work, ``runtime_source`` per iteration and
+            ``iterations_per_rep``).
+        figures: the plain roofline's figures
+            (:func:`~xamm_models.benchmark.baselines.machine_figures`).
+
+    Returns:
+        One band name per pair.
+    """
+    measured = (
+        pairs.get_column("runtime_source") * pairs.get_column("iterations_per_rep")
+    ).to_numpy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slow = np.log10(measured.astype(float) / roofline_per_rep(pairs, figures, "source"))
+    out = np.full(pairs.height, "far", dtype=object)
+    for bound, name in reversed(BANDS):
+        out[slow < bound] = name
+    out[~np.isfinite(slow)] = "unknown"
+    return out.astype(str)
+
+
 def inner_answers(
     pairs: pl.DataFrame, samples: pl.DataFrame, *, neighbours: bool = True
 ) -> pl.DataFrame:
@@ -110,8 +161,9 @@ def inner_answers(
             roofline; what a choice among the roofline and ``split`` alone needs).
 
     Returns:
-        One row per pair: ``scenario``, ``regime`` (:func:`regime_expr`), ``app``, ``y`` (log10
-        relR), ``scale`` and one column per candidate.
+        One row per pair: ``scenario``, ``regime`` (:func:`regime_expr`), ``band``
+        (:func:`slowdown_bands`), ``app``, ``y`` (log10 relR), ``scale`` and one column per
+        candidate.
     """
     parts = []
     for _, held in pairs.group_by(["group"], maintain_order=True):
@@ -124,7 +176,9 @@ def inner_answers(
             held.select(
                 scenario_expr(), regime_expr(), "app", pl.col("relR").log10().alias("y")
             ).with_columns(
-                pl.Series("scale", ans.scale), *[pl.Series(c, ans.logs[c]) for c in CANDIDATES]
+                pl.Series("band", slowdown_bands(held, figs)),
+                pl.Series("scale", ans.scale),
+                *[pl.Series(c, ans.logs[c]) for c in CANDIDATES],
             )
         )
     return pl.concat(parts) if parts else pl.DataFrame()
@@ -195,11 +249,12 @@ def _scopes(inner: pl.DataFrame) -> list[tuple[str, pl.DataFrame]]:
     return sorted(parts, key=lambda p: p[0])
 
 
-def _regime_factors(part: pl.DataFrame, scen: str, name: str, how: tuple, out: dict) -> None:
-    """The half-widths of ``scen``'s size regimes with enough inner pairs, into ``out``."""
-    for (reg,), cell in part.group_by(["regime"], maintain_order=True):
+def _cell_factors(part: pl.DataFrame, by: str, scen: str, name: str, how: tuple, out: dict):
+    """The half-widths of ``scen``'s cells of column ``by`` with enough inner pairs, into ``out``
+    (keys ``"scenario|cell"``)."""
+    for (cell_name,), cell in part.group_by([by], maintain_order=True):
         if cell.height >= MIN_PER_SCENARIO:
-            key = f"{scen}|{reg}"
+            key = f"{scen}|{cell_name}"
             out["factor"][key], out["fill_scale"][key] = _factor(cell, name, *how)
             out["n"][key] = cell.height
 
@@ -210,6 +265,7 @@ def choose(
     candidates: tuple[str, ...] = ("roofline",),
     scaled: bool = False,
     by_regime: bool = False,
+    by_band: bool = False,
     coverage: float = 0.8,
     seed: int = 0,
     n_boot: int = 400,
@@ -223,6 +279,8 @@ def choose(
             scenario, plain split conformal).
         by_regime: a half-width per scenario and size regime (:func:`regime_expr`) where the
             inner pairs hold :data:`MIN_PER_SCENARIO` of them (keys ``"scenario|regime"``).
+        by_band: a half-width per scenario and source slowdown band (:func:`slowdown_bands`),
+            likewise (not with ``by_regime``).
         coverage: the intervals' aim.
         seed: the bootstrap's seed.
         n_boot: bootstrap resamples.
@@ -230,6 +288,8 @@ def choose(
     Returns:
         The choice.
     """
+    if by_regime and by_band:
+        raise ValueError("one kind of interval cell: by_regime or by_band, not both")
     out: dict[str, dict] = {k: {} for k in ("model", "factor", "fill_scale", "within", "low", "n")}
     if inner.is_empty():  # no training pairs: refuse to be confident
         return _no_evidence()
@@ -241,19 +301,15 @@ def choose(
         out["factor"][scen], out["fill_scale"][scen] = factor, fill
         out["within"][scen] = float(_within(part, name).mean())
         out["n"][scen] = part.height
-        if by_regime and scen != "all":
-            for (reg,), cell in part.group_by(["regime"], maintain_order=True):
-                if cell.height >= MIN_PER_SCENARIO:
-                    key = f"{scen}|{reg}"
-                    out["factor"][key], out["fill_scale"][key] = _factor(
-                        cell, name, coverage, scaled
-                    )
-                    out["n"][key] = cell.height
+        for by, wanted in (("regime", by_regime), ("band", by_band)):
+            if wanted and scen != "all":
+                _cell_factors(part, by, scen, name, (coverage, scaled), out)
     return Choice(
         model=out["model"],
         factor=out["factor"],
         fill_scale=out["fill_scale"],
         scaled=scaled,
+        cells="regime" if by_regime else "band" if by_band else "scenario",
         inner_within_2=out["within"],
         gain_lower=out["low"],
         n=out["n"],
