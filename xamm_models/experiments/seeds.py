@@ -84,10 +84,9 @@ def run_label(record: dict, main: dict) -> str:
 
 def merge_seeds(main: str | Path, others: list[str | Path]) -> dict:
     """Record the main run's and every other run's :func:`seed_record` in the main
-    ``results.json`` (key ``seeds``: the runs on the main run's code path by seed, then the
-    others; the report names code paths against the first, so the main run must be the lowest
-    seed of its path); runs of
-    another data version are refused, and so is a second run of one seed and code path.
+    ``results.json`` (key ``seeds``: the main run first, as the report names code paths against
+    it; then the runs on its code path by seed, then the others); runs of another data version are
+    refused, and so is a second run of one seed and code path.
 
     Args:
         main: the main run's ``results.json`` (rewritten).
@@ -98,7 +97,7 @@ def merge_seeds(main: str | Path, others: list[str | Path]) -> dict:
     """
     summary = json.loads(Path(main).read_text())
     first = seed_record(summary)
-    records = {(code_path(first) != code_path(first), first["seed"], code_path(first)): first}
+    records: dict[tuple, dict] = {}
     for path in others:
         other = json.loads(Path(path).read_text())
         if other["dataset"]["version"] != summary["dataset"]["version"]:
@@ -108,10 +107,10 @@ def merge_seeds(main: str | Path, others: list[str | Path]) -> dict:
             )
         rec = seed_record(other)
         key = (code_path(rec) != code_path(first), rec["seed"], code_path(rec))
-        if key in records:
+        if key in records or key == (False, first["seed"], code_path(first)):
             raise ValueError(f"{path}: a second run of seed {rec['seed']} on one code path")
         records[key] = rec
-    summary["seeds"] = [records[k] for k in sorted(records)]
+    summary["seeds"] = [first, *(records[k] for k in sorted(records))]
     Path(main).write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
     return summary
 

@@ -311,10 +311,10 @@ class StackedPredictor(
         answers = candidate_answers(sigs, figures, table, pairs, neighbours=looks)
         out, half = np.empty(pairs.height), np.empty(pairs.height)
         model = np.empty(pairs.height, dtype=object)
-        cells = pairs.select(scenario_expr(), regime_expr())
+        cells = pairs.select(scenario_expr(), regime_expr().alias("cell"))
         if c.cells == "band":
-            cells = cells.with_columns(pl.Series("regime", slowdown_bands(pairs, figures)))
-        for (s, cell), rows in rows_by(cells.get_column("scenario"), cells.get_column("regime")):
+            cells = cells.with_columns(pl.Series("cell", slowdown_bands(pairs, figures)))
+        for (s, cell), rows in rows_by(cells.get_column("scenario"), cells.get_column("cell")):
             name = c.model_of(s)
             key = c.cell_of(s, cell)
             out[rows] = answers.logs[name][rows]

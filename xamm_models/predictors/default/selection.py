@@ -24,7 +24,7 @@ The choice, per device scenario (CPU→CPU, ...; a scenario with fewer than
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import polars as pl
@@ -66,7 +66,7 @@ class Choice(BaseModel):
     scaled: bool = False
     # what a pair's half-width is keyed by beside its scenario: "regime" (size), "band" (source
     # slowdown) or "scenario" alone
-    cells: str = "scenario"
+    cells: Literal["scenario", "regime", "band"] = "scenario"
     inner_within_2: dict[str, float]
     gain_lower: dict[str, float]
     n: dict[str, int]
@@ -249,7 +249,7 @@ def _scopes(inner: pl.DataFrame) -> list[tuple[str, pl.DataFrame]]:
     return sorted(parts, key=lambda p: p[0])
 
 
-def _cell_factors(part: pl.DataFrame, by: str, scen: str, name: str, how: tuple, out: dict):
+def _cell_factors(part: pl.DataFrame, by: str, scen: str, name: str, how: tuple, out: dict) -> None:
     """The half-widths of ``scen``'s cells of column ``by`` with enough inner pairs, into ``out``
     (keys ``"scenario|cell"``)."""
     for (cell_name,), cell in part.group_by([by], maintain_order=True):
