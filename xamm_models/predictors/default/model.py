@@ -98,8 +98,8 @@ class StackedConfig(BaseModel):
     # a half-width per device scenario and size regime (bytes per launch), where inner folds hold
     # enough pairs of the cell
     regime_intervals: bool = False
-    # a half-width per device scenario and source slowdown band (at its roof, 2-10x off, beyond):
-    # the rule fixed before it ran (docs/decisions.md)
+    # a half-width per device scenario and source slowdown band (at its roof, 2-10x off, beyond);
+    # off by default: on nested leave one machine out it was no narrower (docs/decisions.md)
     band_intervals: bool = False
 
     @model_validator(mode="after")

@@ -119,8 +119,8 @@ def regime_expr() -> pl.Expr:
 
 # log10 of the source slowdown (measured time over the plain roofline's, on the source): below 2×
 # the sample sits at its source's roof, so both machines are bound by what the ratio compares;
-# above 10× something the roofline does not model binds. Fixed by that meaning before any fold ran
-# (docs/decisions.md), not fitted
+# above 10× something the roofline does not model binds. Set by that meaning, not fitted
+# (docs/decisions.md)
 BANDS = ((LOG10_2, "at-roof"), (1.0, "off-roof"))
 
 
