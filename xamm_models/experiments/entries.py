@@ -582,6 +582,12 @@ def _register_interval_variants() -> None:
             "the default with a half-width per device scenario and source slowdown band "
             "(measured over the roofline's time on the source: below 2×, 2× to 10×, above)",
         ),
+        (
+            "stacked/signed-intervals",
+            {"signed_intervals": True},
+            "the default with an interval per device scenario from the inner residuals' signed "
+            "10% and 90% quantiles (not centred on the answer)",
+        ),
     ):
         ENTRIES.add(
             name,

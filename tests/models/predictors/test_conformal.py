@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from xamm_models.predictors.default.conformal import halfwidths, split_conformal
+from xamm_models.predictors.default.conformal import halfwidths, signed_conformal, split_conformal
 
 
 def test_the_conformal_quantile_is_the_finite_sample_rank():
@@ -23,3 +23,41 @@ def test_a_scenario_with_too_few_residuals_is_sized_by_all_of_them():
     hw = halfwidths(r, scen, 0.8, min_per_scenario=20)
     assert set(hw) == {"a", "all"}
     assert hw["a"] == pytest.approx(0.1) and hw["all"] == split_conformal(r, 0.8)
+
+
+def test_the_signed_interval_takes_one_finite_sample_rank_per_tail():
+    """Errors 1..19 (n = 19), 80%: ranks floor(20 * 0.1) = 2 and ceil(20 * 0.9) = 18; a shifted
+    sample shifts both bounds, so the interval need not hold zero."""
+    e = np.arange(1, 20, dtype=float)
+    assert signed_conformal(e, 0.8) == (2.0, 18.0)
+    assert signed_conformal(e[::-1] - 30, 0.8) == (-28.0, -12.0)
+    assert signed_conformal(np.array([5.0, 1.0]), 0.8) == (1.0, 5.0)  # ranks clipped to 1 and n
+    assert all(np.isnan(signed_conformal(np.array([]), 0.8)))
+
+
+def test_signed_intervals_are_placed_by_the_inner_residuals_tails():
+    """``choose(signed=True)``: per scenario the half-width and shift come from the signed tails of
+    truth minus answer; a plain choice has no shift; signed and scaled together are refused."""
+    import polars as pl
+
+    from xamm_models.predictors.default.selection import choose
+
+    rng = np.random.default_rng(0)
+    y = np.concatenate([rng.normal(0.5, 0.1, 60), rng.normal(0.0, 0.1, 60)])
+    inner = pl.DataFrame(
+        {
+            "scenario": ["CPU->GPU"] * 60 + ["CPU->CPU"] * 60,
+            "app": [f"k{i % 30}" for i in range(120)],
+            "y": y,
+            "roofline": np.zeros(120),
+            "scale": np.ones(120),
+        }
+    )
+    c = choose(inner, signed=True, n_boot=50)
+    lo, hi = signed_conformal(y[:60], 0.8)
+    assert c.shift["CPU->GPU"] == pytest.approx((lo + hi) / 2) and lo > 0
+    assert c.factor["CPU->GPU"] == pytest.approx((hi - lo) / 2)
+    assert c.factor["CPU->GPU"] < split_conformal(y[:60], 0.8) / 2
+    assert choose(inner, n_boot=50).shift == {}
+    with pytest.raises(ValueError, match="signed or scaled"):
+        choose(inner, signed=True, scaled=True)

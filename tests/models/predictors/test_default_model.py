@@ -281,3 +281,26 @@ def test_band_intervals_key_each_half_width_by_the_source_slowdown_band(fitted):
         StackedPredictor(regime_intervals=True, band_intervals=True)
     with pytest.raises(ValueError, match="one kind of interval cell"):
         choose(inner, by_regime=True, by_band=True)
+
+
+def test_signed_intervals_are_placed_off_centre_by_their_scenarios_shift(fitted):
+    """``signed_intervals``: each pair's interval is the answer plus its scenario's signed bounds
+    (centre shift +- half-width), the answer itself unchanged."""
+    model, pairs, samples = fitted
+    known = pairs.filter(
+        ~pl.col("source").str.starts_with("d:") & ~pl.col("target").str.starts_with("d:")
+    )
+    signed = StackedPredictor(seed=0, signed_intervals=True).fit(
+        known, samples.filter(~pl.col("target").str.starts_with("d:"))
+    )
+    c = signed.choice
+    assert c.shift and set(c.shift) == set(c.factor)
+    p, plain = signed.predict_pairs(known), model.predict_pairs(known)
+    assert p["relR"].equals(plain["relR"])
+    y, lo, hi = (np.log10(p[k].to_numpy()) for k in ("relR", "relR_lo", "relR_hi"))
+    scen = known.select(scenario_expr()).to_series().to_list()
+    key = [c.cell_of(s) for s in scen]
+    assert (lo + hi) / 2 - y == pytest.approx([c.shift[k] for k in key], abs=1e-9)
+    assert (hi - lo) / 2 == pytest.approx([c.factor[k] for k in key], abs=1e-9)
+    with pytest.raises(ValueError, match="one of the two"):
+        StackedPredictor(signed_intervals=True, scaled_intervals=True)

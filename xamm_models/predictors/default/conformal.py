@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["halfwidths", "split_conformal"]
+__all__ = ["halfwidths", "signed_conformal", "split_conformal"]
 
 
 def split_conformal(resid: np.ndarray, coverage: float) -> float:
@@ -28,6 +28,29 @@ def split_conformal(resid: np.ndarray, coverage: float) -> float:
     r = np.sort(np.abs(resid))
     k = int(np.ceil((len(r) + 1) * coverage))
     return float(r[min(k, len(r)) - 1]) if len(r) else float("nan")
+
+
+def signed_conformal(errors: np.ndarray, coverage: float) -> tuple[float, float]:
+    """The split-conformal interval of signed errors (truth minus answer, log10), one tail each
+    side: ranks floor((n + 1) alpha / 2) and ceil((n + 1) (1 - alpha / 2)) of the n sorted errors
+    (clipped to the first and last), alpha = 1 - coverage.
+
+    Args:
+        errors: truth minus answer (log10) of the calibration pairs.
+        coverage: the coverage aimed at.
+
+    Returns:
+        ``(low, high)``: the answer plus these bounds the truth; NaNs without errors.
+    """
+    e = np.sort(np.asarray(errors, dtype=float))
+    n = len(e)
+    if not n:
+        return float("nan"), float("nan")
+    alpha = 1.0 - coverage
+    # 1 - 0.8 is not 0.2 in binary: without the slack a rank that is whole moves by one
+    lo = int(np.floor((n + 1) * alpha / 2 + 1e-9))
+    hi = int(np.ceil((n + 1) * (1 - alpha / 2) - 1e-9))
+    return float(e[min(max(lo, 1), n) - 1]), float(e[min(hi, n) - 1])
 
 
 def halfwidths(

@@ -101,11 +101,16 @@ class StackedConfig(BaseModel):
     # a half-width per device scenario and source slowdown band (at its roof, 2-10x off, beyond);
     # off by default: on nested leave one machine out it was no narrower (docs/decisions.md)
     band_intervals: bool = False
+    # an interval per device scenario from the inner residuals' two signed tails, not centred on
+    # the answer; off by default (docs/decisions.md)
+    signed_intervals: bool = False
 
     @model_validator(mode="after")
     def _one_cell_kind(self) -> StackedConfig:
         if self.regime_intervals and self.band_intervals:
             raise ValueError("regime_intervals and band_intervals: one kind of interval cell")
+        if self.signed_intervals and self.scaled_intervals:
+            raise ValueError("signed_intervals are not scaled: one of the two")
         return self
 
     @field_validator("candidates")
@@ -232,6 +237,7 @@ class StackedPredictor(
             scaled=self.config.scaled_intervals,
             by_regime=self.config.regime_intervals,
             by_band=self.config.band_intervals,
+            signed=self.config.signed_intervals,
             coverage=self.config.coverage,
             seed=self.config.seed,
             n_boot=self.config.n_boot,
@@ -309,7 +315,7 @@ class StackedPredictor(
         figures, table = self._figures_and_table(target_benchmarks)
         looks = c.scaled or bool(set(c.model.values()) - {"roofline", "split"})
         answers = candidate_answers(sigs, figures, table, pairs, neighbours=looks)
-        out, half = np.empty(pairs.height), np.empty(pairs.height)
+        out, half, shift = np.empty(pairs.height), np.empty(pairs.height), np.empty(pairs.height)
         model = np.empty(pairs.height, dtype=object)
         cells = pairs.select(scenario_expr(), regime_expr().alias("cell"))
         if c.cells == "band":
@@ -320,6 +326,7 @@ class StackedPredictor(
             out[rows] = answers.logs[name][rows]
             scale = answers.scale[rows] if c.scaled else np.ones(len(rows))
             half[rows] = c.factor[key] * np.where(np.isfinite(scale), scale, c.fill_scale[key])
+            shift[rows] = c.shift.get(key, 0.0)
             model[rows] = name
         seen = (
             pairs.get_column("target").is_in(self.targets)
@@ -328,8 +335,8 @@ class StackedPredictor(
         return pl.DataFrame(
             {
                 "relR": 10.0**out,
-                "relR_lo": 10.0 ** (out - half),
-                "relR_hi": 10.0 ** (out + half),
+                "relR_lo": 10.0 ** (out + shift - half),
+                "relR_hi": 10.0 ** (out + shift + half),
                 "regime": np.where(seen, "seen", "new"),
                 "model": model.astype(str),
             }

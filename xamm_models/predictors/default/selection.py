@@ -19,7 +19,8 @@ The choice, per device scenario (CPU→CPU, ...; a scenario with fewer than
   slowdown band (``by_band``: :func:`slowdown_bands`); or normalised, each
   answer's scale the spread of its look-alike kernels' changes
   (:mod:`~xamm_models.predictors.default.neighbours`; the scenario's median scale where there are
-  none) times the conformal quantile of |residual| / scale (``scaled``).
+  none) times the conformal quantile of |residual| / scale (``scaled``); or per scenario from the
+  signed residuals' two tails (``signed``: the interval need not be centred on the answer).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from pydantic import BaseModel
 from xamm_data.targets import scenario_expr
 from xamm_models.benchmark.baselines import machine_figures
 from xamm_models.machines.physics import physics_signatures
-from xamm_models.predictors.default.conformal import split_conformal
+from xamm_models.predictors.default.conformal import signed_conformal, split_conformal
 from xamm_models.predictors.default.neighbours import (
     CANDIDATES,
     benchmark_table,
@@ -67,6 +68,9 @@ class Choice(BaseModel):
     # what a pair's half-width is keyed by beside its scenario: "regime" (size), "band" (source
     # slowdown) or "scenario" alone
     cells: Literal["scenario", "regime", "band"] = "scenario"
+    # per key: where the interval's centre sits from the answer (log10; 0: centred, all but
+    # ``signed`` choices)
+    shift: dict[str, float] = {}
     inner_within_2: dict[str, float]
     gain_lower: dict[str, float]
     n: dict[str, int]
@@ -220,12 +224,19 @@ def _pick(
     return best, lower
 
 
-def _factor(inner: pl.DataFrame, name: str, coverage: float, scaled: bool) -> tuple[float, float]:
+def _factor(
+    inner: pl.DataFrame, name: str, coverage: float, scaled: bool, signed: bool = False
+) -> tuple[float, float, float]:
+    """(half-width, fill scale, centre shift) of the interval calibrated on ``inner``."""
+    if signed:
+        errors = inner.get_column("y").to_numpy() - inner.get_column(name).to_numpy()
+        lo, hi = signed_conformal(errors, coverage)
+        return (hi - lo) / 2, 1.0, (hi + lo) / 2
     scale = inner.get_column("scale").to_numpy() if scaled else np.ones(inner.height)
     fill = float(np.nanmedian(scale)) if np.isfinite(scale).any() else 1.0
     scale = np.where(np.isfinite(scale), scale, fill)
     resid = inner.get_column(name).to_numpy() - inner.get_column("y").to_numpy()
-    return split_conformal(resid / scale, coverage), fill
+    return split_conformal(resid / scale, coverage), fill, 0.0
 
 
 def _no_evidence() -> Choice:
@@ -255,8 +266,18 @@ def _cell_factors(part: pl.DataFrame, by: str, scen: str, name: str, how: tuple,
     for (cell_name,), cell in part.group_by([by], maintain_order=True):
         if cell.height >= MIN_PER_SCENARIO:
             key = f"{scen}|{cell_name}"
-            out["factor"][key], out["fill_scale"][key] = _factor(cell, name, *how)
+            out["factor"][key], out["fill_scale"][key], out["shift"][key] = _factor(
+                cell, name, *how
+            )
             out["n"][key] = cell.height
+
+
+def _one_of_each(by_regime: bool, by_band: bool, signed: bool, scaled: bool) -> None:
+    """Refuse interval options that do not combine (two kinds of cell; signed and scaled)."""
+    if by_regime and by_band:
+        raise ValueError("one kind of interval cell: by_regime or by_band, not both")
+    if signed and scaled:
+        raise ValueError("signed intervals are not scaled: signed or scaled, not both")
 
 
 def choose(
@@ -266,6 +287,7 @@ def choose(
     scaled: bool = False,
     by_regime: bool = False,
     by_band: bool = False,
+    signed: bool = False,
     coverage: float = 0.8,
     seed: int = 0,
     n_boot: int = 400,
@@ -281,6 +303,7 @@ def choose(
             inner pairs hold :data:`MIN_PER_SCENARIO` of them (keys ``"scenario|regime"``).
         by_band: a half-width per scenario and source slowdown band (:func:`slowdown_bands`),
             likewise (not with ``by_regime``).
+        signed: each interval from the signed residuals' two tails (not with ``scaled``).
         coverage: the intervals' aim.
         seed: the bootstrap's seed.
         n_boot: bootstrap resamples.
@@ -288,28 +311,29 @@ def choose(
     Returns:
         The choice.
     """
-    if by_regime and by_band:
-        raise ValueError("one kind of interval cell: by_regime or by_band, not both")
-    out: dict[str, dict] = {k: {} for k in ("model", "factor", "fill_scale", "within", "low", "n")}
+    _one_of_each(by_regime, by_band, signed, scaled)
+    keys = ("model", "factor", "fill_scale", "shift", "within", "low", "n")
+    out: dict[str, dict] = {k: {} for k in keys}
     if inner.is_empty():  # no training pairs: refuse to be confident
         return _no_evidence()
     rng = np.random.default_rng(seed)
     for scen, part in _scopes(inner):
         name, low = _pick(part, rng, n_boot, candidates)
-        factor, fill = _factor(part, name, coverage, scaled)
+        factor, fill, shift = _factor(part, name, coverage, scaled, signed)
         out["model"][scen], out["low"][scen] = name, low
-        out["factor"][scen], out["fill_scale"][scen] = factor, fill
+        out["factor"][scen], out["fill_scale"][scen], out["shift"][scen] = factor, fill, shift
         out["within"][scen] = float(_within(part, name).mean())
         out["n"][scen] = part.height
         for by, wanted in (("regime", by_regime), ("band", by_band)):
             if wanted and scen != "all":
-                _cell_factors(part, by, scen, name, (coverage, scaled), out)
+                _cell_factors(part, by, scen, name, (coverage, scaled, signed), out)
     return Choice(
         model=out["model"],
         factor=out["factor"],
         fill_scale=out["fill_scale"],
         scaled=scaled,
         cells="regime" if by_regime else "band" if by_band else "scenario",
+        shift=out["shift"] if signed else {},
         inner_within_2=out["within"],
         gain_lower=out["low"],
         n=out["n"],
