@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from xamm_models.runtime import MKL_BRANCH
+
 __all__ = ["MIN_SEEDS", "code_path", "merge_seeds", "run_label", "seed_record", "verdict"]
 
 MIN_SEEDS = 5
@@ -61,9 +63,9 @@ def seed_record(summary: dict) -> dict:
 
 
 def code_path(record: dict) -> tuple[str, str]:
-    """The CPU code path a run took: torch's kernels and oneMKL's branch (``""`` where a run
-    recorded none: runs before the branch was recorded ran the pinned one)."""
-    return (record.get("torch_cpu_kernels") or "", record.get("mkl_branch") or "")
+    """The CPU code path a run took: torch's kernels and oneMKL's branch (a run that recorded no
+    branch ran the one :func:`xamm_models.runtime.pin` sets)."""
+    return (record.get("torch_cpu_kernels") or "", record.get("mkl_branch") or MKL_BRANCH)
 
 
 def run_label(record: dict, main: dict) -> str:
@@ -79,7 +81,7 @@ def run_label(record: dict, main: dict) -> str:
     if code_path(record) == code_path(main):
         return str(record["seed"])
     kernels, branch = code_path(record)
-    return f"{record['seed']} ({kernels or '?'}, MKL {branch or 'AUTO'})"
+    return f"{record['seed']} ({kernels or '?'}, MKL {branch})"
 
 
 def merge_seeds(main: str | Path, others: list[str | Path]) -> dict:

@@ -91,6 +91,10 @@ def test_a_seed_on_another_cpu_code_path_is_another_run_named_by_its_path(tmp_pa
             }
         )
     )
+    # the main run records its oneMKL branch, the seeds (run before it was recorded) do not: they
+    # ran the pinned branch, so they are on the main run's path
+    main = json.loads(paths[0].read_text())
+    paths[0].write_text(json.dumps({**main, "mkl_branch": "COMPATIBLE"}))
     merged = merge_seeds(paths[0], [other, *paths[1:]])
     assert [(r["seed"], r["torch_cpu_kernels"]) for r in merged["seeds"]] == [
         (0, "AVX2"),
