@@ -588,6 +588,13 @@ def _register_interval_variants() -> None:
             "the default with an interval per device scenario from the inner residuals' signed "
             "10% and 90% quantiles (not centred on the answer)",
         ),
+        (
+            "stacked/pair-intervals",
+            {"pair_intervals": True},
+            "the default with each pair's interval the 10% and 90% quantiles of the roofline's "
+            "errors on the kernels both machines ran, widened by a margin per device scenario "
+            "(conformalised quantile regression)",
+        ),
     ):
         ENTRIES.add(
             name,

@@ -6,7 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from xamm_models.predictors.default.conformal import halfwidths, signed_conformal, split_conformal
+from xamm_models.predictors.default.conformal import (
+    band_margin,
+    halfwidths,
+    signed_conformal,
+    split_conformal,
+)
 
 
 def test_the_conformal_quantile_is_the_finite_sample_rank():
@@ -61,3 +66,17 @@ def test_signed_intervals_are_placed_by_the_inner_residuals_tails():
     assert choose(inner, n_boot=50).shift == {}
     with pytest.raises(ValueError, match="signed or scaled"):
         choose(inner, signed=True, scaled=True)
+
+
+def test_the_band_margin_is_the_finite_sample_rank_of_how_far_errors_fall_outside():
+    """Bands [0, 1] and errors -0.9, -0.8, ..., 1.9 (n = 19): scores max(-e, e - 1) are
+    0.9 .. 0.1, -0.0 .. -0.5 (inside), 0.1 .. 0.9; 80%: rank ceil(20 * 0.8) = 16 of the sorted
+    scores. Errors well inside give a negative margin: the bands narrow."""
+    e = np.round(np.arange(-0.9, 1.95, 0.15), 10)
+    lo, hi = np.zeros(len(e)), np.ones(len(e))
+    scores = np.sort(np.maximum(lo - e, e - hi))
+    assert band_margin(lo, hi, e, 0.8) == pytest.approx(scores[15])
+    inside = np.full(10, 0.5)
+    assert band_margin(np.zeros(10), np.ones(10), inside, 0.8) == pytest.approx(-0.5)
+    assert band_margin(np.zeros(3), np.ones(3), np.array([2.0, 3.0, 0.5]), 0.8) == 2.0  # rank > n
+    assert np.isnan(band_margin(np.array([]), np.array([]), np.array([]), 0.8))

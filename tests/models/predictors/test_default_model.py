@@ -304,3 +304,51 @@ def test_signed_intervals_are_placed_off_centre_by_their_scenarios_shift(fitted)
     assert (hi - lo) / 2 == pytest.approx([c.factor[k] for k in key], abs=1e-9)
     with pytest.raises(ValueError, match="one of the two"):
         StackedPredictor(signed_intervals=True, scaled_intervals=True)
+
+
+def test_pair_intervals_are_each_pairs_band_of_its_kernels_changes_widened_by_a_margin(fitted):
+    """``pair_intervals``: a pair's band is the 10% and 90% quantiles, over every benchmark kernel
+    both machines ran, of the target's slowdown from its plain roofline minus the source's
+    (written out here from the samples), widened by its scenario's margin; the answer is the
+    roofline's, unchanged; the rule combines with no other."""
+    from xamm_models.predictors.default.neighbours import MIN_BAND_REFERENCES
+
+    model, pairs, samples = fitted
+    known = pairs.filter(
+        ~pl.col("source").str.starts_with("d:") & ~pl.col("target").str.starts_with("d:")
+    )
+    bench = samples.filter(~pl.col("target").str.starts_with("d:"))
+    banded = StackedPredictor(seed=0, pair_intervals=True).fit(known, bench)
+    c = banded.choice
+    assert c.pair_bands and c.margin and set(c.margin) <= set(c.factor)
+    p, plain = banded.predict_pairs(known), model.predict_pairs(known)
+    assert p["relR"].equals(plain["relR"])
+    figs = {r["target"]: r for r in machine_figures(bench).iter_rows(named=True)}
+
+    def slowdown(rows):
+        x = figs[rows["target"][0]]
+        b, f = rows["bytes_per_rep"].to_numpy(), rows["flops_per_rep"].to_numpy()
+        n = rows["kernels_per_rep"].fill_null(1.0).to_numpy().clip(1.0)
+        roof = np.maximum(b / x["bw"], f / x["flops"]) + x["overhead"] * n
+        t = rows["time_per_rep_s"].to_numpy()
+        keys = zip(rows["app"].to_list(), rows["size_bucket"].to_list())
+        return dict(zip(keys, np.log10(t / roof)))
+
+    scen = known.select(scenario_expr()).to_series().to_list()
+    y, lo, hi = (np.log10(p[k].to_numpy()) for k in ("relR", "relR_lo", "relR_hi"))
+    checked = 0
+    for i, (s, t) in enumerate(zip(known["source"], known["target"])):
+        a = slowdown(bench.filter(pl.col("target") == s))
+        b = slowdown(bench.filter(pl.col("target") == t))
+        change = np.array([b[k] - a[k] for k in sorted(set(a) & set(b))])
+        assert len(change) >= MIN_BAND_REFERENCES
+        q = np.quantile(change, [0.1, 0.9])
+        m = c.margin.get(scen[i], c.margin.get("all"))
+        want = sorted([y[i] + q[0] - m, y[i] + q[1] + m])
+        if want[0] + 1e-9 < want[1]:
+            assert (lo[i], hi[i]) == pytest.approx(tuple(want), abs=1e-9)
+            checked += 1
+    assert checked > known.height // 2
+    assert len({round(v, 6) for v in hi - lo}) > 1  # widths differ pair by pair
+    with pytest.raises(ValueError, match="one interval rule"):
+        StackedPredictor(pair_intervals=True, signed_intervals=True)

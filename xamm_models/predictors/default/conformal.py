@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["halfwidths", "signed_conformal", "split_conformal"]
+__all__ = ["band_margin", "halfwidths", "signed_conformal", "split_conformal"]
 
 
 def split_conformal(resid: np.ndarray, coverage: float) -> float:
@@ -51,6 +51,30 @@ def signed_conformal(errors: np.ndarray, coverage: float) -> tuple[float, float]
     lo = int(np.floor((n + 1) * alpha / 2 + 1e-9))
     hi = int(np.ceil((n + 1) * (1 - alpha / 2) - 1e-9))
     return float(e[min(max(lo, 1), n) - 1]), float(e[min(hi, n) - 1])
+
+
+def band_margin(low: np.ndarray, high: np.ndarray, errors: np.ndarray, coverage: float) -> float:
+    """The conformalised-quantile-regression margin of bands around calibration errors (Romano,
+    Patterson and Candès, 2019): each band's score is how far its error falls outside it
+    (negative inside), max(low - error, error - high); the margin is rank ceil((n + 1) coverage)
+    of the n sorted scores (the last past n). Widening every band by it on both sides covers a new
+    error as often as aimed, when errors and bands are exchangeable with the calibration's.
+
+    Args:
+        low: each band's lower bound (log10, from the answer).
+        high: each band's upper bound.
+        errors: truth minus answer (log10) of the calibration pairs.
+        coverage: the coverage aimed at.
+
+    Returns:
+        The margin (log10; negative narrows the bands); NaN without calibration pairs.
+    """
+    scores = np.sort(np.maximum(np.asarray(low) - errors, np.asarray(errors) - high))
+    n = len(scores)
+    if not n:
+        return float("nan")
+    k = int(np.ceil((n + 1) * coverage - 1e-9))
+    return float(scores[min(k, n) - 1])
 
 
 def halfwidths(

@@ -58,6 +58,7 @@ from xamm_models.predictors.default.neighbours import (
     CANDIDATES,
     benchmark_table,
     candidate_answers,
+    pair_bands,
 )
 from xamm_models.predictors.default.selection import (
     Choice,
@@ -104,6 +105,9 @@ class StackedConfig(BaseModel):
     # an interval per device scenario from the inner residuals' two signed tails, not centred on
     # the answer; off by default (docs/decisions.md)
     signed_intervals: bool = False
+    # each pair's interval from the band of its two machines' own kernels' changes, widened by a
+    # margin per scenario (conformalised quantile regression); off by default (docs/decisions.md)
+    pair_intervals: bool = False
 
     @model_validator(mode="after")
     def _one_cell_kind(self) -> StackedConfig:
@@ -111,6 +115,9 @@ class StackedConfig(BaseModel):
             raise ValueError("regime_intervals and band_intervals: one kind of interval cell")
         if self.signed_intervals and self.scaled_intervals:
             raise ValueError("signed_intervals are not scaled: one of the two")
+        others = (self.regime_intervals, self.band_intervals, self.signed_intervals)
+        if self.pair_intervals and (any(others) or self.scaled_intervals):
+            raise ValueError("pair_intervals is one interval rule: not with any other")
         return self
 
     @field_validator("candidates")
@@ -123,11 +130,13 @@ class StackedConfig(BaseModel):
 
 
 # the benchmark samples' columns a saved predictor keeps: new machines' figures borrow from them,
-# and its candidates compare kernels both machines ran
+# and its candidates compare kernels both machines ran (named by app and parameters, else by app
+# and size bucket: without either, every size of a kernel would pair with every other)
 SAMPLE_KEEP = (
     "target",
     "app",
     "app_params",
+    "size_bucket",
     "variant",
     "time_per_rep_s",
     "iterations_per_rep",
@@ -232,12 +241,13 @@ class StackedPredictor(
             set(self.config.candidates) - {"roofline", "split"}
         )
         self.choice = choose(
-            inner_answers(pairs, samples, neighbours=looks),
+            inner_answers(pairs, samples, neighbours=looks, bands=self.config.pair_intervals),
             candidates=self.config.candidates,
             scaled=self.config.scaled_intervals,
             by_regime=self.config.regime_intervals,
             by_band=self.config.band_intervals,
             signed=self.config.signed_intervals,
+            pairs=self.config.pair_intervals,
             coverage=self.config.coverage,
             seed=self.config.seed,
             n_boot=self.config.n_boot,
@@ -328,6 +338,9 @@ class StackedPredictor(
             half[rows] = c.factor[key] * np.where(np.isfinite(scale), scale, c.fill_scale[key])
             shift[rows] = c.shift.get(key, 0.0)
             model[rows] = name
+        lo, hi = out + shift - half, out + shift + half
+        if c.pair_bands:
+            _band_bounds(c, pairs, table, cells.get_column("scenario"), out, lo, hi)
         seen = (
             pairs.get_column("target").is_in(self.targets)
             & pairs.get_column("source").is_in(self.sources)
@@ -335,8 +348,8 @@ class StackedPredictor(
         return pl.DataFrame(
             {
                 "relR": 10.0**out,
-                "relR_lo": 10.0 ** (out + shift - half),
-                "relR_hi": 10.0 ** (out + shift + half),
+                "relR_lo": 10.0**lo,
+                "relR_hi": 10.0**hi,
                 "regime": np.where(seen, "seen", "new"),
                 "model": model.astype(str),
             }
@@ -361,7 +374,7 @@ class StackedPredictor(
             return self._known
         new = _kept(samples_from_runs(target_benchmarks))
         known = samples.filter(~pl.col("target").is_in(new.get_column("target").implode()))
-        every = pl.concat([known, new], how="vertical_relaxed")
+        every = pl.concat([known, new], how="diagonal_relaxed")
         figs = machine_figures(every)
         return figs, benchmark_table(every, figs)
 
@@ -464,9 +477,7 @@ candidate (the bandwidth curve with half the source's slowdown carried over, or 
 corrected by how
 look-alike benchmark kernels changed between the two machines) gains over it with the 90% \
 bootstrap interval of
-the gain above zero. Intervals: normalised split conformal, each answer's scale the spread of its \
-look-alike
-kernels' changes.
+the gain above zero. Intervals: {_interval_words(self.config)}.
 
 | scenario | inner pairs | model | inner within-2× | gain over the roofline, 5th percentile | \
 typical interval (×) |
@@ -492,6 +503,50 @@ them may be
 covered less often than stated (see the evaluation in the documentation).
 """
         return "xamm default relR predictor (physics signatures)", body
+
+
+def _interval_words(config: StackedConfig) -> str:
+    """What the card says the intervals are, from the configuration that made them."""
+    if config.pair_intervals:
+        return (
+            "each pair's band of the roofline's errors on the kernels both machines ran (10% to "
+            "90%), widened by one split-conformal margin per scenario"
+        )
+    if config.scaled_intervals:
+        return "normalised split conformal, each answer's scale its look-alike kernels' spread"
+    cell = (
+        " and size regime"
+        if config.regime_intervals
+        else " and source slowdown band"
+        if config.band_intervals
+        else ""
+    )
+    if config.signed_intervals:
+        return f"a pair of signed split-conformal tails per device scenario{cell}"
+    return f"one split-conformal half-width per device scenario{cell}"
+
+
+def _band_bounds(
+    c: Choice,
+    pairs: pl.DataFrame,
+    table: pl.DataFrame,
+    scenario: pl.Series,
+    out: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+) -> None:
+    """Put each pair with a band (:func:`~.neighbours.pair_bands`) and a margin for its scenario
+    (else the pooled one) at the answer plus its band widened by the margin, into ``lo`` and
+    ``hi`` (log10); a band the margin inverts is a point at its middle."""
+    b_lo, b_hi = pair_bands(table, pairs)
+    for (s,), rows in rows_by(scenario):
+        m = c.margin.get(s, c.margin.get("all"))
+        if m is None:
+            continue
+        rows = rows[np.isfinite(b_lo[rows])]
+        a, b = out[rows] + b_lo[rows] - m, out[rows] + b_hi[rows] + m
+        mid = (a + b) / 2
+        lo[rows], hi[rows] = np.minimum(a, mid), np.maximum(b, mid)
 
 
 def load_predictor(model_id: str, *, revision: str | None = None):

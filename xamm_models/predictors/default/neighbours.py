@@ -20,6 +20,10 @@ similar kernels change alike between the two machines the interval is narrow, wh
 is wide (:mod:`xamm_models.predictors.default.selection` calibrates the factor). A machine pair with
 fewer than :data:`MIN_REFERENCES` kernels in common answers with the roofline for every neighbour
 candidate and has no scale of its own.
+
+A pair's **band** (:func:`pair_bands`) is what the roofline's error has been between the two
+machines: the 10% and 90% quantiles of the changes of every kernel both ran
+(:data:`MIN_BAND_REFERENCES` at least), the roofline's exact error on each of them.
 """
 
 from __future__ import annotations
@@ -33,7 +37,16 @@ from xamm_models.machines.efficiency import DESCRIPTORS, describe, slowdowns
 from xamm_models.machines.physics import PhysicsSignature, rows_by
 from xamm_models.predictors.default.stacked import split_relr
 
-__all__ = ["CANDIDATES", "MIN_REFERENCES", "SPREAD_K", "Answers", "candidate_answers"]
+__all__ = [
+    "BAND_QUANTILES",
+    "CANDIDATES",
+    "MIN_BAND_REFERENCES",
+    "MIN_REFERENCES",
+    "SPREAD_K",
+    "Answers",
+    "candidate_answers",
+    "pair_bands",
+]
 
 # simplest first: a tie goes to the earlier one
 CANDIDATES = ("roofline", "split", "delta-all", "delta-16", "delta-4", "level-16")
@@ -44,6 +57,10 @@ SCALE_FLOOR = 0.02
 # descriptors' spreads below this (log10) are not used to standardise them
 MIN_SPREAD = 0.05
 CHUNK = 8192  # queries per distance block
+# a pair's band: these quantiles of its kernels' changes, from at least this many kernels (fixed
+# before the rule ran: docs/decisions.md, "a sixth interval rule")
+BAND_QUANTILES = (0.1, 0.9)
+MIN_BAND_REFERENCES = 8
 
 
 class Answers:
@@ -168,3 +185,24 @@ def candidate_answers(
         logs["level-16"][rows] = roof[rows] + level - q[rows, 3]
         scale[rows] = np.maximum(_mad(change[idx]), SCALE_FLOOR)
     return Answers(logs, scale)
+
+
+def pair_bands(table: pl.DataFrame, pairs: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Each pair's band: the :data:`BAND_QUANTILES` of the changes of slowdown from source to
+    target over every benchmark kernel both machines ran (log10: the plain roofline's error on
+    each); NaN for pairs whose machines share fewer than :data:`MIN_BAND_REFERENCES` kernels.
+
+    Args:
+        table: the benchmark samples' descriptors (:func:`benchmark_table`) the answer may see.
+        pairs: pair rows (``source``, ``target``).
+
+    Returns:
+        ``(low, high)``, one value each per pair.
+    """
+    low, high = np.full(pairs.height, np.nan), np.full(pairs.height, np.nan)
+    for (s, t), rows in rows_by(pairs.get_column("source"), pairs.get_column("target")):
+        ref, slow_t = _references(table, s, t)
+        change = slow_t - ref[:, 3]
+        if len(change) >= MIN_BAND_REFERENCES:
+            low[rows], high[rows] = np.quantile(change, BAND_QUANTILES)
+    return low, high

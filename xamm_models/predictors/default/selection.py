@@ -20,7 +20,10 @@ The choice, per device scenario (CPU→CPU, ...; a scenario with fewer than
   answer's scale the spread of its look-alike kernels' changes
   (:mod:`~xamm_models.predictors.default.neighbours`; the scenario's median scale where there are
   none) times the conformal quantile of |residual| / scale (``scaled``); or per scenario from the
-  signed residuals' two tails (``signed``: the interval need not be centred on the answer).
+  signed residuals' two tails (``signed``: the interval need not be centred on the answer); or
+  each pair's band of its own kernels' changes (:func:`~.neighbours.pair_bands`) widened by one
+  margin per scenario, conformalised quantile regression (``pair_bands``; a pair without a band
+  takes the scenario's half-width).
 """
 
 from __future__ import annotations
@@ -34,11 +37,16 @@ from pydantic import BaseModel
 from xamm_data.targets import scenario_expr
 from xamm_models.benchmark.baselines import machine_figures
 from xamm_models.machines.physics import physics_signatures
-from xamm_models.predictors.default.conformal import signed_conformal, split_conformal
+from xamm_models.predictors.default.conformal import (
+    band_margin,
+    signed_conformal,
+    split_conformal,
+)
 from xamm_models.predictors.default.neighbours import (
     CANDIDATES,
     benchmark_table,
     candidate_answers,
+    pair_bands,
     roofline_per_rep,
 )
 
@@ -71,6 +79,10 @@ class Choice(BaseModel):
     # per key: where the interval's centre sits from the answer (log10; 0: centred, all but
     # ``signed`` choices)
     shift: dict[str, float] = {}
+    # True: a pair with a band (:func:`~.neighbours.pair_bands`) is answered by its band widened
+    # by its scenario's ``margin`` (log10; may be negative)
+    pair_bands: bool = False
+    margin: dict[str, float] = {}
     inner_within_2: dict[str, float]
     gain_lower: dict[str, float]
     n: dict[str, int]
@@ -154,7 +166,7 @@ def slowdown_bands(pairs: pl.DataFrame, figures: pl.DataFrame) -> np.ndarray:
 
 
 def inner_answers(
-    pairs: pl.DataFrame, samples: pl.DataFrame, *, neighbours: bool = True
+    pairs: pl.DataFrame, samples: pl.DataFrame, *, neighbours: bool = True, bands: bool = False
 ) -> pl.DataFrame:
     """Every candidate's log10 answer on every training pair, its group held out.
 
@@ -163,25 +175,30 @@ def inner_answers(
         samples: the benchmark samples the fit may see.
         neighbours: answer the look-alike candidates and scales too (False: they answer as the
             roofline; what a choice among the roofline and ``split`` alone needs).
+        bands: measure each pair's band (:func:`~.neighbours.pair_bands`; False: NaN).
 
     Returns:
         One row per pair: ``scenario``, ``regime`` (:func:`regime_expr`), ``band``
-        (:func:`slowdown_bands`), ``app``, ``y`` (log10 relR), ``scale`` and one column per
-        candidate.
+        (:func:`slowdown_bands`), ``app``, ``y`` (log10 relR), ``scale``, ``pair_lo`` and
+        ``pair_hi`` (its band) and one column per candidate.
     """
     parts = []
     for _, held in pairs.group_by(["group"], maintain_order=True):
         hidden = held.get_column("app").unique().implode()
         seen = samples.filter(~pl.col("app").is_in(hidden))
         figs = machine_figures(seen)
-        table = benchmark_table(seen, figs) if neighbours else seen.clear()
+        table = benchmark_table(seen, figs) if neighbours or bands else seen.clear()
         ans = candidate_answers(physics_signatures(seen), figs, table, held, neighbours=neighbours)
+        nan = np.full(held.height, np.nan)
+        lo, hi = pair_bands(table, held) if bands else (nan, nan)
         parts.append(
             held.select(
                 scenario_expr(), regime_expr(), "app", pl.col("relR").log10().alias("y")
             ).with_columns(
                 pl.Series("band", slowdown_bands(held, figs)),
                 pl.Series("scale", ans.scale),
+                pl.Series("pair_lo", lo),
+                pl.Series("pair_hi", hi),
                 *[pl.Series(c, ans.logs[c]) for c in CANDIDATES],
             )
         )
@@ -272,12 +289,37 @@ def _cell_factors(part: pl.DataFrame, by: str, scen: str, name: str, how: tuple,
             out["n"][key] = cell.height
 
 
-def _one_of_each(by_regime: bool, by_band: bool, signed: bool, scaled: bool) -> None:
-    """Refuse interval options that do not combine (two kinds of cell; signed and scaled)."""
+def _one_of_each(
+    by_regime: bool, by_band: bool, signed: bool, scaled: bool, pairs: bool = False
+) -> None:
+    """Refuse interval options that do not combine (two kinds of cell; signed and scaled; pair
+    bands and any other)."""
     if by_regime and by_band:
         raise ValueError("one kind of interval cell: by_regime or by_band, not both")
     if signed and scaled:
         raise ValueError("signed intervals are not scaled: signed or scaled, not both")
+    if pairs and (by_regime or by_band or signed or scaled):
+        raise ValueError("pair bands are one interval rule: not with regime, band, signed, scaled")
+
+
+def _margin(part: pl.DataFrame, name: str, coverage: float) -> float | None:
+    """The scenario's band margin on its inner pairs with a band (None: too few of them)."""
+    has = part.filter(pl.col("pair_lo").is_not_nan() & pl.col("pair_hi").is_not_nan())
+    if has.height < MIN_PER_SCENARIO:
+        return None
+    errors = has.get_column("y").to_numpy() - has.get_column(name).to_numpy()
+    lo, hi = has.get_column("pair_lo").to_numpy(), has.get_column("pair_hi").to_numpy()
+    return band_margin(lo, hi, errors, coverage)
+
+
+def _scope_interval(part: pl.DataFrame, scen: str, name: str, how: tuple, out: dict) -> None:
+    """A scope's half-width, fill scale, shift, inner within-2x and size, into ``out``."""
+    factor, fill, shift = _factor(part, name, *how)
+    out["factor"][scen], out["fill_scale"][scen], out["shift"][scen] = factor, fill, shift
+    out["within"][scen], out["n"][scen] = float(_within(part, name).mean()), part.height
+
+
+CHOICE_KEYS = ("model", "factor", "fill_scale", "shift", "within", "low", "n", "margin")
 
 
 def choose(
@@ -288,6 +330,7 @@ def choose(
     by_regime: bool = False,
     by_band: bool = False,
     signed: bool = False,
+    pairs: bool = False,
     coverage: float = 0.8,
     seed: int = 0,
     n_boot: int = 400,
@@ -297,13 +340,14 @@ def choose(
     Args:
         inner: the inner answers.
         candidates: the models it may choose among (the roofline is always one).
-        scaled: intervals scaled by each answer's look-alike spread (False: one half-width per
-            scenario, plain split conformal).
+        scaled: intervals scaled by each answer's look-alike spread (normalised conformal).
         by_regime: a half-width per scenario and size regime (:func:`regime_expr`) where the
             inner pairs hold :data:`MIN_PER_SCENARIO` of them (keys ``"scenario|regime"``).
         by_band: a half-width per scenario and source slowdown band (:func:`slowdown_bands`),
             likewise (not with ``by_regime``).
         signed: each interval from the signed residuals' two tails (not with ``scaled``).
+        pairs: each pair's band widened by a margin per scenario (``inner_answers(bands=True)``;
+            not with another option).
         coverage: the intervals' aim.
         seed: the bootstrap's seed.
         n_boot: bootstrap resamples.
@@ -311,19 +355,17 @@ def choose(
     Returns:
         The choice.
     """
-    _one_of_each(by_regime, by_band, signed, scaled)
-    keys = ("model", "factor", "fill_scale", "shift", "within", "low", "n")
-    out: dict[str, dict] = {k: {} for k in keys}
+    _one_of_each(by_regime, by_band, signed, scaled, pairs)
+    out: dict[str, dict] = {k: {} for k in CHOICE_KEYS}
     if inner.is_empty():  # no training pairs: refuse to be confident
         return _no_evidence()
     rng = np.random.default_rng(seed)
     for scen, part in _scopes(inner):
         name, low = _pick(part, rng, n_boot, candidates)
-        factor, fill, shift = _factor(part, name, coverage, scaled, signed)
         out["model"][scen], out["low"][scen] = name, low
-        out["factor"][scen], out["fill_scale"][scen], out["shift"][scen] = factor, fill, shift
-        out["within"][scen] = float(_within(part, name).mean())
-        out["n"][scen] = part.height
+        _scope_interval(part, scen, name, (coverage, scaled, signed), out)
+        if pairs and (m := _margin(part, name, coverage)) is not None:
+            out["margin"][scen] = m
         for by, wanted in (("regime", by_regime), ("band", by_band)):
             if wanted and scen != "all":
                 _cell_factors(part, by, scen, name, (coverage, scaled, signed), out)
@@ -334,6 +376,8 @@ def choose(
         scaled=scaled,
         cells="regime" if by_regime else "band" if by_band else "scenario",
         shift=out["shift"] if signed else {},
+        pair_bands=pairs,
+        margin=out["margin"],
         inner_within_2=out["within"],
         gain_lower=out["low"],
         n=out["n"],
