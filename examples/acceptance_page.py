@@ -30,6 +30,7 @@ def _certificate(e: dict) -> str:
     c = e["json"]
     r = pl.DataFrame(c["results"]).select("criterion", "group", "relR", "lo", "hi", "limit",
                                           "verdict", "certain")  # fmt: skip
+    whys = sorted({x["why"] for x in c["results"] if x.get("why")})
     changed = c["changed"]
     tail = (
         f"Verdicts changed since certificate {c['previous']}: {len(changed)}."
@@ -39,7 +40,8 @@ def _certificate(e: dict) -> str:
     return (f"Certificate {c['number']}: **{c['verdict']}**, judging "
             f"{c['grounds'][0]['judged']} ({c['grounds'][0]['sources']} runs, store version "
             f"{c['grounds'][0]['data_version']}, signature {c['grounds'][0]['signature']}). "
-            f"{tail}\n\n" + table(r))  # fmt: skip
+            f"Problem sizes matched within {c['size_ratio']:g}x. {tail}\n\n" + table(r)
+            + "".join(f"\nNot certain: {w}\n" for w in whys[:1]))  # fmt: skip
 
 
 def _drift_sentence(d: dict) -> str:
@@ -100,8 +102,9 @@ def page(log: list[dict]) -> str:
             "The certificate (Markdown and JSON, schema "
             "`schemas/acceptance_certificate.schema.json`) records the signature version and the "
             "hashes of the data it rests on; it is also kept under `$XAMM_HOME/certificates`, "
-            "where "
-            "its store version becomes the state `dane@accepted`.\n",
+            "chained to the certificates before it by their SHA-256 (`xamm accept verify dane` "
+            "checks them), where the runs it names, by their files' hashes, become the state "
+            "`dane@accepted`.\n",
             "## 2. A routine update\n",
             "Three more runs arrive after an update. The history lists each signature version, the "
             "runs it rests on and what changed:\n",

@@ -18,15 +18,16 @@ selects the rows of each target.
 
 from __future__ import annotations
 
-import math
-import re
+import logging
 import tomllib
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+import tomli_w
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from xamm_data.atomic import locked, write_text_atomic
+from xamm_data.atomic import atomic_path, locked
+from xamm_data.identifiers import NAME, check_alias
 from xamm_data.paths import xamm_home
 from xamm_data.plugins import load
 from xamm_data.registry import Registry, UnknownNameError
@@ -34,7 +35,13 @@ from xamm_data.targets import Target
 
 SHIPPED = Path(__file__).with_name("machines.toml")
 USER_FILE = "machines.toml"
-_ID = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+_ID = NAME  # xamm_data.identifiers: one rule for every name that becomes a path or a key
+log = logging.getLogger(__name__)
+
+# a count or a figure of a node: a number (never a bool, a string or a float for a count), finite
+Count = Annotated[int, Field(ge=1, le=10**7, strict=True)]
+Figure = Annotated[float, Field(gt=0, lt=1e12, allow_inf_nan=False, strict=True)]
+Text = Annotated[str, Field(max_length=500, strict=True)]
 
 # the node facts, in the order a table prints them: (field, what it is)
 NODE_FACTS: tuple[tuple[str, str], ...] = (
@@ -61,28 +68,35 @@ class Machine(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    id: str = Field(pattern=_ID.pattern)
+    id: str = Field(pattern=_ID.pattern, max_length=100)
     aliases: tuple[str, ...] = ()
-    cpu: str | None = None
-    gpu: str | None = None
-    sockets: int | None = Field(default=None, ge=1)
-    cores_per_node: int | None = Field(default=None, ge=1)
-    memory_gib: float | None = Field(default=None, gt=0)
-    memory_bandwidth_gbs: float | None = Field(default=None, gt=0)
-    cache_mib: float | None = Field(default=None, gt=0)
-    peak_gflops: float | None = Field(default=None, gt=0)
-    gpus_per_node: int | None = Field(default=None, ge=1)
-    gpu_memory_gib: float | None = Field(default=None, gt=0)
-    gpu_memory_bandwidth_gbs: float | None = Field(default=None, gt=0)
-    gpu_cache_mib: float | None = Field(default=None, gt=0)
-    gpu_peak_gflops: float | None = Field(default=None, gt=0)
-    in_paper: bool = False
-    source: str
-    notes: str = ""
+    cpu: Text | None = None
+    gpu: Text | None = None
+    sockets: Count | None = None
+    cores_per_node: Count | None = None
+    memory_gib: Figure | None = None
+    memory_bandwidth_gbs: Figure | None = None
+    cache_mib: Figure | None = None
+    peak_gflops: Figure | None = None
+    gpus_per_node: Count | None = None
+    gpu_memory_gib: Figure | None = None
+    gpu_memory_bandwidth_gbs: Figure | None = None
+    gpu_cache_mib: Figure | None = None
+    gpu_peak_gflops: Figure | None = None
+    in_paper: bool = Field(default=False, strict=True)
+    source: Annotated[str, Field(max_length=2000, strict=True)]
+    notes: Annotated[str, Field(max_length=4000, strict=True)] = ""
     # a platform of a performance-portability study: one device is measured, the other not
     only: Literal["cpu", "gpu"] | None = None
     # where the record was read: the shipped file, or the user's (its fields won)
     origin: str = "shipped"
+
+    @field_validator("aliases", mode="before")
+    @classmethod
+    def _aliases_are_text(cls, v):
+        if isinstance(v, str) or not isinstance(v, list | tuple):
+            raise ValueError('expected a list of names, e.g. aliases = ["Dane"]')
+        return tuple(check_alias(a) for a in v)
 
     @property
     def devices(self) -> tuple[str, ...]:
@@ -133,7 +147,7 @@ def _read_tables(path: Path) -> dict[str, dict]:
     """``{id: fields}`` of a registry file; one that is not names itself and what is wrong."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as e:
         raise MachineFactsError(f"{path}: not valid TOML ({e})") from None
     tables = data.get("machines", {})
     extra = sorted(set(data) - {"machines"})
@@ -141,37 +155,96 @@ def _read_tables(path: Path) -> dict[str, dict]:
         raise MachineFactsError(
             f"{path}: expected only [machines.<id>] tables, found {extra or 'machines = ...'}"
         )
+    bad = next((k for k, v in tables.items() if not isinstance(v, dict)), None)
+    if bad is not None:
+        raise MachineFactsError(f"{path}: machines.{bad} is not a table of facts")
     return tables
 
 
+def _record(mid: str, shipped: dict | None, user: dict | None, where: Path) -> Machine:
+    """One machine from its shipped fields with the user's over them (aliases are added to the
+    shipped ones, never replace them); a bad field names the file, the machine and the field."""
+    fields = {**(shipped or {}), **(user or {})}
+    if user is not None:
+        fields["origin"] = "yours" if shipped is None else "shipped, with your facts"
+        fields.setdefault("source", f"added by the user ({where})")
+        if shipped and isinstance(user.get("aliases"), list | tuple):
+            fields["aliases"] = [*shipped.get("aliases", []), *user["aliases"]]
+    try:
+        return Machine(id=mid, **fields)
+    except ValidationError as e:
+        err = e.errors()[0]
+        field = ".".join(str(x) for x in err["loc"]) or "(record)"
+        raise MachineFactsError(
+            f"{where if user is not None else SHIPPED}: machine {mid!r}, field {field!r}: "
+            f"{err['msg']} (given {err.get('input')!r})"
+        ) from None
+
+
 def _records(shipped: dict[str, dict], user: dict[str, dict], where: Path) -> list[Machine]:
-    out = []
-    for mid in list(shipped) + [m for m in user if m not in shipped]:
-        fields = {**shipped.get(mid, {}), **user.get(mid, {})}
-        if mid in user:
-            fields["origin"] = "yours" if mid not in shipped else "shipped, with your facts"
-            fields.setdefault("source", f"added by the user ({where})")
+    """Every machine of both files; raises on the first bad record (for what is about to be
+    written)."""
+    return [
+        _record(mid, shipped.get(mid), user.get(mid), where)
+        for mid in list(shipped) + [m for m in user if m not in shipped]
+    ]
+
+
+def _user_records(shipped: dict[str, dict], path: Path) -> dict[str, Machine]:
+    """The user's records that can be taken; a file or record that cannot is warned about, naming
+    it, and left out: the shipped registry and the user's other machines keep working."""
+    if not path.is_file():
+        return {}
+    try:
+        user = _read_tables(path)
+    except MachineFactsError as e:
+        log.warning("%s; the file is ignored until it is mended (xamm machines add rewrites it)", e)
+        return {}
+    out = {}
+    for mid, fields in user.items():
         try:
-            out.append(Machine(id=mid, **fields))
-        except ValidationError as e:
-            err = e.errors()[0]
-            field = ".".join(str(x) for x in err["loc"]) or "(record)"
-            raise MachineFactsError(
-                f"{where if mid in user else SHIPPED}: machine {mid!r}, field {field!r}: "
-                f"{err['msg']} (given {err.get('input')!r})"
-            ) from None
+            if not _ID.match(mid):
+                raise MachineFactsError(f"{path}: machine id {mid!r} is not a name xamm keeps")
+            out[mid] = _record(mid, shipped.get(mid), fields, path)
+        except MachineFactsError as e:
+            log.warning("%s; this machine's facts are ignored", e)
     return out
+
+
+def _register_aliases(reg: Registry[Machine], m: Machine, where: str) -> Machine:
+    """Register ``m``'s aliases that name no other machine; one that does is refused with a
+    warning: an alias never redirects another machine's data."""
+    kept = []
+    for a in m.aliases:
+        owner = reg.canonical(a)
+        if owner not in (None, m.id):
+            log.warning("%s: alias %r of %s is already a name of %s; ignored (an alias never "
+                        "redirects another machine's data)", where, a, m.id, owner)  # fmt: skip
+            continue
+        reg.add_alias(m.id, a)
+        kept.append(a)
+    return m if tuple(kept) == m.aliases else m.model_copy(update={"aliases": tuple(kept)})
 
 
 def _load() -> tuple[tuple[Machine, ...], Registry[Machine]]:
     shipped = _read_tables(SHIPPED)
     path = user_file()
-    user = _read_tables(path) if path.is_file() else {}
-    records = tuple(_records(shipped, user, path))
+    user = _user_records(shipped, path)
+    base = {mid: _record(mid, fields, None, SHIPPED) for mid, fields in shipped.items()}
     reg: Registry[Machine] = Registry("machine", error=UnknownMachineError)
-    for m in records:
+    for m in base.values():  # every shipped id and alias first: the user's cannot shadow them
         reg.add(m.id, m, aliases=m.aliases)
-    return records, reg
+    for mid, m in user.items():
+        if mid not in base:
+            reg.add(mid, m)
+    records = []
+    for mid in list(base) + [m for m in user if m not in base]:
+        m = user[mid] if mid in user else base[mid]
+        if mid in user:
+            m = _register_aliases(reg, m, str(path))
+            reg.replace(mid, m)
+        records.append(m)
+    return tuple(records), reg
 
 
 class UnknownMachineError(UnknownNameError):
@@ -212,24 +285,23 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _toml_value(v) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int | float):
-        if isinstance(v, float) and not math.isfinite(v):
-            raise MachineFactsError(f"{v!r} is not a finite number")
-        return repr(v)
-    if isinstance(v, list | tuple):
-        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
-    return '"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 def _toml(tables: dict[str, dict]) -> str:
-    parts = ["# Machines and node facts the user added (xamm machines add); layout as xamm's own\n"]
-    for mid in sorted(tables):
-        parts.append(f"\n[machines.{mid}]\n")
-        parts += [f"{k} = {_toml_value(v)}\n" for k, v in tables[mid].items() if v is not None]
-    return "".join(parts)
+    """The user's registry file: written by a TOML writer (keys quoted, strings escaped)."""
+    body = tomli_w.dumps({"machines": {m: tables[m] for m in sorted(tables)}})
+    head = "# Machines and node facts the user added (xamm machines add); layout as xamm's own\n\n"
+    return head + body
+
+
+def _write_checked(path: Path, tables: dict[str, dict]) -> None:
+    """Write the user's registry atomically, once the text read back gives the same tables and
+    every record of them is taken: a bad file never replaces a good one."""
+    text = _toml(tables)
+    shipped = _read_tables(SHIPPED)
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+        if _read_tables(tmp) != tables:
+            raise MachineFactsError(f"{path}: the facts did not read back as written; not saved")
+        _records({m: shipped[m] for m in tables if m in shipped}, tables, path)
 
 
 def add_facts(machine_id: str, **facts) -> Machine:
@@ -250,20 +322,29 @@ def add_facts(machine_id: str, **facts) -> Machine:
     mid, given = checked_facts(machine_id, **facts)
     path = user_file()
     with locked(path.with_name(f".{USER_FILE}.lock")):
-        tables = _read_tables(path) if path.is_file() else {}
+        try:
+            tables = _read_tables(path) if path.is_file() else {}
+        except MachineFactsError as e:  # kept beside, never lost: a new file starts
+            path.replace(kept := path.with_name(f"{USER_FILE}.unreadable"))
+            log.warning("%s; moved to %s, a new file is started", e, kept)
+            tables = {}
         merged = {**tables.get(mid, {}), **given}
-        # checked before it is written: a bad fact never reaches the file
-        _records({mid: _read_tables(SHIPPED).get(mid, {})}, {mid: merged}, path)
-        write_text_atomic(path, _toml({**tables, mid: merged}))
+        if "aliases" in given:  # added to the ones recorded, never replacing them
+            old = list(tables.get(mid, {}).get("aliases", []))
+            merged["aliases"] = old + [a for a in given["aliases"] if a not in old]
+        # a record the file already holds that cannot be taken is dropped, not carried over
+        keep = {m: t for m, t in tables.items() if m == mid or _takes(m, t, path)}
+        _write_checked(path, {**keep, mid: merged})
     reload()
     return get(mid)
 
 
-def checked_facts(machine_id: str, **facts) -> tuple[str, dict]:
+def checked_facts(machine_id: str, where: Path | None = None, **facts) -> tuple[str, dict]:
     """(the registry id, the facts given) once every fact is known and in range for that machine.
 
     Args:
         machine_id: a registry id or alias, or a new id.
+        where: the file the facts come from, for messages (default: the user's registry file).
         **facts: :class:`Machine` fields; None are left out.
 
     Returns:
@@ -284,10 +365,36 @@ def checked_facts(machine_id: str, **facts) -> tuple[str, dict]:
             f"machine {mid}: unknown field(s) {unknown}; expected some of "
             f"{', '.join(k for k, _ in NODE_FACTS)}, cpu, gpu, aliases, source, notes"
         )
-    current = _read_tables(user_file()).get(mid, {}) if user_file().is_file() else {}
-    shipped = _read_tables(SHIPPED).get(mid, {})
-    _records({mid: shipped}, {mid: {"source": "given", **current, **given}}, user_file())
+    current = _user_tables().get(mid, {})
+    shipped = _read_tables(SHIPPED).get(mid)
+    _record(mid, shipped, {"source": "given", **current, **given}, where or user_file())
+    for a in given.get("aliases", ()):
+        owner = canonical_id(a) if isinstance(a, str) else None
+        if owner not in (None, mid):
+            raise MachineFactsError(f"machine {mid}: alias {a!r} is already a name of {owner}; "
+                                    "an alias never redirects another machine's data")  # fmt: skip
     return mid, given
+
+
+def _user_tables() -> dict[str, dict]:
+    """The user's file as tables; {} when absent or unreadable (warned about when loaded)."""
+    try:
+        return _read_tables(user_file()) if user_file().is_file() else {}
+    except MachineFactsError:
+        return {}
+
+
+def _takes(mid: str, fields: dict, path: Path) -> bool:
+    """Whether a record of the user's file can be taken (one that cannot is dropped on the next
+    write, with a warning naming it)."""
+    try:
+        if not _ID.match(mid):
+            raise MachineFactsError(f"{path}: machine id {mid!r} is not a name xamm keeps")
+        _record(mid, _read_tables(SHIPPED).get(mid), fields, path)
+        return True
+    except MachineFactsError as e:
+        log.warning("%s; dropped from the file", e)
+        return False
 
 
 def list_machines(pattern: str = "*") -> list[str]:

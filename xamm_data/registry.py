@@ -45,10 +45,27 @@ class Registry(Generic[T]):
         an error."""
         if name in self._items:
             raise ValueError(f"{self.kind} {name!r} is registered twice")
+        taken = [a for a in (name, *aliases) if self._aliases.get(a.lower(), name) != name]
+        if taken:
+            raise ValueError(f"{self.kind} {name!r}: {taken[0]!r} is already a name of "
+                             f"{self._aliases[taken[0].lower()]!r}")  # fmt: skip
         self._items[name] = obj
         for a in (name, *aliases):
             self._aliases[a.lower()] = name
         return obj
+
+    def add_alias(self, name: str, alias: str) -> None:
+        """Another name for the registered ``name``; one that names another entry is refused."""
+        owner = self._aliases.get(alias.lower(), name)
+        if owner != name or name not in self._items:
+            raise ValueError(f"{self.kind} alias {alias!r} is already a name of {owner!r}")
+        self._aliases[alias.lower()] = name
+
+    def replace(self, name: str, obj: T) -> None:
+        """Put ``obj`` in place of the registered ``name``'s entry (its names stay)."""
+        if name not in self._items:
+            raise self._error(self.kind, name, self.list())
+        self._items[name] = obj
 
     def register(self, name: str, **extra) -> Callable[[T], T]:
         """Decorator: register the decorated object under ``name``; ``extra`` is kept as

@@ -15,6 +15,7 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict
 
 from xamm_data.counters import COUNTERS
+from xamm_data.identifiers import NAME_BODY
 
 DType = Literal[
     "string",
@@ -197,7 +198,7 @@ def _c(name: str, dtype: DType, description: str, **kw) -> Column:
     return Column(name=name, dtype=dtype, description=description, **kw)
 
 
-MACHINE_PATTERN = r"^[a-z0-9][a-z0-9._-]*(:(cpu|gpu))?$"
+MACHINE_PATTERN = f"^{NAME_BODY}(:(cpu|gpu))?$"  # xamm_data.identifiers: one rule for names
 SHA256_PATTERN = r"^[0-9a-f]{64}$"
 SOURCE_FORMAT_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
 

@@ -8,6 +8,8 @@ from typing import NamedTuple
 
 import polars as pl
 
+from xamm_data.identifiers import check_name
+
 _TARGET = re.compile(r"^(?P<machine>[^:\s]+)(:(?P<device>cpu|gpu))?$")
 
 
@@ -25,7 +27,7 @@ class Target(NamedTuple):
         m = _TARGET.match(str(text).strip())
         if not m:
             raise ValueError(f"bad target {text!r}: expected MACHINE or MACHINE:cpu or MACHINE:gpu")
-        return cls(m.group("machine"), m.group("device"))
+        return cls(check_name(m.group("machine"), where=f"target {text!r}"), m.group("device"))
 
     def __str__(self) -> str:
         return f"{self.machine}:{self.device}" if self.device else self.machine

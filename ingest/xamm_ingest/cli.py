@@ -103,6 +103,12 @@ def _common_arguments(q: argparse.ArgumentParser, fmt: Format) -> None:
         "LocalCluster of --workers processes",
     )
     q.add_argument("--no-progress", action="store_true", help="no progress bar")
+    q.add_argument(
+        "--update-machine",
+        action="store_true",
+        help="let an xamm.toml [node] table change the facts of a machine the registry already "
+        "has (by default the differing facts are named and left as they are)",
+    )
 
 
 def build_parser(prog: str = "xamm-ingest") -> argparse.ArgumentParser:
@@ -311,6 +317,7 @@ def _ingest(args, opts: dict):
         store=args.store,
         dry_run=args.dry_run,
         strict=args.strict,
+        update_machines=args.update_machine,
         debug=args.debug,
         **opts,
     )

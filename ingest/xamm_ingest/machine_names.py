@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import tomllib
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -108,7 +108,7 @@ class RunDirConfig(BaseModel):
     metadata: MetadataMap | None = None
     # the public facts of the machine's node (xamm_data.machines.NODE_FACTS, cpu, gpu, source):
     # recorded in the user's machine registry, as `xamm machines add` does
-    node: dict[str, str | int | float] | None = None
+    node: dict[str, Any] | None = None  # checked strictly as the registry checks its own
 
     @field_validator("machine")
     @classmethod
@@ -156,9 +156,9 @@ def load_config(path: Path) -> RunDirConfig:
         if not cfg.machine:
             raise IngestError(path, "a [node] table needs machine = NAME: whose node it describes")
         try:  # every fact checked before any is recorded
-            machines.checked_facts(cfg.machine, **cfg.node)
+            machines.checked_facts(cfg.machine, where=path, **cfg.node)
         except machines.MachineFactsError as e:
-            raise IngestError(path, f"[node]: {e}") from None
+            raise IngestError(path, f"[node]: {str(e).removeprefix(f'{path}: ')}") from None
         _NODE_FACTS[str(path)] = (cfg.machine, dict(cfg.node))
     return cfg
 
@@ -168,16 +168,49 @@ def forget_node_facts() -> None:
     _NODE_FACTS.clear()
 
 
-def record_node_facts() -> list[str]:
-    """Record the ``[node]`` facts of the ``xamm.toml`` files read since the last call in the
-    user's machine registry (``$XAMM_HOME/machines.toml``), and forget them.
+def record_node_facts(update_machines: bool = False) -> list[str]:
+    """Record the ``[node]`` facts of the ``xamm.toml`` files read since the last call, and forget
+    them.
+
+    A machine no registry knows yet takes its folder's facts into the user's registry
+    (``$XAMM_HOME/machines.toml``). A shipped machine, or one the user already described, is
+    never changed by a data folder unless ``update_machines``: its facts that differ are named in
+    a note instead.
+
+    Args:
+        update_machines: let a data folder's ``[node]`` change a known machine's facts
+            (``xamm-ingest ... --update-machine``).
 
     Returns:
-        One note per machine recorded, naming the file the facts came from.
+        One note per machine, naming the file the facts came from and what was done.
     """
     out = []
     for path, (machine, facts) in sorted(_NODE_FACTS.items()):
+        known = machines.canonical_id(machine)
+        differ = _differing(known, facts) if known else facts
+        if known and not differ:
+            continue
+        if known and not update_machines:
+            out.append(f"{path}: [node] facts of {known} differ from the registry's "
+                       f"({', '.join(differ)}); not recorded: a data folder never changes a known "
+                       "machine (pass --update-machine to record them)")  # fmt: skip
+            continue
         m = machines.add_facts(machine, **{"source": f"xamm.toml ({path})", **facts})
-        out.append(f"node facts of {m.id} from {path} recorded in {machines.user_file()}")
+        what = "updated" if known else "recorded"
+        out.append(f"node facts of {m.id} from {path} {what} in {machines.user_file()}")
     _NODE_FACTS.clear()
+    return out
+
+
+def _differing(machine: str, facts: dict) -> list[str]:
+    """``field: registry -> file`` for each fact of ``facts`` the registry holds otherwise."""
+    m = machines.get(machine)
+    out = []
+    for k, v in facts.items():
+        have = getattr(m, k, None)
+        if k == "aliases":
+            if set(v) - set(have or ()):
+                out.append(f"aliases {sorted(set(v) - set(have or ()))}")
+        elif k != "source" and have != v:
+            out.append(f"{k}: {have!r} -> {v!r}")
     return out

@@ -141,9 +141,37 @@ def dangling(p: Path) -> Rejected:
     )
 
 
+def printable(p: Path | str) -> str:
+    """A path as text that prints anywhere: bytes that are not UTF-8 shown as ``\\xff``."""
+    return str(p).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _utf8_names(files: list[Path], plan: Plan) -> list[Path]:
+    """``files`` whose names are UTF-8 text; each other one is refused by name (the store keeps
+    a source's path as text), and the rest go on."""
+    out = []
+    for f in files:
+        try:
+            str(f).encode("utf-8")
+        except UnicodeEncodeError:
+            name = printable(f)
+            plan.rejected.append(
+                Rejected(
+                    name,
+                    f"{name}: the file name is not UTF-8 text; rename it to ingest it",
+                    problem="file name not UTF-8",
+                )
+            )
+            continue
+        out.append(f)
+    return out
+
+
 def _without_traces(files: list[Path], plan: Plan, seen: set[Path] | None = None) -> list[Path]:
-    """``files`` without the parts of OTF2 traces (reported once per trace); ``seen`` carries the
-    traces of directories already walked, whose event files sit in subdirectories."""
+    """``files`` without the parts of OTF2 traces (reported once per trace) and without names
+    that are not UTF-8 (refused by name); ``seen`` carries the traces of directories already
+    walked, whose event files sit in subdirectories."""
+    files = _utf8_names(files, plan)
     new = {f.with_suffix("") for f in files if f.suffix.lower() == ".otf2"}
     anchors = new | (seen if seen is not None else set())
     if seen is not None:

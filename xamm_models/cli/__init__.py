@@ -445,6 +445,9 @@ def _add_amm_hub_and_plot(a) -> None:
         )
         q.add_argument("--repo", required=True)
         q.add_argument("--revision", default="main")
+        if name == "pull":
+            q.add_argument("--public-key", type=Path, help="every certificate must be signed by "
+                           "this Ed25519 public key (PEM; xamm accept --sign-key)")  # fmt: skip
     pl_ = a.add_parser(
         "plot",
         help="t-SNE PNG of benchmark-sample embeddings by target",
@@ -901,9 +904,11 @@ def _amm_push(args, reg) -> int:
 
 def _amm_pull(args, reg) -> int:
     # in the handler: `xamm --help` never loads the models
+    from xamm_models.compare.evidence import load_public_key
     from xamm_models.compare.hub import pull_records
 
-    got = pull_records(args.repo, revision=args.revision, registry=reg)
+    key = load_public_key(args.public_key) if args.public_key else None
+    got = pull_records(args.repo, revision=args.revision, registry=reg, public_key=key)
     for s in got.signatures:
         print(f"have {s.ref}")
     for c in got.certificates:

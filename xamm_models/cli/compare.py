@@ -6,6 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
+import polars as pl
+
 from xamm_data.cli import UsageError
 from xamm_data.locations import store_arg
 from xamm_data.summary import print_frame
@@ -37,6 +39,22 @@ SHOWN = ("ref", "group", "kernel", "relR", "relR_min", "relR_max", "relR_node", 
          "predicted", "departure", "flagged")  # fmt: skip
 
 
+def bounded(lo: float, hi: float, what: str):
+    """An argparse type: a finite number in [lo, hi], else a usage error naming the option."""
+
+    def parse(text: str) -> float:
+        try:
+            v = float(text)
+        except ValueError:
+            v = float("nan")
+        if not lo <= v <= hi:  # nan and inf fail here
+            raise argparse.ArgumentTypeError(f"{what}: expected a number from {lo:g} to {hi:g}, "
+                                             f"not {text!r}")  # fmt: skip
+        return v
+
+    return parse
+
+
 def add(sub) -> None:
     """Add ``compare`` to ``xamm``."""
     s = sub.add_parser(
@@ -56,7 +74,7 @@ def add(sub) -> None:
     )
     s.add_argument(
         "--tolerance",
-        type=float,
+        type=bounded(0, 10, "a fraction (0.05 for 5%)"),
         default=0.05,
         help="drift: the relative change below which nothing is flagged (default 0.05)",
     )
@@ -65,7 +83,7 @@ def add(sub) -> None:
     )
     s.add_argument(
         "--size-ratio",
-        type=float,
+        type=bounded(1, 64, "a ratio of problem sizes"),
         default=1.5,
         help="how far apart matched problem sizes may be (default 1.5, the benchmark's)",
     )
@@ -121,9 +139,12 @@ def _print(c, files: list[str]) -> None:
         for m in ms:
             print(f"  {t}: {m}")
     print_frame(
-        c.groups,
-        title="kernel groups: geometric mean relR per rank and per node, 90% bootstrap intervals",
+        c.groups.drop("regime_why"),
+        title="kernel groups: geometric mean relR per rank and per node, 90% bootstrap intervals; "
+        "regime: whether matched sizes sit in the same cache level on both nodes",
     )
+    for r in c.groups.filter(pl.col("regime") == "across").iter_rows(named=True):
+        print(f"  {r['group']} against {r['ref']}: {r['regime_why']}")
     print_frame(c.kernels.select(SHOWN), title="kernels")
     if c.flags.height:
         print_frame(c.flags.select(*SHOWN[:3], "relR", "predicted", "departure"),

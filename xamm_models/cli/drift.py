@@ -23,11 +23,19 @@ NEW@accepted`). Rerun after a system update: the new certificate judges the runs
 previous one and lists the verdicts that changed. Exit code 0 whether it passes or fails;
 --strict exits 1 on a failed certificate.
 
+Certificates are chained by hashes and checked on every read; `xamm accept verify MACHINE`
+checks them all (exit 1 naming each file that was edited, deleted, reordered or does not belong).
+A centre signs them with its own Ed25519 key (--sign-key; `openssl genpkey -algorithm ed25519
+-out key.pem` and `openssl pkey -in key.pem -pubout -out key.pub` make a pair) and checks them
+with --public-key.
+
 examples:
   xamm-ingest rajaperf ./dane-accepted --machine dane   the runs judged first
   xamm accept dane --against quartz --criteria criteria.toml --out acceptance/
   xamm-ingest rajaperf ./dane-update --machine dane     after an update: the new runs
   xamm accept dane --against quartz --criteria criteria.toml --no-record --json
+  xamm accept verify dane                               every certificate of dane, checked
+  xamm accept verify dane --public-key centre.pub       and signed by the centre's key
 """
 
 
@@ -85,35 +93,81 @@ def run_drift(args) -> int:
 
 
 def add_accept(sub) -> None:
-    """Add ``accept`` to ``xamm``."""
+    """Add ``accept`` (and ``accept verify``) to ``xamm``."""
     s = sub.add_parser(
         "accept",
-        help="judge a machine against references by a centre's criteria; write a certificate",
+        help="judge a machine against references by a centre's criteria; write a certificate "
+        "(accept verify MACHINE: check its certificates)",
+        usage="xamm accept NEW --against REF [REF ...] --criteria FILE [options]\n"
+        "       xamm accept verify MACHINE [--public-key FILE] [--json]",
         epilog=ACCEPT_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    s.add_argument("new", help="the machine accepted: MACHINE or MACHINE:DEVICE")
-    s.add_argument("--against", nargs="+", required=True, metavar="REF", help="references")
-    s.add_argument("--criteria", type=Path, required=True, help="criteria.toml")
+    s.add_argument("new", help="the machine accepted: MACHINE or MACHINE:DEVICE (or verify)")
+    s.add_argument("machine", nargs="?", help=argparse.SUPPRESS)  # accept verify MACHINE
+    s.add_argument("--against", nargs="+", metavar="REF", help="references")
+    s.add_argument("--criteria", type=Path, help="criteria.toml")
     s.add_argument("--family", help="variant family (default: the first every target ran)")
     s.add_argument("--out", type=Path, help="write certificate.md and certificate.json here")
     s.add_argument("--no-record", action="store_true", help="do not register the certificate")
     s.add_argument("--strict", action="store_true", help="exit 1 when the certificate fails")
+    s.add_argument("--sign-key", type=Path, help="sign the certificate with this Ed25519 key (PEM)")
+    s.add_argument(
+        "--public-key",
+        type=Path,
+        help="accept verify: each certificate must be signed by this key (PEM)",
+    )
     s.add_argument("--store", type=store_arg, default=None, help="store (default $XAMM_HOME/store)")
     s.add_argument("--json", action="store_true", help="print the certificate as JSON")
     s.set_defaults(handler=run_accept)
 
 
+def run_verify(args) -> int:
+    """``xamm accept verify MACHINE``: every certificate checked; exit 1 on any problem."""
+    from xamm_models.compare.certificates import CertificateRegistry
+    from xamm_models.compare.evidence import load_public_key
+
+    if args.machine is None:
+        raise UsageError("accept verify needs the machine whose certificates to check")
+    key = load_public_key(args.public_key) if args.public_key else None
+    report = CertificateRegistry.default().verify(args.machine, public_key=key)
+    problems = [str(p) for p in report.problems]
+    if args.json:
+        print(json.dumps({"machine": args.machine, "verified": sorted(report.good),
+                          "head": report.head, "problems": problems}, indent=1))  # fmt: skip
+    else:
+        signed = " and signed by the key given" if key is not None else ""
+        print(
+            f"{args.machine}: {len(report.good)} certificate(s) verified{signed} "
+            f"({', '.join(map(str, sorted(report.good))) or 'none'}); head {report.head}"
+        )
+        for p in problems:
+            print(f"  problem: {p}")
+    if problems:
+        print(
+            f"xamm accept verify: {len(problems)} problem(s) in {args.machine}'s certificates",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
 def run_accept(args) -> int:
     """The ``accept`` handler."""
+    if args.new == "verify":
+        return run_verify(args)
     # the command's own work: loaded when it runs
     from xamm_models.compare.acceptance import accept, write_certificate
+    from xamm_models.compare.evidence import load_private_key
 
+    if args.machine is not None or not args.against or args.criteria is None:
+        raise UsageError("accept NEW --against REF [REF ...] --criteria FILE")
     if not args.criteria.is_file():
         raise FileNotFoundError(f"no criteria file {args.criteria}")
+    key = load_private_key(args.sign_key) if args.sign_key else None
     cert = accept(
         args.new, args.against, args.criteria, store=args.store, family=args.family,
-        record=not args.no_record,
+        record=not args.no_record, sign_key=key,
     )  # fmt: skip
     files = [str(p) for p in write_certificate(cert, args.out)] if args.out else []
     if args.json:

@@ -8,7 +8,7 @@ certificate, so rerunning the same command after a system update shows what chan
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
 import json
 from pathlib import Path
 
@@ -25,10 +25,12 @@ from xamm_models.compare.certificates import (
     Ground,
     GroupResult,
     judge,
+    overall,
     read_criteria,
 )
 from xamm_models.compare.comparison import compare_runs
 from xamm_models.compare.drift import describe_runs
+from xamm_models.compare.evidence import sources_sha256
 from xamm_models.compare.report import table
 from xamm_models.machines.signatures import SignatureRegistry, physics_record
 
@@ -38,9 +40,12 @@ CERTIFICATE_MD = "certificate.md"
 CERTIFICATE_JSON = "certificate.json"
 
 
+def _sources(rows: pl.DataFrame) -> list[str]:
+    return sorted(rows.get_column("source_sha256").drop_nulls().unique().to_list())
+
+
 def _runs_sha256(rows: pl.DataFrame) -> str:
-    shas = sorted(rows.get_column("source_sha256").drop_nulls().unique().to_list())
-    return hashlib.sha256("\n".join(shas).encode()).hexdigest()
+    return sources_sha256(_sources(rows))
 
 
 def _signature(target: str, rows: pl.DataFrame, version: int | None, registry):
@@ -65,7 +70,10 @@ def _ground(target: str, every: pl.DataFrame, rows: pl.DataFrame, store, registr
     version = st.version("benchmark_runs") if in_store else None
     sig = _signature(target, every, version, registry)
     runs = describe_runs(rows)
+    state = _sources(every)
     return Ground(
+        state_sources=state,
+        state_sha256=sources_sha256(state),
         target=target,
         data_version=version,
         signature=f"{sig.target}@{sig.version}" if sig is not None else None,
@@ -78,17 +86,20 @@ def _ground(target: str, every: pl.DataFrame, rows: pl.DataFrame, store, registr
     )
 
 
-def _since(rows: pl.DataFrame, previous: Certificate | None, store) -> tuple[pl.DataFrame, str]:
+def _since(rows: pl.DataFrame, previous: Certificate | None) -> tuple[pl.DataFrame, str]:
     """The runs a certificate judges: after an earlier certificate, the runs added since it (the
     machine as it is after the update), else all of them."""
-    if previous is None or previous.data_version is None:
+    ground = previous.ground() if previous is not None else None
+    if ground is None or not ground.state_sources:
         return rows, "all runs"
-    st = as_store(store)
-    old = st.read("benchmark_runs", previous.machine, version=previous.data_version)
-    added = rows.filter(~pl.col("source_sha256").is_in(old.get_column("source_sha256").implode()))
+    added = rows.filter(~pl.col("source_sha256").is_in(pl.Series(ground.state_sources).implode()))
     if added.is_empty():
         return rows, f"all runs (none added since certificate {previous.number})"
     return added, f"runs added since certificate {previous.number}"
+
+
+def _num(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3g}"
 
 
 def _changes(results: list[GroupResult], previous: Certificate | None):
@@ -102,7 +113,7 @@ def _changes(results: list[GroupResult], previous: Certificate | None):
         if p is not None and p.verdict != r.verdict:
             changed.append(
                 f"{r.criterion} / {r.ref} / {r.group}: {p.verdict} -> {r.verdict} "
-                f"(relR {p.relR:.3g} -> {r.relR:.3g}, limit {r.limit:.3g})"
+                f"(relR {_num(p.relR)} -> {_num(r.relR)}, limit {r.limit:.3g})"
             )
     return out, changed
 
@@ -117,6 +128,7 @@ def accept(
     certificates: CertificateRegistry | None = None,
     family: str | None = None,
     record: bool = True,
+    sign_key=None,
 ) -> Certificate:
     """Judge ``new`` against ``refs`` by the criteria file and issue a certificate.
 
@@ -129,6 +141,8 @@ def accept(
         certificates: the certificate registry (default ``$XAMM_HOME/certificates``).
         family: the variant family compared (default: the first every target ran).
         record: register the certificate (a passing one becomes ``MACHINE@accepted``).
+        sign_key: an Ed25519 private key (:func:`~xamm_models.compare.evidence.
+            load_private_key`) the centre signs the recorded certificate with.
 
     Returns:
         The certificate, numbered when recorded.
@@ -136,32 +150,45 @@ def accept(
     crit, crit_sha = read_criteria(criteria)
     if not refs:
         raise ValueError("accept needs at least one reference (--against REF)")
+    machine = Target.parse(new).machine
+    if any(Target.parse(r).machine == machine for r in refs):
+        raise ValueError(f"{new} cannot be accepted against itself ({', '.join(refs)}): name "
+                         "another machine, or compare its states (xamm compare M@now "
+                         "M@accepted)")  # fmt: skip
+    certs = certificates or CertificateRegistry.default()
+    # the previous certificate read, the comparison and the new number under one lock: two
+    # accepts at once each follow the other
+    with certs.writing(machine) if record else contextlib.nullcontext():
+        cert = _certify(new, refs, crit, crit_sha, store, registry, certs, family)
+        return certs.add(cert, sign_key=sign_key) if record else cert
+
+
+def _certify(new, refs, crit, crit_sha, store, registry, certs, family) -> Certificate:
     runs = dict(target_runs(n, store=store) for n in [new, *refs])
     every = dict(runs)
     names = list(runs)
-    certs = certificates or CertificateRegistry.default()
     machine = Target.parse(names[0]).machine
     previous = certs.latest(machine, names[0])
-    runs[names[0]], judged = _since(runs[names[0]], previous, store)
+    runs[names[0]], judged = _since(runs[names[0]], previous)
     c = compare_runs(runs, names[0], names[1:], family=family, size_ratio=crit.size_ratio)
     reg = registry or SignatureRegistry.default()
     grounds = [_ground(t, every[t], rows, store, reg) for t, rows in runs.items()]
     grounds[0] = grounds[0].model_copy(update={"judged": judged})
     results, changed = _changes(judge(c, crit), previous)
-    cert = Certificate(
+    return Certificate(
         machine=machine,
         new=names[0],
         refs=names[1:],
         family=c.family,
-        verdict="pass" if all(r.verdict == "pass" for r in results) else "fail",
+        verdict=overall(results),
         criteria=crit,
         criteria_sha256=crit_sha,
         grounds=grounds,
         results=results,
         changed=changed,
         previous=previous.number if previous else None,
+        size_ratio=c.size_ratio,
     )
-    return certs.add(cert) if record else cert
 
 
 def markdown(cert: Certificate) -> str:
@@ -175,6 +202,7 @@ def markdown(cert: Certificate) -> str:
     """
     number = f" no. {cert.number}" if cert.number else ""
     fails = sum(r.verdict == "fail" for r in cert.results)
+    not_judged = sum(r.verdict == "not judged" for r in cert.results)
     out = [
         f"# Acceptance certificate{number}: {cert.new}\n",
         f"**{cert.verdict.upper()}** against {', '.join(cert.refs)} by the criteria "
@@ -183,6 +211,10 @@ def markdown(cert: Certificate) -> str:
         "relR is the geometric mean over a kernel group of seconds per iteration on "
         f"{cert.new} / on the reference, with its 90% bootstrap interval over kernels; a group "
         "passes when relR is within the limit, and `certain` says the whole interval is.\n",
+        f"Problem sizes were matched within {cert.size_ratio or 1.5:g}x. A group whose matched "
+        "sizes sit in different cache levels on the two nodes (working set against the "
+        "registry's last-level cache) is never certain, and `why` says so; a group a criterion "
+        f"names that was not compared is `not judged` ({not_judged} here).\n",
         "## Results\n",
         table(cert.frame().drop("before") if cert.previous is None else cert.frame()),
     ]
@@ -191,7 +223,7 @@ def markdown(cert: Certificate) -> str:
         out.append("".join(f"- {line}\n" for line in cert.changed) or "Nothing changed.\n")
     out += [
         "\n## What it rests on\n",
-        table(pl.DataFrame([g.model_dump() for g in cert.grounds])),
+        table(pl.DataFrame([g.model_dump(exclude={"state_sources"}) for g in cert.grounds])),
         "\n## Criteria\n",
         f"`criteria.toml` sha256 {cert.criteria_sha256}, schema version "
         f"{cert.criteria.schema_version}; certificate schema version {cert.schema_version}.\n\n",

@@ -26,6 +26,9 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from xamm_data.machines import UnknownMachineError
+from xamm_data.machines import get as get_machine
+from xamm_data.targets import Target
 from xamm_models.benchmark.spec import SIZE_RATIO
 from xamm_models.compare.figures import comparison_thicket, missing_figures, physics_table
 from xamm_models.compare.matching import REASONS, families, match, samples_of, select_runs
@@ -175,6 +178,14 @@ def _kernels(pairs: pl.DataFrame, band: tuple[float, float] | None) -> pl.DataFr
             pl.col("trials_new").min(),
             pl.col("trials_ref").min(),
             geo("predicted").alias("predicted"),
+            pl.when((pl.col("regime_new") == "unknown") | (pl.col("regime_ref") == "unknown"))
+            .then(pl.lit("unknown"))
+            .when(pl.col("regime_new") != pl.col("regime_ref"))
+            .then(pl.concat_str("regime_new", pl.lit(" vs "), "regime_ref"))
+            .otherwise(pl.lit("same"))
+            .sort_by(pl.col("regime_new") == pl.col("regime_ref"))
+            .first()
+            .alias("regime"),
         )
         # a kernel whose work the signatures cannot model (no bytes, flops or measured overhead)
         # has no prediction, and so no flag
@@ -235,13 +246,56 @@ def _groups(kernels: pl.DataFrame) -> pl.DataFrame:
                 **_geo_ci(part.get_column("relR").to_numpy(), rng, "relR"),
                 **_geo_ci(node, rng, "relR_node"),
                 "flagged": int(part.get_column("flagged").sum()),
+                **_group_regime(part, ref),
             }
         )
     schema = {"ref": pl.String, "group": pl.String, "kernels": pl.Int64}
     schema |= {c: pl.Float64 for c in ("relR", "relR_lo", "relR_hi")}
     schema |= {c: pl.Float64 for c in ("relR_node", "relR_node_lo", "relR_node_hi")}
-    schema |= {"flagged": pl.Int64}
+    schema |= {"flagged": pl.Int64, "regime": pl.String, "regime_why": pl.String}
     return pl.DataFrame(rows, schema=schema)
+
+
+def _group_regime(part: pl.DataFrame, ref: str) -> dict:
+    """``same`` when every kernel's matched sizes sit in the same cache level on both sides
+    (within the node's last-level cache, or beyond it), ``across`` when one does not (the sentence
+    names it), ``unknown`` when a side's cache or rank count is not recorded."""
+    regime = part.get_column("regime") if "regime" in part.columns else pl.Series([None])
+    if regime.is_null().any() or (regime == "unknown").any():
+        return {"regime": "unknown", "regime_why": "a node's cache or rank count is not recorded"}
+    across = part.filter(pl.col("regime") != "same")
+    if across.is_empty():
+        return {"regime": "same", "regime_why": None}
+    k = across.row(0, named=True)
+    new, old = k["regime"].split(" vs ")
+    why = (f"{across.height} of {part.height} kernels compare sizes in different cache levels "
+           f"(e.g. {k['kernel']}: in {new} on the new machine's node, in {old} on {ref}'s); "
+           "match sizes more closely (size_ratio) or compare per rank")  # fmt: skip
+    return {"regime": "across", "regime_why": why}
+
+
+def _regimes(pairs: pl.DataFrame, target: str, run, scale: NodeScale, side: str) -> pl.Series:
+    """Where each pair's working set sits on ``target``'s node: ``cache`` (within its last-level
+    cache), ``memory`` (beyond it), ``unknown`` (the registry records no cache, or the runs no rank
+    count). A CPU node's working set is a rank's bytes a launch times the ranks a node runs (or
+    would run, when the node is scaled from part of it: :mod:`~xamm_models.machines.nodes`); a
+    GPU's is one rank's."""
+    device = Target.parse(target).device or "cpu"
+    try:
+        cache = get_machine(Target.parse(target).machine).cache_bytes(device)
+    except UnknownMachineError:
+        cache = None
+    ranks = run.ranks if run is not None else None
+    if device == "cpu" and scale.basis != PER_RANK:
+        ranks = scale.factor
+    if device == "gpu":
+        ranks = 1
+    if cache is None or ranks is None:
+        return pl.Series(f"regime_{side}", ["unknown"] * pairs.height, dtype=pl.String)
+    n = pairs.get_column(f"kernels_per_rep_{side}").fill_null(1.0).clip(lower_bound=1.0)
+    ws = pairs.get_column(f"bytes_per_rep_{side}").fill_null(0.0) / n * ranks
+    return pl.Series(f"regime_{side}", np.where(ws.to_numpy() <= cache, "cache", "memory"),
+                     dtype=pl.String)  # fmt: skip
 
 
 def _node_relr(pairs: pl.DataFrame, sigs: dict, scales: dict, new: str, ref: str) -> np.ndarray:
@@ -308,6 +362,9 @@ def compare_runs(
     Returns:
         The comparison.
     """
+    if not 1 <= size_ratio <= MAX_SIZE_RATIO:  # nan fails too
+        raise ValueError(f"size_ratio must be a number from 1 to {MAX_SIZE_RATIO:g} (how far "
+                         f"apart matched problem sizes may be), not {size_ratio}")  # fmt: skip
     fam = choose_family(runs, family)
     samples, backends, configs = _selected(runs, fam)
     sigs = _signatures(samples)
@@ -319,6 +376,8 @@ def compare_runs(
         p = p.with_columns(
             pl.Series("predicted", _predicted(p, sigs[new], sigs[ref])),
             pl.Series("relR_node", _node_relr(p, sigs, scales, new, ref)),
+            _regimes(p, new, configs.get(new), scales[new], "new"),
+            _regimes(p, ref, configs.get(ref), scales[ref], "ref"),
         )
         scenario = f"{ref.rsplit(':', 1)[-1].upper()}->{new.rsplit(':', 1)[-1].upper()}"
         intervals[scenario] = interval(scenario)
@@ -346,6 +405,9 @@ def compare_runs(
         scales=scales,
     )
 
+
+#: the widest size ratio a comparison takes: beyond it "like for like" means nothing
+MAX_SIZE_RATIO = 64.0
 
 UNMATCHED_COLUMNS = ("ref", "side", "kernel", "problem_size", "bytes_per_iter", "reason", "why")
 

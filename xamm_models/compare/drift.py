@@ -43,6 +43,7 @@ __all__ = [
 
 LEVEL = 0.90
 TOLERANCE = 0.05
+MAX_TOLERANCE = 10.0  # a change of 10x: beyond it a tolerance flags nothing a run can show
 PRIOR_DF = 4  # pseudo-trials of the median spread each kernel's own spread is shrunk toward
 DRAWS = 20_000  # parametric-bootstrap draws per kernel (reach the Bonferroni quantiles)
 GROUP_DRAWS = 4_000
@@ -326,8 +327,11 @@ def drift(
     Raises:
         ValueError: no measurement in common, or a row without a positive time.
     """
-    if not 0 < level < 1 or tolerance < 0:
-        raise ValueError(f"level must be in (0, 1) and tolerance >= 0, not {level}, {tolerance}")
+    if not 0 < level < 1 or not 0 <= tolerance <= MAX_TOLERANCE:  # nan fails both: refused
+        raise ValueError(
+            f"level must be in (0, 1) and tolerance a fraction in [0, "
+            f"{MAX_TOLERANCE:g}] (0.05 for 5%), not {level}, {tolerance}"
+        )
     rng = np.random.default_rng(seed)
     key = _key(before, after)
     b, a = _per_side(before, key), _per_side(after, key)

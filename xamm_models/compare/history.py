@@ -120,7 +120,7 @@ def pulled_history(machine: str) -> pl.DataFrame | None:
 
 def _version_row(s, rows: pl.DataFrame, accepted: dict) -> dict:
     """One signature version's row of the history (without ``changes``)."""
-    cert = accepted.get(s.data_version)
+    cert = accepted.get(f"{s.target}@{s.version}")
     return {
         "target": s.target,
         "version": s.version,
@@ -168,7 +168,8 @@ def history(machine: str, *, registry=None, store=None, certificates=None) -> pl
             "was pulled (xamm amm pull --repo ...)"
         )
     certs = CertificateRegistry.default() if certificates is None else certificates
-    accepted = {c.data_version: c for c in certs.all(t.machine)}
+    # a certificate names the signature version it rests on: never matched by a bare number
+    accepted = {g.signature: c for c in certs.all(t.machine) if (g := c.ground()) and g.signature}
     out: list[dict] = []
     prev: dict[str, dict] = {}
     prev_rows: dict[str, pl.DataFrame] = {}

@@ -27,6 +27,7 @@ import polars as pl
 from xamm_data.store import Store, as_store
 from xamm_data.targets import Target
 from xamm_models.compare.certificates import CertificateRegistry
+from xamm_models.compare.evidence import sources_sha256
 from xamm_models.machines.signatures import SignatureRegistry
 
 __all__ = ["State", "drift_sides", "is_state_ref", "parse_state_ref", "resolve", "split_by_date"]
@@ -64,10 +65,11 @@ def parse_state_ref(text: str) -> tuple[str, str]:
     """
     m = _STATE.match(text)
     state = m["state"] if m else ""
-    if not m or not (state in ("now", "accepted") or state.isdigit() or _DATE.match(state)):
+    number = state.isdigit() and not state.startswith("0")  # @N exactly: versions start at 1
+    if not m or not (state in ("now", "accepted") or number or _DATE.match(state)):
         raise ValueError(
             f"bad state {text!r}: expected MACHINE[:DEVICE]@STATE with STATE now, accepted, a "
-            "signature version (3) or a date (2026-01-31), e.g. dane:cpu@accepted"
+            "signature version from 1 (3) or a date (2026-01-31), e.g. dane:cpu@accepted"
         )
     return m["target"], state
 
@@ -86,19 +88,11 @@ def _version_on(st: Store, day: str) -> int:
 
 
 def _version_of(st: Store, target: str, state: str, registry=None) -> int:
-    machine = Target.parse(target).machine
     if state == "now":
         v = st.version(TABLE)
         if v is None:
             raise ValueError(f"the store at {st.root} holds no benchmark runs")
         return v
-    if state == "accepted":
-        device = Target.parse(target).device
-        accepted = CertificateRegistry.default().accepted(machine, target if device else None)
-        if accepted.data_version is None:
-            raise ValueError(f"{machine}'s certificate {accepted.number} rests on no store "
-                             "version (its runs came from the Hub or the snapshot)")  # fmt: skip
-        return accepted.data_version
     if _DATE.match(state):
         return _version_on(st, state)
     sig = (registry or SignatureRegistry.default()).get(target, int(state), kind="physics")
@@ -107,13 +101,47 @@ def _version_of(st: Store, target: str, state: str, registry=None) -> int:
     return sig.data_version
 
 
-def resolve(text: str, *, store=None, registry=None) -> State:
+def _accepted(text: str, target: str, st: Store, certificates=None) -> State:
+    """The runs the newest passing certificate names (by their source hashes), read from the
+    store version it records when that version holds exactly them, else from the newest."""
+    t = Target.parse(target)
+    certs = certificates or CertificateRegistry.default()
+    cert = certs.accepted(t.machine, target if t.device else None)
+    g = cert.ground()
+    if g is None or not g.state_sources:
+        raise ValueError(f"{t.machine}'s certificate {cert.number} names no runs: re-run xamm "
+                         "accept")  # fmt: skip
+    want, device = set(g.state_sources), Target.parse(cert.new).device
+    newest = st.version(TABLE)
+    got: set[str] = set()
+    for v in dict.fromkeys(x for x in (g.data_version, newest) if x is not None and
+                           newest is not None and x <= newest):  # fmt: skip
+        if t.machine not in st.machines(TABLE, version=v):
+            continue
+        rows = st.read(TABLE, t.machine, version=v).filter(
+            pl.col("source_sha256").is_in(pl.Series(sorted(want)).implode()),
+            pl.col("device") == device,
+        )
+        got = set(rows.get_column("source_sha256").unique().to_list())
+        if got == want:
+            return State(cert.new, "accepted", v, rows)
+    raise ValueError(
+        f"{text}: certificate {cert.number} rests on {len(want)} run(s), hash "
+        f"{g.state_sha256 or sources_sha256(want)}; the store at {st.root} holds {len(got)} of "
+        f"them, hash {sources_sha256(got)}: ingest the missing runs, or compare in the store "
+        "the certificate was issued from"
+    )
+
+
+def resolve(text: str, *, store=None, registry=None, certificates=None) -> State:
     """A machine's runs at a state.
 
     Args:
         text: ``MACHINE[:DEVICE]@STATE``.
         store: the local store (default ``$XAMM_HOME/store``).
         registry: the signature registry numbered states come from (default ``$XAMM_HOME``'s).
+        certificates: the certificate registry ``@accepted`` comes from (default
+            ``$XAMM_HOME``'s).
 
     Returns:
         The :class:`State`; a machine with runs on both devices must name one.
@@ -123,6 +151,8 @@ def resolve(text: str, *, store=None, registry=None) -> State:
     """
     target, state = parse_state_ref(text)
     st = as_store(store)
+    if state == "accepted":
+        return _accepted(text, target, st, certificates)
     version = _version_of(st, target, state, registry)
     t = Target.parse(target)
     if t.machine not in st.machines(TABLE, version=version):
@@ -156,7 +186,11 @@ def drift_sides(a: State, b: State) -> tuple[State, pl.DataFrame, State, pl.Data
     """
     if a.target != b.target:
         raise ValueError(f"drift compares one target with itself, not {a.target} with {b.target}")
-    old, new = (a, b) if a.version <= b.version else (b, a)
+    sa, sb = (set(x.rows.get_column("source_sha256").unique().to_list()) for x in (a, b))
+    # the older state is the one of the lower store version; at one version (an accepted state
+    # read from the newest), the one whose runs the other holds
+    older_a = a.version < b.version or (a.version == b.version and sa <= sb)
+    old, new = (a, b) if older_a else (b, a)
     seen = old.rows.get_column("source_sha256").unique().implode()
     added = new.rows.filter(~pl.col("source_sha256").is_in(seen))
     if added.is_empty():

@@ -14,8 +14,11 @@ import re
 from huggingface_hub import CommitOperationAdd, DatasetCard, DatasetCardData, hf_hub_download
 
 from xamm_data._version import __version__
+from xamm_data.errors import TamperedError
 from xamm_data.hub import api, hub_endpoint, hub_errors
 from xamm_data.hub_files import check_hub_etag, read_verified, sha256
+from xamm_data.identifiers import is_name
+from xamm_models.errors import ImmutableSignatureError
 from xamm_models.machines.signatures import Signature, SignatureRegistry
 
 #: folders of a signature repo that hold files other than signatures (pushed through ``extra``)
@@ -230,6 +233,57 @@ def pull_files(repo_id: str, prefix: str, *, revision: str = "main", token=None)
         }
 
 
+def _agrees(path: str, s: Signature) -> Signature:
+    """``s`` when its content names the machine, device, kind and version its repo path does."""
+    m = _FILE.match(path)
+    want = (m["m"], m["d"], m["k"] or "attention", int(m["v"])) if m else None
+    if want != (s.machine, s.device, s.kind, s.version):
+        raise TamperedError(f"{path}: the file holds {s.machine}:{s.device}@{s.version} "
+                            f"({s.kind}), not what its path names")  # fmt: skip
+    return s
+
+
+def fetch_signatures(repo_id: str, *, revision: str = "main", token=None) -> list[Signature]:
+    """Every signature of a Hub repo, each checked against the SHA-256 the repo's card recorded
+    and against its path; nothing is registered (:func:`pull_signatures` registers).
+
+    Args:
+        repo_id: the Hub repo.
+        revision: the revision to pull (pin a commit).
+        token: a Hub token.
+
+    Returns:
+        The signatures.
+    """
+    with hub_errors(f"pull signatures from {repo_id}@{revision}"):
+        files = sorted(
+            f
+            for f in api(token).list_repo_files(repo_id, repo_type="dataset", revision=revision)
+            if f.startswith("signatures/")
+        )
+        bad = [f for f in files if not _FILE.match(f) or not is_name(f.split("/")[1])]
+        if bad:
+            raise TamperedError(
+                f"{repo_id}@{revision}: {bad[0]} is not a signature file name "
+                "(signatures/<machine>/<device>[.<kind>]@<version>.json)"
+            )
+        recorded = _recorded(repo_id, revision, token) if files else {}
+        return [_agrees(f, _pull_one(repo_id, f, revision, token, recorded)) for f in files]
+
+
+def check_registrable(registry: SignatureRegistry, sigs: list[Signature]) -> None:
+    """Refuse, before anything is registered, a pulled version that differs from the one held
+    here (published versions never change)."""
+    for s in sigs:
+        assert s.version is not None
+        p = registry.path(s.machine, s.device, s.version, s.kind)
+        if p.is_file():
+            held = Signature.model_validate_json(p.read_text())
+            if held.model_dump(exclude={"created"}) != s.model_dump(exclude={"created"}):
+                raise ImmutableSignatureError(f"{s.ref} is held here with other inputs ({p}); "
+                                              "nothing was pulled")  # fmt: skip
+
+
 def pull_signatures(
     repo_id: str, *, revision: str = "main", registry: SignatureRegistry, token=None
 ) -> list[Signature]:
@@ -245,12 +299,6 @@ def pull_signatures(
     Returns:
         The signatures pulled.
     """
-    with hub_errors(f"pull signatures from {repo_id}@{revision}"):
-        files = sorted(
-            f
-            for f in api(token).list_repo_files(repo_id, repo_type="dataset", revision=revision)
-            if _FILE.match(f)
-        )
-        recorded = _recorded(repo_id, revision, token) if files else {}
-        pulled = [_pull_one(repo_id, f, revision, token, recorded) for f in files]
+    pulled = fetch_signatures(repo_id, revision=revision, token=token)
+    check_registrable(registry, pulled)
     return [registry.add(s) for s in pulled]

@@ -30,6 +30,7 @@ from xamm_data import machines, snapshot
 from xamm_data._version import __version__
 from xamm_data.atomic import atomic_path, locked
 from xamm_data.hashing import frame_sha256
+from xamm_data.identifiers import NAME, NAME_BODY, check_name
 from xamm_data.paths import xamm_home
 from xamm_data.targets import Target
 from xamm_models.errors import ImmutableSignatureError
@@ -40,7 +41,7 @@ from xamm_models.machines.physics import (
     physics_signature,
 )
 
-_REF = re.compile(r"^(?P<machine>[a-z0-9][a-z0-9._-]*)(:(?P<device>cpu|gpu))?(@(?P<version>\d+))?$")
+_REF = re.compile(f"^(?P<machine>{NAME_BODY})" + r"(:(?P<device>cpu|gpu))?(@(?P<version>\d+))?$")
 INPUT_FIELDS = (
     "kind",
     "aggregation",
@@ -58,7 +59,7 @@ class Signature(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    machine: str
+    machine: str = Field(pattern=NAME.pattern, max_length=100)
     device: str = Field(pattern="^(cpu|gpu)$")
     kind: str = Field(default="attention", pattern="^(attention|physics)$")
     version: int | None = Field(default=None, ge=1)
@@ -175,7 +176,7 @@ class SignatureRegistry:
             ``<root>/<machine>/<device>[.physics]@<version>.json``.
         """
         stem = device if kind == "attention" else f"{device}.{kind}"
-        return self.root / machine / f"{stem}@{version}.json"
+        return self.root / check_name(machine) / f"{stem}@{int(version)}.json"
 
     def versions(self, machine: str, device: str, kind: str = "attention") -> list[int]:
         """The versions a machine's device has of a kind.
@@ -224,7 +225,9 @@ class SignatureRegistry:
         if kind not in KINDS:
             raise ValueError(f"unknown signature kind {kind!r}; expected one of {', '.join(KINDS)}")
         machine, device, v = parse_ref(ref)
-        v = version or v
+        v = v if version is None else version
+        if v is not None and v < 1:
+            raise KeyError(f"{ref}: signature versions start at 1, not {v}")
         devices = (
             [device] if device else [d for d in ("cpu", "gpu") if self.versions(machine, d, kind)]
         )

@@ -26,6 +26,7 @@ from xamm_ingest.readers.base import ReadResult
 from xamm_ingest.readers.ramble import (
     experiment_dirs,
     find_workspaces,
+    inside,
     is_workspace,
     read_workspace,
     workspace_of,
@@ -52,15 +53,34 @@ def plan(paths: list[Path], opts: dict) -> Plan:
             except IngestError as e:
                 out.rejected.append(Rejected(e.path, str(e)))
                 continue
-            dirs = experiment_dirs(ws)
+            dirs = _within(experiment_dirs(ws), ws, out)
             if not dirs:
                 out.ignored.append(f"{ws}: no experiment directory under experiments/")
                 continue
             sub = rajaperf.plan(dirs, opts)
-            out.tasks += [dataclasses.replace(t, fmt="benchpark", root=out.root) for t in sub.tasks]
+            tasks = [t for t in sub.tasks if t.path in _within([t.path], ws, out)]
+            out.tasks += [dataclasses.replace(t, fmt="benchpark", root=out.root) for t in tasks]
             out.rejected += sub.rejected
             out.ignored += [f for f in sub.ignored if not f.endswith(RAMBLE_FILES)]
     return out
+
+
+def _within(paths: list[Path], ws: Path, out: Plan) -> list[Path]:
+    """``paths`` that lie in the workspace; a link out of it is refused by name (its rows would
+    carry a file the workspace does not hold)."""
+    kept = []
+    for p in paths:
+        if inside(p, ws):
+            kept.append(p)
+        else:
+            out.rejected.append(
+                Rejected(
+                    str(p),
+                    f"{p}: a link out of the workspace {ws}; refused",
+                    problem="a link out of the workspace",
+                )
+            )
+    return kept
 
 
 def read(task: Task, opts: dict) -> ReadResult:

@@ -209,6 +209,7 @@ def ingest(
     executor: str = "processes",
     scheduler: str | None = None,
     progress: bool = False,
+    update_machines: bool = False,
     **opts,
 ) -> IngestReport:
     """Read ``paths`` as format ``fmt`` and write the rows to the store.
@@ -228,6 +229,8 @@ def ingest(
         scheduler: a running Dask scheduler (``tcp://host:8786``); without it ``dask`` starts a
             LocalCluster.
         progress: show a progress bar (sources, rate, time left).
+        update_machines: let an ``xamm.toml``'s ``[node]`` change the facts of a machine the
+            registry already has (by default they are named in a note and left as they are).
         **opts: the format's options.
 
     Returns:
@@ -246,13 +249,14 @@ def ingest(
             executor=executor,
             scheduler=scheduler,
             progress=progress,
+            update_machines=update_machines,
             **opts,
         )
     report = read(spec, paths, workers=workers, executor=executor, progress=progress, **opts)
     if dry_run or (strict and (report.rejected or report.dropped)) or report.frame.is_empty():
         return report
     report.write = as_store(store).write(report.frame, report.table)
-    report.notes.extend(record_node_facts())
+    report.notes.extend(record_node_facts(update_machines))
     return report
 
 
@@ -278,6 +282,7 @@ def _ingest_batches(
     executor,
     scheduler,
     progress,
+    update_machines=False,
     **opts,
 ) -> ArchiveReport:
     """:func:`ingest` with ``commit="batches"``."""
@@ -310,7 +315,7 @@ def _ingest_batches(
     sink.commit()
     report.write = sink.last
     if st is not None and report.rows_written:
-        report.notes.extend(record_node_facts())
+        report.notes.extend(record_node_facts(update_machines))
     report.seconds = time.perf_counter() - t0
     log.info(
         "%s: %d source(s) read, %d rejected, %d already stored, %d row(s) written in %d commit(s)",

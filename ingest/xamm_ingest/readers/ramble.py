@@ -33,10 +33,13 @@ import yaml
 
 from xamm_ingest.errors import IngestError
 
-__all__ = ["RESULTS", "Workspace", "experiment_dirs", "find_workspaces", "workspace_of"]
+__all__ = ["RESULTS", "Workspace", "experiment_dirs", "find_workspaces", "inside", "workspace_of"]
 
 RESULTS = "results.latest.json"
 CONFIG = Path("configs") / "ramble.yaml"
+#: the most a workspace's results (Ramble writes kilobytes an experiment) and a YAML file are read
+MAX_RESULTS_BYTES = 64 * 2**20
+MAX_YAML_BYTES = 4 * 2**20
 #: key-level keywords Ramble hoists to the top of each experiment's result
 KEYS = ("application_name", "workload_name", "experiment_name", "experiment_namespace",
         "n_ranks", "n_nodes", "processes_per_node", "n_threads")  # fmt: skip
@@ -71,26 +74,59 @@ def workspace_of(path: Path) -> tuple[Path, tuple[str, str, str]] | None:
     return None
 
 
+def inside(path: Path, ws: Path) -> bool:
+    """Whether ``path``, links followed, lies in the workspace ``ws``."""
+    try:
+        return path.resolve().is_relative_to(ws.resolve())
+    except (OSError, RuntimeError):  # a link loop
+        return False
+
+
+def _capped(p: Path, ws: Path, cap: int, what: str) -> bytes:
+    """The bytes of a workspace file: refused by name when it (or a link to it) leads out of the
+    workspace, is not a regular file, or is larger than ``cap``."""
+    if not inside(p, ws):
+        raise IngestError(p, f"{what} leads out of the workspace {ws} (a link or an absolute "
+                          "path); refused")  # fmt: skip
+    try:
+        if not p.resolve().is_file():
+            raise IngestError(p, f"{what} is not a regular file")
+        with open(p, "rb") as f:
+            data = f.read(cap + 1)
+    except OSError as e:
+        raise IngestError(p, f"{what} cannot be read: {e}") from None
+    if len(data) > cap:
+        raise IngestError(p, f"{what} is larger than {cap // 2**20} MiB: not what Ramble writes")
+    return data
+
+
 def _modifiers(ws: Path) -> list[str]:
     """``name:mode`` of every modifier ``ramble.yaml`` and the files it includes list."""
     out: list[str] = []
-    cfg = _yaml(ws / CONFIG).get("ramble") or {}
+    cfg = _yaml(ws / CONFIG, ws).get("ramble") or {}
+    cfg = cfg if isinstance(cfg, dict) else {}
     docs = [cfg]
-    for inc in cfg.get("include") or []:
-        p = (ws / inc) if not Path(inc).is_absolute() else Path(inc)
+    includes = cfg.get("include") or []
+    for inc in includes if isinstance(includes, list) else [includes]:
+        p = ws / str(inc)  # relative to the workspace, as Ramble reads it; absolute stays so
+        if not inside(p, ws):
+            raise IngestError(ws / CONFIG, f"include {inc!r} lies outside the workspace; "
+                              "refused (copy it into the workspace's configs/)")  # fmt: skip
         if p.is_file():
-            docs.append(_yaml(p))
+            docs.append(_yaml(p, ws))
     for d in docs:
-        for m in d.get("modifiers") or []:
+        mods = d.get("modifiers") or []
+        for m in mods if isinstance(mods, list) else []:
             if isinstance(m, dict) and m.get("name"):
                 out.append(f"{m['name']}:{m['mode']}" if m.get("mode") else str(m["name"]))
     return out
 
 
-def _yaml(p: Path) -> dict:
+def _yaml(p: Path, ws: Path) -> dict:
+    data = _capped(p, ws, MAX_YAML_BYTES, "the Ramble configuration")
     try:
-        doc = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as e:
+        doc = yaml.safe_load(data.decode("utf-8"))
+    except (UnicodeDecodeError, yaml.YAMLError, RecursionError) as e:
         raise IngestError(p, f"not a readable Ramble configuration: {e}") from None
     return doc if isinstance(doc, dict) else {}
 
@@ -134,12 +170,15 @@ def _text(v) -> str:
 
 def _experiment(e: dict) -> tuple[tuple[str, str, str], dict[str, str]]:
     names = (str(e["application_name"]), str(e["workload_name"]), str(e["experiment_name"]))
+    variables, tags = e.get("RAMBLE_VARIABLES") or {}, e.get("TAGS") or []
+    if not isinstance(variables, dict) or not isinstance(tags, list):
+        raise ValueError("RAMBLE_VARIABLES is not a mapping or TAGS not a list")
     meta = {"ramble.status": str(e.get("RAMBLE_STATUS")), "ramble.name": str(e.get("name"))}
     meta |= {f"ramble.{k}": _text(e[k]) for k in KEYS[3:] if e.get(k) is not None}
-    if e.get("TAGS"):
-        meta["ramble.tags"] = ";".join(map(str, e["TAGS"]))
+    if tags:
+        meta["ramble.tags"] = ";".join(map(str, tags))
     meta |= {f"ramble.variable.{k}": _text(v)
-             for k, v in sorted((e.get("RAMBLE_VARIABLES") or {}).items())}  # fmt: skip
+             for k, v in sorted(variables.items(), key=lambda kv: str(kv[0]))}  # fmt: skip
     return names, meta
 
 
@@ -157,21 +196,29 @@ def read_workspace(ws: Path) -> Workspace:
     if mods:
         out.common["ramble.modifiers"] = ";".join(mods)
     res = ws / RESULTS
-    if not res.exists():
+    if not res.exists() and not res.is_symlink():
         out.note = f"no {RESULTS} (run `ramble workspace analyze -f json` for the variables)"
         return out
     try:
-        doc = json.loads(res.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
+        doc = json.loads(_capped(res, ws, MAX_RESULTS_BYTES, RESULTS).decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
         raise IngestError(res, f"not Ramble's results JSON: {e}") from None
+    exps = doc.get("experiments") if isinstance(doc, dict) else None
+    if not isinstance(exps, list | type(None)):
+        raise IngestError(res, "expected {\"experiments\": [...]} as Ramble's analyze writes; "
+                          f"found {type(doc).__name__}")  # fmt: skip
     if doc.get("workspace_name"):
-        out.common["ramble.workspace"] = str(doc["workspace_name"])
-    for i, exp in enumerate(doc.get("experiments") or []):
-        missing = [k for k in KEYS[:3] if k not in exp]
+        out.common["ramble.workspace"] = _text(doc["workspace_name"])
+    for i, exp in enumerate(exps or []):
+        what = f"experiment {i}"
+        missing = [k for k in KEYS[:3] if not isinstance(exp, dict) or
+                   not isinstance(exp.get(k), str | int)]  # fmt: skip
         if missing:
-            what = f"experiment {i} ({exp.get('name', '?')})"
-            raise IngestError(res, f"{what} has no {', '.join(missing)}: not what Ramble's "
-                              "analyze writes")  # fmt: skip
-        names, meta = _experiment(exp)
+            raise IngestError(res, f"{what} has no {', '.join(missing)} (as text): not what "
+                              "Ramble's analyze writes")  # fmt: skip
+        try:
+            names, meta = _experiment(exp)
+        except ValueError as e:
+            raise IngestError(res, f"{what} ({exp.get('name', '?')}): {e}") from None
         out.experiments[names] = meta
     return out

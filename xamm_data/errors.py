@@ -1,0 +1,25 @@
+"""The one base of xamm's own errors: ``except XammError`` catches every refusal xamm raises on
+purpose (bad input named by file and record, a tampered file, a name that cannot be a path).
+
+Each error also derives from the built-in class its callers have always caught (``ValueError``
+for bad input), so code written against those keeps working.
+"""
+
+from __future__ import annotations
+
+__all__ = ["BadNameError", "TamperedError", "XammError"]
+
+
+class XammError(Exception):
+    """Base of the errors xamm raises on purpose."""
+
+
+class BadNameError(XammError, ValueError):
+    """A name that becomes a path or a key (machine, device, dataset, certificate, signature) and
+    does not follow :data:`xamm_data.identifiers.NAME`; the message says what it is and where it
+    came from."""
+
+
+class TamperedError(XammError, ValueError):
+    """A record whose content no longer agrees with the hash recorded for it (an edited, deleted,
+    reordered or stray certificate; a pulled file whose content disagrees with its repo path)."""
