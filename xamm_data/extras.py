@@ -20,7 +20,7 @@ _IMPORT_NAMES = {
 }
 _REQ = re.compile(r"([A-Za-z0-9_.\-]+)(?:\[[^\]]*\])?.*extra\s*==\s*['\"]([\w-]+)['\"]")
 # the extra a user needs when several list the module: the first that names it here
-_PREFERENCE = ("models", "hatchet", "thicket", "dask", "bench", "docs", "test")
+_PREFERENCE = ("models", "sign", "hatchet", "thicket", "dask", "bench", "docs", "test")
 
 
 def _extras() -> dict[str, str]:

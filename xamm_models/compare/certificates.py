@@ -98,11 +98,11 @@ class Criterion(BaseModel):
         default=["*"], min_length=1, description="kernel groups (glob patterns)"
     )
     at_least: float | None = Field(
-        default=None, gt=0, le=MAX_LIMIT, allow_inf_nan=False,
+        default=None, gt=0, le=MAX_LIMIT, allow_inf_nan=False, strict=True,
         description="throughput: the fraction of the reference's speed (0.8 for 80%)",
     )  # fmt: skip
     at_most: float | None = Field(
-        default=None, ge=0, le=MAX_EXCESS, allow_inf_nan=False,
+        default=None, ge=0, le=MAX_EXCESS, allow_inf_nan=False, strict=True,
         description="slowdown: the allowed excess as a fraction (0.10 for 10%)",
     )  # fmt: skip
     basis: Literal["node", "rank"] = Field(
@@ -149,6 +149,7 @@ class Criteria(BaseModel):
         ge=1,
         le=MAX_SIZE_RATIO,
         allow_inf_nan=False,
+        strict=True,
         description="how far apart matched problem sizes may be (xamm compare --size-ratio)",
     )
     criterion: list[Criterion] = Field(min_length=1)

@@ -12,6 +12,7 @@ import io
 import re
 
 from huggingface_hub import CommitOperationAdd, DatasetCard, DatasetCardData, hf_hub_download
+from pydantic import ValidationError
 
 from xamm_data._version import __version__
 from xamm_data.errors import TamperedError
@@ -198,9 +199,14 @@ def _pull_one(
     given)."""
     recorded = _recorded(repo_id, revision, token) if recorded is None else recorded
     local = _download(repo_id, path, revision, token)
-    return Signature.model_validate_json(
-        read_verified(local, recorded.get(path), f"{repo_id}@{revision}: {path}")
-    )
+    data = read_verified(local, recorded.get(path), f"{repo_id}@{revision}: {path}")
+    try:
+        return Signature.model_validate_json(data)
+    except ValidationError as e:
+        err = e.errors()[0]
+        where = ".".join(str(x) for x in err["loc"]) or "(file)"
+        raise TamperedError(f"{repo_id}@{revision}: {path}: not a signature xamm can keep "
+                            f"({where}: {err['msg']})") from None
 
 
 def pull_files(repo_id: str, prefix: str, *, revision: str = "main", token=None) -> dict:
