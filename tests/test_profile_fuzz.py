@@ -587,7 +587,9 @@ def render(rows: list[dict]) -> str:
         "[reliability-rajaperf](reliability-rajaperf.md); the store's "
         "log has its own "
         "in [reliability-log](reliability-log.md), "
-        "the Hub's pulls in [reliability-hub](reliability-hub.md).",
+        "the Hub's pulls in [reliability-hub](reliability-hub.md), the surfaces users and Hubs "
+        "write (criteria, the machine registry, certificates, Benchpark workspaces) in "
+        "[reliability-surfaces](reliability-surfaces.md).",
         rows,
     )
 

@@ -204,7 +204,7 @@ def read_workspace(ws: Path) -> Workspace:
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
         raise IngestError(res, f"not Ramble's results JSON: {e}") from None
     exps = doc.get("experiments") if isinstance(doc, dict) else None
-    if not isinstance(exps, list | type(None)):
+    if not isinstance(doc, dict) or not isinstance(exps, list | type(None)):
         raise IngestError(res, "expected {\"experiments\": [...]} as Ramble's analyze writes; "
                           f"found {type(doc).__name__}")  # fmt: skip
     if doc.get("workspace_name"):

@@ -1,0 +1,104 @@
+"""Independent oracles for the surface fuzzers (tests/test_surface_fuzz.py): what a criteria file
+or a machine record means by the rules its documentation states (docs/history.md,
+docs/machines.md), written here without xamm's models, so that a fuzzer can tell a right refusal
+from a false alarm and a right read from a silent one."""
+
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+import types
+
+import polars as pl
+
+NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*$")  # docs/machines.md: names
+CRITERION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _number(v, lo: float, hi: float, *, lo_open: bool = False) -> bool:
+    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+        return False
+    return (lo < v if lo_open else lo <= v) and v <= hi
+
+
+def _parse(text: bytes):
+    try:
+        return tomllib.loads(text.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+
+
+def criteria_ok(text: bytes) -> bool:
+    """Whether a criteria file is valid: fractions in range (at_least in (0, 10], at_most in
+    [0, 5]), a size ratio in [1, 64], unique ids, named groups."""
+    doc = _parse(text)
+    if doc is None or doc.get("schema_version", 1) != 1:
+        return False
+    if "size_ratio" in doc and not _number(doc["size_ratio"], 1, 64):
+        return False
+    crits = doc.get("criterion")
+    if not isinstance(crits, list) or not crits:
+        return False
+    ids = [c.get("id") for c in crits]
+    if len(set(map(str, ids))) != len(ids):
+        return False
+    return all(_criterion_ok(c) for c in crits)
+
+
+def _criterion_ok(c: dict) -> bool:
+    if not isinstance(c.get("id"), str) or not CRITERION_ID.match(c["id"]):
+        return False
+    groups = c.get("groups", ["*"])
+    if not isinstance(groups, list) or not groups or not all(
+        isinstance(g, str) and 0 < len(g) <= 100 and not CONTROL.search(g) for g in groups
+    ):
+        return False
+    if c.get("kind") == "throughput":
+        return _number(c.get("at_least"), 0, 10, lo_open=True)
+    if c.get("kind") == "slowdown":
+        return _number(c.get("at_most"), 0, 5)
+    return False
+
+
+COUNTS = ("sockets", "cores_per_node", "gpus_per_node")
+FIGURES = ("memory_gib", "memory_bandwidth_gbs", "cache_mib", "peak_gflops", "gpu_memory_gib",
+           "gpu_memory_bandwidth_gbs", "gpu_cache_mib", "gpu_peak_gflops")  # fmt: skip
+
+
+def registry_record_ok(text: bytes, mid: str) -> bool | None:
+    """Whether the record ``mid`` of a user registry file is valid; None when the file is no
+    TOML at all."""
+    doc = _parse(text)
+    if doc is None:
+        return None
+    rec = (doc.get("machines") or {}).get(mid)
+    if not isinstance(rec, dict) or not NAME.match(mid) or len(mid) > 100:
+        return False
+    for k, v in rec.items():
+        if k in COUNTS and (isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 10**7):
+            return False
+        if k in FIGURES and not (_number(v, 0, 1e12, lo_open=True) and v < 1e12):
+            return False
+        if k in ("cpu", "gpu", "source", "notes") and not isinstance(v, str):
+            return False
+        if k == "aliases" and not (isinstance(v, list) and all(
+            isinstance(a, str) and a.strip() and len(a) <= 100 and not CONTROL.search(a)
+            for a in v
+        )):  # fmt: skip
+            return False
+    return True
+
+
+def comparison_of(groups: list[str]) -> types.SimpleNamespace:
+    """What :func:`~xamm_models.compare.certificates.judge` reads of a comparison: these kernel
+    groups against quartz, each passing any criterion with room to spare."""
+    n = len(groups)
+    frame = pl.DataFrame({"ref": ["quartz:cpu"] * n, "group": groups, "kernels": [5] * n,
+                          "relR": [0.5] * n, "relR_lo": [0.4] * n, "relR_hi": [0.6] * n,
+                          "relR_node": [0.5] * n, "relR_node_lo": [0.4] * n,
+                          "relR_node_hi": [0.6] * n, "flagged": [0] * n, "regime": ["same"] * n,
+                          "regime_why": [None] * n}, schema_overrides={"regime_why": pl.String})  # fmt: skip
+    return types.SimpleNamespace(groups=frame, refs=["quartz:cpu"], node_view=True,
+                                 new="newbox:cpu")  # fmt: skip

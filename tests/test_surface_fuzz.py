@@ -1,0 +1,438 @@
+"""Seeded fuzzers for the surfaces users and Hubs write (issue 64): criteria files, the user's
+machine registry, an ``xamm.toml``'s ``[node]``, certificates, Hub pulls of certificates and
+histories, and Benchpark/Ramble workspaces.
+
+Each case mutates a valid input in one way the campaign's seeded generator picks, runs the real
+code on it and judges the outcome against an **independent** oracle written here (what the input
+means by its own rules, not by xamm's code):
+
+* ``refused``: refused with a message naming the file (and the record) — right when the oracle
+  says the input is bad;
+* ``taken``: read and used — right when the oracle says it is good;
+* ``silent``: taken although bad (or a redirect, a verdict believed) — fails the test;
+* ``false alarm``: a good input refused, or an untouched certificate reported — fails the test;
+* ``traceback``: any other exception — fails the test;
+* ``outside``: a file written outside ``$XAMM_HOME`` and the test's own folders — fails the test.
+
+``python tests/test_surface_fuzz.py`` writes docs/reliability-surfaces.md; the test checks the
+committed page against the campaign's tally.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from certificate_world import certificate, chain
+from conftest import FIXTURES
+from reliability_report import markdown_report
+from surface_oracles import comparison_of, criteria_ok, registry_record_ok
+
+from xamm_data import machines
+from xamm_data.errors import XammError
+
+REPO = Path(__file__).resolve().parents[1]
+REPORT = REPO / "docs" / "reliability-surfaces.md"
+SEED = 64
+CASES = {"criteria": 40, "user registry": 40, "xamm.toml [node]": 30, "certificates": 40,
+         "benchpark workspace": 20}  # fmt: skip
+OUTCOMES = ("taken", "refused", "silent", "false alarm", "traceback", "outside")
+
+
+# -- criteria ---------------------------------------------------------------------------------
+
+CRITERIA = """schema_version = 1
+name = "fuzz"
+size_ratio = {ratio}
+
+[[criterion]]
+id = "stream"
+kind = "throughput"
+groups = {groups}
+at_least = {least}
+
+[[criterion]]
+id = "{second}"
+kind = "slowdown"
+groups = ["*"]
+at_most = {most}
+"""
+NUMBERS = ("0.8", "1", "0", "-1", "80", "100", "1e308", "inf", "nan", "true", '"0.8"', "1e-300",
+           "10", "5", "6")  # fmt: skip
+GROUPS = ('["Stream"]', '["Stream", "Strem"]', '["Basic"]', '["Nope"]', '[]', '[""]')
+
+
+def criteria_case(rng: random.Random, tmp: Path) -> tuple[str, str]:
+    """One mutated criteria file; (its mutation, the outcome)."""
+    from xamm_models.compare.certificates import judge, read_criteria
+
+    kind = rng.choice(("least", "most", "ratio", "groups", "second", "bytes"))
+    fields = {"least": "0.8", "most": "0.1", "ratio": "1.5", "groups": '["Stream"]',
+              "second": "slow"}  # fmt: skip
+    if kind in ("least", "most", "ratio"):
+        fields[kind] = rng.choice(NUMBERS)
+    elif kind == "groups":
+        fields["groups"] = rng.choice(GROUPS)
+    elif kind == "second":
+        fields["second"] = rng.choice(("stream", "slow", "bad id!", ""))
+    text = CRITERIA.format(**fields).encode()
+    if kind == "bytes":
+        cut = rng.randrange(len(text))
+        text = text[:cut] + rng.choice((b"\xff", b"", b"\x00"))
+    p = tmp / "criteria.toml"
+    p.write_bytes(text)
+    good = criteria_ok(text)
+    try:
+        crit, _ = read_criteria(p)
+    except ValueError as e:
+        return kind, ("refused" if str(p) in str(e) else "silent") if not good else "false alarm"
+    if not good:
+        return kind, "silent"
+    results = judge(comparison_of(["Stream", "Basic"]), crit)
+    named = {g for c in crit.criterion for g in c.groups}
+    unjudged = {r.group for r in results if r.verdict == "not judged"}
+    missing = {g for g in named if g != "*" and g not in ("Stream", "Basic")}
+    return kind, "taken" if missing <= unjudged else "silent"
+
+
+# -- the user's machine registry and xamm.toml [node] -----------------------------------------
+
+VALUES = (("cores_per_node", ("64", "true", "6.5", '"64"', "0", "-2")),
+          ("memory_bandwidth_gbs", ("921.6", "nan", "inf", "-1", "0", "true", "1e300")),
+          ("cpu", ('"EPYC"', "7", '"a\\nb"', '"x \\" y"')),
+          ("notes", ('"line\\nline"', '"[machines.x]"', "3")),
+          ("aliases", ('["nb"]', '["Dane"]', '["M1"]', '["a\\u0001b"]', '"nb"', "[1]")))  # fmt: skip
+IDS = ("newbox", "box.two", "a/b", "..", "Box", "x" * 101, "dane")
+
+
+def registry_case(rng: random.Random, home: Path) -> tuple[str, str]:
+    """One mutated ``$XAMM_HOME/machines.toml``; the registry must still load, every record it
+    takes must be valid, every bad one must be named in a warning, no alias may redirect."""
+    import logging
+
+    mid = rng.choice(IDS)
+    field, values = rng.choice(VALUES)
+    value = rng.choice(values)
+    text = f'[machines."{mid}"]\nsource = "fuzz"\n{field} = {value}\n'.encode()
+    kind = f"{field}"
+    if rng.random() < 0.15:
+        text, kind = text[: rng.randrange(len(text))] + b"\xff[", "bytes"
+    path = machines.user_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text)
+    machines.reload()
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append  # type: ignore[method-assign]
+    log = logging.getLogger("xamm_data.machines")
+    log.addHandler(handler)
+    try:
+        ids = machines.list_machines()
+        quartz = machines.get("M1").id  # a shipped alias resolves as shipped, whatever the file
+    finally:
+        log.removeHandler(handler)
+    said = " ".join(r.getMessage() for r in records)
+    ok = registry_record_ok(text, mid)
+    if quartz != "quartz" or machines.get("Dane").id != "dane":
+        return kind, "silent"
+    if ok is None:  # the file itself is no TOML: ignored, named
+        return kind, "refused" if str(path) in said else "silent"
+    taken = mid in ids and (mid != "dane" or machines.get("dane").origin != "shipped")
+    shadows = value == '["M1"]' or (value == '["Dane"]' and mid != "dane")
+    if ok and field == "aliases" and shadows:
+        return kind, "refused" if "already a name of" in said else "silent"
+    if ok:
+        return kind, "taken" if taken else "false alarm"
+    return kind, "refused" if (str(path) in said and not taken) else "silent"
+
+
+def node_case(rng: random.Random, tmp: Path) -> tuple[str, str]:
+    """One ``xamm.toml`` with a mutated ``[node]``: refused naming the file, or taken when valid."""
+    from xamm_ingest.errors import IngestError
+    from xamm_ingest.machine_names import forget_node_facts, load_config
+
+    field, values = rng.choice(VALUES[:4])
+    value = rng.choice(values)
+    p = tmp / "xamm.toml"
+    p.write_text(f'machine = "newbox"\n[node]\n{field} = {value}\n')
+    ok = registry_record_ok(f'[machines.newbox]\nsource = "x"\n{field} = {value}\n'.encode(),
+                            "newbox")  # fmt: skip
+    try:
+        load_config(p)
+    except IngestError as e:
+        return field, ("refused" if str(p) in str(e) else "silent") if not ok else "false alarm"
+    finally:
+        forget_node_facts()
+    return field, "taken" if ok else "silent"
+
+
+# -- certificates -------------------------------------------------------------------------------
+
+CERT_MUTATIONS = ("edit", "edit and rehash", "delete", "delete the newest", "stray", "truncate",
+                  "reorder", "index edited")  # fmt: skip
+
+
+def certificate_case(rng: random.Random, tmp: Path) -> tuple[str, str]:
+    """A chain of four certificates, one mutation; every touched file must be named, no
+    untouched one."""
+    from xamm_models.compare.evidence import content_sha256
+
+    reg = chain(tmp, 4)
+    folder = tmp / "newbox"
+    kind = rng.choice(CERT_MUTATIONS)
+    n = rng.randint(1, 4)
+    p = reg.path("newbox", n)
+    touched = {p.name}
+    if kind in ("edit", "edit and rehash"):
+        os.chmod(p, 0o644)
+        doc = json.loads(p.read_text())
+        was = doc["verdict"]
+        doc[rng.choice(("verdict", "previous", "created", "family"))] = rng.choice(
+            ("pass", "fail", 7, "x"))
+        doc["verdict"] = "fail" if was == "pass" else "pass"  # always a real change
+        if kind == "edit and rehash":
+            doc["sha256"] = content_sha256(doc)
+        p.write_text(json.dumps(doc))
+    elif kind == "delete":
+        p.unlink()
+    elif kind == "delete the newest":
+        reg.path("newbox", 4).unlink()
+        touched = {"certificate@4.json"}
+    elif kind == "stray":
+        name = rng.choice(("certificate@x.json", "certificate@2.bak.json", "notes.txt",
+                           "certificate@01.json"))  # fmt: skip
+        (folder / name).write_text("{}")
+        touched = {name}
+    elif kind == "truncate":
+        os.chmod(p, 0o644)
+        p.write_bytes(p.read_bytes()[: rng.randrange(1, 200)])
+    elif kind == "reorder":
+        m = n % 4 + 1
+        q = reg.path("newbox", m)
+        a, b = p.read_bytes(), q.read_bytes()
+        os.chmod(p, 0o644), os.chmod(q, 0o644)
+        p.write_bytes(b), q.write_bytes(a)
+        touched = {p.name, q.name}
+    else:  # the index says another hash for n: the index is named, where the certificate after
+        # n vouches for n; the newest has none, and is named itself
+        idx = folder / "index.json"
+        doc = json.loads(idx.read_text())
+        doc["certificates"][str(n)] = "0" * 64
+        idx.write_text(json.dumps(doc))
+        touched = {p.name} if n == 4 else {"index.json"}
+    named = {x.path.name for x in reg.verify("newbox").problems}
+    if not touched <= named:
+        return kind, "silent"
+    if named - touched:
+        return kind, "false alarm"
+    lost = {t for t in touched if t.startswith("certificate@") and kind != "stray"}
+    if len(reg.verify("newbox").good) != 4 - len(lost):
+        return kind, "false alarm"
+    return kind, "refused"
+
+
+def _writer(root: str, k: int) -> None:
+    from xamm_models.compare.certificates import CertificateRegistry
+
+    reg = CertificateRegistry(root)
+    for _ in range(k):
+        reg.add(certificate())
+
+
+def concurrent_case(tmp: Path) -> tuple[str, str]:
+    """Four processes adding five certificates each: numbers 1..20, a chain with no problem."""
+    import multiprocessing
+
+    from xamm_models.compare.certificates import CertificateRegistry
+
+    ctx = multiprocessing.get_context("fork")  # no tokio runtime is involved in certificates
+    procs = [ctx.Process(target=_writer, args=(str(tmp), 5)) for _ in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=120)
+    report = CertificateRegistry(tmp).verify("newbox")
+    ok = sorted(report.good) == list(range(1, 21)) and not report.problems
+    return "concurrent", "taken" if ok else "false alarm"
+
+
+# -- Benchpark workspaces -----------------------------------------------------------------------
+
+WORKSPACE_MUTATIONS = ("results a list", "results a string", "experiments a mapping",
+                       "an experiment a number", "names missing", "variables a list",
+                       "not UTF-8", "nested 10^5 deep", "a link to /dev/zero",
+                       "65 MiB of results", "a run linked from outside",
+                       "an experiment linked from outside", "an include outside",
+                       "an absolute include")  # fmt: skip
+
+
+def workspace_case(kind: str, tmp: Path) -> tuple[str, str]:
+    """A good workspace and a mutated one under one root: the mutated one refused naming its
+    file, the good one's rows read."""
+    from ramble_writer import write_workspace
+
+    from xamm_ingest.api import read_sources
+
+    cali = sorted((FIXTURES / "rajaperf_sample").rglob("*.cali"))[:1]
+    root = tmp / "root"
+    write_workspace(root / "a-good", cali)  # read first: the bad one's copy of the file is a
+    ws = write_workspace(root / "b-bad", cali)  # copy, and its refusals are what is judged
+    outside = tmp / "outside"
+    outside.mkdir()
+    res = ws / "results.latest.json"
+    doc = json.loads(res.read_text())
+    bad_file = _mutate_workspace(kind, ws, res, doc, outside, cali[0])
+    got = read_sources("benchpark", [root], workers=1)
+    good = {str(p) for p in (root / "a-good").rglob("*.cali")}
+    sources = set(got.frame.get_column("source_path").unique()) if got.frame.height else set()
+    named = [r for r in got.rejected if bad_file in r.reason or bad_file in r.path]
+    if not any("good" in s for s in sources) or not good:
+        return kind, "false alarm"
+    return kind, "refused" if named else "silent"
+
+
+def _mutate_workspace(kind, ws: Path, res: Path, doc: dict, outside: Path, cali: Path) -> str:
+    """Apply one mutation; the file whose name the refusal must carry."""
+    target = res.resolve()
+    write = {"results a list": [doc], "results a string": "results",
+             "experiments a mapping": {**doc, "experiments": {"a": 1}},
+             "an experiment a number": {**doc, "experiments": [1]},
+             "names missing": {**doc, "experiments": [{"name": "x"}]},
+             "variables a list": {**doc, "experiments": [{**doc["experiments"][0],
+                                                          "RAMBLE_VARIABLES": [1, 2]}]}}  # fmt: skip
+    if kind in write:
+        target.write_text(json.dumps(write[kind]))
+    elif kind == "not UTF-8":
+        target.write_bytes(b'{"experiments": "\xff"}')
+    elif kind == "nested 10^5 deep":
+        target.write_text("[" * 100_000 + "]" * 100_000)
+    elif kind == "a link to /dev/zero":
+        res.unlink()
+        res.symlink_to("/dev/zero")
+    elif kind == "65 MiB of results":
+        with open(target, "r+b") as f:
+            f.truncate(65 * 2**20)
+    elif kind == "a run linked from outside":
+        exp = next((ws / "experiments").glob("*/*/*"))
+        shutil.copy(cali, outside / "stolen.cali")
+        (exp / "linked.cali").symlink_to(outside / "stolen.cali")
+        return "linked.cali"
+    elif kind == "an experiment linked from outside":
+        (outside / "exp").mkdir()
+        shutil.copy(cali, outside / "exp" / cali.name)
+        (ws / "experiments" / "raja-perf" / "suite" / "elsewhere").symlink_to(outside / "exp")
+        return "elsewhere"
+    else:
+        inc = str(outside / "x.yaml") if kind == "an absolute include" else "../../../../x.yaml"
+        (outside / "x.yaml").write_text("modifiers: []\n")
+        cfg = ws / "configs" / "ramble.yaml"
+        cfg.write_text(cfg.read_text().replace("  - ./configs/modifier.yaml",
+                                               f"  - ./configs/modifier.yaml\n  - {inc}"))
+        return "ramble.yaml"
+    return "results.latest.json"
+
+
+# -- the campaign --------------------------------------------------------------------------------
+
+
+def _run(fn, *args) -> tuple[str, str]:
+    try:
+        return fn(*args)
+    except (XammError, ValueError, KeyError) as e:  # an uncaught refusal is still a traceback
+        return type(e).__name__, "traceback"
+
+
+#: where a name that escaped would land: the folders above a case's own (a case's files stay in
+#: its folder and its $XAMM_HOME, both under the campaign's temporary folder)
+WATCHED = (Path("/tmp"), REPO, REPO / "tests")
+
+
+def _listing() -> set[Path]:
+    return {p for w in WATCHED for p in w.iterdir() if not p.name.startswith(("pytest-", "tmp"))}
+
+
+def campaign(tmp: Path, monkeypatch_home) -> dict[str, Counter]:
+    """Every class's seeded cases; {class: Counter of mutations and outcomes}."""
+    rng = random.Random(SEED)
+    tally: dict[str, Counter] = {c: Counter() for c in [*CASES, "certificates, concurrent"]}
+    runners = {"criteria": criteria_case, "user registry": registry_case,
+               "xamm.toml [node]": node_case, "certificates": certificate_case}  # fmt: skip
+    for cls, fn in runners.items():
+        for i in range(CASES[cls]):
+            case = tmp / cls.replace(" ", "-").replace("[", "").replace("]", "") / str(i)
+            case.mkdir(parents=True)
+            monkeypatch_home(case / "home")
+            before = _listing()
+            kind, outcome = _run(fn, rng, case if cls != "user registry" else case / "home")
+            if _listing() - before:
+                outcome = "outside"
+            tally[cls][kind] += 1
+            tally[cls][outcome] += 1
+    kind, outcome = _run(concurrent_case, tmp / "concurrent")
+    tally["certificates, concurrent"].update([kind, outcome])
+    for kind in WORKSPACE_MUTATIONS:
+        case = tmp / "workspaces" / kind.replace(" ", "-").replace("/", "-")
+        case.mkdir(parents=True)
+        k, outcome = _run(workspace_case, kind, case)
+        tally["benchpark workspace"].update([kind, outcome])
+    machines.reload()
+    return tally
+
+
+def rows(tally: dict[str, Counter]) -> list[dict]:
+    out = []
+    for cls, t in tally.items():
+        out.append({"class": cls,
+                    "mutations": ", ".join(sorted(k for k in t if k not in OUTCOMES)),
+                    "cases": sum(t[o] for o in OUTCOMES), **{o: t[o] for o in OUTCOMES}})  # fmt: skip
+    return out
+
+
+INTRO = (
+    "Generated by `python tests/test_surface_fuzz.py` from the seeded campaign that "
+    "`tests/test_surface_fuzz.py::test_every_surface_survives_its_campaign` runs (seed "
+    f"{SEED}). Each case mutates a valid input once and is judged by an oracle written in the "
+    "test, independent of xamm's code: `refused` names the file (and the record) of a bad "
+    "input, `taken` reads a good one; `silent` (a bad input taken, an alias that redirects, an "
+    "edit not seen), `false alarm` (a good input refused, an untouched certificate reported), "
+    "`traceback` and `outside` (a file written outside `$XAMM_HOME`) fail the test, so those "
+    "columns are 0 whenever the suite is green. Hostile Hub pulls of certificates, signatures "
+    "and histories are the cases of `tests/models/compare/test_evidence.py::"
+    "test_a_hostile_pull_is_refused_whole_and_writes_nothing`: every one refused whole, nothing "
+    "registered, nothing written outside the home."
+)
+
+
+def render(tally: dict[str, Counter]) -> str:
+    return markdown_report("Reliability: the surfaces users and Hubs write", INTRO, rows(tally))
+
+
+@pytest.mark.slow
+def test_every_surface_survives_its_campaign(tmp_path, monkeypatch):
+    before = set(Path("/tmp").glob("escape*"))
+
+    def home(p: Path) -> None:
+        monkeypatch.setenv("XAMM_HOME", str(p))
+
+    tally = campaign(tmp_path, home)
+    bad = {c: {o: t[o] for o in ("silent", "false alarm", "traceback", "outside") if t[o]}
+           for c, t in tally.items()}  # fmt: skip
+    assert not any(bad.values()), bad
+    assert set(Path("/tmp").glob("escape*")) == before
+    assert REPORT.read_text() == render(tally), "run `python tests/test_surface_fuzz.py`"
+
+
+if __name__ == "__main__":
+    import tempfile
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    with tempfile.TemporaryDirectory() as t:
+        REPORT.write_text(render(campaign(Path(t), lambda p: os.environ.__setitem__(
+            "XAMM_HOME", str(p)))))  # fmt: skip
+    print(REPORT.read_text())
