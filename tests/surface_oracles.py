@@ -51,8 +51,12 @@ def _criterion_ok(c: dict) -> bool:
     if not isinstance(c.get("id"), str) or not CRITERION_ID.match(c["id"]):
         return False
     groups = c.get("groups", ["*"])
-    if not isinstance(groups, list) or not groups or not all(
-        isinstance(g, str) and 0 < len(g) <= 100 and not CONTROL.search(g) for g in groups
+    if (
+        not isinstance(groups, list)
+        or not groups
+        or not all(
+            isinstance(g, str) and 0 < len(g) <= 100 and not CONTROL.search(g) for g in groups
+        )
     ):
         return False
     if c.get("kind") == "throughput":
@@ -63,8 +67,16 @@ def _criterion_ok(c: dict) -> bool:
 
 
 COUNTS = ("sockets", "cores_per_node", "gpus_per_node")
-FIGURES = ("memory_gib", "memory_bandwidth_gbs", "cache_mib", "peak_gflops", "gpu_memory_gib",
-           "gpu_memory_bandwidth_gbs", "gpu_cache_mib", "gpu_peak_gflops")  # fmt: skip
+FIGURES = (
+    "memory_gib",
+    "memory_bandwidth_gbs",
+    "cache_mib",
+    "peak_gflops",
+    "gpu_memory_gib",
+    "gpu_memory_bandwidth_gbs",
+    "gpu_cache_mib",
+    "gpu_peak_gflops",
+)
 
 
 def registry_record_ok(text: bytes, mid: str) -> bool | None:
@@ -83,10 +95,13 @@ def registry_record_ok(text: bytes, mid: str) -> bool | None:
             return False
         if k in ("cpu", "gpu", "source", "notes") and not isinstance(v, str):
             return False
-        if k == "aliases" and not (isinstance(v, list) and all(
-            isinstance(a, str) and a.strip() and len(a) <= 100 and not CONTROL.search(a)
-            for a in v
-        )):  # fmt: skip
+        if k == "aliases" and not (
+            isinstance(v, list)
+            and all(
+                isinstance(a, str) and a.strip() and len(a) <= 100 and not CONTROL.search(a)
+                for a in v
+            )
+        ):
             return False
     return True
 
@@ -95,10 +110,23 @@ def comparison_of(groups: list[str]) -> types.SimpleNamespace:
     """What :func:`~xamm_models.compare.certificates.judge` reads of a comparison: these kernel
     groups against quartz, each passing any criterion with room to spare."""
     n = len(groups)
-    frame = pl.DataFrame({"ref": ["quartz:cpu"] * n, "group": groups, "kernels": [5] * n,
-                          "relR": [0.5] * n, "relR_lo": [0.4] * n, "relR_hi": [0.6] * n,
-                          "relR_node": [0.5] * n, "relR_node_lo": [0.4] * n,
-                          "relR_node_hi": [0.6] * n, "flagged": [0] * n, "regime": ["same"] * n,
-                          "regime_why": [None] * n}, schema_overrides={"regime_why": pl.String})  # fmt: skip
-    return types.SimpleNamespace(groups=frame, refs=["quartz:cpu"], node_view=True,
-                                 new="newbox:cpu")  # fmt: skip
+    frame = pl.DataFrame(
+        {
+            "ref": ["quartz:cpu"] * n,
+            "group": groups,
+            "kernels": [5] * n,
+            "relR": [0.5] * n,
+            "relR_lo": [0.4] * n,
+            "relR_hi": [0.6] * n,
+            "relR_node": [0.5] * n,
+            "relR_node_lo": [0.4] * n,
+            "relR_node_hi": [0.6] * n,
+            "flagged": [0] * n,
+            "regime": ["same"] * n,
+            "regime_why": [None] * n,
+        },
+        schema_overrides={"regime_why": pl.String},
+    )
+    return types.SimpleNamespace(
+        groups=frame, refs=["quartz:cpu"], node_view=True, new="newbox:cpu"
+    )

@@ -20,6 +20,7 @@ committed page against the campaign's tally.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
@@ -40,8 +41,13 @@ from xamm_data.errors import XammError
 REPO = Path(__file__).resolve().parents[1]
 REPORT = REPO / "docs" / "reliability-surfaces.md"
 SEED = 64
-CASES = {"criteria": 40, "user registry": 40, "xamm.toml [node]": 30, "certificates": 40,
-         "benchpark workspace": 20}  # fmt: skip
+CASES = {
+    "criteria": 40,
+    "user registry": 40,
+    "xamm.toml [node]": 30,
+    "certificates": 40,
+    "benchpark workspace": 20,
+}
 OUTCOMES = ("taken", "refused", "silent", "false alarm", "traceback", "outside")
 
 
@@ -63,9 +69,24 @@ kind = "slowdown"
 groups = ["*"]
 at_most = {most}
 """
-NUMBERS = ("0.8", "1", "0", "-1", "80", "100", "1e308", "inf", "nan", "true", '"0.8"', "1e-300",
-           "10", "5", "6")  # fmt: skip
-GROUPS = ('["Stream"]', '["Stream", "Strem"]', '["Basic"]', '["Nope"]', '[]', '[""]')
+NUMBERS = (
+    "0.8",
+    "1",
+    "0",
+    "-1",
+    "80",
+    "100",
+    "1e308",
+    "inf",
+    "nan",
+    "true",
+    '"0.8"',
+    "1e-300",
+    "10",
+    "5",
+    "6",
+)
+GROUPS = ('["Stream"]', '["Stream", "Strem"]', '["Basic"]', '["Nope"]', "[]", '[""]')
 
 
 def criteria_case(rng: random.Random, tmp: Path) -> tuple[str, str]:
@@ -73,8 +94,13 @@ def criteria_case(rng: random.Random, tmp: Path) -> tuple[str, str]:
     from xamm_models.compare.certificates import judge, read_criteria
 
     kind = rng.choice(("least", "most", "ratio", "groups", "second", "bytes"))
-    fields = {"least": "0.8", "most": "0.1", "ratio": "1.5", "groups": '["Stream"]',
-              "second": "slow"}  # fmt: skip
+    fields = {
+        "least": "0.8",
+        "most": "0.1",
+        "ratio": "1.5",
+        "groups": '["Stream"]',
+        "second": "slow",
+    }
     if kind in ("least", "most", "ratio"):
         fields[kind] = rng.choice(NUMBERS)
     elif kind == "groups":
@@ -103,11 +129,13 @@ def criteria_case(rng: random.Random, tmp: Path) -> tuple[str, str]:
 
 # -- the user's machine registry and xamm.toml [node] -----------------------------------------
 
-VALUES = (("cores_per_node", ("64", "true", "6.5", '"64"', "0", "-2")),
-          ("memory_bandwidth_gbs", ("921.6", "nan", "inf", "-1", "0", "true", "1e300")),
-          ("cpu", ('"EPYC"', "7", '"a\\nb"', '"x \\" y"')),
-          ("notes", ('"line\\nline"', '"[machines.x]"', "3")),
-          ("aliases", ('["nb"]', '["Dane"]', '["M1"]', '["a\\u0001b"]', '"nb"', "[1]")))  # fmt: skip
+VALUES = (
+    ("cores_per_node", ("64", "true", "6.5", '"64"', "0", "-2")),
+    ("memory_bandwidth_gbs", ("921.6", "nan", "inf", "-1", "0", "true", "1e300")),
+    ("cpu", ('"EPYC"', "7", '"a\\nb"', '"x \\" y"')),
+    ("notes", ('"line\\nline"', '"[machines.x]"', "3")),
+    ("aliases", ('["nb"]', '["Dane"]', '["M1"]', '["a\\u0001b"]', '"nb"', "[1]")),
+)
 IDS = ("newbox", "box.two", "a/b", "..", "Box", "x" * 101, "dane")
 
 
@@ -161,8 +189,9 @@ def node_case(rng: random.Random, tmp: Path) -> tuple[str, str]:
     value = rng.choice(values)
     p = tmp / "xamm.toml"
     p.write_text(f'machine = "newbox"\n[node]\n{field} = {value}\n')
-    ok = registry_record_ok(f'[machines.newbox]\nsource = "x"\n{field} = {value}\n'.encode(),
-                            "newbox")  # fmt: skip
+    ok = registry_record_ok(
+        f'[machines.newbox]\nsource = "x"\n{field} = {value}\n'.encode(), "newbox"
+    )
     try:
         load_config(p)
     except IngestError as e:
@@ -174,8 +203,17 @@ def node_case(rng: random.Random, tmp: Path) -> tuple[str, str]:
 
 # -- certificates -------------------------------------------------------------------------------
 
-CERT_MUTATIONS = ("edit", "edit and rehash", "delete", "delete the newest", "stray", "truncate",
-                  "reorder", "index edited")  # fmt: skip
+CERT_MUTATIONS = (
+    "edit",
+    "edit and rehash",
+    "delete",
+    "delete the newest",
+    "stray",
+    "truncate",
+    "reorder",
+    "index edited",
+)
+_CYCLE = itertools.cycle(CERT_MUTATIONS)
 
 
 def certificate_case(rng: random.Random, tmp: Path) -> tuple[str, str]:
@@ -185,7 +223,7 @@ def certificate_case(rng: random.Random, tmp: Path) -> tuple[str, str]:
 
     reg = chain(tmp, 4)
     folder = tmp / "newbox"
-    kind = rng.choice(CERT_MUTATIONS)
+    kind = next(_CYCLE)  # every mutation in turn, on a seeded certificate
     n = rng.randint(1, 4)
     p = reg.path("newbox", n)
     touched = {p.name}
@@ -194,7 +232,8 @@ def certificate_case(rng: random.Random, tmp: Path) -> tuple[str, str]:
         doc = json.loads(p.read_text())
         was = doc["verdict"]
         doc[rng.choice(("verdict", "previous", "created", "family"))] = rng.choice(
-            ("pass", "fail", 7, "x"))
+            ("pass", "fail", 7, "x")
+        )
         doc["verdict"] = "fail" if was == "pass" else "pass"  # always a real change
         if kind == "edit and rehash":
             doc["sha256"] = content_sha256(doc)
@@ -205,8 +244,9 @@ def certificate_case(rng: random.Random, tmp: Path) -> tuple[str, str]:
         reg.path("newbox", 4).unlink()
         touched = {"certificate@4.json"}
     elif kind == "stray":
-        name = rng.choice(("certificate@x.json", "certificate@2.bak.json", "notes.txt",
-                           "certificate@01.json"))  # fmt: skip
+        name = rng.choice(
+            ("certificate@x.json", "certificate@2.bak.json", "notes.txt", "certificate@01.json")
+        )
         (folder / name).write_text("{}")
         touched = {name}
     elif kind == "truncate":
@@ -264,12 +304,22 @@ def concurrent_case(tmp: Path) -> tuple[str, str]:
 
 # -- Benchpark workspaces -----------------------------------------------------------------------
 
-WORKSPACE_MUTATIONS = ("results a list", "results a string", "experiments a mapping",
-                       "an experiment a number", "names missing", "variables a list",
-                       "not UTF-8", "nested 10^5 deep", "a link to /dev/zero",
-                       "65 MiB of results", "a run linked from outside",
-                       "an experiment linked from outside", "an include outside",
-                       "an absolute include")  # fmt: skip
+WORKSPACE_MUTATIONS = (
+    "results a list",
+    "results a string",
+    "experiments a mapping",
+    "an experiment a number",
+    "names missing",
+    "variables a list",
+    "not UTF-8",
+    "nested 10^5 deep",
+    "a link to /dev/zero",
+    "65 MiB of results",
+    "a run linked from outside",
+    "an experiment linked from outside",
+    "an include outside",
+    "an absolute include",
+)
 
 
 def workspace_case(kind: str, tmp: Path) -> tuple[str, str]:
@@ -300,12 +350,17 @@ def workspace_case(kind: str, tmp: Path) -> tuple[str, str]:
 def _mutate_workspace(kind, ws: Path, res: Path, doc: dict, outside: Path, cali: Path) -> str:
     """Apply one mutation; the file whose name the refusal must carry."""
     target = res.resolve()
-    write = {"results a list": [doc], "results a string": "results",
-             "experiments a mapping": {**doc, "experiments": {"a": 1}},
-             "an experiment a number": {**doc, "experiments": [1]},
-             "names missing": {**doc, "experiments": [{"name": "x"}]},
-             "variables a list": {**doc, "experiments": [{**doc["experiments"][0],
-                                                          "RAMBLE_VARIABLES": [1, 2]}]}}  # fmt: skip
+    write = {
+        "results a list": [doc],
+        "results a string": "results",
+        "experiments a mapping": {**doc, "experiments": {"a": 1}},
+        "an experiment a number": {**doc, "experiments": [1]},
+        "names missing": {**doc, "experiments": [{"name": "x"}]},
+        "variables a list": {
+            **doc,
+            "experiments": [{**doc["experiments"][0], "RAMBLE_VARIABLES": [1, 2]}],
+        },
+    }
     if kind in write:
         target.write_text(json.dumps(write[kind]))
     elif kind == "not UTF-8":
@@ -332,10 +387,38 @@ def _mutate_workspace(kind, ws: Path, res: Path, doc: dict, outside: Path, cali:
         inc = str(outside / "x.yaml") if kind == "an absolute include" else "../../../../x.yaml"
         (outside / "x.yaml").write_text("modifiers: []\n")
         cfg = ws / "configs" / "ramble.yaml"
-        cfg.write_text(cfg.read_text().replace("  - ./configs/modifier.yaml",
-                                               f"  - ./configs/modifier.yaml\n  - {inc}"))
+        cfg.write_text(
+            cfg.read_text().replace(
+                "  - ./configs/modifier.yaml", f"  - ./configs/modifier.yaml\n  - {inc}"
+            )
+        )
         return "ramble.yaml"
     return "results.latest.json"
+
+
+# -- hostile Hub pulls -------------------------------------------------------------------------
+
+
+def hub_case(case: str, tmp: Path) -> tuple[str, str]:
+    """A repo lying in one way (certificate_world.HOSTILE), pulled into an empty home: refused
+    naming the repo, nothing registered."""
+    from certificate_world import chain, hostile_files, publish
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+
+    from xamm_models.compare.hub import pull_records
+    from xamm_models.machines.signatures import SignatureRegistry
+
+    made = chain(tmp / "made", 3)
+    repo = f"org/fuzz-{case}-{tmp.name}"
+    publish(repo, hostile_files(case, made), tmp)
+    key = ed25519.Ed25519PrivateKey.generate().public_key() if case == "unsigned" else None
+    home = Path(os.environ["XAMM_HOME"])
+    try:
+        pull_records(repo, registry=SignatureRegistry.default(), public_key=key)
+    except XammError as e:
+        named = repo in str(e) and not list(home.rglob("*.json"))
+        return case, "refused" if named else "silent"
+    return case, "silent"
 
 
 # -- the campaign --------------------------------------------------------------------------------
@@ -359,10 +442,16 @@ def _listing() -> set[Path]:
 
 def campaign(tmp: Path, monkeypatch_home) -> dict[str, Counter]:
     """Every class's seeded cases; {class: Counter of mutations and outcomes}."""
-    rng = random.Random(SEED)
-    tally: dict[str, Counter] = {c: Counter() for c in [*CASES, "certificates, concurrent"]}
-    runners = {"criteria": criteria_case, "user registry": registry_case,
-               "xamm.toml [node]": node_case, "certificates": certificate_case}  # fmt: skip
+    global _CYCLE
+    rng, _CYCLE = random.Random(SEED), itertools.cycle(CERT_MUTATIONS)
+    classes = [*CASES, "certificates, concurrent", "hub pulls"]
+    tally: dict[str, Counter] = {c: Counter() for c in classes}
+    runners = {
+        "criteria": criteria_case,
+        "user registry": registry_case,
+        "xamm.toml [node]": node_case,
+        "certificates": certificate_case,
+    }
     for cls, fn in runners.items():
         for i in range(CASES[cls]):
             case = tmp / cls.replace(" ", "-").replace("[", "").replace("]", "") / str(i)
@@ -381,6 +470,15 @@ def campaign(tmp: Path, monkeypatch_home) -> dict[str, Counter]:
         case.mkdir(parents=True)
         k, outcome = _run(workspace_case, kind, case)
         tally["benchpark workspace"].update([kind, outcome])
+    from certificate_world import HOSTILE
+
+    for kind in HOSTILE:
+        case = tmp / "hub" / kind
+        case.mkdir(parents=True)
+        monkeypatch_home(case / "home")
+        before = _listing()
+        k, outcome = _run(hub_case, kind, case)
+        tally["hub pulls"].update([kind, "outside" if _listing() - before else outcome])
     machines.reload()
     return tally
 
@@ -388,9 +486,14 @@ def campaign(tmp: Path, monkeypatch_home) -> dict[str, Counter]:
 def rows(tally: dict[str, Counter]) -> list[dict]:
     out = []
     for cls, t in tally.items():
-        out.append({"class": cls,
-                    "mutations": ", ".join(sorted(k for k in t if k not in OUTCOMES)),
-                    "cases": sum(t[o] for o in OUTCOMES), **{o: t[o] for o in OUTCOMES}})  # fmt: skip
+        out.append(
+            {
+                "class": cls,
+                "mutations": ", ".join(sorted(k for k in t if k not in OUTCOMES)),
+                "cases": sum(t[o] for o in OUTCOMES),
+                **{o: t[o] for o in OUTCOMES},
+            }
+        )
     return out
 
 
@@ -402,10 +505,9 @@ INTRO = (
     "input, `taken` reads a good one; `silent` (a bad input taken, an alias that redirects, an "
     "edit not seen), `false alarm` (a good input refused, an untouched certificate reported), "
     "`traceback` and `outside` (a file written outside `$XAMM_HOME`) fail the test, so those "
-    "columns are 0 whenever the suite is green. Hostile Hub pulls of certificates, signatures "
-    "and histories are the cases of `tests/models/compare/test_evidence.py::"
-    "test_a_hostile_pull_is_refused_whole_and_writes_nothing`: every one refused whole, nothing "
-    "registered, nothing written outside the home."
+    "columns are 0 whenever the suite is green. `hub pulls` are pulls from a local Hub server "
+    "of repos that lie about certificates, signatures and histories (their card's checksums "
+    "agree with the lies): `refused` names the repo and registers nothing."
 )
 
 
@@ -414,15 +516,17 @@ def render(tally: dict[str, Counter]) -> str:
 
 
 @pytest.mark.slow
-def test_every_surface_survives_its_campaign(tmp_path, monkeypatch):
+def test_every_surface_survives_its_campaign(tmp_path, monkeypatch, local_hub):
     before = set(Path("/tmp").glob("escape*"))
 
     def home(p: Path) -> None:
         monkeypatch.setenv("XAMM_HOME", str(p))
 
     tally = campaign(tmp_path, home)
-    bad = {c: {o: t[o] for o in ("silent", "false alarm", "traceback", "outside") if t[o]}
-           for c, t in tally.items()}  # fmt: skip
+    bad = {
+        c: {o: t[o] for o in ("silent", "false alarm", "traceback", "outside") if t[o]}
+        for c, t in tally.items()
+    }
     assert not any(bad.values()), bad
     assert set(Path("/tmp").glob("escape*")) == before
     assert REPORT.read_text() == render(tally), "run `python tests/test_surface_fuzz.py`"
@@ -431,8 +535,19 @@ def test_every_surface_survives_its_campaign(tmp_path, monkeypatch):
 if __name__ == "__main__":
     import tempfile
 
+    import huggingface_hub.constants as hf
+    from hub_server import LocalHub
+
     sys.path.insert(0, str(Path(__file__).parent))
-    with tempfile.TemporaryDirectory() as t:
-        REPORT.write_text(render(campaign(Path(t), lambda p: os.environ.__setitem__(
-            "XAMM_HOME", str(p)))))  # fmt: skip
+    with tempfile.TemporaryDirectory() as t, LocalHub() as hub:
+        os.environ.update(
+            HF_ENDPOINT=hub.endpoint,
+            HF_TOKEN="hf_xamm_test_token",
+            HF_HOME=str(Path(t) / "hf"),
+            HF_HUB_DISABLE_XET="1",
+        )
+        hf.ENDPOINT, hf.HF_HUB_OFFLINE = hub.endpoint, False
+        hf.HUGGINGFACE_CO_URL_TEMPLATE = hub.endpoint + "/{repo_id}/resolve/{revision}/{filename}"
+        home = lambda p: os.environ.__setitem__("XAMM_HOME", str(p))  # noqa: E731
+        REPORT.write_text(render(campaign(Path(t), home)))
     print(REPORT.read_text())

@@ -17,6 +17,7 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict, Field
 
 from xamm_data import machines, snapshot
+from xamm_data.identifiers import check_name
 from xamm_data.plugins import load, plugins
 from xamm_data.registry import Registry, UnknownNameError
 from xamm_data.schema import DATA_KINDS
@@ -276,7 +277,7 @@ def _dataset_name(name: str, reg: Registry, repo_id: str | None) -> str:
     except UnknownDatasetError:
         if repo_id is None:
             raise
-        return name
+        return check_name(name, "dataset")  # it becomes a path in the repo
 
 
 def _derived(name: str, st: Store, version: int | None, as_of: datetime | None) -> pl.DataFrame:

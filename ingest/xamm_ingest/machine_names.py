@@ -10,6 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from xamm_data import machines
+from xamm_data.identifiers import is_name
 from xamm_ingest.errors import IngestError
 from xamm_ingest.metadata_map import MetadataMap
 
@@ -47,7 +48,8 @@ def machine_id(name: str) -> str:
             _RESOLVED[name.strip()] = known
         return known
     mid = re.sub(r"[^a-z0-9._-]+", "-", name.strip().lower()).strip("-._")
-    if not mid:
+    mid = re.sub(r"\.{2,}", ".", mid)[:100].strip("-._")  # the one rule: no '..', 100 at most
+    if not is_name(mid):
         raise ValueError(f"machine name {name!r} has no usable characters")
     _UNKNOWN[name.strip()] = mid
     return mid

@@ -19,8 +19,12 @@ TIME = "inclusive#sum#time.duration"
 
 def _profile(path, seconds: float, **globals_):
     path.parent.mkdir(parents=True, exist_ok=True)
-    return write_cali(path, [(["main"], {TIME: seconds})], {k: str(v) for k, v in globals_.items()},
-                      units={TIME: "sec"})  # fmt: skip
+    return write_cali(
+        path,
+        [(["main"], {TIME: seconds})],
+        {k: str(v) for k, v in globals_.items()},
+        units={TIME: "sec"},
+    )
 
 
 def _ingest(argv, capsys) -> tuple[int, dict]:
@@ -31,21 +35,27 @@ def _ingest(argv, capsys) -> tuple[int, dict]:
 
 
 def test_ids_with_dots_and_notes_with_newlines_are_written_by_a_toml_writer(isolated_home):
-    m = machines.add_facts("foo.bar", cpu='x "quoted" \\ back', notes='two\nlines [machines.x]')
+    m = machines.add_facts("foo.bar", cpu='x "quoted" \\ back', notes="two\nlines [machines.x]")
     assert m.id == "foo.bar" and m.notes == "two\nlines [machines.x]"
     doc = tomllib.loads(machines.user_file().read_text())  # an independent parse of the file
-    assert doc == {"machines": {"foo.bar": {"cpu": 'x "quoted" \\ back',
-                                            "notes": "two\nlines [machines.x]"}}}  # fmt: skip
+    assert doc == {
+        "machines": {"foo.bar": {"cpu": 'x "quoted" \\ back', "notes": "two\nlines [machines.x]"}}
+    }
     assert xamm(["machines", "show", "quartz"]) == 0  # every later command still works
 
 
 @pytest.mark.parametrize(
     "facts, why",
-    [({"cores_per_node": True}, "valid integer"), ({"memory_bandwidth_gbs": float("nan")}, "finite"),
-     ({"memory_gib": float("inf")}, "finite"), ({"sockets": 2.5}, "valid integer"),
-     ({"peak_gflops": -1.0}, "greater than 0"), ({"cpu": 7}, "valid string"),
-     ({"aliases": ["a\nb"]}, "control characters")],
-)  # fmt: skip
+    [
+        ({"cores_per_node": True}, "valid integer"),
+        ({"memory_bandwidth_gbs": float("nan")}, "finite"),
+        ({"memory_gib": float("inf")}, "finite"),
+        ({"sockets": 2.5}, "valid integer"),
+        ({"peak_gflops": -1.0}, "greater than 0"),
+        ({"cpu": 7}, "valid string"),
+        ({"aliases": ["a\nb"]}, "control characters"),
+    ],
+)
 def test_strict_facts_are_refused_before_the_file_is_touched(facts, why, isolated_home):
     machines.add_facts("newbox", cpu="EPYC")
     before = machines.user_file().read_bytes()
@@ -77,8 +87,10 @@ def test_an_alias_never_shadows_another_machine(isolated_home, tmp_path, capsys)
 
 def test_a_broken_user_file_never_bricks_a_command(isolated_home, tmp_path, capsys, caplog):
     machines.user_file().parent.mkdir(parents=True, exist_ok=True)
-    machines.user_file().write_text('[machines.ok]\ncpu = "c"\n[machines.zz]\ncores_per_node = '
-                                    'true\n[machines."a/b"]\ncpu = "x"\n')  # fmt: skip
+    machines.user_file().write_text(
+        '[machines.ok]\ncpu = "c"\n[machines.zz]\ncores_per_node = '
+        'true\n[machines."a/b"]\ncpu = "x"\n'
+    )
     machines.reload()
     with caplog.at_level(logging.WARNING, "xamm_data.machines"):
         assert machines.get("ok").cpu == "c" and machines.get("quartz").cores_per_node == 36
@@ -92,8 +104,12 @@ def test_a_broken_user_file_never_bricks_a_command(isolated_home, tmp_path, caps
     code, out = _ingest(["caliper", str(tmp_path / "runs"), "--app", "a"], capsys)
     assert code == 0 and out["rows"] == 1
     machines.add_facts("newbox", cpu="x")  # a new file, the unreadable one kept beside it
-    assert machines.user_file().with_name("machines.toml.unreadable").read_text().startswith(
-        "[machines\n")
+    assert (
+        machines.user_file()
+        .with_name("machines.toml.unreadable")
+        .read_text()
+        .startswith("[machines\n")
+    )
 
 
 def _runs_with_node(tmp_path, machine: str, node: str):
@@ -103,8 +119,9 @@ def _runs_with_node(tmp_path, machine: str, node: str):
     return d
 
 
-def test_a_data_folder_never_changes_a_known_machine_without_the_flag(isolated_home, tmp_path,
-                                                                        capsys):  # fmt: skip
+def test_a_data_folder_never_changes_a_known_machine_without_the_flag(
+    isolated_home, tmp_path, capsys
+):
     d = _runs_with_node(tmp_path, "dane", "cores_per_node = 4")
     code, out = _ingest(["caliper", str(d), "--app", "a"], capsys)
     assert code == 0 and out["rows"] == 1
@@ -119,15 +136,17 @@ def test_a_data_folder_never_changes_a_known_machine_without_the_flag(isolated_h
     assert machines.get("dane").cores_per_node == 4
 
 
-def test_a_bad_node_table_is_refused_naming_the_folder_file_before_rows(isolated_home, tmp_path,
-                                                                        capsys):  # fmt: skip
+def test_a_bad_node_table_is_refused_naming_the_folder_file_before_rows(
+    isolated_home, tmp_path, capsys
+):
     d = _runs_with_node(tmp_path, "newbox", "cores_per_node = true")
     code = ingest(["caliper", str(d), "--app", "a", "--no-progress"])
     err = capsys.readouterr().err
     assert code == 1 and "Traceback" not in err
     assert f"{d / 'xamm.toml'}" in err and "field 'cores_per_node'" in err
-    assert not (isolated_home / "store").exists() or not list((isolated_home / "store").rglob(
-        "*.parquet"))  # fmt: skip
+    assert not (isolated_home / "store").exists() or not list(
+        (isolated_home / "store").rglob("*.parquet")
+    )
     assert xamm(["machines", "list"]) == 0  # nothing bricked
     capsys.readouterr()
     d2 = _runs_with_node(tmp_path / "new", "newbox", "cores_per_node = 64")
@@ -137,8 +156,9 @@ def test_a_bad_node_table_is_refused_naming_the_folder_file_before_rows(isolated
     assert machines.get("newbox").cores_per_node == 64  # a new machine takes its folder's facts
 
 
-def test_a_file_name_that_is_not_utf8_is_refused_by_name_and_the_rest_stored(isolated_home,
-                                                                             tmp_path, capsys):  # fmt: skip
+def test_a_file_name_that_is_not_utf8_is_refused_by_name_and_the_rest_stored(
+    isolated_home, tmp_path, capsys
+):
     d = tmp_path / "runs"
     for i in range(3):
         _profile(d / f"p{i}.cali", 2.0 + i, cluster="quartz")

@@ -236,6 +236,11 @@ class GroupResult(BaseModel):
         default=None,
         description="why a group is not judged, or why a verdict is not certain",
     )
+    regime: Literal["same", "across", "unknown"] | None = Field(
+        default=None,
+        description="whether the group's matched sizes sit in the same cache level on both "
+        "nodes (working set against the registry's last-level cache), across levels, or unknown",
+    )
 
 
 class Certificate(BaseModel):
@@ -346,6 +351,7 @@ def _group_rows(c, crit: Criterion, ref: str) -> list[dict]:
                     "verdict": verdict,
                     "certain": sure,
                     "why": why,
+                    "regime": r.get("regime"),
                 }
             )
     return out

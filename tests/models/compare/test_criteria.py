@@ -32,15 +32,21 @@ def _criteria(tmp_path, limit: str, kind: str = "slowdown", groups: str = '["Str
 
 @pytest.mark.parametrize(
     "kind, limit, says",
-    [("slowdown", "at_most = inf", "finite"), ("slowdown", "at_most = nan", "finite"),
-     ("throughput", "at_least = 80", "looks like a percent: limits are fractions, write 0.8"),
-     ("slowdown", "at_most = 10", "looks like a percent"), ("slowdown", "at_most = 1e308", "less"),
-     ("throughput", "at_least = 0", "greater than 0"), ("slowdown", "at_most = -0.1", "greater"),
-     ("throughput", "at_least = true", "not true or false"),
-     ("throughput", 'at_least = "0.8"', "number")],
-)  # fmt: skip
-def test_limits_that_cannot_fail_or_cannot_pass_are_refused_naming_the_file(tmp_path, kind, limit,
-                                                                            says):  # fmt: skip
+    [
+        ("slowdown", "at_most = inf", "finite"),
+        ("slowdown", "at_most = nan", "finite"),
+        ("throughput", "at_least = 80", "looks like a percent: limits are fractions, write 0.8"),
+        ("slowdown", "at_most = 10", "looks like a percent"),
+        ("slowdown", "at_most = 1e308", "less"),
+        ("throughput", "at_least = 0", "greater than 0"),
+        ("slowdown", "at_most = -0.1", "greater"),
+        ("throughput", "at_least = true", "not true or false"),
+        ("throughput", 'at_least = "0.8"', "number"),
+    ],
+)
+def test_limits_that_cannot_fail_or_cannot_pass_are_refused_naming_the_file(
+    tmp_path, kind, limit, says
+):
     p = _criteria(tmp_path, limit, kind)
     with pytest.raises(ValueError, match=says) as e:
         read_criteria(p)
@@ -50,22 +56,36 @@ def test_limits_that_cannot_fail_or_cannot_pass_are_refused_naming_the_file(tmp_
 @pytest.mark.parametrize("ratio", ["nan", "inf", "0.5", "1e9"])
 def test_a_size_ratio_that_means_nothing_is_refused(tmp_path, ratio):
     p = tmp_path / "c.toml"
-    p.write_text(f"size_ratio = {ratio}\n" + GOOD.format(kind="slowdown", groups='["*"]',
-                                                          limit="at_most = 0.1"))  # fmt: skip
+    p.write_text(
+        f"size_ratio = {ratio}\n"
+        + GOOD.format(kind="slowdown", groups='["*"]', limit="at_most = 0.1")
+    )
     with pytest.raises(ValueError, match="size_ratio"):
         read_criteria(p)
 
 
 def _comparison(groups: list[str], regime: str = "same") -> types.SimpleNamespace:
     n = len(groups)
-    frame = pl.DataFrame({"ref": ["quartz:cpu"] * n, "group": groups, "kernels": [5] * n,
-                          "relR": [0.9] * n, "relR_lo": [0.8] * n, "relR_hi": [0.95] * n,
-                          "relR_node": [0.9] * n, "relR_node_lo": [0.8] * n,
-                          "relR_node_hi": [0.95] * n, "flagged": [0] * n, "regime": [regime] * n,
-                          "regime_why": ["matched sizes in other cache levels"
-                                         if regime == "across" else None] * n})  # fmt: skip
-    return types.SimpleNamespace(groups=frame, refs=["quartz:cpu"], node_view=True,
-                                 new="newbox:cpu")  # fmt: skip
+    frame = pl.DataFrame(
+        {
+            "ref": ["quartz:cpu"] * n,
+            "group": groups,
+            "kernels": [5] * n,
+            "relR": [0.9] * n,
+            "relR_lo": [0.8] * n,
+            "relR_hi": [0.95] * n,
+            "relR_node": [0.9] * n,
+            "relR_node_lo": [0.8] * n,
+            "relR_node_hi": [0.95] * n,
+            "flagged": [0] * n,
+            "regime": [regime] * n,
+            "regime_why": ["matched sizes in other cache levels" if regime == "across" else None]
+            * n,
+        }
+    )
+    return types.SimpleNamespace(
+        groups=frame, refs=["quartz:cpu"], node_view=True, new="newbox:cpu"
+    )
 
 
 def test_a_misspelt_group_is_not_judged_beside_the_others(tmp_path):
@@ -79,8 +99,10 @@ def test_a_misspelt_group_is_not_judged_beside_the_others(tmp_path):
 
 def test_nothing_to_judge_is_one_clear_error(tmp_path):
     crit, _ = read_criteria(_criteria(tmp_path, "at_most = 0.1", groups='["Strem"]'))
-    with pytest.raises(ValueError, match="no criterion could be judged: the compared kernel "
-                                         "groups are Basic, Stream"):  # fmt: skip
+    with pytest.raises(
+        ValueError,
+        match="no criterion could be judged: the compared kernel groups are Basic, Stream",
+    ):
         judge(_comparison(["Stream", "Basic"]), crit)
     empty = _comparison([])
     with pytest.raises(ValueError, match="no kernel of newbox:cpu was matched"):
@@ -110,8 +132,7 @@ def test_a_drift_tolerance_is_checked_in_the_library_too():
             drift(empty, empty, target="x:cpu", tolerance=bad)
 
 
-@pytest.mark.parametrize("ref", ["dane@0", "dane@00", "dane@01", "dane@-1", "../x@now",
-                                 "dane@1.5"])  # fmt: skip
+@pytest.mark.parametrize("ref", ["dane@0", "dane@00", "dane@01", "dane@-1", "../x@now", "dane@1.5"])
 def test_a_state_is_exact_or_refused(ref):
     with pytest.raises(ValueError):
         parse_state_ref(ref)
@@ -130,8 +151,9 @@ def test_the_schema_refuses_what_the_model_refuses():
     assert limit["exclusiveMinimum"] == 0 and limit["maximum"] == 10
 
 
-def test_certificates_on_real_runs_say_the_size_ratio_and_the_cache_levels(shared_data, tmp_path,
-                                                                           monkeypatch):  # fmt: skip
+def test_certificates_on_real_runs_say_the_size_ratio_and_the_cache_levels(
+    shared_data, tmp_path, monkeypatch
+):
     """dane's node against quartz's at sizes 16x apart: Stream's matched sizes sit within dane's
     node cache and beyond quartz's (quartz's one rank scaled to its node), so no verdict is
     certain, and the certificate says why (cff0a91 said "certain yes" for relR 0.03)."""

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from certificate_world import certificate, chain
+from certificate_world import HOSTILE, certificate, chain, hostile_files, publish
 
 from xamm_data.cli import main
 from xamm_data.errors import BadNameError, TamperedError, XammError
@@ -46,8 +46,9 @@ def test_each_certificate_records_its_hash_and_its_predecessors(tmp_path):
     assert all(d["sha256"] == content_sha256(d) for d in docs)  # recomputed here, by the rule
     assert [d["predecessor_sha256"] for d in docs] == [None, docs[0]["sha256"], docs[1]["sha256"]]
     index = json.loads((tmp_path / "newbox" / "index.json").read_text())
-    assert index["head"] == 3 and index["certificates"] == {str(d["number"]): d["sha256"]
-                                                            for d in docs}  # fmt: skip
+    assert index["head"] == 3 and index["certificates"] == {
+        str(d["number"]): d["sha256"] for d in docs
+    }
     assert reg.verify("newbox").problems == [] and sorted(reg.verify("newbox").good) == [1, 2, 3]
 
 
@@ -116,11 +117,18 @@ def test_accept_verify_names_each_file_and_exits_1(tmp_path, monkeypatch, capsys
 def _key_pair(tmp_path: Path) -> tuple[Path, Path, ed25519.Ed25519PrivateKey]:
     key = ed25519.Ed25519PrivateKey.generate()
     priv, pub = tmp_path / "centre.pem", tmp_path / "centre.pub"
-    priv.write_bytes(key.private_bytes(serialization.Encoding.PEM,
-                                       serialization.PrivateFormat.PKCS8,
-                                       serialization.NoEncryption()))  # fmt: skip
-    pub.write_bytes(key.public_key().public_bytes(serialization.Encoding.PEM,
-                                                  serialization.PublicFormat.SubjectPublicKeyInfo))
+    priv.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    pub.write_bytes(
+        key.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+    )
     return priv, pub, key
 
 
@@ -225,8 +233,10 @@ def test_concurrent_accepts_name_the_right_previous(shared_data, tmp_path):
     assert ingest(["rajaperf", str(d / "1"), str(d / "2"), "--no-progress", "-q", *home]) == 0
     argv = ["accept", "dane", "--against", "quartz", "--criteria", str(crit), "--json"]
     code = "import sys; from xamm_data.cli import main; raise SystemExit(main(sys.argv[1:]))"
-    procs = [subprocess.Popen([sys.executable, "-c", code, *argv], env=env,
-                              stdout=subprocess.DEVNULL) for _ in range(4)]  # fmt: skip
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code, *argv], env=env, stdout=subprocess.DEVNULL)
+        for _ in range(4)
+    ]
     assert [p.wait(timeout=300) for p in procs] == [0] * 4
     reg = CertificateRegistry(tmp_path / "home" / "certificates")
     certs = reg.all("dane")
@@ -234,59 +244,15 @@ def test_concurrent_accepts_name_the_right_previous(shared_data, tmp_path):
     assert [c.previous for c in certs] == [None, 1, 2, 3]
 
 
-def _publish(repo: str, extra: dict[str, bytes], tmp_path: Path) -> None:
-    """A Hub repo holding one real signature (the snapshot's dane) and ``extra`` files, the card
-    recording every file's SHA-256: the pulls below are refused for what the files say, never
-    for a checksum."""
-    from xamm_data import snapshot
-    from xamm_models.machines.hub import push_signatures
-    from xamm_models.machines.signatures import SignatureRegistry
-
-    reg = SignatureRegistry(tmp_path / "published-signatures")
-    reg.add(SignatureRegistry(snapshot.signatures_root()).get("dane:cpu", kind="physics"))
-    push_signatures(repo, registry=reg, extra=extra)
-
-
-def _cert_bytes(reg: CertificateRegistry, n: int, **edit) -> bytes:
-    doc = json.loads(reg.path("newbox", n).read_text())
-    return (json.dumps({**doc, **edit}, indent=2) + "\n").encode()
-
-
-def _signature_bytes(**edit) -> bytes:
-    from xamm_data import snapshot
-
-    doc = json.loads((snapshot.signatures_root() / "dane" / "cpu.physics@1.json").read_text())
-    return json.dumps({**doc, **edit}).encode()
-
-
-@pytest.mark.parametrize(
-    "case",
-    ["traversal", "absolute", "signature-traversal", "mismatch", "edited", "gap", "history-name",
-     "unsigned"],
-)  # fmt: skip
+@pytest.mark.parametrize("case", HOSTILE)
 def test_a_hostile_pull_is_refused_whole_and_writes_nothing(case, tmp_path, local_hub):
     from xamm_models.compare.hub import pull_records
     from xamm_models.machines.signatures import SignatureRegistry
 
     made = chain(tmp_path / "made", 3)
-    good = {f"certificates/newbox/certificate@{n}.json": _cert_bytes(made, n) for n in (1, 2, 3)}
-    extra = {
-        "traversal": {**good, "certificates/newbox/certificate@1.json":
-                      _cert_bytes(made, 1, machine="../../escape")},
-        "absolute": {"certificates/newbox/certificate@1.json": _cert_bytes(made, 1,
-                                                                         machine="/tmp/escape")},
-        "signature-traversal": {"signatures/dane/cpu.physics@7.json": _signature_bytes(
-            machine="../../escape", version=7)},
-        "mismatch": {"certificates/other/certificate@1.json": good[
-            "certificates/newbox/certificate@1.json"]},
-        "edited": {**good, "certificates/newbox/certificate@2.json": _cert_bytes(made, 2,
-                                                                                 verdict="pass")},
-        "gap": {k: v for k, v in good.items() if not k.endswith("@2.json")},
-        "history-name": {**good, "histories/Bad Name.json": b"[]\n"},
-        "unsigned": good,
-    }[case]  # fmt: skip
+    extra = hostile_files(case, made)
     repo = f"org/hostile-{case}"
-    _publish(repo, extra, tmp_path)
+    publish(repo, extra, tmp_path)
     home = tmp_path / "xamm_home"
     key = _key_pair(tmp_path)[2].public_key() if case == "unsigned" else None
     before = {p for p in tmp_path.rglob("*")}
@@ -312,8 +278,9 @@ def test_a_signed_chain_round_trips_the_hub_and_verifies_here(tmp_path, local_hu
     sigs.add(SignatureRegistry(snapshot.signatures_root()).get("dane:cpu", kind="physics"))
     push_records("org/signed", registry=sigs)
     monkeypatch.setenv("XAMM_HOME", str(tmp_path / "b"))
-    got = pull_records("org/signed", registry=SignatureRegistry.default(),
-                       public_key=key.public_key())  # fmt: skip
+    got = pull_records(
+        "org/signed", registry=SignatureRegistry.default(), public_key=key.public_key()
+    )
     assert [c.number for c in got.certificates] == [1, 2, 3]
     assert main(["accept", "verify", "newbox", "--public-key", str(pub)]) == 0
     # an edit made before a push is never published
