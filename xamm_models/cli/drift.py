@@ -35,7 +35,6 @@ examples:
   xamm-ingest rajaperf ./dane-update --machine dane     after an update: the new runs
   xamm accept dane --against quartz --criteria criteria.toml --no-record --json
   xamm accept verify dane                               every certificate of dane, checked
-  xamm accept verify dane --public-key centre.pub       and signed by the centre's key
 """
 
 

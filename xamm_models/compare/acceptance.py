@@ -89,7 +89,9 @@ def _ground(target: str, every: pl.DataFrame, rows: pl.DataFrame, store, registr
 def _since(rows: pl.DataFrame, previous: Certificate | None) -> tuple[pl.DataFrame, str]:
     """The runs a certificate judges: after an earlier certificate, the runs added since it (the
     machine as it is after the update), else all of them."""
-    ground = previous.ground() if previous is not None else None
+    if previous is None:
+        return rows, "all runs"
+    ground = previous.ground()
     if ground is None or not ground.state_sources:
         return rows, "all runs"
     added = rows.filter(~pl.col("source_sha256").is_in(pl.Series(ground.state_sources).implode()))

@@ -395,6 +395,7 @@ def overall(results: list[GroupResult]) -> Literal["pass", "fail"]:
 
 
 log = logging.getLogger(__name__)
+_REPORTED: set[str] = set()  # problems already warned about in this process
 
 
 class CertificateRegistry:
@@ -406,7 +407,6 @@ class CertificateRegistry:
     def __init__(self, root: str | Path):
         self.root = Path(root)
         self._held: set[str] = set()
-        self._reported: set[str] = set()
 
     @classmethod
     def default(cls) -> CertificateRegistry:
@@ -455,9 +455,9 @@ class CertificateRegistry:
 
     def _good(self, machine: str) -> dict[int, dict]:
         report = self.verify(machine)
-        for p in report.problems:  # said once per file and registry, on the command's stderr
-            if str(p) not in self._reported:
-                self._reported.add(str(p))
+        for p in report.problems:  # said once per problem and process, on the command's stderr
+            if str(p) not in _REPORTED:
+                _REPORTED.add(str(p))
                 log.warning("certificate not used: %s", p)
         return report.good
 

@@ -205,8 +205,9 @@ def _pull_one(
     except ValidationError as e:
         err = e.errors()[0]
         where = ".".join(str(x) for x in err["loc"]) or "(file)"
-        raise TamperedError(f"{repo_id}@{revision}: {path}: not a signature xamm can keep "
-                            f"({where}: {err['msg']})") from None
+        raise TamperedError(
+            f"{repo_id}@{revision}: {path}: not a signature xamm can keep ({where}: {err['msg']})"
+        ) from None
 
 
 def pull_files(repo_id: str, prefix: str, *, revision: str = "main", token=None) -> dict:
