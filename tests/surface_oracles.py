@@ -106,9 +106,10 @@ def registry_record_ok(text: bytes, mid: str) -> bool | None:
     return True
 
 
-def comparison_of(groups: list[str]) -> types.SimpleNamespace:
+def comparison_of(groups: list[str], regime: str = "same") -> types.SimpleNamespace:
     """What :func:`~xamm_models.compare.certificates.judge` reads of a comparison: these kernel
-    groups against quartz, each passing any criterion with room to spare."""
+    groups against quartz, each passing any criterion with room to spare, their matched sizes in
+    one cache ``regime`` (``same`` or ``across``)."""
     n = len(groups)
     frame = pl.DataFrame(
         {
@@ -122,8 +123,8 @@ def comparison_of(groups: list[str]) -> types.SimpleNamespace:
             "relR_node_lo": [0.4] * n,
             "relR_node_hi": [0.6] * n,
             "flagged": [0] * n,
-            "regime": ["same"] * n,
-            "regime_why": [None] * n,
+            "regime": [regime] * n,
+            "regime_why": ["sizes in other cache levels" if regime == "across" else None] * n,
         },
         schema_overrides={"regime_why": pl.String},
     )

@@ -5,10 +5,9 @@ cff0a91."""
 
 from __future__ import annotations
 
-import types
-
 import polars as pl
 import pytest
+from surface_oracles import comparison_of
 
 from xamm_data.cli import main
 from xamm_models.compare.certificates import Criteria, judge, overall, read_criteria
@@ -64,33 +63,9 @@ def test_a_size_ratio_that_means_nothing_is_refused(tmp_path, ratio):
         read_criteria(p)
 
 
-def _comparison(groups: list[str], regime: str = "same") -> types.SimpleNamespace:
-    n = len(groups)
-    frame = pl.DataFrame(
-        {
-            "ref": ["quartz:cpu"] * n,
-            "group": groups,
-            "kernels": [5] * n,
-            "relR": [0.9] * n,
-            "relR_lo": [0.8] * n,
-            "relR_hi": [0.95] * n,
-            "relR_node": [0.9] * n,
-            "relR_node_lo": [0.8] * n,
-            "relR_node_hi": [0.95] * n,
-            "flagged": [0] * n,
-            "regime": [regime] * n,
-            "regime_why": ["matched sizes in other cache levels" if regime == "across" else None]
-            * n,
-        }
-    )
-    return types.SimpleNamespace(
-        groups=frame, refs=["quartz:cpu"], node_view=True, new="newbox:cpu"
-    )
-
-
 def test_a_misspelt_group_is_not_judged_beside_the_others(tmp_path):
     crit, _ = read_criteria(_criteria(tmp_path, "at_most = 0.1", groups='["Stream", "Strem"]'))
-    results = judge(_comparison(["Stream", "Basic"]), crit)
+    results = judge(comparison_of(["Stream", "Basic"]), crit)
     by = {r.group: r for r in results}
     assert by["Stream"].verdict == "pass" and by["Stream"].certain
     assert by["Strem"].verdict == "not judged" and "compared: Stream, Basic" in by["Strem"].why
@@ -103,15 +78,15 @@ def test_nothing_to_judge_is_one_clear_error(tmp_path):
         ValueError,
         match="no criterion could be judged: the compared kernel groups are Basic, Stream",
     ):
-        judge(_comparison(["Stream", "Basic"]), crit)
-    empty = _comparison([])
+        judge(comparison_of(["Stream", "Basic"]), crit)
+    empty = comparison_of([])
     with pytest.raises(ValueError, match="no kernel of newbox:cpu was matched"):
         judge(empty, crit)
 
 
 def test_a_group_compared_across_cache_levels_is_never_certain(tmp_path):
     crit, _ = read_criteria(_criteria(tmp_path, "at_most = 0.1"))
-    (r,) = judge(_comparison(["Stream"], regime="across"), crit)
+    (r,) = judge(comparison_of(["Stream"], regime="across"), crit)
     assert r.verdict == "pass" and not r.certain and "cache levels" in r.why
 
 
