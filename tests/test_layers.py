@@ -422,6 +422,7 @@ HEAVY = (
     "xamm_models.predictors.paper.predictor",
     "xamm_models.predictors.vae_dnn",
     "xamm_models.predictors.adapted.predictor",
+    "cryptography",  # the sign extra: a centre's keys
 )
 
 

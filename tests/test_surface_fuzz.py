@@ -1,4 +1,4 @@
-"""Seeded fuzzers for the surfaces users and Hubs write (issue 64): criteria files, the user's
+"""Seeded fuzzers for the surfaces users and Hubs write: criteria files, the user's
 machine registry, an ``xamm.toml``'s ``[node]``, certificates, Hub pulls of certificates and
 histories, and Benchpark/Ramble workspaces.
 

@@ -1,5 +1,5 @@
-"""The user's machine registry cannot be broken from outside (issue 64): each case bricked every
-command, or redirected data, on cff0a91."""
+"""The user's machine registry cannot be broken from outside: no name, fact or alias a user or a
+data folder writes bricks a later command or redirects another machine's data."""
 
 from __future__ import annotations
 

@@ -904,7 +904,9 @@ def _amm_push(args, reg) -> int:
 
 def _amm_pull(args, reg) -> int:
     # in the handler: `xamm --help` never loads the models
-    from xamm_models.compare.evidence import load_public_key
+    from xamm_models.compare.evidence import load_public_key  # likewise
+
+    # in the handler, as above
     from xamm_models.compare.hub import pull_records
 
     key = load_public_key(args.public_key) if args.public_key else None

@@ -123,8 +123,9 @@ def add_accept(sub) -> None:
 
 def run_verify(args) -> int:
     """``xamm accept verify MACHINE``: every certificate checked; exit 1 on any problem."""
+    # the command's own work: loaded when it runs
     from xamm_models.compare.certificates import CertificateRegistry
-    from xamm_models.compare.evidence import load_public_key
+    from xamm_models.compare.evidence import load_public_key  # likewise
 
     if args.machine is None:
         raise UsageError("accept verify needs the machine whose certificates to check")
@@ -157,7 +158,7 @@ def run_accept(args) -> int:
         return run_verify(args)
     # the command's own work: loaded when it runs
     from xamm_models.compare.acceptance import accept, write_certificate
-    from xamm_models.compare.evidence import load_private_key
+    from xamm_models.compare.evidence import load_private_key  # likewise
 
     if args.machine is not None or not args.against or args.criteria is None:
         raise UsageError("accept NEW --against REF [REF ...] --criteria FILE")

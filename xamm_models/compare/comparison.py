@@ -342,6 +342,14 @@ def choose_family(runs: dict[str, pl.DataFrame], family: str | None) -> str:
     return common[0]
 
 
+def _check_size_ratio(size_ratio: float) -> None:
+    if not 1 <= size_ratio <= MAX_SIZE_RATIO:  # nan fails too
+        raise ValueError(
+            f"size_ratio must be a number from 1 to {MAX_SIZE_RATIO:g} (how far apart matched "
+            f"problem sizes may be), not {size_ratio}"
+        )
+
+
 def compare_runs(
     runs: dict[str, pl.DataFrame],
     new: str,
@@ -362,9 +370,7 @@ def compare_runs(
     Returns:
         The comparison.
     """
-    if not 1 <= size_ratio <= MAX_SIZE_RATIO:  # nan fails too
-        raise ValueError(f"size_ratio must be a number from 1 to {MAX_SIZE_RATIO:g} (how far "
-                         f"apart matched problem sizes may be), not {size_ratio}")  # fmt: skip
+    _check_size_ratio(size_ratio)
     fam = choose_family(runs, family)
     samples, backends, configs = _selected(runs, fam)
     sigs = _signatures(samples)

@@ -228,8 +228,9 @@ def _check_links(folder: Path, report: ChainReport) -> None:
 
 def _crypto():
     try:
+        # the sign extra: loaded only when a key is used
         from cryptography.hazmat.primitives import serialization
-        from cryptography.hazmat.primitives.asymmetric import ed25519
+        from cryptography.hazmat.primitives.asymmetric import ed25519  # likewise
     except ModuleNotFoundError:
         raise ModuleNotFoundError(
             "signing certificates needs the cryptography package: pip install 'xamm[sign]'",
@@ -285,7 +286,7 @@ def sign(doc: dict, private_key) -> bytes:
 def check_signature(doc: dict, sig_bytes: bytes | None, public_key, where: Path | str) -> None:
     """Raise :class:`~xamm_data.errors.TamperedError` naming ``where`` unless ``sig_bytes`` is a
     signature of ``doc`` by ``public_key``."""
-    from cryptography.exceptions import InvalidSignature
+    from cryptography.exceptions import InvalidSignature  # the sign extra, as above
 
     if sig_bytes is None:
         raise TamperedError(f"{where}: no signature (certificate@N.sig) beside it")

@@ -226,11 +226,9 @@ def ingest(
         batch_files: sources per commit (``batches``).
         workers: reading processes, or a Dask LocalCluster's workers (default: the CPUs).
         executor: ``serial``, ``processes`` or ``dask`` (``batches`` only).
-        scheduler: a running Dask scheduler (``tcp://host:8786``); without it ``dask`` starts a
-            LocalCluster.
+        scheduler: a running Dask scheduler (``tcp://host:8786``); else a LocalCluster.
         progress: show a progress bar (sources, rate, time left).
-        update_machines: let an ``xamm.toml``'s ``[node]`` change the facts of a machine the
-            registry already has (by default they are named in a note and left as they are).
+        update_machines: let an ``xamm.toml``'s ``[node]`` change a known machine's facts.
         **opts: the format's options.
 
     Returns:

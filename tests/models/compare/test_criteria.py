@@ -1,7 +1,6 @@
-"""Numbers users write are checked (issue 64): criteria limits, tolerances, size ratios and
-``@N``; a group a criterion names that is not compared is "not judged"; a group compared across
-cache levels is never certain. Each case passed unchecked, or aborted the certificate, on
-cff0a91."""
+"""Numbers users write are checked: criteria limits, tolerances, size ratios and ``@N``; a group
+a criterion names that is not compared is "not judged"; a group compared across cache levels is
+never certain."""
 
 from __future__ import annotations
 
@@ -131,7 +130,7 @@ def test_certificates_on_real_runs_say_the_size_ratio_and_the_cache_levels(
 ):
     """dane's node against quartz's at sizes 16x apart: Stream's matched sizes sit within dane's
     node cache and beyond quartz's (quartz's one rank scaled to its node), so no verdict is
-    certain, and the certificate says why (cff0a91 said "certain yes" for relR 0.03)."""
+    certain, and the certificate says why."""
     import sys
     from pathlib import Path
 

@@ -1,6 +1,7 @@
-"""Certificates are evidence (issue 64): each case below was reproduced on cff0a91, where an
-edited certificate was believed, a pull wrote outside XAMM_HOME and ``M@accepted`` resolved to
-other runs; each test names what it proves."""
+"""Certificates are evidence: an edited, deleted, reordered or stray certificate is named and
+never believed, numbers are never reused, concurrent accepts chain right, a pull verifies all
+before it registers anything and never writes outside the home, and ``M@accepted`` is the runs
+the certificate names."""
 
 from __future__ import annotations
 
@@ -196,7 +197,7 @@ def test_names_that_would_be_paths_are_refused_where_they_enter(tmp_path):
 
 def test_at_accepted_is_the_runs_the_certificate_names(shared_data, tmp_path, monkeypatch, capsys):
     """A certificate resolves to its own runs in any store holding them, by their hashes; a
-    store without them is refused naming both hashes (cff0a91 read the version number)."""
+    store without them is refused naming both hashes."""
     from xamm_data.store import Store
     from xamm_ingest.cli import main as ingest
     from xamm_models.compare.states import resolve
