@@ -22,6 +22,7 @@ from xamm_data.datasets import (
     registry_frame,
     resolve_name,
 )
+from xamm_data.errors import XammError
 from xamm_data.extras import install_hint
 from xamm_data.locations import store_arg
 from xamm_data.plugins import plugins
@@ -48,7 +49,7 @@ ingested
 RAW = argparse.RawDescriptionHelpFormatter
 
 
-class UsageError(Exception):
+class UsageError(XammError):
     """Bad command-line usage (exit code 2)."""
 
 

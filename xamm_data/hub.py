@@ -39,6 +39,7 @@ from huggingface_hub.errors import (
 
 from xamm_data import snapshot
 from xamm_data._version import __version__
+from xamm_data.errors import XammError
 from xamm_data.hub_files import (
     check_hub_etag,
     incomplete_download,
@@ -113,7 +114,7 @@ def snapshot_dir(
     return local
 
 
-class HubUnavailableError(RuntimeError):
+class HubUnavailableError(XammError, RuntimeError):
     """The Hub could not be reached, or refused the request: the message says what failed and what
     to do."""
 

@@ -27,6 +27,7 @@ import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from xamm_data.atomic import atomic_path, locked
+from xamm_data.errors import XammError
 from xamm_data.identifiers import NAME, check_alias
 from xamm_data.paths import xamm_home
 from xamm_data.plugins import load
@@ -59,7 +60,7 @@ NODE_FACTS: tuple[tuple[str, str], ...] = (
 )
 
 
-class MachineFactsError(ValueError):
+class MachineFactsError(XammError, ValueError):
     """A registry file or a fact that cannot be taken: names the file, the machine and the field."""
 
 

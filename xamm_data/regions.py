@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from xamm_data import counters
 from xamm_data.bounds import DEFAULT_BOUNDS
+from xamm_data.errors import XammError
 
 LINE_BYTES = 64  # bytes per last-level-cache miss: the line size of x86 and Arm server parts
 # canonical counters that give work, in order of preference
@@ -67,7 +68,7 @@ TIME_SLACK_S = 1e-6
 SUM_RTOL = 0.05
 
 
-class RegionProfileError(ValueError):
+class RegionProfileError(XammError, ValueError):
     """A profile that cannot be predicted from: names the file, the region and what was expected."""
 
 

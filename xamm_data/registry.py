@@ -13,10 +13,12 @@ import fnmatch
 from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar
 
+from xamm_data.errors import XammError
+
 T = TypeVar("T")
 
 
-class UnknownNameError(KeyError):
+class UnknownNameError(XammError, KeyError):
     """A name no registry entry has; the message lists the known names and the closest one."""
 
     def __init__(self, kind: str, name: str, known: list[str], cutoff: float = 0.5):

@@ -23,6 +23,7 @@ from pathlib import Path
 import polars as pl
 
 from xamm_data._version import __version__
+from xamm_data.errors import XammError
 from xamm_data.locations import TableLocation
 from xamm_data.schema import TableSchema
 
@@ -31,7 +32,7 @@ _PART = re.compile(r"(?:^|/)part-(?P<sha>[0-9a-f]{64})\.parquet$")
 _TMP = re.compile(r"^\.xamm-tmp-(?P<host>[^-]+)-(?P<pid>\d+)-[0-9a-f]{32}\.parquet$")
 
 
-class CorruptDataError(RuntimeError):
+class CorruptDataError(XammError, RuntimeError):
     """A stored data file does not match the checksum it was committed with."""
 
 

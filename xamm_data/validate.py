@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import polars as pl
 
+from xamm_data.errors import XammError
 from xamm_data.schema import Column, TableSchema
 
 MAX_REPORTED_ROWS = 5
 
 
-class ValidationError(ValueError):
+class ValidationError(XammError, ValueError):
     """A frame broke a rule of its table schema."""
 
     def __init__(self, table: str, column: str, rule: str, n_bad: int, examples: list[dict]):

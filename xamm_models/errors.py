@@ -3,6 +3,7 @@ library)."""
 
 from __future__ import annotations
 
+from xamm_data.errors import XammError
 from xamm_data.registry import UnknownNameError
 
 __all__ = [
@@ -19,38 +20,38 @@ __all__ = [
 ]
 
 
-class FeatureSchemaError(ValueError):
+class FeatureSchemaError(XammError, ValueError):
     """Input whose columns do not match the predictor's feature schema."""
 
 
-class UnknownSourceError(ValueError):
+class UnknownSourceError(XammError, ValueError):
     """A source machine the predictor was not trained with."""
 
 
-class UnknownTargetError(ValueError):
+class UnknownTargetError(XammError, ValueError):
     """A target the predictor knows nothing about: not in training, and no signature or benchmark
     runs given."""
 
 
-class ProfileInputError(ValueError):
+class ProfileInputError(XammError, ValueError):
     """A profile table a predictor cannot use: missing columns, non-numeric or out-of-range values,
     no rows."""
 
 
-class ConfigError(ValueError):
+class ConfigError(XammError, ValueError):
     """A config file that does not validate; the message names the field."""
 
 
-class ImmutableSignatureError(ValueError):
+class ImmutableSignatureError(XammError, ValueError):
     """An attempt to change a published signature version."""
 
 
-class SavedFormatError(ValueError):
+class SavedFormatError(XammError, ValueError):
     """A saved predictor folder in a format this xamm does not read (another kind, or a newer or
     unknown format version)."""
 
 
-class WrongKindError(ValueError):
+class WrongKindError(XammError, ValueError):
     """``Kind.from_pretrained`` on a folder that holds another kind of predictor."""
 
 

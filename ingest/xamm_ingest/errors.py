@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from xamm_data.errors import XammError
 
-class IngestError(ValueError):
+
+class IngestError(XammError, ValueError):
     """A source file could not be ingested.
 
     Attributes:

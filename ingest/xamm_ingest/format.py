@@ -24,6 +24,7 @@ from pathlib import Path
 
 import polars as pl
 
+from xamm_data.errors import XammError
 from xamm_data.regions import RegionProfile, RegionProfileError
 from xamm_data.registry import Registry, UnknownNameError
 from xamm_data.schema import TableSchema
@@ -243,7 +244,7 @@ class Format:
         yield from found.tasks
 
 
-class UnknownFormatError(ValueError):
+class UnknownFormatError(XammError, ValueError):
     """No installed format reads a path; the message lists what is installed."""
 
 

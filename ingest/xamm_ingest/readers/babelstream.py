@@ -28,6 +28,8 @@ import re
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
+from xamm_data.errors import XammError
+
 # Arrays each kernel reads and writes per element (BabelStream's ``sizes`` in main.cpp) and its
 # floating-point operations per element (the kernels in Stream.h's implementations).
 KERNELS: dict[str, tuple[int, int, int]] = {  # name -> (arrays read, arrays written, flops)
@@ -78,7 +80,7 @@ _DEVICE = re.compile(r"^Using \S+ device\s*(.*?)\s*$")
 CSV_HEAD = "function,num_times,n_elements,sizeof,"
 
 
-class BabelStreamError(ValueError):
+class BabelStreamError(XammError, ValueError):
     """A BabelStream output that cannot be read: the message names the line and what was
     expected."""
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from xamm_data.errors import XammError
+
 # caliperreader's bootstrap: node ids 0-7 and 11 are the types, 8-10 the meta attributes
 _TYPES = {
     0: "usr",
@@ -27,7 +29,7 @@ ATTR_NAME, ATTR_TYPE, ATTR_PROP = 8, 9, 10
 HIDDEN, NESTED, GLOBAL = 128, 256, 512
 
 
-class CaliFormatError(ValueError):
+class CaliFormatError(XammError, ValueError):
     """The text is not a well-formed .cali stream; the message names the line."""
 
 
