@@ -323,6 +323,22 @@ def list_formats(*, ingests: bool | None = None, regions: bool | None = None) ->
     return out
 
 
+_BROKEN_GUESS: set[str] = set()  # formats whose guess raised: warned about once, then skipped
+
+
+def _guesses(fmt: Format, path: Path) -> bool:
+    """``fmt.guess(path)``; a plug-in whose ``guess`` raises is warned about once and skipped, so
+    the other formats still answer."""
+    if fmt.name in _BROKEN_GUESS:
+        return False
+    try:
+        return bool(fmt.guess(path))
+    except Exception as e:  # a third-party package's bug: say it once, keep the others
+        _BROKEN_GUESS.add(fmt.name)
+        log.warning("format %r: its guess raised %s: %s; skipped", fmt.name, type(e).__name__, e)
+        return False
+
+
 def guess_format(path: str | Path, *, regions: bool = False) -> Format:
     """The format ``path`` is in: the first installed format (by name) whose ``guess`` says yes.
 
@@ -339,7 +355,7 @@ def guess_format(path: str | Path, *, regions: bool = False) -> Format:
     path = Path(path)
     among = list_formats(regions=True if regions else None)
     for fmt in among:
-        if fmt.guess(path):
+        if _guesses(fmt, path):
             return fmt
     raise UnknownFormatError(
         f"{path}: not a {'profile' if regions else 'source'} xamm reads (no installed format "

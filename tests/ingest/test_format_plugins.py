@@ -41,14 +41,9 @@ from pathlib import Path
 
 import polars as pl
 
-from xamm_data.regions import ProfileMeta, RegionProfile, RegionProfileError, category_expr
-from xamm_data.regions import check_regions, conform_regions
-from xamm_data.schema import APP_PROFILES
-from xamm_ingest import profiles
-from xamm_ingest.errors import IngestError
-from xamm_ingest.format import Format
-from xamm_ingest.readers.base import ReadResult
-from xamm_ingest.readers.profile_common import whole_program
+from xamm_ingest.plugin import (APP_PROFILES, Format, IngestError, ProfileMeta, ReadResult,
+                                RegionProfile, RegionProfileError, category_expr, check_regions,
+                                conform_regions, profiles, whole_program)
 
 
 def guess(path):
@@ -305,3 +300,41 @@ def test_every_ingesting_format_reads_a_planned_source_into_rows(tmp_path, share
         )
     assert [f.name for f in list_formats(ingests=False)] == ["region-table"]
     assert {f.name for f in list_formats(regions=True)} >= {"caliper", "hpctoolkit", "region-table"}
+
+
+def test_the_plugin_face_names_everything_the_toy_format_imports():
+    import ast
+
+    import xamm_ingest.plugin as face
+
+    tree = ast.parse(TOY)
+    used = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+            and (n.module or "").startswith("xamm") for a in n.names}  # fmt: skip
+    froms = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert froms <= {"xamm_ingest.plugin", "pathlib"} and used <= set(face.__all__)
+    assert all(hasattr(face, n) for n in face.__all__)
+
+
+def test_a_plugin_whose_guess_raises_is_warned_about_once_and_skipped(tmp_path, caplog):
+    import logging
+
+    from xamm_ingest.format import formats, guess_format
+
+    def guess(path):
+        raise RuntimeError("the plug-in's bug")
+
+    import dataclasses
+
+    from xamm_ingest.format import get_format
+
+    broken = dataclasses.replace(get_format("table"), name="aaa-broken", guess=guess)
+    formats().add("aaa-broken", broken)  # first by name: asked before every other format
+    try:
+        cali = next((FIXTURES / "rajaperf_sample").rglob("*.cali"))
+        with caplog.at_level(logging.WARNING, "xamm_ingest"):
+            assert guess_format(cali).name != "aaa-broken"
+            assert guess_format(cali).name != "aaa-broken"
+        said = [r.getMessage() for r in caplog.records if "aaa-broken" in r.getMessage()]
+        assert len(said) == 1 and "the plug-in's bug" in said[0]
+    finally:
+        formats().remove("aaa-broken")
