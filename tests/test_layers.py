@@ -492,3 +492,63 @@ def test_a_missing_optional_package_names_the_extra_that_brings_it():
     assert [extra_for(m) for m in ("numpy", "polars", "xamm_data", None)] == [None] * 4
     hint = install_hint(ModuleNotFoundError("No module named 'hatchet'", name="hatchet"))
     assert hint == "this needs 'hatchet' (the hatchet extra): pip install 'xamm[hatchet]'"
+
+
+def _house_graph(roots: dict[str, Path]) -> dict[str, set[str]]:
+    """Module -> the house's modules it imports, anywhere in the file (inside functions and under
+    ``if TYPE_CHECKING:`` too); ``from a import b`` counts ``a.b`` when that is a module."""
+    names = {}
+    for pkg, root in roots.items():
+        for p in root.rglob("*.py"):
+            parts = list(p.relative_to(root.parent).with_suffix("").parts)
+            names[p] = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+    known = set(names.values())
+    graph = {}
+    for p, me in names.items():
+        out = set()
+        for n in ast.walk(ast.parse(p.read_text())):
+            mods = [a.name for a in n.names] if isinstance(n, ast.Import) else []
+            if isinstance(n, ast.ImportFrom) and n.module:
+                subs = [f"{n.module}.{a.name}" for a in n.names]
+                mods = [s for s in subs if s in known] or [n.module]
+            out |= {m for m in mods if m in known and m != me and not me.startswith(m + ".")}
+        graph[me] = out
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[str]:
+    state: dict[str, int] = {}
+    found = []
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                found.append(" -> ".join(path[path.index(nxt) :] + [nxt]))
+            elif nxt not in state:
+                visit(nxt, path + [nxt])
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+    return found
+
+
+def test_no_import_cycle_anywhere_in_the_house():
+    """xamm_data, xamm_ingest and xamm_models: no circle, not even one hidden behind a lazy import
+    or ``TYPE_CHECKING``."""
+    assert _cycles(_house_graph(PACKAGES)) == []
+
+
+def test_a_type_checking_import_back_is_a_cycle(tmp_path):
+    pkg = tmp_path / "house"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "log.py").write_text("from house.append import Counts\n")
+    (pkg / "append.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from house.log import Log\n"
+    )
+    assert _cycles(_house_graph({"house": pkg})) == ["house.append -> house.log -> house.append"]
+    (pkg / "append.py").write_text("class Counts: ...\n")
+    assert _cycles(_house_graph({"house": pkg})) == []

@@ -19,7 +19,7 @@ from xamm_data.delta_log import LOG_DIR, CorruptLogError, diagnose, head_problem
 from xamm_data.locations import TableLocation, is_uri
 from xamm_data.paths import default_store_root
 from xamm_data.schema import DATA_KINDS, TableSchema, get_table
-from xamm_data.store_append import ConfigCounts
+from xamm_data.store_counts import ConfigCounts
 from xamm_data.store_rows import read_parquet_checked, renumber_trials
 from xamm_data.table_files import delta_schema, parquet_bytes, write_part
 from xamm_data.validate import validate

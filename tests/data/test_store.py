@@ -96,9 +96,9 @@ def test_appends_number_trials_alike_with_and_without_the_kept_counts(
     scanning the table; the trials they give equal those of appends through fresh Stores (which
     scan), and another writer's commit in between is counted, not missed (with the new
     configurations kept apart, and merged into the rest at every commit)."""
-    from xamm_data import store_append
+    from xamm_data import store_counts
 
-    monkeypatch.setattr(store_append, "MERGE_AT", merge_at)
+    monkeypatch.setattr(store_counts, "MERGE_AT", merge_at)
     one = sample_frame.filter(pl.col("source_path").str.starts_with("run-2"))
 
     def copy(k: int) -> pl.DataFrame:  # half the configurations again, half new, another file

@@ -12,7 +12,7 @@ import polars as pl
 
 from xamm_data.hashing import dir_sha256, file_sha256
 from xamm_data.store import Store, WriteReport
-from xamm_data.store_append import find_keys
+from xamm_data.store_counts import find_keys
 from xamm_ingest.format import Format
 from xamm_ingest.pipeline.stages import (
     Outcome,
