@@ -498,7 +498,7 @@ def _house_graph(roots: dict[str, Path]) -> dict[str, set[str]]:
     """Module -> the house's modules it imports, anywhere in the file (inside functions and under
     ``if TYPE_CHECKING:`` too); ``from a import b`` counts ``a.b`` when that is a module."""
     names = {}
-    for pkg, root in roots.items():
+    for root in roots.values():
         for p in root.rglob("*.py"):
             parts = list(p.relative_to(root.parent).with_suffix("").parts)
             names[p] = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
