@@ -440,6 +440,15 @@ class CertificateRegistry:
             The report: the certificates that hold, and each problem naming its file.
         """
         report = evidence.verify_folder(self.folder(machine), machine)
+        for n, doc in sorted(report.good.items()):  # what agrees with its hash is still checked
+            try:
+                ok = Certificate.model_validate(doc).machine == machine
+                why = f"is a certificate of {doc.get('machine')!r}, not of {machine}"
+            except ValidationError as e:
+                ok, why = False, f"not a certificate xamm can read ({e.errors()[0]['msg']})"
+            if not ok:
+                report.problems.append(evidence.Problem(self.path(machine, n), why))
+                del report.good[n]
         if public_key is not None:
             for n, doc in sorted(report.good.items()):
                 sig = self.signature_path(machine, n)

@@ -289,3 +289,15 @@ def test_a_signed_chain_round_trips_the_hub_and_verifies_here(tmp_path, local_hu
     _edit(CertificateRegistry.default().path("newbox", 2), verdict="pass")
     with pytest.raises(TamperedError, match="certificate@2.json: edited"):
         push_records("org/signed-2", registry=sigs)
+
+
+def test_a_self_consistent_certificate_of_another_machine_is_not_used(tmp_path):
+    """A file whose own hash holds, copied into another machine's folder with the index gone:
+    named and never used."""
+    reg = chain(tmp_path, 1)
+    chain(tmp_path, 1, machine="other")
+    os.remove(tmp_path / "newbox" / "index.json")
+    os.remove(reg.path("newbox", 1))
+    shutil.copy(reg.path("other", 1), reg.path("newbox", 1))
+    assert "is a certificate of 'other'" in _problems(reg)["certificate@1.json"]
+    assert reg.all("newbox") == []
