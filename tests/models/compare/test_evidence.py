@@ -195,6 +195,7 @@ def test_names_that_would_be_paths_are_refused_where_they_enter(tmp_path):
     assert not any(tmp_path.parent.glob("x")) and not Path("/abs").exists()
 
 
+@pytest.mark.slow
 def test_at_accepted_is_the_runs_the_certificate_names(shared_data, tmp_path, monkeypatch, capsys):
     """A certificate resolves to its own runs in any store holding them, by their hashes; a
     store without them is refused naming both hashes."""
@@ -222,6 +223,7 @@ def test_at_accepted_is_the_runs_the_certificate_names(shared_data, tmp_path, mo
         resolve("dane@accepted", store=Store(thin))
 
 
+@pytest.mark.slow
 def test_concurrent_accepts_name_the_right_previous(shared_data, tmp_path):
     """Four `xamm accept` at once, on real runs: every certificate names the one before it."""
     from xamm_ingest.cli import main as ingest
