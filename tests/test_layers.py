@@ -180,22 +180,7 @@ def test_no_import_cycle_between_xamm_models_modules():
         k: {m for m in v if m in graph and m != k and not k.startswith(m + ".")}
         for k, v in graph.items()
     }
-    state: dict[str, int] = {}
-    cycles = []
-
-    def visit(node: str, path: list[str]) -> None:
-        state[node] = 1
-        for nxt in sorted(graph[node]):
-            if state.get(nxt) == 1:
-                cycles.append(" -> ".join(path[path.index(nxt) :] + [nxt]) if nxt in path else nxt)
-            elif nxt not in state:
-                visit(nxt, path + [nxt])
-        state[node] = 2
-
-    for node in sorted(graph):
-        if node not in state:
-            visit(node, [node])
-    assert cycles == []
+    assert _cycles(graph) == []
 
 
 def test_the_room_rules_catch_an_upward_import(tmp_path):
