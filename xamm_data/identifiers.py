@@ -25,7 +25,6 @@ __all__ = [
     "NAME",
     "NAME_BODY",
     "check_alias",
-    "check_device",
     "check_name",
     "is_name",
 ]
@@ -63,14 +62,6 @@ def check_name(value: object, what: str = "machine", where: str | None = None) -
     at = f"{where}: " if where else ""
     raise BadNameError(f"{at}{what} name {value!r} is not a name xamm keeps: expected {RULE}, "
                        f"at most {MAX_LENGTH} characters (e.g. quartz, h100-node)")  # fmt: skip
-
-
-def check_device(value: object, where: str | None = None) -> str:
-    """``value`` when it is ``cpu`` or ``gpu``, else :class:`BadNameError`."""
-    if value in DEVICES:
-        return str(value)
-    at = f"{where}: " if where else ""
-    raise BadNameError(f"{at}device {value!r}: expected cpu or gpu")
 
 
 def check_alias(value: object, where: str | None = None) -> str:

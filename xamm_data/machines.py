@@ -203,12 +203,9 @@ def _user_records(shipped: dict[str, dict], path: Path) -> dict[str, Machine]:
         return {}
     out = {}
     for mid, fields in user.items():
-        try:
-            if not _ID.match(mid):
-                raise MachineFactsError(f"{path}: machine id {mid!r} is not a name xamm keeps")
-            out[mid] = _record(mid, shipped.get(mid), fields, path)
-        except MachineFactsError as e:
-            log.warning("%s; this machine's facts are ignored", e)
+        m = _user_record(mid, fields, shipped.get(mid), path, "this machine's facts are ignored")
+        if m is not None:
+            out[mid] = m
     return out
 
 
@@ -334,7 +331,9 @@ def add_facts(machine_id: str, **facts) -> Machine:
             old = list(tables.get(mid, {}).get("aliases", []))
             merged["aliases"] = old + [a for a in given["aliases"] if a not in old]
         # a record the file already holds that cannot be taken is dropped, not carried over
-        keep = {m: t for m, t in tables.items() if m == mid or _takes(m, t, path)}
+        shipped = _read_tables(SHIPPED)
+        keep = {m: t for m, t in tables.items() if m == mid or
+                _user_record(m, t, shipped.get(m), path, "dropped from the file")}  # fmt: skip
         _write_checked(path, {**keep, mid: merged})
     reload()
     return get(mid)
@@ -385,17 +384,16 @@ def _user_tables() -> dict[str, dict]:
         return {}
 
 
-def _takes(mid: str, fields: dict, path: Path) -> bool:
-    """Whether a record of the user's file can be taken (one that cannot is dropped on the next
-    write, with a warning naming it)."""
+def _user_record(mid: str, fields, shipped: dict | None, path: Path, then: str) -> Machine | None:
+    """A record of the user's file as a machine; one that cannot be taken is warned about, naming
+    the file, the machine and the field, and what ``then`` happens to it, and gives None."""
     try:
         if not _ID.match(mid):
             raise MachineFactsError(f"{path}: machine id {mid!r} is not a name xamm keeps")
-        _record(mid, _read_tables(SHIPPED).get(mid), fields, path)
-        return True
+        return _record(mid, shipped, fields, path)
     except MachineFactsError as e:
-        log.warning("%s; dropped from the file", e)
-        return False
+        log.warning("%s; %s", e, then)
+        return None
 
 
 def list_machines(pattern: str = "*") -> list[str]:

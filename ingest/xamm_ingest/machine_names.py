@@ -48,7 +48,7 @@ def machine_id(name: str) -> str:
             _RESOLVED[name.strip()] = known
         return known
     mid = re.sub(r"[^a-z0-9._-]+", "-", name.strip().lower()).strip("-._")
-    mid = re.sub(r"\.{2,}", ".", mid)[:100].strip("-._")  # the one rule: no '..', 100 at most
+    mid = mid[:100].strip("-._")  # the one rule: 100 characters at most ('..' refused above)
     if not is_name(mid):
         raise ValueError(f"machine name {name!r} has no usable characters")
     _UNKNOWN[name.strip()] = mid

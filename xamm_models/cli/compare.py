@@ -11,6 +11,7 @@ import polars as pl
 from xamm_data.cli import UsageError
 from xamm_data.locations import store_arg
 from xamm_data.summary import print_frame
+from xamm_models.benchmark.spec import MAX_SIZE_RATIO, MAX_TOLERANCE
 
 EPILOG = """\
 relR = seconds per iteration on NEW / on the reference, one rank against one rank as the runs ran
@@ -74,7 +75,7 @@ def add(sub) -> None:
     )
     s.add_argument(
         "--tolerance",
-        type=bounded(0, 10, "a fraction (0.05 for 5%)"),
+        type=bounded(0, MAX_TOLERANCE, "a fraction (0.05 for 5%)"),
         default=0.05,
         help="drift: the relative change below which nothing is flagged (default 0.05)",
     )
@@ -83,7 +84,7 @@ def add(sub) -> None:
     )
     s.add_argument(
         "--size-ratio",
-        type=bounded(1, 64, "a ratio of problem sizes"),
+        type=bounded(1, MAX_SIZE_RATIO, "a ratio of problem sizes"),
         default=1.5,
         help="how far apart matched problem sizes may be (default 1.5, the benchmark's)",
     )

@@ -56,6 +56,7 @@ from xamm_data.errors import TamperedError
 from xamm_data.identifiers import NAME, check_name
 from xamm_data.paths import xamm_home
 from xamm_data.targets import Target
+from xamm_models.benchmark.spec import MAX_SIZE_RATIO
 from xamm_models.compare import evidence
 
 __all__ = [
@@ -77,8 +78,6 @@ CERTIFICATE_SCHEMA_VERSION: Literal[2] = 2
 #: the largest limits a criterion takes: a group 10x as fast as the reference, or 6x as slow
 MAX_LIMIT = 10.0
 MAX_EXCESS = 5.0
-#: the widest size ratio a comparison takes (compare.MAX_SIZE_RATIO)
-MAX_SIZE_RATIO = 64.0
 #: a kernel group's name or glob pattern as a criterion names it
 GroupPattern = Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[^\x00-\x1f]+$")]
 

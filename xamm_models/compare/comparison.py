@@ -29,7 +29,7 @@ import polars as pl
 from xamm_data.machines import UnknownMachineError
 from xamm_data.machines import get as get_machine
 from xamm_data.targets import Target
-from xamm_models.benchmark.spec import SIZE_RATIO
+from xamm_models.benchmark.spec import MAX_SIZE_RATIO, SIZE_RATIO
 from xamm_models.compare.figures import comparison_thicket, missing_figures, physics_table
 from xamm_models.compare.matching import REASONS, families, match, samples_of, select_runs
 from xamm_models.machines.nodes import PER_RANK, NodeScale, node_scale
@@ -411,9 +411,6 @@ def compare_runs(
         scales=scales,
     )
 
-
-#: the widest size ratio a comparison takes: beyond it "like for like" means nothing
-MAX_SIZE_RATIO = 64.0
 
 UNMATCHED_COLUMNS = ("ref", "side", "kernel", "problem_size", "bytes_per_iter", "reason", "why")
 

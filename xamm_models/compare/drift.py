@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
+from xamm_models.benchmark.spec import MAX_TOLERANCE
+
 __all__ = [
     "CONFIG_COLUMNS",
     "Drift",
@@ -43,7 +45,6 @@ __all__ = [
 
 LEVEL = 0.90
 TOLERANCE = 0.05
-MAX_TOLERANCE = 10.0  # a change of 10x: beyond it a tolerance flags nothing a run can show
 PRIOR_DF = 4  # pseudo-trials of the median spread each kernel's own spread is shrunk toward
 DRAWS = 20_000  # parametric-bootstrap draws per kernel (reach the Bonferroni quantiles)
 GROUP_DRAWS = 4_000

@@ -41,8 +41,6 @@ __all__ = [
 INDEX = "index.json"
 CERT_FILE = re.compile(r"^certificate@(?P<n>[1-9][0-9]{0,8})\.json$")
 SIG_FILE = re.compile(r"^certificate@(?P<n>[1-9][0-9]{0,8})\.sig$")
-#: files of a machine's folder that are neither certificates nor their signatures, and belong
-KEPT = frozenset({INDEX, ".lock"})
 MAX_BYTES = 16 * 2**20  # a certificate is kilobytes; anything this large is not one
 
 
@@ -182,7 +180,7 @@ def verify_folder(folder: Path, machine: str) -> ChainReport:
         m = CERT_FILE.match(p.name)
         if m and p.is_file() and not p.is_symlink():
             numbers.append(int(m["n"]))
-        elif not (SIG_FILE.match(p.name) or p.name in KEPT or p.name.startswith(".")):
+        elif not (SIG_FILE.match(p.name) or p.name == INDEX or p.name.startswith(".")):
             report.problems.append(Problem(p, "a stray file among the certificates; ignored"))
     for n in sorted(numbers):
         doc = _read_one(folder / f"certificate@{n}.json", n, report)
