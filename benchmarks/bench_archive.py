@@ -195,7 +195,7 @@ def scale_rows(machine: str, n: int, seed: int):
     """``n`` ``app_profiles`` rows of ``machine``, five applications, distinct sources."""
     import polars as pl
 
-    from xamm_data.schema import APP_PROFILES
+    from xamm_data.tables.schema import APP_PROFILES
 
     i = pl.int_range(0, n, eager=True)
     empty = pl.Series([[]] * n, dtype=APP_PROFILES.polars_schema["extra_counters"])
@@ -214,7 +214,7 @@ def scale_rows(machine: str, n: int, seed: int):
 
 def scale_store(root: Path, rows: int, machines: int = 10) -> None:
     """A store of ``rows`` app_profiles rows over ``machines`` machines, one commit a machine."""
-    from xamm_data.store import Store
+    from xamm_data.store.store import Store
 
     st = Store(root)
     for m in range(machines):
@@ -228,7 +228,7 @@ def measure_reads(root: Path, repeat: int = 2) -> None:
     for what, expr in SCALE_CODE.items():
         code = (
             "import time, polars as pl\nfrom xamm_data import load_dataset\n"
-            "from xamm_data.store import Store\n"
+            "from xamm_data.store.store import Store\n"
             f"st = Store({str(root)!r})\nt = time.perf_counter()\ndf = {expr}\n"
             "print(time.perf_counter() - t, df.height)"
         )
@@ -246,7 +246,7 @@ def measure_rates(corpus: Path, store: Path, n: int = 4096) -> tuple[float, floa
     workers: walk and commit), files/s, on the first ``n`` files of ``corpus``."""
     import polars as pl
 
-    from xamm_data.store import Store
+    from xamm_data.store.store import Store
     from xamm_ingest.format import get_format
     from xamm_ingest.pipeline import DASK_CHUNK_FILES, DEFAULT_BATCH_FILES
     from xamm_ingest.pipeline.executors import read_checked_chunk
@@ -359,7 +359,7 @@ def commit_cost(root: Path, batch: int = 1000, sizes=(10_000, 100_000, 1_000_000
     configuration once, and the median of its next three, which use the counts the store kept."""
     import statistics
 
-    from xamm_data.store import Store
+    from xamm_data.store.store import Store
 
     print(f"{'table rows':>12}{'first commit s':>16}{'later commits s (median of 3)':>32}")
     for rows in sizes:

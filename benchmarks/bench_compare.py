@@ -35,7 +35,7 @@ PAIRS = (
 
 def timed(args: list[str], store: Path, runs: int) -> list[float]:
     """Wall seconds of ``runs`` fresh ``xamm compare`` commands."""
-    code = "import sys\nfrom xamm_data.cli import main\nsys.exit(main(sys.argv[1:]))"
+    code = "import sys\nfrom xamm_data.cli.commands import main\nsys.exit(main(sys.argv[1:]))"
     out = []
     for _ in range(runs):
         t = time.perf_counter()
@@ -87,7 +87,7 @@ def main(argv=None) -> int:
 
 def _tutorial_store(data: Path, root: Path):
     """The Thicket tutorial's quartz and lassen RAJAPerf runs in a store of their own."""
-    from xamm_data.store import Store
+    from xamm_data.store.store import Store
     from xamm_ingest import read_rajaperf
 
     st = Store(root)

@@ -33,7 +33,7 @@ def main(argv=None) -> int:
     os.environ["XAMM_HOME"] = str(tmp / "home")
     import torch
 
-    from xamm_data.store import Store
+    from xamm_data.store.store import Store
     from xamm_ingest import ingest_rajaperf
     from xamm_models.features import FEATURES, kernel_app_samples
     from xamm_models.machines.attention import build_signatures

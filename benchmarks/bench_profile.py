@@ -32,7 +32,7 @@ THICKET = "import sys, thicket; thicket.Thicket.from_caliperreader([sys.argv[1]]
 
 def synthetic(n: int, seed: int = 0):
     """A profile of ``n`` regions under one root, each with time, bytes and flops."""
-    from xamm_data.regions import ProfileMeta, RegionProfile, conform_regions
+    from xamm_data.tables.regions import ProfileMeta, RegionProfile, conform_regions
 
     rng = np.random.default_rng(seed)
     t = rng.lognormal(-6, 2, n)
@@ -73,7 +73,7 @@ def main(argv=None) -> int:
         f"(process): {s_tk:.2f} s; xamm / Thicket {s_cmd / s_tk:.2f}x"
     )
     from xamm_models.predictors.composed import predict_profile, region_rows
-    from xamm_models.zoo.registry import load_model
+    from xamm_models.predictors.kinds import load_model
 
     model = load_model("xamm/default")
     prof = synthetic(args.regions)

@@ -24,11 +24,11 @@ TARGET_S = 0.8
 CASES = {
     "python -c pass (floor)": "pass",
     "import xamm_data": "import xamm_data",
-    "xamm --help": "import sys\nfrom xamm_data.cli import main\ntry:\n    "
+    "xamm --help": "import sys\nfrom xamm_data.cli.commands import main\ntry:\n    "
     "main(['--help'])\nexcept SystemExit:\n    pass",
-    "xamm --version": "from xamm_data.cli import main\ntry:\n    "
+    "xamm --version": "from xamm_data.cli.commands import main\ntry:\n    "
     "main(['--version'])\nexcept SystemExit:\n    pass",
-    "xamm datasets list": "import sys\nfrom xamm_data.cli import main\nmain(['datasets', "
+    "xamm datasets list": "import sys\nfrom xamm_data.cli.commands import main\nmain(['datasets', "
     "'list', '--store', sys.argv[1]])",
 }
 

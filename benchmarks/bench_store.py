@@ -35,7 +35,7 @@ OLD_STORE_REV = "97c9913"
 
 def old_store_class(tmp: Path):
     src = subprocess.run(
-        ["git", "-C", str(REPO), "show", f"{OLD_STORE_REV}:xamm_data/store.py"],
+        ["git", "-C", str(REPO), "show", f"{OLD_STORE_REV}:xamm_data/store/store.py"],
         capture_output=True,
         text=True,
         check=True,
@@ -93,7 +93,7 @@ def bench_load(st, machine: str) -> None:
 
 
 def bench_ingest(data: Path, tmp: Path, replicas: int) -> None:
-    from xamm_data.store import Store
+    from xamm_data.store.store import Store
     from xamm_ingest import read_rajaperf
 
     files = replicate(data / "LLNL+thicket-tutorial" / "data" / "quartz", tmp / "cali", replicas)
@@ -115,7 +115,7 @@ def bench_ingest(data: Path, tmp: Path, replicas: int) -> None:
 
 
 def bench_commit(st, tmp: Path) -> None:
-    from xamm_data.store import Store
+    from xamm_data.store.store import Store
 
     big = Store(tmp / "big")
     runs = st.scan("benchmark_runs").collect()
@@ -140,7 +140,7 @@ def bench_commit(st, tmp: Path) -> None:
 
 WRITER = """
 import sys, polars as pl
-from xamm_data.store import Store
+from xamm_data.store.store import Store
 st, df = Store(sys.argv[1]), pl.read_parquet(sys.argv[2])
 for (k,), part in df.group_by(["batch"], maintain_order=True):
     st.write(part.drop("batch"), "benchmark_runs")
@@ -182,7 +182,7 @@ def bench_concurrent(st, tmp: Path) -> None:
     for p in paths:
         subprocess.run([sys.executable, "-c", WRITER, str(tmp / "seq"), str(p)], check=True)
     seq = time.perf_counter() - t
-    from xamm_data.store import Store
+    from xamm_data.store.store import Store
 
     n = Store(tmp / "conc").scan("benchmark_runs").select(pl.len()).collect().item()
     assert n == allb.height, (n, allb.height)
@@ -210,7 +210,7 @@ def run(args) -> int:
     """Every measurement, printed."""
     tmp = Path(tempfile.mkdtemp(prefix="xamm-bench-store-"))
     os.environ["XAMM_HOME"] = str(tmp / "home")
-    from xamm_data.store import Store
+    from xamm_data.store.store import Store
     from xamm_ingest import ingest_rajaperf
 
     st = Store(tmp / "store")

@@ -183,7 +183,7 @@ def compare_table(old: pl.DataFrame, new: pl.DataFrame) -> dict:
 
 
 def stored(store: Path) -> dict[str, pl.DataFrame]:
-    from xamm_data.store import Store
+    from xamm_data.store.store import Store
 
     st = Store(store)
     return {

@@ -31,8 +31,8 @@ sys.path.insert(0, str(REPO / "tests"))
 from rajaperf_writer import machine_run, write_csv  # noqa: E402
 
 from xamm_ingest import read_rajaperf  # noqa: E402
-from xamm_models.compare.drift import drift  # noqa: E402
-from xamm_models.compare.report import table  # noqa: E402
+from xamm_models.compare.history.drift import drift  # noqa: E402
+from xamm_models.compare.runs.report import table  # noqa: E402
 
 TOLERANCES = (0.0, 0.02, 0.05)
 PLANTED = (1.05, 1.10, 1.20, 1.30)

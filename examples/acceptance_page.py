@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from xamm_models.compare.report import table
+from xamm_models.compare.runs.report import table
 
 
 def _cmd(e: dict) -> str:

@@ -49,7 +49,7 @@ QUARTZ = Path("LLNL+thicket-tutorial/data/quartz")
 
 def xamm(*argv: str) -> tuple[int, str]:
     """Run ``xamm ARGV`` here; its exit code and what it printed."""
-    from xamm_data.cli import main
+    from xamm_data.cli.commands import main
 
     out = io.StringIO()
     with contextlib.redirect_stdout(out):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from xamm_data.summary import print_frame
+from xamm_data.cli.summary import print_frame
 from xamm_ingest import read_babelstream, read_regions
 from xamm_models.predictors.composed import predict_profile
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import polars as pl
 
-from xamm_data.summary import print_frame
+from xamm_data.cli.summary import print_frame
 from xamm_ingest import read_babelstream, read_regions
 from xamm_ingest.readers.app_logs import tealeaf_run
 from xamm_models.predictors.composed import predict_profile

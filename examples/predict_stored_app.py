@@ -18,7 +18,7 @@ from pathlib import Path
 import caliperreader
 
 from xamm_data import Store
-from xamm_data.cli import main as xamm
+from xamm_data.cli.commands import main as xamm
 from xamm_ingest import ingest_profiles
 from xamm_ingest.readers.profile_common import SampleSpec
 

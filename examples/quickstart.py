@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 
 from xamm_data import Store, load_dataset
-from xamm_data.summary import print_frame, summarize_benchmark_runs
+from xamm_data.cli.summary import print_frame, summarize_benchmark_runs
 from xamm_ingest import ingest_rajaperf
 
 REPO = Path(__file__).resolve().parents[1]

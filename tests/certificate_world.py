@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import hashlib
 
-from xamm_models.compare.certificates import (
+from xamm_models.compare.certificates.evidence import sources_sha256
+from xamm_models.compare.certificates.records import (
     Certificate,
     CertificateRegistry,
     Criteria,
@@ -15,7 +16,6 @@ from xamm_models.compare.certificates import (
     Ground,
     GroupResult,
 )
-from xamm_models.compare.evidence import sources_sha256
 
 
 def source_hashes(*names: str) -> list[str]:
@@ -102,7 +102,7 @@ def publish(repo: str, extra: dict[str, bytes], tmp) -> None:
     """A Hub repo holding one real signature (the snapshot's dane) and ``extra`` files, the card
     recording every file's SHA-256: a pull of it is refused for what the files say, never for a
     checksum."""
-    from xamm_data import snapshot
+    from xamm_data.hub import snapshot
     from xamm_models.machines.hub import push_signatures
     from xamm_models.machines.signatures import SignatureRegistry
 
@@ -123,7 +123,7 @@ def signature_bytes(**edit) -> bytes:
     """The snapshot's dane physics signature as published, with ``edit`` applied."""
     import json
 
-    from xamm_data import snapshot
+    from xamm_data.hub import snapshot
 
     doc = json.loads((snapshot.signatures_root() / "dane" / "cpu.physics@1.json").read_text())
     return json.dumps({**doc, **edit}).encode()

@@ -107,9 +107,9 @@ def registry_record_ok(text: bytes, mid: str) -> bool | None:
 
 
 def comparison_of(groups: list[str], regime: str = "same") -> types.SimpleNamespace:
-    """What :func:`~xamm_models.compare.certificates.judge` reads of a comparison: these kernel
-    groups against quartz, each passing any criterion with room to spare, their matched sizes in
-    one cache ``regime`` (``same`` or ``across``)."""
+    """What :func:`~xamm_models.compare.certificates.records.judge` reads of a comparison:
+    these kernel groups against quartz, each passing any criterion with room to spare, their
+    matched sizes in one cache ``regime`` (``same`` or ``across``)."""
     n = len(groups)
     frame = pl.DataFrame(
         {

@@ -11,8 +11,8 @@ import sys
 import pytest
 from conftest import FIXTURES
 
-from xamm_data.cli import build_parser
-from xamm_data.cli import main as xamm
+from xamm_data.cli.commands import build_parser
+from xamm_data.cli.commands import main as xamm
 from xamm_ingest.cli import build_parser as ingest_parser
 from xamm_ingest.cli import main as ingest
 
@@ -105,7 +105,7 @@ def test_shell_completion_lists_the_commands(capsys):
 
 def test_a_closed_pipe_exits_quietly(store):
     code = (
-        "import sys\nfrom xamm_data.cli import main\n"
+        "import sys\nfrom xamm_data.cli.commands import main\n"
         "sys.exit(main(['datasets', 'list', '--json', '--store', sys.argv[1]]))"
     )
     p = subprocess.Popen(
@@ -164,7 +164,7 @@ def test_amm_list_reads_home_signatures_first_and_the_embedded_ones_for_the_rest
 ):
     import shutil
 
-    from xamm_data import snapshot
+    from xamm_data.hub import snapshot
     from xamm_models.machines.signatures import SignatureRegistry
 
     monkeypatch.setenv("XAMM_HOME", str(tmp_path / "home"))

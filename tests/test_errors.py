@@ -46,8 +46,8 @@ def test_every_error_the_packages_define_derives_from_one_base():
     assert {
         "xamm_ingest.errors.IngestError",
         "xamm_models.errors.ConfigError",
-        "xamm_data.table_files.CorruptDataError",
-        "xamm_data.cli.UsageError",
+        "xamm_data.store.files.CorruptDataError",
+        "xamm_data.cli.commands.UsageError",
     } <= set(classes)
 
 
@@ -55,8 +55,8 @@ def test_every_error_the_packages_define_derives_from_one_base():
     "raise_it",
     [
         lambda: __import__("xamm_data").load_dataset("no-such-machine-anywhere"),
-        lambda: __import__("xamm_data.machines").machines.get("no-such-machine"),
-        lambda: __import__("xamm_data.targets").targets.Target.parse("../x"),
+        lambda: importlib.import_module("xamm_data.machines.registry").get("no-such-machine"),
+        lambda: importlib.import_module("xamm_data.machines.targets").Target.parse("../x"),
         lambda: __import__("xamm_ingest.format").format.get_format("no-such-format"),
     ],
 )

@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 from conftest import REPO
 
-from xamm_models.zoo.registry import load_model
+from xamm_models.predictors.kinds import load_model
 
 LULESH = "LLNL+thicket-tutorial/data/lulesh/230906-105532_880456_M8YbWSOYgGWa.cali"
 DANE = "LLNL+thicket-newer/thicket/tests/data/rajaperf/dane/clang14.0.6_8388608"

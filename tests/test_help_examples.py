@@ -38,7 +38,7 @@ LONG = {
     "xamm zoo build --data-dir ../shared/data --out zoo-out": "every artefact (minutes); "
     "tests/models/zoo/test_zoo.py builds the zoo with 3 epochs",
     "xamm zoo build --data-dir ../shared/data --out zoo-out --eval-results "
-    "docs/eval/results.json --snapshot xamm_data/snapshot": "as above, and it rewrites the "
+    "docs/eval/results.json --snapshot xamm_data/hub/snapshot": "as above, and it rewrites the "
     "package's snapshot; tests/models/zoo/test_zoo.py checks the rebuilt snapshot byte for byte",
     "xamm zoo push --zoo zoo-out --org my-org": "needs a built zoo; "
     "tests/models/zoo/test_zoo.py pushes one to the local Hub and pulls every artefact back",
@@ -158,7 +158,7 @@ ORDER = [
 
 
 def _parsers():
-    from xamm_data.cli import build_parser
+    from xamm_data.cli.commands import build_parser
     from xamm_ingest.cli import build_parser as ingest_parser
 
     def walk(p):
@@ -193,7 +193,7 @@ def test_every_help_example_is_run_here_or_named_long():
 
 
 def test_the_long_examples_parse():
-    from xamm_data.cli import build_parser
+    from xamm_data.cli.commands import build_parser
 
     parser = build_parser()[0]
     for ex in LONG:
@@ -204,7 +204,7 @@ def _labelled(work: Path, shared: Path, store: Path) -> None:
     """The few-shot platform's labelled profiles and its unlabelled ones (the public stand-in)."""
     from xamm_ingest import read_rajaperf
     from xamm_models.benchmark import dataset as xplat
-    from xamm_models.studies.adaptation import platform_pairs
+    from xamm_models.predictors.adapted.standin import platform_pairs
 
     ds = xplat.XplatDataset.from_store(store)
     runs = read_rajaperf(shared / "LLNL+thicket-tutorial" / "data" / "quartz", workers=2).frame
@@ -266,7 +266,7 @@ def _inputs(work: Path, shared: Path) -> None:
 def _stores(work: Path, shared: Path) -> None:
     """``./store`` (the benchmark's named public sources), ``./newbox-store`` (a machine the
     default predictor never saw) and ``profiles.parquet`` (quartz's kernels as profiles)."""
-    from xamm_data.store import Store
+    from xamm_data.store.store import Store
     from xamm_ingest import ingest_rajaperf
     from xamm_models.benchmark import dataset as xplat
 

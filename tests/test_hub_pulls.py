@@ -22,10 +22,10 @@ from hub_server import LocalHub, Tamper
 from reliability_report import markdown_report
 
 from xamm_data import load_dataset
-from xamm_data.hub import push_dataset
-from xamm_data.schema import BENCHMARK_RUNS
-from xamm_data.store import Store
-from xamm_data.table_files import CorruptDataError, parquet_bytes
+from xamm_data.hub.publish import push_dataset
+from xamm_data.store.files import CorruptDataError, parquet_bytes
+from xamm_data.store.store import Store
+from xamm_data.tables.schema import BENCHMARK_RUNS
 from xamm_ingest import ingest_rajaperf
 
 REPO = Path(__file__).resolve().parents[1]
@@ -176,7 +176,7 @@ def model_cases(camp: Campaign, rng: random.Random) -> dict[str, Counter]:
     its cache)."""
     from huggingface_hub import HfApi
 
-    from xamm_models.zoo.registry import load_model
+    from xamm_models.predictors.kinds import load_model
 
     repo = f"xamm-pulls/default-{id(camp)}"
     load_model("xamm/default").push_to_hub(repo)
@@ -209,7 +209,7 @@ def signature_cases(camp: Campaign, rng: random.Random, registry_dir: Path) -> d
     from xamm_models.machines.signatures import SignatureRegistry
 
     # read only: the published ones
-    reg = SignatureRegistry(REPO / "xamm_data" / "snapshot" / "signatures")
+    reg = SignatureRegistry(REPO / "xamm_data" / "hub" / "snapshot" / "signatures")
     repo = f"xamm-pulls/amms-{id(camp)}"
     commit = push_signatures(repo, registry=reg)
     tally = Counter()
@@ -266,7 +266,7 @@ def render(rows: list[dict]) -> str:
         "silent result or a traceback fails the "
         "test, so both columns are 0 whenever the suite is green. How "
         "pulls are checked: "
-        "`xamm_data.hub_files`.",
+        "`xamm_data.hub.files`.",
         rows,
     )
 
@@ -303,8 +303,8 @@ def test_a_pull_is_read_only_when_it_matches_the_card_and_a_cache_edit_fails_the
 def test_a_pushed_model_loads_as_saved_and_one_flipped_bit_never_loads(camp, tmp_path):
     from huggingface_hub import HfApi
 
-    from xamm_data.hub_files import MANIFEST
-    from xamm_models.zoo.registry import load_model
+    from xamm_data.hub.files import MANIFEST
+    from xamm_models.predictors.kinds import load_model
 
     model = load_model("xamm/default")
     model.push_to_hub("xamm-pulls/model")

@@ -63,63 +63,27 @@ def test_the_checker_sees_imports_inside_functions(tmp_path):
     assert imports(f) == [(1, "os", False), (3, "xamm_models.machines.attention", True)]
 
 
-# Rooms of xamm_models and the rooms each may import (lower layers never import upper ones).
-BASE = ("achieved", "errors", "features", "profile_input", "runtime", "_lazy")
+# Rooms of xamm_models and the rooms each may import (lower layers never import upper ones):
+# harness, studies and CLI -> predictors -> machine models and benchmark data.
+BASE = ("achieved", "errors", "features", "profile_input", "runtime")
+_LOW = {"base", "embedders", "machines", "benchmark"}
 ROOM_IMPORTS = {
     "base": {"base"},
     "embedders": {"base", "embedders"},
     # never the data set, the predictors or the harness
     "machines": {"base", "embedders", "machines"},
     "benchmark": {"base", "benchmark"},
-    "zoo-registry": {"base", "zoo-registry"},
-    # never the harness
-    "predictors": {"base", "embedders", "machines", "benchmark", "zoo-registry", "predictors"},
-    # the harness; studies build on it, never the reverse
-    "experiments": {
-        "base",
-        "embedders",
-        "machines",
-        "benchmark",
-        "zoo-registry",
-        "predictors",
-        "experiments",
-    },
-    # acceptance comparisons: the machine models and the benchmark's matching rules
-    "compare": {"base", "machines", "benchmark", "predictors", "compare"},
-    "studies": {
-        "base",
-        "compare",
-        "embedders",
-        "machines",
-        "benchmark",
-        "zoo-registry",
-        "predictors",
-        "experiments",
-        "studies",
-    },
-    "zoo-build": {
-        "base",
-        "embedders",
-        "machines",
-        "benchmark",
-        "zoo-registry",
-        "predictors",
-        "studies",
-        "zoo-build",
-    },
-    "cli": {
-        "base",
-        "compare",
-        "embedders",
-        "machines",
-        "benchmark",
-        "zoo-registry",
-        "predictors",
-        "experiments",
-        "studies",
-        "zoo-build",
-        "cli",
-    },
+    # acceptance comparisons: runs, machine models and the benchmark's matching rules; no predictor
+    "compare": {"base", "machines", "benchmark", "compare"},
+    # never the harness, the studies or the zoo that builds them
+    "predictors": _LOW | {"predictors"},
+    # the harness
+    "experiments": _LOW | {"predictors", "experiments"},
+    # studies sit beside the harness: they may not import it
+    "studies": _LOW | {"compare", "predictors", "studies"},
+    # building and publishing the pretrained models
+    "zoo": _LOW | {"predictors", "zoo"},
+    "cli": _LOW | {"compare", "predictors", "experiments", "studies", "zoo", "cli"},
 }
 
 
@@ -133,8 +97,6 @@ def room(module: str) -> str | None:
         return "base"
     if parts[0] == "signature_hub":  # an alias of machines.hub kept for published cards
         return "machines"
-    if parts[0] == "zoo":
-        return "zoo-build" if parts[1:2] == ["build"] else "zoo-registry"
     return parts[0]
 
 
@@ -186,13 +148,94 @@ def test_no_import_cycle_between_xamm_models_modules():
 def test_the_room_rules_catch_an_upward_import(tmp_path):
     assert (
         room("xamm_models.machines.physics") == "machines"
-        and room("xamm_models.zoo.build") == "zoo-build"
+        and room("xamm_models.zoo.build") == "zoo"
     )
+    assert "benchmark" not in ROOM_IMPORTS["machines"]
+    assert not {"experiments", "studies", "zoo", "compare"} & ROOM_IMPORTS["predictors"]
     assert (
-        "benchmark" not in ROOM_IMPORTS["machines"]
-        and "experiments" not in ROOM_IMPORTS["predictors"]
+        "experiments" not in ROOM_IMPORTS["studies"] and "predictors" not in ROOM_IMPORTS["compare"]
     )
-    assert "studies" not in ROOM_IMPORTS["predictors"] and room("xamm_models.features") == "base"
+    assert room("xamm_models.features") == "base"
+
+
+# The rooms of xamm_models.compare, in order: each imports only those before it.
+COMPARE_ROOMS = ("runs", "certificates", "history", "hub")
+
+
+def test_rooms_of_compare_import_only_the_rooms_before_them():
+    root = REPO / "xamm_models" / "compare"
+    bad = []
+    for p in root.rglob("*.py"):
+        mine = p.relative_to(root).with_suffix("").parts[0]
+        if mine == "__init__":
+            continue
+        for line, mod in model_imports(p):
+            parts = mod.split(".")
+            if parts[:2] != ["xamm_models", "compare"] or len(parts) < 3:
+                continue
+            if COMPARE_ROOMS.index(parts[2]) > COMPARE_ROOMS.index(mine):
+                bad.append(f"{p.relative_to(REPO)}:{line} ({mine}) imports {mod}")
+    assert bad == []
+    assert sorted(d.name for d in root.iterdir() if d.is_dir() and d.name != "__pycache__") == [
+        "certificates",
+        "history",
+        "runs",
+    ]
+
+
+# Rooms of xamm_data, bottom up, and the rooms each may import: the shared base (the package's own
+# modules), what a row is and which machine, the store, publishing, then the command and the
+# use-cases over the store.
+DATA_ROOM_IMPORTS = {
+    "base": {"base"},
+    "tables": {"base", "tables"},
+    "machines": {"base", "machines"},
+    "store": {"base", "tables", "store"},
+    "hub": {"base", "tables", "machines", "store", "hub"},
+    "uses": {"base", "tables", "machines", "store", "hub", "uses"},
+    "cli": {"base", "tables", "machines", "store", "hub", "uses", "cli"},
+}
+DATA_USES = ("thicket", "stored_profiles")
+
+
+def data_room(module: str) -> str | None:
+    """The room of an ``xamm_data`` module (``None``: the package's face, whose names load
+    lazily)."""
+    parts = module.split(".")[1:]
+    if not parts:
+        return None
+    if parts[0] in DATA_ROOM_IMPORTS:
+        return parts[0]
+    return "uses" if parts[0] in DATA_USES else "base"
+
+
+def test_rooms_of_xamm_data_import_only_the_rooms_below():
+    graph = _house_graph({"xamm_data": PACKAGES["xamm_data"]})
+    bad = [
+        f"{me} ({data_room(me)}) imports {m} ({data_room(m)})"
+        for me, deps in graph.items()
+        for m in deps
+        if data_room(me) and data_room(m) and data_room(m) not in DATA_ROOM_IMPORTS[data_room(me)]
+    ]
+    assert bad == []
+    flat = sorted(p.name for p in PACKAGES["xamm_data"].glob("*.py"))
+    assert len(flat) <= 14, flat  # the shared base and the use-cases, not a corridor
+
+
+def test_no_module_imports_a_path_xamm_data_had_before_its_rooms():
+    """The old paths answer for one release (``xamm_data._moved``); the house uses the new ones."""
+    from xamm_data._moved import MOVED
+
+    old = {f"xamm_data.{m}" for m in MOVED}
+    bad = [
+        f"{p.relative_to(REPO)}:{line} imports {mod}"
+        for root in (*PACKAGES.values(), REPO / "tests", REPO / "benchmarks", REPO / "examples")
+        for p in root.rglob("*.py")
+        if p.name != "test_moved_modules.py"
+        for line, mod, _ in imports(p)
+        if mod in old
+    ]
+    assert bad == []
 
 
 # Rooms of xamm_ingest and what each may not import: parsers know no table, format or command line;
@@ -312,7 +355,7 @@ def test_no_module_calls_another_modules_private_methods():
 
 def test_help_version_and_datasets_list_never_import_torch(tmp_path):
     code = (
-        "import sys\nfrom xamm_data.cli import main\n"
+        "import sys\nfrom xamm_data.cli.commands import main\n"
         "for argv in (['--help'], ['--version'], ['datasets', 'list', "
         "'--store', sys.argv[1]]):\n"
         "    try:\n        main(argv)\n    except SystemExit:\n        pass\n"
@@ -350,7 +393,7 @@ def test_the_default_predictor_and_the_listing_commands_never_import_torch(tmp_p
         "import sys, os\nos.environ['XAMM_HOME'] = sys.argv[2]\n"
         "import xamm_models.predictors.default.model\nfrom xamm_models "
         "import StackedPredictor, load_model\n"
-        "from xamm_data.cli import main\ncodes = []\n"
+        "from xamm_data.cli.commands import main\ncodes = []\n"
         "for argv in (['zoo', 'list', '--json'], ['amm', 'list', "
         "'--json'], ['amm', 'show', 'quartz:cpu'],\n"
         "             ['amm', 'show', 'lassen:gpu', '--kind', 'physics'],\n"
@@ -373,7 +416,7 @@ def test_the_default_predictor_and_the_listing_commands_never_import_torch(tmp_p
 
 
 def test_model_commands_say_which_extra_when_torch_is_missing(hide_module, capsys):
-    from xamm_data.cli import main
+    from xamm_data.cli.commands import main
 
     hide_module("torch")
     assert main(["amm", "build", "quartz"]) == 1
@@ -398,7 +441,7 @@ HEAVY = (
     "pandas",
     "rich",
     "tqdm",
-    "xamm_data.hub",
+    "xamm_data.hub.publish",
     "pyarrow",
     "arro3",
     "huggingface_hub",

@@ -33,10 +33,17 @@ import pytest
 from conftest import FIXTURES
 from reliability_report import markdown_report
 
-from xamm_data.cli import main as xamm
-from xamm_data.delta_log import HEAD, LOG_DIR, CorruptLogError, entry_path, read_head, write_head
-from xamm_data.locations import TableLocation
-from xamm_data.store import CorruptDataError, Store
+from xamm_data.cli.commands import main as xamm
+from xamm_data.store.delta_log import (
+    HEAD,
+    LOG_DIR,
+    CorruptLogError,
+    entry_path,
+    read_head,
+    write_head,
+)
+from xamm_data.store.locations import TableLocation
+from xamm_data.store.store import CorruptDataError, Store
 from xamm_ingest import read_rajaperf
 from xamm_ingest.cli import main as xamm_ingest
 

@@ -104,7 +104,7 @@ def test_a_babelstream_line_that_cannot_be_vouched_for_is_refused_by_name(
 
 
 def test_a_repeated_caliper_record_is_refused_not_doubled(tmp_path):
-    from xamm_data.regions import RegionProfileError
+    from xamm_data.tables.regions import RegionProfileError
     from xamm_ingest.regions import read_regions
 
     f = write_cali(tmp_path / "p.cali", [(["main"], {TIME: 5.5}), (["main", "solve"], {TIME: 5.0})],
@@ -119,7 +119,7 @@ def test_a_repeated_caliper_record_is_refused_not_doubled(tmp_path):
 
 def test_predict_holds_tables_to_the_bounds_ingest_holds_runs_to(tmp_path, capsys):
     pytest.importorskip("xgboost", reason="the models extra is not installed")
-    from xamm_data.cli import main as xamm
+    from xamm_data.cli.commands import main as xamm
 
     t = tmp_path / "regions.csv"
     t.write_text("region,exclusive_s,inclusive_s\nmain,1e302,1e302\n")
@@ -130,7 +130,7 @@ def test_predict_holds_tables_to_the_bounds_ingest_holds_runs_to(tmp_path, capsy
 
 def test_predict_names_a_missing_path_and_writes_out_by_suffix(tmp_path, capsys, shared_data):
     pytest.importorskip("xgboost", reason="the models extra is not installed")
-    from xamm_data.cli import main as xamm
+    from xamm_data.cli.commands import main as xamm
 
     assert xamm(["predict", str(tmp_path / "nope.cali")]) == 1
     assert f"{tmp_path / 'nope.cali'}: no such file" in capsys.readouterr().err
@@ -146,7 +146,7 @@ def test_predict_names_a_missing_path_and_writes_out_by_suffix(tmp_path, capsys,
 
 
 def test_history_is_a_table_of_commits_and_json_keeps_every_source(tmp_path, capsys, shared_data):
-    from xamm_data.cli import main as xamm
+    from xamm_data.cli.commands import main as xamm
 
     runs = shared_data / "LLNL+thicket-newer/thicket/tests/data/rajaperf/dane"
     store = tmp_path / "s"
@@ -162,7 +162,7 @@ def test_history_is_a_table_of_commits_and_json_keeps_every_source(tmp_path, cap
 
 
 def test_app_profiles_missing_from_the_store_points_at_the_profile_ingest(tmp_path):
-    from xamm_data.datasets import load_dataset
+    from xamm_data.hub.datasets import load_dataset
 
     with pytest.raises(FileNotFoundError, match="xamm-ingest caliper DIR --app APP"):
         load_dataset("quartz", "app_profiles", store=tmp_path / "s")

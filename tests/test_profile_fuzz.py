@@ -33,7 +33,7 @@ import pytest
 from reliability_report import markdown_report, tally_rows
 from test_ingest_fuzz import Hung, within
 
-from xamm_data.regions import SUM_RTOL
+from xamm_data.tables.regions import SUM_RTOL
 from xamm_ingest.cli import main
 
 pytestmark = pytest.mark.data
@@ -54,7 +54,7 @@ CASES = {
 TIME = "avg#inclusive#sum#time.duration"
 SUM = "sum#inclusive#sum#time.duration"
 # a profile's stored runtime is the sum of its regions' exclusive times, which the region contract
-# holds within SUM_RTOL of the roots' inclusive time (xamm_data.regions.region_problems)
+# holds within SUM_RTOL of the roots' inclusive time (xamm_data.tables.regions.region_problems)
 NESTING_RTOL = SUM_RTOL
 
 
@@ -199,7 +199,7 @@ def _cluster_case(f: Path, capsys) -> str:
 def _predict_reads(path: Path, expected: float | None, case) -> None:
     """``xamm predict``'s reader on the same file: the independent runtime (within the nesting
     tolerance) or a refusal naming the file; never another time."""
-    from xamm_data.regions import RegionProfileError
+    from xamm_data.tables.regions import RegionProfileError
     from xamm_ingest.regions import read_regions
 
     try:
@@ -351,7 +351,7 @@ def _region_rows(cali: Path) -> list[dict]:
 def _region_table_case(cali: Path, d: Path, rng: random.Random) -> tuple[str, str]:
     """One cell of a region table made bad: predict reads the independent sum of exclusive times
     or refuses naming the file."""
-    from xamm_data.regions import RegionProfileError
+    from xamm_data.tables.regions import RegionProfileError
     from xamm_ingest.regions import read_regions
 
     rows = _region_rows(cali)
@@ -389,7 +389,7 @@ def _region_table_case(cali: Path, d: Path, rng: random.Random) -> tuple[str, st
 
 def _feature_rows() -> pl.DataFrame:
     """quartz's RAJAPerf kernels from the embedded snapshot, as the default predictor's rows."""
-    from xamm_data import snapshot
+    from xamm_data.hub import snapshot
     from xamm_models.benchmark.dataset import samples_from_runs
 
     s = samples_from_runs(snapshot.read("benchmark_runs", "quartz"))
@@ -399,7 +399,7 @@ def _feature_rows() -> pl.DataFrame:
 def _feature_table_case(rows, d: Path, rng: random.Random, capsys) -> tuple[str, str]:
     """One number of a feature table made bad: ``xamm predict`` predicts finite relR or refuses
     naming the file (exit 1), as the contract's bounds say (runtime_s within (0, 1e7] s)."""
-    from xamm_data.cli import main as xamm
+    from xamm_data.cli.commands import main as xamm
 
     col = rng.choice(("runtime_s", "bytes_per_rep", "flops_per_rep", "f_log_s_per_iter"))
     bad = rng.choice(BAD_NUMBERS)

@@ -35,8 +35,8 @@ from conftest import FIXTURES
 from reliability_report import markdown_report
 from surface_oracles import comparison_of, criteria_ok, registry_record_ok
 
-from xamm_data import machines
 from xamm_data.errors import XammError
+from xamm_data.machines import registry as machines
 
 REPO = Path(__file__).resolve().parents[1]
 REPORT = REPO / "docs" / "reliability-surfaces.md"
@@ -91,7 +91,7 @@ GROUPS = ('["Stream"]', '["Stream", "Strem"]', '["Basic"]', '["Nope"]', "[]", '[
 
 def criteria_case(rng: random.Random, tmp: Path) -> tuple[str, str]:
     """One mutated criteria file; (its mutation, the outcome)."""
-    from xamm_models.compare.certificates import judge, read_criteria
+    from xamm_models.compare.certificates.records import judge, read_criteria
 
     kind = rng.choice(("least", "most", "ratio", "groups", "second", "bytes"))
     fields = {
@@ -158,7 +158,7 @@ def registry_case(rng: random.Random, home: Path) -> tuple[str, str]:
     records: list[logging.LogRecord] = []
     handler = logging.Handler()
     handler.emit = records.append  # type: ignore[method-assign]
-    log = logging.getLogger("xamm_data.machines")
+    log = logging.getLogger("xamm_data.machines.registry")
     log.addHandler(handler)
     try:
         ids = machines.list_machines()
@@ -219,7 +219,7 @@ _CYCLE = itertools.cycle(CERT_MUTATIONS)
 def certificate_case(rng: random.Random, tmp: Path) -> tuple[str, str]:
     """A chain of four certificates, one mutation; every touched file must be named, no
     untouched one."""
-    from xamm_models.compare.evidence import content_sha256
+    from xamm_models.compare.certificates.evidence import content_sha256
 
     reg = chain(tmp, 4)
     folder = tmp / "newbox"
@@ -278,7 +278,7 @@ def certificate_case(rng: random.Random, tmp: Path) -> tuple[str, str]:
 
 
 def _writer(root: str, k: int) -> None:
-    from xamm_models.compare.certificates import CertificateRegistry
+    from xamm_models.compare.certificates.records import CertificateRegistry
 
     reg = CertificateRegistry(root)
     for _ in range(k):
@@ -289,7 +289,7 @@ def concurrent_case(tmp: Path) -> tuple[str, str]:
     """Four processes adding five certificates each: numbers 1..20, a chain with no problem."""
     import multiprocessing
 
-    from xamm_models.compare.certificates import CertificateRegistry
+    from xamm_models.compare.certificates.records import CertificateRegistry
 
     ctx = multiprocessing.get_context("fork")  # no tokio runtime is involved in certificates
     procs = [ctx.Process(target=_writer, args=(str(tmp), 5)) for _ in range(4)]

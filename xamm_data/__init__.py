@@ -8,30 +8,36 @@ Public entry points::
     tk = to_thicket(df)              # a Thicket (xamm_ingest.from_thicket goes back)
 
 Every error xamm raises on purpose, in any of its packages, derives from :class:`XammError`.
+
+The rooms, bottom up (``docs/layout.md`` draws them from the imports): the shared base (this
+folder's modules), :mod:`~xamm_data.tables` and :mod:`~xamm_data.machines`, :mod:`~xamm_data.store`,
+:mod:`~xamm_data.hub`, then :mod:`~xamm_data.cli` and the use-cases over the store
+(:mod:`~xamm_data.thicket`, :mod:`~xamm_data.stored_profiles`). The names below load on first use,
+so ``xamm --help`` pays for none of them.
 """
 
+from xamm_data import _moved
+from xamm_data._lazy import lazy_exports
 from xamm_data._version import __version__
-from xamm_data.datasets import UnknownDatasetError, list_datasets, load_dataset, registry_frame
 from xamm_data.errors import XammError
-from xamm_data.schema import APP_PROFILES, BENCHMARK_RUNS, COUNTERS_TABLE, TABLES, get_table
-from xamm_data.store import Store
-from xamm_data.thicket import to_thicket
-from xamm_data.validate import ValidationError, validate
 
-__all__ = [
-    "__version__",
-    "load_dataset",
-    "list_datasets",
-    "registry_frame",
-    "UnknownDatasetError",
-    "Store",
-    "ValidationError",
-    "validate",
-    "to_thicket",
-    "get_table",
-    "TABLES",
-    "BENCHMARK_RUNS",
-    "APP_PROFILES",
-    "COUNTERS_TABLE",
-    "XammError",
-]
+_moved.install()
+
+_PUBLIC = {
+    "load_dataset": "xamm_data.hub.datasets",
+    "list_datasets": "xamm_data.hub.datasets",
+    "registry_frame": "xamm_data.hub.datasets",
+    "UnknownDatasetError": "xamm_data.hub.datasets",
+    "Store": "xamm_data.store.store",
+    "ValidationError": "xamm_data.tables.validate",
+    "validate": "xamm_data.tables.validate",
+    "to_thicket": "xamm_data.thicket",
+    "get_table": "xamm_data.tables.schema",
+    "TABLES": "xamm_data.tables.schema",
+    "BENCHMARK_RUNS": "xamm_data.tables.schema",
+    "APP_PROFILES": "xamm_data.tables.schema",
+    "COUNTERS_TABLE": "xamm_data.tables.schema",
+}
+__getattr__, __dir__ = lazy_exports(__name__, _PUBLIC)
+
+__all__ = ["__version__", "XammError", *_PUBLIC]  # noqa: PLE0604

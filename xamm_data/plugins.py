@@ -10,7 +10,7 @@ something only a higher layer can do, it asks an entry-point group (declared in 
   models layer to build ``xplat-rajaperf`` from its named sources, without importing the ingest
   layer);
 * ``xamm.profiles``: ``read(path, time_unit=, clock_ghz=)`` reads an application profile region by
-  region (:class:`xamm_data.regions.RegionProfile`), for ``xamm predict``;
+  region (:class:`xamm_data.tables.regions.RegionProfile`), for ``xamm predict``;
 * ``xamm.signatures``: ``lookup(ref, version, registry)`` returns a machine's AMM signature;
 * ``xamm.schemas``: a function returning ``{file name: text}`` of further JSON Schemas for
   ``schemas/`` (the models layer's acceptance criteria and certificates).

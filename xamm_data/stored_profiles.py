@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from xamm_data.datasets import load_dataset
-from xamm_data.regions import (
+from xamm_data.hub.datasets import load_dataset
+from xamm_data.tables.regions import (
     SCHEMA,
     ProfileMeta,
     RegionProfile,

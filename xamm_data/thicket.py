@@ -18,7 +18,7 @@ from datetime import datetime
 
 import polars as pl
 
-from xamm_data.schema import BENCHMARK_RUNS
+from xamm_data.tables.schema import BENCHMARK_RUNS
 
 PROFILE_COLUMNS = (
     "machine",

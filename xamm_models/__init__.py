@@ -19,11 +19,11 @@ Names load on first use: importing the default predictor loads no torch. Needs t
 
 from __future__ import annotations
 
-from xamm_models._lazy import lazy_exports
+from xamm_data._lazy import lazy_exports
 
 _PUBLIC = {
-    "load_model": "xamm_models.zoo.registry",
-    "list_models": "xamm_models.zoo.registry",
+    "load_model": "xamm_models.predictors.kinds",
+    "list_models": "xamm_models.predictors.kinds",
     "StackedPredictor": "xamm_models.predictors.default.model",
     "XammPredictor": "xamm_models.predictors.paper.predictor",
     "XplatDataset": "xamm_models.benchmark.dataset",

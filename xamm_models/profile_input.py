@@ -14,7 +14,7 @@ from pathlib import Path
 
 import polars as pl
 
-from xamm_data.bounds import DEFAULT_BOUNDS
+from xamm_data.tables.bounds import DEFAULT_BOUNDS
 from xamm_models.errors import FeatureSchemaError, ProfileInputError
 
 
@@ -28,7 +28,7 @@ class InputColumn:
     minimum: float | None = None  # None: any finite number
     strict: bool = False  # True: the value must be > minimum
     required: bool = True
-    maximum: float | None = None  # a plausibility bound (xamm_data.bounds), inclusive
+    maximum: float | None = None  # a plausibility bound (xamm_data.tables.bounds), inclusive
     count: bool = False  # a count (bytes, flops): 0, or at least 1
 
 

@@ -3,7 +3,7 @@ import sys
 import numpy as np
 import polars as pl
 
-from xamm_data.targets import scenario_expr
+from xamm_data.machines.targets import scenario_expr
 from xamm_models.benchmark.metrics import bootstrap, compare
 
 scheme = sys.argv[1] if len(sys.argv) > 1 else "machine"

@@ -2,7 +2,7 @@ import time
 from pathlib import Path
 
 from xamm_data.plugins import load
-from xamm_data.store import as_store
+from xamm_data.store.store import as_store
 from xamm_models.benchmark import dataset as xplat
 
 t = time.time()

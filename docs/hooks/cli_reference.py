@@ -20,7 +20,7 @@ def _walk(parser: argparse.ArgumentParser, path: list[str]):
 def cli_reference() -> str:
     """Markdown: one section per command and subcommand, its ``--help`` verbatim."""
     os.environ.setdefault("COLUMNS", "100")
-    from xamm_data.cli import build_parser
+    from xamm_data.cli.commands import build_parser
     from xamm_ingest.cli import build_parser as ingest_parser
 
     out = []

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from xamm_data.store import Store
+from xamm_data.store.store import Store
 from xamm_ingest import pipeline
 from xamm_ingest.format import list_formats
 from xamm_ingest.formats.rajaperf import AGREE_RTOL

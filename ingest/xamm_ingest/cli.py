@@ -15,11 +15,11 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from xamm_data.cli_tools import add_common, configure_logging, quiet_pipe
+from xamm_data.cli.summary import print_frame, summarize_benchmark_runs
+from xamm_data.cli.tools import add_common, configure_logging, quiet_pipe
 from xamm_data.extras import install_hint
-from xamm_data.locations import store_arg
-from xamm_data.summary import print_frame, summarize_benchmark_runs
-from xamm_data.table_files import CorruptDataError
+from xamm_data.store.files import CorruptDataError
+from xamm_data.store.locations import store_arg
 from xamm_ingest import _allocator  # noqa: F401  (before polars loads: see the module)
 from xamm_ingest.errors import IngestError
 from xamm_ingest.format import Format, list_formats

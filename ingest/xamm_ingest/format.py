@@ -25,9 +25,9 @@ from pathlib import Path
 import polars as pl
 
 from xamm_data.errors import XammError
-from xamm_data.regions import RegionProfile, RegionProfileError
 from xamm_data.registry import Registry, UnknownNameError
-from xamm_data.schema import TableSchema
+from xamm_data.tables.regions import RegionProfile, RegionProfileError
+from xamm_data.tables.schema import TableSchema
 from xamm_ingest.readers.base import ReadResult
 from xamm_ingest.sources import Plan, Task
 

@@ -9,8 +9,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from xamm_data import machines
 from xamm_data.identifiers import is_name
+from xamm_data.machines import registry as machines
 from xamm_ingest.errors import IngestError
 from xamm_ingest.metadata_map import MetadataMap
 

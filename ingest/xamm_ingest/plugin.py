@@ -12,7 +12,7 @@ inside xamm.
 
 from __future__ import annotations
 
-from xamm_data.regions import (
+from xamm_data.tables.regions import (
     ProfileMeta,
     RegionProfile,
     RegionProfileError,
@@ -20,7 +20,7 @@ from xamm_data.regions import (
     check_regions,
     conform_regions,
 )
-from xamm_data.schema import APP_PROFILES, BENCHMARK_RUNS
+from xamm_data.tables.schema import APP_PROFILES, BENCHMARK_RUNS
 from xamm_ingest import profiles
 from xamm_ingest.errors import IngestError, RecordError
 from xamm_ingest.format import Format

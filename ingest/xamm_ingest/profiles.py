@@ -4,8 +4,9 @@ options of the command line, and the cross-source step (features).
 
 Each source gives one sample (HPCToolkit database, Caliper file) or many (a table); rows carry the
 canonical counters, the Table II and seed-001 features computed over the whole frame
-(:mod:`xamm_data.features`), the counters present, unknown metrics kept raw, and provenance. The
-pipeline (:mod:`xamm_ingest.pipeline`) isolates every source: a bad one is rejected naming it.
+(:mod:`xamm_data.tables.features`), the counters present, unknown metrics kept raw, and
+provenance. The pipeline (:mod:`xamm_ingest.pipeline`) isolates every source: a bad one is
+rejected naming it.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ from pathlib import Path
 import polars as pl
 from pydantic import ValidationError
 
-from xamm_data.features import add_features
-from xamm_data.schema import APP_PROFILES
-from xamm_data.units import canonical
-from xamm_data.validate import conform
+from xamm_data.tables.features import add_features
+from xamm_data.tables.schema import APP_PROFILES
+from xamm_data.tables.units import canonical
+from xamm_data.tables.validate import conform
 from xamm_ingest.errors import IngestError
 from xamm_ingest.machine_names import CONFIG_NAME, find_config, load_config
 from xamm_ingest.metadata_map import FIELDS, MetadataMap

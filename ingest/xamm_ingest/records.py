@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from xamm_data.bounds import Bounds
-from xamm_data.schema import BENCHMARK_RUNS
+from xamm_data.tables.bounds import Bounds
+from xamm_data.tables.schema import BENCHMARK_RUNS
 
 # Integer columns that come from numbers in the sources: carried as Float64 until checked.
 RAW_INT_COLUMNS = (

@@ -1,5 +1,6 @@
-"""Profiles read region by region (:mod:`xamm_data.regions`' contract), for ``xamm predict``: the
-format that recognises the path (:func:`~xamm_ingest.format.guess_format`) reads it.
+"""Profiles read region by region (the contract of :mod:`xamm_data.tables.regions`), for
+``xamm predict``: the format that recognises the path
+(:func:`~xamm_ingest.format.guess_format`) reads it.
 
 xamm's own profile formats:
 
@@ -12,15 +13,15 @@ xamm's own profile formats:
 
 and any format another package registers with a ``read_regions``. ``xamm-ingest caliper|hpctoolkit``
 stores exactly what these return (:func:`~xamm_ingest.readers.profile_common.whole_program`).
-Every failure is a :class:`~xamm_data.regions.RegionProfileError` naming the file and what was
-expected.
+Every failure is a :class:`~xamm_data.tables.regions.RegionProfileError` naming the file and what
+was expected.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from xamm_data.regions import LINE_BYTES, RegionProfile, RegionProfileError
+from xamm_data.tables.regions import LINE_BYTES, RegionProfile, RegionProfileError
 from xamm_ingest.format import UnknownFormatError, guess_format
 from xamm_ingest.metadata_map import MetadataMap
 from xamm_ingest.readers.caliper_regions import read_caliper_regions
@@ -67,7 +68,7 @@ def read_regions(
 
     Returns:
         The profile's metadata and its regions, checked
-        (:func:`xamm_data.regions.check_regions`).
+        (:func:`xamm_data.tables.regions.check_regions`).
     """
     path = Path(path)
     if not path.exists():

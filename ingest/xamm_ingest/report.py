@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from xamm_data.store import WriteReport
+from xamm_data.store.store import WriteReport
 
 
 @dataclass

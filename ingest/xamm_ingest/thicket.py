@@ -14,7 +14,7 @@ Two kinds of Thicket come in:
 
 from __future__ import annotations
 
-from xamm_data.schema import BENCHMARK_RUNS
+from xamm_data.tables.schema import BENCHMARK_RUNS
 from xamm_data.thicket import is_xamm_thicket, rows_of_thicket
 from xamm_ingest.errors import IngestError
 from xamm_ingest.machine_names import machine_id

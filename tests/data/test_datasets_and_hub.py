@@ -11,10 +11,10 @@ from conftest import FIXTURES
 from huggingface_hub import hf_hub_download
 
 from xamm_data import list_datasets, load_dataset
-from xamm_data.datasets import UnknownDatasetError
-from xamm_data.hub import push_dataset
-from xamm_data.schema import BENCHMARK_RUNS
-from xamm_data.store import Store
+from xamm_data.hub.datasets import UnknownDatasetError
+from xamm_data.hub.publish import push_dataset
+from xamm_data.store.store import Store
+from xamm_data.tables.schema import BENCHMARK_RUNS
 from xamm_ingest import ingest_rajaperf
 
 SAMPLE = FIXTURES / "rajaperf_sample"
@@ -145,9 +145,9 @@ def test_a_pulled_file_the_card_does_not_vouch_for_is_refused(store, local_hub):
     import pyarrow.parquet as pq
     from huggingface_hub import CommitOperationAdd, HfApi
 
-    from xamm_data.store import read_parquet_checked
-    from xamm_data.table_files import CorruptDataError, parquet_bytes
-    from xamm_data.validate import ValidationError
+    from xamm_data.store.files import CorruptDataError, parquet_bytes
+    from xamm_data.store.store import read_parquet_checked
+    from xamm_data.tables.validate import ValidationError
 
     repo = "xamm-test/liar"
     push_dataset("example-node", repo, store=store, licenses="mit")

@@ -18,8 +18,8 @@ import pytest
 from conftest import FIXTURES
 
 from xamm_data import load_dataset
-from xamm_data.schema import BENCHMARK_RUNS
-from xamm_data.store import CorruptDataError, Store
+from xamm_data.store.store import CorruptDataError, Store
+from xamm_data.tables.schema import BENCHMARK_RUNS
 from xamm_ingest import read_rajaperf
 
 KEY = list(BENCHMARK_RUNS.primary_key)
@@ -110,7 +110,7 @@ CAMPAIGN = """
 import json, random, shutil, sys
 from pathlib import Path
 import polars as pl
-from xamm_data.store import CorruptDataError, Store
+from xamm_data.store.store import CorruptDataError, Store
 src, work, n = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
 rng = random.Random(0)
 truth = Store(src).read("benchmark_runs", "example-node")
@@ -152,7 +152,7 @@ def test_bit_flip_campaign_gives_no_silent_difference_and_no_crash(tmp_path, fra
 WRITER = """
 import sys, time
 import polars as pl
-from xamm_data.store import Store
+from xamm_data.store.store import Store
 st, frames = Store(sys.argv[1]), pl.read_parquet(sys.argv[2])
 start = float(sys.argv[3])
 commit = st.append if sys.argv[4:] == ["append"] else st.write
@@ -226,7 +226,7 @@ def test_four_writers_appending_twenty_times_each_raise_no_false_alarm(tmp_path,
 KILLED = """
 import sys
 import polars as pl
-from xamm_data.store import Store
+from xamm_data.store.store import Store
 st, frames = Store(sys.argv[1]), pl.read_parquet(sys.argv[2])
 print("ready", flush=True)
 for k in range(1, 10 ** 6):
@@ -294,7 +294,7 @@ def test_optimize_rewrites_foreign_files_and_vacuum_removes_what_no_version_need
 
 
 def test_cli_history_verify_optimize_vacuum(tmp_path, frame, capsys):
-    from xamm_data.cli import main as xamm
+    from xamm_data.cli.commands import main as xamm
 
     st = Store(tmp_path / "s")
     st.write(frame, "benchmark_runs")

@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES
 
-from xamm_data.store import Store
+from xamm_data.store.store import Store
 from xamm_ingest import ingest_rajaperf
 
 # nothing listens there: a machine without a network, as the client sees it
 CLOSED = "http://127.0.0.1:9"
-XAMM = [sys.executable, "-m", "xamm_data.cli"]
+XAMM = [sys.executable, "-m", "xamm_data.cli.commands"]
 
 
 def run(args: list[str], env: dict[str, str], timeout: int = 120) -> subprocess.CompletedProcess:
@@ -120,7 +120,7 @@ def test_offline_nothing_reaches_for_the_network(home, local_hub):
 def test_a_hub_warning_is_printed_once(tmp_path):
     code = (
         "import argparse, logging\n"
-        "from xamm_data.cli_tools import configure_logging\n"
+        "from xamm_data.cli.tools import configure_logging\n"
         "import huggingface_hub\n"
         "configure_logging(argparse.Namespace(quiet=False, verbose=0))\n"
         "logging.getLogger('huggingface_hub.utils._http').warning('Retrying "

@@ -1,6 +1,6 @@
 """Region categories from the names real profiles use: the parallel-sorting corpus's own words
 (``comm``, ``comm_large``, ``mpi_gather``, ``MPI_*``), LULESH's (``CommSend``), and I/O
-(xamm_data.regions.region_category)."""
+(xamm_data.tables.regions.region_category)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from xamm_data.regions import region_category
+from xamm_data.tables.regions import region_category
 
 SORT = "LLNL+thicket-tutorial/data/parallel-sorting"
 

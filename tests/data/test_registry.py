@@ -44,11 +44,11 @@ def test_register_get_list_and_did_you_mean():
 )
 def test_every_registry_uses_the_pattern(lookup, bad, expected):
     if lookup == "machines":
-        from xamm_data import machines as m
+        from xamm_data.machines import registry as m
 
         reg = m.REGISTRY
     elif lookup == "datasets":
-        from xamm_data.datasets import dataset_registry
+        from xamm_data.hub.datasets import dataset_registry
 
         reg = dataset_registry()
     elif lookup == "embedders":
@@ -73,8 +73,8 @@ def test_every_registry_uses_the_pattern(lookup, bad, expected):
 def test_target_parses_prints_and_builds_columns():
     import polars as pl
 
-    from xamm_data.machines import split_target
-    from xamm_data.targets import Target
+    from xamm_data.machines.registry import split_target
+    from xamm_data.machines.targets import Target
 
     t = Target.parse("lassen:gpu")
     assert (
@@ -98,7 +98,7 @@ def test_one_content_hash_and_one_as_store(tmp_path):
     import polars as pl
 
     from xamm_data.hashing import dir_sha256, file_sha256, frame_sha256
-    from xamm_data.store import Store, as_store
+    from xamm_data.store.store import Store, as_store
 
     a = pl.DataFrame({"x": [1, None], "y": ["", "b"]})
     assert (

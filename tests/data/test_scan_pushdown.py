@@ -10,10 +10,10 @@ import re
 
 import polars as pl
 
-import xamm_data.store_read as store_mod
+import xamm_data.store.read as store_mod
 from xamm_data import load_dataset
-from xamm_data.schema import APP_PROFILES
-from xamm_data.store import Store
+from xamm_data.store.store import Store
+from xamm_data.tables.schema import APP_PROFILES
 
 COUNTERS = APP_PROFILES.polars_schema["extra_counters"]
 
@@ -89,7 +89,7 @@ def test_appended_batches_number_trials_across_commits(tmp_path):
 
 
 def test_a_file_of_many_sources_names_how_many_and_lists_a_bounded_few(tmp_path):
-    from xamm_data.table_files import MAX_LISTED_SOURCES
+    from xamm_data.store.files import MAX_LISTED_SOURCES
 
     st = Store(tmp_path / "store")
     st.append(profile_rows("alpha-node", "a", MAX_LISTED_SOURCES + 500), "app_profiles")

@@ -9,9 +9,9 @@ import jsonschema
 import polars as pl
 import pytest
 
-from xamm_data import counters
-from xamm_data.schema import APP_PROFILES, BENCHMARK_RUNS, TABLES, counters_frame
-from xamm_data.schema_files import check_schema_files, expected_files, write_schema_files
+from xamm_data.tables import counters
+from xamm_data.tables.schema import APP_PROFILES, BENCHMARK_RUNS, TABLES, counters_frame
+from xamm_data.tables.schema_files import check_schema_files, expected_files, write_schema_files
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -10,9 +10,9 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import FIXTURES
 
-from xamm_data.schema import BENCHMARK_RUNS
-from xamm_data.store import Store
-from xamm_data.validate import ValidationError
+from xamm_data.store.store import Store
+from xamm_data.tables.schema import BENCHMARK_RUNS
+from xamm_data.tables.validate import ValidationError
 from xamm_ingest import read_rajaperf
 
 SAMPLE = FIXTURES / "rajaperf_sample"
@@ -96,7 +96,7 @@ def test_appends_number_trials_alike_with_and_without_the_kept_counts(
     scanning the table; the trials they give equal those of appends through fresh Stores (which
     scan), and another writer's commit in between is counted, not missed (with the new
     configurations kept apart, and merged into the rest at every commit)."""
-    from xamm_data import store_counts
+    from xamm_data.store import counts as store_counts
 
     monkeypatch.setattr(store_counts, "MERGE_AT", merge_at)
     one = sample_frame.filter(pl.col("source_path").str.starts_with("run-2"))
@@ -153,7 +153,7 @@ def test_crash_during_write_keeps_previous_version(tmp_path, sample_frame, monke
     def disk_full(src, dst):
         raise OSError("disk full")
 
-    monkeypatch.setattr("xamm_data.table_files.os.replace", disk_full)
+    monkeypatch.setattr("xamm_data.store.files.os.replace", disk_full)
     with pytest.raises(OSError, match="disk full"):
         st.write(sample_frame.with_columns(pl.col("time_per_rep_s") * 2), "benchmark_runs")
     monkeypatch.undo()
@@ -197,7 +197,7 @@ def write_legacy_store(root, frame: pl.DataFrame, schema_version: str | None = N
     ``xamm``."""
     import json
 
-    from xamm_data.table_files import file_metadata
+    from xamm_data.store.files import file_metadata
 
     for (machine,), part in frame.group_by(["machine"]):
         table = part.to_arrow()

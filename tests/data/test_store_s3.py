@@ -19,7 +19,7 @@ pytest.importorskip("moto.server", reason="moto[server] is in the test extra")
 from s3_server import BUCKET  # noqa: E402  (s3 and s3_env are fixtures of conftest.py)
 
 from xamm_data import load_dataset  # noqa: E402
-from xamm_data.store import CorruptDataError, CorruptLogError, Store  # noqa: E402
+from xamm_data.store.store import CorruptDataError, CorruptLogError, Store  # noqa: E402
 from xamm_ingest import read_rajaperf  # noqa: E402
 
 
@@ -82,7 +82,7 @@ def test_the_log_on_s3_is_verified_like_a_local_one(s3_env, frame):
 
 
 def test_the_cli_takes_a_store_uri(s3_env, frame, capsys):
-    from xamm_data.cli import main as xamm
+    from xamm_data.cli.commands import main as xamm
 
     st = Store(f"s3://{BUCKET}/t2/store")
     st.write(frame, "benchmark_runs")
@@ -95,7 +95,7 @@ def test_the_cli_takes_a_store_uri(s3_env, frame, capsys):
 WRITER = """
 import sys, time
 import polars as pl
-from xamm_data.store import Store
+from xamm_data.store.store import Store
 st, df, start = Store(sys.argv[1]), pl.read_parquet(sys.argv[2]), float(sys.argv[3])
 while time.time() < start:
     time.sleep(0.001)

@@ -12,7 +12,7 @@ import pytest
 import thicket
 from caliper_json_writer import cali_query_json
 
-from xamm_data.schema import BENCHMARK_RUNS
+from xamm_data.tables.schema import BENCHMARK_RUNS
 from xamm_data.thicket import MARKER, PROFILE_COLUMNS, to_thicket
 from xamm_ingest import from_thicket, read_profiles, read_rajaperf
 from xamm_ingest.readers.profile_common import SampleSpec
@@ -231,7 +231,7 @@ def test_export_as_thicket_and_ingest_it_back(rajaperf_sets, tmp_path):
     rajaperf F puts the same measurements (same hashes) in another store, provenance pointing at
     F."""
     from xamm_data import load_dataset
-    from xamm_data.cli import main as xamm
+    from xamm_data.cli.commands import main as xamm
     from xamm_ingest.cli import main as ingest
 
     assert (

@@ -10,8 +10,8 @@ import tomllib
 import pytest
 from cali_writer import write_cali
 
-from xamm_data import machines
-from xamm_data.cli import main as xamm
+from xamm_data.cli.commands import main as xamm
+from xamm_data.machines import registry as machines
 from xamm_ingest.cli import main as ingest
 
 TIME = "inclusive#sum#time.duration"
@@ -92,7 +92,7 @@ def test_a_broken_user_file_never_bricks_a_command(isolated_home, tmp_path, caps
         'true\n[machines."a/b"]\ncpu = "x"\n'
     )
     machines.reload()
-    with caplog.at_level(logging.WARNING, "xamm_data.machines"):
+    with caplog.at_level(logging.WARNING, "xamm_data.machines.registry"):
         assert machines.get("ok").cpu == "c" and machines.get("quartz").cores_per_node == 36
     said = " ".join(r.getMessage() for r in caplog.records)
     assert f"{machines.user_file()}: machine 'zz', field 'cores_per_node'" in said

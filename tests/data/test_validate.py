@@ -6,8 +6,8 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from xamm_data.schema import BENCHMARK_RUNS
-from xamm_data.validate import ValidationError, conform, validate
+from xamm_data.tables.schema import BENCHMARK_RUNS
+from xamm_data.tables.validate import ValidationError, conform, validate
 
 
 def good_rows(n: int = 3) -> pl.DataFrame:

@@ -20,7 +20,7 @@ import polars as pl
 import pytest
 from cali_writer import write_cali
 
-from xamm_data.store import Store
+from xamm_data.store.store import Store
 from xamm_ingest import ingest_archive
 from xamm_ingest.cli import main
 from xamm_ingest.metadata_map import MetadataMap
@@ -197,7 +197,7 @@ def test_resuming_reads_the_stored_sources_once_not_once_a_batch(tmp_path, monke
     """A rerun over a fully stored archive learns what is held in one read of the table (the first
     128 bits of each source hash) and then searches memory: no scan per batch, so its cost is
     hashing the files (benchmarks/bench_archive.py --resume-only measures it at 10^5 files)."""
-    from xamm_data import store_write as store_module
+    from xamm_data.store import write as store_module
 
     _repeats(tmp_path / "runs", 24)
     spec = SampleSpec(app="sort", machine="m")
@@ -234,7 +234,7 @@ def test_a_run_scans_the_stored_sources_only_when_it_cannot_vouch_for_a_batch(
     """Each batch's sources were checked against the table when the run began; while only the
     run commits, a commit need not scan the stored sources again. A copy of a source the run
     committed, or another writer's commit, brings the scan back."""
-    from xamm_data import store_append
+    from xamm_data.store import append as store_append
 
     scans = []
     real = store_append._held_sources

@@ -15,7 +15,7 @@ pytest.importorskip("moto.server", reason="moto[server] is in the test extra")
 
 from s3_server import BUCKET  # noqa: E402  (s3 and s3_env are fixtures of conftest.py)
 
-from xamm_data.store import Store  # noqa: E402
+from xamm_data.store.store import Store  # noqa: E402
 from xamm_ingest import ingest_archive  # noqa: E402
 from xamm_ingest.readers.profile_common import SampleSpec  # noqa: E402
 

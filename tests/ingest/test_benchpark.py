@@ -10,8 +10,8 @@ import polars as pl
 import pytest
 from ramble_writer import EXPERIMENT, SYSTEM, write_workspace
 
-from xamm_data.datasets import load_dataset
-from xamm_data.workflow import metadata_columns
+from xamm_data.hub.datasets import load_dataset
+from xamm_data.tables.workflow import metadata_columns
 from xamm_ingest import read_rajaperf
 from xamm_ingest.api import ingest_sources, read_sources
 
@@ -71,7 +71,7 @@ def test_a_bad_results_file_refuses_its_workspace_naming_it(tmp_path, dane_cali)
 
 
 def test_benchpark_runs_round_trip_the_store_and_drift(tmp_path, dane_cali, monkeypatch):
-    from xamm_models.compare.drift import drift
+    from xamm_models.compare.history.drift import drift
 
     write_workspace(tmp_path / "accepted", dane_cali[:2])
     write_workspace(tmp_path / "update", dane_cali[2:])

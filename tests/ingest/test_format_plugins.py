@@ -20,7 +20,7 @@ import pytest
 from conftest import FIXTURES
 from ramble_writer import write_workspace
 
-from xamm_data.store import Store
+from xamm_data.store.store import Store
 from xamm_ingest.format import (
     Format,
     UnknownFormatError,

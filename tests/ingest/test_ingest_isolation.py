@@ -14,7 +14,7 @@ import pytest
 from cali_writer import rajaperf_cali, write_cali
 from conftest import FIXTURES
 
-from xamm_data.store import Store
+from xamm_data.store.store import Store
 from xamm_ingest import ingest_profiles, read_profiles, read_rajaperf
 from xamm_ingest.cli import main
 from xamm_ingest.readers import caliper_profile, hpctoolkit, rajaperf_caliper, rajaperf_csv, table

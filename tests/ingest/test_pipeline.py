@@ -13,9 +13,9 @@ import pytest
 from conftest import FIXTURES
 from polars.testing import assert_frame_equal
 
-from xamm_data.schema import APP_PROFILES, BENCHMARK_RUNS
-from xamm_data.store import Store
-from xamm_data.write_reports import config_key
+from xamm_data.store.reports import config_key
+from xamm_data.store.store import Store
+from xamm_data.tables.schema import APP_PROFILES, BENCHMARK_RUNS
 from xamm_ingest import SampleSpec, ingest
 from xamm_ingest.format import get_format
 from xamm_ingest.pipeline.commit import chunks

@@ -12,8 +12,8 @@ import polars as pl
 import pytest
 
 from xamm_data import load_dataset
-from xamm_data.features import add_features
-from xamm_data.store import Store
+from xamm_data.store.store import Store
+from xamm_data.tables.features import add_features
 from xamm_ingest import ingest_profiles, read_profiles
 from xamm_ingest.cli import main
 from xamm_ingest.readers.profile_common import SampleSpec

@@ -10,7 +10,7 @@ import pytest
 from cali_writer import rajaperf_cali
 from conftest import FIXTURES
 
-from xamm_data.store import Store
+from xamm_data.store.store import Store
 from xamm_ingest import read_rajaperf
 from xamm_ingest.cli import main
 from xamm_ingest.readers.base import Source
@@ -233,7 +233,7 @@ def test_cli_usage_and_help(capsys, tmp_path):
 
 
 def test_xamm_command_exit_codes(tmp_path, capsys):
-    from xamm_data.cli import main as xamm
+    from xamm_data.cli.commands import main as xamm
 
     assert (
         xamm(["ingest", "rajaperf", str(SAMPLE), "--store", str(tmp_path / "s"), "--no-progress"])

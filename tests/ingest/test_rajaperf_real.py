@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 
 from xamm_data import load_dataset
-from xamm_data.store import Store
+from xamm_data.store.store import Store
 from xamm_ingest import ingest_rajaperf, read_rajaperf
 from xamm_ingest.readers.base import Source
 from xamm_ingest.readers.rajaperf_caliper import read_caliper

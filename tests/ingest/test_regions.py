@@ -9,7 +9,7 @@ import warnings
 import polars as pl
 import pytest
 
-from xamm_data.regions import RegionProfileError
+from xamm_data.tables.regions import RegionProfileError
 from xamm_ingest.readers.caliper_files import load_profile
 from xamm_ingest.regions import read_regions
 

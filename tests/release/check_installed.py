@@ -89,7 +89,7 @@ def check_commands(data: Path, work: Path, problems: list[str]) -> None:
     run([xamm, "--help"], problems, env)
     run([ingest, "rajaperf", str(runs), "--store", store, "--no-progress"], problems, env)
     code = (
-        "from xamm_data.datasets import load_dataset; import sys;"
+        "from xamm_data.hub.datasets import load_dataset; import sys;"
         f"df = load_dataset('dane', store={store!r}); assert df.height > 0, 'no rows';"
         "x = load_dataset('xplat-rajaperf'); assert x.height > 0, 'no pairs'; print(x.height)"
     )

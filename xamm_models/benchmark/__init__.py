@@ -4,7 +4,7 @@ and the baselines."""
 
 from __future__ import annotations
 
-from xamm_models._lazy import lazy_exports
+from xamm_data._lazy import lazy_exports
 
 _PUBLIC = {
     "XplatDataset": "xamm_models.benchmark.dataset",

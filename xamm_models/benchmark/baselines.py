@@ -31,8 +31,8 @@ from collections.abc import Callable
 import numpy as np
 import polars as pl
 
+from xamm_data.machines.targets import scenario_expr
 from xamm_data.registry import Registry
-from xamm_data.targets import scenario_expr
 from xamm_models.achieved import (
     MIN_BUSY_SHARE,
     best_achieved,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from xamm_data.targets import scenario_expr
+from xamm_data.machines.targets import scenario_expr
 from xamm_models.benchmark import spec as xplat
 from xamm_models.features import FEATURES
 

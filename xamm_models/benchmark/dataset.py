@@ -34,9 +34,9 @@ from pathlib import Path
 import polars as pl
 
 from xamm_data.hashing import frame_sha256
+from xamm_data.machines.targets import Target
 from xamm_data.plugins import load
-from xamm_data.store import as_store
-from xamm_data.targets import Target
+from xamm_data.store.store import as_store
 from xamm_models.benchmark.card import render
 
 # the data set's spec, re-exported: xplat.NAME, xplat.SOURCES, ... read as the data set's own

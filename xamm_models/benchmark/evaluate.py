@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from xamm_data.targets import scenario_expr
+from xamm_data.machines.targets import scenario_expr
 from xamm_models.benchmark.metrics import HIGHER_IS_BETTER, METRICS, bootstrap, compare, score
 
 SCENARIOS = ("CPU->CPU", "CPU->GPU", "GPU->GPU", "GPU->CPU")

@@ -9,9 +9,9 @@ import json
 import tempfile
 from pathlib import Path
 
-from xamm_data.cli_tools import emit, write_table
+from xamm_data.cli.tools import emit, write_table
 from xamm_data.extras import install_hint
-from xamm_data.locations import store_arg
+from xamm_data.store.locations import store_arg
 from xamm_models import runtime as cpu_kernels
 from xamm_models.cli import compare as compare_command
 from xamm_models.cli import drift as drift_command
@@ -291,7 +291,7 @@ examples:
   xamm zoo build --data-dir ../shared/data --out zoo-out   every artefact from the public data \
 (minutes)
   xamm zoo build --data-dir ../shared/data --out zoo-out --eval-results docs/eval/results.json \
---snapshot xamm_data/snapshot
+--snapshot xamm_data/hub/snapshot
 """
 
 
@@ -347,7 +347,7 @@ def zoo_cmd(args) -> int:
     import polars as pl  # in the handler: `xamm --help` stays fast
 
     # in the handler: `xamm --help` never loads the models
-    from xamm_models.zoo import registry as zoo
+    from xamm_models.predictors import kinds as zoo
 
     if args.action == "list":
         emit(
@@ -835,7 +835,8 @@ SHOWN = 50  # rows of a prediction table printed to a terminal
 
 
 def _amm_build_physics(args, reg) -> int:
-    from xamm_data.store import as_store  # in the handler: `xamm --help` never loads the models
+    # in the handler: `xamm --help` never loads the models
+    from xamm_data.store.store import as_store
 
     # in the handler, likewise
     from xamm_models.zoo.build import build_physics_signatures
@@ -855,7 +856,8 @@ def _amm_build_physics(args, reg) -> int:
 def _amm_build(args, reg) -> int:
     if args.kind == "physics":
         return _amm_build_physics(args, reg)
-    from xamm_data.store import as_store  # in the handler: `xamm --help` never loads the models
+    # in the handler: `xamm --help` never loads the models
+    from xamm_data.store.store import as_store
 
     # in the handler, likewise
     from xamm_models.machines.attention import build_signatures
@@ -904,7 +906,7 @@ def _amm_push(args, reg) -> int:
 
 def _amm_pull(args, reg) -> int:
     # in the handler: `xamm --help` never loads the models
-    from xamm_models.compare.evidence import load_public_key  # likewise
+    from xamm_models.compare.certificates.evidence import load_public_key  # likewise
 
     # in the handler, as above
     from xamm_models.compare.hub import pull_records
@@ -921,7 +923,7 @@ def _amm_pull(args, reg) -> int:
 
 
 def _amm_plot(args, reg) -> int:
-    from xamm_data.store import Store  # in the handler: `xamm --help` never loads the models
+    from xamm_data.store.store import Store  # in the handler: `xamm --help` never loads the models
 
     # in the handler, likewise (torch)
     from xamm_models.embedders import load_embedder

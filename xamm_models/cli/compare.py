@@ -8,9 +8,9 @@ from pathlib import Path
 
 import polars as pl
 
-from xamm_data.cli import UsageError
-from xamm_data.locations import store_arg
-from xamm_data.summary import print_frame
+from xamm_data.cli.commands import UsageError
+from xamm_data.cli.summary import print_frame
+from xamm_data.store.locations import store_arg
 from xamm_models.benchmark.spec import MAX_SIZE_RATIO, MAX_TOLERANCE
 
 EPILOG = """\
@@ -97,8 +97,10 @@ def add(sub) -> None:
 
 def run(args) -> int:
     """The ``compare`` handler."""
-    from xamm_models.compare import compare  # the command's own work: loaded when it runs
-    from xamm_models.compare.states import is_state_ref  # likewise
+    from xamm_models.compare.history.states import is_state_ref  # likewise
+
+    # the command's own work: loaded when it runs
+    from xamm_models.compare.runs.targets import compare
 
     if args.since is not None or is_state_ref(args.new):
         from xamm_models.cli.drift import run_drift  # drift: a machine against itself
@@ -112,7 +114,7 @@ def run(args) -> int:
     )
     files = []
     if args.out is not None:
-        from xamm_models.compare.report import write_report  # matplotlib: only with --out
+        from xamm_models.compare.runs.report import write_report  # matplotlib: only with --out
 
         files = [str(p) for p in write_report(c, args.out)]
     if args.thicket is not None:

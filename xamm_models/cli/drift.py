@@ -8,9 +8,9 @@ import json
 import sys
 from pathlib import Path
 
-from xamm_data.cli import UsageError
-from xamm_data.locations import store_arg
-from xamm_data.summary import print_frame
+from xamm_data.cli.commands import UsageError
+from xamm_data.cli.summary import print_frame
+from xamm_data.store.locations import store_arg
 
 SHOWN = ("variant", "group", "kernel", "problem_size", "trials_before", "trials_after", "ratio",
          "lo", "hi", "verdict")  # fmt: skip
@@ -39,8 +39,10 @@ examples:
 
 
 def _sides(args):
-    from xamm_models.compare import target_runs  # the command's own work: loaded when it runs
-    from xamm_models.compare.states import drift_sides, resolve, split_by_date  # likewise
+    from xamm_models.compare.history.states import drift_sides, resolve, split_by_date  # likewise
+
+    # the command's own work: loaded when it runs
+    from xamm_models.compare.runs.targets import target_runs
 
     if args.since is not None:
         if args.refs:
@@ -64,13 +66,15 @@ def _sides(args):
 
 def run_drift(args) -> int:
     """The drift branch of ``xamm compare``."""
-    from xamm_models.compare.drift import drift  # the command's own work: loaded when it runs
+    # the command's own work: loaded when it runs
+    from xamm_models.compare.history.drift import drift
 
     target, labels, before, after = _sides(args)
     d = drift(before, after, target=target, labels=labels, tolerance=args.tolerance)
     files = []
     if args.out is not None:
-        from xamm_models.compare.drift_report import write_drift_report  # matplotlib: only --out
+        # matplotlib: only --out
+        from xamm_models.compare.history.drift_report import write_drift_report
 
         files = [str(p) for p in write_drift_report(d, args.out)]
     if args.json:
@@ -124,8 +128,8 @@ def add_accept(sub) -> None:
 def run_verify(args) -> int:
     """``xamm accept verify MACHINE``: every certificate checked; exit 1 on any problem."""
     # the command's own work: loaded when it runs
-    from xamm_models.compare.certificates import CertificateRegistry
-    from xamm_models.compare.evidence import load_public_key  # likewise
+    from xamm_models.compare.certificates.evidence import load_public_key  # as above
+    from xamm_models.compare.certificates.records import CertificateRegistry  # as above
 
     if args.machine is None:
         raise UsageError("accept verify needs the machine whose certificates to check")
@@ -157,8 +161,8 @@ def run_accept(args) -> int:
     if args.new == "verify":
         return run_verify(args)
     # the command's own work: loaded when it runs
-    from xamm_models.compare.acceptance import accept, write_certificate
-    from xamm_models.compare.evidence import load_private_key  # likewise
+    from xamm_models.compare.certificates.acceptance import accept, write_certificate
+    from xamm_models.compare.certificates.evidence import load_private_key  # likewise
 
     if args.machine is not None or not args.against or args.criteria is None:
         raise UsageError("accept NEW --against REF [REF ...] --criteria FILE")

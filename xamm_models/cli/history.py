@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from xamm_data.locations import store_arg
-from xamm_data.summary import print_frame
+from xamm_data.cli.summary import print_frame
+from xamm_data.store.locations import store_arg
 
 RAW_HISTORY = """examples:
   xamm amm history dane
@@ -36,7 +36,7 @@ def add(a, raw) -> None:
 
 def history_cmd(args, reg) -> int:
     """``xamm amm history``."""
-    from xamm_models.compare.history import history  # loaded when the command runs
+    from xamm_models.compare.history.versions import history  # loaded when the command runs
 
     h = history(args.machine, registry=reg, store=args.store)
     if args.json:
@@ -48,7 +48,7 @@ def history_cmd(args, reg) -> int:
 
 def diff_cmd(args, reg) -> int:
     """``xamm amm diff``."""
-    from xamm_models.compare.history import signature_diff  # loaded when the command runs
+    from xamm_models.compare.history.versions import signature_diff  # loaded when the command runs
 
     d = signature_diff(args.older, args.newer, registry=reg, store=args.store)
     if args.json:

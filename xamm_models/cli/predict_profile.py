@@ -14,10 +14,10 @@ from pathlib import Path
 
 import polars as pl
 
-from xamm_data.cli_tools import emit, write_table
+from xamm_data.cli.tools import emit, write_table
 from xamm_data.plugins import load
-from xamm_data.regions import RegionProfile, RegionProfileError
 from xamm_data.stored_profiles import parse_select, stored_profile
+from xamm_data.tables.regions import RegionProfile, RegionProfileError
 
 #: columns of the whole-program table printed to a terminal
 SHOWN = (
@@ -149,7 +149,7 @@ def profile_cmd(args) -> int:
     """``xamm predict`` on an application profile (see the module docstring)."""
     # in the handler: `xamm --help` never loads the models
     from xamm_models.predictors.composed import predict_profile
-    from xamm_models.zoo.registry import load_model  # in the handler, as above
+    from xamm_models.predictors.kinds import load_model  # in the handler, as above
 
     profile = read_profile(args)
     model = load_model(str(args.model or "xamm/default"), revision=args.revision)

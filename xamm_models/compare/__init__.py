@@ -1,96 +1,40 @@
 """Acceptance testing: a new machine against the machines a centre knows, kernel by kernel.
 
 ``compare("newbox:gpu", ["lassen:gpu"])`` (``xamm compare`` on the shell) matches the targets'
-benchmark runs like for like (:mod:`~xamm_models.compare.matching`), gives each kernel's ratio of
-time per iteration with its spread over trials, each kernel group's geometric mean with a bootstrap
-interval, the physics figures side by side, and the kernels that fall short of (or beat) what the
-two physics signatures predict by more than the interval measured on the benchmark's machines
-(:mod:`~xamm_models.compare.comparison`). ``report`` writes it as Markdown with plots.
+benchmark runs like for like, gives each kernel's ratio of time per iteration with its spread over
+trials, each kernel group's geometric mean with a bootstrap interval, the physics figures side by
+side, and the kernels that fall short of (or beat) what the two physics signatures predict.
+
+Four rooms, each importing only the ones before it:
+
+* :mod:`~xamm_models.compare.runs`: matching and comparison (a target's runs, the like-for-like
+  match, the comparison, its figures and report);
+* :mod:`~xamm_models.compare.certificates`: certificates and acceptance (the evidence chain, the
+  registry of certificates, ``accept``);
+* :mod:`~xamm_models.compare.history`: states, history and drift (``M@accepted``, a machine's
+  versions, what moved between two sets of runs);
+* :mod:`~xamm_models.compare.hub`: certificates and histories pushed to and pulled from the Hub.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+from xamm_data._lazy import lazy_exports
 
-import polars as pl
-
-from xamm_data.datasets import load_dataset
-from xamm_data.targets import Target
-from xamm_models.benchmark.spec import SIZE_RATIO
-from xamm_models.compare.comparison import SPREAD_FILE, Comparison, compare_runs, interval
-from xamm_models.compare.matching import REASONS
-
-__all__ = [
-    "REASONS",
-    "SPREAD_FILE",
-    "Comparison",
-    "compare",
-    "compare_runs",
-    "interval",
-    "target_runs",
-]
-
-
-def target_runs(name: str, *, store=None) -> tuple[str, pl.DataFrame]:
-    """A target's ``benchmark_runs`` rows from the store, else the Hub at a pinned revision, else
-    the embedded snapshot (as :func:`~xamm_data.datasets.load_dataset`).
-
-    Args:
-        name: ``machine`` or ``machine:device``; a bare machine must have runs on one device only.
-        store: the local store (default ``$XAMM_HOME/store``).
-
-    Returns:
-        (``machine:device``, its rows).
-
-    Raises:
-        ValueError: no runs on the device named, or a bare machine with runs on several.
-    """
-    t = Target.parse(name)
-    runs = load_dataset(t.machine, store=store)
-    devices = sorted(runs.get_column("device").drop_nulls().unique().to_list())
-    if t.device is None:
-        if len(devices) != 1:
-            raise ValueError(
-                f"{t.machine} has runs on {' and '.join(devices) or 'no device'}; name one: "
-                + ", ".join(f"{t.machine}:{d}" for d in devices)
-            )
-        t = Target(t.machine, devices[0])
-    rows = runs.filter(pl.col("device") == t.device)
-    if rows.is_empty():
-        raise ValueError(f"{t.machine} has no runs on {t.device} (it has {', '.join(devices)})")
-    return str(t), rows
-
-
-def compare(
-    new: str,
-    refs: list[str] | str,
-    *,
-    store: str | Path | None = None,
-    family: str | None = None,
-    size_ratio: float = SIZE_RATIO,
-) -> Comparison:
-    """Compare a new target with reference targets, kernel by kernel.
-
-    Args:
-        new: the new target (``machine`` or ``machine:device``).
-        refs: one or more reference targets.
-        store: the local store the runs are read from (default ``$XAMM_HOME/store``; machines not
-            there come from the Hub at a pinned revision or the embedded snapshot).
-        family: the variant family (``Base``, ``RAJA``, ``BabelStream``, ...; default: the first
-            every target ran).
-        size_ratio: how far apart matched problem sizes may be (default: the benchmark's 1.5;
-            wider compares sizes whose cache regimes may differ, and the report says so).
-
-    Returns:
-        The :class:`Comparison`.
-    """
-    refs = [refs] if isinstance(refs, str) else list(refs)
-    if not refs:
-        raise ValueError("compare needs at least one reference target")
-    runs = dict(target_runs(n, store=store) for n in [new, *refs])
-    names = list(runs)
-    if len(names) != len(refs) + 1:
-        raise ValueError(f"a target is named twice: {new} {' '.join(refs)}")
-    if size_ratio < 1:
-        raise ValueError(f"size_ratio is a factor of at least 1, not {size_ratio}")
-    return compare_runs(runs, names[0], names[1:], family=family, size_ratio=size_ratio)
+_PUBLIC = {
+    "compare": "xamm_models.compare.runs.targets",
+    "target_runs": "xamm_models.compare.runs.targets",
+    "describe_runs": "xamm_models.compare.runs.targets",
+    "Comparison": "xamm_models.compare.runs.comparison",
+    "compare_runs": "xamm_models.compare.runs.comparison",
+    "interval": "xamm_models.compare.runs.comparison",
+    "SPREAD_FILE": "xamm_models.compare.runs.comparison",
+    "REASONS": "xamm_models.compare.runs.matching",
+    "accept": "xamm_models.compare.certificates.acceptance",
+    "Certificate": "xamm_models.compare.certificates.records",
+    "CertificateRegistry": "xamm_models.compare.certificates.records",
+    "drift": "xamm_models.compare.history.drift",
+    "Drift": "xamm_models.compare.history.drift",
+    "history": "xamm_models.compare.history.versions",
+}
+__getattr__, __dir__ = lazy_exports(__name__, _PUBLIC)
+__all__ = sorted(_PUBLIC)

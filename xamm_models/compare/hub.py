@@ -22,9 +22,9 @@ from pydantic import ValidationError
 from xamm_data.atomic import write_text_atomic
 from xamm_data.errors import TamperedError
 from xamm_data.identifiers import check_name, is_name
-from xamm_models.compare import evidence
-from xamm_models.compare.certificates import Certificate, CertificateRegistry
-from xamm_models.compare.history import histories_dir, history
+from xamm_models.compare.certificates import evidence
+from xamm_models.compare.certificates.records import Certificate, CertificateRegistry
+from xamm_models.compare.history.versions import histories_dir, history
 from xamm_models.machines.hub import (
     check_registrable,
     fetch_signatures,

@@ -4,7 +4,7 @@ VAE). The names load torch on first use."""
 
 from __future__ import annotations
 
-from xamm_models._lazy import lazy_exports
+from xamm_data._lazy import lazy_exports
 
 __all__ = [
     "REGISTRY",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from xamm_models._lazy import lazy_exports
+from xamm_data._lazy import lazy_exports
 
 _PUBLIC = {
     "ENTRIES": "xamm_models.experiments.entries",

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import polars as pl
 
-from xamm_data.targets import scenario_expr
+from xamm_data.machines.targets import scenario_expr
 from xamm_models.benchmark.evaluate import SCENARIOS, best_of
 from xamm_models.experiments.entries import BASELINES
 from xamm_models.experiments.seeds import run_label

@@ -4,7 +4,7 @@ the predictors or the harness."""
 
 from __future__ import annotations
 
-from xamm_models._lazy import lazy_exports
+from xamm_data._lazy import lazy_exports
 
 _PUBLIC = {
     "PhysicsSignature": "xamm_models.machines.physics",

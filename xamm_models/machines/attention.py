@@ -31,8 +31,8 @@ import polars as pl
 
 from xamm_data._version import __version__
 from xamm_data.hashing import frame_sha256
-from xamm_data.store import as_store
-from xamm_data.targets import Target
+from xamm_data.machines.targets import Target
+from xamm_data.store.store import as_store
 from xamm_models.machines.samples import align_kernels, benchmark_samples
 from xamm_models.machines.signatures import Signature, SignatureRegistry
 

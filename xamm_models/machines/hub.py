@@ -16,8 +16,8 @@ from pydantic import ValidationError
 
 from xamm_data._version import __version__
 from xamm_data.errors import TamperedError
-from xamm_data.hub import api, hub_endpoint, hub_errors
-from xamm_data.hub_files import check_hub_etag, read_verified, sha256
+from xamm_data.hub.files import check_hub_etag, read_verified, sha256
+from xamm_data.hub.publish import api, hub_endpoint, hub_errors
 from xamm_data.identifiers import is_name
 from xamm_models.errors import ImmutableSignatureError
 from xamm_models.machines.signatures import Signature, SignatureRegistry

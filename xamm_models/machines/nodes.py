@@ -4,8 +4,8 @@ A physics signature is measured per rank, in the configuration its runs used: RA
 kernel on every rank and reports one rank's work, timed between barriers (its user guide, "Running
 with MPI"). What one rank gets depends on how many others run beside it, so a per-rank comparison
 of a 112-rank run with a one-rank run says nothing about the two machines. :func:`node_scale` turns
-a rank into a node from the registry's node facts (:mod:`xamm_data.machines`) and the runs' own
-configuration:
+a rank into a node from the registry's node facts (:mod:`xamm_data.machines.registry`) and the
+runs' own configuration:
 
 * **node, measured**: the runs filled the node (ranks x threads = its cores; one rank per GPU on all
   its GPUs). A node does ranks x one rank's work at one rank's pace: factor = ranks.
@@ -29,16 +29,29 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+import polars as pl
 
-from xamm_data.machines import Machine, UnknownMachineError
-from xamm_data.machines import get as get_machine
-from xamm_data.targets import Target
+from xamm_data.machines.registry import Machine, UnknownMachineError
+from xamm_data.machines.registry import get as get_machine
+from xamm_data.machines.targets import Target
 from xamm_models.machines.physics import PhysicsSignature
 
 Basis = Literal["node", "node, scaled", "per rank"]
 NODE, SCALED, PER_RANK = "node", "node, scaled", "per rank"
 
-__all__ = ["NODE", "PER_RANK", "SCALED", "NodeScale", "RunConfig", "node_scale", "profile_fills"]
+__all__ = [
+    "NODE",
+    "PER_RANK",
+    "SCALED",
+    "NodeScale",
+    "RunConfig",
+    "configurations",
+    "fullest",
+    "node_scale",
+    "node_use",
+    "profile_fills",
+    "run_of",
+]
 
 
 @dataclass(frozen=True)
@@ -202,3 +215,41 @@ def profile_fills(
     if used >= per_node * hosts:
         return True, f"its {used} {unit} fill {hosts} node{'s' if hosts != 1 else ''} of {per_node}"
     return False, f"it used {used} of {per_node * hosts} {unit} on {hosts} node(s)"
+
+
+def node_use(g: pl.DataFrame) -> int:
+    """How much of a node a configuration uses: GPUs, or ranks x threads."""
+    r = g.row(0, named=True)
+    return (r["gpus"] or r["ranks"] or 0) * (r["threads"] or 1)
+
+
+def configurations(rows: pl.DataFrame) -> list[pl.DataFrame]:
+    """The configurations of ``rows``, the one using the most of a node first (then the most
+    rows)."""
+    missing = [c for c in ("ranks", "threads", "gpus") if c not in rows.columns]
+    rows = rows.with_columns(pl.lit(None, pl.Int64).alias(c) for c in missing)
+    groups = [g for _, g in rows.group_by(["ranks", "threads", "gpus"], maintain_order=True)]
+    return sorted(groups, key=lambda g: (-node_use(g), -g.height))
+
+
+def run_of(rows: pl.DataFrame) -> RunConfig:
+    """How the rows of one configuration ran, with their variants."""
+    r = rows.row(0, named=True)
+    variants = ", ".join(sorted(set(rows.get_column("variant"))))
+    return RunConfig(r["ranks"], r["threads"], r["gpus"], variants)
+
+
+def fullest(rows: pl.DataFrame) -> tuple[pl.DataFrame, RunConfig]:
+    """The rows of the configuration (ranks, threads, GPUs) that uses the most of a node, and how
+    it ran: a per-rank figure of 1 rank beside one of 112 ranks describes two different machines.
+
+    Args:
+        rows: one target's ``benchmark_runs`` rows of one family.
+
+    Returns:
+        (the rows kept, their configuration).
+    """
+    chosen = configurations(rows)[0]
+    return chosen.drop(c for c in ("ranks", "threads", "gpus") if c not in rows.columns), run_of(
+        chosen
+    )

@@ -26,7 +26,7 @@ from collections.abc import Iterable
 
 import polars as pl
 
-from xamm_data.targets import Target
+from xamm_data.machines.targets import Target
 
 SAMPLE_KEYS = (
     "machine",

@@ -26,13 +26,14 @@ import numpy as np
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field
 
-from xamm_data import machines, snapshot
 from xamm_data._version import __version__
 from xamm_data.atomic import atomic_path, locked
 from xamm_data.hashing import frame_sha256
+from xamm_data.hub import snapshot
 from xamm_data.identifiers import NAME, NAME_BODY, check_name
+from xamm_data.machines import registry as machines
+from xamm_data.machines.targets import Target
 from xamm_data.paths import xamm_home
-from xamm_data.targets import Target
 from xamm_models.errors import ImmutableSignatureError
 from xamm_models.machines.physics import (
     OVERHEAD_FLOOR_S,
@@ -390,7 +391,7 @@ def lookup(
     ref: str, version: int | None = None, registry: SignatureRegistry | None = None
 ) -> Signature:
     """The signature of ``ref``: the ``xamm.signatures`` hook behind
-    :meth:`xamm_data.machines.Machine.signature`.
+    :meth:`xamm_data.machines.registry.Machine.signature`.
 
     Args:
         ref: ``machine[:device]``.

@@ -4,7 +4,7 @@ loads only with the kinds that need it (paper, VAE-DNN, adapted)."""
 
 from __future__ import annotations
 
-from xamm_models._lazy import lazy_exports
+from xamm_data._lazy import lazy_exports
 
 _PUBLIC = {
     "StackedPredictor": "xamm_models.predictors.default.model",

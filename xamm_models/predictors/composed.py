@@ -1,6 +1,7 @@
 """Whole-program predictions composed from a profile's regions.
 
-A profile (:class:`xamm_data.regions.RegionProfile`) is predicted region by region and summed:
+A profile (:class:`~xamm_data.tables.regions.RegionProfile`) is predicted region by region and
+summed:
 
 * each **compute** region with time is one profile row for the predictor: its exclusive time is one
   repetition (``runtime_s``; ``iterations_per_rep`` 1), its bytes and flops the work, its calls the
@@ -30,10 +31,10 @@ from pathlib import Path
 
 import polars as pl
 
-from xamm_data.families import profile_family
-from xamm_data.regions import RegionProfile
-from xamm_data.store import as_store
-from xamm_data.targets import scenario_expr
+from xamm_data.machines.families import profile_family
+from xamm_data.machines.targets import scenario_expr
+from xamm_data.store.store import as_store
+from xamm_data.tables.regions import RegionProfile
 from xamm_models.benchmark.dataset import samples_from_runs
 from xamm_models.errors import (
     ProfileInputError,
@@ -45,8 +46,8 @@ from xamm_models.machines.nodes import PER_RANK
 from xamm_models.machines.physics import MIN_INTENSITY, physics_signatures
 from xamm_models.predictors.configurations import SHIPPED, catalogue
 from xamm_models.predictors.contract import rank
+from xamm_models.predictors.kinds import load_model
 from xamm_models.predictors.whole_nodes import HELD, assumption, node_view, scale_regions
-from xamm_models.zoo.registry import load_model
 
 #: Where the measured spread of time-only predictions is kept (written by
 #: ``python -m xamm_models.studies.time_only``).
@@ -110,7 +111,7 @@ def region_rows(regions: pl.DataFrame, sustained_bw: float) -> pl.DataFrame:
     """The compute regions with time, as profile rows of the default predictor's contract.
 
     Args:
-        regions: a :class:`~xamm_data.regions.RegionProfile`'s regions.
+        regions: a :class:`~xamm_data.tables.regions.RegionProfile`'s regions.
         sustained_bw: the source's sustained bandwidth (bytes/s) that a time-only region is taken
             to stream at.
 
@@ -490,7 +491,7 @@ def predict_profile(
     """Where a profiled application runs best, and how long it takes there.
 
     Args:
-        profile: the application's regions (``xamm_data.regions``; read by
+        profile: the application's regions (``xamm_data.tables.regions``; read by
             ``xamm_ingest.read_regions`` or the ``xamm.profiles`` entry point).
         model: a physics-first predictor (None: the embedded default, ``xamm/default``).
         source: ``machine:device`` the profile was measured on (None: the profile's own).

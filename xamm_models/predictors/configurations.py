@@ -23,10 +23,10 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from xamm_data.families import family_expr, family_of
-from xamm_data.targets import Target
+from xamm_data.machines.families import family_expr, family_of
+from xamm_data.machines.targets import Target
 from xamm_models.benchmark.spec import CONFIGS as DECLARED
-from xamm_models.machines.nodes import RunConfig
+from xamm_models.machines.nodes import RunConfig, configurations, node_use, run_of
 
 SHIPPED, STORE, GIVEN = "shipped", "your store", "given"
 
@@ -36,7 +36,6 @@ __all__ = [
     "STORE",
     "TargetRuns",
     "catalogue",
-    "fullest",
     "mixed_runs",
     "one_family",
     "select_runs",
@@ -80,54 +79,18 @@ def shipped_targets(signatures: dict) -> dict[str, TargetRuns]:
     return out
 
 
-def _used(g: pl.DataFrame) -> int:
-    """How much of a node a configuration uses: GPUs, or ranks x threads."""
-    r = g.row(0, named=True)
-    return (r["gpus"] or r["ranks"] or 0) * (r["threads"] or 1)
-
-
-def _configs(rows: pl.DataFrame) -> list[pl.DataFrame]:
-    """The configurations of ``rows``, the one using the most of a node first (then the most
-    rows)."""
-    missing = [c for c in ("ranks", "threads", "gpus") if c not in rows.columns]
-    rows = rows.with_columns(pl.lit(None, pl.Int64).alias(c) for c in missing)
-    groups = [g for _, g in rows.group_by(["ranks", "threads", "gpus"], maintain_order=True)]
-    return sorted(groups, key=lambda g: (-_used(g), -g.height))
-
-
-def _run_of(rows: pl.DataFrame) -> RunConfig:
-    """How the rows of one configuration ran, with their variants."""
-    r = rows.row(0, named=True)
-    variants = ", ".join(sorted(set(rows.get_column("variant"))))
-    return RunConfig(r["ranks"], r["threads"], r["gpus"], variants)
-
-
-def fullest(rows: pl.DataFrame) -> tuple[pl.DataFrame, RunConfig]:
-    """The rows of the configuration (ranks, threads, GPUs) that uses the most of a node, and how
-    it ran: a per-rank figure of 1 rank beside one of 112 ranks describes two different machines.
-
-    Args:
-        rows: one target's ``benchmark_runs`` rows of one family.
-
-    Returns:
-        (the rows kept, their configuration).
-    """
-    chosen = _configs(rows)[0]
-    return chosen.drop(c for c in ("ranks", "threads", "gpus") if c not in rows.columns), _run_of(
-        chosen
-    )
-
-
 def _one_target(rows: pl.DataFrame, target: str, origin: str, want: str) -> TargetRuns:
     """The rows of one target its signature is measured from: family ``want`` where it ran it,
     else the family that used the most of its node; within it, the fullest configuration."""
     rows = rows.with_columns(family_expr())
-    by_family = {f: _configs(g) for (f,), g in rows.group_by(["family"], maintain_order=True)}
+    by_family = {f: configurations(g) for (f,), g in rows.group_by(["family"], maintain_order=True)}
     family = (
-        want if want in by_family else max(sorted(by_family), key=lambda f: _used(by_family[f][0]))
+        want
+        if want in by_family
+        else max(sorted(by_family), key=lambda f: node_use(by_family[f][0]))
     )
     chosen, *others = by_family[family]
-    run = _run_of(chosen)
+    run = run_of(chosen)
     notes = []
     if left := sorted(set(by_family) - {family}):
         notes.append(f"its {', '.join(left)} runs are not used (another programming model)")

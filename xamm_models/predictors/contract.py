@@ -30,11 +30,11 @@ import polars as pl
 from huggingface_hub import ModelCard
 
 from xamm_data._version import __version__
-from xamm_data.hub import snapshot_dir
-from xamm_data.hub_files import VerifiedHubMixin
+from xamm_data.hub.files import VerifiedHubMixin
+from xamm_data.hub.publish import snapshot_dir
 from xamm_models.errors import SavedFormatError, WrongKindError
-from xamm_models.zoo.cards import card_datasets_and_metrics, metrics_table
-from xamm_models.zoo.registry import kind_of
+from xamm_models.predictors.cards import card_datasets_and_metrics, metrics_table
+from xamm_models.predictors.kinds import kind_of
 
 #: The columns of every ``predict`` answer, in order (``app``/``app_params`` when given).
 PREDICTION_COLUMNS: tuple[str, ...] = (

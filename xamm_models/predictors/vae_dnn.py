@@ -44,7 +44,7 @@ from xamm_models.predictors.contract import Predictor, conform, no_other_options
 from xamm_models.profile_input import check_profiles, feature_columns
 
 WEIGHTS = "model.safetensors"  # the name PyTorchModelHubMixin gives it
-MARKER = "vae_dnn.json"  # what the zoo (xamm_models.zoo.registry) knows a saved VAE-DNN by
+MARKER = "vae_dnn.json"  # what the zoo (xamm_models.predictors.kinds) knows a saved VAE-DNN by
 
 
 def vector_samples(

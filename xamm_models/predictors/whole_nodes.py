@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
-from xamm_data.targets import Target
+from xamm_data.machines.targets import Target
 from xamm_models.machines.nodes import PER_RANK, NodeScale, node_scale, profile_fills
 from xamm_models.machines.physics import MIN_INTENSITY, PhysicsSignature
 from xamm_models.predictors.configurations import TargetRuns
@@ -55,7 +55,7 @@ def node_view(
     """Each target's node scale, when the profile and the source let a node be compared.
 
     Args:
-        profile: the :class:`~xamm_data.regions.RegionProfile`.
+        profile: the :class:`~xamm_data.tables.regions.RegionProfile`.
         source: its machine.
         targets: where it is predicted (source included).
         cat: the targets' runs (:func:`~xamm_models.predictors.configurations.catalogue`).

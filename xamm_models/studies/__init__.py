@@ -4,7 +4,7 @@ tables of their pages."""
 
 from __future__ import annotations
 
-from xamm_models._lazy import lazy_exports
+from xamm_data._lazy import lazy_exports
 
 _PUBLIC = {
     "curve_predictions": "xamm_models.studies.adaptation",

@@ -4,8 +4,8 @@ For every ordered pair of platforms (A, B) where an application ran with the sam
 model on both and both have BabelStream runs, the runtime on B is predicted from the runtime on A:
 
 * **xamm predict (default)**: what ``xamm predict`` answers for a program known only by its
-  runtime (:meth:`xamm_data.regions.RegionProfile.from_runtime`), with the shipped default and the
-  two platforms' BabelStream runs as target benchmarks
+  runtime (:meth:`~xamm_data.tables.regions.RegionProfile.from_runtime`), with the shipped
+  default and the two platforms' BabelStream runs as target benchmarks
   (:func:`xamm_models.predictors.composed.predict_profile`). A whole-program time says nothing
   about bytes or flops, so the program is taken as streaming memory: relR is what the two
   signatures' sustained bandwidths say. Its 80% interval is the one the package ships for
@@ -27,10 +27,10 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from xamm_data.regions import RegionProfile
+from xamm_data.tables.regions import RegionProfile
 from xamm_models.benchmark.dataset import samples_from_runs
 from xamm_models.predictors.composed import predict_profile
-from xamm_models.zoo.registry import load_model
+from xamm_models.predictors.kinds import load_model
 
 LOG2 = float(np.log10(2.0))
 DEFAULT = "xamm predict (default)"

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from xamm_data import snapshot
+from xamm_data.hub import snapshot
 from xamm_models.benchmark.dataset import samples_from_runs
 from xamm_models.machines.physics import MIN_INTENSITY, modelled_time, physics_signature
 from xamm_models.predictors.composed import BW_ONLY_SPREAD_FILE

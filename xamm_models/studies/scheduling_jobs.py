@@ -32,11 +32,12 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from xamm_data.targets import scenario_expr
+from xamm_data.machines.targets import scenario_expr
 from xamm_models.benchmark import baselines as B
 from xamm_models.benchmark.dataset import XplatDataset
-from xamm_models.experiments.entries import FoldContext
+from xamm_models.features import FEATURES
 from xamm_models.predictors.adapted.alignment import SourceModel
+from xamm_models.predictors.default.model import StackedPredictor
 from xamm_models.studies.adaptation import SOURCE_FEATURES, target_space, with_features
 from xamm_models.studies.scheduling_sim import Job, arrivals, compare
 
@@ -83,18 +84,26 @@ def fold_predictions(ds, source: str, *, fraction: float = 0.05, seed: int = 0) 
     )
     out = []
     for fold in ds.get_idx_split("kernel-group"):
-        ctx = FoldContext(ds, fold, seed=seed)
+        # kernel-group folds hold no machine out: the fold's view is its pairs and the samples
+        # without its test kernels, as in ``xamm eval``
+        train, test = fold.frames(ds.pairs)
+        unlabelled = test.drop("relR", "runtime_target")
+        seen = ds.samples.filter(~pl.col("app").is_in(list(fold.machine_exclude)))
+        model = StackedPredictor(seed=seed).fit(train, seen)
         kind = (
-            ctx.train.with_columns(scenario_expr())
+            train.with_columns(scenario_expr())
             .group_by("scenario")
             .agg(pl.col("relR").median().alias("relR_device-kind"))
         )
         test = (
-            ctx.test.with_columns(
+            unlabelled.with_columns(
                 # the simulator runs jobs for their measured time: the truth, beside the beliefs
-                ctx.truth.get_column("y_true").alias("relR"),
-                pl.Series("relR_predicted", ctx.default()[0]),
-                pl.Series("relR_roofline", ctx.baseline(B.roofline)),
+                test.get_column("relR"),
+                pl.Series("relR_predicted", model.predict_pairs(unlabelled).get_column("relR")),
+                pl.Series(
+                    "relR_roofline",
+                    B.roofline(train, unlabelled, samples=seen, features=list(FEATURES)),
+                ),
                 scenario_expr(),
             )
             .join(kind, on="scenario", how="left", maintain_order="left")

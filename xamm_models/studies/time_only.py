@@ -19,12 +19,13 @@ import json
 import numpy as np
 import polars as pl
 
-from xamm_data import load_dataset, snapshot
-from xamm_data.regions import ProfileMeta, RegionProfile, conform_regions
-from xamm_data.targets import scenario_expr
+from xamm_data import load_dataset
+from xamm_data.hub import snapshot
+from xamm_data.machines.targets import scenario_expr
+from xamm_data.tables.regions import ProfileMeta, RegionProfile, conform_regions
 from xamm_models.benchmark.dataset import build
 from xamm_models.predictors.composed import SPREAD_FILE, predict_regions
-from xamm_models.zoo.registry import load_model
+from xamm_models.predictors.kinds import load_model
 
 QUANTILES = (0.1, 0.9)
 

@@ -3,14 +3,14 @@ building and publishing the pretrained models."""
 
 from __future__ import annotations
 
-from xamm_models._lazy import lazy_exports
+from xamm_data._lazy import lazy_exports
 
 _PUBLIC = {
-    "ModelKind": "xamm_models.zoo.registry",
-    "MODELS": "xamm_models.zoo.registry",
-    "list_models": "xamm_models.zoo.registry",
-    "load_model": "xamm_models.zoo.registry",
-    "kind_of": "xamm_models.zoo.registry",
+    "ModelKind": "xamm_models.predictors.kinds",
+    "MODELS": "xamm_models.predictors.kinds",
+    "list_models": "xamm_models.predictors.kinds",
+    "load_model": "xamm_models.predictors.kinds",
+    "kind_of": "xamm_models.predictors.kinds",
     "build_zoo": "xamm_models.zoo.build",
     "push_zoo": "xamm_models.zoo.build",
     "write_snapshot": "xamm_models.zoo.build",

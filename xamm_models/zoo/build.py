@@ -17,7 +17,7 @@ From the named sources of ``xplat-rajaperf`` under ``--data-dir`` (``../shared/d
   attention AMMs, CatBoost), and ``models/adapted-quartz-topdown/``, that predictor adapted (seed
   003, :class:`~xamm_models.predictors.adapted.predictor.AdaptedPredictor`) to the public stand-in
   platform described by Caliper top-down counters
-  (:func:`~xamm_models.studies.adaptation.platform_pairs`, thicket-tutorial quartz);
+  (:func:`~xamm_models.predictors.adapted.standin.platform_pairs`, thicket-tutorial quartz);
 * ``models/baseline-{pair-median,roofline,knn}/``: the benchmark's baselines
   (:class:`~xamm_models.predictors.baseline.BaselinePredictor`), the yardsticks every figure is held
   against;
@@ -26,7 +26,7 @@ From the named sources of ``xplat-rajaperf`` under ``--data-dir`` (``../shared/d
 
 Each model's card carries its metrics on the official splits, read from an ``xamm eval``
 ``results.json`` (``--eval-results``). With ``--snapshot DIR`` the package's embedded snapshot
-(:mod:`xamm_data.snapshot`) is written too: the derived per-machine Parquet with the sources'
+(:mod:`xamm_data.hub.snapshot`) is written too: the derived per-machine Parquet with the sources'
 licences, the signatures, the default predictor.
 """
 
@@ -40,21 +40,21 @@ import polars as pl
 from huggingface_hub import HfApi
 from pydantic import BaseModel, ConfigDict
 
-from xamm_data import snapshot
 from xamm_data._version import __version__
-from xamm_data.hub import hub_endpoint, hub_errors, push_dataset
-from xamm_data.hub_files import verify_folder
+from xamm_data.hub import snapshot
+from xamm_data.hub.files import verify_folder
+from xamm_data.hub.publish import hub_endpoint, hub_errors, push_dataset
 from xamm_data.plugins import load
-from xamm_data.store import Store, as_store
+from xamm_data.store.store import Store, as_store
 from xamm_models.benchmark import dataset as xplat
 from xamm_models.benchmark.dataset import samples_from_runs
 from xamm_models.features import FEATURES
 from xamm_models.machines.attention import build_signatures
 from xamm_models.machines.hub import push_signatures
 from xamm_models.machines.signatures import Signature, SignatureRegistry, physics_record
+from xamm_models.predictors.adapted.standin import PLATFORM, PLATFORM_FEATURES, platform_pairs
 from xamm_models.predictors.baseline import fit_baselines
 from xamm_models.predictors.default.model import StackedPredictor
-from xamm_models.studies.adaptation import PLATFORM, PLATFORM_FEATURES, platform_pairs
 
 SCHEMES = ("kernel-group", "machine", "kernel")
 # the top-down counter runs of the adaptation stand-in

@@ -7,9 +7,9 @@ experiments root: :mod:`~xamm_ingest.readers.ramble`); every experiment director
 column ``run_metadata``: Benchpark's system and experiment, the Ramble application, workload,
 experiment, status and modifiers, and every variable ``results.latest.json`` recorded for the
 experiment (``ramble.variable.<name>``: ``n_ranks``, ``n_nodes``, ``n_threads_per_proc``, the
-system's ``sys_cores_per_node``, ...). ``xamm_data.workflow.metadata_columns`` makes them columns.
-A workspace never analysed (no ``results.latest.json``) still gives its runs, with the names its
-directories carry and a note in ``ramble.results``. Files of the workspace that are no
+system's ``sys_cores_per_node``, ...). ``xamm_data.tables.workflow.metadata_columns`` makes them
+columns. A workspace never analysed (no ``results.latest.json``) still gives its runs, with the
+names its directories carry and a note in ``ramble.results``. Files of the workspace that are no
 experiment's output (configurations, logs, inventories) are listed as ignored.
 """
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from xamm_data.schema import BENCHMARK_RUNS
+from xamm_data.tables.schema import BENCHMARK_RUNS
 from xamm_ingest.errors import IngestError
 from xamm_ingest.format import Format
 from xamm_ingest.formats import rajaperf

@@ -12,8 +12,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from xamm_data.regions import LINE_BYTES, RegionProfile
-from xamm_data.schema import APP_PROFILES
+from xamm_data.tables.regions import LINE_BYTES, RegionProfile
+from xamm_data.tables.schema import APP_PROFILES
 from xamm_ingest import profiles
 from xamm_ingest.format import Format
 from xamm_ingest.readers import caliper_profile

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import polars as pl
 
-from xamm_data.schema import BENCHMARK_RUNS
+from xamm_data.tables.schema import BENCHMARK_RUNS
 from xamm_ingest.errors import IngestError
 from xamm_ingest.format import Format
 from xamm_ingest.machine_names import find_config, load_config, machine_id

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from xamm_data.regions import RegionProfile
+from xamm_data.tables.regions import RegionProfile
 from xamm_ingest.format import Format
 from xamm_ingest.readers.table_regions import read_table_regions
 from xamm_ingest.sniff import table_columns

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from xamm_data.schema import APP_PROFILES
+from xamm_data.tables.schema import APP_PROFILES
 from xamm_ingest import profiles
 from xamm_ingest.format import Format
 from xamm_ingest.readers import table

@@ -27,7 +27,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from xamm_data.store import Store, as_store
+from xamm_data.store.store import Store, as_store
 from xamm_ingest.errors import IngestError
 from xamm_ingest.format import Format, get_format
 from xamm_ingest.machine_names import (

@@ -11,8 +11,8 @@ import numpy as np
 import polars as pl
 
 from xamm_data.hashing import dir_sha256, file_sha256
-from xamm_data.store import Store, WriteReport
-from xamm_data.store_counts import find_keys
+from xamm_data.store.counts import find_keys
+from xamm_data.store.store import Store, WriteReport
 from xamm_ingest.format import Format
 from xamm_ingest.pipeline.stages import (
     Outcome,

@@ -17,11 +17,11 @@ from pathlib import Path
 
 import polars as pl
 
-from xamm_data.regions import region_problems
-from xamm_data.schema import TableSchema
-from xamm_data.store import dedupe_sources, renumber_trials
-from xamm_data.store_append import numbered_within
-from xamm_data.validate import ValidationError, validate
+from xamm_data.store.append import numbered_within
+from xamm_data.store.store import dedupe_sources, renumber_trials
+from xamm_data.tables.regions import region_problems
+from xamm_data.tables.schema import TableSchema
+from xamm_data.tables.validate import ValidationError, validate
 from xamm_ingest.errors import IngestError
 from xamm_ingest.format import Format, get_format
 from xamm_ingest.machine_names import take_aliases, take_unknown
@@ -210,7 +210,8 @@ def tally(report: IngestReport, outcomes: list[Outcome]) -> None:
 
 
 def _region_problems(frame: pl.DataFrame) -> dict[str, str]:
-    """Per source path, what its regions break (:func:`xamm_data.regions.region_problems`)."""
+    """Per source path, what its regions break
+    (:func:`~xamm_data.tables.regions.region_problems`)."""
     if "regions" not in frame.columns:
         return {}
     rows = (

@@ -14,7 +14,7 @@ globals (Adiak keys among them) fill the configuration columns through a
 
 from __future__ import annotations
 
-from xamm_data.regions import RegionProfileError
+from xamm_data.tables.regions import RegionProfileError
 from xamm_ingest.errors import IngestError
 from xamm_ingest.metadata_map import MetadataMap
 from xamm_ingest.readers.base import ReadResult, Source

@@ -1,7 +1,7 @@
 """A Caliper application profile read once, for ``xamm predict`` and for the store.
 
 :func:`read_caliper_regions` turns a ``.cali`` file (or JSON as ``cali-query`` writes it) into a
-:class:`~xamm_data.regions.RegionProfile`; ``xamm-ingest caliper`` stores the same reading
+:class:`~xamm_data.tables.regions.RegionProfile`; ``xamm-ingest caliper`` stores the same reading
 (:func:`xamm_ingest.readers.profile_common.whole_program`), so a profile predicted from its file and
 from the store is the same profile.
 
@@ -15,8 +15,8 @@ from the store is the same profile.
 * **The whole program**: the sum of the regions' exclusive times, which is the root's inclusive
   time, the mean over ranks (docs/decisions.md, "one time per profile").
 * **Work**: RAJAPerf's annotations (``Bytes/Rep``, ``Flops/Rep`` x ``Reps``) or canonical counters
-  (:func:`xamm_data.regions.work_from_counters`); **category** from the region's label
-  (:func:`xamm_data.regions.region_category`) and ``mpi.function``.
+  (:func:`xamm_data.tables.regions.work_from_counters`); **category** from the region's label
+  (:func:`xamm_data.tables.regions.region_category`) and ``mpi.function``.
 * **Totals**: every numeric attribute (time attributes read above aside) summed over regions and
   ranks, under its canonical counter name where it has one, else as written.
 * **Metadata**: the globals (Adiak keys among them) through a
@@ -36,9 +36,9 @@ from pathlib import Path
 
 import polars as pl
 
-from xamm_data import counters
-from xamm_data.machines import canonical_id
-from xamm_data.regions import (
+from xamm_data.machines.registry import canonical_id
+from xamm_data.tables import counters
+from xamm_data.tables.regions import (
     LINE_BYTES,
     SCHEMA,
     ProfileMeta,
@@ -49,7 +49,7 @@ from xamm_data.regions import (
     inherited_categories,
     region_category,
 )
-from xamm_data.units import seconds_per
+from xamm_data.tables.units import seconds_per
 from xamm_ingest.errors import IngestError
 from xamm_ingest.metadata_map import GPU_MODELS, HELD_ELSEWHERE, MetadataMap
 from xamm_ingest.readers.caliper_files import CaliperProfile, load_profile
@@ -237,7 +237,7 @@ def _times(regions: dict[str, _Region], inc, exc, scale: dict) -> tuple[list, li
 def _work(regions: dict[str, _Region], numeric: list[str], line_bytes: int) -> dict[str, list]:
     """``bytes``, ``flops``, ``calls`` and ``work_from`` per region: RAJAPerf's annotations on
     kernels (leaf regions: a group or the root carries some child's value, ``any#``), else the
-    canonical counters (:func:`~xamm_data.regions.counter_work`)."""
+    canonical counters (:func:`~xamm_data.tables.regions.counter_work`)."""
     by_base = {_base(k): k for k in numeric if _base(k) in _ANNOTATIONS}
     inner = {reg.parent for reg in regions.values()}
     n = len(regions)
@@ -469,8 +469,9 @@ def read_caliper_regions(
         time_unit: the time attributes' unit where the file records none.
         line_bytes: bytes per last-level-cache miss.
         metadata_map: which metadata keys fill which fields (default: :class:`MetadataMap`).
-        check: check the regions (:func:`xamm_data.regions.check_regions`); an ingest checks a
-            whole batch of profiles at once instead (:func:`xamm_data.regions.region_problems`).
+        check: check the regions (:func:`~xamm_data.tables.regions.check_regions`); an ingest
+            checks a whole batch of profiles at once instead
+            (:func:`~xamm_data.tables.regions.region_problems`).
 
     Returns:
         The profile.

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from xamm_data.regions import RegionProfileError
+from xamm_data.tables.regions import RegionProfileError
 from xamm_ingest.errors import IngestError
 from xamm_ingest.readers.base import ReadResult, Source
 from xamm_ingest.readers.hpctoolkit_regions import read_hpctoolkit_regions

@@ -1,7 +1,7 @@
 """An HPCToolkit database read once, for ``xamm predict`` and for the store.
 
 :func:`read_hpctoolkit_regions` turns a database directory into a
-:class:`~xamm_data.regions.RegionProfile`; ``xamm-ingest hpctoolkit`` stores the same reading
+:class:`~xamm_data.tables.regions.RegionProfile`; ``xamm-ingest hpctoolkit`` stores the same reading
 (:func:`xamm_ingest.readers.profile_common.whole_program`).
 
 * **Old format** (``experiment.xml`` + ``*.metric-db``), through Hatchet: one region per CCT node,
@@ -27,8 +27,8 @@ from pathlib import Path
 
 import polars as pl
 
-from xamm_data import counters
-from xamm_data.regions import (
+from xamm_data.tables import counters
+from xamm_data.tables.regions import (
     LINE_BYTES,
     SCHEMA,
     ProfileMeta,
@@ -40,7 +40,7 @@ from xamm_data.regions import (
     inherit_categories,
     work_from_counters,
 )
-from xamm_data.units import TIME_UNITS, seconds_per
+from xamm_data.tables.units import TIME_UNITS, seconds_per
 from xamm_ingest.errors import IngestError
 from xamm_ingest.readers.base import Source
 from xamm_ingest.readers.hpctoolkit_db import read_contexts, read_summary

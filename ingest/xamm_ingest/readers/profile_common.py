@@ -10,8 +10,8 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from xamm_data import counters
-from xamm_data.regions import RegionProfile
+from xamm_data.tables import counters
+from xamm_data.tables.regions import RegionProfile
 from xamm_ingest.errors import IngestError
 from xamm_ingest.machine_names import machine_id, source_machine
 from xamm_ingest.metadata_map import GPU_MODELS

@@ -39,9 +39,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from xamm_data._version import __version__
-from xamm_data.schema import BENCHMARK_RUNS
+from xamm_data.tables.schema import BENCHMARK_RUNS
+from xamm_data.tables.units import seconds_per
 from xamm_data.thicket import is_xamm_thicket, thicket_records
-from xamm_data.units import seconds_per
 from xamm_ingest.errors import IngestError, RecordError
 from xamm_ingest.machine_names import source_machine
 from xamm_ingest.readers.base import ReadResult, Source, provenance

@@ -34,8 +34,8 @@ from pathlib import Path
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from xamm_data import counters
-from xamm_data.units import TIME_UNITS, accepted, seconds_per
+from xamm_data.tables import counters
+from xamm_data.tables.units import TIME_UNITS, accepted, seconds_per
 from xamm_ingest.errors import IngestError
 from xamm_ingest.machine_names import source_machine
 from xamm_ingest.readers.base import Source, provenance

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import polars as pl
 
-from xamm_data.regions import (
+from xamm_data.tables.regions import (
     ProfileMeta,
     RegionProfile,
     RegionProfileError,

@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 
 from xamm_data import load_dataset
-from xamm_data.store import Store
+from xamm_data.store.store import Store
 from xamm_models import runtime as cpu_kernels
 from xamm_models.benchmark import dataset as xplat
 from xamm_models.benchmark.dataset import XplatDataset
@@ -386,7 +386,7 @@ def test_datasets_show_and_list_know_the_derived_benchmark(ds, eval_store, capsy
     names it."""
     import json
 
-    from xamm_data.cli import main as xamm
+    from xamm_data.cli.commands import main as xamm
 
     capsys.readouterr()
     assert (

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from xamm_data.cli import main
+from xamm_data.cli.commands import main
 from xamm_data.hashing import file_sha256
 from xamm_ingest import read_rajaperf
-from xamm_models.compare.drift import drift
+from xamm_models.compare.history.drift import drift
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 sys.path.insert(0, str(EXAMPLES))
@@ -127,9 +127,9 @@ def test_signatures_certificates_and_histories_round_trip_the_hub(
     a certificate's bytes changed on the Hub after the push are refused naming the file."""
     from huggingface_hub import HfApi
 
-    from xamm_data.hub_files import CorruptDataError
+    from xamm_data.hub.files import CorruptDataError
     from xamm_ingest.cli import main as ingest
-    from xamm_models.compare.certificates import CertificateRegistry
+    from xamm_models.compare.certificates.records import CertificateRegistry
     from xamm_models.compare.hub import pull_records
     from xamm_models.machines.signatures import SignatureRegistry
 

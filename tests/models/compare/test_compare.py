@@ -14,12 +14,14 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from xamm_data.cli import main
-from xamm_data.store import Store
+from xamm_data.cli.commands import main
+from xamm_data.store.store import Store
 from xamm_ingest import read_babelstream
 from xamm_models.benchmark import dataset as xplat
-from xamm_models.compare import REASONS, compare, compare_runs, interval
-from xamm_models.compare.report import markdown
+from xamm_models.compare.runs.comparison import compare_runs, interval
+from xamm_models.compare.runs.matching import REASONS
+from xamm_models.compare.runs.report import markdown
+from xamm_models.compare.runs.targets import compare
 from xamm_models.studies import physics_spread
 
 UOB_2019 = "UoB-HPC+performance-portability/benchmarking/2019/babelstream"
@@ -311,7 +313,7 @@ def test_a_partition_mode_with_six_times_the_ranks_is_six_times_the_node(store):
     the same kernel takes as long, so per rank CPX looks no faster, while its node does 6x the
     work (the issue's '3.9x slower' per rank with no node view). Built from the SPX runs with each
     rank's time kept, ranks and GPUs 24, and the mode's facts added to the registry."""
-    from xamm_data import machines
+    from xamm_data.machines import registry as machines
 
     spx = store.read("benchmark_runs", "mi300a-spx").filter(pl.col("device") == "gpu")
     cpx = spx.with_columns(

@@ -8,9 +8,9 @@ import polars as pl
 import pytest
 from surface_oracles import comparison_of
 
-from xamm_data.cli import main
-from xamm_models.compare.certificates import Criteria, judge, overall, read_criteria
-from xamm_models.compare.states import parse_state_ref
+from xamm_data.cli.commands import main
+from xamm_models.compare.certificates.records import Criteria, judge, overall, read_criteria
+from xamm_models.compare.history.states import parse_state_ref
 
 GOOD = """schema_version = 1
 name = "t"
@@ -98,7 +98,7 @@ def test_tolerances_and_size_ratios_are_finite_and_in_range(flag, value, capsys)
 
 
 def test_a_drift_tolerance_is_checked_in_the_library_too():
-    from xamm_models.compare.drift import drift
+    from xamm_models.compare.history.drift import drift
 
     empty = pl.DataFrame()
     for bad in (float("nan"), float("inf"), -0.1):
@@ -138,7 +138,7 @@ def test_certificates_on_real_runs_say_the_size_ratio_and_the_cache_levels(
     import centre_acceptance
 
     from xamm_ingest.cli import main as ingest
-    from xamm_models.compare.acceptance import accept, markdown
+    from xamm_models.compare.certificates.acceptance import accept, markdown
 
     d = shared_data / centre_acceptance.DANE
     crit = tmp_path / "criteria.toml"

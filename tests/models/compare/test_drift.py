@@ -12,8 +12,8 @@ import pytest
 from rajaperf_writer import MACHINE_KERNELS, machine_run, write_csv
 
 from xamm_ingest import read_rajaperf
-from xamm_models.compare.certificates import Criteria, read_criteria
-from xamm_models.compare.drift import drift
+from xamm_models.compare.certificates.records import Criteria, read_criteria
+from xamm_models.compare.history.drift import drift
 
 
 def _runs(tmp_path, seeds, **kw) -> pl.DataFrame:
@@ -157,7 +157,7 @@ def test_a_rerun_certificate_names_the_verdicts_an_update_changed(tmp_path, monk
     """Two simulated machines alike; after an update one kernel group of the new one is 1.5x
     slower: the rerun's certificate fails that group, lists the change, judges only the runs
     added since, and the drift against the accepted state finds it."""
-    from xamm_data.cli import main
+    from xamm_data.cli.commands import main
     from xamm_ingest.api import ingest_sources
 
     monkeypatch.setenv("XAMM_HOME", str(tmp_path / "home"))
@@ -193,7 +193,7 @@ def test_a_rerun_certificate_names_the_verdicts_an_update_changed(tmp_path, monk
 def test_a_node_s_cpu_and_gpu_are_accepted_apart(tmp_path):
     """Certificates are kept per machine; the previous one and the accepted state are the same
     target's, and a registered certificate never changes."""
-    from xamm_models.compare.certificates import Certificate, CertificateRegistry, Ground
+    from xamm_models.compare.certificates.records import Certificate, CertificateRegistry, Ground
 
     crit = Criteria.model_validate({"criterion": [{"id": "s", "kind": "slowdown", "at_most": 0.1}]})
     ground = Ground(target="x", data_version=1, signature=None, data_sha256=None,

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from certificate_world import HOSTILE, certificate, chain, hostile_files, publish
 
-from xamm_data.cli import main
+from xamm_data.cli.commands import main
 from xamm_data.errors import BadNameError, TamperedError, XammError
-from xamm_models.compare.certificates import CertificateRegistry
-from xamm_models.compare.evidence import content_sha256
+from xamm_models.compare.certificates.evidence import content_sha256
+from xamm_models.compare.certificates.records import CertificateRegistry
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "examples"))
 import centre_acceptance  # noqa: E402  (the guide's runs and criteria)
@@ -199,9 +199,9 @@ def test_names_that_would_be_paths_are_refused_where_they_enter(tmp_path):
 def test_at_accepted_is_the_runs_the_certificate_names(shared_data, tmp_path, monkeypatch, capsys):
     """A certificate resolves to its own runs in any store holding them, by their hashes; a
     store without them is refused naming both hashes."""
-    from xamm_data.store import Store
+    from xamm_data.store.store import Store
     from xamm_ingest.cli import main as ingest
-    from xamm_models.compare.states import resolve
+    from xamm_models.compare.history.states import resolve
 
     d = shared_data / centre_acceptance.DANE
     crit = tmp_path / "criteria.toml"
@@ -235,7 +235,9 @@ def test_concurrent_accepts_name_the_right_previous(shared_data, tmp_path):
     home = ["--store", str(tmp_path / "home" / "store")]
     assert ingest(["rajaperf", str(d / "1"), str(d / "2"), "--no-progress", "-q", *home]) == 0
     argv = ["accept", "dane", "--against", "quartz", "--criteria", str(crit), "--json"]
-    code = "import sys; from xamm_data.cli import main; raise SystemExit(main(sys.argv[1:]))"
+    code = (
+        "import sys; from xamm_data.cli.commands import main; raise SystemExit(main(sys.argv[1:]))"
+    )
     procs = [
         subprocess.Popen([sys.executable, "-c", code, *argv], env=env, stdout=subprocess.DEVNULL)
         for _ in range(4)
@@ -276,7 +278,7 @@ def test_a_signed_chain_round_trips_the_hub_and_verifies_here(tmp_path, local_hu
     monkeypatch.setenv("XAMM_HOME", str(tmp_path / "a"))
     chain(tmp_path / "a" / "certificates", 3, sign_key=key)
     sigs = SignatureRegistry.default()
-    from xamm_data import snapshot
+    from xamm_data.hub import snapshot
 
     sigs.add(SignatureRegistry(snapshot.signatures_root()).get("dane:cpu", kind="physics"))
     push_records("org/signed", registry=sigs)

@@ -10,9 +10,9 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the models extra (torch) is not installed")
 
-from xamm_data import machines  # noqa: E402
 from xamm_data.hashing import frame_sha256
-from xamm_data.store import Store  # noqa: E402
+from xamm_data.machines import registry as machines  # noqa: E402
+from xamm_data.store.store import Store  # noqa: E402
 from xamm_ingest import ingest_rajaperf  # noqa: E402
 from xamm_models.embedders import create_embedder, list_embedders, load_embedder  # noqa: E402
 from xamm_models.errors import ImmutableSignatureError
@@ -320,7 +320,7 @@ def test_physics_signatures_are_built_versioned_and_shown_by_the_amm_commands(
 ):
     import json
 
-    from xamm_data.cli import main as xamm
+    from xamm_data.cli.commands import main as xamm
     from xamm_models.machines.physics import OVERHEAD_QUANTILE
 
     monkeypatch.setenv("XAMM_HOME", str(tmp_path / "home"))
@@ -371,7 +371,7 @@ def test_physics_signatures_are_built_versioned_and_shown_by_the_amm_commands(
     )
     assert shown["physics"]["n_samples"] == per.height
     # no attention AMM was built here: the package's own (the embedded snapshot's) answers
-    from xamm_data import snapshot
+    from xamm_data.hub import snapshot
 
     assert len(runs) and xamm(["amm", "show", "h100-node:gpu"]) == 0
     embedded = SignatureRegistry(snapshot.signatures_root()).get("h100-node:gpu")

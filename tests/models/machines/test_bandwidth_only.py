@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 from conftest import REPO
 
-from xamm_data import snapshot
+from xamm_data.hub import snapshot
 from xamm_ingest import read_babelstream
 from xamm_models.benchmark.dataset import samples_from_runs
 from xamm_models.machines.physics import (

@@ -8,8 +8,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from xamm_data import machines
-from xamm_data.regions import ProfileMeta, RegionProfile, conform_regions
+from xamm_data.machines import registry as machines
+from xamm_data.tables.regions import ProfileMeta, RegionProfile, conform_regions
 from xamm_models.machines.nodes import NODE, PER_RANK, SCALED, RunConfig, node_scale, profile_fills
 from xamm_models.machines.physics import PhysicsSignature
 
@@ -67,7 +67,7 @@ def test_a_profile_fills_its_nodes_or_says_why_not():
 
 
 def test_the_registry_takes_facts_from_the_user_without_code(tmp_path, capsys):
-    from xamm_data.cli import main as xamm
+    from xamm_data.cli.commands import main as xamm
 
     argv = ["machines", "add", "newbox", "--cpu", "AMD EPYC 9654", "--cores-per-node", "192",
             "--memory-bandwidth-gbs", "921.6", "--source", "vendor specification"]  # fmt: skip
@@ -92,7 +92,7 @@ def test_the_registry_takes_facts_from_the_user_without_code(tmp_path, capsys):
 def test_every_shipped_machine_has_its_public_node_facts():
     """The snapshot's machines: each device's unit count, and for a CPU compared node against
     node from part of its node, the memory bandwidth, or a note saying why it is not published."""
-    from xamm_data import snapshot
+    from xamm_data.hub import snapshot
 
     for mid in snapshot.machines():
         m = machines.get(mid)
@@ -108,7 +108,7 @@ def test_xamm_toml_beside_the_runs_records_the_nodes_facts(tmp_path):
     the runs are stored (not on a dry run; a bad fact rejects the runs it covers, by name)."""
     from rajaperf_writer import sim_run, write_caliper
 
-    from xamm_data.store import Store
+    from xamm_data.store.store import Store
     from xamm_ingest import ingest_rajaperf
 
     runs = tmp_path / "runs"
@@ -154,7 +154,7 @@ def test_a_profile_is_predicted_node_against_node_by_default():
     """8 ranks x 5 threads on one quartz node: each target's region relR is the per-rank relR x
     k(quartz) / k(target), the held region stays, per-rank targets are labelled and unranked."""
     from xamm_models.predictors.composed import predict_profile
-    from xamm_models.zoo.registry import load_model
+    from xamm_models.predictors.kinds import load_model
 
     model = load_model("xamm/default")
     prof = _lulesh_like()

@@ -1,6 +1,6 @@
 """No physically impossible figure: a signature or a compare table never shows a bandwidth or flop
 rate above the best any of the machine's rows achieved, nor a node figure above a peak the machine
-registry records (xamm_models.machines.physics, xamm_models.compare.figures)."""
+registry records (xamm_models.machines.physics, xamm_models.compare.runs.figures)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ import numpy as np
 import polars as pl
 import pytest
 
-from xamm_data import snapshot
-from xamm_data.machines import get as get_machine
-from xamm_data.targets import Target
+from xamm_data.hub import snapshot
+from xamm_data.machines.registry import get as get_machine
+from xamm_data.machines.targets import Target
 from xamm_models.benchmark.dataset import samples_from_runs
-from xamm_models.compare import compare_runs
-from xamm_models.compare.figures import WORKING_SETS, node_figures, physics_table
+from xamm_models.compare.runs.comparison import compare_runs
+from xamm_models.compare.runs.figures import WORKING_SETS, node_figures, physics_table
 from xamm_models.machines.physics import best_achieved, physics_signature, sample_arrays
 from xamm_models.predictors.configurations import select_runs
 

@@ -16,15 +16,20 @@ torch = pytest.importorskip("torch", reason="the models extra (torch) is not ins
 from xamm_models.errors import FeatureSchemaError, UnknownSourceError, UnknownTargetError
 from xamm_models.features import FEATURES
 from xamm_models.predictors.adapted.predictor import AdaptedPredictor, adapt
+from xamm_models.predictors.adapted.standin import (
+    PLATFORM,
+    PLATFORM_FEATURES,
+    TOPDOWN,
+    platform_pairs,
+)
 from xamm_models.predictors.paper.predictor import XammPredictor
-from xamm_models.studies.adaptation import PLATFORM, PLATFORM_FEATURES, TOPDOWN, platform_pairs
 
 EPOCHS = 30
 
 
 @pytest.fixture(scope="module")
 def world(shared_data, rajaperf_sets, tmp_path_factory):
-    from xamm_data.store import Store
+    from xamm_data.store.store import Store
     from xamm_ingest import read_rajaperf
     from xamm_models.benchmark import dataset as xplat
 
@@ -96,7 +101,7 @@ def test_adapt_keeps_the_base_frozen_seeds_by_name_and_is_deterministic(world):
 
 
 def test_saved_adapted_model_loads_as_its_zoo_kind_with_the_same_answers(world, tmp_path):
-    from xamm_models.zoo.registry import load_model
+    from xamm_models.predictors.kinds import load_model
 
     m = adapt(world["base"], world["lab"], PLATFORM, features=PLATFORM_FEATURES)
     m.save_pretrained(tmp_path / "m")
@@ -173,7 +178,7 @@ def test_bad_labels_and_inputs_are_refused_with_what_was_expected(world):
 
 
 def test_xamm_adapt_cli_saves_a_model_xamm_predict_uses(world, tmp_path, capsys):
-    from xamm_data.cli import main
+    from xamm_data.cli.commands import main
 
     world["base"].save_pretrained(tmp_path / "base")
     world["lab"].write_parquet(tmp_path / "lab.parquet")

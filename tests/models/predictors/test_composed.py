@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 from xamm_data import load_dataset
-from xamm_data.regions import (
+from xamm_data.tables.regions import (
     ProfileMeta,
     RegionProfile,
     RegionProfileError,
@@ -27,8 +27,8 @@ from xamm_models.predictors.composed import (
     predict_profile,
     time_only_spread,
 )
+from xamm_models.predictors.kinds import load_model
 from xamm_models.studies.time_only import labelled_pairs, spread, time_only_errors
-from xamm_models.zoo.registry import load_model
 
 SRC, DST = "mi300a-spx:gpu", "h100-node:gpu"
 V100_STREAM = "UoB-HPC+performance-portability/benchmarking/2019/babelstream/v100-isambard"
@@ -267,7 +267,7 @@ def test_bad_profiles_are_named(model, kernel_program):
 def test_cli_predicts_a_lulesh_profile_and_refuses_bad_input(shared_data, tmp_path, capsys):
     """``xamm predict lulesh.cali --json``: every machine with a signature ranked, the source
     (quartz:cpu, from the file) among them at relR 1; bad input exits 1 with one line."""
-    from xamm_data.cli import main as xamm
+    from xamm_data.cli.commands import main as xamm
 
     f = sorted((shared_data / "LLNL+thicket-tutorial/data/lulesh").glob("*.cali"))[0]
     assert xamm(["predict", str(f), "--json", "--regions", "--plot", str(tmp_path / "p.png")]) == 0
@@ -301,8 +301,8 @@ def test_an_application_in_the_store_is_one_configuration_of_it(tmp_path, capsys
     parameters are refused as one answer (a median over them is no answer), and picked with
     ``--select`` one is its runtime, as one region (a table stores no regions), measured on the
     machine and device it was stored with; an application the store lacks is named."""
-    from xamm_data.cli import main as xamm
-    from xamm_data.store import Store
+    from xamm_data.cli.commands import main as xamm
+    from xamm_data.store.store import Store
     from xamm_ingest import ingest_profiles
 
     (tmp_path / "t.csv").write_text(

@@ -14,14 +14,14 @@ pytest.importorskip("torch", reason="the models extra (torch) is not installed")
 
 from synthetic_world import world
 
-from xamm_data.hub_files import write_manifest
+from xamm_data.hub.files import write_manifest
 from xamm_models.errors import SavedFormatError, WrongKindError
 from xamm_models.predictors.baseline import BaselinePredictor
 from xamm_models.predictors.contract import PREDICTION_COLUMNS, RANK_COLUMNS, Predictor
 from xamm_models.predictors.default.model import StackedPredictor
+from xamm_models.predictors.kinds import MODELS, load_model
 from xamm_models.predictors.paper.predictor import XammPredictor
 from xamm_models.predictors.vae_dnn import VaeDnn, vector_samples
-from xamm_models.zoo.registry import MODELS, load_model
 
 FEATS = ["f_log_s_per_iter", "f_arith_intensity", "f_log_problem_size"]
 HOOKS = ("from_pretrained", "_from_pretrained", "_save_pretrained", "card", "rank_targets")

@@ -14,8 +14,8 @@ import polars as pl
 import pytest
 from synthetic_world import world
 
-from xamm_data.hub_files import write_manifest
-from xamm_data.targets import scenario_expr
+from xamm_data.hub.files import write_manifest
+from xamm_data.machines.targets import scenario_expr
 from xamm_models.benchmark.baselines import machine_figures
 from xamm_models.errors import UnknownSourceError, UnknownTargetError
 from xamm_models.machines.physics import modelled_time, physics_signatures
@@ -148,7 +148,7 @@ def test_a_folder_of_the_candidate_choosing_format_is_refused_by_version(fitted,
 def test_xamm_predict_rank_json_names_the_applications(fitted, tmp_path, capsys):
     import json
 
-    from xamm_data.cli import main as xamm
+    from xamm_data.cli.commands import main as xamm
 
     model, _, samples = fitted
     model.save_pretrained(tmp_path / "m")

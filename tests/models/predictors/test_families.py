@@ -8,12 +8,12 @@ import polars as pl
 import pytest
 from rajaperf_writer import sim_run, write_caliper
 
-from xamm_data.families import family_expr, profile_family
-from xamm_data.regions import ProfileMeta, RegionProfile, conform_regions
+from xamm_data.machines.families import family_expr, profile_family
+from xamm_data.tables.regions import ProfileMeta, RegionProfile, conform_regions
 from xamm_models.errors import ProfileInputError
 from xamm_models.predictors.composed import predict_profile
 from xamm_models.predictors.configurations import mixed_runs, one_family
-from xamm_models.zoo.registry import load_model
+from xamm_models.predictors.kinds import load_model
 
 FCR = "llnl+RAJAPerf-Benchmark/2026-FCR/data"
 MIXED = (

@@ -18,7 +18,7 @@ torch = pytest.importorskip("torch")
 
 from rajaperf_writer import SimKernel, SimRun, write_csv  # noqa: E402
 
-from xamm_data.store import Store  # noqa: E402
+from xamm_data.store.store import Store  # noqa: E402
 from xamm_ingest import ingest_rajaperf  # noqa: E402
 from xamm_models.features import FEATURES, kernel_app_samples  # noqa: E402
 from xamm_models.machines.attention import build_signatures  # noqa: E402

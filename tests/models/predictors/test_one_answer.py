@@ -11,8 +11,8 @@ import polars as pl
 import pytest
 from cali_writer import write_cali
 
-from xamm_data.regions import SCHEMA
 from xamm_data.stored_profiles import StoredProfileError, stored_profile
+from xamm_data.tables.regions import SCHEMA
 
 LULESH = "LLNL+thicket-tutorial/data/lulesh"
 README_PROFILE = f"{LULESH}/230906-105532_880456_M8YbWSOYgGWa.cali"
@@ -98,7 +98,7 @@ def test_the_same_run_gives_the_same_answer_through_file_store_and_api(
     """The README's LULESH profile: ``xamm predict FILE``, the same file ingested and predicted
     with ``--app``, and ``predict_profile`` in code give the same relR on every target (within
     1%; they are the same regions, so the same numbers)."""
-    from xamm_data.cli import main as xamm
+    from xamm_data.cli.commands import main as xamm
     from xamm_ingest import read_regions
     from xamm_ingest.cli import main as ingest
     from xamm_models.predictors.composed import predict_profile
@@ -136,7 +136,7 @@ def test_stored_runs_of_different_configurations_are_never_one_median(shared_dat
     """Runs of 8 and 27 ranks are refused as one application, naming each configuration and how to
     pick; picked, the five trials of one configuration are one profile, each region the median
     over the trials, and the profile says which runs it took."""
-    from xamm_data.store import Store
+    from xamm_data.store.store import Store
     from xamm_ingest import ingest_profiles
 
     by = _lulesh_by_config(shared_data)
@@ -166,8 +166,8 @@ def test_stored_runs_of_different_configurations_are_never_one_median(shared_dat
 
 
 def test_the_command_line_refuses_a_mix_in_one_line(shared_data, tmp_path, capsys):
-    from xamm_data.cli import main as xamm
-    from xamm_data.store import Store
+    from xamm_data.cli.commands import main as xamm
+    from xamm_data.store.store import Store
     from xamm_ingest import ingest_profiles
 
     by = _lulesh_by_config(shared_data)
@@ -231,8 +231,8 @@ def test_the_machines_of_your_store_are_targets_by_default(shared_data, tmp_path
     beside the shipped machines, named as from your store; --no-store-targets leaves it out."""
     from rajaperf_writer import sim_run, write_caliper
 
-    from xamm_data.cli import main as xamm
-    from xamm_data.store import Store
+    from xamm_data.cli.commands import main as xamm
+    from xamm_data.store.store import Store
     from xamm_ingest import ingest_rajaperf
 
     runs = tmp_path / "runs"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from xamm_data.cli import main
+from xamm_data.cli.commands import main
 from xamm_models.profile_input import DEFAULT_COLUMNS, ProfileInputError, check_profiles
 
 GOOD = {
@@ -96,7 +96,7 @@ def test_an_empty_input_is_refused(tmp_path, capsys):
 
 
 def test_a_store_of_application_profiles_only_is_refused(tmp_path, capsys):
-    from xamm_data.store import Store
+    from xamm_data.store.store import Store
     from xamm_ingest import ingest_profiles
 
     (tmp_path / "t.csv").write_text("app,machine,runtime_s\nA,quartz,1.5\n")

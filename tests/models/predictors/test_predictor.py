@@ -11,7 +11,7 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the models extra (torch) is not installed")
 
-from xamm_data.store import Store  # noqa: E402
+from xamm_data.store.store import Store  # noqa: E402
 from xamm_ingest import ingest_rajaperf  # noqa: E402
 from xamm_models.errors import FeatureSchemaError, UnknownSourceError, UnknownTargetError
 from xamm_models.features import FEATURES, kernel_app_samples  # noqa: E402
@@ -305,7 +305,7 @@ def test_config_errors_name_the_field(tmp_path):
 
 
 def test_end_to_end_run_on_store_data(world, tmp_path, capsys):
-    from xamm_data.cli import main as xamm
+    from xamm_data.cli.commands import main as xamm
 
     cfg = tmp_path / "config.yml"
     cfg.write_text(
@@ -393,7 +393,7 @@ def test_skops_file_with_a_foreign_type_is_refused(tmp_path):
 
 
 def test_xamm_predict_exits_1_on_an_unknown_target(world, tmp_path, capsys):
-    from xamm_data.cli import main as xamm
+    from xamm_data.cli.commands import main as xamm
 
     pred, test = world["pred"], world["test"]
     pred.save_pretrained(tmp_path / "model")

@@ -173,7 +173,7 @@ def test_a_profile_with_a_missing_or_non_finite_feature_is_refused_naming_the_ro
 
 def test_the_zoo_knows_a_saved_vae_dnn_by_its_marker_and_its_card(trained, tmp_path):
     from xamm_models.predictors.default.model import load_predictor
-    from xamm_models.zoo.registry import MODELS, list_models, load_model
+    from xamm_models.predictors.kinds import MODELS, list_models, load_model
 
     m, v = trained
     m.save_pretrained(tmp_path / "m")
@@ -204,7 +204,7 @@ def test_the_zoo_knows_a_saved_vae_dnn_by_its_marker_and_its_card(trained, tmp_p
 
 
 def test_push_and_pull_through_the_hub(trained, local_hub, tmp_path, monkeypatch):
-    from xamm_models.zoo.registry import load_model
+    from xamm_models.predictors.kinds import load_model
 
     m, v = trained
     m.push_to_hub("xamm-test/vae-dnn", token="hf_xamm_test_token")
@@ -218,8 +218,8 @@ def test_xamm_run_trains_and_tests_a_vae_dnn_and_predict_ranks_with_it(
 ):
     import json
 
-    from xamm_data.cli import main as xamm
-    from xamm_data.store import Store
+    from xamm_data.cli.commands import main as xamm
+    from xamm_data.store.store import Store
     from xamm_ingest import ingest_rajaperf
 
     monkeypatch.setenv("XAMM_HOME", str(tmp_path / "home"))

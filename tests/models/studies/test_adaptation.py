@@ -63,7 +63,7 @@ def test_ten_labelled_samples_adapt_better_than_ridge_from_scratch(worlds):
 def test_the_controlled_stand_in_curve_on_real_runs(shared_data, tmp_path):
     """Every method is scored on the same held-out kernels at every fraction; the table has the
     seed's fractions."""
-    from xamm_data.store import Store
+    from xamm_data.store.store import Store
     from xamm_models.benchmark import dataset as xplat
     from xamm_models.studies.adaptation import (
         FRACTIONS,
@@ -110,7 +110,7 @@ def test_the_public_stand_in_source_has_counters_the_targets_lack(
     """thicket-tutorial quartz: workload and top-down counters (20 columns); the targets: the 6
     workload columns a RAJAPerf CSV gives. The 6 shared names seed the alignment; every method is
     scored on the same test rows."""
-    from xamm_data.store import Store
+    from xamm_data.store.store import Store
     from xamm_ingest import read_rajaperf
     from xamm_models.benchmark import dataset as xplat
     from xamm_models.studies.adaptation import (

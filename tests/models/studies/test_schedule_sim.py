@@ -66,7 +66,7 @@ def test_jobs_are_held_out_kernels_with_their_measured_times(shared_data, tmp_pa
     times the source's."""
     import polars as pl
 
-    from xamm_data.store import Store
+    from xamm_data.store.store import Store
     from xamm_models.benchmark import dataset as xplat
     from xamm_models.studies.scheduling_jobs import REPS, fold_predictions, make_jobs
 
@@ -101,7 +101,7 @@ def test_jobs_are_held_out_kernels_with_their_measured_times(shared_data, tmp_pa
 
 
 def test_the_command_line_refuses_what_it_cannot_simulate(tmp_path, capsys):
-    from xamm_data.cli import main as xamm
+    from xamm_data.cli.commands import main as xamm
 
     with pytest.raises(SystemExit) as e:
         # no node count

@@ -23,11 +23,11 @@ from floats import (
 )
 from polars.testing import assert_frame_equal
 
-from xamm_data import snapshot
-from xamm_data.datasets import load_dataset
 from xamm_data.hashing import file_sha256
-from xamm_data.store import Store
-from xamm_data.table_files import CorruptDataError
+from xamm_data.hub import snapshot
+from xamm_data.hub.datasets import load_dataset
+from xamm_data.store.files import CorruptDataError
+from xamm_data.store.store import Store
 
 pytest.importorskip("xgboost", reason="the models extra is not installed")
 
@@ -132,11 +132,11 @@ def test_a_changed_snapshot_byte_is_refused(tmp_path):
 
 @needs_snapshot
 def test_signatures_and_the_default_predictor_answer_offline(offline, public_store):
-    from xamm_data import machines
+    from xamm_data.machines import registry as machines
     from xamm_models.errors import WrongKindError
     from xamm_models.predictors.default.model import StackedPredictor
+    from xamm_models.predictors.kinds import load_model
     from xamm_models.predictors.paper.predictor import XammPredictor
-    from xamm_models.zoo.registry import load_model
 
     sig = machines.get("h100-node").signature(device="gpu")
     assert sig.target == "h100-node:gpu" and sig.data_version == MANIFEST.store_version
@@ -210,7 +210,7 @@ def _assert_same_snapshot(rebuilt, root) -> None:
 def test_zoo_build_regenerates_the_snapshot_on_any_cpu(shared_data, tmp_path, capsys):
     from conftest import REPO
 
-    from xamm_data.cli import main as xamm
+    from xamm_data.cli.commands import main as xamm
 
     out, snap = tmp_path / "zoo", tmp_path / "snap"
     assert (
@@ -257,8 +257,8 @@ def test_zoo_push_publishes_everything_and_a_fresh_cache_pulls_it_by_revision(
 
     from xamm_models.machines.hub import pull_signatures
     from xamm_models.machines.signatures import SignatureRegistry
+    from xamm_models.predictors.kinds import load_model
     from xamm_models.zoo.build import build_zoo, push_zoo
-    from xamm_models.zoo.registry import load_model
 
     zoo = tmp_path / "zoo"
     build_zoo(
@@ -358,7 +358,7 @@ def test_the_wheel_carries_the_snapshot_within_the_budget(tmp_path):
     )
     (wheel,) = tmp_path.glob("xamm-*.whl")
     inside = [i for i in zipfile.ZipFile(wheel).infolist() if "/snapshot/" in i.filename]
-    assert {i.filename.split("xamm_data/snapshot/", 1)[1] for i in inside} == {
+    assert {i.filename.split("xamm_data/hub/snapshot/", 1)[1] for i in inside} == {
         f.path for f in MANIFEST.files
     } | {"MANIFEST.json"}
     # wheel growth at most 10 MB
@@ -373,8 +373,8 @@ def test_the_baseline_artefacts_answer_as_the_eval_scores_them(public_store, tmp
     from xamm_models.benchmark import baselines as B
     from xamm_models.features import FEATURES
     from xamm_models.predictors.baseline import METHODS, BaselinePredictor
+    from xamm_models.predictors.kinds import load_model
     from xamm_models.predictors.paper.predictor import UnknownTargetError
-    from xamm_models.zoo.registry import load_model
 
     ds = xplat.XplatDataset.from_store(public_store)
     fold = ds.get_idx_split(scheme)[0]
@@ -396,7 +396,7 @@ def test_the_baseline_artefacts_answer_as_the_eval_scores_them(public_store, tmp
 
 
 def test_xamm_predict_takes_a_baseline(public_store, tmp_path, capsys):
-    from xamm_data.cli import main as xamm
+    from xamm_data.cli.commands import main as xamm
     from xamm_models.predictors.baseline import BaselinePredictor
 
     ds = xplat.XplatDataset.from_store(public_store)
@@ -436,7 +436,7 @@ def test_the_public_benchmark_loads_in_a_fresh_home_and_beside_the_users_own_run
     """``load_dataset("xplat-rajaperf")`` is the same public benchmark in a fresh home and in a
     store that holds only the user's own runs (its machines come from the snapshot); nothing at
     all is a named error, never zero rows."""
-    from xamm_data import datasets
+    from xamm_data.hub import datasets
 
     monkeypatch.setenv("XAMM_HOME", str(tmp_path / "home"))
     fresh = load_dataset("xplat-rajaperf")

@@ -3,7 +3,7 @@ alignment learned from a few labelled profiles of a platform with other columns.
 
 from __future__ import annotations
 
-from xamm_models._lazy import lazy_exports
+from xamm_data._lazy import lazy_exports
 
 _PUBLIC = {
     "AdaptedPredictor": "xamm_models.predictors.adapted.predictor",

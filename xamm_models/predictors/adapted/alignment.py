@@ -26,7 +26,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from xamm_data import counters
+from xamm_data.tables import counters
 
 
 @lru_cache(maxsize=4096)

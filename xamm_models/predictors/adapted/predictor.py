@@ -27,7 +27,8 @@ asked (``fine_tune=True``: a copy of its sample embedder trains with the alignme
 model carries that copy). The adapted model saves to one folder: the base predictor as saved
 (``base/``), the alignment and residual in ``adapter.safetensors``, its config and training summary
 in ``adapted.json``, and a model card; it loads by ``from_pretrained`` or
-:func:`xamm_models.zoo.registry.load_model` (zoo kind ``adapted``) and publishes by ``push_to_hub``.
+:func:`xamm_models.predictors.kinds.load_model` (zoo kind ``adapted``) and publishes by
+``push_to_hub``.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ them on inner folds."""
 
 from __future__ import annotations
 
-from xamm_models._lazy import lazy_exports
+from xamm_data._lazy import lazy_exports
 
 _PUBLIC = {
     "StackedPredictor": "xamm_models.predictors.default.model",

@@ -41,7 +41,7 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from xamm_data._version import __version__
-from xamm_data.targets import scenario_expr
+from xamm_data.machines.targets import scenario_expr
 from xamm_models.benchmark.baselines import machine_figures
 from xamm_models.benchmark.dataset import samples_from_runs
 from xamm_models.errors import (
@@ -67,8 +67,8 @@ from xamm_models.predictors.default.selection import (
     regime_expr,
     slowdown_bands,
 )
+from xamm_models.predictors.kinds import load_model
 from xamm_models.profile_input import check_profiles
-from xamm_models.zoo.registry import load_model
 
 FILE = "stacked_predictor.json"
 NEED = (
@@ -550,7 +550,7 @@ def _band_bounds(
 
 
 def load_predictor(model_id: str, *, revision: str | None = None):
-    """A saved predictor of any kind of the zoo (:mod:`xamm_models.zoo.registry`), by folder or Hub
-    repo id: the default (:class:`StackedPredictor`), the paper's
+    """A saved predictor of any kind of the zoo (:mod:`xamm_models.predictors.kinds`), by folder
+    or Hub repo id: the default (:class:`StackedPredictor`), the paper's
     :class:`~xamm_models.predictors.paper.predictor.XammPredictor` or the VAE-DNN."""
     return load_model(model_id, revision=revision)

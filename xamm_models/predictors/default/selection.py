@@ -34,7 +34,7 @@ import numpy as np
 import polars as pl
 from pydantic import BaseModel
 
-from xamm_data.targets import scenario_expr
+from xamm_data.machines.targets import scenario_expr
 from xamm_models.benchmark.baselines import machine_figures
 from xamm_models.machines.physics import physics_signatures
 from xamm_models.predictors.default.conformal import (

@@ -3,7 +3,7 @@ run``)."""
 
 from __future__ import annotations
 
-from xamm_models._lazy import lazy_exports
+from xamm_data._lazy import lazy_exports
 
 _PUBLIC = {
     "XammPredictor": "xamm_models.predictors.paper.predictor",

@@ -39,13 +39,13 @@ import polars as pl
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from xamm_data.store import Store
+from xamm_data.store.store import Store
 from xamm_models.errors import ConfigError
 from xamm_models.features import kernel_app_samples
 from xamm_models.machines.attention import build_signatures
 from xamm_models.machines.signatures import Signature, SignatureRegistry
+from xamm_models.predictors.kinds import load_model
 from xamm_models.predictors.paper.relperf import DEFAULT_KEYS, pair_relative, with_target
-from xamm_models.zoo.registry import load_model
 
 
 class RunConfig(BaseModel):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from xamm_data.targets import Target
+from xamm_data.machines.targets import Target
 
 DEFAULT_KEYS = ("app", "app_params", "threads", "ranks")
 

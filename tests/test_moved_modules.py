@@ -1,0 +1,63 @@
+"""xamm_data's rooms: the old flat module paths answer for one release, with a warning, as the very
+module that now holds them; the four modules that became folders keep their public names."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+
+import pytest
+from conftest import REPO
+
+from xamm_data._moved import MOVED
+
+
+@pytest.mark.parametrize("old", sorted(MOVED))
+def test_an_old_path_warns_and_is_the_new_module(old):
+    code = (
+        "import importlib, sys, warnings\n"
+        "with warnings.catch_warnings(record=True) as w:\n"
+        "    warnings.simplefilter('always')\n"
+        f"    old = importlib.import_module('xamm_data.{old}')\n"
+        f"new = importlib.import_module('xamm_data.{MOVED[old]}')\n"
+        "print(old is new, [str(x.message) for x in w if x.category is DeprecationWarning])\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120
+    )
+    same, _, said = out.stdout.strip().partition(" ")
+    assert same == "True", out.stderr[-2000:]
+    assert f"xamm_data.{old} moved to xamm_data.{MOVED[old]}" in said
+
+
+def test_every_moved_module_exists_and_no_old_file_is_left():
+    for old, new in MOVED.items():
+        assert (REPO / "xamm_data" / (new.replace(".", "/") + ".py")).is_file(), new
+        assert not (REPO / "xamm_data" / f"{old}.py").exists(), old
+
+
+@pytest.mark.parametrize(
+    ("package", "module", "names"),
+    [
+        ("xamm_data.store", "xamm_data.store.store", ("Store", "as_store", "CorruptDataError")),
+        ("xamm_data.machines", "xamm_data.machines.registry", ("get", "Machine", "NODE_FACTS")),
+        ("xamm_data.hub", "xamm_data.hub.publish", ("push_dataset", "HubUnavailableError")),
+        ("xamm_data.cli", "xamm_data.cli.commands", ("main", "register")),
+        ("xamm_data", "xamm_data.hub.datasets", ("load_dataset", "list_datasets")),
+    ],
+)
+def test_a_folder_keeps_the_names_its_module_had(package, module, names):
+    pkg, mod = importlib.import_module(package), importlib.import_module(module)
+    assert all(getattr(pkg, n) is getattr(mod, n) for n in names)
+    assert set(names) <= set(dir(pkg)) and set(names) <= set(pkg.__all__)
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        _ = pkg.nope
+
+
+def test_a_name_the_machine_registry_computes_reaches_through_the_folder():
+    import xamm_data.machines as machines
+    from xamm_data.machines import registry
+
+    assert machines.MACHINES == registry.MACHINES
+    assert "quartz" in {m.id for m in machines.MACHINES}

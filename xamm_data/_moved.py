@@ -1,0 +1,86 @@
+"""The module paths ``xamm_data`` had before its rooms (``xamm_data.schema`` is now
+``xamm_data.tables.schema``), kept importable for one release with a :class:`DeprecationWarning`.
+
+One finder answers every old path with the new module itself (the same object, so a name patched
+through either path is patched in both); nothing else in the house imports an old path
+(``tests/test_layers.py``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import sys
+import warnings
+
+#: old ``xamm_data.<name>`` -> its module now (the four that became folders keep their names:
+#: ``xamm_data.machines``, ``.store``, ``.hub`` and ``.cli`` export their former public names)
+MOVED = {
+    "bounds": "tables.bounds",
+    "cli_machines": "cli.machines",
+    "cli_tools": "cli.tools",
+    "counters": "tables.counters",
+    "datasets": "hub.datasets",
+    "delta_log": "store.delta_log",
+    "families": "machines.families",
+    "features": "tables.features",
+    "hub_files": "hub.files",
+    "locations": "store.locations",
+    "regions": "tables.regions",
+    "schema": "tables.schema",
+    "schema_files": "tables.schema_files",
+    "snapshot": "hub.snapshot",
+    "store_append": "store.append",
+    "store_counts": "store.counts",
+    "store_log": "store.log",
+    "store_read": "store.read",
+    "store_rows": "store.rows",
+    "store_verify": "store.verify",
+    "store_write": "store.write",
+    "summary": "cli.summary",
+    "table_files": "store.files",
+    "targets": "machines.targets",
+    "units": "tables.units",
+    "validate": "tables.validate",
+    "workflow": "tables.workflow",
+    "write_reports": "store.reports",
+}
+
+__all__ = ["MOVED", "MovedModules"]
+
+
+class MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds ``xamm_data.<old name>`` and loads it as the module that now holds it."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        """A spec for an old path of :data:`MOVED` (``None`` for every other name).
+
+        Args:
+            fullname: the dotted name being imported.
+            path: the parent package's search path (unused).
+            target: the module being reloaded (unused).
+        """
+        package, _, leaf = fullname.rpartition(".")
+        if package != "xamm_data" or leaf not in MOVED:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self)
+
+    def create_module(self, spec):
+        """The new module itself, after a warning that names it."""
+        new = f"xamm_data.{MOVED[spec.name.rpartition('.')[2]]}"
+        warnings.warn(
+            f"{spec.name} moved to {new}; the old path goes in the next release",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return importlib.import_module(new)
+
+    def exec_module(self, module):
+        """Nothing to run: the new module ran when it was imported."""
+
+
+def install() -> None:
+    """Put the finder on :data:`sys.meta_path` once."""
+    if not any(isinstance(f, MovedModules) for f in sys.meta_path):
+        sys.meta_path.append(MovedModules())

@@ -1,0 +1,21 @@
+"""The ``xamm`` command: the parser and the dataset commands (:mod:`.commands`), ``xamm
+machines`` (:mod:`.machines`), shared options and output (:mod:`.tools`) and the
+summary table (:mod:`.summary`). The top floor: nothing below imports it.
+"""
+
+from __future__ import annotations
+
+from xamm_data._lazy import lazy_exports
+
+# the names of ``xamm_data.cli`` before it was a folder, loaded on first use
+_PUBLIC = {
+    "EPILOG": "xamm_data.cli.commands",
+    "RAW": "xamm_data.cli.commands",
+    "UsageError": "xamm_data.cli.commands",
+    "register": "xamm_data.cli.commands",
+    "build_parser": "xamm_data.cli.commands",
+    "DATASET_ACTIONS": "xamm_data.cli.commands",
+    "main": "xamm_data.cli.commands",
+}
+__getattr__, __dir__ = lazy_exports(__name__, _PUBLIC)
+__all__ = sorted(_PUBLIC)  # noqa: PLE0605

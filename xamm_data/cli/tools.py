@@ -1,0 +1,126 @@
+"""What every xamm command line shares: output as a table or ``--json``, ``-v``/``-q`` logging,
+``--debug``, shell completion (``shtab``) and a quiet exit when the reader of a pipe goes away."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import polars as pl
+import shtab
+
+from xamm_data.cli.summary import print_frame
+
+
+def add_common(parser: argparse.ArgumentParser, *, subcommand: bool = False) -> None:
+    """``-v``/``-q`` (logging level of xamm's loggers), ``--debug`` (tracebacks) and, on the
+    top-level parser, ``--print-completion SHELL``. On a subcommand the same options may follow it
+    (``xamm-ingest rajaperf DIR -v``)."""
+    # keep the top level's
+    default = (lambda value: argparse.SUPPRESS) if subcommand else (lambda value: value)
+    g = parser.add_argument_group("output")
+    g.add_argument(
+        "-v", "--verbose", action="count", default=default(0), help="more log messages (-vv: debug)"
+    )
+    g.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        default=default(False),
+        help="only warnings and errors",
+    )
+    g.add_argument(
+        "--debug",
+        action="store_true",
+        default=default(False),
+        help="show the traceback of an unexpected error",
+    )
+    if not subcommand:
+        shtab.add_argument_to(
+            parser, ["--print-completion"], help="print a shell completion script (bash, zsh, tcsh)"
+        )
+
+
+def configure_logging(args: argparse.Namespace) -> None:
+    level = (
+        logging.WARNING
+        if getattr(args, "quiet", False)
+        else (
+            logging.DEBUG
+            if getattr(args, "verbose", 0) > 1
+            else logging.INFO
+            if getattr(args, "verbose", 0)
+            else logging.WARNING
+        )
+    )
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    # huggingface_hub prints its own warnings through its own handler: passed on to ours too, each
+    # shows twice
+    logging.getLogger("huggingface_hub").propagate = False
+    for name in ("xamm_data", "xamm_ingest", "xamm_models"):
+        logging.getLogger(name).setLevel(level)
+
+
+def emit(obj, *, as_json: bool, title: str = "") -> None:
+    """A frame (or any JSON-able object) as a table, or as JSON on stdout."""
+    if as_json:
+        data = obj.to_dicts() if isinstance(obj, pl.DataFrame) else obj
+        print(json.dumps(data, indent=2, default=str))
+    elif isinstance(obj, pl.DataFrame):
+        print_frame(obj, title=title)
+    else:
+        print(json.dumps(obj, indent=2, default=str))
+
+
+def quiet_pipe(main: Callable[..., int]) -> Callable[..., int]:
+    """``xamm ... | head``: when the reader closes the pipe, stop quietly (exit 0, no traceback)."""
+
+    def run(*args, **kwargs) -> int:
+        try:
+            return main(*args, **kwargs)
+        except BrokenPipeError:
+            # Python flushes stdout at exit: point it somewhere
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            return 0
+
+    run.__doc__, run.__name__ = main.__doc__, main.__name__
+    run.__wrapped__ = main  # type: ignore[attr-defined]
+    return run
+
+
+TABLE_SUFFIXES = (".parquet", ".pq", ".csv", ".json")
+
+
+def write_table(frame: pl.DataFrame, path) -> str:
+    """Write ``frame`` where ``--out`` says, in the format its suffix names (``.parquet`` or
+    ``.pq``, ``.csv``, ``.json``); a path without a suffix becomes ``.parquet``.
+
+    Parameters:
+        frame: the table.
+        path: the ``--out`` path.
+
+    Returns:
+        The path written, as a string for messages.
+
+    Raises:
+        ValueError: a suffix that names no table format.
+    """
+    p = Path(path)
+    if not p.suffix:
+        p = p.with_suffix(".parquet")
+    if p.suffix.lower() not in TABLE_SUFFIXES:
+        raise ValueError(f"--out {path}: expected a file ending in {', '.join(TABLE_SUFFIXES)}")
+    p.parent.mkdir(parents=True, exist_ok=True)
+    if p.suffix.lower() == ".csv":
+        frame.write_csv(p)
+    elif p.suffix.lower() == ".json":
+        p.write_text(json.dumps(frame.to_dicts(), indent=2, default=str))
+    else:
+        frame.write_parquet(p)
+    return str(p)

@@ -1,0 +1,277 @@
+"""Reading a store's tables: machines and row counts from the log, one partition or the whole table
+at a version, each data file checked against its checksum and the log's entry as it is read."""
+
+from __future__ import annotations
+
+import io
+from datetime import datetime
+from pathlib import Path
+from typing import Literal, overload
+
+import polars as pl
+
+from xamm_data.store.delta_log import CorruptLogError
+from xamm_data.store.files import (
+    METADATA_KEY,
+    CorruptDataError,
+    footer_metadata,
+    footer_rows,
+    read_part,
+)
+from xamm_data.store.log import StoreLog, data_schema
+from xamm_data.store.verify import duplicate_problem, entry_problem
+from xamm_data.tables.schema import TableSchema
+from xamm_data.tables.validate import conform
+
+__all__ = ["StoreReading"]
+
+
+class StoreReading(StoreLog):
+    """Reading (see the module docstring)."""
+
+    def machines(self, kind: str = "benchmark_runs", *, version: int | None = None) -> list[str]:
+        """Machines with rows of ``kind`` in this store.
+
+        Args:
+            kind: a data table (``benchmark_runs``, ``app_profiles``).
+            version: the table version to list (default: the latest).
+
+        Returns:
+            The machine ids, sorted.
+        """
+        return sorted(set(self.live_files(kind, version).get_column("machine")))
+
+    def has(self, kind: str, machine: str) -> bool:
+        """Whether ``machine`` has rows of ``kind`` in this store.
+
+        Args:
+            kind: a data table (``benchmark_runs``, ``app_profiles``).
+            machine: a machine id.
+
+        Returns:
+            True when the latest version holds a data file of that partition.
+        """
+        return machine in self.machines(kind)
+
+    def row_counts(self, kind: str) -> dict[str, int]:
+        """Rows per machine of ``kind``, from the log's file statistics (no data file is read).
+
+        Args:
+            kind: a data table (``benchmark_runs``, ``app_profiles``).
+
+        Returns:
+            Machine id -> rows.
+        """
+        rows = self.live_files(kind).group_by("machine").agg(pl.col("rows").sum()).sort("machine")
+        return dict(rows.iter_rows())
+
+    def partition_files(
+        self, kind: str, machine: str, *, version: int | None = None
+    ) -> list[Path | str]:
+        """The data files holding ``machine``'s rows of ``kind``.
+
+        Args:
+            kind: a data table (``benchmark_runs``, ``app_profiles``).
+            machine: a machine id.
+            version: the table version (default: the latest).
+
+        Returns:
+            Paths, or URIs on an object store.
+        """
+        f = self.live_files(kind, version).filter(pl.col("machine") == machine)
+        loc = self.location(kind)
+        return [loc.where(p) for p in f.get_column("path")]
+
+    def partition_path(self, kind: str, machine: str) -> Path | str:
+        """The single data file of ``machine``'s partition (``xamm store optimize`` makes it
+        one).
+
+        Args:
+            kind: a data table (``benchmark_runs``, ``app_profiles``).
+            machine: a machine id.
+
+        Returns:
+            Its path, or URI on an object store.
+        """
+        files = self.partition_files(kind, machine)
+        if len(files) != 1:
+            raise FileNotFoundError(
+                f"{kind} for {machine!r} in {self.root} has {len(files)} data "
+                "files, not one" + ("; `xamm store optimize` merges them" if files else "")
+            )
+        return files[0]
+
+    def read_partition(
+        self,
+        kind: str,
+        schema: TableSchema,
+        files: pl.DataFrame,
+        machine: str,
+        foreign_ok: bool = False,
+    ) -> pl.DataFrame:
+        loc = self.location(kind)
+        parts = []
+        for path, size, rows in (
+            files.filter(pl.col("machine") == machine).select("path", "size", "rows").iter_rows()
+        ):
+            data = read_part(loc, path, table=kind, machine=machine, foreign_ok=foreign_ok)
+            part = pl.read_parquet(io.BytesIO(data), hive_partitioning=False)
+            if problem := entry_problem(kind, loc, machine, path, size, rows, len(data), part):
+                raise CorruptLogError(problem)
+            parts.append(part.with_columns(pl.lit(path).alias("_file")))
+        if not parts:
+            return schema.empty()
+        # a file another tool wrote may keep the partition value in its path only, as Delta allows
+        parts = [
+            p
+            if schema.partition_by in p.columns
+            else p.with_columns(pl.lit(machine).alias(schema.partition_by))
+            for p in parts
+        ]
+        if len(parts) > 1 and (
+            problem := duplicate_problem(
+                kind, loc, machine, pl.concat([p.select("source_sha256", "_file") for p in parts])
+            )
+        ):
+            raise CorruptLogError(problem)
+        df = pl.concat([conform(p.drop("_file"), schema) for p in parts], how="vertical")
+        return df.sort(list(schema.primary_key), nulls_last=True) if len(parts) > 1 else df
+
+    @overload
+    def read(
+        self,
+        kind: str,
+        machine: str,
+        *,
+        lazy: Literal[False] = ...,
+        version: int | None = ...,
+        as_of: datetime | None = ...,
+    ) -> pl.DataFrame: ...
+
+    @overload
+    def read(
+        self,
+        kind: str,
+        machine: str,
+        *,
+        lazy: Literal[True],
+        version: int | None = ...,
+        as_of: datetime | None = ...,
+    ) -> pl.LazyFrame: ...
+
+    @overload
+    def read(
+        self,
+        kind: str,
+        machine: str,
+        *,
+        lazy: bool,
+        version: int | None = ...,
+        as_of: datetime | None = ...,
+    ) -> pl.DataFrame | pl.LazyFrame: ...
+
+    def read(
+        self,
+        kind: str,
+        machine: str,
+        *,
+        lazy: bool = False,
+        version: int | None = None,
+        as_of: datetime | None = None,
+    ) -> pl.DataFrame | pl.LazyFrame:
+        """One machine's rows of ``kind``, every file verified before it is parsed.
+
+        Args:
+            kind: a data table (``benchmark_runs``, ``app_profiles``).
+            machine: a machine id.
+            lazy: return a ``LazyFrame``.
+            version: the table version to read (time travel).
+            as_of: read the table as it was at this time.
+
+        Returns:
+            The rows, sorted by the table's key.
+        """
+        schema = data_schema(kind)
+        files = self.live_files(kind, version, as_of)
+        if machine not in set(files.get_column("machine")):
+            raise FileNotFoundError(
+                f"no {kind} for machine {machine!r} in store {self.root}"
+                + (f" at version {version}" if version is not None else "")
+            )
+        df = self.read_partition(kind, schema, files, machine)
+        return df.lazy() if lazy else df
+
+    def scan(
+        self,
+        kind: str,
+        *,
+        machine: str | None = None,
+        version: int | None = None,
+        as_of: datetime | None = None,
+    ) -> pl.LazyFrame:
+        """Every machine's rows of ``kind`` (or one machine's), lazily.
+
+        Read through polars' ``scan_delta`` once every data file it can read has been checked
+        against its checksum (one at a time: memory is one file's, not the table's). Filters and
+        column selections on the result reach the Parquet reader (predicate and projection
+        pushdown); ``machine`` prunes the other partitions before anything is read.
+
+        Args:
+            kind: a data table (``benchmark_runs``, ``app_profiles``).
+            machine: one machine's partition only.
+            version: the table version to read (time travel).
+            as_of: read the table as it was at this time.
+
+        Returns:
+            The rows, sorted by machine and key.
+        """
+        schema = data_schema(kind)
+        dt, files = self.snapshot(kind, version, as_of)
+        if machine is not None:
+            if machine not in set(files.get_column("machine")):
+                raise FileNotFoundError(
+                    f"no {kind} for machine {machine!r} in store {self.root}"
+                    + (f" at version {version}" if version is not None else "")
+                )
+            files = files.filter(pl.col("machine") == machine)
+        if files.is_empty():
+            return schema.empty().lazy()
+        loc = self.location(kind)
+        for part_of, path, size, rows in files.select(
+            "machine", "path", "size", "rows"
+        ).iter_rows():
+            # raises before anything is parsed
+            data = read_part(loc, path, table=kind, machine=part_of)
+            if problem := entry_problem(
+                kind, loc, part_of, path, size, rows, len(data), footer_rows(data)
+            ):
+                raise CorruptLogError(problem)
+        lf = pl.scan_delta(
+            loc.uri, version=dt.version(), storage_options=loc.storage_options or None
+        )
+        if machine is not None:
+            lf = lf.filter(pl.col("machine") == machine)
+        have = set(lf.collect_schema().names())
+        cols = [
+            pl.col(c).cast(t) if c in have else pl.lit(None, dtype=t).alias(c)
+            for c, t in schema.polars_schema.items()
+        ]
+        return lf.select(cols).sort(["machine", *schema.primary_key], nulls_last=True)
+
+    def metadata(self, kind: str, machine: str) -> dict:
+        """The ``xamm`` key-value metadata of a machine's (first) data file.
+
+        Args:
+            kind: a data table (``benchmark_runs``, ``app_profiles``).
+            machine: a machine id.
+
+        Returns:
+            Table name, schema version, units, primary key, the number of sources and the first
+            of them, as written.
+        """
+        rel = self.live_files(kind).filter(pl.col("machine") == machine).get_column("path")[0]
+        data = read_part(self.location(kind), rel, table=kind, machine=machine)
+        md = footer_metadata(data)
+        if md is None:
+            raise CorruptDataError(f"{kind} / {machine}: {rel} has no {METADATA_KEY!r} metadata")
+        return md

@@ -1,0 +1,68 @@
+"""The rules a store applies to rows whatever writes them: trials numbered independently of the
+ingest order, byte-identical copies of a source kept once, and a Parquet file's schema version
+checked against this xamm's."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import polars as pl
+
+from xamm_data.store.files import footer_metadata
+from xamm_data.store.reports import config_key
+from xamm_data.tables.schema import TableSchema, get_table
+from xamm_data.tables.validate import ValidationError, validate
+
+__all__ = ["dedupe_sources", "read_parquet_checked", "renumber_trials"]
+
+_TRIAL_ORDER = ("run_date", "source_path", "source_sha256", "trial")
+
+
+def renumber_trials(df: pl.DataFrame, schema: TableSchema) -> pl.DataFrame:
+    """Set ``trial`` to the 0-based rank of each row among rows of identical configuration.
+
+    Order: run date (unknown last), then source path, then source hash, then the reader's own
+    trial number, so the numbering does not depend on ingest order.
+    """
+    if "trial" not in schema.primary_key or df.is_empty():
+        return df
+    key = config_key(schema)
+    return df.sort(list(_TRIAL_ORDER), nulls_last=True).with_columns(
+        pl.int_range(pl.len(), dtype=pl.Int64).over(key).alias("trial")
+    )
+
+
+def dedupe_sources(df: pl.DataFrame, schema: TableSchema) -> pl.DataFrame:
+    """Keep one copy of rows that came from byte-identical files (same hash and configuration).
+
+    The same bytes under two paths are one measurement, not two trials; the first path wins.
+    """
+    if df.is_empty():
+        return df
+    return df.sort("source_path").unique(
+        subset=[*config_key(schema), "source_sha256"], keep="first", maintain_order=True
+    )
+
+
+def read_parquet_checked(
+    path: str | Path | bytes, kind: str, *, name: str | None = None
+) -> pl.DataFrame:
+    """Read a Parquet file written by xamm (a path, or its bytes called ``name``) and check its
+    schema version against this xamm's."""
+    schema = get_table(kind)
+    info = footer_metadata(path)
+    if info is not None:
+        major = info.get("schema_version", "0").split(".")[0]
+        if info.get("table") != kind or major != schema.version.split(".")[0]:
+            raise ValidationError(
+                kind,
+                "*",
+                f"file {name or ('the given bytes' if isinstance(path, bytes) else path)} holds "
+                f"{info.get('table')} "
+                f"v{info.get('schema_version')}, this xamm reads v{schema.version}",
+                0,
+                [],
+            )
+    src = io.BytesIO(path) if isinstance(path, bytes) else path
+    return validate(pl.read_parquet(src, hive_partitioning=False), schema)

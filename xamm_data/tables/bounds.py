@@ -1,0 +1,65 @@
+"""Physical plausibility bounds shared by every reader: what ``xamm-ingest`` stores and what
+``xamm predict`` reads from a file are held to the same limits, so a value one refuses the other
+never predicts from.
+
+The CLI sets them with ``--bound NAME=VALUE`` (``xamm-ingest``); :data:`DEFAULT_BOUNDS` is what the
+region contract (:mod:`xamm_data.tables.regions`) and predict's input checks use.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["DEFAULT_BOUNDS", "Bounds"]
+
+
+class Bounds(BaseModel):
+    """Physical plausibility bounds; a record outside them is rejected naming the rule."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    min_time_per_rep_s: float = Field(
+        1e-10, gt=0, description="shortest plausible time of one repetition (s)"
+    )
+    max_time_per_rep_s: float = Field(
+        1e5, gt=0, description="longest plausible time of one repetition (s)"
+    )
+    max_bytes_per_rep: float = Field(1e16, gt=0, description="most bytes one repetition can move")
+    max_flops_per_rep: float = Field(1e16, gt=0, description="most flops one repetition can do")
+    max_problem_size: float = Field(1e12, gt=0, description="largest plausible problem size")
+    min_runtime_s: float = Field(
+        1e-9, gt=0, description="shortest plausible application runtime (s)"
+    )
+    max_runtime_s: float = Field(
+        1e7, gt=0, description="longest plausible application runtime (s), about 116 days"
+    )
+
+    @classmethod
+    def from_items(cls, items: list[str] | None) -> Bounds:
+        """Bounds from ``NAME=VALUE`` strings (the CLI's ``--bound``).
+
+        Args:
+            items: the strings (None: the defaults).
+
+        Returns:
+            The bounds.
+
+        Raises:
+            ValueError: a malformed item or an unknown name; the message names the valid ones.
+        """
+        values: dict[str, float] = {}
+        for item in items or []:
+            name, sep, value = item.partition("=")
+            if not sep or name.strip() not in cls.model_fields:
+                raise ValueError(
+                    f"--bound {item!r}: expected NAME=VALUE with NAME one of "
+                    f"{', '.join(cls.model_fields)}"
+                )
+            try:
+                values[name.strip()] = float(value)
+            except ValueError:
+                raise ValueError(f"--bound {item!r}: {value!r} is not a number") from None
+        return cls(**values)
+
+
+DEFAULT_BOUNDS = Bounds.model_validate({})  # every default (a call mypy can check)
