@@ -580,3 +580,58 @@ def test_a_type_checking_import_back_is_a_cycle(tmp_path):
     assert _cycles(_house_graph({"house": pkg})) == ["house.append -> house.log -> house.append"]
     (pkg / "append.py").write_text("class Counts: ...\n")
     assert _cycles(_house_graph({"house": pkg})) == []
+
+
+def _defined(p: Path) -> set[str]:
+    return {
+        n.name
+        for n in ast.parse(p.read_text()).body
+        if isinstance(n, (ast.FunctionDef, ast.ClassDef))
+    }
+
+
+def test_the_models_cli_is_one_module_per_command_and_packages_faces_do_no_work():
+    cli = REPO / "xamm_models" / "cli"
+    assert _defined(cli / "__init__.py") == {"register", "add_commands"}
+    registered = {
+        n.func.value.id
+        for n in ast.walk(ast.parse((cli / "__init__.py").read_text()))
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and isinstance(n.func.value, ast.Name)
+    }
+    assert registered >= {"amm", "run", "predict", "evaluate", "zoo", "schedule", "adapt"}
+    assert all((cli / f"{m}.py").is_file() for m in registered)
+    assert max(len((p).read_text().splitlines()) for p in cli.glob("*.py")) < 400
+    faces = [
+        REPO / "xamm_models" / "compare" / "__init__.py",
+        *(
+            REPO / "xamm_data" / r / "__init__.py"
+            for r in DATA_ROOM_IMPORTS
+            if r not in ("base", "uses")
+        ),
+        REPO / "xamm_data" / "__init__.py",
+    ]
+    assert {str(f.relative_to(REPO)): _defined(f) for f in faces if _defined(f)} == {}
+
+
+def test_the_layout_page_and_picture_say_what_the_imports_say():
+    sys.path.insert(0, str(REPO / "docs"))
+    try:
+        import layout_rooms
+    finally:
+        sys.path.remove(str(REPO / "docs"))
+    page = (REPO / "docs" / "layout.md").read_text()
+    assert layout_rooms.page_with(page, layout_rooms.markdown()) == page
+    svg = layout_rooms.PICTURE.read_text()
+    for package in layout_rooms.ROOTS:
+        members, arrows = layout_rooms.rooms(package)
+        assert all(f">{r}<" in svg for r in arrows if r != "(face)"), package
+    # an upward import would lift a room or close a circle, and the page would change
+    with pytest.raises(ValueError, match="circle"):
+        layout_rooms.floors({"store": {"tables"}, "tables": {"store"}})
+    assert layout_rooms.floors({"hub": {"store"}, "store": {"tables"}, "tables": set()}) == {
+        "hub": 2,
+        "store": 1,
+        "tables": 0,
+    }

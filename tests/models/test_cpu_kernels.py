@@ -26,8 +26,8 @@ PRODUCT = (
 )
 # the same from a model command's wrapper, in a fresh process, which pins before torch is imported
 CODE = (
-    "import types; from xamm_models.cli import _needs_models; "
-    f"_needs_models(lambda a: exec({PRODUCT!r}))(types.SimpleNamespace(command='x'))"
+    "import types; from xamm_models.cli.common import needs_models; "
+    f"needs_models(lambda a: exec({PRODUCT!r}))(types.SimpleNamespace(command='x'))"
 )
 
 

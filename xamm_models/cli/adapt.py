@@ -1,0 +1,114 @@
+"""``xamm adapt``: few-shot adaptation of a pretrained predictor to another tool's columns."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from xamm_data.cli.tools import emit
+from xamm_models.cli.common import RAW, needs_models
+
+ADAPT_EPILOG = """\
+examples:
+  xamm adapt labelled.parquet --model ./xamm-model --platform quartz-topdown:cpu --out \
+./topdown-model
+  xamm adapt labelled.parquet --model org/xamm-xamm --revision <commit> --platform \
+quartz-topdown:cpu \\
+      --features topdown_retiring,topdown_memory_bound,f_log_s_per_iter --unlabelled \
+topdown-profiles.parquet --out m --json
+  xamm predict topdown-profiles.parquet --model ./topdown-model --source quartz-topdown:cpu \
+--target lassen:gpu --rank
+
+labelled samples: one row per profile of the new platform and target it was also run on: the app's \
+name
+(and parameters), `target`, `relR` (runtime on target / runtime on the platform) and the \
+platform's own feature
+columns (default: every other numeric column). The frozen predictor is read through an alignment \
+learned from them
+(few-shot adaptation); see xamm_models.predictors.adapted.predictor.
+"""
+
+
+def add(sub) -> None:
+    s = sub.add_parser(
+        "adapt",
+        help="adapt a trained xamm predictor to a platform with other feature "
+        "columns (few-shot adaptation)",
+        epilog=ADAPT_EPILOG,
+        formatter_class=RAW,
+    )
+    s.add_argument(
+        "samples", type=Path, help="Parquet/CSV of labelled profiles of the platform (see below)"
+    )
+    s.add_argument("--model", required=True, help="a trained xamm predictor: folder or Hub repo id")
+    s.add_argument("--revision", help="Hub revision to pin")
+    s.add_argument(
+        "--platform",
+        required=True,
+        help="the new platform's name (machine:device), the source of its profiles",
+    )
+    s.add_argument(
+        "--features",
+        help="comma-separated feature columns (default: every numeric column but the labels)",
+    )
+    s.add_argument(
+        "--unlabelled",
+        type=Path,
+        help="Parquet/CSV of the platform's unlabelled profiles (features only)",
+    )
+    s.add_argument(
+        "--as-source", help="a training source the frozen regressors treat the platform as"
+    )
+    s.add_argument(
+        "--no-names", action="store_true", help="do not seed the alignment by names that resolve"
+    )
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--out", type=Path, required=True, help="folder to save the adapted model to")
+    s.add_argument("--json", action="store_true", help="the summary as JSON")
+    s.set_defaults(handler=needs_models(adapt_cmd))
+
+
+def _read_table(path: Path):
+    import polars as pl  # in the handler: `xamm --help` stays fast
+
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file")
+    return pl.read_parquet(path) if path.suffix == ".parquet" else pl.read_csv(path)
+
+
+def adapt_cmd(args) -> int:
+    # in the handler: `xamm --help` never loads the models
+    from xamm_models.predictors.adapted.predictor import adapt
+
+    # in the handler, likewise
+    from xamm_models.predictors.paper.predictor import XammPredictor
+
+    base = XammPredictor.from_pretrained(str(args.model), revision=args.revision)
+    features = [c.strip() for c in args.features.split(",") if c.strip()] if args.features else None
+    model = adapt(
+        base,
+        _read_table(args.samples),
+        args.platform,
+        features=features,
+        as_source=args.as_source,
+        unlabelled=_read_table(args.unlabelled) if args.unlabelled else None,
+        use_names=not args.no_names,
+        seed=args.seed,
+    )
+    model.save_pretrained(args.out)
+    summary = {
+        "out": str(args.out),
+        "platform": args.platform,
+        "features": model.config.features,
+        "ridge_alpha": float(model.weights["ridge_alpha"][0]),
+        **model.training,
+    }
+    if args.json:
+        emit(summary, as_json=True)
+    else:
+        print(
+            f"adapted {args.model} to {args.platform}: {summary['profiles']} "
+            f"labelled profiles ({summary['pairs']} pairs), "
+            f"{summary['unlabelled']} unlabelled, {summary['name_seeded']} "
+            f"columns seeded by name; saved to {args.out}"
+        )
+    return 0

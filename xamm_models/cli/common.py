@@ -1,0 +1,35 @@
+"""Shared by the model commands: the help formatter and the models-extra check."""
+
+from __future__ import annotations
+
+import argparse
+
+from xamm_data.extras import install_hint
+from xamm_models import runtime as cpu_kernels
+
+RAW = argparse.RawDescriptionHelpFormatter
+
+
+def needs_models(handler, needs_torch=lambda args: True):
+    """``handler`` run with the models extra checked: torch imported first where
+    ``needs_torch(args)`` says so (after :func:`~xamm_models.runtime.pin`), else loaded only if the
+    model used needs it; a missing library of the extra is a one-line error naming it.
+
+    Args:
+        handler: the command's handler, called with the parsed arguments.
+        needs_torch: whether these arguments need torch before the handler runs.
+    """
+
+    def run_handler(args):
+        cpu_kernels.pin()  # before torch is imported: the same numbers on every x86-64 machine
+        try:
+            if needs_torch(args):
+                import torch  # noqa: F401  (the models extra; checked here so `xamm --help` never imports it)
+            return handler(args)
+        except ModuleNotFoundError as e:  # a library of an extra not installed
+            hint = install_hint(e)
+            if hint is None:
+                raise
+            raise LookupError(f"'xamm {args.command}' {hint.removeprefix('this ')}") from None
+
+    return run_handler
