@@ -41,6 +41,9 @@ INTERNAL = {
     "_time_resolution_s": pl.Float64(),
     "_uncertain_figures": pl.Boolean(),
     "_device_name": pl.String(),  # the device a BabelStream run names (xamm_ingest.babelstream)
+    # a RAJAPerf CSV run's rows waiting for the machine the Caliper files beside them name: why
+    # none, if they name none (xamm_ingest.formats.rajaperf)
+    "_no_machine": pl.String(),
 }
 PER_REP = (
     "bytes_per_rep",

@@ -34,6 +34,9 @@ class Task:
     # for CSV runs without a machine: why the files beside them could not name one
     why_no_machine: str = ""
     sha256: str | None = None  # the source's hash, when the plan took it (archive ingest)
+    # a CSV run without a machine beside Caliper files: it takes the cluster they name when the
+    # cross-source step meets their rows (each file parsed once)
+    machine_beside: bool = False
 
 
 @dataclass

@@ -14,7 +14,7 @@ from xamm_data.store.reports import config_key
 from xamm_data.tables.schema import TableSchema, get_table
 from xamm_data.tables.validate import ValidationError, validate
 
-__all__ = ["dedupe_sources", "read_parquet_checked", "renumber_trials"]
+__all__ = ["dedupe_sources", "merge_numbered", "read_parquet_checked", "renumber_trials"]
 
 _TRIAL_ORDER = ("run_date", "source_path", "source_sha256", "trial")
 
@@ -31,6 +31,34 @@ def renumber_trials(df: pl.DataFrame, schema: TableSchema) -> pl.DataFrame:
     return df.sort(list(_TRIAL_ORDER), nulls_last=True).with_columns(
         pl.int_range(pl.len(), dtype=pl.Int64).over(key).alias("trial")
     )
+
+
+def merge_numbered(kept: pl.DataFrame, new: pl.DataFrame, schema: TableSchema) -> pl.DataFrame:
+    """A partition's rows with new rows added, trials numbered as :func:`renumber_trials` numbers
+    them, renumbering only the configurations both hold.
+
+    ``kept`` was numbered by that rule when it was written, ``new`` among its own rows by the
+    same rule; a configuration only one side holds keeps its numbers, so only the shared ones
+    are numbered again.
+
+    Args:
+        kept: the partition's rows that stay.
+        new: the rows added, numbered among themselves.
+        schema: the table.
+
+    Returns:
+        Both, in no particular order.
+    """
+    both = pl.concat([kept, new], how="vertical")
+    if "trial" not in schema.primary_key or kept.is_empty() or new.is_empty():
+        return both
+    key = config_key(schema)
+    shared = new.select(key).unique().join(kept.select(key).unique(), on=key, nulls_equal=True)
+    if shared.is_empty():
+        return both
+    inside = both.join(shared, on=key, how="semi", nulls_equal=True)
+    outside = both.join(shared, on=key, how="anti", nulls_equal=True)
+    return pl.concat([outside, renumber_trials(inside, schema)], how="vertical")
 
 
 def dedupe_sources(df: pl.DataFrame, schema: TableSchema) -> pl.DataFrame:

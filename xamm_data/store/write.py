@@ -15,7 +15,7 @@ from xamm_data.store.files import parquet_bytes, sweep_temporaries, write_part
 from xamm_data.store.log import add_action, data_schema
 from xamm_data.store.read import StoreReading
 from xamm_data.store.reports import PartitionReport, WriteReport, commit_record, config_key
-from xamm_data.store.rows import dedupe_sources, renumber_trials
+from xamm_data.store.rows import dedupe_sources, merge_numbered, renumber_trials
 from xamm_data.tables.schema import TableSchema
 from xamm_data.tables.validate import conform, validate
 
@@ -25,13 +25,17 @@ __all__ = ["StoreWriting"]
 class StoreWriting(StoreReading):
     """Writing and housekeeping (see the module docstring)."""
 
-    def write(self, df: pl.DataFrame, kind: str) -> WriteReport:
+    def write(self, df: pl.DataFrame, kind: str, *, checked: bool = False) -> WriteReport:
         """Validate ``df`` as table ``kind`` and upsert it into its machine partitions, in one
         commit.
 
         Args:
             df: rows of the table.
             kind: a data table (``benchmark_runs``, ``app_profiles``).
+            checked: the caller already validated ``df`` against this table's schema, kept one
+                copy of byte-identical sources and numbered its trials (the ingest pipeline
+                does, per source): the store then checks only what the merge changes, the trials
+                of configurations the partition already holds.
 
         Returns:
             Per partition, the rows before, replaced, added and after, and the new version.
@@ -40,28 +44,32 @@ class StoreWriting(StoreReading):
             ValidationError: a rule fails; nothing is written.
         """
         schema = data_schema(kind)
-        new = (
-            validate(renumber_trials(conform(df, schema), schema), schema)
-            if df.height
-            else schema.empty()
-        )
         report = WriteReport(kind=kind)
+        if checked:
+            new = df
+        else:
+            new = (
+                validate(renumber_trials(conform(df, schema), schema), schema)
+                if df.height
+                else schema.empty()
+            )
         if new.is_empty():
             return report
-        before = new.height
-        new = dedupe_sources(new, schema)
-        report.duplicate_sources_dropped = before - new.height
+        if not checked:
+            before = new.height
+            new = dedupe_sources(new, schema)
+            report.duplicate_sources_dropped = before - new.height
         sweep_temporaries(self.location(kind))
         (report.partitions, report.version), report.attempts = self.retrying(
-            kind, lambda: self._commit(new, schema)
+            kind, lambda: self._commit(new, schema, checked)
         )
         return report
 
     def _commit(
-        self, new: pl.DataFrame, schema: TableSchema
+        self, new: pl.DataFrame, schema: TableSchema, checked: bool = False
     ) -> tuple[list[PartitionReport], int | None]:
         """Merge ``new`` into the partitions it touches at the latest version, write their files,
-        commit once."""
+        commit once (``checked``: see :meth:`write`)."""
         # delta-rs: imported on use
         from deltalake.transaction import CommitProperties, RemoveAction
 
@@ -78,8 +86,12 @@ class StoreWriting(StoreReading):
                     part_new.get_column("source_sha256").unique().implode()
                 )
             )
-            merged = renumber_trials(pl.concat([kept, part_new], how="vertical"), schema)
-            merged = validate(merged, schema).sort(list(schema.primary_key), nulls_last=True)
+            if checked:
+                merged = merge_numbered(kept, part_new, schema)
+            else:
+                merged = renumber_trials(pl.concat([kept, part_new], how="vertical"), schema)
+                merged = validate(merged, schema)
+            merged = merged.sort(list(schema.primary_key), nulls_last=True)
             rel, size = write_part(d, machine, parquet_bytes(merged, schema))
             old_files = files.filter(pl.col("machine") == machine)
             reports.append(
@@ -104,7 +116,9 @@ class StoreWriting(StoreReading):
         props = CommitProperties(custom_metadata={"xamm": commit_record(new, reports, d, dt)})
         return reports, self.commit_actions(kind, dt, actions, props)
 
-    def append(self, df: pl.DataFrame, kind: str, *, unheld_at: int | None = None) -> WriteReport:
+    def append(
+        self, df: pl.DataFrame, kind: str, *, unheld_at: int | None = None, checked: bool = False
+    ) -> WriteReport:
         """Validate ``df`` as table ``kind`` and add the rows of sources the table does not hold
         yet, as one new data file per partition, in one commit; nothing already there is rewritten
         (see :mod:`xamm_data.store.append`). ``trial`` continues after the rows the table holds,
@@ -117,6 +131,8 @@ class StoreWriting(StoreReading):
                 ``df``'s sources is held (an archive ingest knows it of every batch it commits in
                 turn): while that is still the latest version, the stored sources are not scanned
                 again. Any other version, or None, scans them.
+            checked: the caller already validated ``df`` against this table's schema (the
+                ingest pipeline does, per source): the rows are not checked again.
 
         Returns:
             Per partition, the rows before, added and after, and the new version (None when
@@ -129,13 +145,15 @@ class StoreWriting(StoreReading):
         report = WriteReport(kind=kind)
         if df.is_empty():
             return report
-        new = conform(df, schema)
+        new = df if checked else conform(df, schema)
         before = new.height
         # the first of byte-identical copies, in the order given (trials follow that order)
         new = new.unique(
             subset=[*config_key(schema), "source_sha256"], keep="first", maintain_order=True
         )
-        new = validate(numbered_within(new, schema), schema)
+        new = numbered_within(new, schema)
+        if not checked:
+            new = validate(new, schema)
         report.duplicate_sources_dropped = before - new.height
         sweep_temporaries(self.location(kind))
         (report.partitions, report.version), report.attempts = self.retrying(

@@ -352,13 +352,20 @@ def _catalogue(model, profile: RegionProfile, target_benchmarks, store) -> tuple
     return cat, family, why
 
 
-def _signatures(model, cat: dict) -> tuple[dict, pl.DataFrame | None]:
-    """The predictor's signatures, and those measured from the targets' selected runs."""
+def _signatures(model, cat: dict) -> tuple[dict, object]:
+    """The predictor's signatures and those measured from the targets' selected runs, and what the
+    predictor is handed as ``target_benchmarks``: the runs measured once where it can take them
+    so (:meth:`~xamm_models.predictors.default.model.StackedPredictor.measure`), else the runs."""
     rows = [tr.rows for tr in cat.values() if tr.rows is not None]
     bench = pl.concat(rows, how="diagonal_relaxed") if rows else None
     sigs = dict(model.signatures)
-    if bench is not None:
-        sigs.update(physics_signatures(samples_from_runs(bench), reference=sigs))
+    if bench is None:
+        return sigs, None
+    if hasattr(model, "measure"):
+        measured = model.measure(bench)
+        sigs.update(measured.signatures)
+        return sigs, measured
+    sigs.update(physics_signatures(samples_from_runs(bench), reference=sigs))
     return sigs, bench
 
 

@@ -31,10 +31,9 @@ from huggingface_hub import ModelCard
 
 from xamm_data._version import __version__
 from xamm_data.hub.files import VerifiedHubMixin
-from xamm_data.hub.publish import snapshot_dir
 from xamm_models.errors import SavedFormatError, WrongKindError
 from xamm_models.predictors.cards import card_datasets_and_metrics, metrics_table
-from xamm_models.predictors.kinds import kind_of
+from xamm_models.predictors.kinds import kind_of, loading, resolve_folder
 
 #: The columns of every ``predict`` answer, in order (``app``/``app_params`` when given).
 PREDICTION_COLUMNS: tuple[str, ...] = (
@@ -309,7 +308,7 @@ class Predictor(VerifiedHubMixin):
         token: str | bool | None = None,
         **init_kwargs: Any,
     ) -> Predictor:
-        d = snapshot_dir(
+        d = resolve_folder(
             model_id,
             revision=revision,
             cache_dir=cache_dir,
@@ -341,17 +340,18 @@ class Predictor(VerifiedHubMixin):
         """
         model_id = str(pretrained_model_name_or_path)
         hub = {k: kwargs[k] for k in _HUB_ARGS if k in kwargs}
-        d = snapshot_dir(model_id, revision=revision, **hub)
+        d = resolve_folder(model_id, revision=revision, **hub)
         held = kind_of(d, model_id)
-        if cls.kind == "":
-            return held.load_class().from_pretrained(str(d), **kwargs)
-        if held.name != cls.kind:
-            raise WrongKindError(
-                f"{model_id} holds a {held.name!r} predictor ({held.marker}), not a {cls.kind!r} "
-                f"one: load it with {held.cls.rpartition(':')[2]}.from_pretrained or "
-                "xamm_models.zoo.load_model"
-            )
-        return super().from_pretrained(str(d), **kwargs)
+        with loading(d):  # resolved and verified once: the calls below take the folder as is
+            if cls.kind == "":
+                return held.load_class().from_pretrained(str(d), **kwargs)
+            if held.name != cls.kind:
+                raise WrongKindError(
+                    f"{model_id} holds a {held.name!r} predictor ({held.marker}), not a "
+                    f"{cls.kind!r} one: load it with {held.cls.rpartition(':')[2]}.from_pretrained "
+                    "or xamm_models.zoo.load_model"
+                )
+            return super().from_pretrained(str(d), **kwargs)
 
     # -- the card -----------------------------------------------------------------------------
     def _card_body(self) -> tuple[str, str]:

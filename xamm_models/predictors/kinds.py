@@ -16,7 +16,10 @@ use (torch, xgboost). Every kind implements
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import importlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -110,8 +113,49 @@ def kind_of(folder: Path, where: str | None = None) -> ModelKind:
     )
 
 
+#: folders resolved and verified by the load running now: the nested ``from_pretrained`` calls of
+#: one load (the kind's class, then huggingface_hub's mixin) take them as they are
+_RESOLVED: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar(
+    "xamm_resolved_folders", default=frozenset()
+)
+
+
+def resolve_folder(model_id: str, *, revision: str | None = None, **hub) -> Path:
+    """A saved model's folder, resolved and its files checked once per load
+    (:func:`~xamm_data.hub.publish.snapshot_dir`); a folder this load already resolved is
+    returned at once.
+
+    Args:
+        model_id: a folder, a Hub repo id or ``xamm/<name>``.
+        revision: the Hub revision.
+        **hub: huggingface_hub's ``cache_dir``, ``force_download``, ``local_files_only``,
+            ``token``.
+
+    Returns:
+        The folder.
+    """
+    if str(model_id) in _RESOLVED.get():
+        return Path(model_id)
+    return snapshot_dir(model_id, revision=revision, **hub)
+
+
+@contextlib.contextmanager
+def loading(folder: Path) -> Iterator[None]:
+    """While a load reads ``folder``: the calls nested in it take it as resolved.
+
+    Args:
+        folder: the folder :func:`resolve_folder` gave.
+    """
+    token = _RESOLVED.set(_RESOLVED.get() | {str(folder)})
+    try:
+        yield
+    finally:
+        _RESOLVED.reset(token)
+
+
 def load_model(model_id: str, *, revision: str | None = None):
-    """A saved predictor of any registered kind, as its own class.
+    """A saved predictor of any registered kind, as its own class; its folder is resolved and
+    verified once.
 
     Args:
         model_id: a folder, a Hub repo id or ``xamm/<name>`` (the embedded snapshot's copy).
@@ -120,5 +164,6 @@ def load_model(model_id: str, *, revision: str | None = None):
     Returns:
         The predictor, an instance of the class its marker file names.
     """
-    d = snapshot_dir(model_id, revision=revision)
-    return kind_of(d, model_id).load_class().from_pretrained(str(d))
+    d = resolve_folder(model_id, revision=revision)
+    with loading(d):
+        return kind_of(d, model_id).load_class().from_pretrained(str(d))

@@ -35,7 +35,6 @@ from xamm_ingest.format import Format
 from xamm_ingest.machine_names import find_config, load_config, machine_id
 from xamm_ingest.readers import rajaperf_caliper, rajaperf_csv
 from xamm_ingest.readers.base import ReadResult, Source
-from xamm_ingest.readers.caliper_files import load_profile
 from xamm_ingest.records import PER_REP, DroppedRecord
 from xamm_ingest.report import Rejected
 from xamm_ingest.sniff import json_kind
@@ -95,17 +94,13 @@ def plan(paths: list[Path], opts: dict) -> Plan:
         elif f.name != "xamm.toml":
             out.ignored.append(str(f))
     runs, other = rajaperf_csv.group_runs(csvs)
-    beside: dict[Path, tuple[str | None, str]] = {}
     for run in runs:
         try:
             cfg = _config(run.primary, out.root, cache)
         except IngestError:
             continue  # already rejected above, naming the xamm.toml
-        m, why = machine or (cfg.machine if cfg else None), ""
-        if m is None:
-            if run.directory not in beside:
-                beside[run.directory] = cluster_beside(run.directory, [t.path for t in out.tasks])
-            m, why = beside[run.directory]
+        m = machine or (cfg.machine if cfg else None)
+        beside = 0 if m else _caliper_beside(run.directory, out.tasks)
         out.tasks.append(
             Task(
                 "rajaperf",
@@ -114,7 +109,13 @@ def plan(paths: list[Path], opts: dict) -> Plan:
                 m,
                 run,
                 tuple(sorted(cfg.run_defaults().items())) if cfg else (),
-                why,
+                ""
+                if m
+                else f", and none of the {beside} Caliper file(s) beside them names a cluster "
+                "that could be read"
+                if beside
+                else ", and no Caliper file of the same run lies beside them",
+                machine_beside=bool(beside),
             )
         )
     for f in other:
@@ -124,34 +125,59 @@ def plan(paths: list[Path], opts: dict) -> Plan:
     return out
 
 
-def cluster_beside(directory: Path, files: list[Path]) -> tuple[str | None, str]:
-    """(machine, why not): the ``cluster`` the Caliper files in ``directory`` name, if they all name
-    the same."""
-    clusters: dict[str, list[str]] = {}
-    cali = [f for f in files if f.parent == directory and f.suffix.lower() in (".cali", ".json")]
-    unreadable = 0
-    for f in cali:
-        try:
-            cluster = load_profile(f).globals.get("cluster")
-        except (IngestError, OSError):
-            unreadable += 1
-            continue
-        if cluster:
-            try:
-                clusters.setdefault(machine_id(str(cluster)), []).append(f.name)
-            except ValueError:  # read again, and refused by name, with the file
-                unreadable += 1
-    if len(clusters) == 1:
-        return next(iter(clusters)), ""
-    if len(clusters) > 1:
-        named = "; ".join(f"{m} ({', '.join(fs[:2])})" for m, fs in sorted(clusters.items()))
-        return None, f", and the Caliper files beside them name different clusters: {named}"
-    if cali:
-        return None, (
-            f", and none of the {len(cali)} Caliper file(s) beside them names a cluster"
-            + (f" ({unreadable} unreadable)" if unreadable else "")
-        )
-    return None, ", and no Caliper file of the same run lies beside them"
+def _caliper_beside(directory: Path, tasks: list[Task]) -> int:
+    """How many Caliper files of ``tasks`` lie in ``directory`` (their cluster names the machine of
+    the CSV run there; they are read once, with the others)."""
+    return sum(
+        t.path.parent == directory and t.path.suffix.lower() in (".cali", ".json") for t in tasks
+    )
+
+
+def machine_beside(frame: pl.DataFrame, report) -> pl.DataFrame:
+    """CSV rows waiting for a machine (``_no_machine``) take the one the Caliper rows of the same
+    directory name; where those name none or several, the CSV run is refused, saying why.
+
+    Args:
+        frame: rows of many sources, Caliper and CSV.
+        report: where the refused CSV runs go.
+
+    Returns:
+        The rows, every one with a machine.
+    """
+    if "_no_machine" not in frame.columns or frame.get_column("_no_machine").is_null().all():
+        return frame
+    folder = pl.col("source_path").str.replace(r"/?[^/]*$", "").alias("_bdir")
+    f = frame.with_columns(folder)
+    waiting = pl.col("_no_machine").is_not_null()
+    named = (
+        f.filter(~waiting & ~pl.col("source_format").str.starts_with("rajaperf"))
+        .group_by("_bdir", "machine")
+        .agg(pl.col("source_path").unique().sort().str.replace(r"^.*/", ""))
+        .sort("_bdir", "machine")
+    )
+    machines = named.group_by("_bdir").agg(pl.col("machine"), pl.col("source_path"))
+    pending = f.filter(waiting).join(machines, on="_bdir", how="left", suffix="_beside")
+    one = pl.col("machine_beside").list.len() == 1
+    taken = pending.filter(one.fill_null(False)).with_columns(
+        pl.col("machine_beside").list.first().alias("machine")
+    )
+    for r in (
+        pending.filter(~one.fill_null(False))
+        .unique("source_path", maintain_order=True)
+        .iter_rows(named=True)
+    ):
+        why = r["_no_machine"]
+        if r["machine_beside"]:
+            clusters = "; ".join(
+                f"{m} ({', '.join(fs[:2])})"
+                for m, fs in zip(r["machine_beside"], r["source_path_beside"], strict=True)
+            )
+            why = NO_MACHINE.format(
+                why=f", and the Caliper files beside them name different clusters: {clusters}"
+            )
+        report.rejected.append(Rejected(r["source_path"], f"{r['source_path']}: {why}", why))
+    done = f.filter(~waiting).vstack(taken.select(f.columns))
+    return done.drop("_bdir").with_columns(pl.lit(None, pl.String).alias("_no_machine"))
 
 
 def read(task: Task, opts: dict) -> ReadResult:
@@ -169,16 +195,21 @@ def read(task: Task, opts: dict) -> ReadResult:
         if kind == "thicket":
             return rajaperf_caliper.read_thicket_json(src, machine=task.machine)
         return rajaperf_caliper.read_caliper(src, machine=task.machine)
-    if task.machine is None:
+    if task.machine is None and not task.machine_beside:
         raise IngestError(task.path, NO_MACHINE.format(why=task.why_no_machine))
     run = task.run
     if not isinstance(run, rajaperf_csv.CsvRun):  # the plan sets it on every CSV task
         raise TypeError(f"{task.path}: a RAJAPerf CSV task without its run")
-    return rajaperf_csv.read_csv_run(run, src, machine=task.machine, defaults=dict(task.defaults))
+    res = rajaperf_csv.read_csv_run(run, src, machine=task.machine, defaults=dict(task.defaults))
+    if task.machine is None:  # the cross-source step gives it the Caliper files' (machine_beside)
+        waiting = NO_MACHINE.format(why=task.why_no_machine)
+        res.rows = [{**r, "_no_machine": waiting} for r in res.rows]
+    return res
 
 
 def finish(frame: pl.DataFrame, report, opts: dict) -> pl.DataFrame:
     """Merge the CSV and Caliper rows of the same runs (see the module docstring)."""
+    frame = machine_beside(frame, report)
     frame, merged, rejected, dropped = merge_csv_and_caliper(
         frame, rtol=opts.get("rtol", AGREE_RTOL)
     )

@@ -253,7 +253,8 @@ def ingest(
     report = read(spec, paths, workers=workers, executor=executor, progress=progress, **opts)
     if dry_run or (strict and (report.rejected or report.dropped)) or report.frame.is_empty():
         return report
-    report.write = as_store(store).write(report.frame, report.table)
+    # the stages checked every source once (combine): the store checks only what the merge changes
+    report.write = as_store(store).write(report.frame, report.table, checked=True)
     report.notes.extend(record_node_facts(update_machines))
     return report
 

@@ -40,7 +40,17 @@ def hashed(t: Task) -> Task:
     than the hash of a small file)."""
     if t.sha256:
         return t
-    return Task(t.fmt, t.path, t.root, t.machine, t.run, t.defaults, t.why_no_machine, _sha(t.path))
+    return Task(
+        t.fmt,
+        t.path,
+        t.root,
+        t.machine,
+        t.run,
+        t.defaults,
+        t.why_no_machine,
+        _sha(t.path),
+        t.machine_beside,
+    )
 
 
 def _prefixes(sha256s) -> pl.Series:
@@ -247,7 +257,10 @@ class Batches:
         if self.store is None:
             return
         shas = frame.get_column("source_sha256").unique().to_list()
-        w = self.store.append(frame, self.fmt.rows_table.name, unheld_at=self.held.unheld_at(shas))
+        # every source was checked once, by the stages (check_batch)
+        w = self.store.append(
+            frame, self.fmt.rows_table.name, unheld_at=self.held.unheld_at(shas), checked=True
+        )
         if w.version is not None:
             self.report.commits.append(w.version)
             self.held.committed(shas, w.version)

@@ -504,7 +504,7 @@ def _rates_agree(row: dict, base: dict, texts: dict, t: float, path: Path, recor
 
 
 def read_csv_run(
-    run: CsvRun, src: Source, *, machine: str, defaults: dict | None = None
+    run: CsvRun, src: Source, *, machine: str | None, defaults: dict | None = None
 ) -> ReadResult:
     """Read one RAJAPerf CSV run into benchmark rows (``src`` describes ``run.primary``).
 

@@ -33,6 +33,7 @@ default 1).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -145,6 +146,17 @@ SAMPLE_KEEP = (
     "kernels_per_rep",
 )
 SAMPLES_FILE = "benchmark_samples.parquet"
+
+
+@dataclass(frozen=True)
+class MeasuredTargets:
+    """Targets known from their benchmark runs, measured once per prediction and handed down:
+    the runs, their benchmark samples and their physics signatures (built with
+    :meth:`StackedPredictor.measure`)."""
+
+    runs: pl.DataFrame
+    samples: pl.DataFrame
+    signatures: dict[str, PhysicsSignature]
 
 
 def _kept(samples: pl.DataFrame) -> pl.DataFrame:
@@ -263,10 +275,34 @@ class StackedPredictor(
         return self
 
     # -- inference --------------------------------------------------------------------------------
-    def _signatures_with(self, bench: pl.DataFrame | None) -> dict[str, PhysicsSignature]:
-        if bench is None:
-            return self.signatures
-        return {**self.signatures, **physics_signatures(bench, reference=self.signatures)}
+    def measure(self, runs: pl.DataFrame) -> MeasuredTargets:
+        """Targets' benchmark runs measured once: their samples and physics signatures (against
+        this predictor's own), to hand to :meth:`predict_pairs` as ``target_benchmarks``.
+
+        Args:
+            runs: ``benchmark_runs`` rows of one programming model and configuration per target.
+
+        Returns:
+            The runs, samples and signatures.
+        """
+        if mixed := mixed_runs(runs):
+            raise ProfileInputError(
+                f"{'; '.join(mixed)}: a signature measured from a mix of programming models or "
+                "configurations describes none of them; pass one, e.g. target_benchmarks="
+                "one_family(runs, 'sequential') (xamm_models.predictors.configurations; "
+                "xamm predict --family)"
+            )
+        samples = samples_from_runs(runs)
+        return MeasuredTargets(
+            runs, samples, physics_signatures(samples, reference=self.signatures)
+        )
+
+    def _measured(
+        self, target_benchmarks: pl.DataFrame | MeasuredTargets | None
+    ) -> MeasuredTargets | None:
+        if target_benchmarks is None or isinstance(target_benchmarks, MeasuredTargets):
+            return target_benchmarks
+        return self.measure(target_benchmarks)
 
     def _check(self, pairs: pl.DataFrame, sigs: dict) -> None:
         missing = [
@@ -283,46 +319,48 @@ class StackedPredictor(
                 raise err(f"{unknown_name_message(kind, t, sorted(sigs))}; {ADD_A_TARGET}")
 
     def signatures_for(
-        self, pairs: pl.DataFrame, *, target_benchmarks: pl.DataFrame | None = None
+        self,
+        pairs: pl.DataFrame,
+        *,
+        target_benchmarks: pl.DataFrame | MeasuredTargets | None = None,
     ) -> dict[str, PhysicsSignature]:
         """The signatures ``pairs`` are answered with: the known ones and those measured from
         ``target_benchmarks``. Unknown ends without benchmark runs are refused here.
 
         Args:
             pairs: pair rows (``source``, ``target`` and the source sample's work and features).
-            target_benchmarks: ``benchmark_runs`` rows of machines the model has no signature of.
+            target_benchmarks: ``benchmark_runs`` rows of machines the model has no signature of,
+                or those runs already measured (:meth:`measure`).
 
         Returns:
             Signatures by target.
         """
-        if target_benchmarks is not None and (mixed := mixed_runs(target_benchmarks)):
-            raise ProfileInputError(
-                f"{'; '.join(mixed)}: a signature measured from a mix of programming models or "
-                "configurations describes none of them; pass one, e.g. target_benchmarks="
-                "one_family(runs, 'sequential') (xamm_models.predictors.configurations; "
-                "xamm predict --family)"
-            )
-        bench = None if target_benchmarks is None else samples_from_runs(target_benchmarks)
-        sigs = self._signatures_with(bench)
+        measured = self._measured(target_benchmarks)
+        sigs = self.signatures if measured is None else {**self.signatures, **measured.signatures}
         self._check(pairs, sigs)
         return sigs
 
     def predict_pairs(
-        self, pairs: pl.DataFrame, *, target_benchmarks: pl.DataFrame | None = None
+        self,
+        pairs: pl.DataFrame,
+        *,
+        target_benchmarks: pl.DataFrame | MeasuredTargets | None = None,
     ) -> pl.DataFrame:
         """relR of each pair with its calibrated interval and the regime that answered (``seen``:
         both ends seen in training; ``new``: an end known only from its benchmark runs).
 
         Args:
             pairs: pair rows (``source``, ``target`` and the source sample's work and features).
-            target_benchmarks: ``benchmark_runs`` rows of machines the model has no signature of.
+            target_benchmarks: ``benchmark_runs`` rows of machines the model has no signature of,
+                or those runs already measured (:meth:`measure`).
 
         Returns:
             ``relR``, ``relR_lo``, ``relR_hi`` and ``regime``, one row per pair.
         """
         c, _ = self._fitted()
-        sigs = self.signatures_for(pairs, target_benchmarks=target_benchmarks)
-        figures, table = self._figures_and_table(target_benchmarks)
+        measured = self._measured(target_benchmarks)  # once: signatures and figures share it
+        sigs = self.signatures_for(pairs, target_benchmarks=measured)
+        figures, table = self._figures_and_table(measured)
         looks = c.scaled or bool(set(c.model.values()) - {"roofline", "split"})
         answers = candidate_answers(sigs, figures, table, pairs, neighbours=looks)
         out, half, shift = np.empty(pairs.height), np.empty(pairs.height), np.empty(pairs.height)
@@ -362,17 +400,17 @@ class StackedPredictor(
         return self.choice, self.samples
 
     def _figures_and_table(
-        self, target_benchmarks: pl.DataFrame | None
+        self, measured: MeasuredTargets | None
     ) -> tuple[pl.DataFrame, pl.DataFrame]:
         """The plain roofline's figures and the benchmark descriptors of the known machines and
         of ``target_benchmarks``' (the known ones computed once)."""
         _, samples = self._fitted()
-        if target_benchmarks is None:
+        if measured is None:
             if self._known is None:
                 figs = machine_figures(samples)
                 self._known = (figs, benchmark_table(samples, figs))
             return self._known
-        new = _kept(samples_from_runs(target_benchmarks))
+        new = _kept(measured.samples)
         known = samples.filter(~pl.col("target").is_in(new.get_column("target").implode()))
         every = pl.concat([known, new], how="diagonal_relaxed")
         figs = machine_figures(every)
@@ -384,7 +422,7 @@ class StackedPredictor(
         source: str,
         targets: list[str] | None = None,
         *,
-        target_benchmarks: pl.DataFrame | None = None,
+        target_benchmarks: pl.DataFrame | MeasuredTargets | None = None,
         **kw: Any,
     ) -> pl.DataFrame:
         """relR of each profile on each target, with its interval and the regime that answered.
@@ -395,7 +433,7 @@ class StackedPredictor(
             source: the machine the profiles were measured on.
             targets: the machines to answer for (None: every known target but ``source``).
             target_benchmarks: ``benchmark_runs`` rows of machines to answer for that the model
-                has no signature of.
+                has no signature of, or those runs already measured (:meth:`measure`).
             **kw: no other option: one given is refused (``TypeError``).
 
         Returns:
