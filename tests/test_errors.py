@@ -47,7 +47,7 @@ def test_every_error_the_packages_define_derives_from_one_base():
         "xamm_ingest.errors.IngestError",
         "xamm_models.errors.ConfigError",
         "xamm_data.store.files.CorruptDataError",
-        "xamm_data.cli.commands.UsageError",
+        "xamm_data.cli.tools.UsageError",
     } <= set(classes)
 
 

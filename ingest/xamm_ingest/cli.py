@@ -137,14 +137,6 @@ def build_parser(prog: str = "xamm-ingest") -> argparse.ArgumentParser:
     return parser
 
 
-def register_xamm(sub) -> dict:
-    """``xamm ingest ...``: the same as ``xamm-ingest ...`` (a pass-through command of ``xamm``)."""
-    sub.add_parser(
-        "ingest", help="same as the xamm-ingest command (xamm ingest --help)", add_help=False
-    )
-    return {"ingest": lambda argv: main(argv, prog="xamm ingest")}
-
-
 def _bounds(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Bounds:
     try:
         return Bounds.from_items(args.bound)

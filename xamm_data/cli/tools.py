@@ -10,11 +10,31 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import polars as pl
-import shtab
+from xamm_data.errors import XammError
 
-from xamm_data.cli.summary import print_frame
+if TYPE_CHECKING:
+    import polars as pl
+
+
+class UsageError(XammError):
+    """Bad command-line usage (exit code 2)."""
+
+
+#: the shells ``--print-completion`` writes for (shtab's, named here so that building a parser
+#: never imports it)
+SHELLS = ("bash", "zsh", "tcsh", "fish", "powershell")
+
+
+class _PrintCompletion(argparse.Action):
+    """``--print-completion SHELL``: shtab's completion script of the parser, then exit."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        import shtab  # completion: only when a script is asked for
+
+        print(shtab.complete(parser, shell=values))
+        parser.exit(0)
 
 
 def add_common(parser: argparse.ArgumentParser, *, subcommand: bool = False) -> None:
@@ -41,8 +61,11 @@ def add_common(parser: argparse.ArgumentParser, *, subcommand: bool = False) -> 
         help="show the traceback of an unexpected error",
     )
     if not subcommand:
-        shtab.add_argument_to(
-            parser, ["--print-completion"], help="print a shell completion script (bash, zsh, tcsh)"
+        parser.add_argument(
+            "--print-completion",
+            choices=SHELLS,
+            action=_PrintCompletion,
+            help=f"print a shell completion script ({', '.join(SHELLS)})",
         )
 
 
@@ -66,15 +89,45 @@ def configure_logging(args: argparse.Namespace) -> None:
         logging.getLogger(name).setLevel(level)
 
 
+def _is_frame(obj) -> bool:
+    """A polars DataFrame (without importing polars: an object can only be one once it is)."""
+    pl_ = sys.modules.get("polars")
+    return pl_ is not None and isinstance(obj, pl_.DataFrame)
+
+
 def emit(obj, *, as_json: bool, title: str = "") -> None:
-    """A frame (or any JSON-able object) as a table, or as JSON on stdout."""
+    """A frame (or any JSON-able object) as a table, or as JSON on stdout.
+
+    Args:
+        obj: a polars DataFrame, or anything ``json`` writes.
+        as_json: JSON instead of a table.
+        title: the table's title.
+    """
     if as_json:
-        data = obj.to_dicts() if isinstance(obj, pl.DataFrame) else obj
+        data = obj.to_dicts() if _is_frame(obj) else obj
         print(json.dumps(data, indent=2, default=str))
-    elif isinstance(obj, pl.DataFrame):
+    elif _is_frame(obj):
+        # the table printer: loaded when a table is printed
+        from xamm_data.cli.summary import print_frame
+
         print_frame(obj, title=title)
     else:
         print(json.dumps(obj, indent=2, default=str))
+
+
+def print_frame(frame: pl.DataFrame, title: str | None = None, *, file=None) -> None:
+    """Print a small frame as a table (:func:`xamm_data.cli.summary.print_frame`, loaded when a
+    table is printed, so that a command's parser imports no polars).
+
+    Args:
+        frame: the table.
+        title: its title.
+        file: where to print (default: stdout).
+    """
+    # the table printer: loaded when a table is printed
+    from xamm_data.cli.summary import print_frame as show
+
+    show(frame, title, file=file)
 
 
 def quiet_pipe(main: Callable[..., int]) -> Callable[..., int]:

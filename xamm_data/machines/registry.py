@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from xamm_data.atomic import atomic_path, locked
 from xamm_data.errors import XammError
 from xamm_data.identifiers import NAME, check_alias
+from xamm_data.machines.facts import NODE_FACTS
 from xamm_data.machines.targets import Target
 from xamm_data.paths import xamm_home
 from xamm_data.plugins import load
@@ -45,19 +46,6 @@ Figure = Annotated[float, Field(gt=0, lt=1e12, allow_inf_nan=False, strict=True)
 Text = Annotated[str, Field(max_length=500, strict=True)]
 
 # the node facts, in the order a table prints them: (field, what it is)
-NODE_FACTS: tuple[tuple[str, str], ...] = (
-    ("sockets", "CPU sockets (or APU packages) a node"),
-    ("cores_per_node", "CPU cores a node"),
-    ("memory_gib", "CPU memory a node, GiB"),
-    ("memory_bandwidth_gbs", "peak CPU memory bandwidth a node, GB/s"),
-    ("cache_mib", "last-level cache of all sockets, MiB"),
-    ("peak_gflops", "peak double-precision CPU rate a node, GFLOP/s"),
-    ("gpus_per_node", "GPUs a node"),
-    ("gpu_memory_gib", "memory a GPU, GiB"),
-    ("gpu_memory_bandwidth_gbs", "peak memory bandwidth a GPU, GB/s"),
-    ("gpu_cache_mib", "last-level cache a GPU, MiB"),
-    ("gpu_peak_gflops", "peak double-precision rate a GPU, GFLOP/s"),
-)
 
 
 class MachineFactsError(XammError, ValueError):

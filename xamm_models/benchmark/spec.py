@@ -6,14 +6,12 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+# the size ratio and tolerance ranges: defined where a command line reads them without pydantic
+from xamm_models.benchmark.limits import MAX_SIZE_RATIO, MAX_TOLERANCE, SIZE_RATIO  # noqa: F401
+
 NAME = "xplat-rajaperf"
 SCHEMA_VERSION = 2
 DEFINITION_RTOL = 0.10  # bytes and flops per iteration of the two samples agree within 10%
-#: the widest size ratio a comparison or a criterion takes: beyond it "like for like" means nothing
-MAX_SIZE_RATIO = 64.0
-#: the largest drift tolerance (a change of 10x): beyond it a tolerance flags nothing a run shows
-MAX_TOLERANCE = 10.0
-SIZE_RATIO = 1.5  # the two samples' problem sizes agree within 1.5x (the bucket alone allows 2x)
 KEY = ("app", "app_params")
 
 

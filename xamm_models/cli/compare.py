@@ -6,12 +6,9 @@ import argparse
 import json
 from pathlib import Path
 
-import polars as pl
-
-from xamm_data.cli.commands import UsageError
-from xamm_data.cli.summary import print_frame
+from xamm_data.cli.tools import UsageError, print_frame
 from xamm_data.store.locations import store_arg
-from xamm_models.benchmark.spec import MAX_SIZE_RATIO, MAX_TOLERANCE
+from xamm_models.benchmark.limits import MAX_SIZE_RATIO, MAX_TOLERANCE
 
 EPILOG = """\
 relR = seconds per iteration on NEW / on the reference, one rank against one rank as the runs ran
@@ -146,6 +143,8 @@ def _print(c, files: list[str]) -> None:
         title="kernel groups: geometric mean relR per rank and per node, 90% bootstrap intervals; "
         "regime: whether matched sizes sit in the same cache level on both nodes",
     )
+    import polars as pl  # the command's own work: loaded when it runs
+
     for r in c.groups.filter(pl.col("regime") == "across").iter_rows(named=True):
         print(f"  {r['group']} against {r['ref']}: {r['regime_why']}")
     print_frame(c.kernels.select(SHOWN), title="kernels")

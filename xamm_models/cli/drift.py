@@ -8,8 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from xamm_data.cli.commands import UsageError
-from xamm_data.cli.summary import print_frame
+from xamm_data.cli.tools import UsageError, print_frame
 from xamm_data.store.locations import store_arg
 
 SHOWN = ("variant", "group", "kernel", "problem_size", "trials_before", "trials_after", "ratio",

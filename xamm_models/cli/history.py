@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from xamm_data.cli.summary import print_frame
+from xamm_data.cli.tools import print_frame
 from xamm_data.store.locations import store_arg
 
 RAW_HISTORY = """examples:
