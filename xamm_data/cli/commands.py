@@ -129,7 +129,7 @@ def _add_schemas(sub) -> None:
     )
     p.add_argument("--dir", type=Path, default=Path("schemas"))
     p.add_argument("--check", action="store_true", help="do not write; exit 1 if the files differ")
-    sc.set_defaults(handler=_schemas)
+    sc.set_defaults(handler=_work("schemas_command"))
 
 
 def register(sub) -> dict:
@@ -171,7 +171,7 @@ def register(sub) -> dict:
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     _add_store(p)
     _add_dataset_writes(dsub)
-    ds.set_defaults(handler=_datasets)
+    ds.set_defaults(handler=_work("datasets_command"))
 
     _add_store_commands(sub)
     machines_cli.add(sub)
@@ -224,7 +224,7 @@ def _add_store_commands(sub) -> None:
     )
     p.add_argument("--dry-run", action="store_true", help="list, do not remove")
     _add_store(p)
-    st.set_defaults(handler=_store)
+    st.set_defaults(handler=_work("store_command"))
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict]:
@@ -247,25 +247,17 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict]:
     return parser, passthrough
 
 
-def _datasets(args) -> int:
-    # the command's own work (the store, polars): loaded when it runs
-    from xamm_data.cli.data_commands import datasets_command
+def _work(name: str):
+    """The handler that runs ``data_commands.<name>``: the command's own work (the store, polars)
+    is loaded when it runs, never to build the parser."""
 
-    return datasets_command(args)
+    def handler(args) -> int:
+        # the command's own work: loaded when it runs
+        from xamm_data.cli import data_commands
 
+        return getattr(data_commands, name)(args)
 
-def _store(args) -> int:
-    # as above
-    from xamm_data.cli.data_commands import store_command
-
-    return store_command(args)
-
-
-def _schemas(args) -> int:
-    # as above
-    from xamm_data.cli.data_commands import schemas_command
-
-    return schemas_command(args)
+    return handler
 
 
 @quiet_pipe

@@ -253,6 +253,11 @@ def ingest(
     report = read(spec, paths, workers=workers, executor=executor, progress=progress, **opts)
     if dry_run or (strict and (report.rejected or report.dropped)) or report.frame.is_empty():
         return report
+    return _written(report, store, update_machines)
+
+
+def _written(report: IngestReport, store, update_machines: bool) -> IngestReport:
+    """``report`` with its rows written to ``store`` in one commit, and the node facts recorded."""
     # the stages checked every source once (combine): the store checks only what the merge changes
     report.write = as_store(store).write(report.frame, report.table, checked=True)
     report.notes.extend(record_node_facts(update_machines))
