@@ -320,13 +320,18 @@ def rows_by(*cols: pl.Series) -> list[tuple[tuple, np.ndarray]]:
     """(value, row indices) per distinct value of ``cols`` (distinctly named), found by hashing:
     sorting the strings of 1e5 prediction rows, as ``np.unique`` does, costs about as much as
     modelling their times."""
+    names = [c.name for c in cols]
     g = (
         pl.DataFrame(list(cols))
         .with_row_index("_row")
-        .group_by([c.name for c in cols], maintain_order=True)
+        .group_by(names, maintain_order=True)
         .agg("_row")
     )
-    return [(tuple(r[:-1]), np.asarray(r[-1], dtype=np.int64)) for r in g.iter_rows()]
+    # each group's rows straight from polars' list column (not through Python lists)
+    rows = g.get_column("_row")
+    return [
+        (key, rows[i].to_numpy().astype(np.int64)) for i, key in enumerate(g.select(names).rows())
+    ]
 
 
 def modelled_per_end(

@@ -352,3 +352,26 @@ def test_pair_intervals_are_each_pairs_band_of_its_kernels_changes_widened_by_a_
     assert len({round(v, 6) for v in hi - lo}) > 1  # widths differ pair by pair
     with pytest.raises(ValueError, match="one interval rule"):
         StackedPredictor(pair_intervals=True, signed_intervals=True)
+
+
+def test_the_candidates_used_answer_as_every_candidate_does_where_the_roofline_has_a_gap(
+    fitted,
+):
+    """A prediction models the physics split only where the roofline has no answer (its
+    fallback); those rows, and every other, get the same answer as when every candidate is
+    modelled."""
+    from xamm_models.predictors.default.neighbours import candidate_answers
+
+    model, pairs, samples = fitted
+    figs = machine_figures(samples)
+    # a target with no roofline figures: the roofline has a gap there, the split fills it
+    gap_target = sorted(set(pairs.get_column("target")))[0]
+    figs = figs.filter(pl.col("target") != gap_target)
+    sigs = physics_signatures(samples)
+    every = candidate_answers(sigs, figs, None, pairs, neighbours=False)
+    used = candidate_answers(sigs, figs, None, pairs, neighbours=False, used={"roofline"})
+    gap = (pairs.get_column("target") == gap_target).to_numpy()
+    assert gap.any() and not gap.all()
+    np.testing.assert_array_equal(every.logs["roofline"], used.logs["roofline"])
+    np.testing.assert_array_equal(every.logs["roofline"][gap], every.logs["split"][gap])
+    assert "split" not in used.logs

@@ -315,7 +315,7 @@ class StackedPredictor(
                 "a source time per iteration and source/target"
             )
         for kind, err in (("source", UnknownSourceError), ("target", UnknownTargetError)):
-            for t in sorted(set(pairs.get_column(kind)) - set(sigs)):
+            for t in sorted(set(pairs.get_column(kind).unique().to_list()) - set(sigs)):
                 raise err(f"{unknown_name_message(kind, t, sorted(sigs))}; {ADD_A_TARGET}")
 
     def signatures_for(
@@ -362,9 +362,11 @@ class StackedPredictor(
         sigs = self.signatures_for(pairs, target_benchmarks=measured)
         figures, table = self._figures_and_table(measured)
         looks = c.scaled or bool(set(c.model.values()) - {"roofline", "split"})
-        answers = candidate_answers(sigs, figures, table, pairs, neighbours=looks)
+        used = set(c.model.values())
+        answers = candidate_answers(sigs, figures, table, pairs, neighbours=looks, used=used)
         out, half, shift = np.empty(pairs.height), np.empty(pairs.height), np.empty(pairs.height)
-        model = np.empty(pairs.height, dtype=object)
+        model = np.zeros(pairs.height, dtype=np.int64)  # the answering candidate, by its index
+        names: list[str] = []
         cells = pairs.select(scenario_expr(), regime_expr().alias("cell"))
         if c.cells == "band":
             cells = cells.with_columns(pl.Series("cell", slowdown_bands(pairs, figures)))
@@ -375,7 +377,8 @@ class StackedPredictor(
             scale = answers.scale[rows] if c.scaled else np.ones(len(rows))
             half[rows] = c.factor[key] * np.where(np.isfinite(scale), scale, c.fill_scale[key])
             shift[rows] = c.shift.get(key, 0.0)
-            model[rows] = name
+            names += [name] if name not in names else []
+            model[rows] = names.index(name)
         lo, hi = out + shift - half, out + shift + half
         if c.pair_bands:
             _band_bounds(c, pairs, table, cells.get_column("scenario"), out, lo, hi)
@@ -384,13 +387,14 @@ class StackedPredictor(
             & pairs.get_column("source").is_in(self.sources)
         ).to_numpy()
         return pl.DataFrame(
-            {
-                "relR": 10.0**out,
-                "relR_lo": 10.0**lo,
-                "relR_hi": 10.0**hi,
-                "regime": np.where(seen, "seen", "new"),
-                "model": model.astype(str),
-            }
+            {"relR": 10.0**out, "relR_lo": 10.0**lo, "relR_hi": 10.0**hi}
+        ).with_columns(
+            pl.Series("regime", seen).replace_strict(
+                {True: "seen", False: "new"}, return_dtype=pl.String
+            ),
+            pl.Series("model", model).replace_strict(
+                dict(enumerate(names)), return_dtype=pl.String
+            ),
         )
 
     def _fitted(self) -> tuple[Choice, pl.DataFrame]:

@@ -141,6 +141,7 @@ def candidate_answers(
     pairs: pl.DataFrame,
     *,
     neighbours: bool = True,
+    used: set[str] | None = None,
 ) -> Answers:
     """Every candidate's answer for ``pairs``.
 
@@ -154,18 +155,28 @@ def candidate_answers(
         neighbours: look for look-alike kernels at all (False: the neighbour candidates answer
             as the roofline and no pair has a scale; what an answer by the roofline or ``split``
             alone needs).
+        used: the candidates that will be read (None: every one). Without ``split`` among them,
+            it is modelled only where the roofline has no answer (the roofline's fallback), and
+            left out of the answers.
 
     Returns:
         The answers.
     """
-    split = np.log10(split_relr(sigs, pairs))
     with np.errstate(divide="ignore", invalid="ignore"):
         roof = np.log10(
             roofline_time(pairs, figures, "target") / roofline_time(pairs, figures, "source")
         )
-    roof = np.where(np.isfinite(roof), roof, split)
-    logs = {"roofline": roof, "split": split}
-    logs.update({c: roof.copy() for c in CANDIDATES if c not in logs})
+    gap = ~np.isfinite(roof)
+    if used is None or "split" in used:
+        split = np.log10(split_relr(sigs, pairs))
+        logs = {"split": split}
+    else:  # the physics split only fills the roofline's gaps: modelled on those rows alone
+        split, logs = np.full(pairs.height, np.nan), {}
+        if gap.any():
+            split[gap] = np.log10(split_relr(sigs, pairs.filter(pl.Series(gap))))
+    roof = np.where(gap, split, roof)
+    logs["roofline"] = roof
+    logs.update({c: roof.copy() for c in CANDIDATES if c not in logs and c != "split"})
     scale = np.full(pairs.height, np.nan)
     if not neighbours:
         return Answers(logs, scale)
