@@ -134,6 +134,26 @@ def _mad(x: np.ndarray) -> np.ndarray:
     return 1.4826 * np.median(np.abs(x - med), axis=1)
 
 
+def _roofline_and_split(
+    sigs: dict[str, PhysicsSignature], figures: pl.DataFrame, pairs: pl.DataFrame, used
+) -> dict[str, np.ndarray]:
+    """log10 relR of the roofline (the physics split where it has no answer) and of the split;
+    without ``split`` among the candidates ``used``, the split is modelled on the roofline's gaps
+    alone and left out."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        roof = np.log10(
+            roofline_time(pairs, figures, "target") / roofline_time(pairs, figures, "source")
+        )
+    gap = ~np.isfinite(roof)
+    if used is None or "split" in used:
+        split = np.log10(split_relr(sigs, pairs))
+        return {"split": split, "roofline": np.where(gap, split, roof)}
+    split = np.full(pairs.height, np.nan)
+    if gap.any():
+        split[gap] = np.log10(split_relr(sigs, pairs.filter(pl.Series(gap))))
+    return {"roofline": np.where(gap, split, roof)}
+
+
 def candidate_answers(
     sigs: dict[str, PhysicsSignature],
     figures: pl.DataFrame,
@@ -162,20 +182,8 @@ def candidate_answers(
     Returns:
         The answers.
     """
-    with np.errstate(divide="ignore", invalid="ignore"):
-        roof = np.log10(
-            roofline_time(pairs, figures, "target") / roofline_time(pairs, figures, "source")
-        )
-    gap = ~np.isfinite(roof)
-    if used is None or "split" in used:
-        split = np.log10(split_relr(sigs, pairs))
-        logs = {"split": split}
-    else:  # the physics split only fills the roofline's gaps: modelled on those rows alone
-        split, logs = np.full(pairs.height, np.nan), {}
-        if gap.any():
-            split[gap] = np.log10(split_relr(sigs, pairs.filter(pl.Series(gap))))
-    roof = np.where(gap, split, roof)
-    logs["roofline"] = roof
+    logs = _roofline_and_split(sigs, figures, pairs, used)
+    roof = logs["roofline"]
     logs.update({c: roof.copy() for c in CANDIDATES if c not in logs and c != "split"})
     scale = np.full(pairs.height, np.nan)
     if not neighbours:
