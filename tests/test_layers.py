@@ -625,6 +625,15 @@ def test_the_layout_page_and_picture_say_what_the_imports_say():
         sys.path.remove(str(REPO / "docs"))
     page = (REPO / "docs" / "layout.md").read_text()
     assert layout_rooms.page_with(page, layout_rooms.markdown()) == page
+    # the page's own command, as written
+    check = subprocess.run(
+        [sys.executable, "docs/layout_rooms.py", "--check"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+    )
+    assert check.returncode == 0 and "up to date" in check.stdout
     svg = layout_rooms.PICTURE.read_text()
     for package in layout_rooms.ROOTS:
         members, arrows = layout_rooms.rooms(package)
