@@ -61,3 +61,39 @@ def test_a_name_the_machine_registry_computes_reaches_through_the_folder():
 
     assert machines.MACHINES == registry.MACHINES
     assert "quartz" in {m.id for m in machines.MACHINES}
+
+
+def test_an_old_module_path_never_hides_the_function_of_the_same_name():
+    code = (
+        "import importlib, warnings\nwarnings.simplefilter('ignore')\n"
+        "importlib.import_module('xamm_data.validate')\n"
+        "import xamm_data\nfrom xamm_data import validate\n"
+        "from xamm_data.validate import ValidationError\n"
+        "print(callable(validate), type(validate).__name__, ValidationError.__name__,\n"
+        "      xamm_data.validate is validate)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120
+    )
+    assert out.stdout.split() == ["True", "function", "ValidationError", "True"], out.stderr
+
+
+@pytest.mark.parametrize(
+    "face",
+    [
+        "xamm_data",
+        "xamm_data.store",
+        "xamm_data.machines",
+        "xamm_data.hub",
+        "xamm_data.cli",
+        "xamm_models.compare",
+        "xamm_models.zoo",
+    ],
+)
+def test_every_name_a_face_lists_resolves_and_none_is_a_room_of_its_own(face):
+    pkg = importlib.import_module(face)
+    root = REPO / face.replace(".", "/")
+    rooms = {p.stem for p in root.glob("*.py")} | {p.name for p in root.iterdir() if p.is_dir()}
+    public = [n for n in pkg.__all__ if n != "__version__"]
+    assert public and not set(public) & rooms
+    assert all(getattr(pkg, n) is not None for n in public)

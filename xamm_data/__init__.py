@@ -16,12 +16,12 @@ folder's modules), :mod:`~xamm_data.tables` and :mod:`~xamm_data.machines`, :mod
 so ``xamm --help`` pays for none of them.
 """
 
+import sys
+
 from xamm_data import _moved
 from xamm_data._lazy import lazy_exports
 from xamm_data._version import __version__
 from xamm_data.errors import XammError
-
-_moved.install()
 
 _PUBLIC = {
     "load_dataset": "xamm_data.hub.datasets",
@@ -39,5 +39,7 @@ _PUBLIC = {
     "COUNTERS_TABLE": "xamm_data.tables.schema",
 }
 __getattr__, __dir__ = lazy_exports(__name__, _PUBLIC)
+_moved.install(sys.modules[__name__], set(_PUBLIC))
+
 
 __all__ = ["__version__", "XammError", *_PUBLIC]  # noqa: PLE0604

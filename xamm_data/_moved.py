@@ -1,5 +1,5 @@
-"""The module paths ``xamm_data`` had before its rooms (``xamm_data.schema`` is now
-``xamm_data.tables.schema``), kept importable for one release with a :class:`DeprecationWarning`.
+"""Deprecated module paths of ``xamm_data`` (``xamm_data.schema`` for ``xamm_data.tables.schema``),
+importable for one release with a :class:`DeprecationWarning`.
 
 One finder answers every old path with the new module itself (the same object, so a name patched
 through either path is patched in both); nothing else in the house imports an old path
@@ -12,6 +12,7 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import sys
+import types
 import warnings
 
 #: old ``xamm_data.<name>`` -> its module now (the four that became folders keep their names:
@@ -47,7 +48,7 @@ MOVED = {
     "write_reports": "store.reports",
 }
 
-__all__ = ["MOVED", "MovedModules"]
+__all__ = ["MOVED", "MovedModules", "install"]
 
 
 class MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -80,7 +81,28 @@ class MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         """Nothing to run: the new module ran when it was imported."""
 
 
-def install() -> None:
-    """Put the finder on :data:`sys.meta_path` once."""
+class _Face(types.ModuleType):
+    """The package keeps its public names: importing an old module path that shares one
+    (``xamm_data.validate``, the module, beside ``validate``, the function) binds the module in
+    ``sys.modules`` only: the package's name stays the function."""
+
+    _public: frozenset[str] = frozenset()
+
+    def __setattr__(self, name: str, value) -> None:
+        if name in self._public and name in MOVED and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+def install(package: types.ModuleType, public: set[str]) -> None:
+    """Put the finder on :data:`sys.meta_path` once, and keep ``package``'s ``public`` names from
+    being hidden by the old module paths of the same names.
+
+    Args:
+        package: ``xamm_data`` itself.
+        public: the names its face exports.
+    """
     if not any(isinstance(f, MovedModules) for f in sys.meta_path):
         sys.meta_path.append(MovedModules())
+    face = type("XammDataFace", (_Face,), {"_public": frozenset(public)})
+    package.__class__ = face

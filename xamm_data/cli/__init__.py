@@ -7,14 +7,14 @@ from __future__ import annotations
 
 from xamm_data._lazy import lazy_exports
 
-# the names of ``xamm_data.cli`` before it was a folder, loaded on first use
+# what ``xamm_data.cli`` exports (its main module's names), loaded on first use
 _PUBLIC = {
     "EPILOG": "xamm_data.cli.commands",
     "RAW": "xamm_data.cli.commands",
-    "UsageError": "xamm_data.cli.commands",
+    "UsageError": "xamm_data.cli.tools",
     "register": "xamm_data.cli.commands",
     "build_parser": "xamm_data.cli.commands",
-    "DATASET_ACTIONS": "xamm_data.cli.commands",
+    "DATASET_ACTIONS": "xamm_data.cli.data_commands",
     "main": "xamm_data.cli.commands",
 }
 __getattr__, __dir__ = lazy_exports(__name__, _PUBLIC)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from xamm_data._lazy import lazy_exports
 
-# the names of ``xamm_data.hub`` before it was a folder, loaded on first use
+# what ``xamm_data.hub`` exports (its main module's names), loaded on first use
 _PUBLIC = {
     "hub_endpoint": "xamm_data.hub.publish",
     "hub_offline": "xamm_data.hub.publish",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from xamm_data._lazy import lazy_exports
 
-# the names of ``xamm_data.machines`` before it was a folder, loaded on first use
+# what ``xamm_data.machines`` exports (its main module's names), loaded on first use
 _PUBLIC = {
     "NODE_FACTS": "xamm_data.machines.registry",
     "SHIPPED": "xamm_data.machines.registry",

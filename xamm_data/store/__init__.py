@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from xamm_data._lazy import lazy_exports
 
-# the names of ``xamm_data.store`` before it was a folder, loaded on first use
+# what ``xamm_data.store`` exports (its main module's names), loaded on first use
 _PUBLIC = {
     "CorruptDataError": "xamm_data.store.store",
     "CorruptLogError": "xamm_data.store.store",

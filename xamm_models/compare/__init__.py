@@ -34,7 +34,6 @@ _PUBLIC = {
     "CertificateRegistry": "xamm_models.compare.certificates.records",
     "drift": "xamm_models.compare.history.drift",
     "Drift": "xamm_models.compare.history.drift",
-    "history": "xamm_models.compare.history.versions",
 }
 __getattr__, __dir__ = lazy_exports(__name__, _PUBLIC)
 __all__ = sorted(_PUBLIC)

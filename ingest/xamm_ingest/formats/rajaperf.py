@@ -25,6 +25,7 @@ The CSV files of a run record no machine: without ``--machine`` or an ``xamm.tom
 from __future__ import annotations
 
 import argparse
+import collections
 from pathlib import Path
 
 import polars as pl
@@ -94,13 +95,14 @@ def plan(paths: list[Path], opts: dict) -> Plan:
         elif f.name != "xamm.toml":
             out.ignored.append(str(f))
     runs, other = rajaperf_csv.group_runs(csvs)
+    beside_of = _caliper_per_directory(out.tasks)
     for run in runs:
         try:
             cfg = _config(run.primary, out.root, cache)
         except IngestError:
             continue  # already rejected above, naming the xamm.toml
         m = machine or (cfg.machine if cfg else None)
-        beside = 0 if m else _caliper_beside(run.directory, out.tasks)
+        beside = 0 if m else beside_of[run.directory]
         out.tasks.append(
             Task(
                 "rajaperf",
@@ -125,11 +127,11 @@ def plan(paths: list[Path], opts: dict) -> Plan:
     return out
 
 
-def _caliper_beside(directory: Path, tasks: list[Task]) -> int:
-    """How many Caliper files of ``tasks`` lie in ``directory`` (their cluster names the machine of
-    the CSV run there; they are read once, with the others)."""
-    return sum(
-        t.path.parent == directory and t.path.suffix.lower() in (".cali", ".json") for t in tasks
+def _caliper_per_directory(tasks: list[Task]) -> collections.Counter:
+    """How many Caliper files of ``tasks`` lie in each directory (their cluster names the machine
+    of a CSV run there; they are read once, with the others)."""
+    return collections.Counter(
+        t.path.parent for t in tasks if t.path.suffix.lower() in (".cali", ".json")
     )
 
 

@@ -377,7 +377,8 @@ class StackedPredictor(
             scale = answers.scale[rows] if c.scaled else np.ones(len(rows))
             half[rows] = c.factor[key] * np.where(np.isfinite(scale), scale, c.fill_scale[key])
             shift[rows] = c.shift.get(key, 0.0)
-            names += [name] if name not in names else []
+            if name not in names:
+                names.append(name)
             model[rows] = names.index(name)
         lo, hi = out + shift - half, out + shift + half
         if c.pair_bands:
