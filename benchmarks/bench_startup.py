@@ -5,8 +5,9 @@
 Each case runs in a fresh interpreter; its CPU seconds (user + system, of the child process) and
 wall seconds are the median of ``--runs``. Two floors run beside them in the same run:
 ``python -c pass`` and ``python -c "import polars, numpy, pydantic"``. The targets are ratios to
-them (a loaded machine slows every case alike): every ``--help`` at most 8x the first floor's CPU.
-``--json`` writes the figures for a page generator or a test.
+them (a loaded machine slows every case alike): every ``--help`` at most 8x the first floor's CPU;
+``xamm predict`` on the README's LULESH profile (from ``--data``, skipped without it) at most 2x the
+second's. ``--json`` writes the figures for a page generator or a test.
 """
 
 from __future__ import annotations
@@ -23,7 +24,12 @@ from pathlib import Path
 
 from _data import printed_to
 
+REPO = Path(__file__).resolve().parents[1]
+
 HELP_TARGET = 8.0  # x the CPU of ``python -c pass``
+PREDICT_TARGET = 2.0  # x the CPU of ``import polars, numpy, pydantic``
+PREDICT = "xamm predict lulesh.cali --json"
+LULESH = "LLNL+thicket-tutorial/data/lulesh/230906-105532_880456_M8YbWSOYgGWa.cali"
 CALL = "\ntry:\n    main({argv!r})\nexcept SystemExit:\n    pass"
 XAMM = "from xamm_data.cli.commands import main" + CALL
 INGEST = "from xamm_ingest.cli import main" + CALL
@@ -38,6 +44,8 @@ CASES = {
     "xamm compare --help": XAMM.format(argv=["compare", "--help"]),
     "xamm datasets list --help": XAMM.format(argv=["datasets", "list", "--help"]),
     "xamm-ingest --help": INGEST.format(argv=["--help"]),
+    "xamm-ingest rajaperf --help": INGEST.format(argv=["rajaperf", "--help"]),
+    "xamm-ingest caliper --help": INGEST.format(argv=["caliper", "--help"]),
     "xamm datasets list": "import sys\n" + XAMM.format(argv=["datasets", "list"]),
 }
 
@@ -57,13 +65,22 @@ def run(code: str, home: str) -> tuple[float, float]:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), wall
 
 
-def measure(runs: int) -> dict[str, dict[str, float]]:
+def cases(data: Path) -> dict[str, str]:
+    """The cases, with ``xamm predict`` on the README's profile when ``data`` holds it."""
+    if not (data / LULESH).is_file():
+        print(f"note: {data / LULESH} not found: `{PREDICT}` not measured", file=sys.stderr)
+        return dict(CASES)
+    return {**CASES, PREDICT: XAMM.format(argv=["predict", str(data / LULESH), "--json"])}
+
+
+def measure(runs: int, data: Path) -> dict[str, dict[str, float]]:
     """Per case, the median CPU and wall seconds of ``runs`` runs, interleaved (each round runs
     every case once, so a load that comes and goes weighs on all of them)."""
     home = tempfile.mkdtemp()
-    got: dict[str, list[tuple[float, float]]] = {name: [] for name in CASES}
+    todo = cases(data)
+    got: dict[str, list[tuple[float, float]]] = {name: [] for name in todo}
     for _ in range(runs):
-        for name, code in CASES.items():
+        for name, code in todo.items():
             got[name].append(run(code, home))
     return {
         name: {
@@ -85,6 +102,9 @@ def report(figures: dict[str, dict[str, float]], runs: int) -> None:
         if name.endswith("--help"):
             ok = f["cpu_s"] <= HELP_TARGET * floor
             target = f"<= {HELP_TARGET:g}x floor: {'met' if ok else 'NOT met'}"
+        elif name == PREDICT:
+            ok = f["cpu_s"] <= PREDICT_TARGET * libs
+            target = f"<= {PREDICT_TARGET:g}x libs: {'met' if ok else 'NOT met'}"
         print(
             f"{name:32s} {f['cpu_s']:7.3f} {f['wall_s']:7.3f} {f['cpu_s'] / floor:8.1f} "
             f"{f['cpu_s'] / libs:7.2f}  {target}"
@@ -94,10 +114,13 @@ def report(figures: dict[str, dict[str, float]], runs: int) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument(
+        "--data", type=Path, default=REPO.parent / "shared" / "data", help="the shared data"
+    )
     ap.add_argument("--out", type=Path, help="also write what is printed here (a Markdown page)")
     ap.add_argument("--json", type=Path, help="write the figures here")
     args = ap.parse_args()
-    figures = measure(args.runs)
+    figures = measure(args.runs, args.data)
     if args.json:
         args.json.write_text(json.dumps({"runs": args.runs, "cases": figures}, indent=1) + "\n")
     with printed_to(args.out, "bench_startup.py"):

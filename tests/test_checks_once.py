@@ -116,7 +116,7 @@ def test_load_model_resolves_and_verifies_a_folder_once(tmp_path):
     from xamm_models.predictors.kinds import load_model
 
     targets = (
-        "xamm_data.hub.publish:snapshot_dir",
+        "xamm_data.hub.models:snapshot_dir",
         "xamm_data.hub.files:verify_folder",
         "xamm_data.hub.snapshot:model_dir",
     )

@@ -453,6 +453,9 @@ HEAVY = (
     "xamm_models.predictors.vae_dnn",
     "xamm_models.predictors.adapted.predictor",
     "cryptography",  # the sign extra: a centre's keys
+    # polars and pydantic: a format's table and profile types, resolved when a format reads
+    "xamm_data.tables.schema",
+    "xamm_data.tables.regions",
 )
 
 

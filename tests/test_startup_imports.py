@@ -6,10 +6,23 @@ machine); ``benchmarks/bench_startup.py`` measures the times."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
-from conftest import REPO
+import pytest
+from conftest import FIXTURES, REPO
+
+#: where each of xamm's formats does its work (its declaration, in xamm_ingest.formats.catalog, is
+#: light: every --help loads it)
+WORK = tuple(
+    f"xamm_ingest.formats.{m}"
+    for m in (
+        "rajaperf", "babelstream", "benchpark", "caliper", "hpctoolkit", "table", "region_table"
+    )
+)  # fmt: skip
+#: unit names (plain Python): what a profile format's --time-unit accepts
+ALLOWED = ("xamm_data.tables", "xamm_data.tables.units")
 
 #: what no parser may load (the store's location parsing, a few lines of ``os`` and ``urllib``,
 #: is allowed: every ``--store`` option is read by it)
@@ -27,15 +40,18 @@ FORBIDDEN = (
     "xamm_data.tables",
     "xamm_data.hub",
     "xamm_ingest.pipeline",
-    "xamm_ingest.formats",
+    "xamm_ingest.readers",
+    "xamm_ingest.sources",
+    "xamm_ingest.profiles",
+    *WORK,
     "xamm_models.predictors",
     "xamm_models.compare",
 )
 
 WALK = """
 import argparse, contextlib, io, json, sys
-FORBIDDEN = %r
-from xamm_data.cli.commands import build_parser, main
+FORBIDDEN, ALLOWED = %r
+from %s import build_parser, main
 
 def walk(p, path):
     yield path
@@ -44,7 +60,8 @@ def walk(p, path):
             for name, sub in a.choices.items():
                 yield from walk(sub, path + [name])
 
-parser, passthrough = build_parser()
+built = build_parser()
+parser, passthrough = built if isinstance(built, tuple) else (built, ())
 paths = [p for p in walk(parser, []) if not (p[:1] and p[0] in passthrough)]
 first = None
 for path in paths:
@@ -54,7 +71,8 @@ for path in paths:
         except SystemExit:
             pass
     loaded = sorted(
-        m for m in sys.modules if any(m == f or m.startswith(f + ".") for f in FORBIDDEN)
+        m for m in sys.modules
+        if m not in ALLOWED and any(m == f or m.startswith(f + ".") for f in FORBIDDEN)
     )
     if loaded and first is None:
         first = {"command": " ".join(path), "loaded": loaded[:8]}
@@ -64,7 +82,7 @@ print(json.dumps({"commands": [" ".join(p) for p in paths], "first": first}))
 
 def test_every_xamm_help_builds_its_parser_without_the_heavy_libraries():
     out = subprocess.run(
-        [sys.executable, "-c", WALK % (FORBIDDEN,)],
+        [sys.executable, "-c", WALK % ((FORBIDDEN, ALLOWED), "xamm_data.cli.commands")],
         capture_output=True,
         text=True,
         cwd=REPO,
@@ -78,11 +96,9 @@ def test_every_xamm_help_builds_its_parser_without_the_heavy_libraries():
 
 
 def test_the_walk_would_see_a_heavy_import():
-    code = WALK.replace(
-        "from xamm_data.cli.commands import", "import polars\nfrom xamm_data.cli.commands import"
-    )
+    code = WALK.replace("FORBIDDEN, ALLOWED = %r", "import polars\nFORBIDDEN, ALLOWED = %r")
     out = subprocess.run(
-        [sys.executable, "-c", code % (FORBIDDEN,)],
+        [sys.executable, "-c", code % ((FORBIDDEN, ALLOWED), "xamm_data.cli.commands")],
         capture_output=True,
         text=True,
         cwd=REPO,
@@ -106,3 +122,93 @@ def test_completion_loads_shtab_only_when_asked_and_offers_its_shells():
         timeout=120,
     )
     assert out.returncode == 0 and "shtab" in out.stdout and "_shtab_xamm" in out.stdout
+
+
+def test_every_xamm_ingest_help_builds_its_parser_without_the_heavy_libraries():
+    """``xamm-ingest --help`` and each ``xamm-ingest FORMAT --help``: every format's declaration,
+    none of its readers, tables or pipeline."""
+    out = subprocess.run(
+        [sys.executable, "-c", WALK % ((FORBIDDEN, ALLOWED), "xamm_ingest.cli")],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+    )
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert {"", "rajaperf", "babelstream", "caliper", "hpctoolkit", "table", "benchpark"} <= set(
+        got["commands"]
+    )
+    assert got["first"] is None, got["first"]
+
+
+ONE_COMMAND = """
+import contextlib, io, json, sys
+from xamm_ingest.cli import main
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main(%r)
+print(json.dumps({"code": code, "loaded": sorted(sys.modules)}))
+"""
+
+
+def _loaded(argv: list[str], home) -> tuple[int, set[str]]:
+    out = subprocess.run(
+        [sys.executable, "-c", ONE_COMMAND % (argv,)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=300,
+        env={**os.environ, "XAMM_HOME": str(home)},
+    )
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    return got["code"], set(got["loaded"])
+
+
+def test_an_ingest_loads_its_own_format_and_no_other(tmp_path):
+    """A RAJAPerf ingest reads with the rajaperf format's code and no other format's, and never
+    loads completion, the Hub client or torch."""
+    code, loaded = _loaded(
+        ["rajaperf", str(FIXTURES / "rajaperf_sample"), "--dry-run", "--executor", "serial"],
+        tmp_path,
+    )
+    assert code == 0
+    assert "xamm_ingest.formats.rajaperf" in loaded  # the check can see a format's work
+    others = {m for m in WORK if m != "xamm_ingest.formats.rajaperf"} & loaded
+    assert others == set()
+    assert {"shtab", "huggingface_hub", "torch", "dask"} & loaded == set()
+
+
+PREDICT = """
+import contextlib, io, json, sys
+from xamm_data.cli.commands import main
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main(%r)
+print(json.dumps({"code": code, "loaded": sorted(sys.modules)}))
+"""
+
+
+@pytest.mark.data
+def test_predicting_a_profile_offline_loads_no_hub_client_and_only_its_format(
+    shared_data, tmp_path
+):
+    """``xamm predict lulesh.cali`` (the README's profile) with the embedded default predictor:
+    no Hub client, no completion, no torch, and of the formats only Caliper's work."""
+    cali = shared_data / "LLNL+thicket-tutorial/data/lulesh/230906-105532_880456_M8YbWSOYgGWa.cali"
+    out = subprocess.run(
+        [sys.executable, "-c", PREDICT % (["predict", str(cali), "--json"],)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=300,
+        env={**os.environ, "XAMM_HOME": str(tmp_path)},
+    )
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    loaded = set(got["loaded"])
+    assert got["code"] == 0
+    assert "xamm_ingest.formats.caliper" in loaded and "xamm_models.predictors.contract" in loaded
+    assert {m for m in WORK if m != "xamm_ingest.formats.caliper"} & loaded == set()
+    assert {m.split(".")[0] for m in loaded} & {
+        "huggingface_hub",
+        "shtab",
+        "torch",
+        "httpx",
+    } == set()

@@ -12,21 +12,18 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pydantic import ValidationError
-
-from xamm_data.cli.summary import print_frame, summarize_benchmark_runs
 from xamm_data.cli.tools import add_common, configure_logging, quiet_pipe
 from xamm_data.extras import install_hint
-from xamm_data.store.files import CorruptDataError
 from xamm_data.store.locations import store_arg
 from xamm_ingest import _allocator  # noqa: F401  (before polars loads: see the module)
+from xamm_ingest.choices import DEFAULT_BATCH_FILES, EXECUTORS, canonical_executor
 from xamm_ingest.errors import IngestError
 from xamm_ingest.format import Format, list_formats
-from xamm_ingest.pipeline import DEFAULT_BATCH_FILES, ingest
-from xamm_ingest.pipeline.executors import EXECUTORS, canonical_executor
-from xamm_ingest.records import Bounds
-from xamm_ingest.report import ArchiveReport
+
+if TYPE_CHECKING:
+    from xamm_ingest.records import Bounds
 
 BOUNDS_HELP = {
     "benchmark_runs": "min_time_per_rep_s (1e-10), max_time_per_rep_s (1e5), max_bytes_per_rep "
@@ -70,7 +67,7 @@ def _common_arguments(q: argparse.ArgumentParser, fmt: Format) -> None:
         default=[],
         metavar="NAME=VALUE",
         help="change a plausibility bound (repeatable): "
-        + BOUNDS_HELP.get(fmt.rows_table.name, "see xamm_ingest.records.Bounds"),
+        + BOUNDS_HELP.get(fmt.table_name or "", "see xamm_ingest.records.Bounds"),
     )
     q.add_argument(
         "--workers", type=int, default=None, help="parsing processes (default: CPU count)"
@@ -138,6 +135,11 @@ def build_parser(prog: str = "xamm-ingest") -> argparse.ArgumentParser:
 
 
 def _bounds(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Bounds:
+    # the records' checks (pydantic) load once a command is parsed, not for --help
+    from pydantic import ValidationError
+
+    from xamm_ingest.records import Bounds  # with the checks: after parsing
+
     try:
         return Bounds.from_items(args.bound)
     except (ValueError, ValidationError) as e:
@@ -180,12 +182,19 @@ def _options(args, parser) -> dict:
 
 def _nothing(report) -> bool:
     """Nothing ingestable was found (sources already stored count as found)."""
-    if isinstance(report, ArchiveReport):
+    if _is_archive(report):
         return report.rows == 0 and report.already_stored == 0
     return report.frame.is_empty()
 
 
-def _print_archive(report: ArchiveReport, s: dict) -> None:
+def _is_archive(report) -> bool:
+    # the report types (polars) load with the pipeline that made the report
+    from xamm_ingest.report import ArchiveReport
+
+    return isinstance(report, ArchiveReport)
+
+
+def _print_archive(report, s: dict) -> None:
     apps = f"   apps: {', '.join(s['apps']) or '-'}" if report.table == "app_profiles" else ""
     print(
         f"sources read: {s['sources_read']}   rows: {s['rows']}   "
@@ -225,13 +234,16 @@ def _print_report(report, args) -> None:
     if args.json:
         print(json.dumps(s, indent=2, default=str))
         return
-    if isinstance(report, ArchiveReport):
+    if _is_archive(report):
         _print_archive(report, s)
         if args.dry_run:
             print("dry run: nothing written")
         _print_problems(report)
         return
     if report.table == "benchmark_runs" and report.frame.height:
+        # the table printer (polars) loads only when there are rows to print
+        from xamm_data.cli.summary import print_frame, summarize_benchmark_runs
+
         print_frame(summarize_benchmark_runs(report.frame), title="ingested benchmark runs")
     what = (
         f"kernels: {s['kernels']}   variants: {', '.join(s['variants']) or '-'}"
@@ -303,6 +315,9 @@ def _print_problems(report, shown: int = 3) -> None:
 
 def _ingest(args, opts: dict):
     """The one pipeline, with the commit the command line chose."""
+    # the pipeline (polars, the store) loads once a command is parsed, not for --help
+    from xamm_ingest.pipeline import ingest
+
     return ingest(
         args._format,
         args.paths,
@@ -322,6 +337,9 @@ def main(argv: list[str] | None = None, prog: str = "xamm-ingest") -> int:
     args = parser.parse_args(argv)
     configure_logging(args)
     opts = _options(args, parser)
+
+    # the store's error type (polars) loads with the store
+    from xamm_data.store.files import CorruptDataError
 
     try:
         report = _ingest(args, opts)

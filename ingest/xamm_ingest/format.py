@@ -16,23 +16,29 @@ format that :func:`guess_format` finds for it.
 from __future__ import annotations
 
 import argparse
+import functools
+import importlib
 import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from pathlib import Path
-
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from xamm_data.errors import XammError
+from xamm_data.plugins import plugins
 from xamm_data.registry import Registry, UnknownNameError
-from xamm_data.tables.regions import RegionProfile, RegionProfileError
-from xamm_data.tables.schema import TableSchema
-from xamm_ingest.readers.base import ReadResult
-from xamm_ingest.sources import Plan, Task
+
+if TYPE_CHECKING:  # the types only: declaring a format loads neither polars nor its readers
+    import polars as pl
+
+    from xamm_data.tables.regions import RegionProfile
+    from xamm_data.tables.schema import TableSchema
+    from xamm_ingest.readers.base import ReadResult
+    from xamm_ingest.sources import Plan, Task
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "Deferred",
     "Format",
     "UnknownFormatError",
     "UnknownFormatNameError",
@@ -45,6 +51,54 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "xamm.formats"
+
+
+@functools.cache
+def _resolve(target: str) -> Any:
+    module, _, attr = target.partition(":")
+    obj: Any = importlib.import_module(module)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+class Deferred:
+    """A format's function named ``"module:attribute"``, imported on its first call.
+
+    A format declared with these loads none of its readers until it is used: ``--help`` lists every
+    format, and a command loads only the format it reads (an entry point's laziness, one level
+    down). Picklable (it is its name), so workers resolve it themselves.
+
+    Args:
+        target: ``"package.module:function"``.
+    """
+
+    __slots__ = ("target",)
+
+    def __init__(self, target: str) -> None:
+        module, sep, attr = target.partition(":")
+        if not (sep and module and attr):
+            raise ValueError(f"expected 'module:attribute', not {target!r}")
+        self.target = target
+
+    def resolve(self) -> Callable:
+        """The function itself (imported once)."""
+        return _resolve(self.target)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.resolve()(*args, **kwargs)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Deferred) and other.target == self.target
+
+    def __hash__(self) -> int:
+        return hash(self.target)
+
+    def __repr__(self) -> str:
+        return f"Deferred({self.target!r})"
+
+    def __reduce__(self):
+        return (Deferred, (self.target,))
 
 
 def _as_is(frame: pl.DataFrame, report, opts: dict) -> pl.DataFrame:
@@ -132,6 +186,9 @@ def _no_regions(path: Path, opts: dict) -> RegionProfile:
     Returns:
         Nothing: it raises.
     """
+    # heavy (pydantic): the profile types load only with a profile
+    from xamm_data.tables.regions import RegionProfileError
+
     raise RegionProfileError(f"{path}: this format holds no application profile")
 
 
@@ -154,7 +211,8 @@ class Format:
     Attributes:
         name: the sub-command (``xamm-ingest NAME``) and the registry key.
         summary: one line for ``--help`` and the format table.
-        table: the table its rows go to (None: a format ``xamm predict`` reads, never stored).
+        table: the table its rows go to, or its name (``"benchmark_runs"``: resolved when rows are
+            read); None: a format ``xamm predict`` reads, never stored.
         plan: ``plan(paths, opts) -> Plan``: the sources under ``paths`` (files ignored or refused
             at once are listed in the plan, with their reason).
         prepare: ``prepare(opts) -> opts``: checks and completes the options once, before any
@@ -183,7 +241,7 @@ class Format:
 
     name: str
     summary: str
-    table: TableSchema | None = None
+    table: TableSchema | str | None = None
     plan: Callable[[list[Path], dict], Plan] = _no_plan
     prepare: Callable[[dict], dict] = _same_options
     read: Callable[[Task, dict], ReadResult] = _no_read
@@ -215,6 +273,12 @@ class Format:
         return self.read_regions is not _no_regions
 
     @property
+    def table_name(self) -> str | None:
+        """The name of the table the format's rows go to (None: stored nowhere), without loading
+        the table's schema."""
+        return self.table if isinstance(self.table, str) or self.table is None else self.table.name
+
+    @property
     def rows_table(self) -> TableSchema:
         """The table the format's rows go to; a ``ValueError`` for a format read for prediction
         only."""
@@ -222,6 +286,11 @@ class Format:
             raise ValueError(
                 f"format {self.name!r} is read for prediction only; nothing is stored from it"
             )
+        if isinstance(self.table, str):
+            # heavy (polars): a table's schema, resolved when rows are read
+            from xamm_data.tables.schema import TABLES
+
+            return TABLES[self.table]
         return self.table
 
     def tasks(self, paths: list[Path], opts: dict, plan: Plan) -> Iterator[Task]:
@@ -265,7 +334,7 @@ def formats() -> Registry[Format]:
     global _REGISTRY
     if _REGISTRY is None:
         reg: Registry[Format] = Registry("format", error=UnknownFormatNameError)
-        for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        for ep in plugins(ENTRY_POINT_GROUP).values():
             try:
                 fmt = ep.load()
             except Exception as e:  # a third-party package's bug: say it, keep the others

@@ -23,7 +23,7 @@ from xamm_data.tables.regions import (
 from xamm_data.tables.schema import APP_PROFILES, BENCHMARK_RUNS
 from xamm_ingest import profiles
 from xamm_ingest.errors import IngestError, RecordError
-from xamm_ingest.format import Format
+from xamm_ingest.format import Deferred, Format
 from xamm_ingest.readers.base import ReadResult
 from xamm_ingest.readers.profile_common import whole_program
 from xamm_ingest.report import Rejected
@@ -32,6 +32,7 @@ from xamm_ingest.sources import Plan, Task
 __all__ = [
     "APP_PROFILES",
     "BENCHMARK_RUNS",
+    "Deferred",
     "Format",
     "IngestError",
     "Plan",

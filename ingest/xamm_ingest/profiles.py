@@ -19,8 +19,9 @@ from pydantic import ValidationError
 
 from xamm_data.tables.features import add_features
 from xamm_data.tables.schema import APP_PROFILES
-from xamm_data.tables.units import canonical
 from xamm_data.tables.validate import conform
+from xamm_ingest.arguments import add_map_argument as add_map_argument
+from xamm_ingest.arguments import add_sample_arguments as add_sample_arguments
 from xamm_ingest.errors import IngestError
 from xamm_ingest.machine_names import CONFIG_NAME, find_config, load_config
 from xamm_ingest.metadata_map import FIELDS, MetadataMap
@@ -177,52 +178,6 @@ def finish(frame: pl.DataFrame, report, opts: dict) -> pl.DataFrame:
     return conform(add_features(frame), APP_PROFILES)
 
 
-def _time_unit(text: str) -> str:
-    try:
-        return canonical(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-
-
-def add_sample_arguments(q: argparse.ArgumentParser) -> None:
-    """What the user states of every sample on the command line: the application, the machine,
-    parameters, ranks, threads, GPUs, device, runtime and time unit (a profile format's
-    ``add_arguments`` calls this).
-
-    Args:
-        q: the format's sub-command parser.
-    """
-    q.add_argument("--app", required=True, help="application name")
-    q.add_argument("--machine", help="machine id (required unless the profile names its cluster)")
-    q.add_argument(
-        "--param",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="application parameter (repeatable)",
-    )
-    q.add_argument("--threads", type=int, help="threads per rank")
-    q.add_argument("--ranks", type=int, help="MPI ranks (default: from the profile)")
-    q.add_argument("--gpus", type=int, help="GPUs used")
-    q.add_argument(
-        "--device",
-        choices=["cpu", "gpu"],
-        default=None,
-        help="the processor class (default: gpu when the profile's programming model is "
-        "CUDA, HIP, SYCL, ...; else cpu)",
-    )
-    q.add_argument(
-        "--runtime-s", type=float, help="runtime in seconds, when the profile has no time metric"
-    )
-    q.add_argument(
-        "--time-unit",
-        type=_time_unit,
-        metavar="UNIT",
-        help="unit of a time attribute that states none: s/sec/seconds, "
-        "ms/msec, us/usec/\u00b5s/microseconds, ns/nsec",
-    )
-
-
 def _parse_params(items: list[str], parser: argparse.ArgumentParser) -> dict:
     out = {}
     for item in items:
@@ -264,19 +219,6 @@ def sample_options(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
         err = e.errors()[0]
         parser.error(f"--{str(err['loc'][0]).replace('_', '-')}: {err['msg']}")
     return {"spec": spec}
-
-
-def add_map_argument(q: argparse.ArgumentParser) -> None:
-    """``--map COLUMN=KEY``: which metadata key fills which column (repeatable)."""
-    q.add_argument(
-        "--map",
-        action="append",
-        default=[],
-        metavar="COLUMN=KEY",
-        help="read COLUMN (variant, input_size, input_type, programming_model, ranks, "
-        "threads) from metadata key KEY before the default keys (repeatable; an "
-        "xamm.toml [metadata] table does the same per directory)",
-    )
 
 
 def map_options(args: argparse.Namespace, parser: argparse.ArgumentParser) -> dict:

@@ -142,7 +142,7 @@ def test_a_missing_extra_met_while_ingesting_is_one_line(monkeypatch, capsys, tm
     def needs_hatchet(*args, **kwargs):
         raise ModuleNotFoundError("No module named 'hatchet'", name="hatchet")
 
-    monkeypatch.setattr(cli, "ingest", needs_hatchet)
+    monkeypatch.setattr(cli, "_ingest", needs_hatchet)
     argv = ["hpctoolkit", str(tmp_path), "--app", "a", "--machine", "quartz", "--no-progress"]
     assert cli.main(argv) == 1
     err = capsys.readouterr().err

@@ -1,7 +1,7 @@
 """Publishing: datasets pushed to and pulled from the Hugging Face Hub (:mod:`.publish`,
 :mod:`.files`), the dataset registry and :func:`~xamm_data.hub.datasets.load_dataset`
-(:mod:`.datasets`) and the embedded snapshot (:mod:`.snapshot`). Imports the store,
-the machines, the tables and the base.
+(:mod:`.datasets`), the embedded snapshot (:mod:`.snapshot`) and saved models (:mod:`.models`).
+Imports the store, the machines, the tables and the base.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from xamm_data._lazy import lazy_exports
 
 # what ``xamm_data.hub`` exports (its main module's names), loaded on first use
 _PUBLIC = {
-    "hub_endpoint": "xamm_data.hub.publish",
-    "hub_offline": "xamm_data.hub.publish",
-    "snapshot_dir": "xamm_data.hub.publish",
+    "hub_endpoint": "xamm_data.hub.models",
+    "hub_offline": "xamm_data.hub.models",
+    "snapshot_dir": "xamm_data.hub.models",
     "HubUnavailableError": "xamm_data.hub.publish",
     "hub_errors": "xamm_data.hub.publish",
     "api": "xamm_data.hub.publish",

@@ -4,7 +4,8 @@ cache hit.
 * A dataset repo's card records, under ``xamm.partitions.<kind>.<machine>``, the ``sha256`` of each
   Parquet file.
 * A saved model folder holds ``xamm-files.json``: the SHA-256 of every other file in it (subfolders
-  included), written by ``save_pretrained`` (:class:`VerifiedHubMixin`), so every push carries it.
+  included), written by ``save_pretrained`` (:class:`~xamm_data.hub.models.VerifiedHubMixin`), so
+  every push carries it.
 * A signature repo's card records ``xamm.files``: the SHA-256 of each signature file.
 
 A pulled file is read only after its bytes match the recorded SHA-256, and the hash the Hub itself
@@ -24,8 +25,6 @@ import hashlib
 import json
 import re
 from pathlib import Path
-
-from huggingface_hub import ModelHubMixin
 
 from xamm_data.store.files import CorruptDataError
 
@@ -159,20 +158,8 @@ def verify_folder(folder: str | Path, where: str, *, required: bool) -> None:
         read_verified(folder / rel, want, f"{where}/{rel}")
 
 
-class VerifiedHubMixin(ModelHubMixin):
-    """``ModelHubMixin`` whose ``save_pretrained`` ends by writing ``xamm-files.json`` over
-    everything saved (weights, config, card). ``push_to_hub`` saves through it into the folder it
-    uploads, so every push carries the checksums a pull verifies."""
-
-    def save_pretrained(self, save_directory, *args, **kwargs):
-        out = super().save_pretrained(save_directory, *args, **kwargs)
-        write_manifest(save_directory)
-        return out
-
-
 __all__ = [
     "MANIFEST",
-    "VerifiedHubMixin",
     "check_hub_etag",
     "git_blob_id",
     "incomplete_download",

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 import re
 from pathlib import Path
 
@@ -39,79 +38,15 @@ from huggingface_hub.errors import (
 
 from xamm_data._version import __version__
 from xamm_data.errors import XammError
-from xamm_data.hub import snapshot
-from xamm_data.hub.files import (
-    check_hub_etag,
-    incomplete_download,
-    read_verified,
-    sha256,
-    verify_folder,
-)
+from xamm_data.hub.files import check_hub_etag, incomplete_download, read_verified, sha256
+from xamm_data.hub.models import hub_endpoint as hub_endpoint
+from xamm_data.hub.models import hub_offline as hub_offline
+from xamm_data.hub.models import snapshot_dir as snapshot_dir
 from xamm_data.store.files import CorruptDataError, parquet_bytes
 from xamm_data.store.store import Store, as_store, read_parquet_checked
 from xamm_data.tables.schema import DATA_KINDS, get_table
 
 _PARTITION = re.compile(r"^(?P<kind>[a-z_]+)/machine=(?P<machine>[^/]+)/data\.parquet$")
-
-
-def hub_endpoint() -> str | None:
-    """The Hub endpoint from ``HF_ENDPOINT`` (read now), or ``None`` for huggingface_hub's
-    default."""
-    return os.environ.get("HF_ENDPOINT") or None
-
-
-def hub_offline() -> bool:
-    """Whether ``HF_HUB_OFFLINE`` is set to a true value (read now)."""
-    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
-
-
-def snapshot_dir(
-    model_id: str,
-    *,
-    revision: str | None = None,
-    cache_dir=None,
-    force_download: bool = False,
-    local_files_only: bool = False,
-    token: str | bool | None = None,
-) -> Path:
-    """A saved model's folder: ``model_id`` itself if it is a local directory, else its Hub snapshot
-    at ``revision`` (through huggingface_hub's cache; offline, the cache only). A zoo model
-    (``xamm/<name>``) with no revision given and none pinned in
-    :data:`xamm_data.hub.snapshot.PINNED_MODELS` is the embedded snapshot's copy."""
-    d = Path(model_id)
-    if d.is_dir():
-        # a folder xamm saved carries its manifest: checked
-        verify_folder(d, str(d), required=False)
-        return d
-    embedded = snapshot.model_dir(model_id)
-    if embedded is not None and revision is None and snapshot.PINNED_MODELS.get(model_id) is None:
-        # nothing of it is pinned on the Hub: the package's own copy answers, at once
-        return embedded
-    revision = revision or snapshot.PINNED_MODELS.get(model_id)
-    # the client is loaded; the download API only when a Hub is used
-    from huggingface_hub import snapshot_download
-
-    try:
-        local = Path(
-            snapshot_download(
-                model_id,
-                revision=revision,
-                cache_dir=cache_dir,
-                force_download=force_download,
-                local_files_only=local_files_only or hub_offline(),
-                token=token,
-                endpoint=hub_endpoint(),
-            )
-        )
-    except OSError as e:
-        corrupt = incomplete_download(e, f"{model_id}@{revision or 'main'}")
-        if corrupt is None:
-            raise
-        raise corrupt from e
-    # every pull and every cache hit: each file against the manifest saved with it and the Hub's own
-    # hash
-    verify_folder(local, f"{model_id}@{revision or 'main'} (commit {local.name})", required=True)
-    return local
 
 
 class HubUnavailableError(XammError, RuntimeError):

@@ -16,7 +16,6 @@ import polars as pl
 
 from xamm_data.cli.tools import emit, write_table
 from xamm_data.plugins import load
-from xamm_data.stored_profiles import parse_select, stored_profile
 from xamm_data.tables.regions import RegionProfile, RegionProfileError
 
 #: columns of the whole-program table printed to a terminal
@@ -62,6 +61,9 @@ def read_profile(args) -> RegionProfile:
     if args.app:
         if not args.machine:
             raise RegionProfileError("--app NAME needs --machine M (where the app ran)")
+        # the store and the data sets: only a stored application needs them
+        from xamm_data.stored_profiles import parse_select, stored_profile
+
         select = parse_select(getattr(args, "select", None))
         return stored_profile(
             args.app, args.machine, store=getattr(args, "store", None), select=select

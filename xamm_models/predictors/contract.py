@@ -9,7 +9,9 @@ Every predictor is a :class:`Predictor`. It answers
 * ``rank_targets(profiles, source, targets)``: the same rows ordered fastest first per profile,
   with ``rank`` (1 = fastest) and ``p_fastest`` (null without intervals).
 
-Persistence goes through huggingface_hub's ``ModelHubMixin``: this base implements
+Persistence follows huggingface_hub's ``ModelHubMixin`` contract
+(:class:`~xamm_data.hub.models.VerifiedHubMixin`, which loads the Hub client only to talk to a Hub
+or write a card): this base implements
 ``_save_pretrained`` and ``_from_pretrained`` once (the marker file with the kind and its format
 version, the model card, the manifest of checksums), and a kind implements only
 ``_save_state`` / ``_load_state`` (its own files) and ``_card_body`` (its card's sections).
@@ -23,17 +25,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from statistics import NormalDist
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 import polars as pl
-from huggingface_hub import ModelCard
 
 from xamm_data._version import __version__
-from xamm_data.hub.files import VerifiedHubMixin
+from xamm_data.hub.models import VerifiedHubMixin
 from xamm_models.errors import SavedFormatError, WrongKindError
 from xamm_models.predictors.cards import card_datasets_and_metrics, metrics_table
 from xamm_models.predictors.kinds import kind_of, loading, resolve_folder
+
+if TYPE_CHECKING:
+    from huggingface_hub import ModelCard
 
 #: The columns of every ``predict`` answer, in order (``app``/``app_params`` when given).
 PREDICTION_COLUMNS: tuple[str, ...] = (
@@ -366,6 +370,9 @@ class Predictor(VerifiedHubMixin):
     def card(self) -> ModelCard:
         """The model card, from the one template every kind shares: Hub metadata, title, the kind's
         sections, the official splits' metrics and the saved format."""
+        # huggingface_hub's card engine: only a saved or pushed model writes its card
+        from huggingface_hub import ModelCard
+
         title, body = self._card_body()
         t = self.card_training
         tags = ", ".join(["xamm", "hpc", "performance-prediction", *self.card_tags])

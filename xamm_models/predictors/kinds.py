@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from xamm_data.hub.publish import snapshot_dir
+from xamm_data.hub.models import snapshot_dir
 from xamm_data.registry import Registry
 
 
@@ -122,7 +122,7 @@ _RESOLVED: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar(
 
 def resolve_folder(model_id: str, *, revision: str | None = None, **hub) -> Path:
     """A saved model's folder, resolved and its files checked once per load
-    (:func:`~xamm_data.hub.publish.snapshot_dir`); a folder this load already resolved is
+    (:func:`~xamm_data.hub.models.snapshot_dir`); a folder this load already resolved is
     returned at once.
 
     Args:

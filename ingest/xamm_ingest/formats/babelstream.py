@@ -17,21 +17,18 @@ to say it.
 
 from __future__ import annotations
 
-import argparse
 import re
 from pathlib import Path
 
 import polars as pl
 
 from xamm_data.machines import registry as machines
-from xamm_data.tables.schema import BENCHMARK_RUNS
 from xamm_ingest.errors import IngestError
-from xamm_ingest.format import Format
 from xamm_ingest.machine_names import find_config, load_config, source_machine
 from xamm_ingest.readers import babelstream as bs
 from xamm_ingest.readers.base import ReadResult, Source, provenance
 from xamm_ingest.report import Rejected
-from xamm_ingest.sources import Plan, Task, ingest_root, list_files, same_directory
+from xamm_ingest.sources import Plan, Task, ingest_root, list_files
 
 SKIPPED_NAMES = (".gitignore", "xamm.toml")
 HOW = (
@@ -216,84 +213,3 @@ def finish(frame: pl.DataFrame, report, opts: dict) -> pl.DataFrame:
                 )
                 report.rejected.append(Rejected(f, f"{f}: {problem}", problem))
     return frame.filter(~pl.col("source_path").is_in(sorted(bad))) if bad else frame
-
-
-def guess(path: Path) -> bool:
-    """A text file whose first 4 KiB hold BabelStream's banner (``BabelStream`` and ``Version``) or
-    the header of its ``--csv`` table."""
-    path = Path(path)
-    if not path.is_file():
-        return False
-    try:
-        with open(path, "rb") as f:
-            head = f.read(4096)
-    except OSError:
-        return False
-    return (b"BabelStream" in head and b"Version" in head) or bs.CSV_HEAD.encode() in head
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    """What BabelStream does not record: machine, compiler, device, implementation."""
-    p.add_argument("--machine", help="machine id for every file")
-    p.add_argument("--compiler", help="compiler of every file, e.g. gcc-12.1")
-    p.add_argument(
-        "--device", choices=["cpu", "gpu"], help="for runs that do not name their device"
-    )
-    p.add_argument(
-        "--implementation",
-        help="for runs that name none (--csv output), as BabelStream spells it, e.g. CUDA",
-    )
-    p.add_argument(
-        "--one-device",
-        action="store_true",
-        help="the device names the runs of one machine print are one device (e.g. gfx90a and "
-        "'AMD Instinct MI210'); without it, two names of one kind refuse those runs",
-    )
-    p.add_argument(
-        "--path-pattern",
-        action="append",
-        default=[],
-        metavar="REGEX",
-        help="regular expression searched in each file's path under the ingest root; its named "
-        "groups machine, compiler, device supply those facts (repeatable: first match wins)",
-    )
-
-
-def options(args: argparse.Namespace, parser: argparse.ArgumentParser) -> dict:
-    """The pipeline options of the command line; a pattern that does not compile is a usage
-    error."""
-    for pattern in args.path_pattern:
-        try:
-            re.compile(pattern)
-        except re.error as e:
-            parser.error(f"--path-pattern {pattern!r}: {e}")
-    return {
-        "machine": args.machine,
-        "device": args.device,
-        "compiler": args.compiler,
-        "implementation": args.implementation,
-        "one_device": args.one_device,
-        "path_patterns": tuple(args.path_pattern),
-    }
-
-
-FORMAT = Format(
-    name="babelstream",
-    summary="BabelStream outputs (v3-v5, plain or --csv; many runs a file)",
-    table=BENCHMARK_RUNS,
-    plan=plan,
-    read=read,
-    finish=finish,
-    guess=guess,
-    add_arguments=add_arguments,
-    options=options,
-    group_of=same_directory,
-    description="Read BabelStream outputs (directories are searched recursively) into the "
-    "benchmark_runs table as Stream_* rows. BabelStream records no machine and no compiler: say "
-    "them with --machine/--compiler, an xamm.toml beside the runs, or --path-pattern.",
-    examples=(
-        "xamm-ingest babelstream ./stream-runs --machine v100-isambard --dry-run",
-        "xamm-ingest babelstream ./uob --path-pattern 'babelstream-(?P<machine>[a-z0-9]+)_' "
-        "--dry-run",
-    ),
-)

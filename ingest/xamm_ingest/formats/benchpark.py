@@ -18,21 +18,18 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from xamm_data.tables.schema import BENCHMARK_RUNS
 from xamm_ingest.errors import IngestError
-from xamm_ingest.format import Format
 from xamm_ingest.formats import rajaperf
 from xamm_ingest.readers.base import ReadResult
 from xamm_ingest.readers.ramble import (
     experiment_dirs,
     find_workspaces,
     inside,
-    is_workspace,
     read_workspace,
     workspace_of,
 )
 from xamm_ingest.report import Rejected
-from xamm_ingest.sources import Plan, Task, ingest_root, same_directory
+from xamm_ingest.sources import Plan, Task, ingest_root
 
 #: what Ramble writes in an experiment directory that is no benchmark output
 RAMBLE_FILES = ("ramble_inventory.json", "execute_experiment", ".ramble-experiment")
@@ -96,30 +93,3 @@ def read(task: Task, opts: dict) -> ReadResult:
     for row in got.rows:
         row["run_metadata"] = meta
     return got
-
-
-def guess(path: Path) -> bool:
-    """A Ramble workspace directory (by its ``configs/ramble.yaml`` and ``experiments/``)."""
-    return Path(path).is_dir() and is_workspace(Path(path))
-
-
-FORMAT = Format(
-    name="benchpark",
-    summary="Benchpark/Ramble workspaces: their RAJAPerf experiments, with the experiment's "
-    "system, modifiers and variables",
-    table=BENCHMARK_RUNS,
-    plan=plan,
-    read=read,
-    finish=rajaperf.finish,
-    guess=guess,
-    add_arguments=rajaperf.add_arguments,
-    options=rajaperf.options,
-    group_of=same_directory,
-    description="Read the RAJAPerf experiments of Benchpark/Ramble workspaces (a workspace, a "
-    "Benchpark experiment or an experiments root; searched recursively) into the "
-    "benchmark_runs table, each row with the workflow's metadata in run_metadata.",
-    examples=(
-        "xamm-ingest benchpark ./benchpark-root --machine dane   every workspace under it",
-        "xamm-ingest benchpark ./benchpark-root --dry-run --json",
-    ),
-)

@@ -13,14 +13,16 @@ import argparse
 from pathlib import Path
 
 from xamm_data.tables.regions import LINE_BYTES, RegionProfile
-from xamm_data.tables.schema import APP_PROFILES
 from xamm_ingest import profiles
-from xamm_ingest.format import Format
 from xamm_ingest.readers import caliper_profile
 from xamm_ingest.readers.base import ReadResult
 from xamm_ingest.readers.caliper_regions import read_caliper_regions
-from xamm_ingest.sniff import CALIPER_SUFFIXES, is_caliper_file
+from xamm_ingest.sniff import CALIPER_SUFFIXES
 from xamm_ingest.sources import Task
+
+plan = profiles.plan_files("caliper", CALIPER_SUFFIXES)
+walk = profiles.walk_file_tasks("caliper", CALIPER_SUFFIXES)
+prepare = profiles.require_spec("caliper")
 
 
 def read(task: Task, opts: dict) -> ReadResult:
@@ -42,37 +44,6 @@ def read_regions(path: Path, opts: dict) -> RegionProfile:
     )
 
 
-def add_arguments(q: argparse.ArgumentParser) -> None:
-    """The sample options and ``--map``."""
-    profiles.add_sample_arguments(q)
-    profiles.add_map_argument(q)
-
-
 def options(args: argparse.Namespace, parser: argparse.ArgumentParser) -> dict:
     """The sample spec and the metadata map."""
     return {**profiles.sample_options(args, parser), **profiles.map_options(args, parser)}
-
-
-FORMAT = Format(
-    name="caliper",
-    summary="Caliper application profiles (.cali, or .json: json-split or format json(object))",
-    table=APP_PROFILES,
-    plan=profiles.plan_files("caliper", CALIPER_SUFFIXES),
-    walk=profiles.walk_file_tasks("caliper", CALIPER_SUFFIXES),
-    prepare=profiles.require_spec("caliper"),
-    read=read,
-    finish=profiles.finish,
-    guess=is_caliper_file,
-    read_regions=read_regions,
-    add_arguments=add_arguments,
-    options=options,
-    batched=True,
-    description="Read Caliper application profiles (.cali, or .json: json-split or format "
-    "json(object)) into the app_profiles table, one sample each.",
-    examples=(
-        "xamm-ingest caliper ./profiles --app Laghos --machine ruby --time-unit usec",
-        "xamm-ingest caliper ./profiles --app Laghos --machine ruby --time-unit usec --map "
-        "variant=implementation --batch-files 500   a team's key as the variant; a rerun skips "
-        "what is stored",
-    ),
-)

@@ -10,15 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from xamm_data.tables.regions import LINE_BYTES, RegionProfile
-from xamm_data.tables.schema import APP_PROFILES
 from xamm_ingest import profiles
-from xamm_ingest.format import Format
 from xamm_ingest.readers import hpctoolkit
 from xamm_ingest.readers.base import ReadResult
 from xamm_ingest.readers.hpctoolkit_regions import read_hpctoolkit_regions
 from xamm_ingest.report import Rejected
-from xamm_ingest.sniff import is_hpctoolkit_database
 from xamm_ingest.sources import Plan, Task, ingest_root, list_files
+
+prepare = profiles.require_spec("hpctoolkit")
 
 
 def plan(paths: list[Path], opts: dict) -> Plan:
@@ -44,25 +43,3 @@ def read_regions(path: Path, opts: dict) -> RegionProfile:
     return read_hpctoolkit_regions(
         Path(path), line_bytes=opts.get("line_bytes") or LINE_BYTES, clock_ghz=opts.get("clock_ghz")
     )
-
-
-FORMAT = Format(
-    name="hpctoolkit",
-    summary="HPCToolkit database directories (old experiment.xml or new meta.db format)",
-    table=APP_PROFILES,
-    plan=plan,
-    prepare=profiles.require_spec("hpctoolkit"),
-    read=read,
-    finish=profiles.finish,
-    guess=is_hpctoolkit_database,
-    read_regions=read_regions,
-    add_arguments=profiles.add_sample_arguments,
-    options=profiles.sample_options,
-    batched=True,
-    description="Read HPCToolkit database directories (old experiment.xml or new meta.db "
-    "format) into the app_profiles table, one sample each.",
-    examples=(
-        "xamm-ingest hpctoolkit ./hpctoolkit-lulesh-database --app LULESH --machine quartz "
-        "--param size=30 --ranks 8",
-    ),
-)

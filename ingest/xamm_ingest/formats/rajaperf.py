@@ -24,28 +24,23 @@ The CSV files of a run record no machine: without ``--machine`` or an ``xamm.tom
 
 from __future__ import annotations
 
-import argparse
 import collections
 from pathlib import Path
 
 import polars as pl
 
 from xamm_data.tables.schema import BENCHMARK_RUNS
+from xamm_ingest.arguments import AGREE_RTOL
 from xamm_ingest.errors import IngestError
-from xamm_ingest.format import Format
 from xamm_ingest.machine_names import find_config, load_config, machine_id
 from xamm_ingest.readers import rajaperf_caliper, rajaperf_csv
 from xamm_ingest.readers.base import ReadResult, Source
 from xamm_ingest.records import PER_REP, DroppedRecord
 from xamm_ingest.report import Rejected
 from xamm_ingest.sniff import json_kind
-from xamm_ingest.sources import Plan, Task, ingest_root, list_files, same_directory
+from xamm_ingest.sources import Plan, Task, ingest_root, list_files
 
 IGNORED_CSV_SUFFIXES = ("-fom.csv",)
-# Two timers of one run (docs/formats.md): same-run pairs differ by a median 1.8e-4 and at most
-# 1.2e-2 relative
-# in real outputs; the gross class (another run, a pass count applied twice) differs by 2x or more.
-AGREE_RTOL = 0.05
 TIMER_METRIC = "rajaperf_timer.time_per_rep_s"
 NO_MACHINE = (
     "RAJAPerf CSV files carry no machine name{why}; pass --machine "
@@ -440,65 +435,3 @@ def _inherit_run_metadata(csv: pl.DataFrame, merged_pairs: pl.DataFrame) -> pl.D
         .alias("threads")
     )
     return out.select(csv.columns)
-
-
-def guess(path: Path) -> bool:
-    """A RAJAPerf CSV file (by its name, as RAJAPerf writes it) or a Thicket's ``to_json()``.
-    A ``.cali`` file is not guessed: an application's Caliper profile looks the same."""
-    path = Path(path)
-    if path.suffix.lower() == ".csv":
-        return bool(rajaperf_csv.ROLE_RE.match(path.name)) and path.is_file()
-    return path.suffix.lower() == ".json" and json_kind(path) == "thicket"
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    """``--machine`` and ``--rtol``."""
-    p.add_argument(
-        "--machine",
-        help="machine id for every file (CSV runs carry none; Caliper files must agree)",
-    )
-    p.add_argument(
-        "--rtol",
-        type=float,
-        default=None,
-        help="relative agreement required between the CSV's and Caliper's times of one run "
-        f"(default {AGREE_RTOL}; a record beyond it is refused in both files, see "
-        "docs/formats.md)",
-    )
-
-
-def options(args: argparse.Namespace, parser: argparse.ArgumentParser) -> dict:
-    """The pipeline options of ``--machine`` and ``--rtol``."""
-    if args.rtol is not None and not args.rtol > 0:
-        parser.error(f"--rtol must be > 0, not {args.rtol}")
-    return {"machine": args.machine, **({} if args.rtol is None else {"rtol": args.rtol})}
-
-
-FORMAT = Format(
-    name="rajaperf",
-    summary="RAJAPerf runs: Caliper .cali / JSON (json-split, format json(object)), Thicket "
-    "to_json, CSV",
-    table=BENCHMARK_RUNS,
-    plan=plan,
-    read=read,
-    finish=finish,
-    guess=guess,
-    add_arguments=add_arguments,
-    options=options,
-    group_of=same_directory,
-    description="Read RAJAPerf outputs (directories are searched recursively) into the "
-    "benchmark_runs table.",
-    examples=(
-        "xamm-ingest rajaperf ./runs                        machine names from the Caliper "
-        "metadata",
-        "xamm-ingest rajaperf ./h100-runs --machine h100-node",
-        "xamm-ingest rajaperf ./runs --dry-run --json       read and validate only; print the "
-        "summary as JSON",
-        "xamm-ingest rajaperf ./runs --strict               fail (exit 1, write nothing) if any "
-        "file or record is rejected",
-        "xamm-ingest rajaperf ./runs --bound max_time_per_rep_s=1e6   allow slower repetitions "
-        "than the default bound",
-        "xamm-ingest rajaperf tk.json                       a Thicket's to_json() file, one "
-        "source with many profiles",
-    ),
-)

@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from xamm_data.store.store import Store, as_store
+from xamm_ingest.choices import DEFAULT_BATCH_FILES, EXECUTORS, canonical_executor
 from xamm_ingest.errors import IngestError
 from xamm_ingest.format import Format, get_format
 from xamm_ingest.machine_names import (
@@ -38,8 +39,6 @@ from xamm_ingest.machine_names import (
 )
 from xamm_ingest.pipeline.commit import Batches, Whole, chunks, unheld_chunks
 from xamm_ingest.pipeline.executors import (
-    EXECUTORS,
-    canonical_executor,
     in_order,
     progress_bar,
     submitter,
@@ -73,7 +72,6 @@ __all__ = [
 log = logging.getLogger("xamm_ingest.pipeline")
 
 COMMITS = ("once", "batches")
-DEFAULT_BATCH_FILES = 1000  # sources per commit
 CHUNK_FILES = 64  # sources per task sent to a local worker (it only parses)
 DASK_CHUNK_FILES = 256  # sources per task sent to a Dask worker (it parses and checks)
 

@@ -11,6 +11,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 
+from xamm_ingest.choices import EXECUTORS
 from xamm_ingest.format import get_format
 from xamm_ingest.pipeline.commit import hashed
 from xamm_ingest.pipeline.stages import check_batch, read_chunk
@@ -18,17 +19,7 @@ from xamm_ingest.sources import Task
 
 __all__ = ["CONNECT_TIMEOUT_S", "EXECUTORS", "in_order", "progress_bar", "submitter"]
 
-EXECUTORS = ("serial", "processes", "dask")
-ALIASES = {"local": "processes"}  # a synonym scripts may use
 CONNECT_TIMEOUT_S = 10
-
-
-def canonical_executor(name: str) -> str:
-    """The executor ``name`` stands for; a ``ValueError`` lists the valid ones."""
-    name = ALIASES.get(name, name)
-    if name not in EXECUTORS:
-        raise ValueError(f"unknown executor {name!r}; expected one of {', '.join(EXECUTORS)}")
-    return name
 
 
 def read_checked_chunk(tasks: list[Task], fmt: str, opts: dict):

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
 from xamm_data.errors import XammError
+from xamm_ingest.sniff import BABELSTREAM_CSV_HEAD
 
 # Arrays each kernel reads and writes per element (BabelStream's ``sizes`` in main.cpp) and its
 # floating-point operations per element (the kernels in Stream.h's implementations).
@@ -77,7 +78,7 @@ _KERNEL_START = re.compile(r"^(Copy|Mul|Add|Triad|Dot|Nstream)\b")
 RUN_KERNELS = (("Copy", "Mul", "Add", "Triad", "Dot"), ("Nstream",))
 _ARRAY = re.compile(r"^Array size:\s*([0-9.]+)\s*(MB|MiB|KB)\b")
 _DEVICE = re.compile(r"^Using \S+ device\s*(.*?)\s*$")
-CSV_HEAD = "function,num_times,n_elements,sizeof,"
+CSV_HEAD = BABELSTREAM_CSV_HEAD
 
 
 class BabelStreamError(XammError, ValueError):

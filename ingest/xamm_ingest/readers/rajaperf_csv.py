@@ -33,12 +33,11 @@ from xamm_ingest.errors import IngestError, RecordError
 from xamm_ingest.readers.base import ReadResult, Source, provenance
 from xamm_ingest.readers.names import canonical_kernel
 from xamm_ingest.readers.rajaperf_common import GIB, finish_row
+from xamm_ingest.sniff import RAJAPERF_CSV_RE
 
 READER = "xamm_ingest.readers.rajaperf_csv"
 RANKS_RE = re.compile(r"^\s*Kernels run (?:on (\d+) MPI ranks?|without MPI)\s*$")
-ROLE_RE = re.compile(
-    r"^(?P<prefix>.+)-(?P<role>kernel-run-data|kernel-details|kernels|timing-Average|timing-Minimum|timing-Maximum)\.csv$"
-)
+ROLE_RE = RAJAPERF_CSV_RE
 NOT_RUN = "Not run"
 REPORTED_RTOL = 1e-4  # printed bandwidth / GFLOP/s against bytes or flops per rep / time per rep
 

@@ -32,6 +32,7 @@ from pathlib import Path
 import yaml
 
 from xamm_ingest.errors import IngestError
+from xamm_ingest.sniff import is_ramble_workspace
 
 __all__ = ["RESULTS", "Workspace", "experiment_dirs", "find_workspaces", "inside", "workspace_of"]
 
@@ -47,7 +48,7 @@ KEYS = ("application_name", "workload_name", "experiment_name", "experiment_name
 
 def is_workspace(d: Path) -> bool:
     """A Ramble workspace: ``configs/ramble.yaml`` and ``experiments/``."""
-    return (d / CONFIG).is_file() and (d / "experiments").is_dir()
+    return is_ramble_workspace(d)
 
 
 def find_workspaces(path: Path) -> list[Path]:
