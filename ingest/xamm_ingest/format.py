@@ -290,6 +290,11 @@ class Format:
             # heavy (polars): a table's schema, resolved when rows are read
             from xamm_data.tables.schema import TABLES
 
+            if self.table not in TABLES:
+                raise ValueError(
+                    f"format {self.name!r} names table {self.table!r}; expected one of "
+                    + ", ".join(sorted(TABLES))
+                )
             return TABLES[self.table]
         return self.table
 
