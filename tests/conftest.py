@@ -3,6 +3,7 @@ server."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -18,8 +19,11 @@ sys.path.insert(0, str(FIXTURES))
 from s3_server import s3, s3_env  # noqa: E402, F401  (the local S3 server, for any test module)
 
 DATA_FIXTURES = {"shared_data", "rajaperf_sets"}
-SLOW_SECONDS = 3.0  # tests measured above this on the 2-core CI machine are marked slow (see SLOW)
-SLOW = {  # the fast lane (pytest -m "not slow") leaves these to CI; each took over SLOW_SECONDS
+SLOW_SECONDS = 3.0  # tests measured above this on the 2-core CI machine are marked slow
+#: seconds per test (setup, call and teardown) of the last whole-suite run on the 2-core CI machine,
+#: written by ``python benchmarks/bench_tests.py --record``: every test above SLOW_SECONDS is slow
+DURATIONS = TESTS / "durations.json"
+SLOW = {  # slow whatever the record says (the fast lane, pytest -m "not slow", leaves them to CI)
     "test_relR_pairing_on_real_rows",
     "test_end_to_end_run_on_store_data",
     "test_embedders_round_trip_and_determinism",
@@ -56,15 +60,25 @@ SLOW = {  # the fast lane (pytest -m "not slow") leaves these to CI; each took o
 }
 
 
+def _recorded_slow() -> set[str]:
+    """The test ids the last recorded whole-suite run measured above :data:`SLOW_SECONDS`."""
+    if not DURATIONS.is_file():
+        return set()
+    seconds = json.loads(DURATIONS.read_text())["seconds"]
+    return {nodeid for nodeid, s in seconds.items() if s > SLOW_SECONDS}
+
+
 def pytest_collection_modifyitems(config, items):
     """Mark tests that read ../shared/data ``data`` and the long ones ``slow``, so the markers
     select."""
+    recorded = _recorded_slow()
     for item in items:
         if DATA_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.data)
-        if item.originalname in SLOW:
+        if item.originalname in SLOW or item.nodeid in recorded:
             item.add_marker(pytest.mark.slow)
-    if len(items) > 400:  # a whole-suite collection: every name in SLOW must still be a test
+    # a whole-suite collection (every test module): every name in SLOW must still be a test
+    if {item.path for item in items} >= set(TESTS.rglob("test_*.py")):
         stale = SLOW - {item.originalname for item in items}
         if stale:
             raise pytest.UsageError(f"tests/conftest.py SLOW names no test: {sorted(stale)}")

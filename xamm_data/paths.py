@@ -7,6 +7,7 @@ user's cache directory.
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -19,8 +20,16 @@ def _uri(value: str) -> bool:
 
 def xamm_home() -> Path:
     """The root of xamm's local files: ``$XAMM_HOME`` if set (and local), else the user cache
-    directory ``platformdirs`` gives for ``xamm`` (``~/.cache/xamm`` on Linux)."""
-    env = os.environ.get("XAMM_HOME")
+    directory ``platformdirs`` gives for ``xamm`` (``~/.cache/xamm`` on Linux). Read from the
+    environment at every call (a test or a script may change it)."""
+    return _home(
+        os.environ.get("XAMM_HOME"), os.environ.get("HOME"), os.environ.get("XDG_CACHE_HOME")
+    )
+
+
+@functools.lru_cache(maxsize=16)
+def _home(env: str | None, home: str | None, cache: str | None) -> Path:
+    # what xamm_home answers for these variables, worked out once (an ingest asks it per file)
     return (
         Path(env).expanduser()
         if env and not _uri(env)

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import functools
 import sys
-from importlib.metadata import EntryPoint, EntryPoints, entry_points
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any
 
 from xamm_data.extras import install_hint
 
@@ -28,9 +29,9 @@ MODELS_EXTRA = "pip install torch==2.13.0 'xamm[models]'"
 
 
 @functools.cache
-def _installed(path: tuple[str, ...]) -> EntryPoints:
+def _installed(path: tuple[str, ...]) -> Any:
     # one scan of every installed distribution's metadata per import path (a scan is ~30 ms, and a
-    # command asks several groups)
+    # command asks several groups); selectable by group on every Python xamm supports
     return entry_points()
 
 

@@ -23,6 +23,7 @@ or on the command line (``--map input_type=distribution``).
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from typing import ClassVar
@@ -57,9 +58,27 @@ HELD_ELSEWHERE = frozenset({"cluster"})
 GPU_MODELS = {"cuda", "hip", "sycl", "openacc", "opencl", "rocm"}
 
 
+@functools.lru_cache(maxsize=4096)
 def norm_key(name: str) -> str:
-    """A key as the map compares it: lower case, letters and digits only."""
+    """A key as the map compares it: lower case, letters and digits only (cached: a corpus repeats
+    its keys in every profile).
+
+    Args:
+        name: a metadata key as written.
+
+    Returns:
+        The key normalised.
+    """
     return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+@functools.lru_cache(maxsize=256)
+def _tried(user: tuple[str, ...], column: str) -> tuple[str, ...]:
+    out: list[str] = []
+    for k in (*user, *_DEFAULT_KEYS[column]):
+        if norm_key(k) not in out:
+            out.append(norm_key(k))
+    return tuple(out)
 
 
 class MappedMetadata(BaseModel):
@@ -99,11 +118,7 @@ class MetadataMap(BaseModel):
         Returns:
             The normalised keys in the order they are tried.
         """
-        out: list[str] = []
-        for k in (*getattr(self, column), *_DEFAULT_KEYS[column]):
-            if norm_key(k) not in out:
-                out.append(norm_key(k))
-        return tuple(out)
+        return _tried(tuple(getattr(self, column)), column)
 
     def merged(self, other: MetadataMap | None) -> MetadataMap:
         """This map with ``other``'s keys tried first and its value maps laid over this one's.

@@ -247,7 +247,8 @@ def _current() -> tuple[tuple[Machine, ...], Registry[Machine]]:
     path = user_file()
     stamp: tuple[str, int | None, int | None]
     try:
-        stamp = (str(path), path.stat().st_mtime_ns, path.stat().st_size)
+        st = path.stat()
+        stamp = (str(path), st.st_mtime_ns, st.st_size)
     except OSError:
         stamp = (str(path), None, None)
     if stamp not in _LOADED:

@@ -177,8 +177,10 @@ COUNTERS: tuple[Counter, ...] = (
 )
 
 
+@lru_cache(maxsize=8192)
 def _norm(name: str) -> str:
-    """Normalise a metric name so spelling variants compare equal.
+    """Normalise a metric name so spelling variants compare equal (cached: every profile of a
+    corpus names the same metrics).
 
     Strips HPCToolkit decorations (``PAPI_TOT_INS (I)``, ``cycles:Sum (E)``, ``PAPI_TOT_INS:Sum``),
     Caliper aggregation prefixes (``sum#papi.PAPI_TOT_INS``) and case.

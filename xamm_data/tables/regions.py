@@ -23,6 +23,7 @@ the rule it breaks; :func:`region_problems` checks many profiles' regions in one
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -222,6 +223,7 @@ def _tokens(name: str) -> list[str]:
     return [t for t in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if t]
 
 
+@functools.lru_cache(maxsize=8192)
 def region_category(name: str) -> str:
     """``communication``, ``io`` or ``compute`` from a region's label, as real profiles name them.
 
@@ -233,6 +235,8 @@ def region_category(name: str) -> str:
       ``cudaMemcpy``: a copy between host and device), or holds a word of
       :data:`COMMUNICATION_WORDS` (``halo_sendrecv``, ``exchange_irecv``);
     * everything else is compute.
+
+    Cached: a corpus repeats its labels in every profile.
 
     Args:
         name: the region's own label.

@@ -25,6 +25,7 @@ from xamm_data.tables.validate import ValidationError, validate
 from xamm_ingest.errors import IngestError
 from xamm_ingest.format import Format, get_format
 from xamm_ingest.machine_names import take_aliases, take_unknown
+from xamm_ingest.readers.base import relative_path
 from xamm_ingest.records import (
     DroppedRecord,
     check_benchmark_records,
@@ -76,10 +77,7 @@ def unexpected(path: Path, e: Exception) -> Rejected:
 
 
 def _rel(task: Task) -> str:
-    try:
-        return task.path.resolve().relative_to(task.root.resolve()).as_posix()
-    except ValueError:
-        return task.path.name
+    return relative_path(Path(task.path), Path(task.root))
 
 
 def read_one(task: Task, opts: dict) -> tuple[Outcome, list[dict], pl.DataFrame | None]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,14 +26,33 @@ class Source:
     ) -> Source:
         """The source at ``path`` under ``root``; ``sha256`` when the caller hashed it already."""
         path = Path(path)
-        root = Path(root) if root is not None else path.parent
-        try:
-            rel = path.resolve().relative_to(root.resolve()).as_posix()
-        except ValueError:
-            rel = path.name
+        rel = relative_path(path, Path(root) if root is not None else path.parent)
         if sha256 is None:
             sha256 = dir_sha256(path) if path.is_dir() else file_sha256(path)
         return cls(path=path, rel_path=rel, sha256=sha256)
+
+
+@functools.lru_cache(maxsize=256)
+def _resolved(root: Path) -> Path:
+    return root.resolve()
+
+
+@functools.lru_cache(maxsize=1024)
+def relative_path(path: Path, root: Path) -> str:
+    """``path`` relative to ``root`` as POSIX text (both resolved: links followed), or its name
+    when it is not under it. Cached: the pipeline and the reader ask it of the same source, and a
+    root is resolved once for all its files.
+
+    Args:
+        path: a source.
+        root: the ingest root.
+    """
+    # a file that is no link resolves as its directory does (one directory's files share it)
+    real = path.resolve() if path.is_symlink() else _resolved(path.parent) / path.name
+    try:
+        return real.relative_to(_resolved(root)).as_posix()
+    except ValueError:
+        return path.name
 
 
 @dataclass

@@ -37,7 +37,26 @@ _TOKEN = re.compile(r"((?:\\.|[^,=\\])*)([,=]|$)")
 _UNESCAPE = re.compile(r"\\(.)")
 
 
+# an escaped backslash, comma or equals sign as one control character while the line is split
+_CODED = "\x01\x02\x03"
+_DECODE = str.maketrans({"\x01": ",", "\x02": "=", "\x03": "\\"})
+
+
 def _split_escaped(line: str) -> dict[str, list[str]]:
+    """A line with escapes, split as :func:`_split_tokens` splits it: the three escapes Caliper
+    writes coded to control characters, the line split as a plain one, the codes decoded (a line
+    with another escape, a lone backslash or those characters already takes the tokenizer)."""
+    coded = line.replace("\\\\", "\x03").replace("\\,", "\x01").replace("\\=", "\x02")
+    if "\\" in coded or any(c in line for c in _CODED):
+        return _split_tokens(line)
+    out = {}
+    for field in coded.split(","):
+        parts = field.split("=")
+        out[parts[0].translate(_DECODE)] = [p.translate(_DECODE) for p in parts[1:]]
+    return out
+
+
+def _split_tokens(line: str) -> dict[str, list[str]]:
     result: dict[str, list[str]] = {}
     entry: list[str] = []
     for m in _TOKEN.finditer(line):

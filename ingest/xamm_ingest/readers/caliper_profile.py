@@ -18,7 +18,7 @@ from xamm_data.tables.regions import RegionProfileError
 from xamm_ingest.errors import IngestError
 from xamm_ingest.metadata_map import MetadataMap
 from xamm_ingest.readers.base import ReadResult, Source
-from xamm_ingest.readers.caliper_regions import read_caliper_regions
+from xamm_ingest.readers.caliper_regions import read_caliper_rows
 from xamm_ingest.readers.profile_common import SampleSpec, whole_program
 
 READER = "xamm_ingest.readers.caliper_profile"
@@ -39,9 +39,7 @@ def read_caliper_profile(
     """
     try:
         # the regions are checked with the rest of the batch (dispatch: _checked_profiles)
-        profile = read_caliper_regions(
-            src.path, time_unit=spec.time_unit, metadata_map=metadata_map, check=False
-        )
+        profile = read_caliper_rows(src.path, time_unit=spec.time_unit, metadata_map=metadata_map)
     except RegionProfileError as e:
         raise IngestError(src.path, _without_path(str(e), src)) from None
     row = whole_program(profile, spec, src, READER)

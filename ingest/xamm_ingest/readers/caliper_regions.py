@@ -54,6 +54,7 @@ from xamm_ingest.errors import IngestError
 from xamm_ingest.metadata_map import GPU_MODELS, HELD_ELSEWHERE, MetadataMap
 from xamm_ingest.readers.caliper_files import CaliperProfile, load_profile
 from xamm_ingest.readers.names import backend_device
+from xamm_ingest.readers.profile_common import RegionRows
 from xamm_ingest.readers.rajaperf_caliper import spot_ranks
 
 _ANNOTATIONS = ("Reps", "Bytes/Rep", "Flops/Rep", "Kernels/Rep")
@@ -415,10 +416,11 @@ def _time_plan(prof: CaliperProfile, numeric: list[str], time_unit, path: Path):
     return inc, exc, scale, per
 
 
-def _regions_frame(
+def _region_columns(
     prof: CaliperProfile, recs: list[dict], numeric: list[str], time_unit, line_bytes, path
-) -> tuple[pl.DataFrame, tuple[str, ...], str]:
-    """One row per region (the region contract's columns); the time attributes read; how."""
+) -> tuple[dict[str, list], tuple[str, ...], str]:
+    """The region contract's columns (one value per region, Python floats and strings: the values
+    :data:`SCHEMA` holds); the time attributes read; how."""
     inc, exc, scale, per = _time_plan(prof, numeric, time_unit, path)
     used = tuple(a for a in (inc, exc) if a)
     _refuse_non_finite(recs, [*used, *_counter_columns(numeric).values()], path)
@@ -428,7 +430,7 @@ def _regions_frame(
     incl, excl = _times(regions, inc, exc, scale)
     inner = {r.parent for r in regions.values()}
     declared = [r.declared and k not in inner for k, r in regions.items()]
-    columns = {
+    columns: dict[str, list] = {
         "region": list(regions),
         "name": [r.name for r in regions.values()],
         "parent": [r.parent for r in regions.values()],
@@ -451,7 +453,52 @@ def _regions_frame(
     )
     if untimed := sum(t is None for t in excl):
         how += f"; {untimed} untimed region(s) count 0 s"
-    return pl.DataFrame(columns, schema=SCHEMA), used, how
+    return columns, used, how
+
+
+def _read(path: Path, time_unit, line_bytes: int, metadata_map):
+    """(region columns, metadata, totals, notes) of one profile, read once."""
+    try:
+        prof = load_profile(path)
+    except IngestError as e:
+        raise RegionProfileError(str(e)) from None
+    recs = [r for r in prof.records if r.get("path")]
+    if not recs:
+        raise RegionProfileError(f"{path}: no region records (no 'path'); expected regions")
+    keys = sorted({k for r in recs for k in r} - _PLACE)
+    numeric = [
+        k
+        for k in keys
+        if any(_raw(r.get(k)) is not None for r in recs[:200])
+        and not isinstance(recs[0].get(k), list)
+    ]
+    columns, used, time_from = _region_columns(prof, recs, numeric, time_unit, line_bytes, path)
+    meta, notes = _caliper_meta(prof, path, recs, keys, time_from, metadata_map)
+    totals = _totals(recs, [k for k in numeric if k not in used])
+    return columns, meta, totals, notes
+
+
+def read_caliper_rows(
+    path: str | Path,
+    *,
+    time_unit: str | None = None,
+    line_bytes: int = LINE_BYTES,
+    metadata_map: MetadataMap | None = None,
+) -> RegionRows:
+    """A Caliper profile as :func:`read_caliper_regions` reads it, its regions as plain rows (no
+    table is built: an ingest stores one row per profile and checks a batch's regions at once).
+
+    Args:
+        path: a ``.cali`` or Caliper JSON file.
+        time_unit: the time attributes' unit where the file records none.
+        line_bytes: bytes per last-level-cache miss.
+        metadata_map: which metadata keys fill which fields (default: :class:`MetadataMap`).
+
+    Returns:
+        The profile's metadata, region rows, time and totals.
+    """
+    columns, meta, totals, notes = _read(Path(path), time_unit, line_bytes, metadata_map)
+    return RegionRows.of_columns(meta, columns, totals, notes)
 
 
 def read_caliper_regions(
@@ -477,23 +524,8 @@ def read_caliper_regions(
         The profile.
     """
     path = Path(path)
-    try:
-        prof = load_profile(path)
-    except IngestError as e:
-        raise RegionProfileError(str(e)) from None
-    recs = [r for r in prof.records if r.get("path")]
-    if not recs:
-        raise RegionProfileError(f"{path}: no region records (no 'path'); expected regions")
-    keys = sorted({k for r in recs for k in r} - _PLACE)
-    numeric = [
-        k
-        for k in keys
-        if any(_raw(r.get(k)) is not None for r in recs[:200])
-        and not isinstance(recs[0].get(k), list)
-    ]
-    regions, used, time_from = _regions_frame(prof, recs, numeric, time_unit, line_bytes, path)
+    columns, meta, totals, notes = _read(path, time_unit, line_bytes, metadata_map)
+    regions = pl.DataFrame(columns, schema=SCHEMA)
     if check:
         check_regions(regions, str(path))
-    meta, notes = _caliper_meta(prof, path, recs, keys, time_from, metadata_map)
-    totals = _totals(recs, [k for k in numeric if k not in used])
     return RegionProfile(meta, regions, totals, notes)

@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 import math
 import re
+from dataclasses import dataclass, field
 
+import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from xamm_data.tables import counters
-from xamm_data.tables.regions import RegionProfile
+from xamm_data.tables.regions import SCHEMA, ProfileMeta, RegionProfile
 from xamm_ingest.errors import IngestError
 from xamm_ingest.machine_names import machine_id, source_machine
 from xamm_ingest.metadata_map import GPU_MODELS
@@ -40,7 +42,52 @@ class SampleSpec(BaseModel):
         return machine_id(v) if v else v
 
 
-def whole_program(profile: RegionProfile, spec: SampleSpec, src: Source, reader: str) -> dict:
+@dataclass(frozen=True)
+class RegionRows:
+    """A profile read for the store: what :class:`~xamm_data.tables.regions.RegionProfile` holds,
+    its regions as the rows ``to_dicts`` would give (no table built per file)."""
+
+    meta: ProfileMeta
+    rows: list[dict]
+    runtime_s: float | None
+    totals: dict[str, float] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    @classmethod
+    def of_columns(
+        cls, meta: ProfileMeta, columns: dict[str, list], totals: dict, notes
+    ) -> RegionRows:
+        """The rows of the region contract's ``columns`` (each value already of its column's
+        type), and their time as :attr:`RegionProfile.runtime_s` sums it.
+
+        Args:
+            meta: the profile's metadata.
+            columns: one list per column of :data:`~xamm_data.tables.regions.SCHEMA`.
+            totals: each metric's total.
+            notes: what the reader noted.
+
+        Returns:
+            The profile's rows.
+        """
+        names = [c for c in SCHEMA if c in columns]
+        rows = [dict(zip(names, values)) for values in zip(*(columns[c] for c in names))]
+        # the same summation as the table's (polars), so a stored runtime is what predict reads
+        excl = pl.Series(columns["exclusive_s"], dtype=pl.Float64)
+        runtime = float(excl.sum()) if rows else None
+        return cls(meta, rows, runtime, totals, tuple(notes))
+
+
+def _regions_and_time(
+    profile: RegionProfile | RegionRows,
+) -> tuple[list[dict] | None, float | None]:
+    if isinstance(profile, RegionRows):
+        return profile.rows or None, profile.runtime_s
+    return (profile.regions.to_dicts() if profile.regions.height else None), profile.runtime_s
+
+
+def whole_program(
+    profile: RegionProfile | RegionRows, spec: SampleSpec, src: Source, reader: str
+) -> dict:
     """The ``app_profiles`` row of a profile read once (:mod:`xamm_ingest.regions`): its
     runtime is the sum of its regions' exclusive times, the regions themselves are kept, its
     metric totals become counters, its metadata the configuration columns. What ``spec`` states
@@ -64,8 +111,8 @@ def whole_program(profile: RegionProfile, spec: SampleSpec, src: Source, reader:
         raise IngestError(
             src.path, "no machine: the profile does not name one; pass --machine NAME"
         )
-    runtime_s, aggregation = profile.runtime_s, m.time_from
-    regions = profile.regions.to_dicts() if profile.regions.height else None
+    regions, runtime_s = _regions_and_time(profile)
+    aggregation = m.time_from
     if spec.runtime_s is not None:
         runtime_s, aggregation, regions = spec.runtime_s, "given on the command line", None
     if runtime_s is not None and not (math.isfinite(runtime_s) and runtime_s > 0):

@@ -1,0 +1,113 @@
+"""The per-file path against the parser under it, in CPU seconds, in one process.
+
+    python benchmarks/bench_per_file.py [--data ../shared/data] [--files 2000] [--runs 3] [--json F]
+
+On the first ``--files`` Caliper profiles of the parallel-sorting corpus (sorted by path), two
+figures side by side, in-process, in thread CPU seconds summed over chunks of 25 files taken in
+turn (the parser on a chunk, then the path on the same chunk: a machine whose speed drifts weighs on
+both alike), the median of ``--runs`` such passes:
+
+* **the parser**: :func:`xamm_ingest.readers.caliper_files.load_profile` on each file (read,
+  decode, parse the ``.cali`` stream into records, globals and attribute metadata);
+* **the per-file path**: what a worker does for each source of ``xamm-ingest caliper``: hash it and
+  read it into its ``app_profiles`` row (:func:`xamm_ingest.pipeline.stages.read_chunk` on hashed
+  tasks: regions, times, metadata, the row).
+
+The target: the per-file path at most 1.5x the parser. ``--json`` writes the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+CORPUS = Path("LLNL+thicket-tutorial") / "data" / "parallel-sorting"
+TARGET = 1.5
+
+
+CHUNK = 25
+
+
+def cpu_of(fn, *args) -> float:
+    """The thread CPU seconds of one call of ``fn``."""
+    t = time.thread_time()
+    fn(*args)
+    return time.thread_time() - t
+
+
+def measure(data: Path, n: int, runs: int) -> dict:
+    """The parser's and the per-file path's CPU seconds on the first ``n`` files."""
+    from xamm_ingest.pipeline.commit import hashed
+    from xamm_ingest.pipeline.stages import read_chunk
+    from xamm_ingest.readers import base
+    from xamm_ingest.readers.caliper_files import load_profile
+    from xamm_ingest.readers.profile_common import SampleSpec
+    from xamm_ingest.records import Bounds
+    from xamm_ingest.sources import Task
+
+    root = data / CORPUS
+    files = sorted(root.rglob("*.cali"))[:n]
+    opts = {"spec": SampleSpec(app="sort", machine="grace"), "bounds": Bounds()}
+    tasks = [Task("caliper", f, root) for f in files]
+
+    def parser(chunk):
+        for t in chunk:
+            load_profile(t.path)
+
+    def per_file(chunk):
+        assert sum(len(rows) for _, rows, _ in read_chunk([hashed(t) for t in chunk], opts)) == len(
+            chunk
+        )
+
+    def one_pass() -> tuple[float, float]:
+        if hasattr(base, "relative_path"):  # every pass resolves its paths as a new worker would
+            base.relative_path.cache_clear()
+        chunks = [tasks[i : i + CHUNK] for i in range(0, len(tasks), CHUNK)]
+        both = [(cpu_of(parser, c), cpu_of(per_file, c)) for c in chunks]
+        return sum(p for p, _ in both), sum(q for _, q in both)
+
+    one_pass()  # warm the page cache, the imports and the caches a worker fills on its first files
+    taken = [one_pass() for _ in range(runs)]
+    return {
+        "files": len(files),
+        "runs": runs,
+        "parser_cpu_s": statistics.median(p for p, _ in taken),
+        "per_file_cpu_s": statistics.median(q for _, q in taken),
+    }
+
+
+def report(f: dict) -> None:
+    """Print the two figures and the ratio against the target."""
+    ratio = f["per_file_cpu_s"] / f["parser_cpu_s"]
+    print(f"{f['files']} parallel-sorting Caliper profiles; medians of {f['runs']} runs, CPU s")
+    print(f"{'path':28s} {'cpu s':>7s} {'files/cpu-s':>12s}")
+    for name, key in (("the parser", "parser_cpu_s"), ("the per-file path", "per_file_cpu_s")):
+        print(f"{name:28s} {f[key]:7.2f} {f['files'] / f[key]:12.0f}")
+    verdict = "met" if ratio <= TARGET else "NOT met"
+    print(f"per-file path / parser: {ratio:.2f}x (target <= {TARGET:g}x: {verdict})")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
+    ap.add_argument("--files", type=int, default=2000)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--json", type=Path, help="write the figures here")
+    args = ap.parse_args()
+    if not (args.data / CORPUS).is_dir():
+        print(f"{args.data / CORPUS}: not found (the shared data)", file=sys.stderr)
+        return 1
+    figures = measure(args.data, args.files, args.runs)
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=1) + "\n")
+    report(figures)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
