@@ -1,6 +1,7 @@
 """The per-file path against the parser under it, in CPU seconds, in one process.
 
-    python benchmarks/bench_per_file.py [--data ../shared/data] [--files 2000] [--runs 3] [--json F]
+    python benchmarks/bench_per_file.py [--data ../shared/data] [--files 2000] [--runs 5]
+        [--out docs/bench/per-file.md --json docs/bench/per-file.json]
 
 On the first ``--files`` Caliper profiles of the parallel-sorting corpus (sorted by path), two
 figures side by side, in-process, in thread CPU seconds summed over chunks of 25 files taken in
@@ -13,17 +14,23 @@ both alike), the median of ``--runs`` such passes:
   read it into its ``app_profiles`` row (:func:`xamm_ingest.pipeline.stages.read_chunk` on hashed
   tasks: regions, times, metadata, the row).
 
-The target: the per-file path at most 1.5x the parser. ``--json`` writes the figures.
+The target: the per-file path at most 1.5x the parser. Beside them, the machine's floor: the CPU
+seconds of ``python -c pass`` as a process (the median of 7). ``--json`` writes the figures, from
+which ``report`` prints the page again (``tests/test_bench_pages.py``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import resource
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
+
+from _data import printed_to
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = Path("LLNL+thicket-tutorial") / "data" / "parallel-sorting"
@@ -81,9 +88,21 @@ def measure(data: Path, n: int, runs: int) -> dict:
     }
 
 
+def floor(runs: int = 7) -> float:
+    """The median CPU seconds of ``python -c pass`` as a fresh process."""
+    got = []
+    for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        got.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return statistics.median(got)
+
+
 def report(f: dict) -> None:
-    """Print the two figures and the ratio against the target."""
+    """Print the two figures, the machine's floor and the ratio against the target."""
     ratio = f["per_file_cpu_s"] / f["parser_cpu_s"]
+    print(f"floor: `python -c pass` {f['floor_cpu_s']:.3f} cpu-s (a process, median of 7)")
     print(f"{f['files']} parallel-sorting Caliper profiles; medians of {f['runs']} runs, CPU s")
     print(f"{'path':28s} {'cpu s':>7s} {'files/cpu-s':>12s}")
     for name, key in (("the parser", "parser_cpu_s"), ("the per-file path", "per_file_cpu_s")):
@@ -98,14 +117,16 @@ def main() -> int:
     ap.add_argument("--files", type=int, default=2000)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--json", type=Path, help="write the figures here")
+    ap.add_argument("--out", type=Path, help="also write what is printed here (a Markdown page)")
     args = ap.parse_args()
     if not (args.data / CORPUS).is_dir():
         print(f"{args.data / CORPUS}: not found (the shared data)", file=sys.stderr)
         return 1
-    figures = measure(args.data, args.files, args.runs)
+    figures = {**measure(args.data, args.files, args.runs), "floor_cpu_s": floor()}
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1) + "\n")
-    report(figures)
+    with printed_to(args.out, "bench_per_file.py"):
+        report(figures)
     return 0
 
 

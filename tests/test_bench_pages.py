@@ -57,3 +57,19 @@ def test_the_durations_record_sums_each_tests_phases_and_marks_the_slow_ones(tmp
     record.write_text(json.dumps({"cpus": 2, "seconds": got}))
     monkeypatch.setattr(conftest, "DURATIONS", record)
     assert conftest._recorded_slow() == {"tests/a.py::test_x[lassen cali]"}
+
+
+def test_the_per_file_page_is_regenerated_from_its_json():
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        import bench_per_file
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+    recorded = json.loads((REPO / "docs" / "bench" / "per-file.json").read_text())
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        bench_per_file.report(recorded)
+    page = (REPO / "docs" / "bench" / "per-file.md").read_text()
+    table = page.split("```text\n", 1)[1].split("```", 1)[0]
+    assert out.getvalue().strip() == table.strip()
+    assert "python -c pass" in table and "per-file path / parser" in table
