@@ -19,7 +19,7 @@ sys.path.insert(0, str(FIXTURES))
 from s3_server import s3, s3_env  # noqa: E402, F401  (the local S3 server, for any test module)
 
 DATA_FIXTURES = {"shared_data", "rajaperf_sets"}
-SLOW_SECONDS = 3.0  # tests measured above this on the 2-core CI machine are marked slow
+SLOW_SECONDS = 1.0  # tests measured above this on the 2-core CI machine are marked slow
 #: seconds per test (setup, call and teardown) of the last whole-suite run on the 2-core CI machine,
 #: written by ``python benchmarks/bench_tests.py --record``: every test above SLOW_SECONDS is slow
 DURATIONS = TESTS / "durations.json"

@@ -1,10 +1,12 @@
-"""The start-up page is what its benchmark prints from the figures it recorded: the table is
-regenerated from ``docs/bench/startup.json`` and compared with ``docs/bench/startup.md``; the
-floors are on the page beside the figures."""
+"""A benchmark page is what its benchmark prints from the figures it recorded: the table is
+regenerated from ``docs/bench/<page>.json`` and compared with ``docs/bench/<page>.md``, the
+machine's floors beside the figures (start-up, the per-file path); the test lanes' record of
+durations marks the slow tests."""
 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import io
 import json
 import sys
@@ -12,19 +14,27 @@ import sys
 from conftest import REPO
 
 
-def test_the_startup_page_is_regenerated_from_its_json():
+def regenerated(script: str, page: str, call) -> tuple[str, str]:
+    """(what ``call(module, recorded figures)`` prints, the table ``docs/bench/<page>.md`` holds)
+    for the benchmark ``benchmarks/<script>.py`` and its ``docs/bench/<page>.json``."""
     sys.path.insert(0, str(REPO / "benchmarks"))
     try:
-        import bench_startup
+        module = importlib.import_module(script)
     finally:
         sys.path.remove(str(REPO / "benchmarks"))
-    recorded = json.loads((REPO / "docs" / "bench" / "startup.json").read_text())
+    recorded = json.loads((REPO / "docs" / "bench" / f"{page}.json").read_text())
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        bench_startup.report(recorded["cases"], recorded["runs"])
-    page = (REPO / "docs" / "bench" / "startup.md").read_text()
-    table = page.split("```text\n", 1)[1].split("```", 1)[0]
-    assert out.getvalue().strip() == table.strip()
+        call(module, recorded)
+    text = (REPO / "docs" / "bench" / f"{page}.md").read_text()
+    return out.getvalue().strip(), text.split("```text\n", 1)[1].split("```", 1)[0].strip()
+
+
+def test_the_startup_page_is_regenerated_from_its_json():
+    printed, table = regenerated(
+        "bench_startup", "startup", lambda m, r: m.report(r["cases"], r["runs"])
+    )
+    assert printed == table
     assert "python -c pass" in table and "import polars, numpy, pydantic" in table
     # every --help case states its target against the floor
     helps = [ln for ln in table.splitlines() if "--help" in ln.split("  ")[0]]
@@ -39,20 +49,21 @@ def test_the_durations_record_sums_each_tests_phases_and_marks_the_slow_ones(tmp
 
     sys.path.insert(0, str(REPO / "benchmarks"))
     try:
-        import bench_tests
+        bench_tests = importlib.import_module("bench_tests")
     finally:
-        sys.path.pop(0)
+        sys.path.remove(str(REPO / "benchmarks"))
     out = "\n".join(
         [
             "============ slowest durations ============",
             "5.00s call     tests/a.py::test_x[lassen cali]",
             "0.50s setup    tests/a.py::test_x[lassen cali]",
-            "1.25s call     tests/b.py::test_y",
+            "0.25s call     tests/b.py::test_y",
             "(3 durations < 0.005s hidden.)",
         ]
     )
     got = bench_tests.durations(out)
-    assert got == {"tests/a.py::test_x[lassen cali]": 5.5, "tests/b.py::test_y": 1.25}
+    assert got == {"tests/a.py::test_x[lassen cali]": 5.5, "tests/b.py::test_y": 0.25}
+    assert 0.25 < conftest.SLOW_SECONDS < 5.5
     record = tmp_path / "durations.json"
     record.write_text(json.dumps({"cpus": 2, "seconds": got}))
     monkeypatch.setattr(conftest, "DURATIONS", record)
@@ -60,16 +71,6 @@ def test_the_durations_record_sums_each_tests_phases_and_marks_the_slow_ones(tmp
 
 
 def test_the_per_file_page_is_regenerated_from_its_json():
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    try:
-        import bench_per_file
-    finally:
-        sys.path.remove(str(REPO / "benchmarks"))
-    recorded = json.loads((REPO / "docs" / "bench" / "per-file.json").read_text())
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        bench_per_file.report(recorded)
-    page = (REPO / "docs" / "bench" / "per-file.md").read_text()
-    table = page.split("```text\n", 1)[1].split("```", 1)[0]
-    assert out.getvalue().strip() == table.strip()
+    printed, table = regenerated("bench_per_file", "per-file", lambda m, r: m.report(r))
+    assert printed == table
     assert "python -c pass" in table and "per-file path / parser" in table

@@ -80,15 +80,21 @@ print(json.dumps({"commands": [" ".join(p) for p in paths], "first": first}))
 """
 
 
-def test_every_xamm_help_builds_its_parser_without_the_heavy_libraries():
+def last_json(code: str, env: dict | None = None, timeout: int = 120) -> dict:
+    """The JSON line ``code`` prints last, run in a fresh interpreter in the checkout."""
     out = subprocess.run(
-        [sys.executable, "-c", WALK % ((FORBIDDEN, ALLOWED), "xamm_data.cli.commands")],
+        [sys.executable, "-c", code],
         capture_output=True,
         text=True,
         cwd=REPO,
-        timeout=120,
+        timeout=timeout,
+        env=env,
     )
-    got = json.loads(out.stdout.strip().splitlines()[-1])
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_every_xamm_help_builds_its_parser_without_the_heavy_libraries():
+    got = last_json(WALK % ((FORBIDDEN, ALLOWED), "xamm_data.cli.commands"))
     assert {"", "datasets list", "machines add", "predict", "compare", "amm diff"} <= set(
         got["commands"]
     ) and len(got["commands"]) >= 30
@@ -97,14 +103,7 @@ def test_every_xamm_help_builds_its_parser_without_the_heavy_libraries():
 
 def test_the_walk_would_see_a_heavy_import():
     code = WALK.replace("FORBIDDEN, ALLOWED = %r", "import polars\nFORBIDDEN, ALLOWED = %r")
-    out = subprocess.run(
-        [sys.executable, "-c", code % ((FORBIDDEN, ALLOWED), "xamm_data.cli.commands")],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        timeout=120,
-    )
-    first = json.loads(out.stdout.strip().splitlines()[-1])["first"]
+    first = last_json(code % ((FORBIDDEN, ALLOWED), "xamm_data.cli.commands"))["first"]
     assert first["command"] == "" and "polars" in first["loaded"]
 
 
@@ -127,14 +126,7 @@ def test_completion_loads_shtab_only_when_asked_and_offers_its_shells():
 def test_every_xamm_ingest_help_builds_its_parser_without_the_heavy_libraries():
     """``xamm-ingest --help`` and each ``xamm-ingest FORMAT --help``: every format's declaration,
     none of its readers, tables or pipeline."""
-    out = subprocess.run(
-        [sys.executable, "-c", WALK % ((FORBIDDEN, ALLOWED), "xamm_ingest.cli")],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        timeout=120,
-    )
-    got = json.loads(out.stdout.strip().splitlines()[-1])
+    got = last_json(WALK % ((FORBIDDEN, ALLOWED), "xamm_ingest.cli"))
     assert {"", "rajaperf", "babelstream", "caliper", "hpctoolkit", "table", "benchpark"} <= set(
         got["commands"]
     )
@@ -151,15 +143,7 @@ print(json.dumps({"code": code, "loaded": sorted(sys.modules)}))
 
 
 def _loaded(argv: list[str], home) -> tuple[int, set[str]]:
-    out = subprocess.run(
-        [sys.executable, "-c", ONE_COMMAND % (argv,)],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        timeout=300,
-        env={**os.environ, "XAMM_HOME": str(home)},
-    )
-    got = json.loads(out.stdout.strip().splitlines()[-1])
+    got = last_json(ONE_COMMAND % (argv,), {**os.environ, "XAMM_HOME": str(home)}, 300)
     return got["code"], set(got["loaded"])
 
 
@@ -193,15 +177,8 @@ def test_predicting_a_profile_offline_loads_no_hub_client_and_only_its_format(
     """``xamm predict lulesh.cali`` (the README's profile) with the embedded default predictor:
     no Hub client, no completion, no torch, and of the formats only Caliper's work."""
     cali = shared_data / "LLNL+thicket-tutorial/data/lulesh/230906-105532_880456_M8YbWSOYgGWa.cali"
-    out = subprocess.run(
-        [sys.executable, "-c", PREDICT % (["predict", str(cali), "--json"],)],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        timeout=300,
-        env={**os.environ, "XAMM_HOME": str(tmp_path)},
-    )
-    got = json.loads(out.stdout.strip().splitlines()[-1])
+    env = {**os.environ, "XAMM_HOME": str(tmp_path)}
+    got = last_json(PREDICT % (["predict", str(cali), "--json"],), env, 300)
     loaded = set(got["loaded"])
     assert got["code"] == 0
     assert "xamm_ingest.formats.caliper" in loaded and "xamm_models.predictors.contract" in loaded

@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 
 from xamm_data.hub import snapshot
 from xamm_data.hub.files import incomplete_download, verify_folder, write_manifest
+from xamm_data.store.files import CorruptDataError
 
 __all__ = ["CONFIG_NAME", "VerifiedHubMixin", "hub_endpoint", "hub_offline", "snapshot_dir"]
 
@@ -115,6 +116,25 @@ def _init_config(cls: type, args: tuple, kwargs: dict) -> dict | None:
     return config or None
 
 
+def _saved_config(path: Path) -> dict | None:
+    """The constructor's arguments a saved folder records (None: it records none); a file that is
+    not a JSON object is refused naming it."""
+    if not path.is_file():
+        return None
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as e:
+        raise CorruptDataError(
+            f"{path}: not JSON ({e}); expected the constructor's arguments"
+        ) from None
+    if not isinstance(config, dict):
+        raise CorruptDataError(
+            f"{path}: a JSON {type(config).__name__}; expected an object of the constructor's "
+            "arguments"
+        )
+    return config
+
+
 class VerifiedHubMixin:
     """huggingface_hub's ``ModelHubMixin`` contract (``save_pretrained``, ``from_pretrained``,
     ``push_to_hub``; the constructor's arguments in ``config.json``; ``library_name``, ``tags``,
@@ -193,15 +213,15 @@ class VerifiedHubMixin:
         hub = {k: kwargs.pop(k) for k in _HUB_ARGS if k in kwargs}
         model_id = str(pretrained_model_name_or_path)
         d = Path(model_id) if Path(model_id).is_dir() else snapshot_dir(model_id, **hub)
-        config = json.loads((d / CONFIG_NAME).read_text()) if (d / CONFIG_NAME).is_file() else None
-        if isinstance(config, dict):
+        config = _saved_config(d / CONFIG_NAME)
+        if config is not None:
             params = {p.name: p for p in _init_parameters(cls)}
             takes_any = any(p.kind is p.VAR_KEYWORD for p in params.values())
             for key, value in config.items():
                 if key in params or takes_any:
                     kwargs.setdefault(key, value)
         model = cls._from_pretrained(model_id=model_id, **hub, **kwargs)
-        if model._hub_config is None and isinstance(config, dict):
+        if model._hub_config is None and config is not None:
             model._hub_config = config
         return model
 
