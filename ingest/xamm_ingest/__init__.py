@@ -1,7 +1,8 @@
 """xamm_ingest: readers that turn HPC performance outputs into xamm tables.
 
-Installed from the folder ``ingest/xamm_ingest``. Every format is one module implementing the
-:class:`~xamm_ingest.format.Format` contract, registered through the ``xamm.formats`` entry points
+Installed from the folder ``ingest/xamm_ingest``. Every format is one
+:class:`~xamm_ingest.format.Format` declaration (its work in a module it names), registered through
+the ``xamm.formats`` entry points
 (another package adds its own the same way), and every ingest goes through one pipeline,
 :mod:`xamm_ingest.pipeline`. The public names load on first use, so ``xamm --help`` stays fast.
 """

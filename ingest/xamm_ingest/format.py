@@ -1,8 +1,9 @@
 """The format contract: what one input format is, and the registry of every installed one.
 
-One format = one module ending in ``FORMAT = Format(...)`` (xarray's ``BackendEntrypoint`` is the
-model), registered through the ``xamm.formats`` entry-point group. xamm's own formats are declared
-in its ``pyproject.toml`` the same way another package declares its own::
+One format = one ``Format(...)`` object (xarray's ``BackendEntrypoint`` is the model), registered
+through the ``xamm.formats`` entry-point group; its work may be named rather than loaded
+(:class:`Deferred`), as xamm's own are in :mod:`xamm_ingest.formats.catalog`. xamm's own formats are
+declared in its ``pyproject.toml`` the same way another package declares its own::
 
     [project.entry-points."xamm.formats"]
     toy = "my_package.toy:FORMAT"
