@@ -18,6 +18,12 @@ sys.path.insert(0, str(FIXTURES))
 
 from s3_server import s3, s3_env  # noqa: E402, F401  (the local S3 server, for any test module)
 
+# The suite runs a worker per core: a torch, XGBoost or BLAS pool per worker as wide as the machine
+# oversubscribes it (small models train 5x slower). One thread each, before any of them is imported;
+# the commands the tests start inherit it. A variable already set is the user's choice.
+for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
 DATA_FIXTURES = {"shared_data", "rajaperf_sets"}
 SLOW_SECONDS = 1.0  # tests measured above this on the 2-core CI machine are marked slow
 #: seconds per test (setup, call and teardown) of the last whole-suite run on the 2-core CI machine,

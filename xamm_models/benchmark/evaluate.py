@@ -115,6 +115,18 @@ under-prediction, so a tiny constant scores about 100% and "beats" a model that 
             "n": {s: p.height for s, p in self._scopes(df)},
         }
 
+    def pooled(self, data) -> dict:
+        """The pooled scores of every row (``eval(data)["pooled"]["all"]`` without the scenarios
+        and folds).
+
+        Args:
+            data: predictions in :attr:`expected_input_format`.
+
+        Returns:
+            ``{metric: {"value", "lo", "hi"}}``.
+        """
+        return bootstrap(self._check(data), n=self.n_boot, seed=self.seed, level=self.level)
+
     def compare(self, a, b) -> dict:
         """Entry ``a`` minus entry ``b`` on the same rows and resamples.
 

@@ -22,20 +22,25 @@ import polars as pl
 __all__ = ["sharpness"]
 
 
-def _figures(y: np.ndarray, lo: np.ndarray, hi: np.ndarray, roof: np.ndarray, alpha: float):
-    inside = (y >= lo) & (y <= hi)
-    cov = float(inside.mean())
-    width = hi - lo
-    score = width + 2 / alpha * (np.clip(lo - y, 0, None) + np.clip(y - hi, 0, None))
+def _narrower(y: np.ndarray, lo: np.ndarray, hi: np.ndarray, roof: np.ndarray):
+    """Coverage, median width, the roofline's half-width at that coverage, and ``narrower``."""
+    cov = float(((y >= lo) & (y <= hi)).mean())
+    width = float(np.median(hi - lo))
     half = float(np.quantile(np.abs(y - roof), cov))
+    return cov, width, half, (1 - width / (2 * half) if half > 0 else float("nan"))
+
+
+def _figures(y: np.ndarray, lo: np.ndarray, hi: np.ndarray, roof: np.ndarray, alpha: float):
+    cov, width, half, narrower = _narrower(y, lo, hi, roof)
+    score = (hi - lo) + 2 / alpha * (np.clip(lo - y, 0, None) + np.clip(y - hi, 0, None))
     roof_score = 2 * half + 2 / alpha * np.clip(np.abs(y - roof) - half, 0, None)
     return {
         "coverage": cov,
-        "median_width": float(np.median(width)),
+        "median_width": width,
         "interval_score": float(score.mean()),
         "roofline_width": 2 * half,
         "roofline_interval_score": float(roof_score.mean()),
-        "narrower": 1 - float(np.median(width)) / (2 * half) if half > 0 else float("nan"),
+        "narrower": narrower,
     }
 
 
@@ -50,7 +55,7 @@ def _one(df: pl.DataFrame, alpha: float, n_boot: int, seed: int) -> dict:
     got = []
     for _ in range(n_boot):
         pick = np.concatenate([rows[k] for k in rng.integers(0, len(apps), len(apps))])
-        got.append(_figures(y[pick], lo[pick], hi[pick], roof[pick], alpha)["narrower"])
+        got.append(_narrower(y[pick], lo[pick], hi[pick], roof[pick])[3])
     draws = np.asarray(got)
     draws = draws[np.isfinite(draws)]
     out["narrower_lo"], out["narrower_hi"] = (

@@ -73,19 +73,6 @@ def _checked(df: pl.DataFrame) -> pl.DataFrame:
     return df.with_columns(pl.col("y_true").cast(pl.Float64), pl.col("y_pred").cast(pl.Float64))
 
 
-def _pair_codes(df: pl.DataFrame) -> tuple[np.ndarray, int]:
-    """A dense code per (source, target), in sorted order: numpy sums over it are sequential, so the
-    same input always gives the same bits (polars' parallel group sums need not)."""
-    keys = df.select(pl.concat_str("source", pl.lit("\x00"), "target")).to_series().to_numpy()
-    uniq, codes = np.unique(keys, return_inverse=True)
-    return codes, len(uniq)
-
-
-def _centred_log_truth(df: pl.DataFrame, codes: np.ndarray, P: int) -> np.ndarray:
-    lt = np.log(df.get_column("y_true").to_numpy())
-    return lt - (np.bincount(codes, lt, P) / np.bincount(codes, minlength=P))[codes]
-
-
 def score(df: pl.DataFrame) -> dict[str, float | None]:
     """Every metric of :data:`METRICS` for one prediction frame (see the module docstring).
 
@@ -100,22 +87,45 @@ def score(df: pl.DataFrame) -> dict[str, float | None]:
     return {**_KernelStats(df).point(), "n": df.height}
 
 
+def _codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct values and each row's index into them."""
+    return np.unique(values, return_inverse=True)
+
+
 class _KernelStats:
     """Per-kernel sufficient statistics of one prediction frame: every metric of a resample of
     kernels is a function of how often each kernel was drawn (a weight vector), so a thousand
-    resamples are a few matrix products instead of a thousand frames."""
+    resamples are a few matrix products instead of a thousand frames. The frame is read in one
+    select; the rest is numpy, because the frames are small and a polars call per statistic costs
+    more than the arithmetic."""
 
     def __init__(self, df: pl.DataFrame):
-        self.apps = df.get_column("app").unique().sort().to_list()
-        idx = {a: i for i, a in enumerate(self.apps)}
-        err = (pl.col("y_pred") / pl.col("y_true")).log10().abs()
-        d = df.with_columns(
-            err.alias("_err"),
-            pl.col("app").replace_strict(idx, return_dtype=pl.Int64).alias("_k"),
+        d = df.select(
+            pl.col("app").cast(pl.String),
+            pl.col("y_true"),
+            pl.col("y_pred"),
+            (pl.col("y_pred") / pl.col("y_true")).log10().abs().alias("_err"),
             ((pl.col("y_pred") - pl.col("y_true")).abs() / pl.col("y_true") * 100).alias("_ape"),
+            pl.concat_str("source", pl.lit("\x00"), "target").alias("_pair"),
+            # a null sample or source is its own group, never part of a ranked pair
+            pl.concat_str(
+                *(pl.col(c).cast(pl.String).fill_null("\x01") for c in ("sample", "source")),
+                separator="\x00",
+            ).alias("_group"),
+            (pl.col("sample").is_not_null() & pl.col("source").is_not_null()).alias("_keyed"),
+            pl.col("target").cast(pl.String),
+            *(
+                [
+                    ((pl.col("y_true") >= pl.col("y_lo")) & (pl.col("y_true") <= pl.col("y_hi")))
+                    .cast(pl.Float64)
+                    .alias("_inside")
+                ]
+                if "y_lo" in df.columns and "y_hi" in df.columns
+                else []
+            ),
         )
-        K = len(self.apps)
-        k = d.get_column("_k").to_numpy()
+        apps, k = _codes(d.get_column("app").to_numpy())
+        self.apps, K = apps.tolist(), len(apps)
         e = d.get_column("_err").to_numpy()
         self.n = np.bincount(k, minlength=K).astype(float)
         self.sums = {
@@ -123,60 +133,51 @@ class _KernelStats:
             "within_2": np.bincount(k, e <= math.log10(2) + 1e-12, K),
             "mape": np.bincount(k, d.get_column("_ape").to_numpy(), K),
         }
-        if "y_lo" in d.columns and "y_hi" in d.columns:
-            inside = (d.get_column("y_true") >= d.get_column("y_lo")) & (
-                d.get_column("y_true") <= d.get_column("y_hi")
-            )
-            self.sums["coverage"] = np.bincount(k, inside.to_numpy().astype(float), K)
+        if "_inside" in d.columns:
+            self.sums["coverage"] = np.bincount(k, d.get_column("_inside").to_numpy(), K)
         order = np.argsort(e, kind="stable")
         self.err_sorted, self.k_sorted = e[order], k[order]
-        self._pairs(d, K)
-        self._ranks(d, K)
+        yt, yp = d.get_column("y_true").to_numpy(), d.get_column("y_pred").to_numpy()
+        self._pairs(d.get_column("_pair").to_numpy(), k, K, yt, yp)
+        self._ranks(d, k, K, yt, yp)
 
-    def _pairs(self, d: pl.DataFrame, K: int) -> None:
-        p, P = _pair_codes(d)
-        k = d.get_column("_k").to_numpy()
-        lt = _centred_log_truth(d, p, P)
-        res = (
-            np.log(d.get_column("y_true").to_numpy()) - np.log(d.get_column("y_pred").to_numpy())
-        ) ** 2
-        self.pair_n, self.pair_s, self.pair_s2, self.pair_res = (np.zeros((K, P)) for _ in range(4))
-        np.add.at(self.pair_n, (k, p), 1.0)
-        np.add.at(self.pair_s, (k, p), lt)
-        np.add.at(self.pair_s2, (k, p), lt**2)
-        np.add.at(self.pair_res, (k, p), res)
+    def _pairs(self, pair: np.ndarray, k: np.ndarray, K: int, yt, yp) -> None:
+        """Per (kernel, machine pair): count, sums of centred log truth and its square, and the
+        squared log residual (bincount sums in row order: the same bits on any run)."""
+        _, p = _codes(pair)
+        P = int(p.max()) + 1
+        lt = np.log(yt)
+        lt = lt - (np.bincount(p, lt, P) / np.bincount(p, minlength=P))[p]
+        res = (np.log(yt) - np.log(yp)) ** 2
+        cell = k * P + p
+        self.pair_n, self.pair_s, self.pair_s2, self.pair_res = (
+            np.bincount(cell, w, K * P).reshape(K, P) for w in (None, lt, lt**2, res)
+        )
 
-    def _ranks(self, d: pl.DataFrame, K: int) -> None:
-        g = d.select("sample", "source", "target", "y_true", "y_pred", "_k")
-        pairs = g.join(g.drop("_k"), on=["sample", "source"], suffix="_b").filter(
-            (pl.col("target") < pl.col("target_b")) & (pl.col("y_true") != pl.col("y_true_b"))
-        )
-        score = (
-            pl.when(pl.col("y_pred") == pl.col("y_pred_b"))
-            .then(0.5)
-            .when(
-                (pl.col("y_true") < pl.col("y_true_b")) == (pl.col("y_pred") < pl.col("y_pred_b"))
-            )
-            .then(1.0)
-            .otherwise(0.0)
-        )
-        pk = pairs.get_column("_k").to_numpy()
-        self.rank_hit = np.bincount(pk, pairs.select(score).to_series().to_numpy(), K)
+    def _ranks(self, d: pl.DataFrame, k: np.ndarray, K: int, yt, yp) -> None:
+        """Ranking and top-1 hits per kernel, over each (sample, source)'s targets."""
+        _, g = _codes(d.get_column("_group").to_numpy())
+        _, t = _codes(d.get_column("target").to_numpy())
+        keyed = d.get_column("_keyed").to_numpy()
+        order = np.lexsort((t, g))
+        hit, at = [], []
+        for step in range(1, int(np.bincount(g).max())):
+            a, b = order[:-step], order[step:]
+            ok = (g[a] == g[b]) & (t[a] != t[b]) & (yt[a] != yt[b]) & keyed[a]
+            a, b = a[ok], b[ok]
+            same = (yt[a] < yt[b]) == (yp[a] < yp[b])
+            hit.append(np.where(yp[a] == yp[b], 0.5, same.astype(float)))
+            at.append(k[a])
+        pk = np.concatenate(at) if at else np.zeros(0, int)
+        self.rank_hit = np.bincount(pk, np.concatenate(hit) if hit else None, K)
         self.rank_n = np.bincount(pk, minlength=K).astype(float)
-        top = (
-            g.group_by("sample", "source")
-            .agg(
-                pl.col("_k").first(),
-                (
-                    pl.col("target").sort_by("y_true").first()
-                    == pl.col("target").sort_by("y_pred").first()
-                ).alias("hit"),
-                pl.len().alias("n"),
-            )
-            .filter(pl.col("n") >= 2)
-        )
-        tk = top.get_column("_k").to_numpy()
-        self.top_hit = np.bincount(tk, top.get_column("hit").to_numpy().astype(float), K)
+        sizes = np.bincount(g)
+        starts = np.r_[0, np.cumsum(sizes)[:-1]]
+        # per group, sorted stably: its first row, the fastest measured, the fastest predicted
+        first, fastest, picked = (np.lexsort((v, g))[starts] for v in (np.arange(len(g)), yt, yp))
+        two = sizes >= 2
+        tk = k[first][two]
+        self.top_hit = np.bincount(tk, (t[fastest] == t[picked])[two].astype(float), K)
         self.top_n = np.bincount(tk, minlength=K).astype(float)
 
     def values(self, W: np.ndarray) -> dict[str, np.ndarray]:
@@ -219,17 +220,11 @@ class _KernelStats:
 
 def _draws(n_kernels: int, n: int, seed: int) -> np.ndarray:
     """(n x kernels) counts: resamples of the kernels with replacement, seeded."""
-    rng = np.random.default_rng(seed)
-    return (
-        np.stack(
-            [
-                np.bincount(rng.integers(0, n_kernels, n_kernels), minlength=n_kernels)
-                for _ in range(n)
-            ]
-        ).astype(float)
-        if n
-        else np.zeros((0, n_kernels))
-    )
+    # one call draws the same stream as n calls of n_kernels each (unbuffered int64 draws)
+    picks = np.random.default_rng(seed).integers(0, n_kernels, (n, n_kernels))
+    rows = np.arange(n)[:, None] * n_kernels
+    counts = np.bincount((rows + picks).ravel(), minlength=n * n_kernels)
+    return counts.reshape(n, n_kernels).astype(float)
 
 
 def _interval(xs: np.ndarray, level: float) -> tuple[float, float]:

@@ -149,13 +149,13 @@ def machine_scores(ev, preds: dict[str, pl.DataFrame]) -> dict[str, dict]:
     for name, p in preds.items():
         out[name] = {}
         for (m,), part in p.with_columns(machine).group_by(["_m"], maintain_order=True):
-            pooled = ev.eval(part.drop("_m"))["pooled"]["all"]
+            pooled = ev.pooled(part.drop("_m"))
             out[name][m] = {
                 "within_2": pooled["within_2"],
                 "coverage": pooled["coverage"],
                 "n": part.height,
             }
-        pooled = ev.eval(_by_machine(p))["pooled"]["all"]
+        pooled = ev.pooled(_by_machine(p))
         out[name][ALL_MACHINES] = {
             "within_2": pooled["within_2"],
             "coverage": pooled["coverage"],

@@ -231,7 +231,7 @@ def curve_table(preds: pl.DataFrame, n_boot: int = 300) -> pl.DataFrame:
     fraction."""
     ev, rows = Evaluator(n_boot=n_boot), []
     for (m, f), part in preds.group_by(["method", "fraction"], maintain_order=True):
-        r = ev.eval(part.drop("method", "fraction", "repeat"))["pooled"]["all"]
+        r = ev.pooled(part.drop("method", "fraction", "repeat"))
         rows.append(
             {
                 "method": m,
