@@ -66,17 +66,35 @@ SLOW = {  # slow whatever the record says (the fast lane, pytest -m "not slow", 
 }
 
 
+def _recorded() -> dict[str, float]:
+    """Seconds per test id of the last recorded whole-suite run (none before the first)."""
+    return json.loads(DURATIONS.read_text())["seconds"] if DURATIONS.is_file() else {}
+
+
 def _recorded_slow() -> set[str]:
     """The test ids the last recorded whole-suite run measured above :data:`SLOW_SECONDS`."""
-    if not DURATIONS.is_file():
-        return set()
-    seconds = json.loads(DURATIONS.read_text())["seconds"]
-    return {nodeid for nodeid, s in seconds.items() if s > SLOW_SECONDS}
+    return {nodeid for nodeid, s in _recorded().items() if s > SLOW_SECONDS}
+
+
+def _longest_modules_first(items: list) -> None:
+    """Order the modules by their recorded seconds, longest first, each module's tests kept
+    together and in order: the workers split the queue in halves and idle ones steal from the
+    tail, so a long module queued last would run alone at the end (its module fixtures still
+    build once)."""
+    per_module: dict[str, float] = {}
+    for nodeid, s in _recorded().items():
+        module = nodeid.split("::")[0]
+        per_module[module] = per_module.get(module, 0.0) + s
+    first = {}
+    for i, item in enumerate(items):
+        first.setdefault(item.nodeid.split("::")[0], i)
+    items.sort(key=lambda it: (-per_module.get(m := it.nodeid.split("::")[0], 0.0), first[m]))
 
 
 def pytest_collection_modifyitems(config, items):
     """Mark tests that read ../shared/data ``data`` and the long ones ``slow``, so the markers
-    select."""
+    select; the longest modules first."""
+    _longest_modules_first(items)
     recorded = _recorded_slow()
     for item in items:
         if DATA_FIXTURES & set(getattr(item, "fixturenames", ())):
