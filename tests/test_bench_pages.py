@@ -74,3 +74,21 @@ def test_the_per_file_page_is_regenerated_from_its_json():
     printed, table = regenerated("bench_per_file", "per-file", lambda m, r: m.report(r))
     assert printed == table
     assert "python -c pass" in table and "per-file path / parser" in table
+
+
+def test_the_compare_memory_page_is_regenerated_from_its_json():
+    printed, table = regenerated("bench_compare_memory", "compare-memory", lambda m, r: m.report(r))
+    assert printed == table
+    assert "python -c pass" in table and "1000" in table.splitlines()[1]
+
+
+def test_the_compare_page_is_regenerated_from_its_json():
+    printed, table = regenerated("bench_compare", "compare", lambda m, r: m.report(r))
+    assert printed == table
+    assert "python -c pass" in table and "xamm compare" in table
+
+
+def test_the_default_page_is_regenerated_from_its_json():
+    printed, table = regenerated("bench_default", "default", lambda m, r: m.report(r))
+    assert printed == table
+    assert "python -c pass" in table and "baseline/roofline on the same rows" in table

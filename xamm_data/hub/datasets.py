@@ -9,6 +9,7 @@ caches the download and honours ``HF_HUB_OFFLINE``).
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Literal, overload
@@ -21,6 +22,8 @@ from xamm_data.identifiers import check_name
 from xamm_data.machines import registry as machines
 from xamm_data.plugins import load, plugins
 from xamm_data.registry import Registry, UnknownNameError
+from xamm_data.store.log import data_schema
+from xamm_data.store.read import projected
 from xamm_data.store.store import Store, as_store
 from xamm_data.tables.schema import DATA_KINDS
 
@@ -175,6 +178,7 @@ def load_dataset(
     token: str | bool | None = ...,
     version: int | None = ...,
     as_of: datetime | None = ...,
+    columns: Sequence[str] | None = ...,
 ) -> pl.DataFrame: ...
 
 
@@ -190,6 +194,7 @@ def load_dataset(
     token: str | bool | None = ...,
     version: int | None = ...,
     as_of: datetime | None = ...,
+    columns: Sequence[str] | None = ...,
 ) -> pl.LazyFrame: ...
 
 
@@ -205,6 +210,7 @@ def load_dataset(
     token: str | bool | None = ...,
     version: int | None = ...,
     as_of: datetime | None = ...,
+    columns: Sequence[str] | None = ...,
 ) -> pl.DataFrame | pl.LazyFrame: ...
 
 
@@ -219,6 +225,7 @@ def load_dataset(
     token: str | bool | None = None,
     version: int | None = None,
     as_of: datetime | None = None,
+    columns: Sequence[str] | None = None,
 ) -> pl.DataFrame | pl.LazyFrame:
     """Load a machine's dataset as a polars frame: from the local store, else the Hub at a pinned
     revision, else the embedded snapshot (:mod:`xamm_data.hub.snapshot`, the derived public
@@ -240,6 +247,8 @@ def load_dataset(
             history``).
         as_of: read the local store as it was at this time (the latest version committed by
             then).
+        columns: only these columns, in this order; from the local store the others are never
+            parsed, so a machine with many runs costs the memory of the columns read.
 
     Returns:
         The rows (a ``LazyFrame`` with ``lazy``).
@@ -249,8 +258,16 @@ def load_dataset(
         FileNotFoundError: the dataset is neither in the local store nor reachable on the Hub.
     """
     st = as_store(store)
+    if columns is not None and name not in derived_datasets() and kind in DATA_KINDS:
+        projected(data_schema(kind), columns)  # an unknown column is refused, naming the known
+    return _loaded(name, kind, lazy, revision, st, repo_id, token, version, as_of, columns)
+
+
+def _loaded(name, kind, lazy, revision, st, repo_id, token, version, as_of, columns):
+    """:func:`load_dataset` once its store is known."""
     if name in derived_datasets():
         df = _derived(name, st, version, as_of)
+        df = df if columns is None else df.select(columns)
         return df.lazy() if lazy else df
     if kind not in DATA_KINDS:
         raise ValueError(f"unknown kind {kind!r}; expected one of {', '.join(DATA_KINDS)}")
@@ -258,8 +275,9 @@ def load_dataset(
     dname = _dataset_name(name, reg, repo_id)
     if version is not None or as_of is not None or (revision is None and st.has(kind, dname)):
         if lazy:  # the partition's files only, filters pushed down to the Parquet reader
-            return st.scan(kind, machine=dname, version=version, as_of=as_of)
-        return st.read(kind, dname, version=version, as_of=as_of)
+            lf = st.scan(kind, machine=dname, version=version, as_of=as_of)
+            return lf if columns is None else lf.select(columns)
+        return st.read(kind, dname, version=version, as_of=as_of, columns=columns)
     spec = reg.get(dname) if dname in reg else None
     pinned = revision or (spec.revision if spec else None)
     if pinned is None and repo_id is None and snapshot.has(kind, dname):
@@ -267,6 +285,7 @@ def load_dataset(
         df = snapshot.read(kind, dname)
     else:
         df = _from_hub(st, reg, kind, dname, revision, repo_id, token)
+    df = df if columns is None else df.select(columns)
     return df.lazy() if lazy else df
 
 

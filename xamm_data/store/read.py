@@ -4,6 +4,7 @@ at a version, each data file checked against its checksum and the log's entry as
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Literal, overload
@@ -108,14 +109,16 @@ class StoreReading(StoreLog):
         files: pl.DataFrame,
         machine: str,
         foreign_ok: bool = False,
+        columns: Sequence[str] | None = None,
     ) -> pl.DataFrame:
         loc = self.location(kind)
+        full, schema = schema, projected(schema, columns)
         parts = []
         for path, size, rows in (
             files.filter(pl.col("machine") == machine).select("path", "size", "rows").iter_rows()
         ):
             data = read_part(loc, path, table=kind, machine=machine, foreign_ok=foreign_ok)
-            part = pl.read_parquet(io.BytesIO(data), hive_partitioning=False)
+            part = _parsed(data, schema if schema is not full else None)
             if problem := entry_problem(kind, loc, machine, path, size, rows, len(data), part):
                 raise CorruptLogError(problem)
             parts.append(part.with_columns(pl.lit(path).alias("_file")))
@@ -135,7 +138,8 @@ class StoreReading(StoreLog):
         ):
             raise CorruptLogError(problem)
         df = pl.concat([conform(p.drop("_file"), schema) for p in parts], how="vertical")
-        return df.sort(list(schema.primary_key), nulls_last=True) if len(parts) > 1 else df
+        df = df.sort(list(schema.primary_key), nulls_last=True) if len(parts) > 1 else df
+        return df if columns is None else df.select(columns)
 
     @overload
     def read(
@@ -146,6 +150,7 @@ class StoreReading(StoreLog):
         lazy: Literal[False] = ...,
         version: int | None = ...,
         as_of: datetime | None = ...,
+        columns: Sequence[str] | None = ...,
     ) -> pl.DataFrame: ...
 
     @overload
@@ -157,6 +162,7 @@ class StoreReading(StoreLog):
         lazy: Literal[True],
         version: int | None = ...,
         as_of: datetime | None = ...,
+        columns: Sequence[str] | None = ...,
     ) -> pl.LazyFrame: ...
 
     @overload
@@ -168,6 +174,7 @@ class StoreReading(StoreLog):
         lazy: bool,
         version: int | None = ...,
         as_of: datetime | None = ...,
+        columns: Sequence[str] | None = ...,
     ) -> pl.DataFrame | pl.LazyFrame: ...
 
     def read(
@@ -178,6 +185,7 @@ class StoreReading(StoreLog):
         lazy: bool = False,
         version: int | None = None,
         as_of: datetime | None = None,
+        columns: Sequence[str] | None = None,
     ) -> pl.DataFrame | pl.LazyFrame:
         """One machine's rows of ``kind``, every file verified before it is parsed.
 
@@ -187,6 +195,8 @@ class StoreReading(StoreLog):
             lazy: return a ``LazyFrame``.
             version: the table version to read (time travel).
             as_of: read the table as it was at this time.
+            columns: only these columns, in this order (the others are never parsed: memory
+                is that of the columns read).
 
         Returns:
             The rows, sorted by the table's key.
@@ -198,7 +208,7 @@ class StoreReading(StoreLog):
                 f"no {kind} for machine {machine!r} in store {self.root}"
                 + (f" at version {version}" if version is not None else "")
             )
-        df = self.read_partition(kind, schema, files, machine)
+        df = self.read_partition(kind, schema, files, machine, columns=columns)
         return df.lazy() if lazy else df
 
     def scan(
@@ -275,3 +285,39 @@ class StoreReading(StoreLog):
         if md is None:
             raise CorruptDataError(f"{kind} / {machine}: {rel} has no {METADATA_KEY!r} metadata")
         return md
+
+
+def projected(schema: TableSchema, columns: Sequence[str] | None) -> TableSchema:
+    """``schema`` cut to ``columns`` and what reading checks (the partition, the source and the
+    key); ``schema`` itself for None.
+
+    Args:
+        schema: the table's schema.
+        columns: the columns asked for.
+
+    Returns:
+        The schema of the columns read.
+
+    Raises:
+        ValueError: a column the table does not have; the message lists the table's columns.
+    """
+    if columns is None:
+        return schema
+    unknown = [c for c in columns if c not in schema.names]
+    if unknown:
+        raise ValueError(
+            f"{schema.name} has no column {', '.join(map(repr, unknown))}; its columns: "
+            + ", ".join(schema.names)
+        )
+    keep = {*columns, schema.partition_by, "source_sha256", *schema.primary_key}
+    return schema.model_copy(update={"columns": tuple(c for c in schema.columns if c.name in keep)})
+
+
+def _parsed(data: bytes, schema: TableSchema | None) -> pl.DataFrame:
+    """A verified data file's rows: every column, or ``schema``'s that the file holds."""
+    if schema is None:
+        return pl.read_parquet(io.BytesIO(data), hive_partitioning=False)
+    held = pl.read_parquet_schema(io.BytesIO(data))
+    return pl.read_parquet(
+        io.BytesIO(data), columns=[c for c in schema.names if c in held], hive_partitioning=False
+    )

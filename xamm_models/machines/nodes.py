@@ -219,7 +219,11 @@ def profile_fills(
 
 def node_use(g: pl.DataFrame) -> int:
     """How much of a node a configuration uses: GPUs, or ranks x threads."""
-    r = g.row(0, named=True)
+    return node_use_of(g.row(0, named=True))
+
+
+def node_use_of(r: dict) -> int:
+    """:func:`node_use` of one row (``ranks``, ``threads``, ``gpus``)."""
     return (r["gpus"] or r["ranks"] or 0) * (r["threads"] or 1)
 
 
@@ -249,7 +253,12 @@ def fullest(rows: pl.DataFrame) -> tuple[pl.DataFrame, RunConfig]:
     Returns:
         (the rows kept, their configuration).
     """
-    chosen = configurations(rows)[0]
-    return chosen.drop(c for c in ("ranks", "threads", "gpus") if c not in rows.columns), run_of(
-        chosen
-    )
+    keys = ("ranks", "threads", "gpus")
+    missing = [c for c in keys if c not in rows.columns]
+    rows = rows.with_columns(pl.lit(None, pl.Int64).alias(c) for c in missing)
+    # the configurations by how much of a node each uses, then by rows (as configurations(), but
+    # without a copy of every configuration's rows)
+    counts = rows.group_by(keys, maintain_order=True).agg(pl.len().alias("_n"))
+    best = max(counts.iter_rows(named=True), key=lambda r: (node_use_of(r), r["_n"]))
+    chosen = rows.filter(pl.all_horizontal(pl.col(k).eq_missing(best[k]) for k in keys))
+    return chosen.drop(missing), run_of(chosen)

@@ -411,6 +411,12 @@ def compare_runs(
     )
 
 
+#: The columns of a target's runs its samples and configuration are made of.
+SAMPLED = (
+    "kernel", "group", "variant", "backend", "tuning", "problem_size", "time_per_rep_s",
+    "iterations_per_rep", "bytes_per_rep", "flops_per_rep", "kernels_per_rep", "checksum_status",
+    "ranks", "threads", "gpus",
+)  # fmt: skip
 UNMATCHED_COLUMNS = ("ref", "side", "kernel", "problem_size", "bytes_per_iter", "reason", "why")
 
 
@@ -420,6 +426,8 @@ def _selected(runs: dict[str, pl.DataFrame], family: str):
     samples, backends, configs = {}, {}, {}
     for t, r in runs.items():
         _, device = t.rsplit(":", 1)
+        # what is matched and the node configuration: each filter below copies what it keeps
+        r = r.select(c for c in r.columns if c in SAMPLED)
         rows, backends[t] = select_runs(r, family, device)
         rows, configs[t] = fullest(rows)
         samples[t] = samples_of(rows)

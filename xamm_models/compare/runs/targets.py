@@ -15,7 +15,22 @@ from xamm_data.machines.targets import Target
 from xamm_models.benchmark.spec import SIZE_RATIO
 from xamm_models.compare.runs.comparison import Comparison, compare_runs
 
-__all__ = ["compare", "describe_runs", "target_runs"]
+__all__ = ["COMPARED", "compare", "describe_runs", "target_runs"]
+
+#: The columns a comparison reads: what is matched (kernel, variant, work and time per repetition),
+#: the node configuration, what the runs are (:func:`describe_runs`) and what a certificate rests
+#: on. Reading no others keeps a machine with a thousand runs to the memory of what is compared.
+COMPARED = (
+    "machine", "device", "suite", "suite_version", "kernel", "group", "variant", "backend",
+    "tuning", "compiler", "compiler_flags", "problem_size", "threads", "ranks", "gpus",
+    "omp_max_threads", "block_size", "trial", "time_per_rep_s", "iterations_per_rep",
+    "kernels_per_rep", "bytes_per_rep", "flops_per_rep", "checksum_status", "source_path",
+    "source_sha256", "run_date",
+)  # fmt: skip
+
+
+#: The columns read only to say what the runs are and which files they came from.
+DESCRIBED = ("compiler", "compiler_flags", "source_path", "source_sha256")
 
 
 def target_runs(name: str, *, store=None) -> tuple[str, pl.DataFrame]:
@@ -33,7 +48,7 @@ def target_runs(name: str, *, store=None) -> tuple[str, pl.DataFrame]:
         ValueError: no runs on the device named, or a bare machine with runs on several.
     """
     t = Target.parse(name)
-    runs = load_dataset(t.machine, store=store)
+    runs = load_dataset(t.machine, store=store, columns=COMPARED)
     devices = sorted(runs.get_column("device").drop_nulls().unique().to_list())
     if t.device is None:
         if len(devices) != 1:
@@ -42,7 +57,10 @@ def target_runs(name: str, *, store=None) -> tuple[str, pl.DataFrame]:
                 + ", ".join(f"{t.machine}:{d}" for d in devices)
             )
         t = Target(t.machine, devices[0])
-    rows = runs.filter(pl.col("device") == t.device)
+    # one value per source file, repeated on each of its rows: held once each
+    rows = runs.filter(pl.col("device") == t.device).with_columns(
+        pl.col(DESCRIBED).cast(pl.Categorical)
+    )
     if rows.is_empty():
         raise ValueError(f"{t.machine} has no runs on {t.device} (it has {', '.join(devices)})")
     return str(t), rows
