@@ -10,6 +10,10 @@ from pathlib import Path
 
 import pytest
 
+# pytest keeps each test module's rewritten assertions beside it unless bytecode writing is off
+# (PYTHONDONTWRITEBYTECODE); rewriting every module again costs each worker seconds per run
+sys.dont_write_bytecode = False
+
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
 FIXTURES = TESTS / "fixtures"
