@@ -11,6 +11,7 @@ import io
 import json
 import sys
 
+import pytest
 from conftest import REPO
 
 
@@ -70,25 +71,16 @@ def test_the_durations_record_sums_each_tests_phases_and_marks_the_slow_ones(tmp
     assert conftest._recorded_slow() == {"tests/a.py::test_x[lassen cali]"}
 
 
-def test_the_per_file_page_is_regenerated_from_its_json():
-    printed, table = regenerated("bench_per_file", "per-file", lambda m, r: m.report(r))
+@pytest.mark.parametrize(
+    "script,page,says",
+    [
+        ("bench_per_file", "per-file", "per-file path / parser"),
+        ("bench_compare_memory", "compare-memory", "1000"),
+        ("bench_compare", "compare", "xamm compare"),
+        ("bench_default", "default", "baseline/roofline on the same rows"),
+    ],
+)
+def test_the_page_is_regenerated_from_its_json_with_the_floor(script, page, says):
+    printed, table = regenerated(script, page, lambda m, r: m.report(r))
     assert printed == table
-    assert "python -c pass" in table and "per-file path / parser" in table
-
-
-def test_the_compare_memory_page_is_regenerated_from_its_json():
-    printed, table = regenerated("bench_compare_memory", "compare-memory", lambda m, r: m.report(r))
-    assert printed == table
-    assert "python -c pass" in table and "1000" in table.splitlines()[1]
-
-
-def test_the_compare_page_is_regenerated_from_its_json():
-    printed, table = regenerated("bench_compare", "compare", lambda m, r: m.report(r))
-    assert printed == table
-    assert "python -c pass" in table and "xamm compare" in table
-
-
-def test_the_default_page_is_regenerated_from_its_json():
-    printed, table = regenerated("bench_default", "default", lambda m, r: m.report(r))
-    assert printed == table
-    assert "python -c pass" in table and "baseline/roofline on the same rows" in table
+    assert "python -c pass" in table and says in table
