@@ -112,13 +112,13 @@ class StoreReading(StoreLog):
         columns: Sequence[str] | None = None,
     ) -> pl.DataFrame:
         loc = self.location(kind)
-        full, schema = schema, projected(schema, columns)
+        schema = projected(schema, columns)
         parts = []
         for path, size, rows in (
             files.filter(pl.col("machine") == machine).select("path", "size", "rows").iter_rows()
         ):
             data = read_part(loc, path, table=kind, machine=machine, foreign_ok=foreign_ok)
-            part = _parsed(data, schema if schema is not full else None)
+            part = _parsed(data, None if columns is None else schema)
             if problem := entry_problem(kind, loc, machine, path, size, rows, len(data), part):
                 raise CorruptLogError(problem)
             parts.append(part.with_columns(pl.lit(path).alias("_file")))

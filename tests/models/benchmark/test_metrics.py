@@ -166,3 +166,41 @@ def test_coverage_counts_truths_inside_the_interval_and_is_never_compared():
     assert b["coverage"]["value"] == pytest.approx(2 / 3)
     c = compare(with_iv, with_iv.with_columns(pl.col("y_hi") * 10))
     assert c["coverage"]["better"] == "neither"  # coverage has no better direction
+
+
+def _ranking_by_hand(rows) -> tuple[float, float]:
+    """Ranking and top-1 accuracy over every (sample, source), in plain Python."""
+    groups: dict = {}
+    for s, _, src, tgt, yt, yp in rows:
+        groups.setdefault((s, src), []).append((tgt, yt, yp))
+    hit = n = top_hit = top_n = 0
+    for g in groups.values():
+        for i, (ta, ya, pa) in enumerate(g):
+            for tb, yb, pb in g[i + 1 :]:
+                if ta == tb or ya == yb:
+                    continue
+                n += 1
+                hit += 0.5 if pa == pb else float((ya < yb) == (pa < pb))
+        if len(g) >= 2:
+            top_n += 1
+            top_hit += min(g, key=lambda r: r[1])[0] == min(g, key=lambda r: r[2])[0]
+    return hit / n, top_hit / top_n
+
+
+def test_ranking_and_top1_equal_a_plain_python_count_on_seeded_groups():
+    """Groups of 1 to 7 targets, ties in truth and prediction drawn on purpose, kernels shared
+    across groups: the vectorised counts equal the nested loops."""
+    import random
+
+    rng = random.Random(7)
+    rows = []
+    for s in range(300):
+        targets = rng.sample([f"m{i}:cpu" for i in range(9)], rng.randint(1, 7))
+        for t in targets:
+            yt = rng.choice([0.5, 1.0, 2.0, rng.lognormvariate(0, 1)])
+            yp = rng.choice([1.0, rng.lognormvariate(0, 1)])
+            rows.append((f"s{s}", f"K{s % 23}", f"src{s % 3}:gpu", t, yt, yp))
+    got = score(frame(rows))
+    want_rank, want_top = _ranking_by_hand(rows)
+    assert got["ranking_accuracy"] == pytest.approx(want_rank, abs=1e-12)
+    assert got["top1_accuracy"] == pytest.approx(want_top, abs=1e-12)
