@@ -247,8 +247,7 @@ def load_dataset(
             history``).
         as_of: read the local store as it was at this time (the latest version committed by
             then).
-        columns: only these columns, in this order; from the local store the others are never
-            parsed, so a machine with many runs costs the memory of the columns read.
+        columns: only these columns, in this order (the local store never parses the others).
 
     Returns:
         The rows (a ``LazyFrame`` with ``lazy``).
@@ -258,35 +257,33 @@ def load_dataset(
         FileNotFoundError: the dataset is neither in the local store nor reachable on the Hub.
     """
     st = as_store(store)
-    if columns is not None and name not in derived_datasets() and kind in DATA_KINDS:
-        projected(data_schema(kind), columns)  # an unknown column is refused, naming the known
-    return _loaded(name, kind, lazy, revision, st, repo_id, token, version, as_of, columns)
-
-
-def _loaded(name, kind, lazy, revision, st, repo_id, token, version, as_of, columns):
-    """:func:`load_dataset` once its store is known."""
     if name in derived_datasets():
         df = _derived(name, st, version, as_of)
-        df = df if columns is None else df.select(columns)
-        return df.lazy() if lazy else df
-    if kind not in DATA_KINDS:
-        raise ValueError(f"unknown kind {kind!r}; expected one of {', '.join(DATA_KINDS)}")
-    reg = dataset_registry(st)
-    dname = _dataset_name(name, reg, repo_id)
-    if version is not None or as_of is not None or (revision is None and st.has(kind, dname)):
-        if lazy:  # the partition's files only, filters pushed down to the Parquet reader
-            lf = st.scan(kind, machine=dname, version=version, as_of=as_of)
-            return lf if columns is None else lf.select(columns)
-        return st.read(kind, dname, version=version, as_of=as_of, columns=columns)
+    else:
+        if kind not in DATA_KINDS:
+            raise ValueError(f"unknown kind {kind!r}; expected one of {', '.join(DATA_KINDS)}")
+        if columns is not None:
+            projected(data_schema(kind), columns)  # an unknown column is refused, naming the known
+        reg = dataset_registry(st)
+        dname = _dataset_name(name, reg, repo_id)
+        if version is not None or as_of is not None or (revision is None and st.has(kind, dname)):
+            if lazy:  # the partition's files only, filters pushed down to the Parquet reader
+                lf = st.scan(kind, machine=dname, version=version, as_of=as_of)
+                return lf if columns is None else lf.select(columns)
+            return st.read(kind, dname, version=version, as_of=as_of, columns=columns)
+        df = _published(st, reg, kind, dname, revision, repo_id, token)
+    df = df if columns is None else df.select(columns)
+    return df.lazy() if lazy else df
+
+
+def _published(st: Store, reg: Registry, kind: str, dname: str, revision, repo_id, token):
+    """A machine the local store does not hold: the package's own copy when nothing is pinned on
+    the Hub (without asking it), else the Hub copy at the pinned revision."""
     spec = reg.get(dname) if dname in reg else None
     pinned = revision or (spec.revision if spec else None)
     if pinned is None and repo_id is None and snapshot.has(kind, dname):
-        # nothing pinned on the Hub: the package's own copy, without asking the Hub
-        df = snapshot.read(kind, dname)
-    else:
-        df = _from_hub(st, reg, kind, dname, revision, repo_id, token)
-    df = df if columns is None else df.select(columns)
-    return df.lazy() if lazy else df
+        return snapshot.read(kind, dname)
+    return _from_hub(st, reg, kind, dname, revision, repo_id, token)
 
 
 def _dataset_name(name: str, reg: Registry, repo_id: str | None) -> str:

@@ -42,7 +42,8 @@ def target_runs(name: str, *, store=None) -> tuple[str, pl.DataFrame]:
         store: the local store (default ``$XAMM_HOME/store``).
 
     Returns:
-        (``machine:device``, its rows).
+        (``machine:device``, its rows: the :data:`COMPARED` columns only, those of
+        :data:`DESCRIBED` categorical).
 
     Raises:
         ValueError: no runs on the device named, or a bare machine with runs on several.
