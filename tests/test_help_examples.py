@@ -1,13 +1,14 @@
-"""Every example in every ``--help`` runs, as written, on a fresh install.
+"""Every example in every ``--help`` runs, as written.
 
 The examples are read from the parsers themselves (every command and subcommand of ``xamm`` and
 ``xamm-ingest``), so a new example is run as soon as it is written. They run in order, in one
 sandbox holding what a user would have there: RAJAPerf runs (``./runs``: the public quartz Caliper
 files), application profiles, the public data as ``../shared/data``, a store, a local Hub server for
-the ``push``/``pull`` examples, a fresh ``$XAMM_HOME``. ``<commit>`` is the commit the example's
-preceding push printed. The few examples that take minutes each (the whole evaluation, the zoo
-build and push) are listed in ``LONG`` with the test that runs their code at a reduced size; they
-are parsed here, not run.
+the ``push``/``pull`` examples, a fresh ``$XAMM_HOME``. One command runs through its console
+script's entry point in this process; pipes, lists and Hub commands run in bash (``as_written``).
+``<commit>`` is the commit the example's preceding push printed. The few examples that take
+minutes each (the whole evaluation, the zoo build and push) are listed in ``LONG`` with the test
+that runs their code at a reduced size; they are parsed here, not run.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import sys
 import time
 from pathlib import Path
 
+import as_written
 import polars as pl
 import pytest
 
@@ -324,17 +326,9 @@ def test_every_help_example_runs_as_written(sandbox):
     commit = None
     for ex in ORDER:
         t0 = time.perf_counter()
-        cmd = ex.replace("<commit>", commit or "main")
-        r = subprocess.run(
-            ["bash", "-e", "-o", "pipefail", "-c", cmd] if "|" not in cmd else ["bash", "-c", cmd],
-            cwd=work,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=900,
-        )
+        r = as_written.run(ex.replace("<commit>", commit or "main"), work, env)
         assert r.returncode == 0, (
-            f"{ex}\nexit {r.returncode}\n{r.stdout[-2000:]}\n{r.stderr[-3000:]}"
+            f"{ex}\nexit {r.returncode} ({r.where})\n{r.stdout[-2000:]}\n{r.stderr[-3000:]}"
         )
         if ex.startswith("xamm datasets export"):
             shutil.copy(work / "quartz.json", work / "tk.json")  # a Thicket file by another name
@@ -348,5 +342,5 @@ def test_every_help_example_runs_as_written(sandbox):
 
 def teardown_module():
     if os.environ.get("XAMM_EXAMPLE_TIMES"):
-        for ex, s in sorted(TIMES.items(), key=lambda kv: -kv[1])[:12]:
+        for ex, s in sorted(TIMES.items(), key=lambda kv: -kv[1])[:25]:
             print(f"{s:7.1f} s  {ex}")

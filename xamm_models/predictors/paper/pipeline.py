@@ -21,7 +21,8 @@ Fields (Listing 1, then xamm's additions)::
     model:               xamm (the paper's pipeline, default) | vae-dnn (one model for the
                          whole relR vector; ``train`` fits it on the training samples'
                          pairs, ``test`` ranks every target of its vector; AMM fields do
-                         not apply)
+                         not apply; ``epochs`` N, when given, trains the VAE N epochs, the
+                         DNN 2N and the joint phase min(20, N // 4): 150 is its default)
     output:              where ``train`` saves the model (default src_model_path) / ``test``
                          writes predictions
 
@@ -186,8 +187,19 @@ def _train_vae_dnn(cfg: RunConfig, samples: pl.DataFrame, feats: list[str], vers
     )
     rows = vector_samples(pairs, features=feats)
     targets = sorted(c[2:] for c in rows.columns if c.startswith("y_"))
+    n = cfg.epochs
+    # the xamm pipeline's default (200) is not the VAE-DNN's: only an epochs the config names
+    sizes = (
+        {"vae_epochs": n, "dnn_epochs": 2 * n, "joint_epochs": min(20, n // 4)}
+        if "epochs" in cfg.model_fields_set
+        else {}
+    )
     model = VaeDnn(
-        targets, sorted(set(rows.get_column("source"))), feature_names=feats, seed=cfg.seed
+        targets,
+        sorted(set(rows.get_column("source"))),
+        feature_names=feats,
+        seed=cfg.seed,
+        **sizes,
     )
     return model.fit(rows, dataset=str(cfg.app_train_data_path), data_version=version)
 
