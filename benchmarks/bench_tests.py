@@ -7,8 +7,9 @@ Each lane runs in a fresh ``pytest -q -p no:cacheprovider`` with ``CI=true`` (a 
 ``../shared/data`` fails rather than skips, so the figure is of the real suite), with the workers
 ``pyproject.toml`` asks for. Prints the wall time, the CPU seconds, pytest's own count line and
 whether the budget held; exits 1 when a lane fails its tests or its budget. ``--record`` also writes
-each test's seconds from the whole suite's run to ``tests/durations.json``: the tests over
-``SLOW_SECONDS`` there are the slow ones (``tests/conftest.py``), so the fast lane follows the
+each test's seconds from the whole suite's run to ``tests/durations.json``, with the setup seconds
+of each fixture a module's tests share: the tests over ``SLOW_SECONDS`` there, and the tests using
+a shared fixture over it, are the slow ones (``tests/conftest.py``), so the fast lane follows the
 suite as it grows.
 """
 
@@ -21,12 +22,14 @@ import re
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 LANES = {"fast": (["-m", "not slow"], 90.0), "full": ([], 600.0)}
 DURATIONS = REPO / "tests" / "durations.json"
+FIXTURES_VAR = "XAMM_FIXTURE_SECONDS_DIR"  # tests/conftest.py: FIXTURE_SECONDS_DIR
 _DURATION = re.compile(r"^([0-9.]+)s (?:call|setup|teardown)\s+(.+)$")
 
 
@@ -46,6 +49,28 @@ def durations(stdout: str) -> dict[str, float]:
     return {k: round(v, 2) for k, v in sorted(out.items())}
 
 
+def fixture_seconds(folder: Path) -> dict[str, float]:
+    """The longest setup of each shared fixture over the workers' files in ``folder``.
+
+    Args:
+        folder: where each worker wrote ``{fixture: seconds}`` (``tests/conftest.py``).
+
+    Returns:
+        Seconds by fixture (``<where it is defined>::<name>``), rounded to 0.01 s.
+    """
+    out: dict[str, float] = {}
+    for f in sorted(folder.glob("*.json")):
+        for k, s in json.loads(f.read_text()).items():
+            out[k] = max(out.get(k, 0.0), s)
+    return {k: round(v, 2) for k, v in sorted(out.items())}
+
+
+def write_record(tests: dict[str, float], fixtures: dict[str, float]) -> None:
+    """``tests/durations.json``: each test's seconds and each shared fixture's setup seconds."""
+    record = {"cpus": os.cpu_count(), "seconds": tests, "fixtures": fixtures}
+    DURATIONS.write_text(json.dumps(record, indent=0) + "\n")
+
+
 def run_lane(name: str, record: bool = False) -> dict:
     """One lane: its wall and CPU time, pytest's summary line, and the verdicts.
 
@@ -60,18 +85,16 @@ def run_lane(name: str, record: bool = False) -> dict:
     cmd = [sys.executable, "-m", "pytest", "-q", "-rf", "-p", "no:cacheprovider", *args]
     if record:
         cmd.append("--durations=0")
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t = time.perf_counter()
-    r = subprocess.run(
-        cmd, cwd=REPO, env={**os.environ, "CI": "true"}, capture_output=True, text=True
-    )
-    seconds = time.perf_counter() - t
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    with tempfile.TemporaryDirectory() as fixtures:
+        env = {**os.environ, "CI": "true", **({FIXTURES_VAR: fixtures} if record else {})}
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t = time.perf_counter()
+        r = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True)
+        seconds = time.perf_counter() - t
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if record and r.returncode == 0:
+            write_record(durations(r.stdout), fixture_seconds(Path(fixtures)))
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    if record and r.returncode == 0:
-        DURATIONS.write_text(
-            json.dumps({"cpus": os.cpu_count(), "seconds": durations(r.stdout)}, indent=0) + "\n"
-        )
     tail = [ln for ln in r.stdout.splitlines() if re.search(r"\d+ (passed|failed)", ln)]
     return {
         "lane": name,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -80,6 +81,54 @@ def _recorded_slow() -> set[str]:
     return {nodeid for nodeid, s in _recorded().items() if s > SLOW_SECONDS}
 
 
+#: where ``bench_tests.py --record`` asks each worker to write its fixtures' setup seconds
+FIXTURE_SECONDS_DIR = "XAMM_FIXTURE_SECONDS_DIR"
+_FIXTURE_SECONDS: dict[str, float] = {}
+SHARED_SCOPES = ("module", "class", "package")  # a fixture its module's tests share
+
+
+def fixture_key(fixturedef) -> str:
+    """A fixture as the record names it: where it is defined and its name."""
+    return f"{fixturedef.baseid}::{fixturedef.argname}"
+
+
+def _heavy_fixtures() -> set[str]:
+    """The shared fixtures the last recorded whole-suite run took over :data:`SLOW_SECONDS` to
+    set up: a test using one is slow, although the record charged the setup to another test."""
+    record = json.loads(DURATIONS.read_text()) if DURATIONS.is_file() else {}
+    return {k for k, s in record.get("fixtures", {}).items() if s > SLOW_SECONDS}
+
+
+def _uses_heavy_fixture(item, heavy: set[str]) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None or not heavy:
+        return False
+    for defs in info.name2fixturedefs.values():
+        if defs and defs[-1].scope in SHARED_SCOPES and fixture_key(defs[-1]) in heavy:
+            return True
+    return False
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_fixture_setup(fixturedef, request):
+    """Time each shared fixture's setup when ``bench_tests.py --record`` asks for it."""
+    if not os.environ.get(FIXTURE_SECONDS_DIR) or fixturedef.scope not in SHARED_SCOPES:
+        yield
+        return
+    t = time.perf_counter()
+    yield
+    key = fixture_key(fixturedef)
+    _FIXTURE_SECONDS[key] = max(_FIXTURE_SECONDS.get(key, 0.0), time.perf_counter() - t)
+
+
+def pytest_sessionfinish(session):
+    """Write this worker's fixture seconds where ``bench_tests.py --record`` collects them."""
+    where = os.environ.get(FIXTURE_SECONDS_DIR)
+    if where and _FIXTURE_SECONDS:
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        (Path(where) / f"{worker}.json").write_text(json.dumps(_FIXTURE_SECONDS))
+
+
 def _longest_modules_first(items: list) -> None:
     """Order the modules by their recorded seconds, longest first, each module's tests kept
     together and in order: the workers split the queue in halves and idle ones steal from the
@@ -96,14 +145,14 @@ def _longest_modules_first(items: list) -> None:
 
 
 def pytest_collection_modifyitems(config, items):
-    """Mark tests that read ../shared/data ``data`` and the long ones ``slow``, so the markers
-    select; the longest modules first."""
+    """Mark tests that read ../shared/data ``data`` and the long ones ``slow`` (long themselves,
+    or using a shared fixture that is), so the markers select; the longest modules first."""
     _longest_modules_first(items)
-    recorded = _recorded_slow()
+    recorded, heavy = _recorded_slow(), _heavy_fixtures()
     for item in items:
         if DATA_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.data)
-        if item.originalname in SLOW or item.nodeid in recorded:
+        if item.originalname in SLOW or item.nodeid in recorded or _uses_heavy_fixture(item, heavy):
             item.add_marker(pytest.mark.slow)
     # a whole-suite collection (every test module): every name in SLOW must still be a test
     if {item.path for item in items} >= set(TESTS.rglob("test_*.py")):

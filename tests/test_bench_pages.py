@@ -71,6 +71,46 @@ def test_the_durations_record_sums_each_tests_phases_and_marks_the_slow_ones(tmp
     assert conftest._recorded_slow() == {"tests/a.py::test_x[lassen cali]"}
 
 
+def test_a_test_sharing_a_fixture_the_record_found_slow_is_slow(tmp_path, monkeypatch):
+    """The record keeps each shared fixture's longest setup over the workers; a test using one
+    over ``SLOW_SECONDS`` (module, class or package scope: what its module's tests share) is slow,
+    whichever test the setup was charged to. A session fixture is paid once per worker: not."""
+    from types import SimpleNamespace
+
+    import conftest
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        bench_tests = importlib.import_module("bench_tests")
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+    (tmp_path / "gw0.json").write_text(json.dumps({"tests/a.py::guide": 13.5, "::hub": 0.2}))
+    (tmp_path / "gw1.json").write_text(json.dumps({"tests/a.py::guide": 12.0, "::s3": 4.0}))
+    fixtures = bench_tests.fixture_seconds(tmp_path)
+    assert fixtures == {"::hub": 0.2, "::s3": 4.0, "tests/a.py::guide": 13.5}
+    record = tmp_path / "durations.json"
+    monkeypatch.setattr(bench_tests, "DURATIONS", record)
+    bench_tests.write_record({"tests/a.py::test_x": 0.1}, fixtures)
+    monkeypatch.setattr(conftest, "DURATIONS", record)
+    heavy = conftest._heavy_fixtures()
+    assert heavy == {"::s3", "tests/a.py::guide"}
+
+    def item(**defs):
+        return SimpleNamespace(
+            _fixtureinfo=SimpleNamespace(
+                name2fixturedefs={
+                    name: [SimpleNamespace(baseid=base, argname=name, scope=scope)]
+                    for name, (base, scope) in defs.items()
+                }
+            )
+        )
+
+    assert conftest._uses_heavy_fixture(item(guide=("tests/a.py", "module")), heavy)
+    assert not conftest._uses_heavy_fixture(item(guide=("tests/b.py", "module")), heavy)
+    assert not conftest._uses_heavy_fixture(item(s3=("", "session")), heavy)
+    assert not conftest._uses_heavy_fixture(item(hub=("", "module")), heavy)
+
+
 @pytest.mark.parametrize(
     "script,page,says",
     [
