@@ -118,6 +118,7 @@ def test_a_test_sharing_a_fixture_the_record_found_slow_is_slow(tmp_path, monkey
         ("bench_compare_memory", "compare-memory", "1000"),
         ("bench_compare", "compare", "xamm compare"),
         ("bench_default", "default", "baseline/roofline on the same rows"),
+        ("bench_whole", "whole", "Thicket / xamm"),
     ],
 )
 def test_the_page_is_regenerated_from_its_json_with_the_floor(script, page, says):

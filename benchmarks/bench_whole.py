@@ -1,0 +1,174 @@
+"""Whole processes against whole processes: an ``xamm-ingest`` command against Thicket reading the
+same files in a process of its own, in CPU and wall.
+
+    python benchmarks/bench_whole.py [--data ../shared/data] [--runs 3] [--sorting-files 1000]
+        [--json docs/bench/whole.json --out docs/bench/whole.md]
+
+Two sets, each read by both in fresh processes, the runs interleaved (the floor, then each command
+of each set in turn: a machine whose speed drifts weighs on all alike):
+
+* **73 RAJAPerf** ``.cali`` files (the thicket-tutorial quartz runs):
+  ``xamm-ingest rajaperf DIR --store NEW`` against
+  ``python -c "import thicket; thicket.Thicket.from_caliperreader(FILES)"``;
+* **the first ``--sorting-files`` parallel-sorting profiles** (sorted by path):
+  ``xamm-ingest caliper DIR --app sort --machine grace --store NEW`` against the same Thicket
+  read.
+
+Each xamm run writes a new store (the whole command: discovery, parsing, checks, the commit). A
+figure is the median over ``--runs`` of the CPU seconds (user + system of the process and the
+workers it waited for) and the wall seconds; the peak resident memory is the largest process's.
+Beside them the machine's floor, ``python -c pass`` as a process. Targets (issue 66): the 73-file
+command at least 20x Thicket's, the 1,000-profile command at least 25x, in CPU; the 73-file
+command's largest process under 150 MiB. ``--json`` writes the figures, from which ``report``
+prints the page again (``tests/test_bench_pages.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _data import printed_to
+
+REPO = Path(__file__).resolve().parents[1]
+RAJAPERF = Path("LLNL+thicket-tutorial") / "data" / "quartz"
+SORTING = Path("LLNL+thicket-tutorial") / "data" / "parallel-sorting"
+TARGETS = {"rajaperf": 20.0, "sorting": 25.0}  # Thicket's CPU / xamm's, at least
+RSS_TARGET_MIB = 150.0  # the 73-file command's largest process
+THICKET = (
+    "import sys, warnings\nwarnings.simplefilter('ignore')\nimport thicket\n"
+    "tk = thicket.Thicket.from_caliperreader(sys.argv[1:], disable_tqdm=True)\n"
+    "assert len(tk.profile) == len(sys.argv) - 1\n"
+)
+
+
+def process(argv: list[str], cwd: Path) -> dict:
+    """CPU seconds, wall seconds and peak RSS (MiB, its largest process) of one command and the
+    workers it waited for."""
+    t = time.perf_counter()
+    child = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert child.stderr is not None
+    err = child.stderr.read()
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - t
+    child.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
+    child.stderr.close()
+    if child.returncode != 0:
+        raise SystemExit(f"{' '.join(argv[:4])} ...: exit {child.returncode}\n{err[-2000:]!r}")
+    return {
+        "cpu_s": usage.ru_utime + usage.ru_stime,
+        "wall_s": wall,
+        "rss_mib": usage.ru_maxrss / 1024,
+    }
+
+
+def commands(data: Path, tmp: Path, sorting_files: int) -> dict[str, dict[str, list[str]]]:
+    """Per set: the xamm command (its store under ``tmp``, made anew each run) and Thicket's."""
+    ingest = [str(Path(sys.executable).with_name("xamm-ingest"))]
+    rajaperf = sorted((data / RAJAPERF).rglob("*.cali"))
+    sorting = tmp / "sorting"
+    sorting.mkdir()
+    for i, f in enumerate(sorted((data / SORTING).rglob("*.cali"))[:sorting_files]):
+        (sorting / f"{i:05d}-{f.name}").symlink_to(f)  # names kept apart: folders repeat them
+    store = str(tmp / "store")
+    return {
+        "rajaperf": {
+            "files": [str(len(rajaperf))],
+            "xamm": [*ingest, "rajaperf", str(data / RAJAPERF), "--store", store],
+            "thicket": [sys.executable, "-c", THICKET, *map(str, rajaperf)],
+        },
+        "sorting": {
+            "files": [str(sorting_files)],
+            "xamm": [
+                *ingest,
+                "caliper",
+                str(sorting),
+                "--app",
+                "sort",
+                "--machine",
+                "grace",
+                "--store",
+                store,
+            ],  # fmt: skip
+            "thicket": [sys.executable, "-c", THICKET, *map(str, sorted(sorting.iterdir()))],
+        },
+    }
+
+
+def measure(data: Path, runs: int, sorting_files: int) -> dict:
+    """Every figure of the page: the floor and, per set, each command's medians."""
+    tmp = Path(tempfile.mkdtemp(prefix="xamm-bench-whole-"))
+    try:
+        cmds = commands(data, tmp, sorting_files)
+        taken: dict[str, list[dict]] = {"floor": []}
+        for _ in range(runs):
+            taken["floor"].append(process([sys.executable, "-c", "pass"], tmp))
+            for name, c in cmds.items():
+                for who in ("xamm", "thicket"):
+                    shutil.rmtree(tmp / "store", ignore_errors=True)
+                    taken.setdefault(f"{name}/{who}", []).append(process(c[who], tmp))
+        med = {
+            k: {m: statistics.median(r[m] for r in rs) for m in ("cpu_s", "wall_s", "rss_mib")}
+            for k, rs in taken.items()
+        }
+        files = {name: int(c["files"][0]) for name, c in cmds.items()}
+        return {"runs": runs, "files": files, "figures": med}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def report(f: dict) -> None:
+    """Print the table, the ratios against their targets and the machine's floor."""
+    floor = f["figures"]["floor"]
+    print(f"floor: `python -c pass` {floor['cpu_s']:.3f} cpu-s, {floor['wall_s']:.3f} s wall")
+    print(f"medians of {f['runs']} interleaved runs, each command a fresh process")
+    print(f"{'set':9s} {'files':>5s}  {'command':8s} {'cpu s':>7s} {'wall s':>7s} {'peak MiB':>9s}")
+    for name, n in f["files"].items():
+        for who in ("thicket", "xamm"):
+            x = f["figures"][f"{name}/{who}"]
+            print(
+                f"{name:9s} {n:5d}  {who:8s} {x['cpu_s']:7.2f} {x['wall_s']:7.2f} "
+                f"{x['rss_mib']:9.0f}"
+            )
+    for name, target in TARGETS.items():
+        t, x = f["figures"][f"{name}/thicket"], f["figures"][f"{name}/xamm"]
+        cpu, wall = t["cpu_s"] / x["cpu_s"], t["wall_s"] / x["wall_s"]
+        verdict = "met" if cpu >= target else "NOT met"
+        print(f"{name}: Thicket / xamm {cpu:.1f}x CPU, {wall:.1f}x wall (target >= {target:g}x "
+              f"CPU: {verdict})")  # fmt: skip
+    rss = f["figures"]["rajaperf/xamm"]["rss_mib"]
+    verdict = "met" if rss < RSS_TARGET_MIB else "NOT met"
+    print(
+        f"rajaperf: xamm's largest process {rss:.0f} MiB (target < {RSS_TARGET_MIB:g}: {verdict})"
+    )
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--sorting-files", type=int, default=1000)
+    ap.add_argument("--json", type=Path, help="write the figures here")
+    ap.add_argument("--out", type=Path, help="also write what is printed here (a Markdown page)")
+    args = ap.parse_args()
+    if not (args.data / RAJAPERF).is_dir() or not (args.data / SORTING).is_dir():
+        print(f"{args.data}: the thicket-tutorial data is not there", file=sys.stderr)
+        return 1
+    figures = measure(args.data, args.runs, args.sorting_files)
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=1) + "\n")
+    with printed_to(args.out, "bench_whole.py"):
+        report(figures)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
