@@ -2,6 +2,7 @@
 sets.
 
     python benchmarks/bench_thicket.py [--data ../shared/data] [--repeat 3]
+        [--json docs/bench/thicket.json --out docs/bench/thicket.md]
 
 For each set, the best of ``--repeat`` runs of:
 
@@ -12,12 +13,19 @@ For each set, the best of ``--repeat`` runs of:
   (the round trip).
 
 Prints seconds, rows, and ``from_thicket`` / ``Thicket.from_caliperreader`` (the share xamm adds to
-a Thicket read).
+a Thicket read): in-process figures against in-process figures, with the machine's floor
+(``python -c pass`` as a process) beside them. ``--json`` writes the figures, from which ``report``
+prints the page again (``tests/test_bench_pages.py``).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import resource
+import statistics
+import subprocess
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -36,56 +44,100 @@ def best(fn, repeat: int):
     return out, t_best
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    ap.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--out", type=Path, help="also write what is printed here (a Markdown page)")
-    args = ap.parse_args(argv)
-    with printed_to(args.out, "bench_thicket.py"):
-        return run(args)
+STEPS = (
+    ("Thicket.from_caliperreader", "peer"),
+    ("from_thicket", "from_thicket"),
+    ("read_rajaperf (files)", "read_rajaperf"),
+    ("to_thicket", "to_thicket"),
+    ("to_json", "to_json"),
+    ("from_json + from_thicket", "round_trip"),
+)
 
 
-def run(args) -> int:
-    """Every set timed, printed as a Markdown table."""
+def floor(runs: int = 7) -> float:
+    """The median CPU seconds of ``python -c pass`` as a fresh process."""
+    got = []
+    for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        got.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return statistics.median(got)
+
+
+def sets(data: Path) -> dict[str, list[Path]]:
+    """The real RAJAPerf ``.cali`` sets, by name."""
+    t = data / "LLNL+thicket" / "thicket" / "tests" / "data" / "rajaperf"
+    return {
+        "thicket quartz": sorted((t / "quartz").rglob("*.cali")),
+        "thicket lassen": sorted((t / "lassen").rglob("*.cali")),
+        "tutorial lassen new-cali": sorted(
+            (data / "LLNL+thicket-tutorial" / "data" / "lassen" / "new-cali").glob("*.cali")
+        ),
+    }
+
+
+def measure(data: Path, repeat: int) -> dict:
+    """Each set's seconds per step (the best of ``repeat``), in this process."""
     warnings.filterwarnings("ignore")
     import thicket
 
     from xamm_data import to_thicket
     from xamm_ingest import from_thicket, read_rajaperf
 
-    t = args.data / "LLNL+thicket" / "thicket" / "tests" / "data" / "rajaperf"
-    sets = {
-        "thicket quartz": sorted((t / "quartz").rglob("*.cali")),
-        "thicket lassen": sorted((t / "lassen").rglob("*.cali")),
-        "tutorial lassen new-cali": sorted(
-            (args.data / "LLNL+thicket-tutorial" / "data" / "lassen" / "new-cali").glob("*.cali")
-        ),
-    }
-    print(
-        "| set | files | rows | Thicket.from_caliperreader | "
-        "from_thicket | read_rajaperf (files) | to_thicket | "
-        "to_json | from_json + from_thicket | from_thicket / Thicket read |"
-    )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for name, files in sets.items():
+    out = {}
+    for name, files in sets(data).items():
         paths = [str(f) for f in files]
-        tk, t_peer = best(
-            lambda: thicket.Thicket.from_caliperreader(paths, disable_tqdm=True), args.repeat
+        tk, peer = best(
+            lambda: thicket.Thicket.from_caliperreader(paths, disable_tqdm=True), repeat
         )
-        rep, t_from = best(lambda: from_thicket(tk), args.repeat)
-        direct, t_direct = best(lambda: read_rajaperf(files, workers=1), args.repeat)
-        xt, t_to = best(lambda: to_thicket(direct.frame), args.repeat)
-        text, t_json = best(xt.to_json, args.repeat)
-        back, t_back = best(lambda: from_thicket(thicket.Thicket.from_json(text)), args.repeat)
+        rep, t_from = best(lambda: from_thicket(tk), repeat)
+        direct, t_direct = best(lambda: read_rajaperf(files, workers=1), repeat)
+        xt, t_to = best(lambda: to_thicket(direct.frame), repeat)
+        text, t_json = best(xt.to_json, repeat)
+        back, t_back = best(lambda: from_thicket(thicket.Thicket.from_json(text)), repeat)
         assert rep.frame.height == direct.frame.height == back.frame.height
+        seconds = (peer, t_from, t_direct, t_to, t_json, t_back)
+        out[name] = {
+            "files": len(files),
+            "rows": rep.frame.height,
+            **{key: round(x, 4) for (_, key), x in zip(STEPS, seconds)},
+        }
+    return {"repeat": repeat, "sets": out}
+
+
+def report(f: dict) -> None:
+    """Print the table and the machine's floor beside it."""
+    print(f"floor: `python -c pass` {f['floor_cpu_s']:.3f} cpu-s (a process, median of 7)")
+    print(f"in this process, best of {f['repeat']} per step, wall seconds")
+    print(
+        "| set | files | rows | "
+        + " | ".join(label for label, _ in STEPS)
+        + " | from_thicket / Thicket read |"
+    )
+    print("|---|---:|---:|" + "---:|" * (len(STEPS) + 1))
+    for name, x in f["sets"].items():
+        steps = " | ".join(f"{x[key]:.2f} s" for _, key in STEPS)
         print(
-            f"| {name} | {len(files)} | {rep.frame.height} | {t_peer:.2f} s | "
-            f"{t_from:.2f} s | {t_direct:.2f} s | "
-            f"{t_to:.2f} s | {t_json:.2f} s | {t_back:.2f} s | {t_from / t_peer:.2f}x |"
+            f"| {name} | {x['files']} | {x['rows']} | {steps} | "
+            f"{x['from_thicket'] / x['peer']:.2f}x |"
         )
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--json", type=Path, help="write the figures here")
+    ap.add_argument("--out", type=Path, help="also write what is printed here (a Markdown page)")
+    args = ap.parse_args(argv)
+    figures = {**measure(args.data, args.repeat), "floor_cpu_s": floor()}
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=1) + "\n")
+    with printed_to(args.out, "bench_thicket.py"):
+        report(figures)
     return 0
 
 
