@@ -1,6 +1,7 @@
 """The Delta Lake store against the 0.2 store it replaced, on the public RAJAPerf data.
 
     python benchmarks/bench_store.py [--data ../shared/data] [--replicas 14]
+        [--json docs/bench/store.json --out docs/bench/store.md]
 
 Prints, with its targets:
   * warm ``load_dataset`` of one machine (target <= 50 ms), and the cost of checking every file's
@@ -10,13 +11,18 @@ Prints, with its targets:
   * commit latency of a one-file ingest into a store of >= 100k rows;
   * concurrent writers: 4 processes x 5 one-source commits into one table vs the same 20 commits in
     one process.
+
+Beside them the machine's floor (``python -c pass`` as a process). ``--json`` writes the figures,
+from which ``report`` prints the page again (``tests/test_bench_pages.py``).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -35,7 +41,7 @@ OLD_STORE_REV = "97c9913"
 
 def old_store_class(tmp: Path):
     src = subprocess.run(
-        ["git", "-C", str(REPO), "show", f"{OLD_STORE_REV}:xamm_data/store/store.py"],
+        ["git", "-C", str(REPO), "show", f"{OLD_STORE_REV}:xamm_data/store.py"],
         capture_output=True,
         text=True,
         check=True,
@@ -68,7 +74,7 @@ def replicate(src: Path, dst: Path, n: int) -> list[Path]:
     return sorted(dst.rglob("*.cali"))
 
 
-def bench_load(st, machine: str) -> None:
+def bench_load(st, machine: str) -> dict:
     import hashlib
 
     from xamm_data import load_dataset
@@ -83,16 +89,11 @@ def bench_load(st, machine: str) -> None:
     opening = statistics.median(
         timed(lambda: st.partition_files("benchmark_runs", machine))[0] for _ in range(15)
     )
-    print(
-        f"warm load_dataset({machine!r}): {t * 1000:.1f} ms (target <= 50 "
-        "ms), of which opening the Delta log "
-        f"{opening * 1000:.1f} ms; checking the SHA-256 of its "
-        f"{sum(map(len, blobs)) / 1e6:.1f} MB costs "
-        f"{check * 1000:.2f} ms, {100 * check / t:.0f}% of the load (target <= 20%)"
-    )
+    mb = sum(map(len, blobs)) / 1e6
+    return {"machine": machine, "load_s": t, "open_log_s": opening, "mb": mb, "check_s": check}
 
 
-def bench_ingest(data: Path, tmp: Path, replicas: int) -> None:
+def bench_ingest(data: Path, tmp: Path, replicas: int) -> dict:
     from xamm_data.store.store import Store
     from xamm_ingest import read_rajaperf
 
@@ -106,15 +107,11 @@ def bench_ingest(data: Path, tmp: Path, replicas: int) -> None:
     old_w, _ = timed(
         lambda: Old(tmp / f"old{time.perf_counter_ns()}").write(frame, "benchmark_runs"), 3
     )
-    print(
-        f"ingest of {len(files)} .cali files ({frame.height} rows): parse "
-        f"{parse:.2f} s; store write new "
-        f"{new_w:.2f} s vs 0.2 store {old_w:.2f} s ({new_w / old_w:.2f}x); parse + write "
-        f"{(parse + new_w) / (parse + old_w):.2f}x the 0.2 store (target <= 1.2x)"
-    )
+    return {"files": len(files), "rows": frame.height, "parse_s": parse, "new_s": new_w,
+            "old_s": old_w}  # fmt: skip
 
 
-def bench_commit(st, tmp: Path) -> None:
+def bench_commit(st, tmp: Path) -> dict:
     from xamm_data.store.store import Store
 
     big = Store(tmp / "big")
@@ -131,11 +128,7 @@ def bench_commit(st, tmp: Path) -> None:
         changed = one.with_columns(pl.col("time_per_rep_s") * (1 + i / 100))
         lat.append(timed(lambda c=changed: big.write(c, "benchmark_runs"))[0])
     total = big.scan("benchmark_runs").select(pl.len()).collect().item()
-    print(
-        f"commit latency, one-source ingest ({one.height} rows) into a "
-        f"store of {total:,} rows: median "
-        f"{statistics.median(lat) * 1000:.0f} ms over 5 commits"
-    )
+    return {"rows": one.height, "total_rows": total, "median_s": statistics.median(lat)}
 
 
 WRITER = """
@@ -147,7 +140,7 @@ for (k,), part in df.group_by(["batch"], maintain_order=True):
 """
 
 
-def bench_concurrent(st, tmp: Path) -> None:
+def bench_concurrent(st, tmp: Path) -> dict:
     runs = st.scan("benchmark_runs").collect()
     one = runs.filter(pl.col("source_sha256") == runs.get_column("source_sha256")[0])
     batches = []
@@ -186,12 +179,46 @@ def bench_concurrent(st, tmp: Path) -> None:
 
     n = Store(tmp / "conc").scan("benchmark_runs").select(pl.len()).collect().item()
     assert n == allb.height, (n, allb.height)
+    return {"seconds": conc, "rows": n, "sequential_s": seq}
+
+
+def report(f: dict) -> None:
+    """Print every figure with its target, and the machine's floor."""
+    print(f"floor: `python -c pass` {f['floor_cpu_s']:.3f} cpu-s (a process, median of 7)")
+    ld, c, w, i = f["load"], f["commit"], f["concurrent"], f["ingest"]
     print(
-        f"concurrent writers: 4 processes x 5 commits in {conc:.1f} s "
-        f"({20 / conc:.1f} commits/s, all "
-        f"{n} rows kept) vs the same 4 processes one after another "
-        f"{seq:.1f} s ({20 / seq:.1f} commits/s)"
+        f"warm load_dataset({ld['machine']!r}): {ld['load_s'] * 1000:.1f} ms (target <= 50 ms), "
+        f"of which opening the Delta log {ld['open_log_s'] * 1000:.1f} ms; checking the SHA-256 "
+        f"of its {ld['mb']:.1f} MB costs {ld['check_s'] * 1000:.2f} ms, "
+        f"{100 * ld['check_s'] / ld['load_s']:.0f}% of the load (target <= 20%)"
     )
+    print(
+        f"commit latency, one-source ingest ({c['rows']} rows) into a store of "
+        f"{c['total_rows']:,} rows: median {c['median_s'] * 1000:.0f} ms over 5 commits"
+    )
+    print(
+        f"concurrent writers: 4 processes x 5 commits in {w['seconds']:.1f} s "
+        f"({20 / w['seconds']:.1f} commits/s, all {w['rows']} rows kept) vs the same 4 processes "
+        f"one after another {w['sequential_s']:.1f} s ({20 / w['sequential_s']:.1f} commits/s)"
+    )
+    print(
+        f"ingest of {i['files']} .cali files ({i['rows']} rows): parse {i['parse_s']:.2f} s; "
+        f"store write new {i['new_s']:.2f} s vs 0.2 store {i['old_s']:.2f} s "
+        f"({i['new_s'] / i['old_s']:.2f}x); parse + write "
+        f"{(i['parse_s'] + i['new_s']) / (i['parse_s'] + i['old_s']):.2f}x the 0.2 store "
+        "(target <= 1.2x)"
+    )
+
+
+def floor(runs: int = 7) -> float:
+    """The median CPU seconds of ``python -c pass`` as a fresh process."""
+    got = []
+    for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        got.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return statistics.median(got)
 
 
 def main(argv=None) -> int:
@@ -200,23 +227,28 @@ def main(argv=None) -> int:
     )
     ap.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
     ap.add_argument("--replicas", type=int, default=14)
+    ap.add_argument("--json", type=Path, help="write the figures here")
     ap.add_argument("--out", type=Path, help="also write what is printed here (a Markdown page)")
     args = ap.parse_args(argv)
+    figures = {**measure(args.data, args.replicas), "floor_cpu_s": floor()}
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=1) + "\n")
     with printed_to(args.out, "bench_store.py"):
-        return run(args)
+        report(figures)
+    return 0
 
 
-def run(args) -> int:
-    """Every measurement, printed."""
+def measure(data: Path, replicas: int) -> dict:
+    """Every figure, in a temporary store and home."""
     tmp = Path(tempfile.mkdtemp(prefix="xamm-bench-store-"))
     os.environ["XAMM_HOME"] = str(tmp / "home")
     from xamm_data.store.store import Store
     from xamm_ingest import ingest_rajaperf
 
     st = Store(tmp / "store")
-    b = args.data / "llnl+RAJAPerf-Benchmark" / "2026-FCR" / "data"
+    b = data / "llnl+RAJAPerf-Benchmark" / "2026-FCR" / "data"
     ingest_rajaperf(
-        args.data / "LLNL+thicket" / "thicket" / "tests" / "data" / "rajaperf", store=st, workers=2
+        data / "LLNL+thicket" / "thicket" / "tests" / "data" / "rajaperf", store=st, workers=2
     )
     ingest_rajaperf(
         [b / "RPBenchmark_H100_tier1", b / "RPBenchmark_H100_tier2"],
@@ -224,12 +256,15 @@ def run(args) -> int:
         store=st,
         workers=2,
     )
-    bench_load(st, "h100-node")
-    bench_commit(st, tmp)
-    bench_concurrent(st, tmp)
-    bench_ingest(args.data, tmp, args.replicas)
-    shutil.rmtree(tmp, ignore_errors=True)
-    return 0
+    try:
+        return {
+            "load": bench_load(st, "h100-node"),
+            "commit": bench_commit(st, tmp),
+            "concurrent": bench_concurrent(st, tmp),
+            "ingest": bench_ingest(data, tmp, replicas),
+        }
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
