@@ -17,7 +17,7 @@ of each set in turn: a machine whose speed drifts weighs on all alike):
 Each xamm run writes a new store (the whole command: discovery, parsing, checks, the commit). A
 figure is the median over ``--runs`` of the CPU seconds (user + system of the process and the
 workers it waited for) and the wall seconds; the peak resident memory is the largest process's.
-Beside them the machine's floor, ``python -c pass`` as a process. Targets (issue 66): the 73-file
+Beside them the machine's floor, ``python -c pass`` as a process. Targets: the 73-file
 command at least 20x Thicket's, the 1,000-profile command at least 25x, in CPU; the 73-file
 command's largest process under 150 MiB. ``--json`` writes the figures, from which ``report``
 prints the page again (``tests/test_bench_pages.py``).
