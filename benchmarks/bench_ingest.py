@@ -1,6 +1,7 @@
 """Ingest speed and memory against the peers, measured in one run.
 
     python benchmarks/bench_ingest.py [--data ../shared/data] [--replicas 14] [--skip-thicket-large]
+        [--json docs/bench/ingest.json --out docs/bench/ingest.md]
 
 Sets:
   tutorial   the thicket-tutorial quartz .cali files (73 RAJAPerf runs with top-down counters)
@@ -11,15 +12,21 @@ For each .cali set it prints the wall time of: xamm (read + validate, 1 and 2 wo
 plain ``Thicket.from_caliperreader`` on the same files, and raw ``caliperreader`` parsing alone;
 then the ratios, time per file (linearity) and peak memory (RSS of the process tree).
 Targets: >= 20x faster than Thicket, within 3x of the raw parse, linear in files,
-bounded memory; the CSV set in under 2 s including validation.
+bounded memory; the CSV set in under 2 s including validation. Every figure is in-process against
+in-process (``bench_whole.py`` compares whole processes), beside the machine's floor
+(``python -c pass`` as a process). ``--json`` writes the figures, from which ``report`` prints the
+page again (``tests/test_bench_pages.py``).
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import json
 import os
+import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -93,85 +100,124 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--skip-thicket-large", action="store_true", help="do not run Thicket on the replicated set"
     )
+    ap.add_argument("--json", type=Path, help="write the figures here")
     ap.add_argument("--out", type=Path, help="also write what is printed here (a Markdown page)")
     args = ap.parse_args(argv)
-    with printed_to(args.out, "bench_ingest.py"):
-        return run(args)
-
-
-def run(args) -> int:
-    """Every set timed, printed."""
     quartz = args.data / "LLNL+thicket-tutorial" / "data" / "quartz"
-    files = sorted(quartz.rglob("*.cali"))
-    if not files:
+    if not any(quartz.rglob("*.cali")):
         print(f"no .cali files under {quartz}", file=sys.stderr)
         return 1
-    tmp = Path(tempfile.mkdtemp(prefix="xamm-bench-"))
-    rows = []
-    try:
-        big = []
-        for i in range(args.replicas):
-            for f in files:
-                dst = tmp / f"copy{i:02d}" / f.relative_to(quartz)
-                dst.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(f, dst)
-                big.append(dst)
-        sets = [("tutorial", files, quartz), (f"x{args.replicas}", big, tmp)]
-        print(f"cpus: {os.cpu_count()}   python {sys.version.split()[0]}")
-        print(
-            f"{'set':<10}{'files':>7}{'xamm 1w s':>11}{'xamm 2w s':>11}"
-            f"{'raw parse s':>13}{'thicket s':>11}"
-            f"{'thicket/xamm':>14}{'xamm/raw':>10}{'ms/file':>9}"
+    figures = {**measure(args.data, args.replicas, args.skip_thicket_large), "floor_cpu_s": floor()}
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=1) + "\n")
+    with printed_to(args.out, "bench_ingest.py"):
+        report(figures)
+    return 0
+
+
+def floor(runs: int = 7) -> float:
+    """The median CPU seconds of ``python -c pass`` as a fresh process."""
+    got = []
+    for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        got.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return statistics.median(got)
+
+
+def _replicated(quartz: Path, tmp: Path, replicas: int) -> list[Path]:
+    big = []
+    for i in range(replicas):
+        for f in sorted(quartz.rglob("*.cali")):
+            dst = tmp / f"copy{i:02d}" / f.relative_to(quartz)
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(f, dst)
+            big.append(dst)
+    return big
+
+
+def _csv_sets(data: Path) -> list[dict]:
+    csv = data / "llnl+RAJAPerf-Benchmark" / "2026-FCR" / "data"
+    h100 = [csv / "RPBenchmark_H100_tier1", csv / "RPBenchmark_H100_tier2"]
+    mi = [csv / "RPBenchmark_MI300A_tier1-SPX", csv / "RPBenchmark_MI300A_tier2-SPX"]
+    if not all(p.is_dir() for p in h100 + mi):
+        return []
+    out = []
+    for w in (1, 2):
+        tc, n = timed(
+            lambda: xamm_read(h100, w, "h100-node") + xamm_read(mi, w, "mi300a-spx"), repeat=2
         )
-        for name, fs, root in sets:
+        out.append({"workers": w, "rows": n, "seconds": tc})
+    return out
+
+
+def measure(data: Path, replicas: int, skip_thicket_large: bool) -> dict:
+    """Every figure: per ``.cali`` set the seconds of each reader, the peak memory, the CSV set."""
+    quartz = data / "LLNL+thicket-tutorial" / "data" / "quartz"
+    files = sorted(quartz.rglob("*.cali"))
+    tmp = Path(tempfile.mkdtemp(prefix="xamm-bench-"))
+    try:
+        big = _replicated(quartz, tmp, replicas)
+        sets = []
+        for name, fs, root in (("tutorial", files, quartz), (f"x{replicas}", big, tmp)):
             t1, n1 = timed(lambda: xamm_read(root, 1), repeat=2)
             t2, n2 = timed(lambda: xamm_read(root, 2), repeat=2)
             assert n1 == n2
             tr, _ = timed(lambda: raw_parse(fs))
-            if name != "tutorial" and args.skip_thicket_large:
-                tt = float("nan")
-            else:
-                tt, _ = timed(lambda: thicket_read(fs))
-            best = min(t1, t2)
-            rows.append((name, len(fs), t1, t2, tr, tt))
-            print(
-                f"{name:<10}{len(fs):>7}{t1:>11.3f}{t2:>11.3f}{tr:>13.3f}{tt:>11.2f}"
-                f"{tt / best:>13.1f}x"
-                f"{best / tr:>9.2f}x{1000 * best / len(fs):>9.2f}"
-            )
-        (_, n_small, *_s), (_, n_big, *_b) = rows
-        per_small = min(rows[0][2], rows[0][3]) / n_small
-        per_big = min(rows[1][2], rows[1][3]) / n_big
-        print(
-            f"linearity: time per file at {n_big} files / at {n_small} files "
-            f"= {per_big / per_small:.2f}"
-        )
+            skip = name != "tutorial" and skip_thicket_large
+            tt = None if skip else timed(lambda: thicket_read(fs))[0]
+            sets.append({"set": name, "files": len(fs), "xamm_1w_s": t1, "xamm_2w_s": t2,
+                         "raw_parse_s": tr, "thicket_s": tt})  # fmt: skip
         code = (
             f"import sys; sys.path.insert(0, {str(REPO)!r})\n"
             "from xamm_ingest import read_rajaperf\nread_rajaperf({!r}, workers=2)"
         )
-        m_small = peak_rss_mb(code.format(str(quartz)))
-        m_big = peak_rss_mb(code.format(str(tmp)))
-        print(
-            f"peak RSS, xamm 2 workers: {m_small:.0f} MB at {n_small} files, "
-            f"{m_big:.0f} MB at {n_big} files"
-        )
-        csv = args.data / "llnl+RAJAPerf-Benchmark" / "2026-FCR" / "data"
-        h100 = [csv / "RPBenchmark_H100_tier1", csv / "RPBenchmark_H100_tier2"]
-        mi = [csv / "RPBenchmark_MI300A_tier1-SPX", csv / "RPBenchmark_MI300A_tier2-SPX"]
-        if all(p.is_dir() for p in h100 + mi):
-            for w in (1, 2):
-                tc, n = timed(
-                    lambda: xamm_read(h100, w, "h100-node") + xamm_read(mi, w, "mi300a-spx"),
-                    repeat=2,
-                )
-                print(
-                    f"csv set (476 RAJAPerf runs, {n} rows), {w} worker(s), read + "
-                    f"validate: {tc:.3f} s"
-                )
+        memory = [peak_rss_mb(code.format(str(quartz))), peak_rss_mb(code.format(str(tmp)))]
+        return {
+            "cpus": os.cpu_count(),
+            "python": sys.version.split()[0],
+            "sets": sets,
+            "peak_rss_mb": memory,
+            "csv": _csv_sets(data),
+        }
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return 0
+
+
+def report(f: dict) -> None:
+    """Print the table, linearity, memory, the CSV set and the machine's floor."""
+    print(f"floor: `python -c pass` {f['floor_cpu_s']:.3f} cpu-s (a process, median of 7)")
+    print(f"cpus: {f['cpus']}   python {f['python']}   (in-process figures, wall seconds)")
+    print(
+        f"{'set':<10}{'files':>7}{'xamm 1w s':>11}{'xamm 2w s':>11}"
+        f"{'raw parse s':>13}{'thicket s':>11}"
+        f"{'thicket/xamm':>14}{'xamm/raw':>10}{'ms/file':>9}"
+    )
+    for r in f["sets"]:
+        best = min(r["xamm_1w_s"], r["xamm_2w_s"])
+        tt = float("nan") if r["thicket_s"] is None else r["thicket_s"]
+        print(
+            f"{r['set']:<10}{r['files']:>7}{r['xamm_1w_s']:>11.3f}{r['xamm_2w_s']:>11.3f}"
+            f"{r['raw_parse_s']:>13.3f}{tt:>11.2f}{tt / best:>13.1f}x"
+            f"{best / r['raw_parse_s']:>9.2f}x{1000 * best / r['files']:>9.2f}"
+        )
+    small, big = f["sets"]
+    per = [min(r["xamm_1w_s"], r["xamm_2w_s"]) / r["files"] for r in (small, big)]
+    print(
+        f"linearity: time per file at {big['files']} files / at {small['files']} files "
+        f"= {per[1] / per[0]:.2f}"
+    )
+    m_small, m_big = f["peak_rss_mb"]
+    print(
+        f"peak RSS, xamm 2 workers: {m_small:.0f} MB at {small['files']} files, "
+        f"{m_big:.0f} MB at {big['files']} files"
+    )
+    for c in f["csv"]:
+        print(
+            f"csv set (476 RAJAPerf runs, {c['rows']} rows), {c['workers']} worker(s), read + "
+            f"validate: {c['seconds']:.3f} s"
+        )
 
 
 if __name__ == "__main__":

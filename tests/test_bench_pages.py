@@ -121,6 +121,7 @@ def test_a_test_sharing_a_fixture_the_record_found_slow_is_slow(tmp_path, monkey
         ("bench_whole", "whole", "Thicket / xamm"),
         ("bench_thicket", "thicket", "from_thicket / Thicket read"),
         ("bench_store", "store", "warm load_dataset"),
+        ("bench_ingest", "ingest", "thicket/xamm"),
     ],
 )
 def test_the_page_is_regenerated_from_its_json_with_the_floor(script, page, says):
