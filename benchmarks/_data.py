@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
+import resource
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -20,6 +24,38 @@ def best_of(fn, repeat: int) -> float:
         fn()
         best = min(best, time.perf_counter() - t)
     return best
+
+
+def floor_cpu_s(runs: int = 7) -> float:
+    """The machine's floor: the median CPU seconds of ``python -c pass`` as a fresh process.
+
+    Args:
+        runs: processes to take the median of.
+    """
+    got = []
+    for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        got.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return statistics.median(got)
+
+
+def published(figures: dict, json_path: Path | None, out: Path | None, script: str, report):
+    """Write ``figures`` to ``json_path`` (when given), then print ``report(figures)``, also to the
+    page ``out`` (when given): the page is what its JSON prints.
+
+    Args:
+        figures: what the benchmark measured.
+        json_path: where its figures go (``--json``).
+        out: the Markdown page (``--out``).
+        script: the benchmark's file name, for the page's heading.
+        report: prints the page's table from the figures; what it returns is returned.
+    """
+    if json_path:
+        json_path.write_text(json.dumps(figures, indent=1) + "\n")
+    with printed_to(out, script):
+        return report(figures)
 
 
 def xplat_dataset(data: Path, name: str):

@@ -16,7 +16,6 @@ regenerates the page's table from it.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -25,7 +24,7 @@ import time
 from pathlib import Path
 
 import polars as pl
-from _data import printed_to, xplat_dataset
+from _data import published, xplat_dataset
 
 TARGET_S = 2.0
 PAIRS = (
@@ -120,10 +119,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, help="also write what is printed here (a Markdown page)")
     args = ap.parse_args(argv)
     rec = measure(args.data, args.runs)
-    if args.json:
-        args.json.write_text(json.dumps(rec, indent=1) + "\n")
-    with printed_to(args.out, "bench_compare.py"):
-        report(rec)
+    published(rec, args.json, args.out, "bench_compare.py", report)
     return 0
 
 

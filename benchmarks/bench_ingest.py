@@ -22,18 +22,15 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import os
-import resource
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from _data import printed_to
+from _data import floor_cpu_s, published
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -107,23 +104,12 @@ def main(argv=None) -> int:
     if not any(quartz.rglob("*.cali")):
         print(f"no .cali files under {quartz}", file=sys.stderr)
         return 1
-    figures = {**measure(args.data, args.replicas, args.skip_thicket_large), "floor_cpu_s": floor()}
-    if args.json:
-        args.json.write_text(json.dumps(figures, indent=1) + "\n")
-    with printed_to(args.out, "bench_ingest.py"):
-        report(figures)
+    figures = {
+        **measure(args.data, args.replicas, args.skip_thicket_large),
+        "floor_cpu_s": floor_cpu_s(),
+    }
+    published(figures, args.json, args.out, "bench_ingest.py", report)
     return 0
-
-
-def floor(runs: int = 7) -> float:
-    """The median CPU seconds of ``python -c pass`` as a fresh process."""
-    got = []
-    for _ in range(runs):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        subprocess.run([sys.executable, "-c", "pass"], check=True)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        got.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
-    return statistics.median(got)
 
 
 def _replicated(quartz: Path, tmp: Path, replicas: int) -> list[Path]:

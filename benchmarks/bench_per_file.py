@@ -22,15 +22,12 @@ which ``report`` prints the page again (``tests/test_bench_pages.py``).
 from __future__ import annotations
 
 import argparse
-import json
-import resource
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-from _data import printed_to
+from _data import floor_cpu_s, published
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = Path("LLNL+thicket-tutorial") / "data" / "parallel-sorting"
@@ -88,17 +85,6 @@ def measure(data: Path, n: int, runs: int) -> dict:
     }
 
 
-def floor(runs: int = 7) -> float:
-    """The median CPU seconds of ``python -c pass`` as a fresh process."""
-    got = []
-    for _ in range(runs):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        subprocess.run([sys.executable, "-c", "pass"], check=True)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        got.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
-    return statistics.median(got)
-
-
 def report(f: dict) -> None:
     """Print the two figures, the machine's floor and the ratio against the target."""
     ratio = f["per_file_cpu_s"] / f["parser_cpu_s"]
@@ -122,11 +108,8 @@ def main() -> int:
     if not (args.data / CORPUS).is_dir():
         print(f"{args.data / CORPUS}: not found (the shared data)", file=sys.stderr)
         return 1
-    figures = {**measure(args.data, args.files, args.runs), "floor_cpu_s": floor()}
-    if args.json:
-        args.json.write_text(json.dumps(figures, indent=1) + "\n")
-    with printed_to(args.out, "bench_per_file.py"):
-        report(figures)
+    figures = {**measure(args.data, args.files, args.runs), "floor_cpu_s": floor_cpu_s()}
+    published(figures, args.json, args.out, "bench_per_file.py", report)
     return 0
 
 

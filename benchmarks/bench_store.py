@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -32,7 +30,7 @@ import time
 from pathlib import Path
 
 import polars as pl
-from _data import printed_to
+from _data import floor_cpu_s, published
 
 REPO = Path(__file__).resolve().parents[1]
 # the last commit with the 0.2 store (one Parquet file per machine, lock + rename)
@@ -210,17 +208,6 @@ def report(f: dict) -> None:
     )
 
 
-def floor(runs: int = 7) -> float:
-    """The median CPU seconds of ``python -c pass`` as a fresh process."""
-    got = []
-    for _ in range(runs):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        subprocess.run([sys.executable, "-c", "pass"], check=True)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        got.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
-    return statistics.median(got)
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -230,11 +217,8 @@ def main(argv=None) -> int:
     ap.add_argument("--json", type=Path, help="write the figures here")
     ap.add_argument("--out", type=Path, help="also write what is printed here (a Markdown page)")
     args = ap.parse_args(argv)
-    figures = {**measure(args.data, args.replicas), "floor_cpu_s": floor()}
-    if args.json:
-        args.json.write_text(json.dumps(figures, indent=1) + "\n")
-    with printed_to(args.out, "bench_store.py"):
-        report(figures)
+    figures = {**measure(args.data, args.replicas), "floor_cpu_s": floor_cpu_s()}
+    published(figures, args.json, args.out, "bench_store.py", report)
     return 0
 
 

@@ -21,16 +21,11 @@ prints the page again (``tests/test_bench_pages.py``).
 from __future__ import annotations
 
 import argparse
-import json
-import resource
-import statistics
-import subprocess
-import sys
 import time
 import warnings
 from pathlib import Path
 
-from _data import printed_to
+from _data import floor_cpu_s, published
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -52,17 +47,6 @@ STEPS = (
     ("to_json", "to_json"),
     ("from_json + from_thicket", "round_trip"),
 )
-
-
-def floor(runs: int = 7) -> float:
-    """The median CPU seconds of ``python -c pass`` as a fresh process."""
-    got = []
-    for _ in range(runs):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        subprocess.run([sys.executable, "-c", "pass"], check=True)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        got.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
-    return statistics.median(got)
 
 
 def sets(data: Path) -> dict[str, list[Path]]:
@@ -133,11 +117,8 @@ def main(argv=None) -> int:
     ap.add_argument("--json", type=Path, help="write the figures here")
     ap.add_argument("--out", type=Path, help="also write what is printed here (a Markdown page)")
     args = ap.parse_args(argv)
-    figures = {**measure(args.data, args.repeat), "floor_cpu_s": floor()}
-    if args.json:
-        args.json.write_text(json.dumps(figures, indent=1) + "\n")
-    with printed_to(args.out, "bench_thicket.py"):
-        report(figures)
+    figures = {**measure(args.data, args.repeat), "floor_cpu_s": floor_cpu_s()}
+    published(figures, args.json, args.out, "bench_thicket.py", report)
     return 0
 
 

@@ -26,7 +26,6 @@ prints the page again (``tests/test_bench_pages.py``).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -36,7 +35,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _data import printed_to
+from _data import published
 
 REPO = Path(__file__).resolve().parents[1]
 RAJAPERF = Path("LLNL+thicket-tutorial") / "data" / "quartz"
@@ -163,10 +162,7 @@ def main() -> int:
         print(f"{args.data}: the thicket-tutorial data is not there", file=sys.stderr)
         return 1
     figures = measure(args.data, args.runs, args.sorting_files)
-    if args.json:
-        args.json.write_text(json.dumps(figures, indent=1) + "\n")
-    with printed_to(args.out, "bench_whole.py"):
-        report(figures)
+    published(figures, args.json, args.out, "bench_whole.py", report)
     return 0
 
 
