@@ -71,14 +71,16 @@ SLOW = {  # slow whatever the record says (the fast lane, pytest -m "not slow", 
 }
 
 
-def _recorded() -> dict[str, float]:
-    """Seconds per test id of the last recorded whole-suite run (none before the first)."""
-    return json.loads(DURATIONS.read_text())["seconds"] if DURATIONS.is_file() else {}
+def _record() -> dict:
+    """The last recorded whole-suite run: ``seconds`` per test id and ``fixtures``' setup seconds
+    (empty before the first)."""
+    return json.loads(DURATIONS.read_text()) if DURATIONS.is_file() else {}
 
 
-def _recorded_slow() -> set[str]:
+def _recorded_slow(record: dict | None = None) -> set[str]:
     """The test ids the last recorded whole-suite run measured above :data:`SLOW_SECONDS`."""
-    return {nodeid for nodeid, s in _recorded().items() if s > SLOW_SECONDS}
+    seconds = (_record() if record is None else record).get("seconds", {})
+    return {nodeid for nodeid, s in seconds.items() if s > SLOW_SECONDS}
 
 
 #: where ``bench_tests.py --record`` asks each worker to write its fixtures' setup seconds
@@ -92,11 +94,11 @@ def fixture_key(fixturedef) -> str:
     return f"{fixturedef.baseid}::{fixturedef.argname}"
 
 
-def _heavy_fixtures() -> set[str]:
+def _heavy_fixtures(record: dict | None = None) -> set[str]:
     """The shared fixtures the last recorded whole-suite run took over :data:`SLOW_SECONDS` to
     set up: a test using one is slow, although the record charged the setup to another test."""
-    record = json.loads(DURATIONS.read_text()) if DURATIONS.is_file() else {}
-    return {k for k, s in record.get("fixtures", {}).items() if s > SLOW_SECONDS}
+    fixtures = (_record() if record is None else record).get("fixtures", {})
+    return {k for k, s in fixtures.items() if s > SLOW_SECONDS}
 
 
 def _uses_heavy_fixture(item, heavy: set[str]) -> bool:
@@ -129,13 +131,13 @@ def pytest_sessionfinish(session):
         (Path(where) / f"{worker}.json").write_text(json.dumps(_FIXTURE_SECONDS))
 
 
-def _longest_modules_first(items: list) -> None:
-    """Order the modules by their recorded seconds, longest first, each module's tests kept
+def _longest_modules_first(items: list, seconds: dict[str, float]) -> None:
+    """Order the modules by their recorded ``seconds``, longest first, each module's tests kept
     together and in order: the workers split the queue in halves and idle ones steal from the
     tail, so a long module queued last would run alone at the end (its module fixtures still
     build once)."""
     per_module: dict[str, float] = {}
-    for nodeid, s in _recorded().items():
+    for nodeid, s in seconds.items():
         module = nodeid.split("::")[0]
         per_module[module] = per_module.get(module, 0.0) + s
     first = {}
@@ -147,8 +149,9 @@ def _longest_modules_first(items: list) -> None:
 def pytest_collection_modifyitems(config, items):
     """Mark tests that read ../shared/data ``data`` and the long ones ``slow`` (long themselves,
     or using a shared fixture that is), so the markers select; the longest modules first."""
-    _longest_modules_first(items)
-    recorded, heavy = _recorded_slow(), _heavy_fixtures()
+    record = _record()
+    _longest_modules_first(items, record.get("seconds", {}))
+    recorded, heavy = _recorded_slow(record), _heavy_fixtures(record)
     for item in items:
         if DATA_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.data)
