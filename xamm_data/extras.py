@@ -3,7 +3,6 @@ missing one says ``pip install 'xamm[models]'`` in one line instead of a traceba
 
 from __future__ import annotations
 
-import importlib.metadata as md
 import re
 
 __all__ = ["extra_for", "install_hint"]
@@ -25,6 +24,8 @@ _PREFERENCE = ("models", "sign", "hatchet", "thicket", "dask", "bench", "docs", 
 
 def _extras() -> dict[str, str]:
     """Import name -> the extra that brings it, from the installed distribution's metadata."""
+    import importlib.metadata as md  # only when a module is missing: it costs a command's start-up
+
     try:
         reqs = md.requires("xamm") or []
     except md.PackageNotFoundError:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
+from typing import Any
 
-import numpy as np
 import polars as pl
 
 from xamm_data.hashing import dir_sha256, file_sha256
@@ -84,17 +84,23 @@ class Held:
             if store is not None
             else pl.DataFrame(schema={"hi": pl.UInt64, "lo": pl.UInt64})
         )
-        self.hi, self.lo = keys["hi"].to_numpy(), keys["lo"].to_numpy()
+        self.keys = keys
+        self._arrays: tuple[Any, Any] | None = None  # numpy arrays, made at the first search
         self.mine = pl.Series([], dtype=pl.UInt64)  # prefixes this run committed
         self.vouching = store is not None
 
     def held_among(self, sha256s: list[str]) -> set[str]:
         """Which of ``sha256s`` the table held when the run began."""
-        if not len(self.hi) or not sha256s:
+        if self.keys.is_empty() or not sha256s:
             return set()
+        import numpy as np
+
+        if self._arrays is None:
+            self._arrays = (self.keys["hi"].to_numpy(), self.keys["lo"].to_numpy())
         q_hi = np.array([int(h[:16], 16) for h in sha256s], dtype=np.uint64)
         q_lo = np.array([int(h[16:32], 16) for h in sha256s], dtype=np.uint64)
-        at = find_keys(self.hi, self.lo, q_hi, q_lo)
+        hi, lo = self._arrays
+        at = find_keys(hi, lo, q_hi, q_lo)
         return {h for h, i in zip(sha256s, at) if i >= 0}
 
     def unheld(self, tasks: list[Task], group_of: Callable | None = None) -> list[Task]:
