@@ -1,22 +1,25 @@
 """A centre's archive: the 10,563 parallel-sorting Caliper profiles, and 100k of their replicas.
 
-    python benchmarks/bench_archive.py [--data ../shared/data] [--replicas 10] [--out FILE]
-    python benchmarks/bench_archive.py --memory-only 100 --out docs/bench/archive-1m.md
+    python benchmarks/bench_archive.py [--data ../shared/data] [--replicas 10]
+        [--json docs/bench/archive.json --out docs/bench/archive.md]
+    python benchmarks/bench_archive.py --resume-only 10 --json docs/bench/archive-resume.json \
+        --out docs/bench/archive-resume.md
+    python benchmarks/bench_archive.py --memory-only 100 --json docs/bench/archive-1m.json \
+        --out docs/bench/archive-1m.md
 
 For each corpus it runs ``xamm-ingest caliper DIR --app sort --machine grace`` into a new store
 (2 worker processes, batched commits) and prints files/s and the CPU the process tree used
 (2.0 = both cores busy the whole run), from a run nothing observes; then, from a second run
 sampled every 20 ms, the peak resident memory of the ingest process (main MB) and the peak
 proportional memory of it and its workers together (tree MB: pages the forked workers share with
-it counted once). Beside it: the raw ``caliperreader`` parse
-of a sample of the files (one core) and ``Thicket.from_caliperreader`` on the first
-``--thicket-files`` files (xamm's whole command there the best of three runs), and on the
-whole 10.5k corpus when it finishes within ``--thicket-timeout`` seconds.
+it counted once). Beside it: the raw ``caliperreader`` parse of a sample of the files (one
+core), and the machine's floor (``python -c pass`` as a process). xamm against Thicket, whole
+process against whole process, is ``bench_whole.py``'s page.
 
 A replica is the original file with its ``launchdate`` moved on by the replica's number of
 seconds: a different file (its own SHA-256, so not skipped as a copy) of the same size and
-content. Aims: at least 500 files/s on 2 cores, at least 20x Thicket on the same files, peak
-memory under 300 MB whatever the corpus.
+content. Aims: at least 500 files/s on 2 cores; the tree's peak memory under 250 MB at 10^5
+files, and flat whatever the corpus.
 
 ``--resume-only N`` ingests N replicas (10: 105,630 files), then runs the same command again on
 the fully stored archive (aim: at most 5% of the first ingest), then times commits of 1,000
@@ -31,6 +34,9 @@ four reads are timed, each in a fresh process with its peak memory (the faster o
 application of one machine and one machine (``load_dataset(..., lazy=True)``: partition and
 predicate pushdown), one application of every machine (``Store.scan`` with a filter), and the whole
 table.
+
+``--json`` writes the figures, from which ``report`` prints the page again
+(``tests/test_bench_pages.py``).
 """
 
 from __future__ import annotations
@@ -47,7 +53,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _data import printed_to
+from _data import floor_cpu_s, published
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = Path("LLNL+thicket-tutorial") / "data" / "parallel-sorting"
@@ -119,19 +125,23 @@ def run_timed(cmd: list[str], env: dict, timeout: float | None = None) -> dict:
 
 def run_sampled(cmd: list[str], env: dict) -> dict:
     """Run ``cmd`` sampling its memory every 20 ms (which costs CPU: timed apart, by
-    :func:`run_timed`): peak RSS of the process and peak PSS of its tree (MB), its stdout."""
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    peak, peak_tree = 0, 0
-    while proc.poll() is None:
-        main, tree = _memory(proc.pid)
-        peak, peak_tree = max(peak, main), max(peak_tree, tree)
-        time.sleep(0.02)
-    out, err = proc.communicate()
+    :func:`run_timed`): peak RSS of the process and peak PSS of its tree (MB), its stdout. Its
+    output goes to files: a pipe nobody reads while it runs would stop it once full."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=err, text=True)
+        peak, peak_tree = 0, 0
+        while proc.poll() is None:
+            main, tree = _memory(proc.pid)
+            peak, peak_tree = max(peak, main), max(peak_tree, tree)
+            time.sleep(0.02)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
     if proc.returncode == -9:  # the kernel's out-of-memory killer
         return {"killed": True, "peak_mb": peak / 2**20}
     if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}: {err[-2000:]}")
-    return {"peak_mb": peak / 2**20, "tree_mb": peak_tree / 2**20, "stdout": out}
+        raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}: {stderr[-2000:]}")
+    return {"peak_mb": peak / 2**20, "tree_mb": peak_tree / 2**20, "stdout": stdout}
 
 
 def xamm_ingest(corpus: Path, store: Path, workers: int, memory: bool = True) -> dict:
@@ -152,20 +162,6 @@ def xamm_ingest(corpus: Path, store: Path, workers: int, memory: bool = True) ->
         m = run_sampled(cmd(store.parent / "sampled-store"), env)
         r.update(peak_mb=m["peak_mb"], tree_mb=m["tree_mb"])
     return r
-
-
-def thicket_seconds(files: list[Path], timeout: float) -> float | None:
-    """``Thicket.from_caliperreader`` on ``files`` in a fresh process; None past ``timeout``."""
-    lst = Path(tempfile.mkstemp(suffix=".txt")[1])
-    lst.write_text("\n".join(map(str, files)))
-    code = (
-        "import sys, time, thicket\nfiles = open(sys.argv[1]).read().split('\\n')\n"
-        "t = time.perf_counter()\nthicket.Thicket.from_caliperreader(files, disable_tqdm=True)\n"
-        "print(time.perf_counter() - t)"
-    )
-    r = run_timed([sys.executable, "-c", code, str(lst)], dict(os.environ), timeout)
-    lst.unlink()
-    return None if r.get("timed_out") else float(r["stdout"].strip().splitlines()[-1])
 
 
 def raw_parse_rate(files: list[Path]) -> float:
@@ -221,9 +217,10 @@ def scale_store(root: Path, rows: int, machines: int = 10) -> None:
         st.append(scale_rows(f"node-{m:02d}", rows // machines, m), "app_profiles")
 
 
-def measure_reads(root: Path, repeat: int = 2) -> None:
+def measure_reads(root: Path, repeat: int = 2) -> list[dict]:
     """Time and peak memory of each read in ``SCALE_CODE``, each in a fresh process: the faster
     of ``repeat`` runs (a one-off stall of the disk is not the read's)."""
+    got = []
     os.sync()  # the store just built is on disk, not being written back under the first read
     for what, expr in SCALE_CODE.items():
         code = (
@@ -234,11 +231,13 @@ def measure_reads(root: Path, repeat: int = 2) -> None:
         )
         runs = [run_sampled([sys.executable, "-c", code], dict(os.environ)) for _ in range(repeat)]
         if any(r.get("killed") for r in runs):
-            print(f"{what:<34}  killed for memory at {max(r['peak_mb'] for r in runs):.0f} MB")
+            got.append({"read": what, "killed_at_mb": max(r["peak_mb"] for r in runs)})
             continue
         best = min(runs, key=lambda r: float(r["stdout"].split()[0]))
         secs, rows = best["stdout"].split()
-        print(f"{what:<34}{int(rows):>12,}{float(secs):>9.2f}{best['peak_mb']:>10.0f}")
+        got.append({"read": what, "rows": int(rows), "seconds": float(secs),
+                    "peak_mb": best["peak_mb"]})  # fmt: skip
+    return got
 
 
 def measure_rates(corpus: Path, store: Path, n: int = 4096) -> tuple[float, float]:
@@ -296,8 +295,6 @@ def main(argv=None) -> int:
     ap.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
     ap.add_argument("--replicas", type=int, default=10, help="copies of the corpus (10: 105,630)")
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--thicket-files", type=int, default=1000)
-    ap.add_argument("--thicket-timeout", type=float, default=900.0)
     ap.add_argument(
         "--scale-rows",
         type=int,
@@ -317,42 +314,92 @@ def main(argv=None) -> int:
         help="only the resume figures: ingest N replicas, rerun on the stored archive, and the "
         "cost of one commit into tables of 10^4 to 10^6 rows",
     )
+    ap.add_argument("--json", type=Path, help="write the figures here (the page is made from them)")
     ap.add_argument("--out", type=Path, help="also write what is printed here (a Markdown page)")
     args = ap.parse_args(argv)
     corpus = args.data / CORPUS
     if not corpus.is_dir():
         print(f"no corpus at {corpus}", file=sys.stderr)
         return 1
-    with printed_to(args.out, "bench_archive.py"):
-        if args.resume_only:
-            return resume_only(args, corpus)
-        return memory_only(args, corpus) if args.memory_only else run(args, corpus)
+    figures = {
+        "cpus": os.cpu_count(),
+        "python": sys.version.split()[0],
+        "workers": args.workers,
+        "floor_cpu_s": floor_cpu_s(),
+    }
+    if args.resume_only:
+        figures.update(mode="resume", **measure_resume(args, corpus))
+    elif args.memory_only:
+        figures.update(mode="memory", **measure_memory(args, corpus))
+    else:
+        figures.update(mode="archive", **measure_archive(args, corpus))
+    published(figures, args.json, args.out, "bench_archive.py", report)
+    return 0
 
 
-def resume_only(args, corpus: Path) -> int:
+def _run_figures(name: str, n: int, r: dict) -> dict:
+    """One ingest's line: its corpus, files, rows, commits, seconds, CPU and memory."""
+    s = r["summary"]
+    return {
+        "corpus": name, "files": n, "rows": s["rows_written"], "commits": len(s["commits"]),
+        "wall_s": r["seconds"], "cpu_s": r.get("cpu"), "peak_mb": r.get("peak_mb"),
+        "tree_mb": r.get("tree_mb"), "already_stored": s.get("already_stored", 0),
+    }  # fmt: skip
+
+
+def measure_archive(args, corpus: Path) -> dict:
+    """The 10.5k corpus and ``--replicas`` copies of it ingested (timed, then sampled); the rates
+    a Dask run is bounded by; reads of a store of ``--scale-rows`` rows."""
+    files = sorted(corpus.rglob("*.cali"))
+    tmp = Path(tempfile.mkdtemp(prefix="xamm-bench-archive-"))
+    try:
+        raw = raw_parse_rate(files[::5])
+        runs = [
+            _run_figures(
+                "10.5k", len(files), xamm_ingest(corpus, tmp / "s1" / "store", args.workers)
+            )
+        ]
+        big = tmp / "replicas"
+        n_big = make_replicas(corpus, big, args.replicas)
+        r_big = xamm_ingest(big, tmp / "s2" / "store", args.workers)
+        runs.append(_run_figures(f"x{args.replicas}", n_big, r_big))
+        shutil.rmtree(big)
+        worker, client = measure_rates(corpus, tmp / "rates")
+        t = time.perf_counter()
+        scale_store(tmp / "scale", args.scale_rows)
+        built = time.perf_counter() - t
+        reads = measure_reads(tmp / "scale")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return {
+        "raw_parse_files_s": raw, "runs": runs, "dask_worker_files_s": worker,
+        "dask_client_files_s": client, "scale_rows": args.scale_rows, "scale_built_s": built,
+        "reads": reads,
+    }  # fmt: skip
+
+
+def measure_resume(args, corpus: Path) -> dict:
     """A fully stored archive ingested again (what a nightly rerun or a restart after a crash
     costs), beside its first ingest; then the cost of one commit as the table grows."""
     tmp = Path(tempfile.mkdtemp(prefix="xamm-bench-resume-"))
     try:
-        print(f"cpus: {os.cpu_count()}   python {sys.version.split()[0]}   workers: {args.workers}")
         n = make_replicas(corpus, tmp / "replicas", args.resume_only)
         first = xamm_ingest(tmp / "replicas", tmp / "s" / "store", args.workers, memory=False)
         again = xamm_ingest(tmp / "replicas", tmp / "s" / "store", args.workers, memory=False)
-        s1, s2 = first["summary"], again["summary"]
-        print(f"{'run':<22}{'files':>9}{'rows written':>14}{'already stored':>16}{'wall s':>9}")
-        print(f"{'first ingest':<22}{n:>9}{s1['rows_written']:>14}{s1['already_stored']:>16}"
-              f"{first['seconds']:>9.1f}")  # fmt: skip
-        print(f"{'rerun, all stored':<22}{n:>9}{s2['rows_written']:>14}{s2['already_stored']:>16}"
-              f"{again['seconds']:>9.1f}")  # fmt: skip
-        print(f"rerun / first ingest: {again['seconds'] / first['seconds']:.1%} (aim: at most 5%)")
         shutil.rmtree(tmp / "replicas")
-        commit_cost(tmp / "grow")
+        commits = commit_cost(tmp / "grow")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return 0
+    return {
+        "runs": [
+            _run_figures("first ingest", n, first),
+            _run_figures("rerun, all stored", n, again),
+        ],
+        "commits": commits,
+    }
 
 
-def commit_cost(root: Path, batch: int = 1000, sizes=(10_000, 100_000, 1_000_000)) -> None:
+def commit_cost(root: Path, batch: int = 1000, sizes=(10_000, 100_000, 1_000_000)) -> list[dict]:
     """Seconds of archive commits (``Store.append`` of ``batch`` new sources, vouched unheld at the
     latest version, as the archive ingest does) into an ``app_profiles`` table of each of
     ``sizes`` rows (one machine): a run's first commit, which reads the rows held per
@@ -361,7 +408,7 @@ def commit_cost(root: Path, batch: int = 1000, sizes=(10_000, 100_000, 1_000_000
 
     from xamm_data.store.store import Store
 
-    print(f"{'table rows':>12}{'first commit s':>16}{'later commits s (median of 3)':>32}")
+    got = []
     for rows in sizes:
         Store(root / str(rows)).append(scale_rows("node-00", rows, 0), "app_profiles")
         st = Store(root / str(rows))  # a new run: nothing kept yet
@@ -371,14 +418,14 @@ def commit_cost(root: Path, batch: int = 1000, sizes=(10_000, 100_000, 1_000_000
             t = time.perf_counter()
             st.append(new, "app_profiles", unheld_at=st.version("app_profiles"))
             times.append(time.perf_counter() - t)
-        print(f"{rows:>12,}{times[0]:>16.3f}{statistics.median(times[1:]):>32.3f}")
+        got.append({"rows": rows, "first_s": times[0], "later_s": statistics.median(times[1:])})
+    return got
 
 
-def memory_only(args, corpus: Path) -> int:
+def measure_memory(args, corpus: Path) -> dict:
     """The sampled ingest of ``--memory-only`` replicas: files/s (observed), peak memory."""
     tmp = Path(tempfile.mkdtemp(prefix="xamm-bench-archive-"))
     try:
-        print(f"cpus: {os.cpu_count()}   python {sys.version.split()[0]}   workers: {args.workers}")
         n = make_replicas(corpus, tmp / "replicas", args.memory_only)
         env = {**os.environ, "XAMM_HOME": str(tmp / "home")}
         cmd = [
@@ -388,90 +435,70 @@ def memory_only(args, corpus: Path) -> int:
         ]  # fmt: skip
         t = time.perf_counter()
         m = run_sampled(cmd, env)
-        wall = time.perf_counter() - t
-        s = json.loads(m["stdout"])
-        print(f"{'corpus':<10}{'files':>9}{'rows':>9}{'commits':>8}{'wall s':>9}{'files/s':>9}"
-              f"{'main MB':>11}{'tree MB':>11}")  # fmt: skip
-        mem = f"{m['peak_mb']:>11.0f}{m['tree_mb']:>11.0f}"
-        print(f"{f'x{args.memory_only}':<10}{n:>9}{s['rows_written']:>9}{len(s['commits']):>8}"
-              f"{wall:>9.0f}{n / wall:>9.0f}{mem}")  # fmt: skip
+        m["seconds"] = time.perf_counter() - t
+        m["summary"] = json.loads(m.pop("stdout"))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return 0
+    return {"runs": [_run_figures(f"x{args.memory_only}", n, m)]}
 
 
-def _line(name: str, n: int, r: dict) -> str:
-    s = r["summary"]
-    return (
-        f"{name:<10}{n:>8}{s['rows_written']:>9}{len(s['commits']):>8}{r['seconds']:>9.1f}"
-        f"{n / r['seconds']:>9.0f}{r['cpu'] / r['seconds']:>7.2f}{r['peak_mb']:>11.0f}"
-        f"{r['tree_mb']:>11.0f}"
+TREE_TARGET_MB = 250.0  # the ingest tree's peak PSS at 10^5 files
+RESUME_AIM = 0.05  # a rerun on a stored archive, against its first ingest
+
+
+def _mb(v) -> str:
+    return "-" if v is None else f"{v:.0f}"
+
+
+def _runs_table(runs: list[dict]) -> None:
+    print(
+        f"{'corpus':<18}{'files':>9}{'rows':>9}{'commits':>8}{'wall s':>9}{'cpu s':>8}"
+        f"{'files/s':>9}{'main MB':>9}{'tree MB':>9}"
     )
-
-
-def run(args, corpus: Path) -> int:
-    files = sorted(corpus.rglob("*.cali"))
-    tmp = Path(tempfile.mkdtemp(prefix="xamm-bench-archive-"))
-    try:
-        print(f"cpus: {os.cpu_count()}   python {sys.version.split()[0]}   workers: {args.workers}")
-        print(f"raw caliperreader parse, one core: {raw_parse_rate(files[::5]):.0f} files/s")
+    for r in runs:
+        cpu = "-" if r["cpu_s"] is None else f"{r['cpu_s']:.1f}"
         print(
-            f"{'corpus':<10}{'files':>8}{'rows':>9}{'commits':>8}{'wall s':>9}{'files/s':>9}"
-            f"{'cpus':>7}{'main MB':>11}{'tree MB':>11}"
+            f"{r['corpus']:<18}{r['files']:>9}{r['rows']:>9}{r['commits']:>8}{r['wall_s']:>9.1f}"
+            f"{cpu:>8}{r['files'] / r['wall_s']:>9.0f}{_mb(r['peak_mb']):>9}{_mb(r['tree_mb']):>9}"
         )
-        r = xamm_ingest(corpus, tmp / "s1" / "store", args.workers)
-        print(_line("10.5k", len(files), r))
-        big = tmp / "replicas"
-        n_big = make_replicas(corpus, big, args.replicas)
-        r_big = xamm_ingest(big, tmp / "s2" / "store", args.workers)
-        print(_line(f"x{args.replicas}", n_big, r_big))
-        shutil.rmtree(big)
-        _thicket(args, corpus, files, tmp)
-        print_scaling(*measure_rates(corpus, tmp / "rates"))
-        t = time.perf_counter()
-        scale_store(tmp / "scale", args.scale_rows)
+
+
+def report(f: dict) -> None:
+    """Print the page of the figures ``f`` (``mode``: archive, resume or memory), each with its aim,
+    and the machine's floor."""
+    print(f"cpus: {f['cpus']}   python {f['python']}   workers: {f['workers']}")
+    print(f"floor: `python -c pass` {f['floor_cpu_s']:.3f} cpu-s (a process, median of 7)")
+    if f["mode"] == "archive":
+        print(f"raw caliperreader parse, one core: {f['raw_parse_files_s']:.0f} files/s")
+    _runs_table(f["runs"])
+    if f["mode"] == "resume":
+        first, again = f["runs"]
+        share = again["wall_s"] / first["wall_s"]
+        ok = "met" if share <= RESUME_AIM else "NOT met"
+        print(f"rerun / first ingest: {share:.1%} (aim: at most {RESUME_AIM:.0%}: {ok})")
+        print(f"{'table rows':>12}{'first commit s':>16}{'later commits s (median of 3)':>32}")
+        for c in f["commits"]:
+            print(f"{c['rows']:>12,}{c['first_s']:>16.3f}{c['later_s']:>32.3f}")
+        return
+    for r in f["runs"]:
+        if r["tree_mb"] is not None and r["files"] >= 100_000:
+            ok = "met" if r["tree_mb"] < TREE_TARGET_MB else "NOT met"
+            print(
+                f"{r['corpus']}: the tree's peak {r['tree_mb']:.0f} MB "
+                f"(target < {TREE_TARGET_MB:.0f}: {ok})"
+            )
+    if f["mode"] == "archive":
+        print_scaling(f["dask_worker_files_s"], f["dask_client_files_s"])
         print(
-            f"reading a store of {args.scale_rows:,} app_profiles rows (10 machines, 5 "
-            f"applications; built in {time.perf_counter() - t:.0f} s):"
+            f"reading a store of {f['scale_rows']:,} app_profiles rows (10 machines, 5 "
+            f"applications; built in {f['scale_built_s']:.0f} s):"
         )
         print(f"{'read':<34}{'rows':>12}{'s':>9}{'peak MB':>10}")
-        measure_reads(tmp / "scale")
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return 0
-
-
-def _thicket(args, corpus: Path, files: list[Path], tmp: Path) -> None:
-    """Thicket and xamm on the first ``--thicket-files`` files, then on all when Thicket allows."""
-    sample = files[: args.thicket_files]
-    sub = tmp / "sample"
-    for f in sample:
-        (sub / f.relative_to(corpus)).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(f, sub / f.relative_to(corpus))
-    # the fastest of three fresh stores: one second-long command is at the mercy of anything else
-    rx = min(
-        (xamm_ingest(sub, tmp / f"s3-{i}" / "store", args.workers, memory=False) for i in range(3)),
-        key=lambda r: r["seconds"],
-    )
-    tt = thicket_seconds(sample, args.thicket_timeout)
-    peer = (
-        f"not finished in {args.thicket_timeout:.0f} s"
-        if tt is None
-        else f"{tt:.1f} s: {tt / rx['seconds']:.1f}x"
-    )
-    print(
-        f"{len(sample)} files: xamm-ingest {rx['seconds']:.1f} s (whole command, best of 3), "
-        f"Thicket.from_caliperreader {peer}"
-    )
-    full = thicket_seconds(files, args.thicket_timeout)
-    if full is None:
-        print(f"Thicket on all {len(files)} files: not finished in {args.thicket_timeout:.0f} s")
-    else:
-        rf = xamm_ingest(corpus, tmp / "s4" / "store", args.workers, memory=False)
-        print(
-            f"{len(files)} files: xamm-ingest {rf['seconds']:.1f} s, Thicket {full:.1f} s: "
-            f"{full / rf['seconds']:.1f}x"
-        )
+        for r in f["reads"]:
+            if "killed_at_mb" in r:
+                print(f"{r['read']:<34}  killed for memory at {r['killed_at_mb']:.0f} MB")
+            else:
+                print(f"{r['read']:<34}{r['rows']:>12,}{r['seconds']:>9.2f}{r['peak_mb']:>10.0f}")
 
 
 if __name__ == "__main__":

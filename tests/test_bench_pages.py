@@ -122,9 +122,25 @@ def test_a_test_sharing_a_fixture_the_record_found_slow_is_slow(tmp_path, monkey
         ("bench_thicket", "thicket", "from_thicket / Thicket read"),
         ("bench_store", "store", "warm load_dataset"),
         ("bench_ingest", "ingest", "thicket/xamm"),
+        ("bench_archive", "archive", "tree's peak"),
+        ("bench_archive", "archive-resume", "rerun / first ingest"),
     ],
 )
 def test_the_page_is_regenerated_from_its_json_with_the_floor(script, page, says):
     printed, table = regenerated(script, page, lambda m, r: m.report(r))
     assert printed == table
     assert "python -c pass" in table and says in table
+
+
+def test_the_archive_benchmark_samples_a_command_that_prints_more_than_a_pipe_holds():
+    """``run_sampled`` gives the command files to write to: a pipe read only at the end would stop
+    a command printing more than it holds (64 KiB), as ``--json`` does at 10^4 sources."""
+    pytest.importorskip("psutil", reason="the archive benchmark samples memory with psutil")
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        bench_archive = importlib.import_module("bench_archive")
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+    code = "import sys; sys.stdout.write('x' * 1_000_000); sys.stderr.write('y' * 1_000_000)"
+    got = bench_archive.run_sampled([sys.executable, "-c", code], {})
+    assert got["stdout"] == "x" * 1_000_000 and got["peak_mb"] > 1 and got["tree_mb"] > 1
