@@ -453,6 +453,8 @@ HEAVY = (
     "xamm_models.predictors.vae_dnn",
     "xamm_models.predictors.adapted.predictor",
     "cryptography",  # the sign extra: a centre's keys
+    "numpy",  # a fifth of an ingest's start-up: where arrays are searched
+    "importlib.metadata",  # a scan of the installed distributions: when a module is missing
     # polars and pydantic: a format's table and profile types, resolved when a format reads
     "xamm_data.tables.schema",
     "xamm_data.tables.regions",

@@ -18,6 +18,12 @@ if TYPE_CHECKING:  # numpy is imported where counts are kept: an ingest into a n
 __all__ = ["MERGE_AT", "ConfigCounts", "find_keys"]
 
 
+def _numpy():
+    import numpy  # a fifth of an ingest's start-up: only once there are counts to keep
+
+    return numpy
+
+
 _SEEDS = (11, 53)  # two hashes of a configuration: 128 bits
 MERGE_AT = 4096  # configurations first seen in a run, kept apart until there are this many
 
@@ -41,8 +47,7 @@ class _Counts:
 
     @classmethod
     def empty(cls) -> _Counts:
-        import numpy as np
-
+        np = _numpy()
         return cls(*(np.empty(0, dtype=t) for t in (np.uint64, np.uint64, np.int64)))
 
     def __len__(self) -> int:
@@ -50,8 +55,7 @@ class _Counts:
 
     def merged(self, other: _Counts) -> _Counts:
         """Both (their configurations disjoint), sorted."""
-        import numpy as np
-
+        np = _numpy()
         h0, h1 = np.concatenate([self.h0, other.h0]), np.concatenate([self.h1, other.h1])
         order = np.lexsort((h1, h0))
         return _Counts(h0[order], h1[order], np.concatenate([self.n, other.n])[order])
@@ -84,8 +88,7 @@ class ConfigCounts:
     ) -> pl.DataFrame:
         """Rows held per configuration of ``part`` (``key`` columns and ``_held``) at
         ``version``: from the counts kept since that version, else one scan of ``lf``."""
-        import numpy as np
-
+        np = _numpy()
         cached = self._by.get((kind, machine))
         if cached is None or cached[0] != version:
             read = _Counts.of(_hash_counts(lf, key).collect(engine="streaming"))
@@ -105,8 +108,7 @@ class ConfigCounts:
         cached = self._by.pop((kind, machine), None)
         if cached is None or cached[0] != before:
             return
-        import numpy as np
-
+        np = _numpy()
         _, read, recent = cached
         added = _Counts.of(_hash_counts(part, key))
         unseen = np.ones(len(added), dtype=bool)
@@ -123,8 +125,7 @@ class ConfigCounts:
 def find_keys(h0: np.ndarray, h1: np.ndarray, q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
     """Index of each (``q0``, ``q1``) among the sorted keys (``h0`` sorted, ties by ``h1``), -1
     where it is not there."""
-    import numpy as np
-
+    np = _numpy()
     at = np.searchsorted(h0, q0, side="left")
     out = np.full(len(q0), -1, dtype=np.int64)
     for i, j in enumerate(at):
