@@ -4,6 +4,8 @@
         [--json docs/bench/archive.json --out docs/bench/archive.md]
     python benchmarks/bench_archive.py --resume-only 10 --json docs/bench/archive-resume.json \
         --out docs/bench/archive-resume.md
+    python benchmarks/bench_archive.py --memory-only 10 --json docs/bench/archive-memory.json \
+        --out docs/bench/archive-memory.md
     python benchmarks/bench_archive.py --memory-only 100 --json docs/bench/archive-1m.json \
         --out docs/bench/archive-1m.md
 

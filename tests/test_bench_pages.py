@@ -124,6 +124,7 @@ def test_a_test_sharing_a_fixture_the_record_found_slow_is_slow(tmp_path, monkey
         ("bench_ingest", "ingest", "thicket/xamm"),
         ("bench_archive", "archive", "tree's peak"),
         ("bench_archive", "archive-resume", "rerun / first ingest"),
+        ("bench_archive", "archive-memory", "tree's peak"),
     ],
 )
 def test_the_page_is_regenerated_from_its_json_with_the_floor(script, page, says):

@@ -66,7 +66,9 @@ def parquet_bytes(df: pl.DataFrame, schema: TableSchema) -> bytes:
     df.write_parquet(
         buf,
         compression="zstd",
-        compression_level=9,
+        # zstd's default level: level 9 makes files about 10% smaller for twice the CPU, and its
+        # compressor's memory stays with the writing process (about 30 MB over an archive's run)
+        compression_level=3,
         statistics=True,
         metadata={METADATA_KEY: json.dumps(file_metadata(df, schema), sort_keys=True)},
     )
