@@ -446,6 +446,7 @@ def measure_memory(args, corpus: Path) -> dict:
 
 TREE_TARGET_MB = 250.0  # the ingest tree's peak PSS at 10^5 files
 RESUME_AIM = 0.05  # a rerun on a stored archive, against its first ingest
+RATE_AIM = 500.0  # files/s of an unobserved ingest on 2 cores
 
 
 def _mb(v) -> str:
@@ -483,6 +484,10 @@ def report(f: dict) -> None:
             print(f"{c['rows']:>12,}{c['first_s']:>16.3f}{c['later_s']:>32.3f}")
         return
     for r in f["runs"]:
+        if f["mode"] == "archive":
+            rate = r["files"] / r["wall_s"]
+            ok = "met" if rate >= RATE_AIM else "NOT met"
+            print(f"{r['corpus']}: {rate:.0f} files/s (aim: at least {RATE_AIM:.0f}: {ok})")
         if r["tree_mb"] is not None and r["files"] >= 100_000:
             ok = "met" if r["tree_mb"] < TREE_TARGET_MB else "NOT met"
             print(
