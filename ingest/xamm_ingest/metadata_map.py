@@ -26,11 +26,20 @@ from __future__ import annotations
 import functools
 import math
 import re
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["FIELDS", "GPU_MODELS", "HELD_ELSEWHERE", "MappedMetadata", "MetadataMap", "norm_key"]
+__all__ = [
+    "FIELDS",
+    "GPU_MODELS",
+    "HELD_ELSEWHERE",
+    "MappedMetadata",
+    "MetadataMap",
+    "default_map",
+    "norm_key",
+]
 
 # The columns a map fills, and the default keys tried for each, in order.
 _DEFAULT_KEYS: dict[str, tuple[str, ...]] = {
@@ -81,12 +90,14 @@ def _tried(user: tuple[str, ...], column: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-class MappedMetadata(BaseModel):
-    """What a map took from one profile: the columns, the rest, and notes on values it refused."""
+@dataclass
+class MappedMetadata:
+    """What a map took from one profile: the columns, the rest, and notes on values it refused
+    (a plain record: one is made per profile, from values the map has already checked)."""
 
-    columns: dict[str, str | int] = Field(default_factory=dict)
-    extra: list[dict[str, str]] = Field(default_factory=list)
-    notes: list[str] = Field(default_factory=list)
+    columns: dict[str, str | int] = field(default_factory=dict)
+    extra: list[dict[str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 class MetadataMap(BaseModel):
@@ -192,9 +203,14 @@ def _text(v: object) -> str:
     return str(v)
 
 
+_POWER = re.compile(r"\s*(\d+)\s*\^\s*(\d+)\s*")
+
+
+@functools.lru_cache(maxsize=4096)
 def _integer(text: str) -> int | None:
-    """``"65536"``, ``"65536.0"``, ``"2^16"``, ``"1e6"`` as an integer; None otherwise."""
-    m = re.fullmatch(r"\s*(\d+)\s*\^\s*(\d+)\s*", text)
+    """``"65536"``, ``"65536.0"``, ``"2^16"``, ``"1e6"`` as an integer; None otherwise (cached: a
+    corpus repeats its sizes and counts in every profile)."""
+    m = _POWER.fullmatch(text)
     if m:
         return int(m.group(1)) ** int(m.group(2))
     try:
@@ -202,3 +218,9 @@ def _integer(text: str) -> int | None:
     except ValueError:
         return None
     return int(x) if math.isfinite(x) and x == int(x) else None
+
+
+@functools.cache
+def default_map() -> MetadataMap:
+    """The defaults alone (one frozen map shared: a reader without a map asks for it per file)."""
+    return MetadataMap()

@@ -35,3 +35,18 @@ def test_relative_paths_follow_links_as_resolve_does(tmp_path):
     relative_path.cache_clear()
     for path, want in cases.items():
         assert relative_path(path, root) == want == _resolved_rel(path, root), path
+
+
+def test_relative_paths_resolve_a_linked_directory_before_its_parent(tmp_path):
+    """``link/../x`` goes up from where the link points, as ``Path.resolve`` does, never lexically
+    (the link's own folder); text paths and Path objects give the same answer."""
+    root = tmp_path / "root"
+    (root / "deep" / "inner").mkdir(parents=True)
+    (root / "deep" / "f.cali").write_text("x")
+    (root / "f.cali").write_text("x")
+    os.symlink(root / "deep" / "inner", root / "link")
+    path = root / "link" / ".." / "f.cali"
+    relative_path.cache_clear()
+    assert relative_path(path, root) == "deep/f.cali" == _resolved_rel(path, root)
+    assert relative_path(str(path), str(root) + "/") == "deep/f.cali"
+    assert relative_path(root, root) == "." == _resolved_rel(root, root)

@@ -19,6 +19,7 @@ _PUBLIC = {
     "checked_facts": "xamm_data.machines.registry",
     "get": "xamm_data.machines.registry",
     "list_machines": "xamm_data.machines.registry",
+    "pinned": "xamm_data.machines.registry",
     "reload": "xamm_data.machines.registry",
     "split_target": "xamm_data.machines.registry",
     "user_file": "xamm_data.machines.registry",

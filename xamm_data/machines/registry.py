@@ -18,7 +18,10 @@ selects the rows of each target.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import logging
+import os
 import tomllib
 from pathlib import Path
 from typing import Annotated, Literal
@@ -238,19 +241,41 @@ class UnknownMachineError(UnknownNameError):
     one."""
 
 
+@functools.lru_cache(maxsize=16)
+def _user_file_text(home: Path) -> str:
+    # worked out once per home: an ingest asks for the registry once per file
+    return str(home / USER_FILE)
+
+
 _LOADED: dict[tuple, tuple[tuple[Machine, ...], Registry[Machine]]] = {}
+
+
+_PINNED: list[tuple[tuple[Machine, ...], Registry[Machine]]] = []
+
+
+@contextlib.contextmanager
+def pinned():
+    """The registry as the files say on entry, for everything inside: a batch of sources is read
+    against one registry, without asking the file system again for each source."""
+    _PINNED.append(_current())
+    try:
+        yield
+    finally:
+        _PINNED.pop()
 
 
 def _current() -> tuple[tuple[Machine, ...], Registry[Machine]]:
     """The registry as the files say now: read again when the user's file moved (another
-    ``$XAMM_HOME``) or changed."""
-    path = user_file()
+    ``$XAMM_HOME``) or changed (unless :func:`pinned`)."""
+    if _PINNED:
+        return _PINNED[-1]
+    path = _user_file_text(xamm_home())
     stamp: tuple[str, int | None, int | None]
     try:
-        st = path.stat()
-        stamp = (str(path), st.st_mtime_ns, st.st_size)
+        st = os.stat(path)
+        stamp = (path, st.st_mtime_ns, st.st_size)
     except OSError:
-        stamp = (str(path), None, None)
+        stamp = (path, None, None)
     if stamp not in _LOADED:
         _LOADED.clear()
         _LOADED[stamp] = _load()
@@ -419,6 +444,7 @@ __all__ = [  # and MACHINES, REGISTRY: the registry as the files say now (module
     "checked_facts",
     "get",
     "list_machines",
+    "pinned",
     "reload",
     "split_target",
     "user_file",

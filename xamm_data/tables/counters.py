@@ -206,6 +206,7 @@ def _alias_index() -> dict[str, str]:
     return index
 
 
+@lru_cache(maxsize=4096)
 def resolve(metric_name: str) -> str | None:
     """Return the canonical counter for ``metric_name`` (any known alias), or ``None`` if
     unknown."""

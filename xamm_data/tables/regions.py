@@ -24,6 +24,7 @@ the rule it breaks; :func:`region_problems` checks many profiles' regions in one
 from __future__ import annotations
 
 import functools
+import math
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -147,6 +148,19 @@ class ProfileMeta(BaseModel):
         return " x ".join(parts) + nodes
 
 
+def exact_sum(values: list[float | None]) -> float:
+    """The correctly rounded sum of the values that are not None (``math.fsum``: the same on any
+    CPU and in any order); NaN where infinities of both signs meet.
+
+    Args:
+        values: region times, seconds.
+    """
+    try:
+        return math.fsum(x for x in values if x is not None)
+    except ValueError:  # inf + -inf
+        return math.nan
+
+
 @dataclass(frozen=True)
 class RegionProfile:
     """A profile read once, for prediction and for the store: its metadata, one row per region
@@ -164,10 +178,11 @@ class RegionProfile:
     @property
     def runtime_s(self) -> float | None:
         """The whole program's time: the sum of the regions' exclusive times (None: no regions,
-        a profile that measured no time)."""
+        a profile that measured no time). Correctly rounded (``math.fsum``): the same on any CPU and
+        in any order, and what an ingest stores for the profile."""
         if self.regions.height == 0:
             return None
-        return float(self.regions.get_column("exclusive_s").sum())
+        return exact_sum(self.regions.get_column("exclusive_s").to_list())
 
     @property
     def work_known(self) -> Literal["all", "some", "none"]:
@@ -569,6 +584,7 @@ __all__ = [
     "REGION_COLUMNS",
     "SCHEMA",
     "SUM_RTOL",
+    "exact_sum",
     "ProfileMeta",
     "RegionColumn",
     "RegionProfile",

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import polars as pl
 
+from xamm_data import machines
 from xamm_data.store.append import numbered_within
 from xamm_data.store.store import dedupe_sources, renumber_trials
 from xamm_data.tables.regions import region_problems
@@ -77,7 +78,7 @@ def unexpected(path: Path, e: Exception) -> Rejected:
 
 
 def _rel(task: Task) -> str:
-    return relative_path(Path(task.path), Path(task.root))
+    return relative_path(task.path, task.root)
 
 
 def read_one(task: Task, opts: dict) -> tuple[Outcome, list[dict], pl.DataFrame | None]:
@@ -119,7 +120,8 @@ def read_chunk(tasks: list[Task], opts: dict) -> list[Result]:
         tasks: sources of one format.
         opts: the format's options.
     """
-    return [read_one(task, opts) for task in tasks]
+    with machines.pinned():
+        return [read_one(task, opts) for task in tasks]
 
 
 def _rows_schema(table: TableSchema) -> dict[str, pl.DataType]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,34 +26,51 @@ class Source:
         cls, path: str | Path, root: str | Path | None = None, sha256: str | None = None
     ) -> Source:
         """The source at ``path`` under ``root``; ``sha256`` when the caller hashed it already."""
-        path = Path(path)
-        rel = relative_path(path, Path(root) if root is not None else path.parent)
+        path = path if isinstance(path, Path) else Path(path)
+        rel = relative_path(path, root if root is not None else path.parent)
         if sha256 is None:
             sha256 = dir_sha256(path) if path.is_dir() else file_sha256(path)
         return cls(path=path, rel_path=rel, sha256=sha256)
 
 
 @functools.lru_cache(maxsize=256)
-def _resolved(root: Path) -> Path:
-    return root.resolve()
+def _resolved(directory: str) -> str:
+    return os.path.realpath(directory)
 
 
-@functools.lru_cache(maxsize=1024)
-def relative_path(path: Path, root: Path) -> str:
-    """``path`` relative to ``root`` as POSIX text (both resolved: links followed), or its name
-    when it is not under it. Cached: the pipeline and the reader ask it of the same source, and a
-    root is resolved once for all its files.
+def relative_path(path: str | Path, root: str | Path) -> str:
+    """``path`` relative to ``root`` as POSIX text (both resolved: links followed, as
+    ``Path.resolve`` does), or its name when it is not under it. Cached: the pipeline and the
+    reader ask it of the same source, and a root is resolved once for all its files.
 
     Args:
         path: a source.
         root: the ingest root.
     """
+    return _relative(os.fspath(path), os.fspath(root))
+
+
+@functools.lru_cache(maxsize=1024)
+def _relative(path: str, root: str) -> str:
+    # strings, not Path objects: this runs once per source, and a Path costs more than the rest
+    path = path.rstrip(os.sep) or path  # as a Path drops a trailing separator
+    directory, name = os.path.split(path)
     # a file that is no link resolves as its directory does (one directory's files share it)
-    real = path.resolve() if path.is_symlink() else _resolved(path.parent) / path.name
-    try:
-        return real.relative_to(_resolved(root)).as_posix()
-    except ValueError:
-        return path.name
+    real = (
+        os.path.realpath(path)
+        if os.path.islink(path)
+        else os.path.join(_resolved(directory or os.curdir), name)
+    )
+    base = _resolved(root)
+    if real == base:
+        return "."
+    head = base if base.endswith(os.sep) else base + os.sep
+    if real.startswith(head):
+        return real[len(head) :].replace(os.sep, "/")
+    return name
+
+
+relative_path.cache_clear = _relative.cache_clear  # type: ignore[attr-defined]
 
 
 @dataclass

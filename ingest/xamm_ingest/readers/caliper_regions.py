@@ -29,6 +29,7 @@ from the store is the same profile.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from datetime import UTC, datetime
@@ -51,7 +52,7 @@ from xamm_data.tables.regions import (
 )
 from xamm_data.tables.units import seconds_per
 from xamm_ingest.errors import IngestError
-from xamm_ingest.metadata_map import GPU_MODELS, HELD_ELSEWHERE, MetadataMap
+from xamm_ingest.metadata_map import GPU_MODELS, HELD_ELSEWHERE, MetadataMap, default_map
 from xamm_ingest.readers.caliper_files import CaliperProfile, load_profile
 from xamm_ingest.readers.names import backend_device
 from xamm_ingest.readers.profile_common import RegionRows
@@ -83,7 +84,7 @@ def _raw(v) -> float | None:
 
 def _base(attr: str) -> str:
     """An attribute's name without Caliper's aggregation prefixes (``avg#sum#`` ...)."""
-    return attr.split("#")[-1]
+    return attr.rpartition("#")[2]
 
 
 def _pick(names: list[str]) -> str | None:
@@ -97,7 +98,10 @@ def _is_time(attr: str, clock: str = "time.duration") -> bool:
     return _base(attr).startswith(clock)
 
 
-def _time_attributes(numeric: list[str], world: int | None) -> tuple[str | None, str | None, int]:
+@functools.lru_cache(maxsize=256)
+def _time_attributes(
+    numeric: tuple[str, ...], world: int | None
+) -> tuple[str | None, str | None, int]:
     """The inclusive and exclusive time attributes and what divides them. A spot profile across
     ``world`` ranks keeps totals over all ranks (``sum#``): divided by ``world`` they are means
     over every rank, which nest (a child within its parent); its ``avg#`` values average only
@@ -144,12 +148,14 @@ def _labels(rec: dict) -> list[str]:
     return [str(x) for x in (p if isinstance(p, list) else [p])]
 
 
-def _refuse_non_finite(recs: list[dict], attrs: list[str], path: Path) -> None:
+def _refuse_non_finite(
+    recs: list[dict], nums: list[dict[str, float]], attrs: list[str], path: Path
+) -> None:
     """A time or counter the reading uses that is written but is no finite number (NaN, inf):
     refused by region, never read as absent (the program's time would leave it out)."""
-    for r in recs:
+    for r, got in zip(recs, nums):
         for a in attrs:
-            x = _raw(r.get(a))
+            x = got.get(a)
             if x is not None and not math.isfinite(x):
                 region = "/".join(_labels(r))
                 raise RegionProfileError(
@@ -161,19 +167,29 @@ def _refuse_repeated(recs: list[dict], path: Path) -> None:
     """A region's record written twice, every attribute the same: refused by region. An
     aggregated profile holds one record per key, so a repeat is a copy (two files joined, an edit)
     and summing it would double the region, and the program's time with its root."""
-    seen: set[tuple] = set()
+    # records are told apart by region and rank first: the whole record is compared only where
+    # those repeat (a profile split by another attribute), not for every record
+    first: dict[tuple, dict] = {}
+    wholes: dict[tuple, set[tuple]] = {}
     for r in recs:
         if not r.get("path"):
             continue
-        key = tuple(sorted((k, str(v)) for k, v in r.items()))
-        if key in seen:
+        place = (str(r["path"]), str(r.get("mpi.rank")))
+        if (prior := first.setdefault(place, r)) is r:
+            continue
+        got = wholes.setdefault(place, {_whole(prior)})
+        if (key := _whole(r)) in got:
             region = "/".join(_labels(r))
             rank = f" on rank {r['mpi.rank']}" if "mpi.rank" in r else ""
             raise RegionProfileError(
                 f"{path}: region {region!r}: the same record appears twice{rank}; expected one "
                 "record per region and key (a copied or concatenated profile?)"
             )
-        seen.add(key)
+        got.add(key)
+
+
+def _whole(rec: dict) -> tuple:
+    return tuple(sorted((k, str(v)) for k, v in rec.items()))
 
 
 class _Region:
@@ -193,22 +209,24 @@ class _Region:
         return math.fsum(xs) / len(xs) if xs else None
 
 
-def _gather(recs: list[dict], attrs: list[str], declared_attr: str | None) -> dict[str, _Region]:
-    """Regions in the order the profile lists them, each attribute summed within a rank (records
-    that differ in other attributes)."""
+def _gather(
+    recs: list[dict], nums: list[dict[str, float]], declared_attr: str | None
+) -> dict[str, _Region]:
+    """Regions in the order the profile lists them, each finite number summed within a rank
+    (records that differ in other attributes)."""
     out: dict[str, _Region] = {}
-    for r in recs:
+    for r, got in zip(recs, nums):
         labels = _labels(r)
         key = "/".join(labels)
         reg = out.get(key)
         if reg is None:
             reg = out[key] = _Region(labels[-1], "/".join(labels[:-1]) or None)
         reg.mpi = reg.mpi or r.get("mpi.function") is not None
-        if declared_attr is not None and _num(r.get(declared_attr)) is not None:
+        if declared_attr is not None and math.isfinite(got.get(declared_attr, math.nan)):
             reg.declared = True
         sums = reg.ranks.setdefault(str(r.get("mpi.rank", "0")), {})
-        for a in attrs:
-            if (v := _num(r.get(a))) is not None:
+        for a, v in got.items():
+            if math.isfinite(v):
                 sums[a] = sums.get(a, 0.0) + v
     return out
 
@@ -235,7 +253,9 @@ def _times(regions: dict[str, _Region], inc, exc, scale: dict) -> tuple[list, li
     return incl, excl
 
 
-def _work(regions: dict[str, _Region], numeric: list[str], line_bytes: int) -> dict[str, list]:
+def _work(
+    regions: dict[str, _Region], numeric: tuple[str, ...], line_bytes: int
+) -> dict[str, list]:
     """``bytes``, ``flops``, ``calls`` and ``work_from`` per region: RAJAPerf's annotations on
     kernels (leaf regions: a group or the root carries some child's value, ``any#``), else the
     canonical counters (:func:`~xamm_data.tables.regions.counter_work`)."""
@@ -254,7 +274,7 @@ def _work(regions: dict[str, _Region], numeric: list[str], line_bytes: int) -> d
             out["calls"].append(_times_or_none(kernels, reps))
         return out
     ctr = _counter_columns(numeric)
-    flop_names, byte_name, note = counter_work(set(ctr), line_bytes)
+    flop_names, byte_name, note = _counter_work(frozenset(ctr), line_bytes)
     calls = _calls_attribute(numeric)
     out = {"bytes": [], "flops": [], "calls": [], "work_from": [note] * n}
     for reg in regions.values():
@@ -277,8 +297,10 @@ def _categories(regions: dict[str, _Region], declared: list[bool]) -> list[str]:
     return inherited_categories(list(regions), parents, own, declared)
 
 
-def _counter_columns(numeric: list[str]) -> dict[str, str]:
-    """Canonical counter -> the attribute measuring it (the per-rank mean where there is one)."""
+@functools.lru_cache(maxsize=256)
+def _counter_columns(numeric: tuple[str, ...]) -> dict[str, str]:
+    """Canonical counter -> the attribute measuring it (the per-rank mean where there is one;
+    cached per attribute list, as the plans below: a corpus repeats it, and callers only read)."""
     found: dict[str, list[str]] = {}
     for k in numeric:
         if (c := counters.resolve(_base(k))) is not None:
@@ -286,17 +308,23 @@ def _counter_columns(numeric: list[str]) -> dict[str, str]:
     return {c: a for c, names in found.items() if (a := _pick(names)) is not None}
 
 
-def _calls_attribute(numeric: list[str]) -> str | None:
+@functools.lru_cache(maxsize=256)
+def _counter_work(have: frozenset[str], line_bytes: int) -> tuple[tuple[str, ...], str | None, str]:
+    return counter_work(set(have), line_bytes)
+
+
+@functools.lru_cache(maxsize=256)
+def _calls_attribute(numeric: tuple[str, ...]) -> str | None:
     return _pick([k for k in numeric if _base(k) in ("count", "visits", "calls")])
 
 
-def _totals(recs: list[dict], numeric: list[str]) -> dict[str, float]:
+def _totals(nums: list[dict[str, float]], numeric: list[str]) -> dict[str, float]:
     """Each metric summed over regions and ranks, under its canonical name where it has one (NaN
     and inf stay, for the store's checks to refuse by name)."""
     out: dict[str, float] = {}
     for k in numeric:
         base = _base(k)
-        total = math.fsum(x for r in recs if k in r and (x := _raw(r[k])) is not None)
+        total = math.fsum(x for got in nums if (x := got.get(k)) is not None)
         out[base if counters.resolve(base) else k] = total
     return out
 
@@ -376,7 +404,7 @@ def _caliper_meta(
     app = g.get("app") or g.get("application") or (Path(str(exe)).name if exe else path.stem)
     run_date = _run_date(g)
     held = HELD_ELSEWHERE | ({"launchdate"} if run_date is not None else set())
-    mapped = (metadata_map or MetadataMap()).apply(g, frozenset(held))
+    mapped = (metadata_map or default_map()).apply(g, frozenset(held))
     cols = mapped.columns
     config = _configuration(cols, prof, recs)
     source, source_from = _caliper_source(g, attrs, config)
@@ -399,7 +427,7 @@ def _caliper_meta(
     return meta, tuple(mapped.notes)
 
 
-def _time_plan(prof: CaliperProfile, numeric: list[str], time_unit, path: Path):
+def _time_plan(prof: CaliperProfile, numeric: tuple[str, ...], time_unit, path: Path):
     """(inclusive attribute, exclusive attribute, seconds per unit of each, ranks they divide
     by)."""
     spot = prof.globals.get("cali.channel") == "spot" or "spot.format.version" in prof.globals
@@ -417,16 +445,23 @@ def _time_plan(prof: CaliperProfile, numeric: list[str], time_unit, path: Path):
 
 
 def _region_columns(
-    prof: CaliperProfile, recs: list[dict], numeric: list[str], time_unit, line_bytes, path
+    prof: CaliperProfile,
+    records: tuple[list[dict], list[dict[str, float]]],
+    numeric: tuple[str, ...],
+    time_unit,
+    line_bytes,
+    path,
 ) -> tuple[dict[str, list], tuple[str, ...], str]:
     """The region contract's columns (one value per region, Python floats and strings: the values
-    :data:`SCHEMA` holds); the time attributes read; how."""
+    :data:`SCHEMA` holds); the time attributes read; how. ``records``: the region records and
+    each one's numbers."""
+    recs, nums = records
     inc, exc, scale, per = _time_plan(prof, numeric, time_unit, path)
     used = tuple(a for a in (inc, exc) if a)
-    _refuse_non_finite(recs, [*used, *_counter_columns(numeric).values()], path)
+    _refuse_non_finite(recs, nums, [*used, *_counter_columns(numeric).values()], path)
     _refuse_repeated(recs, path)
     declared_attr = next((k for k in numeric if _base(k) == "Bytes/Rep"), None)
-    regions = _gather(recs, numeric, declared_attr)
+    regions = _gather(recs, nums, declared_attr)
     incl, excl = _times(regions, inc, exc, scale)
     inner = {r.parent for r in regions.values()}
     declared = [r.declared and k not in inner for k, r in regions.items()]
@@ -466,15 +501,21 @@ def _read(path: Path, time_unit, line_bytes: int, metadata_map):
     if not recs:
         raise RegionProfileError(f"{path}: no region records (no 'path'); expected regions")
     keys = sorted({k for r in recs for k in r} - _PLACE)
-    numeric = [
-        k
-        for k in keys
-        if any(_raw(r.get(k)) is not None for r in recs[:200])
-        and not isinstance(recs[0].get(k), list)
+    # each record's numbers as written (non-finite included), converted once for every use; an
+    # attribute is numeric when the first 200 records write it as a number
+    nums = [
+        {k: x for k, v in r.items() if k not in _PLACE and (x := _raw(v)) is not None} for r in recs
     ]
-    columns, used, time_from = _region_columns(prof, recs, numeric, time_unit, line_bytes, path)
+    seen = {k for got in nums[:200] for k in got}
+    numeric = tuple(k for k in keys if k in seen and not isinstance(recs[0].get(k), list))
+    kept = set(numeric)
+    if any(k not in kept for got in nums for k in got):
+        nums = [{k: x for k, x in got.items() if k in kept} for got in nums]
+    columns, used, time_from = _region_columns(
+        prof, (recs, nums), numeric, time_unit, line_bytes, path
+    )
     meta, notes = _caliper_meta(prof, path, recs, keys, time_from, metadata_map)
-    totals = _totals(recs, [k for k in numeric if k not in used])
+    totals = _totals(nums, [k for k in numeric if k not in used])
     return columns, meta, totals, notes
 
 
@@ -497,7 +538,8 @@ def read_caliper_rows(
     Returns:
         The profile's metadata, region rows, time and totals.
     """
-    columns, meta, totals, notes = _read(Path(path), time_unit, line_bytes, metadata_map)
+    path = path if isinstance(path, Path) else Path(path)
+    columns, meta, totals, notes = _read(path, time_unit, line_bytes, metadata_map)
     return RegionRows.of_columns(meta, columns, totals, notes)
 
 

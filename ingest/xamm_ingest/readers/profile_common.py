@@ -4,16 +4,16 @@ included."""
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
 from dataclasses import dataclass, field
 
-import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from xamm_data.tables import counters
-from xamm_data.tables.regions import SCHEMA, ProfileMeta, RegionProfile
+from xamm_data.tables.regions import SCHEMA, ProfileMeta, RegionProfile, exact_sum
 from xamm_ingest.errors import IngestError
 from xamm_ingest.machine_names import machine_id, source_machine
 from xamm_ingest.metadata_map import GPU_MODELS
@@ -71,9 +71,9 @@ class RegionRows:
         """
         names = [c for c in SCHEMA if c in columns]
         rows = [dict(zip(names, values)) for values in zip(*(columns[c] for c in names))]
-        # the same summation as the table's (polars), so a stored runtime is what predict reads
-        excl = pl.Series(columns["exclusive_s"], dtype=pl.Float64)
-        runtime = float(excl.sum()) if rows else None
+        # the same summation as the table's (RegionProfile.runtime_s: correctly rounded), so a
+        # stored runtime is what predict reads
+        runtime = exact_sum(columns["exclusive_s"]) if rows else None
         return cls(meta, rows, runtime, totals, tuple(notes))
 
 
@@ -124,7 +124,7 @@ def whole_program(
     device = "gpu" if "gpu" in (measured, _device_of(m.programming_model)) else "cpu"
     return {
         "app": spec.app,
-        "app_params": json.dumps(spec.params, sort_keys=True, separators=(",", ":")),
+        "app_params": _params_text(tuple(sorted(spec.params.items()))),
         "machine": mach,
         **{k: getattr(m, k) for k in ("variant", "input_size", "input_type", "programming_model")},
         "device": spec.device or device,
@@ -165,6 +165,13 @@ def _split_metrics(metrics: dict[str, float], src: Source) -> tuple[dict[str, fl
     return canon, extra
 
 
+@functools.lru_cache(maxsize=64)
+def _params_text(params: tuple[tuple[str, object], ...]) -> str:
+    # one text per command line, not per profile
+    return json.dumps(dict(params), sort_keys=True, separators=(",", ":"))
+
+
+@functools.lru_cache(maxsize=256)
 def _device_of(programming_model: str | None) -> str:
     """``gpu`` for a GPU programming model (CUDA, HIP, SYCL, ...), else ``cpu``."""
     words = set(re.split(r"[^a-z0-9]+", (programming_model or "").lower()))
