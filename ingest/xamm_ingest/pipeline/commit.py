@@ -166,16 +166,34 @@ def unheld_chunks(chunked: Iterator[list[Task]], held: Held, report: ArchiveRepo
             yield kept
 
 
+CHECK_FILES = 1000  # sources checked at once by an ingest into one frame
+CHECK_ROWS = 2000  # or rows
+
+
 class Whole:
-    """Every source's rows, checked chunk by chunk as they come back, combined at the end into one
+    """Every source's rows, checked ``check_files`` sources at a time as they come back (polars'
+    cost per check is paid per thousand sources, not per chunk), combined at the end into one
     frame (``report.frame``) for one commit."""
 
-    def __init__(self, fmt: Format, opts: dict, report: IngestReport):
-        self.fmt, self.opts, self.report = fmt, opts, report
+    def __init__(
+        self, fmt: Format, opts: dict, report: IngestReport, check_files: int = CHECK_FILES
+    ):
+        self.fmt, self.opts, self.report, self.check_files = fmt, opts, report, check_files
         self.frames: list[pl.DataFrame] = []
+        self.waiting: list[tuple[Outcome, list[dict], pl.DataFrame | None]] = []
+        self.rows = 0  # rows waiting
 
     def add(self, results: list[tuple[Outcome, list[dict], pl.DataFrame | None]]) -> None:
-        """A chunk's results: its table readers' frames, and its rows checked."""
+        """A chunk's results: checked once ``check_files`` sources or :data:`CHECK_ROWS` rows
+        wait (rows wait as Python objects, larger than the frame they become)."""
+        self.waiting += results
+        self.rows += sum(len(r[1]) for r in results)
+        if len(self.waiting) >= self.check_files or self.rows >= CHECK_ROWS:
+            self._check()
+
+    def _check(self) -> None:
+        """The waiting sources' table readers' frames, and their rows checked."""
+        results, self.waiting, self.rows = self.waiting, [], 0
         outcomes = [r[0] for r in results]
         self.frames += [f for _, _, f in results if f is not None and f.height]
         rows = rows_frame(outcomes, [r[1] for r in results], self.opts, self.fmt.rows_table)
@@ -185,6 +203,8 @@ class Whole:
 
     def close(self) -> None:
         """The combined, validated frame of every source."""
+        if self.waiting:
+            self._check()
         if self.frames:
             frame = pl.concat(self.frames, how="vertical")
             self.report.frame = combine(frame, self.fmt, self.report, self.opts)
