@@ -300,7 +300,8 @@ def test_small_run_reports_baselines_and_the_verdict(ds, tmp_path):
         experiments=(3,),
         out_dir=tmp_path,
         progress=lambda *_: None,
-        settings=EvalSettings.for_quick(groups=("Basic",)),
+        # 100 resamples: the verdict's interval is checked for its shape, not its width
+        settings=EvalSettings.for_quick(groups=("Basic",), n_boot=100),
     )
     group = s["results"]["kernel-group"]
     names = set(group["entries"])
@@ -356,7 +357,10 @@ def test_the_runs_do_not_depend_on_the_number_of_workers(ds, tmp_path):
             out_dir=tmp_path / str(w),
             progress=lambda *_: None,
             # one fold: its entries are the tasks the workers share
-            settings=EvalSettings.for_quick(groups=("Stream",), lomo=False, workers=w),
+            # few resamples and epochs: what is compared is the two runs, not their figures
+            settings=EvalSettings.for_quick(
+                groups=("Stream",), lomo=False, workers=w, n_boot=50, epochs=2
+            ),
         )
         runs.append(
             {
