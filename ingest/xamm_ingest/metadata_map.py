@@ -90,6 +90,10 @@ def _tried(user: tuple[str, ...], column: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+# plans by (map id, keys, held): the map itself is kept beside its plan, so its id is not reused
+_PLANS: dict[tuple, tuple[MetadataMap, tuple[list[str], list[tuple[str, list[str]]]]]] = {}
+
+
 @dataclass
 class MappedMetadata:
     """What a map took from one profile: the columns, the rest, and notes on values it refused
@@ -161,25 +165,43 @@ class MetadataMap(BaseModel):
             The columns found (integers parsed), the rest as ``extra_metadata`` entries, and a
             note for each value a column could not take (that value stays in the rest).
         """
-        own = {k: v for k, v in meta.items() if not k.startswith(_OWN_PREFIXES) and k not in held}
-        by_norm: dict[str, str] = {}
-        for k in own:
-            by_norm.setdefault(norm_key(k), k)
+        own, tries = self._plan(tuple(meta), held)
         out, taken = MappedMetadata(), set()
-        for column in FIELDS:
-            for key in self.keys_for(column):
-                raw = by_norm.get(key)
-                if raw is None or str(own[raw]).strip().lower() in _EMPTY:
+        for column, raws in tries:
+            for raw in raws:
+                if str(meta[raw]).strip().lower() in _EMPTY:
                     continue
-                value = self._value(column, raw, own[raw], out)
+                value = self._value(column, raw, meta[raw], out)
                 if value is not None:
                     out.columns[column] = value
                     taken.add(raw)
                     break
-        out.extra = [
-            {"name": k, "value": _text(v)} for k, v in sorted(own.items()) if k not in taken
-        ]
+        out.extra = [{"name": k, "value": _text(meta[k])} for k in own if k not in taken]
         return out
+
+    def _plan(
+        self, keys: tuple[str, ...], held: frozenset[str]
+    ) -> tuple[list[str], list[tuple[str, list[str]]]]:
+        """(the profile's own keys, sorted; per column, the keys it tries that are present, in
+        order): what depends on the keys alone, worked out once per key list (a corpus writes
+        the same keys in every profile)."""
+        at = (id(self), keys, held)
+        if (got := _PLANS.get(at)) is not None and got[0] is self:
+            return got[1]
+        own = sorted(k for k in keys if not k.startswith(_OWN_PREFIXES) and k not in held)
+        mine = set(own)
+        by_norm: dict[str, str] = {}
+        for k in keys:  # the first spelling of a key in the profile's order wins
+            if k in mine:
+                by_norm.setdefault(norm_key(k), k)
+        tries = [
+            (column, [raw for key in self.keys_for(column) if (raw := by_norm.get(key))])
+            for column in FIELDS
+        ]
+        if len(_PLANS) >= 256:
+            _PLANS.clear()
+        _PLANS[at] = (self, (own, tries))  # the map is held: its id names no other map
+        return own, tries
 
     def _value(self, column: str, key: str, raw: object, out: MappedMetadata) -> str | int | None:
         text = _text(raw).strip()
