@@ -50,3 +50,23 @@ def test_relative_paths_resolve_a_linked_directory_before_its_parent(tmp_path):
     assert relative_path(path, root) == "deep/f.cali" == _resolved_rel(path, root)
     assert relative_path(str(path), str(root) + "/") == "deep/f.cali"
     assert relative_path(root, root) == "." == _resolved_rel(root, root)
+
+
+def test_relative_paths_follow_chains_and_relative_links_as_resolve_does(tmp_path):
+    """A link to a link, a relative link through a linked folder and a loop: each answer is
+    ``Path.resolve``'s (a loop, which resolves to nothing under the root, is the link's name)."""
+    root = tmp_path / "root"
+    (root / "data" / "deep").mkdir(parents=True)
+    (root / "data" / "deep" / "f.cali").write_text("x")
+    (root / "links").mkdir()
+    os.symlink(root / "data" / "deep", root / "d")
+    os.symlink("../d/f.cali", root / "links" / "rel.cali")  # relative, through a linked folder
+    os.symlink(root / "links" / "rel.cali", root / "links" / "chain.cali")
+    os.symlink("../data/deep/../deep/f.cali", root / "links" / "dots.cali")
+    os.symlink("loop2.cali", root / "links" / "loop1.cali")
+    os.symlink("loop1.cali", root / "links" / "loop2.cali")
+    relative_path.cache_clear()
+    for name in ("rel.cali", "chain.cali", "dots.cali"):
+        path = root / "links" / name
+        assert relative_path(path, root) == "data/deep/f.cali" == _resolved_rel(path, root), name
+    assert relative_path(root / "links" / "loop1.cali", root) == "loop1.cali"

@@ -55,19 +55,24 @@ def _relative(path: str, root: str) -> str:
     # strings, not Path objects: this runs once per source, and a Path costs more than the rest
     path = path.rstrip(os.sep) or path  # as a Path drops a trailing separator
     directory, name = os.path.split(path)
-    # a file that is no link resolves as its directory does (one directory's files share it)
-    real = (
-        os.path.realpath(path)
-        if os.path.islink(path)
-        else os.path.join(_resolved(directory or os.curdir), name)
-    )
+    own = name  # what a source outside the root is called: its own name, not its target's
+    # a file resolves as its directory does (one directory's files share it), a link as the
+    # directory of what it points to: its own links followed here, the directory's by realpath
+    for _ in range(40):  # as the kernel, a chain of links ends (ELOOP)
+        if not os.path.islink(path):
+            break
+        path = os.path.join(directory or os.curdir, os.readlink(path))
+        directory, name = os.path.split(path)
+    else:
+        return own
+    real = os.path.join(_resolved(directory or os.curdir), name)
     base = _resolved(root)
     if real == base:
         return "."
     head = base if base.endswith(os.sep) else base + os.sep
     if real.startswith(head):
         return real[len(head) :].replace(os.sep, "/")
-    return name
+    return own
 
 
 relative_path.cache_clear = _relative.cache_clear  # type: ignore[attr-defined]
