@@ -169,3 +169,21 @@ def test_a_file_name_that_is_not_utf8_is_refused_by_name_and_the_rest_stored(
     assert out["rows"] == 3
     (r,) = out["rejected_files"]
     assert "bad\\xffname.cali" in r["reason"] and "not UTF-8" in r["reason"]
+
+
+def test_a_pinned_registry_is_the_one_of_its_entry_and_a_new_machine_shows_after_it(isolated_home):
+    """Inside ``pinned`` (a chunk of sources being read) the registry is the one on entry, whatever
+    another process writes to the user's file; the file is read again as soon as the pin ends, and
+    a machine added inside the pin is seen at once."""
+    machines.add_facts("pinbox", cpu="EPYC")
+    written = machines.user_file().read_text()
+    machines.user_file().write_text("")
+    machines.reload()
+    assert machines.canonical_id("pinbox") is None
+    with machines.pinned():
+        machines.user_file().write_text(written)  # another process adds the machine
+        assert machines.canonical_id("pinbox") is None
+    assert machines.canonical_id("pinbox") == "pinbox"
+    with machines.pinned():
+        assert machines.add_facts("pinbox2", cpu="EPYC").id == "pinbox2"
+        assert machines.canonical_id("pinbox2") == "pinbox2"

@@ -249,3 +249,25 @@ def test_region_tables_and_bad_input(tmp_path):
             (tmp_path / name).write_text("hello")
         with pytest.raises(RegionProfileError, match=message):
             read_regions(tmp_path / name)
+
+
+def test_a_profiles_time_is_the_correctly_rounded_sum_of_its_regions():
+    """``runtime_s`` is ``math.fsum`` of the exclusive times, whatever their order: a sum in
+    floating point from the left would lose the 1 s region beside two that cancel."""
+    import math
+
+    from xamm_data.tables.regions import exact_sum
+
+    times = [1e16, 1.0, -1e16, None]
+    assert exact_sum(times) == 1.0 == math.fsum([1e16, 1.0, -1e16])
+    assert exact_sum(list(reversed(times))) == 1.0
+    assert sum([1e16, 1.0, -1e16]) == 0.0  # what a plain sum would store
+    assert math.isnan(exact_sum([math.inf, -math.inf]))
+
+
+def test_the_params_text_keeps_each_values_type():
+    """``--param`` values that compare equal (True, 1, 1.0) are stored as the JSON of each."""
+    from xamm_ingest.readers.profile_common import _params_text
+
+    texts = [_params_text((("x", type(v), v),)) for v in (True, 1, 1.0, "1")]
+    assert texts == ['{"x":true}', '{"x":1}', '{"x":1.0}', '{"x":"1"}']

@@ -19,6 +19,7 @@ selects the rows of each target.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import logging
 import os
@@ -250,25 +251,28 @@ def _user_file_text(home: Path) -> str:
 _LOADED: dict[tuple, tuple[tuple[Machine, ...], Registry[Machine]]] = {}
 
 
-_PINNED: list[tuple[tuple[Machine, ...], Registry[Machine]]] = []
+_PINNED: contextvars.ContextVar[tuple[tuple[Machine, ...], Registry[Machine]] | None] = (
+    contextvars.ContextVar("xamm_registry_pinned", default=None)
+)
 
 
 @contextlib.contextmanager
 def pinned():
-    """The registry as the files say on entry, for everything inside: a batch of sources is read
-    against one registry, without asking the file system again for each source."""
-    _PINNED.append(_current())
+    """The registry as the files say on entry, for everything inside (in this thread or task): a
+    batch of sources is read against one registry, without asking the file system again for each
+    source."""
+    token = _PINNED.set(_current())
     try:
         yield
     finally:
-        _PINNED.pop()
+        _PINNED.reset(token)
 
 
 def _current() -> tuple[tuple[Machine, ...], Registry[Machine]]:
     """The registry as the files say now: read again when the user's file moved (another
     ``$XAMM_HOME``) or changed (unless :func:`pinned`)."""
-    if _PINNED:
-        return _PINNED[-1]
+    if (pin := _PINNED.get()) is not None:
+        return pin
     path = _user_file_text(xamm_home())
     stamp: tuple[str, int | None, int | None]
     try:
@@ -283,8 +287,10 @@ def _current() -> tuple[tuple[Machine, ...], Registry[Machine]]:
 
 
 def reload() -> None:
-    """Read the registry files again on next use."""
+    """Read the registry files again on next use (a :func:`pinned` registry included: a write
+    inside it is seen)."""
     _LOADED.clear()
+    _PINNED.set(None)
 
 
 def __getattr__(name: str):

@@ -124,7 +124,7 @@ def whole_program(
     device = "gpu" if "gpu" in (measured, _device_of(m.programming_model)) else "cpu"
     return {
         "app": spec.app,
-        "app_params": _params_text(tuple(sorted(spec.params.items()))),
+        "app_params": _params_text(tuple((k, type(v), v) for k, v in sorted(spec.params.items()))),
         "machine": mach,
         **{k: getattr(m, k) for k in ("variant", "input_size", "input_type", "programming_model")},
         "device": spec.device or device,
@@ -166,9 +166,10 @@ def _split_metrics(metrics: dict[str, float], src: Source) -> tuple[dict[str, fl
 
 
 @functools.lru_cache(maxsize=64)
-def _params_text(params: tuple[tuple[str, object], ...]) -> str:
-    # one text per command line, not per profile
-    return json.dumps(dict(params), sort_keys=True, separators=(",", ":"))
+def _params_text(params: tuple[tuple[str, type, object], ...]) -> str:
+    # one text per command line, not per profile; each value's type is in the key, as True, 1 and
+    # 1.0 are equal keys that JSON writes apart
+    return json.dumps({k: v for k, _, v in params}, sort_keys=True, separators=(",", ":"))
 
 
 @functools.lru_cache(maxsize=256)
