@@ -39,6 +39,7 @@ from torch import nn
 
 from xamm_data._version import __version__
 from xamm_data.registry import Registry
+from xamm_models.optimizer import adam
 
 REGISTRY: Registry[type] = Registry("embedder")
 
@@ -298,7 +299,7 @@ class Embedder(nn.Module):
             yt = torch.as_tensor(y, dtype=torch.float32, device=dev)
             self._init_head(yt.shape[1])
             self.to(dev)
-        opt = torch.optim.Adam(self.parameters(), lr=lr, weight_decay=weight_decay)
+        opt = adam(self.parameters(), lr=lr, weight_decay=weight_decay)
         gen = torch.Generator().manual_seed(self.seed)
         n = len(xt)
         it = range(epochs)

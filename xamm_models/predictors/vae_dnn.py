@@ -40,6 +40,7 @@ from xamm_data._version import __version__
 from xamm_models.embedders import resolve_device
 from xamm_models.errors import UnknownSourceError, UnknownTargetError, unknown_name_message
 from xamm_models.features import FEATURES
+from xamm_models.optimizer import adam
 from xamm_models.predictors.contract import Predictor, conform, no_other_options
 from xamm_models.profile_input import check_profiles, feature_columns
 
@@ -244,7 +245,7 @@ class VaeDnn(
             + list(self.decoder.parameters())
             + (list(self.dnn.parameters()) if joint else [])
         )
-        opt = torch.optim.Adam(params, lr=self.cfg["lr"])
+        opt = adam(params, lr=self.cfg["lr"])
         self.train()
         for ep in range(epochs):
             beta = min(1.0, ep / max(1, epochs // 2)) if self.cfg["kl_schedule"] else 1.0
@@ -258,7 +259,7 @@ class VaeDnn(
     def _train_dnn(self, x, s, y, m) -> None:
         with torch.no_grad():
             mu = self.encoder(x).chunk(2, dim=1)[0]
-        opt = torch.optim.Adam(self.dnn.parameters(), lr=self.cfg["lr"])
+        opt = adam(self.dnn.parameters(), lr=self.cfg["lr"])
         inp = torch.cat([mu, s], dim=1)
         gen = torch.Generator(device="cpu").manual_seed(self.cfg["seed"])
         n = inp.shape[0]

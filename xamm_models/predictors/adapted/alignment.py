@@ -185,8 +185,10 @@ def _train(
     """Full-batch Adam on ``loss(pred, y)`` (mean squared error by default) + ``extra()``,
     seeded."""
     torch = _torch()
+    from xamm_models.optimizer import adam  # imports torch: only when a model is trained
+
     params = [p for p in params if p.requires_grad]
-    opt = torch.optim.Adam(params, lr=lr, weight_decay=1e-4)
+    opt = adam(params, lr=lr, weight_decay=1e-4)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         for _ in range(epochs):
