@@ -170,13 +170,30 @@ SAMPLE_COLUMNS = (
 )
 
 
-def samples(r: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
+def samples(r: pl.DataFrame, by: tuple[str, ...] = ()) -> tuple[pl.DataFrame, dict[str, int]]:
     """One sample per (target, kernel, size bucket) from runs inside the declared configurations
-    (:func:`in_config`), and the count of samples left out."""
+    (:func:`in_config`), and the count of samples left out.
+
+    Args:
+        r: the runs.
+        by: more columns that split the runs, each part's samples made on their own (a
+            bootstrap's draw: :func:`~xamm_models.compare.history.versions.figure_intervals`).
+
+    Returns:
+        (the samples, sorted, with the ``by`` columns first; the counts left out)
+    """
     iters = pl.coalesce(pl.col("iterations_per_rep"), pl.col("problem_size").cast(pl.Float64))
     per = (
         r.group_by(
-            "target", "machine", "device", "release", "kernel", "problem_size", "variant", "tuning"
+            *by,
+            "target",
+            "machine",
+            "device",
+            "release",
+            "kernel",
+            "problem_size",
+            "variant",
+            "tuning",
         )
         .agg(
             pl.col("time_per_rep_s").mean(),
@@ -187,7 +204,7 @@ def samples(r: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
             pl.len().alias("trials"),
         )
         .sort("time_per_rep_s", "tuning")
-        .group_by("target", "kernel", "problem_size", maintain_order=True)
+        .group_by(*by, "target", "kernel", "problem_size", maintain_order=True)
         .first()
     )
     log2 = pl.col("problem_size").cast(pl.Float64).log(2)
@@ -196,7 +213,7 @@ def samples(r: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
     )
     kept = (
         per.sort("_off", "problem_size")
-        .group_by("target", "kernel", "size_bucket", maintain_order=True)
+        .group_by(*by, "target", "kernel", "size_bucket", maintain_order=True)
         .first()
     )
     drops = {"samples at another size of the same bucket": per.height - kept.height}
@@ -216,7 +233,7 @@ def samples(r: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
         )
         .rename({"_iters": "iterations_per_rep"})
     )
-    return out.select(SAMPLE_COLUMNS).sort("target", "app", "size_bucket"), drops
+    return out.select(*by, *SAMPLE_COLUMNS).sort(*by, "target", "app", "size_bucket"), drops
 
 
 def _agree(a: str, b: str) -> pl.Expr:
@@ -376,12 +393,13 @@ def card(ds: XplatDataset) -> str:
     return render(ds)
 
 
-def samples_from_runs(runs: pl.DataFrame) -> pl.DataFrame:
+def samples_from_runs(runs: pl.DataFrame, by: tuple[str, ...] = ()) -> pl.DataFrame:
     """One benchmark sample per target, kernel and size (the fastest variant and tuning), as
     the data set builds them; a frame that already is samples passes through.
 
     Args:
         runs: ``benchmark_runs`` rows (or samples).
+        by: more columns that split the runs (:func:`samples`).
 
     Returns:
         The samples.
@@ -391,4 +409,4 @@ def samples_from_runs(runs: pl.DataFrame) -> pl.DataFrame:
     # xplat's declared configurations name it; raw runs carry the suite version
     if "release" not in runs.columns:
         runs = runs.with_columns(pl.col("suite_version").alias("release"))
-    return samples(runs.with_columns(Target.expr().alias("target")))[0]
+    return samples(runs.with_columns(Target.expr().alias("target")), by)[0]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 
 import polars as pl
 import pytest
@@ -223,3 +224,32 @@ def test_a_node_s_cpu_and_gpu_are_accepted_apart(tmp_path):
     with pytest.raises(ValueError, match="never change"):
         reg.add(cert("newbox:cpu", "fail").model_copy(update={"number": 2}))
     assert reg.path("newbox", 1).stat().st_mode & 0o222 == 0  # written read-only
+
+
+def test_the_diffs_bootstrap_is_each_draw_measured_on_its_own(tmp_path, monkeypatch):
+    """``xamm amm diff``'s intervals make every draw's samples in one pass; each draw measured from
+    its own concatenated runs gives the same figures."""
+    import numpy as np
+
+    from xamm_models.compare.history import versions
+
+    monkeypatch.setattr(versions, "DRAWS", 25)
+    runs = _runs(tmp_path, (1, 2, 3, 4))
+    target = "sim:cpu"
+    got = versions.figure_intervals(target, runs, seed=7)
+    by_source = runs.partition_by("source_sha256", as_dict=True)
+    sources = sorted(k[0] for k in by_source)
+    rng = np.random.default_rng(7)
+    draws = []
+    for _ in range(25):
+        pick = rng.choice(sources, size=len(sources), replace=True).tolist()
+        part = pl.concat([by_source[(s,)] for s in pick])
+        draws.append(versions._figures(target, part).get_column(target).to_numpy().astype(float))
+    with warnings.catch_warnings():  # a figure no draw measured
+        warnings.simplefilter("ignore", RuntimeWarning)
+        lo, hi = np.nanquantile(np.array(draws), [0.05, 0.95], axis=0)
+    measured = ~np.isnan(lo)
+    assert measured.sum() >= 3  # bandwidths, flop rate: figures with a spread to compare
+    assert np.allclose(got["lo"].to_numpy()[measured], lo[measured], rtol=1e-12)
+    assert np.allclose(got["hi"].to_numpy()[measured], hi[measured], rtol=1e-12)
+    assert (got["lo"] <= got["hi"]).all() and not np.allclose(lo[measured], hi[measured])

@@ -22,13 +22,14 @@ import polars as pl
 from xamm_data.machines.targets import Target
 from xamm_data.paths import xamm_home
 from xamm_data.store.store import as_store
+from xamm_models.achieved import launches_kernels, sample_arrays
 from xamm_models.benchmark.dataset import samples_from_runs
 from xamm_models.compare.certificates.records import CertificateRegistry
 from xamm_models.compare.history.drift import Drift, drift
 from xamm_models.compare.history.states import State, drift_sides, resolve
 from xamm_models.compare.runs.figures import physics_table
 from xamm_models.compare.runs.targets import describe_runs
-from xamm_models.machines.physics import physics_signature
+from xamm_models.machines.physics import physics_signature, signature_from_arrays
 from xamm_models.machines.signatures import SignatureRegistry
 
 __all__ = [
@@ -50,6 +51,37 @@ def _figures(target: str, rows: pl.DataFrame) -> pl.DataFrame:
     return physics_table({target: physics_signature(target, samples)})
 
 
+def _draw_figures(
+    target: str, rows: pl.DataFrame, picks: list[list[str]], figures: int
+) -> np.ndarray:
+    """The ``figures`` figures of each bootstrap draw (a list of sources, a source as often as it
+    was picked), one row per draw: every draw's samples are made in one pass over a frame holding
+    each draw's rows (:func:`~xamm_models.benchmark.dataset.samples_from_runs` split by draw)."""
+    draws = pl.DataFrame(
+        {
+            "_draw": np.repeat(np.arange(len(picks)), [len(p) for p in picks]),
+            "source_sha256": [s for p in picks for s in p],
+        },
+        schema={"_draw": pl.Int64, "source_sha256": rows.schema["source_sha256"]},
+    )
+    drawn = samples_from_runs(draws.join(rows, on="source_sha256", how="inner"), by=("_draw",))
+    # samples come sorted by draw: each draw's rows are one slice of the arrays
+    ids = drawn.get_column("_draw").to_numpy()
+    arrays = sample_arrays(drawn)
+    sigs = {}
+    for (d,), part in drawn.group_by(["_draw"], maintain_order=True):
+        rows_d = slice(np.searchsorted(ids, d), np.searchsorted(ids, d, side="right"))
+        sigs[str(d)] = signature_from_arrays(
+            target, arrays[rows_d], launches=launches_kernels(part)
+        )
+    table = physics_table(sigs) if sigs else None
+    out = np.full((len(picks), figures), np.nan)
+    for d in range(len(picks)):
+        if table is not None and str(d) in table.columns:
+            out[d] = table.get_column(str(d)).to_numpy().astype(float)
+    return out
+
+
 def figure_intervals(target: str, rows: pl.DataFrame, *, seed: int = 0) -> pl.DataFrame:
     """The physics figures of a target's runs with a 90% bootstrap interval over its runs.
 
@@ -62,22 +94,20 @@ def figure_intervals(target: str, rows: pl.DataFrame, *, seed: int = 0) -> pl.Da
         ``figure``, ``value``, ``lo``, ``hi`` (null bounds with a single run: no spread to show).
     """
     base = _figures(target, rows)
-    # each run's rows split once; a draw concatenates them
-    runs = {k[0]: v for k, v in rows.partition_by("source_sha256", as_dict=True).items()}
-    sources = sorted(runs)
+    sources = sorted(set(rows.get_column("source_sha256").to_list()))
     value = base.get_column(target).to_numpy().astype(float)
     lo = hi = np.full(len(value), np.nan)
     if len(sources) > 1:
         rng = np.random.default_rng(seed)
-        draws = []
-        for _ in range(DRAWS):
-            pick = rng.choice(sources, size=len(sources), replace=True).tolist()
-            part = pl.concat([runs[s] for s in pick], how="vertical")
-            draws.append(_figures(target, part).get_column(target).to_numpy().astype(float))
+        picks = [
+            rng.choice(sources, size=len(sources), replace=True).tolist() for _ in range(DRAWS)
+        ]
         a = (1 - LEVEL) / 2
         with warnings.catch_warnings():  # a figure no run measured stays null
             warnings.simplefilter("ignore", RuntimeWarning)
-            lo, hi = np.nanquantile(np.array(draws), [a, 1 - a], axis=0)
+            lo, hi = np.nanquantile(
+                _draw_figures(target, rows, picks, base.height), [a, 1 - a], axis=0
+            )
     return pl.DataFrame(
         {"figure": base.get_column("figure"), "value": value, "lo": lo, "hi": hi}
     ).with_columns(pl.col("value", "lo", "hi").fill_nan(None))
