@@ -53,6 +53,60 @@ def run_block(lang: str, code: str, home: Path) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
 
 
+INSTALL_STEP = re.compile(
+    r"^(?:python3 -m venv \.venv|\.venv/bin/pip install(?: -q)?(?: --no-deps)? (-e )?(\S+))"
+    r"\s*(?:#.*)?$"
+)
+
+
+def _readme_steps() -> list[str]:
+    """The steps of the README's set-up-and-test command (what CI runs on a clean machine)."""
+    text = (REPO / "README.md").read_text()
+    line = next(s for s in text.splitlines() if s.startswith("python3 -m venv .venv && "))
+    return [s.strip() for s in line.split("&&")]
+
+
+def _extras(spec: str) -> set[str]:
+    m = re.fullmatch(r"'?\.\[([a-z,]+)\]'?", spec)
+    return set(m.group(1).split(",")) if m else set()
+
+
+def is_install_block(lang: str, code: str) -> bool:
+    """A block of nothing but the venv and ``pip install`` steps."""
+    lines = [s for s in code.splitlines() if s.strip()]
+    return lang == "bash" and bool(lines) and all(INSTALL_STEP.match(s) for s in lines)
+
+
+def check_install_block(code: str) -> list[str]:
+    """The steps of an install block the README's command does not run: the same venv, the same
+    pinned packages, the package editable with a subset of its extras. CI runs that command on a
+    clean machine before the tests, so such a block is proven there, not installed again here."""
+    readme = [m for s in _readme_steps() if (m := INSTALL_STEP.match(s))]
+    pinned = {m.group(2) for m in readme if m.group(2) and not m.group(1)}
+    extras = set().union(*(_extras(m.group(2)) for m in readme if m.group(1)))
+    missing = []
+    for line in (s for s in code.splitlines() if s.strip()):
+        m = INSTALL_STEP.match(line)
+        if m is None or m.group(2) is None:
+            continue  # the venv itself: the README's first step
+        ok = _extras(m.group(2)) <= extras if m.group(1) else m.group(2) in pinned
+        if not ok:
+            missing.append(line)
+    return missing
+
+
+def test_an_install_block_is_checked_against_the_readmes_command():
+    assert not check_install_block(
+        "python3 -m venv .venv\n.venv/bin/pip install torch==2.13.0  # CPU\n"
+        ".venv/bin/pip install -e '.[models]'\n"
+    )
+    assert check_install_block(".venv/bin/pip install torch==2.0.0\n") == [
+        ".venv/bin/pip install torch==2.0.0"
+    ]
+    assert check_install_block(".venv/bin/pip install -e '.[gpu]'\n")
+    assert not is_install_block("bash", "python3 -m venv .venv\nxamm --help\n")
+
+
 @pytest.mark.parametrize("page", GUIDE)
 def test_the_user_guides_code_blocks_run_as_written(page, shared_data, tmp_path):
     """Each page's blocks run in order against one fresh ``$XAMM_HOME``, the user's folders they
@@ -62,6 +116,10 @@ def test_the_user_guides_code_blocks_run_as_written(page, shared_data, tmp_path)
     found = blocks(page)
     assert found, f"docs/guide/{page}.md has no code block"
     for i, (lang, code) in enumerate(found):
+        if is_install_block(lang, code):
+            missing = check_install_block(code)
+            assert not missing, f"docs/guide/{page}.md block {i + 1}: not in the README: {missing}"
+            continue
         if "examples/main_job.py" in code:
             code = code.replace("--out out/main-job", f"--out {tmp_path / 'main-job'}")
         code = code.replace("--out acceptance/", f"--out {tmp_path / 'acceptance'}")

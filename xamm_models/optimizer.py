@@ -29,8 +29,10 @@ def _inner(fn: Callable) -> Callable | None:
 
 
 # each wrapper's function, or None when this torch release wraps them otherwise
-_RAW = {name: _inner(getattr(_OPT, name)) for name in _WRAPPED}
-_RAW_STEP = _inner(torch.optim.Adam.step)
+_FOUND = {name: _inner(getattr(_OPT, name)) for name in _WRAPPED}
+_FOUND["step"] = _inner(torch.optim.Adam.step)
+KNOWN = all(f is not None for f in _FOUND.values())
+_RAW: dict[str, Callable[..., Any]] = {k: f for k, f in _FOUND.items() if f is not None}
 
 
 class Adam(torch.optim.Adam):
@@ -61,7 +63,7 @@ class Adam(torch.optim.Adam):
         if self.defaults["differentiable"]:
             return super().step(closure)
         with torch.no_grad():
-            return _RAW_STEP(self, closure)
+            return _RAW["step"](self, closure)
 
 
 def adam(params: Iterable, **kwargs: Any) -> torch.optim.Adam:
@@ -75,6 +77,6 @@ def adam(params: Iterable, **kwargs: Any) -> torch.optim.Adam:
     Returns:
         The optimizer.
     """
-    if _RAW_STEP is None or any(f is None for f in _RAW.values()):
+    if not KNOWN:
         return torch.optim.Adam(params, **kwargs)
     return Adam(params, **kwargs)

@@ -170,6 +170,10 @@ SAMPLE_COLUMNS = (
 )
 
 
+# the runs of one configuration of a kernel: their trials are averaged
+RUN_KEY = ("target", "machine", "device", "release", "kernel", "problem_size", "variant", "tuning")
+
+
 def samples(r: pl.DataFrame, by: tuple[str, ...] = ()) -> tuple[pl.DataFrame, dict[str, int]]:
     """One sample per (target, kernel, size bucket) from runs inside the declared configurations
     (:func:`in_config`), and the count of samples left out.
@@ -184,17 +188,7 @@ def samples(r: pl.DataFrame, by: tuple[str, ...] = ()) -> tuple[pl.DataFrame, di
     """
     iters = pl.coalesce(pl.col("iterations_per_rep"), pl.col("problem_size").cast(pl.Float64))
     per = (
-        r.group_by(
-            *by,
-            "target",
-            "machine",
-            "device",
-            "release",
-            "kernel",
-            "problem_size",
-            "variant",
-            "tuning",
-        )
+        r.group_by(*by, *RUN_KEY)
         .agg(
             pl.col("time_per_rep_s").mean(),
             iters.mean().alias("_iters"),

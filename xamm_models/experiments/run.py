@@ -75,6 +75,8 @@ class EvalSettings:
     workers: int = 2  # processes; results do not depend on it (one torch thread each)
     # restrict the kernel-group folds (tests); None = every group
     groups: tuple[str, ...] | None = None
+    # restrict the entries (tests); None = every entry of the experiments
+    entries: tuple[str, ...] | None = None
 
     @classmethod
     def for_quick(cls, **kw) -> EvalSettings:
@@ -97,6 +99,8 @@ def _entries_for(scheme: str, experiments, settings: EvalSettings) -> list[str]:
         if scheme not in e.schemes or not (
             e.kind == "baseline" or e.experiments & set(experiments)
         ):
+            continue
+        if settings.entries is not None and n not in settings.entries:
             continue
         if (
             settings.quick

@@ -345,6 +345,15 @@ def test_small_run_reports_baselines_and_the_verdict(ds, tmp_path):
     assert (tmp_path / "results.md").read_text().startswith("# xamm eval on xplat-rajaperf")
 
 
+SEEDED_ENTRIES = (
+    "baseline/roofline",
+    "attention+amm/xgboost",
+    "raw/xgboost",
+    "stacked/default",
+    "stacked/attention",
+)
+
+
 def test_the_runs_do_not_depend_on_the_number_of_workers(ds, tmp_path):
     pytest.importorskip("torch", reason="the models extra (torch) is not installed")
     from xamm_models.experiments.run import EvalSettings, run_experiments
@@ -357,9 +366,15 @@ def test_the_runs_do_not_depend_on_the_number_of_workers(ds, tmp_path):
             out_dir=tmp_path / str(w),
             progress=lambda *_: None,
             # one fold: its entries are the tasks the workers share
-            # few resamples and epochs: what is compared is the two runs, not their figures
+            # few resamples and epochs: what is compared is the two runs, not their figures; the
+            # entries that draw random numbers (torch, XGBoost, a forest) beside a baseline
             settings=EvalSettings.for_quick(
-                groups=("Stream",), lomo=False, workers=w, n_boot=50, epochs=2
+                groups=("Stream",),
+                lomo=False,
+                workers=w,
+                n_boot=50,
+                epochs=2,
+                entries=SEEDED_ENTRIES,
             ),
         )
         runs.append(
@@ -369,6 +384,7 @@ def test_the_runs_do_not_depend_on_the_number_of_workers(ds, tmp_path):
                 if k not in ("seconds", "settings")
             }
         )
+    assert set(runs[0]["results"]["kernel-group"]["entries"]) == set(SEEDED_ENTRIES)
     assert runs[0] == runs[1]
 
 
