@@ -227,6 +227,26 @@ def local_hub(_hub_server, monkeypatch):
 
 
 @pytest.fixture(scope="session")
+def xplat_store(shared_data, tmp_path_factory):
+    """A store holding the benchmark's named public sources (``xplat.ingest_sources``), built once
+    per worker and shared: tests only read it (a test that writes builds its own)."""
+    from xamm_data.store.store import Store
+    from xamm_models.benchmark import dataset as xplat
+
+    st = Store(tmp_path_factory.mktemp("xplat") / "store")
+    xplat.ingest_sources(shared_data, st)
+    return st
+
+
+@pytest.fixture(scope="session")
+def xplat_dataset(xplat_store):
+    """``xplat-rajaperf`` read from :func:`xplat_store` (its frames are never modified in place)."""
+    from xamm_models.benchmark import dataset as xplat
+
+    return xplat.XplatDataset.from_store(xplat_store)
+
+
+@pytest.fixture(scope="session")
 def rajaperf_sets(shared_data) -> dict[str, Path]:
     """The real RAJAPerf data sets, by name."""
     b = shared_data / "llnl+RAJAPerf-Benchmark" / "2026-FCR" / "data"

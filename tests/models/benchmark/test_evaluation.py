@@ -23,15 +23,13 @@ from xamm_models.benchmark.evaluate import Evaluator
 
 
 @pytest.fixture(scope="module")
-def eval_store(shared_data, tmp_path_factory):
-    st = Store(tmp_path_factory.mktemp("eval") / "store")
-    xplat.ingest_sources(shared_data, st)
-    return st
+def eval_store(xplat_store):
+    return xplat_store
 
 
 @pytest.fixture(scope="module")
-def ds(eval_store) -> XplatDataset:
-    return XplatDataset.from_store(eval_store)
+def ds(xplat_dataset) -> XplatDataset:
+    return xplat_dataset
 
 
 def test_built_from_the_named_sources_with_a_stable_content_hash(

@@ -25,12 +25,8 @@ pytestmark = pytest.mark.data
 
 
 @pytest.fixture(scope="module")
-def ds(shared_data, tmp_path_factory) -> XplatDataset:
-    from xamm_models.benchmark import dataset as xplat
-
-    root = tmp_path_factory.mktemp("nested") / "store"
-    xplat.ingest_sources(shared_data, root)
-    return XplatDataset.from_store(root)
+def ds(xplat_dataset) -> XplatDataset:
+    return xplat_dataset
 
 
 def _scrambled(ds, machine: str, seed: int = 1):

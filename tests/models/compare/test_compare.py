@@ -17,7 +17,6 @@ import pytest
 from xamm_data.cli.commands import main
 from xamm_data.store.store import Store
 from xamm_ingest import read_babelstream
-from xamm_models.benchmark import dataset as xplat
 from xamm_models.compare.runs.comparison import compare_runs, interval
 from xamm_models.compare.runs.matching import REASONS
 from xamm_models.compare.runs.report import markdown
@@ -28,10 +27,8 @@ UOB_2019 = "UoB-HPC+performance-portability/benchmarking/2019/babelstream"
 
 
 @pytest.fixture(scope="module")
-def store(shared_data, tmp_path_factory) -> Store:
-    st = Store(tmp_path_factory.mktemp("compare") / "store")
-    xplat.ingest_sources(shared_data, st)
-    return st
+def store(xplat_store) -> Store:
+    return xplat_store
 
 
 def _samples(rows: list[dict], backend: str) -> dict[tuple[str, int], tuple[float, float, float]]:

@@ -45,14 +45,11 @@ def test_the_nearest_known_machine_of_the_device_kind_is_found():
 
 
 @pytest.mark.data
-def test_every_rajaperf_machine_end_in_the_shared_data_recognises_its_own_halves(
-    shared_data, tmp_path
-):
+def test_every_rajaperf_machine_end_in_the_shared_data_recognises_its_own_halves(xplat_dataset):
     from xamm_models.benchmark import dataset as xplat
     from xamm_models.studies.same_silicon import rajaperf_halves
 
-    xplat.ingest_sources(shared_data, tmp_path / "store")
-    ds = xplat.XplatDataset.from_store(tmp_path / "store")
+    ds = xplat_dataset
     table = rajaperf_halves(ds.config_runs, xplat.samples_from_runs)
     assert set(table["machine"]) == set(ds.samples["target"])  # every end, CPU and GPU
     assert table["recognised"].all(), table

@@ -28,14 +28,10 @@ EPOCHS = 30
 
 
 @pytest.fixture(scope="module")
-def world(shared_data, rajaperf_sets, tmp_path_factory):
-    from xamm_data.store.store import Store
+def world(xplat_dataset, rajaperf_sets):
     from xamm_ingest import read_rajaperf
-    from xamm_models.benchmark import dataset as xplat
 
-    st = Store(tmp_path_factory.mktemp("adapt") / "store")
-    xplat.ingest_sources(shared_data, st)
-    ds = xplat.XplatDataset.from_store(st)
+    ds = xplat_dataset
     base = XammPredictor(feature_columns=list(FEATURES), epochs=EPOCHS).fit_pairs(
         ds.pairs, dataset="xplat-rajaperf"
     )

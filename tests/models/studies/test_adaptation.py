@@ -60,11 +60,9 @@ def test_ten_labelled_samples_adapt_better_than_ridge_from_scratch(worlds):
 
 
 @pytest.mark.slow
-def test_the_controlled_stand_in_curve_on_real_runs(shared_data, tmp_path):
+def test_the_controlled_stand_in_curve_on_real_runs(xplat_dataset):
     """Every method is scored on the same held-out kernels at every fraction; the table has the
     seed's fractions."""
-    from xamm_data.store.store import Store
-    from xamm_models.benchmark import dataset as xplat
     from xamm_models.studies.adaptation import (
         FRACTIONS,
         curve_predictions,
@@ -72,9 +70,7 @@ def test_the_controlled_stand_in_curve_on_real_runs(shared_data, tmp_path):
         target_space,
     )
 
-    st = Store(tmp_path / "store")
-    xplat.ingest_sources(shared_data, st)
-    ds = xplat.XplatDataset.from_store(st)
+    ds = xplat_dataset
     preds = curve_predictions(ds, "mi300a-spx:cpu", repeats=1, fractions=(0.05, 1.0))
     keys = preds.group_by("method", "fraction").agg(pl.col("sample").sort().hash().alias("h"))
     assert keys.get_column("h").n_unique() == 1  # the same test rows for everyone
@@ -104,15 +100,11 @@ def test_the_controlled_stand_in_curve_on_real_runs(shared_data, tmp_path):
 
 
 @pytest.mark.slow
-def test_the_public_stand_in_source_has_counters_the_targets_lack(
-    shared_data, rajaperf_sets, tmp_path
-):
+def test_the_public_stand_in_source_has_counters_the_targets_lack(xplat_dataset, rajaperf_sets):
     """thicket-tutorial quartz: workload and top-down counters (20 columns); the targets: the 6
     workload columns a RAJAPerf CSV gives. The 6 shared names seed the alignment; every method is
     scored on the same test rows."""
-    from xamm_data.store.store import Store
     from xamm_ingest import read_rajaperf
-    from xamm_models.benchmark import dataset as xplat
     from xamm_models.studies.adaptation import (
         SOURCE_FEATURES,
         TOPDOWN,
@@ -130,11 +122,7 @@ def test_the_public_stand_in_source_has_counters_the_targets_lack(
     assert SourceModel([*SOURCE_FEATURES, *TOPDOWN]).name_matches(SOURCE_FEATURES).sum() == len(
         SOURCE_FEATURES
     )
-    st = Store(tmp_path / "store")
-    xplat.ingest_sources(shared_data, st)
-    preds = public_curve_predictions(
-        runs, xplat.XplatDataset.from_store(st), repeats=1, fractions=(0.1,)
-    )
+    preds = public_curve_predictions(runs, xplat_dataset, repeats=1, fractions=(0.1,))
     per = preds.group_by("method").agg(
         pl.len().alias("n"), pl.col("y_true").sum().round(9).alias("t")
     )

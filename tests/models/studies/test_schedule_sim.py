@@ -61,18 +61,14 @@ def test_arrivals_offer_the_load_asked():
 
 
 @pytest.mark.slow
-def test_jobs_are_held_out_kernels_with_their_measured_times(shared_data, tmp_path):
+def test_jobs_are_held_out_kernels_with_their_measured_times(xplat_dataset):
     """Every job is a sample of a kernel its fold held out, its true durations the measured relR
     times the source's."""
     import polars as pl
 
-    from xamm_data.store.store import Store
-    from xamm_models.benchmark import dataset as xplat
     from xamm_models.studies.scheduling_jobs import REPS, fold_predictions, make_jobs
 
-    st = Store(tmp_path / "store")
-    xplat.ingest_sources(shared_data, st)
-    ds = xplat.XplatDataset.from_store(st)
+    ds = xplat_dataset
     preds = fold_predictions(ds, "mi300a-spx:cpu")
     assert preds.get_column("sample").is_unique().sum() < preds.height  # a sample, several targets
     truth = ds.pairs.filter(pl.col("source") == "mi300a-spx:cpu").select(

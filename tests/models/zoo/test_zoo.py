@@ -40,10 +40,8 @@ needs_snapshot = pytest.mark.skipif(
 
 
 @pytest.fixture(scope="module")
-def public_store(shared_data, tmp_path_factory):
-    st = Store(tmp_path_factory.mktemp("zoo") / "store")
-    xplat.ingest_sources(shared_data, st)
-    return st
+def public_store(xplat_store):
+    return xplat_store
 
 
 @pytest.fixture
