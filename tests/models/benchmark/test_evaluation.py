@@ -288,6 +288,20 @@ def test_evaluator_is_bound_documented_and_averages_folds():
             Evaluator(n_boot=10).eval(bad)
 
 
+REPORTED = (
+    "baseline/pair-median",
+    "baseline/pair-constant",
+    "baseline/pair-size-median",
+    "baseline/roofline",
+    "baseline/knn",
+    "attention+amm/xgboost",
+    "control/random-amm/xgboost",
+    "attention-no-amm/xgboost",
+    "raw/xgboost",
+    "stacked/default",
+)
+
+
 def test_small_run_reports_baselines_and_the_verdict(ds, tmp_path):
     pytest.importorskip("torch", reason="the models extra (torch) is not installed")
     from xamm_models.experiments.report import BEGIN, END, results_block, update_page
@@ -298,11 +312,14 @@ def test_small_run_reports_baselines_and_the_verdict(ds, tmp_path):
         experiments=(3,),
         out_dir=tmp_path,
         progress=lambda *_: None,
-        # 100 resamples: the verdict's interval is checked for its shape, not its width
-        settings=EvalSettings.for_quick(groups=("Basic",), n_boot=100),
+        # 100 resamples: the verdict's interval is checked for its shape, not its width; the
+        # experiment's entries and the baselines they are compared with (the vector forest and the
+        # stacked variants have tests of their own)
+        settings=EvalSettings.for_quick(groups=("Basic",), n_boot=100, entries=REPORTED),
     )
     group = s["results"]["kernel-group"]
     names = set(group["entries"])
+    assert names == set(REPORTED)  # the run ran the entries it was given, no other
     assert {
         "baseline/pair-median",
         "baseline/roofline",
