@@ -182,3 +182,30 @@ def test_amm_list_reads_home_signatures_first_and_the_embedded_ones_for_the_rest
     # lassen from home (its version 2 exists only there); quartz from the package's snapshot
     assert latest["lassen:gpu"] == "lassen:gpu@2" and latest["quartz:cpu"] == "quartz:cpu@1"
     assert latest["dane:cpu"] == "dane:cpu@1"  # the snapshot's
+
+
+@pytest.mark.parametrize(
+    "main,argv,said",
+    [
+        (xamm, ["--nosuchflag"], "xamm: error: unrecognized arguments: --nosuchflag"),
+        (xamm, ["amm", "--nosuchflag"], "xamm amm: error: unrecognized arguments: --nosuchflag"),
+        (xamm, ["-v", "--nosuch=1", "amm"], "unrecognized arguments: --nosuch=1"),
+        (ingest, ["--nosuchflag"], "xamm-ingest: error: unrecognized arguments: --nosuchflag"),
+        (xamm, [], "the following arguments are required: COMMAND"),
+        (xamm, ["nosuch"], "invalid choice: 'nosuch'"),
+    ],
+)
+def test_an_unknown_option_before_the_command_is_named(main, argv, said, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    assert e.value.code == 2 and said in capsys.readouterr().err
+
+
+def test_known_options_before_the_command_still_parse(capsys, tmp_path, monkeypatch):
+    """Clusters (-vv), prefixes (--deb) and values (--print-completion fish) are argparse's."""
+    monkeypatch.setenv("XAMM_HOME", str(tmp_path))
+    assert xamm(["-vv", "--deb", "machines", "list", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)
+    with pytest.raises(SystemExit) as e:
+        xamm(["--print-completion", "fish", "amm"])
+    assert e.value.code == 0 and "complete -c xamm" in capsys.readouterr().out

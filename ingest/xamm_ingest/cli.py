@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from xamm_data.cli.tools import add_common, configure_logging, quiet_pipe
+from xamm_data.cli.tools import add_common, configure_logging, parse_command_line, quiet_pipe
 from xamm_data.extras import install_hint
 from xamm_data.store.locations import store_arg
 from xamm_ingest import _allocator  # noqa: F401  (before polars loads: see the module)
@@ -334,7 +334,7 @@ def _ingest(args, opts: dict):
 def main(argv: list[str] | None = None, prog: str = "xamm-ingest") -> int:
     """Entry point of ``xamm-ingest``. Exit codes: 0 ok, 1 bad input, 2 usage."""
     parser = build_parser(prog)
-    args = parser.parse_args(argv)
+    args = parse_command_line(parser, argv)
     configure_logging(args)
     opts = _options(args, parser)
 

@@ -11,7 +11,13 @@ from pathlib import Path
 
 from xamm_data._version import __version__
 from xamm_data.cli import machines as machines_cli
-from xamm_data.cli.tools import UsageError, add_common, configure_logging, quiet_pipe
+from xamm_data.cli.tools import (
+    UsageError,
+    add_common,
+    configure_logging,
+    parse_command_line,
+    quiet_pipe,
+)
 from xamm_data.extras import install_hint
 from xamm_data.plugins import plugins
 from xamm_data.store.locations import store_arg
@@ -267,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     parser, passthrough = build_parser()
     if argv[:1] and argv[0] in passthrough:
         return passthrough[argv[0]](argv[1:])
-    args = parser.parse_args(argv)
+    args = parse_command_line(parser, argv)
     configure_logging(args)
     try:
         return args.handler(args)

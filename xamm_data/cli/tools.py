@@ -69,6 +69,50 @@ def add_common(parser: argparse.ArgumentParser, *, subcommand: bool = False) -> 
         )
 
 
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    return next(
+        (dict(a.choices) for a in parser._actions if isinstance(a, argparse._SubParsersAction)),
+        {},
+    )
+
+
+def parse_command_line(
+    parser: argparse.ArgumentParser, argv: list[str] | None
+) -> argparse.Namespace:
+    """``parser.parse_args(argv)``, except that an option no parser knows, given before the command
+    (``xamm --nosuchflag``), is named as such: argparse would first say the command is missing.
+
+    Args:
+        parser: the top-level parser.
+        argv: the arguments (None: ``sys.argv[1:]``).
+
+    Returns:
+        The parsed arguments.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    level, i = parser, 0
+    while i < len(argv) and (subs := _subparsers(level)):
+        token = argv[i]
+        if token == "--":
+            break
+        if not token.startswith("-") or token == "-":
+            if token not in subs:
+                break  # argparse names the invalid choice
+            level, i = subs[token], i + 1
+            continue
+        key = token.split("=", 1)[0]
+        action = level._option_string_actions.get(key)
+        if action is None:
+            # a cluster of short flags (-vv), a value attached (-ofile) or a prefix (--deb)
+            near = [o for o in level._option_string_actions if o.startswith(key) or key[:2] == o]
+            if not near:
+                level.error(f"unrecognized arguments: {token}")
+            break  # argparse reads the rest as it always does
+        takes_value = action.nargs != 0 and "=" not in token
+        i += 2 if takes_value else 1
+    return parser.parse_args(argv)
+
+
 def configure_logging(args: argparse.Namespace) -> None:
     level = (
         logging.WARNING

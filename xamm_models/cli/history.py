@@ -57,6 +57,8 @@ def diff_cmd(args, reg) -> int:
     print(f"{d.older.label} (store v{d.older.version}) -> {d.newer.label} "
           f"(store v{d.newer.version})")  # fmt: skip
     print_frame(d.figures, title="physics figures, 90% intervals over each version's runs")
+    if said := d.kernels_said():
+        print(said)
     if d.drift is None:
         print(d.note)
         return 0

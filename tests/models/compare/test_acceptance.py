@@ -69,6 +69,12 @@ def test_the_routine_update_moves_nothing_and_the_bad_one_everything(guide):
     assert slower >= 0.9 * len(quartz["kernels"])
     diff = _step(log, "amm", "diff")["json"]
     assert not any(f["moved"] for f in diff["figures"]) and not diff["drift"]["drifted"]
+    # a figure measured as zero (dane's sequential runs launch nothing) has no ratio, never NaN
+    zero = [f for f in diff["figures"] if f["older"] == 0]
+    assert zero and all(f["ratio"] is None for f in zero)
+    assert all(f["ratio"] is None or f["ratio"] == f["ratio"] for f in diff["figures"])
+    # both versions ran the same kernels: nothing to say
+    assert diff["kernels_only"] == {diff["older"]: [], diff["newer"]: []}
 
 
 def test_histories_list_versions_runs_and_changes(guide):

@@ -253,3 +253,24 @@ def test_the_diffs_bootstrap_is_each_draw_measured_on_its_own(tmp_path, monkeypa
     assert np.allclose(got["lo"].to_numpy()[measured], lo[measured], rtol=1e-12)
     assert np.allclose(got["hi"].to_numpy()[measured], hi[measured], rtol=1e-12)
     assert (got["lo"] <= got["hi"]).all() and not np.allclose(lo[measured], hi[measured])
+
+
+def test_a_diff_says_which_kernels_only_one_version_ran():
+    from types import SimpleNamespace
+
+    from xamm_models.compare.history.versions import SignatureDiff, _kernels_only
+
+    def state(label, kernels):
+        return SimpleNamespace(label=label, rows=pl.DataFrame({"kernel": kernels}))
+
+    old = state("dane:cpu@1", ["Stream_TRIAD", "Basic_DAXPY", "Apps_FIR"])
+    new = state("dane:cpu@2", ["Stream_TRIAD", "Basic_DAXPY", "Lcals_HYDRO_1D", "Lcals_EOS"])
+    only = _kernels_only(old, new)
+    assert only == {"dane:cpu@1": ["Apps_FIR"], "dane:cpu@2": ["Lcals_EOS", "Lcals_HYDRO_1D"]}
+    said = SignatureDiff(old, new, pl.DataFrame(), None, "", only).kernels_said()
+    assert said.splitlines() == [
+        "kernels only in dane:cpu@1's runs (1): Apps_FIR",
+        "kernels only in dane:cpu@2's runs (2): Lcals_EOS, Lcals_HYDRO_1D",
+    ]
+    same = _kernels_only(old, old)
+    assert SignatureDiff(old, old, pl.DataFrame(), None, "", same).kernels_said() == ""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -223,6 +223,8 @@ class SignatureDiff:
     figures: pl.DataFrame
     drift: Drift | None
     note: str = ""
+    # the kernels one version's runs measured and the other's did not, by version label
+    kernels_only: dict[str, list[str]] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """JSON-ready."""
@@ -233,7 +235,23 @@ class SignatureDiff:
             "figures": self.figures.to_dicts(),
             "drift": self.drift.to_dict() if self.drift else None,
             "note": self.note,
+            "kernels_only": self.kernels_only,
         }
+
+    def kernels_said(self) -> str:
+        """One line per version that ran kernels the other did not (empty when they ran the
+        same)."""
+        return "\n".join(
+            f"kernels only in {label}'s runs ({len(ks)}): {', '.join(ks[:8])}"
+            + (", ..." if len(ks) > 8 else "")
+            for label, ks in self.kernels_only.items()
+            if ks
+        )
+
+
+def _kernels_only(old: State, new: State) -> dict[str, list[str]]:
+    a, b = (set(s.rows.get_column("kernel").unique().to_list()) for s in (old, new))
+    return {old.label: sorted(a - b), new.label: sorted(b - a)}
 
 
 def signature_diff(a: str, b: str, *, registry=None, store=None) -> SignatureDiff:
@@ -264,9 +282,10 @@ def signature_diff(a: str, b: str, *, registry=None, store=None) -> SignatureDif
         {"value": "newer", "lo": "newer_lo", "hi": "newer_hi"}
     )
     f = fa.join(fb, on="figure", how="left", maintain_order="left").with_columns(
-        (pl.col("newer") / pl.col("older")).alias("ratio"),
+        # a figure measured as zero (no launch overhead) has no ratio
+        pl.when(pl.col("older") > 0).then(pl.col("newer") / pl.col("older")).alias("ratio"),
         ((pl.col("newer_lo") > pl.col("older_hi")) | (pl.col("newer_hi") < pl.col("older_lo")))
         .fill_null(False)
         .alias("moved"),
     )
-    return SignatureDiff(old, new, f, d, note)
+    return SignatureDiff(old, new, f, d, note, _kernels_only(old, new))
