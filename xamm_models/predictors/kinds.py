@@ -6,8 +6,8 @@ folder or a Hub repo id) by the marker file its ``save_pretrained`` writes. Clas
 use (torch, xgboost). Every kind implements
 :class:`~xamm_models.predictors.contract.Predictor`; the kinds:
 
-* ``stacked`` (``stacked_predictor.json``): xamm's default, a physics prior + learned residuals,
-  with intervals;
+* ``stacked`` (``stacked_predictor.json``): xamm's default, the plain roofline of each machine's
+  own benchmark runs (learned residuals are candidates it was measured against), with intervals;
 * ``xamm`` (``predictor.json``): the xAMM paper's pipeline, sample embeddings + AMMs;
 * ``vae-dnn`` (``vae_dnn.json``): a VAE latent space + DNN predicting the relR vector;
 * ``baseline`` (``baseline.json``): the benchmark's yardsticks, pair median, roofline, kNN;
@@ -50,7 +50,8 @@ for _kind in (
         "stacked",
         "stacked_predictor.json",
         "xamm_models.predictors.default.model:StackedPredictor",
-        "xamm's default: physics prior + learned residuals per scenario, conformal 80% intervals",
+        "xamm's default: the plain roofline of each machine's own benchmark runs (nothing fitted "
+        "to relR labels), conformal 80% intervals",
     ),
     ModelKind(
         "xamm",

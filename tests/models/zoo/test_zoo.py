@@ -446,3 +446,13 @@ def test_the_public_benchmark_loads_in_a_fresh_home_and_beside_the_users_own_run
     monkeypatch.setattr(datasets.snapshot, "machines", lambda kind="benchmark_runs": [])
     with pytest.raises(FileNotFoundError, match="neither .* nor the embedded snapshot"):
         load_dataset("xplat-rajaperf", store=tmp_path / "empty")
+
+
+def test_zoo_list_describes_the_default_as_what_it_answers_with(capsys):
+    """The default answers with the plain roofline (no point prediction fitted to labels), as the
+    README says; ``zoo list`` says the same."""
+    from xamm_data.cli.commands import main as xamm
+
+    assert xamm(["zoo", "list", "--json"]) == 0
+    kinds = {k["kind"]: k["what"] for k in json.loads(capsys.readouterr().out)}
+    assert "plain roofline" in kinds["stacked"] and "residual" not in kinds["stacked"]
