@@ -2,7 +2,7 @@
 
 ``torch.optim.Optimizer`` wraps ``step``, ``zero_grad``, ``add_param_group`` and the state-dict
 methods so that ``torch.compile`` leaves them alone; the wrappers import ``torch._dynamo`` the first
-time they run, which costs more CPU (2.3 s here) than importing torch itself, in every process that
+time they run, which costs more CPU than importing torch itself, in every process that
 trains a model, although nothing in xamm compiles. :class:`Adam` calls the functions under those
 wrappers: in eager mode the wrappers add nothing else (``step``'s sets gradients off, as here, and
 marks a graph break, which eager mode ignores), so the parameters it produces are bit for bit those
