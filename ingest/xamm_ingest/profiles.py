@@ -12,6 +12,7 @@ rejected naming it.
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 import polars as pl
@@ -83,12 +84,17 @@ def file_task(
         plan: where ignored and rejected files are listed.
         configs: each directory's map, read once (filled here).
     """
-    if f.name == CONFIG_NAME:
+    text = str(f)
+    directory, name = os.path.split(text)
+    if name == CONFIG_NAME:
         return None
-    if f.suffix.lower() not in suffixes:
-        plan.ignored.append(str(f))
+    if os.path.splitext(name)[1].lower() not in suffixes:
+        plan.ignored.append(text)
         return None
-    here = _dir_metadata(f.parent, plan.root, configs)
+    # the directory's map by its text (what _dir_metadata keys it by): most files' is known
+    here = configs.get(directory or ".")
+    if here is None:
+        here = _dir_metadata(f.parent, plan.root, configs)
     if isinstance(here, Rejected):
         plan.rejected.append(Rejected(str(f), f"{f}: {here.reason}", here.problem))
         return None

@@ -123,17 +123,37 @@ def _walk_dir(top: Path, plan: Plan, anchors: set[Path]) -> Iterator[Path]:
             entries = sorted(os.scandir(here), key=lambda e: e.name)
         except OSError:  # unreadable, or gone since it was listed: os.walk skips it too
             continue
-        files, dirs = [], []
+        names, dirs = [], []
         for e in entries:
             if e.is_dir(follow_symlinks=False):
                 dirs.append(e.path)
             elif e.is_file():  # a link to a file is the file
-                files.append(Path(e.path))
+                names.append(e.name)
             elif e.is_symlink() and not os.path.exists(e.path):  # a link to nothing
                 plan.rejected.append(dangling(Path(e.path)))
             # a link to a directory is not followed (as os.walk does not)
-        yield from _without_traces(files, plan, anchors)
+        yield from _dir_files(here, names, plan, anchors)
         stack.extend(reversed(dirs))
+
+
+def _plain(here: str, names: list[str]) -> bool:
+    """Whether none of a directory's files can be part of an OTF2 trace or has a name that is not
+    UTF-8 (nearly every directory: its files need no look beyond their names)."""
+    try:
+        here.encode("utf-8")
+        for n in names:
+            n.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return not any(os.path.splitext(n)[1].lower() in OTF2_SUFFIXES for n in names)
+
+
+def _dir_files(here: str, names: list[str], plan: Plan, anchors: set[Path]) -> list[Path]:
+    """The files ``names`` of directory ``here`` as :func:`_without_traces` keeps them; a child
+    of the directory's path costs less than a path parsed whole, once per file."""
+    top = Path(here)
+    files = [top / n for n in names]
+    return files if _plain(here, names) else _without_traces(files, plan, anchors)
 
 
 def dangling(p: Path) -> Rejected:
