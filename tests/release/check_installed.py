@@ -8,7 +8,8 @@ It asserts what a user of ``pip install xamm`` meets:
    (never a core dependency, never a module of xamm itself);
 2. the core commands work or end with exit code 1 and one line on stderr that names the extra to
    install: ``xamm --help``, ``xamm-ingest rajaperf`` on a shared run, ``load_dataset``,
-   ``xamm predict`` on a profile, ``xamm compare``; none prints a traceback.
+   ``xamm predict`` on a profile, ``xamm compare``, ``xamm amm build --kind physics``; none
+   prints a traceback.
 
 Usage: ``python check_installed.py DATA_DIR`` (``../shared/data``). Exit code 0 when every check
 holds; 1 with the failed checks listed.
@@ -104,6 +105,8 @@ def check_commands(data: Path, work: Path, problems: list[str]) -> None:
         env,
     )
     run([xamm, "compare", "quartz", "lassen"], problems, env)
+    # the machine just ingested measured on the core install (numpy and polars only)
+    run([xamm, "amm", "build", "dane", "--kind", "physics", "--store", store], problems, env)
 
 
 def main(argv: list[str]) -> int:

@@ -126,9 +126,14 @@ def add(sub) -> None:
     s.add_argument("--kind", choices=["attention", "physics"], default="attention")
     history_command.add(a, RAW)
     _add_amm_hub_and_plot(a)
-    p.set_defaults(
-        handler=needs_models(run, needs_torch=lambda args: args.action not in LIGHT_AMM_ACTIONS)
-    )
+    p.set_defaults(handler=needs_models(run, needs_torch=_needs_torch))
+
+
+def _needs_torch(args) -> bool:
+    """Whether an ``amm`` action needs the models extra: not the light ones, nor a physics build
+    (numpy and polars only: the core install measures its machines)."""
+    physics = args.action == "build" and getattr(args, "kind", None) == "physics"
+    return args.action not in LIGHT_AMM_ACTIONS and not physics
 
 
 def _amm_build_physics(args, reg) -> int:
@@ -136,7 +141,7 @@ def _amm_build_physics(args, reg) -> int:
     from xamm_data.store.store import as_store
 
     # in the handler, likewise
-    from xamm_models.zoo.build import build_physics_signatures
+    from xamm_models.zoo.physics import build_physics_signatures
 
     for s in build_physics_signatures(
         store=as_store(args.store), registry=reg, machines=args.machines or None

@@ -14,7 +14,7 @@ _PUBLIC = {
     "build_zoo": "xamm_models.zoo.build",
     "push_zoo": "xamm_models.zoo.build",
     "write_snapshot": "xamm_models.zoo.build",
-    "build_physics_signatures": "xamm_models.zoo.build",
+    "build_physics_signatures": "xamm_models.zoo.physics",
 }
 __all__ = sorted(_PUBLIC)
 __getattr__, __dir__ = lazy_exports(__name__, _PUBLIC)

@@ -45,16 +45,16 @@ from xamm_data.hub import snapshot
 from xamm_data.hub.files import verify_folder
 from xamm_data.hub.publish import hub_endpoint, hub_errors, push_dataset
 from xamm_data.plugins import load
-from xamm_data.store.store import Store, as_store
+from xamm_data.store.store import Store
 from xamm_models.benchmark import dataset as xplat
-from xamm_models.benchmark.dataset import samples_from_runs
 from xamm_models.features import FEATURES
 from xamm_models.machines.attention import build_signatures
 from xamm_models.machines.hub import push_signatures
-from xamm_models.machines.signatures import Signature, SignatureRegistry, physics_record
+from xamm_models.machines.signatures import SignatureRegistry
 from xamm_models.predictors.adapted.standin import PLATFORM, PLATFORM_FEATURES, platform_pairs
 from xamm_models.predictors.baseline import fit_baselines
 from xamm_models.predictors.default.model import StackedPredictor
+from xamm_models.zoo.physics import build_physics_signatures
 
 SCHEMES = ("kernel-group", "machine", "kernel")
 # the top-down counter runs of the adaptation stand-in
@@ -413,35 +413,3 @@ def snapshot_frame(dest: str | Path = snapshot.ROOT) -> pl.DataFrame:
             for f in (m.files if m else [])
         ]
     )
-
-
-def build_physics_signatures(
-    *, store, registry: SignatureRegistry, machines: list[str] | None = None
-) -> list[Signature]:
-    """Build (or find) the physics signatures of machines from their benchmark runs.
-
-    Args:
-        store: the store holding ``benchmark_runs``.
-        registry: where signatures are written.
-        machines: machine ids (default: every machine with benchmark runs).
-
-    Returns:
-        The signatures, one per machine and device.
-    """
-    st = as_store(store)
-    data_version = st.version("benchmark_runs")
-    runs = st.scan("benchmark_runs", version=data_version).collect()
-    have = sorted(runs.get_column("machine").unique().to_list()) if runs.height else []
-    missing = [m for m in (machines or []) if m not in have]
-    if missing:
-        raise FileNotFoundError(
-            f"no benchmark_runs for {', '.join(missing)} in the store "
-            f"{st.root}; ingest their RAJAPerf "
-            "outputs with `xamm-ingest rajaperf DIR --machine NAME` (the "
-            f"store has: {', '.join(have) or 'nothing'})"
-        )
-    samples = samples_from_runs(runs.filter(pl.col("machine").is_in(machines or have)))
-    return [
-        registry.add(physics_record(t, part).model_copy(update={"data_version": data_version}))
-        for (t,), part in samples.group_by(["target"], maintain_order=True)
-    ]

@@ -411,3 +411,31 @@ def test_signatures_record_the_table_version_they_read_and_can_reload_it(rajaper
     assert now.data_sha256 != sig.data_sha256  # the later version is different data
     newer = {s.target: s for s in build_physics_signatures(store=st, registry=reg)}["h100-node:gpu"]
     assert newer.version == 2 and newer.data_version == 1
+
+
+def test_a_physics_build_runs_on_the_core_install(rajaperf_sets, tmp_path):
+    """``xamm amm build --kind physics`` measures a machine without the models extra (torch,
+    XGBoost, CatBoost and scikit-learn made unimportable in the command's process)."""
+    import os
+    import subprocess
+    import sys
+
+    st = tmp_path / "store"
+    ingest_rajaperf([rajaperf_sets["h100_tier1"]], machine="h100-node", store=st, workers=1)
+    code = (
+        "import sys\n"
+        "for m in ('torch', 'xgboost', 'catboost', 'sklearn'):\n"
+        "    sys.modules[m] = None\n"
+        "from xamm_data.cli.commands import main\n"
+        f"sys.exit(main(['amm', 'build', '--kind', 'physics', '--store', {str(st)!r}]))\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "XAMM_HOME": str(tmp_path / "home")},
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "h100-node:gpu" in r.stdout and "bandwidth up to" in r.stdout
+    assert (tmp_path / "home" / "signatures").is_dir()

@@ -103,3 +103,33 @@ def test_the_command_line_refuses_what_it_cannot_simulate(tmp_path, capsys):
         # no node count
         xamm(["schedule-sim", "--store", str(tmp_path), "--nodes", "h100-node:gpu"])
     assert e.value.code == 2 and "MACHINE:DEVICE=NODES" in capsys.readouterr().err
+
+
+def test_fold_predictions_are_computed_once_per_data_set_source_and_seed(monkeypatch):
+    """Simulations of other clusters reuse a process's fold predictions; another data set (by
+    content), source or seed computes them again."""
+    from types import SimpleNamespace
+
+    import polars as pl
+
+    from xamm_models.studies import scheduling_jobs as sj
+
+    calls = []
+
+    def fake(ds, source, fraction, seed):
+        calls.append((source, seed))
+        return pl.DataFrame({"source": [source], "seed": [seed]})
+
+    monkeypatch.setattr(sj, "_fold_predictions", fake)
+    monkeypatch.setattr(sj, "_KEPT", {})
+    ds = SimpleNamespace(version="v1", samples=pl.DataFrame({"a": [1.0]}))
+    first = sj.fold_predictions(ds, "m:cpu")
+    assert sj.fold_predictions(ds, "m:cpu") is first and calls == [("m:cpu", 0)]
+    sj.fold_predictions(ds, "m:cpu", seed=1)
+    sj.fold_predictions(ds, "n:gpu")
+    other = SimpleNamespace(version="v1", samples=pl.DataFrame({"a": [2.0]}))  # other samples
+    sj.fold_predictions(other, "m:cpu")
+    assert calls == [("m:cpu", 0), ("m:cpu", 1), ("n:gpu", 0), ("m:cpu", 0)]
+    for s in range(sj.KEEP + 2):  # at most KEEP kept
+        sj.fold_predictions(ds, "m:cpu", seed=10 + s)
+    assert len(sj._KEPT) == sj.KEEP
