@@ -226,10 +226,46 @@ def public_curve_predictions(
     return pl.concat(out)
 
 
+ROW = ("sample", "target", "repeat")  # a test row of the curve
+
+
+def common_rows(preds: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """``preds`` at each fraction restricted to the rows every method at that fraction answered
+    (a method that cannot train on a target's few labels, scratch-mlp on one label, answers none
+    of its rows), and the rows each method lost so (``method``, ``fraction``, ``left_out``).
+
+    Args:
+        preds: the curve's predictions (``method``, ``fraction`` and :data:`ROW`).
+
+    Returns:
+        (the predictions every method is scored on alike, the counts left out)
+    """
+    methods = preds.group_by("fraction").agg(pl.col("method").n_unique().alias("_k"))
+    answered = preds.group_by("fraction", *ROW).agg(pl.col("method").n_unique().alias("_n"))
+    every = answered.join(methods, on="fraction").filter(pl.col("_n") == pl.col("_k"))
+    kept = preds.join(every.select("fraction", *ROW), on=["fraction", *ROW], how="semi")
+    lost = (
+        preds.group_by("method", "fraction")
+        .agg(pl.len().alias("_all"))
+        .join(
+            kept.group_by("method", "fraction").agg(pl.len().alias("_kept")),
+            on=["method", "fraction"],
+            how="left",
+        )
+        .select(
+            "method", "fraction", (pl.col("_all") - pl.col("_kept").fill_null(0)).alias("left_out")
+        )
+    )
+    return kept, lost
+
+
 def curve_table(preds: pl.DataFrame, n_boot: int = 300) -> pl.DataFrame:
     """Within 2x and median |log10 error| (90% bootstrap intervals over kernels) per method and
-    fraction."""
+    fraction, every method at a fraction scored on the same rows (:func:`common_rows`; ``n`` the
+    rows scored, ``left_out`` a method's rows another method at that fraction did not answer)."""
     ev, rows = Evaluator(n_boot=n_boot), []
+    preds, lost = common_rows(preds)
+    left = {(m, f): n for m, f, n in lost.iter_rows()}
     for (m, f), part in preds.group_by(["method", "fraction"], maintain_order=True):
         r = ev.pooled(part.drop("method", "fraction", "repeat"))
         rows.append(
@@ -237,6 +273,7 @@ def curve_table(preds: pl.DataFrame, n_boot: int = 300) -> pl.DataFrame:
                 "method": m,
                 "fraction": f,
                 "n": part.height,
+                "left_out": left.get((m, f), 0),
                 **{
                     f"{k}{s}": r[k][v]
                     for k in ("within_2", "median_abs_log10")

@@ -198,7 +198,23 @@ def adaptation_table(res: dict) -> list[str]:
             + f" | {cell('adapted', f, 'median_abs_log10')} | "
             f"{cell(median, f, 'median_abs_log10')} |"
         )
-    return [*out, "", trivial_line(by, fractions, median)]
+    return [*out, "", trivial_line(by, fractions, median), *left_out_lines(by, fractions)]
+
+
+def left_out_lines(by: dict, fractions: list[float]) -> list[str]:
+    """Per fraction where a method could not answer every test row: the rows every method was
+    scored on and how many were left out, from the rows (``left_out``)."""
+    out = []
+    for f in fractions:
+        rows = [r for (m, g), r in by.items() if g == f]
+        left = max((r.get("left_out", 0) for r in rows), default=0)
+        if left:
+            out.append(
+                f"At {f:.0%} labelled, every method is scored on the {rows[0]['n']} test rows all "
+                f"of them answered ({left} left out: a method could not train on a target's "
+                "labels)."
+            )
+    return ["", *out] if out else []
 
 
 def trivial_line(by: dict, fractions: list[float], median: str) -> str:

@@ -141,3 +141,44 @@ def test_the_residual_penalty_is_chosen_over_whole_groups():
     ) == min(ALPHAS)
     assert choose_alpha(a, rng.normal(size=60), groups) >= 1e3
     assert choose_alpha(a, a[:, 0], np.zeros(60)) == max(ALPHAS)
+
+
+def test_every_method_at_a_fraction_is_scored_on_the_same_rows():
+    """A method that cannot answer some rows (scratch-mlp with one label) makes every method at
+    that fraction leave those rows out, counted; other fractions keep all theirs."""
+    from xamm_models.studies.adaptation import common_rows, curve_table
+
+    rows = []
+    for method in ("adapted", "scratch-ridge", "scratch-mlp"):
+        for fraction in (0.02, 0.1):
+            for target in ("a:cpu", "b:gpu"):
+                if method == "scratch-mlp" and fraction == 0.02 and target == "b:gpu":
+                    continue  # one label on b: no MLP
+                for k in range(5):
+                    rows.append(
+                        {
+                            "sample": f"K{k}|{{}}",
+                            "app": f"G_K{k}",
+                            "source": "s:cpu",
+                            "target": target,
+                            "y_true": 1.0 + k,
+                            "y_pred": 1.5 + k,
+                            "method": method,
+                            "fraction": fraction,
+                            "repeat": 0,
+                        }
+                    )
+    preds = pl.DataFrame(rows)
+    kept, lost = common_rows(preds)
+    at = kept.filter(pl.col("fraction") == 0.02)
+    assert set(at.get_column("target")) == {"a:cpu"} and at.height == 15
+    assert kept.filter(pl.col("fraction") == 0.1).height == 30
+    table = curve_table(preds, n_boot=20)
+    low = table.filter(pl.col("fraction") == 0.02)
+    assert low.get_column("n").to_list() == [5, 5, 5]
+    assert dict(zip(low["method"], low["left_out"], strict=True)) == {
+        "adapted": 5,
+        "scratch-mlp": 0,
+        "scratch-ridge": 5,
+    }
+    assert table.filter(pl.col("fraction") == 0.1).get_column("left_out").to_list() == [0, 0, 0]
