@@ -209,3 +209,40 @@ def test_known_options_before_the_command_still_parse(capsys, tmp_path, monkeypa
     with pytest.raises(SystemExit) as e:
         xamm(["--print-completion", "fish", "amm"])
     assert e.value.code == 0 and "complete -c xamm" in capsys.readouterr().out
+
+
+def _outcome(fn, argv):
+    try:
+        return ("parsed", vars(fn(argv)))
+    except SystemExit as e:
+        return ("exit", e.code)
+
+
+def test_the_option_check_before_the_command_agrees_with_argparse_on_seeded_command_lines(capsys):
+    """300 seeded command lines from a pool of known and unknown options, commands, actions and
+    values: the check before the command never refuses what argparse accepts, nor accepts what it
+    refuses (argparse itself is the oracle; only the message may differ)."""
+    import random
+
+    from xamm_data.cli.tools import parse_command_line
+
+    parser = build_parser()[0]
+    pool = [
+        "-v", "-vv", "-q", "--debug", "--deb", "--nosuch", "--nosuch=1", "-z", "--", "-",
+        "amm", "list", "show", "--json", "machines", "datasets", "nosuch", "quartz", "--store",
+        "x", "--print-completion", "bash", "--version", "-h",
+    ]  # fmt: skip
+    rng = random.Random(20261129)
+    disagree = []
+    for _ in range(300):
+        argv = [rng.choice(pool) for _ in range(rng.randint(0, 5))]
+        ours = _outcome(lambda a: parse_command_line(parser, a), argv)
+        theirs = _outcome(parser.parse_args, argv)
+        if ours[0] != theirs[0] or (ours[0] == "exit" and ours[1] != theirs[1]):
+            disagree.append((argv, ours, theirs))
+        elif ours[0] == "parsed":
+            ours[1].pop("handler", None), theirs[1].pop("handler", None)
+            if ours != theirs:
+                disagree.append((argv, ours, theirs))
+    capsys.readouterr()
+    assert disagree == []

@@ -76,6 +76,19 @@ def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
     )
 
 
+def _exits(parser: argparse.ArgumentParser, token: str) -> bool:
+    """Whether ``token`` names an option that prints and exits wherever it stands (``-h``,
+    ``--version``, ``--print-completion``, or a prefix of one)."""
+    if not token.startswith("-") or token == "-":
+        return False
+    key = token.split("=", 1)[0]
+    exiting = (argparse._HelpAction, argparse._VersionAction, _PrintCompletion)
+    return key in ("-h", "--help") or any(
+        isinstance(a, exiting) and any(o.startswith(key) and len(key) > 2 for o in a.option_strings)
+        for a in parser._actions
+    )
+
+
 def parse_command_line(
     parser: argparse.ArgumentParser, argv: list[str] | None
 ) -> argparse.Namespace:
@@ -90,6 +103,8 @@ def parse_command_line(
         The parsed arguments.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
+    if any(_exits(parser, token) for token in argv):
+        return parser.parse_args(argv)  # help, version or completion wins, as argparse has it
     level, i = parser, 0
     while i < len(argv) and (subs := _subparsers(level)):
         token = argv[i]
