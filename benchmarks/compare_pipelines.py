@@ -19,7 +19,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import polars as pl
@@ -98,50 +97,66 @@ def cases(data: Path, quick: bool) -> list[tuple[str, list[str]]]:
     return out
 
 
+# one process per checkout runs every case through its ``xamm-ingest`` entry point, as the console
+# script would (argv, exit code, printed JSON): a process per case would spend most of its time
+# importing the same modules again
+DRIVER = """
+import contextlib, io, json, sys, time
+from xamm_ingest.cli import main
+for label, argv in json.loads(sys.argv[1]):
+    out, err = io.StringIO(), io.StringIO()
+    t0 = time.perf_counter()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(argv)
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    print(json.dumps({"label": label, "exit": int(code or 0), "stdout": out.getvalue(),
+                      "stderr": err.getvalue()[-2000:], "seconds": time.perf_counter() - t0}),
+          flush=True)
+"""
+
+
 def build(src: Path, store: Path, runs: list[tuple[str, list[str]]]) -> dict[str, dict]:
-    """Run every case through the ``xamm-ingest`` of checkout ``src`` into ``store``."""
+    """Run every case through the ``xamm-ingest`` of checkout ``src`` into ``store``, in order, in
+    one process of that checkout's code."""
     env = {
         **os.environ,
         "PYTHONPATH": f"{src}{os.pathsep}{src / 'ingest'}",
         "XAMM_HOME": str(store.parent),
     }
+    argvs = [
+        (label, [*argv, "--store", str(store), "--json", "--no-progress"]) for label, argv in runs
+    ]
+    p = subprocess.run(
+        [sys.executable, "-c", DRIVER, json.dumps(argvs)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=src,
+    )
+    done = {r["label"]: r for r in map(json.loads, p.stdout.splitlines())}
+    if len(done) != len(runs):
+        raise SystemExit(f"{src}: the cases stopped after {len(done)} of {len(runs)}:\n"
+                         f"{p.stderr[-3000:]}")  # fmt: skip
     out = {}
-    for label, argv in runs:
-        t0 = time.perf_counter()
-        p = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "xamm_ingest.cli",
-                *argv,
-                "--store",
-                str(store),
-                "--json",
-                "--no-progress",
-            ],
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=src,
-        )
+    for label, _ in runs:
+        r = done[label]
         try:
-            s = json.loads(p.stdout)
+            s = json.loads(r["stdout"])
         except json.JSONDecodeError:
-            s = {"error": (p.stderr or p.stdout).strip().splitlines()[-1:]}
+            s = {"error": (r["stderr"] or r["stdout"]).strip().splitlines()[-1:]}
         rejected = sorted(
-            r["path"] if isinstance(r, dict) else str(r) for r in s.get("rejected_files", [])
+            x["path"] if isinstance(x, dict) else str(x) for x in s.get("rejected_files", [])
         )
         out[label] = {
-            "exit": p.returncode,
+            "exit": r["exit"],
             "rejected": rejected,
             "dropped": len(s.get("dropped_records", [])),
-            "seconds": time.perf_counter() - t0,
+            "seconds": r["seconds"],
         }
-        print(
-            f"  {label}: exit {p.returncode}, {len(rejected)} rejected, "
-            f"{out[label]['seconds']:.1f} s",
-            flush=True,
-        )
+        print(f"  {label}: exit {r['exit']}, {len(rejected)} rejected, {r['seconds']:.1f} s",
+              flush=True)  # fmt: skip
     return out
 
 

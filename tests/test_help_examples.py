@@ -257,7 +257,7 @@ def _inputs(work: Path, shared: Path) -> None:
         shutil.copytree(dane / run, work / ("dane-accepted" if run < "3" else "dane-update") / run)
     (work / "config.yml").write_text(
         "func: train\nmachine_data_path: store\napp_train_data_path: store\n"
-        "output: xamm-model\nregressor: xgboost\nepochs: 5\nseed: 0\n"
+        "output: xamm-model\nregressor: catboost\nepochs: 5\nseed: 0\n"
     )
     (work / "docs" / "eval").mkdir(parents=True)
     shutil.copy(REPO / "docs" / "evaluation.md", work / "docs" / "evaluation.md")

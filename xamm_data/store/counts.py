@@ -126,10 +126,18 @@ def find_keys(h0: np.ndarray, h1: np.ndarray, q0: np.ndarray, q1: np.ndarray) ->
     """Index of each (``q0``, ``q1``) among the sorted keys (``h0`` sorted, ties by ``h1``), -1
     where it is not there."""
     np = _numpy()
-    at = np.searchsorted(h0, q0, side="left")
     out = np.full(len(q0), -1, dtype=np.int64)
-    for i, j in enumerate(at):
-        while j < len(h0) and h0[j] == q0[i]:  # equal first halves: rare, but kept exact
+    if len(h0) == 0 or len(q0) == 0:
+        return out
+    at = np.searchsorted(h0, q0, side="left")
+    first = np.minimum(at, len(h0) - 1)
+    lead = (at < len(h0)) & (h0[first] == q0)
+    hit = lead & (h1[first] == q1)
+    out[hit] = at[hit]
+    # the same first half, another second: the keys tied on it are walked (rare, kept exact)
+    for i in np.flatnonzero(lead & ~hit):
+        j = int(at[i]) + 1
+        while j < len(h0) and h0[j] == q0[i]:
             if h1[j] == q1[i]:
                 out[i] = j
                 break
