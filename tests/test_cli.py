@@ -246,3 +246,20 @@ def test_the_option_check_before_the_command_agrees_with_argparse_on_seeded_comm
                 disagree.append((argv, ours, theirs))
     capsys.readouterr()
     assert disagree == []
+
+
+def test_a_table_shows_values_as_text_and_an_interval_in_one_column(capsys):
+    import polars as pl
+
+    from xamm_data.cli.summary import print_frame, with_intervals
+
+    df = pl.DataFrame(
+        {"k": ["[bold]x[/bold]", "y"], "v": [1.0, None], "lo": [0.5, 0.1], "hi": [2.0, 0.25]}
+    )
+    out = with_intervals(df, {"v": ("lo", "hi")})
+    assert out.columns == ["k", "v"] and out["v"].to_list() == ["1 [0.5, 2]", ""]
+    print_frame(out, title="v [lo, hi]", width=40)
+    text = capsys.readouterr().out
+    # brackets are text, never rich markup; the table keeps to its width
+    assert "[bold]x[/bold]" in text and "v [lo, hi]" in text
+    assert max(map(len, text.splitlines())) <= 40

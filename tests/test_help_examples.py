@@ -107,6 +107,7 @@ ORDER = [
     "xamm-ingest rajaperf ./dane-update --machine dane",
     "xamm amm build dane --kind physics",
     "xamm amm history dane",
+    "xamm amm history dane:cpu --wide",
     "xamm amm history dane:cpu --json",
     "xamm amm diff dane:cpu@1 dane:cpu@2",
     "xamm amm diff dane:cpu@1 dane:cpu@2 --json",

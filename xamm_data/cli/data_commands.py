@@ -105,13 +105,17 @@ def _history_table(h: pl.DataFrame, name: str) -> pl.DataFrame:
 
 def _datasets_verify(args, store: Store) -> int:
     problems = store.verify()
-    emit(
-        {"store": str(store.root), "problems": problems}
-        if args.json
-        else pl.DataFrame({"problem": problems}, schema={"problem": pl.String}),
-        as_json=args.json,
-        title=f"verify {store.root}: {len(problems)} problem(s)",
-    )
+    if args.json:
+        emit({"store": str(store.root), "problems": problems}, as_json=True)
+        return 1 if problems else 0
+    from xamm_data.cli.summary import say  # the printer: loaded when it prints
+
+    # a line each: a problem names a file, which a table's column would fold over many lines
+    say(f"verify {store.root}: " + (f"{len(problems)} problem(s)" if problems else "no problems")
+        + ("; every log replays and each file it names has its checksum, size and rows"
+           if not problems else ""), indent="")  # fmt: skip
+    for p in problems:
+        say(f"- {p}")
     return 1 if problems else 0
 
 

@@ -1,6 +1,9 @@
-"""Short human summaries of xamm tables."""
+"""Short human summaries of xamm tables, and the printer that draws them in a terminal."""
 
 from __future__ import annotations
+
+import math
+import textwrap
 
 import polars as pl
 
@@ -26,19 +29,77 @@ def summarize_benchmark_runs(df: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def print_frame(df: pl.DataFrame, title: str | None = None, *, file=None) -> None:
-    """Print a small frame as a table (rich when available)."""
+#: the columns a command drawn for a terminal beside an editor takes (``--wide`` or ``--json``
+#: where it has more to show)
+WIDTH = 100
+WIDE = 200  # what ``--wide`` draws in
+TABLE_WIDTH = 160  # the tables of the commands not yet drawn for 100 columns
+
+
+def print_frame(
+    df: pl.DataFrame,
+    title: str | None = None,
+    *,
+    file=None,
+    width: int = TABLE_WIDTH,
+    show_lines: bool = False,
+) -> None:
+    """Print a small frame as a table (rich when available), ``width`` columns wide; a cell
+    longer than its column folds onto more lines.
+
+    Args:
+        df: the table.
+        title: its title.
+        file: where to print (default: stdout).
+        width: the columns the table may take.
+        show_lines: a rule between rows (where each row ends shows).
+    """
     try:
         from rich.console import Console  # only when something is printed
+        from rich.markup import escape  # only when something is printed
         from rich.table import Table  # only when something is printed
     except ImportError:  # pragma: no cover
         print(df, file=file)
         return
-    table = Table(title=title)
+    # values and titles are text, never rich markup ("[0.26, 0.27]", a flag in brackets)
+    table = Table(title=None if title is None else escape(title), show_lines=show_lines)
     for c in df.columns:
-        table.add_column(c, overflow="fold")
+        table.add_column(escape(c), overflow="fold")
     for row in df.iter_rows():
         table.add_row(
-            *("" if v is None else (f"{v:.4g}" if isinstance(v, float) else str(v)) for v in row)
+            *(
+                "" if v is None else escape(f"{v:.4g}" if isinstance(v, float) else str(v))
+                for v in row
+            )
         )
-    Console(file=file, width=160).print(table)
+    Console(file=file, width=width).print(table)
+
+
+def _g(v) -> str:
+    return "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.4g}"
+
+
+def with_intervals(df: pl.DataFrame, spec: dict[str, tuple[str, str]]) -> pl.DataFrame:
+    """``df`` with each column of ``spec`` shown as ``value [lo, hi]`` (its two bound columns
+    dropped): one column where three would crowd a terminal.
+
+    Args:
+        df: the table.
+        spec: column -> (its lower bound's column, its upper bound's column).
+    """
+    shown = []
+    for col, (lo, hi) in spec.items():
+        text = [
+            _g(v) if v is None or a is None or b is None else f"{_g(v)} [{_g(a)}, {_g(b)}]"
+            for v, a, b in zip(df[col].to_list(), df[lo].to_list(), df[hi].to_list())
+        ]
+        shown.append(pl.Series(col, text, dtype=pl.String))
+    return df.with_columns(shown).drop(c for pair in spec.values() for c in pair)
+
+
+def say(text: str, *, indent: str = "  ", file=None) -> None:
+    """Print a line of prose folded to :data:`WIDTH` columns, its continuation indented."""
+    print(
+        textwrap.fill(text, WIDTH, initial_indent=indent, subsequent_indent=indent + "  "),
+        file=file,
+    )

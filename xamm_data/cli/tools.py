@@ -174,19 +174,22 @@ def emit(obj, *, as_json: bool, title: str = "") -> None:
         print(json.dumps(obj, indent=2, default=str))
 
 
-def print_frame(frame: pl.DataFrame, title: str | None = None, *, file=None) -> None:
+def print_frame(
+    frame: pl.DataFrame, title: str | None = None, *, file=None, wide: bool = False
+) -> None:
     """Print a small frame as a table (:func:`xamm_data.cli.summary.print_frame`, loaded when a
-    table is printed, so that a command's parser imports no polars).
+    table is printed, so that a command's parser imports no polars), 100 columns wide.
 
     Args:
         frame: the table.
         title: its title.
         file: where to print (default: stdout).
+        wide: draw it 200 columns wide (``--wide``).
     """
     # the table printer: loaded when a table is printed
-    from xamm_data.cli.summary import print_frame as show
+    from xamm_data.cli import summary
 
-    show(frame, title, file=file)
+    summary.print_frame(frame, title, file=file, width=summary.WIDE if wide else summary.WIDTH)
 
 
 def quiet_pipe(main: Callable[..., int]) -> Callable[..., int]:

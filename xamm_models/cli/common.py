@@ -7,6 +7,8 @@ import argparse
 from xamm_data.extras import install_hint
 from xamm_models import runtime as cpu_kernels
 
+TOP_REGIONS = 10  # the regions `xamm predict --regions` prints without --all: the most time first
+
 RAW = argparse.RawDescriptionHelpFormatter
 
 

@@ -32,9 +32,11 @@ when the 90% family-wise interval lies beyond the tolerance:
   xamm compare dane:cpu --since 2025-05-14T15:42 --tolerance 0.1 --json
 """
 
-#: kernel columns printed to a terminal
+#: kernel columns printed to a terminal with --wide
 SHOWN = ("ref", "group", "kernel", "relR", "relR_min", "relR_max", "relR_node", "sizes",
          "predicted", "departure", "flagged")  # fmt: skip
+#: and in 100 columns: relR with the range of its trials, the reference only when there are several
+NARROW = ("ref", "kernel", "relR", "relR_node", "predicted", "departure", "flagged")
 
 
 def bounded(lo: float, hi: float, what: str):
@@ -87,6 +89,9 @@ def add(sub) -> None:
     )
     s.add_argument("--store", type=store_arg, default=None, help="store (default $XAMM_HOME/store)")
     s.add_argument("--json", action="store_true", help="print everything as JSON")
+    s.add_argument(
+        "--wide", action="store_true", help="every column, 200 characters wide (default: 100)"
+    )
     s.add_argument("--out", type=Path, help="write report.md, ratios.png and bandwidth.png here")
     s.add_argument("--thicket", type=Path, help="write the comparison as Thicket JSON to this file")
     s.set_defaults(handler=run)
@@ -121,40 +126,76 @@ def run(args) -> int:
     if args.json:
         print(json.dumps({**c.to_dict(), "files": files}, indent=1, default=str))
         return 0
-    _print(c, files)
+    _print(c, files, args.wide)
     return 0
 
 
-def _print(c, files: list[str]) -> None:
+def _print(c, files: list[str], wide: bool = False) -> None:
+    from xamm_data.cli.summary import say  # the table printer: loaded when something is printed
+
     backends = ", ".join(f"{t} {b}" for t, b in c.backends.items())
-    print(f"{c.new} against {', '.join(c.refs)}: family {c.family} ({backends})")
+    say(f"{c.new} against {', '.join(c.refs)}: family {c.family} ({backends})", indent="")
     for t, how in c.configurations.items():
         scale = c.scales.get(t)
-        print(f"  {t}: {how}; {scale.basis}: {scale.why}" if scale else f"  {t}: {how}")
+        say(f"{t}: {how}; {scale.basis}: {scale.why}" if scale else f"{t}: {how}")
     if not c.node_view:
-        print("  relR_node is empty: a node is not known for every target (see above)")
-    print(f"  problem sizes matched within {c.size_ratio:g}x")
-    print_frame(c.physics(), title="physics figures")
+        say("relR_node is empty: a node is not known for every target (see above)")
+    say(f"problem sizes matched within {c.size_ratio:g}x")
+    print_frame(c.physics(), title="physics figures", wide=wide)
     for t, ms in c.missing().items():
         for m in ms:
-            print(f"  {t}: {m}")
-    print_frame(
-        c.groups.drop("regime_why"),
-        title="kernel groups: geometric mean relR per rank and per node, 90% bootstrap intervals; "
-        "regime: whether matched sizes sit in the same cache level on both nodes",
-    )
-    import polars as pl  # the command's own work: loaded when it runs
-
-    for r in c.groups.filter(pl.col("regime") == "across").iter_rows(named=True):
-        print(f"  {r['group']} against {r['ref']}: {r['regime_why']}")
-    print_frame(c.kernels.select(SHOWN), title="kernels")
-    if c.flags.height:
-        print_frame(c.flags.select(*SHOWN[:3], "relR", "predicted", "departure"),
-                    title="departs from the physics (slower than predicted first)")  # fmt: skip
-    else:
-        print("no kernel departs from the physics beyond the measured interval")
+            say(f"{t}: {m}")
+    _print_groups(c, wide)
+    _print_kernels(c, wide)
     why = c.unmatched.group_by("ref", "side", "why").len().sort("ref", "side", "why")
     if why.height:
-        print_frame(why, title="not matched (--json lists each)")
+        print_frame(why, title="not matched (--json lists each)", wide=wide)
     for f in files:
         print(f"wrote {f}")
+
+
+def _narrow(frame, intervals: dict, refs: list[str]):
+    """``frame`` for 100 columns: each interval in one column, no ``ref`` column for one
+    reference (the title names it)."""
+    from xamm_data.cli.summary import with_intervals  # likewise
+
+    out = with_intervals(frame, intervals)
+    return out.drop("ref") if len(refs) == 1 and "ref" in out.columns else out
+
+
+def _print_groups(c, wide: bool) -> None:
+    import polars as pl  # the command's own work: loaded when it runs
+
+    from xamm_data.cli.summary import say  # likewise
+
+    groups = c.groups.drop("regime_why")
+    if not wide:
+        bounds = {"relR": ("relR_lo", "relR_hi"), "relR_node": ("relR_node_lo", "relR_node_hi")}
+        groups = _narrow(groups, bounds, c.refs)
+    print_frame(
+        groups,
+        title="kernel groups: geometric mean relR per rank and per node, 90% bootstrap intervals; "
+        "regime: whether matched sizes sit in the same cache level on both nodes"
+        + (f" (against {c.refs[0]})" if len(c.refs) == 1 else ""),
+        wide=wide,
+    )
+    for r in c.groups.filter(pl.col("regime") == "across").iter_rows(named=True):
+        say(f"{r['group']} against {r['ref']}: {r['regime_why']}")
+
+
+def _print_kernels(c, wide: bool) -> None:
+    against = f" against {c.refs[0]}" if len(c.refs) == 1 else ""
+    if wide:
+        print_frame(c.kernels.select(SHOWN), title="kernels", wide=True)
+    else:
+        kernels = _narrow(c.kernels.select(SHOWN), {"relR": ("relR_min", "relR_max")}, c.refs)
+        print_frame(kernels.select(k for k in NARROW if k in kernels.columns),
+                    title=f"kernels{against}: relR [fastest, slowest trial] (--wide: every "
+                    "column)")  # fmt: skip
+    if c.flags.height:
+        flags = c.flags.select(*SHOWN[:3], "relR", "predicted", "departure")
+        print_frame(flags if wide or len(c.refs) > 1 else flags.drop("ref"),
+                    title=f"departs from the physics{against} (slower than predicted first)",
+                    wide=wide)  # fmt: skip
+    else:
+        print("no kernel departs from the physics beyond the measured interval")

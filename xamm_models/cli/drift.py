@@ -13,6 +13,8 @@ from xamm_data.store.locations import store_arg
 
 SHOWN = ("variant", "group", "kernel", "problem_size", "trials_before", "trials_after", "ratio",
          "lo", "hi", "verdict")  # fmt: skip
+# in 100 columns (--wide: SHOWN): the ratio with its interval, the trials as before/after
+NARROW = ("variant", "kernel", "problem_size", "trials", "ratio", "verdict")
 
 ACCEPT_EPILOG = """\
 Judges NEW against each REF by the criteria file (schemas/acceptance_criteria.schema.json),
@@ -79,12 +81,15 @@ def run_drift(args) -> int:
     if args.json:
         print(json.dumps({**d.to_dict(), "files": files}, indent=1, default=str))
         return 0
-    print(f"{target}: {labels[1]} against {labels[0]}; flagged beyond {d.tolerance:.0%} and the "
-          f"trials' spread ({d.level:.0%} family-wise intervals)")  # fmt: skip
-    print_frame(d.groups, title="kernel groups: geometric-mean ratio after / before")
+    from xamm_data.cli.summary import say  # the printer: loaded when it prints
+
+    say(f"{target}: {labels[1]} against {labels[0]}; flagged beyond {d.tolerance:.0%} and the "
+        f"trials' spread ({d.level:.0%} family-wise intervals)", indent="")  # fmt: skip
+    print_frame(d.groups, title="kernel groups: geometric-mean ratio after / before",
+                wide=getattr(args, "wide", False))  # fmt: skip
     moved = d.kernels.filter(d.kernels["verdict"] != "same")
     if moved.height:
-        print_frame(moved.select(SHOWN), title="kernels that moved (--json lists every kernel)")
+        _print_moved(moved, getattr(args, "wide", False))
     else:
         print("no kernel moved beyond the tolerance and the trials' spread")
     if d.unmatched.height:
@@ -92,6 +97,22 @@ def run_drift(args) -> int:
     for f in files:
         print(f"wrote {f}")
     return 0
+
+
+def _print_moved(moved, wide: bool) -> None:
+    """The kernels that moved: every column with ``wide``, else what fits 100 columns."""
+    title = "kernels that moved (--json lists every kernel)"
+    if wide:
+        print_frame(moved.select(SHOWN), title=title, wide=True)
+        return
+    import polars as pl  # the command's own work: loaded when it runs
+
+    from xamm_data.cli.summary import with_intervals  # the printer: loaded when it prints
+
+    shown = with_intervals(moved.select(SHOWN), {"ratio": ("lo", "hi")}).with_columns(
+        pl.format("{}/{}", "trials_before", "trials_after").alias("trials")
+    )
+    print_frame(shown.select(NARROW), title=f"{title}: ratio [90% interval], trials before/after")
 
 
 def add_accept(sub) -> None:

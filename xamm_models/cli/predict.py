@@ -7,7 +7,7 @@ from pathlib import Path
 
 from xamm_data.cli.tools import emit, write_table
 from xamm_data.store.locations import store_arg
-from xamm_models.cli.common import RAW, needs_models
+from xamm_models.cli.common import RAW, TOP_REGIONS, needs_models
 
 PREDICT_EPILOG = """\
 examples:
@@ -70,7 +70,13 @@ def add(sub) -> None:
         help="HPCToolkit databases that counted cycles but no time: the cores' clock rate",
     )
     _add_predict_configuration(q)
-    q.add_argument("--regions", action="store_true", help="also the prediction per region")
+    q.add_argument(
+        "--regions",
+        action="store_true",
+        help=f"also the prediction per region: the {TOP_REGIONS} with the most time (--all: every "
+        "one; --json and --out hold every one)",
+    )
+    q.add_argument("--all", action="store_true", help="with --regions: print every region")
     q.add_argument("--plot", type=Path, help="draw the targets' relR with intervals to a PNG")
     q.add_argument("--rank", action="store_true", help="feature tables: rank targets per row")
     q.add_argument(

@@ -14,9 +14,11 @@ from pathlib import Path
 
 import polars as pl
 
+from xamm_data.cli.summary import WIDTH, print_frame, with_intervals
 from xamm_data.cli.tools import emit, write_table
 from xamm_data.plugins import load
 from xamm_data.tables.regions import RegionProfile, RegionProfileError
+from xamm_models.cli.common import TOP_REGIONS
 
 #: columns of the whole-program table printed to a terminal
 SHOWN = (
@@ -45,6 +47,40 @@ REGIONS_SHOWN = (
     "regime",
     "time_s",
 )
+
+
+def _print_regions(regions, every: bool) -> None:
+    """The prediction per region in 100 columns: the regions with the most time on the source
+    (:data:`~xamm_models.cli.common.TOP_REGIONS` of them, or ``every`` one), each by its name
+    and its seconds there, then per target its relR with the interval and its predicted seconds
+    (``--json`` and ``--out`` hold the paths and every column)."""
+    time = (
+        regions.group_by("region")
+        .agg(pl.col("exclusive_s").max())
+        .sort(["exclusive_s", "region"], descending=[True, False])
+    )
+    n = time.height
+    kept = time.get_column("region").to_list()[: n if every else TOP_REGIONS]
+    order = {r: i for i, r in enumerate(kept)}
+    shown = (
+        regions.filter(pl.col("region").is_in(kept))
+        .with_columns(pl.col("region").replace_strict(order, return_dtype=pl.Int64).alias("_at"))
+        .sort("_at", maintain_order=True)
+        .select(
+            pl.format(
+                "{} ({} s)",
+                pl.col("region").str.split("/").list.last(),
+                pl.col("exclusive_s").round_sig_figs(4),
+            ).alias("region (seconds here)"),
+            "target", "relR", "relR_lo", "relR_hi", "time_s", "regime",
+        )
+    )  # fmt: skip
+    title = (
+        "per region"
+        if every or n <= TOP_REGIONS
+        else f"per region: the {TOP_REGIONS} of {n} regions with the most time (--all: every one)"
+    )
+    print_frame(with_intervals(shown, {"relR": ("relR_lo", "relR_hi")}), title=title, width=WIDTH)
 
 
 def is_profile(path: Path) -> bool:
@@ -176,7 +212,7 @@ def profile_cmd(args) -> int:
         )
         emit(pred.programs.select(SHOWN), as_json=False, title=title)
         if args.regions:
-            emit(pred.regions.select(REGIONS_SHOWN), as_json=False, title="per region")
+            _print_regions(pred.regions, every=getattr(args, "all", False))
         print("\n".join(f"- {n}" for n in pred.notes))
     _write(pred, args)
     return 0

@@ -33,7 +33,7 @@ def guide(shared_data, tmp_path_factory):
         log = centre_acceptance.steps(shared_data, work / "runs")
     finally:
         mp.undo()
-    return shared_data, log
+    return shared_data, log, work
 
 
 def _step(log, *argv):
@@ -41,7 +41,7 @@ def _step(log, *argv):
 
 
 def test_every_step_succeeds_and_the_certificates_rest_on_the_files(guide):
-    data, log = guide
+    data, log, _ = guide
     assert [e["code"] for e in log] == [0] * len(log)
     c1, c2 = [e["json"] for e in log if e["argv"][0] == "accept"]
     assert (c1["number"], c1["previous"], c2["number"], c2["previous"]) == (1, None, 2, 1)
@@ -58,7 +58,7 @@ def test_every_step_succeeds_and_the_certificates_rest_on_the_files(guide):
 
 
 def test_the_routine_update_moves_nothing_and_the_bad_one_everything(guide):
-    _, log = guide
+    _, log, _ = guide
     dane = _step(log, "compare", "dane@now")["json"]
     assert not dane["drifted"] and len(dane["kernels"]) == 73
     assert {k["trials_before"] for k in dane["kernels"]} == {2}
@@ -78,7 +78,7 @@ def test_the_routine_update_moves_nothing_and_the_bad_one_everything(guide):
 
 
 def test_histories_list_versions_runs_and_changes(guide):
-    _, log = guide
+    _, log, _ = guide
     dane = _step(log, "amm", "history", "dane")["json"]
     assert [r["version"] for r in dane] == [1, 2] and [r["sources"] for r in dane] == [2, 5]
     assert dane[0]["accepted"] == "certificate 1 (pass)"
@@ -88,12 +88,88 @@ def test_histories_list_versions_runs_and_changes(guide):
 
 
 def test_the_committed_guide_page_is_what_the_script_writes(guide):
-    _, log = guide
+    _, log, _ = guide
     acceptance_page.CRITERIA_TEXT = centre_acceptance.CRITERIA
     fresh = acceptance_page.page(log)
     committed = (EXAMPLES.parent / "docs" / "guide" / "acceptance.md").read_text()
     number = re.compile(r"\d+(\.\d+)?(e[+-]?\d+)?")  # numbers may differ in the last digit by CPU
     assert number.sub("#", fresh) == number.sub("#", committed)
+
+
+def _drawn(monkeypatch, capsys, *argv: str) -> str:
+    """What ``xamm ARGV`` prints, every table drawn with a rule between rows (where a row ends)."""
+    from xamm_data.cli import summary
+
+    real = summary.print_frame
+    monkeypatch.setattr(
+        summary, "print_frame", lambda *a, **k: real(*a, **{**k, "show_lines": True})
+    )
+    capsys.readouterr()
+    assert main(list(argv)) == 0, capsys.readouterr().err
+    return capsys.readouterr().out
+
+
+def _row_heights(text: str) -> list[int]:
+    """The lines each table row of ``text`` takes (rows end at a rule: the header's, a row's, the
+    table's bottom)."""
+    heights, n = [], None
+    for line in text.splitlines():
+        if line.startswith(("┡", "├", "└")):
+            if n:
+                heights.append(n)
+            n = None if line.startswith("└") else 0
+        elif n is not None and line.startswith("│"):
+            n += 1
+    return heights
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("amm", "history", "dane"),
+        ("amm", "history", "quartz"),
+        ("amm", "diff", "dane:cpu@1", "dane:cpu@2"),
+        ("compare", "quartz@now", "quartz@1"),
+        ("compare", "dane", "quartz", "--size-ratio", "16"),
+        ("datasets", "verify"),
+    ],
+    ids=" ".join,
+)
+def test_a_centres_commands_fit_100_columns_no_cell_over_two_lines(
+    guide, argv, monkeypatch, capsys
+):
+    _, _, work = guide
+    monkeypatch.setenv("XAMM_HOME", str(work / "home"))
+    text = _drawn(monkeypatch, capsys, *argv)
+    assert max(map(len, text.splitlines())) <= 100, text
+    heights = _row_heights(text)
+    assert max(heights, default=1) <= 2, text
+    if argv[0] != "datasets":
+        assert heights  # a table was drawn
+    if argv[:2] == ("amm", "history"):  # what changed, in short, beside the certificate
+        assert "certificate" in text or argv[2] == "quartz"
+        assert "-O0" not in text and ("new flags" in text or argv[2] == "dane")
+        wide = _drawn(monkeypatch, capsys, *argv, "--wide")
+        assert "-O0" in wide or argv[2] == "dane"  # --wide: the flags themselves
+
+
+def test_predict_regions_prints_the_regions_with_the_most_time_and_all_with_all(
+    guide, monkeypatch, capsys
+):
+    data, _, work = guide
+    monkeypatch.setenv("XAMM_HOME", str(work / "home"))
+    lulesh = sorted((data / "LLNL+thicket-tutorial" / "data" / "lulesh").glob("*.cali"))[0]
+    argv = ("predict", str(lulesh), "--regions", "--target", "dane:cpu")
+    rows = json.loads(_drawn(monkeypatch, capsys, *argv, "--json"))["regions"]
+    regions, targets = {r["region"] for r in rows}, {r["target"] for r in rows}
+    top = _drawn(monkeypatch, capsys, *argv)
+    table = top[top.index("per region") :]
+    table = table[: table.index("└")]  # the table (the notes after it are prose)
+    assert f"the 10 of {len(regions)} regions with the most time" in table
+    assert max(_row_heights(table)) <= 2 and max(map(len, table.splitlines())) <= 100
+    every = _drawn(monkeypatch, capsys, *argv, "--all")
+    assert len(_row_heights(every[every.index("per region") :])) == len(rows) > 10 * len(targets)
+    assert len(_row_heights(top[top.index("per region") :])) == 10 * len(targets)
 
 
 def test_gcc_10_builds_at_o0_and_o3_measure_alike(shared_data):

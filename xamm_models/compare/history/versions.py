@@ -120,22 +120,27 @@ def _runs_summary(rows: pl.DataFrame) -> dict:
     return {k: ", ".join(v) if isinstance(v, list) else v for k, v in d.items()}
 
 
-def _change(prev: dict | None, now: dict, rows_prev, rows_now) -> str:
+def _change(prev: dict | None, now: dict, rows_prev, rows_now) -> tuple[str, str]:
+    """What changed since the previous version: in full (``changes``: the old and new compilers,
+    flags, ...) and in short (``changed``: which of them changed, for a terminal)."""
     if prev is None:
-        return "first version"
-    parts = []
+        return "first version", "first version"
+    full, short = [], []
     old = set(rows_prev.get_column("source_sha256").unique().to_list())
     new = set(rows_now.get_column("source_sha256").unique().to_list())
-    if new - old:
-        parts.append(f"+{len(new - old)} runs")
-    if old - new:
-        parts.append(f"-{len(old - new)} runs")
+    for sign, n in (("+", len(new - old)), ("-", len(old - new))):
+        if n:
+            full.append(f"{sign}{n} runs")
+            short.append(f"{sign}{n} runs")
     for key in ("compilers", "flags", "variants", "configurations"):
         if prev[key] != now[key]:
-            parts.append(f"{key}: {prev[key]} -> {now[key]}")
+            full.append(f"{key}: {prev[key]} -> {now[key]}")
+            short.append(f"new {key}")
     if prev["bandwidth_gbs"] and now["bandwidth_gbs"]:
-        parts.append(f"bandwidth x{now['bandwidth_gbs'] / prev['bandwidth_gbs']:.3g}")
-    return "; ".join(parts) or "same runs"
+        ratio = f"x{now['bandwidth_gbs'] / prev['bandwidth_gbs']:.3g}"
+        full.append(f"bandwidth {ratio}")
+        short.append(f"GB/s {ratio}")
+    return "; ".join(full) or "same runs", "; ".join(short) or "same runs"
 
 
 def histories_dir() -> Path:
@@ -176,7 +181,8 @@ def history(machine: str, *, registry=None, store=None, certificates=None) -> pl
         certificates: the certificate registry (default ``$XAMM_HOME/certificates``).
 
     Returns:
-        One row per device and version, oldest first.
+        One row per device and version, oldest first; what changed since the version before in
+        full (``changes``) and in short (``changed``).
 
     Raises:
         KeyError: no physics signature of the machine.
@@ -208,7 +214,9 @@ def history(machine: str, *, registry=None, store=None, certificates=None) -> pl
         rows = st.read(TABLE, s.machine, version=s.data_version)
         rows = rows.filter(pl.col("device") == s.device)
         row = _version_row(s, rows, accepted)
-        row["changes"] = _change(prev.get(s.target), row, prev_rows.get(s.target), rows)
+        row["changes"], row["changed"] = _change(
+            prev.get(s.target), row, prev_rows.get(s.target), rows
+        )
         prev[s.target], prev_rows[s.target] = row, rows
         out.append(row)
     return pl.DataFrame(out)
