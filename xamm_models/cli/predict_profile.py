@@ -14,7 +14,7 @@ from pathlib import Path
 
 import polars as pl
 
-from xamm_data.cli.summary import WIDTH, print_frame, with_intervals
+from xamm_data.cli import summary
 from xamm_data.cli.tools import emit, write_table
 from xamm_data.plugins import load
 from xamm_data.tables.regions import RegionProfile, RegionProfileError
@@ -80,7 +80,11 @@ def _print_regions(regions, every: bool) -> None:
         if every or n <= TOP_REGIONS
         else f"per region: the {TOP_REGIONS} of {n} regions with the most time (--all: every one)"
     )
-    print_frame(with_intervals(shown, {"relR": ("relR_lo", "relR_hi")}), title=title, width=WIDTH)
+    summary.print_frame(
+        summary.with_intervals(shown, {"relR": ("relR_lo", "relR_hi")}),
+        title=title,
+        width=summary.WIDTH,
+    )
 
 
 def is_profile(path: Path) -> bool:
