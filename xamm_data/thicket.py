@@ -112,7 +112,10 @@ def to_thicket(frame: pl.DataFrame):
         import pandas as pd  # heavy: only when a Thicket is asked for
         import thicket  # heavy, as above
     except ImportError as e:
-        raise ImportError(f"to_thicket needs Thicket ({e}): pip install 'xamm[thicket]'") from None
+        # a ModuleNotFoundError of the extra's module: the commands print its one-line hint
+        raise ModuleNotFoundError(
+            f"to_thicket needs Thicket ({e}): pip install 'xamm[thicket]'", name="thicket"
+        ) from None
 
     missing = [c for c in BENCHMARK_RUNS.names if c not in frame.columns]
     if missing:

@@ -276,8 +276,28 @@ def test_without_thicket_installed_the_extra_is_named(cali_sets, tmp_path, hide_
     hide_module("thicket")
     rep = read_rajaperf(tmp_path, workers=1)
     assert rep.frame.height == 0 and "pip install 'xamm[thicket]'" in rep.rejected[0].reason
-    with pytest.raises(ImportError, match=r"xamm\[thicket\]"):
+    with pytest.raises(ModuleNotFoundError, match=r"xamm\[thicket\]"):
         to_thicket(rows)
+
+
+def test_commands_asked_for_a_thicket_without_thicket_say_so_in_one_line(
+    tmp_path, hide_module, capsys
+):
+    """``compare --thicket`` and ``datasets export --thicket`` on an install without the thicket
+    extra: exit 1 and the extra's one line, no traceback (the release check runs the first on
+    the wheel's core install)."""
+    from xamm_data.cli.commands import main
+
+    hide_module("thicket")
+    for argv in (
+        ["compare", "quartz", "lassen", "--thicket", str(tmp_path / "c.json")],
+        ["datasets", "export", "xplat-rajaperf", "--thicket", str(tmp_path / "d.json")],
+    ):
+        capsys.readouterr()
+        assert main(argv) == 1
+        err = capsys.readouterr().err.strip()
+        hint = "this needs 'thicket' (the thicket extra): pip install 'xamm[thicket]'"
+        assert err == f"xamm: error: {hint}", err
 
 
 def test_an_edited_xamm_thicket_is_validated_again(rajaperf_sets):

@@ -9,7 +9,7 @@ It asserts what a user of ``pip install xamm`` meets:
 2. the core commands work or end with exit code 1 and one line on stderr that names the extra to
    install: ``xamm --help``, ``xamm-ingest rajaperf`` on a shared run, ``load_dataset``,
    ``xamm predict`` on a profile, ``xamm compare``, ``xamm amm build --kind physics``; none
-   prints a traceback.
+   prints a traceback; ``xamm compare --thicket`` ends with the thicket extra's one line.
 
 Usage: ``python check_installed.py DATA_DIR`` (``../shared/data``). Exit code 0 when every check
 holds; 1 with the failed checks listed.
@@ -63,10 +63,19 @@ def check_imports(problems: list[str]) -> int:
     return len(pkgs) + len(mods)
 
 
-def run(cmd: list[str], problems: list[str], env: dict[str, str]) -> str:
-    """Run a command; it must succeed, or fail with exit 1 and one stderr line naming an extra."""
+def run(cmd: list[str], problems: list[str], env: dict[str, str], needs: str = "") -> str:
+    """Run a command; it must succeed, or fail with exit 1 and one stderr line naming an extra.
+    With ``needs``: what it printed on stdout, or the extra its one stderr line named."""
     p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
     err = p.stderr.strip()
+    if needs:
+        m = EXTRA_HINT.search(err) if p.returncode == 1 and len(err.splitlines()) == 1 else None
+        if m is None or "Traceback" in p.stderr:
+            problems.append(f"{cmd[1:4]}: expected exit 1 and the {needs} extra's one line, got "
+                            f"exit {p.returncode}\n{err[-2000:]}")  # fmt: skip
+            return ""
+        print(f"  {' '.join(cmd[1:4])} --{needs}: needs an extra ({err})")
+        return m.group(1)
     shown = " ".join(Path(c).name if os.sep in c else c for c in cmd)
     if "Traceback" in p.stderr or "Traceback" in p.stdout:
         problems.append(f"{shown}: a traceback\n{err[-2000:]}")
@@ -105,6 +114,10 @@ def check_commands(data: Path, work: Path, problems: list[str]) -> None:
         env,
     )
     run([xamm, "compare", "quartz", "lassen"], problems, env)
+    # an optional extra's absence is one line: the core install has no Thicket
+    thicket = [xamm, "compare", "quartz", "lassen", "--thicket", str(work / "c.json")]
+    if "thicket" not in run(thicket, problems, env, needs="thicket"):
+        problems.append("compare --thicket: expected the thicket extra's one line on stderr")
     # the machine just ingested measured on the core install (numpy and polars only)
     run([xamm, "amm", "build", "dane", "--kind", "physics", "--store", store], problems, env)
 

@@ -150,7 +150,10 @@ def comparison_thicket(c):
         with contextlib.redirect_stdout(io.StringIO()):
             import thicket  # heavy, as above
     except ImportError as e:
-        raise ImportError(f"to_thicket needs Thicket ({e}): pip install 'xamm[thicket]'") from None
+        # a ModuleNotFoundError of the extra's module: the commands print its one-line hint
+        raise ModuleNotFoundError(
+            f"to_thicket needs Thicket ({e}): pip install 'xamm[thicket]'", name="thicket"
+        ) from None
 
     graph, nodes = kernel_graph(c.kernels, "compare")
     profiles = [c.new, *c.refs]
