@@ -135,6 +135,37 @@ def _clock_ghz(text: str) -> float:
 SHOWN = 50  # rows of a prediction table printed to a terminal
 
 
+PROFILE_KINDS = (
+    "a .cali or Caliper .json file, an HPCToolkit database, a table with a region column"
+)
+FEATURES = "a table of model features (.parquet or .csv) needs --source and --target"
+
+
+def not_a_profile(path: Path | None, is_profile, look: int = 200) -> str:
+    """Why ``xamm predict PATH`` without ``--source``/``--target`` has nothing to read, naming
+    ``path`` and what it is: a folder of profiles (predict reads one), an empty folder, or a file
+    no installed format reads as a profile.
+
+    Args:
+        path: what the command line named (None: nothing).
+        is_profile: whether an installed format reads a path as a profile.
+        look: how many of a folder's files are asked about.
+    """
+    if path is None:
+        return f"no input: name a profile ({PROFILE_KINDS}); {FEATURES}"
+    if path.is_dir():
+        files = sorted(f for f in path.rglob("*") if f.is_file())
+        found = [f for f in files[:look] if is_profile(f)]
+        if found:
+            more = "" if len(files) <= look else f" (of its first {look} files)"
+            return (f"{path}: a folder of {len(found)} profiles{more}; xamm predict reads one "
+                    f"profile at a time: name one, e.g. {found[0]}")  # fmt: skip
+        what = "an empty folder" if not files else f"a folder of {len(files)} files, none a profile"
+        return f"{path}: {what}; expected a profile ({PROFILE_KINDS}); {FEATURES}"
+    return (f"{path}: not an application profile an installed format reads ({PROFILE_KINDS}); "
+            f"{FEATURES}")  # fmt: skip
+
+
 def predict_cmd(args) -> int:
     # in the handler: `xamm --help` never loads the models
     from xamm_models.cli.predict_profile import is_profile, profile_cmd
@@ -156,11 +187,7 @@ def predict_cmd(args) -> int:
     if args.app or (args.profiles is not None and is_profile(args.profiles)):
         return profile_cmd(args)
     if args.profiles is None or not args.source or not args.target:
-        raise ProfileInputError(
-            "a table of model features needs a file, --source and --target; an application "
-            "profile (.cali, .json, HPCToolkit database, table with a region column) needs only "
-            "the file"
-        )
+        raise ProfileInputError(not_a_profile(args.profiles, is_profile))
     model = load_predictor(str(args.model or "xamm/default"), revision=args.revision)
     profiles = load_profiles(model, args.profiles, args.source)
     bench = load_benchmark_runs(args.target_benchmarks) if args.target_benchmarks else None

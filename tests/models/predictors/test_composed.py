@@ -286,10 +286,20 @@ def test_cli_predicts_a_lulesh_profile_and_refuses_bad_input(shared_data, tmp_pa
     assert (tmp_path / "p.png").stat().st_size > 1000 and doc["regions"]
     table = tmp_path / "r.csv"
     table.write_text("region,exclusive_s\nmain,1.0\n")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "two").mkdir()
+    for name in ("a.cali", "b.cali"):
+        (tmp_path / "two" / name).write_bytes(f.read_bytes())
+    (tmp_path / "notes.txt").write_text("not a profile\n")
     for argv, message in (
         ([str(table)], "does not say which machine"),
         ([str(table), "--source", "quartz:cpu", "--target", "lasen:gpu"], "Did you mean"),
         ([str(tmp_path / "none.cali")], "no such file"),
+        # what the path is, named: a folder of profiles (one is read at a time), an empty folder,
+        # a file no format reads as a profile
+        ([str(tmp_path / "two")], f"{tmp_path / 'two'}: a folder of 2 profiles"),
+        ([str(tmp_path / "empty")], f"{tmp_path / 'empty'}: an empty folder"),
+        ([str(tmp_path / "notes.txt")], f"{tmp_path / 'notes.txt'}: not an application profile"),
     ):
         assert xamm(["predict", *argv]) == 1
         err = capsys.readouterr().err
