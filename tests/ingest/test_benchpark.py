@@ -5,6 +5,8 @@ experiment's metadata, checked against the results file read here with ``json``.
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -16,6 +18,7 @@ from xamm_ingest import read_rajaperf
 from xamm_ingest.api import ingest_sources, read_sources
 
 DANE = "LLNL+thicket-newer/thicket/tests/data/rajaperf/dane/clang14.0.6_8388608/O3"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "ingest-benchpark.md"
 
 
 @pytest.fixture
@@ -83,3 +86,23 @@ def test_benchpark_runs_round_trip_the_store_and_drift(tmp_path, dane_cali, monk
     assert set(runs["benchpark_system"]) == {SYSTEM}
     d = drift(runs.filter(pl.col("trial") < 2), runs.filter(pl.col("trial") >= 2))
     assert not d.drifted
+
+
+@pytest.mark.parametrize("analysed", [True, False], ids=["analysed", "never analysed"])
+def test_the_pages_python_runs_as_written_on_a_workspace_analysed_or_not(
+    tmp_path, dane_cali, monkeypatch, analysed
+):
+    """docs/ingest-benchpark.md's snippet, run as written on ``dane`` ingested from a workspace
+    (``XAMM_HOME``'s store): the columns it selects exist either way, null where never analysed."""
+    write_workspace(tmp_path / "root", dane_cali[:1], results=analysed)
+    monkeypatch.setenv("XAMM_HOME", str(tmp_path / "home"))
+    ingest_sources("benchpark", [tmp_path / "root"], store=tmp_path / "home" / "store", workers=1)
+    (code,) = re.findall(r"```python\n(.*?)```", PAGE.read_text(), re.S)
+    space: dict = {}
+    exec(compile(code, str(PAGE), "exec"), space)
+    shown = space["runs"].select(
+        "kernel", "benchpark_system", "ramble_experiment", "ramble_variable_n_threads_per_proc"
+    )
+    assert shown.height == 73 and set(shown["benchpark_system"]) == {SYSTEM}
+    threads = shown["ramble_variable_n_threads_per_proc"]
+    assert threads.null_count() == (0 if analysed else 73)
