@@ -345,3 +345,15 @@ def test_dane_against_quartz_a_node_recomputed_from_the_facts(store):
             if streaming and ws * cores > cache * 2**20:
                 k[side] = min(cores, peak / float(sigs[t].bandwidth([ws])[0]))
         assert r["relR_node"] == pytest.approx(r["relR"] * k["ref"] / k["new"], rel=1e-9)
+
+
+def test_the_ratios_plot_names_every_marker_in_its_legend_once():
+    """ratios.png: a series per reference, the physics' prediction (grey hollow circles) and the
+    flags (red circles) each named once in the legend, whatever the number of references."""
+    from xamm_models.compare.runs.report import ratios_figure
+
+    c = compare("h100-node:gpu", ["mi300a-spx:gpu", "lassen"])
+    labels = [t.get_text() for t in ratios_figure(c).axes[0].get_legend().get_texts()]
+    want = [f"vs {r}" for r in c.refs] + ["predicted by the physics"]
+    want += ["flagged"] if c.flags.height else []
+    assert sorted(labels) == sorted(want)

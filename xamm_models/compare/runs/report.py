@@ -100,12 +100,20 @@ def _figure(width: float, height: float):
 
 def plot_ratios(c: Comparison, path: Path) -> None:
     """relR per kernel on a log scale, kernels grouped by kernel group, one series per reference,
-    the trial and size range as a bar, the physics prediction as a hollow marker, flags in red."""
+    the trial and size range as a bar, the physics prediction as a hollow marker, flags in red;
+    the legend names each (:func:`ratios_figure`)."""
+    fig = ratios_figure(c)
+    fig.savefig(path, dpi=150, metadata={"Software": None})
+
+
+def ratios_figure(c: Comparison):
+    """The figure :func:`plot_ratios` writes (a matplotlib ``Figure``)."""
     k = c.kernels.sort("group", "kernel")
     kernels = k.select("group", "kernel").unique(maintain_order=True)
     x = {r: i for i, r in enumerate(kernels.get_column("kernel"))}
     fig = _figure(max(6.0, 0.16 * len(x) + 2), 4.5)
     ax = fig.add_subplot()
+    flags_shown = False
     for j, (ref,) in enumerate(k.select("ref").unique(maintain_order=True).iter_rows()):
         part = k.filter(pl.col("ref") == ref)
         xs = np.array([x[n] for n in part.get_column("kernel")]) + 0.15 * j
@@ -115,10 +123,14 @@ def plot_ratios(c: Comparison, path: Path) -> None:
             part.get_column("relR_max").to_numpy() - y,
         ]
         ax.errorbar(xs, y, yerr=err, fmt="o", ms=3, lw=0.8, label=f"vs {ref}")
+        # the hollow markers and the flags once in the legend, whatever the references
         ax.scatter(xs, part.get_column("predicted").to_numpy(), marker="o", s=14,
-                   facecolors="none", edgecolors="grey", linewidths=0.7)  # fmt: skip
+                   facecolors="none", edgecolors="grey", linewidths=0.7,
+                   label="predicted by the physics" if j == 0 else None)  # fmt: skip
         flagged = part.get_column("flagged").to_numpy()
-        ax.scatter(xs[flagged], y[flagged], s=40, facecolors="none", edgecolors="red")
+        ax.scatter(xs[flagged], y[flagged], s=40, facecolors="none", edgecolors="red",
+                   label="flagged" if flagged.any() and not flags_shown else None)  # fmt: skip
+        flags_shown = flags_shown or bool(flagged.any())
     ax.axhline(1.0, color="black", lw=0.6)
     ax.set_yscale("log")
     ax.set_ylabel(f"relR: time on {c.new} / on reference")
@@ -133,7 +145,7 @@ def plot_ratios(c: Comparison, path: Path) -> None:
     ax.set_xticks(list(x.values()), list(x), rotation=90, fontsize=5)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=150, metadata={"Software": None})
+    return fig
 
 
 def plot_bandwidth(c: Comparison, path: Path) -> None:
