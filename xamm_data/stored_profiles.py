@@ -21,6 +21,8 @@ the metadata says so.
 
 from __future__ import annotations
 
+import shlex
+
 import polars as pl
 
 from xamm_data.hub.datasets import load_dataset
@@ -104,11 +106,21 @@ def _one_configuration(rows: pl.DataFrame, where: str) -> pl.DataFrame:
     )
     more = f"; and {found.height - 6} more" if found.height > 6 else ""
     differ = [c for c in CONFIGURATION if c in found.columns and found[c].n_unique() > 1]
-    example = found[differ[0]].drop_nulls().to_list()[0]
     raise StoredProfileError(
         f"{where}: {rows.height} stored runs in {found.height} configurations: {shown}{more}; a "
         "median over different configurations is no answer: pick one with --select "
-        f"({', '.join(f'{c}=...' for c in differ)}), e.g. --select {differ[0]}={example}"
+        f"({', '.join(f'{c}=...' for c in differ)}), e.g. {_selection(found, differ)}"
+    )
+
+
+def _selection(found: pl.DataFrame, differ: list[str]) -> str:
+    """The ``--select`` options that pick one configuration whole: every column that differs, with
+    the values of the first configuration that holds them all (a value for one key alone can leave
+    several), quoted for a shell."""
+    rows = list(found.iter_rows(named=True))
+    pick = next((r for r in rows if all(r[c] is not None for c in differ)), rows[0])
+    return " ".join(
+        f"--select {shlex.quote(f'{c}={pick[c]}')}" for c in differ if pick[c] is not None
     )
 
 

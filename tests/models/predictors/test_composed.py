@@ -338,3 +338,33 @@ def test_an_application_in_the_store_is_one_configuration_of_it(tmp_path, capsys
     assert any("no regions stored" in n for n in doc["notes"])
     assert xamm(["predict", "--app", "B", "--machine", "quartz", "--store", str(store)]) == 1
     assert "no application 'B' on quartz" in capsys.readouterr().err
+
+
+def test_the_select_hint_picks_one_configuration_whole(tmp_path, capsys):
+    """Runs that differ in two columns (a parameter and the ranks): the error's example selects
+    every column that differs, and run as given it picks one configuration, not several."""
+    import shlex
+
+    from xamm_data.cli.commands import main as xamm
+    from xamm_data.store.store import Store
+    from xamm_ingest import ingest_profiles
+
+    (tmp_path / "t.csv").write_text(
+        "app,machine,runtime_s,size,ranks\n"
+        "A,quartz,1.0,1,4\nA,quartz,2.0,1,8\nA,quartz,3.0,2,4\nA,quartz,4.0,2,8\n"
+    )
+    (tmp_path / "m.toml").write_text(
+        'params = ["size"]\n[columns]\napp = "app"\nmachine = "machine"\n'
+        'runtime_s = "runtime_s"\nranks = "ranks"\n'
+    )
+    store = tmp_path / "store"
+    ingest_profiles("table", tmp_path / "t.csv", mapping=tmp_path / "m.toml", store=Store(store))
+    argv = ["predict", "--app", "A", "--machine", "quartz", "--store", str(store)]
+    assert xamm([*argv, "--target", "lassen:gpu"]) == 1
+    err = capsys.readouterr().err
+    assert "4 configurations" in err and "app_params=..., ranks=..." in err
+    hint = shlex.split(err.rsplit("e.g. ", 1)[1])
+    assert hint.count("--select") == 2
+    assert xamm([*argv, *hint, "--target", "lassen:gpu", "--json"]) == 0
+    progs = json.loads(capsys.readouterr().out)["programs"]
+    assert len({p["time_source_s"] for p in progs}) == 1  # one configuration's runtime
