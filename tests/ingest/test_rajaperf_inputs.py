@@ -251,6 +251,11 @@ def test_xamm_command_exit_codes(tmp_path, capsys):
         == 0
     )
     assert xamm(["schemas", "export", "--check", "--dir", str(tmp_path)]) == 1
+    # outside a checkout: no folder to compare, said in one line
+    capsys.readouterr()
+    assert xamm(["schemas", "export", "--check", "--dir", str(tmp_path / "none")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "no such folder" in err and "--dir DIR" in err
 
 
 def test_xamm_toml_supplies_what_csv_files_do_not_say(tmp_path):

@@ -133,7 +133,12 @@ def _add_schemas(sub) -> None:
         epilog="examples:\n  xamm schemas export\n  xamm schemas export --check "
         "  exit 1 if schemas/ is stale",
     )
-    p.add_argument("--dir", type=Path, default=Path("schemas"))
+    p.add_argument(
+        "--dir",
+        type=Path,
+        default=Path("schemas"),
+        help="the folder (default: schemas, a checkout's; a wheel holds the code, not the files)",
+    )
     p.add_argument("--check", action="store_true", help="do not write; exit 1 if the files differ")
     sc.set_defaults(handler=_work("schemas_command"))
 

@@ -190,6 +190,13 @@ def store_command(args) -> int:
 
 def schemas_command(args) -> int:
     if args.check:
+        if not args.dir.is_dir():
+            # outside a checkout (a wheel's user): nothing to compare, and no traceback or file list
+            print(f"xamm: error: {args.dir}: no such folder; --check compares a checkout's "
+                  "schemas/ with the code (run it in the repository, or name the folder with "
+                  "--dir); `xamm schemas export --dir DIR` writes the files anywhere",
+                  file=sys.stderr)  # fmt: skip
+            return 1
         diffs = check_schema_files(args.dir)
         for d in diffs:
             print(d, file=sys.stderr)

@@ -17,7 +17,8 @@ SHOWN = ("variant", "group", "kernel", "problem_size", "trials_before", "trials_
 NARROW = ("variant", "kernel", "problem_size", "trials", "ratio", "verdict")
 
 ACCEPT_EPILOG = """\
-Judges NEW against each REF by the criteria file (schemas/acceptance_criteria.schema.json),
+Judges NEW against each REF by the criteria file (its JSON Schema: `xamm schemas export --dir
+DIR` writes acceptance_criteria.schema.json),
 writes certificate.md and certificate.json, and records the certificate under
 $XAMM_HOME/certificates (a passing one becomes NEW@accepted for `xamm compare NEW@now
 NEW@accepted`). Rerun after a system update: the new certificate judges the runs added since the

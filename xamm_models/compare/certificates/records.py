@@ -184,7 +184,8 @@ def read_criteria(path: str | Path) -> tuple[Criteria, str]:
         first = e.errors()[0]
         where = ".".join(str(x) for x in first["loc"]) or "(top level)"
         raise ValueError(f"{p}: {where}: {first['msg']} (schema_version "
-                         f"{CRITERIA_SCHEMA_VERSION}; see schemas/acceptance_criteria.schema.json)"
+                         f"{CRITERIA_SCHEMA_VERSION}; its JSON Schema: `xamm schemas export "
+                         "--dir DIR` writes acceptance_criteria.schema.json)"
                          ) from None  # fmt: skip
 
 
