@@ -75,22 +75,27 @@ def print_frame(
     Console(file=file, width=width).print(table)
 
 
-def _g(v) -> str:
-    return "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.4g}"
+def _g(v, digits: int = 4) -> str:
+    return "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{digits}g}"
 
 
-def with_intervals(df: pl.DataFrame, spec: dict[str, tuple[str, str]]) -> pl.DataFrame:
+def with_intervals(
+    df: pl.DataFrame, spec: dict[str, tuple[str, str]], *, digits: int = 4
+) -> pl.DataFrame:
     """``df`` with each column of ``spec`` shown as ``value [lo, hi]`` (its two bound columns
     dropped): one column where three would crowd a terminal.
 
     Args:
         df: the table.
         spec: column -> (its lower bound's column, its upper bound's column).
+        digits: significant digits of each number.
     """
     shown = []
     for col, (lo, hi) in spec.items():
         text = [
-            _g(v) if v is None or a is None or b is None else f"{_g(v)} [{_g(a)}, {_g(b)}]"
+            _g(v, digits)
+            if v is None or a is None or b is None
+            else f"{_g(v, digits)} [{_g(a, digits)}, {_g(b, digits)}]"
             for v, a, b in zip(df[col].to_list(), df[lo].to_list(), df[hi].to_list())
         ]
         shown.append(pl.Series(col, text, dtype=pl.String))

@@ -100,6 +100,34 @@ def run_drift(args) -> int:
     return 0
 
 
+def _print_verdicts(cert) -> None:
+    """The certificate's results in 100 columns: relR with its interval in one column, the
+    reference only when there are several, and each result's reason as a numbered note under the
+    table (``--json`` and certificate.md hold every field)."""
+    import polars as pl  # the command's own work: loaded when it runs
+
+    from xamm_data.cli.summary import say, with_intervals  # the printer: loaded when it prints
+
+    f = cert.frame()
+    if f.is_empty():
+        print_frame(f, title="verdicts per criterion, reference and kernel group")
+        return
+    notes = f.get_column("why").to_list()
+    shown = with_intervals(f, {"relR": ("lo", "hi")}, digits=3).with_columns(
+        pl.Series("why", [f"({i})" if w else "" for i, w in enumerate(notes, 1)], pl.String)
+    )
+    keep = ["criterion", "ref", "group", "kernels", "basis", "relR", "limit", "verdict",
+            "certain", "why"]  # fmt: skip
+    if len(cert.refs) == 1:
+        keep.remove("ref")
+    title = "verdicts per criterion, reference and kernel group: relR [90% interval]"
+    table = shown.select(c for c in keep if c in shown.columns)
+    print_frame(table.rename({"certain": "sure"}, strict=False), title=title)
+    for i, w in enumerate(notes, 1):
+        if w:
+            say(f"({i}) {w}")
+
+
 def _print_moved(moved, wide: bool) -> None:
     """The kernels that moved: every column with ``wide``, else what fits 100 columns."""
     title = "kernels that moved (--json lists every kernel)"
@@ -201,7 +229,7 @@ def run_accept(args) -> int:
         number = f" no. {cert.number}" if cert.number else " (not recorded)"
         print(f"{cert.new}: {cert.verdict.upper()} (certificate{number}) against "
               f"{', '.join(cert.refs)} by \"{cert.criteria.name}\"")  # fmt: skip
-        print_frame(cert.frame(), title="verdicts per criterion, reference and kernel group")
+        _print_verdicts(cert)
         for line in cert.changed:
             print(f"  changed: {line}")
         for f in files:

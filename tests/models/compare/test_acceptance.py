@@ -153,6 +153,23 @@ def test_a_centres_commands_fit_100_columns_no_cell_over_two_lines(
         assert "-O0" in wide or argv[2] == "dane"  # --wide: the flags themselves
 
 
+def test_a_certificate_s_verdicts_fit_100_columns_with_their_reasons_under_them(
+    guide, monkeypatch, capsys
+):
+    """The guide's first acceptance again, in a home of its own (dane's accepted runs against the
+    embedded quartz), drawn with a rule between rows."""
+    _, _, work = guide
+    monkeypatch.setenv("XAMM_HOME", str(work / "home-accept"))
+    centre_acceptance.ingest(work / "runs" / "dane-accepted")
+    assert main(["amm", "build", "dane", "--kind", "physics"]) == 0
+    crit = work / "runs" / "criteria.toml"
+    text = _drawn(monkeypatch, capsys, "accept", "dane", "--against", "quartz", "--criteria",
+                  str(crit), "--no-record")  # fmt: skip
+    assert max(map(len, text.splitlines())) <= 100, text
+    assert 0 < len(_row_heights(text)) and max(_row_heights(text)) <= 2, text
+    assert "(1) " in text  # the first reason, under the table
+
+
 def test_predict_regions_prints_the_regions_with_the_most_time_and_all_with_all(
     guide, monkeypatch, capsys
 ):
