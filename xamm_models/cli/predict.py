@@ -77,6 +77,9 @@ def add(sub) -> None:
         "one; --json and --out hold every one)",
     )
     q.add_argument("--all", action="store_true", help="with --regions: print every region")
+    q.add_argument(
+        "--wide", action="store_true", help="a profile's table: every column, 200 characters wide"
+    )
     q.add_argument("--plot", type=Path, help="draw the targets' relR with intervals to a PNG")
     q.add_argument("--rank", action="store_true", help="feature tables: rank targets per row")
     q.add_argument(

@@ -15,7 +15,7 @@ from pathlib import Path
 import polars as pl
 
 from xamm_data.cli import summary
-from xamm_data.cli.tools import emit, write_table
+from xamm_data.cli.tools import write_table
 from xamm_data.plugins import load
 from xamm_data.tables.regions import RegionProfile, RegionProfileError
 from xamm_models.cli.common import TOP_REGIONS
@@ -47,6 +47,30 @@ REGIONS_SHOWN = (
     "regime",
     "time_s",
 )
+
+
+#: the whole-program table in 100 columns: relR and the seconds each with their interval; what a
+#: target assumes under the table, its source and configuration in the notes (--wide: SHOWN)
+NARROW = ("rank", "target", "basis", "relR", "p_fastest", "time_s")
+
+
+def _print_programs(programs, title: str, wide: bool) -> None:
+    """The predicted time per target: every column of :data:`SHOWN` 200 wide with ``wide``, else
+    :data:`NARROW` in 100 columns and a line per assumption naming the targets it holds for."""
+    if wide:
+        summary.print_frame(programs.select(SHOWN), title=title, width=summary.WIDE)
+        return
+    bounds = {"relR": ("relR_lo", "relR_hi"), "time_s": ("time_lo_s", "time_hi_s")}
+    shown = summary.with_intervals(programs.select(SHOWN), bounds, digits=3)
+    summary.print_frame(
+        shown.select(NARROW), title=f"{title} (--wide: every column)", width=summary.WIDTH
+    )
+    by: dict[str, list[str]] = {}
+    for target, assumes in programs.select("target", "assumes").iter_rows():
+        if assumes:
+            by.setdefault(assumes, []).append(target)
+    for assumes, targets in by.items():
+        summary.say(f"{', '.join(targets)} assume{'s' if len(targets) == 1 else ''} {assumes}")
 
 
 def _print_regions(regions, every: bool) -> None:
@@ -214,7 +238,7 @@ def profile_cmd(args) -> int:
             f"{pred.profile.meta.app}: predicted time per target, fastest first "
             f"(relR = time there / on {pred.source}; 80% intervals)"
         )
-        emit(pred.programs.select(SHOWN), as_json=False, title=title)
+        _print_programs(pred.programs, title, wide=getattr(args, "wide", False))
         if args.regions:
             _print_regions(pred.regions, every=getattr(args, "all", False))
         print("\n".join(f"- {n}" for n in pred.notes))

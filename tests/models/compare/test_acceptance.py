@@ -180,6 +180,9 @@ def test_predict_regions_prints_the_regions_with_the_most_time_and_all_with_all(
     rows = json.loads(_drawn(monkeypatch, capsys, *argv, "--json"))["regions"]
     regions, targets = {r["region"] for r in rows}, {r["target"] for r in rows}
     top = _drawn(monkeypatch, capsys, *argv)
+    programs = top[: top.index("└") + 1]  # the whole-program table, first
+    assert max(map(len, programs.splitlines())) <= 100 and max(_row_heights(programs)) <= 2
+    assert "dane:cpu" in programs and "[" in programs  # relR with its interval
     table = top[top.index("per region") :]
     table = table[: table.index("└")]  # the table (the notes after it are prose)
     assert f"the 10 of {len(regions)} regions with the most time" in table
