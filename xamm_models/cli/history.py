@@ -61,11 +61,9 @@ def history_cmd(args, reg) -> int:
 
     if "changed" not in h.columns:  # a history pulled from a Hub repository written before it
         h = h.with_columns(pl.col("changes").alias("changed"))
-    shown = h.select(c for c in HISTORY_SHOWN if c in h.columns).with_columns(
-        pl.col(c).cast(pl.String).str.slice(0, 10)  # dates: the day is what tells versions apart
-        for c in ("last_run",)
-        if c in h.columns
-    )
+    shown = h.select(c for c in HISTORY_SHOWN if c in h.columns)
+    if "last_run" in shown.columns:  # the day is what tells versions apart
+        shown = shown.with_columns(pl.col("last_run").cast(pl.String).str.slice(0, 10))
     print_frame(shown.rename(HISTORY_SHOWN, strict=False), title=f"{title} (--wide: every column)")
     return 0
 

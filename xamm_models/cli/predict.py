@@ -78,7 +78,7 @@ def add(sub) -> None:
     )
     q.add_argument("--all", action="store_true", help="with --regions: print every region")
     q.add_argument(
-        "--wide", action="store_true", help="a profile's table: every column, 200 characters wide"
+        "--wide", action="store_true", help="a profile's tables: every column, 200 characters wide"
     )
     q.add_argument("--plot", type=Path, help="draw the targets' relR with intervals to a PNG")
     q.add_argument("--rank", action="store_true", help="feature tables: rank targets per row")

@@ -73,11 +73,12 @@ def _print_programs(programs, title: str, wide: bool) -> None:
         summary.say(f"{', '.join(targets)} assume{'s' if len(targets) == 1 else ''} {assumes}")
 
 
-def _print_regions(regions, every: bool) -> None:
+def _print_regions(regions, every: bool, wide: bool = False) -> None:
     """The prediction per region in 100 columns: the regions with the most time on the source
     (:data:`~xamm_models.cli.common.TOP_REGIONS` of them, or ``every`` one), each by its name
-    and its seconds there, then per target its relR with the interval and its predicted seconds
-    (``--json`` and ``--out`` hold the paths and every column)."""
+    and its seconds there, then per target its relR with the interval and its predicted seconds;
+    with ``wide``, the same regions by path with :data:`REGIONS_SHOWN`, 200 wide (``--json`` and
+    ``--out`` hold every column)."""
     time = (
         regions.group_by("region")
         .agg(pl.col("exclusive_s").max())
@@ -86,11 +87,21 @@ def _print_regions(regions, every: bool) -> None:
     n = time.height
     kept = time.get_column("region").to_list()[: n if every else TOP_REGIONS]
     order = {r: i for i, r in enumerate(kept)}
-    shown = (
+    ordered = (
         regions.filter(pl.col("region").is_in(kept))
         .with_columns(pl.col("region").replace_strict(order, return_dtype=pl.Int64).alias("_at"))
         .sort("_at", maintain_order=True)
-        .select(
+    )
+    title = (
+        "per region"
+        if every or n <= TOP_REGIONS
+        else f"per region: the {TOP_REGIONS} of {n} regions with the most time (--all: every one)"
+    )
+    if wide:
+        summary.print_frame(ordered.select(REGIONS_SHOWN), title=title, width=summary.WIDE)
+        return
+    shown = (
+        ordered.select(
             pl.format(
                 "{} ({} s)",
                 pl.col("region").str.split("/").list.last(),
@@ -99,11 +110,6 @@ def _print_regions(regions, every: bool) -> None:
             "target", "relR", "relR_lo", "relR_hi", "time_s", "regime",
         )
     )  # fmt: skip
-    title = (
-        "per region"
-        if every or n <= TOP_REGIONS
-        else f"per region: the {TOP_REGIONS} of {n} regions with the most time (--all: every one)"
-    )
     summary.print_frame(
         summary.with_intervals(shown, {"relR": ("relR_lo", "relR_hi")}),
         title=title,
@@ -240,7 +246,9 @@ def profile_cmd(args) -> int:
         )
         _print_programs(pred.programs, title, wide=getattr(args, "wide", False))
         if args.regions:
-            _print_regions(pred.regions, every=getattr(args, "all", False))
+            _print_regions(
+                pred.regions, every=getattr(args, "all", False), wide=getattr(args, "wide", False)
+            )
         print("\n".join(f"- {n}" for n in pred.notes))
     _write(pred, args)
     return 0

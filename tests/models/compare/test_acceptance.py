@@ -190,6 +190,11 @@ def test_predict_regions_prints_the_regions_with_the_most_time_and_all_with_all(
     every = _drawn(monkeypatch, capsys, *argv, "--all")
     assert len(_row_heights(every[every.index("per region") :])) == len(rows) > 10 * len(targets)
     assert len(_row_heights(top[top.index("per region") :])) == 10 * len(targets)
+    # --wide: the same regions by path, every column
+    wide = _drawn(monkeypatch, capsys, *argv, "--wide")
+    wide = wide[wide.index("per region") :]
+    assert len(_row_heights(wide)) == 10 * len(targets) and "relR_lo" in wide
+    assert any(r in wide for r in regions if "/" in r)
 
 
 def test_gcc_10_builds_at_o0_and_o3_measure_alike(shared_data):
