@@ -54,6 +54,23 @@ def _drift_sentence(d: dict) -> str:
             + (f" ({', '.join(moved)})." if moved else "."))  # fmt: skip
 
 
+def _report(e: dict) -> str:
+    site = e["json"]
+    return (
+        "\n## 4. See it\n\n"
+        "A centre looks at its machines in a browser: `xamm report` writes a static site of the "
+        "home (no server; it opens from the filesystem), here with a LULESH profile measured on "
+        "quartz predicted on every target:\n\n"
+        f"```bash\n{_cmd(e)}\n```\n\n"
+        f"[The report of this page's home](acceptance-report/index.html): {len(site['pages'])} "
+        f"pages and {len(site['figures'])} figures. The index lists each machine's newest "
+        "signature, its newest certificate and what moved since its acceptance; each machine's "
+        "page draws its signature's figures over versions and the drift with its intervals, and "
+        "lists the kernels that moved and every certificate, each on a page of its own with its "
+        "verdicts and what changed.\n"
+    )
+
+
 def page(log: list[dict]) -> str:
     """The page's Markdown.
 
@@ -129,6 +146,7 @@ def page(log: list[dict]) -> str:
             _history(quartz_hist["json"]),
             f"\n{_drift_sentence(quartz_drift['json'])}\n",
             _groups(quartz_drift["json"]),
+            _report(_find(log, "report")),
             "\n## How drift decides\n",
             "A kernel is the same measurement on both sides when kernel, variant, tuning, "
             "problem size "

@@ -7,9 +7,12 @@ writes the page from what the commands print (JSON), never from numbers typed by
   against quartz (the embedded snapshot); a routine update adds the other three: no drift, and
   the rerun certificate changes nothing;
 * quartz (the thicket tutorial's runs with GCC 8.3.1: ten at -O3) gets a bad update, a build at
-  -O0: the drift is found in every kernel group.
+  -O0: the drift is found in every kernel group;
+* ``xamm report`` writes the home's static site, with a LULESH profile predicted
+  (``docs/guide/acceptance-report/``, linked from the page).
 
     python examples/centre_acceptance.py [--data ../shared/data] [--page docs/guide/acceptance.md]
+        [--report docs/guide/acceptance-report]
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ at_most = 0.10
 
 DANE = Path("LLNL+thicket-newer/thicket/tests/data/rajaperf/dane/clang14.0.6_8388608/O3")
 QUARTZ = Path("LLNL+thicket-tutorial/data/quartz")
+LULESH = Path("LLNL+thicket-tutorial/data/lulesh")
 
 
 def xamm(*argv: str) -> tuple[int, str]:
@@ -125,7 +129,18 @@ def steps(data: Path, work: Path) -> list[dict]:
     build("quartz")
     run("amm", "history", "quartz")
     run("compare", "quartz@now", "quartz@1")
+    report(data, work, log)
     return log
+
+
+def report(data: Path, work: Path, log: list[dict]) -> None:
+    """``xamm report`` of the home, with the thicket tutorial's first LULESH profile predicted:
+    the site goes to ``work/acceptance-report``."""
+    shutil.copy(sorted((data / LULESH).glob("*.cali"))[0], work / "lulesh.cali")
+    argv = ("report", "--out", "acceptance-report/", "--profile", "lulesh.cali")
+    code, text = xamm("report", "--out", str(work / "acceptance-report"), "--profile",
+                      str(work / "lulesh.cali"), "--json")  # fmt: skip
+    log.append({"argv": list(argv), "code": code, "text": text, "json": json.loads(text)})
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -134,11 +149,15 @@ def main(argv: list[str] | None = None) -> int:
         "--data", type=Path, default=Path(__file__).resolve().parents[1].parent / "shared" / "data"
     )
     p.add_argument("--page", type=Path, default=Path("docs/guide/acceptance.md"))
+    p.add_argument("--report", type=Path, default=Path("docs/guide/acceptance-report"),
+                   help="where the report of the page's home goes (replaced)")  # fmt: skip
     p.add_argument("--log", type=Path, help="also write every step's output as JSON here")
     args = p.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["XAMM_HOME"] = str(Path(tmp) / "home")
         log = steps(args.data.resolve(), Path(tmp) / "runs")
+        shutil.rmtree(args.report, ignore_errors=True)
+        shutil.copytree(Path(tmp) / "runs" / "acceptance-report", args.report)
     import acceptance_page  # beside this script
 
     acceptance_page.CRITERIA_TEXT = CRITERIA

@@ -32,8 +32,8 @@ import polars as pl
 from xamm_data import Store, load_dataset
 from xamm_data.cli.summary import print_frame
 from xamm_ingest import ingest_rajaperf, read_regions
-from xamm_models.cli.predict_profile import plot_programs
 from xamm_models.predictors.composed import predict_profile
+from xamm_models.report.figures import plot_programs
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"

@@ -145,3 +145,13 @@ def test_the_archive_benchmark_samples_a_command_that_prints_more_than_a_pipe_ho
     code = "import sys; sys.stdout.write('x' * 1_000_000); sys.stderr.write('y' * 1_000_000)"
     got = bench_archive.run_sampled([sys.executable, "-c", code], {})
     assert got["stdout"] == "x" * 1_000_000 and got["peak_mb"] > 1 and got["tree_mb"] > 1
+
+
+def test_the_report_browser_page_is_regenerated_from_its_json():
+    """benchmarks/report_in_browser.py's page: every page of the guide's report opened both ways
+    and nothing found."""
+    printed, table = regenerated("report_in_browser", "report-browser", lambda m, r: m.report(r))
+    assert printed == table
+    recorded = json.loads((REPO / "docs" / "bench" / "report-browser.json").read_text())
+    assert len(recorded["pages"]) >= 6 and recorded["site"] == []
+    assert all(not row["file"] and not row["http"] for row in recorded["pages"].values())

@@ -116,6 +116,8 @@ ORDER = [
     "xamm compare dane:cpu --since 2025-05-14T15:42 --tolerance 0.1 --json",
     "xamm accept dane --against quartz --criteria criteria.toml --no-record --json",
     "xamm accept verify dane",
+    "xamm report --out site/ --machine dane",
+    "xamm report --out site/ --machine dane --profile lulesh.cali --json",
     "xamm amm push --repo org/xamm-amms",
     "xamm amm pull --repo org/xamm-amms --revision <commit>",
     "xamm amm plot --out amm-tsne.png",

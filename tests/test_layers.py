@@ -83,7 +83,9 @@ ROOM_IMPORTS = {
     "studies": _LOW | {"compare", "predictors", "studies"},
     # building and publishing the pretrained models
     "zoo": _LOW | {"predictors", "zoo"},
-    "cli": _LOW | {"compare", "predictors", "experiments", "studies", "zoo", "cli"},
+    # a centre's static site: what compare knows, and a profile's prediction
+    "report": _LOW | {"compare", "predictors", "report"},
+    "cli": _LOW | {"compare", "predictors", "experiments", "studies", "zoo", "report", "cli"},
 }
 
 

@@ -11,6 +11,7 @@ __all__ = [
     "ConfigError",
     "FeatureSchemaError",
     "ImmutableSignatureError",
+    "NotAReportError",
     "ProfileInputError",
     "SavedFormatError",
     "UnknownSourceError",
@@ -31,6 +32,11 @@ class UnknownSourceError(XammError, ValueError):
 class UnknownTargetError(XammError, ValueError):
     """A target the predictor knows nothing about: not in training, and no signature or benchmark
     runs given."""
+
+
+class NotAReportError(XammError, ValueError):
+    """``xamm report --out`` names a file, or a folder that holds files and is not an earlier
+    report (the report replaces the folder it writes)."""
 
 
 class ProfileInputError(XammError, ValueError):

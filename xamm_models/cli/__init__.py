@@ -2,11 +2,22 @@
 and ``diff`` in :mod:`.history`), ``run`` (:mod:`.run`), ``predict`` (:mod:`.predict`,
 profiles in :mod:`.predict_profile`), ``eval`` (:mod:`.evaluate`), ``zoo`` (:mod:`.zoo`), ``adapt``
 (:mod:`.adapt`), ``schedule-sim`` (:mod:`.schedule`), ``compare`` (:mod:`.compare`) and ``accept``
-(:mod:`.drift`); shared helpers in :mod:`.common`."""
+(:mod:`.drift`), ``report`` (:mod:`.report`); shared helpers in :mod:`.common`."""
 
 from __future__ import annotations
 
-from xamm_models.cli import adapt, amm, compare, drift, evaluate, predict, run, schedule, zoo
+from xamm_models.cli import (
+    adapt,
+    amm,
+    compare,
+    drift,
+    evaluate,
+    predict,
+    report,
+    run,
+    schedule,
+    zoo,
+)
 
 
 def register(sub) -> dict:
@@ -37,3 +48,4 @@ def add_commands(sub) -> None:
     adapt.add(sub)
     compare.add(sub)
     drift.add_accept(sub)
+    report.add(sub)

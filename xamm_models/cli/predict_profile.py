@@ -144,57 +144,6 @@ def read_profile(args) -> RegionProfile:
     return read(args.profiles, time_unit=args.time_unit, clock_ghz=args.clock_ghz)
 
 
-def _label(row: dict) -> str:
-    """A target's label on the plot: itself, its basis and configuration, what it assumes."""
-    run = row.get("target_configuration") or ""
-    extra = f", assumes {row['assumes']}" if row.get("assumes") else ""
-    return f"{row['target']}\n{row.get('basis', '')}: {run}{extra}"
-
-
-def plot_programs(programs: pl.DataFrame, title: str, path: Path) -> Path:
-    """Predicted whole-program time per target in seconds with its 80% interval, most likely
-    fastest first, log scale; each target labelled with its basis (a node, or per rank), its
-    benchmark runs' configuration and what the prediction assumes; the source's measured time
-    marked.
-
-    Args:
-        programs: :func:`~xamm_models.predictors.composed.predict_profile`'s ``programs``.
-        title: the plot's title.
-        path: the PNG to write.
-
-    Returns:
-        ``path``.
-    """
-    import matplotlib  # the models extra, only for --plot
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # after the backend is chosen
-    import matplotlib.ticker  # noqa: F401  (matplotlib.ticker below)
-
-    p = programs.sort("rank", "relR", nulls_last=True)
-    y = p["time_s"].to_numpy()
-    err = [y - p["time_lo_s"].to_numpy(), p["time_hi_s"].to_numpy() - y]
-    fig, ax = plt.subplots(figsize=(9, 0.7 * p.height + 1.6), dpi=100)
-    ranked = p["rank"].is_not_null().to_numpy()
-    for keep, style in ((ranked, "o"), (~ranked, "s")):
-        idx = [i for i in range(p.height) if keep[i]]
-        ax.errorbar(y[keep], idx, xerr=[e[keep] for e in err], fmt=style, capsize=3)
-    ax.axvline(float(p["time_source_s"][0]), color="grey", lw=0.8, label="measured on the source")
-    ax.set_xscale("log")
-    ax.xaxis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
-    ax.xaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
-    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-    ax.set_yticks(range(p.height), [_label(r) for r in p.iter_rows(named=True)], fontsize=7)
-    ax.invert_yaxis()
-    ax.set_xlabel("predicted time, s (80% interval); squares: per rank, not ranked")
-    ax.legend(fontsize=7, loc="lower right")
-    ax.set_title(title, fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, metadata={"Software": None})
-    plt.close(fig)
-    return path
-
-
 def _bench(args):
     if not args.target_benchmarks:
         return None
@@ -213,6 +162,8 @@ def _write(pred, args) -> None:
             out = write_table(pred.regions, p.with_name(f"{p.stem}-regions{p.suffix}"))
             print(f"wrote {out} ({pred.regions.height} region x target rows)")
     if args.plot:
+        from xamm_models.report.figures import plot_programs  # matplotlib: only for --plot
+
         title = f"{pred.profile.meta.app} from {pred.source}"
         print(f"wrote {plot_programs(pred.programs, title, args.plot)}")
 

@@ -271,3 +271,96 @@ def test_signatures_certificates_and_histories_round_trip_the_hub(
     monkeypatch.setenv("XAMM_HOME", str(tmp_path / "c"))
     with pytest.raises(CorruptDataError, match="certificate@1.json"):
         pull_records("org/dane-records", registry=SignatureRegistry.default())
+
+
+@pytest.fixture(scope="module")
+def report(guide):
+    """The guide's ``xamm report`` (with the thicket tutorial's first LULESH profile), and what
+    ``xamm predict`` prints for that profile in the same home."""
+    data, log, work = guide
+    mp = pytest.MonkeyPatch()
+    mp.setenv("XAMM_HOME", str(work / "home"))
+    try:
+        predicted = _json_of("predict", str(work / "runs" / "lulesh.cali"))
+    finally:
+        mp.undo()
+    assert _step(log, "report")["code"] == 0
+    site = work / "runs" / "acceptance-report"
+    return site, json.loads((site / "report.json").read_text()), predicted
+
+
+def _json_of(*argv: str) -> dict:
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main([*argv, "--json"]) == 0
+    return json.loads(out.getvalue())
+
+
+def test_the_report_links_every_page_and_draws_every_figure(report):
+    sys.path.insert(0, str(EXAMPLES.parent / "benchmarks"))
+    from report_in_browser import static_problems
+
+    site, data, _ = report
+    assert sorted(data["pages"]) == [
+        "index.html", "machines/dane.html", "machines/dane/certificate-1.html",
+        "machines/dane/certificate-2.html", "machines/quartz.html", "predictions.html",
+    ]  # fmt: skip
+    assert sorted(data["figures"]) == [
+        "figures/dane-cpu-signature.png", "figures/predictions.png",
+        "figures/quartz-cpu-drift.png", "figures/quartz-cpu-signature.png",
+    ]  # fmt: skip
+    for f in data["figures"]:
+        assert (site / f).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert static_problems(site) == []
+
+
+def test_the_report_says_what_the_commands_say(guide, report):
+    """Versions, drift and certificates as `xamm amm history`, `xamm compare M@now M@1` and the
+    certificate files on disk hold them; the prediction as `xamm predict` prints it."""
+    _, log, work = guide
+    site, data, predicted = report
+    by = {t["target"]: t for m in data["machines"] for t in m["targets"]}
+    assert by["dane:cpu"]["versions"] == [1, 2] and by["quartz:cpu"]["versions"] == [1, 2]
+    # dane was accepted on all five runs (certificate 2): nothing since to compare
+    assert by["dane:cpu"]["drift"] is None
+    assert by["dane:cpu"]["drift_state"] == "no runs added since the acceptance (certificate 2)"
+    compared = _step(log, "compare", "quartz@now")["json"]
+    drift = by["quartz:cpu"]["drift"]
+    key = ("kernel", "problem_size", "verdict")
+    assert [[k[c] for c in key] for k in drift["kernels"]] == [
+        [k[c] for c in key] for k in compared["kernels"]
+    ]
+    slower = sum(k["verdict"] == "slower" for k in compared["kernels"])
+    assert by["quartz:cpu"]["drift_state"] == (
+        f"{slower} slower of {len(compared['kernels'])} kernels since signature version 1 "
+        "(never accepted)"
+    )
+    index = (site / "index.html").read_text()
+    assert by["quartz:cpu"]["drift_state"] in index
+    for n in (1, 2):
+        cert = json.loads((work / "home/certificates/dane" / f"certificate@{n}.json").read_text())
+        page = (site / f"machines/dane/certificate-{n}.html").read_text()
+        assert page.count('<span class="pass">pass</span>') >= len(cert["results"])
+        for r in cert["results"]:
+            assert f"<td>{r['criterion']}</td>" in page and f"<td>{r['group']}</td>" in page
+    got = {r["target"]: r["relR"] for r in data["prediction"]["programs"]}
+    want = {r["target"]: r["relR"] for r in predicted["programs"]}
+    assert got.keys() == want.keys()
+    assert all(got[t] == pytest.approx(want[t], rel=1e-9) for t in want)
+
+
+def _masked(text: str) -> str:
+    """A page with its numbers and hashes masked: they differ by CPU and by the day it ran."""
+    return re.sub(r"[0-9a-f]{12,64}|\d+(\.\d+)?(e[+-]?\d+)?", "#", text)
+
+
+def test_the_committed_report_is_what_the_script_writes(report):
+    site, data, _ = report
+    committed = EXAMPLES.parent / "docs" / "guide" / "acceptance-report"
+    kept = json.loads((committed / "report.json").read_text())
+    assert (kept["pages"], kept["figures"]) == (data["pages"], data["figures"])
+    for page in data["pages"]:
+        assert _masked((committed / page).read_text()) == _masked((site / page).read_text()), page
