@@ -1,6 +1,7 @@
 """Seeded fuzzers for the surfaces users and Hubs write: criteria files, the user's
 machine registry, an ``xamm.toml``'s ``[node]``, certificates, Hub pulls of certificates and
-histories, and Benchpark/Ramble workspaces.
+histories, Benchpark/Ramble workspaces, and ``xamm report``'s (machine names that become pages,
+certificate text that becomes HTML, the folder it replaces).
 
 Each case mutates a valid input in one way the campaign's seeded generator picks, runs the real
 code on it and judges the outcome against an **independent** oracle written here (what the input
@@ -33,6 +34,7 @@ import pytest
 from certificate_world import certificate, chain
 from conftest import FIXTURES
 from reliability_report import markdown_report
+from surface_oracles import NAME as NAME_OK
 from surface_oracles import comparison_of, criteria_ok, registry_record_ok
 
 from xamm_data.errors import XammError
@@ -47,6 +49,7 @@ CASES = {
     "xamm.toml [node]": 30,
     "certificates": 40,
     "benchpark workspace": 20,
+    "report": 24,
 }
 OUTCOMES = ("taken", "refused", "silent", "false alarm", "traceback", "outside")
 
@@ -396,6 +399,126 @@ def _mutate_workspace(kind, ws: Path, res: Path, doc: dict, outside: Path, cali:
     return "results.latest.json"
 
 
+# -- xamm report: names that become pages, text that becomes HTML, the folder it replaces ---------
+
+REPORT_MUTATIONS = ("machine name", "certificate text", "edited certificate", "out folder")
+NAME_PIECES = (
+    "newbox",
+    "a",
+    "0",
+    ".",
+    "..",
+    "/",
+    "-",
+    "_",
+    "B",
+    "<b>",
+    "%2e",
+    " ",
+    "\u00e9",
+    "x" * 60,
+)
+TEXT_PIECES = ("<script>alert(1)</script>", "</td></tr>", "&amp;", '"', "'", "<img src=x>",
+               "plain", "\u2013", "<!--", "]]>", "<b>")  # fmt: skip
+#: the tags a report page is made of; any other one came from a file's text
+PAGE_TAGS = {"html", "head", "meta", "title", "link", "body", "header", "main", "h1", "h2", "h3",
+             "p", "a", "span", "div", "table", "thead", "tbody", "tr", "th", "td", "ul", "li",
+             "figure", "img", "figcaption"}  # fmt: skip
+
+
+def _page_text(path: Path) -> tuple[set[str], str]:
+    """The tags of a page and its text, parsed as a browser does (independent of xamm)."""
+    from html.parser import HTMLParser
+
+    class P(HTMLParser):
+        tags: set[str] = set()
+        text: list[str] = []
+
+        def handle_starttag(self, tag, attrs):
+            self.tags.add(tag)
+
+        def handle_data(self, data):
+            self.text.append(data)
+
+    p = P()
+    p.tags, p.text = set(), []
+    p.feed(path.read_text())
+    return p.tags, "".join(p.text)
+
+
+def _report(out: Path, *extra: str) -> tuple[int, str]:
+    """``xamm report --out OUT ...``: its exit code and what it wrote to stderr."""
+    import contextlib
+    import io
+
+    from xamm_data.cli.commands import main
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = main(["report", "--out", str(out), "--no-progress", *extra])
+    return code, err.getvalue()
+
+
+def report_case(rng: random.Random, tmp: Path) -> tuple[str, str]:
+    """A home of certificates and one mutation of what ``xamm report`` turns into pages."""
+    from xamm_models.compare.certificates.records import CertificateRegistry, Criteria, Criterion
+
+    kind = REPORT_MUTATIONS[rng.randrange(len(REPORT_MUTATIONS))]
+    home = Path(os.environ["XAMM_HOME"])
+    reg = chain(home / "certificates", 2)
+    out = tmp / "site"
+    if kind == "machine name":
+        name = "".join(rng.choice(NAME_PIECES) for _ in range(rng.randint(1, 3)))
+        good = bool(NAME_OK.match(name)) and len(name) <= 100
+        if good:
+            chain(home / "certificates", 1, machine=name)
+        code, err = _report(out, "--machine", name)
+        if not good:
+            refused = code == 1 and not out.exists() and err.startswith("xamm: error:")
+            return kind, "refused" if refused else "silent"
+        written = code == 0 and (out / "machines" / f"{name}.html").is_file()
+        return kind, "taken" if written else "false alarm"
+    if kind == "certificate text":
+        text = "".join(rng.choice(TEXT_PIECES) for _ in range(rng.randint(1, 4)))
+        one = Criterion(id="no-slow-group", kind="slowdown", at_most=0.1, description=text)
+        crit = Criteria(name="fuzz", criterion=[one])
+        CertificateRegistry(home / "certificates").add(
+            certificate("other").model_copy(update={"criteria": crit})
+        )
+        if _report(out)[0] != 0:
+            return kind, "false alarm"
+        tags, shown = _page_text(out / "machines" / "other" / "certificate-1.html")
+        return kind, "taken" if tags <= PAGE_TAGS and text in shown else "silent"
+    if kind == "edited certificate":
+        p = reg.path("newbox", rng.randint(1, 2))
+        os.chmod(p, 0o644)
+        doc = json.loads(p.read_text())
+        doc["verdict"] = "fail" if doc["verdict"] == "pass" else "pass"
+        p.write_text(json.dumps(doc))
+        code, _ = _report(out)
+        n = p.stem.split("@")[1]
+        shown = (out / "machines" / "newbox" / f"certificate-{n}.html").exists()
+        _, page = _page_text(out / "machines" / "newbox.html") if code == 0 else (set(), "")
+        return kind, "refused" if code == 0 and not shown and p.name in page else "silent"
+    # the out folder: someone's folder, a file, a report.json that is not a report's, an earlier
+    # report (the one case it may replace)
+    how = rng.choice(("folder", "file", "fake mark", "earlier report"))
+    if how == "earlier report":
+        _report(out)
+    elif how == "file":
+        out.write_text("mine")
+    else:
+        out.mkdir()
+        (out / ("report.json" if how == "fake mark" else "notes.txt")).write_text('{"mine": 1}')
+    before = {p: p.read_bytes() for p in [out, *out.rglob("*")] if p.is_file()}
+    code, err = _report(out)
+    if how == "earlier report":
+        return kind, "taken" if code == 0 and (out / "index.html").is_file() else "false alarm"
+    after = {p: p.read_bytes() for p in [out, *out.rglob("*")] if p.is_file()}
+    kept = after == before and str(out) in err
+    return kind, "refused" if code == 1 and kept else "silent"
+
+
 # -- hostile Hub pulls -------------------------------------------------------------------------
 
 
@@ -451,6 +574,7 @@ def campaign(tmp: Path, monkeypatch_home) -> dict[str, Counter]:
         "user registry": registry_case,
         "xamm.toml [node]": node_case,
         "certificates": certificate_case,
+        "report": report_case,
     }
     for cls, fn in runners.items():
         for i in range(CASES[cls]):
