@@ -588,7 +588,8 @@ def render(rows: list[dict]) -> str:
         "log has its own "
         "in [reliability-log](reliability-log.md), "
         "the Hub's pulls in [reliability-hub](reliability-hub.md), the surfaces users and Hubs "
-        "write (criteria, the machine registry, certificates, Benchpark workspaces) in "
+        "write (criteria, the machine registry, certificates, Benchpark workspaces, what "
+        "`xamm report` turns into pages) in "
         "[reliability-surfaces](reliability-surfaces.md).",
         rows,
     )
