@@ -63,7 +63,7 @@ SLOW = {  # slow whatever the record says (the fast lane, pytest -m "not slow", 
     "test_every_tampered_pull_is_refused_by_name",
     # every --help example in its sandbox (about 3.5 min) and the user guide's pages
     "test_every_help_example_runs_as_written",
-    "test_the_user_guides_code_blocks_run_as_written",
+    "test_the_page_runs_as_written",
     # the whole 10,563-file sorting corpus (about 8 s) and a killed-and-resumed ingest (about 6 s);
     # the archive's other tests run in the fast lane
     "test_the_sorting_corpus_goes_in_whole_with_its_metadata",

@@ -238,9 +238,13 @@ def _amm_plot(args, reg) -> int:
 
     path = args.embedder or str(reg.newest_embedder())
     emb = load_embedder(path)
-    samples = benchmark_samples(
-        Store(args.store).scan("benchmark_runs").collect(), emb.feature_names
-    )
+    st = Store(args.store)
+    runs = st.scan("benchmark_runs").collect() if st.version("benchmark_runs") is not None else None
+    samples = benchmark_samples(runs, emb.feature_names) if runs is not None else None
+    if samples is None or samples.height < 3:
+        raise ValueError(f"the store at {st.root} holds {0 if samples is None else samples.height} "
+                         f"benchmark samples of the embedder's kernels; a t-SNE needs 3 or more "
+                         "(ingest runs, or --store STORE)")  # fmt: skip
     out = tsne_plot(
         emb.transform(samples),
         samples.get_column("target").to_list(),

@@ -357,3 +357,16 @@ def test_the_ratios_plot_names_every_marker_in_its_legend_once():
     want = [f"vs {r}" for r in c.refs] + ["predicted by the physics"]
     want += ["flagged"] if c.flags.height else []
     assert sorted(labels) == sorted(want)
+
+
+def test_a_bare_machine_with_a_gpu_and_its_host_is_accepted_on_the_references_device():
+    """A GPU run's host rows (Base_Seq) give the machine runs on both devices: accepted against a
+    GPU reference, the GPU is judged; against references of two devices it must be named."""
+    from xamm_models.compare.certificates.acceptance import accept
+
+    crit = Path(__file__).resolve().parents[3] / "examples" / "criteria.toml"
+    cert = accept("h100-node", ["lassen:gpu"], crit, record=False)
+    assert cert.new == "h100-node:gpu" and cert.refs == ["lassen:gpu"]
+    assert cert.ground().target == "h100-node:gpu"
+    with pytest.raises(ValueError, match=r"h100-node has runs on cpu and gpu; name one"):
+        accept("h100-node", ["lassen:gpu", "quartz:cpu"], crit, record=False)

@@ -164,8 +164,23 @@ def accept(
         return certs.add(cert, sign_key=sign_key) if record else cert
 
 
+def _runs(new: str, refs: list[str], store) -> dict[str, pl.DataFrame]:
+    """Each target's runs, ``new`` first. A bare ``new`` whose runs hold several devices (a GPU
+    run's host rows) takes the references' device when they share one."""
+    ref_runs = dict(target_runs(r, store=store) for r in refs)
+    devices = {Target.parse(r).device for r in ref_runs}
+    t = Target.parse(new)
+    try:
+        first = target_runs(new, store=store)
+    except ValueError:
+        if t.device is not None or len(devices) != 1:
+            raise
+        first = target_runs(f"{t.machine}:{devices.pop()}", store=store)
+    return {first[0]: first[1], **ref_runs}
+
+
 def _certify(new, refs, crit, crit_sha, store, registry, certs, family) -> Certificate:
-    runs = dict(target_runs(n, store=store) for n in [new, *refs])
+    runs = _runs(new, refs, store)
     every = dict(runs)
     names = list(runs)
     machine = Target.parse(names[0]).machine
