@@ -6,6 +6,7 @@ history`` say."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -80,6 +81,32 @@ def test_logs_of_two_devices_under_one_machine_are_refused_unless_said_to_be_one
     # one device spelled with the tag some implementations add is one device
     (tmp_path / "mi250x.out").write_text(STREAM.format(device="AMD Instinct MI210(gpu)"))
     assert read_babelstream(tmp_path, machine="box", workers=1).rejected == []
+
+
+CPU_STREAM = STREAM.replace("Implementation: CUDA", "Implementation: OpenMP").replace(
+    "Using CUDA device {device}", "Using OpenMP device {device}"
+)
+
+
+def test_a_cpu_and_a_gpu_under_one_machine_are_one_node_only_when_said_or_recorded(tmp_path):
+    """Any two devices: a host CPU's log and a GPU's under one machine are refused unless
+    --one-node says they are one node's or the registry records the machine with both; a run on a
+    device kind the registry says the machine lacks is refused whatever it says."""
+    from xamm_ingest import read_babelstream
+
+    (tmp_path / "gpu.out").write_text(STREAM.format(device="NVIDIA A100"))
+    (tmp_path / "cpu.out").write_text(CPU_STREAM.format(device="AMD EPYC 7763"))
+    rep = read_babelstream(tmp_path, machine="box", workers=1)
+    assert rep.frame.height == 0 and len(rep.rejected) == 2
+    assert all("a CPU and a GPU" in r.reason and "--one-node" in r.reason for r in rep.rejected)
+    ok = read_babelstream(tmp_path, machine="box", workers=1, one_node=True)
+    assert sorted(set(ok.frame["device"])) == ["cpu", "gpu"] and ok.rejected == []
+    # lassen is recorded with its CPU and its GPUs: one node's, said by the registry
+    assert read_babelstream(tmp_path, machine="lassen", workers=1).rejected == []
+    # v100-isambard is recorded as a GPU only: its CPU run is refused, --one-node or not
+    rep = read_babelstream(tmp_path, machine="v100-isambard", workers=1, one_node=True)
+    assert [Path(r.path).name for r in rep.rejected] == ["cpu.out"]
+    assert "'v100-isambard' with its gpu only" in rep.rejected[0].reason
 
 
 @pytest.mark.parametrize(

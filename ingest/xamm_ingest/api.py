@@ -177,6 +177,7 @@ def read_babelstream(
     bounds: Bounds | None = None,
     debug: bool = False,
     one_device: bool = False,
+    one_node: bool = False,
 ) -> IngestReport:
     """Read BabelStream outputs into a validated ``benchmark_runs`` frame (``Stream_*`` rows).
 
@@ -196,6 +197,8 @@ def read_babelstream(
         debug: re-raise unexpected errors instead of rejecting the source.
         one_device: the device names one machine's runs print are one device; without it, runs
             of one machine naming two devices of one kind are refused.
+        one_node: a CPU and a GPU one machine's runs name are one node's; without it (and
+            without a registry record of the machine with both), those runs are refused.
 
     Returns:
         The report: ``frame`` (the rows), ``rejected`` sources and ``dropped`` records, each
@@ -205,6 +208,7 @@ def read_babelstream(
         "babelstream",
         paths,
         one_device=one_device,
+        one_node=one_node,
         workers=workers,
         progress=progress,
         machine=machine,

@@ -85,6 +85,12 @@ def add_babelstream_arguments(p: argparse.ArgumentParser) -> None:
         "'AMD Instinct MI210'); without it, two names of one kind refuse those runs",
     )
     p.add_argument(
+        "--one-node",
+        action="store_true",
+        help="a CPU and a GPU the runs of one machine name are one node's host and GPU; without "
+        "it (and without a registry record of both), those runs are refused",
+    )
+    p.add_argument(
         "--path-pattern",
         action="append",
         default=[],
@@ -113,6 +119,7 @@ def babelstream_options(args: argparse.Namespace, parser: argparse.ArgumentParse
         "compiler": args.compiler,
         "implementation": args.implementation,
         "one_device": args.one_device,
+        "one_node": args.one_node,
         "path_patterns": tuple(args.path_pattern),
     }
 

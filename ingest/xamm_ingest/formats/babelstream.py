@@ -182,34 +182,97 @@ def device_name(name: str | None) -> str | None:
 
 
 def finish(frame: pl.DataFrame, report, opts: dict) -> pl.DataFrame:
-    """Runs stored under one machine must be of one device of each kind: logs whose ``Using ...
-    device`` lines name two (an MI210 and an MI250X under one ``--machine``) are refused, naming
-    the devices and their files, unless ``--one-device`` says the names are one device."""
-    if opts.get("one_device") or "_device_name" not in frame.columns or frame.is_empty():
+    """Runs stored under one machine must be of the devices that machine has:
+
+    * two names of one kind (an MI210 and an MI250X under one ``--machine``) are refused unless
+      ``--one-device`` says the names are one device;
+    * a CPU and a GPU named under one machine are refused unless ``--one-node`` says they are one
+      node's, or the registry records the machine with both;
+    * a run on a device kind the registry says the machine does not have (a SYCL run that picked
+      the host CPU of a GPU platform) is refused.
+
+    Each refusal names the devices and their files."""
+    if frame.is_empty() or "_device_name" not in frame.columns:
         return frame
+    bad: dict[str, str] = {}
+    if not opts.get("one_device"):
+        bad |= _same_kind(frame)
+    if not opts.get("one_node"):
+        bad |= _both_kinds(frame)
+    bad |= _registry_kinds(frame)
+    for f, problem in sorted(bad.items()):
+        report.rejected.append(Rejected(f, f"{f}: {problem}", problem))
+    return frame.filter(~pl.col("source_path").is_in(sorted(bad))) if bad else frame
+
+
+def _files_by_name(rows: pl.DataFrame, names: list[str]) -> dict[str, list[str]]:
+    return {n: sorted(set(rows.filter(pl.col("_device_name") == n)["source_path"].to_list()))
+            for n in names}  # fmt: skip
+
+
+def _said(files: dict[str, list[str]]) -> str:
+    return "; ".join(f"{n!r} in {', '.join(fs[:2])}" + (" ..." if len(fs) > 2 else "")
+                     for n, fs in files.items())  # fmt: skip
+
+
+GIVE_EACH = ("give each its machine (--path-pattern with a (?P<machine>...) group, an xamm.toml "
+             "per folder, or one --machine per ingest)")  # fmt: skip
+
+
+def _same_kind(frame: pl.DataFrame) -> dict[str, str]:
+    """The files of a machine whose runs name two devices of one kind, each with the problem."""
     named = frame.filter(pl.col("_device_name").is_not_null())
     clash = (
         named.group_by("machine", "device")
         .agg(pl.col("_device_name").unique().sort())
         .filter(pl.col("_device_name").list.len() > 1)
     )
-    bad: set[str] = set()
+    bad: dict[str, str] = {}
     for machine, device, names in clash.iter_rows():
         rows = named.filter((pl.col("machine") == machine) & (pl.col("device") == device))
-        files = {
-            n: sorted(set(rows.filter(pl.col("_device_name") == n)["source_path"].to_list()))
-            for n in names
-        }
-        said = "; ".join(f"{n!r} in {', '.join(fs[:2])}" + (" ..." if len(fs) > 2 else "")
-                         for n, fs in files.items())  # fmt: skip
-        for fs in files.values():
-            for f in fs:
-                bad.add(f)
-                problem = (
-                    f"the runs given machine {machine!r} name {len(names)} {device} devices "
-                    f"({said}); give each its machine (--path-pattern with a (?P<machine>...) "
-                    "group, an xamm.toml per folder, or one --machine per ingest), or pass "
-                    "--one-device if the names are one device"
-                )
-                report.rejected.append(Rejected(f, f"{f}: {problem}", problem))
-    return frame.filter(~pl.col("source_path").is_in(sorted(bad))) if bad else frame
+        files = _files_by_name(rows, names)
+        problem = (f"the runs given machine {machine!r} name {len(names)} {device} devices "
+                   f"({_said(files)}); {GIVE_EACH}, or pass --one-device if the names are one "
+                   "device")  # fmt: skip
+        bad |= {f: problem for fs in files.values() for f in fs}
+    return bad
+
+
+def _both_kinds(frame: pl.DataFrame) -> dict[str, str]:
+    """The files of a machine whose runs name a CPU and a GPU when the registry does not record
+    the machine with both (a node's host and its GPU, or two machines' runs mixed)."""
+    named = frame.filter(pl.col("_device_name").is_not_null())
+    kinds = named.group_by("machine").agg(pl.col("device").n_unique().alias("n"))
+    bad: dict[str, str] = {}
+    for machine in kinds.filter(pl.col("n") > 1).get_column("machine").to_list():
+        known = machines.canonical_id(machine)
+        if known and set(machines.get(known).devices) == {"cpu", "gpu"}:
+            continue
+        rows = named.filter(pl.col("machine") == machine)
+        names = sorted(set(rows["_device_name"].to_list()))
+        files = _files_by_name(rows, names)
+        problem = (f"the runs given machine {machine!r} name a CPU and a GPU ({_said(files)}) and "
+                   "no registry record says the machine has both; pass --one-node if they are one "
+                   f"node's (or record it: xamm machines add {machine} --cpu ... --gpu ...), else "
+                   f"{GIVE_EACH}")  # fmt: skip
+        bad |= {f: problem for fs in files.values() for f in fs}
+    return bad
+
+
+def _registry_kinds(frame: pl.DataFrame) -> dict[str, str]:
+    """The files of runs on a device kind the registry says their machine does not have."""
+    bad: dict[str, str] = {}
+    for (machine,), rows in frame.group_by(["machine"]):
+        known = machines.canonical_id(machine)
+        if not known:
+            continue
+        has = machines.get(known).devices
+        wrong = rows.filter(~pl.col("device").is_in(list(has)))
+        for device, name, f in (
+            wrong.select("device", "_device_name", "source_path").unique().rows()
+        ):
+            ran = f" ({name})" if name else ""
+            bad[f] = (f"the run ran on a {device}{ran}, and the registry records {machine!r} with "
+                      f"its {' and '.join(has)} only; give the run its machine (the device it "
+                      "ran on), or correct the registry")  # fmt: skip
+    return bad
