@@ -56,29 +56,21 @@ V100 = f"{UOB}/2019/babelstream/v100-isambard"
 HPCTOOLKIT = "LLNL+hatchet/hatchet/tests/data/hpctoolkit-cpi-database"
 SORTING = "LLNL+thicket-tutorial/data/parallel-sorting"
 
-#: commands that take minutes: parsed, not run, and the test that runs their code smaller
+#: commands that take long (the page says how long beside each): parsed, not run, and the test
+#: that runs their code smaller
 LONG = {
     "xamm eval --data-dir ../shared/data --out eval-out": "tests/models/benchmark/"
     "test_evaluation.py runs the harness with fewer entries",
-    "xamm eval --data-dir ../shared/data --quick --out quick-out": "about a minute; "
-    "tests/models/benchmark/test_evaluation.py runs the harness small",
+    "xamm eval --data-dir ../shared/data --quick --out quick-out": "tests/models/benchmark/"
+    "test_evaluation.py runs the harness small",
     "xamm zoo build --data-dir ../shared/data --out zoo-out --eval-results docs/eval/results.json "
     "--snapshot xamm_data/hub/snapshot": "tests/models/zoo/test_zoo.py builds the zoo with 3 "
     "epochs and checks the rebuilt snapshot byte for byte",
-    "xamm zoo push --zoo zoo-out --org my-org": "needs a built zoo; tests/models/zoo/test_zoo.py "
-    "pushes one to the local Hub and pulls every artefact back",
-    "xamm adapt labelled.parquet --model ./zoo-out/models/xamm --platform newbox:cpu --out "
-    "./newbox-model": "needs the zoo's paper model (`xamm zoo build`, minutes); "
-    "tests/test_help_examples.py adapts a model `xamm run` trained, the same path",
-    "xamm predict profiles.parquet --model ./newbox-model --source newbox:cpu --target lassen:gpu "
-    "--target quartz:cpu --rank": "needs the adapted model above; tests/test_help_examples.py "
-    "predicts with an adapted model",
-    "xamm run vae.yml": "trains the VAE-DNN on the benchmark (about 20 s); tests/models/predictors/"
-    "test_vae_dnn.py runs `xamm run` with a VAE-DNN config, then `xamm predict` with it",
-    "xamm predict profiles.parquet --source h100-node:gpu --target mi300a-spx:gpu --target "
-    "lassen:gpu --model ./vae --rank --json": "needs the VAE-DNN above; tests/models/predictors/"
-    "test_vae_dnn.py predicts and ranks with one",
+    "xamm run vae.yml": "tests/models/predictors/test_vae_dnn.py runs `xamm run` with a VAE-DNN "
+    "config, then `xamm predict` with it",
 }
+#: what a page says beside a command that takes long
+TAKES = re.compile(r"#\s*(minutes|about (a minute|\d+ s))\b")
 
 
 @dataclass
@@ -297,7 +289,7 @@ def plan(page: str) -> Tally:
                 said = _comment(cmd)
                 bare = cmd[: len(cmd) - len(said)].strip() if said else cmd
                 if NEEDS.search(said):
-                    t.needs.append(f"{bare} ({said.lstrip('# ')})")
+                    t.needs.append(f"{bare}\t{said.lstrip('# ')}")
                 elif bare in LONG:
                     t.long.append(bare)
                 else:
@@ -350,9 +342,10 @@ def run_page(page: str, root: Path, shared: Path, hub, s3: dict, extra: dict) ->
             said = _comment(cmd)
             bare = cmd[: len(cmd) - len(said)].strip() if said else cmd
             if NEEDS.search(said):
-                tally.needs.append(f"{bare} ({said.lstrip('# ')})")
+                tally.needs.append(f"{bare}\t{said.lstrip('# ')}")
                 continue
             if bare in LONG:
+                assert TAKES.match(said), f"{where}: {bare}: the page does not say it takes long"
                 _parses(bare)
                 tally.long.append(bare)
                 continue
@@ -445,9 +438,9 @@ def render() -> str:
         t = plan(page)
         rows.append(f"| {page} | {t.run} | {t.refusals} | {t.python} | {t.checked} | "
                     f"{t.abridged} | {len(t.needs)} | {len(t.long)} |")  # fmt: skip
-        notes += [f"* {page}: `{n.split(' (')[0]}`: {n.split(' (', 1)[1].rstrip(')')}"
-                  for n in t.needs if " (" in n]  # fmt: skip
-        notes += [f"* {page}: {n}" for n in t.needs if " (" not in n]
+        for n in t.needs:
+            cmd, _, why = n.partition("\t")
+            notes.append(f"* {page}: `{cmd}`: {why.split(':')[0]}" if why else f"* {page}: {n}")
         notes += [f"* {page}: `{c}`: {LONG[c]}" for c in t.long]
     total = [sum(plan(p).run for p in PAGES), sum(plan(p).python for p in PAGES)]
     head = (
@@ -471,3 +464,14 @@ def render() -> str:
 if __name__ == "__main__":
     REPORT.write_text(render())
     print(REPORT.read_text())
+
+
+def test_a_page_is_read_as_bash_reads_it():
+    """A comment starts at a ``#`` outside quotes; continuation lines are one command; a
+    comment-only line, indented or not, is no command; what a comment says is held to."""
+    assert _comment("xamm a '# not' b  # needs x") == "# needs x"
+    assert _comment('echo "#x" a#b') == ""
+    assert commands("a \\\n  b\n# c\n   # d\ne # f\n") == ["a b", "e # f"]
+    assert NEEDS.search("# needs a Slurm cluster") and not NEEDS.search("# what it needs")
+    assert EXITS.search("# exits 1: refused").group(1) == "1"
+    assert TAKES.match("# minutes: all") and not TAKES.match("# all, in minutes")
