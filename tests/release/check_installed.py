@@ -9,7 +9,9 @@ It asserts what a user of ``pip install xamm`` meets:
 2. the core commands work or end with exit code 1 and one line on stderr that names the extra to
    install: ``xamm --help``, ``xamm-ingest rajaperf`` on a shared run, ``load_dataset``,
    ``xamm predict`` on a profile, ``xamm compare``, ``xamm amm build --kind physics``; none
-   prints a traceback; ``xamm compare --thicket`` ends with the thicket extra's one line.
+   prints a traceback; ``xamm compare --thicket`` ends with the thicket extra's one line;
+3. a centre's acceptance path (ingest, physics signatures, accept, update, history, diff, drift,
+   verify, report) runs on the core install.
 
 Usage: ``python check_installed.py DATA_DIR`` (``../shared/data``). Exit code 0 when every check
 holds; 1 with the failed checks listed.
@@ -88,6 +90,42 @@ def run(cmd: list[str], problems: list[str], env: dict[str, str], needs: str = "
     return p.stdout
 
 
+CRITERIA = """schema_version = 1
+name = "dane against quartz"
+size_ratio = 16
+
+[[criterion]]
+id = "no-slow-group"
+kind = "slowdown"
+groups = ["*"]
+at_most = 0.10
+"""
+
+
+def acceptance_path(runs: Path, work: Path, problems: list[str], env: dict[str, str]) -> None:
+    """A centre's acceptance path on the core install (docs/guide/acceptance.md): dane accepted
+    against quartz on two runs, updated with three, its history, diff, drift and report."""
+    bindir = Path(sys.executable).parent
+    xamm, ingest = str(bindir / "xamm"), str(bindir / "xamm-ingest")
+    crit = work / "criteria.toml"
+    crit.write_text(CRITERIA)
+    o3 = sorted(p for p in runs.glob("*/O3/*") if p.is_dir())
+    for batch in (o3[:2], o3[2:]):
+        run([ingest, "rajaperf", *map(str, batch), "--no-progress", "-q"], problems, env)
+        run([xamm, "amm", "build", "dane", "--kind", "physics"], problems, env)
+        run([xamm, "accept", "dane", "--against", "quartz", "--criteria", str(crit)], problems,
+            env)  # fmt: skip
+    run([xamm, "amm", "history", "dane"], problems, env)
+    run([xamm, "amm", "diff", "dane:cpu@1", "dane:cpu@2"], problems, env)
+    run([xamm, "compare", "dane@now", "dane@1"], problems, env)
+    run([xamm, "accept", "verify", "dane"], problems, env)
+    run([xamm, "report", "--out", str(work / "site"), "--no-progress"], problems, env)
+    page = (work / "site" / "machines" / "dane.html").read_text(errors="replace")
+    if "matplotlib is not installed" not in page or "certificate-2.html" not in page:
+        problems.append("report: expected dane's page with both certificates, its figures "
+                        "said not drawn (no matplotlib on the core install)")  # fmt: skip
+
+
 def check_commands(data: Path, work: Path, problems: list[str]) -> None:
     """The README's core commands, in a fresh XAMM_HOME."""
     env = {**os.environ, "XAMM_HOME": str(work / "home"), "HF_HUB_OFFLINE": "1", "NO_COLOR": "1"}
@@ -97,6 +135,7 @@ def check_commands(data: Path, work: Path, problems: list[str]) -> None:
     profile = data / "LLNL+thicket-tutorial/data/lulesh/230906-105532_880456_M8YbWSOYgGWa.cali"
     store = str(work / "store")
     run([xamm, "--help"], problems, env)
+    acceptance_path(runs, work, problems, env)
     run([ingest, "rajaperf", str(runs), "--store", store, "--no-progress"], problems, env)
     code = (
         "from xamm_data.hub.datasets import load_dataset; import sys;"
