@@ -439,3 +439,20 @@ def test_a_physics_build_runs_on_the_core_install(rajaperf_sets, tmp_path):
     assert r.returncode == 0, r.stderr
     assert "h100-node:gpu" in r.stdout and "bandwidth up to" in r.stdout
     assert (tmp_path / "home" / "signatures").is_dir()
+
+
+def test_the_tsne_plot_of_a_store_without_runs_says_so(runs, tmp_path, monkeypatch, capsys):
+    """`xamm amm plot` on a store that holds no runs of the embedder's kernels: one line naming
+    the store and what a t-SNE needs, exit 1 (it used to be scikit-learn's perplexity error)."""
+    from xamm_data.cli.commands import main
+
+    ks = align_kernels(runs)
+    e = create_embedder("attention", n_features=len(ks), feature_names=ks, seed=0)
+    e.fit(benchmark_samples(runs, ks), epochs=EPOCHS).save_pretrained(tmp_path / "emb")
+    empty = tmp_path / "empty-store"
+    argv = ["amm", "plot", "--embedder", str(tmp_path / "emb"), "--store", str(empty),
+            "--out", str(tmp_path / "t.png")]  # fmt: skip
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("xamm: error: the store at ") and "holds 0 benchmark samples" in err
+    assert "needs 3 or more" in err and not (tmp_path / "t.png").exists()
