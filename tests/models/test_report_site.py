@@ -204,3 +204,35 @@ def test_a_machine_name_becomes_a_page_only_when_it_is_a_name_xamm_keeps(
     assert sorted(p.name for p in tmp_path.iterdir()) == (
         ["home", "site"] if not code else ["home"]
     )
+
+
+def _key_files(tmp_path: Path, name: str):
+    """An Ed25519 key pair: (private key, public PEM file)."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+
+    key = ed25519.Ed25519PrivateKey.generate()
+    pub = tmp_path / f"{name}.pub"
+    pub.write_bytes(key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))  # fmt: skip
+    return key, pub
+
+
+def test_signed_certificates_say_so_and_a_key_they_were_not_signed_by_hides_them(
+    tmp_path, monkeypatch
+):
+    home = _home(tmp_path, monkeypatch)
+    key, pub = _key_files(tmp_path, "centre")
+    _, other = _key_files(tmp_path, "other")
+    chain(home / "certificates", 2, sign_key=key)
+    assert _xamm("report", "--out", str(tmp_path / "a"), "--public-key", str(pub)) == 0
+    data = json.loads((tmp_path / "a" / "report.json").read_text())
+    assert [c["number"] for c in data["machines"][0]["certificates"]] == [1, 2]
+    page = (tmp_path / "a" / "machines" / "newbox" / "certificate-1.html").read_text()
+    assert "<td>signed</td><td>yes, by the key given</td>" in page
+    assert _xamm("report", "--out", str(tmp_path / "b")) == 0  # no key: the file beside it
+    page = (tmp_path / "b" / "machines" / "newbox" / "certificate-2.html").read_text()
+    assert "<td>signed</td><td>yes</td>" in page
+    assert _xamm("report", "--out", str(tmp_path / "c"), "--public-key", str(other)) == 0
+    data = json.loads((tmp_path / "c" / "report.json").read_text())
+    assert data["machines"][0]["certificates"] == [] and len(data["machines"][0]["problems"]) >= 2

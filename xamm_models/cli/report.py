@@ -51,6 +51,13 @@ def add(sub) -> None:
         "--source", metavar="M:D", help="where the profile was measured (default: its own machine)"
     )
     s.add_argument("--model", default="xamm/default", help="the predictor for --profile")
+    s.add_argument(
+        "--public-key",
+        type=Path,
+        metavar="FILE",
+        help="the centre's Ed25519 public key (PEM): a certificate it did not sign is "
+        "a problem, not shown",
+    )
     s.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
     s.add_argument("--json", action="store_true", help="print what was written as JSON")
     s.set_defaults(handler=run_report)
@@ -68,6 +75,12 @@ def run_report(args) -> int:
         if not quiet:
             print(f"xamm report: {line}", file=sys.stderr, flush=True)
 
+    key = None
+    if args.public_key is not None:
+        # the sign extra (cryptography): only when a key is given
+        from xamm_models.compare.certificates.evidence import load_public_key
+
+        key = load_public_key(args.public_key)
     site = build_site(
         args.out,
         store=args.store,
@@ -75,6 +88,7 @@ def run_report(args) -> int:
         profile=args.profile,
         source=args.source,
         model=args.model,
+        public_key=key,
         progress=progress,
     )
     if args.json:

@@ -68,6 +68,9 @@ class MachineView:
     certificates: list[Certificate] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     note: str = ""
+    # per certificate number: "no", "yes" (a signature file beside it), or "yes, by the key
+    # given" (checked against the centre's public key)
+    signed: dict[int, str] = field(default_factory=dict)
 
     @property
     def newest(self) -> Certificate | None:
@@ -140,6 +143,7 @@ def gather_machine(
     store=None,
     registry: SignatureRegistry | None = None,
     certificates: CertificateRegistry | None = None,
+    public_key=None,
     progress: Callable[[str], None] = lambda m: None,
 ) -> MachineView:
     """What the report shows of one machine.
@@ -149,6 +153,8 @@ def gather_machine(
         store: the local store (default ``$XAMM_HOME/store``).
         registry: the signature registry (default ``$XAMM_HOME``'s).
         certificates: the certificate registry (default ``$XAMM_HOME/certificates``).
+        public_key: the centre's Ed25519 public key: each certificate must be signed by it (a
+            certificate that is not is a problem, and is not shown).
         progress: called with a line per step.
 
     Returns:
@@ -158,9 +164,13 @@ def gather_machine(
     st, reg = as_store(store), registry or SignatureRegistry.default()
     certs = certificates or CertificateRegistry.default()
     view = MachineView(machine)
-    report = certs.verify(machine)
+    report = certs.verify(machine, public_key=public_key)
     view.problems = [str(p) for p in report.problems]
-    view.certificates = certs.all(machine)
+    view.certificates = [c for c in certs.all(machine) if c.number in report.good]
+    by_key = "yes, by the key given" if public_key is not None else "yes"
+    view.signed = {
+        n: by_key if certs.signature_path(machine, n).is_file() else "no" for n in report.good
+    }
     try:
         hist = history(machine, registry=reg, store=st, certificates=certs)
     except (KeyError, FileNotFoundError):  # no signature, or no runs to read its history from

@@ -200,7 +200,7 @@ class Writer:
         body += self._certificates(rel, v)
         self._page(rel, v.machine, body)
         for c in v.certificates:
-            self.certificate(v.machine, c)
+            self.certificate(v.machine, c, v.signed.get(c.number or 0, "no"))
 
     def _target(self, rel: str, tv: TargetView, pred: Prediction | None) -> list[str]:
         slug = tv.target.replace(":", "-")
@@ -297,6 +297,7 @@ class Writer:
                 "created": c.created,
                 "judged": (g.judged if (g := c.ground()) else ""),
                 "changed": len(c.changed),
+                "signed": v.signed.get(c.number or 0, "no"),
             }
             for c in v.certificates
         ]
@@ -308,12 +309,12 @@ class Writer:
 
     # -- a certificate ---------------------------------------------------------------------
 
-    def certificate(self, machine: str, c: Certificate) -> None:
+    def certificate(self, machine: str, c: Certificate, signed: str = "no") -> None:
         """``machines/<machine>/certificate-<n>.html``: what it rests on, its criteria, its
         verdicts and what changed against the certificate before it."""
         rel = certificate_page(machine, c.number or 0)
         body = [html.link(_rel(rel, machine_page(machine)), f"← {machine}")]
-        body.append(html.table(_facts(c)))
+        body.append(html.table(_facts(c, signed)))
         body += ["<h2>Criteria</h2>", html.table(_criteria(c))]
         f = c.frame()
         body.append("<h2>Verdicts</h2>")
@@ -372,7 +373,7 @@ class Writer:
         self._page(rel, "Predictions", body)
 
 
-def _facts(c: Certificate) -> pl.DataFrame:
+def _facts(c: Certificate, signed: str) -> pl.DataFrame:
     """What a certificate judged and rests on, a fact per row."""
     g = c.ground()
     facts = [
@@ -386,6 +387,7 @@ def _facts(c: Certificate) -> pl.DataFrame:
         ("signature", (g.signature or "") if g else ""),
         ("problem sizes matched within", f"{c.size_ratio:g}x" if c.size_ratio else ""),
         ("sha256", c.sha256 or ""),
+        ("signed", signed),
         ("xamm", c.xamm_version),
     ]
     return pl.DataFrame(facts, schema=["fact", "value"], orient="row")

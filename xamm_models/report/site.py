@@ -105,6 +105,7 @@ def build_site(
     profile: str | Path | None = None,
     source: str | None = None,
     model: str = "xamm/default",
+    public_key=None,
     progress: Callable[[str], None] = lambda m: None,
 ) -> Site:
     """Write the report.
@@ -116,6 +117,7 @@ def build_site(
         profile: a profile to predict on every target (``xamm predict``'s answer, on a page).
         source: where the profile was measured (default: its own machine).
         model: the predictor for the profile.
+        public_key: the centre's Ed25519 public key every certificate must be signed by.
         progress: called with a line per step.
 
     Returns:
@@ -130,7 +132,14 @@ def build_site(
     for m in names:
         progress(f"{m}: reading its history and certificates")
         views.append(
-            gather_machine(m, store=st, registry=reg, certificates=certs, progress=progress)
+            gather_machine(
+                m,
+                store=st,
+                registry=reg,
+                certificates=certs,
+                public_key=public_key,
+                progress=progress,
+            )
         )
     pred = None
     if profile is not None:
