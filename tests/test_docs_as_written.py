@@ -418,12 +418,15 @@ def _s3(request) -> dict:
 
 @pytest.mark.data
 @pytest.mark.parametrize("page", sorted(PAGES))
-def test_the_page_runs_as_written(page, shared_data, tmp_path, _hub_server, request):
+def test_the_page_runs_as_written(page, shared_data, tmp_path, request):
     s3 = _s3(request) if "s3://" in (REPO / page).read_text() else {}
     extra = {}
     if "xplat-store" in PAGES[page].layout.values():  # the benchmark's store, built once
         extra["xplat-store"] = request.getfixturevalue("xplat_store").root
-    tally = run_page(page, tmp_path, shared_data, _hub_server, s3, extra)
+    from hub_server import LocalHub
+
+    with LocalHub() as hub:  # a Hub of the page's own: pages push the same repo names as --help
+        tally = run_page(page, tmp_path, shared_data, hub, s3, extra)
     assert tally == plan(page)  # everything the count says ran, ran
 
 
