@@ -443,7 +443,7 @@ def test_a_physics_build_runs_on_the_core_install(rajaperf_sets, tmp_path):
 
 def test_the_tsne_plot_of_a_store_without_runs_says_so(runs, tmp_path, monkeypatch, capsys):
     """`xamm amm plot` on a store that holds no runs of the embedder's kernels: one line naming
-    the store and what a t-SNE needs, exit 1 (it used to be scikit-learn's perplexity error)."""
+    the store and what a t-SNE needs, exit 1, never scikit-learn's perplexity error."""
     from xamm_data.cli.commands import main
 
     ks = align_kernels(runs)
