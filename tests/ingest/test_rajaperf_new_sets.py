@@ -76,6 +76,7 @@ def test_tuolumne_raja_hip_two_trials(shared_data):
     assert rep.rejected == [] and rep.sources_read == 2
     f = rep.frame
     assert set(f["machine"]) == {"tuolumne"} and set(f["device"]) == {"gpu"}
+    assert not [n for n in rep.notes if "not a known machine" in n]  # the registry knows it
     assert set(f["variant"]) == {"RAJA_HIP"} and set(f["block_size"]) == {256}
     assert sorted(set(f["trial"])) == [0, 1]
     assert _check_cali(f, sorted(root.rglob("*.cali")), root) == f.height
@@ -87,6 +88,11 @@ def test_mi300a_cpx_tiers_24_ranks_and_the_bandwidth_rajaperf_printed(shared_dat
     assert rep.rejected == []
     f = rep.frame
     assert set(f["ranks"]) == {24} and set(f["device"]) == {"cpu", "gpu"}
+    assert not [n for n in rep.notes if "not a known machine" in n]
+    # the registry's node: 24 GPU partitions a node, each rank one of them
+    from xamm_data.machines import registry as machines
+
+    assert machines.get("mi300a-cpx").gpus_per_node == 24
     assert set(f["variant"]) == {"Base_Seq", "Base_HIP", "RAJA_HIP"}
     checked = 0
     for d in dirs:
@@ -134,6 +140,7 @@ def test_the_vm_same_run_sets_hold_rajaperfs_timer_and_refuse_what_did_not_run(s
     root = shared_data / VM
     rep = read_rajaperf(root, workers=2)
     assert rep.rejected == [] and set(rep.frame["machine"]) == {"vm"}
+    assert not [n for n in rep.notes if "not a known machine" in n]
     reasons = {d.rule for d in rep.dropped}
     assert any("Reps is 0" in r for r in reasons)  # --repfact 0.25 left some kernels 0 reps
     checked = 0
