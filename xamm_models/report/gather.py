@@ -80,13 +80,12 @@ class MachineView:
 
 @dataclass
 class Prediction:
-    """A profile's predicted time per target (``programs``), or why there is none (``note``)."""
+    """A profile's predicted time per target (``programs``) and what the prediction assumed."""
 
     profile: str
-    source: str = ""
-    programs: pl.DataFrame | None = None
+    source: str
+    programs: pl.DataFrame
     notes: list[str] = field(default_factory=list)
-    note: str = ""
 
 
 def _devices(st: Store, machine: str) -> list[str]:
@@ -104,6 +103,10 @@ def _figures(target: str, versions: list[int], st: Store, reg) -> pl.DataFrame:
         f = figure_intervals(target, state.rows)
         out.append(f.with_columns(pl.lit(v, pl.Int64).alias("version")))
     return pl.concat(out).select("version", "figure", "value", "lo", "hi")
+
+
+def _sources(state: State) -> set[str]:
+    return set(state.rows.get_column("source_sha256").unique().to_list())
 
 
 def _drift(target: str, versions: list[int], st: Store, reg, certs) -> tuple:
@@ -125,11 +128,15 @@ def _drift(target: str, versions: list[int], st: Store, reg, certs) -> tuple:
     for state, said in bases:
         try:
             then: State = resolve(f"{target}@{state}", store=st, registry=reg, certificates=certs)
-            old, rows_old, new, added = drift_sides(then, now)
         except ValueError as e:
-            if state == "accepted":  # the accepted runs are the newest: nothing to compare
-                return None, said, f"no runs added since {said}" if "no runs" in str(e) else str(e)
+            if state == "accepted":
+                return None, said, str(e)
             continue
+        if not _sources(now) - _sources(then):  # the state holds every run there is
+            if state == "accepted":
+                return None, said, f"no runs added since {said}"
+            continue
+        old, rows_old, new, added = drift_sides(then, now)
         labels = (f"{old.label} (store v{old.version})", f"{new.label} (runs added since)")
         return drift(rows_old, added, target=target, labels=labels), said, ""
     if accepted is None and not versions:
@@ -214,7 +221,7 @@ def gather_prediction(
         store: the store whose machines are targets too.
 
     Returns:
-        The prediction; ``note`` says why there is none when the profile cannot be predicted.
+        The prediction (a profile that cannot be read or predicted raises, naming it).
     """
     read = load("xamm.profiles", "read", "reading application profiles")
     regions = read(profile)

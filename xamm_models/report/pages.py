@@ -165,11 +165,7 @@ class Writer:
             body.append(
                 html.paragraph(
                     f"{pred.profile}: "
-                    + (
-                        f"predicted on {pred.programs.height} targets from {pred.source}"
-                        if pred.programs is not None
-                        else pred.note
-                    )
+                    + f"predicted on {pred.programs.height} targets from {pred.source}"
                 )
             )
             body.append(html.link("predictions.html", "the predicted time per target"))
@@ -226,7 +222,7 @@ class Writer:
             )
             body.append(html.table(_figure_table(tv.figures)))
         body += self._drift(rel, tv, slug)
-        if pred is not None and pred.programs is not None:
+        if pred is not None:
             mine = pred.programs.filter(pl.col("target") == tv.target)
             body.append("<h3>Predicted for the chosen profile</h3>")
             body.append(
@@ -349,27 +345,22 @@ class Writer:
                 "80% intervals), as `xamm predict` prints it."
             )
         ]
-        if pred.programs is None:
-            body.append(html.paragraph(pred.note, note=True))
-        else:
-            links = {
-                t: _rel(rel, machine_page(t.split(":")[0]))
-                for t in pred.programs.get_column("target")
-                if t.split(":")[0] in machines
-            }
-            body.append(html.table(_programs(pred.programs), links={"target": links}))
+        links = {
+            t: _rel(rel, machine_page(t.split(":")[0]))
+            for t in pred.programs.get_column("target")
+            if t.split(":")[0] in machines
+        }
+        body.append(html.table(_programs(pred.programs), links={"target": links}))
 
-            def draw(p):
-                return plot_programs(pred.programs, f"{pred.profile} from {pred.source}", p)
+        def draw(p):
+            return plot_programs(pred.programs, f"{pred.profile} from {pred.source}", p)
 
-            body.append(
-                self._figure(
-                    rel, "predictions.png", draw, "predicted time per target with its 80% interval"
-                )
+        body.append(
+            self._figure(
+                rel, "predictions.png", draw, "predicted time per target with its 80% interval"
             )
-            body.append(
-                "<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in pred.notes) + "</ul>"
-            )
+        )
+        body.append("<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in pred.notes) + "</ul>")
         self._page(rel, "Predictions", body)
 
 
@@ -462,7 +453,6 @@ def prediction_data(pred: Prediction | None) -> dict | None:
     return {
         "profile": pred.profile,
         "source": pred.source,
-        "note": pred.note,
         "notes": pred.notes,
-        "programs": pred.programs.to_dicts() if pred.programs is not None else None,
+        "programs": pred.programs.to_dicts(),
     }
