@@ -16,8 +16,9 @@ from polars.testing import assert_frame_equal
 from xamm_data.store.reports import config_key
 from xamm_data.store.store import Store
 from xamm_data.tables.schema import APP_PROFILES, BENCHMARK_RUNS
-from xamm_ingest import SampleSpec, ingest
+from xamm_ingest import SampleSpec, ingest, pipeline
 from xamm_ingest.format import get_format
+from xamm_ingest.pipeline import executors
 from xamm_ingest.pipeline.commit import chunks
 from xamm_ingest.report import ArchiveReport, IngestReport
 from xamm_ingest.sources import Plan, Task
@@ -198,3 +199,31 @@ def test_a_failing_merge_rejects_each_source_of_its_run_once(monkeypatch, tmp_pa
         "run-1/RAJAPerf-kernel-run-data.csv",
     ]
     assert all("ComputeError: merge blew up" in r.reason for r in rep.rejected)
+
+
+@pytest.mark.parametrize("commit", ["once", "batches"])
+def test_local_processes_read_only_enough_sources_and_store_what_one_process_does(
+    monkeypatch, tmp_path, commit
+):
+    """Under ``POOL_MIN_FILES`` sources no process is started; from it, local processes store
+    the rows one process stores."""
+    started = []
+    real = executors.ProcessPoolExecutor
+
+    def counted(*args, **kwargs):
+        started.append(kwargs.get("max_workers"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(executors, "ProcessPoolExecutor", counted)
+    opts = {"commit": commit, "workers": 2}
+    if commit == "batches":
+        opts["batch_files"] = 1
+    src = FIXTURES / "rajaperf_sample"
+    ingest("rajaperf", src, store=tmp_path / "here", **opts)
+    assert started == []
+    monkeypatch.setattr(pipeline, "POOL_MIN_FILES", 2)
+    ingest("rajaperf", src, store=tmp_path / "pool", **opts)
+    assert started == [2]
+    _same(
+        _stored(tmp_path / "here", "benchmark_runs"), _stored(tmp_path / "pool", "benchmark_runs")
+    )

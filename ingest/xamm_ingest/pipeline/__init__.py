@@ -74,6 +74,9 @@ log = logging.getLogger("xamm_ingest.pipeline")
 COMMITS = ("once", "batches")
 CHUNK_FILES = 64  # sources per task sent to a local worker (it only parses)
 DASK_CHUNK_FILES = 256  # sources per task sent to a Dask worker (it parses and checks)
+# Below this many sources a read of them all takes about a second at most, and local processes
+# (each started, each chunk's rows pickled back) cost more CPU than they save in wall time.
+POOL_MIN_FILES = 256
 
 
 def _prepared(fmt: str | Format, opts: dict) -> tuple[Format, dict]:
@@ -151,7 +154,7 @@ def _read_whole(
     n = len(plan.tasks)
     size = max(1, min(CHUNK_FILES, -(-n // (max(workers, 1) * 4))))
     sink = Whole(spec, opts, report)
-    several = workers > 1 and n >= 16  # else a pool costs more than it saves
+    several = workers > 1 and n >= POOL_MIN_FILES
     with (
         progress_bar(progress and n > size, n) as advance,
         submitter(executor, workers, None, several, spec.name) as (submit, window),
@@ -337,13 +340,23 @@ def _count(spec: Format, paths: list[Path], opts: dict) -> int:
     return sum(1 for _ in spec.tasks(paths, opts, plan))
 
 
+def _first_chunks(chunked, files: int) -> list:
+    """The walk's first chunks, until there are two holding ``files`` sources or the walk ends."""
+    first, n = [], 0
+    while (n < files or len(first) < 2) and (chunk := next(chunked, None)) is not None:
+        first.append(chunk)
+        n += len(chunk)
+    return first
+
+
 def _read_and_commit(chunked, spec, opts, sink, executor, workers, scheduler, advance) -> None:
     """Read the chunks on the executor and hand each to the sink as it comes back, in walk order;
     the progress bar counts sources read and skipped."""
     report = sink.report
-    first = [c for c in (next(chunked, None), next(chunked, None)) if c is not None]
+    first = _first_chunks(chunked, POOL_MIN_FILES)
+    several = len(first) > 1 and sum(map(len, first)) >= POOL_MIN_FILES
     skipped = 0
-    with submitter(executor, workers, scheduler, len(first) > 1, spec.name) as (submit, window):
+    with submitter(executor, workers, scheduler, several, spec.name) as (submit, window):
         for result in in_order(submit, itertools.chain(first, chunked), opts, window):
             if executor == "dask":
                 outcomes, frame, side = result

@@ -40,14 +40,15 @@ def read_checked_chunk(tasks: list[Task], fmt: str, opts: dict):
 @contextlib.contextmanager
 def submitter(executor: str, workers: int, scheduler: str | None, several: bool, fmt: str):
     """(a function that sends a chunk to the executor and returns a future, how many chunks to keep
-    in flight): ``read_chunk`` on local processes (in this process when there is one chunk, one
-    worker, or ``serial``), ``read_checked_chunk`` on Dask workers.
+    in flight): ``read_chunk`` on local processes (in this process for ``serial``, one worker, or
+    too few sources for a pool to pay), ``read_checked_chunk`` on Dask workers.
 
     Args:
         executor: ``serial``, ``processes`` or ``dask``.
         workers: processes (local), or a LocalCluster's workers.
         scheduler: a running Dask scheduler's address (without it: a LocalCluster).
-        several: more than one chunk to read (else a pool costs more than it saves).
+        several: enough sources for local processes to pay
+            (:data:`~xamm_ingest.pipeline.POOL_MIN_FILES`; fewer are read in this process).
         fmt: the format's name.
     """
     if executor == "dask":
