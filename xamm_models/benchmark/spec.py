@@ -72,6 +72,42 @@ SOURCES = (
         "clang++ 14.0.6, RAJAPerf 2024.07.0, 112 ranks) .cali files",
         license="MIT",
     ),
+    Source(
+        name="ruby-caliper-baselines",
+        path="LLNL+RAJAPerf/test/caliper-baselines",
+        origin="LLNL/RAJAPerf @ 256fc527 (Jan 2023 CI), BSD-3-Clause: ruby (Intel Xeon "
+        "CLX-8276L; g++ 8.3.1 -O2, RAJAPerf 0.11.0), one .cali file per variant",
+        license="BSD-3-Clause",
+    ),
+    Source(
+        name="mi300a-cpx-tier1",
+        path=f"{_FCR}/RPBenchmark_MI300A_tier1-CPX",
+        machine="mi300a-cpx",
+        origin=_FCR_ORIGIN + ": the MI300A node of the SPX sets in CPX mode, 24 ranks",
+        license="BSD-3-Clause",
+    ),
+    Source(
+        name="mi300a-cpx-tier2",
+        path=f"{_FCR}/RPBenchmark_MI300A_tier2-CPX",
+        machine="mi300a-cpx",
+        origin=_FCR_ORIGIN + ": the MI300A node of the SPX sets in CPX mode, 24 ranks",
+        license="BSD-3-Clause",
+    ),
+    Source(
+        name="thicket-tuolumne",
+        path="LLNL+thicket-newer/thicket/tests/data/rajaperf-comp-static-data/tuolumne",
+        origin="LLNL/thicket @ 63af7d3d, MIT: tuolumne (AMD MI300A; RAJA_HIP block_256, "
+        "hipcc 22.0.0 -O2, RAJAPerf 2025.12.1), 2 trials",
+        license="MIT",
+    ),
+    Source(
+        name="vm-rajaperf",
+        path="vm-rajaperf",
+        origin="a RAJAPerf run made for the xamm project on a 2-core cloud VM (Intel Xeon, "
+        "Sapphire Rapids family; g++ 12.2.0 -O3, RAJAPerf 2024.07.0): CSV and .cali files of "
+        "the same runs",
+        license="BSD-3-Clause",
+    ),
 )
 
 
@@ -164,5 +200,52 @@ CONFIGS = (
         variant="Base_Seq",
         ranks=112,
         path_pattern=r"(^|/)clang14\.0\.6_\d+/O3/\d+/Base_Seq-default\.cali$",
+    ),
+    TargetConfig(
+        target="ruby:cpu",
+        release="0.11.0",
+        compiler="g++-8.3.1",
+        compiler_flags="-O2 -g -DNDEBUG; -Wall -Wextra",
+        variant="Base_Seq",
+        ranks=1,
+        path_pattern=r"(^|/)Base_Seq\.cali$",
+    ),
+    TargetConfig(
+        target="mi300a-cpx:cpu",
+        release="v2026.04.1-RC",
+        compiler=None,
+        compiler_flags=None,
+        variant="Base_Seq",
+        ranks=24,
+        path_pattern=_FCR_FILES,
+    ),
+    TargetConfig(
+        target="mi300a-cpx:gpu",
+        release="v2026.04.1-RC",
+        compiler=None,
+        compiler_flags=None,
+        variant="Base_HIP",
+        ranks=24,
+        path_pattern=_FCR_FILES,
+    ),
+    TargetConfig(
+        target="tuolumne:gpu",
+        release="2025.12.1",
+        compiler="hipcc-22.0.0",
+        compiler_flags="{-Wall,-Wextra}",
+        # the set holds RAJA_HIP only: no Base_HIP run of tuolumne is public
+        variant="RAJA_HIP",
+        ranks=1,
+        path_pattern=r"(^|/)runtime/O2/\d+/RAJA_HIP-block_256\.cali$",
+    ),
+    TargetConfig(
+        target="vm:cpu",
+        release="2024.07.0",
+        compiler="g++-12.2.0",
+        compiler_flags="{-O3,-DNDEBUG;,-Wall,-Wextra}",
+        variant="Base_Seq",
+        ranks=1,
+        # the three runs: one pass at full size, two passes, one pass at half size
+        path_pattern=r"(^|/)omp(1|2|2_sizefact0\.5)/",
     ),
 )

@@ -42,6 +42,11 @@ def test_built_from_the_named_sources_with_a_stable_content_hash(
         "mi300a-tier1",
         "mi300a-tier2",
         "thicket-dane",
+        "ruby-caliper-baselines",
+        "mi300a-cpx-tier1",
+        "mi300a-cpx-tier2",
+        "thicket-tuolumne",
+        "vm-rajaperf",
     ]
     again = Store(tmp_path / "again")
     xplat.ingest_sources(shared_data, again)
