@@ -56,6 +56,8 @@ SCORED = (
     "baseline/pair-median",
 )
 POOLED = "pooled"
+# the entries scored again on the pairs whose source is one of the five earlier machines
+CUT_ENTRIES = (DEFAULT, ROOFLINE, CONSTANT, "baseline/most-similar-machine")
 
 
 class _Only:
@@ -98,6 +100,21 @@ def _versus(ev: Evaluator, a: pl.DataFrame, b: pl.DataFrame) -> dict:
     return {m: ev.compare(pa[m], pb[m])["all"]["within_2"] for m in pa}
 
 
+def _by_scenario(ev: Evaluator, preds: dict[str, pl.DataFrame]) -> dict:
+    """Scenario (CPU->CPU, ...) -> within 2x of the default, the roofline and the per-pair
+    constant, the default minus the constant, and pairs."""
+    got = {n: ev.eval(preds[n]) for n in (DEFAULT, ROOFLINE, CONSTANT)}
+    diff = ev.compare(preds[DEFAULT], preds[CONSTANT])
+    return {
+        sc: {
+            **{n: got[n]["pooled"][sc]["within_2"] for n in got},
+            "default_minus_pair_constant": diff[sc]["within_2"],
+            "n": got[DEFAULT]["n"][sc],
+        }
+        for sc in got[DEFAULT]["pooled"]
+    }
+
+
 def score(
     ds: xplat.XplatDataset,
     *,
@@ -129,8 +146,17 @@ def score(
     held = sorted(set(roof.get_column("target").str.split(":").list.first()))
     gap = np.abs(np.log10(preds[DEFAULT]["y_pred"].to_numpy() / roof["y_pred"].to_numpy()))
     boot = min(settings.n_boot, 300)
+    earlier = ~pl.col("source").str.split(":").list.first().is_in(list(FRESH))
+    from_earlier = {n: p.filter(earlier) for n, p in preds.items() if n in CUT_ENTRIES}
     return _clean(
         {
+            "from_earlier_machines": {
+                "scores": _scores(ev, from_earlier),
+                "default_minus_pair_constant": _versus(
+                    ev, from_earlier[DEFAULT], from_earlier[CONSTANT]
+                ),
+            },
+            "by_scenario": _by_scenario(ev, preds),
             "dataset": _dataset_record(ds),
             "code": _commit(),
             "xamm_version": __version__,
@@ -195,15 +221,19 @@ def _inside(ours: dict, theirs: float) -> str:
     return "inside" if lo <= theirs <= hi else "**outside**"
 
 
-def _machine_rows(r: dict) -> list[str]:
-    """Within 2x and coverage per left-out machine: the default beside the simple models."""
-    s, diff = r["scores"], r["default_minus_pair_constant"]
+def _machine_rows(s: dict, diff: dict) -> list[str]:
+    """Within 2x and coverage per left-out machine: the default beside the simple models.
+
+    Args:
+        s: entry -> machine -> scores.
+        diff: machine -> the default minus the per-pair constant.
+    """
     rows = [
         "| left out | pairs | default within 2× | coverage | roofline | per-pair constant | "
         "default − constant | most similar machine |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    for m in [*r["machines"], POOLED]:
+    for m in [*(k for k in s[DEFAULT] if k != POOLED), POOLED]:
         similar = s.get("baseline/most-similar-machine", {}).get(m, {})
         rows.append(
             f"| {m} | {s[DEFAULT][m]['n']} | {_v(s[DEFAULT][m]['within_2'])} | "
@@ -212,6 +242,31 @@ def _machine_rows(r: dict) -> list[str]:
             f"{_v(similar.get('within_2'))} |"
         )
     return rows
+
+
+def _cut_lines(r: dict) -> list[str]:
+    """The same figures on the pairs from the five earlier machines, and per scenario."""
+    if "from_earlier_machines" not in r:
+        return []
+    cut = r["from_earlier_machines"]
+    lines = [
+        "The same, on the pairs whose source is one of the five earlier machines (outside, "
+        "these were the only sources):",
+        "",
+        *_machine_rows(cut["scores"], cut["default_minus_pair_constant"]),
+        "",
+        "Per scenario, every left-out machine pooled:",
+        "",
+        "| scenario | pairs | default within 2× | roofline | per-pair constant | "
+        "default − constant |",
+        "|---|---|---|---|---|---|",
+    ]
+    for sc, f in r["by_scenario"].items():
+        lines.append(
+            f"| {sc} | {f['n']} | {_v(f[DEFAULT])} | {_v(f[ROOFLINE])} | {_v(f[CONSTANT])} | "
+            f"{_v(f['default_minus_pair_constant'])} |"
+        )
+    return [*lines, ""]
 
 
 def _narrower(per: dict) -> dict:
@@ -296,8 +351,9 @@ def page(results: dict, outside: dict) -> str:
         "",
         "## Within 2× per left-out machine",
         "",
-        *_machine_rows(results),
+        *_machine_rows(results["scores"], results["default_minus_pair_constant"]),
         "",
+        *_cut_lines(results),
         f"The default's answers differ from the plain roofline's by at most {gap:.2g} in log10.",
         "",
         "## The interval rules",
