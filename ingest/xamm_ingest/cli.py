@@ -69,12 +69,8 @@ def _common_arguments(q: argparse.ArgumentParser, fmt: Format) -> None:
         help="change a plausibility bound (repeatable): "
         + BOUNDS_HELP.get(fmt.table_name or "", "see xamm_ingest.records.Bounds"),
     )
-    q.add_argument(
-        "--workers",
-        type=int,
-        default=None,
-        help="parsing processes (default: CPU count; under 256 sources: this one)",
-    )
+    workers = "parsing processes (default: CPU count; under 256 sources: this one)"
+    q.add_argument("--workers", type=int, default=None, help=workers)
     q.add_argument(
         "--batch-files",
         type=int,

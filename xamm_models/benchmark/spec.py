@@ -94,13 +94,6 @@ SOURCES = (
         license="BSD-3-Clause",
     ),
     Source(
-        name="thicket-tuolumne",
-        path="LLNL+thicket-newer/thicket/tests/data/rajaperf-comp-static-data/tuolumne",
-        origin="LLNL/thicket @ 63af7d3d, MIT: tuolumne (AMD MI300A; RAJA_HIP block_256, "
-        "hipcc 22.0.0 -O2, RAJAPerf 2025.12.1), 2 trials",
-        license="MIT",
-    ),
-    Source(
         name="vm-rajaperf",
         path="vm-rajaperf",
         origin="a RAJAPerf run made for the xamm project on a 2-core cloud VM (Intel Xeon, "
@@ -227,16 +220,6 @@ CONFIGS = (
         variant="Base_HIP",
         ranks=24,
         path_pattern=_FCR_FILES,
-    ),
-    TargetConfig(
-        target="tuolumne:gpu",
-        release="2025.12.1",
-        compiler="hipcc-22.0.0",
-        compiler_flags="{-Wall,-Wextra}",
-        # the set holds RAJA_HIP only: no Base_HIP run of tuolumne is public
-        variant="RAJA_HIP",
-        ranks=1,
-        path_pattern=r"(^|/)runtime/O2/\d+/RAJA_HIP-block_256\.cali$",
     ),
     TargetConfig(
         target="vm:cpu",

@@ -342,7 +342,8 @@ def _count(spec: Format, paths: list[Path], opts: dict) -> int:
 
 def _first_chunks(chunked, files: int) -> list:
     """The walk's first chunks, until there are two holding ``files`` sources or the walk ends."""
-    first, n = [], 0
+    first: list = []
+    n = 0
     while (n < files or len(first) < 2) and (chunk := next(chunked, None)) is not None:
         first.append(chunk)
         n += len(chunk)

@@ -52,5 +52,10 @@ def test_every_rajaperf_machine_end_in_the_shared_data_recognises_its_own_halves
     ds = xplat_dataset
     table = rajaperf_halves(ds.config_runs, xplat.samples_from_runs)
     assert set(table["machine"]) == set(ds.samples["target"])  # every end, CPU and GPU
+    # halves by whole files need two files of the same kernels: ruby's run is one file, and the
+    # VM's files, taken alternately, leave halves with too few kernels in common to be measured
+    unmeasured = table.filter(pl.col("halves_distance").is_nan())
+    assert set(unmeasured["machine"]) == {"ruby:cpu", "vm:cpu"}
+    table = table.filter(pl.col("halves_distance").is_not_nan())
     assert table["recognised"].all(), table
     assert (table["halves_distance"] < table["nearest_other_distance"]).all()
