@@ -95,6 +95,20 @@ def eval_metrics(results_json: str | Path | None, entry: str) -> dict[str, dict[
     return out
 
 
+def _same_data(results_json: str | Path | None, version: str) -> None:
+    """Refuse an ``xamm eval`` ``results.json`` of another version of the data set: its figures
+    would go into the cards of models trained on other pairs."""
+    if results_json is None or not Path(results_json).is_file():
+        return
+    theirs = json.loads(Path(results_json).read_text()).get("dataset", {}).get("version")
+    if theirs != version:
+        raise ValueError(
+            f"{results_json} holds the figures of {xplat.NAME}@{theirs}, but the zoo is built from "
+            f"{xplat.NAME}@{version}; run `xamm eval` on these sources first, or leave "
+            "--eval-results out"
+        )
+
+
 def _dataset_artefact(machine: str, name: str, version, seed: int) -> Artefact:
     """The zoo's record of one machine's benchmark runs in its store."""
     return Artefact(
@@ -179,6 +193,7 @@ def build_zoo(
     version = st.version("benchmark_runs")
     ds = xplat.XplatDataset.from_store(st, version=version)
     name = f"{xplat.NAME}@{ds.version}"
+    _same_data(eval_results, ds.version)
     arts = [_dataset_artefact(m, name, version, seed) for m in st.machines("benchmark_runs")]
     reg = SignatureRegistry(out / "signatures")
     progress("physics and attention signatures")
