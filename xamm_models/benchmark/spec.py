@@ -75,6 +75,7 @@ SOURCES = (
     Source(
         name="ruby-caliper-baselines",
         path="LLNL+RAJAPerf/test/caliper-baselines",
+        machine="ruby",
         origin="LLNL/RAJAPerf @ 256fc527 (Jan 2023 CI), BSD-3-Clause: ruby (Intel Xeon "
         "CLX-8276L; g++ 8.3.1 -O2, RAJAPerf 0.11.0), one .cali file per variant",
         license="BSD-3-Clause",
@@ -96,6 +97,7 @@ SOURCES = (
     Source(
         name="vm-rajaperf",
         path="vm-rajaperf",
+        machine="vm",
         origin="a RAJAPerf run made for the xamm project on a 2-core cloud VM (Intel Xeon, "
         "Sapphire Rapids family; g++ 12.2.0 -O3, RAJAPerf 2024.07.0): CSV and .cali files of "
         "the same runs",

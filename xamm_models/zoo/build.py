@@ -356,11 +356,14 @@ def write_snapshot(zoo: str | Path, dest: str | Path = snapshot.ROOT) -> snapsho
 def machine_licenses() -> dict[str, list[str]]:
     """SPDX ids (lower case, as Hub cards write them) of the sources each machine's rows come
     from."""
-    named = {s.machine: s.license.lower() for s in xplat.SOURCES if s.machine}
-    from_files = sorted({s.license.lower() for s in xplat.SOURCES if s.machine is None})
+    named: dict[str, set[str]] = {}
+    for s in xplat.SOURCES:
+        named.setdefault(s.machine or "", set()).add(s.license.lower())
+    # the one source naming no machine holds quartz's and lassen's files (their Adiak cluster)
+    from_files = sorted(named.pop("", set()))
     return {
         **{m: from_files for m in ("quartz", "lassen")},
-        **{m: [lic] for m, lic in named.items()},
+        **{m: sorted(lic) for m, lic in named.items()},
     }
 
 
