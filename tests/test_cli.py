@@ -80,7 +80,7 @@ def test_amm_list_as_json(tmp_path, capsys, monkeypatch):
     # nothing built under XAMM_HOME: the embedded snapshot's signatures, the registry's other
     # machines without one
     assert latest["quartz:cpu"] == "quartz:cpu@1" and latest["lassen:gpu"] == "lassen:gpu@1"
-    assert latest["ruby:cpu"] == "no signature yet"
+    assert latest["corona:cpu"] == "no signature yet"
 
 
 def test_verbose_logs_what_the_pipeline_did(caplog):

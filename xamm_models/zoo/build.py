@@ -206,19 +206,9 @@ def build_zoo(
     arts += _default_and_baselines(ds, out, name, version, seed, eval_results)
     if vae_dnn:
         arts.append(_vae_dnn(ds, out, name, version, seed, eval_results, progress))
-    arts += _paper_and_adapted(
-        ds,
-        Path(data_dir),
-        out,
-        reg,
-        sigs,
-        name=name,
-        version=version,
-        seed=seed,
-        epochs=epochs,
-        eval_results=eval_results,
-        progress=progress,
-    )
+    arts += _paper_and_adapted(ds, Path(data_dir), out, reg, sigs, name=name, version=version,
+                               seed=seed, epochs=epochs, eval_results=eval_results,
+                               progress=progress)  # fmt: skip
     (out / "zoo.json").write_text(
         json.dumps([a.model_dump() for a in arts], indent=1, sort_keys=True) + "\n"
     )

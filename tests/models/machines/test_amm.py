@@ -377,7 +377,7 @@ def test_physics_signatures_are_built_versioned_and_shown_by_the_amm_commands(
     embedded = SignatureRegistry(snapshot.signatures_root()).get("h100-node:gpu")
     assert json.loads(capsys.readouterr().out) == json.loads(embedded.model_dump_json())
     # a machine that has neither: a clear error
-    assert xamm(["amm", "show", "ruby:cpu"]) == 1
+    assert xamm(["amm", "show", "corona:cpu"]) == 1
     assert "no attention signature" in capsys.readouterr().err
 
 
