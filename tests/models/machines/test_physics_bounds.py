@@ -56,8 +56,10 @@ def test_every_shipped_targets_signature_is_within_what_its_runs_achieved():
         if sig.flop_rate_from == "measured":
             assert sig.flop_rate <= fr * (1 + 1e-12), t
         assert sig.overhead_s >= 0
-        # a sequential run launches no kernel; GPU runs pay a launch
-        assert (sig.overhead_from == "none") == t.endswith(":cpu"), t
+        # a sequential run launches no kernel; GPU runs pay a launch, and so do the OpenMP runs of
+        # ruby and the VM (a sample is a kernel's fastest variant): their fork and join
+        threaded = t in ("ruby:cpu", "vm:cpu")
+        assert (sig.overhead_from == "none") == (t.endswith(":cpu") and not threaded), t
 
 
 def test_lassen_never_shows_more_than_its_v100s_bandwidth():
