@@ -57,14 +57,17 @@ NARROW = ("rank", "target", "basis", "relR", "p_fastest", "time_s")
 def _print_programs(programs, title: str, wide: bool) -> None:
     """The predicted time per target: every column of :data:`SHOWN` 200 wide with ``wide``, else
     :data:`NARROW` in 100 columns and a line per assumption naming the targets it holds for."""
+    # the Triad ratio beside the answer, where time without bytes or flops was predicted
+    triad = ("triad_relR",) if programs["triad_relR"].is_not_null().any() else ()
     if wide:
-        summary.print_frame(programs.select(SHOWN), title=title, width=summary.WIDE)
+        summary.print_frame(programs.select(*SHOWN, *triad), title=title, width=summary.WIDE)
         return
     bounds = {"relR": ("relR_lo", "relR_hi"), "time_s": ("time_lo_s", "time_hi_s")}
-    shown = summary.with_intervals(programs.select(SHOWN), bounds, digits=3)
+    shown = summary.with_intervals(programs.select(*SHOWN, *triad), bounds, digits=3)
     summary.print_frame(
-        shown.select(NARROW), title=f"{title} (--wide: every column)", width=summary.WIDTH
-    )
+        shown.select(*NARROW, *triad), title=f"{title} (--wide: every column)",
+        width=summary.WIDTH,
+    )  # fmt: skip
     by: dict[str, list[str]] = {}
     for target, assumes in programs.select("target", "assumes").iter_rows():
         if assumes:

@@ -57,6 +57,7 @@ SPREAD_FILE = Path(__file__).with_name("time_only_spread.json")
 BW_ONLY_SPREAD_FILE = Path(__file__).with_name("bandwidth_only_spread.json")
 BW_ONLY = "+bandwidth-only target"  # appended to the regime of a widened region
 ELEMENT_BYTES = 8.0  # a region's problem size is its bytes in double-precision words
+TRIAD = "Stream_TRIAD"  # the kernel whose best bandwidth the Triad ratio compares
 
 
 @lru_cache(maxsize=1)
@@ -256,6 +257,63 @@ def predict_regions(
     ).sort("target", "region")
 
 
+def triad_bandwidths(samples: pl.DataFrame | None) -> dict[str, float]:
+    """Each target's best Stream_TRIAD bandwidth (bytes/s) among ``samples``, as its runs ran.
+
+    Args:
+        samples: benchmark samples (``target``, ``app``, ``bytes_per_rep``, ``time_per_rep_s``).
+
+    Returns:
+        Target -> bytes/s, for the targets that ran Triad.
+    """
+    if samples is None or not {"target", "app"} <= set(samples.columns):
+        return {}
+    bw = pl.col("bytes_per_rep") / pl.col("time_per_rep_s")
+    got = (
+        samples.filter((pl.col("app") == TRIAD) & bw.is_finite() & (bw > 0))
+        .group_by("target")
+        .agg(bw.max().alias("bw"))
+    )
+    return dict(got.iter_rows())
+
+
+def with_triad_ratio(
+    programs: pl.DataFrame, source: str, triad: dict[str, float], scaled: dict[str, float]
+) -> pl.DataFrame:
+    """``programs`` with ``triad_relR``: the Triad ratio (the source's best Triad bandwidth / the
+    target's) times the scaling the comparison gave the target's time-only time, the simplest
+    answer for time without bytes or flops; set where the profile has such time and both ends
+    ran Triad.
+
+    Args:
+        programs: one row per target (``target``, ``time_only_share``).
+        source: the profile's machine.
+        triad: :func:`triad_bandwidths` of the source and the targets.
+        scaled: per target, how a whole-node comparison scaled its time-only time (absent: 1).
+    """
+    mine = triad.get(source)
+    if not mine or programs.get_column("time_only_share").max() <= 0:
+        return programs.with_columns(pl.lit(None, pl.Float64).alias("triad_relR"))
+    ratio = {t: mine / bw * scaled.get(t, 1.0) for t, bw in triad.items()}
+    return programs.with_columns(
+        pl.col("target").replace_strict(ratio, default=None, return_dtype=pl.Float64)
+        .alias("triad_relR")
+    )  # fmt: skip
+
+
+def time_only_scaling(per_rank: pl.DataFrame, compared: pl.DataFrame) -> dict[str, float]:
+    """Per target: the factor a comparison applied to its time-only regions' time (1 per rank).
+
+    Args:
+        per_rank: :func:`predict_regions`' answer.
+        compared: the same after :func:`~xamm_models.predictors.whole_nodes.scale_regions`.
+    """
+    only = pl.col("regime") == "time-only"
+    a = per_rank.filter(only).group_by("target").agg(pl.col("time_s").sum().alias("a"))
+    b = compared.filter(only).group_by("target").agg(pl.col("time_s").sum().alias("b"))
+    return {t: y / x for t, x, y in a.join(b, on="target").iter_rows() if x > 0}
+
+
 def _whole_programs(regions: pl.DataFrame, source: str) -> pl.DataFrame:
     """Per target: the summed region times, relR against the source's time, and the shares of the
     source's time predicted from time alone and held as measured."""
@@ -369,6 +427,16 @@ def _signatures(model, cat: dict) -> tuple[dict, object]:
     return sigs, bench
 
 
+def _triad(model, bench) -> dict[str, float]:
+    """The best Triad bandwidth of every target the predictor and the given runs know (the runs'
+    own where both do)."""
+    known = triad_bandwidths(getattr(model, "samples", None))
+    if bench is None:
+        return known
+    samples = getattr(bench, "samples", None)
+    return known | triad_bandwidths(samples if samples is not None else samples_from_runs(bench))
+
+
 def _resolve_ends(
     profile: RegionProfile, source: str | None, targets: list[str] | None, known: list[str]
 ) -> tuple[str, list[str]]:
@@ -412,7 +480,10 @@ def _notes(profile: RegionProfile, source: str, sigs: dict, view, family_why: st
         notes.append(
             f"time-only: {only / total:.0%} of the time has no bytes or flops; predicted as "
             "streaming at the source's sustained bandwidth, with the interval measured for "
-            "time-only input"
+            f"time-only input: for {'the whole program' if only >= total else 'that time'} the "
+            "answer is a bandwidth ratio. Beside it, triad_relR: the Triad ratio (the source's "
+            "best Stream_TRIAD bandwidth / the target's, scaled as the answer is), where both ran "
+            "Triad"
         )
     for cat, what in (("communication", "no signature measures a network"),
                       ("io", "no signature measures a file system")):  # fmt: skip
@@ -520,10 +591,12 @@ def predict_profile(
     src, want = _resolve_ends(profile, source, targets, sorted(cat))
     view = node_view(profile, src, want, cat, config)
     kw = {} if bench is None else {"target_benchmarks": bench}
-    regions = predict_regions(model, profile, src, want, sigs, **kw)
+    per_rank = predict_regions(model, profile, src, want, sigs, **kw)
     rows = region_rows(profile.regions, sigs[src].sustained_bandwidth)
-    regions = scale_regions(regions, rows, src, sigs, view)
+    regions = scale_regions(per_rank, rows, src, sigs, view)
     programs = compose(regions, src, model.interval_coverage, model.rank_seed, view)
+    scaled = time_only_scaling(per_rank, regions)
+    programs = with_triad_ratio(programs, src, _triad(model, bench), scaled)
     programs = programs.join(_describe_targets(programs, view, cat, family, src), on="target")
     programs = programs.with_columns(
         pl.lit(profile.meta.app).alias("app"),

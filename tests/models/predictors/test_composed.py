@@ -187,6 +187,54 @@ def test_bandwidth_only_spread_file_is_what_the_study_measures():
     assert json.loads(BW_ONLY_SPREAD_FILE.read_text()) == json.loads(json.dumps(fresh))
 
 
+def _triad(samples: pl.DataFrame) -> dict[str, float]:
+    """Best Stream_TRIAD bytes/s per target, read here from the rows themselves."""
+    out: dict[str, float] = {}
+    for r in samples.filter(pl.col("app") == "Stream_TRIAD").iter_rows(named=True):
+        bw = r["bytes_per_rep"] / r["time_per_rep_s"]
+        out[r["target"]] = max(out.get(r["target"], 0.0), bw)
+    return out
+
+
+def test_a_time_only_profile_is_answered_beside_the_triad_ratio(model):
+    """Time without bytes or flops is a bandwidth ratio, said in a note, with the Triad ratio
+    beside it on the same basis: per rank the two machines' best Triad bandwidths, and a whole-node
+    comparison scales it as it scaled the answer."""
+    regions = conform_regions(
+        pl.DataFrame(
+            {
+                "region": ["main", "main/a", "main/b"],
+                "name": ["main", "a", "b"],
+                "parent": [None, "main", "main"],
+                "exclusive_s": [0.0, 3.0, 1.0],
+                "work_from": ["none: time only"] * 3,
+                "category": ["compute"] * 3,
+            }
+        )
+    )
+    prof = RegionProfile(ProfileMeta(path="p", format="t", app="a", source="quartz:cpu"), regions)
+    triad = _triad(model.samples)
+    assert {"quartz:cpu", "dane:cpu", "lassen:gpu"} <= set(triad)
+    want = ["dane:cpu", "lassen:gpu", "h100-node:gpu"]
+    per_rank = predict_profile(prof, model, targets=want, config="rank")
+    got = dict(per_rank.programs.select("target", "triad_relR").iter_rows())
+    for t in ("quartz:cpu", "dane:cpu", "lassen:gpu"):
+        assert got[t] == pytest.approx(triad["quartz:cpu"] / triad[t], rel=1e-12)
+    assert got["h100-node:gpu"] is None  # the H100 node's runs hold no Stream group
+    assert any("the whole program the answer is a bandwidth ratio" in n for n in per_rank.notes)
+    node = predict_profile(prof, model, targets=want)
+    ratio = {r["target"]: r["triad_relR"] / r["relR"] for r in node.programs.iter_rows(named=True)
+             if r["triad_relR"] is not None}  # fmt: skip
+    for r in per_rank.programs.filter(pl.col("triad_relR").is_not_null()).iter_rows(named=True):
+        assert ratio[r["target"]] == pytest.approx(r["triad_relR"] / r["relR"], rel=1e-9)
+
+
+def test_a_profile_with_work_has_no_triad_ratio(model, kernel_program):
+    pred = predict_profile(_profile(kernel_program), model, targets=[DST])
+    assert pred.programs["triad_relR"].null_count() == pred.programs.height
+    assert not any("bandwidth ratio" in n for n in pred.notes)
+
+
 def test_communication_is_held_and_the_share_reported(model):
     regions = conform_regions(
         pl.DataFrame(
