@@ -292,7 +292,7 @@ def with_triad_ratio(
         scaled: per target, how a whole-node comparison scaled its time-only time (absent: 1).
     """
     mine = triad.get(source)
-    if not mine or programs.get_column("time_only_share").max() <= 0:
+    if not mine or not programs.select(pl.col("time_only_share").max() > 0).item():
         return programs.with_columns(pl.lit(None, pl.Float64).alias("triad_relR"))
     ratio = {t: mine / bw * scaled.get(t, 1.0) for t, bw in triad.items()}
     return programs.with_columns(
