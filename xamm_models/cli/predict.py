@@ -118,6 +118,12 @@ def _add_predict_configuration(q) -> None:
         "(a profile file's family comes from its metadata)",
     )
     q.add_argument(
+        "--variant",
+        choices=("Base", "Lambda", "RAJA"),
+        help="a profile file: the RAJAPerf variant kind each target's runs are read in where they "
+        "hold several (default: the profile's own, else Base), said in each row",
+    )
+    q.add_argument(
         "--no-store-targets",
         action="store_true",
         help="leave the machines of your store out of the targets (they are in by default)",

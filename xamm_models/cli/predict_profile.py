@@ -187,6 +187,7 @@ def profile_cmd(args) -> int:
         target_benchmarks=_bench(args),
         config=args.config,
         store=False if args.no_store_targets else getattr(args, "store", None),
+        kind=getattr(args, "variant", None),
     )
     if args.json:
         doc = {"notes": pred.notes, "programs": pred.programs.to_dicts()}

@@ -44,7 +44,7 @@ from xamm_models.errors import (
 )
 from xamm_models.machines.nodes import PER_RANK
 from xamm_models.machines.physics import MIN_INTENSITY, physics_signatures
-from xamm_models.predictors.configurations import SHIPPED, catalogue
+from xamm_models.predictors.configurations import SHIPPED, catalogue, variant_kind
 from xamm_models.predictors.contract import rank
 from xamm_models.predictors.kinds import load_model
 from xamm_models.predictors.whole_nodes import HELD, assumption, node_view, scale_regions
@@ -395,7 +395,9 @@ def _store_runs(store) -> pl.DataFrame | None:
     return runs if runs.height else None
 
 
-def _catalogue(model, profile: RegionProfile, target_benchmarks, store) -> tuple[dict, str, str]:
+def _catalogue(
+    model, profile: RegionProfile, target_benchmarks, store, kind: str | None
+) -> tuple[dict, str, str]:
     """(every target's runs, the profile's family, why)."""
     if not hasattr(model, "signatures"):
         raise ProfileInputError(
@@ -406,7 +408,10 @@ def _catalogue(model, profile: RegionProfile, target_benchmarks, store) -> tuple
     device = m.source.rsplit(":", 1)[-1] if m.source else None
     family, why = profile_family(m.programming_model, m.threads, m.gpus, device)
     store_runs = _store_runs(store) if store is not False else None
-    cat = catalogue(model.signatures, family, store_runs=store_runs, given=target_benchmarks)
+    cat = catalogue(
+        model.signatures, family, store_runs=store_runs, given=target_benchmarks,
+        kind=kind or variant_kind(m.variant),
+    )  # fmt: skip
     return cat, family, why
 
 
@@ -565,6 +570,7 @@ def predict_profile(
     target_benchmarks: pl.DataFrame | None = None,
     config: str = "node",
     store=None,
+    kind: str | None = None,
 ) -> ProgramPrediction:
     """Where a profiled application runs best, and how long it takes there.
 
@@ -580,13 +586,15 @@ def predict_profile(
             allow it, per rank elsewhere (said in each row); ``rank`` compares per rank, as the
             benchmark runs ran.
         store: the store whose machines are targets (None: the default one; False: none).
+        kind: the RAJAPerf variant kind (``Base``, ``Lambda``, ``RAJA``) each target's runs are
+            read in where they hold several (None: the profile's own, else ``Base``).
 
     Returns:
         The whole-program prediction per target, ranked, and per region, with notes.
     """
     if model is None:
         model = load_model("xamm/default")
-    cat, family, family_why = _catalogue(model, profile, target_benchmarks, store)
+    cat, family, family_why = _catalogue(model, profile, target_benchmarks, store, kind)
     sigs, bench = _signatures(model, cat)
     src, want = _resolve_ends(profile, source, targets, sorted(cat))
     view = node_view(profile, src, want, cat, config)

@@ -34,12 +34,14 @@ __all__ = [
     "GIVEN",
     "SHIPPED",
     "STORE",
+    "DEFAULT_KIND",
     "TargetRuns",
     "catalogue",
     "mixed_runs",
     "one_family",
     "select_runs",
     "shipped_targets",
+    "variant_kind",
 ]
 
 
@@ -79,9 +81,40 @@ def shipped_targets(signatures: dict) -> dict[str, TargetRuns]:
     return out
 
 
-def _one_target(rows: pl.DataFrame, target: str, origin: str, want: str) -> TargetRuns:
+#: the variant kind a target's runs are read in when the profile names none: the hand-written
+#: baseline every RAJAPerf release and back-end has
+DEFAULT_KIND = "Base"
+
+
+def variant_kind(variant: str | None) -> str | None:
+    """The kind of a RAJAPerf variant (``Base``, ``Lambda``, ``RAJA``), or None.
+
+    Args:
+        variant: a variant name (``RAJA_Seq``) or a kind (``RAJA``).
+    """
+    return str(variant).split("_", 1)[0] if variant else None
+
+
+def _one_kind(rows: pl.DataFrame, kind: str | None) -> tuple[pl.DataFrame, str]:
+    """The rows of one variant kind: ``kind`` where the runs hold it, else :data:`DEFAULT_KIND`,
+    else the first; and what was left out."""
+    kinds = pl.col("variant").str.split("_").list.first()
+    have = sorted(set(rows.select(kinds).to_series().drop_nulls()))
+    if len(have) <= 1:
+        return rows, ""
+    keep = next(k for k in (kind, DEFAULT_KIND, have[0]) if k in have)
+    why = "the profile's" if keep == kind else "no variant of the profile's kind; the baseline's"
+    left = ", ".join(k for k in have if k != keep)
+    note = f"its {left} variants are not used ({why}: {keep})"
+    return rows.filter(kinds == keep), note
+
+
+def _one_target(
+    rows: pl.DataFrame, target: str, origin: str, want: str, kind: str | None = None
+) -> TargetRuns:
     """The rows of one target its signature is measured from: family ``want`` where it ran it,
-    else the family that used the most of its node; within it, the fullest configuration."""
+    else the family that used the most of its node; within it, the fullest configuration, and one
+    variant kind (``kind`` where it ran it: :func:`_one_kind`)."""
     rows = rows.with_columns(family_expr())
     by_family = {f: configurations(g) for (f,), g in rows.group_by(["family"], maintain_order=True)}
     family = (
@@ -90,8 +123,9 @@ def _one_target(rows: pl.DataFrame, target: str, origin: str, want: str) -> Targ
         else max(sorted(by_family), key=lambda f: node_use(by_family[f][0]))
     )
     chosen, *others = by_family[family]
+    chosen, kind_note = _one_kind(chosen, kind)
     run = run_of(chosen)
-    notes = []
+    notes = [kind_note] if kind_note else []
     if left := sorted(set(by_family) - {family}):
         notes.append(f"its {', '.join(left)} runs are not used (another programming model)")
     if others:
@@ -102,7 +136,9 @@ def _one_target(rows: pl.DataFrame, target: str, origin: str, want: str) -> Targ
     return TargetRuns(target, origin, family, run, chosen.drop("family"), "; ".join(notes))
 
 
-def select_runs(runs: pl.DataFrame, origin: str, family: str) -> dict[str, TargetRuns]:
+def select_runs(
+    runs: pl.DataFrame, origin: str, family: str, kind: str | None = None
+) -> dict[str, TargetRuns]:
     """Per target of ``benchmark_runs`` rows: the rows its signature is measured from (see the
     module docstring).
 
@@ -111,6 +147,7 @@ def select_runs(runs: pl.DataFrame, origin: str, family: str) -> dict[str, Targe
         origin: where they come from (:data:`STORE` or :data:`GIVEN`).
         family: the profile's family (``sequential``, ``threaded``, ``gpu``); a CPU target that
             did not run it uses its other CPU family, a GPU target its GPU runs.
+        kind: the profile's variant kind (``Base``, ``Lambda``, ``RAJA``; None: ``Base``).
 
     Returns:
         Target -> :class:`TargetRuns`.
@@ -126,7 +163,7 @@ def select_runs(runs: pl.DataFrame, origin: str, family: str) -> dict[str, Targe
         device = Target.parse(t).device
         # a CPU profile's family on a CPU, any GPU runs on a GPU; else the fullest family
         want = "gpu" if device == "gpu" else family
-        out[t] = _one_target(part.drop("_target"), t, origin, want)
+        out[t] = _one_target(part.drop("_target"), t, origin, want, kind)
     return out
 
 
@@ -136,6 +173,7 @@ def catalogue(
     *,
     store_runs: pl.DataFrame | None = None,
     given: pl.DataFrame | None = None,
+    kind: str | None = None,
 ) -> dict[str, TargetRuns]:
     """Every target a prediction can answer for, later sources winning (see the module
     docstring).
@@ -145,6 +183,7 @@ def catalogue(
         family: the profile's programming-model family.
         store_runs: ``benchmark_runs`` of the user's store (None: none).
         given: ``benchmark_runs`` passed with the prediction (None: none).
+        kind: the profile's variant kind (:func:`select_runs`).
 
     Returns:
         Target -> :class:`TargetRuns`.
@@ -152,23 +191,24 @@ def catalogue(
     out = shipped_targets(signatures)
     for runs, origin in ((store_runs, STORE), (given, GIVEN)):
         if runs is not None:
-            out.update(select_runs(runs, origin, family))
+            out.update(select_runs(runs, origin, family, kind))
     return out
 
 
-def one_family(runs: pl.DataFrame, family: str) -> pl.DataFrame:
+def one_family(runs: pl.DataFrame, family: str, kind: str | None = None) -> pl.DataFrame:
     """The rows of ``runs`` a signature may be measured from: per target, its runs of ``family``
     (on a GPU, its GPU runs; a CPU target without it, the CPU family that used the most of its
-    node) in the configuration that used the most of a node.
+    node) in the configuration that used the most of a node, of one variant kind.
 
     Args:
         runs: ``benchmark_runs`` rows of any targets (a full RAJAPerf run with every variant).
         family: ``sequential``, ``threaded`` or ``gpu``.
+        kind: ``Base``, ``Lambda`` or ``RAJA`` (None: ``Base`` where the runs hold several).
 
     Returns:
         The rows kept.
     """
-    picked = select_runs(runs, GIVEN, family)
+    picked = select_runs(runs, GIVEN, family, kind)
     rows = [tr.rows for tr in picked.values() if tr.rows is not None]
     return pl.concat(rows, how="diagonal_relaxed") if rows else runs.head(0)
 

@@ -235,6 +235,56 @@ def test_a_profile_with_work_has_no_triad_ratio(model, kernel_program):
     assert not any("bandwidth ratio" in n for n in pred.notes)
 
 
+def _worked(variant: str | None = None) -> RegionProfile:
+    """Two compute regions with bytes and flops, measured on quartz."""
+    regions = conform_regions(
+        pl.DataFrame(
+            {
+                "region": ["main", "main/a", "main/b"],
+                "name": ["main", "a", "b"],
+                "parent": [None, "main", "main"],
+                "exclusive_s": [0.0, 2.0, 1.0],
+                "bytes": [None, 4e10, 1e9],
+                "flops": [None, 1e9, 5e10],
+                "calls": [None, 1.0, 1.0],
+                "work_from": ["annotations"] * 3,
+                "category": ["compute"] * 3,
+            }
+        )
+    )
+    meta = ProfileMeta(path="p", format="t", app="a", source="quartz:cpu", variant=variant)
+    return RegionProfile(meta, regions)
+
+
+@pytest.mark.data
+def test_a_full_run_answers_as_its_variant_of_the_profiles_kind(model, shared_data):
+    """ruby's full RAJAPerf run (Base, Lambda and RAJA, sequential and OpenMP) answers as its
+    Base_Seq file alone for a profile naming no variant, and as RAJA_Seq for a RAJA profile: one
+    variant kind per answer, the others said left out."""
+    from xamm_ingest import read_rajaperf
+
+    runs = read_rajaperf(shared_data / "LLNL+RAJAPerf/test/caliper-baselines", workers=1).frame
+    assert runs["variant"].n_unique() == 6
+
+    def ruby(profile, given):
+        pred = predict_profile(profile, model, targets=["ruby:cpu"], target_benchmarks=given,
+                               store=False)  # fmt: skip
+        return pred.programs.filter(pl.col("target") == "ruby:cpu").row(0, named=True)
+
+    for variant, kind in ((None, "Base"), ("RAJA_Seq", "RAJA")):
+        full = ruby(_worked(variant), runs)
+        alone = ruby(_worked(variant), runs.filter(pl.col("variant") == f"{kind}_Seq"))
+        assert (full["relR"], full["relR_lo"], full["relR_hi"]) == (
+            alone["relR"], alone["relR_lo"], alone["relR_hi"],
+        )  # fmt: skip
+        assert full["target_configuration"].endswith(f"{kind}_Seq")
+        left = sorted({"Base", "Lambda", "RAJA"} - {kind})
+        assert f"its {', '.join(left)} variants are not used" in full["runs_left_out"]
+    raja = ruby(_worked("RAJA_Seq"), runs)
+    assert "(the profile's: RAJA)" in raja["runs_left_out"]
+    assert raja["relR"] != ruby(_worked(None), runs)["relR"]
+
+
 def test_communication_is_held_and_the_share_reported(model):
     regions = conform_regions(
         pl.DataFrame(
