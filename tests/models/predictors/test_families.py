@@ -86,9 +86,10 @@ def test_a_mixed_run_is_refused_by_the_predictor_and_one_family_is_its_family(mo
     with pytest.raises(ProfileInputError, match="newbox:cpu's runs hold.*one_family"):
         model.predict(prof, "quartz:cpu", ["newbox:cpu"], target_benchmarks=newbox)
     for family, backend in (("sequential", "Seq"), ("threaded", "OpenMP")):
+        # one family, and in it one variant kind: Base where the profile names none
         picked = one_family(newbox, family)
-        assert set(picked["backend"]) == {backend} and picked.height == newbox.height // 2
-        subset = newbox.filter(pl.col("backend") == backend)
+        assert set(picked["variant"]) == {f"Base_{backend}"} and picked.height == newbox.height // 4
+        subset = newbox.filter(pl.col("variant") == f"Base_{backend}")
         a = model.predict(prof, "quartz:cpu", ["newbox:cpu"], target_benchmarks=picked)
         b = model.predict(prof, "quartz:cpu", ["newbox:cpu"], target_benchmarks=subset)
         assert a.equals(b)
@@ -106,11 +107,12 @@ def test_the_full_run_and_the_matching_family_give_the_same_profile_prediction(
 ):
     prof = _profile("quartz:cpu", family)
     full = predict_profile(prof, model, targets=["newbox:cpu"], target_benchmarks=newbox)
-    subset = newbox.filter(pl.col("backend") == backend)
+    subset = newbox.filter(pl.col("variant") == f"Base_{backend}")
     alone = predict_profile(prof, model, targets=["newbox:cpu"], target_benchmarks=subset)
     assert _relr(full, "newbox:cpu").equals(_relr(alone, "newbox:cpu"))
     row = full.programs.filter(pl.col("target") == "newbox:cpu").row(0, named=True)
-    assert row["target_configuration"].endswith(f"Base_{backend}, RAJA_{backend}")
+    assert row["target_configuration"].endswith(f"Base_{backend}")
+    assert "its RAJA variants are not used" in row["runs_left_out"]
     other = "threaded" if family == "sequential" else "sequential"
     assert f"its {other} runs are not used" in row["runs_left_out"]
     assert row["target_from"] == "given"
