@@ -17,6 +17,7 @@ answers are from the roofline's. The page sets the figures measured outside
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import subprocess
 import sys
@@ -136,8 +137,7 @@ def score(
         What the results file holds (see the module docstring).
     """
     entries = tuple(dict.fromkeys((*entries, ROOFLINE, CONSTANT)))
-    settings = settings or EvalSettings()
-    settings.entries, settings.loko = entries, False
+    settings = dataclasses.replace(settings or EvalSettings(), entries=entries, loko=False)
     t0 = time.perf_counter()
     only = _Only(ds, machines)
     preds = _run_all(only, ["machine"], (1, 2, 3, 4), settings, progress, t0)[0]["machine"]

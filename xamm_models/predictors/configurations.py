@@ -11,8 +11,9 @@ Targets come from three places, later ones winning for the same ``machine:device
 
 A target's runs may hold several families (``Base_Seq`` beside ``Base_OpenMP``) and configurations
 (1 rank, 112 ranks). A signature is measured from one of each (:func:`select_runs`): the family the
-profile was built in where the target ran it, and within it the configuration that fills the most
-of a node; what was left out is said (``TargetRuns.note``). Never the fastest variant across
+profile was built in where the target ran it, within it the configuration that fills the most
+of a node, and one RAJAPerf variant kind (Base, Lambda, RAJA: the profile's, else Base); what was
+left out is said (``TargetRuns.note``). Never the fastest variant across
 families: a 112-thread OpenMP run beside a sequential one is two different machines' worth of
 figures.
 """
@@ -103,7 +104,11 @@ def _one_kind(rows: pl.DataFrame, kind: str | None) -> tuple[pl.DataFrame, str]:
     if len(have) <= 1:
         return rows, ""
     keep = next(k for k in (kind, DEFAULT_KIND, have[0]) if k in have)
-    why = "the profile's" if keep == kind else "no variant of the profile's kind; the baseline's"
+    if keep == kind:
+        why = "the profile's"
+    else:
+        why = "the profile names none" if kind is None else f"no {kind} variant ran"
+        why += "; the baseline's" if keep == DEFAULT_KIND else "; the first"
     left = ", ".join(k for k in have if k != keep)
     note = f"its {left} variants are not used ({why}: {keep})"
     return rows.filter(kinds == keep), note

@@ -282,7 +282,9 @@ def test_a_full_run_answers_as_its_variant_of_the_profiles_kind(model, shared_da
         assert f"its {', '.join(left)} variants are not used" in full["runs_left_out"]
     raja = ruby(_worked("RAJA_Seq"), runs)
     assert "(the profile's: RAJA)" in raja["runs_left_out"]
-    assert raja["relR"] != ruby(_worked(None), runs)["relR"]
+    base = ruby(_worked(), runs)
+    assert "(the profile names none; the baseline's: Base)" in base["runs_left_out"]
+    assert raja["relR"] != base["relR"]
 
 
 def test_communication_is_held_and_the_share_reported(model):
