@@ -71,14 +71,15 @@ class _Only:
         return [f for f in self.ds.get_idx_split(scheme) if f.held_out_machine in self.machines]
 
 
-def _machine(p: pl.DataFrame) -> pl.Expr:
-    return pl.col("target").str.split(":").list.first()
+def _machine(end: str) -> pl.Expr:
+    """The machine of a pair's ``source`` or ``target`` (``quartz`` of ``quartz:cpu``)."""
+    return pl.col(end).str.split(":").list.first()
 
 
 def _parts(p: pl.DataFrame) -> dict[str, pl.DataFrame]:
     """The pooled rows, and each left-out machine's."""
     out = {POOLED: p}
-    for (m,), part in p.group_by(_machine(p), maintain_order=True):
+    for (m,), part in p.group_by(_machine("target"), maintain_order=True):
         out[m] = part
     return dict(sorted(out.items()))
 
@@ -143,10 +144,10 @@ def score(
     preds = _run_all(only, ["machine"], (1, 2, 3, 4), settings, progress, t0)[0]["machine"]
     ev = Evaluator(xplat.NAME, n_boot=settings.n_boot, seed=settings.seed)
     roof = preds[ROOFLINE]
-    held = sorted(set(roof.get_column("target").str.split(":").list.first()))
+    held = dict(sorted(roof.group_by(_machine("target")).len().iter_rows()))
     gap = np.abs(np.log10(preds[DEFAULT]["y_pred"].to_numpy() / roof["y_pred"].to_numpy()))
     boot = min(settings.n_boot, 300)
-    earlier = ~pl.col("source").str.split(":").list.first().is_in(list(FRESH))
+    earlier = ~_machine("source").is_in(list(FRESH))
     from_earlier = {n: p.filter(earlier) for n, p in preds.items() if n in CUT_ENTRIES}
     return _clean(
         {
@@ -161,7 +162,7 @@ def score(
             "code": _commit(),
             "xamm_version": __version__,
             "settings": asdict(settings),
-            "machines": {m: int((_machine_col(roof) == m).sum()) for m in held},
+            "machines": held,
             "without_pairs": [m for m in machines if m not in held],
             "folds": sorted(set(roof.get_column("fold"))),
             "scores": _scores(ev, preds),
@@ -175,10 +176,6 @@ def score(
             "seconds": round(time.perf_counter() - t0, 1),
         }
     )
-
-
-def _machine_col(p: pl.DataFrame) -> pl.Series:
-    return p.get_column("target").str.split(":").list.first()
 
 
 def _commit() -> str | None:
