@@ -21,6 +21,8 @@ _PUBLIC = {
     "list_machines": "xamm_data.machines.registry",
     "pinned": "xamm_data.machines.registry",
     "reload": "xamm_data.machines.registry",
+    "same_silicon": "xamm_data.machines.registry",
+    "silicon_key": "xamm_data.machines.registry",
     "split_target": "xamm_data.machines.registry",
     "user_file": "xamm_data.machines.registry",
     "MACHINES": "xamm_data.machines.registry",

@@ -23,6 +23,7 @@ import contextvars
 import functools
 import logging
 import os
+import re
 import tomllib
 from pathlib import Path
 from typing import Annotated, Literal
@@ -54,6 +55,49 @@ Text = Annotated[str, Field(max_length=500, strict=True)]
 
 class MachineFactsError(XammError, ValueError):
     """A registry file or a fact that cannot be taken: names the file, the machine and the field."""
+
+
+def silicon_key(text: str) -> str:
+    """A processor's name as the registry compares it: what parentheses say (a partition mode, the
+    cores of an APU, a memory size written there) left out, case and spacing ignored. Two machines
+    whose device has the same key share their silicon (``AMD MI300A (CDNA 3, CPX mode)`` and
+    ``AMD MI300A``); a name written differently (``NVIDIA Tesla V100``, ``NVIDIA V100``) does not
+    match, so a key never claims more than the registry says.
+
+    Args:
+        text: a registry ``cpu`` or ``gpu`` field.
+
+    Returns:
+        The key.
+    """
+    return " ".join(re.sub(r"\([^)]*\)", " ", text).lower().replace(",", " ").split())
+
+
+def same_silicon(target: str, among) -> list[str]:
+    """The ``machine:device`` names of ``among`` of ``target``'s device kind whose device is the
+    same processor as ``target``'s (:meth:`Machine.silicon`), in the order given; names the registry
+    does not hold share nothing.
+
+    Args:
+        target: a ``machine:device`` name.
+        among: ``machine:device`` names to look in.
+
+    Returns:
+        The ones on the same silicon, ``target`` itself left out.
+    """
+    key, device = _silicon_of(target), target.rpartition(":")[2]
+    if key is None:
+        return []
+    # an APU's cores and its GPU share a name, not a device: only the same device kind counts
+    return [
+        e for e in among if e != target and e.rpartition(":")[2] == device and _silicon_of(e) == key
+    ]
+
+
+def _silicon_of(end: str) -> str | None:
+    machine, _, device = end.rpartition(":")
+    mid = canonical_id(machine) if machine else None
+    return None if mid is None else get(mid).silicon(device)
 
 
 class Machine(BaseModel):
@@ -115,6 +159,13 @@ class Machine(BaseModel):
         """Last-level cache in bytes: a node's CPU sockets together, or one GPU's."""
         mib = self.gpu_cache_mib if device == "gpu" else self.cache_mib
         return None if mib is None else mib * 2.0**20
+
+    def silicon(self, device: str) -> str | None:
+        """The processor of ``device`` as :func:`silicon_key` writes it; None where unrecorded."""
+        if device not in self.devices:
+            return None
+        text = self.gpu if device == "gpu" else self.cpu
+        return silicon_key(text) if text else None
 
     def facts(self) -> dict[str, float | int | None]:
         """The node facts (:data:`NODE_FACTS`), None where unrecorded."""
@@ -452,6 +503,8 @@ __all__ = [  # and MACHINES, REGISTRY: the registry as the files say now (module
     "list_machines",
     "pinned",
     "reload",
+    "same_silicon",
+    "silicon_key",
     "split_target",
     "user_file",
 ]

@@ -16,6 +16,7 @@ import polars as pl
 from xamm_data.machines.targets import scenario_expr
 from xamm_models.benchmark.evaluate import SCENARIOS, best_of
 from xamm_models.experiments.entries import BASELINES
+from xamm_models.experiments.same_silicon import same_silicon_rows
 from xamm_models.experiments.seeds import run_label
 from xamm_models.experiments.seeds import verdict as seed_verdict
 from xamm_models.predictors.paper.regressors import list_regressors
@@ -464,6 +465,13 @@ VECTOR_TITLE = (
     "the VAE-DNN papers' vector metrics, then the benchmark's; ROC in `roc.png`)"
 )
 
+SAME_SILICON_TITLE = (
+    "**Same silicon** (leave one machine out: a left-out end that shares its processor with a "
+    "measured one, answered with that machine's measured ratio times the configuration scale "
+    "from both machines' runs without the fold's kernels, `xamm_models.predictors.same_silicon`; "
+    "against the entries on the pairs it answers, 90% intervals over kernels)"
+)
+
 
 SIMILAR_HEAD = (
     "| scenario | within 2×: default − most similar [90% CI] | "
@@ -782,6 +790,8 @@ def results_block(summary: dict) -> str:
             *similar_rows(summary),
             "",
         ]
+    if same := same_silicon_rows(summary):
+        lines += [SAME_SILICON_TITLE, "", *same, ""]
     lines.append(END)
     return "\n".join(lines)
 

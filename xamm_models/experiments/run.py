@@ -43,6 +43,7 @@ from xamm_models.experiments.report import (
     markdown,
     rule_comparisons,
 )
+from xamm_models.experiments.same_silicon import same_silicon_scores
 
 PAPER = {"xgboost_mape_reduction_cpu_cpu": 49.64, "xgboost_mape_reduction_cpu_gpu": 99.07}
 PIPELINE = "attention+amm/xgboost"
@@ -226,9 +227,11 @@ def _dataset_record(ds: xplat.XplatDataset) -> dict:
     }
 
 
-def _scored(all_preds: dict, schemes: list, settings, out_dir: Path, progress, t0: float) -> dict:
-    """Every scheme's entries scored, compared with the baselines, and the vector models'
-    figures (their ROC drawn into ``out_dir``)."""
+def _scored(
+    ds, all_preds: dict, schemes: list, settings, out_dir: Path, progress, t0: float
+) -> dict:
+    """Every scheme's entries scored, compared with the baselines, the same-silicon answers (leave
+    one machine out), and the vector models' figures (their ROC drawn into ``out_dir``)."""
     ev = Evaluator(xplat.NAME, n_boot=settings.n_boot, seed=settings.seed)
     results = {}
     for scheme in schemes:
@@ -247,6 +250,7 @@ def _scored(all_preds: dict, schemes: list, settings, out_dir: Path, progress, t
         if scheme == "machine":
             results[scheme]["by_machine"] = machine_scores(ev, preds)
             results[scheme]["intervals"] = _sharpness(preds, settings)
+            results[scheme]["same_silicon"] = same_silicon_scores(ev, ds, preds)
         vectors = _vector_results(preds, out_dir / "roc.png")
         if vectors:
             results[scheme]["vector_metrics"] = vectors
@@ -296,7 +300,7 @@ def run_experiments(
         + (["kernel"] if settings.loko else [])
     )
     all_preds, kernels = _run_all(ds, schemes, experiments, settings, progress, t0)
-    results = _scored(all_preds, schemes, settings, out_dir, progress, t0)
+    results = _scored(ds, all_preds, schemes, settings, out_dir, progress, t0)
     summary = {
         "dataset": _dataset_record(ds),
         "settings": asdict(settings),

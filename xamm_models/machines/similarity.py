@@ -9,9 +9,12 @@ same time per iteration in either half, and at neighbouring sizes it lies on the
 :func:`kernel_distance` is the median |log10| ratio of two machines' times per iteration over
 the kernels both ran, each of one machine's sizes read off the other's curve (log time over log
 problem size, interpolated, never extrapolated); both directions are pooled. :func:`nearest`
-takes the known machine of the same device kind with the smallest distance; where two machines
-share too few kernels to compare it falls back to the signatures'
-:func:`~xamm_models.machines.physics.distance`, and says so.
+takes the known machine of the same device kind that the registry says is the same processor
+(:func:`xamm_data.machines.same_silicon`: another partition mode of one node, or the same CPU or
+GPU model), else the one with the smallest distance; where two machines share too few kernels to
+compare it falls back to the signatures' :func:`~xamm_models.machines.physics.distance`, and says
+so. A GPU split into partitions runs each kernel several times slower than the whole GPU, so its
+times alone would name another machine of that speed; the registry's fact decides first.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from xamm_data.machines import same_silicon
 from xamm_models.machines.physics import PhysicsSignature, distance
 
 __all__ = ["MIN_POINTS", "kernel_distance", "nearest"]
@@ -88,7 +92,7 @@ def nearest(
         signatures: physics signatures of ``target`` and the known machines, for the fallback.
 
     Returns:
-        ``(the nearest known target, "kernels" or "signatures": what decided)``.
+        ``(the nearest known target, "silicon", "kernels" or "signatures": what decided)``.
     """
     device = target.rsplit(":", 1)[-1]
     parts = {
@@ -96,9 +100,16 @@ def nearest(
         for (t,), part in known.group_by(["target"], maintain_order=True)
         if t != target and t.rsplit(":", 1)[-1] == device
     } or {t: p for (t,), p in known.group_by(["target"], maintain_order=True) if t != target}
+    siblings = same_silicon(target, sorted(t for t in parts if t.endswith(":" + device)))
+    if len(siblings) == 1:
+        return siblings[0], "silicon"
     mine = _curves(samples)
-    scored = {t: _curve_distance(mine, _curves(part))[0] for t, part in sorted(parts.items())}
+    # several on the same silicon: the nearest of them kernel by kernel (else the first)
+    among = {t: parts[t] for t in siblings} or parts
+    scored = {t: _curve_distance(mine, _curves(part))[0] for t, part in sorted(among.items())}
     finite = {t: d for t, d in scored.items() if np.isfinite(d)}
+    if siblings:
+        return (min(finite, key=lambda t: (finite[t], t)) if finite else siblings[0]), "silicon"
     if finite:
         return min(finite, key=lambda t: (finite[t], t)), "kernels"
     sigs = signatures or {}

@@ -15,7 +15,9 @@ where a target has no measurement).
   to 1 over the first half of training instead of staying 1), and ``joint_epochs`` (for the last
   that many VAE epochs the DNN's loss is added to the VAE loss; 0 = off).
 * **DNN**: three hidden layers of ``dnn_hidden`` (1024) units on [mu(z), one-hot source], output the
-  log relR to each target; trained with a masked MSE after the VAE (encoder frozen). Predictions are
+  log relR to each target; trained with a masked MSE after the VAE (encoder frozen), in minibatches
+  of :data:`DNN_BATCH` for ``dnn_epochs`` epochs, or for ``dnn_steps`` minibatches when set (a cost
+  that does not grow with the number of vectors). Predictions are
   clipped to each target's training range: off its data the DNN extrapolates without bound (it did,
   by e^700, on a kernel group).
 
@@ -45,6 +47,7 @@ from xamm_models.predictors.contract import Predictor, conform, no_other_options
 from xamm_models.profile_input import check_profiles, feature_columns
 
 WEIGHTS = "model.safetensors"  # the name PyTorchModelHubMixin gives it
+DNN_BATCH = 256  # vectors per DNN minibatch
 MARKER = "vae_dnn.json"  # what the zoo (xamm_models.predictors.kinds) knows a saved VAE-DNN by
 
 
@@ -115,6 +118,7 @@ class VaeDnn(
         joint_epochs: int = 20,
         vae_epochs: int = 150,
         dnn_epochs: int = 300,
+        dnn_steps: int | None = None,
         lr: float = 1e-3,
         seed: int = 0,
         device: str = "auto",
@@ -130,6 +134,7 @@ class VaeDnn(
             "joint_epochs": joint_epochs,
             "vae_epochs": vae_epochs,
             "dnn_epochs": dnn_epochs,
+            "dnn_steps": dnn_steps,
             "lr": lr,
             "seed": seed,
         }
@@ -263,13 +268,17 @@ class VaeDnn(
         inp = torch.cat([mu, s], dim=1)
         gen = torch.Generator(device="cpu").manual_seed(self.cfg["seed"])
         n = inp.shape[0]
-        for _ in range(self.cfg["dnn_epochs"]):
-            for idx in torch.randperm(n, generator=gen).split(256):
+        # a step budget (dnn_steps) bounds the cost whatever the number of vectors; else epochs
+        steps = self.cfg.get("dnn_steps") or self.cfg["dnn_epochs"] * -(-n // DNN_BATCH)
+        taken = 0
+        while taken < steps:
+            for idx in torch.randperm(n, generator=gen).split(DNN_BATCH)[: steps - taken]:
                 idx = idx.to(inp.device)
                 loss = masked_mse(self.dnn(inp[idx]), y[idx], m[idx])
                 opt.zero_grad()
                 loss.backward()
                 opt.step()
+                taken += 1
 
     # -- inference
     # ----------------------------------------------------------------------------------
@@ -390,6 +399,11 @@ class VaeDnn(
         switches = ", ".join(
             f"{k} {c[k]}" for k in ("calibrated", "cpu_first", "kl_schedule", "joint_epochs")
         )
+        dnn = (
+            f"{c['dnn_steps']} DNN minibatches"
+            if c.get("dnn_steps")
+            else f"{c['dnn_epochs']} DNN epochs"
+        )
         body = f"""\
 A variational auto-encoder (latent dimension {c["latent_dim"]}) learns a latent space of a \
 sample's features on its
@@ -398,9 +412,8 @@ target / runtime on
 source) to every target at once: {", ".join(f"`{x}`" for x in self.targets)}. Sources: \
 {", ".join(f"`{x}`" for x in self.sources)}.
 
-Training switches (the three the ablation varies): {switches}; {c["vae_epochs"]} VAE and \
-{c["dnn_epochs"]} DNN
-epochs, seed {c["seed"]}. Features: {", ".join(f"`{x}`" for x in self.feature_names)}.
+Training switches (the three the ablation varies): {switches}; {c["vae_epochs"]} VAE epochs and \
+{dnn}, seed {c["seed"]}. Features: {", ".join(f"`{x}`" for x in self.feature_names)}.
 
 ## Training data
 {t.get("dataset") or "unnamed"} (store table version {t.get("data_version")}): {t.get("vectors")} \

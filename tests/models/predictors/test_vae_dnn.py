@@ -368,3 +368,27 @@ def test_the_pair_median_is_each_sources_median_and_joins_the_results(tmp_path):
     ds.version = "w"
     with pytest.raises(ValueError, match="version v, not w"):
         add_pair_median(ds, tmp_path, n_boot=50)
+
+
+def test_dnn_steps_bound_the_minibatches_and_match_epochs_when_equal(monkeypatch):
+    """``dnn_steps`` is a minibatch budget: the budget of whole epochs trains exactly as
+    ``dnn_epochs`` does (same weights), and a smaller budget takes that many steps, no more."""
+    import torch
+
+    from xamm_models.predictors import vae_dnn as mod
+
+    v = vector_samples(pairs_frame(300))  # 600 vectors: 3 minibatches of 256 an epoch
+    kw = {**SMALL, "dnn_epochs": 4}
+    by_epochs = VaeDnn(["a:cpu", "b:gpu", "c:gpu"], ["a:cpu", "b:gpu"], **kw).fit(v)
+    by_steps = VaeDnn(["a:cpu", "b:gpu", "c:gpu"], ["a:cpu", "b:gpu"], dnn_steps=12, **kw).fit(v)
+    for a, b in zip(by_epochs.dnn.parameters(), by_steps.dnn.parameters(), strict=True):
+        assert torch.equal(a, b)
+    calls = []
+    real = mod.masked_mse
+    monkeypatch.setattr(mod, "masked_mse", lambda *a: calls.append(1) or real(*a))
+    m = VaeDnn(
+        ["a:cpu", "b:gpu", "c:gpu"], ["a:cpu", "b:gpu"], dnn_steps=5, **{**kw, "joint_epochs": 0}
+    )
+    m.fit(v)
+    assert len(calls) == 5  # the joint epochs are off: every masked loss is a DNN minibatch's
+    assert "5 DNN minibatches" in m._card_body()[1]
