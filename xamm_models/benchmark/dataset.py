@@ -237,14 +237,15 @@ def _agree(a: str, b: str) -> pl.Expr:
     return (hi == 0) | ((lo > 0) & (hi / lo <= 1 + DEFINITION_RTOL))
 
 
-def pairs(s: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
-    """The labels: relR between samples of the same kernel and bucket on different targets, like for
-    like."""
+def _matched(s: pl.DataFrame, carry: tuple[str, ...] = ()) -> tuple[pl.DataFrame, dict[str, int]]:
+    """Samples of the same kernel and bucket on two targets, joined, with the rows :func:`pairs`
+    refuses dropped (and counted by reason); ``carry``: more of the target's columns, as
+    ``<name>_t``."""
     tgt = s.select(
         "app",
         "app_params",
         pl.col("target").alias("target_t"),
-        pl.col("release").alias("release_t"),
+        *[pl.col(c).alias(f"{c}_t") for c in carry],
         pl.col("problem_size").alias("size_t"),
         pl.col("runtime_s").alias("runtime_target"),
         pl.col("bytes_per_iter").alias("bpi_t"),
@@ -269,7 +270,44 @@ def pairs(s: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
     flags = j.select(**reasons)
     drops = {k: int(v) for k, v in flags.sum().row(0, named=True).items()}
     bad = flags.select(pl.any_horizontal(pl.all())).to_series()
-    kept = j.filter(~bad)
+    return j.filter(~bad), drops
+
+
+#: what :func:`like_for_like_ratios` reads of each sample
+RATIO_COLUMNS = (
+    "app",
+    "app_params",
+    "target",
+    "problem_size",
+    "runtime_s",
+    "bytes_per_iter",
+    "flops_per_iter",
+)
+
+
+def like_for_like_ratios(s: pl.DataFrame) -> pl.DataFrame:
+    """relR of every pair :func:`pairs` would label, from :data:`RATIO_COLUMNS` alone (what a
+    machine-pair constant needs: no features, no release).
+
+    Args:
+        s: benchmark samples.
+
+    Returns:
+        ``app``, ``app_params``, ``source``, ``target`` and ``relR``, one row per pair.
+    """
+    kept, _ = _matched(s.select(RATIO_COLUMNS))
+    return kept.select(
+        *KEY,
+        pl.col("target").alias("source"),
+        pl.col("target_t").alias("target"),
+        (pl.col("runtime_target") / pl.col("runtime_s")).alias("relR"),
+    )
+
+
+def pairs(s: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
+    """The labels: relR between samples of the same kernel and bucket on different targets, like for
+    like."""
+    kept, drops = _matched(s, carry=("release",))
     out = kept.select(
         pl.concat_str("app", pl.lit("|"), "app_params").alias("sample"),
         *KEY,

@@ -375,3 +375,43 @@ def test_the_candidates_used_answer_as_every_candidate_does_where_the_roofline_h
     np.testing.assert_array_equal(every.logs["roofline"], used.logs["roofline"])
     np.testing.assert_array_equal(every.logs["roofline"][gap], every.logs["split"][gap])
     assert "split" not in used.logs
+
+
+def test_the_pair_constant_candidate_falls_back_to_the_roofline_without_its_columns(fitted):
+    """A model saved before it kept the like-for-like columns holds them null: the candidate
+    answers as the roofline there, never fails."""
+    from xamm_models.predictors.default.model import _kept
+    from xamm_models.predictors.default.neighbours import candidate_answers
+
+    _, pairs, samples = fitted
+    old = _kept(samples.drop("runtime_s"))
+    assert old.schema["runtime_s"] == pl.Float64 and old["runtime_s"].null_count() == old.height
+    figs, sigs = machine_figures(samples), physics_signatures(samples)
+    ans = candidate_answers(sigs, figs, None, pairs, neighbours=False, samples=old)
+    np.testing.assert_array_equal(ans.logs["pair-constant"], ans.logs["roofline"])
+
+
+@pytest.mark.data
+def test_the_pair_constant_candidate_answers_as_the_baseline_where_it_is_chosen(xplat_dataset):
+    """The nested choice may take the per-pair constant; where it does, its answer is the
+    ``baseline/pair-constant`` answer, the left-out machine's own runs giving its side. The
+    constants come from the data set's own like-for-like rule, read from fewer columns."""
+    from xamm_models.benchmark import dataset as xplat
+    from xamm_models.experiments.entries import ENTRIES, FoldContext
+    from xamm_models.predictors.default.neighbours import CANDIDATES
+
+    ds = xplat_dataset
+    key = ["app", "app_params", "source", "target"]
+    lean = xplat.like_for_like_ratios(ds.samples).sort(key)
+    full = xplat.pairs(ds.samples)[0].select(*key, "relR").sort(key)
+    assert lean.equals(full)
+    fold = next(f for f in ds.get_idx_split("machine") if f.name == "Apps to h100-node")
+    ctx = FoldContext(ds, fold)
+    model, _ = ctx.default_model(candidates=CANDIDATES)
+    chosen = {s for s, m in model.choice.model.items() if m == "pair-constant"} - {"all"}
+    assert chosen, model.choice.model  # this fold's inner folds take it for some scenario
+    y = ENTRIES.get("stacked/nested-choice").predict(ctx)[0]
+    pc = ENTRIES.get("baseline/pair-constant").predict(ctx)
+    rows = np.isin(ctx.test.select(scenario_expr()).to_series().to_numpy(), list(chosen))
+    assert rows.any()
+    np.testing.assert_allclose(y[rows], pc[rows], rtol=1e-9)

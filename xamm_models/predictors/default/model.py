@@ -144,6 +144,11 @@ SAMPLE_KEEP = (
     "bytes_per_rep",
     "flops_per_rep",
     "kernels_per_rep",
+    # the machine-pair constant's like-for-like rule (``pair-constant``)
+    "problem_size",
+    "runtime_s",
+    "bytes_per_iter",
+    "flops_per_iter",
 )
 SAMPLES_FILE = "benchmark_samples.parquet"
 
@@ -161,8 +166,11 @@ class MeasuredTargets:
 
 def _kept(samples: pl.DataFrame) -> pl.DataFrame:
     """The samples' columns a predictor keeps (:data:`SAMPLE_KEEP`; missing ones null)."""
+    text = ("target", "app", "app_params", "variant")
     return samples.select(
-        pl.col(c) if c in samples.columns else pl.lit(None, dtype=pl.String).alias(c)
+        pl.col(c)
+        if c in samples.columns
+        else pl.lit(None, dtype=pl.String if c in text else pl.Float64).alias(c)
         for c in SAMPLE_KEEP
     )
 
@@ -250,10 +258,17 @@ class StackedPredictor(
         self.sources = sorted(set(pairs.get_column("source")))
         self.targets = sorted(set(pairs.get_column("target")))
         looks = self.config.scaled_intervals or bool(
-            set(self.config.candidates) - {"roofline", "split"}
+            set(self.config.candidates) - {"roofline", "pair-constant", "split"}
+        )
+        inner = inner_answers(
+            pairs,
+            samples,
+            neighbours=looks,
+            bands=self.config.pair_intervals,
+            constants="pair-constant" in self.config.candidates,
         )
         self.choice = choose(
-            inner_answers(pairs, samples, neighbours=looks, bands=self.config.pair_intervals),
+            inner,
             candidates=self.config.candidates,
             scaled=self.config.scaled_intervals,
             by_regime=self.config.regime_intervals,
@@ -361,9 +376,17 @@ class StackedPredictor(
         measured = self._measured(target_benchmarks)  # once: signatures and figures share it
         sigs = self.signatures_for(pairs, target_benchmarks=measured)
         figures, table = self._figures_and_table(measured)
-        looks = c.scaled or bool(set(c.model.values()) - {"roofline", "split"})
+        looks = c.scaled or bool(set(c.model.values()) - {"roofline", "pair-constant", "split"})
         used = set(c.model.values())
-        answers = candidate_answers(sigs, figures, table, pairs, neighbours=looks, used=used)
+        answers = candidate_answers(
+            sigs,
+            figures,
+            table,
+            pairs,
+            neighbours=looks,
+            used=used,
+            samples=self._every_samples(measured) if "pair-constant" in used else None,
+        )
         out, half, shift = np.empty(pairs.height), np.empty(pairs.height), np.empty(pairs.height)
         model = np.zeros(pairs.height, dtype=np.int64)  # the answering candidate, by its index
         names: list[str] = []
@@ -404,6 +427,16 @@ class StackedPredictor(
             raise RuntimeError("the predictor is not trained: fit() or from_pretrained() first")
         return self.choice, self.samples
 
+    def _every_samples(self, measured: MeasuredTargets | None) -> pl.DataFrame:
+        """The known machines' benchmark samples, a measured target's own in place of any known
+        ones of the same name."""
+        _, samples = self._fitted()
+        if measured is None:
+            return samples
+        new = _kept(measured.samples)
+        known = samples.filter(~pl.col("target").is_in(new.get_column("target").implode()))
+        return pl.concat([known, new], how="diagonal_relaxed")
+
     def _figures_and_table(
         self, measured: MeasuredTargets | None
     ) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -415,9 +448,7 @@ class StackedPredictor(
                 figs = machine_figures(samples)
                 self._known = (figs, benchmark_table(samples, figs))
             return self._known
-        new = _kept(measured.samples)
-        known = samples.filter(~pl.col("target").is_in(new.get_column("target").implode()))
-        every = pl.concat([known, new], how="diagonal_relaxed")
+        every = self._every_samples(measured)
         figs = machine_figures(every)
         return figs, benchmark_table(every, figs)
 

@@ -5,6 +5,9 @@ For a sample x measured on source s, asked for target t:
 
 * ``roofline``: the plain roofline's ratio (one sustained bandwidth, a flop rate, a launch
   overhead per machine: :func:`~xamm_models.benchmark.baselines.roofline`);
+* ``pair-constant``: one constant per machine pair, the median ratio of the two machines' times per
+  iteration over the benchmark kernels both ran like for like (the baseline
+  :func:`~xamm_models.benchmark.baselines.pair_constant`; the roofline where they share none);
 * ``split``: the physics prior (a bandwidth curve over the working set) with half the source's
   slowdown carried to the target (:func:`~xamm_models.predictors.default.stacked.split_relr`);
 * ``delta-k``: the roofline times how the slowdown from the roofline changes from s to t on the k
@@ -33,6 +36,7 @@ import polars as pl
 
 from xamm_models.achieved import launches_per_rep
 from xamm_models.benchmark.baselines import roofline_seconds as roofline_time
+from xamm_models.benchmark.dataset import RATIO_COLUMNS, like_for_like_ratios
 from xamm_models.machines.efficiency import DESCRIPTORS, describe, slowdowns
 from xamm_models.machines.physics import PhysicsSignature, rows_by
 from xamm_models.predictors.default.stacked import split_relr
@@ -49,7 +53,15 @@ __all__ = [
 ]
 
 # simplest first: a tie goes to the earlier one
-CANDIDATES = ("roofline", "split", "delta-all", "delta-16", "delta-4", "level-16")
+CANDIDATES = (
+    "roofline",
+    "pair-constant",
+    "split",
+    "delta-all",
+    "delta-16",
+    "delta-4",
+    "level-16",
+)
 MIN_REFERENCES = 4
 SPREAD_K = 16
 # log10: a scale is never below this (two kernels that changed identically are not certainty)
@@ -162,6 +174,7 @@ def candidate_answers(
     *,
     neighbours: bool = True,
     used: set[str] | None = None,
+    samples: pl.DataFrame | None = None,
 ) -> Answers:
     """Every candidate's answer for ``pairs``.
 
@@ -178,12 +191,16 @@ def candidate_answers(
         used: the candidates that will be read (None: every one). Without ``split`` among them,
             it is modelled only where the roofline has no answer (the roofline's fallback), and
             left out of the answers.
+        samples: the benchmark samples of the machines the pairs touch, for ``pair-constant``
+            (None: it answers as the roofline).
 
     Returns:
         The answers.
     """
     logs = _roofline_and_split(sigs, figures, pairs, used)
     roof = logs["roofline"]
+    if samples is not None and (used is None or "pair-constant" in used):
+        logs["pair-constant"] = _pair_constants(samples, pairs, roof)
     logs.update({c: roof.copy() for c in CANDIDATES if c not in logs and c != "split"})
     scale = np.full(pairs.height, np.nan)
     if not neighbours:
@@ -204,6 +221,22 @@ def candidate_answers(
         logs["level-16"][rows] = roof[rows] + level - q[rows, 3]
         scale[rows] = np.maximum(_mad(change[idx]), SCALE_FLOOR)
     return Answers(logs, scale)
+
+
+def _pair_constants(samples: pl.DataFrame, pairs: pl.DataFrame, roof: np.ndarray) -> np.ndarray:
+    """log10 of each pair's machine-pair constant (see ``pair-constant``); ``roof`` where the two
+    machines ran no kernel like for like."""
+    ends = pl.concat([pairs.get_column("source"), pairs.get_column("target")]).unique()
+    if not set(RATIO_COLUMNS) <= set(samples.columns):
+        return roof.copy()
+    # a model saved before it kept these columns holds them null: no pair, the roofline answers
+    ratios = like_for_like_ratios(samples.filter(pl.col("target").is_in(ends.implode())))
+    med = ratios.group_by("source", "target").agg(pl.col("relR").log10().median().alias("_m"))
+    got = pairs.select("source", "target").join(
+        med, on=["source", "target"], how="left", maintain_order="left"
+    )
+    m = got.get_column("_m").to_numpy().astype(float)
+    return np.where(np.isnan(m), roof, m)
 
 
 def pair_bands(table: pl.DataFrame, pairs: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:

@@ -166,7 +166,12 @@ def slowdown_bands(pairs: pl.DataFrame, figures: pl.DataFrame) -> np.ndarray:
 
 
 def inner_answers(
-    pairs: pl.DataFrame, samples: pl.DataFrame, *, neighbours: bool = True, bands: bool = False
+    pairs: pl.DataFrame,
+    samples: pl.DataFrame,
+    *,
+    neighbours: bool = True,
+    bands: bool = False,
+    constants: bool = True,
 ) -> pl.DataFrame:
     """Every candidate's log10 answer on every training pair, its group held out.
 
@@ -176,6 +181,7 @@ def inner_answers(
         neighbours: answer the look-alike candidates and scales too (False: they answer as the
             roofline; what a choice among the roofline and ``split`` alone needs).
         bands: measure each pair's band (:func:`~.neighbours.pair_bands`; False: NaN).
+        constants: answer ``pair-constant`` (False: it answers as the roofline).
 
     Returns:
         One row per pair: ``scenario``, ``regime`` (:func:`regime_expr`), ``band``
@@ -188,7 +194,14 @@ def inner_answers(
         seen = samples.filter(~pl.col("app").is_in(hidden))
         figs = machine_figures(seen)
         table = benchmark_table(seen, figs) if neighbours or bands else seen.clear()
-        ans = candidate_answers(physics_signatures(seen), figs, table, held, neighbours=neighbours)
+        ans = candidate_answers(
+            physics_signatures(seen),
+            figs,
+            table,
+            held,
+            neighbours=neighbours,
+            samples=seen if constants else None,
+        )
         nan = np.full(held.height, np.nan)
         lo, hi = pair_bands(table, held) if bands else (nan, nan)
         parts.append(
