@@ -698,3 +698,38 @@ def test_the_aims_say_which_held_with_their_figures():
     held = [r.rsplit("|", 2)[1].strip() for r in rows]
     assert held == ["no", "yes", "no", "yes", "no"]
     assert "0.70 [0.65, 0.75]" in rows[0] and "GPU→GPU" in rows[2] and "dane" in rows[4]
+
+
+def test_the_interval_rules_against_the_aims_count_machines_and_the_shortfall():
+    """:func:`~xamm_models.experiments.report.interval_aim_rows` on sharpness figures made by
+    hand: one machine in range and one not, a pooled width 10% narrower (0.15 short of the aim),
+    and a rule 30% narrower (nothing short)."""
+    from xamm_models.experiments.report import interval_aim_rows
+
+    def d(cov, narrower):
+        return {
+            "coverage": cov,
+            "narrower": narrower,
+            "narrower_lo": narrower - 0.1,
+            "narrower_hi": narrower + 0.1,
+        }
+
+    summary = {
+        "results": {
+            "machine": {
+                "intervals": {
+                    "a": {
+                        "all machines": d(0.8, 0.10),
+                        "quartz": d(0.80, 0.0),
+                        "dane": d(0.90, 0.0),
+                    },
+                    "b": {"all machines": d(0.8, 0.30), "quartz": d(0.76, 0.0)},
+                }
+            }
+        }
+    }
+    a, b = interval_aim_rows(summary)
+    cells = [c.strip() for c in a.strip("|").split("|")]
+    assert cells == ["a", "1 of 2", "dane 0.90", "0.10 [0.00, 0.20]", "0.15"]
+    assert [c.strip() for c in b.strip("|").split("|")][1:3] == ["1 of 1", "–"]
+    assert b.rstrip(" |").endswith("0.00")
