@@ -81,6 +81,12 @@ class Signature(BaseModel):
         ge=0, le=1, description="fraction of the kernels the machine's samples have"
     )
     n_samples: int = Field(ge=1)
+    configuration: str = Field(
+        default="",
+        max_length=500,
+        description="the runs it is measured from (family, variants, ranks and threads); "
+        "empty where unrecorded",
+    )
     xamm_version: str
     created: str = Field(default_factory=lambda: date.today().isoformat())
 

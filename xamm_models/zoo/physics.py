@@ -8,11 +8,46 @@ from __future__ import annotations
 
 import polars as pl
 
+from xamm_data.machines.targets import Target
 from xamm_data.store.store import as_store
-from xamm_models.benchmark.dataset import samples_from_runs
+from xamm_models.benchmark.dataset import in_config, samples_from_runs
 from xamm_models.machines.signatures import Signature, SignatureRegistry, physics_record
+from xamm_models.predictors.configurations import STORE, select_runs
 
-__all__ = ["build_physics_signatures"]
+__all__ = ["build_physics_signatures", "signature_runs"]
+
+
+def signature_runs(runs: pl.DataFrame) -> dict[str, tuple[pl.DataFrame, str]]:
+    """Per target, the ``benchmark_runs`` rows its physics signature is measured from and what
+    they are: a target with runs in its declared configuration (``xplat-rajaperf``'s, what the
+    shipped predictor trains on and names) takes those; any other its sequential runs on a CPU
+    (else the CPU family that used the most of its node), its GPU runs on a GPU, in its fullest
+    configuration and of one variant kind (``Base`` where it ran several), as ``xamm predict``
+    measures a target from a store. A full RAJAPerf run never mixes its OpenMP node with its
+    sequential core in one signature.
+
+    Args:
+        runs: ``benchmark_runs`` rows.
+
+    Returns:
+        Target -> ``(rows, configuration)``.
+    """
+    inside, _ = in_config(runs)
+    out: dict[str, tuple[pl.DataFrame, str]] = {}
+    for (t,), part in inside.group_by(["target"], maintain_order=True):
+        variants = ", ".join(sorted(set(part.get_column("variant"))))
+        shape = sorted(set(zip(part.get_column("ranks"), part.get_column("threads"), strict=True)))
+        ranks = "; ".join(f"{r} rank(s), {th or 1} thread(s)" for r, th in shape)
+        out[t] = (part.drop("target"), f"declared configuration: {variants}, {ranks}")
+    rest = runs.filter(~Target.expr().is_in(list(out)))
+    for t, tr in select_runs(rest, STORE, "sequential").items():
+        if tr.rows is None or tr.rows.is_empty():
+            continue
+        variants = ", ".join(sorted(set(tr.rows.get_column("variant"))))
+        shape = tr.run.shape() if tr.run is not None else ""
+        text = f"{tr.family}: {variants}" + (f", {shape}" if shape else "")
+        out[t] = (tr.rows, text + (f" ({tr.note})" if tr.note else ""))
+    return out
 
 
 def build_physics_signatures(
@@ -40,8 +75,12 @@ def build_physics_signatures(
             "outputs with `xamm-ingest rajaperf DIR --machine NAME` (the "
             f"store has: {', '.join(have) or 'nothing'})"
         )
-    samples = samples_from_runs(runs.filter(pl.col("machine").is_in(machines or have)))
-    return [
-        registry.add(physics_record(t, part).model_copy(update={"data_version": data_version}))
-        for (t,), part in samples.group_by(["target"], maintain_order=True)
-    ]
+    chosen = signature_runs(runs.filter(pl.col("machine").is_in(machines or have)))
+    out = []
+    for t, (rows, configuration) in chosen.items():
+        samples = samples_from_runs(rows)
+        if samples.is_empty():
+            continue
+        update = {"data_version": data_version, "configuration": configuration[:500]}
+        out.append(registry.add(physics_record(t, samples).model_copy(update=update)))
+    return out

@@ -388,6 +388,7 @@ def test_signatures_record_the_table_version_they_read_and_can_reload_it(rajaper
     from xamm_models.benchmark.dataset import samples_from_runs
     from xamm_models.machines.signatures import physics_record
     from xamm_models.zoo.build import build_physics_signatures
+    from xamm_models.zoo.physics import signature_runs
 
     st = Store(tmp_path / "store")
     ingest_rajaperf([rajaperf_sets["h100_tier1"]], machine="h100-node", store=st, workers=2)
@@ -398,15 +399,14 @@ def test_signatures_record_the_table_version_they_read_and_can_reload_it(rajaper
     ingest_rajaperf([rajaperf_sets["h100_tier2"]], machine="h100-node", store=st, workers=2)
     assert st.version("benchmark_runs") == 1
     then = load_dataset("h100-node", store=st, version=sig.data_version)
-    again = physics_record(
-        "h100-node:gpu", samples_from_runs(then).filter(pl.col("target") == "h100-node:gpu")
-    )
+    rows, configuration = signature_runs(then)["h100-node:gpu"]
+    assert configuration.startswith("declared configuration: Base_CUDA, 4 rank(s)")
+    assert sig.configuration == configuration
+    again = physics_record("h100-node:gpu", samples_from_runs(rows))
     assert again.data_sha256 == sig.data_sha256
     now = physics_record(
         "h100-node:gpu",
-        samples_from_runs(load_dataset("h100-node", store=st)).filter(
-            pl.col("target") == "h100-node:gpu"
-        ),
+        samples_from_runs(signature_runs(load_dataset("h100-node", store=st))["h100-node:gpu"][0]),
     )
     assert now.data_sha256 != sig.data_sha256  # the later version is different data
     newer = {s.target: s for s in build_physics_signatures(store=st, registry=reg)}["h100-node:gpu"]
@@ -456,3 +456,26 @@ def test_the_tsne_plot_of_a_store_without_runs_says_so(runs, tmp_path, monkeypat
     err = capsys.readouterr().err
     assert err.startswith("xamm: error: the store at ") and "holds 0 benchmark samples" in err
     assert "needs 3 or more" in err and not (tmp_path / "t.png").exists()
+
+
+@pytest.mark.data
+def test_a_full_rajaperf_run_gives_a_signature_of_one_family_and_kind(shared_data, tmp_path):
+    """ruby's baselines hold Base, Lambda and RAJA variants, sequential and OpenMP: its signature
+    is measured from its declared configuration (Base_Seq, one rank) and says so, never from the
+    fastest variant of each kernel (the OpenMP node); a machine with no declared configuration
+    takes its sequential Base runs, as ``xamm predict`` does."""
+    from xamm_models.zoo.build import build_physics_signatures
+    from xamm_models.zoo.physics import signature_runs
+
+    st = Store(tmp_path / "store")
+    src = shared_data / "LLNL+RAJAPerf" / "test" / "caliper-baselines"
+    ingest_rajaperf([src], machine="ruby", store=st, workers=1)
+    runs = st.scan("benchmark_runs").collect()
+    assert {"Base_OpenMP", "Base_Seq", "RAJA_Seq"} <= set(runs["variant"])
+    (sig,) = build_physics_signatures(store=st, registry=SignatureRegistry(tmp_path / "r"))
+    seq = runs.filter(pl.col("variant") == "Base_Seq")
+    assert sig.n_samples == seq.select("kernel", "problem_size").unique().height
+    assert sig.configuration == "declared configuration: Base_Seq, 1 rank(s), 1 thread(s)"
+    (rows, configuration), *_ = signature_runs(runs.with_columns(machine=pl.lit("newbox"))).values()
+    assert set(rows["variant"]) == {"Base_Seq"} and configuration.startswith("sequential: Base_Seq")
+    assert "Lambda, RAJA variants are not used" in configuration
