@@ -44,6 +44,21 @@ def test_the_nearest_known_machine_of_the_device_kind_is_found():
     assert nearest("new:cpu", _machine("new:cpu", 2.5), known) == ("fast:cpu", "kernels")
 
 
+def test_the_nearest_machine_is_the_same_silicon_before_the_nearest_speed():
+    # a GPU partition runs at a sixth of its whole GPU: by times alone lassen would be nearest
+    new = _machine("mi300a-cpx:gpu", 0.5)
+    known = pl.concat([_machine("mi300a-spx:gpu", 3.0), _machine("lassen:gpu", 0.6)])
+    assert nearest("mi300a-cpx:gpu", new, known) == ("mi300a-spx:gpu", "silicon")
+    # two on the same silicon: the nearer of them kernel by kernel
+    both = pl.concat([known, _machine("mi300a-cpx:gpu", 0.45)])
+    assert nearest("tuolumne:gpu", _machine("tuolumne:gpu", 0.5), both) == (
+        "mi300a-cpx:gpu",
+        "silicon",
+    )
+    # no sibling: the times decide, as before
+    assert nearest("h100-node:gpu", new, known) == ("lassen:gpu", "kernels")
+
+
 @pytest.mark.data
 def test_every_rajaperf_machine_end_in_the_shared_data_recognises_its_own_halves(xplat_dataset):
     from xamm_models.benchmark import dataset as xplat

@@ -1,6 +1,7 @@
-"""Same silicon: the registry says which machines share a processor; the nearest-machine rule
-takes that fact first; a left-out machine is answered from its measured sibling's ratios times the
-configuration scale, checked against an independent composition of the same figures."""
+"""Same silicon: the registry says which machines share a processor (the nearest-machine rule
+taking it first: tests/models/machines/test_similarity.py); a left-out machine is answered from
+its measured sibling's ratios times the configuration scale, checked against an independent
+composition of the same figures."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ import polars as pl
 import pytest
 
 from xamm_data.machines import same_silicon, silicon_key
-from xamm_models.machines.similarity import nearest
 
 
 def test_the_registry_names_the_same_silicon_per_device_kind():
@@ -32,36 +32,6 @@ def test_the_registry_names_the_same_silicon_per_device_kind():
     assert cpx == plain == "amd mi300a"
     # written differently, not claimed the same
     assert silicon_key("NVIDIA Tesla V100") != silicon_key("NVIDIA V100 (SXM2, 16 GB)")
-
-
-def _machine(target: str, speed: float, kernels=("a", "b", "c", "d"), sizes=(1e5, 1e6, 1e7)):
-    rows = [
-        {
-            "target": target,
-            "app": k,
-            "problem_size": n,
-            "iterations_per_rep": n,
-            "time_per_rep_s": n * (1 + i) * 1e-9 / speed,
-        }
-        for i, k in enumerate(kernels)
-        for n in sizes
-    ]
-    return pl.DataFrame(rows)
-
-
-def test_the_nearest_machine_is_the_same_silicon_before_the_nearest_speed():
-    # a GPU partition runs at a sixth of its whole GPU: by times alone lassen would be nearest
-    new = _machine("mi300a-cpx:gpu", 0.5)
-    known = pl.concat([_machine("mi300a-spx:gpu", 3.0), _machine("lassen:gpu", 0.6)])
-    assert nearest("mi300a-cpx:gpu", new, known) == ("mi300a-spx:gpu", "silicon")
-    # two on the same silicon: the nearer of them kernel by kernel
-    both = pl.concat([known, _machine("mi300a-cpx:gpu", 0.45)])
-    assert nearest("tuolumne:gpu", _machine("tuolumne:gpu", 0.5), both) == (
-        "mi300a-cpx:gpu",
-        "silicon",
-    )
-    # no sibling: the times decide, as before
-    assert nearest("h100-node:gpu", new, known) == ("lassen:gpu", "kernels")
 
 
 @pytest.mark.data
