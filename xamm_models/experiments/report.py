@@ -751,7 +751,7 @@ def _lomo_lines(summary: dict) -> list[str]:
             "**The interval rules against the aims** (leave one machine out: coverage 0.75–0.85 "
             "on every left-out machine, a median width 25% narrower than the roofline's at "
             "equal coverage; no rule was chosen after these figures were read: "
-            "[decision records](decisions.md))",
+            "`docs/decisions.md`)",
             INTERVAL_AIM_HEAD,
             interval_aim_rows(summary),
         ),

@@ -126,7 +126,7 @@ class VaeDnn(
         super().__init__()
         self.targets, self.sources = list(targets), list(sources)
         self.feature_names = list(feature_names or FEATURES)
-        self.cfg = {
+        self.cfg: dict[str, Any] = {
             "latent_dim": latent_dim,
             "calibrated": calibrated,
             "cpu_first": cpu_first,

@@ -36,8 +36,8 @@ def signature_runs(runs: pl.DataFrame) -> dict[str, tuple[pl.DataFrame, str]]:
     out: dict[str, tuple[pl.DataFrame, str]] = {}
     for (t,), part in inside.group_by(["target"], maintain_order=True):
         variants = ", ".join(sorted(set(part.get_column("variant"))))
-        shape = sorted(set(zip(part.get_column("ranks"), part.get_column("threads"), strict=True)))
-        ranks = "; ".join(f"{r} rank(s), {th or 1} thread(s)" for r, th in shape)
+        shapes = sorted(set(zip(part.get_column("ranks"), part.get_column("threads"), strict=True)))
+        ranks = "; ".join(f"{r} rank(s), {th or 1} thread(s)" for r, th in shapes)
         out[t] = (part.drop("target"), f"declared configuration: {variants}, {ranks}")
     rest = runs.filter(~Target.expr().is_in(list(out)))
     for t, tr in select_runs(rest, STORE, "sequential").items():

@@ -374,19 +374,8 @@ class StackedPredictor(
         """
         c, _ = self._fitted()
         measured = self._measured(target_benchmarks)  # once: signatures and figures share it
-        sigs = self.signatures_for(pairs, target_benchmarks=measured)
         figures, table = self._figures_and_table(measured)
-        looks = c.scaled or bool(set(c.model.values()) - {"roofline", "pair-constant", "split"})
-        used = set(c.model.values())
-        answers = candidate_answers(
-            sigs,
-            figures,
-            table,
-            pairs,
-            neighbours=looks,
-            used=used,
-            samples=self._every_samples(measured) if "pair-constant" in used else None,
-        )
+        answers = self._answers(pairs, measured, figures, table)
         out, half, shift = np.empty(pairs.height), np.empty(pairs.height), np.empty(pairs.height)
         model = np.zeros(pairs.height, dtype=np.int64)  # the answering candidate, by its index
         names: list[str] = []
@@ -419,6 +408,21 @@ class StackedPredictor(
             pl.Series("model", model).replace_strict(
                 dict(enumerate(names)), return_dtype=pl.String
             ),
+        )
+
+    def _answers(self, pairs, measured, figures, table):
+        """The candidates' answers the choice reads for ``pairs`` (look-alike kernels looked for
+        only when a chosen candidate or the intervals read them)."""
+        c, _ = self._fitted()
+        used = set(c.model.values())
+        return candidate_answers(
+            self.signatures_for(pairs, target_benchmarks=measured),
+            figures,
+            table,
+            pairs,
+            neighbours=c.scaled or bool(used - {"roofline", "pair-constant", "split"}),
+            used=used,
+            samples=self._every_samples(measured) if "pair-constant" in used else None,
         )
 
     def _fitted(self) -> tuple[Choice, pl.DataFrame]:
