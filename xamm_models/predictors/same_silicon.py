@@ -64,12 +64,12 @@ def _measured_ratio(test: pl.DataFrame, measured: pl.DataFrame, sibling: pl.Seri
         (1.0 / pl.col("relR")).alias("_b"),
     )
     got = keys.join(
-        fwd.unique(["sample", "source", "target"]),
+        fwd.unique(["sample", "source", "target"], keep="first", maintain_order=True),
         on=["sample", "source", "target"],
         how="left",
         maintain_order="left",
     ).join(
-        back.unique(["sample", "source", "target"]),
+        back.unique(["sample", "source", "target"], keep="first", maintain_order=True),
         on=["sample", "source", "target"],
         how="left",
         maintain_order="left",

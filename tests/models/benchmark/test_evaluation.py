@@ -733,3 +733,40 @@ def test_the_interval_rules_against_the_aims_count_machines_and_the_shortfall():
     assert cells == ["a", "1 of 2", "dane 0.90", "0.10 [0.00, 0.20]", "0.15"]
     assert [c.strip() for c in b.strip("|").split("|")][1:3] == ["1 of 1", "–"]
     assert b.rstrip(" |").endswith("0.00")
+
+
+def test_the_same_silicon_table_is_read_from_the_results():
+    """:func:`~xamm_models.experiments.same_silicon.same_silicon_rows` on scores made by hand: one
+    row per left-out end with its sibling and counts, then all; nothing without the section."""
+    from xamm_models.experiments.same_silicon import same_silicon_rows
+
+    def ci(v):
+        return {"value": v, "lo": v - 0.1, "hi": v + 0.1}
+
+    def diff(d):
+        return {"difference": d, "lo": d - 0.05, "hi": d + 0.05}
+
+    def scores(sib, answered, of, mine, default):
+        return {
+            "pairs": of,
+            "answered": answered,
+            "sibling": sib,
+            "same_silicon": {"within_2": ci(mine)},
+            "entries": {"stacked/default": {"within_2": ci(default)}},
+            "differences": {
+                "stacked/default": {
+                    "within_2": diff(mine - default),
+                    "median_abs_log10": diff(default - mine),
+                },
+                "baseline/pair-constant": {"within_2": diff(0.3)},
+            },
+        }
+
+    s = {
+        "by_target": {"b:cpu": scores(["a:cpu"], 8, 10, 0.9, 0.6)},
+        "all": scores(["a:cpu"], 8, 10, 0.9, 0.6),
+    }
+    rows = same_silicon_rows({"results": {"machine": {"same_silicon": s}}})
+    assert len(rows) == 2 + 2 and rows[2].startswith("| b:cpu | a:cpu | 8 (10) | 0.90 [0.80, 1.00]")
+    assert "+0.30 [+0.25, +0.35]" in rows[2] and rows[3].startswith("| all | each end's above |")
+    assert same_silicon_rows({"results": {"machine": {}}}) == []
