@@ -151,6 +151,7 @@ def _amm_build_physics(args, reg) -> int:
             f"{s.ref}: {s.n_samples} samples, bandwidth up to {max(p.bw):.3g} "
             f"B/s, flop rate {p.flop_rate:.3g} "
             f"flop/s ({p.flop_rate_from}), launch overhead {p.overhead_s:.3g} s"
+            + (f"; from {s.configuration}" if s.configuration else "")
         )
     return 0
 
