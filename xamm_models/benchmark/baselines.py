@@ -40,7 +40,7 @@ from xamm_models.achieved import (
     launches_kernels,
     sample_arrays,
 )
-from xamm_models.benchmark.dataset import pairs as like_for_like
+from xamm_models.benchmark.dataset import RATIO_COLUMNS, like_for_like_ratios
 from xamm_models.features import FEATURES
 
 #: Baselines by name; each entry's ``registry_info`` says which columns it reads (``needs``: of the
@@ -281,6 +281,30 @@ def knn(
     return np.exp(out)
 
 
+def log_pair_constants(test: pl.DataFrame, samples: pl.DataFrame) -> np.ndarray:
+    """The natural log of each row's machine-pair constant: the median ratio of the two machines'
+    times per iteration over the kernels both ran like for like
+    (:func:`~xamm_models.benchmark.dataset.like_for_like_ratios`); NaN where they share none, or
+    where the samples lack (or hold null) the columns the rule reads.
+
+    Args:
+        test: rows with ``source`` and ``target``.
+        samples: benchmark samples.
+
+    Returns:
+        One value per row.
+    """
+    if not set(RATIO_COLUMNS) <= set(samples.columns):
+        return np.full(test.height, np.nan)
+    ends = pl.concat([test.get_column("source"), test.get_column("target")]).unique()
+    ratios = like_for_like_ratios(samples.filter(pl.col("target").is_in(ends.implode())))
+    med = ratios.group_by("source", "target").agg(pl.col("relR").log().median().alias("_m"))
+    got = test.select("source", "target").join(
+        med, on=["source", "target"], how="left", maintain_order="left"
+    )
+    return got.get_column("_m").to_numpy().astype(float)
+
+
 def pair_constant(test: pl.DataFrame, samples: pl.DataFrame) -> np.ndarray:
     """One constant per machine pair from the two machines' own benchmark runs: the median ratio
     of their times per iteration over the kernels both ran like for like (the data set's rule,
@@ -295,12 +319,7 @@ def pair_constant(test: pl.DataFrame, samples: pl.DataFrame) -> np.ndarray:
     Returns:
         Predicted relR, one per test row.
     """
-    ratios, _ = like_for_like(samples)
-    med = ratios.group_by("source", "target").agg(pl.col("relR").log().median().alias("_m"))
-    got = test.select("source", "target").join(
-        med, on=["source", "target"], how="left", maintain_order="left"
-    )
-    m = got.get_column("_m").to_numpy().astype(float)
+    m = log_pair_constants(test, samples)
     figs = machine_figures(samples)
     with np.errstate(divide="ignore", invalid="ignore"):
         roof = roofline_seconds(test, figs, "target") / roofline_seconds(test, figs, "source")

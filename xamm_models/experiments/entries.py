@@ -411,8 +411,8 @@ class FoldContext:
         train = vector_samples(self.train, targets)
         sources = sorted(set(train.get_column("source")))
         # the embedders' epoch setting scales the VAE-DNN's: 50 -> 150 VAE epochs and 1,200 DNN
-        # minibatches (300 epochs of the five-machine version's 4 minibatches), a budget that does
-        # not grow with the data set (docs/decisions.md, "The VAE-DNN's step budget")
+        # minibatches, a budget that does not grow with the data set, so the evaluation keeps its
+        # time (docs/decisions.md, "The VAE-DNN's step budget")
         model = (
             VaeDnn(
                 targets,

@@ -35,8 +35,8 @@ import numpy as np
 import polars as pl
 
 from xamm_models.achieved import launches_per_rep
+from xamm_models.benchmark.baselines import log_pair_constants
 from xamm_models.benchmark.baselines import roofline_seconds as roofline_time
-from xamm_models.benchmark.dataset import RATIO_COLUMNS, like_for_like_ratios
 from xamm_models.machines.efficiency import DESCRIPTORS, describe, slowdowns
 from xamm_models.machines.physics import PhysicsSignature, rows_by
 from xamm_models.predictors.default.stacked import split_relr
@@ -224,18 +224,9 @@ def candidate_answers(
 
 
 def _pair_constants(samples: pl.DataFrame, pairs: pl.DataFrame, roof: np.ndarray) -> np.ndarray:
-    """log10 of each pair's machine-pair constant (see ``pair-constant``); ``roof`` where the two
-    machines ran no kernel like for like."""
-    ends = pl.concat([pairs.get_column("source"), pairs.get_column("target")]).unique()
-    if not set(RATIO_COLUMNS) <= set(samples.columns):
-        return roof.copy()
-    # a model saved before it kept these columns holds them null: no pair, the roofline answers
-    ratios = like_for_like_ratios(samples.filter(pl.col("target").is_in(ends.implode())))
-    med = ratios.group_by("source", "target").agg(pl.col("relR").log10().median().alias("_m"))
-    got = pairs.select("source", "target").join(
-        med, on=["source", "target"], how="left", maintain_order="left"
-    )
-    m = got.get_column("_m").to_numpy().astype(float)
+    """log10 of each pair's machine-pair constant (see ``pair-constant``); ``roof`` where there is
+    none (a saved model without the samples' like-for-like columns holds them null)."""
+    m = log_pair_constants(pairs, samples) / np.log(10.0)
     return np.where(np.isnan(m), roof, m)
 
 
