@@ -79,3 +79,24 @@ def test_a_left_out_partition_mode_is_answered_from_its_measured_sibling(xplat_d
     assert checked > 0.5 * test.height
     # the sibling's answer never reads a label of the machine left out
     assert not measured.filter(pl.col("target").str.starts_with("mi300a-cpx")).height
+
+
+@pytest.mark.data
+def test_tuolumne_shares_no_kernel_with_the_mi300a_node(xplat_dataset, shared_data, tmp_path):
+    """Why "tuolumne from the MI300A node" is not measured (docs/decisions.md, same silicon): its
+    RAJA_HIP kernels are none of those the MI300A node ran in either partition mode, though the
+    registry names them the same silicon."""
+    from xamm_data.store.store import Store
+    from xamm_ingest import ingest_rajaperf
+
+    st = Store(tmp_path / "store")
+    src = shared_data / "LLNL+thicket-newer" / "thicket" / "tests" / "data"
+    ingest_rajaperf([src / "rajaperf-comp-static-data" / "tuolumne"], store=st, workers=1)
+    tuolumne = set(st.scan("benchmark_runs").collect()["kernel"])
+    node = xplat_dataset.samples.filter(pl.col("machine").str.starts_with("mi300a-"))
+    assert len(tuolumne) == 4 and node.height
+    assert not tuolumne & set(node["kernel"])
+    assert same_silicon("tuolumne:gpu", ["mi300a-spx:gpu", "mi300a-cpx:gpu"]) == [
+        "mi300a-spx:gpu",
+        "mi300a-cpx:gpu",
+    ]
