@@ -91,10 +91,9 @@ def same_silicon_scores(ev, ds, preds: dict[str, pl.DataFrame]) -> dict:
         return {}
     rows = _answers(ds, default)
     key = ["sample", "source", "target", "fold"]
-    for name, frame in [("the same-silicon answers", rows), *preds.items()]:
-        if name in (*COMPARED, "the same-silicon answers") and not frame.select(key).equals(
-            default.select(key)
-        ):
+    frames = {"the same-silicon answers": rows, **{n: preds[n] for n in COMPARED if n in preds}}
+    for name, frame in frames.items():
+        if not frame.select(key).equals(default.select(key)):
             raise ValueError(f"{name}: rows are not in the default's order")
     answered = np.isfinite(rows.get_column("y_same").to_numpy())
     if not answered.any():
