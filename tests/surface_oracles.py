@@ -66,7 +66,7 @@ def _criterion_ok(c: dict) -> bool:
     return False
 
 
-COUNTS = ("sockets", "cores_per_node", "gpus_per_node")
+COUNTS = ("sockets", "cores_per_node", "gpus_per_node", "processor_cores")
 FIGURES = (
     "memory_gib",
     "memory_bandwidth_gbs",
@@ -76,6 +76,9 @@ FIGURES = (
     "gpu_memory_bandwidth_gbs",
     "gpu_cache_mib",
     "gpu_peak_gflops",
+    "processor_memory_bandwidth_gbs",
+    "processor_cache_mib",
+    "processor_peak_gflops",
 )
 
 

@@ -110,6 +110,7 @@ ORDER = [
     "xamm amm history dane:cpu --wide",
     "xamm amm history dane:cpu --json",
     "xamm amm diff dane:cpu@1 dane:cpu@2",
+    "xamm amm build epyc-7742 --kind specifications",
     "xamm amm diff dane:cpu@1 dane:cpu@2 --json",
     "xamm compare dane:cpu@now dane:cpu@accepted",
     "xamm compare dane:cpu@now dane:cpu@accepted --out drift/",

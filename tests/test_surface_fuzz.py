@@ -138,6 +138,10 @@ VALUES = (
     ("cpu", ('"EPYC"', "7", '"a\\nb"', '"x \\" y"')),
     ("notes", ('"line\\nline"', '"[machines.x]"', "3")),
     ("aliases", ('["nb"]', '["Dane"]', '["M1"]', '["a\\u0001b"]', '"nb"', "[1]")),
+    # one processor's figures (a platform named by its processor): what specifications read
+    ("processor_cores", ("64", "true", "6.5", "0", '"64"')),
+    ("processor_memory_bandwidth_gbs", ("204.8", "nan", "-1", "0", "1e300")),
+    ("processor_peak_gflops", ("2304", "inf", '"2304"', "0")),
 )
 IDS = ("newbox", "box.two", "a/b", "..", "Box", "x" * 101, "dane")
 

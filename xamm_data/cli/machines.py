@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from xamm_data.machines.facts import NODE_FACTS
+from xamm_data.machines.facts import COUNTS, NODE_FACTS
 
 LIST = "examples:\n  xamm machines list\n  xamm machines list 'mi*' --json\n"
 SHOW = "examples:\n  xamm machines show dane\n"
@@ -49,7 +49,7 @@ def add(sub) -> None:
     q.add_argument("--cpu", help="processor model")
     q.add_argument("--gpu", help="GPU model")
     for field, what in NODE_FACTS:
-        kind = int if field in ("sockets", "cores_per_node", "gpus_per_node") else float
+        kind = int if field in COUNTS else float
         q.add_argument(f"--{field.replace('_', '-')}", type=kind, dest=field, help=what)
     q.add_argument("--alias", action="append", dest="aliases", help="another name (repeatable)")
     q.add_argument("--source", help="where the facts come from")

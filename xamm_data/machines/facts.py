@@ -3,7 +3,7 @@ registry, so that a command line offers them without loading it."""
 
 from __future__ import annotations
 
-__all__ = ["NODE_FACTS"]
+__all__ = ["COUNTS", "NODE_FACTS"]
 
 NODE_FACTS: tuple[tuple[str, str], ...] = (
     ("sockets", "CPU sockets (or APU packages) a node"),
@@ -17,4 +17,11 @@ NODE_FACTS: tuple[tuple[str, str], ...] = (
     ("gpu_memory_bandwidth_gbs", "peak memory bandwidth a GPU, GB/s"),
     ("gpu_cache_mib", "last-level cache a GPU, MiB"),
     ("gpu_peak_gflops", "peak double-precision rate a GPU, GFLOP/s"),
+    ("processor_cores", "CPU cores a processor, where the node is not known"),
+    ("processor_memory_bandwidth_gbs", "peak memory bandwidth a processor, GB/s"),
+    ("processor_cache_mib", "last-level cache a processor, MiB"),
+    ("processor_peak_gflops", "peak double-precision rate a processor, GFLOP/s"),
 )
+
+#: the facts that are counts (integers), the others figures
+COUNTS = ("sockets", "cores_per_node", "gpus_per_node", "processor_cores")

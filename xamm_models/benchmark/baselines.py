@@ -143,7 +143,7 @@ def _figures_of(arrays: np.ndarray, launches: bool) -> dict:
     }
 
 
-def machine_figures(samples: pl.DataFrame) -> pl.DataFrame:
+def machine_figures(samples: pl.DataFrame, *, borrow: bool = True) -> pl.DataFrame:
     """Per target: sustained bandwidth (B/s), compute rate (flop/s) and per-launch overhead (s), the
     plain roofline's figures, measured with the signature's rules (:mod:`xamm_models.achieved`) and
     the flop-rate handling the default's prior has:
@@ -165,6 +165,7 @@ def machine_figures(samples: pl.DataFrame) -> pl.DataFrame:
     Args:
         samples: benchmark samples (``target``, ``time_per_rep_s``, ``bytes_per_rep``,
             ``flops_per_rep``, ``kernels_per_rep``; ``variant`` tells a sequential run).
+        borrow: False leaves an unmeasured flop rate null (what the runs measured, and no more).
 
     Returns:
         One row per target: ``target``, ``bw``, ``flops``, ``overhead``.
@@ -176,7 +177,8 @@ def machine_figures(samples: pl.DataFrame) -> pl.DataFrame:
         rows,
         schema={"target": pl.String, "bw": pl.Float64, "flops": pl.Float64, "overhead": pl.Float64},
     ).with_columns(pl.col("target").str.split(":").list.last().alias("_kind"))
-    return _borrow_flops(figs).select("target", "bw", "flops", "overhead").sort("target")
+    figs = _borrow_flops(figs) if borrow else figs
+    return figs.select("target", "bw", "flops", "overhead").sort("target")
 
 
 def _borrow_flops(figs: pl.DataFrame) -> pl.DataFrame:

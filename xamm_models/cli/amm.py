@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from xamm_data.cli.tools import emit
@@ -17,6 +18,8 @@ examples:
   xamm amm build                          train the shared embedder, build every machine's signature
   xamm amm build quartz --aggregation variance
   xamm amm build dane --kind physics      bandwidth curve, flop rate, launch overhead: a version
+  xamm amm build epyc-7742 --kind specifications   no runs: its registry peaks x measured \
+efficiencies
   xamm amm list                           every registry machine: latest signature or 'no \
 signature yet'
   xamm amm show quartz:cpu@1
@@ -46,13 +49,19 @@ def _add_amm_build(a) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    b.add_argument("machines", nargs="*", help="machine ids (default: all with benchmark data)")
+    b.add_argument(
+        "machines",
+        nargs="*",
+        help="machine ids (default: all with benchmark data; with --kind specifications, all "
+        "with peaks recorded)",
+    )
     b.add_argument(
         "--kind",
-        choices=["attention", "physics"],
+        choices=["attention", "physics", "specifications"],
         default="attention",
         help="attention: the paper's AMM (Algorithm 1); physics: bandwidth "
-        "curve, flop rate, launch overhead",
+        "curve, flop rate, launch overhead; specifications: a physics signature from the "
+        "registry's peaks, for machines without one from runs (runs supersede it)",
     )
     b.add_argument("--aggregation", choices=["mean", "l2", "variance"], default="l2")
     b.add_argument("--normalise", choices=["divide", "subtract", "none"], default="divide")
@@ -132,7 +141,10 @@ def add(sub) -> None:
 def _needs_torch(args) -> bool:
     """Whether an ``amm`` action needs the models extra: not the light ones, nor a physics build
     (numpy and polars only: the core install measures its machines)."""
-    physics = args.action == "build" and getattr(args, "kind", None) == "physics"
+    physics = args.action == "build" and getattr(args, "kind", None) in (
+        "physics",
+        "specifications",
+    )
     return args.action not in LIGHT_AMM_ACTIONS and not physics
 
 
@@ -156,9 +168,37 @@ def _amm_build_physics(args, reg) -> int:
     return 0
 
 
+def _amm_build_specifications(args, reg) -> int:
+    # in the handler: `xamm --help` never loads the models
+    from xamm_models.zoo.physics import build_specification_signatures
+
+    built = build_specification_signatures(registry=reg, machines=args.machines or None)
+    for s in built:
+        p = s.physics
+        assert p is not None  # a physics signature always holds its figures
+        print(
+            f"{s.ref}: bandwidth {p.bw[0]:.3g} B/s, flop rate {p.flop_rate:.3g} flop/s, launch "
+            f"overhead {p.overhead_s:.3g} s; {s.configuration}"
+        )
+    # in the handler, likewise
+    from xamm_data.machines import canonical_id
+
+    done = {s.machine for s in built}
+    for m in [m for m in args.machines if canonical_id(m) not in done]:
+        print(
+            f"{m}: none built: it has a physics signature from runs (which supersedes one from "
+            "specifications), or the registry records no peak memory bandwidth and flop rate "
+            f"of it (xamm machines show {m}; add them with xamm machines add)",
+            file=sys.stderr,
+        )
+    return 0 if built or not args.machines else 1
+
+
 def _amm_build(args, reg) -> int:
     if args.kind == "physics":
         return _amm_build_physics(args, reg)
+    if args.kind == "specifications":
+        return _amm_build_specifications(args, reg)
     # in the handler: `xamm --help` never loads the models
     from xamm_data.store.store import as_store
 

@@ -19,6 +19,7 @@ from xamm_models.experiments.entries import BASELINES
 from xamm_models.experiments.same_silicon import same_silicon_rows
 from xamm_models.experiments.seeds import run_label
 from xamm_models.experiments.seeds import verdict as seed_verdict
+from xamm_models.experiments.specifications import specification_rows
 from xamm_models.predictors.paper.regressors import list_regressors
 
 BEGIN = (
@@ -472,6 +473,13 @@ SAME_SILICON_TITLE = (
     "against the entries on the pairs it answers, 90% intervals over kernels)"
 )
 
+SPECIFICATIONS_TITLE = (
+    "**Specifications** (leave one machine out: the left-out end answered by the plain roofline "
+    "with figures from its registry peaks times the efficiencies of the other measured machines "
+    "of its kind, `xamm_models.machines.specifications`, no run of it read; against the same "
+    "roofline from its own runs without the fold's kernels and the default, on the same pairs, "
+    "90% intervals over kernels)"
+)
 
 SIMILAR_HEAD = (
     "| scenario | within 2×: default − most similar [90% CI] | "
@@ -830,6 +838,8 @@ def results_block(summary: dict) -> str:
         ]
     if same := same_silicon_rows(summary):
         lines += [SAME_SILICON_TITLE, "", *same, ""]
+    if spec := specification_rows(summary):
+        lines += [SPECIFICATIONS_TITLE, "", *spec, ""]
     lines.append(END)
     return "\n".join(lines)
 

@@ -44,6 +44,7 @@ from xamm_models.experiments.report import (
     rule_comparisons,
 )
 from xamm_models.experiments.same_silicon import same_silicon_scores
+from xamm_models.experiments.specifications import specification_scores
 
 PAPER = {"xgboost_mape_reduction_cpu_cpu": 49.64, "xgboost_mape_reduction_cpu_gpu": 99.07}
 PIPELINE = "attention+amm/xgboost"
@@ -230,8 +231,9 @@ def _dataset_record(ds: xplat.XplatDataset) -> dict:
 def _scored(
     ds, all_preds: dict, schemes: list, settings, out_dir: Path, progress, t0: float
 ) -> dict:
-    """Every scheme's entries scored, compared with the baselines, the same-silicon answers (leave
-    one machine out), and the vector models' figures (their ROC drawn into ``out_dir``)."""
+    """Every scheme's entries scored, compared with the baselines, the same-silicon answers and
+    the answers from specifications (leave one machine out), and the vector models' figures (their
+    ROC drawn into ``out_dir``)."""
     ev = Evaluator(xplat.NAME, n_boot=settings.n_boot, seed=settings.seed)
     results = {}
     for scheme in schemes:
@@ -251,6 +253,7 @@ def _scored(
             results[scheme]["by_machine"] = machine_scores(ev, preds)
             results[scheme]["intervals"] = _sharpness(preds, settings)
             results[scheme]["same_silicon"] = same_silicon_scores(ev, ds, preds)
+            results[scheme]["specifications"] = specification_scores(ev, ds, preds)
         vectors = _vector_results(preds, out_dir / "roc.png")
         if vectors:
             results[scheme]["vector_metrics"] = vectors

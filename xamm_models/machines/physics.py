@@ -74,8 +74,10 @@ class PhysicsSignature(BaseModel):
     bw_log2_ws: list[float]  # per bin: the median log2 of its rows' bytes per launch
     bw: list[float]  # bytes/s sustained in each bin
     n_samples: int
-    flop_rate_from: Literal["measured", "borrowed", "unbounded"]  # see borrow_flop_rates
-    overhead_from: Literal["measured", "unmeasured", "none"] = "measured"
+    # see borrow_flop_rates; "specifications": peaks times an efficiency, no run of the target
+    # (xamm_models.machines.specifications)
+    flop_rate_from: Literal["measured", "borrowed", "unbounded", "specifications"]
+    overhead_from: Literal["measured", "unmeasured", "none", "specifications"] = "measured"
 
     @model_serializer(mode="wrap")
     def _compact(self, handler):
@@ -89,7 +91,10 @@ class PhysicsSignature(BaseModel):
     @property
     def measures(self) -> tuple[str, ...]:
         """What the target's runs measured: ``bandwidth``, and ``flop rate`` and ``launch
-        overhead`` where they did (a bandwidth-only signature claims nothing else)."""
+        overhead`` where they did (a bandwidth-only signature claims nothing else; one from
+        specifications, nothing)."""
+        if self.flop_rate_from == "specifications":
+            return ()
         return (
             ("bandwidth",)
             + (("flop rate",) if self.flop_rate_from == "measured" else ())

@@ -17,14 +17,17 @@ whose inputs equal an existing version's returns that version; other inputs make
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 from datetime import date
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import polars as pl
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 from xamm_data._version import __version__
 from xamm_data.atomic import atomic_path, locked
@@ -41,6 +44,7 @@ from xamm_models.machines.physics import (
     PhysicsSignature,
     physics_signature,
 )
+from xamm_models.machines.specifications import Calibration, peaks, specification_signature
 
 _REF = re.compile(f"^(?P<machine>{NAME_BODY})" + r"(:(?P<device>cpu|gpu))?(@(?P<version>\d+))?$")
 INPUT_FIELDS = (
@@ -80,7 +84,12 @@ class Signature(BaseModel):
     coverage: float = Field(
         ge=0, le=1, description="fraction of the kernels the machine's samples have"
     )
-    n_samples: int = Field(ge=1)
+    n_samples: int = Field(ge=0, description="benchmark samples (0: from specifications)")
+    basis: Literal["runs", "specifications"] = Field(
+        default="runs",
+        description="runs: measured from the machine's benchmark runs; specifications: its "
+        "registry peaks times the efficiencies measured machines sustain (no run of it)",
+    )
     configuration: str = Field(
         default="",
         max_length=500,
@@ -90,15 +99,23 @@ class Signature(BaseModel):
     xamm_version: str
     created: str = Field(default_factory=lambda: date.today().isoformat())
 
+    @model_serializer(mode="wrap")
+    def _compact(self, handler):
+        """A signature from runs is the default and its file does not say so: only one from
+        specifications carries ``basis`` (files written before it existed read the same)."""
+        out = handler(self)
+        if isinstance(out, dict) and out.get("basis") == "runs":
+            out.pop("basis")
+        return out
+
     @property
     def target(self) -> str:
         return str(Target(self.machine, self.device))
 
     @property
     def ref(self) -> str:
-        return f"{self.target}@{self.version}" + (
-            "" if self.kind == "attention" else f" ({self.kind})"
-        )
+        what = self.kind if self.basis == "runs" else f"{self.kind}, from {self.basis}"
+        return f"{self.target}@{self.version}" + ("" if self.kind == "attention" else f" ({what})")
 
     def inputs(self) -> dict:
         """What identifies the signature's inputs (everything but version and date): two
@@ -455,5 +472,55 @@ def physics_record(target: str, samples: pl.DataFrame) -> Signature:
         kernels=sorted(set(samples.get_column("app"))),
         coverage=1.0,
         n_samples=samples.height,
+        xamm_version=__version__,
+    )
+
+
+# bump when a signature from specifications is derived otherwise
+SPECIFICATIONS_METHOD = "specifications-1"
+
+
+def specification_record(target: str, calibration: Calibration) -> Signature | None:
+    """The registry record of a target's physics signature from its specifications
+    (:mod:`xamm_models.machines.specifications`); None without both peaks or its kind calibrated.
+
+    Args:
+        target: ``machine:device``.
+        calibration: the efficiencies (a
+            :class:`~xamm_models.machines.specifications.Calibration`).
+
+    Returns:
+        The signature record (not registered).
+    """
+    sig = specification_signature(target, calibration)
+    if sig is None:
+        return None
+    t = Target.parse(target)
+    eff = calibration.efficiencies[t.device or "cpu"]
+    inputs = {
+        "peaks": peaks(target),
+        "efficiency": eff.model_dump(),
+        "method": SPECIFICATIONS_METHOD,
+    }
+    return Signature(
+        machine=t.machine,
+        device=t.device,
+        kind="physics",
+        basis="specifications",
+        vector=[float(x) for x in np.ravel(sig.vector(SIMILARITY_WS)[:, 0])]
+        + [float(np.log10(sig.flop_rate)), float(np.log10(max(sig.overhead_s, OVERHEAD_FLOOR_S)))],
+        physics=sig,
+        aggregation="specifications",
+        normalise="none",
+        embedder_id="specifications",
+        embedder_revision=SPECIFICATIONS_METHOD,
+        data_sha256=hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest(),
+        kernels=[],
+        coverage=0.0,
+        n_samples=0,
+        configuration=(
+            f"one rank on one {'GPU' if t.device == 'gpu' else 'core'}: the registry's peaks x the "
+            f"efficiencies of {', '.join(eff.machines)}"
+        )[:500],
         xamm_version=__version__,
     )

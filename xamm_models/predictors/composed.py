@@ -47,6 +47,13 @@ from xamm_models.machines.physics import MIN_INTENSITY, physics_signatures
 from xamm_models.predictors.configurations import SHIPPED, catalogue, variant_kind
 from xamm_models.predictors.contract import rank
 from xamm_models.predictors.kinds import load_model
+from xamm_models.predictors.specifications import (
+    SPECIFICATIONS,
+    answer_from_specifications,
+    is_specification,
+    specification_runs,
+    specification_targets,
+)
 from xamm_models.predictors.whole_nodes import HELD, assumption, node_view, scale_regions
 
 #: Where the measured spread of time-only predictions is kept (written by
@@ -78,7 +85,7 @@ def bandwidth_only_spread() -> dict[str, list[float]]:
 def _bandwidth_only_bounds(pred: pl.DataFrame, rows: pl.DataFrame, sigs: dict) -> pl.DataFrame:
     """Regions with work on a target whose runs timed no flop rate (bandwidth-only): the interval
     widened to hold the spread measured for such signatures, by the region's class."""
-    blind = [t for t, s in sigs.items() if "flop rate" not in s.measures]
+    blind = [t for t, s in sigs.items() if "flop rate" not in s.measures and s.measures]
     if not blind:
         return pred
     spread = bandwidth_only_spread()
@@ -199,6 +206,37 @@ def _time_only_bounds(pred: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+PREDICTED = {
+    "region": pl.String,
+    "target": pl.String,
+    "relR": pl.Float64,
+    "relR_lo": pl.Float64,
+    "relR_hi": pl.Float64,
+    "regime": pl.String,
+}
+
+
+def _predicted(model, rows: pl.DataFrame, source: str, targets: list[str], sigs: dict, kw: dict):
+    """Per (predicted region, target): relR, its interval and the regime (:data:`PREDICTED`);
+    targets from specifications answered by the roofline from their peaks."""
+    if not rows.height:  # all of the time is communication: every region is held
+        return pl.DataFrame(schema=PREDICTED)
+    specced = [t for t in targets if is_specification(sigs[t])]
+    measured = [t for t in targets if t not in specced]
+    pred = model.predict(rows.drop("time_only"), source, measured, **kw)
+    pred = pred.join(
+        rows.with_row_index("row").select(pl.col("row").cast(pl.Int64), "time_only"), on="row"
+    ).with_columns(scenario_expr())
+    pred = _bandwidth_only_bounds(_time_only_bounds(pred), rows, sigs).select(
+        pl.col("app").alias("region"), *list(PREDICTED)[1:]
+    )
+    if specced:
+        figs = model.figures(kw.get("target_benchmarks"))
+        spec = answer_from_specifications(rows, source, specced, figs)
+        pred = pl.concat([pred, spec], how="vertical_relaxed")
+    return pred
+
+
 def predict_regions(
     model, profile: RegionProfile, source: str, targets: list[str], sigs: dict, **kw
 ) -> pl.DataFrame:
@@ -218,25 +256,7 @@ def predict_regions(
         time_s, time_lo_s, time_hi_s``.
     """
     rows = region_rows(profile.regions, sigs[source].sustained_bandwidth)
-    if rows.height:
-        pred = model.predict(rows.drop("time_only"), source, targets, **kw)
-        pred = pred.join(
-            rows.with_row_index("row").select(pl.col("row").cast(pl.Int64), "time_only"), on="row"
-        ).with_columns(scenario_expr())
-        pred = _bandwidth_only_bounds(_time_only_bounds(pred), rows, sigs).select(
-            pl.col("app").alias("region"), "target", "relR", "relR_lo", "relR_hi", "regime"
-        )
-    else:  # all of the time is communication: every region is held
-        pred = pl.DataFrame(
-            schema={
-                "region": pl.String,
-                "target": pl.String,
-                "relR": pl.Float64,
-                "relR_lo": pl.Float64,
-                "relR_hi": pl.Float64,
-                "regime": pl.String,
-            }
-        )
+    pred = _predicted(model, rows, source, targets, sigs, kw)
     held = profile.regions.join(pred.select("region").unique(), on="region", how="anti")
     held = held.join(pl.DataFrame({"target": targets}), how="cross").with_columns(
         pl.lit(1.0).alias("relR"),
@@ -506,6 +526,8 @@ def _notes(profile: RegionProfile, source: str, sigs: dict, view, family_why: st
 def _signature_notes(profile: RegionProfile, targets: list[str], sigs: dict) -> list[str]:
     out = []
     for t in targets:
+        if is_specification(sigs[t]):  # no runs at all: its row's basis says so
+            continue
         missing = {"bandwidth", "flop rate", "launch overhead"} - set(sigs[t].measures)
         if missing:
             widened = (
@@ -518,6 +540,12 @@ def _signature_notes(profile: RegionProfile, targets: list[str], sigs: dict) -> 
     return out
 
 
+SPEC_WHY = (
+    "no runs: its registry peaks times the efficiencies its kind's measured machines sustain, "
+    "with the wider interval measured by leaving each of them out"
+)
+
+
 def _describe_targets(programs, view, cat: dict, family: str, source: str) -> pl.DataFrame:
     """Each target's basis and why, what it assumes, where its runs come from and how they ran
     (and what of them was left out)."""
@@ -526,11 +554,14 @@ def _describe_targets(programs, view, cat: dict, family: str, source: str) -> pl
         tr = cat.get(t)
         basis = view.basis(t)
         conf = tr.run.describe() if tr is not None and tr.run is not None else "not recorded"
+        why = view.scales[t].why if view.kind == "node" else view.source_why
+        if tr is not None and tr.origin == SPECIFICATIONS:
+            basis, why = SPECIFICATIONS, f"{SPEC_WHY}; {basis}: {why}"
         rows.append(
             {
                 "target": t,
                 "basis": basis,
-                "basis_why": view.scales[t].why if view.kind == "node" else view.source_why,
+                "basis_why": why,
                 "assumes": assumption(family, source, t, tr, basis),
                 "target_from": tr.origin if tr is not None else SHIPPED,
                 "target_configuration": conf,
@@ -596,7 +627,16 @@ def predict_profile(
         model = load_model("xamm/default")
     cat, family, family_why = _catalogue(model, profile, target_benchmarks, store, kind)
     sigs, bench = _signatures(model, cat)
+    if hasattr(model, "figures"):  # a physics-first predictor: the roofline answers from peaks
+        spec = specification_targets(cat)
+        sigs.update(spec)
+        cat.update({t: specification_runs(t) for t in spec})
     src, want = _resolve_ends(profile, source, targets, sorted(cat))
+    if cat[src].origin == SPECIFICATIONS:
+        raise UnknownSourceError(
+            f"source {src}: the registry has its specifications, not its runs; a profile's "
+            f"source needs benchmark runs; {ADD}"
+        )
     view = node_view(profile, src, want, cat, config)
     kw = {} if bench is None else {"target_benchmarks": bench}
     per_rank = predict_regions(model, profile, src, want, sigs, **kw)

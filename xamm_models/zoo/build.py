@@ -54,7 +54,7 @@ from xamm_models.machines.signatures import SignatureRegistry
 from xamm_models.predictors.adapted.standin import PLATFORM, PLATFORM_FEATURES, platform_pairs
 from xamm_models.predictors.baseline import fit_baselines
 from xamm_models.predictors.default.model import StackedPredictor
-from xamm_models.zoo.physics import build_physics_signatures
+from xamm_models.zoo.physics import build_physics_signatures, build_specification_signatures
 
 SCHEMES = ("kernel-group", "machine", "kernel")
 # the top-down counter runs of the adaptation stand-in
@@ -199,6 +199,7 @@ def build_zoo(
     progress("physics and attention signatures")
     sigs = [
         *build_physics_signatures(store=st, registry=reg),
+        *build_specification_signatures(registry=reg),
         *build_signatures(store=st, registry=reg, epochs=epochs, seed=seed),
     ]
     arts += [_signature_artefact(s, reg, out, name, version, seed) for s in sigs]

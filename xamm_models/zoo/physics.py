@@ -8,13 +8,20 @@ from __future__ import annotations
 
 import polars as pl
 
+from xamm_data.machines import registry as machine_registry
 from xamm_data.machines.targets import Target
 from xamm_data.store.store import as_store
 from xamm_models.benchmark.dataset import in_config, samples_from_runs
-from xamm_models.machines.signatures import Signature, SignatureRegistry, physics_record
+from xamm_models.machines.signatures import (
+    Signature,
+    SignatureRegistry,
+    physics_record,
+    specification_record,
+)
+from xamm_models.machines.specifications import Calibration, shipped_calibration
 from xamm_models.predictors.configurations import STORE, select_runs
 
-__all__ = ["build_physics_signatures", "signature_runs"]
+__all__ = ["build_physics_signatures", "build_specification_signatures", "signature_runs"]
 
 
 def signature_runs(runs: pl.DataFrame) -> dict[str, tuple[pl.DataFrame, str]]:
@@ -83,4 +90,37 @@ def build_physics_signatures(
             continue
         update = {"data_version": data_version, "configuration": configuration[:500]}
         out.append(registry.add(physics_record(t, samples).model_copy(update=update)))
+    return out
+
+
+def build_specification_signatures(
+    *,
+    registry: SignatureRegistry,
+    machines: list[str] | None = None,
+    calibration: Calibration | None = None,
+) -> list[Signature]:
+    """Signatures from specifications for registry machines that have no physics signature from
+    runs in ``registry``: a measured signature always supersedes one from specifications (built
+    after it, it is the newer version; built before, none from specifications is added).
+
+    Args:
+        registry: where signatures are written.
+        machines: machine ids (default: every registry machine with peaks recorded).
+        calibration: the efficiencies (None: the shipped ones).
+
+    Returns:
+        The signatures written or found, one per machine and device.
+    """
+    cal = calibration or shipped_calibration()
+    chosen = [machine_registry.get(m) for m in machines] if machines else machine_registry.MACHINES
+    out = []
+    for m in chosen:
+        for d in m.devices:
+            have = registry.versions(m.id, d, "physics")
+            latest = registry.get(f"{m.id}:{d}", kind="physics") if have else None
+            if latest is not None and latest.basis == "runs":
+                continue
+            rec = specification_record(f"{m.id}:{d}", cal)
+            if rec is not None:
+                out.append(registry.add(rec))
     return out

@@ -479,3 +479,29 @@ def test_a_full_rajaperf_run_gives_a_signature_of_one_family_and_kind(shared_dat
     (rows, configuration), *_ = signature_runs(runs.with_columns(machine=pl.lit("newbox"))).values()
     assert set(rows["variant"]) == {"Base_Seq"} and configuration.startswith("sequential: Base_Seq")
     assert "Lambda, RAJA variants are not used" in configuration
+
+
+def test_a_signature_from_specifications_is_superseded_by_one_from_runs(rajaperf_sets, tmp_path):
+    """A new machine with its peaks recorded gets a signature from specifications (version 1);
+    once its runs are ingested, the signature from runs is version 2 and the one read; a later
+    specifications build adds nothing over it."""
+    from xamm_models.zoo.physics import build_physics_signatures, build_specification_signatures
+
+    machines.add_facts("newbox", gpu="NVIDIA H100", gpus_per_node=4, source="test",
+                       gpu_memory_bandwidth_gbs=3350.0, gpu_peak_gflops=67000.0)  # fmt: skip
+    reg = SignatureRegistry(tmp_path / "reg")
+    (spec,) = build_specification_signatures(registry=reg, machines=["newbox"])
+    assert (spec.ref, spec.basis, spec.n_samples) == (
+        "newbox:gpu@1 (physics, from specifications)",
+        "specifications",
+        0,
+    )
+    st = Store(tmp_path / "store")
+    ingest_rajaperf([rajaperf_sets["h100_tier1"]], machine="newbox", store=st, workers=2)
+    built = {s.target: s for s in build_physics_signatures(store=st, registry=reg)}
+    assert built["newbox:gpu"].version == 2 and built["newbox:gpu"].basis == "runs"
+    latest = reg.get("newbox:gpu", kind="physics")
+    assert latest.version == 2 and latest.physics.flop_rate_from == "measured"
+    assert build_specification_signatures(registry=reg, machines=["newbox"]) == []
+    assert reg.versions("newbox", "gpu", "physics") == [1, 2]
+    assert reg.get("newbox:gpu@1", kind="physics").basis == "specifications"  # history kept

@@ -377,9 +377,17 @@ def test_cli_predicts_a_lulesh_profile_and_refuses_bad_input(shared_data, tmp_pa
     # are labelled so in their row, and not ranked among nodes
     ranked = [p for p in progs if p["rank"] is not None]
     assert sorted(p["rank"] for p in ranked) == list(range(1, len(ranked) + 1))
-    assert {p["basis"] for p in ranked} <= {"node", "node, scaled"} and len(ranked) >= 5
+    assert {p["basis"] for p in ranked} <= {"node", "node, scaled", "specifications"}
+    assert len(ranked) >= 5
     assert all(p["p_fastest"] is None for p in progs if p["basis"] == "per rank")
-    assert {p["target"] for p in progs} == set(load_model("xamm/default").signatures)
+    # every machine with a signature, and every registry machine with peaks but no runs, answered
+    # from its specifications: ranked among nodes only where the registry knows its node
+    spec = {p["target"]: p for p in progs if p["basis"] == "specifications"}
+    assert {p["target"] for p in progs} == set(load_model("xamm/default").signatures) | set(spec)
+    assert set(spec) == {"corona:gpu", "epyc-7742:cpu", "xeon-e5-2695-v2:cpu",
+                         "xeon-gold-6140:cpu"}  # fmt: skip
+    assert spec["corona:gpu"]["rank"] is not None and spec["epyc-7742:cpu"]["rank"] is None
+    assert all(p["target_from"] == "specifications" for p in spec.values())
     own = next(p for p in progs if p["target"] == "quartz:cpu")
     assert own["relR"] == 1.0 and own["source_configuration"] == "8 ranks x 5 threads on 1 node"
     assert sum(p["p_fastest"] for p in ranked) == pytest.approx(1.0, abs=1e-9)
@@ -468,3 +476,77 @@ def test_the_select_hint_picks_one_configuration_whole(tmp_path, capsys):
     assert xamm([*argv, *hint, "--target", "lassen:gpu", "--json"]) == 0
     progs = json.loads(capsys.readouterr().out)["programs"]
     assert len({p["time_source_s"] for p in progs}) == 1  # one configuration's runtime
+
+
+def test_a_target_without_runs_is_the_roofline_from_its_peaks_with_the_measured_spread(model):
+    """A registry machine with peaks and no runs: relR is the roofline with its figures from peaks
+    x its kind's shipped efficiencies over the source's figures from its runs, composed here by
+    hand; the interval is the spread measured by leaving measured machines out."""
+    from xamm_models.machines.specifications import peaks, shipped_calibration
+    from xamm_models.predictors.specifications import answer_from_specifications
+
+    rows = pl.DataFrame(
+        {
+            "app": ["stream", "dense"],
+            "bytes_per_rep": [1e9, 1e6],
+            "flops_per_rep": [1e8, 1e10],
+            "kernels_per_rep": [1.0, 4.0],
+            "iterations_per_rep": [1.0, 2.0],
+        }
+    )
+    got = answer_from_specifications(
+        rows, "quartz:cpu", ["epyc-7742:cpu", "corona:gpu", "xeon-gold:cpu"], model.figures()
+    )
+    assert set(got["target"]) == {"epyc-7742:cpu", "corona:gpu"}  # xeon-gold has no peaks
+    cal = shipped_calibration()
+    src = model.figures().filter(pl.col("target") == "quartz:cpu").row(0, named=True)
+    for r in got.iter_rows(named=True):
+        i = rows.get_column("app").to_list().index(r["region"])
+        b, f, n = rows["bytes_per_rep"][i], rows["flops_per_rep"][i], rows["kernels_per_rep"][i]
+        kind = r["target"].split(":")[1]
+        e, p = cal.efficiencies[kind], peaks(r["target"])
+        t = max(b / (p["bandwidth"] * e.bandwidth), f / (p["flop_rate"] * e.flop_rate))
+        t += e.overhead_s * n
+        s = max(b / src["bw"], f / src["flops"]) + src["overhead"] * n
+        assert r["relR"] == pytest.approx(t / s, rel=1e-9)
+        lo, hi = cal.spread[kind]
+        assert (r["relR_lo"], r["relR_hi"]) == pytest.approx((t / s * 10**lo, t / s * 10**hi))
+        assert r["regime"] == "specifications"
+
+
+def test_a_profiles_source_needs_runs_not_specifications(tmp_path, capsys):
+    from xamm_data.cli.commands import main as xamm
+
+    table = tmp_path / "r.csv"
+    table.write_text("region,exclusive_s,bytes,flops\nmain,1.0,1e9,1e8\n")
+    assert xamm(["predict", str(table), "--source", "epyc-7742:cpu"]) == 1
+    err = capsys.readouterr().err
+    assert "specifications, not its runs" in err and "Traceback" not in err
+    assert xamm(["predict", str(table), "--source", "quartz:cpu", "--target", "epyc-7742:cpu",
+                 "--json"]) == 0  # fmt: skip
+    progs = json.loads(capsys.readouterr().out)["programs"]
+    spec = next(p for p in progs if p["target"] == "epyc-7742:cpu")
+    assert spec["basis"] == "specifications" and spec["target_from"] == "specifications"
+    assert spec["relR_lo"] < spec["relR"] < spec["relR_hi"]
+
+
+def test_runs_of_a_machine_supersede_its_specifications(tmp_path, capsys):
+    """corona has peaks and no runs: answered from specifications; given runs of it (here the
+    H100 node's, relabelled), it is a measured target and its specifications are not read."""
+    from xamm_data.cli.commands import main as xamm
+
+    table = tmp_path / "r.csv"
+    table.write_text("region,exclusive_s,bytes,flops\nmain,1.0,1e9,1e8\n")
+    base = ["predict", str(table), "--source", "quartz:cpu", "--target", "corona:gpu", "--json"]
+    assert xamm(base) == 0
+    before = next(
+        p for p in json.loads(capsys.readouterr().out)["programs"] if p["target"] == "corona:gpu"
+    )
+    runs = load_dataset("h100-node").with_columns(pl.lit("corona").alias("machine"))
+    runs.write_parquet(tmp_path / "corona.parquet")
+    assert xamm([*base, "--target-benchmarks", str(tmp_path / "corona.parquet")]) == 0
+    after = next(
+        p for p in json.loads(capsys.readouterr().out)["programs"] if p["target"] == "corona:gpu"
+    )
+    assert before["basis"] == "specifications" and after["basis"] != "specifications"
+    assert after["target_from"] == "given" and after["relR"] != pytest.approx(before["relR"])

@@ -456,6 +456,19 @@ class StackedPredictor(
         figs = machine_figures(every)
         return figs, benchmark_table(every, figs)
 
+    def figures(
+        self, target_benchmarks: pl.DataFrame | MeasuredTargets | None = None
+    ) -> pl.DataFrame:
+        """The plain roofline's figures of every target the predictor answers from runs.
+
+        Args:
+            target_benchmarks: as :meth:`predict_pairs` takes them.
+
+        Returns:
+            ``target``, ``bw``, ``flops``, ``overhead``.
+        """
+        return self._figures_and_table(self._measured(target_benchmarks))[0]
+
     def predict(
         self,
         profiles: pl.DataFrame,
