@@ -442,6 +442,39 @@ def lookup(
 PHYSICS_METHOD = "physics-1"
 
 
+def physics_vector(sig: PhysicsSignature) -> list[float]:
+    """A physics signature's registry vector: log10 bandwidth at the similarity working sets,
+    then log10 of the flop rate and of the launch overhead.
+
+    Args:
+        sig: the signature.
+    """
+    return [float(x) for x in np.ravel(sig.vector(SIMILARITY_WS)[:, 0])] + [
+        float(np.log10(sig.flop_rate)),
+        float(np.log10(max(sig.overhead_s, OVERHEAD_FLOOR_S))),
+    ]
+
+
+def _physics_record(
+    t: Target, sig: PhysicsSignature, method: tuple[str, str], **fields
+) -> Signature:
+    """A physics-kind registry record of ``sig``; ``method``: what derived it and its revision
+    (``aggregation`` and ``embedder_id`` name it), ``fields`` the rest."""
+    return Signature(
+        machine=t.machine,
+        device=t.device,
+        kind="physics",
+        vector=physics_vector(sig),
+        physics=sig,
+        aggregation=method[0],
+        normalise="none",
+        embedder_id=method[0],
+        embedder_revision=method[1],
+        xamm_version=__version__,
+        **fields,
+    )
+
+
 def physics_record(target: str, samples: pl.DataFrame) -> Signature:
     """The registry record of a target's physics signature.
 
@@ -457,22 +490,14 @@ def physics_record(target: str, samples: pl.DataFrame) -> Signature:
     keep = samples.select(
         "app", "size_bucket", "time_per_rep_s", "bytes_per_rep", "flops_per_rep", "kernels_per_rep"
     )
-    return Signature(
-        machine=t.machine,
-        device=t.device,
-        kind="physics",
-        vector=[float(x) for x in np.ravel(sig.vector(SIMILARITY_WS)[:, 0])]
-        + [float(np.log10(sig.flop_rate)), float(np.log10(max(sig.overhead_s, OVERHEAD_FLOOR_S)))],
-        physics=sig,
-        aggregation="physics",
-        normalise="none",
-        embedder_id="physics",
-        embedder_revision=PHYSICS_METHOD,
+    return _physics_record(
+        t,
+        sig,
+        ("physics", PHYSICS_METHOD),
         data_sha256=frame_sha256(keep.sort("app", "size_bucket")),
         kernels=sorted(set(samples.get_column("app"))),
         coverage=1.0,
         n_samples=samples.height,
-        xamm_version=__version__,
     )
 
 
@@ -502,18 +527,11 @@ def specification_record(target: str, calibration: Calibration) -> Signature | N
         "efficiency": eff.model_dump(),
         "method": SPECIFICATIONS_METHOD,
     }
-    return Signature(
-        machine=t.machine,
-        device=t.device,
-        kind="physics",
+    return _physics_record(
+        t,
+        sig,
+        ("specifications", SPECIFICATIONS_METHOD),
         basis="specifications",
-        vector=[float(x) for x in np.ravel(sig.vector(SIMILARITY_WS)[:, 0])]
-        + [float(np.log10(sig.flop_rate)), float(np.log10(max(sig.overhead_s, OVERHEAD_FLOOR_S)))],
-        physics=sig,
-        aggregation="specifications",
-        normalise="none",
-        embedder_id="specifications",
-        embedder_revision=SPECIFICATIONS_METHOD,
         data_sha256=hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest(),
         kernels=[],
         coverage=0.0,
@@ -522,5 +540,4 @@ def specification_record(target: str, calibration: Calibration) -> Signature | N
             f"one rank on one {'GPU' if t.device == 'gpu' else 'core'}: the registry's peaks x the "
             f"efficiencies of {', '.join(eff.machines)}"
         )[:500],
-        xamm_version=__version__,
     )
