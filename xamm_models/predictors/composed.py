@@ -555,6 +555,8 @@ def _describe_targets(programs, view, cat: dict, family: str, source: str) -> pl
         basis = view.basis(t)
         conf = tr.run.describe() if tr is not None and tr.run is not None else "not recorded"
         why = view.scales[t].why if view.kind == "node" else view.source_why
+        # what it assumes follows its place in the view (a core, per rank, is one core)
+        assumes = assumption(family, source, t, tr, basis)
         if tr is not None and tr.origin == SPECIFICATIONS:
             basis, why = SPECIFICATIONS, f"{SPEC_WHY}; {basis}: {why}"
         rows.append(
@@ -562,7 +564,7 @@ def _describe_targets(programs, view, cat: dict, family: str, source: str) -> pl
                 "target": t,
                 "basis": basis,
                 "basis_why": why,
-                "assumes": assumption(family, source, t, tr, basis),
+                "assumes": assumes,
                 "target_from": tr.origin if tr is not None else SHIPPED,
                 "target_configuration": conf,
                 "runs_left_out": (tr.note or None) if tr is not None else None,
