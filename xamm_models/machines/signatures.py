@@ -27,7 +27,7 @@ from typing import Literal
 
 import numpy as np
 import polars as pl
-from pydantic import BaseModel, ConfigDict, Field, model_serializer
+from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
 from xamm_data._version import __version__
 from xamm_data.atomic import atomic_path, locked
@@ -98,6 +98,22 @@ class Signature(BaseModel):
     )
     xamm_version: str
     created: str = Field(default_factory=lambda: date.today().isoformat())
+
+    @model_validator(mode="after")
+    def _basis_agrees(self):
+        """A signature says one thing of where it comes from: from specifications it is a physics
+        signature of no samples whose figures are from specifications; from runs, none is."""
+        spec = self.physics is not None and self.physics.flop_rate_from == "specifications"
+        if self.basis == "specifications" and not (
+            self.kind == "physics" and spec and self.n_samples == 0
+        ):
+            raise ValueError(
+                "basis 'specifications' needs kind 'physics', no samples and figures from "
+                "specifications (physics.flop_rate_from)"
+            )
+        if self.basis == "runs" and (spec or self.n_samples < 1):
+            raise ValueError("a signature from runs has samples and figures from them")
+        return self
 
     @model_serializer(mode="wrap")
     def _compact(self, handler):

@@ -223,3 +223,26 @@ def test_the_evaluation_answers_a_left_out_machine_from_its_peaks_alone(snapshot
     t_tgt = max(b / (p["bandwidth"] * e_bw), f / (p["flop_rate"] * e_fl))
     t_src = max(b / src["bw"], f / src["flops"]) + src["overhead"] * n
     assert y[i] == pytest.approx(t_tgt / t_src, rel=1e-9)
+
+
+def test_a_signature_says_one_thing_of_where_it_comes_from():
+    """A record that claims specifications with figures from runs, or runs with none, is refused
+    (a file pulled from a Hub or edited by hand is read through the same model)."""
+    from pydantic import ValidationError
+
+    from xamm_models.machines.signatures import Signature, specification_record
+
+    rec = specification_record("epyc-7742:cpu", shipped_calibration())
+    doc = rec.model_dump()
+    assert doc["basis"] == "specifications"
+    assert Signature.model_validate(doc) == rec
+    for bad in (
+        {**doc, "basis": "runs"},  # no samples, figures from specifications
+        {**doc, "n_samples": 5},
+        {**doc, "physics": {**doc["physics"], "flop_rate_from": "measured"}},
+    ):
+        with pytest.raises(ValidationError):
+            Signature.model_validate(bad)
+    without = {k: v for k, v in doc.items() if k != "basis"}  # read as from runs: refused
+    with pytest.raises(ValidationError):
+        Signature.model_validate(without)
