@@ -118,7 +118,7 @@ class Signature(BaseModel):
     @model_serializer(mode="wrap")
     def _compact(self, handler):
         """A signature from runs is the default and its file does not say so: only one from
-        specifications carries ``basis`` (files written before it existed read the same)."""
+        specifications carries ``basis``, and a file without it reads as from runs."""
         out = handler(self)
         if isinstance(out, dict) and out.get("basis") == "runs":
             out.pop("basis")
