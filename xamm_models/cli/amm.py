@@ -159,6 +159,7 @@ def _amm_build_physics(args, reg) -> int:
         store=as_store(args.store), registry=reg, machines=args.machines or None
     ):
         p = s.physics
+        assert p is not None  # a physics signature always holds its figures
         print(
             f"{s.ref}: {s.n_samples} samples, bandwidth up to {max(p.bw):.3g} "
             f"B/s, flop rate {p.flop_rate:.3g} "

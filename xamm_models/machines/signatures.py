@@ -330,11 +330,13 @@ class SignatureRegistry:
             for e in existing:
                 if e.inputs() == sig.inputs():
                     return e
-            return self._write(
-                sig.model_copy(update={"version": (existing[-1].version if existing else 0) + 1})
-            )
+            # stored signatures always hold their version (written by _write, read by versions())
+            last = max((e.version or 0 for e in existing), default=0)
+            return self._write(sig.model_copy(update={"version": last + 1}))
 
     def _write(self, sig: Signature) -> Signature:
+        if sig.version is None:
+            raise ValueError(f"{sig.target}: a signature is written with its version")
         path = self.path(sig.machine, sig.device, sig.version, sig.kind)
         if path.exists():
             raise ImmutableSignatureError(f"{sig.ref} exists; published versions never change")
@@ -350,8 +352,8 @@ class SignatureRegistry:
             Its latest attention and physics versions, or 'no signature yet'.
         """
         latest: dict[tuple, Signature] = {}
-        for s in self.all():
-            latest[(s.machine, s.device, s.kind)] = s
+        for sig in self.all():
+            latest[(sig.machine, sig.device, sig.kind)] = sig
         known = [(m.id, d) for m in machines.MACHINES for d in m.devices]
         extra = sorted({(mid, d) for mid, d, _ in latest} - set(known))
         rows = []

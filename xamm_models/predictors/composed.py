@@ -95,8 +95,8 @@ def _bandwidth_only_bounds(pred: pl.DataFrame, rows: pl.DataFrame, sigs: dict) -
         pl.when(dense).then(pl.lit("compute")).otherwise(pl.lit("memory")).alias("cls"),
     )
     pred = pred.join(cls, on="row")
-    lo = pl.col("cls").replace_strict({k: v[0] for k, v in spread.items()}, return_dtype=float)
-    hi = pl.col("cls").replace_strict({k: v[1] for k, v in spread.items()}, return_dtype=float)
+    lo = pl.col("cls").replace_strict({k: v[0] for k, v in spread.items()}, return_dtype=pl.Float64)
+    hi = pl.col("cls").replace_strict({k: v[1] for k, v in spread.items()}, return_dtype=pl.Float64)
     hit = (
         pl.col("target").is_in(blind)
         & ~pl.col("time_only")
