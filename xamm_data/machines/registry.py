@@ -166,37 +166,35 @@ class Machine(BaseModel):
         return None if mib is None else mib * 2.0**20
 
     def per_unit(self, device: str) -> dict[str, float | None]:
-        """Peak memory bandwidth (B/s), peak flop rate (flop/s) and last-level cache (bytes) of one
-        unit of ``device``: a CPU core (the node's figures over its cores, else one processor's
-        over its cores) or one GPU; None where a figure or the count is unrecorded.
+        """Peak memory bandwidth (B/s) and peak flop rate (flop/s) of one unit of ``device``: a CPU
+        core (the node's figures over its cores, else one processor's over its cores) or one GPU;
+        None where a figure or the count is unrecorded.
 
         Args:
             device: ``cpu`` or ``gpu``.
         """
+        none: dict[str, float | None] = {"bandwidth": None, "flop_rate": None}
         if device not in self.devices:
-            return {"bandwidth": None, "flop_rate": None, "cache": None}
+            return none
         if device == "gpu":
             return {
                 "bandwidth": self.memory_bandwidth("gpu"),
                 "flop_rate": self.peak_flop_rate("gpu"),
-                "cache": self.cache_bytes("gpu"),
             }
-        node = (self.cores_per_node, self.memory_bandwidth_gbs, self.peak_gflops, self.cache_mib)
+        node = (self.cores_per_node, self.memory_bandwidth_gbs, self.peak_gflops)
         chip = (
             self.processor_cores,
             self.processor_memory_bandwidth_gbs,
             self.processor_peak_gflops,
-            self.processor_cache_mib,
         )
         # a node's figures where it has them (one source for a figure and its count), else one
         # processor's: the two are never mixed
-        cores, bw, flops, cache = node if node[0] and (node[1] or node[2]) else chip
+        cores, bw, flops = node if node[0] and (node[1] or node[2]) else chip
         if not cores:
-            return {"bandwidth": None, "flop_rate": None, "cache": None}
+            return none
         return {
             "bandwidth": None if bw is None else bw * 1e9 / cores,
             "flop_rate": None if flops is None else flops * 1e9 / cores,
-            "cache": None if cache is None else cache * 2.0**20 / cores,
         }
 
     def silicon(self, device: str) -> str | None:

@@ -14,9 +14,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from xamm_models.benchmark.baselines import machine_figures, roofline_seconds
-from xamm_models.machines.specifications import calibrate, peaks, specification_figures
-from xamm_models.predictors.specifications import left_out_errors, spread_of
+from xamm_models.machines.specifications import peaks
+from xamm_models.predictors.specifications import left_out_answers, left_out_errors, spread_of
 
 __all__ = ["COMPARED", "specification_rows", "specification_scores"]
 
@@ -41,22 +40,14 @@ def _fold_answers(ds, part: pl.DataFrame, fold) -> tuple[np.ndarray, np.ndarray,
     held = fold.held_out_machine
     hidden = list(fold.machine_exclude)
     samples = ds.samples.filter(~pl.col("app").is_in(hidden))
-    figs = machine_figures(samples)
-    eff = calibrate(machine_figures(samples, borrow=False), exclude=(held,))
-    ends = sorted({*part.get_column("source"), *part.get_column("target")})
-    spec = specification_figures([t for t in ends if t.startswith(held + ":")], eff)
-    mixed = pl.concat([figs.filter(~pl.col("target").is_in(spec["target"].implode())), spec])
     test = part.select(KEY).join(
         ds.pairs.select(*KEY, *WORK), on=KEY, how="left", maintain_order="left"
     )
-    rel = roofline_seconds(test, mixed, "target") / roofline_seconds(test, mixed, "source")
-    specced = set(spec.get_column("target"))
-    src, tgt = part.get_column("source").to_list(), part.get_column("target").to_list()
-    end = np.array([t if t in specced else (s if s in specced else "") for s, t in zip(src, tgt)])
+    rel, end = left_out_answers(samples, held, test)
     spread = _nested_spread(ds, samples, held, hidden)
     nan = [np.nan, np.nan]
     bounds = np.array([spread.get(e.rpartition(":")[2], nan) if e else nan for e in end])
-    return np.where(end != "", rel, np.nan), end, bounds.reshape(-1, 2)
+    return rel, end, bounds.reshape(-1, 2)
 
 
 def _nested_spread(ds, samples: pl.DataFrame, held: str, hidden: list[str]) -> dict:

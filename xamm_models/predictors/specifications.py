@@ -33,7 +33,9 @@ from xamm_models.predictors.configurations import TargetRuns
 __all__ = [
     "answer_from_specifications",
     "is_specification",
+    "left_out_answers",
     "left_out_errors",
+    "relr_with",
     "specification_runs",
     "specification_targets",
     "spread_of",
@@ -81,6 +83,52 @@ def specification_runs(target: str) -> TargetRuns:
     )
 
 
+def relr_with(rows: pl.DataFrame, figures: pl.DataFrame, spec: pl.DataFrame) -> np.ndarray:
+    """relR of each row by the plain roofline, the targets of ``spec`` taking its figures instead
+    of any ``figures`` holds (NaN where an end has none).
+
+    Args:
+        rows: rows with ``source``, ``target`` and the work columns.
+        figures: the plain roofline's figures of measured targets.
+        spec: figures from specifications (:func:`~xamm_models.machines.specifications.
+            specification_figures`).
+    """
+    kept = figures.filter(~pl.col("target").is_in(spec.get_column("target").implode()))
+    figs = pl.concat([kept, spec], how="vertical_relaxed")
+    return roofline_seconds(rows, figs, "target") / roofline_seconds(rows, figs, "source")
+
+
+def left_out_answers(
+    samples: pl.DataFrame,
+    machine: str,
+    rows: pl.DataFrame,
+    figures: pl.DataFrame | None = None,
+    raw: pl.DataFrame | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``machine`` left out: each row's relR with the machine's ends answered from their peaks
+    times the efficiencies of the other measured machines, and the end so answered.
+
+    Args:
+        samples: benchmark samples of the measured targets.
+        machine: a machine id.
+        rows: rows with ``source``, ``target`` and the work columns.
+        figures: ``machine_figures(samples)``, where the caller has it.
+        raw: ``machine_figures(samples, borrow=False)``, likewise.
+
+    Returns:
+        ``(relR, end)`` per row: NaN and "" for a row without an end of ``machine`` with peaks.
+    """
+    figs = machine_figures(samples) if figures is None else figures
+    eff = calibrate(machine_figures(samples, borrow=False) if raw is None else raw, (machine,))
+    mine = [t for t in figs.get_column("target") if t.startswith(machine + ":")]
+    spec = specification_figures(mine, eff)
+    specced = set(spec.get_column("target"))
+    src, tgt = rows.get_column("source").to_list(), rows.get_column("target").to_list()
+    end = np.array([t if t in specced else (s if s in specced else "") for s, t in zip(src, tgt)])
+    rel = relr_with(rows, figs, spec) if specced else np.full(rows.height, np.nan)
+    return np.where(end != "", rel, np.nan), end
+
+
 def answer_from_specifications(
     rows: pl.DataFrame,
     source: str,
@@ -104,12 +152,11 @@ def answer_from_specifications(
     """
     cal = calibration or shipped_calibration()
     spec = specification_figures(targets, cal.efficiencies)
-    figs = pl.concat([figures.filter(pl.col("target") == source), spec], how="vertical_relaxed")
     parts = []
     for t in spec.get_column("target"):
         lo, hi = cal.spread[t.rpartition(":")[2]]
         test = rows.with_columns(pl.lit(source).alias("source"), pl.lit(t).alias("target"))
-        rel = roofline_seconds(test, figs, "target") / roofline_seconds(test, figs, "source")
+        rel = relr_with(test, figures, spec)
         parts.append(
             pl.DataFrame(
                 {
@@ -143,25 +190,19 @@ def left_out_errors(samples: pl.DataFrame, pairs: pl.DataFrame) -> pl.DataFrame:
     left = sorted({t.rpartition(":")[0] for t in _calibrating(raw)})
     parts = []
     for machine in left:
-        eff = calibrate(raw, exclude=(machine,))
-        ends = [t for t in figs.get_column("target") if t.startswith(machine + ":")]
-        spec = specification_figures(ends, eff)
-        if spec.is_empty():
+        of = pl.col("source").str.starts_with(machine + ":")
+        rows = pairs.filter(of | pl.col("target").str.starts_with(machine + ":"))
+        rel, end = left_out_answers(samples, machine, rows, figs, raw)
+        keep = end != ""
+        if not keep.any():
             continue
-        specced = spec.get_column("target").implode()
-        mixed = pl.concat([figs.filter(~pl.col("target").is_in(specced)), spec])
-        rows = pairs.filter(pl.col("source").is_in(specced) | pl.col("target").is_in(specced))
-        rel = roofline_seconds(rows, mixed, "target") / roofline_seconds(rows, mixed, "source")
-        end = rows.select(
-            pl.when(pl.col("target").is_in(specced)).then("target").otherwise("source")
-        ).to_series()
         parts.append(
             pl.DataFrame(
                 {
                     "machine": machine,
-                    "end": end,
-                    "kind": end.str.split(":").list.last(),
-                    "error": np.log10(rows.get_column("relR").to_numpy() / rel),
+                    "end": end[keep],
+                    "kind": [e.rpartition(":")[2] for e in end[keep]],
+                    "error": np.log10(rows.get_column("relR").to_numpy()[keep] / rel[keep]),
                 }
             )
         )

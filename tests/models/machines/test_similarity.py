@@ -55,7 +55,7 @@ def test_the_nearest_machine_is_the_same_silicon_before_the_nearest_speed():
         "mi300a-cpx:gpu",
         "silicon",
     )
-    # no sibling: the times decide, as before
+    # no sibling: the times decide
     assert nearest("h100-node:gpu", new, known) == ("lassen:gpu", "kernels")
 
 

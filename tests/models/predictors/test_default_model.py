@@ -378,7 +378,7 @@ def test_the_candidates_used_answer_as_every_candidate_does_where_the_roofline_h
 
 
 def test_the_pair_constant_candidate_falls_back_to_the_roofline_without_its_columns(fitted):
-    """A model saved before it kept the like-for-like columns holds them null: the candidate
+    """A model whose samples lack the like-for-like columns holds them null: the candidate
     answers as the roofline there, never fails."""
     from xamm_models.predictors.default.model import _kept
     from xamm_models.predictors.default.neighbours import candidate_answers
