@@ -1,7 +1,8 @@
 """Seeded fuzzers for the surfaces users and Hubs write: criteria files, the user's
 machine registry, an ``xamm.toml``'s ``[node]``, certificates, Hub pulls of certificates and
-histories, Benchpark/Ramble workspaces, and ``xamm report``'s (machine names that become pages,
-certificate text that becomes HTML, the folder it replaces).
+histories, Benchpark/Ramble workspaces, ``xamm report``'s (machine names that become pages,
+certificate text that becomes HTML, the folder it replaces), and the recorded hashes of unchanged
+files a rerun of an ingest trusts.
 
 Each case mutates a valid input in one way the campaign's seeded generator picks, runs the real
 code on it and judges the outcome against an **independent** oracle written here (what the input
@@ -50,6 +51,7 @@ CASES = {
     "certificates": 40,
     "benchpark workspace": 20,
     "report": 24,
+    "file hashes": 27,
 }
 OUTCOMES = ("taken", "refused", "silent", "false alarm", "traceback", "outside")
 
@@ -523,6 +525,134 @@ def report_case(rng: random.Random, tmp: Path) -> tuple[str, str]:
     return kind, "refused" if code == 1 and kept else "silent"
 
 
+# -- the recorded hashes of unchanged files ---------------------------------------------------
+
+HASH_MUTATIONS = (
+    "flip a byte",
+    "truncate",
+    "header",
+    "another hash for a key",
+    "junk records",
+    "swap records",
+    "empty",
+    "a directory",
+    "not ours",
+)
+
+
+def _hash_records(data: bytes) -> list[bytes]:
+    """The oracle's parse of ``$XAMM_HOME/ingest/file-hashes.bin`` by its documented layout: a
+    header line, then 32-byte records (16 bytes of key, 16 of hash); a torn tail is no record."""
+    from xamm_ingest.pipeline.file_hashes import MAGIC
+
+    if not data.startswith(MAGIC):
+        return []
+    body = data[len(MAGIC) :]
+    return [body[i : i + 32] for i in range(0, len(body) - len(body) % 32, 32)]
+
+
+def _trusted(records: list[bytes]) -> set[bytes]:
+    """The records a reader may believe: a key recorded with two hashes is believed for none."""
+    hashes: dict[bytes, set[bytes]] = {}
+    for r in records:
+        hashes.setdefault(r[:16], set()).add(r[16:])
+    return {r for r in records if len(hashes[r[:16]]) == 1}
+
+
+def _mutate_hashes(kind: str, path: Path, rng: random.Random) -> None:
+    from xamm_ingest.pipeline.file_hashes import MAGIC
+
+    data = path.read_bytes()
+    body = bytearray(data[len(MAGIC) :])
+    if kind == "flip a byte":
+        body[rng.randrange(len(body))] ^= 1 << rng.randrange(8)
+    elif kind == "truncate":
+        body = body[: rng.randrange(len(body))]
+    elif kind == "header":
+        data = bytes([data[0] ^ 0x20]) + data[1:]
+    elif kind == "another hash for a key":
+        r = rng.randrange(len(body) // 32) * 32
+        body += body[r : r + 16] + bytes(rng.randrange(256) for _ in range(16))
+    elif kind == "junk records":
+        body += bytes(rng.randrange(256) for _ in range(32 * rng.randint(1, 4) + rng.randrange(8)))
+    elif kind == "swap records":
+        r = [body[i : i + 32] for i in range(0, len(body), 32)]
+        rng.shuffle(r)
+        body = bytearray(b"".join(r))
+    if kind == "a directory":
+        path.unlink()
+        path.mkdir()
+        return
+    out = {"empty": b"", "not ours": b"sha256 of my files\n" + bytes(body)}.get(kind)
+    path.write_bytes(out if out is not None else data[: len(MAGIC)] + bytes(body))
+
+
+def hashes_case(rng: random.Random, tmp: Path) -> tuple[str, str]:
+    """An archive ingested, its records file damaged one way and one file changed in place (same
+    size, its modification time put back): a rerun must read exactly the changed file and every
+    file whose record the damage touched, commit only the change, and believe no damaged
+    record."""
+    from cali_writer import write_cali
+
+    from xamm_ingest import ingest_archive
+    from xamm_ingest.pipeline import commit
+    from xamm_ingest.pipeline import file_hashes as fh
+    from xamm_ingest.readers.profile_common import SampleSpec
+
+    kind = HASH_MUTATIONS[rng.randrange(len(HASH_MUTATIONS))]
+    time_ = "inclusive#sum#time.duration"
+    files = [
+        write_cali(tmp / "runs" / f"p{i}.cali", [(["main"], {time_: 1.0 + i})], {"cluster": "c"},
+                   units={time_: "sec"})
+        for i in range(6)
+    ]  # fmt: skip
+    spec, racy, reads = SampleSpec(app="sort", machine="m"), fh.RACY_S, []
+    real = commit.file_sha256
+
+    def counted(path, *a):
+        reads.append(os.path.basename(path))
+        return real(path, *a)
+
+    def run():
+        return ingest_archive("caliper", tmp / "runs", store=tmp / "s", spec=spec, batch_files=2,
+                              workers=1)  # fmt: skip
+
+    fh.RACY_S = 0.0
+    try:
+        run()
+        path = Path(os.environ["XAMM_HOME"]) / fh.FILE
+        before = _trusted(_hash_records(path.read_bytes()))
+        _mutate_hashes(kind, path, rng)
+        after = _trusted(_hash_records(path.read_bytes())) if path.is_file() else set()
+        j = rng.randrange(len(files))
+        changed, st = files[j], files[j].stat()
+        changed.write_bytes(
+            changed.read_bytes().replace(b"data=%d.000000" % (j + 1), b"data=%d.500000" % (j + 1))
+        )
+        os.utime(changed, ns=(st.st_atime_ns, st.st_mtime_ns))
+        commit.file_sha256 = counted
+        rep = run()
+    finally:
+        fh.RACY_S, commit.file_sha256 = racy, real
+    kept = {r[:16] for r in before & after}  # the keys a reader may still believe
+    expected = {changed.name} | {f.name for f in files if _key(f) not in kept}
+    if (rep.rows_written, rep.already_stored) != (1, 5) or not expected <= set(reads):
+        return kind, "silent"
+    if set(reads) != expected or len(reads) != len(expected):
+        return kind, "false alarm"
+    return kind, "taken" if before <= after else "refused"
+
+
+def _key(f: Path) -> bytes:
+    """``f``'s key by the documented rule: BLAKE2b-128 of its absolute path and ``stat`` fields
+    joined by NUL."""
+    import hashlib
+
+    st = f.stat()
+    fields = (f.absolute(), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    return hashlib.blake2b("\0".join(map(str, fields)).encode(), digest_size=16).digest()
+
+
 # -- hostile Hub pulls -------------------------------------------------------------------------
 
 
@@ -579,6 +709,7 @@ def campaign(tmp: Path, monkeypatch_home) -> dict[str, Counter]:
         "xamm.toml [node]": node_case,
         "certificates": certificate_case,
         "report": report_case,
+        "file hashes": hashes_case,
     }
     for cls, fn in runners.items():
         for i in range(CASES[cls]):
@@ -635,7 +766,10 @@ INTRO = (
     "`traceback` and `outside` (a file written outside `$XAMM_HOME`) fail the test, so those "
     "columns are 0 whenever the suite is green. `hub pulls` are pulls from a local Hub server "
     "of repos that lie about certificates, signatures and histories (their card's checksums "
-    "agree with the lies): `refused` names the repo and registers nothing."
+    "agree with the lies): `refused` names the repo and registers nothing. `file hashes` damages "
+    "the recorded hashes of unchanged files one way and changes one file in place: `refused` is "
+    "a rerun that reads exactly the changed file and every file whose record the damage touched "
+    "and commits only the change (`taken`: the same, no record touched)."
 )
 
 

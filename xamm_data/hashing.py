@@ -22,13 +22,25 @@ def frame_sha256(df: pl.DataFrame) -> str:
 def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
     """SHA-256 of a file's bytes (a file of at most ``chunk`` bytes in one unbuffered read: an
     archive's profiles are a few kB each, and resuming one is bound by hashing them)."""
+    return file_sha256_stat(path, chunk)[0]
+
+
+def file_sha256_stat(path: str | Path, chunk: int = 1 << 20) -> tuple[str, os.stat_result]:
+    """:func:`file_sha256`, and the file's ``stat`` taken once it was open, before it was read
+    (a change while it is read changes its modification time after that ``stat``).
+
+    Args:
+        path: the file.
+        chunk: bytes per read past the first.
+    """
     with open(path, "rb", buffering=0) as f:
-        if os.fstat(f.fileno()).st_size <= chunk:
-            return hashlib.sha256(f.readall()).hexdigest()
+        st = os.fstat(f.fileno())
+        if st.st_size <= chunk:
+            return hashlib.sha256(f.readall()).hexdigest(), st
         h = hashlib.sha256()
         while block := f.read(chunk):
             h.update(block)
-    return h.hexdigest()
+    return h.hexdigest(), st
 
 
 def dir_sha256(path: str | Path) -> str:

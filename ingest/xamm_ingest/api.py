@@ -89,7 +89,8 @@ def ingest_archive(
         store: the store (a :class:`Store` or its root, local or ``s3://``).
         dry_run: read and validate only; nothing is written.
         batch_files: sources per commit.
-        **opts: ``workers``, ``executor``, ``scheduler``, ``progress`` and the format's options.
+        **opts: ``workers``, ``executor``, ``scheduler``, ``progress``, ``rehash`` and the
+            format's options.
 
     Returns:
         The counts: sources read, rejected (with reasons), skipped as already stored, rows

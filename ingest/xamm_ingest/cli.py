@@ -71,19 +71,7 @@ def _common_arguments(q: argparse.ArgumentParser, fmt: Format) -> None:
     )
     workers = "parsing processes (default: CPU count; under 256 sources: this one)"
     q.add_argument("--workers", type=int, default=None, help=workers)
-    q.add_argument(
-        "--batch-files",
-        type=int,
-        default=None,
-        metavar="N",
-        help=f"commit every N sources (default {DEFAULT_BATCH_FILES} for "
-        + (
-            "this format, which commits in batches"
-            if fmt.batched
-            else "a batched ingest; this format commits once unless N is given"
-        )
-        + "); a rerun skips what was committed",
-    )
+    _batch_arguments(q, fmt)
     q.add_argument(
         "--executor",
         type=_executor,
@@ -104,6 +92,29 @@ def _common_arguments(q: argparse.ArgumentParser, fmt: Format) -> None:
         action="store_true",
         help="let an xamm.toml [node] table change the facts of a machine the registry already "
         "has (by default the differing facts are named and left as they are)",
+    )
+
+
+def _batch_arguments(q: argparse.ArgumentParser, fmt: Format) -> None:
+    """The options of a batched ingest: how often it commits, how a rerun finds what it holds."""
+    q.add_argument(
+        "--batch-files",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"commit every N sources (default {DEFAULT_BATCH_FILES} for "
+        + (
+            "this format, which commits in batches"
+            if fmt.batched
+            else "a batched ingest; this format commits once unless N is given"
+        )
+        + "); a rerun skips what was committed",
+    )
+    q.add_argument(
+        "--rehash",
+        action="store_true",
+        help="a batched ingest reads every file to hash it, even one unchanged (same stat) since "
+        "xamm last hashed it",
     )
 
 
@@ -173,6 +184,7 @@ def _options(args, parser) -> dict:
         "workers": args.workers,
         "executor": args.executor,
         "scheduler": args.scheduler,
+        "rehash": args.rehash,
         "progress": not args.no_progress and sys.stderr.isatty(),
         "bounds": _bounds(args, parser),
         **fmt.options(args, parser),

@@ -196,7 +196,8 @@ def test_an_archive_ingest_keeps_pyarrow_out_of_the_ingest_process(tmp_path):
 def test_resuming_reads_the_stored_sources_once_not_once_a_batch(tmp_path, monkeypatch):
     """A rerun over a fully stored archive learns what is held in one read of the table (the first
     128 bits of each source hash) and then searches memory: no scan per batch, so its cost is
-    hashing the files (benchmarks/bench_archive.py --resume-only measures it at 10^5 files)."""
+    its walk and its hashes (benchmarks/bench_archive.py --resume-only measures it at 10^5
+    files)."""
     from xamm_data.store import write as store_module
 
     _repeats(tmp_path / "runs", 24)

@@ -43,6 +43,7 @@ from xamm_ingest.pipeline.executors import (
     progress_bar,
     submitter,
 )
+from xamm_ingest.pipeline.file_hashes import FileHashes
 from xamm_ingest.pipeline.stages import (
     Outcome,
     Result,
@@ -211,6 +212,7 @@ def ingest(
     scheduler: str | None = None,
     progress: bool = False,
     update_machines: bool = False,
+    rehash: bool = False,
     **opts,
 ) -> IngestReport:
     """Read ``paths`` as format ``fmt`` and write the rows to the store.
@@ -220,8 +222,7 @@ def ingest(
         paths: files, directories, or a list of them.
         store: the store (a :class:`Store` or its root, local or ``s3://``; default
             ``$XAMM_HOME/store``).
-        commit: ``once`` or ``batches`` (default: the format's own, :attr:`Format.batched`;
-            ``once`` with ``strict``).
+        commit: ``once`` or ``batches`` (default: :attr:`Format.batched`; ``once`` if ``strict``).
         dry_run: read and validate only; nothing is written.
         strict: write nothing if any source was rejected or any record dropped (``once`` only).
         batch_files: sources per commit (``batches``).
@@ -230,6 +231,7 @@ def ingest(
         scheduler: a running Dask scheduler (``tcp://host:8786``); else a LocalCluster.
         progress: show a progress bar (sources, rate, time left).
         update_machines: let an ``xamm.toml``'s ``[node]`` change a known machine's facts.
+        rehash: hash every file from its bytes (:mod:`~xamm_ingest.pipeline.file_hashes`).
         **opts: the format's options.
 
     Returns:
@@ -249,6 +251,7 @@ def ingest(
             scheduler=scheduler,
             progress=progress,
             update_machines=update_machines,
+            rehash=rehash,
             **opts,
         )
     report = read(spec, paths, workers=workers, executor=executor, progress=progress, **opts)
@@ -288,6 +291,7 @@ def _ingest_batches(
     scheduler,
     progress,
     update_machines=False,
+    rehash=False,
     **opts,
 ) -> ArchiveReport:
     """:func:`ingest` with ``commit="batches"``."""
@@ -311,8 +315,9 @@ def _ingest_batches(
         size = DASK_CHUNK_FILES if executor == "dask" else CHUNK_FILES
         if executor == "dask" or spec.group_of is not None:  # a batch ends with a chunk
             size = min(size, batch_files)
+        hashes = None if st is None else FileHashes.open(rehash=rehash)
         chunked = unheld_chunks(
-            chunks(tasks, size, spec.group_of), sink.held, report, spec.group_of
+            chunks(tasks, size, spec.group_of), sink.held, report, spec.group_of, hashes
         )
     workers = workers or os.cpu_count() or 1
     with progress_bar(progress, total) as advance:

@@ -5,15 +5,17 @@ when the run began (:class:`Held`), so that a rerun resumes where an interrupted
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import polars as pl
 
-from xamm_data.hashing import dir_sha256, file_sha256
+from xamm_data.hashing import dir_sha256, file_sha256, file_sha256_stat
 from xamm_data.store.counts import find_keys
 from xamm_data.store.store import Store, WriteReport
 from xamm_ingest.format import Format
+from xamm_ingest.pipeline.file_hashes import FileHashes, regular, stat_key
 from xamm_ingest.pipeline.stages import (
     Outcome,
     check_batch,
@@ -35,9 +37,9 @@ def _sha(path) -> str:
         return dir_sha256(path)
 
 
-def hashed(t: Task) -> Task:
-    """``t`` with its source's hash (built field by field: ``dataclasses.replace`` costs more
-    than the hash of a small file)."""
+def hashed(t: Task, sha256: str | None = None) -> Task:
+    """``t`` with its source's hash (``sha256``, else read), built field by field:
+    ``dataclasses.replace`` costs more than the hash of a small file."""
     if t.sha256:
         return t
     return Task(
@@ -48,7 +50,7 @@ def hashed(t: Task) -> Task:
         t.run,
         t.defaults,
         t.why_no_machine,
-        _sha(t.path),
+        sha256 or _sha(t.path),
         t.machine_beside,
     )
 
@@ -68,7 +70,7 @@ def _any_in(sorted_: pl.Series, values: pl.Series) -> bool:
 class Held:
     """The sources the table held when the run began, as the sorted first 128 bits of their hashes
     (16 bytes a source, read once): whether a source is held is a search in memory, so resuming an
-    archive costs what hashing its files costs, not a scan of the table per batch.
+    archive costs its walk and the files it must hash, not a scan of the table per batch.
 
     It also follows the run's own commits (their prefixes, and the version each made), so it can
     tell :meth:`Store.append <xamm_data.store.Store.append>` at which version a batch's sources
@@ -93,15 +95,20 @@ class Held:
         """Which of ``sha256s`` the table held when the run began."""
         if self.keys.is_empty() or not sha256s:
             return set()
+        prefixes = [(int(h[:16], 16), int(h[16:32], 16)) for h in sha256s]
+        return {h for h, held in zip(sha256s, self.held_prefixes(prefixes)) if held}
+
+    def held_prefixes(self, prefixes: list[tuple[int, int]]) -> list[bool]:
+        """Whether the table held each hash, given by its first 128 bits as two integers."""
+        if self.keys.is_empty() or not prefixes:
+            return [False] * len(prefixes)
         import numpy as np  # a fifth of an ingest's start-up: only with stored sources to search
 
         if self._arrays is None:
             self._arrays = (self.keys["hi"].to_numpy(), self.keys["lo"].to_numpy())
-        q_hi = np.array([int(h[:16], 16) for h in sha256s], dtype=np.uint64)
-        q_lo = np.array([int(h[16:32], 16) for h in sha256s], dtype=np.uint64)
+        q = np.array(prefixes, dtype=np.uint64).reshape(-1, 2)
         hi, lo = self._arrays
-        at = find_keys(hi, lo, q_hi, q_lo)
-        return {h for h, i in zip(sha256s, at) if i >= 0}
+        return (find_keys(hi, lo, q[:, 0], q[:, 1]) >= 0).tolist()
 
     def unheld(self, tasks: list[Task], group_of: Callable | None = None) -> list[Task]:
         """``tasks`` without those the table holds; with ``group_of``, without every group one of
@@ -156,14 +163,91 @@ def chunks(
         yield group
 
 
-def unheld_chunks(chunked: Iterator[list[Task]], held: Held, report: ArchiveReport, group_of):
+def unheld_chunks(
+    chunked: Iterator[list[Task]],
+    held: Held,
+    report: ArchiveReport,
+    group_of,
+    hashes: FileHashes | None = None,
+):
     """Each chunk hashed, without what the table held when the run began (counted in
-    ``report.already_stored``); chunks left empty are not sent."""
-    for chunk in chunked:
-        kept = held.unheld([hashed(t) for t in chunk], group_of)
-        report.already_stored += len(chunk) - len(kept)
-        if kept:
-            yield kept
+    ``report.already_stored``); chunks left empty are not sent.
+
+    Args:
+        chunked: the sources, a chunk at a time.
+        held: what the table held.
+        report: the run's report.
+        group_of: the format's groups (a group with one held source is held whole).
+        hashes: the recorded hashes of unchanged files (a file whose recorded hash is held is
+            not read), which this run's hashes join.
+    """
+    try:
+        for chunk in chunked:
+            read, skipped = _hashed(chunk, held, hashes)
+            kept = held.unheld(read, group_of)
+            if skipped and group_of is not None:
+                gone = {group_of(t) for t in skipped}
+                kept = [t for t in kept if group_of(t) not in gone]
+            report.already_stored += len(chunk) - len(kept)
+            if kept:
+                yield kept
+    finally:
+        if hashes is not None:
+            hashes.close()
+
+
+def _hashed(
+    chunk: list[Task], held: Held, hashes: FileHashes | None
+) -> tuple[list[Task], list[Task]]:
+    """(the chunk's sources hashed, those skipped unread: their recorded hash is held)."""
+    if hashes is None:
+        return [hashed(t) for t in chunk], []
+    if held.keys.is_empty() or not hashes.trusted:  # nothing to skip: each read is recorded
+        return [_noted(t, hashes) for t in chunk], []
+    stats = [_stat(t) if not t.sha256 else None for t in chunk]
+    keyed = [(i, s) for i, s in enumerate(stats) if s is not None]
+    known = hashes.known([s[0] for _, s in keyed])
+    hits = [(i, p) for (i, _), p in zip(keyed, known) if p is not None]
+    skip = {i for (i, _), h in zip(hits, held.held_prefixes([p for _, p in hits])) if h}
+    read = []
+    for i, (t, s) in enumerate(zip(chunk, stats)):
+        if i in skip:
+            continue
+        t = hashed(t)
+        if s is not None and t.sha256:  # read after that stat
+            hashes.note(s[0], t.sha256, s[1])
+        read.append(t)
+    return read, [chunk[i] for i in sorted(skip)]
+
+
+def _absolute(t: Task) -> str:
+    text = os.fspath(t.path)
+    return text if os.path.isabs(text) else os.path.join(os.getcwd(), text)
+
+
+def _stat(t: Task) -> tuple[bytes, os.stat_result] | None:
+    """(the key, the stat) of a source that is a regular file; None for a directory or a file
+    ``stat`` cannot see (its read says why, as without records)."""
+    path = _absolute(t)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (stat_key(path, st), st) if regular(st) else None
+
+
+def _noted(t: Task, hashes: FileHashes) -> Task:
+    """``t`` hashed from its bytes, the hash recorded with the ``stat`` of the open file."""
+    if t.sha256:
+        return t
+    path = _absolute(t)
+    try:
+        sha, st = file_sha256_stat(path)
+    except IsADirectoryError:  # an HPCToolkit database
+        return hashed(t, dir_sha256(path))
+    if regular(st):
+        hashes.note(stat_key(path, st), sha, st)
+    return hashed(t, sha)
 
 
 CHECK_FILES = 1000  # sources checked at once by an ingest into one frame

@@ -1,0 +1,155 @@
+"""The recorded hashes of unchanged files (xamm_ingest.pipeline.file_hashes): a rerun over a
+stored archive reads no file whose ``stat`` is unchanged, reads every other one, and the records
+on disk say what an independent parse of each file and its ``stat`` says."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import struct
+from pathlib import Path
+
+import pytest
+from cali_writer import write_cali
+
+from xamm_ingest import ingest_archive
+from xamm_ingest.cli import main
+from xamm_ingest.pipeline import commit
+from xamm_ingest.pipeline import file_hashes as fh
+from xamm_ingest.readers.profile_common import SampleSpec
+
+TIME = "inclusive#sum#time.duration"
+SPEC = SampleSpec(app="sort", machine="m")
+
+
+def _profiles(root: Path, n: int) -> list[Path]:
+    out = []
+    for i in range(n):
+        p = root / f"t{i % 3}" / f"p{i:02d}.cali"
+        p.parent.mkdir(parents=True, exist_ok=True)
+        out.append(
+            write_cali(p, [(["main"], {TIME: 1.0 + i})], {"cluster": "c"}, units={TIME: "sec"})
+        )
+    return out
+
+
+@pytest.fixture
+def reads(monkeypatch):
+    """The files read to be hashed, by path (every way the pipeline reads one)."""
+    seen: list[str] = []
+    real_stat, real_sha = commit.file_sha256_stat, commit.file_sha256
+
+    def with_stat(path, *a):
+        seen.append(os.path.basename(path))
+        return real_stat(path, *a)
+
+    def plain(path, *a):
+        seen.append(os.path.basename(path))
+        return real_sha(path, *a)
+
+    monkeypatch.setattr(commit, "file_sha256_stat", with_stat)
+    monkeypatch.setattr(commit, "file_sha256", plain)
+    monkeypatch.setattr(fh, "RACY_S", 0.0)  # the files were written a moment ago
+    return seen
+
+
+def _ingest(root: Path, store: Path, **kw):
+    return ingest_archive("caliper", root, store=store, spec=SPEC, batch_files=5, workers=1, **kw)
+
+
+def _records(home: Path) -> list[tuple[bytes, int, int]]:
+    """The records file parsed with ``struct``: (key, hash prefix high, low) per record."""
+    data = (home / "ingest" / "file-hashes.bin").read_bytes()
+    head, body = data[: len(fh.MAGIC)], data[len(fh.MAGIC) :]
+    assert head == fh.MAGIC and len(body) % 32 == 0
+    return [
+        (body[i : i + 16], *struct.unpack("<QQ", body[i + 16 : i + 32]))
+        for i in range(0, len(body), 32)
+    ]
+
+
+def test_each_record_is_the_files_stat_and_its_sha256(tmp_path, reads):
+    files = _profiles(tmp_path / "runs", 7)
+    assert _ingest(tmp_path / "runs", tmp_path / "s").rows_written == 7
+    got = {key: (hi, lo) for key, hi, lo in _records(tmp_path / "xamm_home")}
+    assert len(got) == 7
+    for f in files:
+        st = os.stat(f)
+        text = "\0".join(
+            str(v) for v in (f, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        )
+        key = hashlib.blake2b(text.encode(), digest_size=16).digest()
+        digest = hashlib.sha256(f.read_bytes()).digest()
+        assert got[key] == (int.from_bytes(digest[:8], "big"), int.from_bytes(digest[8:16], "big"))
+
+
+def test_a_rerun_reads_no_unchanged_file_and_every_changed_one(tmp_path, reads):
+    files = _profiles(tmp_path / "runs", 12)
+    assert _ingest(tmp_path / "runs", tmp_path / "s").rows_written == 12
+    assert len(reads) == 12
+    reads.clear()
+    again = _ingest(tmp_path / "runs", tmp_path / "s")
+    assert (again.already_stored, again.rows_written, reads) == (12, 0, [])
+    # same size, modification time put back: the change time still tells
+    st = os.stat(files[4])
+    text = files[4].read_text()
+    files[4].write_text(text.replace("data=5.000000", "data=5.500000"))
+    assert os.stat(files[4]).st_size == st.st_size and files[4].read_text() != text
+    os.utime(files[4], ns=(st.st_atime_ns, st.st_mtime_ns))
+    new = _ingest(tmp_path / "runs", tmp_path / "s")
+    assert reads == [files[4].name]
+    assert (new.already_stored, new.rows_written) == (11, 1)
+
+
+def test_a_recorded_hash_the_table_does_not_hold_is_read(tmp_path, reads):
+    """Records made for one store: another store that holds half the files skips that half and
+    reads (and commits) the rest."""
+    _profiles(tmp_path / "runs", 10)
+    assert _ingest(tmp_path / "runs", tmp_path / "one").rows_written == 10
+    half = sorted((tmp_path / "runs").rglob("*.cali"))[:5]
+    part = tmp_path / "part"
+    for f in half:
+        (part / f.parent.name).mkdir(parents=True, exist_ok=True)
+        (part / f.parent.name / f.name).symlink_to(f)
+    assert _ingest(part, tmp_path / "two").rows_written == 5
+    reads.clear()
+    rep = _ingest(tmp_path / "runs", tmp_path / "two")
+    assert (rep.already_stored, rep.rows_written) == (5, 5)
+    assert sorted(reads) == sorted(
+        f.name for f in set((tmp_path / "runs").rglob("*.cali")) - set(half)
+    )
+
+
+def test_rehash_reads_every_file_and_a_racy_file_is_not_recorded(tmp_path, reads, monkeypatch):
+    _profiles(tmp_path / "runs", 6)
+    _ingest(tmp_path / "runs", tmp_path / "s")
+    reads.clear()
+    assert _ingest(tmp_path / "runs", tmp_path / "s", rehash=True).already_stored == 6
+    assert len(reads) == 6
+    # changed a moment ago: its record could outlive a second write in the same clock tick
+    monkeypatch.setattr(fh, "RACY_S", 3600.0)
+    (tmp_path / "h2").mkdir()
+    monkeypatch.setenv("XAMM_HOME", str(tmp_path / "h2"))
+    _ingest(tmp_path / "runs", tmp_path / "s")
+    assert not (tmp_path / "h2" / "ingest" / "file-hashes.bin").exists()
+
+
+def test_the_file_stays_compact_and_a_dry_run_writes_none(tmp_path, reads, monkeypatch):
+    monkeypatch.setattr(fh, "FLUSH_RECORDS", 2)
+    _profiles(tmp_path / "runs", 8)
+    for _ in range(5):
+        _ingest(tmp_path / "runs", tmp_path / "s", rehash=True)
+    assert len(_records(tmp_path / "xamm_home")) <= 2 * 8 + 2
+    assert len({k for k, *_ in _records(tmp_path / "xamm_home")}) == 8
+    monkeypatch.setenv("XAMM_HOME", str(tmp_path / "h2"))
+    _ingest(tmp_path / "runs", None, dry_run=True)
+    assert not (tmp_path / "h2").exists()
+
+
+def test_the_command_line_takes_rehash(tmp_path, reads):
+    _profiles(tmp_path / "runs", 4)
+    argv = ["caliper", str(tmp_path / "runs"), "--app", "a", "--machine", "m", "--store",
+            str(tmp_path / "s"), "--batch-files", "2", "--no-progress"]  # fmt: skip
+    assert main(argv) == 0 and len(reads) == 4
+    assert main(argv) == 0 and len(reads) == 4
+    assert main([*argv, "--rehash"]) == 0 and len(reads) == 8
