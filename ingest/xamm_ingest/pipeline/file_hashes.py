@@ -77,25 +77,21 @@ class FileHashes:
 
     def __init__(self, path: Path | None, trusted: bool = True):
         self.path, self.trusted = path, trusted
-        self.records: Any = None  # (n, 4) uint64, sorted by key, unique keys; None: none
-        self.stored = 0  # records in the file when it was read (duplicates included)
+        self.records: Any = None  # (n, 4) uint64, sorted by key, unique keys; read when searched
+        self.stored = _count(path)  # records in the file when the run began (repeats included)
         self.pending = bytearray()
-        self.used: Any = None  # which loaded records this run met
+        self.used: Any = None  # which of self.records this run met
         self.noted = 0
 
     @classmethod
     def open(cls, rehash: bool = False) -> FileHashes:
-        """The records of ``$XAMM_HOME`` (none to read with ``rehash``: every file is hashed,
-        and the hashes are still recorded).
+        """The records of ``$XAMM_HOME``, read at the first search (an ingest into a table that
+        holds nothing searches none).
 
         Args:
-            rehash: ignore what is recorded.
+            rehash: believe no record (every file is hashed; the hashes are still recorded).
         """
-        out = cls(xamm_home() / FILE, trusted=not rehash)
-        out.records, out.stored = _read(out.path)  # read anyway: its compaction needs them
-        if out.records is not None:
-            out.used = _numpy().zeros(len(out.records), dtype=bool)
-        return out
+        return cls(xamm_home() / FILE, trusted=not rehash)
 
     def known(self, keys: list[bytes]) -> list[tuple[int, int] | None]:
         """The recorded hash prefix of each key, or None.
@@ -103,7 +99,12 @@ class FileHashes:
         Args:
             keys: :func:`stat_key` of each file.
         """
-        if self.records is None or not keys or not self.trusted:
+        if not keys or not self.trusted or self.path is None:
+            return [None] * len(keys)
+        if self.used is None:
+            self.records = _read(self.path)
+            self.used = _numpy().zeros(0 if self.records is None else len(self.records), bool)
+        if self.records is None:
             return [None] * len(keys)
         np = _numpy()
         q = np.frombuffer(b"".join(keys), dtype="<u8").reshape(-1, 2).astype(np.uint64)
@@ -138,13 +139,12 @@ class FileHashes:
             log.debug("file hashes not recorded in %s: %s", self.path, e)
 
     def close(self) -> None:
-        """Append what is pending, then compact the file when its duplicates outnumber its
-        records (or it passed :data:`MAX_RECORDS`: only the records this run met or made stay)."""
+        """Append what is pending; then, once the file holds more than twice the records this run
+        met or made, rewrite it with each record once (past :data:`MAX_RECORDS`: only those)."""
         self.flush()
-        if self.path is None or self.records is None:
-            return
-        unique = len(self.records)
-        if self.stored + self.noted <= 2 * unique + FLUSH_RECORDS and unique <= MAX_RECORDS:
+        met = self.noted + (int(self.used.sum()) if self.used is not None else 0)
+        n = _count(self.path)
+        if self.path is None or (n <= 2 * met + FLUSH_RECORDS and n <= MAX_RECORDS):
             return
         try:
             with locked(self.path.with_name(self.path.name + ".lock")):
@@ -158,11 +158,19 @@ class FileHashes:
         raw = _read_raw(self.path)  # others may have appended since this run read it
         if raw is None or self.path is None:
             return
-        if len(raw) > MAX_RECORDS and self.used is not None:
-            # what this run met, and what was appended since it read the file (its own records)
-            raw = np.concatenate([self.records[self.used], raw[self.stored :]])
+        if len(raw) > MAX_RECORDS:  # what this run met, and what was appended since it began
+            mine = self.records[self.used] if self.records is not None else raw[:0]
+            raw = np.concatenate([mine, raw[self.stored :]])
         with atomic_path(self.path) as tmp:
             tmp.write_bytes(MAGIC + _unique(raw).astype("<u8").tobytes())
+
+
+def _count(path: Path | None) -> int:
+    """The records a file holds by its size (0 without one)."""
+    try:
+        return max(path.stat().st_size - len(MAGIC), 0) // RECORD if path is not None else 0
+    except OSError:
+        return 0
 
 
 def _read_raw(path: Path | None) -> Any:
@@ -185,13 +193,10 @@ def _read_raw(path: Path | None) -> Any:
     return np.frombuffer(body, dtype="<u8", count=4 * n).reshape(n, 4).astype(np.uint64)
 
 
-def _read(path: Path | None) -> tuple[Any, int]:
-    """The file's records sorted and unique by key, and how many it held; (None, 0) without
-    any."""
+def _read(path: Path | None) -> Any:
+    """The file's records sorted and unique by key; None without any."""
     raw = _read_raw(path)
-    if raw is None or not len(raw):
-        return None, 0
-    return _unique(raw), len(raw)
+    return _unique(raw) if raw is not None and len(raw) else None
 
 
 def _unique(raw):
