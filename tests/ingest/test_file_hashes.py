@@ -153,3 +153,22 @@ def test_the_command_line_takes_rehash(tmp_path, reads):
     assert main(argv) == 0 and len(reads) == 4
     assert main(argv) == 0 and len(reads) == 4
     assert main([*argv, "--rehash"]) == 0 and len(reads) == 8
+
+
+@pytest.mark.parametrize("damage", ["torn last record", "not a file of records"])
+def test_a_damaged_file_is_mended_by_the_next_run(tmp_path, reads, damage):
+    """A torn last record is cut before the next append, a file without the header begun anew:
+    the run after reads nothing again."""
+    _profiles(tmp_path / "runs", 6)
+    _ingest(tmp_path / "runs", tmp_path / "s")
+    path = tmp_path / "xamm_home" / fh.FILE
+    if damage == "torn last record":
+        path.write_bytes(path.read_bytes()[:-5])
+    else:
+        path.write_bytes(b"my own notes\n" + path.read_bytes())
+    reads.clear()
+    assert _ingest(tmp_path / "runs", tmp_path / "s").already_stored == 6
+    assert len(reads) == (1 if damage == "torn last record" else 6)
+    assert len(_records(tmp_path / "xamm_home")) >= 5  # aligned records behind the header
+    reads.clear()
+    assert _ingest(tmp_path / "runs", tmp_path / "s").already_stored == 6 and reads == []

@@ -17,8 +17,9 @@ file anyway; deleting the file is always safe.
 
 The file, ``$XAMM_HOME/ingest/file-hashes.bin``, is a header line and 32-byte records (four
 little-endian unsigned 64-bit integers: the key's halves, the hash's halves), appended under a
-lock; a torn last record is ignored, and the file is rewritten compacted once its duplicates
-outnumber its records.
+lock. A torn last record is ignored (and cut before the next append), a file without the header
+is begun anew, and the file is rewritten with each record once when it holds more than twice the
+records a run met or made.
 """
 
 from __future__ import annotations
@@ -132,9 +133,7 @@ class FileHashes:
         data, self.pending = bytes(self.pending), bytearray()
         try:
             with locked(self.path.with_name(self.path.name + ".lock")):
-                fresh = not self.path.exists() or self.path.stat().st_size < len(MAGIC)
-                with open(self.path, "wb" if fresh else "ab") as f:
-                    f.write((MAGIC if fresh else b"") + data)
+                _append(self.path, data)
         except OSError as e:
             log.debug("file hashes not recorded in %s: %s", self.path, e)
 
@@ -163,6 +162,21 @@ class FileHashes:
             raw = np.concatenate([mine, raw[self.stored :]])
         with atomic_path(self.path) as tmp:
             tmp.write_bytes(MAGIC + _unique(raw).astype("<u8").tobytes())
+
+
+def _append(path: Path, data: bytes) -> None:
+    """Append whole records to ``path`` (under its lock): a file that is not one of records is
+    begun anew, and a torn last record is cut first, so every record stays on its boundary."""
+    with open(path, "a+b") as f:
+        f.seek(0)
+        ours = f.read(len(MAGIC)) == MAGIC
+        size = f.seek(0, os.SEEK_END)
+        if not ours:
+            f.truncate(0)
+            f.write(MAGIC)
+        elif (size - len(MAGIC)) % RECORD:
+            f.truncate(size - (size - len(MAGIC)) % RECORD)
+        f.write(data)
 
 
 def _count(path: Path | None) -> int:
