@@ -442,3 +442,23 @@ def test_the_walk_lists_what_os_walk_lists_in_the_same_order(tmp_path):
     plan = Plan(root=root)
     assert list(walk_files([root], plan)) == want
     assert [r.path for r in plan.rejected] == [str(root / "b" / "gone.cali")]
+
+
+def test_local_workers_fork_from_a_frozen_heap_and_it_thaws_after():
+    """The parent's objects are frozen while local workers run, so no collection in a worker
+    writes to the pages it shares with the parent (benchmarks/bench_archive.py measures the
+    memory); the parent's collector sees them again once the pool is gone, even after an error."""
+    import gc
+
+    from xamm_ingest.pipeline.executors import submitter
+
+    assert gc.get_freeze_count() == 0
+    with submitter("processes", 2, None, True, "caliper") as (submit, window):
+        assert gc.get_freeze_count() > 0 and window == 5
+        assert submit([], {}).result() == []
+    assert gc.get_freeze_count() == 0
+    with pytest.raises(RuntimeError), submitter("processes", 2, None, True, "caliper"):
+        raise RuntimeError("a batch failed")
+    assert gc.get_freeze_count() == 0
+    with submitter("serial", 2, None, True, "caliper"):
+        assert gc.get_freeze_count() == 0

@@ -5,6 +5,7 @@ chunks in flight."""
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import time
 from collections import deque
@@ -63,8 +64,14 @@ def submitter(executor: str, workers: int, scheduler: str | None, several: bool,
     if executor == "serial" or workers <= 1 or not several:
         yield _inline, 1
         return
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        yield lambda chunk, opts: pool.submit(read_chunk, chunk, opts), 2 * workers + 1
+    # the forked workers share this process's objects; frozen, no collection in a worker writes
+    # to them (a full collection touches every object it tracks, which copies its page)
+    gc.freeze()
+    try:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            yield lambda chunk, opts: pool.submit(read_chunk, chunk, opts), 2 * workers + 1
+    finally:
+        gc.unfreeze()
 
 
 def _inline(chunk: list[Task], opts: dict) -> Future:

@@ -26,6 +26,7 @@ from xamm_data.tables.validate import ValidationError, validate
 from xamm_ingest.errors import IngestError
 from xamm_ingest.format import Format, get_format
 from xamm_ingest.machine_names import take_aliases, take_unknown
+from xamm_ingest.pipeline.row_frames import frame_of_rows
 from xamm_ingest.readers.base import relative_path
 from xamm_ingest.records import (
     DroppedRecord,
@@ -147,20 +148,20 @@ def rows_frame(
         return None
     schema = _rows_schema(table)
     try:
-        return pl.from_dicts(flat, schema=schema, strict=True)
+        return frame_of_rows(flat, schema)
     except Exception:
         pass
     keep = []
     for out, rs in zip(outcomes, rows):
         try:
             if rs:
-                pl.from_dicts(rs, schema=schema, strict=True)
+                frame_of_rows(rs, schema)
                 keep.extend(rs)
         except Exception as e:
             if opts.get("debug"):
                 raise
             out.error = unexpected(Path(out.path), e)
-    return pl.from_dicts(keep, schema=schema, strict=True) if keep else None
+    return frame_of_rows(keep, schema) if keep else None
 
 
 def validate_by_source(

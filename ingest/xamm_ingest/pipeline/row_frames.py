@@ -1,0 +1,90 @@
+"""Readers' rows (one dict per row) into one frame, as ``pl.from_dicts(rows, schema=...,
+strict=True)`` builds it, with each list-of-structs column (a profile's regions, its extra
+metadata and counters) built from its elements as flat columns and grouped back by row.
+
+polars' row-wise builders hold many times a nested column's own size for as long as the frame
+lives, and the batch frame is the largest thing an archive ingest holds (its peak memory:
+``benchmarks/bench_archive.py``). Built flat, the same column holds about its own size and costs
+less time. A column
+whose values are not plain lists of dicts (a null element, a value to convert) takes polars' own
+builder, so every frame equals what ``pl.from_dicts`` makes (tested).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+__all__ = ["frame_of_rows"]
+
+_ROW = "__row"
+
+
+def frame_of_rows(rows: list[dict], schema: dict[str, Any]) -> pl.DataFrame:
+    """``pl.from_dicts(rows, schema=schema, strict=True)``, its list-of-structs columns built
+    flat.
+
+    Args:
+        rows: one dict per row (keys outside ``schema`` are ignored, missing ones are null).
+        schema: the frame's columns and dtypes, in order.
+
+    Returns:
+        The frame; what ``pl.from_dicts`` raises for rows that do not fit is raised.
+    """
+    nested = [c for c, dt in schema.items() if _list_of_structs(dt)]
+    if not nested or not rows:
+        return pl.from_dicts(rows, schema=schema, strict=True)
+    flat = {c: dt for c, dt in schema.items() if c not in nested}
+    frame = (
+        pl.from_dicts(rows, schema=flat, strict=True) if flat else pl.DataFrame(height=len(rows))
+    )
+    columns = [_nested_column(rows, c, schema[c]) for c in nested]
+    return frame.with_columns(columns).select(list(schema))
+
+
+def _list_of_structs(dtype: Any) -> bool:
+    return isinstance(dtype, pl.List) and isinstance(dtype.inner, pl.Struct)
+
+
+def _nested_column(rows: list[dict], name: str, dtype: pl.List) -> pl.Series:
+    """One list-of-structs column: its elements as flat columns, grouped back by row (rows with
+    an empty list get one; rows without a value, null); polars' own builder where a value is not
+    a list of dicts or a field does not take its value as it is."""
+    inner = dtype.inner
+    assert isinstance(inner, pl.Struct)
+    fields = [f.name for f in inner.fields]
+    at: list[int] = []
+    values: dict[str, list] = {f: [] for f in fields}
+    empty: list[int] = []
+    for i, r in enumerate(rows):
+        v = r.get(name)
+        if v is None:
+            continue
+        if type(v) is not list or any(type(e) is not dict for e in v):
+            return _as_polars_builds(rows, name, dtype)
+        if not v:
+            empty.append(i)
+        for e in v:
+            at.append(i)
+            for f in fields:
+                values[f].append(e.get(f))
+    try:
+        elements = pl.DataFrame(
+            {_ROW: at, **values},
+            schema={_ROW: pl.UInt32, **{f.name: f.dtype for f in inner.fields}},
+            strict=True,
+        )
+    except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError):
+        return _as_polars_builds(rows, name, dtype)  # polars converts what strict refuses
+    grouped = elements.group_by(_ROW, maintain_order=True).agg(pl.struct(fields).alias(name))
+    everyone = pl.DataFrame({_ROW: pl.arange(0, len(rows), dtype=pl.UInt32, eager=True)})
+    out = everyone.join(grouped, on=_ROW, how="left", maintain_order="left").get_column(name)
+    if empty:
+        mask = pl.Series([False] * len(rows)).scatter(empty, True)
+        out = pl.select(pl.when(mask).then(pl.lit([], dtype=dtype)).otherwise(out)).to_series()
+    return out.alias(name).cast(dtype)
+
+
+def _as_polars_builds(rows: list[dict], name: str, dtype: pl.List) -> pl.Series:
+    return pl.from_dicts(rows, schema={name: dtype}, strict=True).get_column(name)

@@ -1,0 +1,87 @@
+"""Readers' rows into a frame (xamm_ingest.pipeline.row_frames): the frame equals what
+``pl.from_dicts`` makes from the same rows, values, dtypes and refusals alike, on real profiles'
+rows and on seeded rows of every irregular shape (the memory it saves is measured by
+benchmarks/bench_archive.py)."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from xamm_ingest.format import get_format
+from xamm_ingest.pipeline.row_frames import frame_of_rows
+from xamm_ingest.pipeline.stages import _rows_schema, read_chunk
+from xamm_ingest.readers.profile_common import SampleSpec
+from xamm_ingest.records import Bounds
+from xamm_ingest.sources import Task
+
+REGIONS = pl.List(pl.Struct({"region": pl.String, "inclusive_s": pl.Float64, "calls": pl.Int64}))
+SCHEMA = {"app": pl.String, "regions": REGIONS, "runtime_s": pl.Float64}
+SORT = Path("LLNL+thicket-tutorial") / "data" / "parallel-sorting"
+
+
+def _same(rows: list[dict], schema: dict) -> None:
+    """frame_of_rows gives from_dicts' frame, or raises where it raises."""
+    try:
+        want = pl.from_dicts(rows, schema=schema, strict=True)
+    except Exception as e:
+        with pytest.raises(type(e)):
+            frame_of_rows(rows, schema)
+        return
+    got = frame_of_rows(rows, schema)
+    assert got.schema == want.schema
+    assert got.equals(want, null_equal=True), (got.to_dicts(), want.to_dicts())
+
+
+def test_plain_and_edge_rows_give_the_frame_from_dicts_gives():
+    region = {"region": "main", "inclusive_s": 1.5, "calls": 3}
+    cases = [
+        [{"app": "a", "regions": [region, {**region, "region": "main/x"}], "runtime_s": 2.0}],
+        [{"app": "a", "regions": []}, {"app": "b", "regions": None}, {"app": "c"}],
+        [{"app": "a", "regions": [None, region]}],  # a null element
+        [{"app": "a", "regions": [{"region": "m", "extra": 1}]}],  # a key more, keys missing
+        [{"app": "a", "regions": [{**region, "inclusive_s": 2}]}],  # an int for a float
+        [{"app": "a", "regions": [{**region, "region": 7}]}],  # a number for a string
+        [{"app": "a", "regions": [{**region, "calls": "many"}]}],  # text for an integer
+        [{"app": "a", "regions": "main"}],  # not a list
+        [{"app": "a", "regions": {"region": "main"}}],  # a dict, not a list of them
+        [{"app": 3, "regions": [region]}],  # a bad flat column
+        [],
+    ]
+    for rows in cases:
+        _same(rows, SCHEMA)
+
+
+def test_seeded_rows_of_every_shape_give_the_same_frame():
+    rng = random.Random(7)
+    values = [None, 1.5, 2, "x", True, [], {}]
+    for _ in range(200):
+        rows = []
+        for i in range(rng.randint(1, 6)):
+            regions = [
+                {
+                    k: rng.choice([*values, "main", 0.25])
+                    for k in rng.sample(["region", "inclusive_s", "calls", "other"], 3)
+                }
+                for _ in range(rng.randint(0, 3))
+            ]
+            if rng.random() < 0.15:
+                regions = rng.choice([None, "r", [None], regions + [None]])
+            rows.append({"app": f"a{i}", "regions": regions, "runtime_s": rng.random()})
+        _same(rows, SCHEMA)
+
+
+def test_real_profiles_rows_give_the_same_frame(shared_data):
+    files = sorted((shared_data / SORT).rglob("*.cali"))[:300]
+    opts = {"spec": SampleSpec(app="sort", machine="grace"), "bounds": Bounds()}
+    rows = [r for _, rs, _ in read_chunk([Task("caliper", f, f.parent) for f in files], opts)
+            for r in rs]  # fmt: skip
+    assert len(rows) == len(files)
+    schema = _rows_schema(get_format("caliper").rows_table)
+    _same(rows, schema)
+    _same(rows[:1], schema)
+    nested = [c for c, dt in schema.items() if isinstance(dt, pl.List)]
+    assert {"regions", "extra_metadata"} <= set(nested)
