@@ -349,7 +349,8 @@ def check_batch(
     alone.
 
     Args:
-        results: what :func:`read_chunk` returned.
+        results: what :func:`read_chunk` returned (each source's rows are emptied once the
+            batch's frame holds them).
         fmt: the format read.
         opts: the format's options.
 
@@ -360,6 +361,8 @@ def check_batch(
     outcomes = [r[0] for r in results]
     frames = [f for _, _, f in results if f is not None and f.height]
     rows = rows_frame(outcomes, [r[1] for r in results], opts, fmt.rows_table)
+    for _, source_rows, _ in results:
+        source_rows.clear()  # the frame holds them: their dicts go before the checks and commit
     if rows is not None:
         frames.append(checked(rows, fmt, outcomes, opts))
     frames = [f for f in frames if f.height]
