@@ -214,7 +214,10 @@ def _print_archive(report, s: dict) -> None:
     if report.merged_rows:
         print(f"CSV and Caliper rows of the same runs merged: {report.merged_rows}")
     if report.already_stored:
-        print(f"skipped {report.already_stored} source(s) the store already holds (same SHA-256)")
+        how = f"; {report.unread} unchanged since hashed, not read" if report.unread else ""
+        print(
+            f"skipped {report.already_stored} source(s) the store already holds (same SHA-256{how})"
+        )
     if report.copies:
         print(f"read {report.copies} byte-identical cop(ies) of other sources once")
     if report.commits:

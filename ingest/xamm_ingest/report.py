@@ -135,6 +135,7 @@ class ArchiveReport(IngestReport):
     apps: set[str] = field(default_factory=set)
     machines: set[str] = field(default_factory=set)
     already_stored: int = 0  # sources skipped: the table held them (same SHA-256)
+    unread: int = 0  # of those, skipped by their recorded hash: unchanged since hashed, not read
     copies: int = 0  # byte-identical copies of a source read once
     commits: list[int] = field(default_factory=list)
     rows_written: int = 0
@@ -144,8 +145,9 @@ class ArchiveReport(IngestReport):
         """The counts (see :meth:`IngestReport.summary`), with the batches committed.
 
         Returns:
-            The counts: sources read and rejected, rows read and written, sources already stored,
-            identical copies, the versions committed and the seconds taken.
+            The counts: sources read and rejected, rows read and written, sources already stored
+            (and how many of them were not read: unchanged since xamm hashed them), identical
+            copies, the versions committed and the seconds taken.
         """
         out = super().summary()
         out.update(
@@ -154,6 +156,7 @@ class ArchiveReport(IngestReport):
             apps=sorted(self.apps),
             rows_written=self.rows_written,
             already_stored=self.already_stored,
+            already_stored_unread=self.unread,
             identical_copies=self.copies,
             commits=self.commits,
             seconds=round(self.seconds, 3),

@@ -89,7 +89,8 @@ def test_a_rerun_reads_no_unchanged_file_and_every_changed_one(tmp_path, reads):
     assert len(reads) == 12
     reads.clear()
     again = _ingest(tmp_path / "runs", tmp_path / "s")
-    assert (again.already_stored, again.rows_written, reads) == (12, 0, [])
+    assert (again.already_stored, again.unread, again.rows_written, reads) == (12, 12, 0, [])
+    assert again.summary()["already_stored_unread"] == 12
     # same size, modification time put back: the change time still tells
     st = os.stat(files[4])
     text = files[4].read_text()
@@ -98,7 +99,7 @@ def test_a_rerun_reads_no_unchanged_file_and_every_changed_one(tmp_path, reads):
     os.utime(files[4], ns=(st.st_atime_ns, st.st_mtime_ns))
     new = _ingest(tmp_path / "runs", tmp_path / "s")
     assert reads == [files[4].name]
-    assert (new.already_stored, new.rows_written) == (11, 1)
+    assert (new.already_stored, new.unread, new.rows_written) == (11, 11, 1)
 
 
 def test_a_recorded_hash_the_table_does_not_hold_is_read(tmp_path, reads):
@@ -146,13 +147,17 @@ def test_the_file_stays_compact_and_a_dry_run_writes_none(tmp_path, reads, monke
     assert not (tmp_path / "h2").exists()
 
 
-def test_the_command_line_takes_rehash(tmp_path, reads):
+def test_the_command_line_takes_rehash_and_says_what_it_did_not_read(tmp_path, reads, capsys):
     _profiles(tmp_path / "runs", 4)
     argv = ["caliper", str(tmp_path / "runs"), "--app", "a", "--machine", "m", "--store",
             str(tmp_path / "s"), "--batch-files", "2", "--no-progress"]  # fmt: skip
     assert main(argv) == 0 and len(reads) == 4
+    capsys.readouterr()
     assert main(argv) == 0 and len(reads) == 4
+    said = capsys.readouterr().out
+    assert "skipped 4 source(s) the store already holds (same SHA-256; 4 unchanged" in said
     assert main([*argv, "--rehash"]) == 0 and len(reads) == 8
+    assert "(same SHA-256)\n" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("damage", ["torn last record", "not a file of records"])

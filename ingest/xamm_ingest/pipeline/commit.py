@@ -189,6 +189,7 @@ def unheld_chunks(
                 gone = {group_of(t) for t in skipped}
                 kept = [t for t in kept if group_of(t) not in gone]
             report.already_stored += len(chunk) - len(kept)
+            report.unread += len(skipped)
             if kept:
                 yield kept
     finally:
