@@ -36,7 +36,7 @@ from xamm_data.atomic import atomic_path, locked
 from xamm_data.paths import xamm_home
 from xamm_data.store.counts import find_keys
 
-__all__ = ["FILE", "MAGIC", "MAX_RECORDS", "RACY_S", "FileHashes", "stat_key"]
+__all__ = ["FILE", "MAGIC", "MAX_RECORDS", "RACY_S", "FileHashes", "regular", "stat_key"]
 
 log = logging.getLogger("xamm_ingest")
 

@@ -5,9 +5,8 @@ metadata and counters) built from its elements as flat columns and grouped back 
 polars' row-wise builders hold many times a nested column's own size for as long as the frame
 lives, and the batch frame is the largest thing an archive ingest holds (its peak memory:
 ``benchmarks/bench_archive.py``). Built flat, the same column holds about its own size and costs
-less time. A column
-whose values are not plain lists of dicts (a null element, a value to convert) takes polars' own
-builder, so every frame equals what ``pl.from_dicts`` makes (tested).
+less time. A column whose values are not plain lists of dicts (a null element, a value to
+convert) takes polars' own builder, so every frame equals what ``pl.from_dicts`` makes (tested).
 """
 
 from __future__ import annotations
