@@ -12,6 +12,7 @@ import polars as pl
 import pytest
 
 from xamm_ingest.format import get_format
+from xamm_ingest.pipeline import row_frames
 from xamm_ingest.pipeline.row_frames import frame_of_rows
 from xamm_ingest.pipeline.stages import _rows_schema, read_chunk
 from xamm_ingest.readers.profile_common import SampleSpec
@@ -74,14 +75,21 @@ def test_seeded_rows_of_every_shape_give_the_same_frame():
         _same(rows, SCHEMA)
 
 
-def test_real_profiles_rows_give_the_same_frame(shared_data):
+def test_real_profiles_rows_give_the_same_frame_built_flat(shared_data, monkeypatch):
     files = sorted((shared_data / SORT).rglob("*.cali"))[:300]
     opts = {"spec": SampleSpec(app="sort", machine="grace"), "bounds": Bounds()}
     rows = [r for _, rs, _ in read_chunk([Task("caliper", f, f.parent) for f in files], opts)
             for r in rs]  # fmt: skip
     assert len(rows) == len(files)
     schema = _rows_schema(get_format("caliper").rows_table)
-    _same(rows, schema)
-    _same(rows[:1], schema)
     nested = [c for c, dt in schema.items() if isinstance(dt, pl.List)]
     assert {"regions", "extra_metadata"} <= set(nested)
+    # a reader's rows take the flat build, never polars' own builder
+    fallbacks: list[str] = []
+    real = row_frames._as_polars_builds
+    monkeypatch.setattr(
+        row_frames, "_as_polars_builds", lambda r, n, d: fallbacks.append(n) or real(r, n, d)
+    )
+    _same(rows, schema)
+    _same(rows[:1], schema)
+    assert fallbacks == []
