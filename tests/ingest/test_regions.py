@@ -271,3 +271,75 @@ def test_the_params_text_keeps_each_values_type():
 
     texts = [_params_text((("x", type(v), v),)) for v in (True, 1, 1.0, "1")]
     assert texts == ['{"x":true}', '{"x":1}', '{"x":1.0}', '{"x":"1"}']
+
+
+def test_a_records_numbers_are_each_attribute_beside_its_place_that_float_reads():
+    """The reader converts a record's values at once where every one is a number, else one by one;
+    either way it keeps what ``float`` reads (NaN and inf included) and nothing else."""
+    import math
+
+    from xamm_ingest.readers.caliper_regions import _PLACE, _numbers
+
+    def oracle(rec: dict) -> dict:
+        out = {}
+        for k, v in rec.items():
+            if k in _PLACE:
+                continue
+            try:
+                out[k] = float(v)
+            except (TypeError, ValueError):
+                pass
+        return out
+
+    records = [
+        {"path": ["main"], "region": "main", "a": "1.5", "b": "2", "mpi.rank": "3"},
+        {"path": ["main"], "a": "nan", "b": "-inf", "c": "1e308"},
+        {"path": ["main"], "a": "x", "b": "2", "kernel": ["k", "l"], "d": True},
+        {"path": ["main"], "b": "2", "a": " 7 "},
+        {"path": ["main"]},
+    ]
+    for rec in records:
+        got, want = _numbers(rec), oracle(rec)
+        assert list(got) == list(want), rec
+        assert all(got[k] == want[k] or (math.isnan(got[k]) and math.isnan(want[k])) for k in got)
+
+
+def test_a_region_split_by_another_attribute_is_summed_and_ranks_are_averaged(tmp_path):
+    """Two records of one region and rank that differ in another attribute add up; a region's time
+    is then the mean over the ranks whose records time it, and a region written once is its one
+    record's value (read back from the file with the standard library)."""
+    from cali_writer import write_cali
+
+    t = "sum#time.duration"
+    regions = [
+        (["main"], {t: 4.0, "mpi.rank": "0", "phase": "a"}),
+        (["main"], {t: 2.0, "mpi.rank": "0", "phase": "b"}),
+        (["main"], {t: 3.0, "mpi.rank": "1", "phase": "a"}),
+        (["main", "solve"], {t: 1.0, "mpi.rank": "0", "phase": "a"}),
+    ]
+    f = write_cali(tmp_path / "split.cali", regions, {"cluster": "quartz"}, units={t: "sec"})
+    prof = read_regions(f)
+    r = {row["region"]: row for row in prof.regions.iter_rows(named=True)}
+    assert r["main"]["exclusive_s"] == pytest.approx(((4.0 + 2.0) + 3.0) / 2)
+    assert r["main/solve"]["exclusive_s"] == pytest.approx(1.0)
+
+
+def test_attribute_metadata_is_worked_out_when_first_read_and_is_caliperreaders(shared_data):
+    """A ``.cali`` profile's attribute metadata waits until a reader asks for it; then it is, for
+    every attribute its records hold, what caliperreader reads for that attribute."""
+    import caliperreader
+
+    files = sorted((shared_data / "LLNL+thicket-tutorial/data").rglob("*.cali"))[::503]
+    assert len(files) >= 10
+    for f in files:
+        prof = load_profile(f)
+        assert callable(prof._meta), f  # nothing worked out yet
+        ref = caliperreader.CaliperReader()
+        ref.read(str(f))
+        keys = {k for rec in ref.records for k in rec}
+        assert set(prof.meta) == keys, f
+        for k in keys - {"path"}:
+            want = {a: v for a, v in ref.attribute(k).metadata().items() if a.startswith("attr")}
+            got = {a: v for a, v in prof.meta[k].items() if a.startswith("attr")}
+            assert got == want, (f, k)
+        assert prof.meta is prof.meta  # worked out once

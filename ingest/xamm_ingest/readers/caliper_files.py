@@ -9,8 +9,10 @@ global attributes are left out of records and written (as strings) under ``globa
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from xamm_ingest.errors import IngestError
@@ -20,23 +22,26 @@ from xamm_ingest.readers.cali_format import CaliFormatError, parse_cali
 class CaliperProfile:
     """A parsed Caliper file: records (path list + attributes), globals and attribute metadata.
     ``layout``: what it was read from (``cali``, ``json-split``, ``json-object``, ``json-records``,
-    ``thicket``)."""
+    ``thicket``). ``meta`` may be given as a function of no arguments: it is then worked out when
+    first read (a reader that needs no attribute's metadata never pays for it)."""
 
     def __init__(
         self,
         records: list[dict],
         globals_: dict,
-        meta: dict[str, dict],
+        meta: dict[str, dict] | Callable[[], dict[str, dict]],
         path: Path | None = None,
         layout: str = "cali",
     ):
-        self.records, self.globals, self.meta, self.path, self.layout = (
-            records,
-            globals_,
-            meta,
-            path,
-            layout,
-        )
+        self.records, self.globals, self.path, self.layout = records, globals_, path, layout
+        self._meta = meta
+
+    @property
+    def meta(self) -> dict[str, dict]:
+        """Each attribute's metadata (``attribute.unit``, ``type`` ...), by attribute name."""
+        if callable(self._meta):
+            self._meta = self._meta()
+        return self._meta
 
 
 def load_cali(path: Path) -> CaliperProfile:
@@ -62,10 +67,14 @@ def load_cali(path: Path) -> CaliperProfile:
         prof = parse_cali(text)
     except CaliFormatError as e:
         raise IngestError(path, f"Caliper parse failed ({e}); file corrupt or truncated?") from None
-    keys = {k for rec in prof.records for k in rec}
     return CaliperProfile(
-        prof.records, prof.globals, {k: prof.metadata(k) for k in keys}, Path(path)
+        prof.records, prof.globals, functools.partial(_attribute_meta, prof), Path(path)
     )
+
+
+def _attribute_meta(prof) -> dict[str, dict]:
+    """The metadata of every attribute the records of a parsed ``.cali`` stream hold."""
+    return {k: prof.metadata(k) for k in set().union(*prof.records)}
 
 
 _NONFINITE = re.compile(r"(?<=[:,\[])(\s*)(-?)(nan|inf)(?=\s*[,}\]])")

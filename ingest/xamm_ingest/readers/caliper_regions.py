@@ -82,6 +82,21 @@ def _raw(v) -> float | None:
         return None
 
 
+@functools.lru_cache(maxsize=256)
+def _measures(keys: tuple[str, ...]) -> tuple[str, ...]:
+    """A record's attributes beside its place (cached: a profile's records repeat one list)."""
+    return tuple(k for k in keys if k not in _PLACE)
+
+
+def _numbers(rec: dict) -> dict[str, float]:
+    """A record's attributes beside its place that are numbers, as floats."""
+    names = _measures(tuple(rec))
+    try:  # nearly every record: each of them is a number
+        return dict(zip(names, map(float, map(rec.__getitem__, names))))
+    except (TypeError, ValueError):
+        return {k: x for k, v in rec.items() if k not in _PLACE and (x := _raw(v)) is not None}
+
+
 def _base(attr: str) -> str:
     """An attribute's name without Caliper's aggregation prefixes (``avg#sum#`` ...)."""
     return attr.rpartition("#")[2]
@@ -163,70 +178,77 @@ def _refuse_non_finite(
                 )
 
 
-def _refuse_repeated(recs: list[dict], path: Path) -> None:
-    """A region's record written twice, every attribute the same: refused by region. An
-    aggregated profile holds one record per key, so a repeat is a copy (two files joined, an edit)
-    and summing it would double the region, and the program's time with its root."""
-    # records are told apart by region and rank first: the whole record is compared only where
-    # those repeat (a profile split by another attribute), not for every record
-    first: dict[tuple, dict] = {}
-    wholes: dict[tuple, set[tuple]] = {}
-    for r in recs:
-        if not r.get("path"):
-            continue
-        place = (str(r["path"]), str(r.get("mpi.rank")))
-        if (prior := first.setdefault(place, r)) is r:
-            continue
-        got = wholes.setdefault(place, {_whole(prior)})
-        if (key := _whole(r)) in got:
-            region = "/".join(_labels(r))
-            rank = f" on rank {r['mpi.rank']}" if "mpi.rank" in r else ""
-            raise RegionProfileError(
-                f"{path}: region {region!r}: the same record appears twice{rank}; expected one "
-                "record per region and key (a copied or concatenated profile?)"
-            )
-        got.add(key)
-
-
 def _whole(rec: dict) -> tuple:
     return tuple(sorted((k, str(v)) for k, v in rec.items()))
 
 
+def _refuse_repeat(prior: dict, rec: dict, wholes: set[tuple] | None, path: Path) -> set[tuple]:
+    """A region's record written twice, every attribute the same: refused by region. An
+    aggregated profile holds one record per key, so a repeat is a copy (two files joined, an edit)
+    and summing it would double the region, and the program's time with its root. ``prior``: the
+    first record at ``rec``'s region and rank; ``wholes``: every record there so far, once a
+    second one came (a profile split by another attribute). Returns ``wholes`` with ``rec``."""
+    got = wholes if wholes is not None else {_whole(prior)}
+    if (key := _whole(rec)) in got:
+        region = "/".join(_labels(rec))
+        rank = f" on rank {rec['mpi.rank']}" if "mpi.rank" in rec else ""
+        raise RegionProfileError(
+            f"{path}: region {region!r}: the same record appears twice{rank}; expected one "
+            "record per region and key (a copied or concatenated profile?)"
+        )
+    got.add(key)
+    return got
+
+
 class _Region:
     """One region as the records build it up: its place, and per rank the sum of each attribute
-    its records hold there."""
+    its records hold there (and that rank's first record, to tell a repeat from a split)."""
 
-    __slots__ = ("declared", "mpi", "name", "parent", "ranks")
+    __slots__ = ("declared", "firsts", "mpi", "name", "parent", "ranks", "wholes")
 
     def __init__(self, name: str, parent: str | None):
         self.name, self.parent = name, parent
         self.mpi = self.declared = False
         self.ranks: dict[str, dict[str, float]] = {}
+        self.firsts: dict[str, dict] = {}
+        self.wholes: dict[str, set[tuple]] = {}
 
     def mean(self, attr: str) -> float | None:
         """The mean over the ranks whose records hold ``attr``."""
+        if len(self.ranks) == 1:  # a profile aggregated over ranks: the one sum is the mean
+            for sums in self.ranks.values():
+                return sums.get(attr)
         xs = [v[attr] for v in self.ranks.values() if attr in v]
         return math.fsum(xs) / len(xs) if xs else None
 
 
 def _gather(
-    recs: list[dict], nums: list[dict[str, float]], declared_attr: str | None
+    recs: list[dict], nums: list[dict[str, float]], declared_attr: str | None, path: Path
 ) -> dict[str, _Region]:
     """Regions in the order the profile lists them, each finite number summed within a rank
-    (records that differ in other attributes)."""
+    (records that differ in other attributes); a record repeated whole is refused."""
     out: dict[str, _Region] = {}
+    finite = math.isfinite
     for r, got in zip(recs, nums):
-        labels = _labels(r)
+        p = r["path"]
+        labels = [str(x) for x in p] if isinstance(p, list) else [str(p)]
         key = "/".join(labels)
         reg = out.get(key)
         if reg is None:
             reg = out[key] = _Region(labels[-1], "/".join(labels[:-1]) or None)
-        reg.mpi = reg.mpi or r.get("mpi.function") is not None
-        if declared_attr is not None and math.isfinite(got.get(declared_attr, math.nan)):
+        if not reg.mpi:
+            reg.mpi = r.get("mpi.function") is not None
+        if declared_attr is not None and finite(got.get(declared_attr, math.nan)):
             reg.declared = True
-        sums = reg.ranks.setdefault(str(r.get("mpi.rank", "0")), {})
+        rank = str(r.get("mpi.rank", "0"))
+        sums = reg.ranks.get(rank)
+        if sums is None:  # nearly every record: the first at its region and rank
+            reg.ranks[rank] = {a: v for a, v in got.items() if finite(v)}
+            reg.firsts[rank] = r
+            continue
+        reg.wholes[rank] = _refuse_repeat(reg.firsts[rank], r, reg.wholes.get(rank), path)
         for a, v in got.items():
-            if math.isfinite(v):
+            if finite(v):
                 sums[a] = sums.get(a, 0.0) + v
     return out
 
@@ -248,7 +270,8 @@ def _times(regions: dict[str, _Region], inc, exc, scale: dict) -> tuple[list, li
         if reg.parent is not None and t is not None:
             children[reg.parent] = children.get(reg.parent, 0.0) + t
     excl = [
-        None if t is None else max(t - children.get(key, 0.0), 0.0) for key, t in zip(regions, incl)
+        None if t is None else (0.0 if (d := t - children.get(key, 0.0)) < 0.0 else d)
+        for key, t in zip(regions, incl)
     ]
     return incl, excl
 
@@ -324,7 +347,7 @@ def _totals(nums: list[dict[str, float]], numeric: list[str]) -> dict[str, float
     out: dict[str, float] = {}
     for k in numeric:
         base = _base(k)
-        total = math.fsum(x for got in nums if (x := got.get(k)) is not None)
+        total = math.fsum([got[k] for got in nums if k in got])
         out[base if counters.resolve(base) else k] = total
     return out
 
@@ -459,9 +482,8 @@ def _region_columns(
     inc, exc, scale, per = _time_plan(prof, numeric, time_unit, path)
     used = tuple(a for a in (inc, exc) if a)
     _refuse_non_finite(recs, nums, [*used, *_counter_columns(numeric).values()], path)
-    _refuse_repeated(recs, path)
     declared_attr = next((k for k in numeric if _base(k) == "Bytes/Rep"), None)
-    regions = _gather(recs, nums, declared_attr)
+    regions = _gather(recs, nums, declared_attr, path)
     incl, excl = _times(regions, inc, exc, scale)
     inner = {r.parent for r in regions.values()}
     declared = [r.declared and k not in inner for k, r in regions.items()]
@@ -500,16 +522,14 @@ def _read(path: Path, time_unit, line_bytes: int, metadata_map):
     recs = [r for r in prof.records if r.get("path")]
     if not recs:
         raise RegionProfileError(f"{path}: no region records (no 'path'); expected regions")
-    keys = sorted({k for r in recs for k in r} - _PLACE)
+    keys = sorted(set().union(*recs) - _PLACE)
     # each record's numbers as written (non-finite included), converted once for every use; an
     # attribute is numeric when the first 200 records write it as a number
-    nums = [
-        {k: x for k, v in r.items() if k not in _PLACE and (x := _raw(v)) is not None} for r in recs
-    ]
-    seen = {k for got in nums[:200] for k in got}
+    nums = [_numbers(r) for r in recs]
+    seen = set().union(*nums[:200])
     numeric = tuple(k for k in keys if k in seen and not isinstance(recs[0].get(k), list))
     kept = set(numeric)
-    if any(k not in kept for got in nums for k in got):
+    if not kept.issuperset(set().union(*nums)):
         nums = [{k: x for k, x in got.items() if k in kept} for got in nums]
     columns, used, time_from = _region_columns(
         prof, (recs, nums), numeric, time_unit, line_bytes, path
