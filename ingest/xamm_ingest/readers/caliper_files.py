@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from xamm_ingest.errors import IngestError
-from xamm_ingest.readers.cali_format import CaliFormatError, parse_cali
+from xamm_ingest.readers.cali_format import CaliFormatError, CaliProfile, parse_cali
 
 
 class CaliperProfile:
@@ -72,7 +72,7 @@ def load_cali(path: Path) -> CaliperProfile:
     )
 
 
-def _attribute_meta(prof) -> dict[str, dict]:
+def _attribute_meta(prof: CaliProfile) -> dict[str, dict]:
     """The metadata of every attribute the records of a parsed ``.cali`` stream hold."""
     return {k: prof.metadata(k) for k in set().union(*prof.records)}
 

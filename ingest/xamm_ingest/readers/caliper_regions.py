@@ -215,7 +215,7 @@ class _Region:
 
     def mean(self, attr: str) -> float | None:
         """The mean over the ranks whose records hold ``attr``."""
-        if len(self.ranks) == 1:  # a profile aggregated over ranks: the one sum is the mean
+        if len(self.ranks) == 1:  # one rank (an aggregated profile): its sum is the mean
             for sums in self.ranks.values():
                 return sums.get(attr)
         xs = [v[attr] for v in self.ranks.values() if attr in v]
