@@ -307,3 +307,55 @@ def test_without_a_machine_the_csv_says_why_the_caliper_files_beside_it_cannot_n
         "none of the 3 Caliper file(s) beside them names a cluster" in csv_reason
         and "--machine" in csv_reason
     )
+
+
+def test_a_figure_written_as_text_reads_as_the_file_says_and_the_plans_hash_is_kept(
+    rajaperf_sets, tmp_path
+):
+    """The reader converts a record's figures, times and counters at once where each is a number;
+    a value that is no number still reads as it did one by one (a figure or counter as missing, a
+    time as NaN), checked against the file parsed with caliperreader. A source is stored under the
+    hash the plan took: the reader does not read the file again for it."""
+    import shutil
+
+    from xamm_ingest.pipeline.stages import read_one
+    from xamm_ingest.records import Bounds
+    from xamm_ingest.sources import Task
+
+    src = (
+        rajaperf_sets["tutorial_quartz"]
+        / "GCC_10.3.1_BaseSeq_08388608"
+        / "O3"
+        / "GCC_1031_BaseSeq_O3_8388608_01.cali"
+    )
+    f = tmp_path / src.name
+    shutil.copy(src, f)
+    want, _ = raw_record(f, ["RAJAPerf", "Basic", "Basic_COPY8"])
+    row = next(r for r in read_caliper(Source.of(f)).rows if r["kernel"] == "Basic_COPY8")
+    assert row["topdown_retiring"] == float(want["any#topdown.retiring"])
+    assert row["problem_size"] == float(want["any#ProblemSize"])
+    # each value of these attributes is written as text in the file itself
+    text = f.read_text()
+    for attr in ("any#topdown.retiring", "any#Flops/Rep"):
+        node = next(ln for ln in text.splitlines() if f",data={attr}," in ln)
+        nid = node.split(",")[1].removeprefix("id=")
+        lines = []
+        for ln in text.splitlines():
+            fields = dict(p.split("=", 1) for p in ln.split(",")) if "\\" not in ln else {}
+            if fields.get("__rec") == "ctx" and nid in fields.get("attr", "").split("="):
+                ids, vals = fields["attr"].split("="), fields["data"].split("=")
+                vals = ["n/a" if i == nid else v for i, v in zip(ids, vals)]
+                ln = ln.replace(f"data={fields['data']}", "data=" + "=".join(vals))
+            lines.append(ln)
+        text = "\n".join(lines) + "\n"
+    f.write_text(text)
+    got, _ = raw_record(f, ["RAJAPerf", "Basic", "Basic_COPY8"])
+    assert got["any#topdown.retiring"] == "n/a" and got["any#Flops/Rep"] == "n/a"
+    task = Task("rajaperf", f, tmp_path, sha256="ab" * 32)
+    out, rows, _ = read_one(task, {"bounds": Bounds(), "machine": None})
+    assert out.error is None, out.error
+    row = next(r for r in rows if r["kernel"] == "Basic_COPY8")
+    assert row["topdown_retiring"] is None and row.get("flops_per_rep") is None
+    assert row["topdown_l1_bound"] == float(got["any#topdown.l1_bound"])
+    assert row["problem_size"] == float(got["any#ProblemSize"])
+    assert {r["source_sha256"] for r in rows} == {"ab" * 32}

@@ -165,9 +165,11 @@ class _Attrs:
         be nan)."""
         got = self._tuples.get(id(rec))
         if got is None:
-            got = self._tuples[id(rec)] = tuple(
-                (col, _num(rec[a])) for a, col in self.figures if a in rec
-            )
+            try:  # nearly every record: each figure is a number
+                got = tuple([(col, float(rec[a])) for a, col in self.figures if a in rec])
+            except (TypeError, ValueError):
+                got = tuple((col, _num(rec[a])) for a, col in self.figures if a in rec)
+            self._tuples[id(rec)] = got
         return got
 
 
@@ -381,9 +383,8 @@ def _times(recs: list[dict], times: dict[str, tuple[str, float]]) -> dict[str, f
     split = any(len(rs) > 1 for rs in per_rank.values())
     for rs in per_rank.values():
         for role, (attr, scale) in times.items():
-            xs = [_num(r.get(attr)) for r in rs if attr in r]
-            if xs:
-                sums[role].append(math.fsum(x if x is not None else math.nan for x in xs) * scale)
+            if xs := _floats(rs, attr):
+                sums[role].append(math.fsum(xs) * scale)
     mean = sums["mean"]
     if not mean:
         return {"mean": None, "min": None, "max": None}
@@ -397,11 +398,21 @@ def _times(recs: list[dict], times: dict[str, tuple[str, float]]) -> dict[str, f
     return out
 
 
+def _floats(recs: list[dict], attr: str) -> list[float]:
+    """``attr``'s values in the records that hold it, one that is no number as NaN."""
+    try:  # nearly always: each is a number
+        return [float(r[attr]) for r in recs if attr in r]
+    except (TypeError, ValueError):
+        return [math.nan if (x := _num(r[attr])) is None else x for r in recs if attr in r]
+
+
 def _printed_resolution(recs: list[dict], times: dict[str, tuple[str, float]]) -> float:
     """Caliper writes doubles with 6 decimals (std::to_string): half a unit of that, in seconds, per
     summed record."""
+    if len(recs) <= 1:
+        return 5e-7 * times["mean"][1]
     per_rank = Counter(r.get("mpi.rank") for r in recs)
-    return 5e-7 * times["mean"][1] * max(per_rank.values(), default=1)
+    return 5e-7 * times["mean"][1] * max(per_rank.values())
 
 
 def _block_size(recs: list[dict], attrs: _Attrs, figures: tuple) -> float | None:
@@ -421,7 +432,7 @@ def _own_metrics(
 
     Returns (figures, problem): ``problem`` says why the figures cannot be told apart, else None.
     """
-    mine = {attrs.figure_tuple(r) for r in recs} - {()}
+    mine = tuples_by_node[node]  # the figure tuples of ``recs``, worked out once per file
     if len(mine) <= 1:
         own = next(iter(mine), ())
         return {**dict(own), "block_size": _block_size(recs, attrs, own)}, None
@@ -471,7 +482,10 @@ def _extra_metrics(recs: list[dict], attrs: _Attrs) -> list[dict]:
     """Numeric attributes no column names, kept raw; parts of a split total are summed."""
     out = []
     for attr, name in attrs.extra.items():
-        xs = [x for r in recs if attr in r and (x := _num(r[attr])) is not None]
+        try:  # nearly always: each is a number
+            xs = [float(r[attr]) for r in recs if attr in r]
+        except (TypeError, ValueError):
+            xs = [x for r in recs if attr in r and (x := _num(r[attr])) is not None]
         if xs:
             additive = "sum" in attr or "count" in attr or "time" in attr
             out.append({"name": name, "value": math.fsum(xs) if additive else max(xs)})
@@ -479,7 +493,11 @@ def _extra_metrics(recs: list[dict], attrs: _Attrs) -> list[dict]:
 
 
 def _topdown(recs: list[dict], attrs: _Attrs) -> dict[str, float | None]:
-    return {col: _num(recs[0][a]) for a, col in attrs.topdown.items() if a in recs[0]}
+    rec = recs[0]
+    try:  # nearly every record: each counter is a number
+        return {col: float(rec[a]) for a, col in attrs.topdown.items() if a in rec}
+    except (TypeError, ValueError):
+        return {col: _num(rec[a]) for a, col in attrs.topdown.items() if a in rec}
 
 
 def _adiak_kernel_info(g: dict, kernel: str, path: Path) -> dict:
