@@ -275,3 +275,16 @@ def test_xamm_toml_supplies_what_csv_files_do_not_say(tmp_path):
     (d / "xamm.toml").write_text('machine = "example-node"\nomp_max_threads = 0\n')
     rep = read_rajaperf(d, workers=1)
     assert rep.rejected and "omp_max_threads" in rep.rejected[0].reason
+
+
+def test_a_kernels_passes_timed_inf_and_minus_inf_give_no_time_not_an_error():
+    """A kernel whose summed passes hold both infinities has no time (NaN, which the record
+    checks refuse by name), as IEEE sums them, rather than an error that sinks its file."""
+    import math
+
+    from xamm_ingest.readers.rajaperf_caliper import _times
+
+    t = "avg#inclusive#sum#time.duration"
+    got = _times([{t: "inf"}, {t: "-inf"}], {"mean": (t, 1.0)})
+    assert math.isnan(got["mean"])
+    assert _times([{t: "2.5"}, {t: "1.5"}], {"mean": (t, 2.0)})["mean"] == 8.0

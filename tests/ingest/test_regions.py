@@ -263,6 +263,9 @@ def test_a_profiles_time_is_the_correctly_rounded_sum_of_its_regions():
     assert exact_sum(list(reversed(times))) == 1.0
     assert sum([1e16, 1.0, -1e16]) == 0.0  # what a plain sum would store
     assert math.isnan(exact_sum([math.inf, -math.inf]))
+    # fsum refuses a sum past the largest double; the plain sum's infinity is refused downstream
+    assert exact_sum([1e308, 1e308, None]) == math.inf
+    assert exact_sum([-1e308, -1e308]) == -math.inf
 
 
 def test_the_params_text_keeps_each_values_type():
@@ -343,3 +346,29 @@ def test_attribute_metadata_is_worked_out_when_first_read_and_is_caliperreaders(
             got = {a: v for a, v in prof.meta[k].items() if a.startswith("attr")}
             assert got == want, (f, k)
         assert prof.meta is prof.meta  # worked out once
+
+
+def test_infinities_of_both_signs_in_one_metric_are_refused_by_name(tmp_path, capsys):
+    """An attribute written as inf in one record and -inf in another has no sum: the source is
+    refused naming the metric and what was expected (not as an input xamm did not expect), and
+    the region reader of ``xamm predict``, which does not use that metric, reads the times as it
+    does beside one infinity."""
+    import json
+
+    from cali_writer import write_cali
+
+    from xamm_ingest.cli import main as ingest
+
+    t, odd = "sum#time.duration", "max#papi.PAPI_L1_DCM"
+    regions = [(["main"], {t: 5.5, odd: "inf"}), (["main", "solve"], {t: 5.0, odd: "-inf"})]
+    write_cali(tmp_path / "runs" / "p.cali", regions, {"cluster": "quartz"}, units={t: "sec"})
+    argv = ["caliper", str(tmp_path / "runs"), "--app", "x", "--machine", "quartz"]
+    assert ingest([*argv, "--dry-run", "--json"]) == 1
+    got = json.loads(capsys.readouterr().out)
+    (rej,) = got["rejected_files"]
+    assert rej["path"].endswith("p.cali")
+    # the metric under its canonical counter name, its value the sum IEEE gives (no number)
+    assert "metric 'papi.PAPI_L1_DCM' is nan; expected a finite number" in rej["reason"]
+    assert "did not expect" not in rej["reason"]
+    prof = read_regions(tmp_path / "runs" / "p.cali")
+    assert prof.runtime_s == pytest.approx(5.5 + 5.0)  # exclusive times, summed

@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, TypeVar
@@ -148,17 +149,21 @@ class ProfileMeta(BaseModel):
         return " x ".join(parts) + nodes
 
 
-def exact_sum(values: list[float | None]) -> float:
+def exact_sum(values: Iterable[float | None]) -> float:
     """The correctly rounded sum of the values that are not None (``math.fsum``: the same on any
-    CPU and in any order); NaN where infinities of both signs meet.
+    CPU and in any order); NaN where infinities of both signs meet, and the plain sum (an infinity)
+    where the sum leaves the range of a double: either is then refused by name where it is checked.
 
     Args:
-        values: region times, seconds.
+        values: region times, seconds, or any metric's values.
     """
+    xs = [x for x in values if x is not None]
     try:
-        return math.fsum(x for x in values if x is not None)
+        return math.fsum(xs)
     except ValueError:  # inf + -inf
         return math.nan
+    except OverflowError:  # finite values whose sum is past the largest double
+        return sum(xs)
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,7 @@ from xamm_data.tables.regions import (
     RegionProfileError,
     check_regions,
     counter_work,
+    exact_sum,
     inherited_categories,
     region_category,
 )
@@ -219,7 +220,7 @@ class _Region:
             for sums in self.ranks.values():
                 return sums.get(attr)
         xs = [v[attr] for v in self.ranks.values() if attr in v]
-        return math.fsum(xs) / len(xs) if xs else None
+        return exact_sum(xs) / len(xs) if xs else None
 
 
 def _gather(
@@ -302,7 +303,7 @@ def _work(
     out = {"bytes": [], "flops": [], "calls": [], "work_from": [note] * n}
     for reg in regions.values():
         fl = [v for c in flop_names if (v := reg.mean(ctr[c])) is not None]
-        out["flops"].append(math.fsum(fl) if fl else None)
+        out["flops"].append(exact_sum(fl) if fl else None)
         b = reg.mean(ctr[byte_name]) if byte_name else None
         out["bytes"].append(None if b is None else b * line_bytes)
         out["calls"].append(reg.mean(calls) if calls else None)
@@ -347,7 +348,7 @@ def _totals(nums: list[dict[str, float]], numeric: list[str]) -> dict[str, float
     out: dict[str, float] = {}
     for k in numeric:
         base = _base(k)
-        total = math.fsum([got[k] for got in nums if k in got])
+        total = exact_sum([got[k] for got in nums if k in got])
         out[base if counters.resolve(base) else k] = total
     return out
 

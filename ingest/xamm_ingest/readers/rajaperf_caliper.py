@@ -39,6 +39,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from xamm_data._version import __version__
+from xamm_data.tables.regions import exact_sum
 from xamm_data.tables.schema import BENCHMARK_RUNS
 from xamm_data.tables.units import seconds_per
 from xamm_data.thicket import is_xamm_thicket, thicket_records
@@ -384,12 +385,12 @@ def _times(recs: list[dict], times: dict[str, tuple[str, float]]) -> dict[str, f
     for rs in per_rank.values():
         for role, (attr, scale) in times.items():
             if xs := _floats(rs, attr):
-                sums[role].append(math.fsum(xs) * scale)
+                sums[role].append(exact_sum(xs) * scale)
     mean = sums["mean"]
     if not mean:
         return {"mean": None, "min": None, "max": None}
     out = {
-        "mean": math.fsum(mean) / len(mean),
+        "mean": exact_sum(mean) / len(mean),
         "min": min(sums["min"] or mean),
         "max": max(sums["max"] or mean),
     }
@@ -488,7 +489,7 @@ def _extra_metrics(recs: list[dict], attrs: _Attrs) -> list[dict]:
             xs = [x for r in recs if attr in r and (x := _num(r[attr])) is not None]
         if xs:
             additive = "sum" in attr or "count" in attr or "time" in attr
-            out.append({"name": name, "value": math.fsum(xs) if additive else max(xs)})
+            out.append({"name": name, "value": exact_sum(xs) if additive else max(xs)})
     return sorted(out, key=lambda m: m["name"])
 
 
