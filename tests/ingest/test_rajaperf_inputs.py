@@ -288,3 +288,18 @@ def test_a_kernels_passes_timed_inf_and_minus_inf_give_no_time_not_an_error():
     got = _times([{t: "inf"}, {t: "-inf"}], {"mean": (t, 1.0)})
     assert math.isnan(got["mean"])
     assert _times([{t: "2.5"}, {t: "1.5"}], {"mean": (t, 2.0)})["mean"] == 8.0
+
+
+@pytest.mark.parametrize(
+    "total, want", [("8.0", 4.0), ("inf", None), ("nan", None), ("1e400", None)]
+)
+def test_ranks_from_a_spot_root_whose_total_is_no_number_are_unknown_not_an_error(total, want):
+    """A spot profile's rank count is its root's total over ranks / their mean; a total that is
+    no finite number gives no count (its time is refused by name later) rather than an error
+    that sinks the file."""
+    from xamm_ingest.readers.caliper_files import CaliperProfile
+    from xamm_ingest.readers.rajaperf_caliper import spot_ranks
+
+    rec = {"path": ["RAJAPerf"], "sum#inclusive#sum#time.duration": total}
+    rec["avg#inclusive#sum#time.duration"] = "2.0"
+    assert spot_ranks(CaliperProfile([rec], {}, {})) == want

@@ -327,6 +327,8 @@ def spot_ranks(prof: CaliperProfile) -> float | None:
                 total, mean = _num(rec[key]), _num(rec[avg])
                 if total and mean and mean > 0:
                     n = total / mean
+                    if not math.isfinite(n):  # a time that is no number: its record says so
+                        return None
                     return float(round(n)) if abs(n - round(n)) <= 0.01 * n else None
     return None
 
