@@ -303,3 +303,51 @@ def test_ranks_from_a_spot_root_whose_total_is_no_number_are_unknown_not_an_erro
     rec = {"path": ["RAJAPerf"], "sum#inclusive#sum#time.duration": total}
     rec["avg#inclusive#sum#time.duration"] = "2.0"
     assert spot_ranks(CaliperProfile([rec], {}, {})) == want
+
+
+def test_not_run_in_the_kernel_table_drops_that_kernel_by_name(tmp_path):
+    """RAJAPerf writes a number in every cell of its kernel table; 'Not run' there (a file edited
+    or joined by hand) drops that kernel, naming the table's line and column, and the run's other
+    kernels are read. It sank the whole run before, with polars' message."""
+    d = tmp_path / "run"
+    shutil.copytree(SAMPLE / "run-1", d)
+    (d / "Base_Seq-default.cali").unlink()  # the CSV files alone
+    f = d / "RAJAPerf-kernel-details.csv"
+    lines = f.read_text().split("\n")
+    at = next(i for i, ln in enumerate(lines) if ln.strip().startswith("Basic_DAXPY "))
+    cells = lines[at].split(",")
+    cells[4] = " Not run "  # Kernels/rep
+    lines[at] = ",".join(cells)
+    f.write_text("\n".join(lines))
+    rep = read_rajaperf(d, machine="example-node", workers=1)
+    assert rep.rejected == []
+    (named,) = [x for x in rep.dropped if x.field == "kernels_per_rep"]
+    assert named.record == f"RAJAPerf-kernel-details.csv line {at + 1}" and named.value == "Not run"
+    kernels = set(rep.frame.get_column("kernel"))
+    assert "Basic_DAXPY" not in kernels and "Stream_TRIAD" in kernels
+
+
+def test_a_time_past_the_largest_double_is_dropped_by_name_not_an_overflow(tmp_path):
+    """``1e400`` reads as inf; the half-digit resolution of its text is inf too rather than an
+    ``OverflowError`` that sank the run, and the record is dropped naming its time."""
+    import math
+
+    from xamm_ingest.readers.rajaperf_csv import resolution
+
+    assert resolution("1e400") == math.inf and resolution("0.000297") == pytest.approx(5e-7)
+    assert resolution("5e-400") == 0.0
+    d = tmp_path / "run"
+    shutil.copytree(SAMPLE / "run-1", d)
+    (d / "Base_Seq-default.cali").unlink()
+    f = d / "RAJAPerf-kernel-run-data.csv"
+    lines = f.read_text().split("\n")
+    at = next(i for i, ln in enumerate(lines) if ln.strip().startswith("Basic_DAXPY "))
+    cells = lines[at].split(",")
+    cells[5] = " 1e400 "  # Mean time per rep (sec.)
+    lines[at] = ",".join(cells)
+    f.write_text("\n".join(lines))
+    rep = read_rajaperf(d, machine="example-node", workers=1)
+    assert rep.rejected == []
+    (named,) = [x for x in rep.dropped if "Basic_DAXPY" in x.record]
+    assert named.field == "time_per_rep_s" and "expected a finite time" in named.rule
+    assert "Stream_TRIAD" in set(rep.frame.get_column("kernel"))

@@ -63,6 +63,8 @@ DETAILS_COLUMNS: dict[str, tuple[str | None, str]] = {
     "MaxPerfectLoopDimensions": ("max_perfect_loop_dimensions", "extra"),
     "ProblemDimensionality": ("problem_dimensionality", "int"),
 }
+# the kernel table's columns that hold numbers: RAJAPerf writes one in each for every kernel
+_DETAIL_NUMBERS = {c for c, kind in DETAILS_COLUMNS.values() if c and kind != "str"}
 RUN_DATA_COLUMNS: dict[str, tuple[str | None, str]] = {
     "Kernel": ("kernel", "str"),
     "Variant": ("variant", "str"),
@@ -139,7 +141,10 @@ def resolution(text: str) -> float:
         shift = int(exp) if exp else 0
     except ValueError:
         shift = 0
-    return 0.5 * 10.0 ** (shift - decimals)
+    try:
+        return 0.5 * 10.0 ** (shift - decimals)
+    except OverflowError:  # past the largest double (1e400): the value reads as inf, refused later
+        return math.inf
 
 
 def _number(path: Path, value: str, column: str, record: str) -> float:
@@ -375,6 +380,15 @@ def _details(run: CsvRun, result: ReadResult) -> tuple[Path, float | None, dict[
                 "Kernel",
                 row["kernel"],
                 f"kernel name {row['kernel']!r} is not of the form Group_KERNEL",
+            )
+            continue
+        if odd := sorted(c for c, v in row.items() if v == NOT_RUN and c in _DETAIL_NUMBERS):
+            result.dropped_record(
+                f"{details_file.name} line {line}",
+                odd[0],
+                NOT_RUN,
+                f"'Not run' as the kernel's {odd[0]}; RAJAPerf writes a number in every cell of "
+                "its kernel table (a variant not run is said in the timing files)",
             )
             continue
         details[k] = row
