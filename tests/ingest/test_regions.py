@@ -372,3 +372,50 @@ def test_infinities_of_both_signs_in_one_metric_are_refused_by_name(tmp_path, ca
     assert "did not expect" not in rej["reason"]
     prof = read_regions(tmp_path / "runs" / "p.cali")
     assert prof.runtime_s == pytest.approx(5.5 + 5.0)  # exclusive times, summed
+
+
+def test_a_json_split_profile_holding_what_no_writer_writes_is_refused_by_name(
+    shared_data, tmp_path, capsys
+):
+    """Caliper's json-split names each column with text and each tree node's column with text; a
+    rank is a scalar. A file that breaks one of these is refused naming what broke it, by the
+    region reader and by the ingest alike (it raised a bare TypeError before), and a rank written
+    as a list is read as the text it holds rather than failing as a key."""
+    import copy
+    import json
+    import re
+
+    from xamm_ingest.cli import main as ingest
+
+    src = shared_data / "LLNL+hatchet/hatchet/tests/data/caliper-lulesh-json"
+    doc = json.loads((src / "lulesh-annotation-profile.json").read_text())
+    assert doc["columns"][1] == "mpi.rank" and doc["nodes"]
+
+    def edited(name: str, edit):
+        d = copy.deepcopy(doc)
+        edit(d)
+        f = tmp_path / name / "p.json"
+        f.parent.mkdir()
+        f.write_text(json.dumps(d))
+        return f
+
+    refusals = {
+        "column": (lambda d: d["columns"].__setitem__(2, 5), "column 2 is 5; expected a column"),
+        "node": (
+            lambda d: d["nodes"][0].__setitem__("column", ["path"]),
+            "node 0 has column ['path']; expected a column name",
+        ),
+    }
+    argv = ["--app", "x", "--machine", "quartz", "--time-unit", "usec", "--dry-run", "--json"]
+    for name, (edit, message) in refusals.items():
+        f = edited(name, edit)
+        with pytest.raises(RegionProfileError, match=re.escape(message)):
+            read_regions(f, time_unit="usec")
+        assert ingest(["caliper", str(f.parent), *argv]) == 1
+        (rej,) = json.loads(capsys.readouterr().out)["rejected_files"]
+        assert message in rej["reason"] and "did not expect" not in rej["reason"]
+    # the first row's rank, written as a list: one more rank, read as its text
+    at = next(i for i, row in enumerate(doc["data"]) if row[3] is not None)  # a region's row
+    f = edited("rank", lambda d: d["data"][at].__setitem__(1, [d["data"][at][1]]))
+    plain = read_regions(src / "lulesh-annotation-profile.json", time_unit="usec")
+    assert read_regions(f, time_unit="usec").meta.ranks == plain.meta.ranks + 1

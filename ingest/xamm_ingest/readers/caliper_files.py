@@ -185,6 +185,12 @@ def _node_labels(nodes: list, path: Path) -> list[list[str]]:
                 "(Caliper json-split)",
                 record=f"nodes[{i}]",
             )
+        if not isinstance(n.get("column", ""), str):
+            raise IngestError(
+                path,
+                f"node {i} has column {n['column']!r}; expected a column name (Caliper json-split)",
+                record=f"nodes[{i}]",
+            )
         parent = n.get("parent")
         if parent is not None and not (isinstance(parent, int) and 0 <= parent < i):
             raise IngestError(
@@ -205,6 +211,10 @@ def _json_split(doc: dict, path: Path) -> CaliperProfile:
             raise IngestError(
                 path, f"'{what}' is a {type(value).__name__}; expected a list (Caliper json-split)"
             )
+    if bad := next(
+        (f"column {i} is {c!r}" for i, c in enumerate(cols) if not isinstance(c, str)), None
+    ):
+        raise IngestError(path, f"{bad}; expected a column name (Caliper json-split)")
     labels = _node_labels(nodes, path)
     cmeta = doc.get("column_metadata") or [{} for _ in cols]
     if not isinstance(cmeta, list) or not all(isinstance(m, dict) for m in cmeta):

@@ -396,7 +396,8 @@ def _configuration(cols: dict, prof: CaliperProfile, recs: list[dict]) -> dict:
     the records say where the metadata does not."""
     ranks = cols.get("ranks")
     if ranks is None:
-        per_rank = {r.get("mpi.rank") for r in recs} - {None}
+        # as text: a rank a JSON file writes as 0 or "0" is one rank, and a list is no key
+        per_rank = {str(v) for r in recs if (v := r.get("mpi.rank")) is not None}
         ranks = len(per_rank) or (int(n) if (n := spot_ranks(prof)) else None)
     model = cols.get("programming_model")
     threads = cols.get("threads")
@@ -503,7 +504,7 @@ def _region_columns(
         if exc
         else (f"inclusive {inc}; exclusive = inclusive less the children's")
     )
-    n = len({r.get("mpi.rank") for r in recs})
+    n = len({str(r.get("mpi.rank")) for r in recs})
     how += (
         f" / {per} ranks (mean over all ranks)"
         if per > 1
