@@ -5,8 +5,9 @@ traceback.
 Where ``test_profile_fuzz.py`` and ``test_ingest_fuzz.py`` judge stored values against independent
 parses, this campaign reaches what they do not mutate: a value of another JSON type in Caliper's
 json-split (a list, an object, a number where a column name goes), text where RAJAPerf's kernel
-table has numbers, numbers past the largest double (``1e400``) and infinities of both signs in one
-metric. Each of those found an error that escaped unnamed (CHANGELOG, "Fixed").
+table has numbers, numbers past the largest double (``1e400``), infinities of both signs in one
+metric, and damaged HPCToolkit databases. Each of those found an error that escaped unnamed
+(CHANGELOG, "Fixed").
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ UNNAMED = "did not expect"
 TEXT_VALUES = ("n/a", "", "nan", "inf", "-inf", "-1", "1e400", "-1e400", "0", "abc", "1e308")
 CSV_VALUES = (*TEXT_VALUES, "Not run", "99999999999999999999999", "1e-320")
 CALI_CASES = 300
+HPCTOOLKIT_CASES = 150
 JSON_VALUES = ("n/a", "", None, "nan", -1, 1e308, 0, [], {}, [1, 2], True, 10**30, "1e400")
 
 
@@ -162,3 +164,42 @@ def test_caliper_json_values(shared_data, tmp_path, capsys):
     assert summary["sources_read"] > 0
     unnamed = _unnamed(summary)
     assert unnamed == [], [re.sub(r"\s+", " ", u)[-200:] for u in unnamed]
+
+
+def _flip_or_number(db: Path, rng: random.Random) -> None:
+    """One to three of a database's files changed: a bit flipped, a file cut, or a number in its
+    YAML or XML replaced."""
+    files = sorted(f for f in db.rglob("*") if f.is_file())
+    for _ in range(rng.randint(1, 3)):
+        f = rng.choice(files)
+        data = bytearray(f.read_bytes())
+        if not data:
+            continue
+        numbers = [m.span() for m in re.finditer(rb"-?\d+(\.\d+)?", data)]
+        op = rng.random()
+        if f.suffix in (".xml", ".yaml") and numbers and op < 0.6:
+            start, end = rng.choice(numbers)
+            data[start:end] = rng.choice((b"-1", b"1e400", b"nan", b"abc", b"", b"0"))
+        elif op < 0.8:
+            data[rng.randrange(len(data))] ^= 1 << rng.randrange(8)
+        else:
+            del data[rng.randrange(len(data)) :]
+        f.write_bytes(bytes(data))
+
+
+def test_hpctoolkit_databases(shared_data, tmp_path, capsys):
+    """Old and new HPCToolkit databases, damaged: refused by name, or read, within the time a run
+    takes (a pointer that closes a loop in the context tree, which a campaign like this found, has
+    its own test in ``tests/ingest/test_regions.py``)."""
+    dbs = [p.parent for p in sorted(shared_data.rglob("meta.db"))]
+    dbs += [p.parent for p in sorted(shared_data.rglob("experiment.xml"))]
+    assert len(dbs) >= 6
+    for seed in range(HPCTOOLKIT_CASES):
+        rng = random.Random(seed)
+        src = rng.choice(dbs)
+        dst = tmp_path / "in" / f"{seed:03d}" / src.name
+        shutil.copytree(src, dst)
+        _flip_or_number(dst, rng)
+    summary = _ingest("hpctoolkit", tmp_path / "in", ["--app", "x", "--machine", "quartz"], capsys)
+    assert summary["sources_read"] > 0
+    assert _unnamed(summary) == []

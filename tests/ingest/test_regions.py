@@ -419,3 +419,30 @@ def test_a_json_split_profile_holding_what_no_writer_writes_is_refused_by_name(
     f = edited("rank", lambda d: d["data"][at].__setitem__(1, [d["data"][at][1]]))
     plain = read_regions(src / "lulesh-annotation-profile.json", time_unit="usec")
     assert read_regions(f, time_unit="usec").meta.ranks == plain.meta.ranks + 1
+
+
+def test_a_context_tree_whose_pointer_loops_is_refused_not_walked_forever(shared_data, tmp_path):
+    """A damaged meta.db whose context points back at the children array holding it would be
+    walked without end (a run's memory, then the machine's): it is refused naming the database and
+    the context. The loop is made with ``struct`` from FORMATS.md's layout of a {Ctx}."""
+    import shutil
+    import struct
+
+    from test_ingest_fuzz import within
+
+    from xamm_ingest.errors import IngestError
+    from xamm_ingest.readers.hpctoolkit_db import read_contexts
+
+    db = tmp_path / "db"
+    shutil.copytree(shared_data / GAMESS_DB, db)
+    meta = bytearray((db / "meta.db").read_bytes())
+    _, p_sec = struct.unpack_from("<QQ", meta, 0x10 + 3 * 16)
+    p_entries, n_entries, sz_entry = struct.unpack_from("<QHB", meta, p_sec)
+    sz, p_kids = struct.unpack_from("<QQ", meta, p_entries)  # the first entry point's children
+    assert n_entries >= 1 and sz > 0
+    # its first child context now has that same array as its own children: a loop
+    struct.pack_into("<QQ", meta, p_kids, sz, p_kids)
+    (db / "meta.db").write_bytes(bytes(meta))
+    with pytest.raises(IngestError, match=r"damaged or truncated database .*met twice \(a loop\)"):
+        within(10, read_contexts, db)
+    assert len(read_contexts(shared_data / GAMESS_DB)[0]) > 1000  # the real one is read whole

@@ -226,6 +226,7 @@ def _walk_contexts(meta: bytes) -> dict[str, list]:
     p_entries, n_entries, sz_entry = struct.unpack_from("<QHB", meta, p_sec)
     out: dict[str, list] = {"ctx_id": [], "parent_id": [], "lexical": [], "name": []}
     stack: list[tuple[int, int, int]] = []  # (children array, its size, parent id)
+    arrays: set[int] = set()
     for e in range(n_entries):
         sz, p_kids, cid, _, p_pretty = struct.unpack_from(
             "<QQIH2xQ", meta, p_entries + e * sz_entry
@@ -233,7 +234,9 @@ def _walk_contexts(meta: bytes) -> dict[str, list]:
         for k, v in zip(out, (cid, 0, "entry", _cstr(meta, p_pretty) if p_pretty else "entry")):
             out[k].append(v)
         if p_kids:
-            stack.append((p_kids, sz, cid))
+            stack.append(_children(meta, p_kids, sz, cid, arrays))
+    # a {Ctx} takes 32 bytes at least and no two share them: more contexts than that is a loop
+    most = len(meta) // 0x20
     while stack:
         p, sz, parent = stack.pop()
         end = p + sz
@@ -243,10 +246,24 @@ def _walk_contexts(meta: bytes) -> dict[str, list]:
             name = _context_name(meta, flags, lexical, words)
             for k, v in zip(out, (cid, parent, LEXICAL.get(lexical, "other"), name)):
                 out[k].append(v)
+            if len(out["ctx_id"]) > most:
+                raise ValueError(f"more contexts than meta.db's {len(meta)} bytes can hold")
             if p_kids:
-                stack.append((p_kids, sz_k, cid))
+                stack.append(_children(meta, p_kids, sz_k, cid, arrays))
             p += 0x20 + 8 * n_flex  # a {Ctx}'s size follows from nFlexWords
     return out
+
+
+def _children(meta: bytes, p: int, sz: int, parent: int, seen: set[int]) -> tuple[int, int, int]:
+    """A context's children array, checked to lie in the file and, unless empty (an empty one
+    may point where another starts), to be met once: a damaged pointer could name an array twice,
+    closing a loop in the tree."""
+    if p + sz > len(meta) or (sz and p in seen):
+        where = "past the end of meta.db" if p + sz > len(meta) else "met twice (a loop)"
+        raise ValueError(f"context {parent}'s children at byte {p}: {where}")
+    if sz:
+        seen.add(p)
+    return p, sz, parent
 
 
 def _summary_sums(prof: bytes, p_summary: int, sum_ids: dict[int, int]) -> dict[str, list]:
