@@ -202,9 +202,8 @@ def _node_labels(nodes: list, path: Path) -> list[list[str]]:
     return labels
 
 
-def _json_split(doc: dict, path: Path) -> CaliperProfile:
-    """``json-split`` output: records as rows of column values, tree columns holding node
-    indices."""
+def _split_parts(doc: dict, path: Path) -> tuple[list, list[str], list]:
+    """json-split's nodes, column names and rows, each checked to be what Caliper writes."""
     nodes, cols, data = doc["nodes"], doc["columns"], doc["data"]
     for what, value in (("nodes", nodes), ("columns", cols), ("data", data)):
         if not isinstance(value, list):
@@ -215,6 +214,13 @@ def _json_split(doc: dict, path: Path) -> CaliperProfile:
         (f"column {i} is {c!r}" for i, c in enumerate(cols) if not isinstance(c, str)), None
     ):
         raise IngestError(path, f"{bad}; expected a column name (Caliper json-split)")
+    return nodes, cols, data
+
+
+def _json_split(doc: dict, path: Path) -> CaliperProfile:
+    """``json-split`` output: records as rows of column values, tree columns holding node
+    indices."""
+    nodes, cols, data = _split_parts(doc, path)
     labels = _node_labels(nodes, path)
     cmeta = doc.get("column_metadata") or [{} for _ in cols]
     if not isinstance(cmeta, list) or not all(isinstance(m, dict) for m in cmeta):
