@@ -401,21 +401,19 @@ def _times(recs: list[dict], times: dict[str, tuple[str, float]]) -> dict[str, f
     return out
 
 
-def _floats(recs: list[dict], attr: str) -> list[float]:
-    """``attr``'s values in the records that hold it, one that is no number as NaN."""
+def _floats(recs: list[dict], attr: str, missing: float | None = math.nan) -> list:
+    """``attr``'s values in the records that hold it, one that is no number as ``missing``."""
     try:  # nearly always: each is a number
         return [float(r[attr]) for r in recs if attr in r]
     except (TypeError, ValueError):
-        return [math.nan if (x := _num(r[attr])) is None else x for r in recs if attr in r]
+        return [missing if (x := _num(r[attr])) is None else x for r in recs if attr in r]
 
 
 def _printed_resolution(recs: list[dict], times: dict[str, tuple[str, float]]) -> float:
     """Caliper writes doubles with 6 decimals (std::to_string): half a unit of that, in seconds, per
     summed record."""
-    if len(recs) <= 1:
-        return 5e-7 * times["mean"][1]
-    per_rank = Counter(r.get("mpi.rank") for r in recs)
-    return 5e-7 * times["mean"][1] * max(per_rank.values())
+    most = 1 if len(recs) <= 1 else max(Counter(r.get("mpi.rank") for r in recs).values())
+    return 5e-7 * times["mean"][1] * most
 
 
 def _block_size(recs: list[dict], attrs: _Attrs, figures: tuple) -> float | None:
@@ -485,11 +483,7 @@ def _extra_metrics(recs: list[dict], attrs: _Attrs) -> list[dict]:
     """Numeric attributes no column names, kept raw; parts of a split total are summed."""
     out = []
     for attr, name in attrs.extra.items():
-        try:  # nearly always: each is a number
-            xs = [float(r[attr]) for r in recs if attr in r]
-        except (TypeError, ValueError):
-            xs = [x for r in recs if attr in r and (x := _num(r[attr])) is not None]
-        if xs:
+        if xs := [x for x in _floats(recs, attr, None) if x is not None]:
             additive = "sum" in attr or "count" in attr or "time" in attr
             out.append({"name": name, "value": exact_sum(xs) if additive else max(xs)})
     return sorted(out, key=lambda m: m["name"])
