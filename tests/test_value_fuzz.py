@@ -6,8 +6,8 @@ Where ``test_profile_fuzz.py`` and ``test_ingest_fuzz.py`` judge stored values a
 parses, this campaign reaches what they do not mutate: a value of another JSON type in Caliper's
 json-split (a list, an object, a number where a column name goes), text where RAJAPerf's kernel
 table has numbers, numbers past the largest double (``1e400``), infinities of both signs in one
-metric, and damaged HPCToolkit databases. Each of those found an error that escaped unnamed
-(CHANGELOG, "Fixed").
+metric, damaged HPCToolkit databases, and cells of another kind in mapped tables. Each of those
+found an error that escaped unnamed (CHANGELOG, "Fixed").
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ TEXT_VALUES = ("n/a", "", "nan", "inf", "-inf", "-1", "1e400", "-1e400", "0", "a
 CSV_VALUES = (*TEXT_VALUES, "Not run", "99999999999999999999999", "1e-320")
 CALI_CASES = 300
 HPCTOOLKIT_CASES = 150
+TABLE_CASES = 200
 JSON_VALUES = ("n/a", "", None, "nan", -1, 1e308, 0, [], {}, [1, 2], True, 10**30, "1e400")
 
 
@@ -201,5 +202,67 @@ def test_hpctoolkit_databases(shared_data, tmp_path, capsys):
         shutil.copytree(src, dst)
         _flip_or_number(dst, rng)
     summary = _ingest("hpctoolkit", tmp_path / "in", ["--app", "x", "--machine", "quartz"], capsys)
+    assert summary["sources_read"] > 0
+    assert _unnamed(summary) == []
+
+
+TABLE_MAPPING = """params = ["size"]
+
+[columns]
+app = "application"
+machine = "system"
+runtime_s = "time"
+threads = "nthreads"
+ranks = "nranks"
+"""
+TABLE_HEADER = ["application", "system", "time", "nthreads", "nranks", "PAPI_TOT_INS", "size"]
+TABLE_VALUES = (*TEXT_VALUES, "0x10", "1e23", "2.5", "null", "True", "[1,2]", "x" * 300)
+
+
+def _table(rng: random.Random) -> str:
+    """A small table of LULESH-like rows (a code path's input, not a measurement), one to three of
+    its cells or header names replaced, or a row cut or lengthened."""
+    import csv
+    import io
+
+    rows = [
+        [
+            "LULESH",
+            "quartz",
+            f"{rng.uniform(0.1, 100):.4f}",
+            "1",
+            "8",
+            str(rng.randrange(10**12)),
+            "30",
+        ]
+        for _ in range(rng.randint(1, 5))
+    ]
+    head = list(TABLE_HEADER)
+    for _ in range(rng.randint(1, 3)):
+        op = rng.random()
+        if op < 0.75:
+            row = rng.choice(rows)
+            row[rng.randrange(len(row))] = rng.choice(TABLE_VALUES)
+        elif op < 0.85:
+            head[rng.randrange(len(head))] = rng.choice(TABLE_VALUES)
+        elif op < 0.95:
+            row = rng.choice(rows)
+            del row[rng.randrange(len(row))]
+        else:
+            rows.append([*rng.choice(rows), "extra"])
+    out = io.StringIO()
+    csv.writer(out).writerows([head, *rows])
+    return out.getvalue()
+
+
+def test_mapped_tables(tmp_path, capsys):
+    """Tables read through a mapping: a cell of another kind (text for a counter, a count no
+    integer holds) drops its row by name; it stopped the file before."""
+    (tmp_path / "in").mkdir()
+    for seed in range(TABLE_CASES):
+        (tmp_path / "in" / f"{seed:03d}.csv").write_text(_table(random.Random(seed)))
+    (tmp_path / "map.toml").write_text(TABLE_MAPPING)
+    args = ["--mapping", str(tmp_path / "map.toml")]
+    summary = _ingest("table", tmp_path / "in", args, capsys)
     assert summary["sources_read"] > 0
     assert _unnamed(summary) == []

@@ -334,3 +334,31 @@ def test_a_call_without_the_application_is_the_callers_error(tmp_path):
         assert "\n" not in str(e.value)
     with pytest.raises(ValueError, match="unknown format 'rajaperf'"):
         read_profiles("rajaperf", tmp_path, SampleSpec(app="A"))
+
+
+def test_a_table_row_with_text_for_a_counter_or_a_count_past_an_integer_is_dropped_by_name(
+    tmp_path,
+):
+    """A counter column holding text (``n/a``), or a thread count no integer holds (``1e23``),
+    drops that row naming the line, the column and the value; the table's other rows are read.
+    Both stopped the whole file before, with polars' message."""
+    csv = tmp_path / "samples.csv"
+    csv.write_text(
+        "application,system,time_ms,nthreads,PAPI_TOT_INS\n"
+        "Kripke,Quartz,1500,4,1e9\n"
+        "Kripke,Quartz,1600,4,n/a\n"
+        "Kripke,Quartz,1700,1e23,1e9\n"
+    )
+    mapping = tmp_path / "m.toml"
+    mapping.write_text(
+        '[columns]\napp = "application"\nmachine = "system"\nruntime_s = "time_ms"\n'
+        'threads = "nthreads"\n[units]\nruntime_s = "ms"\n'
+    )
+    rep = read_profiles("table", csv, mapping=mapping)
+    assert rep.rejected == []
+    assert rep.frame.get_column("runtime_s").to_list() == [1.5]
+    got = {(d.record, d.field, d.value) for d in rep.dropped}
+    assert got == {("row 3", "PAPI_TOT_INS", "n/a"), ("row 4", "nthreads", "1e+23")}  # as read
+    rules = {d.field: d.rule for d in rep.dropped}
+    assert "counter" in rules["PAPI_TOT_INS"] and "expected a number" in rules["PAPI_TOT_INS"]
+    assert "expected a whole number below 2^63" in rules["nthreads"]

@@ -96,37 +96,47 @@ _NUMERIC = {
 }
 
 
-def _not_numeric(fld: str, col: str) -> pl.Expr:
-    """True where a mapped cell is not a number, or (counts) not a whole number: ``2.5`` threads is
-    refused, never truncated to 2."""
+def _not_numeric(col: str, whole: bool) -> pl.Expr:
+    """True where a cell is not a number, or (``whole``: counts) not a whole number an integer
+    holds: ``2.5`` threads is refused, never truncated to 2, and so is ``1e23``."""
     x = pl.col(col).cast(pl.Float64, strict=False)
     bad = pl.col(col).is_not_null() & x.is_null()
-    if _NUMERIC[fld] == pl.Int64:
-        bad = bad | (x.is_not_null() & (x.is_nan() | x.is_infinite() | (x != x.floor())))
+    if whole:
+        wrong = x.is_nan() | x.is_infinite() | (x != x.floor()) | (x.abs() >= 2.0**63)
+        bad = bad | (x.is_not_null() & wrong)
     return bad
 
 
 def _bad_cells(
-    df: pl.DataFrame, mapping: TableMapping
+    df: pl.DataFrame, mapping: TableMapping, counter_cols: dict[str, str]
 ) -> tuple[pl.DataFrame, list[tuple[str, str, str, str]]]:
-    """Drop rows whose mapped numeric cells are not numbers (``fast`` for a runtime, ``four`` or
-    ``2.5`` threads)."""
+    """Drop rows whose mapped numeric cells, or counters, are not numbers (``fast`` for a runtime,
+    ``four`` or ``2.5`` threads, ``n/a`` instructions)."""
     checks = [(fld, col) for fld, col in mapping.columns.items() if fld in _NUMERIC]
-    if not checks:
+    rules = [
+        (
+            col,
+            _NUMERIC[fld] == pl.Int64,
+            f"column {col!r} ({fld}) expected "
+            + ("a whole number below 2^63" if _NUMERIC[fld] == pl.Int64 else "a number"),
+        )
+        for fld, col in checks
+    ] + [
+        (col, False, f"column {col!r} (counter {n}) expected a number")
+        for col, n in counter_cols.items()
+    ]
+    if not rules:
         return df, []
     why = pl.coalesce(
         [
-            pl.when(_not_numeric(fld, col)).then(
+            pl.when(_not_numeric(col, whole)).then(
                 pl.struct(
                     pl.lit(col).alias("field"),
                     pl.col(col).cast(pl.String).alias("value"),
-                    pl.lit(
-                        f"column {col!r} ({fld}) expected "
-                        f"{'a number' if fld == 'runtime_s' else 'a whole number'}"
-                    ).alias("rule"),
+                    pl.lit(rule).alias("rule"),
                 )
             )
-            for fld, col in checks
+            for col, whole, rule in rules
         ]
     )
     flagged = df.with_columns(why.alias("_why"))
@@ -241,10 +251,10 @@ def read_table(
 
     ``bounds``: the plausibility bounds (:class:`~xamm_ingest.records.Bounds`) of runtimes; counters
     must be finite and >= 0."""
-    df = _load_table(src, mapping, mapping_path)
-    df, dropped = _bad_cells(df.with_row_index("_row", offset=2), mapping)  # line 1 is the header
-    exprs = _field_exprs(mapping, mapping_path)
+    df = _load_table(src, mapping, mapping_path).with_row_index("_row", offset=2)  # 1: the header
     counter_cols, extra_cols = _counter_columns(df, mapping)
+    df, dropped = _bad_cells(df, mapping, counter_cols)
+    exprs = _field_exprs(mapping, mapping_path)
     params = (
         pl.struct([pl.col(p) for p in sorted(mapping.params)]).struct.json_encode()
         if mapping.params
