@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 from test_ingest_fuzz import within
+from test_profile_fuzz import MAPPING as TABLE_MAPPING
+from test_profile_fuzz import TABLE_HEADER
 
 from xamm_ingest.cli import main
 
@@ -206,16 +208,6 @@ def test_hpctoolkit_databases(shared_data, tmp_path, capsys):
     assert _unnamed(summary) == []
 
 
-TABLE_MAPPING = """params = ["size"]
-
-[columns]
-app = "application"
-machine = "system"
-runtime_s = "time"
-threads = "nthreads"
-ranks = "nranks"
-"""
-TABLE_HEADER = ["application", "system", "time", "nthreads", "nranks", "PAPI_TOT_INS", "size"]
 TABLE_VALUES = (*TEXT_VALUES, "0x10", "1e23", "2.5", "null", "True", "[1,2]", "x" * 300)
 
 
