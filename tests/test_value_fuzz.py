@@ -6,8 +6,7 @@ Where ``test_profile_fuzz.py`` and ``test_ingest_fuzz.py`` judge stored values a
 parses, this campaign reaches what they do not mutate: a value of another JSON type in Caliper's
 json-split (a list, an object, a number where a column name goes), text where RAJAPerf's kernel
 table has numbers, numbers past the largest double (``1e400``), infinities of both signs in one
-metric, damaged HPCToolkit databases, and cells of another kind in mapped tables. Each of those
-found an error that escaped unnamed (CHANGELOG, "Fixed").
+metric, damaged HPCToolkit databases, and cells of another kind in mapped tables.
 """
 
 from __future__ import annotations
@@ -192,8 +191,8 @@ def _flip_or_number(db: Path, rng: random.Random) -> None:
 
 def test_hpctoolkit_databases(shared_data, tmp_path, capsys):
     """Old and new HPCToolkit databases, damaged: refused by name, or read, within the time a run
-    takes (a pointer that closes a loop in the context tree, which a campaign like this found, has
-    its own test in ``tests/ingest/test_regions.py``)."""
+    takes (a pointer that closes a loop in the context tree has its own test in
+    ``tests/ingest/test_regions.py``: these seeds need not build one)."""
     dbs = [p.parent for p in sorted(shared_data.rglob("meta.db"))]
     dbs += [p.parent for p in sorted(shared_data.rglob("experiment.xml"))]
     assert len(dbs) >= 6
@@ -249,7 +248,7 @@ def _table(rng: random.Random) -> str:
 
 def test_mapped_tables(tmp_path, capsys):
     """Tables read through a mapping: a cell of another kind (text for a counter, a count no
-    integer holds) drops its row by name; it stopped the file before."""
+    integer holds) drops its row by name, the table's other rows read."""
     (tmp_path / "in").mkdir()
     for seed in range(TABLE_CASES):
         (tmp_path / "in" / f"{seed:03d}.csv").write_text(_table(random.Random(seed)))

@@ -340,8 +340,7 @@ def test_a_table_row_with_text_for_a_counter_or_a_count_past_an_integer_is_dropp
     tmp_path,
 ):
     """A counter column holding text (``n/a``), or a thread count no integer holds (``1e23``),
-    drops that row naming the line, the column and the value; the table's other rows are read.
-    Both stopped the whole file before, with polars' message."""
+    drops that row naming the line, the column and the value; the table's other rows are read."""
     csv = tmp_path / "samples.csv"
     csv.write_text(
         "application,system,time_ms,nthreads,PAPI_TOT_INS\n"

@@ -379,8 +379,8 @@ def test_a_json_split_profile_holding_what_no_writer_writes_is_refused_by_name(
 ):
     """Caliper's json-split names each column with text and each tree node's column with text; a
     rank is a scalar. A file that breaks one of these is refused naming what broke it, by the
-    region reader and by the ingest alike (it raised a bare TypeError before), and a rank written
-    as a list is read as the text it holds rather than failing as a key."""
+    region reader and by the ingest alike, and a rank written as a list is read as the text it
+    holds rather than failing as a key."""
     import copy
     import json
     import re
@@ -422,9 +422,9 @@ def test_a_json_split_profile_holding_what_no_writer_writes_is_refused_by_name(
 
 
 def test_a_context_tree_whose_pointer_loops_is_refused_not_walked_forever(shared_data, tmp_path):
-    """A damaged meta.db whose context points back at the children array holding it would be
-    walked without end (a run's memory, then the machine's): it is refused naming the database and
-    the context. The loop is made with ``struct`` from FORMATS.md's layout of a {Ctx}."""
+    """A damaged meta.db whose context points back at the children array holding it is refused
+    naming the database and the context, within seconds and not by running out of memory. The
+    loop is made with ``struct`` from FORMATS.md's layout of a {Ctx}."""
     import shutil
     import struct
 
