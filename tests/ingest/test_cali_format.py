@@ -93,3 +93,23 @@ def test_a_line_with_escapes_splits_as_the_tokenizer_splits_it():
         rest = line.replace("\\\\", "").replace("\\,", "").replace("\\=", "")
         coded += "\\" not in rest and "\x01" not in line and "\x03" not in line
     assert coded > 2_000  # lines the coded split answers, not only the tokenizer
+
+
+def test_metadata_of_a_name_two_attributes_share_is_the_first_ones():
+    """Caliper names each attribute once; in a stream that names two alike, the metadata of the
+    name is the first attribute's, and an attribute defined after a first lookup is found."""
+    head = (
+        "__rec=node,id=12,attr=10,data=1,parent=3\n"  # prop node: a string attribute
+        "__rec=node,id=13,attr=8,data=t,parent=12\n"
+        "__rec=node,id=14,attr=10,data=1,parent=5\n"  # prop node: a double attribute
+        "__rec=node,id=15,attr=8,data=t,parent=14\n"
+    )
+    prof = parse_cali(head)
+    assert prof.metadata("t")["type"] == "string"
+    assert prof.metadata("u") == {}
+    prof = parse_cali(head + "__rec=node,id=16,attr=8,data=u,parent=14\n")
+    assert prof.metadata("t")["type"] == "string"
+    assert prof.metadata("u")["type"] == "double"
+    prof.attr_name[17] = "v"  # an attribute named after the first lookup
+    prof.node_parent[17] = 14
+    assert prof.metadata("v")["type"] == "double"

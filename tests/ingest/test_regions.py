@@ -328,24 +328,29 @@ def test_a_region_split_by_another_attribute_is_summed_and_ranks_are_averaged(tm
 
 
 def test_attribute_metadata_is_worked_out_when_first_read_and_is_caliperreaders(shared_data):
-    """A ``.cali`` profile's attribute metadata waits until a reader asks for it; then it is, for
-    every attribute its records hold, what caliperreader reads for that attribute."""
+    """A ``.cali`` profile's metadata of an attribute waits until a reader asks for that attribute
+    (asking for one works out no other); it is, for every attribute its records hold, what
+    caliperreader reads for that attribute, and a name no record holds has none."""
     import caliperreader
 
     files = sorted((shared_data / "LLNL+thicket-tutorial/data").rglob("*.cali"))[::503]
     assert len(files) >= 10
     for f in files:
         prof = load_profile(f)
-        assert callable(prof._meta), f  # nothing worked out yet
+        assert prof.meta._got == {}, f  # nothing worked out yet
         ref = caliperreader.CaliperReader()
         ref.read(str(f))
         keys = {k for rec in ref.records for k in rec}
-        assert set(prof.meta) == keys, f
+        first = sorted(keys - {"path"})[0]
+        assert prof.meta[first] is prof.meta[first]  # worked out once
+        assert set(prof.meta._got) == {first}, f
+        assert set(prof.meta) == keys and len(prof.meta) == len(keys), f
         for k in keys - {"path"}:
             want = {a: v for a, v in ref.attribute(k).metadata().items() if a.startswith("attr")}
             got = {a: v for a, v in prof.meta[k].items() if a.startswith("attr")}
             assert got == want, (f, k)
-        assert prof.meta is prof.meta  # worked out once
+        assert "no.such.attribute" not in prof.meta
+        assert prof.meta.get("no.such.attribute") is None
 
 
 def test_infinities_of_both_signs_in_one_metric_are_refused_by_name(tmp_path, capsys):

@@ -96,6 +96,9 @@ class CaliProfile:
         self._expanded: dict[int, dict] = {}
         # attribute id (as text) -> name, None if hidden
         self._value_keys: dict[str, str | None] = {}
+        # attribute name -> its first id, built when asked, of the first _named attributes
+        self._by_name: dict[str, int] = {}
+        self._named = 0
         self.records: list[dict] = []
         self.globals: dict = {}
 
@@ -120,7 +123,11 @@ class CaliProfile:
 
     def metadata(self, name: str) -> dict:
         """The attribute's metadata entries (e.g. ``attribute.unit``, ``attribute.alias``)."""
-        aid = next((a for a, n in self.attr_name.items() if n == name), None)
+        if self._named != len(self.attr_name):  # a name may repeat: its first id counts
+            self._by_name, self._named = {}, len(self.attr_name)
+            for a, n in self.attr_name.items():
+                self._by_name.setdefault(n, a)
+        aid = self._by_name.get(name)
         if aid is None:
             return {}
         out = {}

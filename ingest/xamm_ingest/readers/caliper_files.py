@@ -9,10 +9,9 @@ global attributes are left out of records and written (as strings) under ``globa
 
 from __future__ import annotations
 
-import functools
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from xamm_ingest.errors import IngestError
@@ -22,29 +21,24 @@ from xamm_ingest.readers.cali_format import CaliFormatError, CaliProfile, parse_
 class CaliperProfile:
     """A parsed Caliper file: records (path list + attributes), globals and attribute metadata.
     ``layout``: what it was read from (``cali``, ``json-split``, ``json-object``, ``json-records``,
-    ``thicket``). ``meta`` may be given as a function of no arguments: it is then worked out when
-    first read (a reader that needs no attribute's metadata never pays for it)."""
+    ``thicket``). ``meta``: each attribute's metadata (``attribute.unit``, ``type`` ...) by
+    attribute name; a ``.cali`` file's works an attribute's out when it is first asked for
+    (:class:`AttributeMeta`)."""
 
     def __init__(
         self,
         records: list[dict],
         globals_: dict,
-        meta: dict[str, dict] | Callable[[], dict[str, dict]],
+        meta: Mapping[str, dict],
         path: Path | None = None,
         layout: str = "cali",
     ):
         self.records, self.globals, self.path, self.layout = records, globals_, path, layout
-        self._meta = meta
-
-    @property
-    def meta(self) -> dict[str, dict]:
-        """Each attribute's metadata (``attribute.unit``, ``type`` ...), by attribute name."""
-        if callable(self._meta):
-            self._meta = self._meta()
-        return self._meta
+        self.meta = meta
 
 
 def load_cali(path: Path) -> CaliperProfile:
+    path = path if isinstance(path, Path) else Path(path)
     with open(path, "rb") as f:
         data = f.read()
     if not data.strip():
@@ -67,14 +61,43 @@ def load_cali(path: Path) -> CaliperProfile:
         prof = parse_cali(text)
     except CaliFormatError as e:
         raise IngestError(path, f"Caliper parse failed ({e}); file corrupt or truncated?") from None
-    return CaliperProfile(
-        prof.records, prof.globals, functools.partial(_attribute_meta, prof), Path(path)
-    )
+    return CaliperProfile(prof.records, prof.globals, AttributeMeta(prof), path)
 
 
-def _attribute_meta(prof: CaliProfile) -> dict[str, dict]:
-    """The metadata of every attribute the records of a parsed ``.cali`` stream hold."""
-    return {k: prof.metadata(k) for k in set().union(*prof.records)}
+class AttributeMeta(Mapping[str, dict]):
+    """The metadata of each attribute the records of a parsed ``.cali`` stream hold, worked out
+    for an attribute when it is first asked for (a reader asks for one or two of them).
+
+    Args:
+        prof: the parsed stream.
+    """
+
+    def __init__(self, prof: CaliProfile):
+        self._prof = prof
+        self._names: set[str] | None = None
+        self._got: dict[str, dict] = {}
+
+    def _keys(self) -> set[str]:
+        if self._names is None:
+            self._names = set().union(*self._prof.records)
+        return self._names
+
+    def __getitem__(self, key: str) -> dict:
+        got = self._got.get(key)
+        if got is None:
+            if key not in self._keys():
+                raise KeyError(key)
+            got = self._got[key] = self._prof.metadata(key)
+        return got
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys())
+
+    def __len__(self) -> int:
+        return len(self._keys())
 
 
 _NONFINITE = re.compile(r"(?<=[:,\[])(\s*)(-?)(nan|inf)(?=\s*[,}\]])")
@@ -275,4 +298,5 @@ def _json_split(doc: dict, path: Path) -> CaliperProfile:
 
 def load_profile(path: Path) -> CaliperProfile:
     """Load a ``.cali`` or Caliper ``.json`` file, by its suffix."""
-    return load_caliper_json(path) if Path(path).suffix.lower() == ".json" else load_cali(path)
+    path = path if isinstance(path, Path) else Path(path)
+    return load_caliper_json(path) if path.suffix.lower() == ".json" else load_cali(path)
