@@ -15,16 +15,18 @@ of each set in turn: a machine whose speed drifts weighs on all alike):
   ``xamm-ingest caliper DIR --app sort --machine grace --store NEW`` against the same Thicket
   read.
 
-Each xamm run writes a new store (the whole command: discovery, parsing, checks, the commit). A
-figure is the median over ``--runs`` rounds (xamm's command ``--repeats`` times in each: seconds
-where Thicket's takes a minute, and its median steadier for it) of the CPU seconds (user + system
-of the process and the workers it waited for) and the wall seconds; the peak resident memory is
-the largest process's; the page gives the range of xamm's runs too.
-Beside them the machine's floor, ``python -c pass`` as a process. xamm's sources are compiled to
-bytecode first, as a wheel's install leaves them and Thicket's install left it. Targets: the 73-file
-command at least 20x Thicket's, the 1,000-profile command at least 25x, in CPU; the 73-file
-command's largest process under 150 MiB. ``--json`` writes the figures, from which ``report``
-prints the page again (``tests/test_bench_pages.py``).
+Each xamm run writes a new store with an ``XAMM_HOME`` of its own (the whole command of a first
+ingest: discovery, parsing, checks, the commit, the file hashes recorded). A figure is the median
+over ``--runs`` rounds (xamm's command ``--repeats`` times in each: seconds where Thicket's takes a
+minute, and its median steadier for it) of the CPU seconds (user + system of the process and the
+workers it waited for) and the wall seconds; the peak resident memory is the largest process's; the
+page gives the range of xamm's runs too. Beside them the machine's floor, ``python -c pass`` as a
+process, and per set the floor of xamm's command: a process that only imports every module the
+command imported (listed by a run under ``-X importtime``), which no reading, checking or writing
+can go below. xamm's sources are compiled to bytecode first, as a wheel's install leaves them and
+Thicket's install left it. Targets: the 73-file command at least 20x Thicket's, the 1,000-profile
+command at least 25x, in CPU; the 73-file command's largest process under 150 MiB. ``--json``
+writes the figures, from which ``report`` prints the page again (``tests/test_bench_pages.py``).
 """
 
 from __future__ import annotations
@@ -53,11 +55,13 @@ THICKET = (
 )
 
 
-def process(argv: list[str], cwd: Path) -> dict:
+def process(argv: list[str], cwd: Path, env: dict | None = None) -> dict:
     """CPU seconds, wall seconds and peak RSS (MiB, its largest process) of one command and the
     workers it waited for."""
     t = time.perf_counter()
-    child = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    child = subprocess.Popen(
+        argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     assert child.stderr is not None
     err = child.stderr.read()
     _, status, usage = os.wait4(child.pid, 0)
@@ -71,6 +75,37 @@ def process(argv: list[str], cwd: Path) -> dict:
         "wall_s": wall,
         "rss_mib": usage.ru_maxrss / 1024,
     }
+
+
+IMPORTS = (
+    "import importlib, sys\n"
+    "for name in open(sys.argv[1]).read().split():\n"
+    "    try:\n"
+    "        importlib.import_module(name)\n"
+    "    except ImportError:\n"  # a module the run only tried (another platform's)
+    "        pass\n"
+)
+
+
+def imported(argv: list[str], cwd: Path, into: Path, env: dict) -> Path:
+    """The modules one run of ``argv`` (a Python script and its arguments) imported, in the order
+    ``-X importtime`` lists them, one a line in the file ``into``."""
+    r = subprocess.run(
+        [sys.executable, "-X", "importtime", *argv],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    if r.returncode != 0:
+        raise SystemExit(f"{' '.join(argv[:3])} ...: exit {r.returncode}\n{r.stderr[-2000:]}")
+    names = [
+        line.rsplit("|", 1)[1].strip()
+        for line in r.stderr.splitlines()
+        if line.startswith("import time:") and not line.rstrip().endswith("imported package")
+    ]
+    into.write_text("\n".join(names) + "\n")
+    return into
 
 
 def commands(data: Path, tmp: Path, sorting_files: int) -> dict[str, dict[str, list[str]]]:
@@ -113,13 +148,22 @@ def measure(data: Path, runs: int, sorting_files: int, repeats: int = 1) -> dict
     tmp = Path(tempfile.mkdtemp(prefix="xamm-bench-whole-"))
     try:
         cmds = commands(data, tmp, sorting_files)
+        # each xamm command a user's first: a new store and an XAMM_HOME of its own, which no
+        # earlier run has written to (the file hashes it records)
+        env = {**os.environ, "XAMM_HOME": str(tmp / "home")}
+        for name, c in cmds.items():
+            for made in ("store", "home"):
+                shutil.rmtree(tmp / made, ignore_errors=True)
+            names = imported(c["xamm"], tmp, tmp / f"{name}-modules.txt", env)
+            c["imports"] = [sys.executable, "-c", IMPORTS, str(names)]
         taken: dict[str, list[dict]] = {"floor": []}
         for _ in range(runs):
             taken["floor"].append(process([sys.executable, "-c", "pass"], tmp))
             for name, c in cmds.items():
-                for who in ("xamm",) * repeats + ("thicket",):
-                    shutil.rmtree(tmp / "store", ignore_errors=True)
-                    taken.setdefault(f"{name}/{who}", []).append(process(c[who], tmp))
+                for who in ("xamm",) * repeats + ("thicket", "imports"):
+                    for made in ("store", "home"):
+                        shutil.rmtree(tmp / made, ignore_errors=True)
+                    taken.setdefault(f"{name}/{who}", []).append(process(c[who], tmp, env))
         med = {
             k: {m: statistics.median(r[m] for r in rs) for m in ("cpu_s", "wall_s", "rss_mib")}
             for k, rs in taken.items()
@@ -157,6 +201,14 @@ def report(f: dict) -> None:
     for name in f["files"]:
         if xs := f.get("cpu_s", {}).get(f"{name}/xamm"):
             print(f"{name}: xamm's {len(xs)} runs {xs[0]:.2f}-{xs[-1]:.2f} cpu-s")
+    for name in f["files"]:
+        if imp := f["figures"].get(f"{name}/imports"):
+            t, x = f["figures"][f"{name}/thicket"], f["figures"][f"{name}/xamm"]
+            print(
+                f"{name}: the modules xamm's command imports, imported alone: "
+                f"{imp['cpu_s']:.2f} cpu-s, {imp['cpu_s'] / x['cpu_s']:.0%} of the command "
+                f"(Thicket / that floor: {t['cpu_s'] / imp['cpu_s']:.1f}x)"
+            )
     rss = f["figures"]["rajaperf/xamm"]["rss_mib"]
     verdict = "met" if rss < RSS_TARGET_MIB else "NOT met"
     print(
