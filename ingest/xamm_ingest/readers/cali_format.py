@@ -125,8 +125,8 @@ class CaliProfile:
         """The attribute's metadata entries (e.g. ``attribute.unit``, ``attribute.alias``)."""
         if self._named != len(self.attr_name):  # a name may repeat: its first id counts
             self._by_name, self._named = {}, len(self.attr_name)
-            for a, n in self.attr_name.items():
-                self._by_name.setdefault(n, a)
+            for attr_id, attr in self.attr_name.items():
+                self._by_name.setdefault(attr, attr_id)
         aid = self._by_name.get(name)
         if aid is None:
             return {}
