@@ -113,3 +113,36 @@ def test_metadata_of_a_name_two_attributes_share_is_the_first_ones():
     prof.attr_name[17] = "v"  # an attribute named after the first lookup
     prof.node_parent[17] = 14
     assert prof.metadata("v")["type"] == "double"
+
+
+def test_the_line_pattern_splits_as_str_split_and_a_node_record_is_its_fields():
+    """Seeded random streams of record pieces, separators, CR, backslashes and odd digits: the
+    parser's line pattern gives one match per ``str.split("\\n")`` line, a node record's four
+    fields rebuild the line exactly (with at most one CR after them), and any other line comes
+    whole."""
+    import random
+
+    from xamm_ingest.readers.cali_format import _LINE
+
+    rng = random.Random(20261129)
+    pieces = [
+        "__rec=node,", "id=", "attr=", "data=", ",parent=", "__rec=ctx,ref=", "12", "0", "٣",
+        "x", " ", ",", "=", "\\", "\\,", "\r", "\n", "\n", "\x0b", "\x1c", "é",
+    ]  # fmt: skip
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 40)))
+        if rng.random() < 0.5:  # a well-formed node record among the pieces
+            text += f"\n__rec=node,id={rng.randint(0, 99)},attr=8,data=a b" + rng.choice(
+                ["", ",parent=3", "\r", ",parent=3\r"]
+            )
+        lines = text.split("\n")
+        got = _LINE.findall(text)
+        assert len(got) == len(lines), repr(text)
+        for (nid, attr, data, parent, other), line in zip(got, lines):
+            if nid:
+                rebuilt = f"__rec=node,id={nid},attr={attr},data={data}"
+                rebuilt += f",parent={parent}" if parent else ""
+                assert line in (rebuilt, rebuilt + "\r"), repr(line)
+                assert not other
+            else:
+                assert other == line and not (attr or data or parent), repr(line)

@@ -240,6 +240,17 @@ def _other_record(prof: CaliProfile, line: str) -> None:
         raise CaliFormatError("no __rec field")
 
 
+# One match a line, on LF only as ``str.split("\n")`` splits (``splitlines()`` would also split on
+# \x0b, \x1c ... which a corrupt file may hold): a plain node record,
+# ``__rec=node,id=N,attr=A,data=D[,parent=P]``, as its four fields (nearly every line of a
+# profile), any other line whole
+_LINE = re.compile(
+    r"^(?:__rec=node,id=([0-9]+),attr=([0-9]+),data=([^,=\\\r\n]*)(?:,parent=([0-9]+))?\r?$"
+    r"|([^\n]*)$)",
+    re.MULTILINE,
+)
+
+
 def parse_cali(text: str) -> CaliProfile:
     """Parse a whole ``.cali`` stream. Raises :class:`CaliFormatError` naming the bad line."""
     prof = _bootstrapped()
@@ -249,32 +260,19 @@ def parse_cali(text: str) -> CaliProfile:
         prof.node_parent,
         prof.attr_name,
     )
-    # split on LF only: splitlines() would also split on \x0b, \x1c, ... which a corrupt file may
-    # hold
-    for lineno, line in enumerate(text.split("\n"), 1):
-        line = line[:-1] if line.endswith("\r") else line
-        if not line:
-            continue
+    for lineno, (nid_text, attr_text, data, parent_text, line) in enumerate(_LINE.findall(text), 1):
         try:
-            parts = line.split(",") if line.startswith("__rec=node,") and "\\" not in line else ()
-            if (
-                4 <= len(parts) <= 5
-                and parts[1][:3] == "id="
-                and parts[2][:5] == "attr="
-                and parts[3][:5] == "data="
-                and "=" not in parts[3][5:]
-                and (len(parts) == 4 or parts[4][:7] == "parent=")
-            ):
-                # hot path: __rec=node,id=N,attr=A,data=D[,parent=P]
-                nid = int(parts[1][3:])
-                attr = int(parts[2][5:])
-                data = parts[3][5:]
-                parent = int(parts[4][7:]) if len(parts) > 4 else None
-            elif line.startswith("__rec=node,"):
-                nid, attr, data, parent = _node_fields(line)
+            if nid_text:
+                nid, attr = int(nid_text), int(attr_text)
+                parent = int(parent_text) if parent_text else None
             else:
-                _other_record(prof, line)
-                continue
+                line = line[:-1] if line.endswith("\r") else line
+                if not line:
+                    continue
+                if not line.startswith("__rec=node,"):
+                    _other_record(prof, line)
+                    continue
+                nid, attr, data, parent = _node_fields(line)  # escapes, or fields in another order
             # Caliper writes each node once; a second definition could close a cycle
             if nid in node_attr:
                 raise CaliFormatError(f"node {nid} is defined twice (corrupt file?)")

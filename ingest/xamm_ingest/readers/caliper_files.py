@@ -22,7 +22,7 @@ class CaliperProfile:
     """A parsed Caliper file: records (path list + attributes), globals and attribute metadata.
     ``layout``: what it was read from (``cali``, ``json-split``, ``json-object``, ``json-records``,
     ``thicket``). ``meta``: each attribute's metadata (``attribute.unit``, ``type`` ...) by
-    attribute name; a ``.cali`` file's works an attribute's out when it is first asked for
+    attribute name; for a ``.cali`` file, an attribute's is worked out when it is first asked for
     (:class:`AttributeMeta`)."""
 
     def __init__(
