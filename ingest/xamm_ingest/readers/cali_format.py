@@ -241,11 +241,13 @@ def _other_record(prof: CaliProfile, line: str) -> None:
 
 
 # One match a line, on LF only as ``str.split("\n")`` splits (``splitlines()`` would also split on
-# \x0b, \x1c ... which a corrupt file may hold): a plain node record,
-# ``__rec=node,id=N,attr=A,data=D[,parent=P]``, as its four fields (nearly every line of a
-# profile), any other line whole
+# \x0b, \x1c ... which a corrupt file may hold): a node record,
+# ``__rec=node,id=N,attr=A,data=D[,parent=P]`` (nearly every line of a profile), as its four fields,
+# its data as written (the escapes Caliper writes, ``\\``, ``\,`` and ``\=``, kept); any other
+# line whole
 _LINE = re.compile(
-    r"^(?:__rec=node,id=([0-9]+),attr=([0-9]+),data=([^,=\\\r\n]*)(?:,parent=([0-9]+))?\r?$"
+    r"^(?:__rec=node,id=([0-9]+),attr=([0-9]+),"
+    r"data=([^,=\\\r\n]*(?:\\[\\,=][^,=\\\r\n]*)*)(?:,parent=([0-9]+))?\r?$"
     r"|([^\n]*)$)",
     re.MULTILINE,
 )
@@ -265,6 +267,8 @@ def parse_cali(text: str) -> CaliProfile:
             if nid_text:
                 nid, attr = int(nid_text), int(attr_text)
                 parent = int(parent_text) if parent_text else None
+                if "\\" in data:
+                    data = _UNESCAPE.sub(r"\1", data)
             else:
                 line = line[:-1] if line.endswith("\r") else line
                 if not line:
