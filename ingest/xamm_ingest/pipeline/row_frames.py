@@ -54,29 +54,30 @@ def _nested_column(rows: list[dict], name: str, dtype: pl.List) -> pl.Series:
     assert isinstance(inner, pl.Struct)
     fields = [f.name for f in inner.fields]
     at: list[int] = []
-    values: dict[str, list] = {f: [] for f in fields}
+    elements: list[dict] = []
     empty: list[int] = []
     for i, r in enumerate(rows):
         v = r.get(name)
         if v is None:
             continue
-        if type(v) is not list or any(type(e) is not dict for e in v):
+        if type(v) is not list:
             return _as_polars_builds(rows, name, dtype)
         if not v:
             empty.append(i)
-        for e in v:
-            at.append(i)
-            for f in fields:
-                values[f].append(e.get(f))
+        at += [i] * len(v)
+        elements += v
+    if any(type(e) is not dict for e in elements):
+        return _as_polars_builds(rows, name, dtype)
+    values = {f: [e.get(f) for e in elements] for f in fields}
     try:
-        elements = pl.DataFrame(
+        flat = pl.DataFrame(
             {_ROW: at, **values},
             schema={_ROW: pl.UInt32, **{f.name: f.dtype for f in inner.fields}},
             strict=True,
         )
     except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError):
         return _as_polars_builds(rows, name, dtype)  # polars converts what strict refuses
-    grouped = elements.group_by(_ROW, maintain_order=True).agg(pl.struct(fields).alias(name))
+    grouped = flat.group_by(_ROW, maintain_order=True).agg(pl.struct(fields).alias(name))
     everyone = pl.DataFrame({_ROW: pl.arange(0, len(rows), dtype=pl.UInt32, eager=True)})
     out = everyone.join(grouped, on=_ROW, how="left", maintain_order="left").get_column(name)
     if empty:
