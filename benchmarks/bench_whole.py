@@ -212,7 +212,7 @@ def report(f: dict) -> None:
     rss = f["figures"]["rajaperf/xamm"]["rss_mib"]
     verdict = "met" if rss < RSS_TARGET_MIB else "NOT met"
     print(
-        f"rajaperf: xamm's largest process {rss:.0f} MiB (target < {RSS_TARGET_MIB:g}: {verdict})"
+        f"rajaperf: xamm's largest process {rss:.1f} MiB (target < {RSS_TARGET_MIB:g}: {verdict})"
     )
 
 

@@ -227,3 +227,31 @@ def test_local_processes_read_only_enough_sources_and_store_what_one_process_doe
     _same(
         _stored(tmp_path / "here", "benchmark_runs"), _stored(tmp_path / "pool", "benchmark_runs")
     )
+
+
+def test_a_chunk_is_read_with_the_collector_paused_and_its_state_given_back(monkeypatch):
+    """The cyclic collector is off while a chunk's sources are read, and afterwards as it was
+    before: on, off, or on again after a reader raised."""
+    import gc
+
+    from xamm_ingest.pipeline import stages
+
+    seen: list[bool] = []
+    monkeypatch.setattr(stages, "read_one", lambda task, opts: seen.append(gc.isenabled()) or task)
+    assert gc.isenabled()
+    assert stages.read_chunk(["a", "b"], {}) == ["a", "b"]
+    assert seen == [False, False] and gc.isenabled()
+    gc.disable()
+    try:
+        stages.read_chunk(["a"], {})
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+    def raising(task, opts):
+        raise RuntimeError("a reader's bug")
+
+    monkeypatch.setattr(stages, "read_one", raising)
+    with pytest.raises(RuntimeError):
+        stages.read_chunk(["a"], {})
+    assert gc.isenabled()
