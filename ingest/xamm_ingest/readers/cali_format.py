@@ -2,9 +2,10 @@
 
 It yields what ``caliperreader.CaliperReader`` yields (snapshot records with the same keys and
 string values, ``path`` for nested attributes, the globals, each attribute's metadata) and is
-checked against it in the tests, but splits lines with ``str.split`` instead of scanning them a
-character at a time, which makes it several times faster on RAJAPerf profiles. Lines holding a
-backslash escape take the exact (slow) path.
+checked against it in the tests, but instead of scanning lines a character at a time it takes
+node records (most lines of a profile) from one regular expression matched over the whole stream
+and splits the other records with ``str.split``, which makes it several times faster. Other
+records holding a backslash escape take the exact (slow) path.
 """
 
 from __future__ import annotations
@@ -242,7 +243,7 @@ def _other_record(prof: CaliProfile, line: str) -> None:
 
 # One match a line, on LF only as ``str.split("\n")`` splits (``splitlines()`` would also split on
 # \x0b, \x1c ... which a corrupt file may hold): a node record,
-# ``__rec=node,id=N,attr=A,data=D[,parent=P]`` (nearly every line of a profile), as its four fields,
+# ``__rec=node,id=N,attr=A,data=D[,parent=P]`` (most lines of a profile), as its four fields,
 # its data as written (the escapes Caliper writes, ``\\``, ``\,`` and ``\=``, kept); any other
 # line whole
 _LINE = re.compile(
