@@ -10,7 +10,9 @@ records holding a backslash escape take the exact (slow) path.
 
 from __future__ import annotations
 
+import operator
 import re
+from collections.abc import Callable
 
 from xamm_data.errors import XammError
 
@@ -97,6 +99,7 @@ class CaliProfile:
         self._expanded: dict[int, dict] = {}
         # attribute id (as text) -> name, None if hidden
         self._value_keys: dict[str, str | None] = {}
+        self._plans: dict[tuple[str, ...], tuple[list[str], Callable | None]] = {}  # by attributes
         # attribute name -> its first id, built when asked, of the first _named attributes
         self._by_name: dict[str, int] = {}
         self._named = 0
@@ -185,17 +188,32 @@ class CaliProfile:
         if attrs and data is not None:
             if len(attrs) != len(data):
                 raise CaliFormatError(f"{len(attrs)} attributes but {len(data)} values")
-            keys = self._value_keys
-            for a, v in zip(attrs, data):
-                key = keys.get(a, 0)
-                if key == 0:
-                    aid = int(a)
-                    if aid not in self.attr_name:
-                        raise CaliFormatError(f"value for unknown attribute {aid}")
-                    key = keys[a] = None if self._flags(aid)[0] else self.attr_name[aid]
-                if key is not None:
-                    out[key] = v
+            sig = tuple(attrs)
+            plan = self._plans.get(sig)
+            if plan is None:
+                plan = self._plans[sig] = self._value_plan(attrs)
+            names, kept = plan
+            out.update(zip(names, data if kept is None else kept(data)))
         return out
+
+    def _value_plan(self, attrs: list[str]) -> tuple[list[str], Callable | None]:
+        """(the key of each value a record listing ``attrs`` keeps, what picks those values from
+        the record's, or None when it keeps them all): a hidden attribute's value is left out, and
+        records repeat a handful of attribute lists."""
+        keys = self._value_keys
+        for a in attrs:
+            if a not in keys:
+                aid = int(a)
+                if aid not in self.attr_name:
+                    raise CaliFormatError(f"value for unknown attribute {aid}")
+                keys[a] = None if self._flags(aid)[0] else self.attr_name[aid]
+        at = [i for i, a in enumerate(attrs) if keys[a] is not None]
+        names = [k for a in attrs if (k := keys[a]) is not None]
+        if len(at) == len(attrs):
+            return names, None
+        if len(at) > 1:
+            return names, operator.itemgetter(*at)
+        return names, lambda values: [values[i] for i in at]
 
 
 _NODE_FIELDS = {"__rec", "id", "attr", "data", "parent"}
