@@ -327,6 +327,25 @@ def test_a_region_split_by_another_attribute_is_summed_and_ranks_are_averaged(tm
     assert r["main/solve"]["exclusive_s"] == pytest.approx(1.0)
 
 
+def test_a_json_records_path_of_numbers_names_its_regions_as_their_text(tmp_path):
+    """A ``format json`` file whose region paths are lists holding numbers reads as the same
+    file with those labels written as text: the same regions, parents and times."""
+    import json
+
+    t = "sum#time.duration"
+
+    def regions_of(label):
+        recs = [{"path": [label], t: 3.0}, {"path": [label, "solve"], t: 1.0}]
+        f = tmp_path / f"{type(label).__name__}.json"
+        f.write_text(json.dumps({"records": recs, "globals": {}, "attributes": {}}))
+        return read_regions(f, time_unit="sec").regions
+
+    as_number, as_text = regions_of(7), regions_of("7")
+    assert as_number.equals(as_text)
+    assert as_number.get_column("region").to_list() == ["7", "7/solve"]
+    assert as_number.get_column("parent").to_list() == [None, "7"]
+
+
 def test_attribute_metadata_is_worked_out_when_first_read_and_is_caliperreaders(shared_data):
     """A ``.cali`` profile's metadata of an attribute waits until a reader asks for that attribute
     (asking for one works out no other); it is, for every attribute its records hold, what
@@ -336,6 +355,7 @@ def test_attribute_metadata_is_worked_out_when_first_read_and_is_caliperreaders(
     files = sorted((shared_data / "LLNL+thicket-tutorial/data").rglob("*.cali"))[::503]
     assert len(files) >= 10
     for f in files:
+        assert "no.such.attribute" not in load_profile(f).meta, f  # a miss, the first question
         prof = load_profile(f)
         assert prof.meta._got == {}, f  # nothing worked out yet
         ref = caliperreader.CaliperReader()

@@ -38,6 +38,9 @@ class CaliFormatError(XammError, ValueError):
 
 _TOKEN = re.compile(r"((?:\\.|[^,=\\])*)([,=]|$)")
 _UNESCAPE = re.compile(r"\\(.)")
+# what ``_UNESCAPE.sub`` puts for an escape: the escaped character, picked by a C call (a template
+# such as ``r"\1"`` is expanded by Python code at every match)
+_ESCAPED = operator.itemgetter(1)
 
 
 # an escaped backslash, comma or equals sign as one control character while the line is split
@@ -64,7 +67,7 @@ def _split_tokens(line: str) -> dict[str, list[str]]:
     entry: list[str] = []
     for m in _TOKEN.finditer(line):
         tok, sep = m.group(1), m.group(2)
-        entry.append(_UNESCAPE.sub(r"\1", tok) if "\\" in tok else tok)
+        entry.append(_UNESCAPE.sub(_ESCAPED, tok) if "\\" in tok else tok)
         if sep != "=":
             result[entry[0]] = entry[1:]
             entry = []
@@ -128,9 +131,10 @@ class CaliProfile:
     def metadata(self, name: str) -> dict:
         """The attribute's metadata entries (e.g. ``attribute.unit``, ``attribute.alias``)."""
         if self._named != len(self.attr_name):  # a name may repeat: its first id counts
-            self._by_name, self._named = {}, len(self.attr_name)
-            for attr_id, attr in self.attr_name.items():
-                self._by_name.setdefault(attr, attr_id)
+            names = self.attr_name
+            # built from the last id to the first, so that a name's first id is written last
+            self._by_name = dict(zip(reversed(names.values()), reversed(names.keys())))
+            self._named = len(names)
         aid = self._by_name.get(name)
         if aid is None:
             return {}
@@ -287,7 +291,7 @@ def parse_cali(text: str) -> CaliProfile:
                 nid, attr = int(nid_text), int(attr_text)
                 parent = int(parent_text) if parent_text else None
                 if "\\" in data:
-                    data = _UNESCAPE.sub(r"\1", data)
+                    data = _UNESCAPE.sub(_ESCAPED, data)
             else:
                 line = line[:-1] if line.endswith("\r") else line
                 if not line:

@@ -85,13 +85,17 @@ class AttributeMeta(Mapping[str, dict]):
     def __getitem__(self, key: str) -> dict:
         got = self._got.get(key)
         if got is None:
-            if key not in self._keys():
+            if key not in self:
                 raise KeyError(key)
             got = self._got[key] = self._prof.metadata(key)
         return got
 
     def __contains__(self, key: object) -> bool:
-        return key in self._keys()
+        if self._names is not None:
+            return key in self._names
+        # the records scanned until one holds ``key`` (for the attribute a reader asks for, the
+        # first does); on a miss, every record's attributes gathered, for the next question
+        return any(key in r for r in self._prof.records) or key in self._keys()
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._keys())

@@ -232,8 +232,14 @@ def _gather(
     finite = math.isfinite
     for r, got in zip(recs, nums):
         p = r["path"]
-        labels = [str(x) for x in p] if isinstance(p, list) else [str(p)]
-        key = "/".join(labels)
+        try:  # nearly every record: its path a list of labels (a .cali file's always)
+            key = "/".join(p) if type(p) is list else None
+            labels = p
+        except TypeError:  # a JSON file's label that is not text
+            key = None
+        if key is None:
+            labels = [str(x) for x in p] if isinstance(p, list) else [str(p)]
+            key = "/".join(labels)
         reg = out.get(key)
         if reg is None:
             reg = out[key] = _Region(labels[-1], "/".join(labels[:-1]) or None)
@@ -244,7 +250,10 @@ def _gather(
         rank = str(r.get("mpi.rank", "0"))
         sums = reg.ranks.get(rank)
         if sums is None:  # nearly every record: the first at its region and rank
-            reg.ranks[rank] = {a: v for a, v in got.items() if finite(v)}
+            vals = got.values()
+            reg.ranks[rank] = (
+                dict(got) if all(map(finite, vals)) else {a: v for a, v in got.items() if finite(v)}
+            )
             reg.firsts[rank] = r
             continue
         reg.wholes[rank] = _refuse_repeat(reg.firsts[rank], r, reg.wholes.get(rank), path)
