@@ -27,6 +27,7 @@ import functools
 import math
 import re
 from dataclasses import dataclass, field
+from sys import intern
 from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -176,7 +177,12 @@ class MetadataMap(BaseModel):
                     out.columns[column] = value
                     taken.add(raw)
                     break
-        out.extra = [{"name": k, "value": _text(meta[k])} for k in own if k not in taken]
+        # interned: a corpus repeats its keys and many values (a library list of kilobytes) in
+        # every profile; as one object each, a worker's chunk pickles them once and a batch
+        # waiting to be committed holds one copy
+        out.extra = [
+            {"name": intern(k), "value": intern(_text(meta[k]))} for k in own if k not in taken
+        ]
         return out
 
     def _plan(

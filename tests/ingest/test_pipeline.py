@@ -255,3 +255,24 @@ def test_a_chunk_is_read_with_the_collector_paused_and_its_state_given_back(monk
     with pytest.raises(RuntimeError):
         stages.read_chunk(["a"], {})
     assert gc.isenabled()
+
+
+def test_a_chunks_profiles_share_one_object_per_repeated_label_and_metadata_value(shared_data):
+    """Two profiles of one corpus read in one chunk hold each label and metadata value they
+    repeat as one object (what a worker pickles once and a waiting batch holds once)."""
+    from xamm_ingest.pipeline.commit import hashed
+    from xamm_ingest.pipeline.stages import read_chunk
+    from xamm_ingest.readers.profile_common import SampleSpec
+    from xamm_ingest.records import Bounds
+    from xamm_ingest.sources import Task
+
+    root = shared_data / "LLNL+thicket-tutorial/data/parallel-sorting"
+    files = sorted(root.rglob("*.cali"))[:2]
+    opts = {"spec": SampleSpec(app="sort", machine="grace"), "bounds": Bounds()}
+    (_, (a,), _), (_, (b,), _) = read_chunk([hashed(Task("caliper", f, root)) for f in files], opts)
+    meta_a = {e["name"]: e["value"] for e in a["extra_metadata"]}
+    meta_b = {e["name"]: e["value"] for e in b["extra_metadata"]}
+    same = [k for k in meta_a if k in meta_b and meta_a[k] == meta_b[k]]
+    assert "libraries" in same and len(meta_a["libraries"]) > 1000
+    assert all(meta_a[k] is meta_b[k] for k in same)
+    assert a["regions"][0]["region"] is b["regions"][0]["region"]

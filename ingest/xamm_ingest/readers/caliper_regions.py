@@ -34,6 +34,7 @@ import math
 import re
 from datetime import UTC, datetime
 from pathlib import Path
+from sys import intern
 
 import polars as pl
 
@@ -499,9 +500,10 @@ def _region_columns(
     inner = {r.parent for r in regions.values()}
     declared = [r.declared and k not in inner for k, r in regions.items()]
     columns: dict[str, list] = {
-        "region": list(regions),
-        "name": [r.name for r in regions.values()],
-        "parent": [r.parent for r in regions.values()],
+        # labels interned (as the metadata map's values): every profile of a corpus repeats them
+        "region": list(map(intern, regions)),
+        "name": [intern(r.name) for r in regions.values()],
+        "parent": [None if r.parent is None else intern(r.parent) for r in regions.values()],
         "inclusive_s": incl,
         # a region no record timed (Caliper wrote it for its children only) holds no time of its own
         "exclusive_s": [0.0 if t is None else t for t in excl],
@@ -521,7 +523,7 @@ def _region_columns(
     )
     if untimed := sum(t is None for t in excl):
         how += f"; {untimed} untimed region(s) count 0 s"
-    return columns, used, how
+    return columns, used, intern(how)
 
 
 def _read(path: Path, time_unit, line_bytes: int, metadata_map):
