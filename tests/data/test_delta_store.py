@@ -313,3 +313,75 @@ def test_cli_history_verify_optimize_vacuum(tmp_path, frame, capsys):
     assert "node-b" in capsys.readouterr().out
     assert xamm(["store", "optimize", *s]) == 0 and "nothing to compact" in capsys.readouterr().out
     assert xamm(["store", "vacuum", "--dry-run", *s]) == 0
+
+
+def _checkpoints(st: Store, kind: str = "benchmark_runs") -> list[int]:
+    log = st.location(kind).local / "_delta_log"
+    return sorted(int(p.name[:20]) for p in log.glob("*.checkpoint.parquet"))
+
+
+def _every_third_version_checkpointed(st: Store, kind: str = "benchmark_runs") -> None:
+    """The table asks for a checkpoint every 3 versions (a commit xamm records as its own)."""
+    from deltalake import DeltaTable
+
+    DeltaTable(st.location(kind).uri).alter.set_table_properties({"delta.checkpointInterval": "3"})
+    st._record_head(kind)
+
+
+def test_an_append_writes_the_checkpoint_delta_rs_would_once_its_batch_is_let_go(
+    tmp_path, frame, monkeypatch
+):
+    """Appended batches get their checkpoints at the versions delta-rs's own commits get them
+    (``Store.write``, through delta-rs's post-commit hook), each written after the commit
+    returned, not during it; every row reads back."""
+    from xamm_data.store.log import StoreLog
+
+    made_in_commit: list[list[int]] = []
+    commit = StoreLog.commit_actions
+
+    def watched(self, *args, **kwargs):
+        version = commit(self, *args, **kwargs)
+        made_in_commit.append([v for v in _checkpoints(self) if v == version])
+        return version
+
+    monkeypatch.setattr(StoreLog, "commit_actions", watched)
+    appended, written = Store(tmp_path / "a"), Store(tmp_path / "w")
+    for st, put in ((appended, appended.append), (written, written.write)):
+        put(as_source(frame, "s0"), "benchmark_runs")
+        _every_third_version_checkpointed(st)
+        for i in range(1, 8):
+            put(as_source(frame, f"s{i}"), "benchmark_runs")
+    assert _checkpoints(written) == [2, 5, 8]  # delta-rs: after version v when (v + 1) % 3 == 0
+    assert _checkpoints(appended) == _checkpoints(written)
+    assert made_in_commit[:8] == [[]] * 8  # the appends: none while committing
+    assert made_in_commit[8:] == [[], [2], [], [], [5], [], [], [8]]  # delta-rs: in the commit
+    assert Store(tmp_path / "a").scan("benchmark_runs").collect().height == 8 * frame.height
+
+
+def test_a_checkpoint_that_cannot_be_written_is_logged_and_the_append_stands(
+    tmp_path, frame, monkeypatch, caplog
+):
+    """A checkpoint only spares readers the log's replay: when writing it fails, the append's
+    commit stands, the failure is a warning naming the table and version, and the next due
+    checkpoint is written."""
+    import logging
+
+    from deltalake import DeltaTable
+
+    st = Store(tmp_path / "s")
+    st.append(as_source(frame, "s0"), "benchmark_runs")
+    _every_third_version_checkpointed(st)
+    real = DeltaTable.create_checkpoint
+
+    def failing(self):
+        raise OSError("no space left on device")
+
+    monkeypatch.setattr(DeltaTable, "create_checkpoint", failing)
+    with caplog.at_level(logging.WARNING, logger="xamm_data.store.log"):
+        reports = [st.append(as_source(frame, f"s{i}"), "benchmark_runs") for i in (1, 2, 3)]
+    assert [r.version for r in reports] == [2, 3, 4] and _checkpoints(st) == []
+    assert "benchmark_runs" in caplog.text and "no checkpoint at version 2" in caplog.text
+    monkeypatch.setattr(DeltaTable, "create_checkpoint", real)
+    st.append(as_source(frame, "s4"), "benchmark_runs")
+    assert _checkpoints(st) == [5]
+    assert st.scan("benchmark_runs").collect().height == 5 * frame.height

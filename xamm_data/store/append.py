@@ -187,7 +187,8 @@ def append_once(
     record = commit_record(new, reports, loc, dt)
     props = CommitProperties(custom_metadata={"xamm": record})
     before = dt.version() if dt is not None else -1  # read first: the commit moves ``dt`` on
-    version = store.commit_actions(kind, dt, actions, props)
+    # a checkpoint this commit owes is written by the caller once the batch is let go
+    version = store.commit_actions(kind, dt, actions, props, checkpoint=False)
     for machine, part in written:
         store.config_counts.committed(kind, machine, before, version, part, key)
     return reports, version

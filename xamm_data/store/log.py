@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import random
 import time
 from datetime import datetime
@@ -28,6 +29,10 @@ __all__ = ["LEGACY_FILE", "MAX_COMMIT_ATTEMPTS", "StoreLog", "data_schema", "mig
 
 LEGACY_FILE = "data.parquet"  # xamm 0.2's one file per partition, migrated on first use
 MAX_COMMIT_ATTEMPTS = 50
+# delta-rs writes a checkpoint after every this many versions unless a table says otherwise
+DEFAULT_CHECKPOINT_INTERVAL = 100
+
+log = logging.getLogger(__name__)
 
 
 def data_schema(kind: str) -> TableSchema:
@@ -73,6 +78,8 @@ class StoreLog:
         self.root = root if is_uri(root) else Path(root)
         # rows per configuration kept between this store's own appends (store_append)
         self.config_counts = ConfigCounts()
+        # table -> the version whose checkpoint a commit left to its writer (checkpoint=False)
+        self._owed: dict[str, int] = {}
 
     def __repr__(self) -> str:
         return f"Store({str(self.root)!r})"
@@ -222,11 +229,27 @@ class StoreLog:
             f"{kind} in {self.root}: gave up after {MAX_COMMIT_ATTEMPTS} conflicting commits"
         )
 
-    def commit_actions(self, kind: str, dt, actions: list, props) -> int:
+    def commit_actions(self, kind: str, dt, actions: list, props, checkpoint: bool = True) -> int:
         """Commit ``actions`` in one transaction (creating the table on the first write); the new
-        version."""
-        from deltalake.transaction import create_table_with_add_actions  # delta-rs: imported on use
+        version.
 
+        Args:
+            kind: a data table.
+            dt: its Delta table at the version the actions were made against (None: no table
+                yet).
+            actions: delta-rs add and remove actions.
+            props: the commit's properties.
+            checkpoint: write the checkpoint delta-rs writes after a commit that ends a
+                ``delta.checkpointInterval`` of versions; with False it is owed instead, and the
+                writer writes it with :meth:`write_owed_checkpoint` once it has let go of its
+                batch (the checkpoint's memory then comes on top of less).
+        """
+        from deltalake.transaction import (  # delta-rs: imported on use
+            PostCommitHookProperties,
+            create_table_with_add_actions,
+        )
+
+        hooks = None if checkpoint else PostCommitHookProperties(create_checkpoint=False)
         if dt is None:
             # delta-rs: imported on use
             from deltalake.exceptions import CommitFailedError, DeltaError
@@ -241,6 +264,7 @@ class StoreLog:
                     partition_by=["machine"],
                     storage_options=loc.storage_options or None,
                     commit_properties=props,
+                    post_commithook_properties=hooks,
                     name=kind,
                     description=_table_description(kind),
                 )
@@ -257,8 +281,41 @@ class StoreLog:
             schema=delta_schema(get_table(kind)),
             partition_by=["machine"],
             commit_properties=props,
+            post_commithook_properties=hooks,
         )
-        return self._record_head(kind, dt)
+        version = self._record_head(kind, dt)
+        if not checkpoint and (version + 1) % _checkpoint_interval(dt) == 0:
+            self._owed[kind] = version
+        return version
+
+    def write_owed_checkpoint(self, kind: str) -> int | None:
+        """Write the checkpoint a commit of ``kind`` with ``checkpoint=False`` owes, at the
+        version that owes it (what delta-rs would have written after that commit). A checkpoint
+        only spares readers a replay of the log: one that cannot be written is logged, and the
+        commit stands.
+
+        Args:
+            kind: a data table.
+
+        Returns:
+            The version checkpointed, or None (none owed, or not written).
+        """
+        from deltalake import DeltaTable  # delta-rs: imported on use
+
+        version = self._owed.pop(kind, None)
+        if version is None:
+            return None
+        loc = self.location(kind)
+        try:
+            DeltaTable(
+                loc.uri, version=version, storage_options=loc.storage_options or None
+            ).create_checkpoint()
+        except Exception as e:
+            if not (isinstance(e, OSError) or _from_the_log_reader(e)):
+                raise
+            log.warning("%s in %s: no checkpoint at version %d (%s)", kind, self.root, version, e)
+            return None
+        return version
 
     def _record_head(self, kind: str, dt=None) -> int:
         """Write the head record of the table's latest version (just committed; ``dt``, the table
@@ -274,6 +331,13 @@ class StoreLog:
             files = _file_frame(dt)
         write_head(kind, loc, dt.version(), files)
         return dt.version()
+
+
+def _checkpoint_interval(dt) -> int:
+    """The versions between checkpoints a Delta table asks for (``delta.checkpointInterval``;
+    delta-rs's default, 100, when it names none)."""
+    value = dt.metadata().configuration.get("delta.checkpointInterval")
+    return int(value) if value else DEFAULT_CHECKPOINT_INTERVAL
 
 
 def _from_the_log_reader(e: BaseException) -> bool:

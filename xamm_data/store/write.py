@@ -4,6 +4,7 @@ Delta commit; and housekeeping (:meth:`optimize`, :meth:`vacuum`)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 
@@ -157,9 +158,11 @@ class StoreWriting(StoreReading):
         report.duplicate_sources_dropped = before - new.height
         sweep_temporaries(self.location(kind))
         (report.partitions, report.version), report.attempts = self.retrying(
-            kind, lambda: append_once(self, new, schema, unheld_at)
+            kind, functools.partial(append_once, self, new, schema, unheld_at)
         )
         report.already_held = new.height - report.rows_written
+        del new  # the batch goes before a checkpoint is written (an archive's peak memory)
+        self.write_owed_checkpoint(kind)
         return report
 
     def sources_present(self, kind: str, sha256s: list[str]) -> set[str]:
