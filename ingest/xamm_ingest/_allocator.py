@@ -16,6 +16,7 @@ Importing xamm as a library leaves the process's allocators alone.
 
 from __future__ import annotations
 
+import ctypes
 import os
 from collections.abc import Callable
 
@@ -43,8 +44,6 @@ def fix_mmap_threshold(mallopt: Callable[[int, int], int] | None = None) -> bool
                 return False
         except (ValueError, OSError, AttributeError):  # no such name here: not glibc
             return False
-        import ctypes  # only where glibc is
-
         mallopt = ctypes.CDLL(None).mallopt
     return bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD))
 
