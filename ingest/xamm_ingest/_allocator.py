@@ -9,7 +9,8 @@ The C library's allocator (glibc's, where the process has it: delta-rs, Python's
 keeps its threshold for serving a block from ``mmap`` at 128 KiB. By default glibc raises that
 threshold to the size of each large block freed, after which a commit's transient buffers are
 carved from the heap, whose freed middle is never given back: at 10^5 files the tree's peak is
-several MB higher. ``MALLOC_MMAP_THRESHOLD_``, set by the user, wins.
+several MB higher. A threshold the user set (``MALLOC_MMAP_THRESHOLD_``, or
+``glibc.malloc.mmap_threshold`` in ``GLIBC_TUNABLES``) wins.
 
 Importing xamm as a library leaves the process's allocators alone.
 """
@@ -28,7 +29,7 @@ MMAP_THRESHOLD = 128 * 1024  # glibc's own starting value, kept
 
 def fix_mmap_threshold(mallopt: Callable[[int, int], int] | None = None) -> bool:
     """Fix glibc's ``mmap`` threshold at :data:`MMAP_THRESHOLD` (glibc only; a value the user set
-    in ``MALLOC_MMAP_THRESHOLD_`` wins).
+    in ``MALLOC_MMAP_THRESHOLD_`` or ``GLIBC_TUNABLES`` wins).
 
     Args:
         mallopt: the C library's ``mallopt`` (default: this process's, when it is glibc's).
@@ -36,7 +37,9 @@ def fix_mmap_threshold(mallopt: Callable[[int, int], int] | None = None) -> bool
     Returns:
         Whether the threshold was set.
     """
-    if "MALLOC_MMAP_THRESHOLD_" in os.environ:
+    if "MALLOC_MMAP_THRESHOLD_" in os.environ or "malloc.mmap_threshold" in os.environ.get(
+        "GLIBC_TUNABLES", ""
+    ):
         return False
     if mallopt is None:
         try:

@@ -30,8 +30,8 @@ print(libc.mallinfo2().hblkhd - before >= 2 << 20)
 
 
 def test_the_threshold_is_fixed_unless_the_user_set_one(monkeypatch):
-    """glibc's mmap threshold is fixed at its starting value; a ``MALLOC_MMAP_THRESHOLD_`` the
-    user set is left to glibc."""
+    """glibc's mmap threshold is fixed at its starting value; one the user set
+    (``GLIBC_TUNABLES``, ``MALLOC_MMAP_THRESHOLD_``) is left to glibc."""
     calls: list[tuple[int, int]] = []
 
     def mallopt(param: int, value: int) -> int:
@@ -41,6 +41,9 @@ def test_the_threshold_is_fixed_unless_the_user_set_one(monkeypatch):
     monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
     assert _allocator.fix_mmap_threshold(mallopt) is True
     assert calls == [(-3, 128 * 1024)]
+    monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.mmap_threshold=65536")
+    assert _allocator.fix_mmap_threshold(mallopt) is False and len(calls) == 1
+    monkeypatch.delenv("GLIBC_TUNABLES")
     monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "65536")
     assert _allocator.fix_mmap_threshold(mallopt) is False and len(calls) == 1
 
@@ -52,7 +55,9 @@ def test_after_a_large_block_is_freed_the_next_one_still_comes_from_mmap():
     """In a process that loaded the command's settings, a large block allocated after a larger
     one was freed is mapped on its own (given back whole when freed); without them glibc carves
     it from the heap, whose freed middle it keeps."""
-    env = {k: v for k, v in os.environ.items() if k != "MALLOC_MMAP_THRESHOLD_"}
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("MALLOC_MMAP_THRESHOLD_", "GLIBC_TUNABLES")
+    }
 
     def probe(mode: str) -> str:
         out = subprocess.run(
