@@ -103,10 +103,13 @@ def test_shell_completion_lists_the_commands(capsys):
     assert e.value.code == 0 and "datasets" in out and "ingest" in out and "amm" in out
 
 
-def test_a_closed_pipe_exits_quietly(store):
+@pytest.mark.parametrize("entry", ["sys.exit(main(", "console_script(lambda: main("])
+def test_a_closed_pipe_exits_quietly(store, entry):
     code = (
         "import sys\nfrom xamm_data.cli.commands import main\n"
-        "sys.exit(main(['datasets', 'list', '--json', '--store', sys.argv[1]]))"
+        "from xamm_data.cli.tools import console_script\n"
+        f"{entry}['datasets', 'list', '--json', '--store', sys.argv[1]]))"
+        + ("()" if entry.startswith("console") else "")
     )
     p = subprocess.Popen(
         [sys.executable, "-c", code, str(store)], stdout=subprocess.PIPE, stderr=subprocess.PIPE

@@ -14,7 +14,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from xamm_data.cli.tools import add_common, configure_logging, parse_command_line, quiet_pipe
+from xamm_data.cli.tools import (
+    add_common,
+    configure_logging,
+    console_script,
+    parse_command_line,
+    quiet_pipe,
+)
 from xamm_data.extras import install_hint
 from xamm_data.store.locations import store_arg
 from xamm_ingest import _allocator  # noqa: F401  (before polars loads: see the module)
@@ -389,5 +395,10 @@ def main(argv: list[str] | None = None, prog: str = "xamm-ingest") -> int:
     return 0
 
 
+#: the ``xamm-ingest`` console script (``[project.scripts]``): ``main`` on ``sys.argv``, then
+#: :func:`~xamm_data.cli.tools.exit_now`
+console = console_script(main)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console()

@@ -15,6 +15,7 @@ from xamm_data.cli.tools import (
     UsageError,
     add_common,
     configure_logging,
+    console_script,
     parse_command_line,
     quiet_pipe,
 )
@@ -306,5 +307,10 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+#: the ``xamm`` console script (``[project.scripts]``): ``main`` on ``sys.argv``, then
+#: :func:`~xamm_data.cli.tools.exit_now`
+console = console_script(main)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console()

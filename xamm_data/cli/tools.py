@@ -4,13 +4,15 @@
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import logging
 import os
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from xamm_data.errors import XammError
 
@@ -207,6 +209,53 @@ def quiet_pipe(main: Callable[..., int]) -> Callable[..., int]:
     run.__doc__, run.__name__ = main.__doc__, main.__name__
     run.__wrapped__ = main  # type: ignore[attr-defined]
     return run
+
+
+def console_script(main: Callable[[], int | None]) -> Callable[[], NoReturn]:
+    """The console script of ``main`` (``[project.scripts]``): its return value, or the code of
+    the ``SystemExit`` it raises (``--help``, a usage error), is the exit status, and the process
+    ends without the interpreter's teardown (:func:`exit_now`). An exception ``main`` lets through
+    (``--debug``) ends it as Python does, with a traceback.
+
+    Args:
+        main: the command's ``main``, called with no arguments (it reads ``sys.argv``).
+    """
+
+    def run() -> NoReturn:
+        code: str | int | None
+        try:
+            code = main()
+        except SystemExit as e:
+            code = e.code
+        if code is not None and not isinstance(code, int):
+            print(code, file=sys.stderr)  # what Python does with ``sys.exit("text")``
+            code = 1
+        exit_now(code or 0)
+
+    run.__doc__, run.__name__ = main.__doc__, main.__name__
+    return run
+
+
+def exit_now(code: int) -> NoReturn:
+    """End the process with ``code`` once a command is done: the exit handlers run (logging's
+    flush, temporary directories, multiprocessing's children), stdout and stderr are flushed, and
+    ``os._exit`` skips the teardown that frees every object and module one at a time and collects
+    them, a cost that grows with what the command made (the system takes the memory back whole).
+    With a thread of Python's still running, Python's own exit waits for it: ``sys.exit``.
+
+    Args:
+        code: the exit status.
+    """
+    main = threading.main_thread()
+    if any(t is not main and not t.daemon and t.is_alive() for t in threading.enumerate()):
+        sys.exit(code)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a reader gone (``| head``) or a stream closed
+            pass
+    os._exit(code)
 
 
 TABLE_SUFFIXES = (".parquet", ".pq", ".csv", ".json")

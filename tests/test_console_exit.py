@@ -1,0 +1,124 @@
+"""The console scripts (``[project.scripts]``) end as ``main`` says, with everything printed and
+every exit handler run, and without the interpreter's teardown
+(:func:`xamm_data.cli.tools.exit_now`)."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+# a main in a process of its own: an exit handler writes a file, stdout holds more than a pipe's
+# buffer, and a module-level object says so when the teardown frees it
+PROGRAM = """
+import atexit, sys, threading, time
+from xamm_data.cli.tools import console_script
+
+class Loud:
+    def __del__(self):
+        sys.stderr.write("torn down\\n")
+
+keep = Loud()
+
+def late(path):
+    time.sleep(0.3)
+    open(path, "w").write("thread done")
+
+def main():
+    out, how = sys.argv[1], sys.argv[2]
+    atexit.register(lambda: open(out + ".atexit", "w").write("handlers ran"))
+    sys.stdout.write("x" * 200_000)
+    if how == "thread":
+        threading.Thread(target=late, args=(out + ".thread",)).start()
+    if how.startswith("raise "):
+        raise SystemExit(eval(how[6:]))
+    if how == "error":
+        raise RuntimeError("boom")
+    return 3
+
+if sys.argv[3] == "console":
+    console_script(main)()
+else:
+    sys.exit(main())
+"""
+
+
+def _run(tmp_path: Path, how: str, entry: str = "console") -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", PROGRAM, str(tmp_path / "out"), how, entry],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
+
+
+def test_main_s_code_its_output_and_the_exit_handlers_without_the_teardown(tmp_path):
+    r = _run(tmp_path, "return")
+    assert r.returncode == 3
+    assert r.stdout == "x" * 200_000  # flushed before the process ends
+    assert (tmp_path / "out.atexit").read_text() == "handlers ran"
+    assert "torn down" not in r.stderr  # no teardown freed the module's objects
+    control = _run(tmp_path, "return", entry="sys.exit")  # Python's own exit tears down
+    assert control.returncode == 3 and "torn down" in control.stderr
+
+
+@pytest.mark.parametrize(
+    ("raised", "code", "said"),
+    [("2", 2, ""), ("None", 0, ""), ("'no such machine'", 1, "no such machine\n")],
+)
+def test_a_system_exit_ends_with_its_code_as_python_would(tmp_path, raised, code, said):
+    r = _run(tmp_path, f"raise {raised}")
+    assert (r.returncode, r.stderr) == (code, said)
+    assert len(r.stdout) == 200_000 and (tmp_path / "out.atexit").exists()
+
+
+def test_an_exception_main_lets_through_is_python_s_traceback_and_exit_1(tmp_path):
+    r = _run(tmp_path, "error")
+    assert r.returncode == 1 and "RuntimeError: boom" in r.stderr and "Traceback" in r.stderr
+
+
+def test_a_thread_still_running_is_waited_for(tmp_path):
+    r = _run(tmp_path, "thread")
+    assert r.returncode == 3
+    assert (tmp_path / "out.thread").read_text() == "thread done"
+    assert (tmp_path / "out.atexit").read_text() == "handlers ran"
+
+
+def test_every_console_script_is_its_main_behind_console_script():
+    scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
+    assert set(scripts) == {"xamm", "xamm-ingest"}
+    for target in scripts.values():
+        module, name = target.split(":")
+        mod = importlib.import_module(module)
+        assert getattr(mod, name).__qualname__ == "console_script.<locals>.run"
+        assert getattr(mod, name).__name__ == "main" == mod.main.__name__
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "said"),
+    [
+        (["--help"], 0, "usage: xamm-ingest"),
+        (["--no-such-option"], 2, "unrecognized arguments"),
+        (["rajaperf", "/no/such/runs"], 1, "/no/such/runs: no such file or directory"),
+    ],
+)
+def test_the_ingest_script_s_exit_codes(argv, code, said, tmp_path):
+    program = (
+        "import sys; from xamm_ingest.cli import console; sys.argv[0] = 'xamm-ingest'; console()"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", program, *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert r.returncode == code and said in r.stdout + r.stderr
+    assert "Traceback" not in r.stderr
