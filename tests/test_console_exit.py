@@ -122,3 +122,52 @@ def test_the_ingest_script_s_exit_codes(argv, code, said, tmp_path):
     )
     assert r.returncode == code and said in r.stdout + r.stderr
     assert "Traceback" not in r.stderr
+
+
+# a console script made with loads_then_forks: what the collector does before and after loaded()
+LOADING = """
+import gc, sys
+from xamm_data.cli.tools import console_script, loaded
+
+def main():
+    before = (gc.isenabled(), gc.get_freeze_count())
+    loaded()
+    after = (gc.isenabled(), gc.get_freeze_count())
+    print(before[0], before[1] == 0, after[0], after[1] > 1000)
+    return 0
+
+console_script(main, loads_then_forks=sys.argv[1] == "yes")()
+"""
+
+
+@pytest.mark.parametrize(
+    ("forks", "said"), [("yes", "False True True True"), ("no", "True True True False")]
+)
+def test_a_forking_command_loads_without_collections_then_freezes_what_it_loaded(forks, said):
+    r = subprocess.run(
+        [sys.executable, "-c", LOADING, forks], capture_output=True, text=True, timeout=120
+    )
+    assert (r.returncode, r.stdout.strip()) == (0, said), r.stderr
+
+
+def test_loaded_called_from_python_changes_nothing():
+    import gc
+
+    from xamm_data.cli.tools import loaded
+
+    frozen, enabled = gc.get_freeze_count(), gc.isenabled()
+    loaded()
+    assert (gc.get_freeze_count(), gc.isenabled()) == (frozen, enabled)
+
+
+def test_the_ingest_command_says_loaded_once_its_pipeline_is_loaded(monkeypatch, tmp_path):
+    from xamm_ingest import cli
+
+    seen: list[bool] = []
+    monkeypatch.setattr(cli, "loaded", lambda: seen.append("xamm_ingest.pipeline" in sys.modules))
+    cli.main(["rajaperf", str(tmp_path), "--dry-run"])
+    assert seen == [True]
+    from xamm_data.cli import commands
+
+    # the ingest script forks its readers; xamm's commands do not pause the collector
+    assert cli.console.loads_then_forks is True and commands.console.loads_then_forks is False

@@ -18,6 +18,7 @@ from xamm_data.cli.tools import (
     add_common,
     configure_logging,
     console_script,
+    loaded,
     parse_command_line,
     quiet_pipe,
 )
@@ -338,6 +339,7 @@ def _ingest(args, opts: dict):
     # the pipeline (polars, the store) loads once a command is parsed, not for --help
     from xamm_ingest.pipeline import ingest
 
+    loaded()
     return ingest(
         args._format,
         args.paths,
@@ -397,7 +399,7 @@ def main(argv: list[str] | None = None, prog: str = "xamm-ingest") -> int:
 
 #: the ``xamm-ingest`` console script (``[project.scripts]``): ``main`` on ``sys.argv``, then
 #: :func:`~xamm_data.cli.tools.exit_now`
-console = console_script(main)
+console = console_script(main, loads_then_forks=True)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import gc
 import json
 import logging
 import os
@@ -211,7 +212,9 @@ def quiet_pipe(main: Callable[..., int]) -> Callable[..., int]:
     return run
 
 
-def console_script(main: Callable[[], int | None]) -> Callable[[], NoReturn]:
+def console_script(
+    main: Callable[[], int | None], *, loads_then_forks: bool = False
+) -> Callable[[], NoReturn]:
     """The console script of ``main`` (``[project.scripts]``): its return value, or the code of
     the ``SystemExit`` it raises (``--help``, a usage error), is the exit status, and the process
     ends without the interpreter's teardown (:func:`exit_now`). An exception ``main`` lets through
@@ -219,9 +222,16 @@ def console_script(main: Callable[[], int | None]) -> Callable[[], NoReturn]:
 
     Args:
         main: the command's ``main``, called with no arguments (it reads ``sys.argv``).
+        loads_then_forks: ``main`` loads its modules, calls :func:`loaded`, then forks workers:
+            the cyclic collector is paused until :func:`loaded` (the recipe of ``gc.freeze``'s
+            documentation for a process that forks).
     """
 
     def run() -> NoReturn:
+        global _OWNS_PROCESS
+        _OWNS_PROCESS = loads_then_forks
+        if loads_then_forks:
+            gc.disable()
         code: str | int | None
         try:
             code = main()
@@ -233,7 +243,22 @@ def console_script(main: Callable[[], int | None]) -> Callable[[], NoReturn]:
         exit_now(code or 0)
 
     run.__doc__, run.__name__ = main.__doc__, main.__name__
+    run.loads_then_forks = loads_then_forks  # type: ignore[attr-defined]
     return run
+
+
+_OWNS_PROCESS = False  # a console script made with loads_then_forks is running
+
+
+def loaded() -> None:
+    """A command's modules are loaded and its work (and forks) begin: in a console script made with
+    ``loads_then_forks``, what exists now is frozen (``gc.freeze``: the collector no longer walks
+    the modules' objects, and a forked worker's collections do not write to their pages) and the
+    collector resumes. Called from Python (``main`` of a program), nothing happens: freezing would
+    keep that program's garbage of the moment for good."""
+    if _OWNS_PROCESS:
+        gc.freeze()
+        gc.enable()
 
 
 def exit_now(code: int) -> NoReturn:
