@@ -171,3 +171,19 @@ def test_the_ingest_command_says_loaded_once_its_pipeline_is_loaded(monkeypatch,
 
     # the ingest script forks its readers; xamm's commands do not pause the collector
     assert cli.console.loads_then_forks is True and commands.console.loads_then_forks is False
+
+
+def test_a_profiled_command_ends_as_python_does_so_the_profile_is_written(tmp_path):
+    script = tmp_path / "command.py"
+    script.write_text(PROGRAM)
+    stats = tmp_path / "stats.prof"
+    r = subprocess.run(
+        [sys.executable, "-m", "cProfile", "-o", str(stats), str(script)]
+        + [str(tmp_path / "out"), "return", "console"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
+    assert stats.stat().st_size > 0, r.stderr  # (cProfile's runner ends with 0 whatever the code)
+    assert "torn down" in r.stderr  # Python's own exit

@@ -266,13 +266,17 @@ def exit_now(code: int) -> NoReturn:
     flush, temporary directories, multiprocessing's children), stdout and stderr are flushed, and
     ``os._exit`` skips the teardown that frees every object and module one at a time and collects
     them, a cost that grows with what the command made (the system takes the memory back whole).
-    With a thread of Python's still running, Python's own exit waits for it: ``sys.exit``.
+    With a thread of Python's still running, or a profiler or tracer on (``python -m cProfile``,
+    coverage, a debugger: each writes what it gathered once the script returns), Python's own
+    exit: ``sys.exit``.
 
     Args:
         code: the exit status.
     """
     main = threading.main_thread()
     if any(t is not main and not t.daemon and t.is_alive() for t in threading.enumerate()):
+        sys.exit(code)
+    if sys.getprofile() is not None or sys.gettrace() is not None:
         sys.exit(code)
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
