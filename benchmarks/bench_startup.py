@@ -2,10 +2,13 @@
 
     python benchmarks/bench_startup.py [--runs 7] [--out docs/bench/startup.md]
 
-Each case runs in a fresh interpreter; its CPU seconds (user + system, of the child process) and
-wall seconds are the median of ``--runs``. Two floors run beside them in the same run:
-``python -c pass`` and ``python -c "import polars, numpy, pydantic"``. The targets are ratios to
-them (a loaded machine slows every case alike): every ``--help`` at most 8x the first floor's CPU;
+Each case runs in a fresh interpreter (a command as its installed console script runs it: its
+``console`` entry point on its ``sys.argv``, which ends it without the interpreter's teardown,
+:func:`xamm_data.cli.tools.exit_now`; the floors are plain ``python -c``); its CPU seconds
+(user + system, of the child process) and wall seconds are the median of ``--runs``. Two floors
+run beside them in the same run: ``python -c pass`` and
+``python -c "import polars, numpy, pydantic"``. The targets are ratios to them (a loaded machine
+slows every case alike): every ``--help`` at most 8x the first floor's CPU;
 ``xamm predict`` on the README's LULESH profile (from ``--data``, skipped without it) at most 2x the
 second's. ``--json`` writes the figures for a page generator or a test.
 """
@@ -30,9 +33,10 @@ HELP_TARGET = 8.0  # x the CPU of ``python -c pass``
 PREDICT_TARGET = 2.0  # x the CPU of ``import polars, numpy, pydantic``
 PREDICT = "xamm predict lulesh.cali --json"
 LULESH = "LLNL+thicket-tutorial/data/lulesh/230906-105532_880456_M8YbWSOYgGWa.cali"
-CALL = "\ntry:\n    main({argv!r})\nexcept SystemExit:\n    pass"
-XAMM = "from xamm_data.cli.commands import main" + CALL
-INGEST = "from xamm_ingest.cli import main" + CALL
+# what the installed console script runs (``[project.scripts]``), ``sys.argv`` as it would see it
+SCRIPT = "import sys\nfrom {module} import console\nsys.argv = [{prog!r}, *{{argv!r}}]\nconsole()"
+XAMM = SCRIPT.format(module="xamm_data.cli.commands", prog="xamm")
+INGEST = SCRIPT.format(module="xamm_ingest.cli", prog="xamm-ingest")
 FLOOR, LIBS = "python -c pass", "import polars, numpy, pydantic"
 CASES = {
     FLOOR: "pass",
@@ -46,7 +50,7 @@ CASES = {
     "xamm-ingest --help": INGEST.format(argv=["--help"]),
     "xamm-ingest rajaperf --help": INGEST.format(argv=["rajaperf", "--help"]),
     "xamm-ingest caliper --help": INGEST.format(argv=["caliper", "--help"]),
-    "xamm datasets list": "import sys\n" + XAMM.format(argv=["datasets", "list"]),
+    "xamm datasets list": XAMM.format(argv=["datasets", "list"]),
 }
 
 

@@ -22,8 +22,9 @@ minute, and its median steadier for it) of the CPU seconds (user + system of the
 workers it waited for) and the wall seconds; the peak resident memory is the largest process's; the
 page gives the range of xamm's runs too. Beside them the machine's floor, ``python -c pass`` as a
 process, and per set the floor of xamm's command: a process that only imports every module the
-command imported (listed by a run under ``-X importtime``), which no reading, checking or writing
-can go below. xamm's sources are compiled to bytecode first, as a wheel's install leaves them and
+command imported (listed by a run under ``-X importtime``) and then ends as the command's console
+script does, without the interpreter's teardown, which no reading, checking or writing can go
+below. xamm's sources are compiled to bytecode first, as a wheel's install leaves them and
 Thicket's install left it. Targets: the 73-file command at least 20x Thicket's, the 1,000-profile
 command at least 25x, in CPU; the 73-file command's largest process under 150 MiB. ``--json``
 writes the figures, from which ``report`` prints the page again (``tests/test_bench_pages.py``).
@@ -84,6 +85,8 @@ IMPORTS = (
     "        importlib.import_module(name)\n"
     "    except ImportError:\n"  # a module the run only tried (another platform's)
     "        pass\n"
+    "import os\n"
+    "os._exit(0)\n"  # ended as xamm's console script ends: without the interpreter's teardown
 )
 
 
