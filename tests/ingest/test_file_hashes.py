@@ -22,14 +22,15 @@ TIME = "inclusive#sum#time.duration"
 SPEC = SampleSpec(app="sort", machine="m")
 
 
-def _profiles(root: Path, n: int) -> list[Path]:
+def _profiles(root: Path, n: int, first: int = 0) -> list[Path]:
+    """``n`` profiles under ``root``, the i-th timed ``1 + first + i`` s (``first`` apart: other
+    content)."""
     out = []
     for i in range(n):
         p = root / f"t{i % 3}" / f"p{i:02d}.cali"
         p.parent.mkdir(parents=True, exist_ok=True)
-        out.append(
-            write_cali(p, [(["main"], {TIME: 1.0 + i})], {"cluster": "c"}, units={TIME: "sec"})
-        )
+        times = [(["main"], {TIME: 1.0 + first + i})]
+        out.append(write_cali(p, times, {"cluster": "c"}, units={TIME: "sec"}))
     return out
 
 
@@ -177,3 +178,32 @@ def test_a_damaged_file_is_mended_by_the_next_run(tmp_path, reads, damage):
     assert len(_records(tmp_path / "xamm_home")) >= 5  # aligned records behind the header
     reads.clear()
     assert _ingest(tmp_path / "runs", tmp_path / "s").already_stored == 6 and reads == []
+
+
+def test_new_files_into_a_stored_archive_rewrite_no_record_until_repeats_are_half(
+    tmp_path, reads, monkeypatch
+):
+    """An ingest that read the records counts what they hold: new files into a stored archive
+    append their records and rewrite none; repeats (the same files into other stores) are
+    compacted once they make up half the file, so it stays within twice its distinct records."""
+    monkeypatch.setattr(fh, "FLUSH_RECORDS", 2)
+    _profiles(tmp_path / "runs", 12)
+    new = _profiles(tmp_path / "new", 2, first=100)
+    path = tmp_path / "xamm_home" / fh.FILE
+    _ingest(tmp_path / "runs", tmp_path / "s")
+    first, inode = _records(tmp_path / "xamm_home"), path.stat().st_ino
+    assert _ingest(tmp_path / "new", tmp_path / "s").rows_written == len(new) == 2
+    assert path.stat().st_ino == inode  # appended to, not rewritten
+    assert (
+        _records(tmp_path / "xamm_home")[:12] == first
+        and len(_records(tmp_path / "xamm_home")) == 14
+    )
+    for i in range(5):  # five stores holding the two new files (each run compacts the file)
+        _ingest(tmp_path / "new", tmp_path / f"s{i}")
+    assert len(_records(tmp_path / "xamm_home")) == 14
+    sizes = []
+    for i in range(5):  # the twelve into each: 14 distinct read + 12 made, rewritten past 54
+        _ingest(tmp_path / "runs", tmp_path / f"s{i}")
+        sizes.append(len(_records(tmp_path / "xamm_home")))
+    assert sizes == [26, 38, 50, 14, 26]
+    assert len({k for k, *_ in _records(tmp_path / "xamm_home")}) == 14

@@ -19,7 +19,7 @@ The file, ``$XAMM_HOME/ingest/file-hashes.bin``, is a header line and 32-byte re
 little-endian unsigned 64-bit integers: the key's halves, the hash's halves), appended under a
 lock. A torn last record is ignored (and cut before the next append), a file without the header
 is begun anew, and the file is rewritten with each record once when it holds more than twice the
-records a run met or made.
+distinct records it is known to hold: those a run read, or else met, and those it made.
 """
 
 from __future__ import annotations
@@ -138,18 +138,26 @@ class FileHashes:
             log.debug("file hashes not recorded in %s: %s", self.path, e)
 
     def close(self) -> None:
-        """Append what is pending; then, once the file holds more than twice the records this run
-        met or made, rewrite it with each record once (past :data:`MAX_RECORDS`: only those)."""
+        """Append what is pending; then, once the file holds more than twice the distinct records
+        it is known to hold (:meth:`_distinct`), rewrite it with each record once (past
+        :data:`MAX_RECORDS`: only those this run met or made)."""
         self.flush()
-        met = self.noted + (int(self.used.sum()) if self.used is not None else 0)
         n = _count(self.path)
-        if self.path is None or (n <= 2 * met + FLUSH_RECORDS and n <= MAX_RECORDS):
+        if self.path is None or (n <= 2 * self._distinct() + FLUSH_RECORDS and n <= MAX_RECORDS):
             return
         try:
             with locked(self.path.with_name(self.path.name + ".lock")):
                 self._compact()
         except OSError as e:
             log.debug("file hashes not compacted in %s: %s", self.path, e)
+
+    def _distinct(self) -> int:
+        """The distinct records the file is taken to hold: those this run read (each key once)
+        and made, when it read them (a resumed archive: an ingest of new files into it rewrites
+        nothing until repeats make up half the file); else those it met or made."""
+        if self.records is not None:
+            return len(self.records) + self.noted
+        return self.noted + (int(self.used.sum()) if self.used is not None else 0)
 
     def _compact(self) -> None:
         """Rewrite the file as its unique records (under the lock held by :meth:`close`)."""
