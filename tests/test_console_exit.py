@@ -5,6 +5,8 @@ every exit handler run, and without the interpreter's teardown
 from __future__ import annotations
 
 import importlib
+import json
+import os
 import subprocess
 import sys
 import tomllib
@@ -187,3 +189,27 @@ def test_a_profiled_command_ends_as_python_does_so_the_profile_is_written(tmp_pa
     )
     assert stats.stat().st_size > 0, r.stderr  # (cProfile's runner ends with 0 whatever the code)
     assert "torn down" in r.stderr  # Python's own exit
+
+
+def test_an_ingest_on_a_dask_cluster_ends_with_its_commit_whole(tmp_path):
+    """The ingest script with a local Dask cluster (threads and processes of its own) ends by
+    ``exit_now``: exit 0, and the store holds every row it said it wrote."""
+    from cali_writer import write_cali
+
+    from xamm_data.store.store import Store
+
+    t = "inclusive#sum#time.duration"
+    for i in range(4):
+        write_cali(tmp_path / "runs" / f"p{i}.cali", [(["main"], {t: 1.0 + i})], {"cluster": "c"},
+                   units={t: "sec"})  # fmt: skip
+    program = (
+        "import sys; from xamm_ingest.cli import console; sys.argv[0] = 'xamm-ingest'; console()"
+    )
+    argv = ["caliper", str(tmp_path / "runs"), "--app", "a", "--machine", "m", "--store",
+            str(tmp_path / "s"), "--executor", "dask", "--no-progress", "--json"]  # fmt: skip
+    env = {**os.environ, "XAMM_HOME": str(tmp_path / "home")}
+    r = subprocess.run([sys.executable, "-c", program, *argv], capture_output=True, text=True,
+                       timeout=300, cwd=tmp_path, env=env)  # fmt: skip
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert json.loads(r.stdout)["rows_written"] == 4
+    assert Store(tmp_path / "s").scan("app_profiles").collect().height == 4
