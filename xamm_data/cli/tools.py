@@ -274,9 +274,8 @@ def exit_now(code: int) -> NoReturn:
         code: the exit status.
     """
     main = threading.main_thread()
-    if any(t is not main and not t.daemon and t.is_alive() for t in threading.enumerate()):
-        sys.exit(code)
-    if sys.getprofile() is not None or sys.gettrace() is not None:
+    running = any(t is not main and not t.daemon and t.is_alive() for t in threading.enumerate())
+    if running or sys.getprofile() is not None or sys.gettrace() is not None:
         sys.exit(code)
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
