@@ -98,8 +98,6 @@ class StoreLog:
         before the first write. The log is checked on the way: an unreadable log, or a latest
         version that is not the one xamm last committed, raises :class:`CorruptLogError` naming the
         table and log file."""
-        from deltalake import DeltaTable  # delta-rs: imported when a table is opened
-
         loc = self.location(kind)
         migrate_legacy(self, kind)
         if not loc.has_log():
@@ -108,6 +106,9 @@ class StoreLog:
                     f"the store {self.root} has no {kind} table, so no version of it"
                 )
             return None, _file_frame(None)
+        # delta-rs: imported when a table is opened (a store with none, predict's, never loads it)
+        from deltalake import DeltaTable
+
         with self._log_guard(kind):
             dt = DeltaTable(loc.uri, storage_options=loc.storage_options or None)
             if version is not None:

@@ -186,10 +186,10 @@ def predict_cmd(args) -> int:
     from xamm_models.predictors.inputs import load_profiles
 
     # in the handler: `xamm --help` never loads the models
-    from xamm_models.predictors.paper.pipeline import load_benchmark_runs
+    from xamm_models.profile_input import ProfileInputError
 
     # in the handler: `xamm --help` never loads the models
-    from xamm_models.profile_input import ProfileInputError
+    from xamm_models.stored import load_benchmark_runs
 
     if args.profiles is not None and not args.profiles.exists():
         raise ProfileInputError(f"{args.profiles}: no such file or directory")

@@ -151,7 +151,7 @@ def _bench(args):
     if not args.target_benchmarks:
         return None
     # in the handler: `xamm --help` never loads the models
-    from xamm_models.predictors.paper.pipeline import load_benchmark_runs
+    from xamm_models.stored import load_benchmark_runs
 
     return load_benchmark_runs(args.target_benchmarks)
 

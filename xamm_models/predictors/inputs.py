@@ -11,8 +11,8 @@ import polars as pl
 
 from xamm_models.benchmark.dataset import samples_from_runs
 from xamm_models.predictors.contract import Predictor
-from xamm_models.predictors.paper.pipeline import load_app_samples, load_benchmark_runs
 from xamm_models.profile_input import ProfileInputError, read_profiles_file
+from xamm_models.stored import load_app_samples, load_benchmark_runs
 
 __all__ = ["kernel_profiles", "load_profiles"]
 

@@ -40,13 +40,12 @@ import polars as pl
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from xamm_data.store.store import Store
 from xamm_models.errors import ConfigError
-from xamm_models.features import kernel_app_samples
 from xamm_models.machines.attention import build_signatures
 from xamm_models.machines.signatures import Signature, SignatureRegistry
 from xamm_models.predictors.kinds import load_model
 from xamm_models.predictors.paper.relperf import DEFAULT_KEYS, pair_relative, with_target
+from xamm_models.stored import data_version, load_app_samples, load_benchmark_runs
 
 
 class RunConfig(BaseModel):
@@ -123,30 +122,6 @@ def load_config(path: str | Path) -> RunConfig:
         if v is not None and not v.is_absolute():
             object.__setattr__(cfg, name, base / v)
     return cfg
-
-
-def load_benchmark_runs(path: Path, version: int | None = None) -> pl.DataFrame:
-    """benchmark_runs rows from a store root (at its latest table version, or ``version``) or a
-    Parquet file."""
-    if path.is_dir():
-        return Store(path).scan("benchmark_runs", version=version).collect()
-    return pl.read_parquet(path)
-
-
-def data_version(path: Path) -> int | None:
-    """The benchmark_runs table version a store root is at (None for a file): what a model trained
-    on it records."""
-    return Store(path).version("benchmark_runs") if Path(path).is_dir() else None
-
-
-def load_app_samples(path: Path, version: int | None = None) -> pl.DataFrame:
-    """Application samples from a Parquet/CSV file, or RAJAPerf kernels-as-apps from a store root
-    (``version``: that table version, e.g. the one a trained predictor recorded)."""
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no such file or directory")
-    if path.is_dir():
-        return kernel_app_samples(load_benchmark_runs(path, version))
-    return pl.read_parquet(path) if path.suffix == ".parquet" else pl.read_csv(path)
 
 
 def default_features(df: pl.DataFrame) -> list[str]:
