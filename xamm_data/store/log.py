@@ -21,6 +21,7 @@ from xamm_data.store.counts import ConfigCounts
 from xamm_data.store.delta_log import LOG_DIR, CorruptLogError, diagnose, head_problems, write_head
 from xamm_data.store.files import delta_schema, parquet_bytes, write_part
 from xamm_data.store.locations import TableLocation, is_uri
+from xamm_data.store.memory import release_freed_memory
 from xamm_data.store.rows import read_parquet_checked, renumber_trials
 from xamm_data.tables.schema import DATA_KINDS, TableSchema, get_table
 from xamm_data.tables.validate import validate
@@ -219,6 +220,8 @@ class StoreLog:
         commit conflicts."""
         from deltalake.exceptions import CommitFailedError  # delta-rs: imported on use
 
+        # what the caller read and let go leaves before delta-rs's commit adds its own memory
+        release_freed_memory()
         # jitter only: which writer retries first never changes what is stored
         rng = random.Random()
         for attempt in range(1, MAX_COMMIT_ATTEMPTS + 1):
