@@ -111,3 +111,29 @@ def test_a_folder_of_a_newer_format_or_another_kind_is_refused_by_name(kinds, tm
     (d / m.marker).write_text(json.dumps({k: v for k, v in info.items() if k != "format"}))
     write_manifest(d)
     assert BaselinePredictor.from_pretrained(d).figures.equals(m.figures)
+
+
+def _wins_by_draw(mu, sd_lo, sd_hi, noise):
+    """The share of draws each target wins, one profile and one draw at a time (the reference)."""
+    out = np.zeros_like(mu)
+    for p in range(mu.shape[0]):
+        for d in range(noise.shape[0]):
+            sd = np.where(noise[d] < 0, sd_lo[p], sd_hi[p])
+            out[p, int(np.argmin(mu[p] + sd * noise[d]))] += 1
+    return out / noise.shape[0]
+
+
+def test_p_fastest_counts_every_draw_as_the_draw_by_draw_reference_does(monkeypatch):
+    from xamm_models.predictors import contract
+
+    rng = np.random.default_rng(5)
+    mu = rng.normal(0, 0.2, (23, 4))
+    mu[3, 1] = mu[3, 2]  # a tie: the first target wins it, as argmin says
+    sd_lo, sd_hi = rng.uniform(0.0, 0.2, (2, 23, 4))
+    sd_lo[3, 1:3] = sd_hi[3, 1:3] = 0.0
+    noise = rng.standard_normal((300, 4))
+    want = _wins_by_draw(mu, sd_lo, sd_hi, noise)
+    assert want[3, 2] == 0.0 and want.sum(axis=1) == pytest.approx(1.0)
+    for chunk in (1, 5 * 300 * 4 * 8, 1 << 21):  # a profile, 5 (23 is no multiple), all at once
+        monkeypatch.setattr(contract, "_CHUNK_BYTES", chunk)
+        assert np.array_equal(contract._wins(mu, sd_lo, sd_hi, noise), want)
