@@ -162,7 +162,7 @@ def _wins(mu: np.ndarray, sd_lo: np.ndarray, sd_hi: np.ndarray, noise: np.ndarra
     draws, k = noise.shape
     below = noise < 0
     wins = np.zeros_like(mu)
-    step = max(1, _CHUNK_BYTES // (draws * k * 8))
+    step = max(1, _CHUNK_BYTES // max(1, draws * k * 8))
     for i in range(0, mu.shape[0], step):
         x = np.where(below, sd_lo[i : i + step, None, :], sd_hi[i : i + step, None, :])
         np.multiply(x, noise, out=x)
