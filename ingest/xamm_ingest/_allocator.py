@@ -17,9 +17,10 @@ Importing xamm as a library leaves the process's allocators alone.
 
 from __future__ import annotations
 
-import ctypes
 import os
 from collections.abc import Callable
+
+from xamm_data.store.memory import glibc
 
 __all__ = ["MMAP_THRESHOLD", "fix_mmap_threshold"]
 
@@ -42,12 +43,9 @@ def fix_mmap_threshold(mallopt: Callable[[int, int], int] | None = None) -> bool
     ):
         return False
     if mallopt is None:
-        try:
-            if not (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc"):
-                return False
-        except (ValueError, OSError, AttributeError):  # no such name here: not glibc
+        if (libc := glibc()) is None:
             return False
-        mallopt = ctypes.CDLL(None).mallopt
+        mallopt = libc.mallopt
     return bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD))
 
 

@@ -1,39 +1,45 @@
-"""Freed memory given back to the system before a commit.
+"""The process's C allocator, where it is glibc's: :func:`glibc` (the one test of it, which the
+``xamm-ingest`` command's allocator settings use too: ``xamm_ingest._allocator``), and freed
+memory given back before a commit.
 
 glibc's allocator keeps the pages a process freed for its next allocations: a batch read, checked
 and let go still counts in the process's resident memory, and a commit then adds delta-rs's own on
 top (the largest peak of an ingest). ``malloc_trim(0)`` returns the free pages, as Dask's workers do
-(``distributed.worker_memory``); where there is no glibc (macOS, musl) nothing is done.
+(``distributed.worker_memory``); where the C library is not glibc (macOS, musl) nothing is done.
 """
 
 from __future__ import annotations
 
 import ctypes
 import functools
-import sys
-from collections.abc import Callable
+import os
 
-__all__ = ["release_freed_memory"]
+__all__ = ["glibc", "release_freed_memory"]
 
 
 @functools.cache
-def _malloc_trim() -> Callable[[int], int] | None:
-    if not sys.platform.startswith("linux"):
-        return None
+def glibc() -> ctypes.CDLL | None:
+    """This process's C library when it is glibc's, else None.
+
+    Returns:
+        The library (its ``mallopt``, ``malloc_trim``, ...), or None.
+    """
     try:
-        return ctypes.CDLL("libc.so.6").malloc_trim
-    except (OSError, AttributeError):  # not glibc
+        if not (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc"):
+            return None
+    except (ValueError, OSError, AttributeError):  # no such name here: not glibc
         return None
+    return ctypes.CDLL(None)
 
 
 def release_freed_memory() -> bool:
     """Give the C heap's free pages back to the system (glibc's ``malloc_trim``).
 
     Returns:
-        Whether it could (False where the C library has no ``malloc_trim``).
+        Whether it could (False where the C library is not glibc).
     """
-    trim = _malloc_trim()
-    if trim is None:
+    libc = glibc()
+    if libc is None:
         return False
-    trim(0)
+    libc.malloc_trim(0)
     return True
