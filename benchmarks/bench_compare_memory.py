@@ -7,11 +7,12 @@ A store holds quartz's public RAJAPerf runs (the Thicket tests' ``rajaperf/quart
 dane: dane's five public ``Base_Seq`` runs, copied until there are N, each copy made distinct by
 trailing blank lines (which the reader skips), so the store keeps every one as a run of its own.
 Synthetic in count only: every row is a real run's. For each N, each command runs in a fresh
-interpreter (the ``xamm`` entry point's function, like the installed command) and its peak
+interpreter (the ``xamm`` console script, as the installed command runs) and its peak
 resident memory (VmHWM, MiB) is read from ``/proc``; beside them, the same figure of
 ``python -c pass`` and of ``import polars, numpy, pydantic`` (the floors). Target: at most
-200 MiB at the most runs (1,000); the growth from the fewest runs is printed beside it (what is
-still held per run).
+200 MiB at the most runs (1,000); the growth from the fewest runs is printed beside it. A second
+table gives what each command holds resident at its end (VmRSS): what it keeps per run, apart
+from the peak of its largest query.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ TARGET_MIB = 200.0
 DANE = "LLNL+thicket-newer/thicket/tests/data/rajaperf/dane/clang14.0.6_8388608/O3"
 QUARTZ = "LLNL+thicket/thicket/tests/data/rajaperf/quartz"
 _HWM = (
-    "\nimport re\nprint('HWM', re.search(r'VmHWM:\\s+(\\d+)', "
-    "open('/proc/self/status').read()).group(1))"
+    "\nimport re\n_s = open('/proc/self/status').read()\n"
+    "print('HWM', *(re.search(k + r':\\s+(\\d+)', _s).group(1) for k in ('VmHWM', 'VmRSS')))"
 )
 CASES = {
     "xamm compare dane quartz --size-ratio 16 --json": [
@@ -48,8 +49,9 @@ FLOORS = {
 }
 
 
-def peak_mib(code: str, env: dict) -> float:
-    """Peak resident memory (MiB) of a fresh interpreter running ``code``."""
+def memory_mib(code: str, env: dict) -> tuple[float, float]:
+    """Peak resident memory (MiB) of a fresh interpreter running ``code``, and what it holds
+    resident at its end."""
     # -P: the working folder is not put first on the path, so PYTHONPATH picks the code measured
     r = subprocess.run(
         [sys.executable, "-P", "-c", code + _HWM], capture_output=True, text=True, env=env
@@ -57,7 +59,7 @@ def peak_mib(code: str, env: dict) -> float:
     if r.returncode != 0:
         raise RuntimeError(r.stderr[-2000:])
     line = [ln for ln in r.stdout.splitlines() if ln.startswith("HWM ")][-1]
-    return int(line.split()[1]) / 1024
+    return int(line.split()[1]) / 1024, int(line.split()[2]) / 1024
 
 
 def store_with(n: int, data: Path, root: Path) -> Path:
@@ -85,15 +87,20 @@ def measure(counts: list[int], data: Path) -> dict:
     """Peak MiB per case and number of runs, and the floors."""
     tmp = Path(tempfile.mkdtemp(prefix="xamm-bench-memory-"))
     env = {**os.environ, "XAMM_HOME": str(tmp / "home"), "HF_HUB_OFFLINE": "1"}
-    out = {"floors": {k: peak_mib(v, env) for k, v in FLOORS.items()}, "cases": {}}
+    out = {"floors": {k: memory_mib(v, env)[0] for k, v in FLOORS.items()}, "cases": {}}
+    out["held"] = {}
     for n in counts:
         root = store_with(n, data, tmp)
         for label, argv in CASES.items():
+            # the installed command: its console script, whose exit handlers print the peak
             code = (
-                "from xamm_data.cli.commands import main\n"
-                f"rc = main({[*argv, '--store', str(root)]!r})\nassert rc == 0, rc"
+                f"import atexit, sys\natexit.register(lambda: exec({_HWM!r}, {{}}))\n"
+                f"sys.argv = {['xamm', *argv, '--store', str(root)]!r}\n"
+                "from xamm_data.cli.commands import console\nconsole()"
             )
-            out["cases"].setdefault(label, {})[str(n)] = peak_mib(code, env)
+            peak, held = memory_mib(code, env)
+            out["cases"].setdefault(label, {})[str(n)] = peak
+            out["held"].setdefault(label, {})[str(n)] = held
     shutil.rmtree(tmp)
     return out
 
@@ -118,6 +125,14 @@ def report(rec: dict) -> bool:
         f"target: <= {TARGET_MIB:.0f} MiB at {counts[-1]} runs; growth: from {counts[0]} to "
         f"{counts[-1]} runs"
     )
+    if rec.get("held"):
+        print("\nresident MiB at the command's end (what it holds once its queries are done)")
+        print(f"{'command':<54}" + "".join(f"{n:>8}" for n in counts) + f"{'growth':>8}")
+        for label, per in rec["held"].items():
+            figs = [per[str(n)] for n in counts]
+            print(
+                f"{label:<54}" + "".join(f"{f:>8.0f}" for f in figs) + f"{figs[-1] - figs[0]:>8.0f}"
+            )
     return ok
 
 

@@ -2,8 +2,8 @@
 
 Polars' allocator (jemalloc) then hands freed pages back to the system at once instead of keeping
 them for a second or more, so an archive ingest holds about one batch's memory
-(``benchmarks/bench_archive.py`` measures it). Polars adds ``_RJEM_MALLOC_CONF`` to its own
-settings when it loads, and a value the user set wins.
+(``benchmarks/bench_archive.py`` measures it): :func:`xamm_data.cli.tools.free_pages_at_once`,
+which every console script calls too, here set before anything the command imports loads polars.
 
 The C library's allocator (glibc's, where the process has it: delta-rs, Python's large objects)
 keeps its threshold for serving a block from ``mmap`` at 128 KiB. By default glibc raises that
@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
+from xamm_data.cli.tools import free_pages_at_once
 from xamm_data.store.memory import glibc
 
 __all__ = ["MMAP_THRESHOLD", "fix_mmap_threshold"]
@@ -49,5 +50,5 @@ def fix_mmap_threshold(mallopt: Callable[[int, int], int] | None = None) -> bool
     return bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD))
 
 
-os.environ.setdefault("_RJEM_MALLOC_CONF", "dirty_decay_ms:0,muzzy_decay_ms:0")
+free_pages_at_once()
 fix_mmap_threshold()

@@ -63,5 +63,5 @@ def test_a_comparison_of_the_columns_read_is_that_of_every_column(store):
     assert_frame_equal(got.unmatched, want.unmatched)
     assert got.configurations == want.configurations
     _, rows = target_runs("dane", store=store.root)
-    assert set(rows.columns) <= set(COMPARED)
+    assert set(rows.collect_schema().names()) <= set(COMPARED)
     assert describe_runs(rows) == describe_runs(full["dane:cpu"])

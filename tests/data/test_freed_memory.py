@@ -5,6 +5,7 @@ store asks for it once (an ingest's peak is its commit: benchmarks/bench_whole.p
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -53,3 +54,50 @@ def test_every_commit_releases_what_was_freed_once(tmp_path, monkeypatch):
     st.append(frame.with_columns(source_sha256=frame["source_sha256"].str.replace("^.", "f")),
               "benchmark_runs")  # fmt: skip
     assert calls == [1, 1]
+
+
+# polars' own frame of 160 MB freed: what the process holds while it lives and just after
+POLARS_FREED = """
+import json, os, re, sys
+from xamm_data.cli.tools import console_script
+def anon():
+    return int(re.search(r"RssAnon:\\s+(\\d+)", open("/proc/self/status").read()).group(1)) // 1024
+def main():
+    import polars as pl
+    df = pl.select(pl.int_range(0, 20_000_000).alias("x"))
+    held = anon()
+    del df
+    print(json.dumps({"conf": os.environ.get("_RJEM_MALLOC_CONF"), "held": held, "after": anon()}))
+    return 0
+(console_script(main) if sys.argv[1] == "command" else main)()
+"""
+
+
+@pytest.mark.parametrize(
+    ("mode", "user", "freed"), [("command", None, True), ("library", None, False),
+                                ("command", "narenas:2", False)]
+)  # fmt: skip
+def test_a_command_hands_polars_freed_pages_back_at_once(monkeypatch, mode, user, freed):
+    """In a console script polars' allocator returns a freed frame's pages when it is freed (a
+    command's peak is its largest query's, not their sum); imported as a library, or with the
+    user's own ``_RJEM_MALLOC_CONF``, the allocator is left as it is."""
+    monkeypatch.delenv("_RJEM_MALLOC_CONF", raising=False)
+    if user is not None:
+        monkeypatch.setenv("_RJEM_MALLOC_CONF", user)
+    out = subprocess.run(
+        [sys.executable, "-c", POLARS_FREED, mode], capture_output=True, text=True, check=True
+    )
+    got = json.loads(out.stdout)
+    assert got["held"] > 120  # MiB: the frame was resident
+    assert (got["held"] - got["after"] > 100) is freed, got
+    assert ("dirty_decay_ms:0," in (got["conf"] or "")) is freed
+    assert user is None or user in got["conf"]
+
+
+def test_the_allocator_is_left_alone_once_polars_has_loaded(monkeypatch):
+    from xamm_data.cli.tools import free_pages_at_once
+
+    monkeypatch.delenv("_RJEM_MALLOC_CONF", raising=False)
+    assert "polars" in sys.modules  # the test session loaded it: too late to set
+    assert free_pages_at_once() is False
+    assert "_RJEM_MALLOC_CONF" not in os.environ

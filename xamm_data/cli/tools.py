@@ -212,13 +212,36 @@ def quiet_pipe(main: Callable[..., int]) -> Callable[..., int]:
     return run
 
 
+#: polars' allocator (jemalloc) in a command: pages freed handed back to the system at once, not
+#: kept for seconds. A query's transient buffers (a partition parsed to be aggregated, a batch
+#: read and checked) then leave the process's memory when the query ends, so a command's peak is
+#: its largest query's, not their sum (``benchmarks/bench_archive.py``,
+#: ``benchmarks/bench_compare_memory.py``).
+JEMALLOC_CONF = "dirty_decay_ms:0,muzzy_decay_ms:0"
+
+
+def free_pages_at_once() -> bool:
+    """Set :data:`JEMALLOC_CONF` for polars, which reads ``_RJEM_MALLOC_CONF`` when it loads; a
+    value the user set wins. Commands only: importing xamm as a library leaves the process's
+    allocators alone.
+
+    Returns:
+        Whether polars will run with :data:`JEMALLOC_CONF` (False once it has loaded, or when the
+        user set another).
+    """
+    if "polars" in sys.modules:
+        return False
+    return os.environ.setdefault("_RJEM_MALLOC_CONF", JEMALLOC_CONF) == JEMALLOC_CONF
+
+
 def console_script(
     main: Callable[[], int | None], *, loads_then_forks: bool = False
 ) -> Callable[[], NoReturn]:
     """The console script of ``main`` (``[project.scripts]``): its return value, or the code of
     the ``SystemExit`` it raises (``--help``, a usage error), is the exit status, and the process
     ends without the interpreter's teardown (:func:`exit_now`). An exception ``main`` lets through
-    (``--debug``) ends it as Python does, with a traceback.
+    (``--debug``) ends it as Python does, with a traceback. Polars' allocator hands freed pages
+    back at once (:func:`free_pages_at_once`).
 
     Args:
         main: the command's ``main``, called with no arguments (it reads ``sys.argv``).
@@ -230,6 +253,7 @@ def console_script(
     def run() -> NoReturn:
         global _OWNS_PROCESS
         _OWNS_PROCESS = loads_then_forks
+        free_pages_at_once()
         if loads_then_forks:
             gc.disable()
         code: str | int | None

@@ -267,10 +267,8 @@ def load_dataset(
         reg = dataset_registry(st)
         dname = _dataset_name(name, reg, repo_id)
         if version is not None or as_of is not None or (revision is None and st.has(kind, dname)):
-            if lazy:  # the partition's files only, filters pushed down to the Parquet reader
-                lf = st.scan(kind, machine=dname, version=version, as_of=as_of)
-                return lf if columns is None else lf.select(columns)
-            return st.read(kind, dname, version=version, as_of=as_of, columns=columns)
+            # lazily: the partition's files verified now, parsed by each query as it needs
+            return st.read(kind, dname, lazy=lazy, version=version, as_of=as_of, columns=columns)
         df = _published(st, reg, kind, dname, revision, repo_id, token)
     df = df if columns is None else df.select(columns)
     return df.lazy() if lazy else df

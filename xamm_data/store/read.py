@@ -208,8 +208,62 @@ class StoreReading(StoreLog):
                 f"no {kind} for machine {machine!r} in store {self.root}"
                 + (f" at version {version}" if version is not None else "")
             )
-        df = self.read_partition(kind, schema, files, machine, columns=columns)
-        return df.lazy() if lazy else df
+        if lazy:
+            return self.scan_partition(kind, schema, files, machine, columns=columns)
+        return self.read_partition(kind, schema, files, machine, columns=columns)
+
+    def scan_partition(
+        self,
+        kind: str,
+        schema: TableSchema,
+        files: pl.DataFrame,
+        machine: str,
+        columns: Sequence[str] | None = None,
+    ) -> pl.LazyFrame:
+        """One machine's rows, verified now and parsed when collected: each data file's bytes are
+        checked against its checksum and the log's entry, and kept (compressed) for the scan. A
+        query on the result parses only the columns and rows it needs, so an aggregate over a
+        partition holds the aggregate, not the rows.
+
+        Args:
+            kind: a data table (``benchmark_runs``, ``app_profiles``).
+            schema: the table's schema.
+            files: the live files (:meth:`live_files`).
+            machine: a machine id.
+            columns: only these columns, in this order.
+
+        Returns:
+            The rows, sorted by the table's key when the partition has several files.
+        """
+        loc = self.location(kind)
+        schema = projected(schema, columns)
+        parts = []
+        for path, size, rows in (
+            files.filter(pl.col("machine") == machine).select("path", "size", "rows").iter_rows()
+        ):
+            data = read_part(loc, path, table=kind, machine=machine)
+            part = _scanned(data, schema, machine)
+            foreign = not part.filter(pl.col("machine") != machine).head(1).collect().is_empty()
+            if problem := entry_problem(
+                kind, loc, machine, path, size, rows, len(data), footer_rows(data),
+                foreign_rows=foreign,
+            ):  # fmt: skip
+                raise CorruptLogError(problem)
+            parts.append(part.with_columns(pl.lit(path).alias("_file")))
+        if not parts:
+            return schema.empty().lazy()
+        if len(parts) > 1 and (
+            problem := duplicate_problem(
+                kind,
+                loc,
+                machine,
+                pl.concat([p.select("source_sha256", "_file") for p in parts]).collect(),
+            )
+        ):
+            raise CorruptLogError(problem)
+        lf = pl.concat([p.drop("_file") for p in parts], how="vertical")
+        lf = lf.sort(list(schema.primary_key), nulls_last=True) if len(parts) > 1 else lf
+        return lf if columns is None else lf.select(columns)
 
     def scan(
         self,
@@ -311,6 +365,27 @@ def projected(schema: TableSchema, columns: Sequence[str] | None) -> TableSchema
         )
     keep = {*columns, schema.partition_by, "source_sha256", *schema.primary_key}
     return schema.model_copy(update={"columns": tuple(c for c in schema.columns if c.name in keep)})
+
+
+def _scanned(data: bytes, schema: TableSchema, machine: str) -> pl.LazyFrame:
+    """A verified data file's rows in ``schema``'s columns and types, lazily. A file whose columns
+    need more than a missing nullable column added (another type, an unknown or a missing required
+    column: an older schema's file, another tool's) is parsed now and conformed, with the errors
+    :func:`~xamm_data.tables.validate.conform` gives."""
+    held = pl.read_parquet_schema(io.BytesIO(data))
+    wanted = schema.polars_schema
+    if (
+        any(held.get(c, t) != t for c, t in wanted.items())
+        or any(c.name not in held and not c.nullable for c in schema.columns)
+        or (schema.partition_by not in held and schema.partition_by in wanted)
+    ):
+        part = _parsed(data, schema)
+        if schema.partition_by not in part.columns:  # a file keeping it in its path only
+            part = part.with_columns(pl.lit(machine).alias(schema.partition_by))
+        return conform(part, schema).lazy()
+    return pl.scan_parquet(io.BytesIO(data), hive_partitioning=False).select(
+        pl.col(c) if c in held else pl.lit(None, dtype=t).alias(c) for c, t in wanted.items()
+    )
 
 
 def _parsed(data: bytes, schema: TableSchema | None) -> pl.DataFrame:

@@ -82,10 +82,12 @@ def entry_problem(
     rows,
     n_bytes: int,
     part: pl.DataFrame | int,
+    *,
+    foreign_rows: bool = False,
 ) -> str | None:
     """What the log says of one live file that its bytes contradict: the partition in its path, its
     size, its row count, the machine its rows name (None: all agree). ``part`` is the parsed file or
-    its row count."""
+    its row count; ``foreign_rows`` says, for a count, that a row names another machine."""
     where = loc.display(path)
     if path.startswith("machine=") and not path.startswith(f"machine={machine}/"):
         return (
@@ -97,7 +99,7 @@ def entry_problem(
     n_rows = part if isinstance(part, int) else part.height
     if rows is not None and rows != n_rows:
         return f"{kind} / {machine}: the log says {where} holds {rows} rows; it holds {n_rows}"
-    if (
+    if foreign_rows or (
         isinstance(part, pl.DataFrame)
         and "machine" in part.columns
         and (part.get_column("machine") != machine).any()

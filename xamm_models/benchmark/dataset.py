@@ -174,12 +174,14 @@ SAMPLE_COLUMNS = (
 RUN_KEY = ("target", "machine", "device", "release", "kernel", "problem_size", "variant", "tuning")
 
 
-def samples(r: pl.DataFrame, by: tuple[str, ...] = ()) -> tuple[pl.DataFrame, dict[str, int]]:
+def samples(
+    r: pl.DataFrame | pl.LazyFrame, by: tuple[str, ...] = ()
+) -> tuple[pl.DataFrame, dict[str, int]]:
     """One sample per (target, kernel, size bucket) from runs inside the declared configurations
     (:func:`in_config`), and the count of samples left out.
 
     Args:
-        r: the runs.
+        r: the runs (lazy ones are read by one query whose result is the samples).
         by: more columns that split the runs, each part's samples made on their own (a
             bootstrap's draw: :func:`~xamm_models.compare.history.versions.figure_intervals`).
 
@@ -188,7 +190,8 @@ def samples(r: pl.DataFrame, by: tuple[str, ...] = ()) -> tuple[pl.DataFrame, di
     """
     iters = pl.coalesce(pl.col("iterations_per_rep"), pl.col("problem_size").cast(pl.Float64))
     per = (
-        r.group_by(*by, *RUN_KEY)
+        r.lazy()
+        .group_by(*by, *RUN_KEY)
         .agg(
             pl.col("time_per_rep_s").mean(),
             iters.mean().alias("_iters"),
@@ -200,6 +203,9 @@ def samples(r: pl.DataFrame, by: tuple[str, ...] = ()) -> tuple[pl.DataFrame, di
         .sort("time_per_rep_s", "tuning")
         .group_by(*by, "target", "kernel", "problem_size", maintain_order=True)
         .first()
+        # the engine an eager frame's group_by runs: each group's trials summed in their order,
+        # the same bits as from the rows in memory (the streaming engine's sums may differ)
+        .collect(engine="in-memory")
     )
     log2 = pl.col("problem_size").cast(pl.Float64).log(2)
     per = per.with_columns(
@@ -425,20 +431,21 @@ def card(ds: XplatDataset) -> str:
     return render(ds)
 
 
-def samples_from_runs(runs: pl.DataFrame, by: tuple[str, ...] = ()) -> pl.DataFrame:
+def samples_from_runs(runs: pl.DataFrame | pl.LazyFrame, by: tuple[str, ...] = ()) -> pl.DataFrame:
     """One benchmark sample per target, kernel and size (the fastest variant and tuning), as
     the data set builds them; a frame that already is samples passes through.
 
     Args:
-        runs: ``benchmark_runs`` rows (or samples).
+        runs: ``benchmark_runs`` rows (or samples), eager or lazy.
         by: more columns that split the runs (:func:`samples`).
 
     Returns:
         The samples.
     """
-    if {"target", "app", "time_per_rep_s"} <= set(runs.columns):
-        return runs
+    have = set(runs.collect_schema().names())
+    if {"target", "app", "time_per_rep_s"} <= have:
+        return runs.lazy().collect()
     # xplat's declared configurations name it; raw runs carry the suite version
-    if "release" not in runs.columns:
+    if "release" not in have:
         runs = runs.with_columns(pl.col("suite_version").alias("release"))
     return samples(runs.with_columns(Target.expr().alias("target")), by)[0]

@@ -49,8 +49,8 @@ def _sides(args):
     if args.since is not None:
         if args.refs:
             raise UsageError("--since compares NEW with itself: name no reference")
-        target, rows = target_runs(args.new, store=args.store)
-        before, after = split_by_date(rows, args.since)
+        target, runs = target_runs(args.new, store=args.store)
+        before, after = split_by_date(runs.collect(), args.since)
         return (
             target,
             (f"{target} before {args.since}", f"{target} since {args.since}"),

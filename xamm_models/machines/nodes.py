@@ -236,14 +236,21 @@ def configurations(rows: pl.DataFrame) -> list[pl.DataFrame]:
     return sorted(groups, key=lambda g: (-node_use(g), -g.height))
 
 
-def run_of(rows: pl.DataFrame) -> RunConfig:
+def run_of(rows: pl.DataFrame | pl.LazyFrame) -> RunConfig:
     """How the rows of one configuration ran, with their variants."""
-    r = rows.row(0, named=True)
-    variants = ", ".join(sorted(set(rows.get_column("variant"))))
-    return RunConfig(r["ranks"], r["threads"], r["gpus"], variants)
+    r = (
+        rows.lazy()
+        .select(
+            pl.col("ranks", "threads", "gpus").first(),
+            pl.col("variant").unique().sort().str.join(", ").alias("_variants"),
+        )
+        .collect(engine="in-memory")  # the first row in the rows' order
+        .row(0, named=True)
+    )
+    return RunConfig(r["ranks"], r["threads"], r["gpus"], r["_variants"])
 
 
-def fullest(rows: pl.DataFrame) -> tuple[pl.DataFrame, RunConfig]:
+def fullest(rows: pl.DataFrame | pl.LazyFrame) -> tuple[pl.LazyFrame, RunConfig]:
     """The rows of the configuration (ranks, threads, GPUs) that uses the most of a node, and how
     it ran: a per-rank figure of 1 rank beside one of 112 ranks describes two different machines.
 
@@ -251,14 +258,16 @@ def fullest(rows: pl.DataFrame) -> tuple[pl.DataFrame, RunConfig]:
         rows: one target's ``benchmark_runs`` rows of one family.
 
     Returns:
-        (the rows kept, their configuration).
+        (the rows kept, lazily; their configuration).
     """
     keys = ("ranks", "threads", "gpus")
-    missing = [c for c in keys if c not in rows.columns]
+    rows = rows.lazy()
+    missing = [c for c in keys if c not in rows.collect_schema().names()]
     rows = rows.with_columns(pl.lit(None, pl.Int64).alias(c) for c in missing)
     # the configurations by how much of a node each uses, then by rows (as configurations(), but
     # without a copy of every configuration's rows)
-    counts = rows.group_by(keys, maintain_order=True).agg(pl.len().alias("_n"))
+    counting = rows.group_by(keys, maintain_order=True).agg(pl.len().alias("_n"))
+    counts = counting.collect(engine="in-memory")  # in the rows' order: a tie keeps the first
     best = max(counts.iter_rows(named=True), key=lambda r: (node_use_of(r), r["_n"]))
     chosen = rows.filter(pl.all_horizontal(pl.col(k).eq_missing(best[k]) for k in keys))
     return chosen.drop(missing), run_of(chosen)

@@ -39,15 +39,16 @@ CERTIFICATE_MD = "certificate.md"
 CERTIFICATE_JSON = "certificate.json"
 
 
-def _sources(rows: pl.DataFrame) -> list[str]:
-    return sorted(rows.get_column("source_sha256").drop_nulls().unique().to_list())
+def _sources(rows: pl.DataFrame | pl.LazyFrame) -> list[str]:
+    got = rows.lazy().select(pl.col("source_sha256").drop_nulls().unique().cast(pl.String))
+    return sorted(got.collect().to_series().to_list())
 
 
-def _runs_sha256(rows: pl.DataFrame) -> str:
+def _runs_sha256(rows: pl.DataFrame | pl.LazyFrame) -> str:
     return sources_sha256(_sources(rows))
 
 
-def _signature(target: str, rows: pl.DataFrame, version: int | None, registry):
+def _signature(target: str, rows: pl.LazyFrame, version: int | None, registry):
     """The physics signature of all the target's runs, registered as ``xamm amm build --kind
     physics`` registers it (the same inputs give the same version), for runs from the store; else
     the one the embedded snapshot ships."""
@@ -61,7 +62,7 @@ def _signature(target: str, rows: pl.DataFrame, version: int | None, registry):
         return None
 
 
-def _ground(target: str, every: pl.DataFrame, rows: pl.DataFrame, store, registry) -> Ground:
+def _ground(target: str, every: pl.LazyFrame, rows: pl.LazyFrame, store, registry) -> Ground:
     """What a certificate rests on for one target: the signature of all its runs (``every``),
     and the runs it judged (``rows``)."""
     st = as_store(store)
@@ -85,7 +86,7 @@ def _ground(target: str, every: pl.DataFrame, rows: pl.DataFrame, store, registr
     )
 
 
-def _since(rows: pl.DataFrame, previous: Certificate | None) -> tuple[pl.DataFrame, str]:
+def _since(rows: pl.LazyFrame, previous: Certificate | None) -> tuple[pl.LazyFrame, str]:
     """The runs a certificate judges: after an earlier certificate, the runs added since it (the
     machine as it is after the update), else all of them."""
     if previous is None:
@@ -94,7 +95,7 @@ def _since(rows: pl.DataFrame, previous: Certificate | None) -> tuple[pl.DataFra
     if ground is None or not ground.state_sources:
         return rows, "all runs"
     added = rows.filter(~pl.col("source_sha256").is_in(pl.Series(ground.state_sources).implode()))
-    if added.is_empty():
+    if added.select(pl.len()).collect().item() == 0:
         return rows, f"all runs (none added since certificate {previous.number})"
     return added, f"runs added since certificate {previous.number}"
 
@@ -164,7 +165,7 @@ def accept(
         return certs.add(cert, sign_key=sign_key) if record else cert
 
 
-def _runs(new: str, refs: list[str], store) -> dict[str, pl.DataFrame]:
+def _runs(new: str, refs: list[str], store) -> dict[str, pl.LazyFrame]:
     """Each target's runs, ``new`` first. A bare ``new`` whose runs hold several devices (a GPU
     run's host rows) takes the references' device when they share one."""
     ref_runs = dict(target_runs(r, store=store) for r in refs)

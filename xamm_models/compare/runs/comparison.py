@@ -19,6 +19,7 @@ kernels. The physics figures of every target stand side by side, with what they 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -113,7 +114,12 @@ class Comparison:
             "groups": self.groups.to_dicts(),
             "kernels": self.kernels.to_dicts(),
             "flags": self.flags.to_dicts(),
-            "pairs": self.pairs.drop("trial_s_per_iter_new", "trial_s_per_iter_ref").to_dicts(),
+            "pairs": self.pairs.drop(
+                "trial_min_s_per_iter_new",
+                "trial_max_s_per_iter_new",
+                "trial_min_s_per_iter_ref",
+                "trial_max_s_per_iter_ref",
+            ).to_dicts(),
             "unmatched": self.unmatched.to_dicts(),
         }
 
@@ -155,12 +161,8 @@ def _predicted(pairs: pl.DataFrame, new: PhysicsSignature, ref: PhysicsSignature
 def _trial_range(pairs: pl.DataFrame) -> pl.DataFrame:
     """Each pair's relR over every trial on one side against every trial on the other."""
     return pairs.with_columns(
-        (
-            pl.col("trial_s_per_iter_new").list.min() / pl.col("trial_s_per_iter_ref").list.max()
-        ).alias("relR_min"),
-        (
-            pl.col("trial_s_per_iter_new").list.max() / pl.col("trial_s_per_iter_ref").list.min()
-        ).alias("relR_max"),
+        (pl.col("trial_min_s_per_iter_new") / pl.col("trial_max_s_per_iter_ref")).alias("relR_min"),
+        (pl.col("trial_max_s_per_iter_new") / pl.col("trial_min_s_per_iter_ref")).alias("relR_max"),
     )
 
 
@@ -321,7 +323,7 @@ def _flags(kernels: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def choose_family(runs: dict[str, pl.DataFrame], family: str | None) -> str:
+def choose_family(runs: Mapping[str, pl.DataFrame | pl.LazyFrame], family: str | None) -> str:
     """The variant family every target ran (the first in order), or ``family`` checked."""
     have = {t: families(r) for t, r in runs.items()}
     common = [f for f in next(iter(have.values())) if all(f in h for h in have.values())]
@@ -350,7 +352,7 @@ def _check_size_ratio(size_ratio: float) -> None:
 
 
 def compare_runs(
-    runs: dict[str, pl.DataFrame],
+    runs: Mapping[str, pl.DataFrame | pl.LazyFrame],
     new: str,
     refs: list[str],
     *,
@@ -360,7 +362,7 @@ def compare_runs(
     """Compare ``new`` with each of ``refs`` from their ``benchmark_runs`` rows.
 
     Args:
-        runs: ``machine:device`` -> that target's rows (one machine, one device).
+        runs: ``machine:device`` -> that target's rows (one machine, one device; eager or lazy).
         new: the new target.
         refs: the reference targets.
         family: the variant family to compare (default: the first all of them ran).
@@ -420,14 +422,15 @@ SAMPLED = (
 UNMATCHED_COLUMNS = ("ref", "side", "kernel", "problem_size", "bytes_per_iter", "reason", "why")
 
 
-def _selected(runs: dict[str, pl.DataFrame], family: str):
+def _selected(runs: Mapping[str, pl.DataFrame | pl.LazyFrame], family: str):
     """Per target: its samples in ``family``, its preferred back-end and fullest configuration;
     the back-end; the configuration."""
     samples, backends, configs = {}, {}, {}
     for t, r in runs.items():
         _, device = t.rsplit(":", 1)
-        # what is matched and the node configuration: each filter below copies what it keeps
-        r = r.select(c for c in r.columns if c in SAMPLED)
+        # what is matched and the node configuration, read by each query below as it needs
+        r = r.lazy()
+        r = r.select(c for c in r.collect_schema().names() if c in SAMPLED)
         rows, backends[t] = select_runs(r, family, device)
         rows, configs[t] = fullest(rows)
         samples[t] = samples_of(rows)

@@ -58,9 +58,9 @@ def _family() -> pl.Expr:
     return pl.col("variant").str.split("_").list.first()
 
 
-def families(runs: pl.DataFrame) -> list[str]:
+def families(runs: pl.DataFrame | pl.LazyFrame) -> list[str]:
     """The variant families of ``runs``, in :data:`FAMILY_ORDER` (others after, sorted)."""
-    have = set(runs.select(_family()).to_series().drop_nulls())
+    have = set(runs.lazy().select(_family().unique()).collect().to_series().drop_nulls())
     return [f for f in FAMILY_ORDER if f in have] + sorted(have - set(FAMILY_ORDER))
 
 
@@ -71,7 +71,9 @@ def _backend_rank(backend: str, device: str) -> tuple[int, str]:
     return (len(order) + (1 if backend == "Seq" else 0)), backend
 
 
-def select_runs(runs: pl.DataFrame, family: str, device: str) -> tuple[pl.DataFrame, str | None]:
+def select_runs(
+    runs: pl.DataFrame | pl.LazyFrame, family: str, device: str
+) -> tuple[pl.LazyFrame, str | None]:
     """One target's runs of ``family`` in its preferred back-end.
 
     Args:
@@ -80,36 +82,39 @@ def select_runs(runs: pl.DataFrame, family: str, device: str) -> tuple[pl.DataFr
         device: ``cpu`` or ``gpu``.
 
     Returns:
-        (the rows, the back-end chosen; None when the target has no run of the family).
+        (the rows, lazily; the back-end chosen, None when the target has no run of the family).
     """
-    rows = runs.filter(_family() == family)
-    backends = rows.get_column("backend").fill_null("").unique().to_list()
+    rows = runs.lazy().filter(_family() == family)
+    backends = rows.select(pl.col("backend").fill_null("").unique()).collect().to_series().to_list()
     if not backends:
         return rows, None
     best = min(backends, key=lambda b: _backend_rank(b, device))
     return rows.filter(pl.col("backend").fill_null("") == best), best
 
 
-def samples_of(runs: pl.DataFrame) -> pl.DataFrame:
+def samples_of(runs: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     """Per kernel, problem size and work per iteration: the fastest tuning's mean seconds per
-    iteration, with its trials' times.
+    iteration, with its fastest and slowest trial's.
 
     Args:
-        runs: one target's selected runs (:func:`select_runs`).
+        runs: one target's selected runs (:func:`select_runs`); lazy ones are read by one query
+            whose result is the samples (a thousand trials of a kernel hold one row).
 
     Rows with no positive time, or whose checksum RAJAPerf reported ``FAILED``, are left out.
 
     Returns:
         ``kernel``, ``group``, ``problem_size``, ``variant``, ``tuning``, ``s_per_iter``,
-        ``trial_s_per_iter`` (list), ``trials``, ``bytes_per_iter``, ``flops_per_iter``, and the
-        work per repetition a physics signature models (``time_per_rep_s``, ``bytes_per_rep``,
-        ``flops_per_rep``, ``kernels_per_rep``, ``iterations_per_rep``).
+        ``trial_min_s_per_iter``, ``trial_max_s_per_iter``, ``trials``, ``bytes_per_iter``,
+        ``flops_per_iter``, and the work per repetition a physics signature models
+        (``time_per_rep_s``, ``bytes_per_rep``, ``flops_per_rep``, ``kernels_per_rep``,
+        ``iterations_per_rep``).
     """
+    runs = runs.lazy()
     iters = pl.coalesce(pl.col("iterations_per_rep"), pl.col("problem_size").cast(pl.Float64))
     per_iter = pl.col("time_per_rep_s") / iters
     # a run whose checksum failed computed something else; one with no time measured nothing
     ok = pl.col("time_per_rep_s") > 0
-    if "checksum_status" in runs.columns:
+    if "checksum_status" in runs.collect_schema().names():
         ok &= pl.col("checksum_status").fill_null("") != "FAILED"
     d = (
         runs.filter(ok)
@@ -127,7 +132,8 @@ def samples_of(runs: pl.DataFrame) -> pl.DataFrame:
     key = ["kernel", "problem_size", "_b", "_f"]
     per_tuning = d.group_by([*key, "group", "variant", "tuning"]).agg(
         pl.col("_t").mean().alias("s_per_iter"),
-        pl.col("_t").sort().alias("trial_s_per_iter"),
+        pl.col("_t").min().alias("trial_min_s_per_iter"),
+        pl.col("_t").max().alias("trial_max_s_per_iter"),
         pl.len().alias("trials"),
         *(
             pl.col(c).mean()
@@ -142,7 +148,9 @@ def samples_of(runs: pl.DataFrame) -> pl.DataFrame:
         ),
         pl.col("_iters").mean().alias("iterations_per_rep"),
     )
-    best = per_tuning.sort("s_per_iter", "tuning").group_by(key, maintain_order=True).first()
+    # the engine that sums each group's trials in their order: the same result every run
+    tunings = per_tuning.collect(engine="in-memory")
+    best = tunings.sort("s_per_iter", "tuning").group_by(key, maintain_order=True).first()
     return best.drop("_b", "_f").sort("kernel", "problem_size", "bytes_per_iter")
 
 

@@ -33,9 +33,11 @@ COMPARED = (
 DESCRIBED = ("compiler", "compiler_flags", "source_path", "source_sha256")
 
 
-def target_runs(name: str, *, store=None) -> tuple[str, pl.DataFrame]:
+def target_runs(name: str, *, store=None) -> tuple[str, pl.LazyFrame]:
     """A target's ``benchmark_runs`` rows from the store, else the Hub at a pinned revision, else
-    the embedded snapshot (as :func:`~xamm_data.hub.datasets.load_dataset`).
+    the embedded snapshot (as :func:`~xamm_data.hub.datasets.load_dataset`), lazily: each query on
+    them (a comparison's samples, :func:`describe_runs`) parses what it needs and keeps its
+    result, so a target's thousand runs cost the memory of what is compared, not of the rows.
 
     Args:
         name: ``machine`` or ``machine:device``; a bare machine must have runs on one device only.
@@ -49,8 +51,9 @@ def target_runs(name: str, *, store=None) -> tuple[str, pl.DataFrame]:
         ValueError: no runs on the device named, or a bare machine with runs on several.
     """
     t = Target.parse(name)
-    runs = load_dataset(t.machine, store=store, columns=COMPARED)
-    devices = sorted(runs.get_column("device").drop_nulls().unique().to_list())
+    runs = load_dataset(t.machine, store=store, columns=COMPARED, lazy=True)
+    have = runs.select(pl.col("device").drop_nulls().unique()).collect(engine="streaming")
+    devices = sorted(have.get_column("device").to_list())
     if t.device is None:
         if len(devices) != 1:
             raise ValueError(
@@ -58,12 +61,12 @@ def target_runs(name: str, *, store=None) -> tuple[str, pl.DataFrame]:
                 + ", ".join(f"{t.machine}:{d}" for d in devices)
             )
         t = Target(t.machine, devices[0])
+    if t.device not in devices:
+        raise ValueError(f"{t.machine} has no runs on {t.device} (it has {', '.join(devices)})")
     # one value per source file, repeated on each of its rows: held once each
     rows = runs.filter(pl.col("device") == t.device).with_columns(
         pl.col(DESCRIBED).cast(pl.Categorical)
     )
-    if rows.is_empty():
-        raise ValueError(f"{t.machine} has no runs on {t.device} (it has {', '.join(devices)})")
     return str(t), rows
 
 
@@ -102,35 +105,53 @@ def compare(
     return compare_runs(runs, names[0], names[1:], family=family, size_ratio=size_ratio)
 
 
-def describe_runs(rows: pl.DataFrame) -> dict:
+def describe_runs(rows: pl.DataFrame | pl.LazyFrame) -> dict:
     """What a set of ``benchmark_runs`` rows is: rows, source files, first and last run date
     (ISO 8601), and the distinct compilers, compiler flags, variants and configurations
     (``ranks x threads``), each sorted.
 
     Args:
-        rows: the rows.
+        rows: the rows (a ``LazyFrame`` is read in one query of its distinct values).
 
     Returns:
         The description.
     """
-
-    def distinct(c: str) -> list[str]:
-        if c not in rows.columns:
-            return []
-        return sorted(str(x) for x in rows.get_column(c).drop_nulls().unique().to_list())
-
-    dates = rows.get_column("run_date").drop_nulls() if "run_date" in rows.columns else None
-    when = lambda d: d.isoformat() if d is not None else None  # noqa: E731
-    configs = (
-        rows.select("ranks", "threads").unique().iter_rows() if "ranks" in rows.columns else []
+    have = set(rows.collect_schema().names())
+    distinct = [c for c in ("source_sha256", "source_path", *_LISTED) if c in have]
+    got = (
+        rows.lazy()
+        .select(
+            pl.len().alias("_rows"),
+            *(pl.col(c).drop_nulls().unique().cast(pl.String).implode() for c in distinct),
+            *(
+                [pl.col("run_date").min().alias("_first"), pl.col("run_date").max().alias("_last")]
+                if "run_date" in have
+                else []
+            ),
+            *(
+                [pl.struct("ranks", "threads").unique().implode().alias("_configs")]
+                if "ranks" in have
+                else []
+            ),
+        )
+        .collect(engine="streaming")
+        .row(0, named=True)
     )
+    listed = {c: sorted(got.get(c) or []) for c in ("source_sha256", "source_path", *_LISTED)}
+    when = lambda d: d.isoformat() if d is not None else None  # noqa: E731
     return {
-        "rows": rows.height,
-        "sources": len(distinct("source_sha256")) or len(distinct("source_path")),
-        "first_run": when(dates.min()) if dates is not None and dates.len() else None,
-        "last_run": when(dates.max()) if dates is not None and dates.len() else None,
-        "compilers": distinct("compiler"),
-        "flags": distinct("compiler_flags"),
-        "variants": distinct("variant"),
-        "configurations": sorted({f"{r}x{t}" for r, t in configs}),
+        "rows": got["_rows"],
+        "sources": len(listed["source_sha256"]) or len(listed["source_path"]),
+        "first_run": when(got.get("_first")),
+        "last_run": when(got.get("_last")),
+        "compilers": listed["compiler"],
+        "flags": listed["compiler_flags"],
+        "variants": listed["variant"],
+        "configurations": sorted(
+            {f"{c['ranks']}x{c['threads']}" for c in got.get("_configs") or []}
+        ),
     }
+
+
+#: The columns :func:`describe_runs` lists the distinct values of.
+_LISTED = ("compiler", "compiler_flags", "variant")
