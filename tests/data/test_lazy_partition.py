@@ -16,7 +16,7 @@ from polars.testing import assert_frame_equal
 
 from xamm_data import load_dataset
 from xamm_data.store.delta_log import CorruptLogError
-from xamm_data.store.read import _scanned
+from xamm_data.store.read import _scanned, projected
 from xamm_data.store.store import CorruptDataError, Store
 from xamm_data.tables.schema import BENCHMARK_RUNS
 from xamm_data.tables.validate import ValidationError, conform
@@ -96,14 +96,26 @@ def _bytes(df: pl.DataFrame) -> bytes:
 
 def test_a_file_of_another_schema_is_conformed_as_the_eager_read_does(frame):
     """An older file (a nullable column it never had, an integer column of another width) is
-    parsed and conformed; one lacking a required column is refused, naming it."""
+    parsed and conformed; one lacking a required column, or holding one the table does not have
+    when every column is read, is refused, naming it."""
     machine = frame.get_column("machine")[0]
     older = frame.drop("run_date").with_columns(pl.col("trial").cast(pl.Int32))
-    got = _scanned(_bytes(older), BENCHMARK_RUNS, machine).collect()
+    got = _scanned(_bytes(older), BENCHMARK_RUNS, machine, every=True).collect()
     assert_frame_equal(got, conform(older, BENCHMARK_RUNS))
     assert got.get_column("run_date").is_null().all()
     # a file in the schema's own types is scanned: nothing parsed until collected
-    plan = _scanned(_bytes(conform(frame, BENCHMARK_RUNS)), BENCHMARK_RUNS, machine).explain()
+    own = _bytes(conform(frame, BENCHMARK_RUNS))
+    plan = _scanned(own, BENCHMARK_RUNS, machine, every=True).explain()
     assert "in-mem bytes" in plan
     with pytest.raises(ValidationError, match="kernel"):
-        _scanned(_bytes(frame.drop("kernel")), BENCHMARK_RUNS, machine)
+        _scanned(_bytes(frame.drop("kernel")), BENCHMARK_RUNS, machine, every=True)
+    # a column the table does not have: refused when every column is read, as eagerly
+    extra = _bytes(conform(frame, BENCHMARK_RUNS).with_columns(pl.lit(1).alias("mystery")))
+    with pytest.raises(ValidationError, match="mystery"):
+        _scanned(extra, BENCHMARK_RUNS, machine, every=True)
+    with pytest.raises(ValidationError, match="mystery"):
+        conform(pl.read_parquet(io.BytesIO(extra)), BENCHMARK_RUNS)
+    # ... and left unread when only some are
+    some = projected(BENCHMARK_RUNS, ["kernel", "time_per_rep_s"])
+    got = _scanned(extra, some, machine, every=False).collect()
+    assert "mystery" not in got.columns and got.height == frame.height

@@ -242,7 +242,7 @@ class StoreReading(StoreLog):
             files.filter(pl.col("machine") == machine).select("path", "size", "rows").iter_rows()
         ):
             data = read_part(loc, path, table=kind, machine=machine)
-            part = _scanned(data, schema, machine)
+            part = _scanned(data, schema, machine, every=columns is None)
             foreign = not part.filter(pl.col("machine") != machine).head(1).collect().is_empty()
             if problem := entry_problem(
                 kind, loc, machine, path, size, rows, len(data), footer_rows(data),
@@ -367,19 +367,21 @@ def projected(schema: TableSchema, columns: Sequence[str] | None) -> TableSchema
     return schema.model_copy(update={"columns": tuple(c for c in schema.columns if c.name in keep)})
 
 
-def _scanned(data: bytes, schema: TableSchema, machine: str) -> pl.LazyFrame:
-    """A verified data file's rows in ``schema``'s columns and types, lazily. A file whose columns
-    need more than a missing nullable column added (another type, an unknown or a missing required
-    column: an older schema's file, another tool's) is parsed now and conformed, with the errors
-    :func:`~xamm_data.tables.validate.conform` gives."""
+def _scanned(data: bytes, schema: TableSchema, machine: str, *, every: bool) -> pl.LazyFrame:
+    """A verified data file's rows in ``schema``'s columns and types, lazily (``every``: the
+    schema is the table's, not a projection of it). A file whose columns need more than a missing
+    nullable column added (another type, a missing required column, or with ``every`` a column the
+    table does not have: an older schema's file, another tool's) is parsed now and conformed, with
+    the errors :func:`~xamm_data.tables.validate.conform` gives, as the eager read does."""
     held = pl.read_parquet_schema(io.BytesIO(data))
     wanted = schema.polars_schema
     if (
         any(held.get(c, t) != t for c, t in wanted.items())
         or any(c.name not in held and not c.nullable for c in schema.columns)
         or (schema.partition_by not in held and schema.partition_by in wanted)
+        or (every and any(c not in wanted for c in held))
     ):
-        part = _parsed(data, schema)
+        part = _parsed(data, None if every else schema)
         if schema.partition_by not in part.columns:  # a file keeping it in its path only
             part = part.with_columns(pl.lit(machine).alias(schema.partition_by))
         return conform(part, schema).lazy()
