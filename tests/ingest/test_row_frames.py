@@ -42,6 +42,10 @@ def test_plain_and_edge_rows_give_the_frame_from_dicts_gives():
     cases = [
         [{"app": "a", "regions": [region, {**region, "region": "main/x"}], "runtime_s": 2.0}],
         [{"app": "a", "regions": []}, {"app": "b", "regions": None}, {"app": "c"}],
+        [{"app": "a", "regions": None}, {"app": "b"}],  # no row has a value
+        [{"app": "a", "regions": [region]}, {"app": "b", "regions": [region]}],  # one each
+        [{"app": a, "regions": [region, {**region, "calls": 9}]} for a in "abc"],  # two each
+        [{"app": "a", "regions": [region]}, {"app": "b", "regions": None}],  # one, or none
         [{"app": "a", "regions": [None, region]}],  # a null element
         [{"app": "a", "regions": [{"region": "m", "extra": 1}]}],  # a key more, keys missing
         [{"app": "a", "regions": [{**region, "inclusive_s": 2}]}],  # an int for a float

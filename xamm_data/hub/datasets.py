@@ -235,9 +235,10 @@ def load_dataset(
         name: dataset name (a machine id such as ``"quartz"``, or an alias such as ``"Quartz"``).
         kind: ``"benchmark_runs"`` (default) or ``"app_profiles"``.
         lazy: return a ``LazyFrame``. From the local store it is a lazy scan of the machine's
-            partition: a filter (``.filter(pl.col("app") == "sort")``) or a column selection on
-            it is pushed down to the Parquet reader, so one application of a large table is read
-            without the rest.
+            partition: its files are verified when this returns and held, compressed, until the
+            frame is dropped; a filter (``.filter(pl.col("app") == "sort")``) or a column
+            selection on it is pushed down to the Parquet reader, so one application of a large
+            table is read without the rest.
         revision: a Hub revision (branch, tag or commit) to pin. When given, the Hub copy at that
             revision is loaded even if the local store has the machine.
         store: the local store (a :class:`Store` or its root); default ``$XAMM_HOME/store``.

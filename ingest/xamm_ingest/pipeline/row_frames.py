@@ -56,16 +56,21 @@ def _nested_column(rows: list[dict], name: str, dtype: pl.List) -> pl.Series:
     at: list[int] = []
     elements: list[dict] = []
     empty: list[int] = []
+    sizes: set[int] = set()  # the lengths of the rows' lists, a row without one as -1
     for i, r in enumerate(rows):
         v = r.get(name)
         if v is None:
+            sizes.add(-1)
             continue
         if type(v) is not list:
             return _as_polars_builds(rows, name, dtype)
         if not v:
             empty.append(i)
+        sizes.add(len(v))
         at += [i] * len(v)
         elements += v
+    if not at and not empty:  # no row has a value (a column a format never fills)
+        return pl.repeat(None, len(rows), dtype=dtype, eager=True).alias(name)
     if any(type(e) is not dict for e in elements):
         return _as_polars_builds(rows, name, dtype)
     values = {f: [e.get(f) for e in elements] for f in fields}
@@ -77,6 +82,10 @@ def _nested_column(rows: list[dict], name: str, dtype: pl.List) -> pl.Series:
         )
     except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError):
         return _as_polars_builds(rows, name, dtype)  # polars converts what strict refuses
+    if len(sizes) == 1 and (k := sizes.pop()) > 0:
+        # every row holds k elements (a file's counters, one each): the elements, k to a row
+        column = flat.select(pl.struct(fields).alias(name)).to_series()
+        return column.reshape((len(rows), k)).cast(dtype).alias(name)
     grouped = flat.group_by(_ROW, maintain_order=True).agg(pl.struct(fields).alias(name))
     everyone = pl.DataFrame({_ROW: pl.arange(0, len(rows), dtype=pl.UInt32, eager=True)})
     out = everyone.join(grouped, on=_ROW, how="left", maintain_order="left").get_column(name)
