@@ -111,35 +111,10 @@ class StoreReading(StoreLog):
         foreign_ok: bool = False,
         columns: Sequence[str] | None = None,
     ) -> pl.DataFrame:
-        loc = self.location(kind)
-        schema = projected(schema, columns)
-        parts = []
-        for path, size, rows in (
-            files.filter(pl.col("machine") == machine).select("path", "size", "rows").iter_rows()
-        ):
-            data = read_part(loc, path, table=kind, machine=machine, foreign_ok=foreign_ok)
-            part = _parsed(data, None if columns is None else schema)
-            if problem := entry_problem(kind, loc, machine, path, size, rows, len(data), part):
-                raise CorruptLogError(problem)
-            parts.append(part.with_columns(pl.lit(path).alias("_file")))
-        if not parts:
-            return schema.empty()
-        # a file another tool wrote may keep the partition value in its path only, as Delta allows
-        parts = [
-            p
-            if schema.partition_by in p.columns
-            else p.with_columns(pl.lit(machine).alias(schema.partition_by))
-            for p in parts
-        ]
-        if len(parts) > 1 and (
-            problem := duplicate_problem(
-                kind, loc, machine, pl.concat([p.select("source_sha256", "_file") for p in parts])
-            )
-        ):
-            raise CorruptLogError(problem)
-        df = pl.concat([conform(p.drop("_file"), schema) for p in parts], how="vertical")
-        df = df.sort(list(schema.primary_key), nulls_last=True) if len(parts) > 1 else df
-        return df if columns is None else df.select(columns)
+        """One machine's rows, each data file verified before it is parsed
+        (:meth:`scan_partition`, collected)."""
+        lf = self.scan_partition(kind, schema, files, machine, foreign_ok, columns)
+        return lf.collect(engine="in-memory")
 
     @overload
     def read(
@@ -218,6 +193,7 @@ class StoreReading(StoreLog):
         schema: TableSchema,
         files: pl.DataFrame,
         machine: str,
+        foreign_ok: bool = False,
         columns: Sequence[str] | None = None,
     ) -> pl.LazyFrame:
         """One machine's rows, verified now and parsed when collected: each data file's bytes are
@@ -230,6 +206,8 @@ class StoreReading(StoreLog):
             schema: the table's schema.
             files: the live files (:meth:`live_files`).
             machine: a machine id.
+            foreign_ok: read a file another tool wrote (no checksum in its name: ``xamm store
+                optimize`` rewrites it).
             columns: only these columns, in this order.
 
         Returns:
@@ -241,7 +219,7 @@ class StoreReading(StoreLog):
         for path, size, rows in (
             files.filter(pl.col("machine") == machine).select("path", "size", "rows").iter_rows()
         ):
-            data = read_part(loc, path, table=kind, machine=machine)
+            data = read_part(loc, path, table=kind, machine=machine, foreign_ok=foreign_ok)
             part = _scanned(data, schema, machine, every=columns is None)
             foreign = not part.filter(pl.col("machine") != machine).head(1).collect().is_empty()
             if problem := entry_problem(
