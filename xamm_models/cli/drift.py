@@ -50,7 +50,7 @@ def _sides(args):
         if args.refs:
             raise UsageError("--since compares NEW with itself: name no reference")
         target, runs = target_runs(args.new, store=args.store)
-        before, after = split_by_date(runs.collect(), args.since)
+        before, after = split_by_date(runs.collect(engine="in-memory"), args.since)
         return (
             target,
             (f"{target} before {args.since}", f"{target} since {args.since}"),
