@@ -70,7 +70,7 @@ def test_a_lazy_read_refuses_a_changed_file_before_it_returns(tmp_path, frame):
         load_dataset(machine, store=st, lazy=True)
 
 
-def test_rows_of_another_machine_are_refused_lazily_as_eagerly(tmp_path, frame):
+def test_rows_of_another_machine_are_refused_lazily_as_eagerly(tmp_path, frame, monkeypatch):
     """A file the log files under one machine whose rows name another: both reads name it."""
     st = Store(tmp_path / "s")
     st.write(frame, "benchmark_runs")
@@ -82,9 +82,13 @@ def test_rows_of_another_machine_are_refused_lazily_as_eagerly(tmp_path, frame):
     lying = files.with_columns(
         pl.lit("other-node").alias("machine"), pl.col("path").str.split("/").list.last()
     )
-    for read in (st.read_partition, st.scan_partition):
+    with pytest.raises(CorruptLogError, match="holds rows of another machine"):
+        st.scan_partition("benchmark_runs", BENCHMARK_RUNS, lying, "other-node")  # raised now
+    # and the reads, eager and lazy, of a log that files it so
+    monkeypatch.setattr(st, "live_files", lambda *a, **k: lying)
+    for lazy in (False, True):
         with pytest.raises(CorruptLogError, match="holds rows of another machine"):
-            read("benchmark_runs", BENCHMARK_RUNS, lying, "other-node")
+            st.read("benchmark_runs", "other-node", lazy=lazy)
     assert machine != "other-node"
 
 

@@ -102,20 +102,6 @@ class StoreReading(StoreLog):
             )
         return files[0]
 
-    def read_partition(
-        self,
-        kind: str,
-        schema: TableSchema,
-        files: pl.DataFrame,
-        machine: str,
-        foreign_ok: bool = False,
-        columns: Sequence[str] | None = None,
-    ) -> pl.DataFrame:
-        """One machine's rows, each data file verified before it is parsed
-        (:meth:`scan_partition`, collected)."""
-        lf = self.scan_partition(kind, schema, files, machine, foreign_ok, columns)
-        return lf.collect(engine="in-memory")
-
     @overload
     def read(
         self,
@@ -183,9 +169,8 @@ class StoreReading(StoreLog):
                 f"no {kind} for machine {machine!r} in store {self.root}"
                 + (f" at version {version}" if version is not None else "")
             )
-        if lazy:
-            return self.scan_partition(kind, schema, files, machine, columns=columns)
-        return self.read_partition(kind, schema, files, machine, columns=columns)
+        lf = self.scan_partition(kind, schema, files, machine, columns=columns)
+        return lf if lazy else lf.collect(engine="in-memory")
 
     def scan_partition(
         self,
@@ -196,10 +181,11 @@ class StoreReading(StoreLog):
         foreign_ok: bool = False,
         columns: Sequence[str] | None = None,
     ) -> pl.LazyFrame:
-        """One machine's rows, verified now and parsed when collected: each data file's bytes are
-        checked against its checksum and the log's entry, and kept (compressed) for the scan. A
-        query on the result parses only the columns and rows it needs, so an aggregate over a
-        partition holds the aggregate, not the rows.
+        """One machine's rows, verified now and parsed when collected (every read of a partition,
+        eager ones collect it): each data file's bytes are checked against its checksum and the
+        log's entry, and kept (compressed) for the scan. A query on the result parses only the
+        columns and rows it needs, so an aggregate over a partition holds the aggregate, not the
+        rows.
 
         Args:
             kind: a data table (``benchmark_runs``, ``app_profiles``).

@@ -81,7 +81,7 @@ class StoreWriting(StoreReading):
         reports = []
         for machine in sorted(new.get_column(schema.partition_by).unique().to_list()):
             part_new = new.filter(pl.col(schema.partition_by) == machine)
-            old = self.read_partition(kind, schema, files, machine)
+            old = self.scan_partition(kind, schema, files, machine).collect(engine="in-memory")
             kept = old.filter(
                 ~pl.col("source_sha256").is_in(
                     part_new.get_column("source_sha256").unique().implode()
@@ -225,7 +225,10 @@ class StoreWriting(StoreReading):
         for machine, _ in counts.iter_rows():
             df = validate(
                 renumber_trials(
-                    self.read_partition(kind, schema, files, machine, foreign_ok=True), schema
+                    self.scan_partition(kind, schema, files, machine, foreign_ok=True).collect(
+                        engine="in-memory"
+                    ),
+                    schema,
                 ),
                 schema,
             )
