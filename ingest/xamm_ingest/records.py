@@ -228,18 +228,12 @@ def check_benchmark_records(
     not_set = _not_set_records(frame)
     frame = _sanitise(frame)
     rules = _rules(bounds)
-    reason = pl.coalesce(
-        [
-            pl.when(bad.fill_null(False)).then(
-                pl.struct(
-                    pl.lit(field).alias("field"), msg.alias("rule"), _shown(field).alias("value")
-                )
-            )
-            for field, bad, msg in rules
-        ]
-    )
-    flagged = frame.with_columns(reason.alias("_why"))
-    bad = flagged.filter(pl.col("_why").is_not_null())
+    breaks = frame.select(
+        pl.any_horizontal([bad.fill_null(False) for _, bad, _ in rules]).alias("_bad")
+    ).to_series()
+    if not breaks.any():  # nearly always: the reasons' expression costs more than the rules'
+        return _with_integers(frame), [], not_set
+    bad = frame.filter(breaks).with_columns(_reason(rules).alias("_why"))
     dropped = [
         DroppedRecord(
             path=r["source_path"],
@@ -252,9 +246,28 @@ def check_benchmark_records(
             "source_path", "_record", "kernel", "variant", "tuning", "_why"
         ).iter_rows(named=True)
     ]
-    good = flagged.filter(pl.col("_why").is_null()).drop("_why")
-    good = good.with_columns(pl.col(c).cast(pl.Int64) for c in RAW_INT_COLUMNS if c in good.columns)
-    return good, dropped, not_set
+    return _with_integers(frame.filter(~breaks)), dropped, not_set
+
+
+def _with_integers(frame: pl.DataFrame) -> pl.DataFrame:
+    """The integer columns readers carry as floats, cast to integers (their rules held)."""
+    return frame.with_columns(
+        pl.col(c).cast(pl.Int64) for c in RAW_INT_COLUMNS if c in frame.columns
+    )
+
+
+def _reason(rules: list[tuple[str, pl.Expr, pl.Expr]]) -> pl.Expr:
+    """The first rule a row breaks, as a struct of its field, its rule and the value shown."""
+    return pl.coalesce(
+        [
+            pl.when(bad.fill_null(False)).then(
+                pl.struct(
+                    pl.lit(field).alias("field"), msg.alias("rule"), _shown(field).alias("value")
+                )
+            )
+            for field, bad, msg in rules
+        ]
+    )
 
 
 def _not_set_records(frame: pl.DataFrame) -> list[tuple[str, str]]:
@@ -264,6 +277,8 @@ def _not_set_records(frame: pl.DataFrame) -> list[tuple[str, str]]:
     if not cols or frame.is_empty():
         return []
     hit = frame.select("source_path", *[(pl.col(c) == -1).fill_null(False).alias(c) for c in cols])
+    if not hit.select(pl.any_horizontal(pl.col(c).any() for c in cols)).item():
+        return []
     per = hit.group_by("source_path", maintain_order=True).agg(pl.col(c).sum() for c in cols)
     notes = []
     for r in per.iter_rows(named=True):
@@ -318,14 +333,4 @@ def flag_app_records(frame: pl.DataFrame, bounds: Bounds | None = None) -> pl.Da
     """``frame`` with a ``_why`` struct (field, rule, value) on the rows that break an
     :func:`app_rules` rule."""
     rules = app_rules(bounds or Bounds(), frame.columns)
-    reason = pl.coalesce(
-        [
-            pl.when(bad.fill_null(False)).then(
-                pl.struct(
-                    pl.lit(field).alias("field"), msg.alias("rule"), _shown(field).alias("value")
-                )
-            )
-            for field, bad, msg in rules
-        ]
-    )
-    return frame.with_columns(reason.alias("_why"))
+    return frame.with_columns(_reason(rules).alias("_why"))

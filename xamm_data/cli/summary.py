@@ -44,35 +44,43 @@ def print_frame(
     width: int = TABLE_WIDTH,
     show_lines: bool = False,
 ) -> None:
-    """Print a small frame as a table (rich when available), ``width`` columns wide; a cell
-    longer than its column folds onto more lines.
+    """Print a small frame as a table (polars' own table printer: nothing more to load), at most
+    ``width`` columns wide; a cell longer than its column folds onto more lines.
 
     Args:
         df: the table.
-        title: its title.
+        title: its title, a line of its own above the table.
         file: where to print (default: stdout).
         width: the columns the table may take.
         show_lines: a rule between rows (where each row ends shows).
     """
-    try:
-        from rich.console import Console  # only when something is printed
-        from rich.markup import escape  # only when something is printed
-        from rich.table import Table  # only when something is printed
-    except ImportError:  # pragma: no cover
-        print(df, file=file)
-        return
-    # values and titles are text, never rich markup ("[0.26, 0.27]", a flag in brackets)
-    table = Table(title=None if title is None else escape(title), show_lines=show_lines)
-    for c in df.columns:
-        table.add_column(escape(c), overflow="fold")
-    for row in df.iter_rows():
-        table.add_row(
-            *(
-                "" if v is None else escape(f"{v:.4g}" if isinstance(v, float) else str(v))
-                for v in row
+    # every value as the text shown (a float to 4 significant digits, nothing for a null), so the
+    # printer neither quotes, rounds nor truncates what it draws
+    text = pl.DataFrame(
+        {
+            c: pl.Series(
+                c,
+                ["" if v is None else f"{v:.4g}" if isinstance(v, float) else str(v) for v in col],
+                dtype=pl.String,
             )
-        )
-    Console(file=file, width=width).print(table)
+            for c, col in zip(df.columns, df.iter_columns())
+        },
+        height=df.height,
+    )
+    with pl.Config(
+        tbl_formatting="UTF8_FULL" if show_lines else "UTF8_FULL_CONDENSED",
+        tbl_hide_column_data_types=True,
+        tbl_hide_dataframe_shape=True,
+        tbl_rows=-1,
+        tbl_cols=-1,
+        tbl_width_chars=width,
+        fmt_str_lengths=max(width, 1000),
+        fmt_table_cell_list_len=-1,
+    ):
+        drawn = str(text)
+    if title is not None:
+        print(textwrap.fill(title, width) if len(title) > width else title, file=file)
+    print(drawn, file=file)
 
 
 def _g(v, digits: int = 4) -> str:

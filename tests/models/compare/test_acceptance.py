@@ -114,7 +114,7 @@ def _row_heights(text: str) -> list[int]:
     table's bottom)."""
     heights, n = [], None
     for line in text.splitlines():
-        if line.startswith(("┡", "├", "└")):
+        if line.startswith(("╞", "├", "└")):
             if n:
                 heights.append(n)
             n = None if line.startswith("└") else 0
