@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import subprocess
 import sys
+import unicodedata
+from collections import Counter
 
 import pytest
 from conftest import FIXTURES
@@ -249,6 +252,65 @@ def test_the_option_check_before_the_command_agrees_with_argparse_on_seeded_comm
                 disagree.append((argv, ours, theirs))
     capsys.readouterr()
     assert disagree == []
+
+
+#: what a table's cells may hold (text read from users' files): controls, wide and combining
+#: characters, brackets, line breaks
+_CELL_CHARS = [*"aZ7_[]/-. \n\t\r\x1b\x07\x00\x7f\x9b", "日", "本", "é", "\u0301", "Ω", "µ"]
+_BORDERS = set("┌─┬┐│┆╞═╪╡└┴┘├╌┼┤")
+
+
+def _escaped(text: str) -> str:
+    """The oracle: a control character (but a line feed) as the escape Python writes for it."""
+    named = {"\t": "\\t", "\r": "\\r"}
+    return "".join(
+        c if c == "\n" or unicodedata.category(c) != "Cc" else named.get(c, f"\\x{ord(c):02x}")
+        for c in text
+    )
+
+
+def _random_frame(rng: random.Random):
+    import polars as pl
+
+    def word() -> str:
+        longest = rng.choice([30, 30, 30, 1200])  # now and then past what polars shows whole
+        return "".join(rng.choice(_CELL_CHARS) for _ in range(rng.randint(0, longest)))
+
+    columns: dict[str, list] = {}
+    for i in range(rng.randint(1, 4)):
+        rows, kind = rng.randint(0, 4), rng.choice("sfi")
+        n = len(next(iter(columns.values()), [None] * rows))
+        columns[f"c{i}{word()[:6]}"] = [
+            rng.choice([None, word()])
+            if kind == "s"
+            else rng.choice([None, rng.uniform(-1e6, 1e6), float("nan"), 1e-300])
+            if kind == "f"
+            else rng.choice([None, rng.randint(-(10**9), 10**9)])
+            for _ in range(n)
+        ]
+    return pl.DataFrame(columns, strict=False), word()
+
+
+def test_a_table_draws_every_cell_and_sends_no_control_character_to_the_terminal(capsys):
+    """300 seeded tables of text as users' files may hold it: every character of the title,
+    the column names and the cells is drawn (a control as its escape), and none but a line feed
+    reaches the terminal as a control character."""
+    from xamm_data.cli.summary import print_frame
+
+    rng = random.Random(20261130)
+    for _ in range(300):
+        df, title = _random_frame(rng)
+        print_frame(df, title=title, width=rng.choice([40, 60, 100]))
+        out = capsys.readouterr().out
+        cells = [
+            "" if v is None else f"{v:.4g}" if isinstance(v, float) else _escaped(str(v))
+            for c in df.columns
+            for v in df[c].to_list()
+        ]
+        texts = [_escaped(title), *map(_escaped, df.columns), *cells]
+        want = Counter(c for t in texts for c in t if not c.isspace())
+        assert Counter(c for c in out if not c.isspace() and c not in _BORDERS) == want, out
+        assert [c for c in out if c != "\n" and unicodedata.category(c) == "Cc"] == [], out
 
 
 def test_a_table_shows_values_as_text_and_an_interval_in_one_column(capsys):

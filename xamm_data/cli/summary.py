@@ -56,16 +56,10 @@ def print_frame(
     """
     # every value as the text shown (a float to 4 significant digits, nothing for a null), so the
     # printer neither quotes, rounds nor truncates what it draws
+    cells = {_visible(c): [_cell(v) for v in col] for c, col in zip(df.columns, df.iter_columns())}
+    longest = max((len(v) for col in cells.values() for v in col), default=0)
     text = pl.DataFrame(
-        {
-            c: pl.Series(
-                c,
-                ["" if v is None else f"{v:.4g}" if isinstance(v, float) else str(v) for v in col],
-                dtype=pl.String,
-            )
-            for c, col in zip(df.columns, df.iter_columns())
-        },
-        height=df.height,
+        [pl.Series(c, col, dtype=pl.String) for c, col in cells.items()], height=df.height
     )
     with pl.Config(
         tbl_formatting="UTF8_FULL" if show_lines else "UTF8_FULL_CONDENSED",
@@ -74,13 +68,30 @@ def print_frame(
         tbl_rows=-1,
         tbl_cols=-1,
         tbl_width_chars=width,
-        fmt_str_lengths=max(width, 1000),
+        fmt_str_lengths=max(width, longest),
         fmt_table_cell_list_len=-1,
     ):
         drawn = str(text)
     if title is not None:
+        title = _visible(title)
         print(textwrap.fill(title, width) if len(title) > width else title, file=file)
     print(drawn, file=file)
+
+
+#: control characters (C0 but the line feed, DEL, C1) as the escapes Python writes: text read from
+#: a user's files reaches a terminal as text, never as a command to it (a colour, a title, a bell)
+_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if c != 0x0A} | {
+    0x09: "\\t",
+    0x0D: "\\r",
+}
+
+
+def _visible(text: str) -> str:
+    return text.translate(_CONTROLS)
+
+
+def _cell(v) -> str:
+    return "" if v is None else f"{v:.4g}" if isinstance(v, float) else _visible(str(v))
 
 
 def _g(v, digits: int = 4) -> str:
