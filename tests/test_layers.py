@@ -458,6 +458,7 @@ HEAVY = (
     "cryptography",  # the sign extra: a centre's keys
     "numpy",  # a fifth of an ingest's start-up: where arrays are searched
     "importlib.metadata",  # a scan of the installed distributions: when a module is missing
+    "concurrent.futures",  # a process pool's modules: when sources are read on local processes
     # polars and pydantic: a format's table and profile types, resolved when a format reads
     "xamm_data.tables.schema",
     "xamm_data.tables.regions",

@@ -166,6 +166,7 @@ def test_an_ingest_loads_its_own_format_and_no_other(tmp_path):
     others = {m for m in WORK if m != "xamm_ingest.formats.rajaperf"} & loaded
     assert others == set()
     assert {"shtab", "huggingface_hub", "torch", "dask", "rich"} & loaded == set()
+    assert "concurrent.futures.process" not in loaded  # read in this process: no pool to make
     assert "ingested benchmark runs" in out and "\u2502 machine" in out  # the table was drawn
 
 

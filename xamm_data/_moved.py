@@ -9,7 +9,6 @@ through either path is patched in both); nothing else in the house imports an ol
 from __future__ import annotations
 
 import importlib
-import importlib.abc
 import importlib.machinery
 import sys
 import types
@@ -51,8 +50,10 @@ MOVED = {
 __all__ = ["MOVED", "MovedModules", "install"]
 
 
-class MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Finds ``xamm_data.<old name>`` and loads it as the module that now holds it."""
+class MovedModules:
+    """Finds ``xamm_data.<old name>`` and loads it as the module that now holds it: a meta path
+    finder and its loader by their methods (the import system calls nothing else), without the
+    abstract classes of ``importlib.abc``, whose import is most of ``import xamm_data``'s."""
 
     def find_spec(self, fullname, path=None, target=None):
         """A spec for an old path of :data:`MOVED` (``None`` for every other name).

@@ -6,6 +6,7 @@ a directory) is cut only between directories."""
 from __future__ import annotations
 
 import shutil
+from concurrent import futures
 from pathlib import Path
 
 import polars as pl
@@ -18,7 +19,6 @@ from xamm_data.store.store import Store
 from xamm_data.tables.schema import APP_PROFILES, BENCHMARK_RUNS
 from xamm_ingest import SampleSpec, ingest, pipeline
 from xamm_ingest.format import get_format
-from xamm_ingest.pipeline import executors
 from xamm_ingest.pipeline.commit import chunks
 from xamm_ingest.report import ArchiveReport, IngestReport
 from xamm_ingest.sources import Plan, Task
@@ -208,13 +208,13 @@ def test_local_processes_read_only_enough_sources_and_store_what_one_process_doe
     """Under ``POOL_MIN_FILES`` sources no process is started; from it, local processes store
     the rows one process stores."""
     started = []
-    real = executors.ProcessPoolExecutor
+    real = futures.ProcessPoolExecutor
 
     def counted(*args, **kwargs):
         started.append(kwargs.get("max_workers"))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(executors, "ProcessPoolExecutor", counted)
+    monkeypatch.setattr(futures, "ProcessPoolExecutor", counted)
     opts = {"commit": commit, "workers": 2}
     if commit == "batches":
         opts["batch_files"] = 1

@@ -10,7 +10,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 
 from xamm_ingest.choices import EXECUTORS
 from xamm_ingest.format import get_format
@@ -66,6 +66,9 @@ def submitter(executor: str, workers: int, scheduler: str | None, several: bool,
         return
     # the forked workers share this process's objects; frozen, no collection in a worker writes
     # to them (a full collection touches every object it tracks, which copies its page)
+    # the process pool's modules (multiprocessing's queues, connections): when a pool is made
+    from concurrent.futures import ProcessPoolExecutor
+
     gc.freeze()
     try:
         with ProcessPoolExecutor(max_workers=workers) as pool:
