@@ -27,6 +27,23 @@ def best_of(fn, repeat: int) -> float:
     return best
 
 
+def best_of_each(fns: dict, repeat: int) -> dict:
+    """The fastest of ``repeat`` calls of each of ``fns``, in seconds, the calls taken in turn
+    (one of each a round): a machine whose load drifts weighs on every one alike.
+
+    Args:
+        fns: name -> what to call.
+        repeat: rounds.
+    """
+    best = dict.fromkeys(fns, float("inf"))
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            t = time.perf_counter()
+            fn()
+            best[name] = min(best[name], time.perf_counter() - t)
+    return best
+
+
 def compiled() -> None:
     """xamm's packages compiled to bytecode, as installing a wheel leaves them (and the peers, whose
     installs did): a process timed here never compiles xamm's sources, whatever
