@@ -277,16 +277,16 @@ def _random_frame(rng: random.Random):
         return "".join(rng.choice(_CELL_CHARS) for _ in range(rng.randint(0, longest)))
 
     columns: dict[str, list] = {}
+    rows = rng.randint(0, 4)
     for i in range(rng.randint(1, 4)):
-        rows, kind = rng.randint(0, 4), rng.choice("sfi")
-        n = len(next(iter(columns.values()), [None] * rows))
-        columns[f"c{i}{word()[:6]}"] = [
+        kind = rng.choice("sfi")
+        columns[f"c{i}{word()}"] = [
             rng.choice([None, word()])
             if kind == "s"
             else rng.choice([None, rng.uniform(-1e6, 1e6), float("nan"), 1e-300])
             if kind == "f"
             else rng.choice([None, rng.randint(-(10**9), 10**9)])
-            for _ in range(n)
+            for _ in range(rows)
         ]
     return pl.DataFrame(columns, strict=False), word()
 

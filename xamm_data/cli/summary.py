@@ -57,7 +57,7 @@ def print_frame(
     # every value as the text shown (a float to 4 significant digits, nothing for a null), so the
     # printer neither quotes, rounds nor truncates what it draws
     cells = {_visible(c): [_cell(v) for v in col] for c, col in zip(df.columns, df.iter_columns())}
-    longest = max((len(v) for col in cells.values() for v in col), default=0)
+    longest = max((len(v) for c, col in cells.items() for v in (c, *col)), default=0)
     text = pl.DataFrame(
         [pl.Series(c, col, dtype=pl.String) for c, col in cells.items()], height=df.height
     )

@@ -64,11 +64,11 @@ def submitter(executor: str, workers: int, scheduler: str | None, several: bool,
     if executor == "serial" or workers <= 1 or not several:
         yield _inline, 1
         return
-    # the forked workers share this process's objects; frozen, no collection in a worker writes
-    # to them (a full collection touches every object it tracks, which copies its page)
     # the process pool's modules (multiprocessing's queues, connections): when a pool is made
     from concurrent.futures import ProcessPoolExecutor
 
+    # the forked workers share this process's objects; frozen, no collection in a worker writes
+    # to them (a full collection touches every object it tracks, which copies its page)
     gc.freeze()
     try:
         with ProcessPoolExecutor(max_workers=workers) as pool:
