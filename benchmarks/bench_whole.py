@@ -22,12 +22,13 @@ minute, and its median steadier for it) of the CPU seconds (user + system of the
 workers it waited for) and the wall seconds; the peak resident memory is the largest process's; the
 page gives the range of xamm's runs too. Beside them the machine's floor, ``python -c pass`` as a
 process, and per set the floor of xamm's command: a process that only imports every module the
-command imported (listed by a run under ``-X importtime``) and then ends as the command's console
-script does, without the interpreter's teardown, which no reading, checking or writing can go
-below. xamm's sources are compiled to bytecode first, as a wheel's install leaves them and
-Thicket's install left it. Targets: the 73-file command at least 20x Thicket's, the 1,000-profile
-command at least 25x, in CPU; the 73-file command's largest process under 150 MiB. ``--json``
-writes the figures, from which ``report`` prints the page again (``tests/test_bench_pages.py``).
+command imported (listed by a run under ``-X importtime``), with the cyclic collector paused as
+``xamm-ingest`` loads its modules, and then ends as the command's console script does, without the
+interpreter's teardown, which no reading, checking or writing can go below. xamm's sources are
+compiled to bytecode first, as a wheel's install leaves them and Thicket's install left it.
+Targets: the 73-file command at least 20x Thicket's, the 1,000-profile command at least 25x, in
+CPU; the 73-file command's largest process under 150 MiB. ``--json`` writes the figures, from
+which ``report`` prints the page again (``tests/test_bench_pages.py``).
 """
 
 from __future__ import annotations
@@ -79,7 +80,8 @@ def process(argv: list[str], cwd: Path, env: dict | None = None) -> dict:
 
 
 IMPORTS = (
-    "import importlib, sys\n"
+    "import gc, importlib, sys\n"
+    "gc.disable()\n"  # as xamm-ingest loads its modules: the cyclic collector paused
     "for name in open(sys.argv[1]).read().split():\n"
     "    try:\n"
     "        importlib.import_module(name)\n"
