@@ -351,3 +351,46 @@ def test_a_time_past_the_largest_double_is_dropped_by_name_not_an_overflow(tmp_p
     (named,) = [x for x in rep.dropped if "Basic_DAXPY" in x.record]
     assert named.field == "time_per_rep_s" and "expected a finite time" in named.rule
     assert "Stream_TRIAD" in set(rep.frame.get_column("kernel"))
+
+
+def _bits(value):
+    """A value as its exact bits (a float's sign of zero and NaN told apart), else itself."""
+    import struct
+
+    if isinstance(value, float):
+        return struct.pack("<d", value)
+    if isinstance(value, dict):
+        return {k: _bits(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_bits(v) for v in value]
+    return value
+
+
+def test_a_regions_one_record_gives_to_the_bit_what_summing_its_records_gives():
+    """The one-record paths of a kernel's times and extra metrics (nearly every region) against the
+    paths that sum any number of records, on the values a file may write: signed zeros, the
+    smallest subnormals (a time in ns scaled to seconds rounds to a zero), NaN, infinities, text,
+    lists and missing attributes."""
+    import random
+    from types import SimpleNamespace
+
+    from xamm_ingest.readers import rajaperf_caliper as rc
+
+    rng = random.Random(66)
+    values = [
+        "0.000000", "-0.000000", "-0", "5e-324", "-5e-324", "1.5", "-2.25", "nan", "-nan", "inf",
+        "-inf", "1e308", "abc", "", ["1", "2"], "103.588786", "2.5e-7",
+    ]  # fmt: skip
+    roles = {"mean": "inclusive#sum#time.duration", "min": "min#t", "max": "max#t"}
+    extras = [("sum#sum#time.duration", "time (exc)", True), ("any#Other", "Other", False)]
+    attrs = SimpleNamespace(extra_by_name=extras)
+    for _ in range(3000):
+        scale = rng.choice([1.0, 1e-9, 1e-6, 1e300])
+        times = {r: (a, scale) for r, a in roles.items() if r == "mean" or rng.random() < 0.5}
+        rec = {a: rng.choice(values) for a in [*roles.values(), *(e[0] for e in extras)]}
+        for a in list(rec):
+            if rng.random() < 0.2:
+                del rec[a]
+        assert _bits(rc._times([rec], times)) == _bits(rc._summed_times([rec], times)), (rec, times)
+        one, summed = rc._extra_metrics([rec], attrs), rc._summed_extra([rec], attrs)
+        assert _bits(one) == _bits(summed), rec

@@ -3,6 +3,7 @@ size."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 KERNEL_RE = re.compile(r"^(?P<group>[A-Za-z]+)_(?P<name>[A-Z0-9][A-Z0-9_]*)$")
@@ -20,6 +21,8 @@ _BACKENDS = {
 _BLOCK_RE = re.compile(r"(?:^|_)(\d+)$")
 
 
+# the three below: pure functions of names a corpus repeats (each file lists every kernel)
+@functools.lru_cache(maxsize=4096)
 def split_kernel(kernel: str) -> tuple[str, str] | None:
     """``"Basic_DAXPY"`` -> ``("Basic", "Basic_DAXPY")``; ``None`` if not a RAJAPerf kernel name."""
     m = KERNEL_RE.match(kernel)
@@ -37,6 +40,7 @@ def canonical_kernel(name: str, group: str | None = None) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=256)
 def backend_device(variant: str) -> tuple[str, str] | None:
     """``"RAJA_CUDA"`` -> ``("CUDA", "gpu")``; ``None`` for an unknown variant."""
     m = VARIANT_RE.match(variant)
@@ -47,6 +51,7 @@ def backend_device(variant: str) -> tuple[str, str] | None:
     return _BACKENDS.get(m["backend"])
 
 
+@functools.lru_cache(maxsize=1024)
 def block_size(tuning: str, device: str) -> int | None:
     """GPU block size encoded in a tuning name (``block_256``, ``atomic_occgs_256`` -> 256)."""
     if device != "gpu":

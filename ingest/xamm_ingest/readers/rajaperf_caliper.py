@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import ast
 import math
+import operator
 import re
 from collections import Counter
 from datetime import UTC, datetime
@@ -160,6 +161,15 @@ class _Attrs:
                 self.extra[k] = meta.get("attribute.alias") or k
         self.figures.sort(key=lambda ac: ac[1])
         self._tuples: dict[int, tuple] = {}
+        # the top-down counters as (attributes, columns) and the extra metrics in the order they
+        # are listed (by name; a stable sort keeps attributes sharing an alias in their order)
+        self.topdown_keys = frozenset(self.topdown)
+        self._topdown_get = _getter(tuple(self.topdown))
+        self.topdown_cols = tuple(self.topdown.values())
+        self.extra_by_name = [
+            (a, name, "sum" in a or "count" in a or "time" in a)
+            for a, name in sorted(self.extra.items(), key=lambda an: an[1])
+        ]
 
     def figure_tuple(self, rec: dict) -> tuple:
         """The kernel figures a record carries, BlockSize aside (it belongs to the tuning, and may
@@ -172,6 +182,14 @@ class _Attrs:
                 got = tuple((col, _num(rec[a])) for a, col in self.figures if a in rec)
             self._tuples[id(rec)] = got
         return got
+
+
+def _getter(keys: tuple[str, ...]):
+    """What takes ``keys``' values from a record, always as a tuple."""
+    if len(keys) == 1:
+        key = keys[0]
+        return lambda rec: (rec[key],)
+    return operator.itemgetter(*keys) if keys else lambda rec: ()
 
 
 def _metric_name(attr: str, meta: dict) -> str:
@@ -379,6 +397,13 @@ def _stray_regions(by_path: dict[tuple, list[dict]], kernels: dict[tuple, str]) 
 def _times(recs: list[dict], times: dict[str, tuple[str, float]]) -> dict[str, float | None]:
     """Mean, min and max over ranks of a region's inclusive time; a rank's records (passes) are
     summed."""
+    return _one_time(recs[0], times) if len(recs) == 1 else _summed_times(recs, times)
+
+
+def _summed_times(
+    recs: list[dict], times: dict[str, tuple[str, float]]
+) -> dict[str, float | None]:
+    """:func:`_times` of any number of records: each rank's summed, then over ranks."""
     per_rank: dict[object, list[dict]] = {}
     for r in recs:
         per_rank.setdefault(r.get("mpi.rank"), []).append(r)
@@ -401,6 +426,20 @@ def _times(recs: list[dict], times: dict[str, tuple[str, float]]) -> dict[str, f
     return out
 
 
+def _one_time(rec: dict, times: dict[str, tuple[str, float]]) -> dict[str, float | None]:
+    """:func:`_summed_times` of a region's one record (nearly every region), which sums one value
+    (``exact_sum([x])`` is ``x + 0.0``: a sum of -0.0 is 0.0) and averages one rank."""
+    got = {}
+    for role, (attr, scale) in times.items():
+        if attr in rec:
+            x = _num(rec[attr])
+            got[role] = ((math.nan if x is None else x) + 0.0) * scale
+    one = got.get("mean")
+    if one is None:
+        return {"mean": None, "min": None, "max": None}
+    return {"mean": one + 0.0, "min": got.get("min", one), "max": got.get("max", one)}
+
+
 def _floats(recs: list[dict], attr: str, missing: float | None = math.nan) -> list:
     """``attr``'s values in the records that hold it, one that is no number as ``missing``."""
     try:  # nearly always: each is a number
@@ -418,6 +457,8 @@ def _printed_resolution(recs: list[dict], times: dict[str, tuple[str, float]]) -
 
 def _block_size(recs: list[dict], attrs: _Attrs, figures: tuple) -> float | None:
     """BlockSize from a record carrying the kernel's own figures."""
+    if not attrs.block:
+        return None
     for r in recs:
         if not figures or attrs.figure_tuple(r) == figures:
             for a in attrs.block:
@@ -481,17 +522,34 @@ def _merged_under_max(kernels: dict, by_path: dict, attrs: _Attrs, tuples: dict)
 
 def _extra_metrics(recs: list[dict], attrs: _Attrs) -> list[dict]:
     """Numeric attributes no column names, kept raw; parts of a split total are summed."""
+    return _one_extra(recs[0], attrs) if len(recs) == 1 else _summed_extra(recs, attrs)
+
+
+def _one_extra(rec: dict, attrs: _Attrs) -> list[dict]:
+    """:func:`_extra_metrics` of a region's one record (nearly every region): each value is its
+    sum and its max (+ 0.0: the sum of one -0.0 is 0.0, as :func:`exact_sum` gives it)."""
+    return [
+        {"name": name, "value": x + 0.0 if additive else x}
+        for attr, name, additive in attrs.extra_by_name
+        if attr in rec and (x := _num(rec[attr])) is not None
+    ]
+
+
+def _summed_extra(recs: list[dict], attrs: _Attrs) -> list[dict]:
+    """:func:`_extra_metrics` of any number of records: additive figures summed, others their
+    largest."""
     out = []
-    for attr, name in attrs.extra.items():
+    for attr, name, additive in attrs.extra_by_name:
         if xs := [x for x in _floats(recs, attr, None) if x is not None]:
-            additive = "sum" in attr or "count" in attr or "time" in attr
             out.append({"name": name, "value": exact_sum(xs) if additive else max(xs)})
-    return sorted(out, key=lambda m: m["name"])
+    return out
 
 
 def _topdown(recs: list[dict], attrs: _Attrs) -> dict[str, float | None]:
     rec = recs[0]
     try:  # nearly every record: each counter is a number
+        if attrs.topdown_keys <= rec.keys():
+            return dict(zip(attrs.topdown_cols, map(float, attrs._topdown_get(rec))))
         return {col: float(rec[a]) for a, col in attrs.topdown.items() if a in rec}
     except (TypeError, ValueError):
         return {col: _num(rec[a]) for a, col in attrs.topdown.items() if a in rec}
