@@ -328,3 +328,55 @@ def test_a_table_shows_values_as_text_and_an_interval_in_one_column(capsys):
     # brackets are text, never rich markup; the table keeps to its width
     assert "[bold]x[/bold]" in text and "v [lo, hi]" in text
     assert max(map(len, text.splitlines())) <= 40
+
+
+_BIDI = {
+    "ARABIC LETTER MARK", "LEFT-TO-RIGHT MARK", "RIGHT-TO-LEFT MARK", "LEFT-TO-RIGHT EMBEDDING",
+    "RIGHT-TO-LEFT EMBEDDING", "POP DIRECTIONAL FORMATTING", "LEFT-TO-RIGHT OVERRIDE",
+    "RIGHT-TO-LEFT OVERRIDE", "LEFT-TO-RIGHT ISOLATE", "RIGHT-TO-LEFT ISOLATE",
+    "FIRST STRONG ISOLATE", "POP DIRECTIONAL ISOLATE",
+}  # fmt: skip
+
+
+def _shown(c: str) -> str:
+    """What a terminal should be sent for ``c``, from Unicode's own tables: a control character
+    (but the line feed and the tab), a bidirectional formatting character or a line or paragraph
+    separator as the escape Python writes; anything else as it is."""
+    if c in "\n\t":
+        return c
+    if c == "\r":
+        return "\\r"
+    if unicodedata.category(c) == "Cc":
+        return f"\\x{ord(c):02x}"
+    if unicodedata.name(c, "") in _BIDI or unicodedata.category(c) in ("Zl", "Zp"):
+        return f"\\u{ord(c):04x}"
+    return c
+
+
+def test_a_console_script_s_streams_send_text_never_a_control_character():
+    """500 seeded texts, written in pieces as ``print`` writes them: what reaches the stream beneath
+    is each character as Unicode's tables say to show it (:func:`_shown`), whatever the piece
+    boundaries; the stream's other faces (``isatty``, ``encoding``, ``buffer``) are the terminal's,
+    and a progress bar's :func:`unfiltered` stream is the one beneath."""
+    import io
+
+    from xamm_data.cli.terminal import PrintableText, unfiltered
+
+    alphabet = [chr(c) for c in range(0xA0)] + list(
+        "\u00ad\u061c\u200b\u200c\u200d\u200e\u200f\u2028\u2029\u202a\u202b\u202c\u202d\u202e"
+        "\u2066\u2067\u2068\u2069\u206a\u0301é漢字🙂\ufeff\ufffd"
+    )
+    rng = random.Random(66)
+    for _ in range(500):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 120)))
+        beneath = io.StringIO()
+        stream = PrintableText(beneath)
+        cut = sorted(rng.sample(range(len(text) + 1), min(3, len(text) + 1)))
+        for a, b in zip([0, *cut], [*cut, len(text)], strict=True):
+            assert stream.write(text[a:b]) == b - a
+        stream.flush()
+        assert beneath.getvalue() == "".join(map(_shown, text)), repr(text)
+    raw = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    stream = PrintableText(raw)
+    assert (stream.isatty(), stream.encoding, stream.buffer) == (False, "utf-8", raw.buffer)
+    assert unfiltered(stream) is raw and unfiltered(raw) is raw

@@ -213,3 +213,52 @@ def test_an_ingest_on_a_dask_cluster_ends_with_its_commit_whole(tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     assert json.loads(r.stdout)["rows_written"] == 4
     assert Store(tmp_path / "s").scan("app_profiles").collect().height == 4
+
+
+# what a hostile run folder may name its files: an escape sequence setting the terminal's title
+# (ended by a bell), a colour, C1's one-byte CSI, a bidirectional override, a carriage return
+HOSTILE = [
+    "a\x1b]0;PWNED\x07.cali",
+    "b\x1b[31mRED.cali",
+    "c\x9b2J.cali",
+    "d\u202eilac.cali",
+    "e\rX.cali",
+]
+# what must not reach the terminal from them: each of their control characters
+CONTROLS = ["\x1b", "\x07", "\x9b", "\u202e", "\r"]
+
+
+def _console(module: str, name: str, argv: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    program = f"import sys; from {module} import console; sys.argv[0] = {name!r}; console()"
+    return subprocess.run(
+        [sys.executable, "-c", program, *argv], capture_output=True, timeout=120, cwd=cwd
+    )
+
+
+def test_a_file_name_s_control_characters_reach_the_terminal_as_text(tmp_path):
+    """Both console scripts print what the user's files are named as text: each control character
+    as the escape Python writes for it, never as a command to the terminal; ``--json`` keeps the
+    names exactly (JSON escapes them)."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    # five different faults: each file's rejection is printed alone, not grouped with others
+    faults = [b"", b"__rec=node", b"\xff\xfe\n", b"hello\n", b"__rec=ctx,ref=999\n"]
+    for name, fault in zip(HOSTILE, faults, strict=True):
+        (runs / name).write_bytes(fault)
+    r = _console("xamm_ingest.cli", "xamm-ingest", ["rajaperf", "runs", "--store", "st"], tmp_path)
+    said = (r.stdout + r.stderr).decode()
+    assert r.returncode == 1, said
+    assert not [c for c in CONTROLS if c in said], said
+    for name in HOSTILE:
+        assert f"runs/{name.encode('unicode_escape').decode()}: " in said, (name, said)
+    j = _console(
+        "xamm_ingest.cli", "xamm-ingest", ["rajaperf", "runs", "--store", "st", "--json"], tmp_path
+    )
+    report = json.loads(j.stdout)
+    assert sorted(x["path"] for x in report["rejected_files"]) == sorted(
+        f"runs/{n}" for n in HOSTILE
+    )
+    p = _console(
+        "xamm_data.cli.commands", "xamm", ["predict", HOSTILE[0], "--target", "quartz"], tmp_path
+    )
+    assert b"\x1b" not in p.stdout + p.stderr and b"a\\x1b]0;PWNED\\x07.cali" in p.stderr

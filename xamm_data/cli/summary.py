@@ -7,6 +7,8 @@ import textwrap
 
 import polars as pl
 
+from xamm_data.cli.terminal import ESCAPES
+
 
 def summarize_benchmark_runs(df: pl.DataFrame) -> pl.DataFrame:
     """One row per (machine, device): kernels, variants, tunings, problem sizes, trials, rows,
@@ -78,12 +80,8 @@ def print_frame(
     print(drawn, file=file)
 
 
-#: control characters (C0 but the line feed, DEL, C1) as the escapes Python writes: text read from
-#: a user's files reaches a terminal as text, never as a command to it (a colour, a title, a bell)
-_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if c != 0x0A} | {
-    0x09: "\\t",
-    0x0D: "\\r",
-}
+#: what :mod:`~xamm_data.cli.terminal` escapes, and the tab (a cell's width would not be its own)
+_CONTROLS = ESCAPES | {0x09: "\\t"}
 
 
 def _visible(text: str) -> str:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
+from xamm_data.cli.terminal import filter_streams
 from xamm_data.errors import XammError
 
 if TYPE_CHECKING:
@@ -239,9 +240,10 @@ def console_script(
 ) -> Callable[[], NoReturn]:
     """The console script of ``main`` (``[project.scripts]``): its return value, or the code of
     the ``SystemExit`` it raises (``--help``, a usage error), is the exit status, and the process
-    ends without the interpreter's teardown (:func:`exit_now`). An exception ``main`` lets through
-    (``--debug``) ends it as Python does, with a traceback. Polars' allocator hands freed pages
-    back at once (:func:`free_pages_at_once`).
+    ends without the interpreter's teardown (:func:`exit_now`). Its ``stdout`` and ``stderr``
+    write control characters as text (:mod:`~xamm_data.cli.terminal`). An exception ``main``
+    lets through (``--debug``) ends it as Python does, with a traceback. Polars' allocator hands
+    freed pages back at once (:func:`free_pages_at_once`).
 
     Args:
         main: the command's ``main``, called with no arguments (it reads ``sys.argv``).
@@ -253,6 +255,7 @@ def console_script(
     def run() -> NoReturn:
         global _OWNS_PROCESS
         _OWNS_PROCESS = loads_then_forks
+        filter_streams()  # what a message quotes from the user's files is shown, never obeyed
         free_pages_at_once()
         if loads_then_forks:
             gc.disable()

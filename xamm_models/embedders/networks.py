@@ -28,6 +28,7 @@ import contextlib
 import functools
 import io
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -38,6 +39,7 @@ from huggingface_hub import PyTorchModelHubMixin
 from torch import nn
 
 from xamm_data._version import __version__
+from xamm_data.cli.terminal import unfiltered
 from xamm_data.registry import Registry
 from xamm_models.optimizer import adam
 
@@ -306,7 +308,8 @@ class Embedder(nn.Module):
         if progress:
             from tqdm.auto import tqdm  # only when a progress bar is shown
 
-            it = tqdm(it, desc=f"fit {self.embedder_name}")
+            # the bar moves the cursor: it writes to the terminal beneath the text filter
+            it = tqdm(it, desc=f"fit {self.embedder_name}", file=unfiltered(sys.stderr))
         self.train()
         for _ in it:
             perm = torch.randperm(n, generator=gen).to(dev)

@@ -7,11 +7,13 @@ from __future__ import annotations
 import contextlib
 import gc
 import logging
+import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 
+from xamm_data.cli.terminal import unfiltered
 from xamm_ingest.choices import EXECUTORS
 from xamm_ingest.format import get_format
 from xamm_ingest.pipeline.commit import hashed
@@ -159,7 +161,8 @@ def progress_bar(enabled: bool, total: int):
     if not enabled:
         return contextlib.nullcontext(lambda n: None)
     # rich: only when a progress bar is asked for
-    from rich.progress import (
+    from rich.console import Console
+    from rich.progress import (  # (as the line above)
         BarColumn,
         MofNCompleteColumn,
         Progress,
@@ -178,6 +181,8 @@ def progress_bar(enabled: bool, total: int):
             TimeElapsedColumn(),
             TimeRemainingColumn(),
             transient=True,
+            # the bar moves the cursor: it writes to the terminal beneath the text filter
+            console=Console(file=unfiltered(sys.stdout)),
         ) as p:
             task = p.add_task("read", total=total or None, rate="")
             t0 = time.perf_counter()

@@ -400,9 +400,7 @@ def _times(recs: list[dict], times: dict[str, tuple[str, float]]) -> dict[str, f
     return _one_time(recs[0], times) if len(recs) == 1 else _summed_times(recs, times)
 
 
-def _summed_times(
-    recs: list[dict], times: dict[str, tuple[str, float]]
-) -> dict[str, float | None]:
+def _summed_times(recs: list[dict], times: dict[str, tuple[str, float]]) -> dict[str, float | None]:
     """:func:`_times` of any number of records: each rank's summed, then over ranks."""
     per_rank: dict[object, list[dict]] = {}
     for r in recs:
