@@ -262,3 +262,38 @@ def test_a_file_name_s_control_characters_reach_the_terminal_as_text(tmp_path):
         "xamm_data.cli.commands", "xamm", ["predict", HOSTILE[0], "--target", "quartz"], tmp_path
     )
     assert b"\x1b" not in p.stdout + p.stderr and b"a\\x1b]0;PWNED\\x07.cali" in p.stderr
+
+
+def test_on_a_terminal_the_progress_bar_draws_and_a_file_name_stays_text(tmp_path):
+    """On a terminal (a pseudo-terminal here) ``xamm-ingest`` draws its progress bar, which moves
+    the cursor with escape sequences of its own, while the same output quotes a hostile file name
+    as text."""
+    import pty
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / HOSTILE[0]).write_bytes(b"")  # its own fault: its rejection is printed alone
+    for i in range(3):
+        (runs / f"{i}.cali").write_bytes(b"hello again\n")
+    program = (
+        "import sys; from xamm_ingest.cli import console; sys.argv[0] = 'xamm-ingest'; console()"
+    )
+    main, child = pty.openpty()
+    p = subprocess.Popen(
+        [sys.executable, "-c", program, "rajaperf", "runs", "--store", "st"],
+        stdin=child, stdout=child, stderr=child, cwd=tmp_path, close_fds=True,
+    )  # fmt: skip
+    os.close(child)
+    said = b""
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        said += chunk
+    assert p.wait(timeout=120) == 1
+    os.close(main)
+    assert b"\x1b[?25l" in said  # rich hid the cursor to draw the bar
+    assert b"runs/a\\x1b]0;PWNED\\x07.cali" in said and b"\x1b]0;PWNED" not in said, said

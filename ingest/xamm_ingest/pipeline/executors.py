@@ -181,8 +181,7 @@ def progress_bar(enabled: bool, total: int):
             TimeElapsedColumn(),
             TimeRemainingColumn(),
             transient=True,
-            # the bar moves the cursor: it writes to the terminal beneath the text filter
-            console=Console(file=unfiltered(sys.stdout)),
+            console=_bar_console(Console),
         ) as p:
             task = p.add_task("read", total=total or None, rate="")
             t0 = time.perf_counter()
@@ -195,3 +194,14 @@ def progress_bar(enabled: bool, total: int):
             yield advance
 
     return bar()
+
+
+def _bar_console(console_type):
+    """The console a progress bar draws on: under a console script's text filter, one writing to
+    the terminal beneath (the bar moves the cursor on purpose); elsewhere None, rich's own.
+
+    Args:
+        console_type: rich's ``Console``.
+    """
+    beneath = unfiltered(sys.stdout)
+    return None if beneath is sys.stdout else console_type(file=beneath)
