@@ -380,3 +380,19 @@ def test_a_console_script_s_streams_send_text_never_a_control_character():
     stream = PrintableText(raw)
     assert (stream.isatty(), stream.encoding, stream.buffer) == (False, "utf-8", raw.buffer)
     assert unfiltered(stream) is raw and unfiltered(raw) is raw
+
+
+def test_columns_whose_names_meet_once_escaped_are_each_drawn(capsys):
+    """A name holding a control character and one holding its written escape (or a numbered name
+    already taken) are drawn as distinct columns, each with its values: none is dropped."""
+    import polars as pl
+
+    from xamm_data.cli.summary import print_frame
+
+    df = pl.DataFrame({"x #2": ["p"], "a\x1b": ["q"], "a\\x1b": ["r"], "x": ["s"], "x\x00": ["t"]})
+    df = df.with_columns(pl.lit("u").alias("x\\x00"))
+    print_frame(df, width=200)
+    header, _, values = capsys.readouterr().out.splitlines()[1:4]
+    names = [c.strip() for c in header.strip("│").split("┆")]
+    assert names == ["x #2", "a\\x1b", "a\\x1b #2", "x", "x\\x00", "x\\x00 #2"]
+    assert [c.strip() for c in values.strip("│").split("┆")] == list("pqrstu")

@@ -58,7 +58,10 @@ def print_frame(
     """
     # every value as the text shown (a float to 4 significant digits, nothing for a null), so the
     # printer neither quotes, rounds nor truncates what it draws
-    cells = {_visible(c): [_cell(v) for v in col] for c, col in zip(df.columns, df.iter_columns())}
+    cells = {
+        name: [_cell(v) for v in col]
+        for name, col in zip(_shown_names(df.columns), df.iter_columns(), strict=True)
+    }
     longest = max((len(v) for c, col in cells.items() for v in (c, *col)), default=0)
     text = pl.DataFrame(
         [pl.Series(c, col, dtype=pl.String) for c, col in cells.items()], height=df.height
@@ -86,6 +89,22 @@ _CONTROLS = ESCAPES | {0x09: "\\t"}
 
 def _visible(text: str) -> str:
     return text.translate(_CONTROLS)
+
+
+def _shown_names(names: list[str]) -> list[str]:
+    """Each column's name as drawn; a name that another's escape already took (``a\\x1b`` beside
+    ``a`` followed by an escape character) is drawn numbered, ``#2``, ``#3``, ..., never dropped."""
+    shown: list[str] = []
+    taken: set[str] = set()
+    for name in names:
+        seen = candidate = _visible(name)
+        k = 1
+        while candidate in taken:
+            k += 1
+            candidate = f"{seen} #{k}"
+        shown.append(candidate)
+        taken.add(candidate)
+    return shown
 
 
 def _cell(v) -> str:
