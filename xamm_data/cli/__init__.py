@@ -1,6 +1,7 @@
 """The ``xamm`` command: the parser and the dataset commands (:mod:`.commands`), ``xamm
-machines`` (:mod:`.machines`), shared options and output (:mod:`.tools`) and the
-summary table (:mod:`.summary`). The top floor: nothing below imports it.
+machines`` (:mod:`.machines`), shared options and output (:mod:`.tools`), what reaches the
+terminal as text (:mod:`.terminal`) and the summary table (:mod:`.summary`). The top floor:
+nothing below imports it.
 """
 
 from __future__ import annotations
