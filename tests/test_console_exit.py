@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -264,24 +265,18 @@ def test_a_file_name_s_control_characters_reach_the_terminal_as_text(tmp_path):
     assert b"\x1b" not in p.stdout + p.stderr and b"a\\x1b]0;PWNED\\x07.cali" in p.stderr
 
 
-def test_on_a_terminal_the_progress_bar_draws_and_a_file_name_stays_text(tmp_path):
-    """On a terminal (a pseudo-terminal here) ``xamm-ingest`` draws its progress bar, which moves
-    the cursor with escape sequences of its own, while the same output quotes a hostile file name
-    as text."""
+def _on_a_terminal(argv: list[str], cwd: Path, stdout=None) -> tuple[int, bytes]:
+    """``xamm-ingest argv`` with a pseudo-terminal for standard error (and standard output, unless
+    ``stdout`` is given): its exit status and what the terminal was sent."""
     import pty
 
-    runs = tmp_path / "runs"
-    runs.mkdir()
-    (runs / HOSTILE[0]).write_bytes(b"")  # its own fault: its rejection is printed alone
-    for i in range(3):
-        (runs / f"{i}.cali").write_bytes(b"hello again\n")
     program = (
         "import sys; from xamm_ingest.cli import console; sys.argv[0] = 'xamm-ingest'; console()"
     )
     main, child = pty.openpty()
     p = subprocess.Popen(
-        [sys.executable, "-c", program, "rajaperf", "runs", "--store", "st"],
-        stdin=child, stdout=child, stderr=child, cwd=tmp_path, close_fds=True,
+        [sys.executable, "-c", program, *argv],
+        stdin=child, stdout=stdout or child, stderr=child, cwd=cwd, close_fds=True,
     )  # fmt: skip
     os.close(child)
     said = b""
@@ -293,7 +288,35 @@ def test_on_a_terminal_the_progress_bar_draws_and_a_file_name_stays_text(tmp_pat
         if not chunk:
             break
         said += chunk
-    assert p.wait(timeout=120) == 1
+    code = p.wait(timeout=120)
     os.close(main)
+    return code, said
+
+
+def test_on_a_terminal_the_progress_bar_draws_and_a_file_name_stays_text(tmp_path):
+    """On a terminal (a pseudo-terminal here) ``xamm-ingest`` draws its progress bar, which moves
+    the cursor with escape sequences of its own, while the same output quotes a hostile file name
+    as text."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / HOSTILE[0]).write_bytes(b"")  # its own fault: its rejection is printed alone
+    for i in range(3):
+        (runs / f"{i}.cali").write_bytes(b"hello again\n")
+    code, said = _on_a_terminal(["rajaperf", "runs", "--store", "st"], tmp_path)
+    assert code == 1
     assert b"\x1b[?25l" in said  # rich hid the cursor to draw the bar
     assert b"runs/a\\x1b]0;PWNED\\x07.cali" in said and b"\x1b]0;PWNED" not in said, said
+
+
+def test_with_its_output_redirected_the_bar_draws_on_the_terminal_and_the_file_is_the_summary(
+    tmp_path,
+):
+    """``xamm-ingest ... > summary.txt`` on a terminal: the progress bar draws on standard error,
+    the terminal; the file holds the summary from its first line, and no sequence of the bar."""
+    shutil.copytree(REPO / "tests" / "fixtures" / "rajaperf_sample", tmp_path / "runs")
+    with open(tmp_path / "summary.txt", "wb") as out:
+        code, said = _on_a_terminal(["rajaperf", "runs", "--store", "st"], tmp_path, stdout=out)
+    summary = (tmp_path / "summary.txt").read_text()
+    assert code == 0, said
+    assert b"\x1b[?25l" in said and b"reading sources" in said  # the bar, on the terminal
+    assert summary.startswith("ingested ") and "\x1b" not in summary, summary

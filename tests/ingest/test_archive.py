@@ -405,12 +405,12 @@ def test_every_reason_the_archive_page_lists_is_one_xamm_gives(tmp_path, capsys)
 def test_the_progress_bar_shows_files_rate_and_time_left(tmp_path, monkeypatch):
     import io
 
-    import rich
-    from rich.console import Console
-
     _repeats(tmp_path / "runs", 12)
     screen = io.StringIO()
-    monkeypatch.setattr(rich, "_console", Console(file=screen, force_terminal=True, width=120))
+    # the bar draws on standard error, as a terminal 120 columns wide
+    monkeypatch.setattr(sys, "stderr", screen)
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.setenv("COLUMNS", "120")
     spec = SampleSpec(app="a", machine="m")
     rep = ingest_archive("caliper", tmp_path / "runs", store=tmp_path / "s", spec=spec,
                          workers=1, progress=True)  # fmt: skip

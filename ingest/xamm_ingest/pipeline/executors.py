@@ -151,8 +151,8 @@ def in_order(submit: Callable, chunks: Iterator[list[Task]], opts: dict, window:
 
 
 def progress_bar(enabled: bool, total: int):
-    """A rich progress bar of sources (count, rate, time left), or a stand-in that shows
-    nothing.
+    """A rich progress bar of sources (count, rate, time left) on standard error, or a stand-in
+    that shows nothing.
 
     Args:
         enabled: show it.
@@ -197,11 +197,11 @@ def progress_bar(enabled: bool, total: int):
 
 
 def _bar_console(console_type):
-    """The console a progress bar draws on: under a console script's text filter, one writing to
-    the terminal beneath (the bar moves the cursor on purpose); elsewhere None, rich's own.
+    """The console a progress bar draws on: standard error (whether to show one is asked of it;
+    standard output keeps the summary, redirected or not), the stream beneath a console script's
+    text filter (the bar moves the cursor on purpose).
 
     Args:
         console_type: rich's ``Console``.
     """
-    beneath = unfiltered(sys.stdout)
-    return None if beneath is sys.stdout else console_type(file=beneath)
+    return console_type(file=unfiltered(sys.stderr))
