@@ -380,6 +380,9 @@ def test_a_console_script_s_streams_send_text_never_a_control_character():
     stream = PrintableText(raw)
     assert (stream.isatty(), stream.encoding, stream.buffer) == (False, "utf-8", raw.buffer)
     assert unfiltered(stream) is raw and unfiltered(raw) is raw
+    import copy
+
+    assert unfiltered(copy.copy(stream)) is raw  # a copy made without __init__ forwards as well
 
 
 def test_columns_whose_names_meet_once_escaped_are_each_drawn(capsys):

@@ -88,6 +88,8 @@ class PrintableText(io.TextIOBase):
         return self.unfiltered.buffer
 
     def __getattr__(self, name: str):
+        if name == "unfiltered":  # not set yet (a copy made without ``__init__``): no recursion
+            raise AttributeError(name)
         return getattr(self.unfiltered, name)
 
 
