@@ -358,6 +358,7 @@ def test_a_console_script_s_streams_send_text_never_a_control_character():
     is each character as Unicode's tables say to show it (:func:`_shown`), whatever the piece
     boundaries; the stream's other faces (``isatty``, ``encoding``, ``buffer``) are the terminal's,
     and a progress bar's :func:`unfiltered` stream is the one beneath."""
+    import copy
     import io
 
     from xamm_data.cli.terminal import PrintableText, unfiltered
@@ -380,8 +381,6 @@ def test_a_console_script_s_streams_send_text_never_a_control_character():
     stream = PrintableText(raw)
     assert (stream.isatty(), stream.encoding, stream.buffer) == (False, "utf-8", raw.buffer)
     assert unfiltered(stream) is raw and unfiltered(raw) is raw
-    import copy
-
     assert unfiltered(copy.copy(stream)) is raw  # a copy made without __init__ forwards as well
 
 
