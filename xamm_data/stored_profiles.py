@@ -129,7 +129,7 @@ def _trial_regions(rows: pl.DataFrame) -> pl.DataFrame:
     order (a region only some trials hold keeps their median)."""
     exploded = (
         rows.select(pl.int_range(pl.len()).alias("_trial"), "regions")
-        .explode("regions")
+        .explode("regions", empty_as_null=False)
         .unnest("regions")
         .with_columns(pl.int_range(pl.len()).over("_trial").alias("_pos"))
     )

@@ -387,3 +387,29 @@ def test_a_checkpoint_that_cannot_be_written_is_logged_and_the_append_stands(
     st.append(as_source(frame, "s4"), "benchmark_runs")
     assert _checkpoints(st) == [5]
     assert st.scan("benchmark_runs").collect().height == 5 * frame.height
+
+
+def test_the_head_of_a_new_table_read_from_its_log_entry_is_what_the_opened_table_holds(
+    tmp_path, frame
+):
+    """A table's first commit records its head from its own log entry, without opening the table
+    in delta-rs: the state it records is the one the opened table lists, for machine names whose
+    partition paths the log escapes too (``verify`` re-derives it from the opened table)."""
+    from deltalake import DeltaTable
+
+    from xamm_data.store.delta_log import created_files, read_head, state_digest
+    from xamm_data.store.log import _file_frame
+
+    st = Store(tmp_path / "s")
+    st.write(
+        pl.concat([as_source(frame, "g", "node-a:gpu"), as_source(frame, "c", "node-a:cpu")]),
+        "benchmark_runs",
+    )
+    loc = st.location("benchmark_runs")
+    _, files = created_files("benchmark_runs", loc)
+    opened = _file_frame(DeltaTable(loc.uri))
+    assert files.equals(opened) and files.height == 2
+    head, problems = read_head("benchmark_runs", loc)
+    assert problems == [] and head["version"] == 0
+    assert head["state_sha256"] == state_digest(opened)
+    assert st.verify() == []

@@ -316,15 +316,59 @@ def read_head(kind: str, loc: TableLocation) -> tuple[dict | None, list[str]]:
     return (head, []) if ok else (None, bad)
 
 
-def write_head(kind: str, loc: TableLocation, version: int, files: pl.DataFrame) -> None:
-    """Record ``version`` as the last commit xamm made (never moving the head back)."""
+def created_files(kind: str, loc: TableLocation) -> tuple[bytes, pl.DataFrame]:
+    """(the log file, the live files) of a table's first version, read from its log entry alone:
+    the files a new table holds are the ones its first commit adds (the head of a table xamm just
+    created is recorded without opening it in delta-rs, whose snapshot costs more than the
+    commit).
+
+    Args:
+        kind: the table.
+        loc: where it lives.
+
+    Returns:
+        The entry's bytes and its (machine, path, size, rows) frame, as the opened table lists
+        them (paths as the log spells them).
+    """
+    data = loc.read_bytes(entry_path(0))
+    actions, problems = parse_entry(kind, loc, 0, data)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise CorruptLogError(problems[0] + more)
+    adds = [a["add"] for a in actions if "add" in a]
+    files = pl.DataFrame(
+        {
+            "machine": [a["partitionValues"].get("machine") for a in adds],
+            "path": [a["path"] for a in adds],
+            "size": [a["size"] for a in adds],
+            "rows": [json.loads(a.get("stats") or "{}").get("numRecords") for a in adds],
+        },
+        schema={"machine": pl.String, "path": pl.String, "size": pl.Int64, "rows": pl.Int64},
+    )
+    return data, files.sort("machine", "path")
+
+
+def write_head(
+    kind: str, loc: TableLocation, version: int, files: pl.DataFrame, entry: bytes | None = None
+) -> None:
+    """Record ``version`` as the last commit xamm made (never moving the head back).
+
+    Args:
+        kind: the table.
+        loc: where it lives.
+        version: the version committed.
+        files: its live files (machine, path, size, rows).
+        entry: its log file's bytes, when already read (default: read here).
+    """
     head, _ = read_head(kind, loc)
     if head is not None and head["version"] > version:
         return
+    if entry is None:
+        entry = loc.read_bytes(entry_path(version))
     new = {
         "table": kind,
         "version": version,
-        "log_sha256": hashlib.sha256(loc.read_bytes(entry_path(version))).hexdigest(),
+        "log_sha256": hashlib.sha256(entry).hexdigest(),
         "state_sha256": state_digest(files),
     }
     new["sha256"] = hashlib.sha256(_head_body(new)).hexdigest()
@@ -415,5 +459,6 @@ __all__ = [
     "read_log",
     "replay_problems",
     "state_digest",
+    "created_files",
     "write_head",
 ]

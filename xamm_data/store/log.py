@@ -18,7 +18,14 @@ from xamm_data._version import __version__
 from xamm_data.atomic import locked
 from xamm_data.paths import default_store_root
 from xamm_data.store.counts import ConfigCounts
-from xamm_data.store.delta_log import LOG_DIR, CorruptLogError, diagnose, head_problems, write_head
+from xamm_data.store.delta_log import (
+    LOG_DIR,
+    CorruptLogError,
+    created_files,
+    diagnose,
+    head_problems,
+    write_head,
+)
 from xamm_data.store.files import delta_schema, parquet_bytes, write_part
 from xamm_data.store.locations import TableLocation, is_uri
 from xamm_data.store.memory import release_freed_memory
@@ -277,7 +284,7 @@ class StoreLog:
                 if "already exists" in str(e):
                     raise CommitFailedError(str(e)) from e
                 raise
-            self._record_head(kind)
+            self._record_head(kind, created=True)
             return 0
         dt.create_write_transaction(
             actions,
@@ -321,12 +328,23 @@ class StoreLog:
             return None
         return version
 
-    def _record_head(self, kind: str, dt=None) -> int:
+    def _record_head(self, kind: str, dt=None, created: bool = False) -> int:
         """Write the head record of the table's latest version (just committed; ``dt``, the table
-        the commit went through, is brought up to it rather than re-read); that version."""
+        the commit went through, is brought up to it rather than re-read); that version.
+
+        Args:
+            kind: the table.
+            dt: the Delta table the commit went through (None: opened here).
+            created: the commit created the table: its first version's files are read from its
+                log entry instead of opening the table.
+        """
         from deltalake import DeltaTable  # delta-rs: imported on use
 
         loc = self.location(kind)
+        if created:
+            entry, files = created_files(kind, loc)
+            write_head(kind, loc, 0, files, entry)
+            return 0
         with self._log_guard(kind):
             if dt is None:
                 dt = DeltaTable(loc.uri, storage_options=loc.storage_options or None)
@@ -437,7 +455,7 @@ def migrate_legacy(store: StoreLog, kind: str) -> None:
                 description=_table_description(kind),
                 commit_properties=CommitProperties(custom_metadata={"xamm": json.dumps(what)}),
             )
-            store._record_head(kind)
+            store._record_head(kind, created=True)
         for p in legacy:  # kept, not deleted: the migration never loses the only copy
             backup = root / ".pre-delta" / kind / p.parent.name / LEGACY_FILE
             backup.parent.mkdir(parents=True, exist_ok=True)

@@ -32,7 +32,9 @@ def metadata_columns(
     """
     if column not in frame.columns:
         raise ValueError(f"the frame has no {column} column (schema 1.6.0 and later)")
-    pairs = frame.select(pl.col(column).explode()).get_column(column).drop_nulls()
+    pairs = (
+        frame.select(pl.col(column).explode(empty_as_null=False)).get_column(column).drop_nulls()
+    )
     have = sorted(set(pairs.struct.field("name").to_list())) if pairs.len() else []
     want = have if names is None else names
     clash = [n for n in want if _column(n) in frame.columns]

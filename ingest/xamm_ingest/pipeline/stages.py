@@ -234,7 +234,7 @@ def _region_problems(frame: pl.DataFrame) -> dict[str, str]:
     rows = (
         frame.select("source_path", "regions")
         .filter(pl.col("regions").list.len() > 0)
-        .explode("regions")
+        .explode("regions", empty_as_null=False)
         .unnest("regions")
     )
     return region_problems(rows, "source_path")
