@@ -413,3 +413,65 @@ def test_the_head_of_a_new_table_read_from_its_log_entry_is_what_the_opened_tabl
     assert problems == [] and head["version"] == 0
     assert head["state_sha256"] == state_digest(opened)
     assert st.verify() == []
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        (lambda text: text.replace('"add":{', '"add":[', 1), "line"),
+        (
+            lambda text: text.replace('\\"numRecords\\": ', '\\"numRecords\\": -1, \\"x\\": ', 1),
+            "numRecords",
+        ),
+        (lambda text: text.replace('{"machine":"node-a:gpu"}', '{"machine":7}', 1), "machine=7"),
+        (lambda text: text.replace('{"machine":"node-a:gpu"}', "{}", 1), "machine=None"),
+    ],
+)
+def test_a_first_log_entry_altered_before_its_head_is_recorded_is_named(
+    tmp_path, frame, edit, said
+):
+    """The head of a new table is read from its first log entry: an entry that is not what a
+    commit writes raises CorruptLogError naming the file, never a bare TypeError or KeyError."""
+    from xamm_data.store.delta_log import CorruptLogError, created_files
+
+    st = Store(tmp_path / "s")
+    st.write(as_source(frame, "g", "node-a:gpu"), "benchmark_runs")
+    loc = st.location("benchmark_runs")
+    entry = loc.local / "_delta_log" / f"{0:020d}.json"
+    text = entry.read_text()
+    entry.write_text(edit(text))
+    assert entry.read_text() != text
+    with pytest.raises(CorruptLogError, match=said) as e:
+        created_files("benchmark_runs", loc)
+    assert "00000000000000000000.json" in str(e.value)
+
+
+def test_flipped_bits_in_a_first_log_entry_give_its_files_or_corrupt_log_error(tmp_path, frame):
+    """A seeded campaign of bit flips over a new table's first log entry as its head is recorded:
+    each either leaves the files it lists unchanged, lists what the flipped entry says (a path or
+    size changed: ``verify`` then names the file), or raises CorruptLogError, never another
+    exception."""
+    from xamm_data.store.delta_log import CorruptLogError, created_files
+
+    st = Store(tmp_path / "s")
+    st.write(as_source(frame, "g", "node-a:gpu"), "benchmark_runs")
+    loc = st.location("benchmark_runs")
+    entry = loc.local / "_delta_log" / f"{0:020d}.json"
+    good = entry.read_bytes()
+    _, files = created_files("benchmark_runs", loc)
+    rng = random.Random(0)
+    tally = {"same": 0, "changed": 0, "refused": 0}
+    for _ in range(60):
+        data = bytearray(good)
+        i = rng.randrange(len(data))
+        data[i] ^= 1 << rng.randrange(8)
+        entry.write_bytes(bytes(data))
+        try:
+            _, got = created_files("benchmark_runs", loc)
+        except CorruptLogError as e:
+            assert "00000000000000000000.json" in str(e)
+            tally["refused"] += 1
+            continue
+        assert got.columns == files.columns and got.height == files.height
+        tally["same" if got.equals(files) else "changed"] += 1
+    assert tally["refused"] > 0 and tally["same"] > 0

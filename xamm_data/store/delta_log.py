@@ -336,6 +336,12 @@ def created_files(kind: str, loc: TableLocation) -> tuple[bytes, pl.DataFrame]:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise CorruptLogError(problems[0] + more)
     adds = [a["add"] for a in actions if "add" in a]
+    for a in adds:
+        if not isinstance(m := a["partitionValues"].get("machine"), str):
+            raise CorruptLogError(
+                f"{kind}: {loc.display(entry_path(0))}: add {a['path']!r} has partition value "
+                f"machine={m!r}, expected a machine name"
+            )
     files = pl.DataFrame(
         {
             "machine": [a["partitionValues"].get("machine") for a in adds],
