@@ -450,6 +450,7 @@ HEAVY = (
     "arro3",
     "huggingface_hub",
     "fcntl",
+    "filelock",  # locks: only for commands that write a shared file (the registry, file hashes)
     "xamm_models.embedders",
     "xamm_models.optimizer",  # torch
     "xamm_models.predictors.paper.predictor",

@@ -172,7 +172,9 @@ def test_an_ingest_loads_its_own_format_and_no_other(tmp_path):
 
 def test_an_ingest_into_a_new_store_commits_without_numpy(tmp_path):
     """A first ingest has no stored sources or trial counts to search, so numpy (what those
-    searches use) is never imported: its import is a fifth of the command's start-up."""
+    searches use) is never imported: its import is a fifth of the command's start-up. It writes no
+    shared file (the registry, the file hashes of a batched ingest), so it loads no lock library
+    either."""
     store = tmp_path / "store"
     code, loaded = _loaded(
         ["rajaperf", str(FIXTURES / "rajaperf_sample"), "--store", str(store), "--quiet"],
@@ -181,6 +183,7 @@ def test_an_ingest_into_a_new_store_commits_without_numpy(tmp_path):
     assert code == 0 and (store / "benchmark_runs" / "_delta_log").is_dir()
     assert "xamm_data.store.write" in loaded  # the check can see the commit's code
     assert "numpy" not in loaded
+    assert "filelock" not in loaded
 
 
 PREDICT = """

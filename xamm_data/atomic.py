@@ -8,8 +8,6 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from filelock import FileLock
-
 
 @contextlib.contextmanager
 def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
@@ -45,6 +43,9 @@ def locked(lock_file: str | os.PathLike, timeout: float = -1) -> Iterator[None]:
 
     ``timeout`` seconds to wait (-1: forever); ``filelock.Timeout`` when it runs out.
     """
+    # filelock: imported on use (a command that writes no shared file, most of them, never loads it)
+    from filelock import FileLock
+
     lock_file = Path(lock_file)
     lock_file.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(lock_file, timeout=timeout):
