@@ -170,3 +170,62 @@ def test_a_node_record_reads_alike_by_the_line_pattern_and_by_the_general_split(
             except CaliFormatError as e:
                 got.append(str(e))
         assert got[0] == got[1], (plain, got)
+
+
+def test_a_ctx_or_globals_record_reads_alike_as_caliper_writes_it_and_by_the_general_split():
+    """Seeded ``ctx`` and ``globals`` records over a real profile's nodes, with odd references,
+    attribute lists and values: written as Caliper writes them (``ref``, ``attr``, ``data``: the
+    fields read from the line's text) and with their fields in another order (which only the
+    general split reads), the same records and globals come out, or the same error."""
+    import random
+
+    text = (FIXTURES / "rajaperf_sample" / "run-1" / "Base_Seq-default.cali").read_text()
+    nodes = [line for line in text.splitlines() if line.startswith("__rec=node,")]
+    preamble = "\n".join(nodes) + "\n"
+    prof = parse_cali(preamble)
+    attrs = sorted(prof.attr_name)
+    ids = sorted(prof.node_attr)
+    rng = random.Random(11302026)
+    pieces = ["1.5", "x", "", "b c", "-0", "nan", "é", "\\,", "\\=", "=", "\x0b"]
+
+    def ref() -> str:
+        return "=".join(
+            rng.choice([*map(str, rng.sample(ids, 2)), "٣", "999999", ""])
+            for _ in range(rng.randint(1, 2))
+        )
+
+    for _ in range(1500):
+        kind = rng.choice(["ctx", "ctx", "globals"])
+        fields = {}
+        if rng.random() < 0.8:
+            fields["ref"] = ref()
+        if rng.random() < 0.85:
+            listed = [str(rng.choice(attrs)) for _ in range(rng.randint(1, 4))]
+            fields["attr"] = "=".join(listed)
+            n = len(listed) if rng.random() < 0.9 else len(listed) + rng.choice([-1, 1])
+            fields["data"] = "=".join(rng.choice(pieces) for _ in range(max(n, 1)))
+            if rng.random() < 0.05:
+                del fields[rng.choice(["attr", "data"])]
+        order = [k for k in ("ref", "attr", "data") if k in fields]
+        got = []
+        for keys in (order, order[::-1]):
+            line = ",".join([f"__rec={kind}", *(f"{k}={fields[k]}" for k in keys)])
+            try:
+                p = parse_cali(preamble + line + "\n")
+                got.append((p.records, p.globals))
+            except CaliFormatError as e:
+                got.append(str(e))
+        assert got[0] == got[1], (fields, got)
+
+
+def test_each_record_holds_its_own_path_list():
+    """Records of the same region share their expanded node: changing one record's path leaves the
+    others' as parsed."""
+    prof = parse_cali(
+        (FIXTURES / "rajaperf_sample" / "run-1" / "Base_Seq-default.cali").read_text()
+    )
+    paths = [r["path"] for r in prof.records if "path" in r]
+    assert len(paths) > 2 and len({id(p) for p in paths}) == len(paths)
+    before = [list(p) for p in paths]
+    paths[0].append("changed")
+    assert [list(p) for p in paths[1:]] == before[1:]

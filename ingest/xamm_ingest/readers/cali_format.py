@@ -103,6 +103,8 @@ class CaliProfile:
         # attribute id (as text) -> name, None if hidden
         self._value_keys: dict[str, str | None] = {}
         self._plans: dict[tuple[str, ...], tuple[list[str], Callable | None]] = {}  # by attributes
+        # the same plans by a record's attribute list as written, with the list's length
+        self._text_plans: dict[str, tuple[int, list[str], Callable | None]] = {}
         # attribute name -> its first id, built when asked, of the first _named attributes
         self._by_name: dict[str, int] = {}
         self._named = 0
@@ -160,25 +162,26 @@ class CaliProfile:
                 raise CaliFormatError(f"reference to undefined node {node} (a line is missing?)")
             chain.append(node)
             node = self.node_parent.get(node)
+        # a list in an expanded node is never changed in place (a value added makes a new list,
+        # and a record takes a copy of its path), so the nodes share them and only the dicts are
+        # copied; the node asked for keeps the dict built for it
         rec = dict(self._expanded[node]) if node is not None else {}
-        if "path" in rec:
-            rec["path"] = list(rec["path"])
         for n in reversed(chain):
             a = self.node_attr[n]
             if a not in self.attr_name:
                 raise CaliFormatError(f"node {n} refers to unknown attribute {a}")
             hidden, nested = self._flags(a)
-            if hidden:
-                self._expanded[n] = dict(rec)
-                continue
-            key, data = self.attr_name[a], self.node_data[n]
-            val = rec.get(key)
-            rec[key] = (
-                data if val is None else (val + [data] if isinstance(val, list) else [val, data])
-            )
-            if nested:
-                rec["path"] = rec.get("path", []) + [data]
-            self._expanded[n] = dict(rec, path=list(rec["path"])) if "path" in rec else dict(rec)
+            if not hidden:
+                key, data = self.attr_name[a], self.node_data[n]
+                val = rec.get(key)
+                rec[key] = (
+                    data
+                    if val is None
+                    else (val + [data] if isinstance(val, list) else [val, data])
+                )
+                if nested:
+                    rec["path"] = rec.get("path", []) + [data]
+            self._expanded[n] = rec if n == nid else dict(rec)
         return rec
 
     def _snapshot(self, fields: dict[str, list[str]]) -> dict:
@@ -198,6 +201,29 @@ class CaliProfile:
                 plan = self._plans[sig] = self._value_plan(attrs)
             names, kept = plan
             out.update(zip(names, data if kept is None else kept(data)))
+        return out
+
+    def _snapshot_written(self, refs: str | None, attrs: str | None, data: str | None) -> dict:
+        """:meth:`_snapshot` of a record in the form Caliper writes (``ref=``, ``attr=`` and
+        ``data=`` fields, in that order, without escapes), from the fields' text: the same
+        record, without splitting the line into lists first."""
+        out: dict = {}
+        if refs is not None:
+            for ref in refs.split("="):
+                exp = self._expand(int(ref))
+                out.update(exp)
+                if "path" in exp:
+                    out["path"] = list(exp["path"])
+        if attrs is not None and data is not None:
+            plan = self._text_plans.get(attrs)
+            if plan is None:
+                listed = attrs.split("=")
+                plan = self._text_plans[attrs] = (len(listed), *self._value_plan(listed))
+            n, names, kept = plan
+            values = data.split("=")
+            if n != len(values):
+                raise CaliFormatError(f"{n} attributes but {len(values)} values")
+            out.update(zip(names, values if kept is None else kept(values)))
         return out
 
     def _value_plan(self, attrs: list[str]) -> tuple[list[str], Callable | None]:
@@ -247,8 +273,24 @@ def _node_fields(line: str) -> tuple[int, int, str, int | None]:
     return int(f["id"][0]), int(f["attr"][0]), f["data"][0], parent
 
 
+# A ``ctx`` or ``globals`` record as Caliper writes it (``__rec``, then ``ref``, ``attr`` and
+# ``data``, each at most once and in that order; ids in ASCII digits; no escape): the other records
+# of a profile, taken field by field without splitting the line into lists
+_WRITTEN = re.compile(
+    r"__rec=(ctx|globals)(?:,ref=([0-9]+(?:=[0-9]+)*))?(?:,attr=([0-9]+(?:=[0-9]+)*),data=([^,\\]*))?"
+)
+
+
 def _other_record(prof: CaliProfile, line: str) -> None:
     """A ``ctx`` or ``globals`` record into ``prof``; other record kinds are skipped."""
+    m = _WRITTEN.fullmatch(line)
+    if m is not None:  # nearly every one
+        kind, refs, attrs, data = m.groups()
+        if kind == "ctx":
+            prof.records.append(prof._snapshot_written(refs, attrs, data))
+        else:
+            prof.globals = prof._snapshot_written(refs, attrs, data)
+        return
     f = _split(line)
     kind = f.get("__rec", [None])[0]
     if kind in ("ctx", "globals") and not set(f) <= _CTX_FIELDS:
