@@ -148,7 +148,7 @@ class _Attrs:
         self.block: list[str] = []
         self.topdown: dict[str, str] = {}
         self.extra: dict[str, str] = {}  # attribute -> name kept in extra_metrics
-        for k in sorted({k for r in prof.records for k in r} - _NOT_METRICS - time_attrs):
+        for k in sorted(set().union(*prof.records) - _NOT_METRICS - time_attrs):
             meta = prof.meta.get(k, {})
             name = _metric_name(k, meta)
             if name == "BlockSize":
