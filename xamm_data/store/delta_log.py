@@ -336,15 +336,16 @@ def created_files(kind: str, loc: TableLocation) -> tuple[bytes, pl.DataFrame]:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise CorruptLogError(problems[0] + more)
     adds = [a["add"] for a in actions if "add" in a]
-    for a in adds:
-        if not isinstance(m := a["partitionValues"].get("machine"), str):
+    machines = [a["partitionValues"].get("machine") for a in adds]
+    for a, m in zip(adds, machines):
+        if not isinstance(m, str):
             raise CorruptLogError(
                 f"{kind}: {loc.display(entry_path(0))}: add {a['path']!r} has partition value "
                 f"machine={m!r}, expected a machine name"
             )
     files = pl.DataFrame(
         {
-            "machine": [a["partitionValues"].get("machine") for a in adds],
+            "machine": machines,
             "path": [a["path"] for a in adds],
             "size": [a["size"] for a in adds],
             "rows": [json.loads(a.get("stats") or "{}").get("numRecords") for a in adds],
@@ -456,6 +457,7 @@ __all__ = [
     "LogListing",
     "chain_problems",
     "check_entries",
+    "created_files",
     "diagnose",
     "entry_path",
     "head_problems",
@@ -465,6 +467,5 @@ __all__ = [
     "read_log",
     "replay_problems",
     "state_digest",
-    "created_files",
     "write_head",
 ]

@@ -338,13 +338,13 @@ class StoreLog:
             created: the commit created the table: its first version's files are read from its
                 log entry instead of opening the table.
         """
-        from deltalake import DeltaTable  # delta-rs: imported on use
-
         loc = self.location(kind)
         if created:
             entry, files = created_files(kind, loc)
             write_head(kind, loc, 0, files, entry)
             return 0
+        from deltalake import DeltaTable  # delta-rs: imported on use
+
         with self._log_guard(kind):
             if dt is None:
                 dt = DeltaTable(loc.uri, storage_options=loc.storage_options or None)

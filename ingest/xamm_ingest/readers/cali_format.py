@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import operator
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from xamm_data.errors import XammError
 
@@ -102,9 +102,8 @@ class CaliProfile:
         self._expanded: dict[int, dict] = {}
         # attribute id (as text) -> name, None if hidden
         self._value_keys: dict[str, str | None] = {}
-        self._plans: dict[tuple[str, ...], tuple[list[str], Callable | None]] = {}  # by attributes
-        # the same plans by a record's attribute list as written, with the list's length
-        self._text_plans: dict[str, tuple[int, list[str], Callable | None]] = {}
+        # (length, keys, picker) of a record's attribute list, by the list (a tuple) or its text
+        self._plans: dict[tuple[str, ...] | str, tuple[int, list[str], Callable | None]] = {}
         # attribute name -> its first id, built when asked, of the first _named attributes
         self._by_name: dict[str, int] = {}
         self._named = 0
@@ -185,46 +184,49 @@ class CaliProfile:
         return rec
 
     def _snapshot(self, fields: dict[str, list[str]]) -> dict:
-        out: dict = {}
-        for ref in fields.get("ref", ()):
-            exp = self._expand(int(ref))
-            out.update(exp)
-            if "path" in exp:
-                out["path"] = list(exp["path"])
+        out = self._referenced(fields.get("ref", ()))
         attrs, data = fields.get("attr"), fields.get("data")
         if attrs and data is not None:
             if len(attrs) != len(data):
                 raise CaliFormatError(f"{len(attrs)} attributes but {len(data)} values")
-            sig = tuple(attrs)
-            plan = self._plans.get(sig)
-            if plan is None:
-                plan = self._plans[sig] = self._value_plan(attrs)
-            names, kept = plan
-            out.update(zip(names, data if kept is None else kept(data)))
+            self._add_values(out, self._plan_of(tuple(attrs), attrs), data)
         return out
 
     def _snapshot_written(self, refs: str | None, attrs: str | None, data: str | None) -> dict:
         """:meth:`_snapshot` of a record in the form Caliper writes (``ref=``, ``attr=`` and
         ``data=`` fields, in that order, without escapes), from the fields' text: the same
         record, without splitting the line into lists first."""
-        out: dict = {}
-        if refs is not None:
-            for ref in refs.split("="):
-                exp = self._expand(int(ref))
-                out.update(exp)
-                if "path" in exp:
-                    out["path"] = list(exp["path"])
+        out = self._referenced(refs.split("=") if refs is not None else ())
         if attrs is not None and data is not None:
-            plan = self._text_plans.get(attrs)
-            if plan is None:
-                listed = attrs.split("=")
-                plan = self._text_plans[attrs] = (len(listed), *self._value_plan(listed))
-            n, names, kept = plan
-            values = data.split("=")
-            if n != len(values):
-                raise CaliFormatError(f"{n} attributes but {len(values)} values")
-            out.update(zip(names, values if kept is None else kept(values)))
+            self._add_values(out, self._plan_of(attrs), data.split("="))
         return out
+
+    def _referenced(self, refs: Iterable[str]) -> dict:
+        """The attributes of the nodes ``refs`` name (ids as text), with a path of its own."""
+        out: dict = {}
+        for ref in refs:
+            exp = self._expand(int(ref))
+            out.update(exp)
+            if "path" in exp:
+                out["path"] = list(exp["path"])
+        return out
+
+    def _plan_of(self, key: tuple[str, ...] | str, listed: list[str] | None = None) -> tuple:
+        """The plan of an attribute list (``listed``; the text ``key`` split when not given), kept
+        by ``key``: the list as a tuple, or as written."""
+        plan = self._plans.get(key)
+        if plan is None:
+            listed = str(key).split("=") if listed is None else listed
+            plan = self._plans[key] = (len(listed), *self._value_plan(listed))
+        return plan
+
+    @staticmethod
+    def _add_values(out: dict, plan: tuple, values: list[str]) -> None:
+        """A record's values into ``out`` by its attribute list's plan (:meth:`_plan_of`)."""
+        n, names, kept = plan
+        if n != len(values):
+            raise CaliFormatError(f"{n} attributes but {len(values)} values")
+        out.update(zip(names, values if kept is None else kept(values)))
 
     def _value_plan(self, attrs: list[str]) -> tuple[list[str], Callable | None]:
         """(the key of each value a record listing ``attrs`` keeps, what picks those values from
