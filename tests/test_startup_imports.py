@@ -201,7 +201,8 @@ def test_predicting_a_profile_offline_loads_no_hub_client_and_only_its_format(
 ):
     """``xamm predict lulesh.cali`` (the README's profile) with the embedded default predictor:
     no Hub client, no completion, no torch, and of the formats only Caliper's work; with no store
-    of its own, no Delta Lake, and none of the paper's training pipeline (its configs: yaml)."""
+    of its own, no Delta Lake, no lock library (it writes no shared file), and none of the paper's
+    training pipeline (its configs: yaml)."""
     cali = shared_data / "LLNL+thicket-tutorial/data/lulesh/230906-105532_880456_M8YbWSOYgGWa.cali"
     env = {**os.environ, "XAMM_HOME": str(tmp_path)}
     got = last_json(PREDICT % (["predict", str(cali), "--json"],), env, 300)
@@ -216,5 +217,6 @@ def test_predicting_a_profile_offline_loads_no_hub_client_and_only_its_format(
         "httpx",
         "deltalake",
         "yaml",
+        "filelock",
     } == set()
     assert "xamm_models.predictors.paper.pipeline" not in loaded

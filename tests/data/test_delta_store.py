@@ -449,8 +449,7 @@ def test_a_first_log_entry_altered_before_its_head_is_recorded_is_named(
 def test_flipped_bits_in_a_first_log_entry_give_its_files_or_corrupt_log_error(tmp_path, frame):
     """A seeded campaign of bit flips over a new table's first log entry as its head is recorded:
     each either leaves the files it lists unchanged, lists what the flipped entry says (a path or
-    size changed: ``verify`` then names the file), or raises CorruptLogError, never another
-    exception."""
+    a size changed), or raises CorruptLogError, never another exception."""
     from xamm_data.store.delta_log import CorruptLogError, created_files
 
     st = Store(tmp_path / "s")

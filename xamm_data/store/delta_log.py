@@ -319,8 +319,8 @@ def read_head(kind: str, loc: TableLocation) -> tuple[dict | None, list[str]]:
 def created_files(kind: str, loc: TableLocation) -> tuple[bytes, pl.DataFrame]:
     """(the log file, the live files) of a table's first version, read from its log entry alone:
     the files a new table holds are the ones its first commit adds (the head of a table xamm just
-    created is recorded without opening it in delta-rs, whose snapshot costs more than the
-    commit).
+    created is recorded without opening it in delta-rs, which would load a snapshot to list the
+    files the commit has just named).
 
     Args:
         kind: the table.
