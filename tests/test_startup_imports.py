@@ -170,6 +170,53 @@ def test_an_ingest_loads_its_own_format_and_no_other(tmp_path):
     assert "ingested benchmark runs" in out and "\u2502 machine" in out  # the table was drawn
 
 
+#: per format, what it ingests from the shared data (beside the checkout) and its options
+FORMAT_INPUTS = {
+    "babelstream": (
+        "UoB-HPC+performance-portability/benchmarking/2019/babelstream/v100-isambard",
+        ["--machine", "v100-isambard"],
+    ),
+    "caliper": ("LLNL+thicket-tutorial/data/lulesh", ["--app", "LULESH", "--machine", "quartz"]),
+    "hpctoolkit": (
+        "LLNL+hatchet/hatchet/tests/data/hpctoolkit-cpi-database",
+        ["--app", "LULESH", "--machine", "quartz"],
+    ),
+}
+#: what no ingest loads: completion, the Hub client and its network stack, torch, dask
+NEVER_IN_AN_INGEST = {"shtab", "huggingface_hub", "httpx", "torch", "dask", "rich"}
+
+
+@pytest.mark.data
+@pytest.mark.parametrize("fmt", sorted(FORMAT_INPUTS))
+def test_each_format_s_ingest_loads_its_own_work_and_no_other_format_s(fmt, shared_data, tmp_path):
+    """``xamm-ingest FORMAT`` on real inputs of that format reads them with its own code and no
+    other format's (the check sees a format's work: the rajaperf test above), and loads no
+    completion, Hub client, torch or dask."""
+    where, options = FORMAT_INPUTS[fmt]
+    argv = [fmt, str(shared_data / where), *options, "--dry-run", "--executor", "serial"]
+    code, loaded, out = _run(argv, tmp_path)
+    assert code == 0, out
+    own = f"xamm_ingest.formats.{fmt}"
+    assert own in loaded
+    assert {m for m in WORK if m != own} & loaded == set()
+    assert {m.split(".")[0] for m in loaded} & NEVER_IN_AN_INGEST == set()
+
+
+def test_a_table_ingest_loads_its_own_work_and_no_other_format_s(tmp_path):
+    """``xamm-ingest table`` (the README's CSV and the example mapping): the table format's code
+    only."""
+    csv = tmp_path / "samples.csv"
+    csv.write_text(
+        "application,system,time_ms,nthreads,size,notes,br\nLaghos,ruby,1520.5,36,16,first,1.2e9\n"
+    )
+    mapping = REPO / "examples" / "table-mapping.toml"
+    code, loaded, out = _run(["table", str(csv), "--mapping", str(mapping), "--dry-run"], tmp_path)
+    assert code == 0, out
+    assert "xamm_ingest.formats.table" in loaded
+    assert {m for m in WORK if m != "xamm_ingest.formats.table"} & loaded == set()
+    assert {m.split(".")[0] for m in loaded} & NEVER_IN_AN_INGEST == set()
+
+
 def test_an_ingest_into_a_new_store_commits_without_numpy(tmp_path):
     """A first ingest has no stored sources or trial counts to search, so numpy (what those
     searches use) is never imported: its import is a fifth of the command's start-up. It writes no
