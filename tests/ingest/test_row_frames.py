@@ -6,6 +6,7 @@ benchmarks/bench_archive.py)."""
 from __future__ import annotations
 
 import random
+from datetime import UTC, date, datetime, timedelta, timezone
 from pathlib import Path
 
 import polars as pl
@@ -97,3 +98,45 @@ def test_real_profiles_rows_give_the_same_frame_built_flat(shared_data, monkeypa
     _same(rows, schema)
     _same(rows[:1], schema)
     assert fallbacks == []
+
+
+TIMED = {"app": pl.String, "run_date": pl.Datetime("us", "UTC"), "runtime_s": pl.Float64}
+
+
+def test_times_of_every_zone_and_shape_give_the_frame_from_dicts_gives():
+    """Aware times in any zone, before and after the epoch, to the microsecond, repeated, null:
+    the instants polars' builder gives; a naive time, text or a date takes polars' builder."""
+    rng = random.Random(11)
+    zones = [UTC, timezone(timedelta(hours=-7)), timezone(timedelta(hours=5, minutes=45))]
+    for _ in range(200):
+        rows = []
+        for i in range(rng.randint(1, 8)):
+            t = datetime(rng.choice([1, 1901, 1969, 1970, 2022, 9999]), rng.randint(1, 12),
+                         rng.randint(1, 28), rng.randint(0, 23), rng.randint(0, 59),
+                         rng.randint(0, 59), rng.choice([0, 1, 999_999]))  # fmt: skip
+            if t.year in (1, 9999):  # kept inside the range once shifted to UTC
+                t = t.replace(month=6)
+            value = rng.choice([t.replace(tzinfo=rng.choice(zones)), None, "repeat"])
+            if value == "repeat":
+                value = rows[-1]["run_date"] if rows else None
+            if rng.random() < 0.05:
+                value = rng.choice([t, "2022-01-01", date(2022, 1, 1), 7])
+            rows.append({"app": f"a{i}", "run_date": value, "runtime_s": 1.0})
+        _same(rows, TIMED)
+
+
+def test_a_time_column_takes_the_microseconds_build_and_another_value_polars_builder(
+    monkeypatch,
+):
+    fallbacks: list[str] = []
+    real = row_frames._as_polars_builds
+    monkeypatch.setattr(
+        row_frames, "_as_polars_builds", lambda r, n, d: fallbacks.append(n) or real(r, n, d)
+    )
+    aware = datetime(2022, 11, 17, 1, 43, 40, tzinfo=UTC)
+    rows = [{"app": "a", "run_date": aware}, {"app": "b", "run_date": None}]
+    _same(rows, TIMED)
+    assert frame_of_rows(rows, TIMED)["run_date"].to_list() == [aware, None]
+    assert fallbacks == []
+    _same([{"app": "a", "run_date": aware.replace(tzinfo=None)}], TIMED)
+    assert fallbacks == ["run_date"]
