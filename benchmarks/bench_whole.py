@@ -2,11 +2,15 @@
 same files in a process of its own, in CPU and wall.
 
     python benchmarks/bench_whole.py [--data ../shared/data] [--runs 3] [--repeats 3]
-        [--sorting-files 1000]
+        [--sorting-files 1000] [--settle 2]
         [--json docs/bench/whole.json --out docs/bench/whole.md]
 
 Two sets, each read by both in fresh processes, the runs interleaved (the floor, then each command
-of each set in turn: a machine whose speed drifts weighs on all alike):
+of each set in turn: a machine whose speed drifts weighs on all alike), every process started
+after ``--settle`` seconds idle, as a user's command starts: a process started right after another
+has kept the CPU busy for seconds (Thicket's read) runs slower, the CPU's clock and a virtual
+machine's share of its host following their recent load, and in turn order that would weigh on
+the command after Thicket's alone:
 
 * **73 RAJAPerf** ``.cali`` files (the thicket-tutorial quartz runs):
   ``xamm-ingest rajaperf DIR --store NEW`` against
@@ -57,9 +61,10 @@ THICKET = (
 )
 
 
-def process(argv: list[str], cwd: Path, env: dict | None = None) -> dict:
+def process(argv: list[str], cwd: Path, env: dict | None = None, settle: float = 0.0) -> dict:
     """CPU seconds, wall seconds and peak RSS (MiB, its largest process) of one command and the
-    workers it waited for."""
+    workers it waited for, started after ``settle`` seconds idle."""
+    time.sleep(settle)
     t = time.perf_counter()
     child = subprocess.Popen(
         argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
@@ -146,10 +151,12 @@ def commands(data: Path, tmp: Path, sorting_files: int) -> dict[str, dict[str, l
     }
 
 
-def measure(data: Path, runs: int, sorting_files: int, repeats: int = 1) -> dict:
+def measure(
+    data: Path, runs: int, sorting_files: int, repeats: int = 1, settle: float = 0.0
+) -> dict:
     """Every figure of the page: the floor and, per set, each command's medians (xamm's command
     ``repeats`` times a round: it costs seconds where Thicket's costs a minute, and more runs
-    steady its median)."""
+    steady its median); each process started after ``settle`` seconds idle."""
     tmp = Path(tempfile.mkdtemp(prefix="xamm-bench-whole-"))
     try:
         cmds = commands(data, tmp, sorting_files)
@@ -163,19 +170,27 @@ def measure(data: Path, runs: int, sorting_files: int, repeats: int = 1) -> dict
             c["imports"] = [sys.executable, "-c", IMPORTS, str(names)]
         taken: dict[str, list[dict]] = {"floor": []}
         for _ in range(runs):
-            taken["floor"].append(process([sys.executable, "-c", "pass"], tmp))
+            taken["floor"].append(process([sys.executable, "-c", "pass"], tmp, None, settle))
             for name, c in cmds.items():
                 for who in ("xamm",) * repeats + ("thicket", "imports"):
                     for made in ("store", "home"):
                         shutil.rmtree(tmp / made, ignore_errors=True)
-                    taken.setdefault(f"{name}/{who}", []).append(process(c[who], tmp, env))
+                    got = process(c[who], tmp, env, settle)
+                    taken.setdefault(f"{name}/{who}", []).append(got)
         med = {
             k: {m: statistics.median(r[m] for r in rs) for m in ("cpu_s", "wall_s", "rss_mib")}
             for k, rs in taken.items()
         }
         files = {name: int(c["files"][0]) for name, c in cmds.items()}
         cpu = {k: sorted(r["cpu_s"] for r in rs) for k, rs in taken.items()}
-        return {"runs": runs, "repeats": repeats, "files": files, "figures": med, "cpu_s": cpu}
+        return {
+            "runs": runs,
+            "repeats": repeats,
+            "settle_s": settle,
+            "files": files,
+            "figures": med,
+            "cpu_s": cpu,
+        }
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -185,9 +200,10 @@ def report(f: dict) -> None:
     floor = f["figures"]["floor"]
     print(f"floor: `python -c pass` {floor['cpu_s']:.3f} cpu-s, {floor['wall_s']:.3f} s wall")
     repeats = f.get("repeats", 1)
+    settle = f"started after {f['settle_s']:g} s idle" if f.get("settle_s") else "run in turn"
     print(
         f"medians of {f['runs']} interleaved rounds (xamm's command {repeats}x a round), each "
-        "command a fresh process"
+        f"command a fresh process, {settle}"
     )
     print(f"{'set':9s} {'files':>5s}  {'command':8s} {'cpu s':>7s} {'wall s':>7s} {'peak MiB':>9s}")
     for name, n in f["files"].items():
@@ -227,6 +243,9 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--repeats", type=int, default=3, help="xamm's command per round")
     ap.add_argument("--sorting-files", type=int, default=1000)
+    ap.add_argument(
+        "--settle", type=float, default=2.0, help="seconds idle before each process starts"
+    )
     ap.add_argument("--json", type=Path, help="write the figures here")
     ap.add_argument("--out", type=Path, help="also write what is printed here (a Markdown page)")
     args = ap.parse_args()
@@ -234,7 +253,7 @@ def main() -> int:
         print(f"{args.data}: the thicket-tutorial data is not there", file=sys.stderr)
         return 1
     compiled()
-    figures = measure(args.data, args.runs, args.sorting_files, args.repeats)
+    figures = measure(args.data, args.runs, args.sorting_files, args.repeats, args.settle)
     published(figures, args.json, args.out, "bench_whole.py", report)
     return 0
 
