@@ -265,6 +265,58 @@ def test_a_file_name_s_control_characters_reach_the_terminal_as_text(tmp_path):
     assert b"\x1b" not in p.stdout + p.stderr and b"a\\x1b]0;PWNED\\x07.cali" in p.stderr
 
 
+# a file name that would start a line of its own: what a command prints, as if the command said it
+FORGED = "f\nxamm-ingest: ok: 5 sources ingested, nothing rejected.cali"
+
+
+def test_a_file_name_s_line_feed_never_starts_a_line_of_its_own(tmp_path):
+    """A line feed in a file or folder name is printed as ``\\n`` where a message names the file
+    (a rejection, the error that ends the command, ``xamm``'s error), so no line the command
+    prints is one the name wrote; ``--json`` keeps the name exactly."""
+    runs = tmp_path / "runs"
+    (runs / "g\nh").mkdir(parents=True)
+    (runs / FORGED).write_bytes(b"hello\n")
+    (runs / "g\nh" / "x.cali").write_bytes(b"")
+    r = _console("xamm_ingest.cli", "xamm-ingest", ["rajaperf", "runs", "--store", "st"], tmp_path)
+    said = (r.stdout + r.stderr).decode()
+    assert r.returncode == 1, said
+    lines = said.splitlines()
+    assert not [x for x in lines if x.startswith(("xamm-ingest: ok", "h/x.cali"))], said
+    assert "runs/f\\nxamm-ingest: ok: 5 sources ingested, nothing rejected.cali: " in said, said
+    assert "runs/g\\nh/x.cali: " in said, said
+    j = _console(
+        "xamm_ingest.cli", "xamm-ingest", ["rajaperf", "runs", "--store", "st", "--json"], tmp_path
+    )
+    assert sorted(x["path"] for x in json.loads(j.stdout)["rejected_files"]) == [
+        f"runs/{FORGED}",
+        "runs/g\nh/x.cali",
+    ]
+    p = _console("xamm_data.cli.commands", "xamm", ["predict", f"runs/{FORGED}"], tmp_path)
+    assert p.returncode == 1
+    assert [x for x in p.stderr.decode().splitlines() if x] == [
+        x for x in p.stderr.decode().splitlines() if x.startswith("xamm: error: ")
+    ], p.stderr
+
+
+def test_a_log_record_s_message_is_one_line_and_its_traceback_keeps_its_lines():
+    import logging
+
+    from xamm_data.cli.tools import OneLineFormatter
+
+    fmt = OneLineFormatter("%(levelname)s %(name)s: %(message)s")
+    record = logging.LogRecord("xamm_ingest", logging.WARNING, __file__, 1, "read %s", ("a\nb",),
+                               None)  # fmt: skip
+    assert fmt.format(record) == "WARNING xamm_ingest: read a\\nb"
+    try:
+        raise ValueError("boom")
+    except ValueError:
+        import sys
+
+        record.exc_info = sys.exc_info()
+    text = fmt.format(record)
+    assert text.startswith("WARNING xamm_ingest: read a\\nb\nTraceback (most recent call last):")
+
+
 def _on_a_terminal(argv: list[str], cwd: Path, stdout=None) -> tuple[int, bytes]:
     """``xamm-ingest argv`` with a pseudo-terminal for standard error (and standard output, unless
     ``stdout`` is given): its exit status and what the terminal was sent."""

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from xamm_data.cli.terminal import one_line
 from xamm_data.cli.tools import (
     add_common,
     configure_logging,
@@ -233,7 +234,7 @@ def _print_archive(report, s: dict) -> None:
             f"(versions {report.commits[0]}..{report.commits[-1]}) in {report.seconds:.1f} s"
         )
     for n in report.notes[:5]:
-        print(f"note: {n}")
+        print(f"note: {one_line(n)}")
     if len(report.notes) > 5:
         print(f"... and {len(report.notes) - 5} more note(s) (all in --json)")
 
@@ -278,19 +279,20 @@ def _print_report(report, args) -> None:
     if report.aliases:
         print(
             "machine names resolved through the registry: "
-            + ", ".join(f"{name} \u2192 {mid}" for name, mid in sorted(report.aliases.items()))
+            + one_line(", ".join(f"{n} \u2192 {mid}" for n, mid in sorted(report.aliases.items())))
         )
     if report.merged_rows:
         print(f"CSV and Caliper rows of the same runs merged: {report.merged_rows}")
     for n in report.notes:
-        print(f"note: {n}")
+        print(f"note: {one_line(n)}")
     if report.ignored:
         print(
             f"ignored {len(report.ignored)} file(s) with nothing to ingest "
             "(checksum reports, logs, summaries)"
         )
     for p in s.get("partitions", []):
-        print(f"wrote {p['path']}: {p['rows_after']} rows ({p['rows_replaced']} replaced)")
+        where = one_line(p["path"])
+        print(f"wrote {where}: {p['rows_after']} rows ({p['rows_replaced']} replaced)")
     if not report.write and args.dry_run:
         print("dry run: nothing written")
     _print_problems(report)
@@ -303,19 +305,14 @@ def _print_problems(report, shown: int = 3) -> None:
         print(f"rejected {len(report.rejected)} source(s):", file=sys.stderr)
         for problem, files in report.grouped():
             if len(files) == 1:
-                print(
-                    "  "
-                    + next(
-                        r.reason
-                        for r in report.rejected
-                        if r.path == files[0] and r.problem == problem
-                    ),
-                    file=sys.stderr,
+                reason = next(
+                    r.reason for r in report.rejected if r.path == files[0] and r.problem == problem
                 )
+                print(f"  {one_line(reason)}", file=sys.stderr)
             else:
                 print(
-                    f"  {len(files)} files: {problem}  (e.g. "
-                    f"{', '.join(files[:shown])}; all in --json)",
+                    f"  {len(files)} files: {one_line(problem)}  (e.g. "
+                    f"{one_line(', '.join(files[:shown]))}; all in --json)",
                     file=sys.stderr,
                 )
     if report.dropped:
@@ -325,7 +322,7 @@ def _print_problems(report, shown: int = 3) -> None:
         )
         for fld, recs in report.grouped_drops():
             for d in recs[:shown]:
-                print(f"  {d.reason}", file=sys.stderr)
+                print(f"  {one_line(d.reason)}", file=sys.stderr)
             if len(recs) > shown:
                 print(
                     f"  ... and {len(recs) - shown} more record(s) with a bad {fld} "
@@ -377,12 +374,13 @@ def main(argv: list[str] | None = None, prog: str = "xamm-ingest") -> int:
                     indent=2,
                 )
             )
-        print(f"{prog}: error: {e}", file=sys.stderr)
+        print(f"{prog}: error: {one_line(e)}", file=sys.stderr)
         return 1
     _print_report(report, args)
     if _nothing(report):
         print(
-            f"{prog}: error: nothing ingestable found under {', '.join(map(str, args.paths))}",
+            f"{prog}: error: nothing ingestable found under "
+            + one_line(", ".join(map(str, args.paths))),
             file=sys.stderr,
         )
         return 1

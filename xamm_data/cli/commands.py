@@ -11,6 +11,7 @@ from pathlib import Path
 
 from xamm_data._version import __version__
 from xamm_data.cli import machines as machines_cli
+from xamm_data.cli.terminal import one_line
 from xamm_data.cli.tools import (
     UsageError,
     add_common,
@@ -288,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     except ModuleNotFoundError as e:  # an optional package not installed: which extra brings it
         if args.debug or install_hint(e) is None:
             raise
-        print(f"xamm: error: {install_hint(e)}", file=sys.stderr)
+        print(f"xamm: error: {one_line(install_hint(e))}", file=sys.stderr)
         return 1
     except (
         KeyError,
@@ -302,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.debug or isinstance(e, BrokenPipeError):
             raise
         msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
-        print(f"xamm: error: {msg}", file=sys.stderr)
+        print(f"xamm: error: {one_line(msg)}", file=sys.stderr)
         return 1
     return 0
 

@@ -8,6 +8,10 @@ override reorders what is shown). A console script's ``stdout`` and ``stderr`` a
 (``\\x1b``, ``\\r``, ``\\u202e``); the line feed and the tab pass. A progress bar, which moves the
 cursor on purpose, writes to the stream beneath (:func:`unfiltered`). ``--json`` output is ASCII
 (``json.dumps`` escapes the rest), so it passes unchanged.
+
+The line feed passes because messages are lines; where a message puts such text on a line of its
+own (a rejected file's reason, a note, an error), :func:`one_line` writes a line feed in it as
+``\\n``, so a file name cannot start a line that looks like the command's own.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import io
 import sys
 from typing import TextIO
 
-__all__ = ["ESCAPES", "PrintableText", "filter_streams", "printable", "unfiltered"]
+__all__ = ["ESCAPES", "PrintableText", "filter_streams", "one_line", "printable", "unfiltered"]
 
 #: control characters (C0 but the line feed and the tab, DEL, C1), the bidirectional formatting
 #: characters and the line and paragraph separators, each to the escape Python writes for it
@@ -45,6 +49,16 @@ def printable(text: str) -> str:
         text: what is about to be written.
     """
     return text.translate(ESCAPES)
+
+
+def one_line(text: object) -> str:
+    """``text`` (a message naming what a user's files hold) as one line: each line feed written
+    as ``\\n`` (the other control characters are the stream's to escape).
+
+    Args:
+        text: the message, or anything ``str`` makes one of.
+    """
+    return str(text).replace("\n", "\\n")
 
 
 class PrintableText(io.TextIOBase):

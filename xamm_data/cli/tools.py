@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from xamm_data.cli.terminal import filter_streams
+from xamm_data.cli.terminal import filter_streams, one_line
 from xamm_data.errors import XammError
 
 if TYPE_CHECKING:
@@ -132,6 +132,14 @@ def parse_command_line(
     return parser.parse_args(argv)
 
 
+class OneLineFormatter(logging.Formatter):
+    """Each log record's message on one line (it may name what a user's files hold:
+    :func:`~xamm_data.cli.terminal.one_line`); a traceback keeps its lines."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 (logging's name)
+        return one_line(super().formatMessage(record))
+
+
 def configure_logging(args: argparse.Namespace) -> None:
     level = (
         logging.WARNING
@@ -144,7 +152,10 @@ def configure_logging(args: argparse.Namespace) -> None:
             else logging.WARNING
         )
     )
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    if not logging.getLogger().handlers:  # a program's own logging setup is left alone
+        handler = logging.StreamHandler()
+        handler.setFormatter(OneLineFormatter("%(levelname)s %(name)s: %(message)s"))
+        logging.basicConfig(level=logging.WARNING, handlers=[handler])
     # huggingface_hub prints its own warnings through its own handler: passed on to ours too, each
     # shows twice
     logging.getLogger("huggingface_hub").propagate = False

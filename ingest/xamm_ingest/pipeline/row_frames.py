@@ -127,5 +127,5 @@ def _nested_column(rows: list[dict], name: str, dtype: pl.List) -> pl.Series:
     return out.alias(name).cast(dtype)
 
 
-def _as_polars_builds(rows: list[dict], name: str, dtype: pl.List) -> pl.Series:
+def _as_polars_builds(rows: list[dict], name: str, dtype: pl.DataType) -> pl.Series:
     return pl.from_dicts(rows, schema={name: dtype}, strict=True).get_column(name)
