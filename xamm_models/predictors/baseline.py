@@ -194,7 +194,8 @@ class BaselinePredictor(
         targets = list(targets or [t for t in known if t != source])
         pairs, keep = profile_pairs(profiles, source, targets)
         pred = self.predict_pairs(pairs, target_benchmarks=target_benchmarks)
-        answer = pl.concat([pairs.select("row", *keep, "source", "target"), pred], how="horizontal")
+        # side by side, one row each (hstack refuses other heights on every polars xamm supports)
+        answer = pairs.select("row", *keep, "source", "target").hstack(pred)
         return conform(answer, regime=self.config.method)
 
     def _save_state(self, folder: Path) -> dict:

@@ -497,9 +497,8 @@ class StackedPredictor(
         targets = list(targets or [t for t in self.targets if t != source])
         pairs, keep = profile_pairs(profiles, source, targets)
         pred = self.predict_pairs(pairs, target_benchmarks=target_benchmarks)
-        return conform(
-            pl.concat([pairs.select("row", *keep, "source", "target"), pred], how="horizontal")
-        )
+        # side by side, one row each (hstack refuses other heights on every polars xamm supports)
+        return conform(pairs.select("row", *keep, "source", "target").hstack(pred))
 
     @property
     def interval_coverage(self) -> float:
