@@ -1009,8 +1009,8 @@ def update_page(page, results_json) -> None:
     text = Path(readme).read_text()
     if BEGIN not in text or END not in text:
         raise ValueError(
-            f"{readme} lacks the markers of the results block; "
-            f"add\n{BEGIN}\n{END}\nwhere it belongs"
+            f"{readme} lacks the markers of the results block; add the line {BEGIN} and, "
+            f"below it, the line {END} where the block belongs"
         )
     head, rest = text.split(BEGIN, 1)
     tail = rest.split(END, 1)[1]
