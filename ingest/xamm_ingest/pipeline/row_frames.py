@@ -7,10 +7,10 @@ lives, and the batch frame is the largest thing an archive ingest holds (its pea
 ``benchmarks/bench_archive.py``). Built flat, the same column holds about its own size and costs
 less time. A column of timezone-aware times (a run's date, UTC microseconds) is built from the
 microseconds since the epoch, worked out once per distinct time: polars' builder converts each
-aware ``datetime`` in Python, which costs a third of a RAJAPerf batch frame. A column whose values
-are not plain lists of dicts (a null element, a value to convert), or times that are not aware
-``datetime`` objects, takes polars' own builder, so every frame equals what ``pl.from_dicts``
-makes (tested).
+aware ``datetime`` in Python, the costliest column of a RAJAPerf batch frame by far. A column
+whose values are not plain lists of dicts (a null element, a value to convert), or times that
+are not aware ``datetime`` objects, takes polars' own builder, so every frame equals what
+``pl.from_dicts`` makes (tested).
 """
 
 from __future__ import annotations
