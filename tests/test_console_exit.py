@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -293,14 +294,11 @@ def test_a_file_name_s_line_feed_never_starts_a_line_of_its_own(tmp_path):
     ]
     p = _console("xamm_data.cli.commands", "xamm", ["predict", f"runs/{FORGED}"], tmp_path)
     assert p.returncode == 1
-    assert [x for x in p.stderr.decode().splitlines() if x] == [
-        x for x in p.stderr.decode().splitlines() if x.startswith("xamm: error: ")
-    ], p.stderr
+    lines = [x for x in p.stderr.decode().splitlines() if x]
+    assert len(lines) == 1 and lines[0].startswith("xamm: error: "), p.stderr
 
 
 def test_a_log_record_s_message_is_one_line_and_its_traceback_keeps_its_lines():
-    import logging
-
     from xamm_data.cli.tools import OneLineFormatter
 
     fmt = OneLineFormatter("%(levelname)s %(name)s: %(message)s")
@@ -310,8 +308,6 @@ def test_a_log_record_s_message_is_one_line_and_its_traceback_keeps_its_lines():
     try:
         raise ValueError("boom")
     except ValueError:
-        import sys
-
         record.exc_info = sys.exc_info()
     text = fmt.format(record)
     assert text.startswith("WARNING xamm_ingest: read a\\nb\nTraceback (most recent call last):")
