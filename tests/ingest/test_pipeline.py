@@ -19,6 +19,7 @@ from xamm_data.store.store import Store
 from xamm_data.tables.schema import APP_PROFILES, BENCHMARK_RUNS
 from xamm_ingest import SampleSpec, ingest, pipeline
 from xamm_ingest.format import get_format
+from xamm_ingest.pipeline import commit
 from xamm_ingest.pipeline.commit import chunks
 from xamm_ingest.report import ArchiveReport, IngestReport
 from xamm_ingest.sources import Plan, Task
@@ -112,6 +113,48 @@ def test_real_runs_once_and_in_batches_store_the_same_rows(tmp_path, shared_data
         _stored(tmp_path / "app" / "once", "app_profiles"),
         _stored(tmp_path / "app" / "batches", "app_profiles"),
     )
+
+
+def _said(rep: IngestReport) -> tuple:
+    """What an ingest said, in one order: rejections, dropped records, notes."""
+    return (
+        sorted((r.path, r.reason) for r in rep.rejected),
+        sorted((d.path, d.record, d.field, d.rule) for d in rep.dropped),
+        sorted(rep.notes),
+    )
+
+
+def test_rows_made_a_frame_a_batch_at_a_time_are_checked_once(tmp_path, monkeypatch):
+    """An ingest makes its rows a frame a batch at a time and runs the record rules once, over
+    every batch's frame: the same rows, rejections, dropped records (each credited to its file)
+    and notes as with every row in one frame."""
+    runs = tmp_path / "runs"
+    shutil.copytree(FIXTURES / "bad", runs / "bad")
+    shutil.copytree(FIXTURES / "rajaperf_sample", runs / "sample")
+    calls: dict[str, list[int]] = {"frames": [], "checks": []}
+
+    def counted(name, real):
+        def call(*args):
+            calls[name].append(len(args[1]) if name == "frames" else args[0].height)
+            return real(*args)
+
+        return call
+
+    monkeypatch.setattr(commit, "rows_frame", counted("frames", commit.rows_frame))
+    monkeypatch.setattr(commit, "checked", counted("checks", commit.checked))
+    reports = {}
+    for rows in (1, 10**9):  # a frame for every chunk's rows, or one for all of them
+        monkeypatch.setattr(commit, "CHECK_ROWS", rows)
+        calls = {"frames": [], "checks": []}
+        reports[rows] = ingest("rajaperf", runs, machine="example-node", workers=1)
+        assert len(calls["checks"]) == 1 and calls["checks"][0] > 0
+        assert (len(calls["frames"]) > 2) if rows == 1 else (len(calls["frames"]) == 1)
+    by_chunk, whole = reports[1], reports[10**9]
+    assert _said(by_chunk) == _said(whole)
+    assert len(whole.rejected) >= 3 and len(whole.dropped) >= 3
+    assert "zero_time.cali" in {Path(d.path).name for d in whole.dropped}
+    flat = [c for c, t in whole.frame.schema.items() if not isinstance(t, pl.List)]
+    assert_frame_equal(by_chunk.frame.sort(flat), whole.frame.sort(flat))
 
 
 def test_batches_are_cut_only_between_groups():

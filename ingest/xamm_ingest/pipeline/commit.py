@@ -251,47 +251,59 @@ def _noted(t: Task, hashes: FileHashes) -> Task:
     return hashed(t, sha)
 
 
-CHECK_FILES = 1000  # sources checked at once by an ingest into one frame
+CHECK_FILES = 1000  # sources whose rows become one frame at once in an ingest
 CHECK_ROWS = 2000  # or rows
 
 
 class Whole:
-    """Every source's rows, checked ``check_files`` sources at a time as they come back (polars'
-    cost per check is paid per thousand sources, not per chunk), combined at the end into one
-    frame (``report.frame``) for one commit."""
+    """Every source's rows, made a frame ``check_files`` sources (or :data:`CHECK_ROWS` rows) at a
+    time as they come back, so that rows wait as Python objects for one such batch only; checked
+    once, at the end, over every source's frame (polars' cost per check is paid once per commit,
+    not per batch), and combined into one frame (``report.frame``) for one commit."""
 
     def __init__(
         self, fmt: Format, opts: dict, report: IngestReport, check_files: int = CHECK_FILES
     ):
         self.fmt, self.opts, self.report, self.check_files = fmt, opts, report, check_files
-        self.frames: list[pl.DataFrame] = []
+        self.frames: list[pl.DataFrame] = []  # table readers' frames (their checks are their own)
+        self.unchecked: list[pl.DataFrame] = []  # the rows' frames, to be checked
+        self.outcomes: list[Outcome] = []
         self.waiting: list[tuple[Outcome, list[dict], pl.DataFrame | None]] = []
         self.rows = 0  # rows waiting
 
     def add(self, results: list[tuple[Outcome, list[dict], pl.DataFrame | None]]) -> None:
-        """A chunk's results: checked once ``check_files`` sources or :data:`CHECK_ROWS` rows
+        """A chunk's results: made a frame once ``check_files`` sources or :data:`CHECK_ROWS` rows
         wait (rows wait as Python objects, larger than the frame they become)."""
         self.waiting += results
         self.rows += sum(len(r[1]) for r in results)
         if len(self.waiting) >= self.check_files or self.rows >= CHECK_ROWS:
-            self._check()
+            self._frame()
 
-    def _check(self) -> None:
-        """The waiting sources' table readers' frames, and their rows checked."""
+    def _frame(self) -> None:
+        """The waiting sources' table readers' frames kept, and their rows made a frame (a source
+        whose rows do not fit the table is rejected alone)."""
         results, self.waiting, self.rows = self.waiting, [], 0
         outcomes = [r[0] for r in results]
         self.frames += [f for _, _, f in results if f is not None and f.height]
         rows = rows_frame(outcomes, [r[1] for r in results], self.opts, self.fmt.rows_table)
         if rows is not None:
-            self.frames.append(checked(rows, self.fmt, outcomes, self.opts))
-        tally(self.report, outcomes)
+            self.unchecked.append(rows)
+        self.outcomes += outcomes
 
     def close(self) -> None:
-        """The combined, validated frame of every source."""
+        """Every source's rows checked (the record rules, over one frame), counted into the report,
+        and combined and validated into one frame."""
         if self.waiting:
-            self._check()
+            self._frame()
+        if self.unchecked:
+            rows = pl.concat(self.unchecked, how="vertical")
+            self.unchecked = []
+            self.frames.append(checked(rows, self.fmt, self.outcomes, self.opts))
+            del rows
+        tally(self.report, self.outcomes)
         if self.frames:
             frame = pl.concat(self.frames, how="vertical")
+            self.frames = []
             self.report.frame = combine(frame, self.fmt, self.report, self.opts)
 
 
