@@ -128,6 +128,35 @@ def test_the_ingest_script_s_exit_codes(argv, code, said, tmp_path):
     assert "Traceback" not in r.stderr
 
 
+@pytest.mark.parametrize("where", ["a file", "under a file"])
+def test_a_store_that_cannot_be_written_is_an_error_not_a_traceback(where, tmp_path):
+    """A store where a file is (or under one) cannot take its folders: the command says so on one
+    line naming the path, exits 1, writes nothing, and ``--json`` carries the error."""
+    taken = tmp_path / "taken"
+    taken.write_text("mine")
+    store = taken if where == "a file" else taken / "store"
+    program = (
+        "import sys; from xamm_ingest.cli import console; sys.argv[0] = 'xamm-ingest'; console()"
+    )
+    sample = REPO / "tests" / "fixtures" / "rajaperf_sample"
+    for extra in ([], ["--json"]):
+        r = subprocess.run(
+            [sys.executable, "-c", program, "rajaperf", str(sample), "--store", str(store), *extra],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=tmp_path,
+            env={**os.environ, "XAMM_HOME": str(tmp_path / "home")},
+        )
+        assert r.returncode == 1 and "Traceback" not in r.stderr
+        lines = r.stderr.strip().splitlines()
+        assert lines[-1].startswith("xamm-ingest: error: ") and str(taken) in lines[-1]
+        if extra:
+            assert str(taken) in json.loads(r.stdout)["error"]
+    assert taken.read_text() == "mine"
+    assert {p.name for p in tmp_path.iterdir()} <= {"taken", "home"}
+
+
 # a console script made with loads_then_forks: what the collector does before and after loaded()
 LOADING = """
 import gc, sys

@@ -362,8 +362,14 @@ def main(argv: list[str] | None = None, prog: str = "xamm-ingest") -> int:
 
     try:
         report = _ingest(args, opts)
-    except (IngestError, FileNotFoundError, ValueError, CorruptDataError, ModuleNotFoundError) as e:
-        if args.debug or (isinstance(e, ModuleNotFoundError) and install_hint(e) is None):
+    # OSError: a store that cannot be written (a file where a folder goes, no permission, a full
+    # disk), as well as a path that is not there
+    except (IngestError, OSError, ValueError, CorruptDataError, ModuleNotFoundError) as e:
+        if (
+            args.debug
+            or isinstance(e, BrokenPipeError)
+            or (isinstance(e, ModuleNotFoundError) and install_hint(e) is None)
+        ):
             raise
         if isinstance(e, ModuleNotFoundError):
             e = IngestError(" ".join(map(str, args.paths)), str(install_hint(e)))
