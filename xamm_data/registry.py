@@ -23,9 +23,11 @@ class UnknownNameError(XammError, KeyError):
 
     def __init__(self, kind: str, name: str, known: list[str], cutoff: float = 0.5):
         self.kind, self.name, self.known = kind, name, known
-        close = difflib.get_close_matches(str(name).lower(), known, n=1, cutoff=cutoff)
+        # a name that is not text (None, a number) resembles no name: no suggestion, say so
+        text = isinstance(name, str)
+        close = difflib.get_close_matches(name.lower(), known, n=1, cutoff=cutoff) if text else []
         self.suggestion = close[0] if close else None
-        hint = f" Did you mean {close[0]!r}?" if close else ""
+        hint = f" Did you mean {close[0]!r}?" if close else ("" if text else " Expected text.")
         super().__init__(f"unknown {kind} {name!r}.{hint} Known: {', '.join(known)}")
 
     def __str__(self) -> str:  # KeyError would repr() the message

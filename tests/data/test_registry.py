@@ -30,6 +30,13 @@ def test_register_get_list_and_did_you_mean():
     )
     with pytest.raises(ValueError, match="registered twice"):
         reg.add("red-widget", "again")
+    for not_text in (None, 5, b"red-widget"):  # "None" is close to no name, and is not one
+        with pytest.raises(UnknownNameError) as e:
+            reg.get(not_text)
+        assert e.value.suggestion is None
+        assert str(e.value) == (
+            f"unknown widget {not_text!r}. Expected text. Known: blue-widget, red-widget"
+        )
 
 
 @pytest.mark.parametrize(
