@@ -207,6 +207,53 @@ def test_an_unknown_option_before_the_command_is_named(main, argv, said, capsys)
     assert e.value.code == 2 and said in capsys.readouterr().err
 
 
+def _actions(parser: argparse.ArgumentParser, path=()):
+    """(command path, action) of every argument of every subcommand, the subcommands' own too."""
+    for a in parser._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            for name, p in a.choices.items():
+                yield from _actions(p, (*path, name))
+        else:
+            yield path, a
+
+
+def test_every_path_argument_refuses_an_empty_one():
+    """A path argument takes ``path_arg`` (or ``store_arg``), which refuses "": ``Path("")`` is the
+    current folder, where an unset shell variable would send a read or a write."""
+    from pathlib import Path
+
+    from xamm_data.cli.tools import path_arg
+    from xamm_data.store.locations import store_arg
+
+    found = list(_actions(build_parser()[0], ("xamm",))) + list(
+        _actions(ingest_parser(), ("xamm-ingest",))
+    )
+    typed = [(path, a) for path, a in found if a.type in (Path, path_arg, store_arg)]
+    assert len(typed) >= 30
+    assert [(path, a.dest) for path, a in typed if a.type is Path] == []
+    for fn in (path_arg, store_arg):
+        with pytest.raises(argparse.ArgumentTypeError, match="empty string"):
+            fn("")
+
+
+@pytest.mark.parametrize(
+    ("main", "argv", "said"),
+    [
+        (ingest, ["rajaperf", ""], "argument paths: expected a path, got an empty string"),
+        (ingest, ["rajaperf", str(FIXTURES), "--store", ""], "argument --store: expected a"),
+        (xamm, ["predict", ""], "expected a path, got an empty string"),
+        (xamm, ["report", "--out", ""], "argument --out: expected a path, got an empty string"),
+        (xamm, ["datasets", "list", "--store", ""], "argument --store: expected a store's"),
+    ],
+)
+def test_an_empty_path_is_a_usage_error(main, argv, said, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    assert e.value.code == 2 and said in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_known_options_before_the_command_still_parse(capsys, tmp_path, monkeypatch):
     """Clusters (-vv), prefixes (--deb) and values (--print-completion fish) are argparse's."""
     monkeypatch.setenv("XAMM_HOME", str(tmp_path))

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import argparse
 import re
-from pathlib import Path
 
+from xamm_data.cli.tools import path_arg
 from xamm_data.tables.units import canonical
 
 __all__ = [
@@ -143,7 +143,7 @@ def add_table_arguments(q: argparse.ArgumentParser) -> None:
     q.add_argument(
         "--mapping",
         required=True,
-        type=Path,
+        type=path_arg,
         help="TOML file mapping your columns to canonical ones",
     )
 

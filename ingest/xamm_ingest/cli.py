@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from xamm_data.cli.terminal import one_line
@@ -21,6 +20,7 @@ from xamm_data.cli.tools import (
     console_script,
     loaded,
     parse_command_line,
+    path_arg,
     quiet_pipe,
 )
 from xamm_data.extras import install_hint
@@ -58,7 +58,7 @@ def _executor(text: str) -> str:
 def _common_arguments(q: argparse.ArgumentParser, fmt: Format) -> None:
     """The options every format takes: where to write, how to read and commit, what to print."""
     add_common(q, subcommand=True)
-    q.add_argument("paths", nargs="+", type=Path, help="files or directories")
+    q.add_argument("paths", nargs="+", type=path_arg, help="files or directories")
     q.add_argument(
         "--store", type=store_arg, default=None, help="store root (default: $XAMM_HOME/store)"
     )

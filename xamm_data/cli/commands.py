@@ -18,6 +18,7 @@ from xamm_data.cli.tools import (
     configure_logging,
     console_script,
     parse_command_line,
+    path_arg,
     quiet_pipe,
 )
 from xamm_data.extras import install_hint
@@ -59,7 +60,7 @@ def _add_export(dsub) -> None:
     )
     p.add_argument("name")
     p.add_argument(
-        "--thicket", type=Path, required=True, help="the JSON file to write (Thicket.to_json())"
+        "--thicket", type=path_arg, required=True, help="the JSON file to write (Thicket.to_json())"
     )
     p.add_argument(
         "--version", type=int, default=None, help="the store table's version to read (time travel)"
@@ -137,7 +138,7 @@ def _add_schemas(sub) -> None:
     )
     p.add_argument(
         "--dir",
-        type=Path,
+        type=path_arg,
         default=Path("schemas"),
         help="the folder (default: schemas, a checkout's; a wheel holds the code, not the files)",
     )

@@ -31,6 +31,21 @@ class UsageError(XammError):
 SHELLS = ("bash", "zsh", "tcsh", "fish", "powershell")
 
 
+def path_arg(value: str) -> Path:
+    """A path on the command line; an empty one is a usage error. ``Path("")`` is the current
+    folder, so ``xamm-ingest rajaperf "$RUNS"`` with ``RUNS`` unset would read (or write) there.
+
+    Args:
+        value: the argument as written.
+
+    Returns:
+        The path.
+    """
+    if not value:
+        raise argparse.ArgumentTypeError("expected a path, got an empty string")
+    return Path(value)
+
+
 class _PrintCompletion(argparse.Action):
     """``--print-completion SHELL``: shtab's completion script of the parser, then exit."""
 

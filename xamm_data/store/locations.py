@@ -13,6 +13,7 @@ is already all-or-nothing, so the object is written under its final (content-add
 
 from __future__ import annotations
 
+import argparse
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +31,9 @@ def is_uri(root) -> bool:
 
 def store_arg(value: str) -> Path | str:
     """``--store`` on the command line: a local directory, or an object-store URI kept as
-    written."""
+    written (an empty one is a usage error: :func:`xamm_data.cli.tools.path_arg`)."""
+    if not value:
+        raise argparse.ArgumentTypeError("expected a store's folder or URI, got an empty string")
     return value if is_uri(value) else Path(value)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from xamm_data.cli.tools import emit
+from xamm_data.cli.tools import emit, path_arg
 from xamm_models.cli.common import RAW, needs_models
 
 ADAPT_EPILOG = """\
@@ -37,7 +37,9 @@ def add(sub) -> None:
         formatter_class=RAW,
     )
     s.add_argument(
-        "samples", type=Path, help="Parquet/CSV of labelled profiles of the platform (see below)"
+        "samples",
+        type=path_arg,
+        help="Parquet/CSV of labelled profiles of the platform (see below)",
     )
     s.add_argument("--model", required=True, help="a trained xamm predictor: folder or Hub repo id")
     s.add_argument("--revision", help="Hub revision to pin")
@@ -52,7 +54,7 @@ def add(sub) -> None:
     )
     s.add_argument(
         "--unlabelled",
-        type=Path,
+        type=path_arg,
         help="Parquet/CSV of the platform's unlabelled profiles (features only)",
     )
     s.add_argument(
@@ -62,7 +64,9 @@ def add(sub) -> None:
         "--no-names", action="store_true", help="do not seed the alignment by names that resolve"
     )
     s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--out", type=Path, required=True, help="folder to save the adapted model to")
+    s.add_argument(
+        "--out", type=path_arg, required=True, help="folder to save the adapted model to"
+    )
     s.add_argument("--json", action="store_true", help="the summary as JSON")
     s.set_defaults(handler=needs_models(adapt_cmd))
 

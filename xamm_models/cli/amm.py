@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from xamm_data.cli.tools import emit
+from xamm_data.cli.tools import emit, path_arg
 from xamm_data.store.locations import store_arg
 from xamm_models.cli import history as history_command
 from xamm_models.cli.common import RAW, needs_models
@@ -91,15 +91,15 @@ def _add_amm_hub_and_plot(a) -> None:
         q.add_argument("--repo", required=True)
         q.add_argument("--revision", default="main")
         if name == "pull":
-            q.add_argument("--public-key", type=Path, help="every certificate must be signed by "
-                           "this Ed25519 public key (PEM; xamm accept --sign-key)")  # fmt: skip
+            q.add_argument("--public-key", type=path_arg, help="every certificate must be signed "
+                           "by this Ed25519 public key (PEM; xamm accept --sign-key)")  # fmt: skip
     pl_ = a.add_parser(
         "plot",
         help="t-SNE PNG of benchmark-sample embeddings by target",
         formatter_class=RAW,
         epilog="examples:\n  xamm amm plot --out amm-tsne.png",
     )
-    pl_.add_argument("--out", type=Path, default=Path("amm-tsne.png"))
+    pl_.add_argument("--out", type=path_arg, default=Path("amm-tsne.png"))
     pl_.add_argument(
         "--embedder", help="a saved embedder (default: the newest under $XAMM_HOME/embedders)"
     )

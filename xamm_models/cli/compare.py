@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
-from xamm_data.cli.tools import UsageError, print_frame
+from xamm_data.cli.tools import UsageError, path_arg, print_frame
 from xamm_data.store.locations import store_arg
 from xamm_models.benchmark.limits import MAX_SIZE_RATIO, MAX_TOLERANCE
 
@@ -92,8 +91,12 @@ def add(sub) -> None:
     s.add_argument(
         "--wide", action="store_true", help="every column, 200 characters wide (default: 100)"
     )
-    s.add_argument("--out", type=Path, help="write report.md, ratios.png and bandwidth.png here")
-    s.add_argument("--thicket", type=Path, help="write the comparison as Thicket JSON to this file")
+    s.add_argument(
+        "--out", type=path_arg, help="write report.md, ratios.png and bandwidth.png here"
+    )
+    s.add_argument(
+        "--thicket", type=path_arg, help="write the comparison as Thicket JSON to this file"
+    )
     s.set_defaults(handler=run)
 
 

@@ -6,9 +6,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
-from xamm_data.cli.tools import UsageError, print_frame
+from xamm_data.cli.tools import UsageError, path_arg, print_frame
 from xamm_data.store.locations import store_arg
 
 SHOWN = ("variant", "group", "kernel", "problem_size", "trials_before", "trials_after", "ratio",
@@ -158,15 +157,17 @@ def add_accept(sub) -> None:
     s.add_argument("new", help="the machine accepted: MACHINE or MACHINE:DEVICE (or verify)")
     s.add_argument("machine", nargs="?", help=argparse.SUPPRESS)  # accept verify MACHINE
     s.add_argument("--against", nargs="+", metavar="REF", help="references")
-    s.add_argument("--criteria", type=Path, help="criteria.toml")
+    s.add_argument("--criteria", type=path_arg, help="criteria.toml")
     s.add_argument("--family", help="variant family (default: the first every target ran)")
-    s.add_argument("--out", type=Path, help="write certificate.md and certificate.json here")
+    s.add_argument("--out", type=path_arg, help="write certificate.md and certificate.json here")
     s.add_argument("--no-record", action="store_true", help="do not register the certificate")
     s.add_argument("--strict", action="store_true", help="exit 1 when the certificate fails")
-    s.add_argument("--sign-key", type=Path, help="sign the certificate with this Ed25519 key (PEM)")
+    s.add_argument(
+        "--sign-key", type=path_arg, help="sign the certificate with this Ed25519 key (PEM)"
+    )
     s.add_argument(
         "--public-key",
-        type=Path,
+        type=path_arg,
         help="accept verify: each certificate must be signed by this key (PEM)",
     )
     s.add_argument("--store", type=store_arg, default=None, help="store (default $XAMM_HOME/store)")

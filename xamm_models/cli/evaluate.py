@@ -8,7 +8,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from xamm_data.cli.tools import emit
+from xamm_data.cli.tools import emit, path_arg
 from xamm_data.store.locations import store_arg
 from xamm_models.cli.common import needs_models
 
@@ -33,13 +33,13 @@ def add(sub) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     e.add_argument("--experiment", default="all", choices=["1", "2", "3", "4", "all"])
-    e.add_argument("--out", type=Path, default=Path("eval-out"))
+    e.add_argument("--out", type=path_arg, default=Path("eval-out"))
     e.add_argument(
         "--store", type=store_arg, default=None, help="store holding the sources' benchmark_runs"
     )
     e.add_argument(
         "--data-dir",
-        type=Path,
+        type=path_arg,
         default=None,
         help="ingest the data set's named sources from this folder first "
         "(into --store, else a temporary one)",
@@ -67,17 +67,17 @@ def _add_eval_page_options(e) -> None:
     """``xamm eval``'s options that rewrite the pages from a results file, with no run."""
     e.add_argument(
         "--page",
-        type=Path,
+        type=path_arg,
         help="no run: rewrite this page's results block and OUT/results.md from OUT/results.json",
     )
     e.add_argument(
         "--summary",
-        type=Path,
+        type=path_arg,
         help="with --page: also rewrite this file's results summary (the README's)",
     )
     e.add_argument(
         "--seed-results",
-        type=Path,
+        type=path_arg,
         nargs="+",
         metavar="RESULTS_JSON",
         help="with --page: record these runs' (other seeds') experiment comparisons in "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from xamm_data.cli.tools import emit, write_table
+from xamm_data.cli.tools import emit, path_arg, write_table
 from xamm_data.store.locations import store_arg
 from xamm_models.cli.common import RAW, TOP_REGIONS, needs_models
 
@@ -46,7 +46,7 @@ def add(sub) -> None:
     )
     q.add_argument(
         "profiles",
-        type=Path,
+        type=path_arg,
         nargs="?",
         help="a Caliper file, an HPCToolkit database, a table of regions, or a table of the "
         "model's feature columns (or a store of RAJAPerf runs)",
@@ -57,7 +57,7 @@ def add(sub) -> None:
     q.add_argument("--revision", help="Hub revision to pin")
     q.add_argument(
         "--target-benchmarks",
-        type=Path,
+        type=path_arg,
         help="benchmark data (store root or Parquet) of machines the model has no signature of",
     )
     q.add_argument("--app", help="an application in the store's app_profiles (with --machine)")
@@ -80,11 +80,11 @@ def add(sub) -> None:
     q.add_argument(
         "--wide", action="store_true", help="a profile's tables: every column, 200 characters wide"
     )
-    q.add_argument("--plot", type=Path, help="draw the targets' relR with intervals to a PNG")
+    q.add_argument("--plot", type=path_arg, help="draw the targets' relR with intervals to a PNG")
     q.add_argument("--rank", action="store_true", help="feature tables: rank targets per row")
     q.add_argument(
         "--out",
-        type=Path,
+        type=path_arg,
         help="also write the predictions to a file: .parquet (the default), .csv or .json",
     )
     q.add_argument("--json", action="store_true", help="every prediction as JSON on stdout")

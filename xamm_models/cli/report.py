@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
+from xamm_data.cli.tools import path_arg
 from xamm_data.store.locations import store_arg
 from xamm_models.cli.common import RAW
 
@@ -39,21 +39,21 @@ def add(sub) -> None:
         default=None,
         help="the store (default $XAMM_HOME/store)",
     )
-    s.add_argument("--out", type=Path, required=True, help="the site's folder")
+    s.add_argument("--out", type=path_arg, required=True, help="the site's folder")
     s.add_argument(
         "--machine",
         action="append",
         metavar="M",
         help="only this machine (repeat for more; default every machine in the store)",
     )
-    s.add_argument("--profile", type=Path, help="predict this profile on every target")
+    s.add_argument("--profile", type=path_arg, help="predict this profile on every target")
     s.add_argument(
         "--source", metavar="M:D", help="where the profile was measured (default: its own machine)"
     )
     s.add_argument("--model", default="xamm/default", help="the predictor for --profile")
     s.add_argument(
         "--public-key",
-        type=Path,
+        type=path_arg,
         metavar="FILE",
         help="the centre's Ed25519 public key (PEM): a certificate it did not sign is "
         "a problem, not shown",

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from xamm_data.cli.tools import path_arg
 from xamm_models.cli.common import RAW, needs_models
 
 
@@ -17,7 +16,7 @@ def add(sub) -> None:
         ),
         formatter_class=RAW,
     )
-    r.add_argument("config", type=Path)
+    r.add_argument("config", type=path_arg)
     r.set_defaults(handler=needs_models(run_config))
 
 

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from xamm_data.cli.tools import emit
+from xamm_data.cli.tools import emit, path_arg
 from xamm_models.cli.common import RAW, needs_models
 
 ZOO_EPILOG = """\
@@ -38,15 +36,17 @@ def add(sub) -> None:
         formatter_class=RAW,
     )
     b.add_argument(
-        "--data-dir", type=Path, required=True, help="the public data (../shared/data layout)"
+        "--data-dir", type=path_arg, required=True, help="the public data (../shared/data layout)"
     )
-    b.add_argument("--out", type=Path, required=True, help="where the zoo is built")
+    b.add_argument("--out", type=path_arg, required=True, help="where the zoo is built")
     b.add_argument(
         "--eval-results",
-        type=Path,
+        type=path_arg,
         help="an `xamm eval` results.json: the models' cards carry its metrics",
     )
-    b.add_argument("--snapshot", type=Path, help="also write the package's embedded snapshot here")
+    b.add_argument(
+        "--snapshot", type=path_arg, help="also write the package's embedded snapshot here"
+    )
     b.add_argument("--epochs", type=int, default=200, help="attention embedder epochs")
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--no-vae-dnn", action="store_true", help="skip the VAE-DNN (about a minute)")
@@ -59,7 +59,7 @@ def add(sub) -> None:
         "datasets, signatures, models; "
         "prints each repo's commit (pin it)",
     )
-    u.add_argument("--zoo", type=Path, required=True, help="a folder `xamm zoo build` wrote")
+    u.add_argument("--zoo", type=path_arg, required=True, help="a folder `xamm zoo build` wrote")
     u.add_argument("--org", required=True, help="the Hub user or organisation")
     u.add_argument("--json", action="store_true")
     p.set_defaults(handler=needs_models(zoo_cmd, needs_torch=lambda args: args.action == "build"))
