@@ -7,10 +7,12 @@ write) is named as such, since xamm reads profiles, not traces.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from xamm_ingest.errors import IngestError
 from xamm_ingest.report import Rejected
 
 OTF2_SUFFIXES = (".otf2", ".def", ".evt")
@@ -77,6 +79,29 @@ def ingest_root(paths: list[Path]) -> Path:
     return Path(os.path.commonpath([str(p) for p in parents]))
 
 
+def not_a_source(p: Path) -> Exception:
+    """Why ``p``, named as a source, cannot be read: it is not there, or it is there but neither a
+    file nor a folder (a named pipe would block a read, a device has no end).
+
+    Args:
+        p: a path that is neither a file nor a folder.
+    """
+    try:
+        mode = os.stat(p).st_mode
+    except OSError:
+        return FileNotFoundError(f"{p}: no such file or directory")
+    what = (
+        "a named pipe"
+        if stat.S_ISFIFO(mode)
+        else "a socket"
+        if stat.S_ISSOCK(mode)
+        else "a device"
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+        else "not a regular file"
+    )
+    return IngestError(p, f"{what}; expected a file or a folder of files")
+
+
 def list_files(paths: list[Path], plan: Plan) -> list[Path]:
     """Every file at or under ``paths`` (sorted); dangling links and OTF2 traces go to
     ``plan.rejected``."""
@@ -93,7 +118,7 @@ def list_files(paths: list[Path], plan: Plan) -> list[Path]:
         elif p.is_file():
             files.append(p)
         else:
-            raise FileNotFoundError(f"{p}: no such file or directory")
+            raise not_a_source(p)
     return _without_traces(files, plan)
 
 
@@ -110,7 +135,7 @@ def walk_files(paths: list[Path], plan: Plan) -> Iterator[Path]:
         elif p.is_file():
             yield from _without_traces([p], plan, anchors)
         else:
-            raise FileNotFoundError(f"{p}: no such file or directory")
+            raise not_a_source(p)
 
 
 def _walk_dir(top: Path, plan: Plan, anchors: set[Path]) -> Iterator[Path]:

@@ -444,6 +444,31 @@ def test_the_walk_lists_what_os_walk_lists_in_the_same_order(tmp_path):
     assert [r.path for r in plan.rejected] == [str(root / "b" / "gone.cali")]
 
 
+@pytest.mark.parametrize("what", ["a named pipe", "a device", "nothing"])
+@pytest.mark.parametrize("commit", ["once", "batches"])
+def test_a_source_that_is_neither_file_nor_folder_is_named_for_what_it_is(
+    what, commit, tmp_path, capsys
+):
+    """A named pipe (whose read would wait for a writer) or a device named as a source is refused
+    at once, saying what it is, never read and never called missing; a path that is not there is
+    missing."""
+    path = {"a named pipe": tmp_path / "runs.cali", "a device": Path(os.devnull)}.get(
+        what, tmp_path / "gone"
+    )
+    if what == "a named pipe":
+        os.mkfifo(path)
+    args = ["rajaperf", str(path), "--store", str(tmp_path / "store")]
+    code = main([*args, *(["--batch-files", "10"] if commit == "batches" else [])])
+    err = capsys.readouterr().err.strip().splitlines()
+    said = (
+        "no such file or directory"
+        if what == "nothing"
+        else f"{what}; expected a file or a folder of files"
+    )
+    assert code == 1 and err[-1] == f"xamm-ingest: error: {path}: {said}"
+    assert not (tmp_path / "store").exists()
+
+
 def test_local_workers_fork_from_a_frozen_heap_and_it_thaws_after():
     """The parent's objects are frozen while local workers run, so no collection in a worker
     writes to the pages it shares with the parent (benchmarks/bench_archive.py measures the
