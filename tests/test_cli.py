@@ -222,8 +222,7 @@ def test_every_path_argument_refuses_an_empty_one():
     current folder, where an unset shell variable would send a read or a write."""
     from pathlib import Path
 
-    from xamm_data.cli.tools import path_arg
-    from xamm_data.store.locations import store_arg
+    from xamm_data.cli.tools import path_arg, store_arg
 
     found = list(_actions(build_parser()[0], ("xamm",))) + list(
         _actions(ingest_parser(), ("xamm-ingest",))

@@ -22,9 +22,9 @@ from xamm_data.cli.tools import (
     parse_command_line,
     path_arg,
     quiet_pipe,
+    store_arg,
 )
 from xamm_data.extras import install_hint
-from xamm_data.store.locations import store_arg
 from xamm_ingest import _allocator  # noqa: F401  (before polars loads: see the module)
 from xamm_ingest.choices import DEFAULT_BATCH_FILES, EXECUTORS, canonical_executor
 from xamm_ingest.errors import IngestError

@@ -20,10 +20,10 @@ from xamm_data.cli.tools import (
     parse_command_line,
     path_arg,
     quiet_pipe,
+    store_arg,
 )
 from xamm_data.extras import install_hint
 from xamm_data.plugins import plugins
-from xamm_data.store.locations import store_arg
 
 EPILOG = """\
 examples:

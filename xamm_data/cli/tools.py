@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from xamm_data.cli.terminal import filter_streams, one_line
 from xamm_data.errors import XammError
+from xamm_data.store.locations import is_uri
 
 if TYPE_CHECKING:
     import polars as pl
@@ -44,6 +45,21 @@ def path_arg(value: str) -> Path:
     if not value:
         raise argparse.ArgumentTypeError("expected a path, got an empty string")
     return Path(value)
+
+
+def store_arg(value: str) -> Path | str:
+    """``--store`` on the command line: a local directory, or an object-store URI kept as written;
+    an empty one is a usage error (as :func:`path_arg` says).
+
+    Args:
+        value: the argument as written.
+
+    Returns:
+        The folder, or the URI.
+    """
+    if not value:
+        raise argparse.ArgumentTypeError("expected a store's folder or URI, got an empty string")
+    return value if is_uri(value) else Path(value)
 
 
 class _PrintCompletion(argparse.Action):

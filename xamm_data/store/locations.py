@@ -13,7 +13,6 @@ is already all-or-nothing, so the object is written under its final (content-add
 
 from __future__ import annotations
 
-import argparse
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,14 +26,6 @@ def is_uri(root) -> bool:
     """Whether ``root`` names an object store (``s3://bucket/prefix``) rather than a local
     directory."""
     return isinstance(root, str) and urlparse(root).scheme in SCHEMES
-
-
-def store_arg(value: str) -> Path | str:
-    """``--store`` on the command line: a local directory, or an object-store URI kept as
-    written (an empty one is a usage error: :func:`xamm_data.cli.tools.path_arg`)."""
-    if not value:
-        raise argparse.ArgumentTypeError("expected a store's folder or URI, got an empty string")
-    return value if is_uri(value) else Path(value)
 
 
 def storage_options(uri: str) -> dict[str, str]:

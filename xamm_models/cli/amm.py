@@ -8,8 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from xamm_data.cli.tools import emit, path_arg
-from xamm_data.store.locations import store_arg
+from xamm_data.cli.tools import emit, path_arg, store_arg
 from xamm_models.cli import history as history_command
 from xamm_models.cli.common import RAW, needs_models
 

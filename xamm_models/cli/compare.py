@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from xamm_data.cli.tools import UsageError, path_arg, print_frame
-from xamm_data.store.locations import store_arg
+from xamm_data.cli.tools import UsageError, path_arg, print_frame, store_arg
 from xamm_models.benchmark.limits import MAX_SIZE_RATIO, MAX_TOLERANCE
 
 EPILOG = """\

@@ -7,8 +7,7 @@ import argparse
 import json
 import sys
 
-from xamm_data.cli.tools import UsageError, path_arg, print_frame
-from xamm_data.store.locations import store_arg
+from xamm_data.cli.tools import UsageError, path_arg, print_frame, store_arg
 
 SHOWN = ("variant", "group", "kernel", "problem_size", "trials_before", "trials_after", "ratio",
          "lo", "hi", "verdict")  # fmt: skip

@@ -8,8 +8,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from xamm_data.cli.tools import emit, path_arg
-from xamm_data.store.locations import store_arg
+from xamm_data.cli.tools import emit, path_arg, store_arg
 from xamm_models.cli.common import needs_models
 
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import json
 
-from xamm_data.cli.tools import print_frame
-from xamm_data.store.locations import store_arg
+from xamm_data.cli.tools import print_frame, store_arg
 
 RAW_HISTORY = """A version per line, in 100 columns: what changed in short (--wide: every column,
 the compilers and flags themselves; --json: every value).

@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from xamm_data.cli.tools import emit, path_arg, write_table
-from xamm_data.store.locations import store_arg
+from xamm_data.cli.tools import emit, path_arg, store_arg, write_table
 from xamm_models.cli.common import RAW, TOP_REGIONS, needs_models
 
 PREDICT_EPILOG = """\

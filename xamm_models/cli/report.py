@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from xamm_data.cli.tools import path_arg
-from xamm_data.store.locations import store_arg
+from xamm_data.cli.tools import path_arg, store_arg
 from xamm_models.cli.common import RAW
 
 EPILOG = """\

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from xamm_data.cli.tools import emit
-from xamm_data.store.locations import store_arg
+from xamm_data.cli.tools import emit, store_arg
 from xamm_models.cli.common import needs_models
 
 
