@@ -444,3 +444,43 @@ def test_columns_whose_names_meet_once_escaped_are_each_drawn(capsys):
     names = [c.strip() for c in header.strip("│").split("┆")]
     assert names == ["x #2", "a\\x1b", "a\\x1b #2", "x", "x\\x00", "x\\x00 #2"]
     assert [c.strip() for c in values.strip("│").split("┆")] == list("pqrstu")
+
+
+DEEP = 100_000  # brackets: past the recursion limit of Python's JSON and TOML parsers
+
+
+def test_input_nested_past_the_parsers_is_refused_by_name(tmp_path, capsys, monkeypatch, caplog):
+    """A Caliper JSON file, an ``xamm.toml``, a column mapping, a criteria file and the user's
+    machine registry nested deeper than Python's parsers go: each refused naming the file, never
+    a traceback nor "an input xamm did not expect"."""
+    from xamm_models.compare.certificates.records import read_criteria
+
+    monkeypatch.setenv("XAMM_HOME", str(tmp_path / "home"))
+    deep_toml = "a = " + "[" * DEEP + "]" * DEEP + "\n"
+    (tmp_path / "deep.json").write_text("[" * DEEP + "]" * DEEP)
+    code = ingest(["caliper", str(tmp_path / "deep.json"), "--app", "a", "--machine", "quartz",
+                   "--dry-run", "--json"])  # fmt: skip
+    [why] = [r["reason"] for r in json.loads(capsys.readouterr().out)["rejected_files"]]
+    assert code == 1 and why.startswith(f"{tmp_path / 'deep.json'}: JSON nested deeper")
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "p.cali").write_bytes(
+        (FIXTURES / "rajaperf_sample/run-1/Base_Seq-default.cali").read_bytes()
+    )
+    (runs / "xamm.toml").write_text(deep_toml)
+    assert ingest(["rajaperf", str(runs), "--dry-run", "--json"]) == 1
+    [why] = [r["reason"] for r in json.loads(capsys.readouterr().out)["rejected_files"]]
+    toml_said = "not valid TOML: maximum recursion depth exceeded"
+    assert why == f"{runs / 'p.cali'}: {runs / 'xamm.toml'}: {toml_said}"
+    (tmp_path / "map.toml").write_text(deep_toml)
+    (tmp_path / "t.csv").write_text("region,time\na,1\n")
+    assert ingest(["table", str(tmp_path / "t.csv"), "--mapping", str(tmp_path / "map.toml"),
+                   "--dry-run"]) == 1  # fmt: skip
+    assert "map.toml: cannot read the mapping: maximum recursion" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="deep.toml: not TOML: maximum recursion"):
+        (tmp_path / "deep.toml").write_text(deep_toml)
+        read_criteria(tmp_path / "deep.toml")
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "machines.toml").write_text(deep_toml)
+    assert xamm(["machines", "list", "--json"]) == 0 and json.loads(capsys.readouterr().out)
+    assert "machines.toml: not valid TOML (maximum recursion depth exceeded)" in caplog.text

@@ -144,7 +144,8 @@ def load_config(path: Path) -> RunDirConfig:
     written."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+    # RecursionError: arrays nested past the parser (a valid TOML file nests a few deep)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as e:
         raise IngestError(path, f"not valid TOML: {e}") from None
     try:
         cfg = RunDirConfig(**data)

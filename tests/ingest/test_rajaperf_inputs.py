@@ -200,6 +200,10 @@ def test_bad_xamm_toml_names_file_and_field(tmp_path):
     rep = read_rajaperf(d, workers=1)
     assert rep.rejected and all("xamm.toml" in r.reason for r in rep.rejected)
     assert any("machin" in r.reason for r in rep.rejected)
+    # each rejection is a source the file applies to, by its own path (the xamm.toml is no source)
+    sources = {str(p) for p in d.rglob("*") if p.suffix in (".cali", ".csv")}
+    assert {r.path for r in rep.rejected} <= sources and len(rep.rejected) >= 3
+    assert all(r.reason.startswith(f"{r.path}: {d / 'xamm.toml'}: ") for r in rep.rejected)
 
 
 def test_cli_partial_strict_and_dry_run(tmp_path, capsys):

@@ -228,7 +228,8 @@ def _read_tables(path: Path) -> dict[str, dict]:
     """``{id: fields}`` of a registry file; one that is not names itself and what is wrong."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as e:
+    # RecursionError: arrays nested past the parser (a valid TOML file nests a few deep)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError, RecursionError) as e:
         raise MachineFactsError(f"{path}: not valid TOML ({e})") from None
     tables = data.get("machines", {})
     extra = sorted(set(data) - {"machines"})

@@ -79,8 +79,9 @@ def plan(paths: list[Path], opts: dict) -> Plan:
         suffix = f.suffix.lower()
         try:
             cfg = _config(f, out.root, cache)
-        except IngestError as e:
-            out.rejected.append(Rejected(e.path, str(e)))
+        except IngestError as e:  # each source the bad xamm.toml applies to, by its own path
+            if f.name != "xamm.toml":
+                out.rejected.append(Rejected(str(f), f"{f}: {e}", f"bad xamm.toml: {e}"))
             continue
         m = machine or (cfg.machine if cfg else None)
         if suffix == ".cali" or (suffix == ".json" and f.name != "xamm.json"):

@@ -129,6 +129,12 @@ def _load_json(path: Path):
             "-q 'format "
             "json(object)' or -O json-split) or a Thicket's to_json()",
         ) from None
+    except RecursionError:  # arrays or objects nested past Python's parser (Caliper nests 3 deep)
+        raise IngestError(
+            path,
+            "JSON nested deeper than its parser reads; expected Caliper JSON output (cali-query "
+            "-q 'format json(object)' or -O json-split) or a Thicket's to_json()",
+        ) from None
 
 
 def is_thicket_json(doc) -> bool:

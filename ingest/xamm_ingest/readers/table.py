@@ -64,7 +64,8 @@ def load_mapping(path: str | Path) -> TableMapping:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
         mapping = TableMapping(**data)
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+    # RecursionError: arrays nested past the parser (a valid TOML file nests a few deep)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as e:
         raise IngestError(path, f"cannot read the mapping: {e}") from None
     except ValidationError as e:
         err = e.errors()[0]

@@ -178,7 +178,8 @@ def read_criteria(path: str | Path) -> tuple[Criteria, str]:
     try:
         doc = tomllib.loads(raw.decode("utf-8"))
         return Criteria.model_validate(doc), hashlib.sha256(raw).hexdigest()
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+    # RecursionError: arrays nested past the parser (a valid TOML file nests a few deep)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as e:
         raise ValueError(f"{p}: not TOML: {e}") from None
     except ValidationError as e:
         first = e.errors()[0]
