@@ -484,3 +484,26 @@ def test_input_nested_past_the_parsers_is_refused_by_name(tmp_path, capsys, monk
     (tmp_path / "home" / "machines.toml").write_text(deep_toml)
     assert xamm(["machines", "list", "--json"]) == 0 and json.loads(capsys.readouterr().out)
     assert "machines.toml: not valid TOML (maximum recursion depth exceeded)" in caplog.text
+
+
+def test_a_certificate_or_log_entry_nested_past_the_parser_is_named(
+    tmp_path, capsys, monkeypatch, caplog
+):
+    """A certificate nested past Python's parser is left out of a report with a warning naming it
+    (the report is still written); a store's log entry so nested ends the ingest naming the file
+    and its line (5,000 deep: delta-rs itself refuses it; 100,000 deep crashes delta-rs)."""
+    monkeypatch.setenv("XAMM_HOME", str(tmp_path / "home"))
+    mine = tmp_path / "home" / "certificates" / "newbox" / "certificate@1.json"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("[" * DEEP + "]" * DEEP)
+    assert xamm(["report", "--out", str(tmp_path / "site"), "--no-progress"]) == 0
+    assert f"certificate not used: {mine}: unreadable or truncated" in caplog.text
+    assert (tmp_path / "site" / "index.html").is_file()
+    store, runs = tmp_path / "store", FIXTURES / "rajaperf_sample" / "run-1"
+    assert ingest(["rajaperf", str(runs / "Base_Seq-default.cali"), "--store", str(store)]) == 0
+    entry = store / "benchmark_runs" / "_delta_log" / f"{1:020d}.json"
+    entry.write_text("[" * 5000 + "]" * 5000 + "\n")
+    capsys.readouterr()
+    assert ingest(["rajaperf", str(runs / "Base_Seq-default.cali"), "--store", str(store)]) == 1
+    said = f"{entry.relative_to(tmp_path)} line 1: JSON nested deeper than its parser reads"
+    assert said in capsys.readouterr().err.replace(str(tmp_path) + "/", "")

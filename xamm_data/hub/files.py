@@ -145,7 +145,7 @@ def verify_folder(folder: str | Path, where: str, *, required: bool) -> None:
     check_hub_etag(mpath, manifest_bytes, f"{where}/{MANIFEST}")
     try:
         files = json.loads(manifest_bytes).get("files")
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):
         files = None
     if not isinstance(files, dict):
         raise CorruptDataError(f"{where}/{MANIFEST}: not a file manifest; refused")

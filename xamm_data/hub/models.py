@@ -123,7 +123,7 @@ def _saved_config(path: Path) -> dict | None:
         return None
     try:
         config = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as e:
+    except (ValueError, UnicodeDecodeError, RecursionError) as e:
         raise CorruptDataError(
             f"{path}: not JSON ({e}); expected the constructor's arguments"
         ) from None

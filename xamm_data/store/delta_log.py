@@ -114,7 +114,7 @@ def _action_problem(action) -> str | None:
     if name == "commitInfo" and isinstance(body.get("xamm"), str):
         try:
             json.loads(body["xamm"])
-        except ValueError:
+        except (ValueError, RecursionError):
             return "commitInfo.xamm is not JSON"
     return None
 
@@ -122,7 +122,7 @@ def _action_problem(action) -> str | None:
 def _stats_problem(stats) -> str | None:
     try:
         s = json.loads(stats) if isinstance(stats, str) else None
-    except ValueError:
+    except (ValueError, RecursionError):
         s = None
     if not isinstance(s, dict):
         return "add.stats is not a JSON object"
@@ -153,6 +153,9 @@ def parse_entry(
                 f"{kind}: {where} line {n}: not JSON ({getattr(e, 'msg', e)} at column "
                 f"{getattr(e, 'colno', '?')})"
             )
+            continue
+        except RecursionError:  # a commit's actions nest a few levels deep
+            problems.append(f"{kind}: {where} line {n}: JSON nested deeper than its parser reads")
             continue
         if (p := _action_problem(action)) is not None:
             problems.append(f"{kind}: {where} line {n}: {p}")
@@ -237,7 +240,7 @@ def commit_metadata(parsed_actions: list[dict]) -> dict:
         if "commitInfo" in a and isinstance(a["commitInfo"].get("xamm"), str):
             try:
                 return json.loads(a["commitInfo"]["xamm"])
-            except ValueError:
+            except (ValueError, RecursionError):
                 return {}
     return {}
 
@@ -305,7 +308,7 @@ def read_head(kind: str, loc: TableLocation) -> tuple[dict | None, list[str]]:
     ]
     try:
         head = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None, bad
     ok = (
         isinstance(head, dict)

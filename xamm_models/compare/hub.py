@@ -119,7 +119,7 @@ def _certificates(files: dict[str, bytes], where: str, public_key) -> list[tuple
         try:
             doc = json.loads(data)
             cert = Certificate.model_validate(doc)
-        except (ValueError, ValidationError) as e:
+        except (ValueError, ValidationError, RecursionError) as e:
             raise TamperedError(f"{where}: {path}: not a certificate ({e})") from None
         if (cert.machine, cert.number) != (m["m"], int(m["n"])):
             raise TamperedError(f"{where}: {path} holds {cert.machine}'s certificate "
@@ -157,7 +157,7 @@ def _histories(files: dict[str, bytes], where: str) -> dict[str, bytes]:
         try:
             rows = json.loads(data)
             assert isinstance(rows, list) and all(isinstance(r, dict) for r in rows)
-        except (ValueError, AssertionError):
+        except (ValueError, AssertionError, RecursionError):
             raise TamperedError(f"{where}: {path}: not a history (JSON rows)") from None
         out[name] = data
     return out

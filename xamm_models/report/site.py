@@ -57,7 +57,7 @@ def _check_out(out: Path) -> None:
         mark = out / MARK
         try:
             ok = "xamm_report" in json.loads(mark.read_text())
-        except (OSError, ValueError, TypeError):
+        except (OSError, ValueError, TypeError, RecursionError):
             ok = False
         if not ok:
             raise NotAReportError(

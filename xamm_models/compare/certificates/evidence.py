@@ -98,7 +98,14 @@ def _read_index(folder: Path, report: ChainReport) -> dict[int, str]:
         hashes = {int(n): str(h) for n, h in doc["certificates"].items()}
         report.head = max(int(doc["head"]), max(hashes, default=0))
         return hashes
-    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError) as e:
+    except (
+        ValueError,
+        KeyError,
+        TypeError,
+        AttributeError,
+        UnicodeDecodeError,
+        RecursionError,
+    ) as e:
         report.problems.append(Problem(p, f"the index cannot be read ({e}); the certificates are "
                                           "checked against their own hashes only"))  # fmt: skip
         return {}
@@ -112,7 +119,7 @@ def _read_one(path: Path, n: int, report: ChainReport) -> dict | None:
         doc = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(doc, dict):
             raise ValueError("not a JSON object")
-    except (ValueError, UnicodeDecodeError, OSError) as e:
+    except (ValueError, UnicodeDecodeError, OSError, RecursionError) as e:
         report.problems.append(Problem(path, f"unreadable or truncated ({e})"))
         return None
     if doc.get("schema_version") == 1:
@@ -297,5 +304,5 @@ def check_signature(doc: dict, sig_bytes: bytes | None, public_key, where: Path 
             f"{where}: the signature does not verify with the key given "
             "(edited after signing, or signed by another key)"
         ) from None
-    except (ValueError, KeyError, TypeError) as e:
+    except (ValueError, KeyError, TypeError, RecursionError) as e:
         raise TamperedError(f"{where}: unreadable signature file ({e})") from None
