@@ -302,8 +302,16 @@ class Predictor(VerifiedHubMixin):
             The marker's content in the current layout.
         """
         path = Path(folder) / cls.marker
-        info = json.loads(path.read_text())
-        fmt = info.pop("format", {"kind": cls.kind, "version": 0})
+        try:
+            info = json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError, RecursionError) as e:
+            raise SavedFormatError(f"{where}: {cls.marker} is not JSON ({e})") from None
+        fmt = info.pop("format", {"kind": cls.kind, "version": 0}) if type(info) is dict else None
+        if not isinstance(fmt, dict):
+            raise SavedFormatError(
+                f"{where}: {cls.marker} is not a JSON object with a format object; expected what "
+                "save_pretrained writes"
+            )
         version = fmt.get("version")
         if fmt.get("kind") != cls.kind:
             raise SavedFormatError(

@@ -107,6 +107,16 @@ def test_a_folder_of_a_newer_format_or_another_kind_is_refused_by_name(kinds, tm
         write_manifest(d)
         with pytest.raises(SavedFormatError, match=message):
             BaselinePredictor.from_pretrained(d)
+    for text, message in (
+        ("{not json", "is not JSON"),
+        ("[" * 100_000 + "]" * 100_000, "is not JSON .*recursion"),
+        ("[1, 2]", "is not a JSON object with a format object"),
+        (json.dumps({**info, "format": 5}), "is not a JSON object with a format object"),
+    ):
+        (d / m.marker).write_text(text)
+        write_manifest(d)
+        with pytest.raises(SavedFormatError, match=f"{m.marker} {message}"):
+            BaselinePredictor.from_pretrained(d)
     # a folder saved before the format was recorded (version 0) still reads
     (d / m.marker).write_text(json.dumps({k: v for k, v in info.items() if k != "format"}))
     write_manifest(d)
