@@ -41,6 +41,7 @@ from torch import nn
 from xamm_data._version import __version__
 from xamm_data.cli.terminal import unfiltered
 from xamm_data.registry import Registry
+from xamm_models.errors import SavedFormatError
 from xamm_models.optimizer import adam
 
 REGISTRY: Registry[type] = Registry("embedder")
@@ -625,7 +626,14 @@ def load_embedder(path_or_repo: str, revision: str | None = None, **kwargs) -> E
         if p.is_dir()
         else Path(hf_hub_download(path_or_repo, "xamm_embedder.json", revision=revision, **kwargs))
     )
-    cls = REGISTRY.get(json.loads(info.read_text())["embedder"])
+    try:
+        name = json.loads(info.read_text(encoding="utf-8"))["embedder"]
+    except (ValueError, UnicodeDecodeError, RecursionError, TypeError, KeyError) as e:
+        raise SavedFormatError(
+            f"{path_or_repo}: xamm_embedder.json names no embedder ({type(e).__name__}: {e}); "
+            "expected what save_pretrained writes"
+        ) from None
+    cls = REGISTRY.get(name)
     # the mixin prints "Loading weights..."; stdout may be --json
     with contextlib.redirect_stdout(io.StringIO()):
         return cls.from_pretrained(path_or_repo, revision=revision, **kwargs)

@@ -505,3 +505,16 @@ def test_a_signature_from_specifications_is_superseded_by_one_from_runs(rajaperf
     assert build_specification_signatures(registry=reg, machines=["newbox"]) == []
     assert reg.versions("newbox", "gpu", "physics") == [1, 2]
     assert reg.get("newbox:gpu@1", kind="physics").basis == "specifications"  # history kept
+
+
+@pytest.mark.parametrize(
+    "text", ["{not json", "[1]", '{"other": 1}', "[" * 100_000 + "]" * 100_000]
+)
+def test_an_embedder_folder_whose_config_names_no_embedder_is_refused_by_name(tmp_path, text):
+    """``xamm_embedder.json`` that is not JSON, not an object or names no embedder: refused naming
+    the folder and the file, never the parser's bare message."""
+    from xamm_models.errors import SavedFormatError
+
+    (tmp_path / "xamm_embedder.json").write_text(text)
+    with pytest.raises(SavedFormatError, match=r"xamm_embedder\.json names no embedder"):
+        load_embedder(str(tmp_path))
