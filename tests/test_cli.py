@@ -507,3 +507,20 @@ def test_a_certificate_or_log_entry_nested_past_the_parser_is_named(
     assert ingest(["rajaperf", str(runs / "Base_Seq-default.cali"), "--store", str(store)]) == 1
     said = f"{entry.relative_to(tmp_path)} line 1: JSON nested deeper than its parser reads"
     assert said in capsys.readouterr().err.replace(str(tmp_path) + "/", "")
+
+
+@pytest.mark.parametrize(
+    ("main", "argv"),
+    [
+        (xamm, ["predict", "p.cali", "--time-unit", "parsec"]),
+        (ingest, ["caliper", "p.cali", "--app", "a", "--time-unit", "parsec"]),
+    ],
+)
+def test_an_unknown_time_unit_is_a_usage_error_listing_the_units(main, argv, capsys):
+    """Both commands check ``--time-unit`` as they parse it (``predict`` took any text, unused
+    unless the profile records no unit)."""
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "argument --time-unit: unknown time unit 'parsec'" in err
+    assert "ms, msec" in err and "ns, nsec" in err

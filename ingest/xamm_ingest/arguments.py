@@ -9,8 +9,7 @@ from __future__ import annotations
 import argparse
 import re
 
-from xamm_data.cli.tools import path_arg
-from xamm_data.tables.units import canonical
+from xamm_data.cli.tools import path_arg, time_unit_arg
 
 __all__ = [
     "AGREE_RTOL",
@@ -158,13 +157,6 @@ def table_options(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
     return {"mapping": args.mapping}
 
 
-def _time_unit(text: str) -> str:
-    try:
-        return canonical(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-
-
 def add_sample_arguments(q: argparse.ArgumentParser) -> None:
     """What the user states of every sample on the command line: the application, the machine,
     parameters, ranks, threads, GPUs, device, runtime and time unit (a profile format's
@@ -197,7 +189,7 @@ def add_sample_arguments(q: argparse.ArgumentParser) -> None:
     )
     q.add_argument(
         "--time-unit",
-        type=_time_unit,
+        type=time_unit_arg,
         metavar="UNIT",
         help="unit of a time attribute that states none: s/sec/seconds, "
         "ms/msec, us/usec/\u00b5s/microseconds, ns/nsec",

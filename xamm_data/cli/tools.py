@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, NoReturn
 from xamm_data.cli.terminal import filter_streams, one_line
 from xamm_data.errors import XammError
 from xamm_data.store.locations import is_uri
+from xamm_data.tables.units import canonical as canonical_unit
 
 if TYPE_CHECKING:
     import polars as pl
@@ -60,6 +61,22 @@ def store_arg(value: str) -> Path | str:
     if not value:
         raise argparse.ArgumentTypeError("expected a store's folder or URI, got an empty string")
     return value if is_uri(value) else Path(value)
+
+
+def time_unit_arg(value: str) -> str:
+    """``--time-unit`` on the command line: a time unit's usual spelling, as its canonical one
+    (``sec``, ``ms``, ``usec``, ``ns``); another is a usage error listing the accepted ones.
+
+    Args:
+        value: the argument as written.
+
+    Returns:
+        The canonical spelling.
+    """
+    try:
+        return canonical_unit(value)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 class _PrintCompletion(argparse.Action):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from xamm_data.cli.tools import emit, path_arg, store_arg, write_table
+from xamm_data.cli.tools import emit, path_arg, store_arg, time_unit_arg, write_table
 from xamm_models.cli.common import RAW, TOP_REGIONS, needs_models
 
 PREDICT_EPILOG = """\
@@ -62,7 +62,12 @@ def add(sub) -> None:
     q.add_argument("--app", help="an application in the store's app_profiles (with --machine)")
     q.add_argument("--machine", help="with --app: the machine it ran on")
     q.add_argument("--store", type=store_arg, help="with --app: the store (default: the usual)")
-    q.add_argument("--time-unit", help="Caliper time unit where the file records none")
+    q.add_argument(
+        "--time-unit",
+        type=time_unit_arg,
+        metavar="UNIT",
+        help="Caliper time unit where the file records none (s, ms, us, ns)",
+    )
     q.add_argument(
         "--clock-ghz",
         type=_clock_ghz,
