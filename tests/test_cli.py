@@ -524,3 +524,13 @@ def test_an_unknown_time_unit_is_a_usage_error_listing_the_units(main, argv, cap
     err = capsys.readouterr().err
     assert e.value.code == 2 and "argument --time-unit: unknown time unit 'parsec'" in err
     assert "ms, msec" in err and "ns, nsec" in err
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "-1", "0"])
+def test_a_stated_runtime_that_is_no_finite_positive_time_is_a_usage_error(value, capsys):
+    """``--runtime-s inf`` was taken, then each profile refused as if its own root time were
+    infinite; every runtime a user states must be a finite time > 0."""
+    with pytest.raises(SystemExit) as e:
+        ingest(["caliper", "p.cali", "--app", "a", "--runtime-s", value, "--dry-run"])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert e.value.code == 2 and err.startswith("xamm-ingest: error: --runtime-s: Input should")

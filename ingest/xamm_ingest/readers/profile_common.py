@@ -33,7 +33,7 @@ class SampleSpec(BaseModel):
     gpus: int | None = Field(default=None, ge=0)
     # None: from the profile's programming model (CUDA, HIP, ... run on GPUs), else cpu
     device: str | None = Field(default=None, pattern="^(cpu|gpu)$")
-    runtime_s: float | None = Field(default=None, gt=0)
+    runtime_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     time_unit: str | None = None
 
     @field_validator("machine")
