@@ -81,6 +81,26 @@ def _describe(c: InputColumn) -> str:
     return f"{c.name} ({c.meaning}, {c.unit})"
 
 
+def require_frame(profiles: object, what: str = "the default predictor") -> None:
+    """Raise :class:`ProfileInputError` unless ``profiles`` is a polars DataFrame.
+
+    Args:
+        profiles: what was given as the profiles.
+        what: the model named in the error.
+    """
+    if not isinstance(profiles, pl.DataFrame):
+        kind = type(profiles)
+        name = (
+            kind.__qualname__
+            if kind.__module__ == "builtins"
+            else f"{kind.__module__}.{kind.__qualname__}"
+        )
+        raise ProfileInputError(
+            f"profiles: a {name}; {what} takes a polars DataFrame, one row per profile "
+            "(pl.from_pandas converts a pandas one)"
+        )
+
+
 def check_profiles(
     profiles: pl.DataFrame,
     columns: tuple[InputColumn, ...] = DEFAULT_COLUMNS,
@@ -92,6 +112,7 @@ def check_profiles(
 
     Parameters: ``profiles``, one row per profile; ``columns``, the contract; ``what``, the model
     named in errors."""
+    require_frame(profiles, what)
     if profiles.height == 0:
         raise ProfileInputError(
             f"no profiles: the input has no rows; {what} needs one row per profile"
@@ -169,6 +190,7 @@ __all__ = [
     "ProfileInputError",
     "check_profiles",
     "read_profiles_file",
+    "require_frame",
 ]
 
 

@@ -135,3 +135,21 @@ def test_the_contract_names_each_column_with_meaning_and_unit():
         assert (c.name in str(e.value)) == c.required
         if c.required:
             assert c.meaning in str(e.value) and c.unit in str(e.value)
+
+
+def test_profiles_that_are_no_polars_frame_and_a_target_named_alone(tmp_path):
+    """What is not a polars DataFrame is refused naming its type (a pandas frame is pointed to
+    pl.from_pandas), never an AttributeError; one target named alone is that target, not a list of
+    its letters."""
+    from xamm_models.zoo import load_model
+
+    model = load_model("xamm/default")
+    for bad, name in ((None, "NoneType"), ({"a": [1]}, "dict"), ([GOOD], "list")):
+        with pytest.raises(ProfileInputError, match=f"profiles: a {name}; .*polars DataFrame"):
+            model.rank_targets(bad, "quartz:cpu", ["lassen:gpu"])
+        with pytest.raises(ProfileInputError, match=f"profiles: a {name};"):
+            check_profiles(bad)
+    good = pl.DataFrame(GOOD)
+    alone = model.predict(good, "quartz:cpu", "lassen:gpu")
+    assert alone.equals(model.predict(good, "quartz:cpu", ["lassen:gpu"]))
+    assert alone.get_column("target").unique().to_list() == ["lassen:gpu"]

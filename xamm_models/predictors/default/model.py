@@ -69,7 +69,7 @@ from xamm_models.predictors.default.selection import (
     slowdown_bands,
 )
 from xamm_models.predictors.kinds import load_model
-from xamm_models.profile_input import check_profiles
+from xamm_models.profile_input import check_profiles, require_frame
 
 FILE = "stacked_predictor.json"
 NEED = (
@@ -180,6 +180,7 @@ def profile_pairs(
 ) -> tuple[pl.DataFrame, list[str]]:
     """One pair row per (profile, target), numbered by profile (``row``), and the naming columns to
     keep; the profiles are checked first (:func:`~xamm_models.profile_input.check_profiles`)."""
+    require_frame(profiles)
     # labelled pairs as profiles
     if "runtime_s" not in profiles.columns and "runtime_source" in profiles.columns:
         check_profiles(profiles.rename({"runtime_source": "runtime_s"}))
@@ -494,6 +495,8 @@ class StackedPredictor(
             (:data:`~xamm_models.predictors.contract.PREDICTION_COLUMNS`).
         """
         no_other_options(self, kw)
+        if isinstance(targets, str):  # one machine named alone, not a list of its letters
+            targets = [targets]
         targets = list(targets or [t for t in self.targets if t != source])
         pairs, keep = profile_pairs(profiles, source, targets)
         pred = self.predict_pairs(pairs, target_benchmarks=target_benchmarks)
