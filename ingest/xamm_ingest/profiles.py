@@ -12,6 +12,7 @@ rejected naming it.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 from pathlib import Path
 
@@ -185,11 +186,17 @@ def finish(frame: pl.DataFrame, report, opts: dict) -> pl.DataFrame:
 
 
 def _parse_params(items: list[str], parser: argparse.ArgumentParser) -> dict:
-    out = {}
+    """``--param KEY=VALUE`` options as a dict: a value is an integer, else a finite number, else
+    text (``nan`` stays text: the parameters are stored as JSON, which has no NaN); a missing or
+    repeated KEY is a usage error."""
+    out: dict[str, int | float | str] = {}
     for item in items:
-        if "=" not in item:
+        k, eq, text = item.partition("=")
+        key = k.strip()
+        if not eq or not key:
             parser.error(f"--param {item!r}: expected KEY=VALUE")
-        k, text = item.split("=", 1)
+        if key in out:
+            parser.error(f"--param {key!r} given twice ({out[key]!r} and {text!r})")
         value: int | float | str = text
         for conv in (int, float):
             try:
@@ -197,7 +204,7 @@ def _parse_params(items: list[str], parser: argparse.ArgumentParser) -> dict:
                 break
             except ValueError:
                 continue
-        out[k.strip()] = value
+        out[key] = text if isinstance(value, float) and not math.isfinite(value) else value
     return out
 
 

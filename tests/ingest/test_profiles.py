@@ -361,3 +361,32 @@ def test_a_table_row_with_text_for_a_counter_or_a_count_past_an_integer_is_dropp
     rules = {d.field: d.rule for d in rep.dropped}
     assert "counter" in rules["PAPI_TOT_INS"] and "expected a number" in rules["PAPI_TOT_INS"]
     assert "expected a whole number below 2^63" in rules["nthreads"]
+
+
+def test_params_need_a_key_once_and_store_finite_numbers_or_text(capsys):
+    """``--param``: a value is an integer, a finite number or text (``nan`` stays text: the
+    parameters are stored as JSON, which has no NaN); a missing key, or one given twice, is a usage
+    error naming it."""
+    import argparse
+
+    from xamm_ingest.profiles import _parse_params
+
+    parser = argparse.ArgumentParser(prog="p")
+    got = _parse_params([" n =10", "eps=1e-3", "mode=fast", "x=nan", "y=-inf", "z=1e400"], parser)
+    assert got == {"n": 10, "eps": 1e-3, "mode": "fast", "x": "nan", "y": "-inf", "z": "1e400"}
+    assert json.loads(json.dumps(got, allow_nan=False)) == got
+    from pydantic import ValidationError
+
+    from xamm_ingest.readers.profile_common import SampleSpec
+
+    with pytest.raises(ValidationError, match="params.x"):  # a library caller's NaN
+        SampleSpec(app="a", params={"x": float("nan")})
+    for items, said in (
+        (["=1"], "--param '=1': expected KEY=VALUE"),
+        ([" =1"], "--param ' =1': expected KEY=VALUE"),
+        (["oops"], "--param 'oops': expected KEY=VALUE"),
+        (["a=1", "a =2"], "--param 'a' given twice (1 and '2')"),
+    ):
+        with pytest.raises(SystemExit) as e:
+            _parse_params(items, parser)
+        assert e.value.code == 2 and said in capsys.readouterr().err

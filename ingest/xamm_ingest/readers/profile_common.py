@@ -23,7 +23,8 @@ from xamm_ingest.readers.base import Source, provenance
 class SampleSpec(BaseModel):
     """What the user states about a profiled run (the profile itself rarely says)."""
 
-    model_config = ConfigDict(extra="forbid")
+    # no NaN or infinity anywhere: the parameters are stored as JSON, which has neither
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     app: str = Field(min_length=1)
     machine: str | None = None
@@ -33,7 +34,7 @@ class SampleSpec(BaseModel):
     gpus: int | None = Field(default=None, ge=0)
     # None: from the profile's programming model (CUDA, HIP, ... run on GPUs), else cpu
     device: str | None = Field(default=None, pattern="^(cpu|gpu)$")
-    runtime_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    runtime_s: float | None = Field(default=None, gt=0)
     time_unit: str | None = None
 
     @field_validator("machine")
