@@ -32,6 +32,21 @@ def test_drift_is_detected(tmp_path):
     assert any("stale.schema.json" in p for p in problems)
 
 
+def test_schema_files_into_a_file_are_refused_naming_it(tmp_path, capsys):
+    """``xamm schemas export --dir FILE``: one line naming the file, exit 1, the file untouched
+    (``mkdir`` said "[Errno 17] File exists")."""
+    from xamm_data.cli.commands import main
+
+    taken = tmp_path / "taken"
+    taken.write_text("mine")
+    with pytest.raises(NotADirectoryError, match="taken is a file, not a folder"):
+        write_schema_files(taken)
+    assert main(["schemas", "export", "--dir", str(taken)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == f"xamm: error: {taken} is a file, not a folder for the schema files"
+    assert taken.read_text() == "mine"
+
+
 def test_public_contract_columns():
     required = {
         "machine",

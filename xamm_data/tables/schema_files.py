@@ -33,8 +33,11 @@ def expected_files() -> dict[str, str]:
 
 
 def write_schema_files(directory: str | Path) -> list[Path]:
-    """Write every schema file into ``directory``; return the paths."""
+    """Write every schema file into ``directory``; return the paths. A ``directory`` that is there
+    and no folder is a ``NotADirectoryError`` naming it (``mkdir`` would say "File exists")."""
     directory = Path(directory)
+    if directory.exists() and not directory.is_dir():
+        raise NotADirectoryError(f"{directory} is a file, not a folder for the schema files")
     out = []
     for name, text in expected_files().items():
         write_text_atomic(directory / name, text)
