@@ -517,8 +517,8 @@ def test_a_certificate_or_log_entry_nested_past_the_parser_is_named(
     ],
 )
 def test_an_unknown_time_unit_is_a_usage_error_listing_the_units(main, argv, capsys):
-    """Both commands check ``--time-unit`` as they parse it (``predict`` took any text, unused
-    unless the profile records no unit)."""
+    """Both commands check ``--time-unit`` as they parse it, whether or not the profile records a
+    unit."""
     with pytest.raises(SystemExit) as e:
         main(argv)
     err = capsys.readouterr().err
@@ -528,8 +528,8 @@ def test_an_unknown_time_unit_is_a_usage_error_listing_the_units(main, argv, cap
 
 @pytest.mark.parametrize("value", ["inf", "nan", "-1", "0"])
 def test_a_stated_runtime_that_is_no_finite_positive_time_is_a_usage_error(value, capsys):
-    """``--runtime-s inf`` was taken, then each profile refused as if its own root time were
-    infinite; every runtime a user states must be a finite time > 0."""
+    """Every runtime a user states must be a finite time > 0: a usage error otherwise, before any
+    profile is read."""
     with pytest.raises(SystemExit) as e:
         ingest(["caliper", "p.cali", "--app", "a", "--runtime-s", value, "--dry-run"])
     err = capsys.readouterr().err.strip().splitlines()[-1]

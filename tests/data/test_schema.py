@@ -33,8 +33,8 @@ def test_drift_is_detected(tmp_path):
 
 
 def test_schema_files_into_a_file_are_refused_naming_it(tmp_path, capsys):
-    """``xamm schemas export --dir FILE``: one line naming the file, exit 1, the file untouched
-    (``mkdir`` said "[Errno 17] File exists")."""
+    """``xamm schemas export --dir FILE``: one line saying the path is a file, exit 1, the file
+    untouched."""
     from xamm_data.cli.commands import main
 
     taken = tmp_path / "taken"
