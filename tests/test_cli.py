@@ -534,3 +534,25 @@ def test_a_stated_runtime_that_is_no_finite_positive_time_is_a_usage_error(value
         ingest(["caliper", "p.cali", "--app", "a", "--runtime-s", value, "--dry-run"])
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert e.value.code == 2 and err.startswith("xamm-ingest: error: --runtime-s: Input should")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["machines", "show", "no-such-machine", "--json"],
+        ["datasets", "show", "no-such-dataset", "--json"],
+        ["predict", "{missing}", "--json"],
+    ],
+)
+def test_a_command_asked_for_json_that_fails_prints_its_error_as_json(argv, tmp_path, capsys):
+    """Bad input (exit 1) under ``--json``: standard output is JSON naming the error, as
+    ``xamm-ingest --json`` gives it, and standard error keeps the one-line message."""
+    missing = tmp_path / "no such profile.cali"
+    argv = [a.format(missing=missing) for a in argv]
+    assert xamm(argv) == 1
+    out, err = capsys.readouterr()
+    error = json.loads(out)["error"]
+    assert argv[-2].split("/")[-1] in error  # the machine, dataset or file asked for
+    assert err.startswith("xamm: error: ") and error.split("\n")[0] in err
+    assert xamm(argv[:-1]) == 1  # without --json, standard output stays empty
+    assert capsys.readouterr().out == ""

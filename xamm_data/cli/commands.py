@@ -6,6 +6,7 @@ Exit codes: 0 ok, 1 bad input (unknown dataset, invalid data, missing files), 2 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -290,8 +291,7 @@ def main(argv: list[str] | None = None) -> int:
     except ModuleNotFoundError as e:  # an optional package not installed: which extra brings it
         if args.debug or install_hint(e) is None:
             raise
-        print(f"xamm: error: {one_line(install_hint(e))}", file=sys.stderr)
-        return 1
+        return _failed(args, str(install_hint(e)))
     except (
         KeyError,
         ValueError,
@@ -303,10 +303,23 @@ def main(argv: list[str] | None = None) -> int:
     ) as e:
         if args.debug or isinstance(e, BrokenPipeError):
             raise
-        msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
-        print(f"xamm: error: {one_line(msg)}", file=sys.stderr)
-        return 1
+        return _failed(args, e.args[0] if isinstance(e, KeyError) and e.args else str(e))
     return 0
+
+
+def _failed(args: argparse.Namespace, message: object) -> int:
+    """Say why a command failed on bad input (exit 1): one line on standard error, and, where
+    the command was asked for ``--json``, ``{"error": ...}`` on standard output, so that a
+    program reading it gets JSON either way.
+
+    Args:
+        args: the parsed command line.
+        message: what went wrong.
+    """
+    if getattr(args, "json", False):
+        print(json.dumps({"error": str(message)}, indent=2))
+    print(f"xamm: error: {one_line(message)}", file=sys.stderr)
+    return 1
 
 
 #: the ``xamm`` console script (``[project.scripts]``): ``main`` on ``sys.argv``, then
