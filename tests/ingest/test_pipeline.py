@@ -180,6 +180,27 @@ def test_the_commit_and_executor_are_checked_before_anything_is_read(tmp_path):
     assert isinstance(get_format("rajaperf").plan([FIXTURES / "rajaperf_sample"], {}), Plan)
 
 
+_COUNTS = [("workers", v) for v in (0, -2, 2.5, "2", True)] + [("batch_files", v) for v in (0, 1.5)]
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "commit_mode"),
+    [(n, v, "batches") for n, v in _COUNTS]
+    + [(n, v, "once") for n, v in _COUNTS if n == "workers"],
+)
+def test_a_count_below_one_or_not_whole_is_refused_not_read_as_the_default(
+    name, value, commit_mode, tmp_path
+):
+    """``workers`` and ``batch_files`` as the command line takes them: whole numbers >= 1 (None:
+    the default); 0 is not "the CPUs", and nothing is written."""
+    with pytest.raises(ValueError, match=f"{name} must be a whole number >= 1, not {value!r}"):
+        ingest(
+            "rajaperf", FIXTURES / "rajaperf_sample", store=tmp_path, commit=commit_mode,
+            **{name: value},
+        )  # fmt: skip
+    assert not (tmp_path / "benchmark_runs").exists()
+
+
 def test_a_missing_extra_met_while_ingesting_is_one_line(monkeypatch, capsys, tmp_path):
     import xamm_ingest.cli as cli
 

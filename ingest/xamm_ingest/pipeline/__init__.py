@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import numbers
 import os
 import time
 from collections.abc import Iterable
@@ -89,6 +90,22 @@ def _prepared(fmt: str | Format, opts: dict) -> tuple[Format, dict]:
     return spec, opts
 
 
+def _at_least_one(name: str, value: object, default: int) -> int:
+    """``value`` of the argument ``name`` checked: a whole number >= 1, or None for ``default``
+    (a count the command line refuses below 1 is refused here too, not read as the default).
+
+    Args:
+        name: the argument (``workers``, ``batch_files``).
+        value: what the caller passed.
+        default: what None stands for.
+    """
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(f"{name} must be a whole number >= 1, not {value!r}")
+    return int(value)
+
+
 def read(
     fmt: str | Format,
     paths: str | Path | Iterable[str | Path],
@@ -104,7 +121,7 @@ def read(
     Args:
         fmt: a format's name (:func:`~xamm_ingest.format.list_formats`) or the format.
         paths: files, directories, or a list of them.
-        workers: processes reading in parallel (default: the CPUs, at most 8).
+        workers: processes reading in parallel, at least 1 (default: the CPUs, at most 8).
         executor: ``processes`` or ``serial``.
         progress: show a progress bar.
         **opts: the format's options (``machine``, ``rtol``, ``spec``, ``mapping``, ``bounds``,
@@ -136,9 +153,8 @@ def read(
         aliases=take_aliases(),
         notes=take_unknown(),
     )
-    _read_whole(
-        spec, plan, opts, report, executor, workers or min(os.cpu_count() or 1, 8), progress
-    )
+    workers = _at_least_one("workers", workers, min(os.cpu_count() or 1, 8))
+    _read_whole(spec, plan, opts, report, executor, workers, progress)
     log.info(
         "%s: %d row(s) from %d source(s) in %.2f s; %d source(s) rejected, %d record(s) dropped",
         *(spec.name, report.frame.height, report.sources_read, time.perf_counter() - t0),
@@ -226,7 +242,8 @@ def ingest(
         dry_run: read and validate only; nothing is written.
         strict: write nothing if any source was rejected or any record dropped (``once`` only).
         batch_files: sources per commit (``batches``).
-        workers: reading processes, or a Dask LocalCluster's workers (default: the CPUs).
+        workers: reading processes, or a Dask LocalCluster's workers, at least 1 (default: the
+            CPUs).
         executor: ``serial``, ``processes`` or ``dask`` (``batches`` only).
         scheduler: a running Dask scheduler (``tcp://host:8786``); else a LocalCluster.
         progress: show a progress bar (sources, rate, time left).
@@ -295,8 +312,8 @@ def _ingest_batches(
     **opts,
 ) -> ArchiveReport:
     """:func:`ingest` with ``commit="batches"``."""
-    if batch_files < 1:
-        raise ValueError(f"batch_files must be >= 1, not {batch_files}")
+    batch_files = _at_least_one("batch_files", batch_files, DEFAULT_BATCH_FILES)
+    workers = _at_least_one("workers", workers, os.cpu_count() or 1)
     executor = canonical_executor(executor)
     t0 = time.perf_counter()
     spec, opts = _prepared(fmt, opts)
@@ -319,7 +336,6 @@ def _ingest_batches(
         chunked = unheld_chunks(
             chunks(tasks, size, spec.group_of), sink.held, report, spec.group_of, hashes
         )
-    workers = workers or os.cpu_count() or 1
     with progress_bar(progress, total) as advance:
         _read_and_commit(chunked, spec, opts, sink, executor, workers, scheduler, advance)
     sink.commit()
