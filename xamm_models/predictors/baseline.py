@@ -38,7 +38,7 @@ from xamm_models.errors import (
     unknown_name_message,
 )
 from xamm_models.features import FEATURES
-from xamm_models.predictors.contract import Predictor, conform, no_other_options
+from xamm_models.predictors.contract import Predictor, asked_targets, conform, no_other_options
 from xamm_models.predictors.default.model import profile_pairs
 
 FILE = "baseline.json"
@@ -191,7 +191,7 @@ class BaselinePredictor(
         """
         no_other_options(self, kw)
         known = sorted(set(self.figures.get_column("target"))) if self.figures is not None else []
-        targets = list(targets or [t for t in known if t != source])
+        targets = asked_targets(targets, [t for t in known if t != source])
         pairs, keep = profile_pairs(profiles, source, targets)
         pred = self.predict_pairs(pairs, target_benchmarks=target_benchmarks)
         # side by side, one row each (hstack refuses other heights on every polars xamm supports)

@@ -23,6 +23,7 @@ the package ships; it returns the class it is called on, or refuses a folder of 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
@@ -190,6 +191,39 @@ def no_other_options(model: object, kw: dict[str, Any]) -> None:
         raise TypeError(
             f"{type(model).__name__}.predict() takes no option {', '.join(map(repr, sorted(kw)))}"
         )
+
+
+def asked_targets(targets: object, every: Iterable[str]) -> list[str]:
+    """The targets a ``predict`` call asked for, the same way for every kind: None is ``every``;
+    one machine named alone is that machine (not a list of its letters).
+
+    Args:
+        targets: what the caller passed as ``targets``.
+        every: the kind's targets when none are named.
+
+    Raises:
+        TypeError: ``targets`` is neither a name nor a list of names.
+        ValueError: an empty list (None asks for every target), or a target named twice (it
+            would be ranked against itself).
+    """
+    if targets is None:
+        return list(every)
+    if isinstance(targets, str):
+        return [targets]
+    if isinstance(targets, (bytes, dict)) or not isinstance(targets, Iterable):
+        kind = type(targets).__name__
+        raise TypeError(
+            f"targets: {'an' if kind[0] in 'aeiou' else 'a'} {kind}; expected a machine name "
+            "('lassen:gpu') or a list of them (None: every target)"
+        )
+    asked = list(targets)
+    if not asked:
+        raise ValueError("targets: an empty list names no machine (None asks for every target)")
+    names = [t for t in asked if isinstance(t, str)]  # what is not text, the kind refuses by name
+    if len(set(names)) < len(names):
+        twice = next(t for i, t in enumerate(names) if t in names[:i])
+        raise ValueError(f"targets: {twice!r} is named twice; name each target once")
+    return asked
 
 
 class Predictor(VerifiedHubMixin):
@@ -429,6 +463,7 @@ __all__ = [
     "RANK_COLUMNS",
     "PredictsRelR",
     "Predictor",
+    "asked_targets",
     "conform",
     "rank",
 ]

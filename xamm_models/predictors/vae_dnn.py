@@ -43,7 +43,7 @@ from xamm_models.embedders import resolve_device
 from xamm_models.errors import UnknownSourceError, UnknownTargetError, unknown_name_message
 from xamm_models.features import FEATURES
 from xamm_models.optimizer import adam
-from xamm_models.predictors.contract import Predictor, conform, no_other_options
+from xamm_models.predictors.contract import Predictor, asked_targets, conform, no_other_options
 from xamm_models.profile_input import check_profiles, feature_columns
 
 WEIGHTS = "model.safetensors"  # the name PyTorchModelHubMixin gives it
@@ -338,7 +338,7 @@ class VaeDnn(
                 f"source {source!r} was not seen in training: "
                 + unknown_name_message("source", source, self.sources)
             )
-        want = list(targets or [t for t in self.targets if t != source])
+        want = asked_targets(targets, [t for t in self.targets if t != source])
         for t in want:
             if t not in self.targets or target_benchmarks is not None:
                 raise UnknownTargetError(

@@ -242,8 +242,7 @@ def ingest(
         dry_run: read and validate only; nothing is written.
         strict: write nothing if any source was rejected or any record dropped (``once`` only).
         batch_files: sources per commit (``batches``).
-        workers: reading processes, or a Dask LocalCluster's workers, at least 1 (default: the
-            CPUs).
+        workers: reading processes or a Dask LocalCluster's workers, >= 1 (default: the CPUs).
         executor: ``serial``, ``processes`` or ``dask`` (``batches`` only).
         scheduler: a running Dask scheduler (``tcp://host:8786``); else a LocalCluster.
         progress: show a progress bar (sources, rate, time left).

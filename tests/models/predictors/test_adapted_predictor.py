@@ -166,6 +166,11 @@ def test_bad_labels_and_inputs_are_refused_with_what_was_expected(world):
     m = adapt(base, lab, PLATFORM, features=PLATFORM_FEATURES)
     with pytest.raises(UnknownSourceError, match="adapted to"):
         m.predict(lab.head(1), "quartz:cpu", ["lassen:gpu"])
+    # the targets read as every kind reads them (tests/models/predictors/test_contract.py)
+    one = m.predict(lab.head(2), PLATFORM, m.targets[0])
+    assert one.equals(m.predict(lab.head(2), PLATFORM, [m.targets[0]]))
+    with pytest.raises(ValueError, match="an empty list names no machine"):
+        m.predict(lab.head(2), PLATFORM, [])
     raw = XammPredictor(feature_columns=list(FEATURES), epochs=1, use_embedder=False).fit_pairs(
         world["ds"].pairs.head(400)
     )

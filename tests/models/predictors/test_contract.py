@@ -15,7 +15,7 @@ pytest.importorskip("torch", reason="the models extra (torch) is not installed")
 from synthetic_world import world
 
 from xamm_data.hub.files import write_manifest
-from xamm_models.errors import SavedFormatError, WrongKindError
+from xamm_models.errors import ProfileInputError, SavedFormatError, WrongKindError
 from xamm_models.predictors.baseline import BaselinePredictor
 from xamm_models.predictors.contract import PREDICTION_COLUMNS, RANK_COLUMNS, Predictor
 from xamm_models.predictors.default.model import StackedPredictor
@@ -72,6 +72,26 @@ def test_every_kind_answers_with_the_same_columns_and_ranks_alike(kinds):
     ranked = models["stacked"].rank_targets(prof, "a:cpu", ["b:gpu", "c:gpu"])
     assert np.allclose(ranked.group_by("row").agg(pl.col("p_fastest").sum())["p_fastest"], 1.0)
     assert models["baseline"].rank_targets(prof, "a:cpu")["p_fastest"].null_count() == 9
+
+
+def test_every_kind_reads_the_targets_and_profiles_asked_for_alike(kinds):
+    """One target named alone is that target (not a list of its letters); an empty list, a target
+    named twice or a number is refused (None asks for every target); profiles that are no polars
+    DataFrame are refused naming their type, never an AttributeError."""
+    models, prof = kinds
+    for name, m in models.items():
+        alone = m.predict(prof, "a:cpu", "b:gpu")
+        assert alone.equals(m.predict(prof, "a:cpu", ["b:gpu"])), name
+        assert set(m.predict(prof, "a:cpu").get_column("target")) == {"b:gpu", "c:gpu", "d:cpu"}
+        with pytest.raises(ValueError, match="an empty list names no machine"):
+            m.predict(prof, "a:cpu", [])
+        with pytest.raises(ValueError, match="'b:gpu' is named twice"):
+            m.rank_targets(prof, "a:cpu", ["b:gpu", "c:gpu", "b:gpu"])
+        with pytest.raises(TypeError, match="targets: an int; expected a machine name"):
+            m.predict(prof, "a:cpu", 5)
+        for bad in (None, {"f_log_s_per_iter": [1.0]}):
+            with pytest.raises(ProfileInputError, match=f"profiles: a {type(bad).__name__};"):
+                m.predict(bad, "a:cpu", ["b:gpu"])
 
 
 def test_every_kind_saves_its_format_and_loads_as_itself_from_its_folder(kinds, tmp_path):

@@ -58,7 +58,7 @@ from xamm_models.predictors.adapted.alignment import (
     ridge_predict,
     standardise,
 )
-from xamm_models.predictors.contract import Predictor, conform
+from xamm_models.predictors.contract import Predictor, asked_targets, conform
 from xamm_models.predictors.paper.predictor import XammPredictor
 from xamm_models.profile_input import check_feature_columns
 
@@ -372,7 +372,7 @@ class AdaptedPredictor(
         Returns:
             One row per (profile, target) with the contract's columns; ``regime`` is ``adapted``.
         """
-        targets = list(targets or self.targets)
+        targets = asked_targets(targets, self.targets)
         if kw.get("target_benchmarks") is not None or kw.get("target_signatures"):
             raise ValueError(
                 "an adapted model answers for its base predictor's targets only: "

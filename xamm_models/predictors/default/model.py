@@ -54,7 +54,7 @@ from xamm_models.errors import (
 )
 from xamm_models.machines.physics import PhysicsSignature, physics_signatures, rows_by
 from xamm_models.predictors.configurations import mixed_runs
-from xamm_models.predictors.contract import Predictor, conform, no_other_options
+from xamm_models.predictors.contract import Predictor, asked_targets, conform, no_other_options
 from xamm_models.predictors.default.neighbours import (
     CANDIDATES,
     benchmark_table,
@@ -495,9 +495,7 @@ class StackedPredictor(
             (:data:`~xamm_models.predictors.contract.PREDICTION_COLUMNS`).
         """
         no_other_options(self, kw)
-        if isinstance(targets, str):  # one machine named alone, not a list of its letters
-            targets = [targets]
-        targets = list(targets or [t for t in self.targets if t != source])
+        targets = asked_targets(targets, [t for t in self.targets if t != source])
         pairs, keep = profile_pairs(profiles, source, targets)
         pred = self.predict_pairs(pairs, target_benchmarks=target_benchmarks)
         # side by side, one row each (hstack refuses other heights on every polars xamm supports)

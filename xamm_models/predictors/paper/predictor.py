@@ -31,7 +31,7 @@ from xamm_models.errors import (
 )
 from xamm_models.machines.attention import local_embedder_path, signature_from_runs
 from xamm_models.machines.signatures import Signature
-from xamm_models.predictors.contract import Predictor, conform, no_other_options
+from xamm_models.predictors.contract import Predictor, asked_targets, conform, no_other_options
 from xamm_models.predictors.paper import regressors as R
 from xamm_models.predictors.paper.relperf import (
     DEFAULT_KEYS,
@@ -39,7 +39,12 @@ from xamm_models.predictors.paper.relperf import (
     pair_relative,
     with_target,
 )
-from xamm_models.profile_input import check_feature_columns, check_profiles, feature_columns
+from xamm_models.profile_input import (
+    check_feature_columns,
+    check_profiles,
+    feature_columns,
+    require_frame,
+)
 
 FILE = "predictor.json"
 
@@ -340,6 +345,7 @@ class XammPredictor(
                 f"source {source!r} was not seen in training: "
                 + unknown_name_message("source", source, self.sources)
             )
+        require_frame(profiles, "this xAMM predictor")
         self._check_schema(profiles)
         check_profiles(
             profiles, feature_columns(self.config.feature_columns), what="this xAMM predictor"
@@ -376,7 +382,7 @@ class XammPredictor(
             (:data:`~xamm_models.predictors.contract.PREDICTION_COLUMNS`); no interval.
         """
         no_other_options(self, kw)
-        targets = list(targets or [t for t in self.targets if t != source])
+        targets = asked_targets(targets, [t for t in self.targets if t != source])
         self._check_input(profiles, source)
         built = (
             self.signatures_from_benchmarks(target_benchmarks)
