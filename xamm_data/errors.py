@@ -7,7 +7,7 @@ for bad input), so code written against those keeps working.
 
 from __future__ import annotations
 
-__all__ = ["BadNameError", "TamperedError", "XammError"]
+__all__ = ["BadNameError", "TamperedError", "XammError", "type_name"]
 
 
 class XammError(Exception):
@@ -23,3 +23,18 @@ class BadNameError(XammError, ValueError):
 class TamperedError(XammError, ValueError):
     """A record whose content no longer agrees with the hash recorded for it (an edited, deleted,
     reordered or stray certificate; a pulled file whose content disagrees with its repo path)."""
+
+
+def type_name(value: object) -> str:
+    """How an error names the type of a value it refuses: a built-in's bare name (``NoneType``,
+    ``dict``), any other with its module (``pandas.core.frame.DataFrame``).
+
+    Args:
+        value: the value refused.
+    """
+    kind = type(value)
+    return (
+        kind.__qualname__
+        if kind.__module__ == "builtins"
+        else f"{kind.__module__}.{kind.__qualname__}"
+    )

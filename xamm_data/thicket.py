@@ -19,6 +19,7 @@ from datetime import datetime
 import polars as pl
 
 from xamm_data.tables.schema import BENCHMARK_RUNS
+from xamm_data.tables.validate import require_frame
 
 PROFILE_COLUMNS = (
     "machine",
@@ -106,8 +107,10 @@ def to_thicket(frame: pl.DataFrame):
         A ``thicket.Thicket``, one profile per run.
 
     Raises:
+        TypeError: ``frame`` is no polars DataFrame.
         ValueError: a (run, kernel) occurs twice.
     """
+    frame = require_frame(frame, "to_thicket")  # before the import: a mistake, with or without it
     try:
         import pandas as pd  # heavy: only when a Thicket is asked for
         import thicket  # heavy, as above

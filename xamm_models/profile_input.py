@@ -14,6 +14,7 @@ from pathlib import Path
 
 import polars as pl
 
+from xamm_data.errors import type_name
 from xamm_data.tables.bounds import DEFAULT_BOUNDS
 from xamm_models.errors import FeatureSchemaError, ProfileInputError
 
@@ -89,15 +90,9 @@ def require_frame(profiles: object, what: str = "the default predictor") -> None
         what: the model named in the error.
     """
     if not isinstance(profiles, pl.DataFrame):
-        kind = type(profiles)
-        name = (
-            kind.__qualname__
-            if kind.__module__ == "builtins"
-            else f"{kind.__module__}.{kind.__qualname__}"
-        )
         raise ProfileInputError(
-            f"profiles: a {name}; {what} takes a polars DataFrame, one row per profile "
-            "(pl.from_pandas converts a pandas one)"
+            f"profiles: a {type_name(profiles)}; {what} takes a polars DataFrame, one row per "
+            "profile (pl.from_pandas converts a pandas one)"
         )
 
 

@@ -87,3 +87,22 @@ def test_primary_key_duplicates_rejected():
     with pytest.raises(ValidationError, match="primary key unique") as ei:
         validate(df, BENCHMARK_RUNS)
     assert ei.value.n_bad == 4
+
+
+def test_rows_that_are_no_frame_or_a_schema_that_is_none_are_refused_by_type():
+    """``validate``/``conform``/``to_thicket`` name what they were given instead of failing on
+    an attribute; a table's name stands for its schema."""
+    from xamm_data.thicket import to_thicket
+
+    assert validate(good_rows(), "benchmark_runs").equals(validate(good_rows(), BENCHMARK_RUNS))
+    for fn in (validate, conform):
+        with pytest.raises(TypeError, match=f"{fn.__name__}: the rows are a NoneType; expected a"):
+            fn(None, BENCHMARK_RUNS)
+        with pytest.raises(TypeError, match="the rows are a dict; .*pl.from_pandas"):
+            fn(good_rows().to_dict(as_series=False), "benchmark_runs")
+        with pytest.raises(TypeError, match="schema: an int; expected a TableSchema"):
+            fn(good_rows(), 5)
+        with pytest.raises(KeyError, match="unknown table 'runs'; known tables"):
+            fn(good_rows(), "runs")
+    with pytest.raises(TypeError, match="to_thicket: the rows are a NoneType"):
+        to_thicket(None)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from xamm_data.errors import XammError
-from xamm_data.tables.schema import Column, TableSchema
+from xamm_data.errors import XammError, type_name
+from xamm_data.tables.schema import Column, TableSchema, get_table
 
 MAX_REPORTED_ROWS = 5
 
@@ -81,12 +81,44 @@ def _raise_for(
     raise ValidationError(schema.name, column, rule, idx.height, examples)
 
 
-def conform(df: pl.DataFrame, schema: TableSchema) -> pl.DataFrame:
+def require_frame(df: object, what: str) -> pl.DataFrame:
+    """``df`` if it is a polars DataFrame, else a ``TypeError`` naming its type.
+
+    Args:
+        df: what the caller passed as the rows.
+        what: the function named in the error.
+    """
+    if not isinstance(df, pl.DataFrame):
+        name = type_name(df)
+        raise TypeError(
+            f"{what}: the rows are a {name}; expected a polars DataFrame "
+            "(pl.from_pandas converts a pandas one)"
+        )
+    return df
+
+
+def _schema_of(schema: TableSchema | str) -> TableSchema:
+    """A table's schema, given as one or by its name (``benchmark_runs`` ...)."""
+    if isinstance(schema, TableSchema):
+        return schema
+    if isinstance(schema, str):
+        return get_table(schema)
+    kind = type(schema).__name__
+    raise TypeError(
+        f"schema: {'an' if kind[0] in 'aeiou' else 'a'} {kind}; expected a TableSchema or a "
+        "table's name "
+        "(benchmark_runs, app_profiles, counters)"
+    )
+
+
+def conform(df: pl.DataFrame, schema: TableSchema | str) -> pl.DataFrame:
     """Put ``df`` in the schema's column order and dtypes, adding missing nullable columns as null.
 
     Unknown columns, missing non-nullable columns and values that do not convert to the column's
-    dtype raise :class:`ValidationError`.
+    dtype raise :class:`ValidationError`; rows that are no polars DataFrame, or a schema that is
+    neither a :class:`TableSchema` nor a table's name, a ``TypeError``.
     """
+    df, schema = require_frame(df, "conform"), _schema_of(schema)
     unknown = [c for c in df.columns if c not in schema.names]
     if unknown:
         raise ValidationError(
@@ -132,12 +164,13 @@ def conform(df: pl.DataFrame, schema: TableSchema) -> pl.DataFrame:
     return out
 
 
-def validate(df: pl.DataFrame, schema: TableSchema) -> pl.DataFrame:
+def validate(df: pl.DataFrame, schema: TableSchema | str) -> pl.DataFrame:
     """Conform ``df`` to ``schema`` and check every rule and the primary key.
 
     Args:
-        df: rows of the table.
-        schema: the table's schema.
+        df: rows of the table (a polars DataFrame).
+        schema: the table's schema, or its name (``benchmark_runs``, ``app_profiles``,
+            ``counters``).
 
     Returns:
         The conformed frame.
@@ -146,6 +179,7 @@ def validate(df: pl.DataFrame, schema: TableSchema) -> pl.DataFrame:
         ValidationError: a rule fails; the error names the rows, the column and what was
             expected.
     """
+    df, schema = require_frame(df, "validate"), _schema_of(schema)
     out = conform(df, schema)
     checks: list[tuple[str, str, pl.Expr]] = [
         (col.name, text, expr) for col in schema.columns for text, expr in _rules(col)
