@@ -253,6 +253,47 @@ def test_an_empty_path_is_a_usage_error(main, argv, said, capsys, tmp_path, monk
     assert list(tmp_path.iterdir()) == []
 
 
+def test_every_text_argument_refuses_an_empty_one():
+    """Each argument taking plain text (a name, a model, a pattern), choices aside, is checked by
+    ``text_arg`` once the command line is parsed: "" or blanks would read as not given."""
+    from xamm_data.cli.tools import text_arg, text_arguments
+
+    found = list(_actions(text_arguments(build_parser()[0]), ("xamm",))) + list(
+        _actions(text_arguments(ingest_parser()), ("xamm-ingest",))
+    )
+    plain = [
+        (path, a.dest)
+        for path, a in found
+        if a.type is None and a.nargs != 0 and not a.choices
+        and isinstance(a, (argparse._StoreAction, argparse._AppendAction))
+    ]  # fmt: skip
+    assert plain == []
+    assert sum(a.type is text_arg for _, a in found) >= 70
+    for bad, said in (("", "an empty string"), ("  ", "only white space")):
+        with pytest.raises(argparse.ArgumentTypeError, match=f"expected text, got {said}"):
+            text_arg(bad)
+    assert text_arg(" quartz") == " quartz"  # as written: the command reads it as before
+
+
+@pytest.mark.parametrize(
+    ("main", "argv", "said"),
+    [
+        (ingest, ["rajaperf", str(FIXTURES), "--machine", ""], "argument --machine: expected text"),
+        (ingest, ["caliper", str(FIXTURES), "--app", " "], "argument --app: expected text, got"),
+        (xamm, ["predict", str(FIXTURES), "--source", ""], "argument --source: expected text"),
+        (xamm, ["predict", str(FIXTURES), "--model="], "argument --model: expected text"),
+        (xamm, ["machines", "show", ""], "argument machine: expected text, got an empty string"),
+        (xamm, ["ingest", "rajaperf", str(FIXTURES), "--machine="], "argument --machine:"),
+    ],
+)
+def test_an_empty_name_is_a_usage_error(main, argv, said, capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("XAMM_HOME", str(tmp_path))
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    assert e.value.code == 2 and said in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_known_options_before_the_command_still_parse(capsys, tmp_path, monkeypatch):
     """Clusters (-vv), prefixes (--deb) and values (--print-completion fish) are argparse's."""
     monkeypatch.setenv("XAMM_HOME", str(tmp_path))

@@ -461,7 +461,10 @@ def _report(out: Path, *extra: str) -> tuple[int, str]:
 
     err = io.StringIO()
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-        code = main(["report", "--out", str(out), "--no-progress", *extra])
+        try:
+            code = main(["report", "--out", str(out), "--no-progress", *extra])
+        except SystemExit as e:  # a usage error: argparse's exit
+            code = e.code
     return code, err.getvalue()
 
 
@@ -482,8 +485,13 @@ def report_case(rng: random.Random, tmp: Path) -> tuple[str, str]:
         # own check, not argparse's (which takes "--machine -a" for two options)
         code, err = _report(out, f"--machine={name}")
         if not good:
-            refused = code == 1 and not out.exists() and err.startswith("xamm: error:")
-            return kind, "refused" if refused else "silent"
+            # a blank name is no name: a usage error (exit 2); any other, bad input (exit 1)
+            said = (
+                (code == 2 and "argument --machine: expected text" in err)
+                if not name.strip()
+                else (code == 1 and err.startswith("xamm: error:"))
+            )
+            return kind, "refused" if said and not out.exists() else "silent"
         written = code == 0 and (out / "machines" / f"{name}.html").is_file()
         return kind, "taken" if written else "false alarm"
     if kind == "certificate text":

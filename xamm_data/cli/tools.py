@@ -48,6 +48,44 @@ def path_arg(value: str) -> Path:
     return Path(value)
 
 
+def text_arg(value: str) -> str:
+    """A name or other text on the command line (``--machine``, ``--source``, ``--model``, a
+    dataset's name ...); an empty or blank one is a usage error: ``--machine "$NAME"`` with
+    ``NAME`` unset must not read as no machine given.
+
+    Args:
+        value: the argument as written.
+
+    Returns:
+        The text as written.
+    """
+    if not value.strip():
+        raise argparse.ArgumentTypeError(
+            "expected text, got " + ("an empty string" if not value else "only white space")
+        )
+    return value
+
+
+def text_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """``parser`` (and every subcommand's) with each argument that takes plain text, choices
+    aside, checked by :func:`text_arg`: one rule for every command, the ones added later too.
+
+    Args:
+        parser: the top-level parser.
+
+    Returns:
+        The same parser.
+    """
+    for a in parser._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            for sub in {id(p): p for p in a.choices.values()}.values():  # aliases share one
+                text_arguments(sub)
+        elif a.type is None and a.nargs != 0 and not a.choices and a.option_strings != ["-h"]:
+            if isinstance(a, (argparse._StoreAction, argparse._AppendAction)):
+                a.type = text_arg
+    return parser
+
+
 def store_arg(value: str) -> Path | str:
     """``--store`` on the command line: a local directory, or an object-store URI kept as written;
     an empty one is a usage error (as :func:`path_arg` says).
@@ -145,7 +183,8 @@ def parse_command_line(
     parser: argparse.ArgumentParser, argv: list[str] | None
 ) -> argparse.Namespace:
     """``parser.parse_args(argv)``, except that an option no parser knows, given before the command
-    (``xamm --nosuchflag``), is named as such: argparse would first say the command is missing.
+    (``xamm --nosuchflag``), is named as such: argparse would first say the command is missing;
+    and plain text is never empty (:func:`text_arguments`).
 
     Args:
         parser: the top-level parser.
@@ -155,6 +194,7 @@ def parse_command_line(
         The parsed arguments.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
+    text_arguments(parser)
     if any(_exits(parser, token) for token in argv):
         return parser.parse_args(argv)  # help, version or completion wins, as argparse has it
     level, i = parser, 0
