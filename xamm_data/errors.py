@@ -25,16 +25,18 @@ class TamperedError(XammError, ValueError):
     reordered or stray certificate; a pulled file whose content disagrees with its repo path)."""
 
 
-def type_name(value: object) -> str:
+def type_name(value: object, article: bool = False) -> str:
     """How an error names the type of a value it refuses: a built-in's bare name (``NoneType``,
     ``dict``), any other with its module (``pandas.core.frame.DataFrame``).
 
     Args:
         value: the value refused.
+        article: put "a" or "an" before it ("an int", "a dict").
     """
     kind = type(value)
-    return (
+    name = (
         kind.__qualname__
         if kind.__module__ == "builtins"
         else f"{kind.__module__}.{kind.__qualname__}"
     )
+    return f"{'an' if name[0].lower() in 'aeiou' else 'a'} {name}" if article else name

@@ -91,8 +91,8 @@ def require_frame(profiles: object, what: str = "the default predictor") -> None
     """
     if not isinstance(profiles, pl.DataFrame):
         raise ProfileInputError(
-            f"profiles: a {type_name(profiles)}; {what} takes a polars DataFrame, one row per "
-            "profile (pl.from_pandas converts a pandas one)"
+            f"profiles: {type_name(profiles, article=True)}; {what} takes a polars DataFrame, "
+            "one row per profile (pl.from_pandas converts a pandas one)"
         )
 
 

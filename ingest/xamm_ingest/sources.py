@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from xamm_data.errors import type_name
 from xamm_ingest.errors import IngestError
 from xamm_ingest.report import Rejected
 
@@ -66,8 +67,34 @@ def same_directory(task: Task) -> str:
 
 
 def as_paths(paths: str | Path | Iterable[str | Path]) -> list[Path]:
-    """A file, a directory or a list of them, as a list of paths."""
-    return [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
+    """A file, a directory or a list of them, as a list of paths.
+
+    Args:
+        paths: what the caller named.
+
+    Raises:
+        TypeError: ``paths``, or one of them, is no path.
+        ValueError: no path at all, or an empty one (``Path("")`` is the current folder: an
+            unset variable would read it).
+    """
+    if isinstance(paths, (str, os.PathLike)):
+        given = [paths]
+    elif isinstance(paths, (bytes, dict)) or not isinstance(paths, Iterable):
+        raise TypeError(
+            f"paths: {type_name(paths, article=True)}; expected a file or folder, or a list of them"
+        )
+    else:
+        given = list(paths)
+    if not given:
+        raise ValueError("paths: an empty list names no file or folder")
+    for p in given:
+        if not isinstance(p, (str, os.PathLike)):
+            raise TypeError(
+                f"paths: {type_name(p, article=True)} among them; expected files or folders"
+            )
+        if not os.fspath(p):
+            raise ValueError("paths: an empty path (it would read the current folder)")
+    return [Path(p) for p in given]
 
 
 def ingest_root(paths: list[Path]) -> Path:

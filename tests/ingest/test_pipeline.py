@@ -5,6 +5,7 @@ a directory) is cut only between directories."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from concurrent import futures
 from pathlib import Path
@@ -340,3 +341,27 @@ def test_a_chunks_profiles_share_one_object_per_repeated_label_and_metadata_valu
     assert "libraries" in same and len(meta_a["libraries"]) > 1000
     assert all(meta_a[k] is meta_b[k] for k in same)
     assert a["regions"][0]["region"] is b["regions"][0]["region"]
+
+
+@pytest.mark.parametrize(
+    ("paths", "error", "said"),
+    [
+        ("", ValueError, "an empty path (it would read the current folder)"),
+        ([FIXTURES, ""], ValueError, "an empty path"),
+        ([], ValueError, "an empty list names no file or folder"),
+        (None, TypeError, "paths: a NoneType; expected a file or folder"),
+        (5, TypeError, "paths: an int;"),
+        ([FIXTURES, None], TypeError, "a NoneType among them"),
+    ],
+)
+@pytest.mark.parametrize("commit_mode", ["once", "batches"])
+def test_no_path_or_an_empty_one_is_refused_never_read_as_the_current_folder(
+    paths, error, said, commit_mode, tmp_path, monkeypatch
+):
+    """``Path("")`` is the current folder: a library call whose path variable is empty must not
+    ingest wherever the process runs."""
+    shutil.copytree(FIXTURES / "rajaperf_sample", tmp_path / "here")
+    monkeypatch.chdir(tmp_path / "here")
+    with pytest.raises(error, match=re.escape(said)):
+        ingest("rajaperf", paths, store=tmp_path / "store", commit=commit_mode)
+    assert not (tmp_path / "store").exists()

@@ -89,9 +89,8 @@ def require_frame(df: object, what: str) -> pl.DataFrame:
         what: the function named in the error.
     """
     if not isinstance(df, pl.DataFrame):
-        name = type_name(df)
         raise TypeError(
-            f"{what}: the rows are a {name}; expected a polars DataFrame "
+            f"{what}: the rows are {type_name(df, article=True)}; expected a polars DataFrame "
             "(pl.from_pandas converts a pandas one)"
         )
     return df
@@ -103,9 +102,8 @@ def _schema_of(schema: TableSchema | str) -> TableSchema:
         return schema
     if isinstance(schema, str):
         return get_table(schema)
-    kind = type(schema).__name__
     raise TypeError(
-        f"schema: {'an' if kind[0] in 'aeiou' else 'a'} {kind}; expected a TableSchema or a "
+        f"schema: {type_name(schema, article=True)}; expected a TableSchema or a "
         "table's name "
         "(benchmark_runs, app_profiles, counters)"
     )

@@ -32,6 +32,7 @@ import numpy as np
 import polars as pl
 
 from xamm_data._version import __version__
+from xamm_data.errors import type_name
 from xamm_data.hub.models import VerifiedHubMixin
 from xamm_models.errors import SavedFormatError, WrongKindError
 from xamm_models.predictors.cards import card_datasets_and_metrics, metrics_table
@@ -211,9 +212,8 @@ def asked_targets(targets: object, every: Iterable[str]) -> list[str]:
     if isinstance(targets, str):
         return [targets]
     if isinstance(targets, (bytes, dict)) or not isinstance(targets, Iterable):
-        kind = type(targets).__name__
         raise TypeError(
-            f"targets: {'an' if kind[0] in 'aeiou' else 'a'} {kind}; expected a machine name "
+            f"targets: {type_name(targets, article=True)}; expected a machine name "
             "('lassen:gpu') or a list of them (None: every target)"
         )
     asked = list(targets)
