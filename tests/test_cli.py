@@ -597,3 +597,24 @@ def test_a_command_asked_for_json_that_fails_prints_its_error_as_json(argv, tmp_
     assert err.startswith("xamm: error: ") and error.split("\n")[0] in err
     assert xamm(argv[:-1]) == 1  # without --json, standard output stays empty
     assert capsys.readouterr().out == ""
+
+
+def test_an_empty_path_given_to_the_library_never_names_the_current_folder(tmp_path, monkeypatch):
+    """``Path("")`` is ".": a store, a model or a profile named by an empty variable is refused
+    before anything is read or written where the process runs."""
+    from xamm_data import Store, load_dataset
+    from xamm_data.tables.regions import RegionProfileError
+    from xamm_ingest.regions import read_regions
+    from xamm_models.zoo import load_model
+
+    monkeypatch.chdir(tmp_path)
+    for call in (lambda: Store(""), lambda: load_dataset("quartz", store="")):
+        with pytest.raises(ValueError, match="store: an empty path"):
+            call()
+    with pytest.raises(TypeError, match="store: an int; expected a folder or an s3:// URI"):
+        Store(5)
+    with pytest.raises(RegionProfileError, match="an empty path; expected a profile"):
+        read_regions("")
+    with pytest.raises(ValueError, match="model: an empty name"):
+        load_model("")
+    assert list(tmp_path.iterdir()) == []

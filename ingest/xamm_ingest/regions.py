@@ -19,6 +19,7 @@ was expected.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from xamm_data.tables.regions import LINE_BYTES, RegionProfile, RegionProfileError
@@ -70,6 +71,8 @@ def read_regions(
         The profile's metadata and its regions, checked
         (:func:`xamm_data.tables.regions.check_regions`).
     """
+    if not os.fspath(path):  # Path("") is the current folder
+        raise RegionProfileError("an empty path; expected a profile's file or database")
     path = Path(path)
     if not path.exists():
         raise RegionProfileError(f"{path}: no such file or directory")

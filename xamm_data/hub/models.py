@@ -50,6 +50,8 @@ def snapshot_dir(
     at ``revision`` (through huggingface_hub's cache; offline, the cache only). A zoo model
     (``xamm/<name>``) with no revision given and none pinned in
     :data:`xamm_data.hub.snapshot.PINNED_MODELS` is the embedded snapshot's copy."""
+    if not str(model_id):  # Path("") is the current folder
+        raise ValueError("model: an empty name; expected a folder, a Hub repo id or xamm/<name>")
     d = Path(model_id)
     if d.is_dir():
         # a folder xamm saved carries its manifest: checked

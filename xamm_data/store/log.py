@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import random
 import time
 from datetime import datetime
@@ -16,6 +17,7 @@ import polars as pl
 
 from xamm_data._version import __version__
 from xamm_data.atomic import locked
+from xamm_data.errors import type_name
 from xamm_data.paths import default_store_root
 from xamm_data.store.counts import ConfigCounts
 from xamm_data.store.delta_log import (
@@ -82,6 +84,12 @@ class StoreLog:
 
     def __init__(self, root: str | Path | None = None):
         root = default_store_root() if root is None else root
+        if not isinstance(root, (str, os.PathLike)):
+            raise TypeError(
+                f"store: {type_name(root, article=True)}; expected a folder or an s3:// URI"
+            )
+        if not os.fspath(root):  # Path("") is the current folder: an unset variable's store
+            raise ValueError("store: an empty path; expected a folder or an s3:// URI")
         # a local directory, or an object-store URI (s3://...)
         self.root = root if is_uri(root) else Path(root)
         # rows per configuration kept between this store's own appends (store_append)
