@@ -454,6 +454,7 @@ HEAVY = (
     "xamm_models.embedders",
     "xamm_models.optimizer",  # torch
     "xamm_models.predictors.paper.predictor",
+    "xamm_models.predictors.paper.regressors",  # torch
     "xamm_models.predictors.vae_dnn",
     "xamm_models.predictors.adapted.predictor",
     "cryptography",  # the sign extra: a centre's keys

@@ -296,6 +296,14 @@ def test_config_errors_name_the_field(tmp_path):
         "func: amm\nmachine_data_path: x\nbogus: 1\n": "field 'bogus'",
         "func: train\napp_train_data_path: a\nsrc_model_path: m\nepochs: 0\n": "field 'epochs'",
         "- just\n- a list\n": "expected a mapping",
+        # an empty path would be the config's own folder
+        "func: train\napp_train_data_path: a\noutput: ''\n": "field 'output': .*empty",
+        "func: amm\nmachine_data_path: ' '\n": "field 'machine_data_path': .*empty",
+        # a misspelt name is found as the file is read, not after the AMMs are trained
+        "func: train\napp_train_data_path: a\noutput: o\nregressor: catbost\n": (
+            "field 'regressor': unknown regressor 'catbost'. Did you mean 'catboost'"
+        ),
+        "func: amm\nmachine_data_path: s\nembedder: atention\n": "field 'embedder': .*'attention'",
     }
     for text, msg in cases.items():
         f = tmp_path / "c.yml"

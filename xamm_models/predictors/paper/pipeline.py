@@ -38,7 +38,14 @@ from typing import Literal
 
 import polars as pl
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from xamm_models.errors import ConfigError
 from xamm_models.machines.attention import build_signatures
@@ -68,6 +75,23 @@ class RunConfig(BaseModel):
     seed: int = 0
     output: Path | None = None
     model: Literal["xamm", "vae-dnn"] = "xamm"
+
+    @field_validator(
+        "machine_data_path",
+        "app_train_data_path",
+        "app_test_data_path",
+        "output",
+        "src_model_path",
+        "src_machine_amm",
+        "target_machine_amm",
+        mode="before",
+    )
+    @classmethod
+    def _not_empty(cls, v):
+        # an empty path is the config's own folder once made relative to it: never meant
+        if isinstance(v, str) and not v.strip():
+            raise ValueError("empty; name a file or folder (or leave the field out)")
+        return v
 
     @model_validator(mode="after")
     def _needs(self):
@@ -121,7 +145,27 @@ def load_config(path: str | Path) -> RunConfig:
         v = getattr(cfg, name)
         if v is not None and not v.is_absolute():
             object.__setattr__(cfg, name, base / v)
+    _known_names(cfg, path)
     return cfg
+
+
+def _known_names(cfg: RunConfig, path: Path) -> None:
+    """The regressor and embedder ``cfg`` names, checked as the file is read: a misspelt one would
+    otherwise be found only after the data is loaded and the AMMs trained.
+
+    Args:
+        cfg: the config read from ``path``.
+        path: its file, named in the error.
+    """
+    # both load torch: on use, once a config is read
+    from xamm_models.embedders.networks import REGISTRY as EMBEDDERS
+    from xamm_models.predictors.paper.regressors import REGISTRY as REGRESSORS
+
+    for field, registry in (("regressor", REGRESSORS), ("embedder", EMBEDDERS)):
+        try:
+            registry.get(getattr(cfg, field))
+        except KeyError as e:
+            raise ConfigError(f"{path}: field {field!r}: {e}") from None
 
 
 def default_features(df: pl.DataFrame) -> list[str]:
