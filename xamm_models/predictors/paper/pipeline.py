@@ -159,7 +159,7 @@ def _known_names(cfg: RunConfig, path: Path) -> None:
     """
     # both load torch: on use, once a config is read
     from xamm_models.embedders.networks import REGISTRY as EMBEDDERS
-    from xamm_models.predictors.paper.regressors import REGISTRY as REGRESSORS
+    from xamm_models.predictors.paper.regressors import REGISTRY as REGRESSORS  # torch, as above
 
     for field, registry in (("regressor", REGRESSORS), ("embedder", EMBEDDERS)):
         try:
