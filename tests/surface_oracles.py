@@ -11,6 +11,7 @@ import tomllib
 import types
 
 import polars as pl
+import yaml
 
 NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*(\.[a-z0-9_-]+)*$")  # docs/machines.md: names
 CRITERION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -134,3 +135,71 @@ def comparison_of(groups: list[str], regime: str = "same") -> types.SimpleNamesp
     return types.SimpleNamespace(
         groups=frame, refs=["quartz:cpu"], node_view=True, new="newbox:cpu"
     )
+
+
+# ``xamm run`` configs (examples/run-config.yml; docs/models.md): the fields, the names each takes
+RUN_FIELDS = {
+    "func", "machine_data_path", "app_train_data_path", "app_test_data_path", "src_model_path",
+    "src_machine_amm", "target_machine_amm", "features", "targets", "regressor", "embedder",
+    "log_target", "aggregation", "epochs", "seed", "output", "model",
+}  # fmt: skip
+RUN_PATHS = (
+    "machine_data_path", "app_train_data_path", "app_test_data_path", "output",
+    "src_model_path", "src_machine_amm", "target_machine_amm",
+)  # fmt: skip
+REGRESSORS = ("catboost", "xgboost", "random_forest", "adaboost", "bagging")
+EMBEDDERS = ("attention", "mlp", "ae", "vae")
+
+
+def _whole(v, least: int | None = None) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and (least is None or v >= least)
+
+
+def _names(v) -> bool:
+    """None, or a list of distinct names, none blank."""
+    if v is None:
+        return True
+    ok = isinstance(v, list) and v and all(isinstance(n, str) and n.strip() for n in v)
+    return bool(ok) and len(set(v)) == len(v)
+
+
+def run_config_ok(text: bytes) -> bool:
+    """Whether an ``xamm run`` config is valid: a YAML mapping of known fields; ``func`` amm,
+    train or test with the inputs it needs; paths and names as non-blank text; a known regressor
+    and embedder (any case), aggregation and model; ``epochs`` a whole number >= 1, ``seed`` a
+    whole number, ``log_target`` true or false."""
+    try:
+        doc = yaml.safe_load(text.decode("utf-8"))
+    except (UnicodeDecodeError, yaml.YAMLError):
+        return False
+    if not isinstance(doc, dict) or not set(doc) <= RUN_FIELDS:
+        return False
+    if not all(
+        doc.get(k) is None or (isinstance(doc[k], str) and doc[k].strip()) for k in RUN_PATHS
+    ):
+        return False
+    named = [
+        (doc.get("regressor", "catboost"), REGRESSORS),
+        (doc.get("embedder", "attention"), EMBEDDERS),
+    ]
+    if not all(isinstance(v, str) and v.lower() in known for v, known in named):
+        return False
+    if not (
+        doc.get("aggregation", "l2") in ("mean", "l2", "variance")
+        and doc.get("model", "xamm") in ("xamm", "vae-dnn")
+        and _whole(doc.get("epochs", 200), 1)
+        and _whole(doc.get("seed", 0))
+        and isinstance(doc.get("log_target", True), bool)
+        and _names(doc.get("features"))
+        and _names(doc.get("targets"))
+    ):
+        return False
+    has = {k for k in RUN_PATHS if doc.get(k) is not None}
+    needs = {
+        "amm": "machine_data_path" in has,
+        "train": "app_train_data_path" in has and bool(has & {"src_model_path", "output"}),
+        "test": "app_test_data_path" in has
+        and bool(has & {"src_model_path", "app_train_data_path"}),
+    }
+    func = doc.get("func")
+    return isinstance(func, str) and needs.get(func, False)

@@ -1,8 +1,8 @@
 """Seeded fuzzers for the surfaces users and Hubs write: criteria files, the user's
 machine registry, an ``xamm.toml``'s ``[node]``, certificates, Hub pulls of certificates and
 histories, Benchpark/Ramble workspaces, ``xamm report``'s (machine names that become pages,
-certificate text that becomes HTML, the folder it replaces), and the recorded hashes of unchanged
-files a rerun of an ingest trusts.
+certificate text that becomes HTML, the folder it replaces), the recorded hashes of unchanged
+files a rerun of an ingest trusts, and ``xamm run`` configs.
 
 Each case mutates a valid input in one way the campaign's seeded generator picks, runs the real
 code on it and judges the outcome against an **independent** oracle written here (what the input
@@ -32,11 +32,12 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+import yaml
 from certificate_world import certificate, chain
 from conftest import FIXTURES
 from reliability_report import markdown_report
 from surface_oracles import NAME as NAME_OK
-from surface_oracles import comparison_of, criteria_ok, registry_record_ok
+from surface_oracles import comparison_of, criteria_ok, registry_record_ok, run_config_ok
 
 from xamm_data.errors import XammError
 from xamm_data.machines import registry as machines
@@ -52,6 +53,7 @@ CASES = {
     "benchpark workspace": 20,
     "report": 24,
     "file hashes": 27,
+    "run config": 52,
 }
 OUTCOMES = ("taken", "refused", "silent", "false alarm", "traceback", "outside")
 
@@ -688,6 +690,71 @@ def hub_case(case: str, tmp: Path) -> tuple[str, str]:
     return case, "silent"
 
 
+# -- xamm run configs ---------------------------------------------------------------------------
+
+RUN_CONFIG = {
+    "func": "train",
+    "machine_data_path": "store",
+    "app_train_data_path": "train.parquet",
+    "output": "predictor",
+    "regressor": "catboost",
+    "embedder": "attention",
+    "aggregation": "l2",
+    "epochs": "5",
+    "seed": "0",
+    "log_target": "true",
+    "features": "[f_a, f_b]",
+}
+RUN_VALUES = {
+    "func": ("amm", "test", "tarin", "''", "[train]", "null"),
+    "machine_data_path": ("''", "' '", "null", "5", "other", "[a]"),
+    "app_train_data_path": ("''", "null", "x.parquet", "{a: 1}"),
+    "output": ("''", "'  '", "null", "out", "7"),
+    "regressor": ("catbost", "XGBoost", "random_forest", "''", "5", "null"),
+    "embedder": ("atention", "vae", "MLP", "''", "[attention]"),
+    "aggregation": ("mean", "L2", "max", "''"),
+    "epochs": ("1", "0", "-3", "true", "2.5", "'5'", "1e3", "null"),
+    "seed": ("-1", "true", "1.5", "'0'", "99999999999999999999"),
+    "log_target": ("false", "1", "'yes'", "null"),
+    "features": ("[]", "['']", "[f_a, f_a]", "[f_c]", "f_a", "null", "[1]"),
+}
+
+
+RUN_MUTATIONS = (*RUN_VALUES, "left out", "unknown field")
+_RUN_CYCLE = itertools.cycle(RUN_MUTATIONS)
+
+
+def run_config_case(rng: random.Random, tmp: Path) -> tuple[str, str]:
+    """One mutated ``xamm run`` config: a field given another value, left out, or one unknown
+    field added; read by ``load_config``."""
+    from xamm_models.predictors.paper.pipeline import ConfigError, load_config
+
+    fields = dict(RUN_CONFIG)
+    kind = next(_RUN_CYCLE)  # every mutation in turn, its value drawn by the seeded generator
+    if kind == "left out":
+        fields.pop(rng.choice(sorted(fields)))
+    elif kind == "unknown field":
+        fields[rng.choice(("epoch", "bogus", "Func"))] = "1"
+    else:
+        fields[kind] = rng.choice(RUN_VALUES[kind])
+    text = "".join(f"{k}: {v}\n" for k, v in fields.items()).encode()
+    p = tmp / "run.yml"
+    p.write_bytes(text)
+    good = run_config_ok(text)
+    try:
+        cfg = load_config(p)
+    except ConfigError as e:
+        return kind, ("refused" if str(p) in str(e) else "silent") if not good else "false alarm"
+    if not good:
+        return kind, "silent"
+    # what was read is what the file says (paths made relative to its folder)
+    doc = yaml.safe_load(text)
+    same = cfg.epochs == doc.get("epochs", 200) and cfg.output == (
+        None if doc.get("output") is None else tmp / doc["output"]
+    )
+    return kind, "taken" if same else "silent"
+
+
 # -- the campaign --------------------------------------------------------------------------------
 
 
@@ -709,8 +776,9 @@ def _listing() -> set[Path]:
 
 def campaign(tmp: Path, monkeypatch_home) -> dict[str, Counter]:
     """Every class's seeded cases; {class: Counter of mutations and outcomes}."""
-    global _CYCLE
+    global _CYCLE, _RUN_CYCLE
     rng, _CYCLE = random.Random(SEED), itertools.cycle(CERT_MUTATIONS)
+    _RUN_CYCLE = itertools.cycle(RUN_MUTATIONS)
     classes = [*CASES, "certificates, concurrent", "hub pulls"]
     tally: dict[str, Counter] = {c: Counter() for c in classes}
     runners = {
@@ -720,6 +788,7 @@ def campaign(tmp: Path, monkeypatch_home) -> dict[str, Counter]:
         "certificates": certificate_case,
         "report": report_case,
         "file hashes": hashes_case,
+        "run config": run_config_case,
     }
     for cls, fn in runners.items():
         for i in range(CASES[cls]):

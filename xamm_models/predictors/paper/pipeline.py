@@ -56,6 +56,9 @@ from xamm_models.stored import data_version, load_app_samples, load_benchmark_ru
 
 
 class RunConfig(BaseModel):
+    """An ``xamm run`` config (``examples/run-config.yml``): numbers and switches as YAML writes
+    them (``epochs: true`` is no count, ``log_target: 1`` no switch), names never empty."""
+
     model_config = ConfigDict(extra="forbid")
 
     func: Literal["amm", "train", "test"]
@@ -69,10 +72,10 @@ class RunConfig(BaseModel):
     targets: list[str] | None = None
     regressor: str = "catboost"
     embedder: str = "attention"
-    log_target: bool = True
+    log_target: bool = Field(default=True, strict=True)
     aggregation: Literal["mean", "l2", "variance"] = "l2"
-    epochs: int = Field(default=200, ge=1)
-    seed: int = 0
+    epochs: int = Field(default=200, ge=1, strict=True)
+    seed: int = Field(default=0, strict=True)
     output: Path | None = None
     model: Literal["xamm", "vae-dnn"] = "xamm"
 
@@ -91,6 +94,21 @@ class RunConfig(BaseModel):
         # an empty path is the config's own folder once made relative to it: never meant
         if isinstance(v, str) and not v.strip():
             raise ValueError("empty; name a file or folder (or leave the field out)")
+        return v
+
+    @field_validator("features", "targets")
+    @classmethod
+    def _names(cls, v):
+        # an empty list would read as "the defaults", a repeated name as two columns or targets
+        if v is not None:
+            if not v:
+                raise ValueError("an empty list; name at least one (or leave the field out)")
+            if (blank := next((n for n in v if not n.strip()), None)) is not None:
+                raise ValueError(f"an empty name {blank!r} in the list")
+            if len(set(v)) < len(v):
+                raise ValueError(
+                    f"{next(n for i, n in enumerate(v) if n in v[:i])!r} is named twice"
+                )
         return v
 
     @model_validator(mode="after")
