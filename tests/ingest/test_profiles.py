@@ -246,6 +246,36 @@ def test_table_with_mapping_and_errors(tmp_path):
     assert "['nope']" in rep.rejected[0].reason
 
 
+def test_trials_side_by_side_in_one_table_are_kept_and_a_copy_of_it_adds_none(tmp_path):
+    """Rows of one file are never byte-identical copies of each other: a table holding three runs
+    of one configuration stores three trials (numbered in the file's order); the same bytes under
+    a second path add nothing."""
+    csv = tmp_path / "runs.csv"
+    csv.write_text(
+        "application,system,time_ms,size\nKripke,quartz,1500,32\nKripke,quartz,900,32\n"
+        "Kripke,quartz,1200,32\nKripke,quartz,700,64\n"
+    )
+    (tmp_path / "copy.csv").write_bytes(csv.read_bytes())
+    mapping = tmp_path / "m.toml"
+    mapping.write_text(
+        'params = ["size"]\n[columns]\napp = "application"\nmachine = "system"\n'
+        'runtime_s = "time_ms"\n[units]\nruntime_s = "ms"\n'
+    )
+    one = read_profiles("table", csv, mapping=mapping)
+    assert one.notes == [] and one.frame.height == 4
+    got = one.frame.sort("app_params", "trial")
+    assert got.select("app_params", "trial").rows() == [
+        ('{"size":32}', 0),
+        ('{"size":32}', 1),
+        ('{"size":32}', 2),
+        ('{"size":64}', 0),
+    ]
+    assert got.get_column("runtime_s").to_list() == pytest.approx([1.5, 0.9, 1.2, 0.7])
+    both = read_profiles("table", [tmp_path / "copy.csv", csv], mapping=mapping)
+    assert both.frame.height == 4 and set(both.frame.get_column("source_path")) == {"copy.csv"}
+    assert both.notes == ["dropped 4 row(s) from byte-identical copies of the same file"]
+
+
 def test_features_are_vectorised_and_null_safe():
     df = pl.DataFrame(
         {

@@ -23,12 +23,13 @@ def renumber_trials(df: pl.DataFrame, schema: TableSchema) -> pl.DataFrame:
     """Set ``trial`` to the 0-based rank of each row among rows of identical configuration.
 
     Order: run date (unknown last), then source path, then source hash, then the reader's own
-    trial number, so the numbering does not depend on ingest order.
+    trial number, so the numbering does not depend on ingest order; rows alike in all four (one
+    file's runs of a configuration) keep their order in the file.
     """
     if "trial" not in schema.primary_key or df.is_empty():
         return df
     key = config_key(schema)
-    return df.sort(list(_TRIAL_ORDER), nulls_last=True).with_columns(
+    return df.sort(list(_TRIAL_ORDER), nulls_last=True, maintain_order=True).with_columns(
         pl.int_range(pl.len(), dtype=pl.Int64).over(key).alias("trial")
     )
 
@@ -64,13 +65,22 @@ def merge_numbered(kept: pl.DataFrame, new: pl.DataFrame, schema: TableSchema) -
 def dedupe_sources(df: pl.DataFrame, schema: TableSchema) -> pl.DataFrame:
     """Keep one copy of rows that came from byte-identical files (same hash and configuration).
 
-    The same bytes under two paths are one measurement, not two trials; the first path wins.
+    The same bytes under two paths are one measurement, not two trials: a later path's rows (in
+    path order) whose configuration and hash an earlier path's rows have are dropped. Rows of one
+    file are never dropped against each other: a table or a Thicket holds trials of one
+    configuration side by side.
+
+    Args:
+        df: rows of one table, each naming its source's path and hash.
+        schema: the table.
+
+    Returns:
+        The rows kept, in source path order (a file's own rows in their order).
     """
     if df.is_empty():
         return df
-    return df.sort("source_path").unique(
-        subset=[*config_key(schema), "source_sha256"], keep="first", maintain_order=True
-    )
+    first = pl.col("source_path").first().over([*config_key(schema), "source_sha256"])
+    return df.sort("source_path", maintain_order=True).filter(pl.col("source_path") == first)
 
 
 def read_parquet_checked(
