@@ -4,6 +4,7 @@ features."""
 from __future__ import annotations
 
 import json
+import re
 import struct
 import warnings
 
@@ -244,6 +245,40 @@ def test_table_with_mapping_and_errors(tmp_path):
     bad.write_text('[columns]\napp = "nope"\nmachine = "system"\nruntime_s = "time_ms"\n')
     rep = read_profiles("table", csv, mapping=bad)
     assert "['nope']" in rep.rejected[0].reason
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        ("threads = 2.5", "[defaults]: threads is 2.5; expected a whole number"),
+        ("threads = true", "[defaults]: threads is True; expected a whole number"),
+        ('trial = "1"', "[defaults]: trial is '1'; expected a whole number"),
+        ("runtime_s = 5", "[defaults]: runtime_s has a column under [columns] ('time_ms')"),
+        ("bogus = 1", "[defaults]: bogus is no canonical field"),
+        ('app = ""', "[defaults]: app has a column under [columns]"),
+        ('device = " "', "[defaults]: device is ' '; expected text"),
+    ],
+)
+def test_a_default_that_does_not_fit_its_field_is_refused_naming_the_mapping(line, said, tmp_path):
+    """``[defaults]`` fill fields without a column: a count is a whole number (2.5 threads was
+    stored as 2, true as 1), a field with a column takes no default, an unknown field is named."""
+    from xamm_ingest import IngestError
+
+    csv = tmp_path / "runs.csv"
+    csv.write_text("application,system,time_ms\nKripke,quartz,1500\n")
+    mapping = tmp_path / "m.toml"
+    mapping.write_text(
+        '[columns]\napp = "application"\nmachine = "system"\nruntime_s = "time_ms"\n'
+        f"[defaults]\n{line}\n"
+    )
+    with pytest.raises(IngestError, match=re.escape(f"{mapping} {said}")):
+        read_profiles("table", csv, mapping=mapping)
+    mapping.write_text(
+        'params = ["system", "system"]\n'
+        '[columns]\napp = "application"\nmachine = "system"\nruntime_s = "time_ms"\n'
+    )
+    with pytest.raises(IngestError, match=r"\[params\]: 'system' is named twice"):
+        read_profiles("table", csv, mapping=mapping)
 
 
 def test_trials_side_by_side_in_one_table_are_kept_and_a_copy_of_it_adds_none(tmp_path):

@@ -54,7 +54,8 @@ class TableMapping(BaseModel):
     params: list[str] = Field(default_factory=list)
     counters: dict[str, str] = Field(default_factory=dict)
     units: dict[str, str] = Field(default_factory=dict)
-    defaults: dict[str, str | int | float] = Field(default_factory=dict)
+    # bool first: a switch stays one (pydantic would read true as the count 1)
+    defaults: dict[str, bool | str | int | float] = Field(default_factory=dict)
     ignore: list[str] = Field(default_factory=list)
 
 
@@ -73,6 +74,9 @@ def load_mapping(path: str | Path) -> TableMapping:
     bad = [k for k in mapping.columns if k not in _FIELDS]
     if bad:
         raise IngestError(path, f"[columns] has {bad}; canonical fields are {list(_FIELDS)}")
+    if twice := next((c for i, c in enumerate(mapping.params) if c in mapping.params[:i]), None):
+        raise IngestError(path, f"{twice!r} is named twice", record="params")
+    _check_defaults(path, mapping)
     for col, alias in mapping.counters.items():
         if counters.resolve(alias) is None:
             raise IngestError(
@@ -86,6 +90,28 @@ def load_mapping(path: str | Path) -> TableMapping:
                 path, f"[units] {k} = {u!r}; expected runtime_s = a time unit ({accepted()})"
             )
     return mapping
+
+
+def _check_defaults(path: Path, mapping: TableMapping) -> None:
+    """``[defaults]``: canonical fields without a column, each value of its field's kind (a count
+    is a whole number, never truncated; a runtime a number; a name text), else an error naming
+    the file and the field."""
+    for fld, value in mapping.defaults.items():
+        if fld not in _FIELDS:
+            why = f"is no canonical field; they are {list(_FIELDS)}"
+        elif fld in mapping.columns:
+            why = f"has a column under [columns] ({mapping.columns[fld]!r}); give one or the other"
+        elif _NUMERIC.get(fld) == pl.Int64:
+            ok = isinstance(value, int) and not isinstance(value, bool)
+            why = None if ok else f"is {value!r}; expected a whole number"
+        elif fld == "runtime_s":
+            ok = isinstance(value, int | float) and not isinstance(value, bool)
+            why = None if ok else f"is {value!r}; expected a number"
+        else:
+            ok = isinstance(value, str) and value.strip() != ""
+            why = None if ok else f"is {value!r}; expected text"
+        if why is not None:
+            raise IngestError(path, f"{fld} {why}", record="defaults")
 
 
 _NUMERIC = {
