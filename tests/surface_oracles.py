@@ -203,3 +203,69 @@ def run_config_ok(text: bytes) -> bool:
     }
     func = doc.get("func")
     return isinstance(func, str) and needs.get(func, False)
+
+
+# ``xamm-ingest table --mapping`` files (examples/table-mapping.toml; the reader's docstring)
+MAPPING_TABLES = {"columns", "params", "counters", "units", "defaults", "ignore"}
+MAPPING_FIELDS = ("app", "machine", "device", "runtime_s", "threads", "ranks", "gpus", "trial")
+MAPPING_COUNTS = ("threads", "ranks", "gpus", "trial")
+# docs: "any usual spelling" of a time unit
+TIME_SPELLINGS = {"s", "sec", "ms", "msec", "us", "usec", "µs", "ns", "nsec", "seconds"}
+
+
+def _counter_names() -> set[str]:
+    """Every counter name and alias schemas/counters.json documents."""
+    import json
+    from pathlib import Path
+
+    doc = json.loads((Path(__file__).parents[1] / "schemas" / "counters.json").read_text())
+    names = set()
+    for c in doc["counters"]:
+        names.add(c["name"])
+        for key in ("papi", "perf", "hpctoolkit", "caliper"):
+            names.update(c.get(key, []))
+    return names
+
+
+def _default_ok(field: str, value) -> bool:
+    if field in MAPPING_COUNTS:  # docs/schema: threads and ranks at least 1, gpus and trial 0
+        return _whole(value, 1 if field in ("threads", "ranks") else 0)
+    if field == "runtime_s":
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    return isinstance(value, str) and bool(value.strip())
+
+
+def table_mapping_ok(text: bytes, table_columns: list[str]) -> bool:
+    """Whether a column mapping is valid for a table with ``table_columns``: known tables; fields
+    mapped to columns the table has; ``params`` distinct columns it has; counters a documented
+    name or alias; a runtime unit a time's spelling; defaults only for fields without a column,
+    each of its field's kind (a count a whole number); app, machine and runtime_s given."""
+    doc = _parse(text)
+    if doc is None or not set(doc) <= MAPPING_TABLES:
+        return False
+    cols, params = doc.get("columns", {}), doc.get("params", [])
+    defaults, units = doc.get("defaults", {}), doc.get("units", {})
+    if not all(isinstance(x, dict) for x in (cols, defaults, units, doc.get("counters", {}))):
+        return False
+    if not set(cols) <= set(MAPPING_FIELDS) or not all(v in table_columns for v in cols.values()):
+        return False
+    if not isinstance(params, list) or len(set(map(str, params))) != len(params):
+        return False
+    ignore = doc.get("ignore", [])
+    if not isinstance(ignore, list) or not all(isinstance(x, str) for x in ignore):
+        return False
+    if not all(isinstance(p, str) and p in table_columns for p in params):
+        return False
+    known = _counter_names()
+    counters = doc.get("counters", {})
+    if not all(c in table_columns and a in known for c, a in counters.items()):
+        return False
+    if set(units) - {"runtime_s"} or not all(
+        isinstance(u, str) and u.strip().lower() in TIME_SPELLINGS for u in units.values()
+    ):
+        return False
+    if not all(
+        f in MAPPING_FIELDS and f not in cols and _default_ok(f, v) for f, v in defaults.items()
+    ):
+        return False
+    return all(f in cols or f in defaults for f in ("app", "machine", "runtime_s"))

@@ -2,7 +2,7 @@
 machine registry, an ``xamm.toml``'s ``[node]``, certificates, Hub pulls of certificates and
 histories, Benchpark/Ramble workspaces, ``xamm report``'s (machine names that become pages,
 certificate text that becomes HTML, the folder it replaces), the recorded hashes of unchanged
-files a rerun of an ingest trusts, and ``xamm run`` configs.
+files a rerun of an ingest trusts, ``xamm run`` configs and ``xamm-ingest table`` column mappings.
 
 Each case mutates a valid input in one way the campaign's seeded generator picks, runs the real
 code on it and judges the outcome against an **independent** oracle written here (what the input
@@ -37,7 +37,13 @@ from certificate_world import certificate, chain
 from conftest import FIXTURES
 from reliability_report import markdown_report
 from surface_oracles import NAME as NAME_OK
-from surface_oracles import comparison_of, criteria_ok, registry_record_ok, run_config_ok
+from surface_oracles import (
+    comparison_of,
+    criteria_ok,
+    registry_record_ok,
+    run_config_ok,
+    table_mapping_ok,
+)
 
 from xamm_data.errors import XammError
 from xamm_data.machines import registry as machines
@@ -54,6 +60,7 @@ CASES = {
     "report": 24,
     "file hashes": 27,
     "run config": 52,
+    "column mapping": 56,
 }
 OUTCOMES = ("taken", "refused", "silent", "false alarm", "traceback", "outside")
 
@@ -755,6 +762,72 @@ def run_config_case(rng: random.Random, tmp: Path) -> tuple[str, str]:
     return kind, "taken" if same else "silent"
 
 
+# -- xamm-ingest table mappings -----------------------------------------------------------------
+
+TABLE_CSV = "application,system,time_ms,nthreads,size,br,notes\nKripke,quartz,1500,4,32,100,a\n"
+MAPPING_LINES = {
+    "params": ('["size"]', '["size", "size"]', '["nosuch"]', "[]", '"size"', "[1]"),
+    "ignore": ('["notes"]', '["nosuch"]', "3"),
+    "columns": (
+        'app = "application"', 'app = "nosuch"', 'runtime = "time_ms"', 'app = ""',
+        'device = "system"', 'threads = "size"',
+    ),
+    "units": ('runtime_s = "ms"', 'runtime_s = "MS"', 'runtime_s = "fortnight"',
+              'runtime_s = ""', "runtime_s = 5", 'threads = "ms"'),
+    "counters": ('br = "branches"', 'br = "PAPI_TOT_INS"', 'br = "tot_ins"', 'br = "bogus"',
+                 'nosuch = "branches"'),
+    "defaults": ('device = "cpu"', "threads = 2.5", "threads = true", 'threads = "4"',
+                 "threads = 0", "gpus = 0", "ranks = 8", "trial = -1", "runtime_s = 5",
+                 'device = " "', "bogus = 1", 'machine = "dane"'),
+}  # fmt: skip
+MAPPING_MUTATIONS = (*MAPPING_LINES, "left out", "bytes")
+_MAPPING_CYCLE = itertools.cycle(MAPPING_MUTATIONS)
+
+
+def _mapping_text(parts: dict[str, list[str]]) -> str:
+    top = "".join(f"{k} = {parts[k][0]}\n" for k in ("params", "ignore") if parts.get(k))
+    tables = [k for k in ("columns", "units", "counters", "defaults") if parts.get(k)]
+    return top + "".join(f"[{k}]\n" + "".join(f"{line}\n" for line in parts[k]) for k in tables)
+
+
+def mapping_case(rng: random.Random, tmp: Path) -> tuple[str, str]:
+    """One mutated column mapping for ``xamm-ingest table``: a line given another value or added,
+    a section left out, or the file cut; read with a one-row table."""
+    from xamm_ingest import IngestError, read_profiles
+
+    parts = {
+        "params": ['["size"]'],
+        "ignore": ['["notes"]'],
+        "columns": ['app = "application"', 'machine = "system"', 'runtime_s = "time_ms"'],
+        "units": ['runtime_s = "ms"'],
+        "counters": ['br = "branches"'],
+        "defaults": ['device = "cpu"'],
+    }
+    kind = next(_MAPPING_CYCLE)  # every mutation in turn, its value drawn by the seeded generator
+    if kind == "left out":
+        parts.pop(rng.choice(sorted(parts)))
+    elif kind in ("params", "ignore"):
+        parts[kind] = [rng.choice(MAPPING_LINES[kind])]
+    elif kind != "bytes":
+        parts[kind] = [*parts[kind], rng.choice(MAPPING_LINES[kind])]
+    text = _mapping_text(parts).encode()
+    if kind == "bytes":
+        text = text[: rng.randrange(len(text))] + rng.choice((b"\xff", b"", b"\x00", b"["))
+    csv, mapping = tmp / "runs.csv", tmp / "mapping.toml"
+    csv.write_text(TABLE_CSV)
+    mapping.write_bytes(text)
+    good = table_mapping_ok(text, TABLE_CSV.split("\n")[0].split(","))
+    try:
+        rep = read_profiles("table", csv, mapping=mapping)
+    except IngestError as e:
+        named = str(mapping) in str(e)
+        return kind, ("refused" if named else "silent") if not good else "false alarm"
+    if rep.rejected:  # the table refused for what the mapping says: named with the mapping
+        named = all(mapping.name in r.reason for r in rep.rejected)
+        return kind, ("refused" if named else "silent") if not good else "false alarm"
+    return kind, ("taken" if rep.frame.height == 1 else "silent") if good else "silent"
+
+
 # -- the campaign --------------------------------------------------------------------------------
 
 
@@ -776,9 +849,10 @@ def _listing() -> set[Path]:
 
 def campaign(tmp: Path, monkeypatch_home) -> dict[str, Counter]:
     """Every class's seeded cases; {class: Counter of mutations and outcomes}."""
-    global _CYCLE, _RUN_CYCLE
+    global _CYCLE, _RUN_CYCLE, _MAPPING_CYCLE
     rng, _CYCLE = random.Random(SEED), itertools.cycle(CERT_MUTATIONS)
     _RUN_CYCLE = itertools.cycle(RUN_MUTATIONS)
+    _MAPPING_CYCLE = itertools.cycle(MAPPING_MUTATIONS)
     classes = [*CASES, "certificates, concurrent", "hub pulls"]
     tally: dict[str, Counter] = {c: Counter() for c in classes}
     runners = {
@@ -789,6 +863,7 @@ def campaign(tmp: Path, monkeypatch_home) -> dict[str, Counter]:
         "report": report_case,
         "file hashes": hashes_case,
         "run config": run_config_case,
+        "column mapping": mapping_case,
     }
     for cls, fn in runners.items():
         for i in range(CASES[cls]):

@@ -250,9 +250,11 @@ def test_table_with_mapping_and_errors(tmp_path):
 @pytest.mark.parametrize(
     ("line", "said"),
     [
-        ("threads = 2.5", "[defaults]: threads is 2.5; expected a whole number"),
-        ("threads = true", "[defaults]: threads is True; expected a whole number"),
-        ('trial = "1"', "[defaults]: trial is '1'; expected a whole number"),
+        ("threads = 2.5", "[defaults]: threads is 2.5; expected a whole number >= 1"),
+        ("threads = true", "[defaults]: threads is True; expected a whole number >= 1"),
+        ("threads = 0", "[defaults]: threads is 0; expected a whole number >= 1"),
+        ('trial = "1"', "[defaults]: trial is '1'; expected a whole number >= 0"),
+        ("trial = -1", "[defaults]: trial is -1; expected a whole number >= 0"),
         ("runtime_s = 5", "[defaults]: runtime_s has a column under [columns] ('time_ms')"),
         ("bogus = 1", "[defaults]: bogus is no canonical field"),
         ('app = ""', "[defaults]: app has a column under [columns]"),

@@ -102,8 +102,9 @@ def _check_defaults(path: Path, mapping: TableMapping) -> None:
         elif fld in mapping.columns:
             why = f"has a column under [columns] ({mapping.columns[fld]!r}); give one or the other"
         elif _NUMERIC.get(fld) == pl.Int64:
-            ok = isinstance(value, int) and not isinstance(value, bool)
-            why = None if ok else f"is {value!r}; expected a whole number"
+            least = 1 if fld in ("threads", "ranks") else 0
+            ok = isinstance(value, int) and not isinstance(value, bool) and value >= least
+            why = None if ok else f"is {value!r}; expected a whole number >= {least}"
         elif fld == "runtime_s":
             ok = isinstance(value, int | float) and not isinstance(value, bool)
             why = None if ok else f"is {value!r}; expected a number"
