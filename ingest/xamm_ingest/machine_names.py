@@ -104,13 +104,22 @@ class RunDirConfig(BaseModel):
     machine: str | None = None
     compiler: str | None = None
     compiler_flags: str | None = None
-    omp_max_threads: int | None = Field(default=None, ge=1)
+    # strict: ``omp_max_threads = true`` is no thread count
+    omp_max_threads: int | None = Field(default=None, ge=1, strict=True)
     device: Literal["cpu", "gpu"] | None = None  # for outputs that do not name it (BabelStream)
     # which profile metadata keys fill which app_profiles columns (Caliper profiles)
     metadata: MetadataMap | None = None
     # the public facts of the machine's node (xamm_data.machines.NODE_FACTS, cpu, gpu, source):
     # recorded in the user's machine registry, as `xamm machines add` does
     node: dict[str, Any] | None = None  # checked strictly as the registry checks its own
+
+    @field_validator("machine", "compiler", "compiler_flags")
+    @classmethod
+    def _not_blank(cls, v: str | None) -> str | None:
+        # an empty value would read as not given: the files' own cluster, no compiler
+        if v is not None and not v.strip():
+            raise ValueError("empty; give a value or leave the field out")
+        return v
 
     @field_validator("machine")
     @classmethod

@@ -206,6 +206,26 @@ def test_bad_xamm_toml_names_file_and_field(tmp_path):
     assert all(r.reason.startswith(f"{r.path}: {d / 'xamm.toml'}: ") for r in rep.rejected)
 
 
+@pytest.mark.parametrize(
+    ("line", "field"),
+    [
+        ('machine = ""', "machine"),
+        ('compiler = "  "', "compiler"),
+        ('compiler_flags = ""', "compiler_flags"),
+        ("omp_max_threads = true", "omp_max_threads"),
+    ],
+)
+def test_an_empty_or_mistyped_xamm_toml_value_is_refused_not_read_as_absent(line, field, tmp_path):
+    """``machine = ""`` read as no machine (the files' own cluster), and ``omp_max_threads =
+    true`` as one thread: both refused naming the file and the field."""
+    d = tmp_path / "runs"
+    shutil.copytree(SAMPLE, d)
+    (d / "xamm.toml").write_text(line + "\n")
+    rep = read_rajaperf(d, workers=1)
+    assert rep.frame.height == 0 and len(rep.rejected) >= 3
+    assert all(f"{d / 'xamm.toml'}: field {field!r}" in r.reason for r in rep.rejected)
+
+
 def test_cli_partial_strict_and_dry_run(tmp_path, capsys):
     d = tmp_path / "runs"
     shutil.copytree(SAMPLE, d)
