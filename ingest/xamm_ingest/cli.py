@@ -153,19 +153,12 @@ def build_parser(prog: str = "xamm-ingest") -> argparse.ArgumentParser:
 
 
 def _bounds(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Bounds:
-    # the records' checks (pydantic) load once a command is parsed, not for --help
-    from pydantic import ValidationError
-
-    from xamm_ingest.records import Bounds  # with the checks: after parsing
+    from xamm_ingest.records import Bounds  # with the checks (pydantic): after parsing
 
     try:
         return Bounds.from_items(args.bound)
-    except (ValueError, ValidationError) as e:
-        parser.error(
-            str(e).splitlines()[0]
-            if not isinstance(e, ValidationError)
-            else f"--bound: {e.errors()[0]['msg']}"
-        )
+    except ValueError as e:
+        parser.error(str(e).splitlines()[0])
 
 
 def _options(args, parser) -> dict:

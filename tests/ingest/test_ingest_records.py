@@ -150,6 +150,26 @@ def test_cli_names_dropped_records_and_strict_fails(tmp_path, capsys):
     assert e.value.code == 2 and "max_problem_size" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("bounds", "said"),
+    [
+        (["min_time_per_rep_s=10", "max_time_per_rep_s=1"], "min_time_per_rep_s (10) is not below"),
+        (["min_runtime_s=1e8"], "min_runtime_s (1e+08) is not below max_runtime_s (1e+07)"),
+        (["max_problem_size=1", "max_problem_size=2"], "max_problem_size is given twice"),
+        (["min_time_per_rep_s=nan"], "--bound min_time_per_rep_s=nan: Input should be greater"),
+    ],
+)
+def test_bounds_that_leave_nothing_plausible_or_repeat_are_a_usage_error(
+    bounds, said, tmp_path, capsys
+):
+    """A lowest plausible value at or above the highest would drop every record as implausible;
+    a bound given twice would keep the last unseen; an error names the bound."""
+    f = _cali(tmp_path)
+    with pytest.raises(SystemExit) as e:
+        main(["rajaperf", str(f), "--dry-run", *(x for b in bounds for x in ("--bound", b))])
+    assert e.value.code == 2 and said in capsys.readouterr().err
+
+
 def test_otf2_trace_and_dangling_link_are_named(tmp_path):
     d = tmp_path / "runs"
     shutil.copytree(SAMPLE / "run-1", d)

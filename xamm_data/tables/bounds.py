@@ -8,7 +8,7 @@ region contract (:mod:`xamm_data.tables.regions`) and predict's input checks use
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 __all__ = ["DEFAULT_BOUNDS", "Bounds"]
 
@@ -50,16 +50,40 @@ class Bounds(BaseModel):
         values: dict[str, float] = {}
         for item in items or []:
             name, sep, value = item.partition("=")
-            if not sep or name.strip() not in cls.model_fields:
+            name = name.strip()
+            if not sep or name not in cls.model_fields:
                 raise ValueError(
                     f"--bound {item!r}: expected NAME=VALUE with NAME one of "
                     f"{', '.join(cls.model_fields)}"
                 )
+            if name in values:  # the last would win unseen
+                raise ValueError(f"--bound {item!r}: {name} is given twice")
             try:
-                values[name.strip()] = float(value)
+                values[name] = float(value)
             except ValueError:
                 raise ValueError(f"--bound {item!r}: {value!r} is not a number") from None
-        return cls(**values)
+        try:
+            return cls(**values)
+        except ValidationError as e:
+            err = e.errors()[0]
+            where = f" {err['loc'][0]}={values[err['loc'][0]]!r}" if err["loc"] else ""
+            raise ValueError(
+                f"--bound{where}: {err['msg'].removeprefix('Value error, ')}"
+            ) from None
+
+    @model_validator(mode="after")
+    def _ranges(self) -> Bounds:
+        # a lowest plausible value at or above the highest: every record would be dropped
+        for low, high in (
+            ("min_time_per_rep_s", "max_time_per_rep_s"),
+            ("min_runtime_s", "max_runtime_s"),
+        ):
+            if getattr(self, low) >= getattr(self, high):
+                raise ValueError(
+                    f"{low} ({getattr(self, low):g}) is not below {high} "
+                    f"({getattr(self, high):g}): nothing would be plausible"
+                )
+        return self
 
 
 DEFAULT_BOUNDS = Bounds.model_validate({})  # every default (a call mypy can check)
