@@ -220,6 +220,8 @@ def parse_select(items: list[str] | None) -> dict[str, str]:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise ValueError(f"--select {item!r}: expected KEY=VALUE, e.g. ranks=8")
+        if key.strip() in out:  # one configuration has one value of each key
+            raise ValueError(f"--select {item!r}: {key.strip()} is given twice")
         out[key.strip()] = value.strip()
     return out
 

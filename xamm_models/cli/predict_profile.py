@@ -15,7 +15,7 @@ from pathlib import Path
 import polars as pl
 
 from xamm_data.cli import summary
-from xamm_data.cli.tools import write_table
+from xamm_data.cli.tools import UsageError, write_table
 from xamm_data.plugins import load
 from xamm_data.tables.regions import RegionProfile, RegionProfileError
 from xamm_models.cli.common import TOP_REGIONS
@@ -137,7 +137,10 @@ def read_profile(args) -> RegionProfile:
         # the store and the data sets: only a stored application needs them
         from xamm_data.stored_profiles import parse_select, stored_profile
 
-        select = parse_select(getattr(args, "select", None))
+        try:
+            select = parse_select(getattr(args, "select", None))
+        except ValueError as e:  # how --select is written: a usage error
+            raise UsageError(str(e)) from None
         return stored_profile(
             args.app, args.machine, store=getattr(args, "store", None), select=select
         )

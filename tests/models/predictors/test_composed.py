@@ -448,6 +448,25 @@ def test_an_application_in_the_store_is_one_configuration_of_it(tmp_path, capsys
     assert "no application 'B' on quartz" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("select", "said"),
+    [
+        (["=8"], "--select '=8': expected KEY=VALUE"),
+        (["ranks"], "--select 'ranks': expected KEY=VALUE"),
+        (["ranks=4", "ranks=8"], "--select 'ranks=8': ranks is given twice"),
+    ],
+)
+def test_a_malformed_or_repeated_select_is_a_usage_error(select, said, tmp_path, capsys):
+    """``--select`` is how the command line is written: exit 2 naming the item (a key given twice
+    kept the last unseen)."""
+    from xamm_data.cli.commands import main as xamm
+
+    argv = ["predict", "--app", "A", "--machine", "quartz", "--store", str(tmp_path / "none")]
+    with pytest.raises(SystemExit) as e:
+        xamm([*argv, *(x for s in select for x in ("--select", s))])
+    assert e.value.code == 2 and said in capsys.readouterr().err
+
+
 def test_the_select_hint_picks_one_configuration_whole(tmp_path, capsys):
     """Runs that differ in two columns (a parameter and the ranks): the error's example selects
     every column that differs, and run as given it picks one configuration, not several."""
