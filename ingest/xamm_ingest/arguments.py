@@ -7,9 +7,9 @@
 from __future__ import annotations
 
 import argparse
-import re
 
 from xamm_data.cli.tools import path_arg, time_unit_arg
+from xamm_ingest.choices import path_pattern_problem
 
 __all__ = [
     "AGREE_RTOL",
@@ -108,10 +108,8 @@ def babelstream_options(args: argparse.Namespace, parser: argparse.ArgumentParse
         parser: its parser (for ``parser.error``).
     """
     for pattern in args.path_pattern:
-        try:
-            re.compile(pattern)
-        except re.error as e:
-            parser.error(f"--path-pattern {pattern!r}: {e}")
+        if problem := path_pattern_problem(pattern):
+            parser.error(f"--path-pattern {pattern!r}: {problem}")
     return {
         "machine": args.machine,
         "device": args.device,

@@ -212,6 +212,29 @@ def test_no_machine_rejects_naming_how_to_say_it(tmp_path):
     assert rep.rejected == [] and set(rep.frame.get_column("machine")) == {"h100-node"}
 
 
+@pytest.mark.parametrize(
+    ("pattern", "said"),
+    [
+        ("(", "missing ), unterminated subpattern"),
+        ("a{99999999999}", "the repetition number is too large"),
+        ("(?P<machin>[a-z]+)/", "group 'machin' supplies nothing; the groups are machine"),
+        ("results/", "names no group; expected (?P<machine>...)"),
+    ],
+)
+def test_a_path_pattern_that_cannot_supply_a_fact_is_refused_before_any_file(
+    pattern, said, tmp_path, capsys
+):
+    """A pattern that does not compile (a repeat count past re's limit ended in a traceback),
+    names no group or a misspelt one (its fact never supplied, silently): a usage error on the
+    command line, a ValueError from the library, before a file is read."""
+    p = _write(tmp_path, "s.csv", CSV_V5.format(copy="1.36257e+06", mul="1.35912e+06"))
+    with pytest.raises(SystemExit) as e:
+        ingest_main(["babelstream", str(p), "--path-pattern", pattern, "--dry-run"])
+    assert e.value.code == 2 and said in capsys.readouterr().err
+    with pytest.raises(ValueError, match=re.escape(said)):
+        read_babelstream(p, path_patterns=[pattern], workers=1)
+
+
 def test_cli_nothing_ingestable_is_exit_1(tmp_path, capsys):
     _write(tmp_path, "log.txt", "Clover Version 1.300\nWall clock 12.3\n")
     rc = ingest_main(["babelstream", str(tmp_path), "--machine", "x", "--dry-run"])

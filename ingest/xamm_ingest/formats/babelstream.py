@@ -23,6 +23,7 @@ from pathlib import Path
 import polars as pl
 
 from xamm_data.machines import registry as machines
+from xamm_ingest.choices import path_pattern_problem
 from xamm_ingest.errors import IngestError
 from xamm_ingest.machine_names import find_config, load_config, source_machine
 from xamm_ingest.readers import babelstream as bs
@@ -35,6 +36,15 @@ HOW = (
     'pass --machine NAME, put an xamm.toml with machine = "NAME" beside the runs, or give '
     "--path-pattern with a (?P<machine>...) group"
 )
+
+
+def prepare(opts: dict) -> dict:
+    """The options, checked once before any file: each path pattern compiles and names only the
+    groups it may supply (a ``ValueError`` naming the pattern)."""
+    for pattern in opts.get("path_patterns") or ():
+        if problem := path_pattern_problem(pattern):
+            raise ValueError(f"path pattern {pattern!r}: {problem}")
+    return opts
 
 
 def plan(paths: list[Path], opts: dict) -> Plan:

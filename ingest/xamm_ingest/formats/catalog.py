@@ -96,6 +96,7 @@ BABELSTREAM = Format(
     summary="BabelStream outputs (v3-v5, plain or --csv; many runs a file)",
     table="benchmark_runs",
     plan=_work("babelstream", "plan"),
+    prepare=_work("babelstream", "prepare"),
     read=_work("babelstream", "read"),
     finish=_work("babelstream", "finish"),
     guess=is_babelstream_output,
