@@ -66,7 +66,8 @@ class Bounds(BaseModel):
             return cls(**values)
         except ValidationError as e:
             err = e.errors()[0]
-            where = f" {err['loc'][0]}={values[err['loc'][0]]!r}" if err["loc"] else ""
+            name = str(err["loc"][0]) if err["loc"] else ""
+            where = f" {name}={values[name]!r}" if name in values else ""
             raise ValueError(
                 f"--bound{where}: {err['msg'].removeprefix('Value error, ')}"
             ) from None

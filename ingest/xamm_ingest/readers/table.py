@@ -97,6 +97,7 @@ def _check_defaults(path: Path, mapping: TableMapping) -> None:
     is a whole number, never truncated; a runtime a number; a name text), else an error naming
     the file and the field."""
     for fld, value in mapping.defaults.items():
+        why: str | None
         if fld not in _FIELDS:
             why = f"is no canonical field; they are {list(_FIELDS)}"
         elif fld in mapping.columns:
