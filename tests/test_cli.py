@@ -618,3 +618,30 @@ def test_an_empty_path_given_to_the_library_never_names_the_current_folder(tmp_p
     with pytest.raises(ValueError, match="model: an empty name"):
         load_model("")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--jobs", "0"], "argument --jobs: jobs to simulate: expected a whole number from 1"),
+        (["--jobs", "2.5"], "expected a whole number from 1 to 1000000, not '2.5'"),
+        (["--load", "nan"], "argument --load: a fraction of the cluster's capacity: expected"),
+        (["--load", "0"], "expected a number from 0.01 to 10, not '0'"),
+        (["--nodes", "quartz:cpu=3"], "--nodes names quartz:cpu twice; give each machine once"),
+    ],
+)
+def test_schedule_sim_counts_and_repeats_are_usage_errors(argv, said, tmp_path, capsys):
+    """``--jobs 0`` or ``--load nan`` reached the simulation, and a machine given twice kept its
+    last count unseen: each is a usage error before the store is read."""
+    pytest.importorskip("torch", reason="the models extra (torch) is not installed")
+    base = ["schedule-sim", "--store", str(tmp_path / "none"), "--nodes", "quartz:cpu=2"]
+    with pytest.raises(SystemExit) as e:
+        xamm([*base, *argv])
+    assert e.value.code == 2 and said in capsys.readouterr().err
+
+
+def test_compare_since_that_is_no_date_is_a_usage_error(tmp_path, capsys):
+    with pytest.raises(SystemExit) as e:
+        xamm(["compare", "quartz", "--since", "2026-13-45", "--store", str(tmp_path)])
+    said = "argument --since: expected a date or time, YYYY-MM-DD[THH:MM], not '2026-13-45'"
+    assert e.value.code == 2 and said in capsys.readouterr().err

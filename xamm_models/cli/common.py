@@ -35,3 +35,48 @@ def needs_models(handler, needs_torch=lambda args: True):
             raise LookupError(f"'xamm {args.command}' {hint.removeprefix('this ')}") from None
 
     return run_handler
+
+
+def bounded(lo: float, hi: float, what: str):
+    """An argparse type: a finite number in [lo, hi], else a usage error naming the option.
+
+    Args:
+        lo: the least value taken.
+        hi: the greatest.
+        what: what the number is, for the message.
+    """
+
+    def parse(text: str) -> float:
+        try:
+            v = float(text)
+        except ValueError:
+            v = float("nan")
+        if not lo <= v <= hi:  # nan and inf fail here
+            raise argparse.ArgumentTypeError(f"{what}: expected a number from {lo:g} to {hi:g}, "
+                                             f"not {text!r}")  # fmt: skip
+        return v
+
+    return parse
+
+
+def whole(lo: int, hi: int, what: str):
+    """An argparse type: a whole number in [lo, hi] (``2.5`` is none), else a usage error.
+
+    Args:
+        lo: the least value taken.
+        hi: the greatest.
+        what: what the number counts, for the message.
+    """
+
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            v = lo - 1
+        if not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(
+                f"{what}: expected a whole number from {lo} to {hi}, not {text!r}"
+            )
+        return v
+
+    return parse

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+from datetime import datetime
 
 from xamm_data.cli.tools import UsageError, path_arg, print_frame, store_arg
 from xamm_models.benchmark.limits import MAX_SIZE_RATIO, MAX_TOLERANCE
+from xamm_models.cli.common import bounded
 
 EPILOG = """\
 relR = seconds per iteration on NEW / on the reference, one rank against one rank as the runs ran
@@ -37,20 +39,16 @@ SHOWN = ("ref", "group", "kernel", "relR", "relR_min", "relR_max", "relR_node", 
 NARROW = ("ref", "kernel", "relR", "relR_node", "predicted", "departure", "flagged")
 
 
-def bounded(lo: float, hi: float, what: str):
-    """An argparse type: a finite number in [lo, hi], else a usage error naming the option."""
-
-    def parse(text: str) -> float:
-        try:
-            v = float(text)
-        except ValueError:
-            v = float("nan")
-        if not lo <= v <= hi:  # nan and inf fail here
-            raise argparse.ArgumentTypeError(f"{what}: expected a number from {lo:g} to {hi:g}, "
-                                             f"not {text!r}")  # fmt: skip
-        return v
-
-    return parse
+def date_arg(text: str) -> str:
+    """``--since`` as written, once it reads as a date or time (else a usage error); the
+    comparison reads it again."""
+    try:
+        datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a date or time, YYYY-MM-DD[THH:MM], not {text!r}"
+        ) from None
+    return text
 
 
 def add(sub) -> None:
@@ -68,6 +66,7 @@ def add(sub) -> None:
     s.add_argument(
         "--since",
         metavar="DATE",
+        type=date_arg,
         help="drift: NEW's runs from DATE (YYYY-MM-DD[THH:MM]) on against before",
     )
     s.add_argument(

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from xamm_data.cli.tools import emit, store_arg
-from xamm_models.cli.common import needs_models
+from xamm_data.cli.tools import UsageError, emit, store_arg
+from xamm_models.cli.common import bounded, needs_models, whole
+
+MAX_JOBS = 1_000_000  # a simulated queue, not a centre's year
 
 
 def _node_count(text: str) -> tuple[str, int]:
@@ -48,15 +50,20 @@ def add(sub) -> None:
         metavar="MACHINE:DEVICE=N",
         help="a machine of the cluster and its node count (repeatable)",
     )
-    s.add_argument("--jobs", type=int, default=2000)
+    s.add_argument(
+        "--jobs",
+        type=whole(1, MAX_JOBS, "jobs to simulate"),
+        default=2000,
+        help="jobs to simulate (default 2000)",
+    )
     s.add_argument(
         "--load",
-        type=float,
+        type=bounded(0.01, 10, "a fraction of the cluster's capacity"),
         default=0.8,
-        help="offered load as a fraction of the cluster's best-case capacity",
+        help="offered load as a fraction of the cluster's best-case capacity (default 0.8)",
     )
-    s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--json", action="store_true")
+    s.add_argument("--seed", type=int, default=0, help="the simulation's seed (default 0)")
+    s.add_argument("--json", action="store_true", help="print the policies' figures as JSON")
     s.set_defaults(handler=needs_models(schedule_sim_cmd))
 
 
@@ -70,6 +77,9 @@ def schedule_sim_cmd(args) -> int:
     from xamm_models.studies.scheduling_sim import compare  # in the handler, as above
 
     nodes = dict(args.nodes)
+    if len(nodes) < len(args.nodes):  # the last count would win unseen
+        twice = next(m for i, (m, _) in enumerate(args.nodes) if m in dict(args.nodes[:i]))
+        raise UsageError(f"--nodes names {twice} twice; give each machine once")
     ds = XplatDataset.from_store(args.store)
     known = set(ds.samples.get_column("target"))
     for m in sorted(set(nodes) - known):
