@@ -645,3 +645,35 @@ def test_compare_since_that_is_no_date_is_a_usage_error(tmp_path, capsys):
         xamm(["compare", "quartz", "--since", "2026-13-45", "--store", str(tmp_path)])
     said = "argument --since: expected a date or time, YYYY-MM-DD[THH:MM], not '2026-13-45'"
     assert e.value.code == 2 and said in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["store", "vacuum", "--retention-hours", "-5"], "expected whole hours, 0 or more"),
+        (["amm", "build", "quartz", "--epochs", "0"], "argument --epochs: training epochs"),
+        (["eval", "--epochs", "0"], "expected a whole number from 1 to 100000, not '0'"),
+        (["zoo", "build", "--epochs", "-3"], "expected a whole number from 1 to 100000"),
+    ],
+)
+def test_no_epoch_and_a_negative_retention_are_usage_errors(argv, said, capsys):
+    """``--epochs 0`` trained nothing (``xamm eval`` read 0 as its default), and a negative
+    retention put vacuum's cutoff in the future, past files a running writer has not committed."""
+    pytest.importorskip("torch", reason="the models extra (torch) is not installed")
+    with pytest.raises(SystemExit) as e:
+        xamm(argv)
+    assert e.value.code == 2 and said in capsys.readouterr().err
+
+
+def test_vacuum_and_an_embedder_refuse_the_same_from_the_library(tmp_path):
+    pytest.importorskip("torch", reason="the models extra (torch) is not installed")
+    import numpy as np
+
+    from xamm_data.store.store import Store
+    from xamm_models.embedders.networks import create_embedder
+
+    with pytest.raises(ValueError, match="retention_hours is -1; expected 0 or more"):
+        Store(tmp_path).vacuum("benchmark_runs", retention_hours=-1)
+    emb = create_embedder("mlp", n_features=3, embed_dim=2)
+    with pytest.raises(ValueError, match="epochs is 0; an embedder trains at least one epoch"):
+        emb.fit(np.ones((8, 3)), epochs=0)

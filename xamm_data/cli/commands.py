@@ -233,13 +233,24 @@ def _add_store_commands(sub) -> None:
     )
     p.add_argument(
         "--retention-hours",
-        type=int,
+        type=_hours,
         default=168,
         help="keep what versions this recent need (default 168)",
     )
     p.add_argument("--dry-run", action="store_true", help="list, do not remove")
     _add_store(p)
     st.set_defaults(handler=_work("store_command"))
+
+
+def _hours(text: str) -> int:
+    """``--retention-hours``: whole hours, 0 or more (a negative cutoff lies in the future)."""
+    try:
+        hours = int(text)
+    except ValueError:
+        hours = -1
+    if hours < 0:
+        raise argparse.ArgumentTypeError(f"expected whole hours, 0 or more, not {text!r}")
+    return hours
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict]:

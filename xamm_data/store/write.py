@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import json
+import numbers
 import time
 
 import polars as pl
@@ -262,6 +263,10 @@ class StoreWriting(StoreReading):
         Returns:
             The files removed (or that would be).
         """
+        if isinstance(retention_hours, bool) or not isinstance(retention_hours, numbers.Integral):
+            raise TypeError(f"retention_hours: {retention_hours!r}; expected whole hours")
+        if retention_hours < 0:  # a cutoff in the future: files a running writer has not committed
+            raise ValueError(f"retention_hours is {retention_hours}; expected 0 or more")
         dt = self.snapshot(kind)[0]
         gone = [] if dry_run else [str(p) for p in sweep_temporaries(self.location(kind))]
         if dt is None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from xamm_data.cli.tools import emit, path_arg, store_arg
 from xamm_models.cli import history as history_command
-from xamm_models.cli.common import RAW, needs_models
+from xamm_models.cli.common import EPOCHS, RAW, needs_models
 
 EPILOG = """\
 examples:
@@ -69,7 +69,7 @@ def _add_amm_build(a) -> None:
         help="a saved embedder folder or Hub repo (default: train one on all machines)",
     )
     b.add_argument("--alignment", choices=["intersection", "union"], default="intersection")
-    b.add_argument("--epochs", type=int, default=200)
+    b.add_argument("--epochs", type=EPOCHS, default=200, help="embedder epochs (default 200)")
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--store", type=store_arg, default=None)
 

@@ -80,3 +80,7 @@ def whole(lo: int, hi: int, what: str):
         return v
 
     return parse
+
+
+#: ``--epochs``: at least one (0 would leave an embedder untrained, its signatures noise)
+EPOCHS = whole(1, 100_000, "training epochs")

@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 from xamm_data.cli.tools import emit, path_arg, store_arg
-from xamm_models.cli.common import needs_models
+from xamm_models.cli.common import EPOCHS, needs_models
 
 
 def add(sub) -> None:
@@ -44,7 +44,7 @@ def add(sub) -> None:
         "(into --store, else a temporary one)",
     )
     e.add_argument(
-        "--epochs", type=int, default=None, help="embedder epochs (default 50; 5 with --quick)"
+        "--epochs", type=EPOCHS, default=None, help="embedder epochs (default 50; 5 with --quick)"
     )
     e.add_argument("--seed", type=int, default=0)
     e.add_argument(
@@ -109,7 +109,7 @@ def eval_cmd(args) -> int:
     kw = {
         "seed": args.seed,
         "lomo": not args.no_lomo,
-        **({"epochs": args.epochs} if args.epochs else {}),
+        **({"epochs": args.epochs} if args.epochs is not None else {}),
     }
     settings = (
         EvalSettings.for_quick(**kw) if args.quick else EvalSettings(loko=not args.no_loko, **kw)

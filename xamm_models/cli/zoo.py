@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xamm_data.cli.tools import emit, path_arg
-from xamm_models.cli.common import RAW, needs_models
+from xamm_models.cli.common import EPOCHS, RAW, needs_models
 
 ZOO_EPILOG = """\
 examples:
@@ -47,7 +47,7 @@ def add(sub) -> None:
     b.add_argument(
         "--snapshot", type=path_arg, help="also write the package's embedded snapshot here"
     )
-    b.add_argument("--epochs", type=int, default=200, help="attention embedder epochs")
+    b.add_argument("--epochs", type=EPOCHS, default=200, help="attention embedder epochs")
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--no-vae-dnn", action="store_true", help="skip the VAE-DNN (about a minute)")
     b.add_argument("--json", action="store_true", help="the artefacts as JSON")

@@ -28,6 +28,7 @@ import contextlib
 import functools
 import io
 import json
+import numbers
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -74,6 +75,13 @@ def list_embedders(pattern: str = "*") -> list[str]:
         The matching names, sorted.
     """
     return REGISTRY.list(pattern)
+
+
+def _check_epochs(epochs: object) -> None:
+    """A ``ValueError`` unless ``epochs`` is a whole number >= 1 (no epoch leaves the weights
+    random, and the signatures built on them noise)."""
+    if isinstance(epochs, bool) or not isinstance(epochs, numbers.Integral) or epochs < 1:
+        raise ValueError(f"epochs is {epochs!r}; an embedder trains at least one epoch")
 
 
 def create_embedder(name: str, **kwargs) -> Embedder:
@@ -292,6 +300,7 @@ class Embedder(nn.Module):
         Returns:
             The fitted embedder.
         """
+        _check_epochs(epochs)
         torch.manual_seed(self.seed)  # on the forked generator (local_rng)
         X = self._as_array(X)
         dev = self._set_statistics(X)
