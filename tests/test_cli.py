@@ -677,3 +677,19 @@ def test_vacuum_and_an_embedder_refuse_the_same_from_the_library(tmp_path):
     emb = create_embedder("mlp", n_features=3, embed_dim=2)
     with pytest.raises(ValueError, match="epochs is 0; an embedder trains at least one epoch"):
         emb.fit(np.ones((8, 3)), epochs=0)
+
+
+@pytest.mark.parametrize(
+    ("features", "said"), [(",,", "--features ',,' names no column"), ("a,b,a", "names 'a' twice")]
+)
+def test_adapt_features_naming_no_column_or_one_twice_are_usage_errors(
+    features, said, tmp_path, capsys
+):
+    """``--features ,,`` read as every numeric column; each is refused before the model loads."""
+    pytest.importorskip("torch", reason="the models extra (torch) is not installed")
+    samples = tmp_path / "l.csv"
+    samples.write_text("x\n1\n")
+    argv = ["adapt", str(samples), "--model", str(tmp_path / "no-model"), "--platform", "q:cpu"]
+    with pytest.raises(SystemExit) as e:
+        xamm([*argv, "--out", str(tmp_path / "out"), "--features", features])
+    assert e.value.code == 2 and said in capsys.readouterr().err

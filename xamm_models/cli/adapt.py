@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from xamm_data.cli.tools import emit, path_arg
+from xamm_data.cli.tools import UsageError, emit, path_arg
 from xamm_models.cli.common import RAW, needs_models
 
 ADAPT_EPILOG = """\
@@ -86,8 +86,8 @@ def adapt_cmd(args) -> int:
     # in the handler, likewise
     from xamm_models.predictors.paper.predictor import XammPredictor
 
+    features = _features(args.features)
     base = XammPredictor.from_pretrained(str(args.model), revision=args.revision)
-    features = [c.strip() for c in args.features.split(",") if c.strip()] if args.features else None
     model = adapt(
         base,
         _read_table(args.samples),
@@ -116,3 +116,16 @@ def adapt_cmd(args) -> int:
             f"columns seeded by name; saved to {args.out}"
         )
     return 0
+
+
+def _features(text: str | None) -> list[str] | None:
+    """``--features a,b,c`` as columns; None when not given. A list naming no column (``,,``) or
+    one twice is a usage error: the first would read as "every numeric column"."""
+    if text is None:
+        return None
+    names = [c.strip() for c in text.split(",") if c.strip()]
+    if not names:
+        raise UsageError(f"--features {text!r} names no column")
+    if twice := next((c for i, c in enumerate(names) if c in names[:i]), None):
+        raise UsageError(f"--features names {twice!r} twice")
+    return names
