@@ -37,6 +37,24 @@ def needs_models(handler, needs_torch=lambda args: True):
     return run_handler
 
 
+def _in_range(lo: float, hi: float, what: str, read, kind: str):
+    """An argparse type: ``read(text)`` within [lo, hi], else a usage error naming the option."""
+    shown = str if read is int else (lambda x: f"{x:g}")
+
+    def parse(text: str):
+        try:
+            v = read(text)
+        except ValueError:
+            v = None
+        if v is None or not lo <= v <= hi:  # nan and inf fail here
+            raise argparse.ArgumentTypeError(
+                f"{what}: expected {kind} from {shown(lo)} to {shown(hi)}, not {text!r}"
+            )
+        return v
+
+    return parse
+
+
 def bounded(lo: float, hi: float, what: str):
     """An argparse type: a finite number in [lo, hi], else a usage error naming the option.
 
@@ -45,41 +63,12 @@ def bounded(lo: float, hi: float, what: str):
         hi: the greatest.
         what: what the number is, for the message.
     """
-
-    def parse(text: str) -> float:
-        try:
-            v = float(text)
-        except ValueError:
-            v = float("nan")
-        if not lo <= v <= hi:  # nan and inf fail here
-            raise argparse.ArgumentTypeError(f"{what}: expected a number from {lo:g} to {hi:g}, "
-                                             f"not {text!r}")  # fmt: skip
-        return v
-
-    return parse
+    return _in_range(lo, hi, what, float, "a number")
 
 
 def whole(lo: int, hi: int, what: str):
-    """An argparse type: a whole number in [lo, hi] (``2.5`` is none), else a usage error.
-
-    Args:
-        lo: the least value taken.
-        hi: the greatest.
-        what: what the number counts, for the message.
-    """
-
-    def parse(text: str) -> int:
-        try:
-            v = int(text)
-        except ValueError:
-            v = lo - 1
-        if not lo <= v <= hi:
-            raise argparse.ArgumentTypeError(
-                f"{what}: expected a whole number from {lo} to {hi}, not {text!r}"
-            )
-        return v
-
-    return parse
+    """:func:`bounded` for counts: a whole number in [lo, hi] (``2.5`` is none)."""
+    return _in_range(lo, hi, what, int, "a whole number")
 
 
 #: ``--epochs``: at least one (0 would leave an embedder untrained, its signatures noise)
