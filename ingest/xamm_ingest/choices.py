@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+from xamm_data.errors import type_name
+
 __all__ = [
     "ALIASES",
     "DEFAULT_BATCH_FILES",
@@ -44,7 +46,7 @@ def path_pattern_problem(pattern: object) -> str | None:
         pattern: the regular expression as given.
     """
     if not isinstance(pattern, str):
-        return f"a {type(pattern).__name__}; expected a regular expression"
+        return f"{type_name(pattern, article=True)}; expected a regular expression"
     try:
         groups = re.compile(pattern).groupindex
     # OverflowError: a repeat count past what re holds (a{99999999999}); RecursionError: nesting
