@@ -67,8 +67,8 @@ def dedupe_sources(df: pl.DataFrame, schema: TableSchema) -> pl.DataFrame:
 
     The same bytes under two paths are one measurement, not two trials: a later path's rows (in
     path order) whose configuration and hash an earlier path's rows have are dropped. Rows of one
-    file are never dropped against each other: a table or a Thicket holds trials of one
-    configuration side by side.
+    file are never dropped against each other: a table holds runs of one configuration side by
+    side.
 
     Args:
         df: rows of one table, each naming its source's path and hash.
