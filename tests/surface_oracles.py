@@ -269,3 +269,35 @@ def table_mapping_ok(text: bytes, table_columns: list[str]) -> bool:
     ):
         return False
     return all(f in cols or f in defaults for f in ("app", "machine", "runtime_s"))
+
+
+# ``xamm.toml`` beside runs (docs/ingest-rajaperf.md; docs/machines.md for the machine's name)
+RUN_DIR_FIELDS = {"machine", "compiler", "compiler_flags", "omp_max_threads", "device", "metadata",
+                  "node"}  # fmt: skip
+
+
+def _machine_name_ok(v) -> bool:
+    """A machine as a user may write it: text with a letter or digit, no path parts or control
+    characters (other characters become ``-``)."""
+    return (
+        isinstance(v, str)
+        and bool(re.search(r"[A-Za-z0-9]", v))
+        and not re.search(r"[/\\]|\.\.|[\x00-\x1f\x7f]", v)
+    )
+
+
+def run_dir_config_ok(text: bytes) -> bool:
+    """Whether an ``xamm.toml``'s top-level fields are valid: known fields; a machine name; a
+    compiler and flags as non-blank text; ``omp_max_threads`` a whole number >= 1; ``device`` cpu
+    or gpu."""
+    doc = _parse(text)
+    if doc is None or not set(doc) <= RUN_DIR_FIELDS:
+        return False
+    if "machine" in doc and not _machine_name_ok(doc["machine"]):
+        return False
+    texts = [doc[k] for k in ("compiler", "compiler_flags") if k in doc]
+    if not all(isinstance(v, str) and v.strip() for v in texts):
+        return False
+    if "omp_max_threads" in doc and not _whole(doc["omp_max_threads"], 1):
+        return False
+    return doc.get("device", "cpu") in ("cpu", "gpu")

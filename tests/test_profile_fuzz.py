@@ -590,7 +590,7 @@ def render(rows: list[dict]) -> str:
         "the Hub's pulls in [reliability-hub](reliability-hub.md), the surfaces users and Hubs "
         "write (criteria, the machine registry, certificates, Benchpark workspaces, what "
         "`xamm report` turns into pages, `xamm run` configs, `xamm-ingest table` column "
-        "mappings) in "
+        "mappings, an `xamm.toml`'s fields) in "
         "[reliability-surfaces](reliability-surfaces.md). Value and type mutations these "
         "oracles do not reach (other JSON types in Caliper's json-split, text in RAJAPerf's "
         "kernel table, numbers past the largest double, infinities of both signs in one metric) "

@@ -2,7 +2,8 @@
 machine registry, an ``xamm.toml``'s ``[node]``, certificates, Hub pulls of certificates and
 histories, Benchpark/Ramble workspaces, ``xamm report``'s (machine names that become pages,
 certificate text that becomes HTML, the folder it replaces), the recorded hashes of unchanged
-files a rerun of an ingest trusts, ``xamm run`` configs and ``xamm-ingest table`` column mappings.
+files a rerun of an ingest trusts, ``xamm run`` configs, ``xamm-ingest table`` column mappings
+and an ``xamm.toml``'s own fields.
 
 Each case mutates a valid input in one way the campaign's seeded generator picks, runs the real
 code on it and judges the outcome against an **independent** oracle written here (what the input
@@ -42,6 +43,7 @@ from surface_oracles import (
     criteria_ok,
     registry_record_ok,
     run_config_ok,
+    run_dir_config_ok,
     table_mapping_ok,
 )
 
@@ -61,6 +63,7 @@ CASES = {
     "file hashes": 27,
     "run config": 52,
     "column mapping": 56,
+    "xamm.toml": 36,
 }
 OUTCOMES = ("taken", "refused", "silent", "false alarm", "traceback", "outside")
 
@@ -217,6 +220,42 @@ def node_case(rng: random.Random, tmp: Path) -> tuple[str, str]:
     finally:
         forget_node_facts()
     return field, "taken" if ok else "silent"
+
+
+# -- xamm.toml's own fields ----------------------------------------------------------------------
+
+RUN_DIR_LINES = {
+    "machine": ('"quartz"', '"Quartz"', '"new box"', '""', '"  "', '"a/b"', '"../x"', "5", '"!!"'),
+    "compiler": ('"gcc 12"', '""', '" "', "12"),
+    "compiler_flags": ('"-O3 -march=native"', '""', "[]"),
+    "omp_max_threads": ("4", "0", "true", "2.5", '"4"', "-1"),
+    "device": ('"cpu"', '"gpu"', '"GPU"', '""'),
+    "unknown field": ('machin = "quartz"', "threads = 4"),
+}
+RUN_DIR_MUTATIONS = tuple(RUN_DIR_LINES)
+_RUN_DIR_CYCLE = itertools.cycle(RUN_DIR_MUTATIONS)
+
+
+def run_dir_case(rng: random.Random, tmp: Path) -> tuple[str, str]:
+    """One ``xamm.toml`` beside runs with one top-level field given another value (or an unknown
+    field added): refused naming the file, or taken when valid."""
+    from xamm_ingest.errors import IngestError
+    from xamm_ingest.machine_names import forget_node_facts, load_config
+
+    kind = next(_RUN_DIR_CYCLE)  # every field in turn, its value drawn by the seeded generator
+    value = rng.choice(RUN_DIR_LINES[kind])
+    line = value if kind == "unknown field" else f"{kind} = {value}"
+    text = (line if kind == "machine" else f'machine = "quartz"\n{line}') + "\n"
+    p = tmp / "xamm.toml"
+    p.write_text(text)
+    ok = run_dir_config_ok(text.encode())
+    try:
+        load_config(p)
+    except IngestError as e:
+        return kind, ("refused" if str(p) in str(e) else "silent") if not ok else "false alarm"
+    finally:
+        forget_node_facts()
+    return kind, "taken" if ok else "silent"
 
 
 # -- certificates -------------------------------------------------------------------------------
@@ -849,10 +888,11 @@ def _listing() -> set[Path]:
 
 def campaign(tmp: Path, monkeypatch_home) -> dict[str, Counter]:
     """Every class's seeded cases; {class: Counter of mutations and outcomes}."""
-    global _CYCLE, _RUN_CYCLE, _MAPPING_CYCLE
+    global _CYCLE, _RUN_CYCLE, _MAPPING_CYCLE, _RUN_DIR_CYCLE
     rng, _CYCLE = random.Random(SEED), itertools.cycle(CERT_MUTATIONS)
     _RUN_CYCLE = itertools.cycle(RUN_MUTATIONS)
     _MAPPING_CYCLE = itertools.cycle(MAPPING_MUTATIONS)
+    _RUN_DIR_CYCLE = itertools.cycle(RUN_DIR_MUTATIONS)
     classes = [*CASES, "certificates, concurrent", "hub pulls"]
     tally: dict[str, Counter] = {c: Counter() for c in classes}
     runners = {
@@ -864,6 +904,7 @@ def campaign(tmp: Path, monkeypatch_home) -> dict[str, Counter]:
         "file hashes": hashes_case,
         "run config": run_config_case,
         "column mapping": mapping_case,
+        "xamm.toml": run_dir_case,
     }
     for cls, fn in runners.items():
         for i in range(CASES[cls]):
