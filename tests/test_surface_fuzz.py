@@ -203,9 +203,6 @@ def registry_case(rng: random.Random, home: Path) -> tuple[str, str]:
 
 def node_case(rng: random.Random, tmp: Path) -> tuple[str, str]:
     """One ``xamm.toml`` with a mutated ``[node]``: refused naming the file, or taken when valid."""
-    from xamm_ingest.errors import IngestError
-    from xamm_ingest.machine_names import forget_node_facts, load_config
-
     field, values = rng.choice(VALUES[:4])
     value = rng.choice(values)
     p = tmp / "xamm.toml"
@@ -213,13 +210,21 @@ def node_case(rng: random.Random, tmp: Path) -> tuple[str, str]:
     ok = registry_record_ok(
         f'[machines.newbox]\nsource = "x"\n{field} = {value}\n'.encode(), "newbox"
     )
+    return field, _xamm_toml_outcome(p, ok)
+
+
+def _xamm_toml_outcome(p: Path, ok: bool) -> str:
+    """How ``xamm-ingest`` read the ``xamm.toml`` ``p`` the oracle calls good (``ok``) or bad."""
+    from xamm_ingest.errors import IngestError
+    from xamm_ingest.machine_names import forget_node_facts, load_config
+
     try:
         load_config(p)
     except IngestError as e:
-        return field, ("refused" if str(p) in str(e) else "silent") if not ok else "false alarm"
+        return ("refused" if str(p) in str(e) else "silent") if not ok else "false alarm"
     finally:
         forget_node_facts()
-    return field, "taken" if ok else "silent"
+    return "taken" if ok else "silent"
 
 
 # -- xamm.toml's own fields ----------------------------------------------------------------------
@@ -239,23 +244,13 @@ _RUN_DIR_CYCLE = itertools.cycle(RUN_DIR_MUTATIONS)
 def run_dir_case(rng: random.Random, tmp: Path) -> tuple[str, str]:
     """One ``xamm.toml`` beside runs with one top-level field given another value (or an unknown
     field added): refused naming the file, or taken when valid."""
-    from xamm_ingest.errors import IngestError
-    from xamm_ingest.machine_names import forget_node_facts, load_config
-
     kind = next(_RUN_DIR_CYCLE)  # every field in turn, its value drawn by the seeded generator
     value = rng.choice(RUN_DIR_LINES[kind])
     line = value if kind == "unknown field" else f"{kind} = {value}"
     text = (line if kind == "machine" else f'machine = "quartz"\n{line}') + "\n"
     p = tmp / "xamm.toml"
     p.write_text(text)
-    ok = run_dir_config_ok(text.encode())
-    try:
-        load_config(p)
-    except IngestError as e:
-        return kind, ("refused" if str(p) in str(e) else "silent") if not ok else "false alarm"
-    finally:
-        forget_node_facts()
-    return kind, "taken" if ok else "silent"
+    return kind, _xamm_toml_outcome(p, run_dir_config_ok(text.encode()))
 
 
 # -- certificates -------------------------------------------------------------------------------
