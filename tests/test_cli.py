@@ -272,7 +272,7 @@ def test_every_text_argument_refuses_an_empty_one():
     for bad, said in (("", "an empty string"), ("  ", "only white space")):
         with pytest.raises(argparse.ArgumentTypeError, match=f"expected text, got {said}"):
             text_arg(bad)
-    assert text_arg(" quartz") == " quartz"  # as written: the command reads it as before
+    assert text_arg(" quartz") == " quartz"  # kept as written: the command normalises it
 
 
 @pytest.mark.parametrize(
@@ -631,8 +631,8 @@ def test_an_empty_path_given_to_the_library_never_names_the_current_folder(tmp_p
     ],
 )
 def test_schedule_sim_counts_and_repeats_are_usage_errors(argv, said, tmp_path, capsys):
-    """``--jobs 0`` or ``--load nan`` reached the simulation, and a machine given twice kept its
-    last count unseen: each is a usage error before the store is read."""
+    """A count of jobs below one, a load that is no fraction of capacity and a machine given twice
+    (one count would hide the other) are usage errors, found before the store is read."""
     pytest.importorskip("torch", reason="the models extra (torch) is not installed")
     base = ["schedule-sim", "--store", str(tmp_path / "none"), "--nodes", "quartz:cpu=2"]
     with pytest.raises(SystemExit) as e:
@@ -657,8 +657,8 @@ def test_compare_since_that_is_no_date_is_a_usage_error(tmp_path, capsys):
     ],
 )
 def test_no_epoch_and_a_negative_retention_are_usage_errors(argv, said, capsys):
-    """``--epochs 0`` trained nothing (``xamm eval`` read 0 as its default), and a negative
-    retention put vacuum's cutoff in the future, past files a running writer has not committed."""
+    """An embedder trains at least one epoch (none leaves its weights random), and vacuum's
+    cutoff never lies in the future (past files a running writer has not committed)."""
     pytest.importorskip("torch", reason="the models extra (torch) is not installed")
     with pytest.raises(SystemExit) as e:
         xamm(argv)
@@ -685,7 +685,8 @@ def test_vacuum_and_an_embedder_refuse_the_same_from_the_library(tmp_path):
 def test_adapt_features_naming_no_column_or_one_twice_are_usage_errors(
     features, said, tmp_path, capsys
 ):
-    """``--features ,,`` read as every numeric column; each is refused before the model loads."""
+    """``--features`` names at least one column, each once (``,,`` must not stand for every
+    numeric column); checked before the model loads."""
     pytest.importorskip("torch", reason="the models extra (torch) is not installed")
     samples = tmp_path / "l.csv"
     samples.write_text("x\n1\n")

@@ -224,9 +224,9 @@ def test_no_machine_rejects_naming_how_to_say_it(tmp_path):
 def test_a_path_pattern_that_cannot_supply_a_fact_is_refused_before_any_file(
     pattern, said, tmp_path, capsys
 ):
-    """A pattern that does not compile (a repeat count past re's limit ended in a traceback),
-    names no group or a misspelt one (its fact never supplied, silently): a usage error on the
-    command line, a ValueError from the library, before a file is read."""
+    """A path pattern compiles (a repeat count past re's limit included) and names only the groups
+    that supply a fact, at least one: else a usage error on the command line, a ValueError from
+    the library, before a file is read."""
     p = _write(tmp_path, "s.csv", CSV_V5.format(copy="1.36257e+06", mul="1.35912e+06"))
     with pytest.raises(SystemExit) as e:
         ingest_main(["babelstream", str(p), "--path-pattern", pattern, "--dry-run"])

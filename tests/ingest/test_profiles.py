@@ -262,8 +262,9 @@ def test_table_with_mapping_and_errors(tmp_path):
     ],
 )
 def test_a_default_that_does_not_fit_its_field_is_refused_naming_the_mapping(line, said, tmp_path):
-    """``[defaults]`` fill fields without a column: a count is a whole number (2.5 threads was
-    stored as 2, true as 1), a field with a column takes no default, an unknown field is named."""
+    """``[defaults]`` fill fields without a column: a count is a whole number in its range (never
+    truncated, never a switch), a field with a column takes no default, an unknown field is
+    named."""
     from xamm_ingest import IngestError
 
     csv = tmp_path / "runs.csv"

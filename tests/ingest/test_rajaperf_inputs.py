@@ -216,8 +216,8 @@ def test_bad_xamm_toml_names_file_and_field(tmp_path):
     ],
 )
 def test_an_empty_or_mistyped_xamm_toml_value_is_refused_not_read_as_absent(line, field, tmp_path):
-    """``machine = ""`` read as no machine (the files' own cluster), and ``omp_max_threads =
-    true`` as one thread: both refused naming the file and the field."""
+    """An empty machine, compiler or flags is no value (never "not given"), and a switch is no
+    thread count: each refused naming the file and the field."""
     d = tmp_path / "runs"
     shutil.copytree(SAMPLE, d)
     (d / "xamm.toml").write_text(line + "\n")

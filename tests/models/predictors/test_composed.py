@@ -457,8 +457,8 @@ def test_an_application_in_the_store_is_one_configuration_of_it(tmp_path, capsys
     ],
 )
 def test_a_malformed_or_repeated_select_is_a_usage_error(select, said, tmp_path, capsys):
-    """``--select`` is how the command line is written: exit 2 naming the item (a key given twice
-    kept the last unseen)."""
+    """``--select`` is how the command line is written: exit 2 naming the item (one configuration
+    has one value of each key)."""
     from xamm_data.cli.commands import main as xamm
 
     argv = ["predict", "--app", "A", "--machine", "quartz", "--store", str(tmp_path / "none")]
