@@ -300,4 +300,27 @@ def run_dir_config_ok(text: bytes) -> bool:
         return False
     if "omp_max_threads" in doc and not _whole(doc["omp_max_threads"], 1):
         return False
-    return doc.get("device", "cpu") in ("cpu", "gpu")
+    return doc.get("device", "cpu") in ("cpu", "gpu") and _metadata_ok(doc.get("metadata", {}))
+
+
+# the columns a ``[metadata]`` map fills (docs/ingest-profiles.md, "metadata")
+METADATA_COLUMNS = ("variant", "input_size", "input_type", "programming_model", "ranks",
+                    "threads", "gpus", "hosts")  # fmt: skip
+
+
+def _metadata_ok(m) -> bool:
+    """A ``[metadata]`` table: per column a list of non-blank keys; ``values``: per column a
+    table of non-blank spellings to text."""
+    if not isinstance(m, dict) or not set(m) <= {*METADATA_COLUMNS, "values"}:
+        return False
+    lists = [v for k, v in m.items() if k != "values"]
+    if not all(isinstance(v, list) and all(isinstance(k, str) and k.strip() for k in v)
+               for v in lists):  # fmt: skip
+        return False
+    values = m.get("values", {})
+    return isinstance(values, dict) and all(
+        c in METADATA_COLUMNS
+        and isinstance(sp, dict)
+        and all(isinstance(k, str) and k.strip() and isinstance(v, str) for k, v in sp.items())
+        for c, sp in values.items()
+    )

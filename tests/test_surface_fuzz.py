@@ -63,7 +63,7 @@ CASES = {
     "file hashes": 27,
     "run config": 52,
     "column mapping": 56,
-    "xamm.toml": 36,
+    "xamm.toml": 42,
 }
 OUTCOMES = ("taken", "refused", "silent", "false alarm", "traceback", "outside")
 
@@ -236,6 +236,16 @@ RUN_DIR_LINES = {
     "omp_max_threads": ("4", "0", "true", "2.5", '"4"', "-1"),
     "device": ('"cpu"', '"gpu"', '"GPU"', '""'),
     "unknown field": ('machin = "quartz"', "threads = 4"),
+    "metadata": (
+        '[metadata]\nvariant = ["impl"]',
+        '[metadata]\nvariant = [""]',
+        '[metadata]\nvariant = "impl"',
+        '[metadata]\nvarient = ["impl"]',
+        '[metadata]\nvalues = {variant = {a = "x"}}',
+        '[metadata]\nvalues = {varient = {a = "x"}}',
+        '[metadata]\nvalues = {variant = {" " = "x"}}',
+        "[metadata]\nranks = [1]",
+    ),
 }
 RUN_DIR_MUTATIONS = tuple(RUN_DIR_LINES)
 _RUN_DIR_CYCLE = itertools.cycle(RUN_DIR_MUTATIONS)
@@ -246,7 +256,7 @@ def run_dir_case(rng: random.Random, tmp: Path) -> tuple[str, str]:
     field added): refused naming the file, or taken when valid."""
     kind = next(_RUN_DIR_CYCLE)  # every field in turn, its value drawn by the seeded generator
     value = rng.choice(RUN_DIR_LINES[kind])
-    line = value if kind == "unknown field" else f"{kind} = {value}"
+    line = value if kind in ("unknown field", "metadata") else f"{kind} = {value}"
     text = (line if kind == "machine" else f'machine = "quartz"\n{line}') + "\n"
     p = tmp / "xamm.toml"
     p.write_text(text)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from sys import intern
 from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 __all__ = [
     "FIELDS",
@@ -124,6 +124,25 @@ class MetadataMap(BaseModel):
     gpus: tuple[str, ...] = ()
     hosts: tuple[str, ...] = ()
     values: dict[str, dict[str, str]] = Field(default_factory=dict)
+
+    @field_validator(*FIELDS)
+    @classmethod
+    def _keys(cls, keys: tuple[str, ...]) -> tuple[str, ...]:
+        # an empty key is never a profile's: it would be tried and match nothing, unseen
+        if any(not k.strip() for k in keys):
+            raise ValueError("an empty metadata key; name the key the profiles write")
+        return keys
+
+    @field_validator("values")
+    @classmethod
+    def _spellings(cls, values: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+        # spellings of a column no map fills (a misspelt column) would never be applied
+        if other := sorted(set(values) - set(FIELDS)):
+            raise ValueError(f"{other[0]!r} is no column; the columns are {', '.join(FIELDS)}")
+        for column, spellings in values.items():
+            if any(not k.strip() for k in spellings):
+                raise ValueError(f"{column}: an empty spelling; name the value as written")
+        return values
 
     def keys_for(self, column: str) -> tuple[str, ...]:
         """The keys tried for ``column``, the user's first, each once (compared normalised).

@@ -106,6 +106,27 @@ def test_a_bad_xamm_toml_rejects_the_files_it_covers_by_name(tmp_path, capsys):
     assert rej["path"].endswith("p.cali") and "xamm.toml" in rej["reason"]
 
 
+@pytest.mark.parametrize(
+    ("metadata", "said"),
+    [
+        ('variant = [""]', "metadata.variant': Value error, an empty metadata key"),
+        ('values = {variant = {"" = "x"}}', "variant: an empty spelling"),
+        ('values = {varient = {"a" = "x"}}', "'varient' is no column; the columns are variant"),
+    ],
+)
+def test_a_metadata_map_that_could_never_apply_rejects_the_files_it_covers(
+    metadata, said, tmp_path, capsys
+):
+    """An ``xamm.toml`` ``[metadata]`` key or spelling is never empty, and spellings go to a
+    column a map fills: what could never match is refused naming the file, not ignored."""
+    _profile(tmp_path / "p.cali", 1.0, cluster="c", impl="x")
+    (tmp_path / "xamm.toml").write_text(f"[metadata]\n{metadata}\n")
+    rc, out = _cli(["caliper", str(tmp_path), "--app", "a", "--machine", "m",
+                    "--store", str(tmp_path / "s")], capsys)  # fmt: skip
+    (rej,) = out["rejected_files"]
+    assert rc == 1 and rej["path"].endswith("p.cali") and said in rej["reason"]
+
+
 def test_map_option_usage_errors_exit_2(tmp_path):
     _profile(tmp_path / "p.cali", 1.0, cluster="c")
     for bad in (["--map", "colour=x"], ["--map", "variant"], ["--scheduler", "tcp://h:1"],
