@@ -16,6 +16,7 @@ printable text without control characters.
 from __future__ import annotations
 
 import re
+from collections.abc import Hashable, Iterable
 
 from xamm_data.errors import BadNameError
 
@@ -26,6 +27,7 @@ __all__ = [
     "NAME_BODY",
     "check_alias",
     "check_name",
+    "first_repeated",
     "is_name",
 ]
 
@@ -72,3 +74,18 @@ def check_alias(value: object, where: str | None = None) -> str:
     at = f"{where}: " if where else ""
     raise BadNameError(f"{at}alias {value!r}: expected printable text without control "
                        "characters, at most 100 characters")  # fmt: skip
+
+
+def first_repeated(names: Iterable[Hashable]) -> Hashable | None:
+    """The first of ``names`` given a second time (None when each is given once): what an error
+    names when a list (targets, columns, machines) must name each once.
+
+    Args:
+        names: the names in the order given.
+    """
+    seen: set = set()
+    for name in names:
+        if name in seen:
+            return name
+        seen.add(name)
+    return None

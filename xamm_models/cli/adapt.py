@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from xamm_data.cli.tools import UsageError, emit, path_arg
+from xamm_data.identifiers import first_repeated
 from xamm_models.cli.common import RAW, needs_models
 
 ADAPT_EPILOG = """\
@@ -126,6 +127,6 @@ def _features(text: str | None) -> list[str] | None:
     names = [c.strip() for c in text.split(",") if c.strip()]
     if not names:
         raise UsageError(f"--features {text!r} names no column")
-    if twice := next((c for i, c in enumerate(names) if c in names[:i]), None):
+    if (twice := first_repeated(names)) is not None:
         raise UsageError(f"--features names {twice!r} twice")
     return names

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from xamm_data.cli.tools import UsageError, emit, store_arg
+from xamm_data.identifiers import first_repeated
 from xamm_models.cli.common import bounded, needs_models, whole
 
 MAX_JOBS = 1_000_000  # a simulated queue, not a centre's year
@@ -78,7 +79,7 @@ def schedule_sim_cmd(args) -> int:
 
     nodes = dict(args.nodes)
     if len(nodes) < len(args.nodes):  # the last count would win unseen
-        twice = next(m for i, (m, _) in enumerate(args.nodes) if m in dict(args.nodes[:i]))
+        twice = first_repeated(m for m, _ in args.nodes)
         raise UsageError(f"--nodes names {twice} twice; give each machine once")
     ds = XplatDataset.from_store(args.store)
     known = set(ds.samples.get_column("target"))

@@ -34,6 +34,7 @@ import polars as pl
 from xamm_data._version import __version__
 from xamm_data.errors import type_name
 from xamm_data.hub.models import VerifiedHubMixin
+from xamm_data.identifiers import first_repeated
 from xamm_models.errors import SavedFormatError, WrongKindError
 from xamm_models.predictors.cards import card_datasets_and_metrics, metrics_table
 from xamm_models.predictors.kinds import kind_of, loading, resolve_folder
@@ -219,9 +220,8 @@ def asked_targets(targets: object, every: Iterable[str]) -> list[str]:
     asked = list(targets)
     if not asked:
         raise ValueError("targets: an empty list names no machine (None asks for every target)")
-    names = [t for t in asked if isinstance(t, str)]  # what is not text, the kind refuses by name
-    if len(set(names)) < len(names):
-        twice = next(t for i, t in enumerate(names) if t in names[:i])
+    # what is not text, the kind refuses by name
+    if (twice := first_repeated(t for t in asked if isinstance(t, str))) is not None:
         raise ValueError(f"targets: {twice!r} is named twice; name each target once")
     return asked
 

@@ -34,6 +34,7 @@ from pathlib import Path
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from xamm_data.identifiers import first_repeated
 from xamm_data.tables import counters
 from xamm_data.tables.units import TIME_UNITS, accepted, seconds_per
 from xamm_ingest.errors import IngestError
@@ -74,7 +75,7 @@ def load_mapping(path: str | Path) -> TableMapping:
     bad = [k for k in mapping.columns if k not in _FIELDS]
     if bad:
         raise IngestError(path, f"[columns] has {bad}; canonical fields are {list(_FIELDS)}")
-    if twice := next((c for i, c in enumerate(mapping.params) if c in mapping.params[:i]), None):
+    if (twice := first_repeated(mapping.params)) is not None:
         raise IngestError(path, f"{twice!r} is named twice", record="params")
     _check_defaults(path, mapping)
     for col, alias in mapping.counters.items():

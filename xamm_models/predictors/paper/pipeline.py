@@ -47,6 +47,7 @@ from pydantic import (
     model_validator,
 )
 
+from xamm_data.identifiers import first_repeated
 from xamm_models.errors import ConfigError
 from xamm_models.machines.attention import build_signatures
 from xamm_models.machines.signatures import Signature, SignatureRegistry
@@ -105,10 +106,8 @@ class RunConfig(BaseModel):
                 raise ValueError("an empty list; name at least one (or leave the field out)")
             if (blank := next((n for n in v if not n.strip()), None)) is not None:
                 raise ValueError(f"an empty name {blank!r} in the list")
-            if len(set(v)) < len(v):
-                raise ValueError(
-                    f"{next(n for i, n in enumerate(v) if n in v[:i])!r} is named twice"
-                )
+            if (twice := first_repeated(v)) is not None:
+                raise ValueError(f"{twice!r} is named twice")
         return v
 
     @model_validator(mode="after")
