@@ -14,8 +14,10 @@ from collections import Counter
 import pytest
 from conftest import FIXTURES
 
+from xamm_data import load_dataset
 from xamm_data.cli.commands import build_parser
 from xamm_data.cli.commands import main as xamm
+from xamm_data.store.store import CorruptDataError
 from xamm_ingest.cli import build_parser as ingest_parser
 from xamm_ingest.cli import main as ingest
 
@@ -531,8 +533,9 @@ def test_a_certificate_or_log_entry_nested_past_the_parser_is_named(
     tmp_path, capsys, monkeypatch, caplog
 ):
     """A certificate nested past Python's parser is left out of a report with a warning naming it
-    (the report is still written); a store's log entry so nested ends the ingest naming the file
-    and its line (5,000 deep: delta-rs itself refuses it; 100,000 deep crashes delta-rs)."""
+    (the report is still written); a store's log entry so nested (100,000 deep, on which delta-rs
+    ends the process) is refused before delta-rs opens the table: the ingest, the reads and
+    ``load_dataset`` name the file and its line."""
     monkeypatch.setenv("XAMM_HOME", str(tmp_path / "home"))
     mine = tmp_path / "home" / "certificates" / "newbox" / "certificate@1.json"
     mine.parent.mkdir(parents=True)
@@ -543,11 +546,16 @@ def test_a_certificate_or_log_entry_nested_past_the_parser_is_named(
     store, runs = tmp_path / "store", FIXTURES / "rajaperf_sample" / "run-1"
     assert ingest(["rajaperf", str(runs / "Base_Seq-default.cali"), "--store", str(store)]) == 0
     entry = store / "benchmark_runs" / "_delta_log" / f"{1:020d}.json"
-    entry.write_text("[" * 5000 + "]" * 5000 + "\n")
+    entry.write_text("[" * DEEP + "]" * DEEP + "\n")
     capsys.readouterr()
+    said = f"{entry.relative_to(tmp_path)} line 1: JSON nested 100,000 levels deep"
     assert ingest(["rajaperf", str(runs / "Base_Seq-default.cali"), "--store", str(store)]) == 1
-    said = f"{entry.relative_to(tmp_path)} line 1: JSON nested deeper than its parser reads"
     assert said in capsys.readouterr().err.replace(str(tmp_path) + "/", "")
+    for argv in (["datasets", "list"], ["datasets", "show", "example-node", "--version", "0"]):
+        assert xamm([*argv, "--store", str(store)]) == 1
+        assert said in capsys.readouterr().err.replace(str(tmp_path) + "/", "")
+    with pytest.raises(CorruptDataError, match="line 1: JSON nested 100,000 levels deep"):
+        load_dataset("example-node", store=store)
 
 
 @pytest.mark.parametrize(

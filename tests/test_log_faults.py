@@ -1,5 +1,6 @@
 """A seeded fault campaign over the store's Delta log: bit flips, truncations and deletions of log
-files, and of xamm's head record (``_xamm/head.json``), each applied to a copy of a three-commit,
+files and of xamm's head record (``_xamm/head.json``), and a line nested 100,000 deep (past every
+JSON parser's depth) added to each log file, each applied to a copy of a three-commit,
 three-machine store.
 
 Every case runs the store's commands in-process (``xamm datasets verify|list|show|history`` and an
@@ -101,6 +102,7 @@ def faults(store: Path, rng: random.Random) -> list[tuple[str, Path, str]]:
     cases = [("flip a log bit", rng.choices(logs, weights=sizes)[0], "flip") for _ in range(FLIPS)]
     cases += [("truncate a log file", p, "truncate") for p in logs]
     cases += [("delete a log file", p, "delete") for p in logs]
+    cases += [("a log line nested 100,000 deep", p, "nest") for p in logs]
     cases += [("flip a head bit", table / HEAD, "flip") for _ in range(HEAD_FLIPS)]
     cases += [("delete the head record", table / HEAD, "delete")]
     return cases
@@ -111,6 +113,9 @@ def apply(path: Path, action: str, rng: random.Random) -> None:
         path.unlink()
         return
     data = bytearray(path.read_bytes())
+    if action == "nest":  # deep enough to end delta-rs's JSON reader with a segmentation fault
+        path.write_bytes(bytes(data) + b"[" * 100_000 + b"]" * 100_000 + b"\n")
+        return
     if action == "truncate":
         path.write_bytes(bytes(data[: rng.randrange(1, len(data))]))
         return

@@ -474,3 +474,36 @@ def test_flipped_bits_in_a_first_log_entry_give_its_files_or_corrupt_log_error(t
         assert got.columns == files.columns and got.height == files.height
         tally["same" if got.equals(files) else "changed"] += 1
     assert tally["refused"] > 0 and tally["same"] > 0
+
+
+def test_the_log_lines_delta_rs_would_read_are_screened_for_nesting_before_it_opens(tmp_path):
+    """Before delta-rs opens a table, the log files it replays (those after the newest checkpoint,
+    at or before a version asked for; every one for a time travel by date) are screened: a line
+    nested deeper than a Delta action could be is named by table, file and line, also behind a
+    well-formed action on the same line (where Python's parser stops at the first value). A line
+    of many brackets that nests shallowly is no problem, nor a deep line in a file delta-rs does
+    not read."""
+    from xamm_data.store.delta_log import SCREEN_BRACKETS, entry_path, nesting_problems
+    from xamm_data.store.locations import TableLocation
+
+    loc = TableLocation.of(tmp_path, "benchmark_runs")
+    log = tmp_path / "benchmark_runs" / "_delta_log"
+    log.mkdir(parents=True)
+    deep = "[" * 100_000 + "]" * 100_000
+    wide = json.dumps([[i] for i in range(2 * SCREEN_BRACKETS)])  # many brackets, two levels
+    lines = {0: ['{"commitInfo":{}}', wide], 1: ['{"commitInfo":{}}', deep], 2: [wide]}
+    lines[3] = ['{"commitInfo":{"a":"[[[["}}' + deep]
+    for v, text in lines.items():
+        (tmp_path / "benchmark_runs" / entry_path(v)).write_text("\n".join(text) + "\n")
+    (log / f"{2:020d}.checkpoint.parquet").write_bytes(b"")
+
+    def named(**kw) -> list[str]:
+        return [p.split("_delta_log/")[1] for p in nesting_problems("benchmark_runs", loc, **kw)]
+
+    said = "JSON nested 100,000 levels deep (a Delta log action nests a few)"
+    assert named() == [f"{3:020d}.json line 1: {said}"]
+    # the latest is opened first: what it replays is screened whatever version is asked for
+    assert named(version=3) == named(version=2) == named()
+    both = [f"{1:020d}.json line 2", f"{3:020d}.json line 1"]
+    for kw in ({"version": 1}, {"every": True}):
+        assert [p.split(":")[0] for p in named(**kw)] == both

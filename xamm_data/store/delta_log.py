@@ -17,6 +17,10 @@ itself, three ways:
   ``xamm`` metadata). A lost newest entry, an edited entry or an edited head is reported
   (:func:`head_problems`, :func:`chain_problems`).
 
+Before delta-rs opens a table, the log lines it is about to read are screened for depth
+(:func:`nesting_problems`): its JSON reader ends the process on a line nested tens of thousands of
+levels deep, where a Delta action nests a few.
+
 A head behind the log is not an error: another tool may commit, and a writer killed between its
 commit and its head leaves the previous head; the next xamm commit catches up. Heads only move
 forward.
@@ -25,6 +29,7 @@ forward.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -40,6 +45,9 @@ LOG_DIR = "_delta_log"
 HEAD = "_xamm/head.json"
 _ENTRY = re.compile(r"^(\d{20})\.json$")
 _CHECKPOINT = re.compile(r"^(\d{20})\.checkpoint(?:\.\d+\.\d+)?\.parquet$")
+SCREEN_BRACKETS = 512  # deepest log line delta-rs is given; a line of more brackets is measured
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKET = re.compile(rb"[^\[\]{}]+")
 
 # The fields each action must carry (Delta protocol, "Actions"), with their JSON types.
 _REQUIRED: dict[str, dict[str, type]] = {
@@ -433,6 +441,55 @@ def head_problems(kind: str, loc: TableLocation, version: int, files: pl.DataFra
     return []
 
 
+def _depth(line: bytes) -> int:
+    """How deep ``line`` nests, its strings left out (text that is no JSON is measured all the
+    same: delta-rs's reader descends into it before it finds the fault)."""
+    brackets = _NOT_BRACKET.sub(b"", _STRING.sub(b"", line))
+    return max(itertools.accumulate(1 if c in b"[{" else -1 for c in brackets), default=0)
+
+
+def nesting_problems(
+    kind: str, loc: TableLocation, version: int | None = None, every: bool = False
+) -> list[str]:
+    """The lines of the log files delta-rs reads to open the table that nest deeper than
+    :data:`SCREEN_BRACKETS` (a Delta action nests a few levels). delta-rs's own JSON reader ends
+    the process (a segmentation fault) on a line tens of thousands of levels deep, so these are
+    refused before it opens the table. Cheap on a sound log: a file holding at most
+    :data:`SCREEN_BRACKETS` opening brackets cannot nest deeper, and only a line holding more is
+    measured.
+
+    Args:
+        kind: the table.
+        loc: where it lives.
+        version: the version to be opened besides the latest (None: the latest only).
+        every: every log file (a time travel by date, which may read any of them).
+
+    Returns:
+        One problem per such line, naming the table, the file and the line (numbered as delta-rs
+        reads lines: cut at line feeds).
+    """
+    names = loc.list_dir(LOG_DIR)
+    entries = sorted(int(m[1]) for n in names if (m := _ENTRY.match(n)))
+    checkpoints = [int(m[1]) for n in names if (m := _CHECKPOINT.match(n))]
+    # delta-rs replays the entries after the newest checkpoint (at ``version``: at or before it)
+    upto = checkpoints if version is None else [c for c in checkpoints if c <= version]
+    after = -1 if every else max(upto, default=-1)
+    problems = []
+    for v in (v for v in entries if v > after):
+        data = loc.read_bytes(entry_path(v))
+        if data.count(b"[") + data.count(b"{") <= SCREEN_BRACKETS:
+            continue
+        for n, line in enumerate(data.split(b"\n"), 1):
+            if line.count(b"[") + line.count(b"{") <= SCREEN_BRACKETS:
+                continue
+            if (depth := _depth(line)) > SCREEN_BRACKETS:
+                problems.append(
+                    f"{kind}: {loc.display(entry_path(v))} line {n}: JSON nested {depth:,} "
+                    "levels deep (a Delta log action nests a few)"
+                )
+    return problems
+
+
 def diagnose(kind: str, loc: TableLocation) -> list[str]:
     """Every problem of a table's log that can be found without delta-rs."""
     log = read_log(loc)
@@ -466,6 +523,7 @@ __all__ = [
     "head_problems",
     "log_prev",
     "missing_head_problems",
+    "nesting_problems",
     "read_head",
     "read_log",
     "replay_problems",

@@ -26,6 +26,7 @@ from xamm_data.store.delta_log import (
     created_files,
     diagnose,
     head_problems,
+    nesting_problems,
     write_head,
 )
 from xamm_data.store.files import delta_schema, parquet_bytes, write_part
@@ -122,6 +123,8 @@ class StoreLog:
                     f"the store {self.root} has no {kind} table, so no version of it"
                 )
             return None, _file_frame(None)
+        if problems := nesting_problems(kind, loc, version, every=as_of is not None):
+            raise CorruptLogError(problems[0] + _more(problems))
         # delta-rs: imported when a table is opened (a store with none, predict's, never loads it)
         from deltalake import DeltaTable
 
