@@ -595,7 +595,11 @@ def render(rows: list[dict]) -> str:
         "oracles do not reach (other JSON types in Caliper's json-split, text in RAJAPerf's "
         "kernel table, numbers past the largest double, infinities of both signs in one metric) "
         "are held by `tests/test_value_fuzz.py` to one rule: refused or dropped by name, never "
-        "as an input xamm did not expect.",
+        "as an input xamm did not expect. A Parquet file whose schema nests deeper than polars' "
+        "reader survives (it ends the process some hundreds of levels down), or whose footer "
+        "nests Thrift structures past parquet-format's, is refused by name before polars opens "
+        "it, wherever one is read: a table ingested or predicted from, a run config's data, a "
+        "Hub pull, a store's data file (`tests/data/test_parquet_depth.py`).",
         rows,
     )
 

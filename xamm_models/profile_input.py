@@ -15,6 +15,7 @@ from pathlib import Path
 import polars as pl
 
 from xamm_data.errors import type_name
+from xamm_data.store.parquet_depth import read_parquet
 from xamm_data.tables.bounds import DEFAULT_BOUNDS
 from xamm_models.errors import FeatureSchemaError, ProfileInputError
 
@@ -167,7 +168,7 @@ def read_profiles_file(path: Path) -> pl.DataFrame:
     kind = "Parquet" if path.suffix.lower() == ".parquet" else "CSV"
     try:
         return (
-            pl.read_parquet(path)
+            read_parquet(path, "")
             if kind == "Parquet"
             else pl.read_csv(path, infer_schema_length=10000)
         )

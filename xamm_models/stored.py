@@ -7,6 +7,7 @@ from pathlib import Path
 
 import polars as pl
 
+from xamm_data.store.parquet_depth import read_parquet
 from xamm_data.store.store import Store
 from xamm_models.features import kernel_app_samples
 
@@ -23,7 +24,7 @@ def load_benchmark_runs(path: Path, version: int | None = None) -> pl.DataFrame:
     """
     if path.is_dir():
         return Store(path).scan("benchmark_runs", version=version).collect()
-    return pl.read_parquet(path)
+    return read_parquet(path)
 
 
 def data_version(path: Path) -> int | None:
@@ -48,4 +49,4 @@ def load_app_samples(path: Path, version: int | None = None) -> pl.DataFrame:
         raise FileNotFoundError(f"{path}: no such file or directory")
     if path.is_dir():
         return kernel_app_samples(load_benchmark_runs(path, version))
-    return pl.read_parquet(path) if path.suffix == ".parquet" else pl.read_csv(path)
+    return read_parquet(path) if path.suffix == ".parquet" else pl.read_csv(path)

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict
 
 from xamm_data.hashing import file_sha256
 from xamm_data.store.files import CorruptDataError
+from xamm_data.store.parquet_depth import read_parquet
 from xamm_data.tables.schema import TABLES
 from xamm_data.tables.validate import conform
 
@@ -100,7 +101,7 @@ def read(kind: str, machine: str, root: Path = ROOT) -> pl.DataFrame:
             f"{entry.sha256[:12]}...); "
             "reinstall xamm"
         )
-    df = pl.read_parquet(path)
+    df = read_parquet(path)
     # a snapshot written under an older schema reads in the current one (new columns null)
     return conform(df, TABLES[kind]) if kind in TABLES else df
 

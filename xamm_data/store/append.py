@@ -23,6 +23,7 @@ import polars as pl
 
 from xamm_data.store.files import parquet_bytes, write_part
 from xamm_data.store.log import StoreLog
+from xamm_data.store.parquet_depth import checked_depth
 from xamm_data.store.reports import PartitionReport, commit_record, config_key
 from xamm_data.tables.schema import TableSchema, get_table
 
@@ -48,8 +49,11 @@ def _lazy(
     if files.is_empty():
         return None
     loc = store.location(kind)
+    paths = [str(loc.where(p)) for p in files.get_column("path")]
+    for p in paths:  # a local file polars would fail on is refused first (remote: left to it)
+        checked_depth(p)
     return pl.scan_parquet(
-        [str(loc.where(p)) for p in files.get_column("path")],
+        paths,
         schema=get_table(kind).polars_schema,
         missing_columns="insert",
         extra_columns="ignore",

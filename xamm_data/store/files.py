@@ -25,6 +25,7 @@ import polars as pl
 from xamm_data._version import __version__
 from xamm_data.errors import XammError
 from xamm_data.store.locations import TableLocation
+from xamm_data.store.parquet_depth import ParquetDepthError, checked_depth
 from xamm_data.tables.schema import TableSchema
 
 METADATA_KEY = "xamm"
@@ -80,6 +81,7 @@ def footer_metadata(source: str | Path | bytes) -> dict | None:
 
     Read from the footer's key-value metadata, where xamm's writer puts it and where pyarrow's
     writer (earlier xamm versions) put it beside the Arrow schema's copy."""
+    checked_depth(source)
     md = pl.read_parquet_metadata(io.BytesIO(source) if isinstance(source, bytes) else source)
     raw = md.get(METADATA_KEY)
     return None if raw is None else json.loads(raw)
@@ -123,7 +125,7 @@ def read_part(
     m = _PART.search(rel)
     where = loc.display(rel)
     if m is None and foreign_ok:
-        return loc.read_bytes(rel)
+        return _shallow(loc.read_bytes(rel), f"{table} / {machine}: {where}")
     if m is None:
         raise CorruptDataError(
             f"{table} / {machine}: {where} has no checksum in its name; xamm "
@@ -145,6 +147,15 @@ def read_part(
             "Restore it, or re-ingest "
             "its sources"
         )
+    return _shallow(data, f"{table} / {machine}: {where}")
+
+
+def _shallow(data: bytes, where: str) -> bytes:
+    """``data``, a Parquet file polars can be given (:mod:`~xamm_data.store.parquet_depth`)."""
+    try:
+        checked_depth(data, where)
+    except ParquetDepthError as e:
+        raise CorruptDataError(f"{e}; no rows were read from it") from None
     return data
 
 

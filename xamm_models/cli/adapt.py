@@ -75,9 +75,11 @@ def add(sub) -> None:
 def _read_table(path: Path):
     import polars as pl  # in the handler: `xamm --help` stays fast
 
+    from xamm_data.store.parquet_depth import read_parquet  # polars, as above
+
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file")
-    return pl.read_parquet(path) if path.suffix == ".parquet" else pl.read_csv(path)
+    return read_parquet(path) if path.suffix == ".parquet" else pl.read_csv(path)
 
 
 def adapt_cmd(args) -> int:

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from xamm_data._version import __version__
 from xamm_data.registry import UnknownNameError
+from xamm_data.store.parquet_depth import read_parquet
 from xamm_models.benchmark import baselines as B
 from xamm_models.benchmark.dataset import samples_from_runs
 from xamm_models.errors import (
@@ -206,8 +207,8 @@ class BaselinePredictor(
     @classmethod
     def _load_state(cls, folder: Path, info: dict, **_: object) -> BaselinePredictor:
         self = cls(BaselineConfig(**info["config"]))
-        self.pairs = pl.read_parquet(folder / "pairs.parquet")
-        self.figures = pl.read_parquet(folder / "figures.parquet")
+        self.pairs = read_parquet(folder / "pairs.parquet")
+        self.figures = read_parquet(folder / "figures.parquet")
         self.training = info["training"]
         return self
 

@@ -35,6 +35,7 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from xamm_data.identifiers import first_repeated
+from xamm_data.store.parquet_depth import read_parquet
 from xamm_data.tables import counters
 from xamm_data.tables.units import TIME_UNITS, accepted, seconds_per
 from xamm_ingest.errors import IngestError
@@ -206,7 +207,7 @@ def _load_table(src: Source, mapping: TableMapping, mapping_path: Path) -> pl.Da
     """The file as a frame, holding every column the mapping names."""
     try:
         df = (
-            pl.read_parquet(src.path)
+            read_parquet(src.path, "")
             if src.path.suffix.lower() == ".parquet"
             else pl.read_csv(src.path, infer_schema_length=10000)
         )

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import polars as pl
 
+from xamm_data.store.parquet_depth import read_parquet
 from xamm_data.tables.regions import (
     ProfileMeta,
     RegionProfile,
@@ -24,7 +25,7 @@ __all__ = ["read_table_regions"]
 def _read_table_file(path: Path) -> pl.DataFrame:
     try:
         if path.suffix.lower() == ".parquet":
-            return pl.read_parquet(path)
+            return read_parquet(path, "")
         return pl.read_csv(path, infer_schema_length=10000)
     except Exception as e:  # polars' and pyarrow's errors for a damaged or foreign file
         raise RegionProfileError(

@@ -43,6 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from xamm_data._version import __version__
 from xamm_data.machines.targets import scenario_expr
+from xamm_data.store.parquet_depth import read_parquet
 from xamm_models.benchmark.baselines import machine_figures
 from xamm_models.benchmark.dataset import samples_from_runs
 from xamm_models.errors import (
@@ -529,7 +530,7 @@ class StackedPredictor(
         self = cls(StackedConfig(**info["config"]))
         self.signatures = {t: PhysicsSignature(**s) for t, s in info["signatures"].items()}
         self.choice = Choice(**info["choice"])
-        self.samples = pl.read_parquet(folder / SAMPLES_FILE)
+        self.samples = read_parquet(folder / SAMPLES_FILE)
         self.sources, self.targets = info["sources"], info["targets"]
         self.training = info["training"]
         return self
