@@ -13,8 +13,11 @@ import io
 import polars as pl
 import pyarrow.parquet as pq
 import pytest
+from conftest import FIXTURES
+from deltalake import DeltaTable
 from parquet_footer_writer import chain, element, parquet_file
 
+from xamm_data import load_dataset
 from xamm_data.store.files import CorruptDataError, footer_metadata, read_part
 from xamm_data.store.locations import TableLocation
 from xamm_data.store.parquet_depth import (
@@ -25,6 +28,11 @@ from xamm_data.store.parquet_depth import (
     schema_depth,
 )
 from xamm_data.store.rows import read_parquet_checked
+from xamm_data.store.store import CorruptLogError, Store
+from xamm_ingest import read_profiles, read_rajaperf
+from xamm_ingest.readers.table_regions import read_table_regions
+from xamm_models.profile_input import ProfileInputError, read_profiles_file
+from xamm_models.stored import load_app_samples
 
 DEEP = 100_000
 SAID = f"its schema nests more than {MAX_DEPTH} levels deep"
@@ -139,11 +147,6 @@ MAPPING = '[columns]\napp = "application"\nmachine = "system"\nruntime_s = "time
 def test_every_reader_of_a_user_s_parquet_file_refuses_a_deep_one_naming_it(tmp_path):
     """``xamm-ingest table``, ``xamm predict`` on a table of regions, a profiles file and a run
     config's application samples: each names the file and says why."""
-    from xamm_ingest import read_profiles
-    from xamm_ingest.readers.table_regions import read_table_regions
-    from xamm_models.profile_input import ProfileInputError, read_profiles_file
-    from xamm_models.stored import load_app_samples
-
     path = tmp_path / "deep.parquet"
     path.write_bytes(parquet_file(chain(DEEP)))
     (tmp_path / "mapping.toml").write_text(MAPPING)
@@ -156,3 +159,16 @@ def test_every_reader_of_a_user_s_parquet_file_refuses_a_deep_one_naming_it(tmp_
         read_profiles_file(path)
     with pytest.raises(ParquetDepthError, match=f"^{path}: {SAID}"):
         load_app_samples(path)
+
+
+def test_a_store_checkpoint_nested_too_deep_is_refused_before_delta_rs_opens_the_table(tmp_path):
+    """A checkpoint (the Parquet file delta-rs reads before the entries after it) whose schema
+    nests 100,000 deep ends delta-rs's reader too: the store names it and opens nothing."""
+    Store(tmp_path).write(
+        read_rajaperf(FIXTURES / "rajaperf_sample", workers=1).frame, "benchmark_runs"
+    )
+    DeltaTable(str(tmp_path / "benchmark_runs")).create_checkpoint()
+    [checkpoint] = (tmp_path / "benchmark_runs" / "_delta_log").glob("*.checkpoint.parquet")
+    checkpoint.write_bytes(parquet_file(chain(DEEP)))
+    with pytest.raises(CorruptLogError, match=f"benchmark_runs: .*{checkpoint.name}: {SAID}"):
+        load_dataset("example-node", store=tmp_path)

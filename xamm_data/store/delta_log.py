@@ -40,6 +40,7 @@ import polars as pl
 
 from xamm_data.store.files import CorruptDataError
 from xamm_data.store.locations import TableLocation
+from xamm_data.store.parquet_depth import ParquetDepthError, checked_depth
 
 LOG_DIR = "_delta_log"
 HEAD = "_xamm/head.json"
@@ -452,7 +453,8 @@ def nesting_problems(
     kind: str, loc: TableLocation, version: int | None = None, every: bool = False
 ) -> list[str]:
     """The lines of the log files delta-rs reads to open the table that nest deeper than
-    :data:`SCREEN_BRACKETS` (a Delta action nests a few levels). delta-rs's own JSON reader ends
+    :data:`SCREEN_BRACKETS` (a Delta action nests a few levels), and the checkpoints whose
+    Parquet schema nests deeper than :data:`~xamm_data.store.parquet_depth.MAX_DEPTH`. delta-rs's own JSON reader ends
     the process (a segmentation fault) on a line tens of thousands of levels deep, so these are
     refused before it opens the table. Cheap on a sound log: a file holding at most
     :data:`SCREEN_BRACKETS` opening brackets cannot nest deeper, and only a line holding more is
@@ -469,12 +471,12 @@ def nesting_problems(
         reads lines: cut at line feeds).
     """
     names = loc.list_dir(LOG_DIR)
+    problems = _checkpoint_problems(kind, loc, names)
     entries = sorted(int(m[1]) for n in names if (m := _ENTRY.match(n)))
     checkpoints = [int(m[1]) for n in names if (m := _CHECKPOINT.match(n))]
     # delta-rs replays the entries after the newest checkpoint (at ``version``: at or before it)
     upto = checkpoints if version is None else [c for c in checkpoints if c <= version]
     after = -1 if every else max(upto, default=-1)
-    problems = []
     for v in (v for v in entries if v > after):
         data = loc.read_bytes(entry_path(v))
         if data.count(b"[") + data.count(b"{") <= SCREEN_BRACKETS:
@@ -487,6 +489,21 @@ def nesting_problems(
                     f"{kind}: {loc.display(entry_path(v))} line {n}: JSON nested {depth:,} "
                     "levels deep (a Delta log action nests a few)"
                 )
+    return problems
+
+
+def _checkpoint_problems(kind: str, loc: TableLocation, names: list[str]) -> list[str]:
+    """The checkpoints (Parquet files delta-rs reads before the entries after them) whose schema
+    nests deeper than polars' and delta-rs's readers survive (a local table's: an object store's
+    would be fetched whole to read a footer)."""
+    if loc.local is None:
+        return []
+    problems = []
+    for name in (n for n in names if _CHECKPOINT.match(n)):
+        try:
+            checked_depth(loc.local / LOG_DIR / name, "")
+        except ParquetDepthError as e:
+            problems.append(f"{kind}: {loc.display(f'{LOG_DIR}/{name}')}: {e}")
     return problems
 
 
