@@ -454,11 +454,11 @@ def nesting_problems(
 ) -> list[str]:
     """The lines of the log files delta-rs reads to open the table that nest deeper than
     :data:`SCREEN_BRACKETS` (a Delta action nests a few levels), and the checkpoints whose
-    Parquet schema nests deeper than :data:`~xamm_data.store.parquet_depth.MAX_DEPTH`. delta-rs's own JSON reader ends
-    the process (a segmentation fault) on a line tens of thousands of levels deep, so these are
-    refused before it opens the table. Cheap on a sound log: a file holding at most
-    :data:`SCREEN_BRACKETS` opening brackets cannot nest deeper, and only a line holding more is
-    measured.
+    Parquet schema nests deeper than :data:`~xamm_data.store.parquet_depth.MAX_DEPTH`. delta-rs's
+    readers end the process (a segmentation fault) on a line tens of thousands of levels deep, or
+    a checkpoint some hundreds, so these are refused before it opens the table. Cheap on a sound
+    log: a file holding at most :data:`SCREEN_BRACKETS` opening brackets cannot nest deeper, and
+    only a line holding more is measured.
 
     Args:
         kind: the table.

@@ -36,11 +36,11 @@ class ParquetDepthError(XammError, ValueError):
     reports one among its files as a :class:`~xamm_data.store.files.CorruptDataError`)."""
 
 
-class _Unreadable(Exception):
+class _Unreadable(XammError):
     """The footer is not what this reader follows (polars is left to say why)."""
 
 
-class _TooDeep(Exception):
+class _TooDeep(XammError):
     """The footer's Thrift structures nest past :data:`MAX_THRIFT_NESTING`."""
 
 
