@@ -87,6 +87,14 @@ class Campaign:
             self.hub.state.tamper = None
         return "silent"
 
+    def card_case(self, body: bytes) -> str:
+        """A pull whose card (the record of every file's SHA-256) is served as ``body``."""
+        self.fresh_cache()
+        self.hub.state.tamper = Tamper(
+            self.data_repo, lambda p, d, r, c: body, paths=("README.md",)
+        )
+        return self.outcome(self.pull, self.data_repo, self.commit, "README.md")
+
     def data_case(self, fn, *, in_transit: bool = False, machine: str = "example-node") -> str:
         self.fresh_cache()
         path = f"benchmark_runs/machine={machine}/data.parquet"
@@ -116,6 +124,19 @@ def _older_file(camp: Campaign):
         return repo.commits[camp.old_commit].files[path]
 
     return fn
+
+
+#: cards whose metadata is no record of files: not YAML, nested past YAML's parser, or another
+#: type where a mapping goes (the xamm section, its partitions, a table's, a machine's)
+CARD_LIES = (
+    b"---\nxamm: {partitions: [unclosed\n---\n",
+    b"---\nxamm: " + b"[" * 100_000 + b"]" * 100_000 + b"\n---\n",
+    b"---\n- a list\n---\n",
+    b"---\nxamm: [1, 2]\n---\n",
+    b"---\nxamm:\n  partitions: text\n---\n",
+    b"---\nxamm:\n  partitions:\n    benchmark_runs: 3\n---\n",
+    b"---\nxamm:\n  partitions:\n    benchmark_runs:\n      example-node: [a]\n---\n",
+)
 
 
 def dataset_cases(camp: Campaign, rng: random.Random) -> dict[str, Counter]:
@@ -150,6 +171,8 @@ def dataset_cases(camp: Campaign, rng: random.Random) -> dict[str, Counter]:
     )
     count("dataset: an older file served at a newer commit", camp.data_case(_older_file(camp)))
     count("dataset: the local cache edited after a good pull", cache_case(camp, rng))
+    for body in CARD_LIES:
+        count("dataset: a card whose metadata is no record of files", camp.card_case(body))
     return tally
 
 
@@ -226,7 +249,24 @@ def signature_cases(camp: Campaign, rng: random.Random, registry_dir: Path) -> d
                 "signatures/",
             )
         ] += 1
-    return {"signatures: a bit flipped in a served signature": tally}
+    cards = Counter()
+    for i, body in enumerate(CARD_LIES):
+        camp.fresh_cache()
+        camp.hub.state.tamper = Tamper(repo, lambda p, d, r, c, b=body: b, paths=("README.md",))
+        dst = SignatureRegistry(registry_dir / f"card-{i}")
+        cards[
+            camp.outcome(
+                lambda: pull_signatures(repo, revision=commit, registry=dst),
+                repo,
+                commit,
+                # a card recording no files of its own: each file is refused as unrecorded
+                ("README.md", "signatures/"),
+            )
+        ] += 1
+    return {
+        "signatures: a bit flipped in a served signature": tally,
+        "signatures: a card whose metadata is no record of files": cards,
+    }
 
 
 def campaign(hub: LocalHub, tmp: Path, monkeypatch) -> list[dict]:

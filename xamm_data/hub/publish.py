@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 
 import polars as pl
+import yaml
 from huggingface_hub import (
     CommitOperationAdd,
     DatasetCard,
@@ -37,7 +38,7 @@ from huggingface_hub.errors import (
 )
 
 from xamm_data._version import __version__
-from xamm_data.errors import XammError
+from xamm_data.errors import XammError, type_name
 from xamm_data.hub.files import check_hub_etag, incomplete_download, read_verified, sha256
 from xamm_data.hub.models import hub_endpoint as hub_endpoint
 from xamm_data.hub.models import hub_offline as hub_offline
@@ -253,8 +254,49 @@ def _previous_partitions(
     # no card to read: rewritten from this push only
     except (EntryNotFoundError, RevisionNotFoundError, OSError):
         return {}
-    parts = (DatasetCard(text).data.to_dict().get("xamm") or {}).get("partitions") or {}
-    return {k: {m: dict(v) for m, v in ms.items()} for k, ms in parts.items()}
+    where = f"{repo_id}@{revision}: README.md"
+    parts = card_metadata(text, where, "partitions")
+    return {k: dict(card_metadata(text, where, "partitions", k)) for k in parts}
+
+
+def card_metadata(text: bytes | str, where: str, *path: str) -> dict:
+    """The mapping at ``xamm.<path>`` of a repo card's YAML metadata ({} where a key is absent):
+    a card whose metadata is no YAML, nests past YAML's parser, or holds anything but a mapping
+    on the way is refused naming the card (what is pulled is read, never trusted).
+
+    Args:
+        text: the card (``README.md``) as served.
+        where: how a refusal names it (repo, revision and file).
+        *path: the keys under ``xamm`` (``partitions``, a table, a machine).
+
+    Raises:
+        CorruptDataError: the card cannot be read so.
+    """
+    try:
+        raw = text if isinstance(text, str) else text.decode("utf-8", "replace")
+        value = DatasetCard(raw).data.to_dict()
+    except (yaml.YAMLError, RecursionError, ValueError, TypeError) as e:
+        raise CorruptDataError(
+            f"{where}: its metadata is not the YAML mapping a card holds "
+            f"({type(e).__name__}); refused"
+        ) from None
+    keys = ("xamm", *path)
+    for i, key in enumerate(keys):
+        if not isinstance(value, dict):
+            raise _not_a_mapping(where, keys[:i], value)
+        value = value.get(key)
+        if value is None:
+            return {}
+    if not isinstance(value, dict):
+        raise _not_a_mapping(where, keys, value)
+    return value
+
+
+def _not_a_mapping(where: str, keys: tuple[str, ...], value: object) -> CorruptDataError:
+    at = ".".join(keys) if keys else "its metadata"
+    return CorruptDataError(
+        f"{where}: {at} is {type_name(value, article=True)}, not a mapping; refused"
+    )
 
 
 def push_dataset(
@@ -389,10 +431,9 @@ def download_partition(
     text = Path(card).read_bytes()
     # the record itself, as served
     check_hub_etag(card, text, f"{repo_id}@{revision} (commit {commit}): README.md")
-    parts = (DatasetCard(text.decode("utf-8", "replace")).data.to_dict().get("xamm") or {}).get(
-        "partitions"
-    ) or {}
-    data = read_verified(local, ((parts.get(kind) or {}).get(machine) or {}).get("sha256"), where)
+    card_where = f"{repo_id}@{revision} (commit {commit}): README.md"
+    recorded = card_metadata(text, card_where, "partitions", kind, machine).get("sha256")
+    data = read_verified(local, recorded, where)
     df = read_parquet_checked(data, kind, name=where)
     others = sorted(set(df.get_column("machine")) - {machine})
     if others:  # the file's rows must be what was asked for, whatever its path says

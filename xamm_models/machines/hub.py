@@ -11,13 +11,13 @@ from __future__ import annotations
 import io
 import re
 
-from huggingface_hub import CommitOperationAdd, DatasetCard, DatasetCardData, hf_hub_download
+from huggingface_hub import CommitOperationAdd, DatasetCardData, hf_hub_download
 from pydantic import ValidationError
 
 from xamm_data._version import __version__
 from xamm_data.errors import TamperedError
 from xamm_data.hub.files import check_hub_etag, read_verified, sha256
-from xamm_data.hub.publish import api, hub_endpoint, hub_errors
+from xamm_data.hub.publish import api, card_metadata, hub_endpoint, hub_errors
 from xamm_data.identifiers import is_name
 from xamm_models.errors import ImmutableSignatureError
 from xamm_models.machines.signatures import Signature, SignatureRegistry
@@ -187,9 +187,7 @@ def _recorded(repo_id: str, revision: str, token) -> dict[str, str]:
     card = _download(repo_id, "README.md", revision, token)
     text = open(card, "rb").read()
     check_hub_etag(card, text, f"{repo_id}@{revision}: README.md")
-    return (DatasetCard(text.decode("utf-8", "replace")).data.to_dict().get("xamm") or {}).get(
-        "files"
-    ) or {}
+    return card_metadata(text, f"{repo_id}@{revision}: README.md", "files")
 
 
 def _pull_one(
