@@ -81,6 +81,33 @@ def test_the_log_on_s3_is_verified_like_a_local_one(s3_env, frame):
     assert len(st.verify()) == 1
 
 
+def test_a_log_line_or_checkpoint_nested_too_deep_on_s3_is_refused_before_delta_rs(s3_env, frame):
+    """The screen before delta-rs opens a table reads an object store's log entries and the
+    footers of its checkpoints (ranged reads) as it reads a local table's."""
+    from deltalake import DeltaTable
+    from parquet_footer_writer import chain, parquet_file
+
+    env, client = s3_env
+    st = Store(f"s3://{BUCKET}/t5/store")
+    st.write(frame, "benchmark_runs")
+    DeltaTable(
+        f"s3://{BUCKET}/t5/store/benchmark_runs",
+        storage_options=st.location("benchmark_runs").storage_options,
+    ).create_checkpoint()
+    log = "t5/store/benchmark_runs/_delta_log/"
+    checkpoint = f"{log}{0:020d}.checkpoint.parquet"
+    good = client.get_object(Bucket=BUCKET, Key=checkpoint)["Body"].read()
+    client.put_object(Bucket=BUCKET, Key=checkpoint, Body=parquet_file(chain(100_000)))
+    with pytest.raises(CorruptLogError, match=f"{checkpoint}: its schema nests more than 64"):
+        st.machines()
+    client.put_object(Bucket=BUCKET, Key=checkpoint, Body=good)
+    assert st.machines() == ["example-node"]
+    entry = f"{log}{1:020d}.json"
+    client.put_object(Bucket=BUCKET, Key=entry, Body=b"[" * 100_000 + b"]" * 100_000 + b"\n")
+    with pytest.raises(CorruptLogError, match=f"{entry} line 1: JSON nested 100,000 levels deep"):
+        st.machines()
+
+
 def test_the_cli_takes_a_store_uri(s3_env, frame, capsys):
     from xamm_data.cli.commands import main as xamm
 

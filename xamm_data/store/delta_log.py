@@ -28,6 +28,7 @@ forward.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
@@ -40,7 +41,7 @@ import polars as pl
 
 from xamm_data.store.files import CorruptDataError
 from xamm_data.store.locations import TableLocation
-from xamm_data.store.parquet_depth import ParquetDepthError, checked_depth
+from xamm_data.store.parquet_depth import ParquetDepthError, checked_footer, footer_of
 
 LOG_DIR = "_delta_log"
 HEAD = "_xamm/head.json"
@@ -494,16 +495,17 @@ def nesting_problems(
 
 def _checkpoint_problems(kind: str, loc: TableLocation, names: list[str]) -> list[str]:
     """The checkpoints (Parquet files delta-rs reads before the entries after them) whose schema
-    nests deeper than polars' and delta-rs's readers survive (a local table's: an object store's
-    would be fetched whole to read a footer)."""
-    if loc.local is None:
-        return []
+    nests deeper than polars' and delta-rs's readers survive (each footer read alone: a seek, or
+    two ranged reads on an object store)."""
     problems = []
     for name in (n for n in names if _CHECKPOINT.match(n)):
+        rel = f"{LOG_DIR}/{name}"
         try:
-            checked_depth(loc.local / LOG_DIR / name, "")
+            checked_footer(footer_of(functools.partial(loc.read_tail, rel)), "")
         except ParquetDepthError as e:
-            problems.append(f"{kind}: {loc.display(f'{LOG_DIR}/{name}')}: {e}")
+            problems.append(f"{kind}: {loc.display(rel)}: {e}")
+        except FileNotFoundError:  # gone since the listing: delta-rs says what it misses
+            continue
     return problems
 
 

@@ -111,6 +111,24 @@ class TableLocation:
                 raise FileNotFoundError(f"{self.uri}/{rel}") from e
             raise
 
+    def read_tail(self, rel: str, n: int) -> bytes:
+        """The last ``n`` bytes of ``rel`` (all of it when shorter; one ranged read on an object
+        store); FileNotFoundError if it is not there."""
+        if self.local is not None:
+            with open(self.local / rel, "rb") as f:
+                size = f.seek(0, os.SEEK_END)
+                f.seek(max(size - n, 0))
+                return f.read(n)
+        fs, path = self._fs_path(rel)
+        try:
+            with fs.open_input_file(path) as f:
+                size = f.size()
+                return f.read_at(min(n, size), max(size - n, 0))
+        except OSError as e:
+            if "NoSuchKey" in str(e) or "not found" in str(e).lower():
+                raise FileNotFoundError(f"{self.uri}/{rel}") from e
+            raise
+
     def list_dir(self, rel: str) -> list[str]:
         """The names of the files directly in the table-relative directory ``rel`` ([] if it is not
         there)."""

@@ -18,13 +18,22 @@ from __future__ import annotations
 import io
 import os
 import struct
+from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
 
 from xamm_data.errors import XammError
 
-__all__ = ["MAX_DEPTH", "ParquetDepthError", "checked_depth", "read_parquet", "schema_depth"]
+__all__ = [
+    "MAX_DEPTH",
+    "ParquetDepthError",
+    "checked_depth",
+    "checked_footer",
+    "footer_of",
+    "read_parquet",
+    "schema_depth",
+]
 
 MAX_DEPTH = 64  # levels below the root; polars' reader was seen to fail at 400 (fine at 200)
 MAX_THRIFT_NESTING = 32  # parquet-format's deepest structure nests four
@@ -191,25 +200,56 @@ def _list_depth(r: _Compact) -> int:
     return deepest
 
 
+def footer_of(read_tail: Callable[[int], bytes]) -> bytes | None:
+    """A Parquet file's footer, from what reads the file's last ``n`` bytes (a seek on a local
+    file, a ranged read on an object store); None when it has none.
+
+    Args:
+        read_tail: ``n`` -> the file's last ``n`` bytes (fewer when the file is shorter).
+    """
+    tail = read_tail(8)
+    if len(tail) < 8 or tail[4:] != _MAGIC:
+        return None
+    (n,) = struct.unpack("<I", tail[:4])
+    got = read_tail(n + 12) if n > 0 else b""
+    # the file holds its leading magic, the footer, its length and the closing magic
+    return got[4 : 4 + n] if len(got) == n + 12 else None
+
+
 def _footer(source: str | Path | bytes) -> bytes | None:
     """A Parquet file's footer (a local path or the file's bytes); None when it has none."""
     if isinstance(source, bytes | bytearray | memoryview):
-        data = bytes(source[-8:])
-        if len(data) < 8 or data[4:] != _MAGIC:
-            return None
-        (n,) = struct.unpack("<I", data[:4])
-        return bytes(source[-8 - n : -8]) if 0 < n <= len(source) - 12 else None
+        data = memoryview(source)
+        return footer_of(lambda n: bytes(data[-n:]) if n <= len(data) else b"")
     with open(source, "rb") as f:
         size = f.seek(0, os.SEEK_END)
-        if size < 12:
-            return None
-        f.seek(size - 8)
-        tail = f.read(8)
-        (n,) = struct.unpack("<I", tail[:4])
-        if tail[4:] != _MAGIC or not 0 < n <= size - 12:
-            return None
-        f.seek(size - 8 - n)
-        return f.read(n)
+
+        def read_tail(n: int) -> bytes:
+            if n > size:
+                return b""
+            f.seek(size - n)
+            return f.read(n)
+
+        return footer_of(read_tail)
+
+
+def checked_footer(footer: bytes | None, label: str | None) -> None:
+    """Refuse a footer whose schema (or Thrift structure) nests too deep.
+
+    Args:
+        footer: a Parquet file's footer (None: none, nothing to check).
+        label: how the error names the file (None: no name).
+
+    Raises:
+        ParquetDepthError: it nests too deep.
+    """
+    try:
+        depth = None if footer is None else schema_depth(footer)
+    except ParquetDepthError as e:
+        raise ParquetDepthError(f"{label}: {e}" if label else str(e)) from None
+    if depth is not None and depth > MAX_DEPTH:
+        what = f"its schema nests more than {MAX_DEPTH} levels deep (an xamm table nests four)"
+        raise ParquetDepthError(f"{label}: {what}" if label else what)
 
 
 def checked_depth(source: str | Path | bytes, name: str | None = None) -> None:
@@ -228,14 +268,9 @@ def checked_depth(source: str | Path | bytes, name: str | None = None) -> None:
     label = name if name is not None else (None if isinstance(source, bytes) else str(source))
     try:
         footer = _footer(source)
-        depth = None if footer is None else schema_depth(footer)
     except OSError:  # a file that cannot be opened: polars says so, naming it
         return
-    except ParquetDepthError as e:
-        raise ParquetDepthError(f"{label}: {e}" if label else str(e)) from None
-    if depth is not None and depth > MAX_DEPTH:
-        what = f"its schema nests more than {MAX_DEPTH} levels deep (an xamm table nests four)"
-        raise ParquetDepthError(f"{label}: {what}" if label else what)
+    checked_footer(footer, label)
 
 
 def read_parquet(source: str | Path | bytes, name: str | None = None, **kwargs) -> pl.DataFrame:
