@@ -324,3 +324,20 @@ def _metadata_ok(m) -> bool:
         and all(isinstance(k, str) and k.strip() and isinstance(v, str) for k, v in sp.items())
         for c, sp in values.items()
     )
+
+
+def parquet_nesting_ok(data: bytes, limit: int = 64) -> bool | None:
+    """Whether a Parquet file's schema nests at most ``limit`` levels below its root, as pyarrow's
+    own reader of the footer lists each leaf's path (pyarrow refuses a schema deeper than 100
+    itself); None where pyarrow cannot read the footer at all (a named refusal is right then, and
+    so is a read)."""
+    import io
+
+    import pyarrow.parquet as pq
+
+    try:
+        md = pq.read_metadata(io.BytesIO(data))
+    except (OSError, ValueError) as e:  # pyarrow's IOError and ArrowInvalid
+        return False if "too deeply nested" in str(e) else None
+    paths = [md.schema.column(i).path for i in range(md.num_columns)]
+    return max((len(p.split(".")) for p in paths), default=0) <= limit

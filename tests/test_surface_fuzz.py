@@ -2,8 +2,8 @@
 machine registry, an ``xamm.toml``'s ``[node]``, certificates, Hub pulls of certificates and
 histories, Benchpark/Ramble workspaces, ``xamm report``'s (machine names that become pages,
 certificate text that becomes HTML, the folder it replaces), the recorded hashes of unchanged
-files a rerun of an ingest trusts, ``xamm run`` configs, ``xamm-ingest table`` column mappings
-and an ``xamm.toml``'s own fields.
+files a rerun of an ingest trusts, ``xamm run`` configs, ``xamm-ingest table`` column mappings,
+an ``xamm.toml``'s own fields, and the Parquet files users hand to xamm's readers.
 
 Each case mutates a valid input in one way the campaign's seeded generator picks, runs the real
 code on it and judges the outcome against an **independent** oracle written here (what the input
@@ -41,6 +41,7 @@ from surface_oracles import NAME as NAME_OK
 from surface_oracles import (
     comparison_of,
     criteria_ok,
+    parquet_nesting_ok,
     registry_record_ok,
     run_config_ok,
     run_dir_config_ok,
@@ -64,6 +65,7 @@ CASES = {
     "run config": 52,
     "column mapping": 56,
     "xamm.toml": 42,
+    "parquet files": 48,
 }
 OUTCOMES = ("taken", "refused", "silent", "false alarm", "traceback", "outside")
 
@@ -872,6 +874,65 @@ def mapping_case(rng: random.Random, tmp: Path) -> tuple[str, str]:
     return kind, ("taken" if rep.frame.height == 1 else "silent") if good else "silent"
 
 
+# -- Parquet files users hand over ---------------------------------------------------------------
+
+PARQUET_DEPTHS = (1, 2, 4, 8, 63, 64, 65, 100, 101, 400, 100_000)
+PARQUET_DAMAGE = ("none", "none", "none", "a footer byte flipped", "footer cut", "length wrong")
+PARQUET_READERS = ("xamm-ingest table", "xamm predict's regions table", "a profiles file")
+_PARQUET_CYCLE = itertools.cycle(PARQUET_READERS)
+
+
+def _damaged(data: bytes, damage: str, rng: random.Random) -> bytes:
+    b = bytearray(data)
+    n = int.from_bytes(b[-8:-4], "little")
+    if damage == "a footer byte flipped":
+        b[rng.randrange(len(b) - 8 - n, len(b) - 8)] ^= 1 << rng.randrange(8)
+    elif damage == "footer cut":
+        del b[len(b) - 8 - rng.randrange(1, n) : len(b) - 8]
+    elif damage == "length wrong":
+        b[-8:-4] = rng.choice((0, n + 1, n - 1, 2**31)).to_bytes(4, "little")
+    return bytes(b)
+
+
+def parquet_case(rng: random.Random, tmp: Path) -> tuple[str, str]:
+    """One Parquet file written from the format's definition (tests/parquet_footer_writer.py): a
+    schema of a seeded depth, its fields in either order, a leaf's ``logicalType`` nesting Thrift
+    structures or not, perhaps damaged; handed to one reader of a user's Parquet file in turn."""
+    from parquet_footer_writer import chain, parquet_file
+
+    from xamm_data.store.parquet_depth import ParquetDepthError
+    from xamm_ingest import read_profiles
+    from xamm_ingest.readers.table_regions import read_table_regions
+    from xamm_models.profile_input import read_profiles_file
+
+    depth, damage = rng.choice(PARQUET_DEPTHS), rng.choice(PARQUET_DAMAGE)
+    schema = chain(depth, logical_nesting=rng.choice((0, 0, 3, 100_000)))
+    data = _damaged(parquet_file(schema, metadata_first=rng.random() < 0.5), damage, rng)
+    path = tmp / "given.parquet"
+    path.write_bytes(data)
+    reader = next(_PARQUET_CYCLE)
+    good = parquet_nesting_ok(data)
+    try:
+        if reader == "xamm-ingest table":
+            (tmp / "map.toml").write_text('[columns]\napp = "a"\nmachine = "m"\nruntime_s = "t"\n')
+            said = [
+                r.reason for r in read_profiles("table", path, mapping=tmp / "map.toml").rejected
+            ]
+        else:
+            (read_table_regions if reader.startswith("xamm predict") else read_profiles_file)(path)
+            said = []
+    except (ValueError, ParquetDepthError) as e:
+        said = [str(e)]
+    deep = any("nests" in m or "not the FileMetaData" in m for m in said)
+    named = bool(said) and all(str(path) in m for m in said)
+    kind = f"{reader}: {damage}"
+    if good is False:
+        return kind, "refused" if deep and named else "silent"
+    if good is True:  # past the depth gate: what its columns make of it is the reader's to say
+        return kind, "false alarm" if deep else "taken"
+    return kind, "refused" if said and named else ("taken" if not said else "silent")
+
+
 # -- the campaign --------------------------------------------------------------------------------
 
 
@@ -893,8 +954,9 @@ def _listing() -> set[Path]:
 
 def campaign(tmp: Path, monkeypatch_home) -> dict[str, Counter]:
     """Every class's seeded cases; {class: Counter of mutations and outcomes}."""
-    global _CYCLE, _RUN_CYCLE, _MAPPING_CYCLE, _RUN_DIR_CYCLE
+    global _CYCLE, _RUN_CYCLE, _MAPPING_CYCLE, _RUN_DIR_CYCLE, _PARQUET_CYCLE
     rng, _CYCLE = random.Random(SEED), itertools.cycle(CERT_MUTATIONS)
+    _PARQUET_CYCLE = itertools.cycle(PARQUET_READERS)
     _RUN_CYCLE = itertools.cycle(RUN_MUTATIONS)
     _MAPPING_CYCLE = itertools.cycle(MAPPING_MUTATIONS)
     _RUN_DIR_CYCLE = itertools.cycle(RUN_DIR_MUTATIONS)
@@ -910,6 +972,7 @@ def campaign(tmp: Path, monkeypatch_home) -> dict[str, Counter]:
         "run config": run_config_case,
         "column mapping": mapping_case,
         "xamm.toml": run_dir_case,
+        "parquet files": parquet_case,
     }
     for cls, fn in runners.items():
         for i in range(CASES[cls]):
@@ -969,7 +1032,12 @@ INTRO = (
     "agree with the lies): `refused` names the repo and registers nothing. `file hashes` damages "
     "the recorded hashes of unchanged files one way and changes one file in place: `refused` is "
     "a rerun that reads exactly the changed file and every file whose record the damage touched "
-    "and commits only the change (`taken`: the same, no record touched)."
+    "and commits only the change (`taken`: the same, no record touched). `parquet files` hands "
+    "files written from parquet-format's definition (a schema of a seeded depth, its fields in "
+    "either order, perhaps damaged) to the readers of a user's Parquet file: `refused` names the "
+    "file and its depth when it nests past 64 levels (or names the file where pyarrow cannot "
+    "read the footer either), `taken` passes a file within the depth on to the reader, whatever "
+    "its columns then make of it."
 )
 
 

@@ -110,23 +110,39 @@ def test_thrift_structures_nested_past_the_format_s_are_refused():
         checked_depth(data)
 
 
-@pytest.mark.parametrize(
-    "damage", ["truncated", "no magic", "length past the file", "garbage footer"]
-)
-def test_a_footer_the_check_cannot_follow_is_left_to_polars_to_refuse(damage):
-    """What is no Parquet footer at all is polars' to report (its error, never a crash)."""
+@pytest.mark.parametrize("damage", ["truncated", "no magic", "length past the file"])
+def test_a_file_without_a_footer_is_left_to_polars_to_refuse(damage):
+    """What holds no footer at all is polars' to report (its error, never a crash)."""
     data = bytearray(parquet_file(chain(3)))
     if damage == "truncated":
         data = data[: len(data) // 2]
     elif damage == "no magic":
         data[-4:] = b"XXXX"
-    elif damage == "length past the file":
-        data[-8:-4] = (len(data) * 2).to_bytes(4, "little")
     else:
-        data[4:-8] = b"\xff" * (len(data) - 12)
+        data[-8:-4] = (len(data) * 2).to_bytes(4, "little")
     checked_depth(bytes(data))
     with pytest.raises(pl.exceptions.PolarsError):
         pl.read_parquet(bytes(data))
+
+
+@pytest.mark.parametrize("damage", ["garbage", "no schema", "shifted a byte", "over the magic"])
+def test_a_footer_that_cannot_be_walked_is_refused(damage):
+    """A footer the check cannot walk as parquet-format's ``FileMetaData`` is refused: another
+    reader may walk such bytes further, down to a schema it would not survive."""
+    data = bytearray(parquet_file(chain(DEEP)))
+    n = int.from_bytes(data[-8:-4], "little")
+    if damage == "garbage":
+        data[4:-8] = b"\xff" * (len(data) - 12)
+    elif damage == "no schema":
+        data = bytearray(b"PAR1" + b"\x15\x02\x00" + (3).to_bytes(4, "little") + b"PAR1")
+    elif damage == "shifted a byte":
+        data[-8:-4] = (n - 1).to_bytes(4, "little")
+    else:  # a length reaching over the leading magic: a footer all the same, to a reader
+        data[-8:-4] = (n + 1).to_bytes(4, "little")
+    with pytest.raises(
+        ParquetDepthError, match="not the FileMetaData parquet-format defines|nests"
+    ):
+        checked_depth(bytes(data))
 
 
 def test_a_store_data_file_nested_too_deep_is_corrupt_data_named_by_table_and_file(tmp_path):

@@ -8,9 +8,11 @@ is 100) but costs more to import than most commands spend. The footer's schema i
 number of its children, so its depth is counted here without recursion, and a file nesting deeper
 than :data:`MAX_DEPTH` is refused before polars opens it.
 
-A footer this reader cannot follow (a truncated file, another format, an encrypted footer) is left
-to polars, which reports it; only a footer whose Thrift structures nest deeper than parquet-format's
-own (:data:`MAX_THRIFT_NESTING`) is refused here too.
+A file without a plain footer (no closing magic, a length past the file, an encrypted footer) is
+left to polars, which reports it. A footer this reader cannot walk as parquet-format's
+``FileMetaData`` (damaged bytes, no schema), or whose Thrift structures nest deeper than the
+format's own (:data:`MAX_THRIFT_NESTING`), is refused too: another reader may walk such bytes
+further than this one, down to a schema it would not survive.
 """
 
 from __future__ import annotations
@@ -41,8 +43,9 @@ _MAGIC = b"PAR1"
 
 
 class ParquetDepthError(XammError, ValueError):
-    """A Parquet file whose schema (or footer) nests deeper than xamm hands to polars (the store
-    reports one among its files as a :class:`~xamm_data.store.files.CorruptDataError`)."""
+    """A Parquet file xamm does not hand to polars: its schema (or footer) nests too deep, or its
+    footer cannot be walked (the store reports one among its files as a
+    :class:`~xamm_data.store.files.CorruptDataError`)."""
 
 
 class _Unreadable(XammError):
@@ -154,15 +157,16 @@ def _children(r: _Compact) -> int:
     return children
 
 
-def schema_depth(footer: bytes) -> int | None:
+def schema_depth(footer: bytes) -> int:
     """The levels a footer's schema nests below its root, counted until :data:`MAX_DEPTH` is
-    passed; None for a footer this reader cannot follow.
+    passed.
 
     Args:
         footer: the ``FileMetaData`` bytes (between the data and the footer's length).
 
     Raises:
-        ParquetDepthError: the footer's Thrift structures nest past parquet-format's.
+        ParquetDepthError: the footer is no ``FileMetaData`` with a schema, or its Thrift
+            structures nest past parquet-format's.
     """
     r = _Compact(footer)
     try:
@@ -173,12 +177,14 @@ def schema_depth(footer: bytes) -> int | None:
                 return _list_depth(r)
             r.skip(kind)
     except _Unreadable:
-        return None
+        pass
     except _TooDeep:
         raise ParquetDepthError(
             f"its footer nests Thrift structures past {MAX_THRIFT_NESTING} levels"
         ) from None
-    return None
+    raise ParquetDepthError(
+        "its footer is not the FileMetaData parquet-format defines (a damaged file, or not Parquet)"
+    )
 
 
 def _list_depth(r: _Compact) -> int:
@@ -211,9 +217,10 @@ def footer_of(read_tail: Callable[[int], bytes]) -> bytes | None:
     if len(tail) < 8 or tail[4:] != _MAGIC:
         return None
     (n,) = struct.unpack("<I", tail[:4])
-    got = read_tail(n + 12) if n > 0 else b""
-    # the file holds its leading magic, the footer, its length and the closing magic
-    return got[4 : 4 + n] if len(got) == n + 12 else None
+    # the footer as a reader finds it: the n bytes before its length (over the leading magic, in
+    # a file that lies about it), where the file holds them
+    got = read_tail(n + 8) if n > 0 else b""
+    return got[:n] if len(got) == n + 8 else None
 
 
 def _footer(source: str | Path | bytes) -> bytes | None:
