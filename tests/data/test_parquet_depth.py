@@ -70,6 +70,35 @@ def test_the_depth_read_from_the_footer_is_pyarrows(shape):
         assert schema_depth(_footer(data)) == 4
 
 
+@pytest.mark.parametrize(
+    "options", [{}, {"compression": "zstd", "write_page_index": True}, {"version": "1.0"}]
+)
+def test_the_depth_of_pyarrow_s_files_of_every_kind_of_column_is_pyarrow_s(options):
+    """Decimals, zoned times, dictionaries, maps, fixed-size binaries and nested lists written by
+    pyarrow (statistics, page indexes, the older format): the footer is walked to the depth
+    pyarrow reads."""
+    import datetime
+    import decimal
+
+    import pyarrow as pa
+
+    table = pa.table(
+        {
+            "dec": pa.array([decimal.Decimal("1.23")], pa.decimal128(10, 2)),
+            "ts": pa.array([datetime.datetime(2020, 1, 1)], pa.timestamp("us", tz="UTC")),
+            "dict": pa.array(["a"]).dictionary_encode(),
+            "map": pa.array([[("k", 1)]], pa.map_(pa.string(), pa.int64())),
+            "fixed": pa.array([b"abcd"], pa.binary(4)),
+            "nested": pa.array([{"a": [{"b": [1, 2]}]}]),
+        }
+    )
+    buf = io.BytesIO()
+    pq.write_table(table, buf, **options)
+    data = buf.getvalue()
+    assert schema_depth(_footer(data)) == _pyarrow_depth(data) == 7
+    checked_depth(data)
+
+
 @pytest.mark.parametrize("metadata_first", [False, True])
 @pytest.mark.parametrize("depth", [1, 3, MAX_DEPTH])
 def test_a_footer_written_by_the_format_s_definition_reads_the_same_in_polars(
