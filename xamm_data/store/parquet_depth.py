@@ -49,7 +49,7 @@ class ParquetDepthError(XammError, ValueError):
 
 
 class _Unreadable(XammError):
-    """The footer is not what this reader follows (polars is left to say why)."""
+    """The footer cannot be walked as a ``FileMetaData`` (the file is refused)."""
 
 
 class _TooDeep(XammError):
