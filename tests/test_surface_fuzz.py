@@ -878,7 +878,12 @@ def mapping_case(rng: random.Random, tmp: Path) -> tuple[str, str]:
 
 PARQUET_DEPTHS = (1, 2, 4, 8, 63, 64, 65, 100, 101, 400, 100_000)
 PARQUET_DAMAGE = ("none", "none", "none", "a footer byte flipped", "footer cut", "length wrong")
-PARQUET_READERS = ("xamm-ingest table", "xamm predict's regions table", "a profiles file")
+PARQUET_READERS = (
+    "xamm-ingest table",
+    "xamm predict's regions table",
+    "a profiles file",
+    "a run config's samples",
+)
 _PARQUET_CYCLE = itertools.cycle(PARQUET_READERS)
 
 
@@ -904,6 +909,7 @@ def parquet_case(rng: random.Random, tmp: Path) -> tuple[str, str]:
     from xamm_ingest import read_profiles
     from xamm_ingest.readers.table_regions import read_table_regions
     from xamm_models.profile_input import read_profiles_file
+    from xamm_models.stored import load_app_samples
 
     depth, damage = rng.choice(PARQUET_DEPTHS), rng.choice(PARQUET_DAMAGE)
     schema = chain(depth, logical_nesting=rng.choice((0, 0, 3, 100_000)))
@@ -919,7 +925,11 @@ def parquet_case(rng: random.Random, tmp: Path) -> tuple[str, str]:
                 r.reason for r in read_profiles("table", path, mapping=tmp / "map.toml").rejected
             ]
         else:
-            (read_table_regions if reader.startswith("xamm predict") else read_profiles_file)(path)
+            {
+                "xamm predict's regions table": read_table_regions,
+                "a profiles file": read_profiles_file,
+                "a run config's samples": load_app_samples,
+            }[reader](path)
             said = []
     except (ValueError, ParquetDepthError) as e:
         said = [str(e)]

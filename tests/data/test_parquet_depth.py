@@ -23,6 +23,7 @@ from xamm_data.store.locations import TableLocation
 from xamm_data.store.parquet_depth import (
     MAX_DEPTH,
     ParquetDepthError,
+    UnreadableParquetError,
     checked_depth,
     read_parquet,
     schema_depth,
@@ -217,3 +218,15 @@ def test_a_store_checkpoint_nested_too_deep_is_refused_before_delta_rs_opens_the
     checkpoint.write_bytes(parquet_file(chain(DEEP)))
     with pytest.raises(CorruptLogError, match=f"benchmark_runs: .*{checkpoint.name}: {SAID}"):
         load_dataset("example-node", store=tmp_path)
+
+
+def test_a_file_polars_cannot_read_is_named_where_the_caller_names_none(tmp_path):
+    """A run config's samples (and what else reads with ``read_parquet`` and no name of its own)
+    get the file's name with polars' reason; a caller that names the file itself (``name=""``)
+    gets polars' own error to wrap."""
+    path = tmp_path / "samples.parquet"
+    path.write_bytes(b"PAR1 not a Parquet file PAR1"[:-4] + b"XXXX")
+    with pytest.raises(UnreadableParquetError, match=f"^{path}: cannot read it as Parquet"):
+        load_app_samples(path)
+    with pytest.raises(pl.exceptions.PolarsError):
+        read_parquet(path, "")

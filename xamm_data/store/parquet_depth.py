@@ -30,6 +30,7 @@ from xamm_data.errors import XammError
 __all__ = [
     "MAX_DEPTH",
     "ParquetDepthError",
+    "UnreadableParquetError",
     "checked_depth",
     "checked_footer",
     "footer_of",
@@ -46,6 +47,10 @@ class ParquetDepthError(XammError, ValueError):
     """A Parquet file xamm does not hand to polars: its schema (or footer) nests too deep, or its
     footer cannot be walked (the store reports one among its files as a
     :class:`~xamm_data.store.files.CorruptDataError`)."""
+
+
+class UnreadableParquetError(XammError, ValueError):
+    """A file polars cannot read as Parquet (damaged, or another format), named."""
 
 
 class _Unreadable(XammError):
@@ -285,8 +290,24 @@ def read_parquet(source: str | Path | bytes, name: str | None = None, **kwargs) 
 
     Args:
         source: a path or the file's bytes.
-        name: how an error names the file.
+        name: how an error names the file (None: by its path; ``""``: the caller names it, and
+            polars' own error is raised for a file it cannot read).
         **kwargs: what ``pl.read_parquet`` takes.
+
+    Raises:
+        ParquetDepthError: nested too deep.
+        UnreadableParquetError: polars cannot read it (with ``name`` not ``""``).
     """
     checked_depth(source, name)
-    return pl.read_parquet(io.BytesIO(source) if isinstance(source, bytes) else source, **kwargs)
+    try:
+        return pl.read_parquet(
+            io.BytesIO(source) if isinstance(source, bytes) else source, **kwargs
+        )
+    except (pl.exceptions.PolarsError, OSError) as e:
+        if name == "":
+            raise
+        label = name or ("the given bytes" if isinstance(source, bytes) else str(source))
+        first = str(e).strip().splitlines()[0][:160] if str(e).strip() else ""
+        raise UnreadableParquetError(
+            f"{label}: cannot read it as Parquet ({type(e).__name__}: {first})"
+        ) from None
