@@ -76,12 +76,14 @@ def parquet_bytes(df: pl.DataFrame, schema: TableSchema) -> bytes:
     return buf.getvalue()
 
 
-def footer_metadata(source: str | Path | bytes) -> dict | None:
+def footer_metadata(source: str | Path | bytes, name: str | None = None) -> dict | None:
     """The ``xamm`` metadata of a Parquet file (a path or its bytes), or None when it has none.
 
     Read from the footer's key-value metadata, where xamm's writer puts it and where pyarrow's
-    writer (earlier xamm versions) put it beside the Arrow schema's copy."""
-    checked_depth(source)
+    writer (earlier xamm versions) put it beside the Arrow schema's copy; the footer's depth is
+    checked first (:func:`~xamm_data.store.parquet_depth.checked_depth`, naming the file
+    ``name``)."""
+    checked_depth(source, name)
     md = pl.read_parquet_metadata(io.BytesIO(source) if isinstance(source, bytes) else source)
     raw = md.get(METADATA_KEY)
     return None if raw is None else json.loads(raw)

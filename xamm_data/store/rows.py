@@ -10,7 +10,6 @@ from pathlib import Path
 import polars as pl
 
 from xamm_data.store.files import footer_metadata
-from xamm_data.store.parquet_depth import checked_depth
 from xamm_data.store.reports import config_key
 from xamm_data.tables.schema import TableSchema, get_table
 from xamm_data.tables.validate import ValidationError, validate
@@ -90,8 +89,7 @@ def read_parquet_checked(
     """Read a Parquet file written by xamm (a path, or its bytes called ``name``) and check its
     schema version against this xamm's."""
     schema = get_table(kind)
-    checked_depth(path, name)
-    info = footer_metadata(path)
+    info = footer_metadata(path, name)
     if info is not None:
         major = info.get("schema_version", "0").split(".")[0]
         if info.get("table") != kind or major != schema.version.split(".")[0]:
