@@ -171,6 +171,53 @@ def test_identical_copies_of_a_file_count_once(tmp_path, sample_frame):
     assert st.read("benchmark_runs", "example-node").height == sample_frame.height
 
 
+def _dedupe_by_window(df: pl.DataFrame) -> pl.DataFrame:
+    """The copies rule as its definition says it, on every frame (no shortcut)."""
+    from xamm_data.store.reports import config_key
+
+    first = pl.col("source_path").first().over([*config_key(BENCHMARK_RUNS), "source_sha256"])
+    return df.sort("source_path", maintain_order=True).filter(pl.col("source_path") == first)
+
+
+def test_the_copies_rule_gives_what_its_definition_gives_on_seeded_frames():
+    """``dedupe_sources`` skips its window where no hash is held under two paths: on 400 seeded
+    frames (paths in order or not, a hash under one path or several, a configuration repeated,
+    null paths and hashes) it gives the rows, in the order, that the window gives."""
+    import random
+
+    from xamm_data.store.reports import config_key
+    from xamm_data.store.rows import dedupe_sources
+
+    key = config_key(BENCHMARK_RUNS)
+    rng = random.Random(20261130)
+    kept_all = 0
+    for _ in range(400):
+        n, files = rng.randint(1, 30), rng.randint(1, 6)
+        path = [rng.choice([f"r/{k}.cali" for k in range(files)] + [None] * rng.randint(0, 1))]
+        sha = {f"r/{k}.cali": rng.choice("abcdef"[: rng.randint(1, 6)]) for k in range(files)}
+        rows = []
+        for _ in range(n):
+            p = rng.choice(path) if rng.random() < 0.3 else rng.choice(list(sha) + path)
+            s = None if rng.random() < 0.05 else sha.get(p, "z")
+            conf = {c: rng.choice(["x", "y"]) for c in key}
+            rows.append({**conf, "source_path": p, "source_sha256": s, "n": len(rows)})
+        df = pl.DataFrame(
+            rows,
+            schema={
+                **dict.fromkeys(key, pl.String),
+                "source_path": pl.String,
+                "source_sha256": pl.String,
+                "n": pl.Int64,
+            },
+        )
+        if rng.random() < 0.5:
+            df = df.sort("source_path", maintain_order=True)
+        got, want = dedupe_sources(df, BENCHMARK_RUNS), _dedupe_by_window(df)
+        assert got.equals(want), (df, got, want)
+        kept_all += got.height == df.height
+    assert 50 < kept_all < 400  # frames with copies dropped and frames without
+
+
 def test_unknown_kind_and_missing_partition(tmp_path):
     st = Store(tmp_path / "s")
     with pytest.raises(ValueError, match="unknown data kind"):

@@ -79,6 +79,12 @@ def dedupe_sources(df: pl.DataFrame, schema: TableSchema) -> pl.DataFrame:
     """
     if df.is_empty():
         return df
+    paths = df.get_column("source_path")
+    # nearly always no hash is held under two paths: nothing to drop, and the rows are in path
+    # order already when their files were read in it (the window and the sort move every column)
+    pairs = df.select("source_sha256", "source_path").unique()
+    if not (paths.has_nulls() or pairs.get_column("source_sha256").is_duplicated().any()):
+        return df if paths.is_sorted() else df.sort("source_path", maintain_order=True)
     first = pl.col("source_path").first().over([*config_key(schema), "source_sha256"])
     return df.sort("source_path", maintain_order=True).filter(pl.col("source_path") == first)
 
