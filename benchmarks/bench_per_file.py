@@ -10,9 +10,10 @@ both alike), the median of ``--runs`` such passes:
 
 * **the parser**: :func:`xamm_ingest.readers.caliper_files.load_profile` on each file (read,
   decode, parse the ``.cali`` stream into records, globals and attribute metadata);
-* **the per-file path**: what a worker does for each source of ``xamm-ingest caliper``: hash it and
-  read it into its ``app_profiles`` row (:func:`xamm_ingest.pipeline.stages.read_chunk` on hashed
-  tasks: regions, times, metadata, the row).
+* **the per-file path**: what ``xamm-ingest caliper`` does for each source: hash it (in the main
+  process for local workers, on the worker under Dask) and read it into its ``app_profiles`` row
+  (:func:`xamm_ingest.pipeline.stages.read_chunk` on hashed tasks: regions, times, metadata, the
+  row).
 
 The target: the per-file path at most 1.5x the parser. Beside them, the machine's floor: the CPU
 seconds of ``python -c pass`` as a process (the median of 7), and where the path's CPU goes: in
