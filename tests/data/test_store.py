@@ -190,32 +190,30 @@ def test_the_copies_rule_gives_what_its_definition_gives_on_seeded_frames():
 
     key = config_key(BENCHMARK_RUNS)
     rng = random.Random(20261130)
-    kept_all = 0
+    kept_all = no_copy = 0
     for _ in range(400):
-        n, files = rng.randint(1, 30), rng.randint(1, 6)
-        path = [rng.choice([f"r/{k}.cali" for k in range(files)] + [None] * rng.randint(0, 1))]
-        sha = {f"r/{k}.cali": rng.choice("abcdef"[: rng.randint(1, 6)]) for k in range(files)}
+        names = [f"r/{k}.cali" for k in range(rng.randint(1, 6))]
+        # few hash letters: two files often hold the same bytes
+        sha = {p: rng.choice("abcdef"[: rng.randint(1, 6)]) for p in names}
         rows = []
-        for _ in range(n):
-            p = rng.choice(path) if rng.random() < 0.3 else rng.choice(list(sha) + path)
+        for i in range(rng.randint(1, 30)):
+            p = None if rng.random() < 0.05 else rng.choice(names)
             s = None if rng.random() < 0.05 else sha.get(p, "z")
-            conf = {c: rng.choice(["x", "y"]) for c in key}
-            rows.append({**conf, "source_path": p, "source_sha256": s, "n": len(rows)})
-        df = pl.DataFrame(
-            rows,
-            schema={
-                **dict.fromkeys(key, pl.String),
-                "source_path": pl.String,
-                "source_sha256": pl.String,
-                "n": pl.Int64,
-            },
-        )
+            # two of the configuration's columns vary: a copy's rows meet their original's
+            conf = {c: rng.choice("xy") if c in key[:2] else "x" for c in key}
+            rows.append({**conf, "source_path": p, "source_sha256": s, "n": i})
+        schema = {**dict.fromkeys([*key, "source_path", "source_sha256"], pl.String), "n": pl.Int64}
+        df = pl.DataFrame(rows, schema=schema)
         if rng.random() < 0.5:
             df = df.sort("source_path", maintain_order=True)
         got, want = dedupe_sources(df, BENCHMARK_RUNS), _dedupe_by_window(df)
         assert got.equals(want), (df, got, want)
         kept_all += got.height == df.height
-    assert 50 < kept_all < 400  # frames with copies dropped and frames without
+        held = {(r["source_sha256"], r["source_path"]) for r in rows}
+        one_path = len({h for h, _ in held}) == len(held) and None not in {p for _, p in held}
+        no_copy += one_path
+    # frames with copies dropped and frames without; frames where no hash has two paths
+    assert 50 < kept_all < 400 and no_copy > 50
 
 
 def test_unknown_kind_and_missing_partition(tmp_path):
