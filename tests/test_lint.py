@@ -152,7 +152,8 @@ def _public_api():
             if inspect.isfunction(obj):
                 found[f"{obj.__module__}.{obj.__qualname__}"] = obj
             elif inspect.isclass(obj) and obj.__module__.startswith("xamm"):
-                for attr, member in vars(obj).items():
+                # a copy: a model built on first use adds to its class as it builds
+                for attr, member in list(vars(obj).items()):
                     fn = getattr(member, "__func__", member)
                     if inspect.isfunction(fn) and not attr.startswith("_"):
                         found[f"{obj.__module__}.{obj.__qualname__}.{attr}"] = fn

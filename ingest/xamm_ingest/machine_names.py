@@ -99,7 +99,8 @@ class RunDirConfig(BaseModel):
     their own metadata wins).
     """
 
-    model_config = ConfigDict(extra="forbid")
+    # built when first used: most commands find no run directory's xamm.toml
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     machine: str | None = None
     compiler: str | None = None

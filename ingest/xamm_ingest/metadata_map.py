@@ -112,7 +112,8 @@ class MetadataMap(BaseModel):
     value onto one name (``{"input_type": {"1% Perturbed": "perturbed"}}``).
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # built when first used: a RAJAPerf ingest imports it and never maps a profile's metadata
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     DEFAULTS: ClassVar[dict[str, tuple[str, ...]]] = _DEFAULT_KEYS
 
     variant: tuple[str, ...] = ()

@@ -101,3 +101,41 @@ def test_the_allocator_is_left_alone_once_polars_has_loaded(monkeypatch):
     assert "polars" in sys.modules  # the test session loaded it: too late to set
     assert free_pages_at_once() is False
     assert "_RJEM_MALLOC_CONF" not in os.environ
+
+
+PYDANTIC_SEARCH = """
+import sys
+from xamm_data.cli.tools import console_script
+
+def main():
+    import pydantic
+    from pydantic.plugin import _loader
+
+    class Model(pydantic.BaseModel):
+        x: int = 1
+
+    Model()
+    print("searched" if _loader._plugins is not None else "not searched", flush=True)
+    return 0
+
+console_script(main)() if sys.argv[1] == "command" else main()
+"""
+
+
+@pytest.mark.parametrize(
+    ("mode", "user", "searched"),
+    [("command", None, False), ("command", "", True), ("library", None, True)],
+)
+def test_a_command_makes_its_models_without_pydantic_s_plugin_search(
+    monkeypatch, mode, user, searched
+):
+    """In a console script pydantic looks for no plugins (a search of every installed package's
+    metadata when the first model is made); imported as a library, or with the user's own
+    ``PYDANTIC_DISABLE_PLUGINS`` (empty: every plugin), pydantic looks as it always does."""
+    monkeypatch.delenv("PYDANTIC_DISABLE_PLUGINS", raising=False)
+    if user is not None:
+        monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", user)
+    out = subprocess.run(
+        [sys.executable, "-c", PYDANTIC_SEARCH, mode], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == ("searched" if searched else "not searched"), out

@@ -216,6 +216,57 @@ def test_the_copies_rule_gives_what_its_definition_gives_on_seeded_frames():
     assert 25 < kept_all < 175 and no_copy > 25
 
 
+def _trials_by_sorting(df: pl.DataFrame) -> pl.DataFrame:
+    """The trial rule as its definition says it: the rows sorted by run date (unknown last), path,
+    hash and the reader's trial, numbered within each configuration, put back in their order."""
+    from xamm_data.store.reports import config_key
+
+    order = ["run_date", "source_path", "source_sha256", "trial"]
+    number = pl.int_range(pl.len(), dtype=pl.Int64).over(config_key(BENCHMARK_RUNS))
+    return (
+        df.with_row_index("_at")
+        .sort(order, nulls_last=True, maintain_order=True)
+        .with_columns(number.alias("trial"))
+        .sort("_at")
+        .drop("_at")
+    )
+
+
+def test_trials_are_numbered_as_their_definition_numbers_them_and_rows_keep_their_order():
+    """``renumber_trials`` ranks each row among its configuration's rows without moving a row: on
+    200 seeded frames (run dates repeated or unknown, paths and hashes alike or not, a
+    configuration's columns null or repeated, the reader's trials in any order) each row's trial is
+    the one sorting gives, and the rows are where they were."""
+    import random
+    from datetime import UTC, datetime
+
+    from xamm_data.store.reports import config_key
+    from xamm_data.store.rows import renumber_trials
+
+    key = config_key(BENCHMARK_RUNS)
+    order = ["run_date", "source_path", "source_sha256", "trial"]
+    rng = random.Random(20261130)
+    dates = [None, datetime(2022, 1, 1, tzinfo=UTC), datetime(2023, 5, 2, tzinfo=UTC)]
+    tied = 0
+    for _ in range(200):
+        rows = []
+        for i in range(rng.randint(1, 40)):
+            conf = {c: rng.choice(["x", "y", None]) if c in key[:2] else "x" for c in key}
+            rows.append({**conf, "run_date": rng.choice(dates), "n": i,
+                         "source_path": rng.choice([None, "a.cali", "b.cali"]),
+                         "source_sha256": rng.choice([None, "h1", "h2"]),
+                         "trial": rng.choice([0, 1, 2])})  # fmt: skip
+        schema = dict.fromkeys([*key, "source_path", "source_sha256"], pl.String)
+        schema |= {"run_date": pl.Datetime("us", "UTC"), "trial": pl.Int64, "n": pl.Int64}
+        df = pl.DataFrame(rows, schema=schema)
+        got, want = renumber_trials(df, BENCHMARK_RUNS), _trials_by_sorting(df)
+        assert got.equals(want), (df, got, want)
+        assert got.get_column("n").to_list() == list(range(df.height))
+        # rows alike in every ordering column and the configuration: their order decides
+        tied += df.select([*order, *key]).is_duplicated().any()
+    assert tied > 50
+
+
 def test_unknown_kind_and_missing_partition(tmp_path):
     st = Store(tmp_path / "s")
     with pytest.raises(ValueError, match="unknown data kind"):

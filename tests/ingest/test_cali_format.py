@@ -229,3 +229,64 @@ def test_each_record_holds_its_own_path_list():
     before = [list(p) for p in paths]
     paths[0].append("changed")
     assert [list(p) for p in paths[1:]] == before[1:]
+
+
+def test_a_file_of_nothing_but_whitespace_is_refused_as_empty_and_only_such_a_file(tmp_path):
+    """``load_cali`` calls a file empty exactly when ``bytes.strip()`` leaves nothing of it (ASCII
+    whitespace only: a NEL or NBSP byte is content), on seeded byte strings."""
+    import random
+
+    from xamm_ingest.errors import IngestError
+    from xamm_ingest.readers.caliper_files import load_cali
+
+    rng = random.Random(11)
+    alphabet = [b" ", b"\t", b"\r", b"\n", b"\x0b", b"\x0c", b"\x85", b"\xa0", b"x", b"\x00"]
+    empties = 0
+    for i in range(300):
+        data = b"".join(rng.choices(alphabet[: rng.randint(6, 10)], k=rng.randint(0, 6))) + b"\n"
+        f = tmp_path / f"{i}.cali"
+        f.write_bytes(data)
+        with pytest.raises(IngestError) as e:
+            load_cali(f)  # none of them is a profile: refused one way or another
+        empty = "empty file" in str(e.value)
+        assert empty == (not data.strip()), data
+        empties += empty
+    assert 20 < empties < 280
+
+
+def test_the_written_form_is_taken_exactly_where_ids_joined_by_single_equals_signs_are():
+    """The fast form of a ``ctx`` or ``globals`` line (id lists as runs of digits and ``=``, then
+    checked) takes exactly the lines, with the same fields, that the form with ids written
+    ``[0-9]+(?:=[0-9]+)*`` takes, on seeded lines of ids, empty ids, doubled and trailing ``=``."""
+    import random
+    import re
+
+    from xamm_ingest.readers import cali_format
+
+    strict = re.compile(
+        r"__rec=(ctx|globals)(?:,ref=([0-9]+(?:=[0-9]+)*))?"
+        r"(?:,attr=([0-9]+(?:=[0-9]+)*),data=([^,\\]*))?"
+    )
+    rng = random.Random(3)
+
+    def ids() -> str:
+        return "".join(rng.choice(["1", "23", "=", "=", ""]) for _ in range(rng.randint(0, 5)))
+
+    taken = 0
+    for _ in range(3000):
+        line = f"__rec={rng.choice(['ctx', 'globals', 'node'])}"
+        if rng.random() < 0.7:
+            line += f",ref={ids()}"
+        if rng.random() < 0.8:
+            data = rng.choice(["1.5=x", "", "a,b", "a\\\\,b", "2"])
+            line += f",attr={ids()},data={data}"
+        if rng.random() < 0.05:
+            line += rng.choice([",", "=", ",x=1"])
+        want = strict.fullmatch(line)
+        m = cali_format._WRITTEN.fullmatch(line)
+        got = m if m is not None and cali_format._ids(m[2]) and cali_format._ids(m[3]) else None
+        assert (got is None) == (want is None), line
+        if want is not None:
+            assert got.groups() == want.groups(), line
+            taken += 1
+    assert 300 < taken < 2700

@@ -288,7 +288,7 @@ def test_every_ingesting_format_reads_a_planned_source_into_rows(tmp_path, share
         res = fmt.read(plan.tasks[0], opts)
         assert isinstance(res, ReadResult), name
         formats_read = (
-            {r["source_format"] for r in res.rows}
+            {r["source_format"] for r in res.full_rows()}
             if res.rows
             else set(res.frame.get_column("source_format"))
         )

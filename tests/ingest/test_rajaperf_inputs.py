@@ -84,7 +84,7 @@ def test_npasses_gives_the_same_time_per_rep_as_the_csv(tmp_path):
         cluster="example-node",
         cmdline="[raja-perf.exe,--npasses,3,--size,1000]",
     )
-    row = next(r for r in read_caliper(Source.of(f)).rows if r["kernel"] == "Basic_DAXPY")
+    row = next(r for r in read_caliper(Source.of(f)).full_rows() if r["kernel"] == "Basic_DAXPY")
     assert row["npasses"] == 3 and row["time_per_rep_s"] == pytest.approx(1.0e-3)
     rep = read_rajaperf(d, machine="example-node", workers=1)
     assert rep.rejected == [] and rep.merged_rows == 3
@@ -122,8 +122,8 @@ def test_caliper_json_split_gives_the_same_rows(tmp_path):
     }
     j = tmp_path / "Base_Seq-default.json"
     j.write_text(json.dumps(doc))
-    a = read_caliper(Source.of(src)).rows
-    b = read_caliper(Source.of(j)).rows
+    a = read_caliper(Source.of(src)).full_rows()
+    b = read_caliper(Source.of(j)).full_rows()
 
     def strip(rows):
         drop = ("source_path", "source_sha256", "source_format")

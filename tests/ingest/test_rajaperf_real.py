@@ -124,7 +124,7 @@ def test_tutorial_quartz_nanoseconds_and_topdown(rajaperf_sets):
         / "GCC_1031_BaseSeq_O3_8388608_01.cali"
     )
     rec, _ = raw_record(f, ["RAJAPerf", "Basic", "Basic_COPY8"])
-    rows = read_caliper(Source.of(f)).rows
+    rows = read_caliper(Source.of(f)).full_rows()
     row = next(r for r in rows if r["kernel"] == "Basic_COPY8")
     ns = float(rec["inclusive#sum#time.duration.ns"])
     assert row["time_per_rep_s"] == pytest.approx(ns * 1e-9 / 50)
@@ -141,7 +141,7 @@ def test_older_layouts_tuning_leaves_and_adiak_kernel_info(rajaperf_sets):
     rec, g = raw_record(f, ["Base_CUDA", "Apps", "Apps_PRESSURE", "Apps_PRESSURE.block_128"])
     # a Python-literal dict written by RAJAPerf's Adiak support
     info = ast.literal_eval(g["Apps_PRESSURE"])
-    rows = [r for r in read_caliper(Source.of(f)).rows if r["kernel"] == "Apps_PRESSURE"]
+    rows = [r for r in read_caliper(Source.of(f)).full_rows() if r["kernel"] == "Apps_PRESSURE"]
     row = next(r for r in rows if r["tuning"] == "block_128")
     assert row["reps"] == info["Reps"] and row["problem_size"] == info["Problem size"]
     assert row["time_per_rep_s"] == pytest.approx(
@@ -152,7 +152,7 @@ def test_older_layouts_tuning_leaves_and_adiak_kernel_info(rajaperf_sets):
     # GCC 8.3.1 quartz: Base_Seq root, Kernel.default leaves, seconds without a unit attribute
     f = next((rajaperf_sets["tutorial_quartz"] / "GCC_831_BaseSeq_O3_08388608").glob("*.cali"))
     rec, _ = raw_record(f, ["Base_Seq", "Basic", "Basic_DAXPY", "Basic_DAXPY.default"])
-    row = next(r for r in read_caliper(Source.of(f)).rows if r["kernel"] == "Basic_DAXPY")
+    row = next(r for r in read_caliper(Source.of(f)).full_rows() if r["kernel"] == "Basic_DAXPY")
     assert row["tuning"] == "default" and row["variant"] == "Base_Seq"
     assert row["time_per_rep_s"] == pytest.approx(float(rec["inclusive#sum#time.duration"]) / 500)
 
@@ -331,7 +331,7 @@ def test_a_figure_written_as_text_reads_as_the_file_says_and_the_plans_hash_is_k
     f = tmp_path / src.name
     shutil.copy(src, f)
     want, _ = raw_record(f, ["RAJAPerf", "Basic", "Basic_COPY8"])
-    row = next(r for r in read_caliper(Source.of(f)).rows if r["kernel"] == "Basic_COPY8")
+    row = next(r for r in read_caliper(Source.of(f)).full_rows() if r["kernel"] == "Basic_COPY8")
     assert row["topdown_retiring"] == float(want["any#topdown.retiring"])
     assert row["problem_size"] == float(want["any#ProblemSize"])
     # each value of these attributes is written as text in the file itself
@@ -358,4 +358,4 @@ def test_a_figure_written_as_text_reads_as_the_file_says_and_the_plans_hash_is_k
     assert row["topdown_retiring"] is None and row.get("flops_per_rep") is None
     assert row["topdown_l1_bound"] == float(got["any#topdown.l1_bound"])
     assert row["problem_size"] == float(got["any#ProblemSize"])
-    assert {r["source_sha256"] for r in rows} == {"ab" * 32}
+    assert out.shared["source_sha256"] == "ab" * 32  # every row's, given once

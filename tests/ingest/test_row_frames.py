@@ -5,6 +5,7 @@ benchmarks/bench_archive.py)."""
 
 from __future__ import annotations
 
+import math
 import random
 from datetime import UTC, date, datetime, timedelta, timezone
 from pathlib import Path
@@ -140,3 +141,83 @@ def test_a_time_column_takes_the_microseconds_build_and_another_value_polars_bui
     assert fallbacks == []
     _same([{"app": "a", "run_date": aware.replace(tzinfo=None)}], TIMED)
     assert fallbacks == ["run_date"]
+
+
+SOURCE = {"src": pl.String, "x": pl.Float64, "n": pl.Int64, "at": pl.Datetime("us", "UTC"),
+          "regions": REGIONS, "y": pl.Float64}  # fmt: skip
+
+
+def _same_of_sources(sources: list[tuple[dict, list[dict]]], schema: dict) -> None:
+    """frame_of_sources gives the frame from_dicts gives of the full rows (each with its source's
+    shared columns, which win), or raises where it raises."""
+    rows = [{**r, **shared} for shared, rs in sources for r in rs]
+    try:
+        want = pl.from_dicts(rows, schema=schema, strict=True)
+    except Exception as e:
+        with pytest.raises(type(e)):
+            row_frames.frame_of_sources(sources, schema)
+        return
+    got = row_frames.frame_of_sources(sources, schema)
+    assert got.schema == want.schema
+    assert got.equals(want, null_equal=True), (got.to_dicts(), want.to_dicts())
+
+
+def test_columns_sources_share_are_built_once_and_give_the_frame_of_the_full_rows(monkeypatch):
+    """Seeded sources, each giving some columns once (the same ones in every source or not; a
+    value that fits or not; a row that holds a shared column too): the frame is the full rows'
+    own, and the shared columns are built once per source exactly when every source shares the
+    same ones."""
+    rng = random.Random(5)
+    region = {"region": "main", "inclusive_s": 1.5, "calls": 3}
+    at = datetime(2022, 11, 17, tzinfo=UTC)
+    pools = {
+        "x": [0.0, -0.0, 1.0, 1, math.nan, None, "text"],
+        "n": [1, 2, None, 1.0, True],
+        "at": [at, None, at.replace(tzinfo=None)],
+        "regions": [[region], [], None, [{**region, "calls": 2}]],
+    }
+    built: list[list[str]] = []
+    real = row_frames.frame_of_rows
+    monkeypatch.setattr(
+        row_frames,
+        "frame_of_rows",
+        lambda rows, schema: built.append(list(schema)) or real(rows, schema),
+    )
+    took = {True: 0, False: 0}
+    for _ in range(300):
+        sources, names = [], rng.sample(list(pools), rng.randint(0, 3))
+        for s in range(rng.randint(1, 4)):
+            mine = names if rng.random() < 0.85 else rng.sample(list(pools), 1)
+            shared = {c: rng.choice(pools[c]) for c in mine}
+            rows = []
+            for i in range(rng.randint(0, 4)):
+                row = {"src": f"s{s}", "y": float(i)}
+                for c in pools:
+                    if c not in shared or rng.random() < 0.1:  # a shared column in a row too
+                        row[c] = rng.choice(pools[c])
+                rows.append(row)
+            sources.append((shared, rows))
+        filled = [sh for sh, rs in sources if rs]
+        once = bool(filled) and len({frozenset(sh) for sh in filled}) == 1 and bool(filled[0])
+        built.clear()
+        _same_of_sources(sources, SOURCE)
+        assert (list(SOURCE) not in built) == once, (sources, built)
+        took[once] += 1
+    assert took[True] > 100 and took[False] > 50, took  # both, often
+
+
+def test_a_rajaperf_file_gives_its_run_columns_once_and_the_frame_is_its_full_rows(shared_data):
+    """The real quartz files: each gives its run metadata once (machine, variant, path, hash, the
+    variant's back-end ...), no row holds one of those columns, and the batch frame equals the
+    frame of the full rows."""
+    files = sorted((shared_data / "LLNL+thicket-tutorial" / "data" / "quartz").rglob("*.cali"))
+    tasks = [Task("rajaperf", f, f.parent.parent, machine="quartz") for f in files[:12]]
+    results = read_chunk(tasks, {})
+    for out, rows, _ in results:
+        assert {"machine", "variant", "source_sha256", "backend", "run_date"} <= set(out.shared)
+        assert rows and not any(set(r) & set(out.shared) for r in rows)
+    schema = _rows_schema(get_format("rajaperf").rows_table)
+    _same_of_sources([(out.shared, rows) for out, rows, _ in results], schema)
+    full = [{**r, **out.shared} for out, rows, _ in results for r in rows]
+    got = row_frames.frame_of_sources([(out.shared, rows) for out, rows, _ in results], schema)
+    assert got.equals(frame_of_rows(full, schema), null_equal=True)

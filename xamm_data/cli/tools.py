@@ -334,6 +334,23 @@ def free_pages_at_once() -> bool:
     return os.environ.setdefault("_RJEM_MALLOC_CONF", JEMALLOC_CONF) == JEMALLOC_CONF
 
 
+#: pydantic's plugins in a command: none looked for. Pydantic looks for them when a process makes
+#: its first model, in the metadata of every installed package (about 9 ms of a command, however
+#: small); a user who wants theirs sets ``PYDANTIC_DISABLE_PLUGINS`` (empty: all of them).
+PYDANTIC_PLUGINS = "__all__"
+
+
+def no_pydantic_plugin_search() -> bool:
+    """Set ``PYDANTIC_DISABLE_PLUGINS`` to :data:`PYDANTIC_PLUGINS`, which pydantic reads each
+    time a model is made; a value the user set wins. Commands only: importing xamm as a library
+    leaves pydantic's plugins alone.
+
+    Returns:
+        Whether pydantic will look for no plugins (False when the user set another value).
+    """
+    return os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", PYDANTIC_PLUGINS) == PYDANTIC_PLUGINS
+
+
 def console_script(
     main: Callable[[], int | None], *, loads_then_forks: bool = False
 ) -> Callable[[], NoReturn]:
@@ -342,7 +359,8 @@ def console_script(
     ends without the interpreter's teardown (:func:`exit_now`). Its ``stdout`` and ``stderr``
     write control characters as text (:mod:`~xamm_data.cli.terminal`). An exception ``main``
     lets through (``--debug``) ends it as Python does, with a traceback. Polars' allocator hands
-    freed pages back at once (:func:`free_pages_at_once`).
+    freed pages back at once (:func:`free_pages_at_once`), and pydantic looks for no plugins
+    (:func:`no_pydantic_plugin_search`).
 
     Args:
         main: the command's ``main``, called with no arguments (it reads ``sys.argv``).
@@ -356,6 +374,7 @@ def console_script(
         _OWNS_PROCESS = loads_then_forks
         filter_streams()  # what a message quotes from the user's files is shown, never obeyed
         free_pages_at_once()
+        no_pydantic_plugin_search()
         if loads_then_forks:
             gc.disable()
         code: str | int | None

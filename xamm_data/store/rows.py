@@ -24,14 +24,15 @@ def renumber_trials(df: pl.DataFrame, schema: TableSchema) -> pl.DataFrame:
 
     Order: run date (unknown last), then source path, then source hash, then the reader's own
     trial number, so the numbering does not depend on ingest order; rows alike in all four (one
-    file's runs of a configuration) keep their order in the file.
+    file's runs of a configuration) keep their order in the file. The rows stay where they are
+    (a sort would move every column, the nested ones too; the store sorts what it writes).
     """
     if "trial" not in schema.primary_key or df.is_empty():
         return df
     key = config_key(schema)
-    return df.sort(list(_TRIAL_ORDER), nulls_last=True, maintain_order=True).with_columns(
-        pl.int_range(pl.len(), dtype=pl.Int64).over(key).alias("trial")
-    )
+    # each row's place in that order (unique), then its rank among its configuration's rows
+    place = pl.arg_sort_by(list(_TRIAL_ORDER), nulls_last=True, maintain_order=True).arg_sort()
+    return df.with_columns((place.rank("ordinal").over(key) - 1).cast(pl.Int64).alias("trial"))
 
 
 def merge_numbered(kept: pl.DataFrame, new: pl.DataFrame, schema: TableSchema) -> pl.DataFrame:

@@ -114,7 +114,8 @@ class ProfileMeta(BaseModel):
     its metadata says of the run, and ``extra_metadata`` the metadata no column took, as
     written."""
 
-    model_config = ConfigDict(frozen=True)
+    # built when first used: an ingest of benchmark runs imports it and reads no profile
+    model_config = ConfigDict(frozen=True, defer_build=True)
     path: str
     format: str
     app: str

@@ -328,6 +328,9 @@ def merge_csv_and_caliper(
     records).
     """
     is_csv = pl.col("source_format").str.starts_with("rajaperf")
+    csv_rows = frame.select(is_csv.sum()).item()
+    if csv_rows in (0, frame.height):  # CSV files alone or Caliper files alone: no pair to make
+        return _drop_unconfirmed(frame, 0, [], [])
     f = frame.with_columns(pl.col("source_path").str.replace(r"/?[^/]*$", "").alias("_dir"))
     csv, cali = f.filter(is_csv), f.filter(~is_csv)
     same, pairs = _pairs(cali, csv) if not (csv.is_empty() or cali.is_empty()) else (None, None)
@@ -383,6 +386,8 @@ def _drop_unconfirmed(frame: pl.DataFrame, merged: int, rejected: list, dropped:
     """Caliper rows whose figures only the run's CSV could confirm, left without one, are
     dropped."""
     unc = pl.col("_uncertain_figures").fill_null(False)
+    if not frame.select(unc.any()).item():  # nearly always: every figure is the kernel's own
+        return frame, merged, rejected, dropped
     for r in frame.filter(unc).iter_rows(named=True):
         dropped.append(
             DroppedRecord(

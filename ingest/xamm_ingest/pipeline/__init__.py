@@ -208,6 +208,7 @@ def read_results(
             batch.append((out, [], None))
         else:
             out.notes, out.dropped = res.notes, [DroppedRecord(name, *d) for d in res.dropped]
+            out.shared = res.shared
             batch.append((out, res.rows, res.frame))
     sink.add(batch)
     sink.close()

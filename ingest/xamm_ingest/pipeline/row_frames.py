@@ -11,6 +11,11 @@ aware ``datetime`` in Python, the costliest column of a RAJAPerf batch frame by 
 whose values are not plain lists of dicts (a null element, a value to convert), or times that
 are not aware ``datetime`` objects, takes polars' own builder, so every frame equals what
 ``pl.from_dicts`` makes (tested).
+
+A reader may give the columns every row of a source holds once
+(:attr:`~xamm_ingest.readers.base.ReadResult.shared`: a RAJAPerf file's machine, variant,
+compiler, path, hash ...): :func:`frame_of_sources` builds them once per source and repeats them,
+where polars' builder would convert them once per row.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from typing import Any
 
 import polars as pl
 
-__all__ = ["frame_of_rows"]
+__all__ = ["frame_of_rows", "frame_of_sources"]
 
 _ROW = "__row"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -49,6 +54,33 @@ def frame_of_rows(rows: list[dict], schema: dict[str, Any]) -> pl.DataFrame:
     columns = [_nested_column(rows, c, schema[c]) for c in nested]
     columns += [_time_column(rows, c, schema[c]) for c in times]
     return frame.with_columns(columns).select(list(schema))
+
+
+def frame_of_sources(
+    sources: list[tuple[dict, list[dict]]], schema: dict[str, Any]
+) -> pl.DataFrame:
+    """:func:`frame_of_rows` of every source's rows, each row with its source's shared columns
+    (which win over the row's own, as :meth:`~xamm_ingest.readers.base.ReadResult.full_rows`
+    gives them), those built once per source where every source shares the same columns.
+
+    Args:
+        sources: (shared columns, rows) of each source.
+        schema: the frame's columns and dtypes, in order.
+
+    Returns:
+        The frame; what :func:`frame_of_rows` raises for rows that do not fit is raised.
+    """
+    filled = [(shared, rows) for shared, rows in sources if rows]
+    names = {frozenset(shared) for shared, _ in filled}
+    once = [c for c in schema if len(names) == 1 and c in next(iter(names))]
+    if not once:  # none shared, or not the same columns in every source: row by row
+        return frame_of_rows([{**r, **sh} if sh else r for sh, rs in filled for r in rs], schema)
+    flat = [r for _, rs in filled for r in rs]
+    own = {c: dt for c, dt in schema.items() if c not in once}
+    firsts = frame_of_rows([sh for sh, _ in filled], {c: schema[c] for c in once})
+    at = pl.Series([i for i, (_, rs) in enumerate(filled) for _ in rs], dtype=pl.UInt32)
+    rows = frame_of_rows(flat, own) if own else pl.DataFrame(height=len(flat))
+    return pl.concat([rows, firsts[at]], how="horizontal").select(list(schema))
 
 
 def _list_of_structs(dtype: Any) -> bool:

@@ -28,7 +28,7 @@ from xamm_data.tables.validate import ValidationError, validate
 from xamm_ingest.errors import IngestError
 from xamm_ingest.format import Format, get_format
 from xamm_ingest.machine_names import take_aliases, take_unknown
-from xamm_ingest.pipeline.row_frames import frame_of_rows
+from xamm_ingest.pipeline.row_frames import frame_of_sources
 from xamm_ingest.readers.base import relative_path
 from xamm_ingest.records import (
     DroppedRecord,
@@ -65,6 +65,7 @@ class Outcome:
     notes: list[str] = field(default_factory=list)
     dropped: list[DroppedRecord] = field(default_factory=list)
     aliases: dict[str, str] = field(default_factory=dict)  # registry aliases the reader resolved
+    shared: dict = field(default_factory=dict)  # columns all its rows hold (ReadResult.shared)
 
 
 def unexpected(path: Path, e: Exception) -> Rejected:
@@ -100,6 +101,7 @@ def read_one(task: Task, opts: dict) -> tuple[Outcome, list[dict], pl.DataFrame 
         out.notes = [*res.notes, *take_unknown()]
         out.aliases = take_aliases()
         out.dropped = [DroppedRecord(str(task.path), *d) for d in res.dropped]
+        out.shared = res.shared
         return out, res.rows, res.frame
     except IngestError as e:
         out.error = Rejected(e.path, str(e), e.problem)
@@ -159,25 +161,25 @@ def rows_frame(
         opts: the format's options.
         table: the table the rows go to.
     """
-    flat = [r for rs in rows for r in rs]
-    if not flat:
+    sources = [(out.shared, rs) for out, rs in zip(outcomes, rows) if rs]
+    if not sources:
         return None
     schema = _rows_schema(table)
     try:
-        return frame_of_rows(flat, schema)
+        return frame_of_sources(sources, schema)
     except Exception:
         pass
     keep = []
     for out, rs in zip(outcomes, rows):
         try:
             if rs:
-                frame_of_rows(rs, schema)
-                keep.extend(rs)
+                frame_of_sources([(out.shared, rs)], schema)
+                keep.append((out.shared, rs))
         except Exception as e:
             if opts.get("debug"):
                 raise
             out.error = unexpected(Path(out.path), e)
-    return frame_of_rows(keep, schema) if keep else None
+    return frame_of_sources(keep, schema) if keep else None
 
 
 def validate_by_source(

@@ -83,16 +83,24 @@ class ReadResult:
     """What a reader got from one source.
 
     ``rows`` (one dict per row, canonical column names) or ``frame`` (readers of tables); ``notes``
-    about skipped content; ``dropped``: (record, field, value, rule) of records left out.
+    about skipped content; ``dropped``: (record, field, value, rule) of records left out;
+    ``shared``: columns every row holds with one value (a file's run metadata and provenance),
+    given once and left out of ``rows`` (:meth:`full_rows` puts them back; the batch frame builds
+    them once per source: :func:`~xamm_ingest.pipeline.row_frames.frame_of_sources`).
     """
 
     rows: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     dropped: list[tuple[str, str, str, str]] = field(default_factory=list)
     frame: pl.DataFrame | None = None
+    shared: dict = field(default_factory=dict)
 
     def dropped_record(self, record: str, field_: str, value: object, rule: str) -> None:
         self.dropped.append((record, field_, str(value), rule))
+
+    def full_rows(self) -> list[dict]:
+        """Each row with the :attr:`shared` columns (which win over a row's own)."""
+        return [{**r, **self.shared} for r in self.rows] if self.shared else self.rows
 
 
 def provenance(

@@ -277,16 +277,22 @@ def _node_fields(line: str) -> tuple[int, int, str, int | None]:
 
 # A ``ctx`` or ``globals`` record as Caliper writes it (``__rec``, then ``ref``, ``attr`` and
 # ``data``, each at most once and in that order; ids in ASCII digits; no escape): the other records
-# of a profile, taken field by field without splitting the line into lists
-_WRITTEN = re.compile(
-    r"__rec=(ctx|globals)(?:,ref=([0-9]+(?:=[0-9]+)*))?(?:,attr=([0-9]+(?:=[0-9]+)*),data=([^,\\]*))?"
-)
+# of a profile, taken field by field without splitting the line into lists. The id lists are
+# matched as runs of digits and ``=`` (one repeat of a class, where a repeated group costs the
+# regular expression engine a step per id) and checked to be ids joined by single ``=``
+# (:func:`_ids`): together, the lines ``[0-9]+(?:=[0-9]+)*`` would match
+_WRITTEN = re.compile(r"__rec=(ctx|globals)(?:,ref=([0-9=]+))?(?:,attr=([0-9=]+),data=([^,\\]*))?")
+
+
+def _ids(listed: str | None) -> bool:
+    """Whether an id list the line gives (or none) is ids joined by single ``=``."""
+    return listed is None or (listed[0] != "=" != listed[-1] and "==" not in listed)
 
 
 def _other_record(prof: CaliProfile, line: str) -> None:
     """A ``ctx`` or ``globals`` record into ``prof``; other record kinds are skipped."""
     m = _WRITTEN.fullmatch(line)
-    if m is not None:  # nearly every one
+    if m is not None and _ids(m[2]) and _ids(m[3]):  # nearly every one
         kind, refs, attrs, data = m.groups()
         if kind == "ctx":
             prof.records.append(prof._snapshot_written(refs, attrs, data))

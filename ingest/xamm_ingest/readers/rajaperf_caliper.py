@@ -49,7 +49,12 @@ from xamm_ingest.machine_names import source_machine
 from xamm_ingest.readers.base import ReadResult, Source, provenance
 from xamm_ingest.readers.caliper_files import CaliperProfile, load_profile
 from xamm_ingest.readers.names import VARIANT_RE, split_kernel
-from xamm_ingest.readers.rajaperf_common import check_variant, finish_row
+from xamm_ingest.readers.rajaperf_common import (
+    check_variant,
+    finish_kernel,
+    kernel_group,
+    run_columns,
+)
 from xamm_ingest.readers.thicket_profiles import thicket_profiles
 
 READER = "xamm_ingest.readers.rajaperf_caliper"
@@ -609,9 +614,10 @@ def read_thicket_json(src: Source, *, machine: str | None = None) -> ReadResult:
         except IngestError as e:
             result.dropped_record(f"profile {label}", "profile", label, e.problem or str(e))
             continue
-        for row in got.rows:
+        rows = got.full_rows()  # each profile's own run metadata
+        for row in rows:
             row["_record"] = f"{label}: {row['_record']}"
-        result.rows += got.rows
+        result.rows += rows
         result.notes += got.notes
         result.dropped += [(f"{label}: {r}", *rest) for r, *rest in got.dropped]
     return result
@@ -680,11 +686,14 @@ def read_caliper_profile(
     common = _run_metadata(
         src, g, machine, str(variant), _no_globals(prof), fmt, ranks=spot_ranks(prof)
     )
+    # and what the run's variant, ranks and threads make of every row (the variant is checked)
+    common.update(run_columns(variant, common["ranks"], common["omp_max_threads"], path))
     file_tuning = _single_tuning(g)
     attrs = _Attrs(prof, {a for a, _ in times.values()})
     tuples = {p: {attrs.figure_tuple(r) for r in recs} - {()} for p, recs in by_path.items()}
     suspect = _merged_under_max(kernels, by_path, attrs, tuples) if common["npasses"] > 1 else set()
     result = _with_stray_regions_dropped(by_path, kernels)
+    result.shared = common  # every row's, given once
     for kp, kernel in sorted(kernels.items()):
         targets = [(kp + (f"{kernel}.{t}",), t) for t in sorted(leaves.get(kp, []))] or [
             (kp, file_tuning or "default")
@@ -738,22 +747,21 @@ def _kernel_row(
                 f"{label} or RAJAPerf's per-kernel Adiak metadata",
             )
             return None
-    t = _times(by_path[node], times)
+    recs = by_path[node]
+    t = _times(recs, times)
     denom = (figures["reps"] or math.nan) * common["npasses"]
-    per_rep = {k: (None if v is None else v / denom) for k, v in t.items()}
-    row = {
-        **common,
+    mean, low, high = t["mean"], t["min"], t["max"]
+    row = {  # the file's columns aside (ReadResult.shared)
         **figures,
         "kernel": kernel,
+        "group": kernel_group(kernel, prof.path, record),
         "tuning": tuning,
         "_record": record,
-        "time_per_rep_s": per_rep["mean"] if per_rep["mean"] is not None else math.nan,
-        "time_per_rep_min_s": per_rep["min"],
-        "time_per_rep_max_s": per_rep["max"],
-        "_time_resolution_s": _printed_resolution(by_path[node], times) / denom,
-        **_topdown(by_path[node], attrs),
-        "extra_metrics": _extra_metrics(by_path[node], attrs),
+        "time_per_rep_s": math.nan if mean is None else mean / denom,
+        "time_per_rep_min_s": None if low is None else low / denom,
+        "time_per_rep_max_s": None if high is None else high / denom,
+        "_time_resolution_s": _printed_resolution(recs, times) / denom,
+        **_topdown(recs, attrs),
+        "extra_metrics": _extra_metrics(recs, attrs),
     }
-    return finish_row(
-        row, src_path=prof.path, record=record, omp_max_threads=common["omp_max_threads"]
-    )
+    return finish_kernel(row, common["device"])

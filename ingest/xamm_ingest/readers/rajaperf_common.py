@@ -28,31 +28,70 @@ def finish_row(row: dict, *, src_path, record: str, omp_max_threads: float | Non
     A bad kernel or variant name raises :class:`RecordError` (that record is dropped, not the file).
     Numbers are checked later, over the whole frame (:mod:`xamm_ingest.records`).
     """
-    sk = split_kernel(row["kernel"])
-    if sk is None:
-        raise RecordError(
-            src_path,
-            f"kernel name {row['kernel']!r} is not of the form Group_KERNEL",
-            record=record,
-            field="kernel",
-            value=row["kernel"],
-        )
-    row["group"] = sk[0]
+    row["group"] = kernel_group(row["kernel"], src_path, record)
     try:
-        row["backend"], row["device"] = check_variant(src_path, row["variant"], record)
+        row["backend"], row["device"] = backend, device = check_variant(
+            src_path, row["variant"], record
+        )
     except IngestError as e:
         raise RecordError(
             src_path, e.problem, record=record, field="variant", value=row["variant"]
         ) from None
-    if row.get("block_size") is None:
-        row["block_size"] = block_size(row["tuning"], row["device"])
     if row.get("threads") is None:
-        row["threads"] = omp_max_threads if row["backend"] == "OpenMP" else 1
+        row["threads"] = omp_max_threads if backend == "OpenMP" else 1
     # RAJAPerf's GPU runs are launched one MPI rank per GPU (llnl/RAJAPerf-Benchmark's run scripts)
-    row.setdefault("gpus", row.get("ranks") if row["device"] == "gpu" else None)
+    row.setdefault("gpus", row.get("ranks") if device == "gpu" else None)
     row.setdefault("omp_max_threads", omp_max_threads)
     row.setdefault("suite", "RAJAPerf")
     row.setdefault("trial", 0)
+    return finish_kernel(row, device)
+
+
+def run_columns(variant: str, ranks, omp_max_threads, src_path) -> dict:
+    """What :func:`finish_row` derives from a run's variant, ranks and OpenMP threads alone, for
+    a file whose rows are all of one run (each row then takes :func:`finish_kernel`).
+
+    Args:
+        variant: the run's variant (an unknown one raises :class:`IngestError`).
+        ranks: the run's MPI ranks (or None).
+        omp_max_threads: the run's OpenMP threads (or None).
+        src_path: the file, for the error.
+
+    Returns:
+        ``backend``, ``device``, ``threads``, ``gpus``, ``omp_max_threads``, ``suite`` and
+        ``trial``, as :func:`finish_row` sets them on a row that has none of them.
+    """
+    backend, device = check_variant(src_path, variant)
+    return {
+        "backend": backend,
+        "device": device,
+        "threads": omp_max_threads if backend == "OpenMP" else 1,
+        "gpus": ranks if device == "gpu" else None,
+        "omp_max_threads": omp_max_threads,
+        "suite": "RAJAPerf",
+        "trial": 0,
+    }
+
+
+def kernel_group(kernel: str, src_path, record: str) -> str:
+    """The group of a RAJAPerf kernel name; another name raises :class:`RecordError`."""
+    sk = split_kernel(kernel)
+    if sk is None:
+        raise RecordError(
+            src_path,
+            f"kernel name {kernel!r} is not of the form Group_KERNEL",
+            record=record,
+            field="kernel",
+            value=kernel,
+        )
+    return sk[0]
+
+
+def finish_kernel(row: dict, device: str) -> dict:
+    """The columns of ``row`` derived from its tuning and per-rep figures on ``device``: the block
+    size a GPU tuning names, where the row has none, and its bandwidth and FLOP rate."""
+    if row.get("block_size") is None:
+        row["block_size"] = block_size(row["tuning"], device)
     t = row["time_per_rep_s"]
     ok = isinstance(t, (int, float)) and math.isfinite(t) and t > 0
     b, f = row.get("bytes_per_rep"), row.get("flops_per_rep")
