@@ -112,8 +112,7 @@ class MetadataMap(BaseModel):
     value onto one name (``{"input_type": {"1% Perturbed": "perturbed"}}``).
     """
 
-    # built when first used: a RAJAPerf ingest imports it and never maps a profile's metadata
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
     DEFAULTS: ClassVar[dict[str, tuple[str, ...]]] = _DEFAULT_KEYS
 
     variant: tuple[str, ...] = ()

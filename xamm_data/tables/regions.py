@@ -114,8 +114,7 @@ class ProfileMeta(BaseModel):
     its metadata says of the run, and ``extra_metadata`` the metadata no column took, as
     written."""
 
-    # built when first used: an ingest of benchmark runs imports it and reads no profile
-    model_config = ConfigDict(frozen=True, defer_build=True)
+    model_config = ConfigDict(frozen=True)
     path: str
     format: str
     app: str
