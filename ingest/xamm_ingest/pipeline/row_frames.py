@@ -71,8 +71,9 @@ def frame_of_sources(
         The frame; what :func:`frame_of_rows` raises for rows that do not fit is raised.
     """
     filled = [(shared, rows) for shared, rows in sources if rows]
-    names = {frozenset(shared) for shared, _ in filled}
-    once = [c for c in schema if len(names) == 1 and c in next(iter(names))]
+    column_sets = {frozenset(shared) for shared, _ in filled}
+    common = next(iter(column_sets)) if len(column_sets) == 1 else frozenset()
+    once = [c for c in schema if c in common]
     if not once:  # none shared, or not the same columns in every source: row by row
         return frame_of_rows([{**r, **sh} if sh else r for sh, rs in filled for r in rs], schema)
     flat = [r for _, rs in filled for r in rs]

@@ -30,21 +30,17 @@ def finish_row(row: dict, *, src_path, record: str, omp_max_threads: float | Non
     """
     row["group"] = kernel_group(row["kernel"], src_path, record)
     try:
-        row["backend"], row["device"] = backend, device = check_variant(
-            src_path, row["variant"], record
-        )
+        run = run_columns(row["variant"], row.get("ranks"), omp_max_threads, src_path)
     except IngestError as e:
         raise RecordError(
             src_path, e.problem, record=record, field="variant", value=row["variant"]
         ) from None
+    row["backend"], row["device"] = run["backend"], run["device"]
     if row.get("threads") is None:
-        row["threads"] = omp_max_threads if backend == "OpenMP" else 1
-    # RAJAPerf's GPU runs are launched one MPI rank per GPU (llnl/RAJAPerf-Benchmark's run scripts)
-    row.setdefault("gpus", row.get("ranks") if device == "gpu" else None)
-    row.setdefault("omp_max_threads", omp_max_threads)
-    row.setdefault("suite", "RAJAPerf")
-    row.setdefault("trial", 0)
-    return finish_kernel(row, device)
+        row["threads"] = run["threads"]
+    for column in ("gpus", "omp_max_threads", "suite", "trial"):  # the row's own value wins
+        row.setdefault(column, run[column])
+    return finish_kernel(row, run["device"])
 
 
 def run_columns(variant: str, ranks, omp_max_threads, src_path) -> dict:
@@ -66,6 +62,8 @@ def run_columns(variant: str, ranks, omp_max_threads, src_path) -> dict:
         "backend": backend,
         "device": device,
         "threads": omp_max_threads if backend == "OpenMP" else 1,
+        # RAJAPerf's GPU runs are launched one MPI rank per GPU (llnl/RAJAPerf-Benchmark's run
+        # scripts)
         "gpus": ranks if device == "gpu" else None,
         "omp_max_threads": omp_max_threads,
         "suite": "RAJAPerf",
