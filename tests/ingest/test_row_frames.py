@@ -221,3 +221,23 @@ def test_a_rajaperf_file_gives_its_run_columns_once_and_the_frame_is_its_full_ro
     full = [{**r, **out.shared} for out, rows, _ in results for r in rows]
     got = row_frames.frame_of_sources([(out.shared, rows) for out, rows, _ in results], schema)
     assert got.equals(frame_of_rows(full, schema), null_equal=True)
+
+
+def test_a_source_s_full_rows_take_its_shared_columns_over_their_own():
+    """``ReadResult.full_rows``: each row with the shared columns, which win where a row holds one
+    too (as the batch frame takes them); no shared columns, the rows as they are."""
+    from xamm_ingest.readers.base import ReadResult
+
+    rows = [{"kernel": "Basic_DAXPY", "machine": "mine"}, {"kernel": "Basic_COPY"}]
+    got = ReadResult(rows=rows, shared={"machine": "quartz", "variant": "Base_Seq"}).full_rows()
+    assert got == [
+        {"kernel": "Basic_DAXPY", "machine": "quartz", "variant": "Base_Seq"},
+        {"kernel": "Basic_COPY", "machine": "quartz", "variant": "Base_Seq"},
+    ]
+    assert rows[1] == {"kernel": "Basic_COPY"}  # the reader's rows are left as they were
+    assert ReadResult(rows=rows).full_rows() is rows
+    schema = {"kernel": pl.String, "machine": pl.String, "variant": pl.String}
+    frame = row_frames.frame_of_sources(
+        [({"machine": "quartz", "variant": "Base_Seq"}, rows)], schema
+    )
+    assert frame.to_dicts() == got
