@@ -23,8 +23,13 @@ Each xamm run writes a new store with an ``XAMM_HOME`` of its own (the whole com
 ingest: discovery, parsing, checks, the commit, the file hashes recorded). A figure is the median
 over ``--runs`` rounds (xamm's command ``--repeats`` times in each: seconds where Thicket's takes a
 minute, and its median steadier for it) of the CPU seconds (user + system of the process and the
-workers it waited for) and the wall seconds; the peak resident memory is the largest process's; the
-page gives the range of xamm's runs too. Beside them the machine's floor, ``python -c pass`` as a
+workers it waited for, and the system's share of them) and the wall seconds; the peak resident
+memory is the largest process's; the page gives the range of xamm's runs and, round by round,
+Thicket's CPU over the median of xamm's runs in that round. Beside each command, its major page
+faults and the file pages the machine read back while it ran (Linux's ``workingset_refault_file``):
+a virtual machine that pages out memory left idle for a while (the kernel's DAMON ``pageout``
+scheme) makes a short command started after a minute's idle read its libraries back, which costs it
+system time the floor below does not show. Beside them the machine's floor, ``python -c pass`` as a
 process, and per set the floor of xamm's command: a process that only imports every module the
 command imported (listed by a run under ``-X importtime``), with the cyclic collector paused as
 ``xamm-ingest`` loads its modules, and then ends as the command's console script does, without the
@@ -61,10 +66,25 @@ THICKET = (
 )
 
 
+def refaulted_pages() -> int | None:
+    """File pages the kernel has read back since boot after paging them out (Linux's
+    ``workingset_refault_file``; None where ``/proc/vmstat`` does not say)."""
+    try:
+        with open("/proc/vmstat") as f:
+            for line in f:
+                if line.startswith("workingset_refault_file "):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
 def process(argv: list[str], cwd: Path, env: dict | None = None, settle: float = 0.0) -> dict:
-    """CPU seconds, wall seconds and peak RSS (MiB, its largest process) of one command and the
-    workers it waited for, started after ``settle`` seconds idle."""
+    """CPU seconds (and the system's share), wall seconds, peak RSS (MiB, its largest process),
+    major page faults of one command and the workers it waited for, and the file pages the
+    machine read back while it ran, started after ``settle`` seconds idle."""
     time.sleep(settle)
+    before = refaulted_pages()
     t = time.perf_counter()
     child = subprocess.Popen(
         argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
@@ -73,14 +93,18 @@ def process(argv: list[str], cwd: Path, env: dict | None = None, settle: float =
     err = child.stderr.read()
     _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - t
+    after = refaulted_pages()
     child.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
     child.stderr.close()
     if child.returncode != 0:
         raise SystemExit(f"{' '.join(argv[:4])} ...: exit {child.returncode}\n{err[-2000:]!r}")
     return {
         "cpu_s": usage.ru_utime + usage.ru_stime,
+        "sys_s": usage.ru_stime,
         "wall_s": wall,
         "rss_mib": usage.ru_maxrss / 1024,
+        "major_faults": usage.ru_majflt,
+        "refaults": None if before is None or after is None else after - before,
     }
 
 
@@ -177,10 +201,7 @@ def measure(
                         shutil.rmtree(tmp / made, ignore_errors=True)
                     got = process(c[who], tmp, env, settle)
                     taken.setdefault(f"{name}/{who}", []).append(got)
-        med = {
-            k: {m: statistics.median(r[m] for r in rs) for m in ("cpu_s", "wall_s", "rss_mib")}
-            for k, rs in taken.items()
-        }
+        med = {k: _medians(rs) for k, rs in taken.items()}
         files = {name: int(c["files"][0]) for name, c in cmds.items()}
         cpu = {k: sorted(r["cpu_s"] for r in rs) for k, rs in taken.items()}
         return {
@@ -190,9 +211,49 @@ def measure(
             "files": files,
             "figures": med,
             "cpu_s": cpu,
+            # in the order run: round r holds xamm's runs r * repeats ... and Thicket's run r
+            "cpu_s_in_order": {k: [r["cpu_s"] for r in rs] for k, rs in taken.items()},
         }
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _medians(runs: list[dict]) -> dict:
+    """The median of each figure over ``runs`` (a figure a run could not take left out)."""
+    return {
+        m: statistics.median(xs)
+        for m in runs[0]
+        if (xs := [r[m] for r in runs if r.get(m) is not None])
+    }
+
+
+def round_ratios(f: dict, name: str) -> list[float]:
+    """Per round of set ``name``: Thicket's CPU seconds / the median of xamm's runs in that
+    round (empty for figures recorded without the runs' order)."""
+    runs = f.get("cpu_s_in_order", {})
+    xamm, thicket = runs.get(f"{name}/xamm"), runs.get(f"{name}/thicket")
+    if not xamm or not thicket:
+        return []
+    k = f.get("repeats", 1)
+    return [t / statistics.median(xamm[i * k : (i + 1) * k]) for i, t in enumerate(thicket)]
+
+
+def _table(f: dict) -> None:
+    """One line per set and command: the medians."""
+    print(
+        f"{'set':9s} {'files':>5s}  {'command':8s} {'cpu s':>7s} {'sys s':>6s} {'wall s':>7s} "
+        f"{'peak MiB':>9s} {'maj flt':>8s} {'refaults':>9s}"
+    )
+    for name, n in f["files"].items():
+        for who in ("thicket", "xamm"):
+            x = f["figures"][f"{name}/{who}"]
+            sys_s, majflt, refaults = (x.get(m) for m in ("sys_s", "major_faults", "refaults"))
+            print(
+                f"{name:9s} {n:5d}  {who:8s} {x['cpu_s']:7.2f} "
+                f"{'-' if sys_s is None else f'{sys_s:.2f}':>6s} {x['wall_s']:7.2f} "
+                f"{x['rss_mib']:9.0f} {'-' if majflt is None else f'{majflt:.0f}':>8s} "
+                f"{'-' if refaults is None else f'{refaults:.0f}':>9s}"
+            )
 
 
 def report(f: dict) -> None:
@@ -205,20 +266,18 @@ def report(f: dict) -> None:
         f"medians of {f['runs']} interleaved rounds (xamm's command {repeats}x a round), each "
         f"command a fresh process, {settle}"
     )
-    print(f"{'set':9s} {'files':>5s}  {'command':8s} {'cpu s':>7s} {'wall s':>7s} {'peak MiB':>9s}")
-    for name, n in f["files"].items():
-        for who in ("thicket", "xamm"):
-            x = f["figures"][f"{name}/{who}"]
-            print(
-                f"{name:9s} {n:5d}  {who:8s} {x['cpu_s']:7.2f} {x['wall_s']:7.2f} "
-                f"{x['rss_mib']:9.0f}"
-            )
+    _table(f)
     for name, target in TARGETS.items():
         t, x = f["figures"][f"{name}/thicket"], f["figures"][f"{name}/xamm"]
         cpu, wall = t["cpu_s"] / x["cpu_s"], t["wall_s"] / x["wall_s"]
         verdict = "met" if cpu >= target else "NOT met"
         print(f"{name}: Thicket / xamm {cpu:.1f}x CPU, {wall:.1f}x wall (target >= {target:g}x "
               f"CPU: {verdict})")  # fmt: skip
+        if ratios := round_ratios(f, name):
+            print(
+                f"{name}: round by round, Thicket / xamm's median {min(ratios):.1f}-"
+                f"{max(ratios):.1f}x CPU ({len(ratios)} rounds)"
+            )
     for name in f["files"]:
         if xs := f.get("cpu_s", {}).get(f"{name}/xamm"):
             print(f"{name}: xamm's {len(xs)} runs {xs[0]:.2f}-{xs[-1]:.2f} cpu-s")

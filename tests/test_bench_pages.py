@@ -10,6 +10,7 @@ import importlib
 import io
 import json
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import REPO
@@ -145,6 +146,36 @@ def test_the_archive_benchmark_samples_a_command_that_prints_more_than_a_pipe_ho
     code = "import sys; sys.stdout.write('x' * 1_000_000); sys.stderr.write('y' * 1_000_000)"
     got = bench_archive.run_sampled([sys.executable, "-c", code], {})
     assert got["stdout"] == "x" * 1_000_000 and got["peak_mb"] > 1 and got["tree_mb"] > 1
+
+
+def test_the_whole_process_page_gives_each_rounds_ratio_and_what_a_process_paged_in(tmp_path):
+    """``bench_whole.py``: round by round, Thicket's CPU over the median of xamm's runs of that
+    round (seeded run lists, against the ratios worked out here); a command's figures carry its
+    system time and major faults, and the file pages read back while it ran where Linux says."""
+    import random
+    import statistics
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        bench_whole = importlib.import_module("bench_whole")
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+    rng = random.Random(7)
+    for _ in range(50):
+        rounds, k = rng.randint(1, 6), rng.randint(1, 4)
+        xamm = [rng.uniform(0.5, 1.0) for _ in range(rounds * k)]
+        thicket = [rng.uniform(10, 20) for _ in range(rounds)]
+        f = {"repeats": k, "cpu_s_in_order": {"s/xamm": xamm, "s/thicket": thicket}}
+        want = [thicket[r] / statistics.median(xamm[r * k : r * k + k]) for r in range(rounds)]
+        assert bench_whole.round_ratios(f, "s") == pytest.approx(want)
+    assert bench_whole.round_ratios({"repeats": 3}, "s") == []
+    got = bench_whole.process([sys.executable, "-c", "pass"], tmp_path)
+    assert 0 <= got["sys_s"] <= got["cpu_s"] and got["major_faults"] >= 0
+    vmstat = Path("/proc/vmstat")
+    if vmstat.exists() and "workingset_refault_file " in vmstat.read_text():
+        assert isinstance(got["refaults"], int) and got["refaults"] >= 0
+    else:
+        assert got["refaults"] is None
 
 
 def test_the_report_browser_page_is_regenerated_from_its_json():
