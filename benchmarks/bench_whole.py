@@ -203,16 +203,15 @@ def measure(
                     taken.setdefault(f"{name}/{who}", []).append(got)
         med = {k: _medians(rs) for k, rs in taken.items()}
         files = {name: int(c["files"][0]) for name, c in cmds.items()}
-        cpu = {k: sorted(r["cpu_s"] for r in rs) for k, rs in taken.items()}
         return {
             "runs": runs,
             "repeats": repeats,
             "settle_s": settle,
             "files": files,
             "figures": med,
-            "cpu_s": cpu,
-            # in the order run: round r holds xamm's runs r * repeats ... and Thicket's run r
-            "cpu_s_in_order": {k: [r["cpu_s"] for r in rs] for k, rs in taken.items()},
+            # each command's runs in the order run: round r holds xamm's runs r * repeats to
+            # (r + 1) * repeats - 1 and Thicket's run r
+            "cpu_s": {k: [r["cpu_s"] for r in rs] for k, rs in taken.items()},
         }
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -229,8 +228,8 @@ def _medians(runs: list[dict]) -> dict:
 
 def round_ratios(f: dict, name: str) -> list[float]:
     """Per round of set ``name``: Thicket's CPU seconds / the median of xamm's runs in that
-    round (empty for figures recorded without the runs' order)."""
-    runs = f.get("cpu_s_in_order", {})
+    round (empty for figures recorded without the runs)."""
+    runs = f.get("cpu_s", {})
     xamm, thicket = runs.get(f"{name}/xamm"), runs.get(f"{name}/thicket")
     if not xamm or not thicket:
         return []
@@ -280,7 +279,7 @@ def report(f: dict) -> None:
             )
     for name in f["files"]:
         if xs := f.get("cpu_s", {}).get(f"{name}/xamm"):
-            print(f"{name}: xamm's {len(xs)} runs {xs[0]:.2f}-{xs[-1]:.2f} cpu-s")
+            print(f"{name}: xamm's {len(xs)} runs {min(xs):.2f}-{max(xs):.2f} cpu-s")
     for name in f["files"]:
         if imp := f["figures"].get(f"{name}/imports"):
             t, x = f["figures"][f"{name}/thicket"], f["figures"][f"{name}/xamm"]

@@ -165,7 +165,7 @@ def test_the_whole_process_page_gives_each_rounds_ratio_and_what_a_process_paged
         rounds, k = rng.randint(1, 6), rng.randint(1, 4)
         xamm = [rng.uniform(0.5, 1.0) for _ in range(rounds * k)]
         thicket = [rng.uniform(10, 20) for _ in range(rounds)]
-        f = {"repeats": k, "cpu_s_in_order": {"s/xamm": xamm, "s/thicket": thicket}}
+        f = {"repeats": k, "cpu_s": {"s/xamm": xamm, "s/thicket": thicket}}
         want = [thicket[r] / statistics.median(xamm[r * k : r * k + k]) for r in range(rounds)]
         assert bench_whole.round_ratios(f, "s") == pytest.approx(want)
     assert bench_whole.round_ratios({"repeats": 3}, "s") == []
