@@ -16,14 +16,19 @@ import pytest
 from conftest import REPO
 
 
+def benchmark(script: str):
+    """The module ``benchmarks/<script>.py`` (the benchmarks are scripts, not a package)."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        return importlib.import_module(script)
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+
+
 def regenerated(script: str, page: str, call) -> tuple[str, str]:
     """(what ``call(module, recorded figures)`` prints, the table ``docs/bench/<page>.md`` holds)
     for the benchmark ``benchmarks/<script>.py`` and its ``docs/bench/<page>.json``."""
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    try:
-        module = importlib.import_module(script)
-    finally:
-        sys.path.remove(str(REPO / "benchmarks"))
+    module = benchmark(script)
     recorded = json.loads((REPO / "docs" / "bench" / f"{page}.json").read_text())
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
@@ -49,11 +54,7 @@ def test_the_durations_record_sums_each_tests_phases_and_marks_the_slow_ones(tmp
     ``SLOW_SECONDS``."""
     import conftest
 
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    try:
-        bench_tests = importlib.import_module("bench_tests")
-    finally:
-        sys.path.remove(str(REPO / "benchmarks"))
+    bench_tests = benchmark("bench_tests")
     out = "\n".join(
         [
             "============ slowest durations ============",
@@ -80,11 +81,7 @@ def test_a_test_sharing_a_fixture_the_record_found_slow_is_slow(tmp_path, monkey
 
     import conftest
 
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    try:
-        bench_tests = importlib.import_module("bench_tests")
-    finally:
-        sys.path.remove(str(REPO / "benchmarks"))
+    bench_tests = benchmark("bench_tests")
     (tmp_path / "gw0.json").write_text(json.dumps({"tests/a.py::guide": 13.5, "::hub": 0.2}))
     (tmp_path / "gw1.json").write_text(json.dumps({"tests/a.py::guide": 12.0, "::s3": 4.0}))
     fixtures = bench_tests.fixture_seconds(tmp_path)
@@ -138,11 +135,7 @@ def test_the_archive_benchmark_samples_a_command_that_prints_more_than_a_pipe_ho
     """``run_sampled`` gives the command files to write to: a pipe read only at the end would stop
     a command printing more than it holds (64 KiB), as ``--json`` does at 10^4 sources."""
     pytest.importorskip("psutil", reason="the archive benchmark samples memory with psutil")
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    try:
-        bench_archive = importlib.import_module("bench_archive")
-    finally:
-        sys.path.remove(str(REPO / "benchmarks"))
+    bench_archive = benchmark("bench_archive")
     code = "import sys; sys.stdout.write('x' * 1_000_000); sys.stderr.write('y' * 1_000_000)"
     got = bench_archive.run_sampled([sys.executable, "-c", code], {})
     assert got["stdout"] == "x" * 1_000_000 and got["peak_mb"] > 1 and got["tree_mb"] > 1
@@ -155,11 +148,7 @@ def test_the_whole_process_page_gives_each_rounds_ratio_and_what_a_process_paged
     import random
     import statistics
 
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    try:
-        bench_whole = importlib.import_module("bench_whole")
-    finally:
-        sys.path.remove(str(REPO / "benchmarks"))
+    bench_whole = benchmark("bench_whole")
     rng = random.Random(7)
     for _ in range(50):
         rounds, k = rng.randint(1, 6), rng.randint(1, 4)
