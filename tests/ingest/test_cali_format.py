@@ -115,16 +115,17 @@ def test_metadata_of_a_name_two_attributes_share_is_the_first_ones():
     assert prof.metadata("v")["type"] == "double"
 
 
-def test_the_line_pattern_splits_as_str_split_and_a_node_record_is_its_fields():
+def test_the_line_pattern_splits_as_str_split_and_a_record_is_its_fields():
     """Seeded random streams of record pieces, separators, CR, backslashes and odd digits: the
     parser's line pattern gives one match per ``str.split("\\n")`` line, a node record's four
-    fields rebuild the line exactly (with at most one CR after them), and any other line comes
-    whole."""
+    fields and a ctx record's three rebuild the line exactly (with at most one CR after them),
+    and any other line comes whole."""
     import random
 
     from xamm_ingest.readers.cali_format import _LINE
 
     rng = random.Random(20261129)
+    kinds = set()
     pieces = [
         "__rec=node,", "id=", "attr=", "data=", ",parent=", "__rec=ctx,ref=", "12", "0", "٣",
         "x", " ", ",", "=", "\\", "\\,", "\\=", "\\\\", "\r", "\n", "\n", "\x0b", "\x1c", "é",
@@ -135,17 +136,27 @@ def test_the_line_pattern_splits_as_str_split_and_a_node_record_is_its_fields():
             text += f"\n__rec=node,id={rng.randint(0, 99)},attr=8,data=a b" + rng.choice(
                 ["", ",parent=3", "\r", ",parent=3\r"]
             )
+        if rng.random() < 0.5:  # and a ctx record as Caliper writes it
+            text += "\n__rec=ctx" + rng.choice(["", ",ref=12", ",ref=12=3"]) + ",attr=8=9,data="
+            text += rng.choice(["1=2", "a b=", "", "1=2\r"])
         lines = text.split("\n")
         got = _LINE.findall(text)
         assert len(got) == len(lines), repr(text)
-        for (nid, attr, data, parent, other), line in zip(got, lines):
+        for (nid, attr, data, parent, refs, listed, values, other), line in zip(got, lines):
             if nid:
                 rebuilt = f"__rec=node,id={nid},attr={attr},data={data}"
                 rebuilt += f",parent={parent}" if parent else ""
-                assert line in (rebuilt, rebuilt + "\r"), repr(line)
-                assert not other
+                assert not (refs or listed or values or other), repr(line)
+            elif listed:
+                rebuilt = "__rec=ctx" + (f",ref={refs}" if refs else "")
+                rebuilt += f",attr={listed},data={values}"
+                assert not (attr or data or parent or other), repr(line)
             else:
-                assert other == line and not (attr or data or parent), repr(line)
+                assert other == line and not (attr or data or parent or refs or values), repr(line)
+                continue
+            assert line in (rebuilt, rebuilt + "\r"), repr(line)
+            kinds.add("node" if nid else "ctx")
+    assert kinds == {"node", "ctx"}
 
 
 def test_a_node_record_reads_alike_by_the_line_pattern_and_by_the_general_split():
@@ -218,14 +229,69 @@ def test_a_ctx_or_globals_record_reads_alike_as_caliper_writes_it_and_by_the_gen
         assert got[0] == got[1], (fields, got)
 
 
+def test_a_ctx_record_the_line_pattern_takes_reads_as_the_record_parser_reads_its_line():
+    """Seeded ``ctx`` lines in the form the line pattern takes as fields (odd ids, empty and
+    doubled ``=``, one or two references, values with spaces, ``=``, control characters, LF or
+    CRLF endings): parsed in a stream, each gives the record :func:`_other_record` makes of the
+    line as written, or the same error."""
+    import random
+
+    from xamm_ingest.readers import cali_format
+
+    text = (FIXTURES / "rajaperf_sample" / "run-1" / "Base_Seq-default.cali").read_text()
+    nodes = [line for line in text.splitlines() if line.startswith("__rec=node,")]
+    preamble = "\n".join(nodes) + "\n"
+    ids = sorted(parse_cali(preamble).node_attr)
+    attrs = sorted(parse_cali(preamble).attr_name)
+    rng = random.Random(1130)
+    pieces = ["1.5", "x", "", "b c", "-0", "nan", "é", "\x0b", "\x01", ",", "\\,"]
+    taken = 0
+    for _ in range(1500):
+        odd = rng.random() < 0.3  # an empty or unknown id, or a value too many or too few
+        refs = "=".join(
+            rng.choice([str(rng.choice(ids))] * 4 + ["", "99999"] * odd)
+            for _ in range(rng.randint(0, 2))
+        )
+        k = rng.randint(1, 3)
+        listed = "=".join(rng.choice([str(rng.choice(attrs))] * 4 + [""] * odd) for _ in range(k))
+        k += rng.choice([-1, 1]) if odd and rng.random() < 0.3 else 0
+        values = "=".join(rng.choice(pieces) for _ in range(max(k, 1)))
+        line = "__rec=ctx" + (f",ref={refs}" if refs else "") + f",attr={listed},data={values}"
+        got = []
+        try:
+            got.append(parse_cali(preamble + line + rng.choice(["\n", "\r\n"])).records)
+        except CaliFormatError as e:  # the stream's message names the line
+            got.append(str(e).split(": ", 1)[1])
+        prof = parse_cali(preamble)
+        try:
+            cali_format._other_record(prof, line)
+            got.append(prof.records)
+        except CaliFormatError as e:
+            got.append(str(e))
+        except (ValueError, IndexError, KeyError) as e:  # as the stream words them
+            got.append(f"malformed record ({type(e).__name__}: {e})")
+        assert got[0] == got[1], (line, got)
+        taken += isinstance(got[0], list)
+    assert 100 < taken < 1400
+
+
 def test_each_record_holds_its_own_path_list():
     """Records of the same region share their expanded node: changing one record's path leaves the
-    others' as parsed."""
-    prof = parse_cali(
-        (FIXTURES / "rajaperf_sample" / "run-1" / "Base_Seq-default.cali").read_text()
-    )
+    others' as parsed (each region's records written twice, as passes or ranks write them, one
+    node referenced alone or with another)."""
+    text = (FIXTURES / "rajaperf_sample" / "run-1" / "Base_Seq-default.cali").read_text()
+    ctx = [line for line in text.splitlines() if line.startswith("__rec=ctx,ref=")]
+    alone = [line for line in ctx if "=" not in line.split(",")[1][4:]]  # one node alone
+    # and records of the nodes above those, which their expansion kept
+    parents = parse_cali(text).node_parent
+    above = {parents[int(line.split(",")[1][4:])] for line in alone} - {None}
+    extra = [f"__rec=ctx,ref={n},attr=32,data=1.0" for n in sorted(above)]
+    assert alone and extra
+    prof = parse_cali(text + "\n".join(ctx + extra) + "\n")
     paths = [r["path"] for r in prof.records if "path" in r]
     assert len(paths) > 2 and len({id(p) for p in paths}) == len(paths)
+    kept = {id(e["path"]) for e in prof._expanded.values() if "path" in e}
+    assert not kept & {id(p) for p in paths}
     before = [list(p) for p in paths]
     paths[0].append("changed")
     assert [list(p) for p in paths[1:]] == before[1:]

@@ -309,9 +309,9 @@ def test_a_kernels_passes_timed_inf_and_minus_inf_give_no_time_not_an_error():
     from xamm_ingest.readers.rajaperf_caliper import _times
 
     t = "avg#inclusive#sum#time.duration"
-    got = _times([{t: "inf"}, {t: "-inf"}], {"mean": (t, 1.0)})
-    assert math.isnan(got["mean"])
-    assert _times([{t: "2.5"}, {t: "1.5"}], {"mean": (t, 2.0)})["mean"] == 8.0
+    mean, _, _ = _times([{t: "inf"}, {t: "-inf"}], {"mean": (t, 1.0)})
+    assert math.isnan(mean)
+    assert _times([{t: "2.5"}, {t: "1.5"}], {"mean": (t, 2.0)})[0] == 8.0
 
 
 @pytest.mark.parametrize(
@@ -385,7 +385,7 @@ def _bits(value):
         return struct.pack("<d", value)
     if isinstance(value, dict):
         return {k: _bits(v) for k, v in value.items()}
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):
         return [_bits(v) for v in value]
     return value
 
@@ -418,3 +418,77 @@ def test_a_regions_one_record_gives_to_the_bit_what_summing_its_records_gives():
         assert _bits(rc._times([rec], times)) == _bits(rc._summed_times([rec], times)), (rec, times)
         one, summed = rc._extra_metrics([rec], attrs), rc._summed_extra([rec], attrs)
         assert _bits(one) == _bits(summed), rec
+
+
+def test_a_files_time_attributes_and_metric_classes_are_what_their_definitions_pick():
+    """Seeded attribute lists (time attributes of every spelling, kernel figures, top-down
+    counters, other metrics; aliases and units in the metadata or not, an alias naming a figure):
+    the time attribute of each role is the first of the sorted attributes its patterns match, in
+    the order mean (``avg#`` first), min, max, with its unit's scale, and each other attribute is
+    a figure, BlockSize, a top-down column or an extra metric by its own name where that is a
+    figure or a top-down counter, else by its alias — worked out here from those definitions, the
+    same for lists the cache has seen and lists it has not."""
+    import random
+    import re
+
+    from xamm_data.tables.units import seconds_per
+    from xamm_ingest.readers import rajaperf_caliper as rc
+    from xamm_ingest.readers.caliper_files import CaliperProfile
+
+    times = [
+        "avg#inclusive#sum#time.duration", "avg#inclusive#sum#time.duration.ns",
+        "inclusive#sum#time.duration", "inclusive#time.duration.ns", "time.inclusive.duration",
+        "min#inclusive#sum#time.duration", "max#inclusive#sum#time.duration.ns",
+        "sum#inclusive#sum#time.duration", "avg#inclusive#sum#time.durationX",
+    ]  # fmt: skip
+    others = [
+        "any#any#max#Reps", "any#any#max#ProblemSize", "any#any#max#Bytes/Rep", "max#BlockSize",
+        "any#any#max#topdown.retiring", "any#topdown.unknown", "sum#papi.X", "count", "q#z",
+    ]  # fmt: skip
+    aliases = ["Reps", "BlockSize", "topdown.retiring", "Kernels/Rep", "time (exc)"]
+    rng = random.Random(1130)
+    for _ in range(400):
+        keys = rng.sample(times + others, rng.randint(1, 9))
+        meta = {}
+        for k in keys:
+            if rng.random() < 0.3:
+                meta[k] = {"attribute.alias": rng.choice(aliases)}
+            if k in times and rng.random() < 0.3:
+                meta.setdefault(k, {})["attribute.unit"] = rng.choice(["usec", "ms", "ns"])
+        prof = CaliperProfile([dict.fromkeys(keys, "1.0")], {}, meta)
+        want: dict = {}
+        for role, rx in [("mean", rc._TIME_RE[p]) for p in ("avg", "plain")] + [
+            ("min", rc._TIME_RE["min"]),
+            ("max", rc._TIME_RE["max"]),
+        ]:
+            k = next((k for k in sorted(set(meta) | set(keys)) if rx.match(k)), None)
+            if role not in want and k is not None:
+                unit = meta.get(k, {}).get("attribute.unit") or (
+                    "ns" if k.endswith(".ns") else "sec"
+                )
+                want[role] = (k, seconds_per(unit))
+        if "mean" not in want:
+            with pytest.raises(rc.IngestError, match="no inclusive time attribute"):
+                rc._time_attrs(prof)
+            continue
+        assert rc._time_attrs(prof) == want, (keys, meta)
+        attrs = rc._Attrs(prof, {a for a, _ in want.values()})
+        got = {a: "figure" for a, _ in attrs.figures} | dict.fromkeys(attrs.block, "block")
+        got |= dict.fromkeys(attrs.topdown, "topdown") | dict.fromkeys(attrs.extra, "extra")
+        for k in set(keys) - rc._NOT_METRICS - {a for a, _ in want.values()}:
+            base = k.split("#")[-1]
+            own = base in rc.KERNEL_METRICS or base.startswith("topdown.")
+            name = base if own else (meta.get(k, {}).get("attribute.alias") or base)
+            kind = (
+                "block"
+                if name == "BlockSize"
+                else "figure"
+                if name in rc.KERNEL_METRICS
+                else "topdown"
+                if re.fullmatch(r"topdown\.(retiring)", name)
+                else "extra"
+            )
+            assert got.pop(k) == kind, (k, meta.get(k))
+            if kind == "extra":
+                assert attrs.extra[k] == (meta.get(k, {}).get("attribute.alias") or k)
+        assert not got

@@ -150,7 +150,18 @@ class CaliProfile:
             node = self.node_parent.get(node)
         return out
 
-    def _expand(self, nid: int) -> dict:
+    def _own(self, nid: int) -> dict:
+        """Node ``nid``'s attributes (:meth:`_expand`) as a dict of the caller's own, its path list
+        too: a record's."""
+        exp = self._expanded.get(nid)
+        out = dict(exp) if exp is not None else self._expand(nid, keep=False)
+        if "path" in out:
+            out["path"] = list(out["path"])
+        return out
+
+    def _expand(self, nid: int, keep: bool = True) -> dict:
+        """Node ``nid``'s attributes and its ancestors', kept for the next node that asks (unless
+        ``keep`` is false: the dict is then the caller's, but for its lists)."""
         rec = self._expanded.get(nid)
         if rec is not None:
             return rec
@@ -163,13 +174,17 @@ class CaliProfile:
             node = self.node_parent.get(node)
         # a list in an expanded node is never changed in place (a value added makes a new list,
         # and a record takes a copy of its path), so the nodes share them and only the dicts are
-        # copied; the node asked for keeps the dict built for it
+        # copied; the node asked for keeps the dict built for it, and its parent, where its
+        # siblings start, a copy: a node above is worked out again when asked for, where keeping
+        # each would copy a long chain's dict once per node (the globals, one node per value)
         rec = dict(self._expanded[node]) if node is not None else {}
+        parent = chain[1] if len(chain) > 1 else None
+        known = self._attr_flags
         for n in reversed(chain):
             a = self.node_attr[n]
             if a not in self.attr_name:
                 raise CaliFormatError(f"node {n} refers to unknown attribute {a}")
-            hidden, nested = self._flags(a)
+            hidden, nested = known.get(a) or self._flags(a)
             if not hidden:
                 key, data = self.attr_name[a], self.node_data[n]
                 val = rec.get(key)
@@ -180,7 +195,10 @@ class CaliProfile:
                 )
                 if nested:
                     rec["path"] = rec.get("path", []) + [data]
-            self._expanded[n] = rec if n == nid else dict(rec)
+            if n == parent:
+                self._expanded[n] = dict(rec)
+        if keep:
+            self._expanded[nid] = rec
         return rec
 
     def _snapshot(self, fields: dict[str, list[str]]) -> dict:
@@ -196,9 +214,14 @@ class CaliProfile:
         """:meth:`_snapshot` of a record in the form Caliper writes (``ref=``, ``attr=`` and
         ``data=`` fields, in that order, without escapes), from the fields' text: the same
         record, without splitting the line into lists first."""
-        out = self._referenced(refs.split("=") if refs is not None else ())
+        if refs is None:
+            out = {}
+        elif "=" in refs:
+            out = self._referenced(refs.split("="))
+        else:  # nearly every record: one node's attributes
+            out = self._own(int(refs))
         if attrs is not None and data is not None:
-            self._add_values(out, self._plan_of(attrs), data.split("="))
+            self._add_values(out, self._plans.get(attrs) or self._plan_of(attrs), data.split("="))
         return out
 
     def _referenced(self, refs: Iterable[str]) -> dict:
@@ -316,14 +339,27 @@ def _other_record(prof: CaliProfile, line: str) -> None:
 # One match a line, on LF only as ``str.split("\n")`` splits (``splitlines()`` would also split on
 # \x0b, \x1c ... which a corrupt file may hold): a node record,
 # ``__rec=node,id=N,attr=A,data=D[,parent=P]`` (most lines of a profile), as its four fields,
-# its data as written (the escapes Caliper writes, ``\\``, ``\,`` and ``\=``, kept); any other
-# line whole
+# its data as written (the escapes Caliper writes, ``\\``, ``\,`` and ``\=``, kept); a ``ctx``
+# record with values as Caliper writes it (:data:`_WRITTEN`), as its three fields, its id lists
+# still to be checked (:func:`_ids`); any other line whole
 _LINE = re.compile(
     r"^(?:__rec=node,id=([0-9]+),attr=([0-9]+),"
     r"data=([^,=\\\r\n]*(?:\\[\\,=][^,=\\\r\n]*)*)(?:,parent=([0-9]+))?\r?$"
+    r"|__rec=ctx(?:,ref=([0-9=]+))?,attr=([0-9=]+),data=([^,\\\r\n]*)\r?$"
     r"|([^\n]*)$)",
     re.MULTILINE,
 )
+
+
+def _ctx_record(prof: CaliProfile, refs: str, listed: str, values: str) -> None:
+    """A ``ctx`` record the line pattern took as its fields (``refs`` empty where the line has
+    none) into ``prof``; where an id list is not ids joined by single ``=``, the line as written
+    goes to :func:`_other_record`, which says what is wrong."""
+    if _ids(refs or None) and _ids(listed):
+        prof.records.append(prof._snapshot_written(refs or None, listed, values))
+    else:
+        ref_field = f",ref={refs}" if refs else ""
+        _other_record(prof, f"__rec=ctx{ref_field},attr={listed},data={values}")
 
 
 def parse_cali(text: str) -> CaliProfile:
@@ -335,8 +371,12 @@ def parse_cali(text: str) -> CaliProfile:
         prof.node_parent,
         prof.attr_name,
     )
-    for lineno, (nid_text, attr_text, data, parent_text, line) in enumerate(_LINE.findall(text), 1):
+    lines = enumerate(_LINE.findall(text), 1)
+    for lineno, (nid_text, attr_text, data, parent_text, refs, listed, values, line) in lines:
         try:
+            if listed:  # a ctx record (most lines that are not nodes)
+                _ctx_record(prof, refs, listed, values)
+                continue
             if nid_text:
                 nid, attr = int(nid_text), int(attr_text)
                 parent = int(parent_text) if parent_text else None

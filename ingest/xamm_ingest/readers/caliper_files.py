@@ -35,6 +35,17 @@ class CaliperProfile:
     ):
         self.records, self.globals, self.path, self.layout = records, globals_, path, layout
         self.meta = meta
+        self._names: set[str] | None = None
+
+    def attribute_names(self) -> set[str]:
+        """Every attribute the records hold (worked out once, as the ``.cali`` metadata's keys are:
+        readers ask more than once). The caller does not change it."""
+        if self._names is None:
+            meta = self.meta
+            self._names = (
+                meta._keys() if isinstance(meta, AttributeMeta) else set().union(*self.records)
+            )
+        return self._names
 
 
 def load_cali(path: Path) -> CaliperProfile:

@@ -32,6 +32,7 @@ What is read (layouts derived from RAJAPerf's ``KernelBase`` at each release; se
 from __future__ import annotations
 
 import ast
+import functools
 import math
 import operator
 import re
@@ -113,26 +114,38 @@ def _num(value) -> float | None:
         return None
 
 
-def _time_attrs(prof: CaliperProfile) -> dict[str, tuple[str, float]]:
-    """{'mean'|'min'|'max': (attribute, scale to seconds)}."""
-    keys = set(prof.meta) | {k for r in prof.records[:5] for k in r}
-    found: dict[str, tuple[str, float]] = {}
+@functools.lru_cache(maxsize=64)
+def _time_roles(keys: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """(role, attribute) of each time attribute among ``keys`` (sorted): the first that matches
+    each role's patterns, in the order tried (cached: a set of files repeats one attribute
+    list)."""
+    found: dict[str, str] = {}
     for role, rx in (
         ("mean", _TIME_RE["avg"]),
         ("mean", _TIME_RE["plain"]),
         ("min", _TIME_RE["min"]),
         ("max", _TIME_RE["max"]),
     ):
-        for k in sorted(keys):
-            if role not in found and rx.match(k):
-                unit = str(
-                    prof.meta.get(k, {}).get("attribute.unit")
-                    or ("ns" if k.endswith(".ns") else "sec")
-                )
-                try:
-                    found[role] = (k, seconds_per(unit))
-                except ValueError as e:
-                    raise IngestError(prof.path, f"time attribute {k!r}: {e}") from None
+        if role not in found:
+            for k in keys:
+                if rx.match(k):
+                    found[role] = k
+                    break
+    return tuple(found.items())
+
+
+def _time_attrs(prof: CaliperProfile) -> dict[str, tuple[str, float]]:
+    """{'mean'|'min'|'max': (attribute, scale to seconds)}."""
+    keys = set(prof.meta) | {k for r in prof.records[:5] for k in r}
+    found: dict[str, tuple[str, float]] = {}
+    for role, k in _time_roles(tuple(sorted(keys))):
+        unit = str(
+            prof.meta.get(k, {}).get("attribute.unit") or ("ns" if k.endswith(".ns") else "sec")
+        )
+        try:
+            found[role] = (k, seconds_per(unit))
+        except ValueError as e:
+            raise IngestError(prof.path, f"time attribute {k!r}: {e}") from None
     if "mean" not in found:
         raise IngestError(
             prof.path,
@@ -153,9 +166,8 @@ class _Attrs:
         self.block: list[str] = []
         self.topdown: dict[str, str] = {}
         self.extra: dict[str, str] = {}  # attribute -> name kept in extra_metrics
-        for k in sorted(set().union(*prof.records) - _NOT_METRICS - time_attrs):
-            meta = prof.meta.get(k, {})
-            name = _metric_name(k, meta)
+        for k in sorted(prof.attribute_names() - _NOT_METRICS - time_attrs):
+            meta, name = _metric_name(k, prof)
             if name == "BlockSize":
                 self.block.append(k)
             elif name in KERNEL_METRICS:
@@ -163,6 +175,7 @@ class _Attrs:
             elif name.startswith("topdown.") and f"topdown_{name[8:]}" in _SCHEMA_COLUMNS:
                 self.topdown[k] = f"topdown_{name[8:]}"
             else:
+                meta = prof.meta.get(k, {}) if meta is None else meta
                 self.extra[k] = meta.get("attribute.alias") or k
         self.figures.sort(key=lambda ac: ac[1])
         self._tuples: dict[int, tuple] = {}
@@ -197,13 +210,14 @@ def _getter(keys: tuple[str, ...]):
     return operator.itemgetter(*keys) if keys else lambda rec: ()
 
 
-def _metric_name(attr: str, meta: dict) -> str:
+def _metric_name(attr: str, prof: CaliperProfile) -> tuple[dict | None, str]:
+    """(the attribute's metadata where its name needed it, else None; the name it is read by):
+    a kernel figure or top-down counter by its own name, another by its alias."""
     base = attr.split("#")[-1]
-    return (
-        base
-        if base in KERNEL_METRICS or base.startswith("topdown.")
-        else (meta.get("attribute.alias") or base)
-    )
+    if base in KERNEL_METRICS or base.startswith("topdown."):
+        return None, base
+    meta = prof.meta.get(attr, {})
+    return meta, meta.get("attribute.alias") or base
 
 
 def parse_npasses(cmdline, path) -> int:
@@ -399,13 +413,13 @@ def _stray_regions(by_path: dict[tuple, list[dict]], kernels: dict[tuple, str]) 
     return [p for p in by_path if len(p) == 3 and p[0] in roots and p not in kernels]
 
 
-def _times(recs: list[dict], times: dict[str, tuple[str, float]]) -> dict[str, float | None]:
-    """Mean, min and max over ranks of a region's inclusive time; a rank's records (passes) are
-    summed."""
+def _times(recs: list[dict], times: dict[str, tuple[str, float]]) -> tuple:
+    """(mean, min, max) over ranks of a region's inclusive time, each None where unknown; a
+    rank's records (passes) are summed."""
     return _one_time(recs[0], times) if len(recs) == 1 else _summed_times(recs, times)
 
 
-def _summed_times(recs: list[dict], times: dict[str, tuple[str, float]]) -> dict[str, float | None]:
+def _summed_times(recs: list[dict], times: dict[str, tuple[str, float]]) -> tuple:
     """:func:`_times` of any number of records: each rank's summed, then over ranks."""
     per_rank: dict[object, list[dict]] = {}
     for r in recs:
@@ -418,18 +432,13 @@ def _summed_times(recs: list[dict], times: dict[str, tuple[str, float]]) -> dict
                 sums[role].append(exact_sum(xs) * scale)
     mean = sums["mean"]
     if not mean:
-        return {"mean": None, "min": None, "max": None}
-    out = {
-        "mean": exact_sum(mean) / len(mean),
-        "min": min(sums["min"] or mean),
-        "max": max(sums["max"] or mean),
-    }
+        return None, None, None
     if split and (sums["min"] or sums["max"]):  # min/max over ranks of a sum of parts is unknowable
-        out["min"] = out["max"] = None
-    return out
+        return exact_sum(mean) / len(mean), None, None
+    return exact_sum(mean) / len(mean), min(sums["min"] or mean), max(sums["max"] or mean)
 
 
-def _one_time(rec: dict, times: dict[str, tuple[str, float]]) -> dict[str, float | None]:
+def _one_time(rec: dict, times: dict[str, tuple[str, float]]) -> tuple:
     """:func:`_summed_times` of a region's one record (nearly every region), which sums one value
     (``exact_sum([x])`` is ``x + 0.0``: a sum of -0.0 is 0.0) and averages one rank."""
     got = {}
@@ -439,8 +448,8 @@ def _one_time(rec: dict, times: dict[str, tuple[str, float]]) -> dict[str, float
             got[role] = ((math.nan if x is None else x) + 0.0) * scale
     one = got.get("mean")
     if one is None:
-        return {"mean": None, "min": None, "max": None}
-    return {"mean": one + 0.0, "min": got.get("min", one), "max": got.get("max", one)}
+        return None, None, None
+    return one + 0.0, got.get("min", one), got.get("max", one)
 
 
 def _floats(recs: list[dict], attr: str, missing: float | None = math.nan) -> list:
@@ -548,14 +557,16 @@ def _summed_extra(recs: list[dict], attrs: _Attrs) -> list[dict]:
     return out
 
 
-def _topdown(recs: list[dict], attrs: _Attrs) -> dict[str, float | None]:
-    rec = recs[0]
+def _add_topdown(row: dict, rec: dict, attrs: _Attrs) -> None:
+    """The top-down fractions ``rec`` holds into ``row`` (one that is no number as None)."""
     try:  # nearly every record: each counter is a number
         if attrs.topdown_keys <= rec.keys():
-            return dict(zip(attrs.topdown_cols, map(float, attrs._topdown_get(rec))))
-        return {col: float(rec[a]) for a, col in attrs.topdown.items() if a in rec}
+            row.update(zip(attrs.topdown_cols, map(float, attrs._topdown_get(rec))))
+            return
+        got = {col: float(rec[a]) for a, col in attrs.topdown.items() if a in rec}
     except (TypeError, ValueError):
-        return {col: _num(rec[a]) for a, col in attrs.topdown.items() if a in rec}
+        got = {col: _num(rec[a]) for a, col in attrs.topdown.items() if a in rec}
+    row.update(got)
 
 
 def _adiak_kernel_info(g: dict, kernel: str, path: Path) -> dict:
@@ -748,9 +759,8 @@ def _kernel_row(
             )
             return None
     recs = by_path[node]
-    t = _times(recs, times)
+    mean, low, high = _times(recs, times)
     denom = (figures["reps"] or math.nan) * common["npasses"]
-    mean, low, high = t["mean"], t["min"], t["max"]
     row = {  # the file's columns aside (ReadResult.shared)
         **figures,
         "kernel": kernel,
@@ -761,7 +771,7 @@ def _kernel_row(
         "time_per_rep_min_s": None if low is None else low / denom,
         "time_per_rep_max_s": None if high is None else high / denom,
         "_time_resolution_s": _printed_resolution(recs, times) / denom,
-        **_topdown(recs, attrs),
-        "extra_metrics": _extra_metrics(recs, attrs),
     }
+    _add_topdown(row, recs[0], attrs)  # in the row's column order, before extra_metrics
+    row["extra_metrics"] = _extra_metrics(recs, attrs)
     return finish_kernel(row, common["device"])
