@@ -185,6 +185,17 @@ def shared_data() -> Path:
 
 
 @pytest.fixture(autouse=True)
+def no_machine_names_left_over():
+    """Each test starts with no machine names gathered for an ingest's notes: a name a module
+    resolved when it was collected (a ``SampleSpec`` of a machine the registry does not know) is
+    not the note of whichever ingest a worker runs next."""
+    from xamm_ingest.machine_names import take_aliases, take_unknown
+
+    take_unknown()
+    take_aliases()
+
+
+@pytest.fixture(autouse=True)
 def isolated_home(tmp_path, monkeypatch):
     """Every test gets its own XAMM_HOME and Hugging Face cache; no test touches the user's."""
     monkeypatch.setenv("XAMM_HOME", str(tmp_path / "xamm_home"))
