@@ -297,6 +297,38 @@ def test_each_record_holds_its_own_path_list():
     assert [list(p) for p in paths[1:]] == before[1:]
 
 
+def test_expanding_a_deep_node_keeps_its_parent_and_every_few_nodes_above():
+    """A record's node under a 50-deep chain of regions, and 200 more below the chain's end (each
+    under a child of its own, as a call tree fans out below a deep common prefix): the chain keeps
+    an expansion at least every ``KEEP_EVERY`` nodes, so a walk up from any later node ends within
+    that many, but not one per node (a long chain is not copied once per node); each record's
+    path is the chain it hangs from."""
+    from xamm_ingest.readers.cali_format import KEEP_EVERY
+
+    head = [
+        "__rec=node,id=12,attr=10,data=276,parent=3",
+        "__rec=node,id=13,attr=8,data=region,parent=12",
+        "__rec=node,id=14,attr=8,data=time,parent=5",
+    ]
+    chain = list(range(100, 150))
+    lines = head + [f"__rec=node,id={n},attr=13,data=r{n}" + (f",parent={n - 1}" if n > 100 else "")
+                    for n in chain]  # fmt: skip
+    leaves = []
+    for i in range(200):
+        child, leaf = 1000 + 2 * i, 1001 + 2 * i
+        lines += [f"__rec=node,id={child},attr=13,data=c{i},parent={chain[-1]}"]
+        lines += [f"__rec=node,id={leaf},attr=13,data=g{i},parent={child}"]
+        leaves.append(leaf)
+    lines += [f"__rec=ctx,ref={n},attr=14,data=1.5" for n in leaves]
+    prof = parse_cali("\n".join(lines) + "\n")
+    kept = [n for n in chain if n in prof._expanded]
+    gaps = [b - a for a, b in zip([chain[0] - 1, *kept], [*kept, chain[-1] + 1])]
+    assert kept and max(gaps) <= KEEP_EVERY, kept
+    assert len(kept) <= len(chain) // KEEP_EVERY + 2, kept
+    want = [f"r{n}" for n in chain]
+    assert [r["path"] for r in prof.records] == [[*want, f"c{i}", f"g{i}"] for i in range(200)]
+
+
 def test_a_file_of_nothing_but_whitespace_is_refused_as_empty_and_only_such_a_file(tmp_path):
     """``load_cali`` calls a file empty exactly when ``bytes.strip()`` leaves nothing of it (ASCII
     whitespace only: a NEL or NBSP byte is content), on seeded byte strings."""

@@ -32,6 +32,10 @@ ATTR_NAME, ATTR_TYPE, ATTR_PROP = 8, 9, 10
 HIDDEN, NESTED, GLOBAL = 128, 256, 512
 
 
+#: of the nodes above one a record names, which keep their expansion (:meth:`CaliProfile._expand`)
+KEEP_EVERY = 4
+
+
 class CaliFormatError(XammError, ValueError):
     """The text is not a well-formed .cali stream; the message names the line."""
 
@@ -174,13 +178,14 @@ class CaliProfile:
             node = self.node_parent.get(node)
         # a list in an expanded node is never changed in place (a value added makes a new list,
         # and a record takes a copy of its path), so the nodes share them and only the dicts are
-        # copied; the node asked for keeps the dict built for it, and its parent, where its
-        # siblings start, a copy: a node above is worked out again when asked for, where keeping
-        # each would copy a long chain's dict once per node (the globals, one node per value)
+        # copied; the node asked for keeps the dict built for it, and of the nodes above it its
+        # parent (where its siblings start) and every KEEP_EVERY-th keep a copy: a later walk
+        # up ends within KEEP_EVERY nodes, and a long chain (the globals, one node per value) is
+        # not copied once per node
         rec = dict(self._expanded[node]) if node is not None else {}
-        parent = chain[1] if len(chain) > 1 else None
         known = self._attr_flags
-        for n in reversed(chain):
+        for at in range(len(chain) - 1, -1, -1):
+            n = chain[at]
             a = self.node_attr[n]
             if a not in self.attr_name:
                 raise CaliFormatError(f"node {n} refers to unknown attribute {a}")
@@ -195,7 +200,7 @@ class CaliProfile:
                 )
                 if nested:
                     rec["path"] = rec.get("path", []) + [data]
-            if n == parent:
+            if at == 1 or (at and at % KEEP_EVERY == 0):
                 self._expanded[n] = dict(rec)
         if keep:
             self._expanded[nid] = rec
