@@ -68,6 +68,9 @@ SLOW = {  # slow whatever the record says (the fast lane, pytest -m "not slow", 
     # the archive's other tests run in the fast lane
     "test_the_sorting_corpus_goes_in_whole_with_its_metadata",
     "test_an_ingest_killed_midway_and_run_again_ends_with_the_uninterrupted_table",
+    # three ingests as processes (1.1 s on an idle machine); the one-ingest import checks run in
+    # the fast lane
+    "test_a_rajaperf_ingest_loads_no_validation_library_where_no_file_asks_for_one",
 }
 
 

@@ -464,6 +464,9 @@ HEAVY = (
     # polars and pydantic: a format's table and profile types, resolved when a format reads
     "xamm_data.tables.schema",
     "xamm_data.tables.regions",
+    # pydantic: a run directory's xamm.toml and the user's machine registry, checked where found
+    "xamm_ingest.run_config",
+    "xamm_data.machines.registry",
 )
 
 

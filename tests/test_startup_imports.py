@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -233,6 +234,31 @@ def test_an_ingest_into_a_new_store_commits_without_numpy(tmp_path):
     assert "xamm_data.store.write" in loaded  # the check can see the commit's code
     assert "numpy" not in loaded
     assert "filelock" not in loaded
+
+
+def test_a_rajaperf_ingest_loads_no_validation_library_where_no_file_asks_for_one(tmp_path):
+    """Nothing an ingest of RAJAPerf files needs is a pydantic model (the tables, the bounds, the
+    counters are declarations checked when built): pydantic is loaded only where a file asks for
+    its checks, an ``xamm.toml`` beside the runs or a machine registry of the user's own. Its
+    import and models were a tenth of the command's CPU."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    shutil.copy(FIXTURES / "rajaperf_sample" / "run-1" / "Base_Seq-default.cali", runs)
+    argv = ["rajaperf", str(runs), "--quiet", "--store"]
+    code, loaded = _loaded([*argv, str(tmp_path / "s1")], tmp_path / "home")
+    assert code == 0 and "xamm_data.store.write" in loaded
+    assert {m for m in loaded if m.split(".")[0] in ("pydantic", "pydantic_core")} == set()
+    assert "xamm_data.machines.registry" not in loaded
+    # a run directory's xamm.toml is checked by its model
+    (runs / "xamm.toml").write_text('machine = "example-node"\n')
+    code, loaded = _loaded([*argv, str(tmp_path / "s2")], tmp_path / "home")
+    assert code == 0 and {"xamm_ingest.run_config", "pydantic"} <= loaded
+    # and a user's registry by the registry's records
+    (runs / "xamm.toml").unlink()
+    (tmp_path / "home").mkdir(exist_ok=True)
+    (tmp_path / "home" / "machines.toml").write_text('[machines.mybox]\nsource = "mine"\n')
+    code, loaded = _loaded([*argv, str(tmp_path / "s3")], tmp_path / "home")
+    assert code == 0 and {"xamm_data.machines.registry", "pydantic"} <= loaded
 
 
 PREDICT = """

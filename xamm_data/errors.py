@@ -7,7 +7,7 @@ for bad input), so code written against those keeps working.
 
 from __future__ import annotations
 
-__all__ = ["BadNameError", "TamperedError", "XammError", "type_name"]
+__all__ = ["BadNameError", "BoundsError", "TamperedError", "XammError", "type_name"]
 
 
 class XammError(Exception):
@@ -18,6 +18,16 @@ class BadNameError(XammError, ValueError):
     """A name that becomes a path or a key (machine, device, dataset, certificate, signature) and
     does not follow :data:`xamm_data.identifiers.NAME`; the message says what it is and where it
     came from."""
+
+
+class BoundsError(XammError, ValueError):
+    """Plausibility bounds (:class:`xamm_data.tables.bounds.Bounds`) that are no number above 0,
+    or a lowest plausible value not below its highest: ``name`` is the bound ("" for a pair),
+    ``problem`` what is wrong."""
+
+    def __init__(self, name: str, problem: str):
+        super().__init__(f"{name}: {problem}" if name else problem)
+        self.name, self.problem = name, problem
 
 
 class TamperedError(XammError, ValueError):

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import re
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from typing import TYPE_CHECKING
 
 from xamm_data.identifiers import is_name
-from xamm_data.machines import registry as machines
+from xamm_data.machines import names as registry_names
 from xamm_ingest.errors import IngestError
-from xamm_ingest.metadata_map import MetadataMap
+
+if TYPE_CHECKING:
+    from xamm_ingest.run_config import RunDirConfig
 
 CONFIG_NAME = "xamm.toml"
 # Registry aliases resolved in this process since the last take_aliases() (``M1`` -> ``quartz``):
@@ -29,6 +32,53 @@ _NODE_FACTS: dict[str, tuple[str, dict]] = {}
 _UNKNOWN: dict[str, str] = {}
 # a name is data, never a path: these characters make it one
 _PATH_LIKE = re.compile(r"[/\\\x00-\x1f]|\.\.")
+# how names are looked up while a chunk of sources is read (names_pinned)
+_PINNED: contextvars.ContextVar[Callable[[str], str | None] | None] = contextvars.ContextVar(
+    "xamm_ingest_machine_names_pinned", default=None
+)
+
+
+def _lookup() -> Callable[[str], str | None]:
+    """What tells a name's registry id now: the shipped registry's names where the user has no
+    registry file, else the registry, which checks the user's records first."""
+    if (pinned := _PINNED.get()) is not None:
+        return pinned
+    if not registry_names.user_registry_exists():
+        return registry_names.shipped_canonical_id
+    # pydantic: the records of the user's registry file are checked before a name is believed
+    from xamm_data.machines.registry import canonical_id
+
+    return canonical_id
+
+
+def registry_id(name: str) -> str | None:
+    """The machine registry's id for an id or alias (case-insensitive), else ``None``; the same
+    answer as :func:`xamm_data.machines.registry.canonical_id`, without building the registry's
+    records where every name is the shipped file's."""
+    return _lookup()(name)
+
+
+@contextlib.contextmanager
+def names_pinned():
+    """Names looked up as the registry files say on entry, for everything inside (in this thread
+    or task): a chunk of sources is read against one registry, without asking the file system
+    again for each source."""
+    if registry_names.user_registry_exists():
+        # pydantic: the records of the user's registry file are checked before a name is believed
+        from xamm_data.machines.registry import canonical_id, pinned
+
+        with pinned():
+            token = _PINNED.set(canonical_id)
+            try:
+                yield
+            finally:
+                _PINNED.reset(token)
+        return
+    token = _PINNED.set(registry_names.shipped_canonical_id)
+    try:
+        yield
+    finally:
+        _PINNED.reset(token)
 
 
 def machine_id(name: str) -> str:
@@ -42,7 +92,7 @@ def machine_id(name: str) -> str:
             f"machine name {name!r} holds path or control characters; expected a name such as "
             "quartz or my-cluster (pass --machine NAME)"
         )
-    known = machines.canonical_id(name.strip())
+    known = registry_id(name.strip())
     if known:
         if re.sub(r"[^a-z0-9]", "", name.lower()) != re.sub(r"[^a-z0-9]", "", known):
             _RESOLVED[name.strip()] = known
@@ -91,50 +141,6 @@ def take_aliases() -> dict[str, str]:
     return out
 
 
-class RunDirConfig(BaseModel):
-    """``xamm.toml`` beside a set of runs: what the files themselves do not say.
-
-    ``machine`` names the machine; ``compiler``, ``compiler_flags`` and ``omp_max_threads`` describe
-    the build and run of RAJAPerf CSV outputs, which record none of them (Caliper files do, and
-    their own metadata wins).
-    """
-
-    # built when first used: most commands find no run directory's xamm.toml
-    model_config = ConfigDict(extra="forbid", defer_build=True)
-
-    machine: str | None = None
-    compiler: str | None = None
-    compiler_flags: str | None = None
-    # strict: ``omp_max_threads = true`` is no thread count
-    omp_max_threads: int | None = Field(default=None, ge=1, strict=True)
-    device: Literal["cpu", "gpu"] | None = None  # for outputs that do not name it (BabelStream)
-    # which profile metadata keys fill which app_profiles columns (Caliper profiles)
-    metadata: MetadataMap | None = None
-    # the public facts of the machine's node (xamm_data.machines.NODE_FACTS, cpu, gpu, source):
-    # recorded in the user's machine registry, as `xamm machines add` does
-    node: dict[str, Any] | None = None  # checked strictly as the registry checks its own
-
-    @field_validator("machine", "compiler", "compiler_flags")
-    @classmethod
-    def _not_blank(cls, v: str | None) -> str | None:
-        # an empty value would read as not given: the files' own cluster, no compiler
-        if v is not None and not v.strip():
-            raise ValueError("empty; give a value or leave the field out")
-        return v
-
-    @field_validator("machine")
-    @classmethod
-    def _normalise(cls, v: str | None) -> str | None:
-        return machine_id(v) if v else v
-
-    def run_defaults(self) -> dict:
-        return {
-            k: v
-            for k in ("compiler", "compiler_flags", "omp_max_threads")
-            if (v := getattr(self, k)) is not None
-        }
-
-
 def find_config(start: Path, stop: Path) -> Path | None:
     """The nearest ``xamm.toml`` in ``start`` or its parents, not above ``stop``."""
     start, stop = start.resolve(), stop.resolve()
@@ -157,23 +163,38 @@ def load_config(path: Path) -> RunDirConfig:
     # RecursionError: arrays nested past the parser (a valid TOML file nests a few deep)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as e:
         raise IngestError(path, f"not valid TOML: {e}") from None
+    # pydantic: a run directory's xamm.toml, checked only where one is found
+    from xamm_ingest.run_config import checked_config
+
     try:
-        cfg = RunDirConfig(**data)
-    except ValidationError as e:
-        err = e.errors()[0]
-        field = ".".join(str(x) for x in err["loc"]) or "(file)"
+        cfg = checked_config(data)
+        if cfg.machine:  # the registry's id, as every other name a source states
+            cfg = cfg.model_copy(update={"machine": _config_machine(cfg.machine)})
+    except ValueError as e:
+        field, problem = e.args if len(e.args) == 2 else ("(file)", str(e))
         raise IngestError(
-            path, f'field {field!r}: {err["msg"]}; expected e.g. machine = "quartz"'
+            path, f'field {field!r}: {problem}; expected e.g. machine = "quartz"'
         ) from None
     if cfg.node:
+        # pydantic: a [node] table's facts are checked as the registry checks its own records
+        from xamm_data.machines.registry import MachineFactsError, checked_facts
+
         if not cfg.machine:
             raise IngestError(path, "a [node] table needs machine = NAME: whose node it describes")
         try:  # every fact checked before any is recorded
-            machines.checked_facts(cfg.machine, where=path, **cfg.node)
-        except machines.MachineFactsError as e:
+            checked_facts(cfg.machine, where=path, **cfg.node)
+        except MachineFactsError as e:
             raise IngestError(path, f"[node]: {str(e).removeprefix(f'{path}: ')}") from None
         _NODE_FACTS[str(path)] = (cfg.machine, dict(cfg.node))
     return cfg
+
+
+def _config_machine(name: str) -> str:
+    """:func:`machine_id` of an ``xamm.toml``'s machine; refused as (field, problem)."""
+    try:
+        return machine_id(name)
+    except ValueError as e:
+        raise ValueError("machine", f"Value error, {e}") from None
 
 
 def forget_node_facts() -> None:
@@ -197,9 +218,14 @@ def record_node_facts(update_machines: bool = False) -> list[str]:
     Returns:
         One note per machine, naming the file the facts came from and what was done.
     """
+    if not _NODE_FACTS:
+        return []
+    # pydantic: facts are recorded as the registry's checked records
+    from xamm_data.machines.registry import add_facts, canonical_id, user_file
+
     out = []
     for path, (machine, facts) in sorted(_NODE_FACTS.items()):
-        known = machines.canonical_id(machine)
+        known = canonical_id(machine)
         differ = _differing(known, facts) if known else facts
         if known and not differ:
             continue
@@ -208,16 +234,19 @@ def record_node_facts(update_machines: bool = False) -> list[str]:
                        f"({', '.join(differ)}); not recorded: a data folder never changes a known "
                        "machine (pass --update-machine to record them)")  # fmt: skip
             continue
-        m = machines.add_facts(machine, **{"source": f"xamm.toml ({path})", **facts})
+        m = add_facts(machine, **{"source": f"xamm.toml ({path})", **facts})
         what = "updated" if known else "recorded"
-        out.append(f"node facts of {m.id} from {path} {what} in {machines.user_file()}")
+        out.append(f"node facts of {m.id} from {path} {what} in {user_file()}")
     _NODE_FACTS.clear()
     return out
 
 
 def _differing(machine: str, facts: dict) -> list[str]:
     """``field: registry -> file`` for each fact of ``facts`` the registry holds otherwise."""
-    m = machines.get(machine)
+    # pydantic: the registry's records, to compare the file's facts with
+    from xamm_data.machines.registry import get
+
+    m = get(machine)
     out = []
     for k, v in facts.items():
         have = getattr(m, k, None)

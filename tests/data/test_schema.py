@@ -164,3 +164,50 @@ def test_expected_files_cover_every_table():
             "acceptance_certificate.schema.json",
         }
     )
+
+
+def test_a_table_declaration_is_checked_when_built():
+    """Tables and columns are frozen dataclasses checked as they are declared: a dtype the store
+    has no type for, a key that is no column, a name given twice, a bound that is no number."""
+    from xamm_data.tables.schema import Column, TableSchema
+
+    col = Column(name="x", dtype="float64", description="d", minimum=0, maximum=5)
+    assert (col.minimum, col.maximum) == (0.0, 5.0) and isinstance(col.minimum, float)
+    assert Column(name="e", dtype="string", description="d", enum=["a", "b"]).enum == ("a", "b")
+    with pytest.raises(ValueError, match="dtype 'float32' is not one of string, int64"):
+        Column(name="x", dtype="float32", description="d")
+    for bad in ({"minimum": "0"}, {"maximum": True}, {"exclusive_minimum": float("nan")}):
+        with pytest.raises(TypeError, match="is a number or None"):
+            Column(name="x", dtype="float64", description="d", **bad)
+    with pytest.raises(TypeError, match="nullable"):
+        Column(name="x", dtype="float64", description="d", nullable="no")
+    with pytest.raises(TypeError, match="description is text"):
+        Column(name="x", dtype="float64", description=None)
+    with pytest.raises(AttributeError):
+        col.minimum = 1.0  # frozen
+    m = Column(name="machine", dtype="string", description="d")
+    table = dict(name="t", version="1", description="d", columns=[col, m], primary_key=["x"])
+    t = TableSchema(**table)
+    assert t.columns == (col, m) and t.primary_key == ("x",) and t.names == ["x", "machine"]
+    assert t.with_columns({"machine", "x"}).names == ["x", "machine"]
+    with pytest.raises(ValueError, match=r"\['x'\] are not among"):  # its key dropped
+        t.with_columns({"machine"})
+    with pytest.raises(ValueError, match=r"key or partition column\(s\) \['y'\]"):
+        TableSchema(**{**table, "primary_key": ["y"]})
+    with pytest.raises(ValueError, match=r"\['node'\]"):
+        TableSchema(**{**table, "partition_by": "node"})
+    assert TableSchema(**{**table, "partition_by": ""}).partition_by == ""
+    with pytest.raises(ValueError, match="given twice"):
+        TableSchema(**{**table, "columns": [col, m, col]})
+    assert hash(BENCHMARK_RUNS) == hash(TABLES["benchmark_runs"])  # a cache key
+
+
+def test_a_counter_record_is_its_fields_with_lists():
+    c = counters.COUNTERS[0]
+    rec = c.as_record()
+    assert list(rec) == ["name", "unit", "description", "papi", "perf", "hpctoolkit", "caliper"]
+    assert rec["papi"] == list(c.papi) and isinstance(rec["caliper"], list)
+    doc = json.loads((REPO / "schemas" / "counters.json").read_text())  # an independent parse
+    assert doc["counters"] == [k.as_record() for k in counters.COUNTERS]
+    with pytest.raises(TypeError, match="papi holds names"):
+        counters.Counter(name="x", unit="u", description="d", papi=(1,))

@@ -187,3 +187,47 @@ def test_a_pinned_registry_is_the_one_of_its_entry_and_a_new_machine_shows_after
     with machines.pinned():
         assert machines.add_facts("pinbox2", cpu="EPYC").id == "pinbox2"
         assert machines.canonical_id("pinbox2") == "pinbox2"
+
+
+def _every_shipped_name() -> list[str]:
+    shipped = tomllib.loads(machines.SHIPPED.read_text())["machines"]
+    names = [n for mid, f in shipped.items() for n in (mid, *f.get("aliases", ()))]
+    assert len(names) > len(shipped)  # the shipped file has aliases to look up
+    return names
+
+
+def test_the_shipped_names_answer_as_the_registry_does_without_a_user_file(isolated_home):
+    """Where the user has no registry file, an ingest looks names up in the shipped file's ids
+    and aliases alone (no record built): every id and alias, in any case, and names no machine
+    has, get the registry's own answer."""
+    from xamm_data.machines import names
+    from xamm_ingest.machine_names import names_pinned, registry_id
+
+    assert not names.user_registry_exists()
+    asked = [v for n in _every_shipped_name() for v in (n, n.upper(), n.lower(), f" {n}")]
+    asked += ["no-such-machine", "quartzz", "", "Quartz:cpu"]
+    want = [machines.canonical_id(n) for n in asked]
+    assert sum(w is not None for w in want) >= len(_every_shipped_name())
+    assert [names.shipped_canonical_id(n) for n in asked] == want
+    assert [registry_id(n) for n in asked] == want
+    with names_pinned():
+        assert [registry_id(n) for n in asked] == want
+
+
+def test_a_user_registry_s_names_are_looked_up_in_its_checked_records(isolated_home):
+    """Where the user has a registry file, its machines and aliases are known to an ingest (the
+    shipped names alone would not know them), and a record the registry refuses lends no name."""
+    from xamm_data.machines import names
+    from xamm_ingest.machine_names import names_pinned, registry_id
+
+    machines.add_facts("mybox", cpu="EPYC", aliases=["MB1"])
+    user = machines.user_file()
+    user.write_text(user.read_text() + '\n[machines.badbox]\naliases = ["BB"]\nsockets = 2.5\n')
+    assert names.user_registry_exists() and names.shipped_canonical_id("MB1") is None
+    assert registry_id("MB1") == "mybox" and registry_id("mybox") == "mybox"
+    assert registry_id("BB") is None and registry_id("Dane") == machines.canonical_id("Dane")
+    with names_pinned():
+        assert registry_id("mb1") == "mybox"
+        user.unlink()  # pinned: the registry as it was on entry
+        assert registry_id("MB1") == "mybox"
+    assert registry_id("MB1") is None

@@ -320,3 +320,23 @@ def test_support_matrix_names_tests_that_exist():
         for m in re.findall(r"^def (test_\w+)", p.read_text(), re.M)
     }
     assert cited and cited <= defined, cited - defined
+
+
+def test_bounds_are_numbers_above_zero_checked_when_built():
+    """Bounds are a frozen dataclass checked when built: each a number above 0 (no bool, no text,
+    no nan), each lowest below its highest; what the error says names the bound."""
+    from xamm_data.errors import BoundsError, XammError
+
+    assert Bounds() == Bounds.from_items(None) and Bounds().max_problem_size == 1e12
+    assert Bounds(max_problem_size=5).max_problem_size == 5.0
+    assert hash(Bounds()) == hash(Bounds())  # the record rules are cached per bounds
+    for value, said in ((True, "a number"), ("1", "a number"), (0, "greater than 0"),
+                        (-1e-3, "greater than 0"), (float("nan"), "greater than 0")):  # fmt: skip
+        with pytest.raises(BoundsError, match=said) as e:
+            Bounds(max_problem_size=value)
+        assert e.value.name == "max_problem_size" and isinstance(e.value, XammError | ValueError)
+    with pytest.raises(BoundsError, match=r"min_runtime_s \(2\) is not below max_runtime_s"):
+        Bounds(min_runtime_s=2, max_runtime_s=1)
+    assert Bounds.names()[:2] == ["min_time_per_rep_s", "max_time_per_rep_s"]
+    with pytest.raises(AttributeError):
+        Bounds().max_problem_size = 1.0  # frozen

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import functools
 import logging
 import os
 import re
@@ -35,13 +34,12 @@ from xamm_data.atomic import atomic_path, locked
 from xamm_data.errors import XammError
 from xamm_data.identifiers import NAME, check_alias
 from xamm_data.machines.facts import NODE_FACTS
+from xamm_data.machines.names import SHIPPED, USER_FILE, user_file_path
 from xamm_data.machines.targets import Target
 from xamm_data.paths import xamm_home
 from xamm_data.plugins import load
 from xamm_data.registry import Registry, UnknownNameError
 
-SHIPPED = Path(__file__).with_name("machines.toml")
-USER_FILE = "machines.toml"
 _ID = NAME  # xamm_data.identifiers: one rule for every name that becomes a path or a key
 log = logging.getLogger(__name__)
 
@@ -331,12 +329,6 @@ class UnknownMachineError(UnknownNameError):
     one."""
 
 
-@functools.lru_cache(maxsize=16)
-def _user_file_text(home: Path) -> str:
-    # worked out once per home: an ingest asks for the registry once per file
-    return str(home / USER_FILE)
-
-
 _LOADED: dict[tuple, tuple[tuple[Machine, ...], Registry[Machine]]] = {}
 
 
@@ -362,7 +354,7 @@ def _current() -> tuple[tuple[Machine, ...], Registry[Machine]]:
     ``$XAMM_HOME``) or changed (unless :func:`pinned`)."""
     if (pin := _PINNED.get()) is not None:
         return pin
-    path = _user_file_text(xamm_home())
+    path = user_file_path()
     stamp: tuple[str, int | None, int | None]
     try:
         st = os.stat(path)

@@ -328,7 +328,7 @@ def projected(schema: TableSchema, columns: Sequence[str] | None) -> TableSchema
             + ", ".join(schema.names)
         )
     keep = {*columns, schema.partition_by, "source_sha256", *schema.primary_key}
-    return schema.model_copy(update={"columns": tuple(c for c in schema.columns if c.name in keep)})
+    return schema.with_columns(keep)
 
 
 def _scanned(data: bytes, schema: TableSchema, machine: str, *, every: bool) -> pl.LazyFrame:

@@ -8,31 +8,61 @@ region contract (:mod:`xamm_data.tables.regions`) and predict's input checks use
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+import dataclasses
+
+from xamm_data.errors import BoundsError
 
 __all__ = ["DEFAULT_BOUNDS", "Bounds"]
 
 
-class Bounds(BaseModel):
-    """Physical plausibility bounds; a record outside them is rejected naming the rule."""
+def _bound(default: float, description: str) -> float:
+    return dataclasses.field(default=default, metadata={"description": description})
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
-    min_time_per_rep_s: float = Field(
-        1e-10, gt=0, description="shortest plausible time of one repetition (s)"
-    )
-    max_time_per_rep_s: float = Field(
-        1e5, gt=0, description="longest plausible time of one repetition (s)"
-    )
-    max_bytes_per_rep: float = Field(1e16, gt=0, description="most bytes one repetition can move")
-    max_flops_per_rep: float = Field(1e16, gt=0, description="most flops one repetition can do")
-    max_problem_size: float = Field(1e12, gt=0, description="largest plausible problem size")
-    min_runtime_s: float = Field(
-        1e-9, gt=0, description="shortest plausible application runtime (s)"
-    )
-    max_runtime_s: float = Field(
-        1e7, gt=0, description="longest plausible application runtime (s), about 116 days"
-    )
+@dataclasses.dataclass(frozen=True)
+class Bounds:
+    """Physical plausibility bounds; a record outside them is rejected naming the rule.
+
+    Every bound is a number above 0 and each lowest plausible value is below its highest, checked
+    when the bounds are built (a frozen dataclass: every ingest holds them, and the check is two
+    comparisons a bound, with no validation library to import)."""
+
+    min_time_per_rep_s: float = _bound(1e-10, "shortest plausible time of one repetition (s)")
+    max_time_per_rep_s: float = _bound(1e5, "longest plausible time of one repetition (s)")
+    max_bytes_per_rep: float = _bound(1e16, "most bytes one repetition can move")
+    max_flops_per_rep: float = _bound(1e16, "most flops one repetition can do")
+    max_problem_size: float = _bound(1e12, "largest plausible problem size")
+    min_runtime_s: float = _bound(1e-9, "shortest plausible application runtime (s)")
+    max_runtime_s: float = _bound(1e7, "longest plausible application runtime (s), about 116 days")
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, bool) or not isinstance(v, int | float):
+                raise BoundsError(f.name, f"Input should be a number, not {v!r}")
+            if not v > 0:  # nan is not above 0 either
+                raise BoundsError(f.name, "Input should be greater than 0")
+            object.__setattr__(self, f.name, float(v))
+        # a lowest plausible value at or above the highest: every record would be dropped
+        for low, high in (
+            ("min_time_per_rep_s", "max_time_per_rep_s"),
+            ("min_runtime_s", "max_runtime_s"),
+        ):
+            if getattr(self, low) >= getattr(self, high):
+                raise BoundsError(
+                    "",
+                    f"{low} ({getattr(self, low):g}) is not below {high} "
+                    f"({getattr(self, high):g}): nothing would be plausible",
+                )
+
+    @classmethod
+    def names(cls) -> list[str]:
+        """The bounds' names.
+
+        Returns:
+            Each bound's name, in the order the class declares them (what ``--bound`` accepts).
+        """
+        return [f.name for f in dataclasses.fields(cls)]
 
     @classmethod
     def from_items(cls, items: list[str] | None) -> Bounds:
@@ -51,10 +81,10 @@ class Bounds(BaseModel):
         for item in items or []:
             name, sep, value = item.partition("=")
             name = name.strip()
-            if not sep or name not in cls.model_fields:
+            if not sep or name not in cls.names():
                 raise ValueError(
                     f"--bound {item!r}: expected NAME=VALUE with NAME one of "
-                    f"{', '.join(cls.model_fields)}"
+                    f"{', '.join(cls.names())}"
                 )
             if name in values:  # the last would win unseen
                 raise ValueError(f"--bound {item!r}: {name} is given twice")
@@ -64,27 +94,9 @@ class Bounds(BaseModel):
                 raise ValueError(f"--bound {item!r}: {value!r} is not a number") from None
         try:
             return cls(**values)
-        except ValidationError as e:
-            err = e.errors()[0]
-            name = str(err["loc"][0]) if err["loc"] else ""
-            where = f" {name}={values[name]!r}" if name in values else ""
-            raise ValueError(
-                f"--bound{where}: {err['msg'].removeprefix('Value error, ')}"
-            ) from None
-
-    @model_validator(mode="after")
-    def _ranges(self) -> Bounds:
-        # a lowest plausible value at or above the highest: every record would be dropped
-        for low, high in (
-            ("min_time_per_rep_s", "max_time_per_rep_s"),
-            ("min_runtime_s", "max_runtime_s"),
-        ):
-            if getattr(self, low) >= getattr(self, high):
-                raise ValueError(
-                    f"{low} ({getattr(self, low):g}) is not below {high} "
-                    f"({getattr(self, high):g}): nothing would be plausible"
-                )
-        return self
+        except BoundsError as e:
+            where = f" {e.name}={values[e.name]!r}" if e.name in values else ""
+            raise ValueError(f"--bound{where}: {e.problem}") from None
 
 
-DEFAULT_BOUNDS = Bounds.model_validate({})  # every default (a call mypy can check)
+DEFAULT_BOUNDS = Bounds()  # every default

@@ -8,16 +8,15 @@ canonical counter; unknown names return ``None`` and are kept raw by the ingesto
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from functools import lru_cache
 
-from pydantic import BaseModel, ConfigDict
 
-
-class Counter(BaseModel):
-    """A canonical counter and the names it is known by."""
-
-    model_config = ConfigDict(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Counter:
+    """A canonical counter and the names it is known by (a declaration in code: a frozen
+    dataclass, its names checked to be text when built)."""
 
     name: str
     unit: str
@@ -26,6 +25,24 @@ class Counter(BaseModel):
     perf: tuple[str, ...] = ()
     hpctoolkit: tuple[str, ...] = ()
     caliper: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for f in ("name", "unit", "description"):
+            if not isinstance(getattr(self, f), str):
+                raise TypeError(f"counter {self.name!r}: {f} is text")
+        for f in ("papi", "perf", "hpctoolkit", "caliper"):
+            names = tuple(getattr(self, f))
+            if not all(isinstance(n, str) for n in names):
+                raise TypeError(f"counter {self.name!r}: {f} holds names (text) only")
+            object.__setattr__(self, f, names)
+
+    def as_record(self) -> dict:
+        """The counter as one row of ``schemas/counters.json`` and the counters table (its name
+        lists as lists)."""
+        return {
+            f.name: list(v) if isinstance(v := getattr(self, f.name), tuple) else v
+            for f in dataclasses.fields(self)
+        }
 
     def aliases(self) -> tuple[str, ...]:
         return self.papi + self.perf + self.hpctoolkit + self.caliper

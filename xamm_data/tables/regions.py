@@ -24,9 +24,7 @@ the rule it breaks; :func:`region_problems` checks many profiles' regions in one
 from __future__ import annotations
 
 import functools
-import math
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, TypeVar
@@ -37,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from xamm_data.errors import XammError
 from xamm_data.tables import counters
 from xamm_data.tables.bounds import DEFAULT_BOUNDS
+from xamm_data.tables.sums import exact_sum
 
 LINE_BYTES = 64  # bytes per last-level-cache miss: the line size of x86 and Arm server parts
 # canonical counters that give work, in order of preference
@@ -147,23 +146,6 @@ class ProfileMeta(BaseModel):
             parts.append(part(self.gpus, "GPU"))
         nodes = f" on {part(self.hosts, 'node')}" if self.hosts else ""
         return " x ".join(parts) + nodes
-
-
-def exact_sum(values: Iterable[float | None]) -> float:
-    """The correctly rounded sum of the values that are not None (``math.fsum``: the same on any
-    CPU and in any order); NaN where infinities of both signs meet, and the plain sum (an infinity)
-    where the sum leaves the range of a double: either is then refused by name where it is checked.
-
-    Args:
-        values: region times, seconds, or any metric's values.
-    """
-    xs = [x for x in values if x is not None]
-    try:
-        return math.fsum(xs)
-    except ValueError:  # inf + -inf
-        return math.nan
-    except OverflowError:  # finite values whose sum is past the largest double
-        return sum(xs)
 
 
 @dataclass(frozen=True)

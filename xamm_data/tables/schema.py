@@ -8,12 +8,13 @@ value rules. From it come the polars schema used by the store, the vectorised va
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
-from typing import Literal
+import math
+from typing import Literal, get_args
 
 import polars as pl
-from pydantic import BaseModel, ConfigDict
 
 from xamm_data.identifiers import NAME_BODY
 from xamm_data.tables.counters import COUNTERS
@@ -99,10 +100,12 @@ _JSON_TYPE: dict[str, dict] = {
 }
 
 
-class Column(BaseModel):
-    """One column: its type, unit, nullability and the rules every value must meet."""
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Column:
+    """One column: its type, unit, nullability and the rules every value must meet.
 
-    model_config = ConfigDict(frozen=True)
+    A declaration in code, not input: a frozen dataclass checked when built (no validation
+    library to import for every command that reads a table)."""
 
     name: str
     dtype: DType
@@ -115,6 +118,25 @@ class Column(BaseModel):
     finite: bool = False
     enum: tuple[str, ...] | None = None
     pattern: str | None = None
+
+    def __post_init__(self) -> None:
+        _check_fields(self, str_fields=("name", "description"), optional_str=("unit", "pattern"))
+        if self.dtype not in _POLARS:
+            raise ValueError(f"column {self.name!r}: dtype {self.dtype!r} is not one of "
+                             f"{', '.join(get_args(DType))}")  # fmt: skip
+        if not isinstance(self.nullable, bool) or not isinstance(self.finite, bool):
+            raise TypeError(f"column {self.name!r}: nullable and finite are True or False")
+        for bound in ("minimum", "exclusive_minimum", "maximum"):
+            v = getattr(self, bound)
+            if v is None:
+                continue
+            if isinstance(v, bool) or not isinstance(v, int | float) or math.isnan(v):
+                raise TypeError(f"column {self.name!r}: {bound} is a number or None, not {v!r}")
+            object.__setattr__(self, bound, float(v))  # as the JSON Schema files write it
+        if self.enum is not None:
+            object.__setattr__(self, "enum", tuple(self.enum))
+            if not all(isinstance(e, str) for e in self.enum):
+                raise TypeError(f"column {self.name!r}: enum holds strings only")
 
     @property
     def polars_dtype(self) -> pl.DataType:
@@ -141,10 +163,10 @@ class Column(BaseModel):
         return spec
 
 
-class TableSchema(BaseModel):
-    """A versioned table: ordered columns, the primary key and the partition column."""
-
-    model_config = ConfigDict(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TableSchema:
+    """A versioned table: ordered columns, the primary key and the partition column (a frozen
+    dataclass, checked when built: the key and the partition are among the columns)."""
 
     name: str
     version: str
@@ -152,6 +174,25 @@ class TableSchema(BaseModel):
     columns: tuple[Column, ...]
     primary_key: tuple[str, ...]
     partition_by: str = "machine"
+
+    def __post_init__(self) -> None:
+        _check_fields(self, str_fields=("name", "version", "description", "partition_by"))
+        object.__setattr__(self, "columns", tuple(self.columns))
+        object.__setattr__(self, "primary_key", tuple(self.primary_key))
+        if not all(isinstance(c, Column) for c in self.columns):
+            raise TypeError(f"table {self.name!r}: columns are Column objects")
+        names = [c.name for c in self.columns]
+        if len(set(names)) != len(names):
+            raise ValueError(f"table {self.name!r}: a column name is given twice")
+        keys = (*self.primary_key, *([self.partition_by] if self.partition_by else []))
+        missing = [k for k in keys if k not in names]
+        if missing:
+            raise ValueError(f"table {self.name!r}: key or partition column(s) {missing} "
+                             "are not among its columns")  # fmt: skip
+
+    def with_columns(self, keep) -> TableSchema:
+        """The same table with only the columns named in ``keep`` (in the table's order)."""
+        return dataclasses.replace(self, columns=tuple(c for c in self.columns if c.name in keep))
 
     @property
     def names(self) -> list[str]:
@@ -196,6 +237,16 @@ class TableSchema(BaseModel):
 
     def json_schema_text(self) -> str:
         return json.dumps(self.json_schema(), indent=2, sort_keys=False) + "\n"
+
+
+def _check_fields(obj, str_fields: tuple[str, ...], optional_str: tuple[str, ...] = ()) -> None:
+    """A declaration's text fields are text (what a typo in a table's definition breaks first)."""
+    for f in str_fields:
+        if not isinstance(getattr(obj, f), str):
+            raise TypeError(f"{type(obj).__name__}.{f} is text, not {getattr(obj, f)!r}")
+    for f in optional_str:
+        if getattr(obj, f) is not None and not isinstance(getattr(obj, f), str):
+            raise TypeError(f"{type(obj).__name__}.{f} is text or None, not {getattr(obj, f)!r}")
 
 
 @functools.lru_cache(maxsize=64)
@@ -879,8 +930,5 @@ def get_table(name: str) -> TableSchema:
 def counters_frame():
     """The counter table as a polars DataFrame with the ``counters`` table schema."""
 
-    rows = [c.model_dump() for c in COUNTERS]
-    for r in rows:
-        for k in ("papi", "perf", "hpctoolkit", "caliper"):
-            r[k] = list(r[k])
+    rows = [c.as_record() for c in COUNTERS]
     return pl.DataFrame(rows, schema=COUNTERS_TABLE.polars_schema)

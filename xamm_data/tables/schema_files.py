@@ -18,7 +18,7 @@ from xamm_data.tables.schema import TABLES
 
 
 def counters_json_text() -> str:
-    rows = [c.model_dump(mode="json") for c in COUNTERS]
+    rows = [c.as_record() for c in COUNTERS]
     doc = {"table": "counters", "schema_version": TABLES["counters"].version, "counters": rows}
     return json.dumps(doc, indent=2) + "\n"
 

@@ -19,15 +19,13 @@ from pathlib import Path
 
 import polars as pl
 
-from xamm_data import machines
 from xamm_data.store.append import numbered_within
 from xamm_data.store.store import dedupe_sources, renumber_trials
-from xamm_data.tables.regions import region_problems
 from xamm_data.tables.schema import TableSchema
 from xamm_data.tables.validate import ValidationError, validate
 from xamm_ingest.errors import IngestError
 from xamm_ingest.format import Format, get_format
-from xamm_ingest.machine_names import take_aliases, take_unknown
+from xamm_ingest.machine_names import names_pinned, take_aliases, take_unknown
 from xamm_ingest.pipeline.row_frames import frame_of_sources
 from xamm_ingest.readers.base import relative_path
 from xamm_ingest.records import (
@@ -125,7 +123,7 @@ def read_chunk(tasks: list[Task], opts: dict) -> list[Result]:
         tasks: sources of one format.
         opts: the format's options.
     """
-    with machines.pinned(), _collection_paused():
+    with names_pinned(), _collection_paused():
         return [read_one(task, opts) for task in tasks]
 
 
@@ -233,6 +231,9 @@ def _region_problems(frame: pl.DataFrame) -> dict[str, str]:
     (:func:`~xamm_data.tables.regions.region_problems`)."""
     if "regions" not in frame.columns:
         return {}
+    # the region contract (and its profile types, pydantic): only for a table of profiles
+    from xamm_data.tables.regions import region_problems
+
     rows = (
         frame.select("source_path", "regions")
         .filter(pl.col("regions").list.len() > 0)

@@ -38,7 +38,6 @@ from sys import intern
 
 import polars as pl
 
-from xamm_data.machines.registry import canonical_id
 from xamm_data.tables import counters
 from xamm_data.tables.regions import (
     LINE_BYTES,
@@ -54,6 +53,7 @@ from xamm_data.tables.regions import (
 )
 from xamm_data.tables.units import seconds_per
 from xamm_ingest.errors import IngestError
+from xamm_ingest.machine_names import registry_id
 from xamm_ingest.metadata_map import GPU_MODELS, HELD_ELSEWHERE, MetadataMap, default_map
 from xamm_ingest.readers.caliper_files import CaliperProfile, load_profile
 from xamm_ingest.readers.names import backend_device
@@ -376,7 +376,7 @@ def _caliper_source(g: dict, attrs: list[str], config: dict) -> tuple[str | None
     cluster = g.get("cluster")
     if not cluster:
         return None, "the profile names no cluster"
-    machine = canonical_id(str(cluster))
+    machine = registry_id(str(cluster))
     if machine is None:
         return None, f"its cluster {cluster!r} is not in the machine registry"
     model = set(re.split(r"[^a-z0-9]+", str(config["programming_model"] or "").lower()))

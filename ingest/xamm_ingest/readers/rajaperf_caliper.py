@@ -41,8 +41,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from xamm_data._version import __version__
-from xamm_data.tables.regions import exact_sum
 from xamm_data.tables.schema import BENCHMARK_RUNS
+from xamm_data.tables.sums import exact_sum
 from xamm_data.tables.units import seconds_per
 from xamm_data.thicket import is_xamm_thicket, thicket_records
 from xamm_ingest.errors import IngestError, RecordError
