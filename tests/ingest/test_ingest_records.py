@@ -340,3 +340,15 @@ def test_bounds_are_numbers_above_zero_checked_when_built():
     assert Bounds.names()[:2] == ["min_time_per_rep_s", "max_time_per_rep_s"]
     with pytest.raises(AttributeError):
         Bounds().max_problem_size = 1.0  # frozen
+
+
+def test_the_bounds_named_in_help_are_the_bounds_with_their_defaults():
+    """``--bound``'s help names each bound with its default without importing the bounds (help
+    loads no table code): every bound is named once, with the default the class gives it."""
+    import re
+
+    from xamm_ingest.cli import BOUNDS_HELP
+
+    said = [m for text in BOUNDS_HELP.values() for m in re.findall(r"(\w+) \(([^)]+)\)", text)]
+    assert sorted(name for name, _ in said) == sorted(Bounds.names())
+    assert {name: float(v) for name, v in said} == {n: getattr(Bounds(), n) for n in Bounds.names()}
