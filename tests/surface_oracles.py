@@ -341,3 +341,34 @@ def parquet_nesting_ok(data: bytes, limit: int = 64) -> bool | None:
         return False if "too deeply nested" in str(e) else None
     paths = [md.schema.column(i).path for i in range(md.num_columns)]
     return max((len(p.split(".")) for p in paths), default=0) <= limit
+
+
+# ``--bound NAME=VALUE`` (docs/ingest-rajaperf.md, "Physical plausibility"; their defaults as the
+# help lists them)
+BOUND_DEFAULTS = {
+    "min_time_per_rep_s": 1e-10, "max_time_per_rep_s": 1e5, "max_bytes_per_rep": 1e16,
+    "max_flops_per_rep": 1e16, "max_problem_size": 1e12, "min_runtime_s": 1e-9,
+    "max_runtime_s": 1e7,
+}  # fmt: skip
+
+
+def bound_items_ok(items: list[str]) -> bool:
+    """Whether ``--bound`` items are valid: each ``NAME=VALUE`` with a known name (spaces around it
+    allowed), given once, its value a number Python reads (``float``) above 0; each lowest
+    plausible value below its highest."""
+    got = dict(BOUND_DEFAULTS)
+    seen = set()
+    for item in items:
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep or name not in BOUND_DEFAULTS or name in seen:
+            return False
+        seen.add(name)
+        try:
+            got[name] = float(value)
+        except ValueError:
+            return False
+        if not got[name] > 0:
+            return False
+    return (got["min_time_per_rep_s"] < got["max_time_per_rep_s"]
+            and got["min_runtime_s"] < got["max_runtime_s"])  # fmt: skip

@@ -3,7 +3,8 @@ machine registry, an ``xamm.toml``'s ``[node]``, certificates, Hub pulls of cert
 histories, Benchpark/Ramble workspaces, ``xamm report``'s (machine names that become pages,
 certificate text that becomes HTML, the folder it replaces), the recorded hashes of unchanged
 files a rerun of an ingest trusts, ``xamm run`` configs, ``xamm-ingest table`` column mappings,
-an ``xamm.toml``'s own fields, and the Parquet files users hand to xamm's readers.
+an ``xamm.toml``'s own fields, the Parquet files users hand to xamm's readers, and the
+``--bound`` items of an ingest's command line.
 
 Each case mutates a valid input in one way the campaign's seeded generator picks, runs the real
 code on it and judges the outcome against an **independent** oracle written here (what the input
@@ -23,6 +24,8 @@ committed page against the campaign's tally.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import itertools
 import json
 import os
@@ -39,6 +42,7 @@ from conftest import FIXTURES
 from reliability_report import markdown_report
 from surface_oracles import NAME as NAME_OK
 from surface_oracles import (
+    bound_items_ok,
     comparison_of,
     criteria_ok,
     parquet_nesting_ok,
@@ -66,6 +70,7 @@ CASES = {
     "column mapping": 56,
     "xamm.toml": 42,
     "parquet files": 48,
+    "--bound": 40,
 }
 OUTCOMES = ("taken", "refused", "silent", "false alarm", "traceback", "outside")
 
@@ -943,6 +948,44 @@ def parquet_case(rng: random.Random, tmp: Path) -> tuple[str, str]:
     return kind, "refused" if said and named else ("taken" if not said else "silent")
 
 
+# -- --bound ------------------------------------------------------------------------------------
+
+BOUND_NAMES = ("min_time_per_rep_s", "max_time_per_rep_s", "max_problem_size", "min_runtime_s",
+               "max_runtime_s", " max_bytes_per_rep ", "max_time", "nonsense", "")  # fmt: skip
+BOUND_VALUES = ("1", "1e-12", "1e6", "0", "-1", "nan", "inf", "-inf", "1e400", "abc", "", " 5 ",
+                "1_000", "0x10", "True", "1e5", "2e-10", "=3")  # fmt: skip
+BOUND_MUTATIONS = ("one item", "two items", "a name twice", "no '='")
+_BOUND_CYCLE = itertools.cycle(BOUND_MUTATIONS)
+
+
+def bound_case(rng: random.Random, tmp: Path) -> tuple[str, str]:
+    """``xamm-ingest rajaperf --bound ...`` with seeded items: refused as a usage error (exit 2)
+    naming ``--bound``, or taken (the dry run reads the runs) when the oracle calls them valid."""
+    from xamm_ingest.cli import main as ingest
+
+    kind = next(_BOUND_CYCLE)  # every mutation in turn, its names and values seeded
+    items = [f"{rng.choice(BOUND_NAMES)}={rng.choice(BOUND_VALUES)}"
+             for _ in range(2 if kind == "two items" else 1)]  # fmt: skip
+    if kind == "a name twice":
+        items.append(items[0].split("=")[0] + "=" + rng.choice(BOUND_VALUES))
+    elif kind == "no '='":
+        items = [items[0].replace("=", " ", 1)]
+    argv = ["rajaperf", str(FIXTURES / "rajaperf_sample" / "run-1"), "--machine", "example-node"]
+    argv += [*itertools.chain.from_iterable(("--bound", b) for b in items), "--dry-run", "--quiet"]
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            code = ingest(argv)
+        except SystemExit as e:
+            code = e.code
+    ok, named = bound_items_ok(items), "--bound" in err.getvalue()
+    if code == 2:  # a usage error
+        return kind, "false alarm" if ok else ("refused" if named else "silent")
+    # taken: the dry run read the runs, or dropped every record naming the bound that was given
+    used = code == 0 or (code == 1 and "(bound" in err.getvalue())
+    return kind, ("taken" if ok else "silent") if used else "traceback"
+
+
 # -- the campaign --------------------------------------------------------------------------------
 
 
@@ -964,12 +1007,13 @@ def _listing() -> set[Path]:
 
 def campaign(tmp: Path, monkeypatch_home) -> dict[str, Counter]:
     """Every class's seeded cases; {class: Counter of mutations and outcomes}."""
-    global _CYCLE, _RUN_CYCLE, _MAPPING_CYCLE, _RUN_DIR_CYCLE, _PARQUET_CYCLE
+    global _CYCLE, _RUN_CYCLE, _MAPPING_CYCLE, _RUN_DIR_CYCLE, _PARQUET_CYCLE, _BOUND_CYCLE
     rng, _CYCLE = random.Random(SEED), itertools.cycle(CERT_MUTATIONS)
     _PARQUET_CYCLE = itertools.cycle(PARQUET_READERS)
     _RUN_CYCLE = itertools.cycle(RUN_MUTATIONS)
     _MAPPING_CYCLE = itertools.cycle(MAPPING_MUTATIONS)
     _RUN_DIR_CYCLE = itertools.cycle(RUN_DIR_MUTATIONS)
+    _BOUND_CYCLE = itertools.cycle(BOUND_MUTATIONS)
     classes = [*CASES, "certificates, concurrent", "hub pulls"]
     tally: dict[str, Counter] = {c: Counter() for c in classes}
     runners = {
@@ -983,6 +1027,7 @@ def campaign(tmp: Path, monkeypatch_home) -> dict[str, Counter]:
         "column mapping": mapping_case,
         "xamm.toml": run_dir_case,
         "parquet files": parquet_case,
+        "--bound": bound_case,
     }
     for cls, fn in runners.items():
         for i in range(CASES[cls]):
@@ -1047,7 +1092,9 @@ INTRO = (
     "either order, perhaps damaged) to the readers of a user's Parquet file: `refused` names the "
     "file and its depth when it nests past 64 levels (or names the file where pyarrow cannot "
     "read the footer either), `taken` passes a file within the depth on to the reader, whatever "
-    "its columns then make of it."
+    "its columns then make of it. `--bound` gives `xamm-ingest rajaperf` seeded plausibility "
+    "bounds (names, values, repeats, a missing `=`): `refused` is a usage error naming `--bound`, "
+    "`taken` a dry run that reads the runs (or drops every record, naming the bound)."
 )
 
 

@@ -153,7 +153,7 @@ def build_parser(prog: str = "xamm-ingest") -> argparse.ArgumentParser:
 
 
 def _bounds(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Bounds:
-    from xamm_ingest.records import Bounds  # with the checks (pydantic): after parsing
+    from xamm_ingest.records import Bounds  # with the record rules (polars): after parsing
 
     try:
         return Bounds.from_items(args.bound)
