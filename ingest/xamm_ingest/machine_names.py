@@ -38,24 +38,24 @@ _PINNED: contextvars.ContextVar[Callable[[str], str | None] | None] = contextvar
 )
 
 
-def _lookup() -> Callable[[str], str | None]:
-    """What tells a name's registry id now: the shipped registry's names where the user has no
-    registry file, else the registry, which checks the user's records first."""
-    if (pinned := _PINNED.get()) is not None:
-        return pinned
+def _unpinned() -> tuple[Callable[[str], str | None], Callable | None]:
+    """(what tells a name's registry id as the files say now, what pins the registry where that
+    is the registry): the shipped registry's names where the user has no registry file, else the
+    registry, which checks the user's records first."""
     if not registry_names.user_registry_exists():
-        return registry_names.shipped_canonical_id
+        return registry_names.shipped_canonical_id, None
     # pydantic: the records of the user's registry file are checked before a name is believed
-    from xamm_data.machines.registry import canonical_id
+    from xamm_data.machines.registry import canonical_id, pinned
 
-    return canonical_id
+    return canonical_id, pinned
 
 
 def registry_id(name: str) -> str | None:
     """The machine registry's id for an id or alias (case-insensitive), else ``None``; the same
     answer as :func:`xamm_data.machines.registry.canonical_id`, without building the registry's
     records where every name is the shipped file's."""
-    return _lookup()(name)
+    lookup = _PINNED.get()
+    return (lookup or _unpinned()[0])(name)
 
 
 @contextlib.contextmanager
@@ -63,22 +63,13 @@ def names_pinned():
     """Names looked up as the registry files say on entry, for everything inside (in this thread
     or task): a chunk of sources is read against one registry, without asking the file system
     again for each source."""
-    if registry_names.user_registry_exists():
-        # pydantic: the records of the user's registry file are checked before a name is believed
-        from xamm_data.machines.registry import canonical_id, pinned
-
-        with pinned():
-            token = _PINNED.set(canonical_id)
-            try:
-                yield
-            finally:
-                _PINNED.reset(token)
-        return
-    token = _PINNED.set(registry_names.shipped_canonical_id)
-    try:
-        yield
-    finally:
-        _PINNED.reset(token)
+    lookup, pin_registry = _unpinned()
+    with pin_registry() if pin_registry else contextlib.nullcontext():
+        token = _PINNED.set(lookup)
+        try:
+            yield
+        finally:
+            _PINNED.reset(token)
 
 
 def machine_id(name: str) -> str:
