@@ -239,8 +239,8 @@ def test_an_ingest_into_a_new_store_commits_without_numpy(tmp_path):
 def test_a_rajaperf_ingest_loads_no_validation_library_where_no_file_asks_for_one(tmp_path):
     """Nothing an ingest of RAJAPerf files needs is a pydantic model (the tables, the bounds, the
     counters are declarations checked when built): pydantic is loaded only where a file asks for
-    its checks, an ``xamm.toml`` beside the runs or a machine registry of the user's own. Its
-    import and models were a tenth of the command's CPU."""
+    its checks, an ``xamm.toml`` beside the runs or a machine registry of the user's own (its
+    import and models are a large share of the command's start-up: docs/bench/whole.md)."""
     runs = tmp_path / "runs"
     runs.mkdir()
     shutil.copy(FIXTURES / "rajaperf_sample" / "run-1" / "Base_Seq-default.cali", runs)
