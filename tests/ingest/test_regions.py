@@ -3,6 +3,7 @@ of the same real files: Hatchet's own Caliper and HPCToolkit readers."""
 
 from __future__ import annotations
 
+import math
 import random
 import warnings
 
@@ -471,3 +472,77 @@ def test_a_context_tree_whose_pointer_loops_is_refused_not_walked_forever(shared
     with pytest.raises(IngestError, match=r"damaged or truncated database .*met twice \(a loop\)"):
         within(10, read_contexts, db)
     assert len(read_contexts(shared_data / GAMESS_DB)[0]) > 1000  # the real one is read whole
+
+
+def _seeded_profile(rng: random.Random) -> tuple[list, dict, dict]:
+    """Regions (path, metrics), globals and units of a random Caliper profile: time, annotation,
+    counter and other attributes, at times a rank, an mpi.function, text, NaN, inf, a repeat."""
+    times = ["sum#inclusive#sum#time.duration", "avg#inclusive#sum#time.duration",
+             "min#inclusive#sum#time.duration", "sum#sum#time.duration", "time.duration",
+             "avg#sum#time.duration", "inclusive#time.duration"]  # fmt: skip
+    others = ["any#Reps", "any#Bytes/Rep", "any#Flops/Rep", "any#Kernels/Rep",
+              "sum#papi.PAPI_DP_OPS", "sum#papi.PAPI_L3_TCM", "sum#papi.PAPI_FP_OPS", "count",
+              "sum#count", "sum#foo", "mpi.function", "note"]  # fmt: skip
+    attrs = rng.sample(times, rng.randint(1, 3)) + rng.sample(others, rng.randint(0, 5))
+    labels = ["main", "solve", "comm", "MPI_Allreduce", "io_write", "Stream_TRIAD", "a/b"]
+    paths = {("main",)}
+    while len(paths) < rng.randint(1, 7):
+        parent = rng.choice(sorted(paths))
+        paths.add((*parent, rng.choice(labels)))
+    ranks = [None] if rng.random() < 0.8 else ["0", "1"]
+    regions = []
+    for p in sorted(paths):
+        for rank in ranks:
+            metrics = {}
+            for a in attrs:
+                if a in ("mpi.function", "note"):
+                    metrics[a] = rng.choice(["MPI_Send", "x"])
+                else:
+                    metrics[a] = rng.choice([0.0, 1.5, rng.uniform(0, 9)])
+                    if rng.random() < 0.03:
+                        metrics[a] = rng.choice([math.nan, math.inf, "text"])
+            if rank is not None:
+                metrics["mpi.rank"] = rank
+            regions.append((list(p), metrics))
+    if rng.random() < 0.1:
+        regions.append(rng.choice(regions))  # a repeat
+    spot = {"cali.channel": "spot", "mpi.world.size": "4"} if rng.random() < 0.3 else {}
+    units = {a: "sec" for a in attrs if "time" in a and rng.random() < 0.95}
+    return regions, {"cluster": "quartz", **spot}, units
+
+
+def _reading(path) -> tuple:
+    from xamm_ingest.readers.caliper_regions import read_caliper_rows
+
+    try:
+        r = read_caliper_rows(path)
+    except RegionProfileError as e:
+        return ("refused", str(e))
+    return (r.meta, list(r.rows), r.runtime_s, r.totals, r.notes)
+
+
+def test_a_profile_read_attribute_by_attribute_is_the_profile_read_record_by_record(
+    tmp_path, monkeypatch
+):
+    """Where every record holds the same attributes (nearly every aggregated profile) they are
+    read attribute by attribute at once: the regions, times, work, categories, totals, metadata
+    and refusals are those of the reading record by record, on 400 seeded profiles."""
+    from cali_writer import write_cali
+
+    from xamm_ingest.readers import caliper_regions
+
+    at_once = []
+    uniform = caliper_regions._uniform
+    rng = random.Random(20261201)
+    for i in range(400):
+        regions, globals_, units = _seeded_profile(rng)
+        f = write_cali(tmp_path / f"p{i}.cali", regions, globals_, units=units)
+        monkeypatch.setattr(
+            caliper_regions, "_uniform", lambda recs: at_once.append(recs) or uniform(recs)
+        )
+        fast = _reading(f)
+        monkeypatch.setattr(caliper_regions, "_uniform", lambda recs: None)
+        slow = _reading(f)
+        assert repr(fast) == repr(slow), f
+    taken = sum(uniform(recs) is not None for recs in at_once)
+    assert 100 < taken < len(at_once) - 100, taken

@@ -17,6 +17,7 @@ from xamm_ingest.format import get_format
 from xamm_ingest.pipeline import row_frames
 from xamm_ingest.pipeline.row_frames import frame_of_rows
 from xamm_ingest.pipeline.stages import _rows_schema, read_chunk
+from xamm_ingest.readers.base import ColumnRows
 from xamm_ingest.readers.profile_common import SampleSpec
 from xamm_ingest.records import Bounds
 from xamm_ingest.sources import Task
@@ -26,10 +27,15 @@ SCHEMA = {"app": pl.String, "regions": REGIONS, "runtime_s": pl.Float64}
 SORT = Path("LLNL+thicket-tutorial") / "data" / "parallel-sorting"
 
 
+def _plain(rows: list[dict]) -> list[dict]:
+    """The rows with each value held as columns (ColumnRows) given as the dicts it holds."""
+    return [{k: list(v) if type(v) is ColumnRows else v for k, v in r.items()} for r in rows]
+
+
 def _same(rows: list[dict], schema: dict) -> None:
-    """frame_of_rows gives from_dicts' frame, or raises where it raises."""
+    """frame_of_rows gives from_dicts' frame (of the rows as dicts), or raises where it raises."""
     try:
-        want = pl.from_dicts(rows, schema=schema, strict=True)
+        want = pl.from_dicts(_plain(rows), schema=schema, strict=True)
     except Exception as e:
         with pytest.raises(type(e)):
             frame_of_rows(rows, schema)
@@ -56,6 +62,9 @@ def test_plain_and_edge_rows_give_the_frame_from_dicts_gives():
         [{"app": "a", "regions": "main"}],  # not a list
         [{"app": "a", "regions": {"region": "main"}}],  # a dict, not a list of them
         [{"app": 3, "regions": [region]}],  # a bad flat column
+        [{"app": "a", "regions": ColumnRows({"region": ["m", "m/x"], "calls": [1, 2]})}],
+        [{"app": "a", "regions": ColumnRows({"region": []})}, {"app": "b", "regions": [region]}],
+        [{"app": "a", "regions": ColumnRows({"calls": ["many"]})}],  # text for an integer
         [],
     ]
     for rows in cases:
@@ -65,6 +74,7 @@ def test_plain_and_edge_rows_give_the_frame_from_dicts_gives():
 def test_seeded_rows_of_every_shape_give_the_same_frame():
     rng = random.Random(7)
     values = [None, 1.5, 2, "x", True, [], {}]
+    as_columns = 0
     for _ in range(200):
         rows = []
         for i in range(rng.randint(1, 6)):
@@ -77,8 +87,13 @@ def test_seeded_rows_of_every_shape_give_the_same_frame():
             ]
             if rng.random() < 0.15:
                 regions = rng.choice([None, "r", [None], regions + [None]])
+            elif rng.random() < 0.4 and regions and len({frozenset(e) for e in regions}) == 1:
+                # the same elements held as columns
+                regions = ColumnRows({k: [e[k] for e in regions] for k in regions[0]})
+                as_columns += 1
             rows.append({"app": f"a{i}", "regions": regions, "runtime_s": rng.random()})
         _same(rows, SCHEMA)
+    assert as_columns > 50
 
 
 def test_real_profiles_rows_give_the_same_frame_built_flat(shared_data, monkeypatch):

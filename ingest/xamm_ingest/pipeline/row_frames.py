@@ -25,6 +25,8 @@ from typing import Any
 
 import polars as pl
 
+from xamm_ingest.readers.base import ColumnRows
+
 __all__ = ["frame_of_rows", "frame_of_sources"]
 
 _ROW = "__row"
@@ -119,7 +121,7 @@ def _nested_column(rows: list[dict], name: str, dtype: pl.List) -> pl.Series:
     assert isinstance(inner, pl.Struct)
     fields = [f.name for f in inner.fields]
     at: list[int] = []
-    elements: list[dict] = []
+    values: dict[str, list] = {f: [] for f in fields}
     empty: list[int] = []
     sizes: set[int] = set()  # the lengths of the rows' lists, a row without one as -1
     for i, r in enumerate(rows):
@@ -127,18 +129,14 @@ def _nested_column(rows: list[dict], name: str, dtype: pl.List) -> pl.Series:
         if v is None:
             sizes.add(-1)
             continue
-        if type(v) is not list:
+        if not _add_elements(v, values):
             return _as_polars_builds(rows, name, dtype)
         if not v:
             empty.append(i)
         sizes.add(len(v))
         at += [i] * len(v)
-        elements += v
     if not at and not empty:  # no row has a value (a column a format never fills)
         return pl.repeat(None, len(rows), dtype=dtype, eager=True).alias(name)
-    if any(type(e) is not dict for e in elements):
-        return _as_polars_builds(rows, name, dtype)
-    values = {f: [e.get(f) for e in elements] for f in fields}
     try:
         flat = pl.DataFrame(
             {_ROW: at, **values},
@@ -160,5 +158,23 @@ def _nested_column(rows: list[dict], name: str, dtype: pl.List) -> pl.Series:
     return out.alias(name).cast(dtype)
 
 
+def _add_elements(v: object, values: dict[str, list]) -> bool:
+    """A row's elements (a list of dicts, or :class:`~xamm_ingest.readers.base.ColumnRows`) added
+    to ``values``, field by field (a field an element lacks is null); False, adding none, for any
+    other value."""
+    if type(v) is ColumnRows:
+        n = len(v)
+        for f, column in values.items():
+            column += v.columns.get(f) or [None] * n
+        return True
+    if type(v) is not list or any(type(e) is not dict for e in v):
+        return False
+    for f, column in values.items():
+        column += [e.get(f) for e in v]
+    return True
+
+
 def _as_polars_builds(rows: list[dict], name: str, dtype: pl.DataType) -> pl.Series:
-    return pl.from_dicts(rows, schema={name: dtype}, strict=True).get_column(name)
+    # rows held as columns are given to polars as the dicts they hold
+    plain = [{name: list(v)} if type(v := r.get(name)) is ColumnRows else {name: v} for r in rows]
+    return pl.from_dicts(plain, schema={name: dtype}, strict=True).get_column(name)

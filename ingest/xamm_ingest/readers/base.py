@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -76,6 +77,44 @@ def _relative(path: str, root: str) -> str:
 
 
 relative_path.cache_clear = _relative.cache_clear  # type: ignore[attr-defined]
+
+
+class ColumnRows(Sequence[dict]):
+    """Rows held as columns (one list per field, all of one length), read as the dicts they hold:
+    a profile's regions as a reader works them out, handed to the batch frame as they are (its
+    builder would take rows apart into columns again:
+    :func:`~xamm_ingest.pipeline.row_frames.frame_of_sources`).
+
+    Args:
+        columns: each field's values, in row order.
+    """
+
+    __slots__ = ("columns",)
+
+    def __init__(self, columns: dict[str, list]) -> None:
+        self.columns = columns
+
+    def __len__(self) -> int:
+        return len(next(iter(self.columns.values()), ()))
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return list(self)[i]
+        return {k: v[i] for k, v in self.columns.items()}
+
+    def __iter__(self) -> Iterator[dict]:
+        names = list(self.columns)
+        return (dict(zip(names, values)) for values in zip(*self.columns.values()))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ColumnRows | list | tuple):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # as a list's: equal to its rows
+
+    def __repr__(self) -> str:
+        return f"ColumnRows({list(self)!r})"
 
 
 @dataclass

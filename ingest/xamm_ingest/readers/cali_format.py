@@ -108,9 +108,6 @@ class CaliProfile:
         self._value_keys: dict[str, str | None] = {}
         # (length, keys, picker) of a record's attribute list, by the list (a tuple) or its text
         self._plans: dict[tuple[str, ...] | str, tuple[int, list[str], Callable | None]] = {}
-        # attribute name -> its first id, built when asked, of the first _named attributes
-        self._by_name: dict[str, int] = {}
-        self._named = 0
         self.records: list[dict] = []
         self.globals: dict = {}
 
@@ -135,12 +132,9 @@ class CaliProfile:
 
     def metadata(self, name: str) -> dict:
         """The attribute's metadata entries (e.g. ``attribute.unit``, ``attribute.alias``)."""
-        if self._named != len(self.attr_name):  # a name may repeat: its first id counts
-            names = self.attr_name
-            # built from the last id to the first, so that a name's first id is written last
-            self._by_name = dict(zip(reversed(names.values()), reversed(names.keys())))
-            self._named = len(names)
-        aid = self._by_name.get(name)
+        # a name may repeat: its first id counts (a reader asks for one or two names: a scan
+        # costs less than a dict of every name)
+        aid = next((i for i, n in self.attr_name.items() if n == name), None)
         if aid is None:
             return {}
         out = {}

@@ -101,6 +101,16 @@ class AttributeMeta(Mapping[str, dict]):
             got = self._got[key] = self._prof.metadata(key)
         return got
 
+    def get(self, key: str, default=None):
+        """``key``'s metadata, or ``default`` where no record holds ``key`` (as ``Mapping.get``,
+        without its exception on a miss)."""
+        got = self._got.get(key)
+        if got is None:
+            if key not in self:
+                return default
+            got = self._got[key] = self._prof.metadata(key)
+        return got
+
     def __contains__(self, key: object) -> bool:
         if self._names is not None:
             return key in self._names

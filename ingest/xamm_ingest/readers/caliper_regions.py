@@ -32,9 +32,12 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
+from operator import itemgetter
 from pathlib import Path
 from sys import intern
+from typing import NamedTuple
 
 import polars as pl
 
@@ -97,6 +100,28 @@ def _numbers(rec: dict) -> dict[str, float]:
         return dict(zip(names, map(float, map(rec.__getitem__, names))))
     except (TypeError, ValueError):
         return {k: x for k, v in rec.items() if k not in _PLACE and (x := _raw(v)) is not None}
+
+
+def _numbers_of(recs: list[dict]) -> list[dict[str, float]]:
+    """Each record's :func:`_numbers`. The records of a profile nearly always hold the first one's
+    attributes: theirs are then read by one getter, built once."""
+    if not recs:
+        return []
+    first = recs[0].keys()
+    names = _measures(tuple(first))
+    if len(names) < 2:  # a getter of one name returns a value, not a tuple
+        return [_numbers(r) for r in recs]
+    get = itemgetter(*names)
+    out = []
+    for r in recs:
+        if r.keys() == first:  # the same attributes (the names are looked up, in any order)
+            try:
+                out.append(dict(zip(names, map(float, get(r)))))
+                continue
+            except (TypeError, ValueError):
+                pass
+        out.append(_numbers(r))
+    return out
 
 
 def _base(attr: str) -> str:
@@ -264,71 +289,173 @@ def _gather(
     return out
 
 
-def _times(regions: dict[str, _Region], inc, exc, scale: dict) -> tuple[list, list]:
+class _Regions(NamedTuple):
+    """A profile's regions, in the order its records list them, as the reading uses them."""
+
+    keys: list[str]  # each region's path, its labels joined with "/"
+    names: list[str]  # its own label
+    parents: list[str | None]  # its parent's path
+    mpi: list[bool]  # whether a record of it names an mpi.function
+    declared: list[bool]  # whether a record of it writes its work (Bytes/Rep) as a finite number
+    column: Callable[[str], list[float | None]]  # an attribute's per-rank mean, region by region
+    ranks: int  # the ranks the records name (as text; a record naming none counts once)
+
+
+def _gathered(
+    recs: list[dict], nums: list[dict[str, float]], declared_attr: str | None, path: Path
+) -> _Regions:
+    """:class:`_Regions` of any profile, from its records summed by region and rank."""
+    regions = _gather(recs, nums, declared_attr, path)
+    regs = list(regions.values())
+    return _Regions(
+        list(regions),
+        [r.name for r in regs],
+        [r.parent for r in regs],
+        [r.mpi for r in regs],
+        [r.declared for r in regs],
+        lambda attr: [r.mean(attr) for r in regs],
+        len({str(r.get("mpi.rank")) for r in recs}),
+    )
+
+
+class _Uniform(NamedTuple):
+    """A profile whose records each hold the same attributes, name no rank, and write a region of
+    their own, its path a list of text, every attribute beside its place a finite number."""
+
+    numeric: tuple[str, ...]  # the attributes beside the place, sorted
+    values: dict[str, list[float]]  # each one's values, record by record
+    paths: list[list[str]]
+    mpi: list[bool]
+
+
+def _uniform(recs: list[dict]) -> _Uniform | None:
+    """The records read at once, attribute by attribute, where they make a :class:`_Uniform`
+    profile (nearly every aggregated profile does); None for any other, which
+    :func:`_gathered` reads record by record, to the same regions."""
+    first = tuple(recs[0])
+    if len(first) < 2 or "mpi.rank" in recs[0] or len(set(map(len, recs))) != 1:
+        return None
+    try:  # every record holds the first one's attributes (and, of its length, no other)
+        by_attr = dict(zip(first, zip(*map(itemgetter(*first), recs))))
+        names = _measures(first)
+        values = {k: list(map(float, by_attr[k])) for k in names}
+    except (KeyError, TypeError, ValueError):
+        return None
+    paths = by_attr["path"]
+    if set(map(type, paths)) != {list} or not all(
+        all(map(math.isfinite, v)) for v in values.values()
+    ):
+        return None
+    try:
+        keys = set(map("/".join, paths))
+    except TypeError:  # a label that is not text
+        return None
+    if len(keys) != len(paths):  # a region split over records, or a repeat
+        return None
+    mpi = by_attr.get("mpi.function")
+    return _Uniform(
+        tuple(sorted(names)),
+        values,
+        list(paths),
+        [v is not None for v in mpi] if mpi is not None else [False] * len(paths),
+    )
+
+
+def _uniform_regions(u: _Uniform, declared_attr: str | None) -> _Regions:
+    """:class:`_Regions` of a :class:`_Uniform` profile: each region its one record's values."""
+    paths = u.paths
+    values = u.values
+    return _Regions(
+        list(map("/".join, paths)),
+        [p[-1] for p in paths],
+        ["/".join(p[:-1]) or None for p in paths],
+        u.mpi,
+        [declared_attr is not None] * len(paths),
+        values.__getitem__,
+        1,
+    )
+
+
+def _times(regions: _Regions, inc, exc, scale: dict) -> tuple[list, list]:
     """Per region: inclusive and exclusive seconds per rank (exclusive from an exclusive attribute,
     else the inclusive less the children's, never below 0; None where no record timed it)."""
-    incl = [
-        None if inc is None or (m := reg.mean(inc)) is None else m * scale[inc]
-        for reg in regions.values()
-    ]
+    if inc is None:
+        incl = [None] * len(regions.keys)
+    else:
+        s = scale[inc]
+        incl = [None if m is None else m * s for m in regions.column(inc)]
     if exc is not None:
-        excl = [
-            None if (m := reg.mean(exc)) is None else m * scale[exc] for reg in regions.values()
-        ]
-        return incl, excl
+        s = scale[exc]
+        return incl, [None if m is None else m * s for m in regions.column(exc)]
     children: dict[str, float] = {}
-    for reg, t in zip(regions.values(), incl):
-        if reg.parent is not None and t is not None:
-            children[reg.parent] = children.get(reg.parent, 0.0) + t
+    for parent, t in zip(regions.parents, incl):
+        if parent is not None and t is not None:
+            children[parent] = children.get(parent, 0.0) + t
     excl = [
         None if t is None else (0.0 if (d := t - children.get(key, 0.0)) < 0.0 else d)
-        for key, t in zip(regions, incl)
+        for key, t in zip(regions.keys, incl)
     ]
     return incl, excl
 
 
-def _work(
-    regions: dict[str, _Region], numeric: tuple[str, ...], line_bytes: int
-) -> dict[str, list]:
+def _work(regions: _Regions, numeric: tuple[str, ...], line_bytes: int) -> dict[str, list]:
     """``bytes``, ``flops``, ``calls`` and ``work_from`` per region: RAJAPerf's annotations on
     kernels (leaf regions: a group or the root carries some child's value, ``any#``), else the
     canonical counters (:func:`~xamm_data.tables.regions.counter_work`)."""
     by_base = {_base(k): k for k in numeric if _base(k) in _ANNOTATIONS}
-    inner = {reg.parent for reg in regions.values()}
-    n = len(regions)
+    n = len(regions.keys)
+    column = regions.column
     if {"Reps", "Bytes/Rep"} <= set(by_base):
         note = "annotations: bytes = Bytes/Rep x Reps; flops = Flops/Rep x Reps"
-        out: dict[str, list] = {"bytes": [], "flops": [], "calls": [], "work_from": [note] * n}
-        for key, reg in regions.items():
-            reps = None if key in inner else reg.mean(by_base["Reps"])
-            per = {a: reg.mean(by_base[a]) if a in by_base else None for a in _ANNOTATIONS}
-            kernels = per["Kernels/Rep"] if "Kernels/Rep" in by_base else 1.0
-            out["bytes"].append(_times_or_none(per["Bytes/Rep"], reps))
-            out["flops"].append(_times_or_none(per["Flops/Rep"], reps))
-            out["calls"].append(_times_or_none(kernels, reps))
-        return out
+        inner = set(regions.parents)
+        reps = [None if k in inner else x for k, x in zip(regions.keys, column(by_base["Reps"]))]
+        per = {a: column(by_base[a]) if a in by_base else [None] * n for a in _ANNOTATIONS}
+        kernels = per["Kernels/Rep"] if "Kernels/Rep" in by_base else [1.0] * n
+        return {
+            "bytes": list(map(_times_or_none, per["Bytes/Rep"], reps)),
+            "flops": list(map(_times_or_none, per["Flops/Rep"], reps)),
+            "calls": list(map(_times_or_none, kernels, reps)),
+            "work_from": [note] * n,
+        }
     ctr = _counter_columns(numeric)
     flop_names, byte_name, note = _counter_work(frozenset(ctr), line_bytes)
     calls = _calls_attribute(numeric)
-    out = {"bytes": [], "flops": [], "calls": [], "work_from": [note] * n}
-    for reg in regions.values():
-        fl = [v for c in flop_names if (v := reg.mean(ctr[c])) is not None]
-        out["flops"].append(exact_sum(fl) if fl else None)
-        b = reg.mean(ctr[byte_name]) if byte_name else None
-        out["bytes"].append(None if b is None else b * line_bytes)
-        out["calls"].append(reg.mean(calls) if calls else None)
-    return out
+    flops = [
+        exact_sum(fl) if (fl := [v for v in vs if v is not None]) else None
+        for vs in zip(*(column(ctr[c]) for c in flop_names))
+    ]
+    by = column(ctr[byte_name]) if byte_name else [None] * n
+    return {
+        "bytes": [None if b is None else b * line_bytes for b in by],
+        "flops": flops or [None] * n,
+        "calls": list(column(calls)) if calls else [None] * n,
+        "work_from": [note] * n,
+    }
 
 
 def _times_or_none(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None else a * b
 
 
-def _categories(regions: dict[str, _Region], declared: list[bool]) -> list[str]:
-    """Each region's category: its label, an ``mpi.function``, and the tree."""
-    own = ["communication" if r.mpi else region_category(r.name) for r in regions.values()]
-    parents = [r.parent for r in regions.values()]
-    return inherited_categories(list(regions), parents, own, declared)
+def _categories(regions: _Regions, parents: list[str | None], declared: list[bool]) -> list[str]:
+    """Each region's category: its label, an ``mpi.function``, and the tree (``parents``: each
+    region's, ``declared``: whether its work is declared)."""
+    own = [
+        "communication" if mpi else region_category(name)
+        for name, mpi in zip(regions.names, regions.mpi)
+    ]
+    return list(_inherited(tuple(regions.keys), tuple(parents), tuple(own), tuple(declared)))
+
+
+@functools.lru_cache(maxsize=1024)
+def _inherited(
+    regions: tuple[str, ...],
+    parents: tuple[str | None, ...],
+    own: tuple[str, ...],
+    declared: tuple[bool, ...],
+) -> tuple[str, ...]:
+    # cached: the profiles of a corpus repeat one tree, its labels and what they declare
+    return tuple(inherited_categories(list(regions), list(parents), list(own), list(declared)))
 
 
 @functools.lru_cache(maxsize=256)
@@ -352,15 +479,20 @@ def _calls_attribute(numeric: tuple[str, ...]) -> str | None:
     return _pick([k for k in numeric if _base(k) in ("count", "visits", "calls")])
 
 
-def _totals(nums: list[dict[str, float]], numeric: list[str]) -> dict[str, float]:
-    """Each metric summed over regions and ranks, under its canonical name where it has one (NaN
-    and inf stay, for the store's checks to refuse by name)."""
+def _totals(columns: Iterable[list[float]], numeric: tuple[str, ...]) -> dict[str, float]:
+    """Each metric summed over regions and ranks (``columns``: each one's values), under its
+    canonical name where it has one (NaN and inf stay, for the store's checks to refuse by
+    name)."""
     out: dict[str, float] = {}
-    for k in numeric:
-        base = _base(k)
-        total = exact_sum([got[k] for got in nums if k in got])
-        out[base if counters.resolve(base) else k] = total
+    for name, column in zip(_total_names(numeric), columns):
+        out[name] = exact_sum(column)
     return out
+
+
+@functools.lru_cache(maxsize=256)
+def _total_names(numeric: tuple[str, ...]) -> tuple[str, ...]:
+    """The name each metric's total goes under: its canonical counter's, else as written."""
+    return tuple(base if counters.resolve(base := _base(k)) else k for k in numeric)
 
 
 def _first_int(g: dict, keys: tuple[str, ...]) -> int | None:
@@ -480,50 +612,64 @@ def _time_plan(prof: CaliperProfile, numeric: tuple[str, ...], time_unit, path: 
 
 
 def _region_columns(
-    prof: CaliperProfile,
-    records: tuple[list[dict], list[dict[str, float]]],
-    numeric: tuple[str, ...],
-    time_unit,
-    line_bytes,
-    path,
-) -> tuple[dict[str, list], tuple[str, ...], str]:
+    regions: _Regions, plan: tuple, numeric: tuple[str, ...], line_bytes: int
+) -> tuple[dict[str, list], str]:
     """The region contract's columns (one value per region, Python floats and strings: the values
-    :data:`SCHEMA` holds); the time attributes read; how. ``records``: the region records and
-    each one's numbers."""
-    recs, nums = records
-    inc, exc, scale, per = _time_plan(prof, numeric, time_unit, path)
-    used = tuple(a for a in (inc, exc) if a)
-    _refuse_non_finite(recs, nums, [*used, *_counter_columns(numeric).values()], path)
-    declared_attr = next((k for k in numeric if _base(k) == "Bytes/Rep"), None)
-    regions = _gather(recs, nums, declared_attr, path)
+    :data:`SCHEMA` holds), and how the times were read. ``plan``: :func:`_time_plan`'s."""
+    inc, exc, scale, _ = plan
     incl, excl = _times(regions, inc, exc, scale)
-    inner = {r.parent for r in regions.values()}
-    declared = [r.declared and k not in inner for k, r in regions.items()]
+    parents = [None if p is None else intern(p) for p in regions.parents]
+    inner = set(parents)
+    declared = [d and k not in inner for k, d in zip(regions.keys, regions.declared)]
     columns: dict[str, list] = {
         # labels interned (as the metadata map's values): every profile of a corpus repeats them
-        "region": list(map(intern, regions)),
-        "name": [intern(r.name) for r in regions.values()],
-        "parent": [None if r.parent is None else intern(r.parent) for r in regions.values()],
+        "region": list(map(intern, regions.keys)),
+        "name": list(map(intern, regions.names)),
+        "parent": parents,
         "inclusive_s": incl,
         # a region no record timed (Caliper wrote it for its children only) holds no time of its own
         "exclusive_s": [0.0 if t is None else t for t in excl],
         **_work(regions, numeric, line_bytes),
-        "category": _categories(regions, declared),
+        "category": _categories(regions, parents, declared),
     }
+    return columns, _how(plan, regions.ranks, excl)
+
+
+def _how(plan: tuple, ranks: int, excl: list[float | None]) -> str:
+    """How the times were read: the attributes, what divides them, the regions left untimed."""
+    inc, exc, _, per = plan
     how = (
         f"exclusive {exc}" + (f", inclusive {inc}" if inc else "")
         if exc
         else (f"inclusive {inc}; exclusive = inclusive less the children's")
     )
-    n = len({str(r.get("mpi.rank")) for r in recs})
     how += (
         f" / {per} ranks (mean over all ranks)"
         if per > 1
-        else (" (mean over ranks)" if n > 1 or (inc or exc or "").startswith("avg#") else "")
+        else (" (mean over ranks)" if ranks > 1 or (inc or exc or "").startswith("avg#") else "")
     )
     if untimed := sum(t is None for t in excl):
         how += f"; {untimed} untimed region(s) count 0 s"
-    return columns, used, intern(how)
+    return intern(how)
+
+
+def _measured(recs: list[dict]) -> tuple[list[str], tuple[str, ...], list[dict[str, float]]]:
+    """(the attributes beside the place, sorted; the numeric ones; each record's numbers) of any
+    profile's records. An attribute is numeric when the first 200 records write it as a number."""
+    keys = sorted(set().union(*recs) - _PLACE)
+    # each record's numbers as written (non-finite included), converted once for every use
+    nums = _numbers_of(recs)
+    seen = set().union(*nums[:200])
+    numeric = tuple(k for k in keys if k in seen and not isinstance(recs[0].get(k), list))
+    kept = set(numeric)
+    if not kept.issuperset(set().union(*nums)):
+        nums = [{k: x for k, x in got.items() if k in kept} for got in nums]
+    return keys, numeric, nums
+
+
+def _declared_attr(numeric: tuple[str, ...]) -> str | None:
+    """The attribute of a region's declared work (RAJAPerf's ``Bytes/Rep``), if any."""
+    return next((k for k in numeric if _base(k) == "Bytes/Rep"), None)
 
 
 def _read(path: Path, time_unit, line_bytes: int, metadata_map):
@@ -535,21 +681,25 @@ def _read(path: Path, time_unit, line_bytes: int, metadata_map):
     recs = [r for r in prof.records if r.get("path")]
     if not recs:
         raise RegionProfileError(f"{path}: no region records (no 'path'); expected regions")
-    keys = sorted(set().union(*recs) - _PLACE)
-    # each record's numbers as written (non-finite included), converted once for every use; an
-    # attribute is numeric when the first 200 records write it as a number
-    nums = [_numbers(r) for r in recs]
-    seen = set().union(*nums[:200])
-    numeric = tuple(k for k in keys if k in seen and not isinstance(recs[0].get(k), list))
-    kept = set(numeric)
-    if not kept.issuperset(set().union(*nums)):
-        nums = [{k: x for k, x in got.items() if k in kept} for got in nums]
-    columns, used, time_from = _region_columns(
-        prof, (recs, nums), numeric, time_unit, line_bytes, path
-    )
+    if (u := _uniform(recs)) is not None:
+        keys, numeric = list(u.numeric), u.numeric
+        plan = _time_plan(prof, numeric, time_unit, path)
+        regions = _uniform_regions(u, _declared_attr(numeric))
+        column_of = u.values.__getitem__
+    else:
+        keys, numeric, nums = _measured(recs)
+        plan = _time_plan(prof, numeric, time_unit, path)
+        used = [a for a in plan[:2] if a]
+        _refuse_non_finite(recs, nums, [*used, *_counter_columns(numeric).values()], path)
+        regions = _gathered(recs, nums, _declared_attr(numeric), path)
+
+        def column_of(k: str) -> list[float]:
+            return [got[k] for got in nums if k in got]
+
+    columns, time_from = _region_columns(regions, plan, numeric, line_bytes)
     meta, notes = _caliper_meta(prof, path, recs, keys, time_from, metadata_map)
-    totals = _totals(nums, [k for k in numeric if k not in used])
-    return columns, meta, totals, notes
+    summed = tuple(k for k in numeric if k not in plan[:2])
+    return columns, meta, _totals(map(column_of, summed), summed), notes
 
 
 def read_caliper_rows(

@@ -17,7 +17,7 @@ from xamm_data.tables.regions import SCHEMA, ProfileMeta, RegionProfile, exact_s
 from xamm_ingest.errors import IngestError
 from xamm_ingest.machine_names import machine_id, source_machine
 from xamm_ingest.metadata_map import GPU_MODELS
-from xamm_ingest.readers.base import Source, provenance
+from xamm_ingest.readers.base import ColumnRows, Source, provenance
 
 
 class SampleSpec(BaseModel):
@@ -46,10 +46,11 @@ class SampleSpec(BaseModel):
 @dataclass(frozen=True)
 class RegionRows:
     """A profile read for the store: what :class:`~xamm_data.tables.regions.RegionProfile` holds,
-    its regions as the rows ``to_dicts`` would give (no table built per file)."""
+    its regions as the rows ``to_dicts`` would give (no table built per file; the rows held as
+    columns)."""
 
     meta: ProfileMeta
-    rows: list[dict]
+    rows: ColumnRows
     runtime_s: float | None
     totals: dict[str, float] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
@@ -70,8 +71,7 @@ class RegionRows:
         Returns:
             The profile's rows.
         """
-        names = [c for c in SCHEMA if c in columns]
-        rows = [dict(zip(names, values)) for values in zip(*(columns[c] for c in names))]
+        rows = ColumnRows({c: columns[c] for c in SCHEMA if c in columns})
         # the same summation as the table's (RegionProfile.runtime_s: correctly rounded), so a
         # stored runtime is what predict reads
         runtime = exact_sum(columns["exclusive_s"]) if rows else None
@@ -80,7 +80,7 @@ class RegionRows:
 
 def _regions_and_time(
     profile: RegionProfile | RegionRows,
-) -> tuple[list[dict] | None, float | None]:
+) -> tuple[list[dict] | ColumnRows | None, float | None]:
     if isinstance(profile, RegionRows):
         return profile.rows or None, profile.runtime_s
     return (profile.regions.to_dicts() if profile.regions.height else None), profile.runtime_s
