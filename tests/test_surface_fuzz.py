@@ -677,7 +677,7 @@ def hashes_case(rng: random.Random, tmp: Path) -> tuple[str, str]:
         for i in range(6)
     ]  # fmt: skip
     spec, racy, reads = SampleSpec(app="sort", machine="m"), fh.RACY_S, []
-    real = commit.file_sha256
+    real = commit.hash_file
 
     def counted(path, *a):
         reads.append(os.path.basename(path))
@@ -700,10 +700,10 @@ def hashes_case(rng: random.Random, tmp: Path) -> tuple[str, str]:
             changed.read_bytes().replace(b"data=%d.000000" % (j + 1), b"data=%d.500000" % (j + 1))
         )
         os.utime(changed, ns=(st.st_atime_ns, st.st_mtime_ns))
-        commit.file_sha256 = counted
+        commit.hash_file = counted
         rep = run()
     finally:
-        fh.RACY_S, commit.file_sha256 = racy, real
+        fh.RACY_S, commit.hash_file = racy, real
     kept = {r[:16] for r in before & after}  # the keys a reader may still believe
     expected = {changed.name} | {f.name for f in files if _key(f) not in kept}
     if (rep.rows_written, rep.already_stored) != (1, 5) or not expected <= set(reads):

@@ -3,9 +3,12 @@ holds."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import stat
 from pathlib import Path
+from typing import NamedTuple
 
 import polars as pl
 
@@ -33,14 +36,63 @@ def file_sha256_stat(path: str | Path, chunk: int = 1 << 20) -> tuple[str, os.st
         path: the file.
         chunk: bytes per read past the first.
     """
-    with open(path, "rb", buffering=0) as f:
-        st = os.fstat(f.fileno())
+    got = hash_file(path, chunk)
+    return got.sha256, got.stat
+
+
+class FileHash(NamedTuple):
+    """A file's SHA-256, its ``stat`` once open, and whether its path is a symbolic link (its last
+    part; None where the system cannot tell as it opens a file)."""
+
+    sha256: str
+    stat: os.stat_result
+    link: bool | None
+
+
+_READ = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def hash_file(path: str | Path, chunk: int = 1 << 20) -> FileHash:
+    """:func:`file_sha256_stat`, and whether ``path`` is a symbolic link, told by the open that
+    reads it (without following a link first: a link refuses it), which spares a reader of the
+    path the ``lstat`` that would tell.
+
+    Args:
+        path: the file.
+        chunk: bytes per read past the first.
+
+    Returns:
+        The hash, the ``stat`` and the link.
+    """
+    fd, link = _open(path)
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):  # open() of a directory refuses it so; os.open does not
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), os.fspath(path))
+        f = open(fd, "rb", buffering=0)  # noqa: SIM115 (closed by the block below)
+    except BaseException:
+        os.close(fd)
+        raise
+    with f:
         if st.st_size <= chunk:
-            return hashlib.sha256(f.readall()).hexdigest(), st
+            return FileHash(hashlib.sha256(f.readall()).hexdigest(), st, link)
         h = hashlib.sha256()
         while block := f.read(chunk):
             h.update(block)
-    return h.hexdigest(), st
+    return FileHash(h.hexdigest(), st, link)
+
+
+def _open(path: str | Path) -> tuple[int, bool | None]:
+    """A descriptor of ``path`` open for reading, and whether ``path`` is a symbolic link."""
+    if not _NOFOLLOW:
+        return os.open(path, _READ), None
+    try:
+        return os.open(path, _READ | _NOFOLLOW), False
+    except OSError as e:  # ELOOP (EMLINK on FreeBSD): the last part is a link; opened below
+        if e.errno not in (errno.ELOOP, errno.EMLINK):
+            raise
+    return os.open(path, _READ), True
 
 
 def dir_sha256(path: str | Path) -> str:

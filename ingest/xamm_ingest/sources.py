@@ -40,6 +40,8 @@ class Task:
     # a CSV run without a machine beside Caliper files: it takes the cluster they name when the
     # cross-source step meets their rows (each file parsed once)
     machine_beside: bool = False
+    # whether the path is a symbolic link, as the open that hashed it told (None: not known)
+    link: bool | None = None
 
 
 @dataclass

@@ -38,18 +38,13 @@ def _profiles(root: Path, n: int, first: int = 0) -> list[Path]:
 def reads(monkeypatch):
     """The files read to be hashed, by path (every way the pipeline reads one)."""
     seen: list[str] = []
-    real_stat, real_sha = commit.file_sha256_stat, commit.file_sha256
+    real = commit.hash_file
 
-    def with_stat(path, *a):
+    def counted(path, *a):
         seen.append(os.path.basename(path))
-        return real_stat(path, *a)
+        return real(path, *a)
 
-    def plain(path, *a):
-        seen.append(os.path.basename(path))
-        return real_sha(path, *a)
-
-    monkeypatch.setattr(commit, "file_sha256_stat", with_stat)
-    monkeypatch.setattr(commit, "file_sha256", plain)
+    monkeypatch.setattr(commit, "hash_file", counted)
     monkeypatch.setattr(fh, "RACY_S", 0.0)  # the files were written a moment ago
     return seen
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from xamm_ingest.readers.base import relative_path
 
 
@@ -70,3 +72,41 @@ def test_relative_paths_follow_chains_and_relative_links_as_resolve_does(tmp_pat
         path = root / "links" / name
         assert relative_path(path, root) == "data/deep/f.cali" == _resolved_rel(path, root), name
     assert relative_path(root / "links" / "loop1.cali", root) == "loop1.cali"
+
+
+def test_the_open_that_hashes_a_source_tells_whether_it_is_a_link_and_its_path_follows(tmp_path):
+    """The hash of a source opens it without following a link first: a plain file is no link, a
+    linked file and a chain are (their hash the target's), a folder and a dangling link are
+    refused as ``open`` refuses them, no descriptor left open; the path a hashed task gives is
+    ``Path.resolve``'s, as it is with nothing known of links."""
+    from xamm_data.hashing import file_sha256, hash_file
+    from xamm_ingest.pipeline.commit import hashed
+    from xamm_ingest.pipeline.stages import _rel
+    from xamm_ingest.sources import Task
+
+    root = tmp_path / "root"
+    (root / "a").mkdir(parents=True)
+    (root / "a" / "f.cali").write_text("x")
+    os.symlink(root / "a" / "f.cali", root / "link.cali")
+    os.symlink(root / "link.cali", root / "chain.cali")
+    os.symlink(root / "a", root / "c")
+    os.symlink(root / "missing.cali", root / "dangling.cali")
+    links = {"a/f.cali": False, "link.cali": True, "chain.cali": True, "c/f.cali": False}
+    for rel, link in links.items():
+        got = hash_file(root / rel)
+        assert (got.link, got.sha256) == (link, file_sha256(root / "a" / "f.cali")), rel
+        task = hashed(Task("caliper", root / rel, root))
+        assert task.link is link
+        relative_path.cache_clear()
+        assert _rel(task) == "a/f.cali" == _resolved_rel(root / rel, root), rel
+    fds = len(os.listdir("/proc/self/fd")) if Path("/proc/self/fd").is_dir() else None
+    for bad, error in (
+        (root / "a", IsADirectoryError),
+        (root / "dangling.cali", FileNotFoundError),
+    ):
+        with pytest.raises(error):
+            hash_file(bad)
+        with pytest.raises(error):
+            open(bad, "rb")  # noqa: SIM115 (refused before it opens)
+    if fds is not None:
+        assert len(os.listdir("/proc/self/fd")) == fds

@@ -17,7 +17,12 @@ def exact_sum(values: Iterable[float | None]) -> float:
     Args:
         values: region times, seconds, or any metric's values.
     """
-    xs = [x for x in values if x is not None]
+    # a list holding no None (nearly every caller's) is summed as it is
+    xs = (
+        values
+        if type(values) is list and None not in values
+        else [x for x in values if x is not None]
+    )
     try:
         return math.fsum(xs)
     except ValueError:  # inf + -inf

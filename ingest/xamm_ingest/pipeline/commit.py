@@ -11,7 +11,7 @@ from typing import Any
 
 import polars as pl
 
-from xamm_data.hashing import dir_sha256, file_sha256, file_sha256_stat
+from xamm_data.hashing import dir_sha256, hash_file
 from xamm_data.store.counts import find_keys
 from xamm_data.store.store import Store, WriteReport
 from xamm_ingest.format import Format
@@ -30,18 +30,23 @@ from xamm_ingest.sources import Task
 __all__ = ["Batches", "Held", "Whole", "chunks", "hashed"]
 
 
-def _sha(path) -> str:
+def _sha(path) -> tuple[str, bool | None]:
+    """A source's hash, and whether its path is a symbolic link (None: not known)."""
     try:  # a file (nearly every source): no stat to ask first
-        return file_sha256(path)
+        got = hash_file(path)
+        return got.sha256, got.link
     except IsADirectoryError:  # an HPCToolkit database
-        return dir_sha256(path)
+        return dir_sha256(path), None
 
 
-def hashed(t: Task, sha256: str | None = None) -> Task:
-    """``t`` with its source's hash (``sha256``, else read), built field by field:
-    ``dataclasses.replace`` costs more than the hash of a small file."""
+def hashed(t: Task, sha256: str | None = None, link: bool | None = None) -> Task:
+    """``t`` with its source's hash (``sha256``, else read, which tells whether its path is a
+    link: ``link`` where the caller read it), built field by field: ``dataclasses.replace``
+    costs more than the hash of a small file."""
     if t.sha256:
         return t
+    if not sha256:
+        sha256, link = _sha(t.path)
     return Task(
         t.fmt,
         t.path,
@@ -50,8 +55,9 @@ def hashed(t: Task, sha256: str | None = None) -> Task:
         t.run,
         t.defaults,
         t.why_no_machine,
-        sha256 or _sha(t.path),
+        sha256,
         t.machine_beside,
+        link,
     )
 
 
@@ -243,12 +249,12 @@ def _noted(t: Task, hashes: FileHashes) -> Task:
         return t
     path = _absolute(t)
     try:
-        sha, st = file_sha256_stat(path)
+        got = hash_file(path)
     except IsADirectoryError:  # an HPCToolkit database
         return hashed(t, dir_sha256(path))
-    if regular(st):
-        hashes.note(stat_key(path, st), sha, st)
-    return hashed(t, sha)
+    if regular(got.stat):
+        hashes.note(stat_key(path, got.stat), got.sha256, got.stat)
+    return hashed(t, got.sha256, got.link)
 
 
 CHECK_FILES = 1000  # sources whose rows become one frame at once in an ingest

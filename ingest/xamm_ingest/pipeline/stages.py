@@ -80,7 +80,7 @@ def unexpected(path: Path, e: Exception) -> Rejected:
 
 
 def _rel(task: Task) -> str:
-    return relative_path(task.path, task.root)
+    return relative_path(task.path, task.root, task.link)
 
 
 def read_one(task: Task, opts: dict) -> tuple[Outcome, list[dict], pl.DataFrame | None]:

@@ -24,11 +24,16 @@ class Source:
 
     @classmethod
     def of(
-        cls, path: str | Path, root: str | Path | None = None, sha256: str | None = None
+        cls,
+        path: str | Path,
+        root: str | Path | None = None,
+        sha256: str | None = None,
+        link: bool | None = None,
     ) -> Source:
-        """The source at ``path`` under ``root``; ``sha256`` when the caller hashed it already."""
+        """The source at ``path`` under ``root``; ``sha256`` when the caller hashed it already
+        (``link``: whether that read found the path a symbolic link, if it could tell)."""
         path = path if isinstance(path, Path) else Path(path)
-        rel = relative_path(path, root if root is not None else path.parent)
+        rel = relative_path(path, root if root is not None else path.parent, link)
         if sha256 is None:
             sha256 = dir_sha256(path) if path.is_dir() else file_sha256(path)
         return cls(path=path, rel_path=rel, sha256=sha256)
@@ -39,7 +44,7 @@ def _resolved(directory: str) -> str:
     return os.path.realpath(directory)
 
 
-def relative_path(path: str | Path, root: str | Path) -> str:
+def relative_path(path: str | Path, root: str | Path, link: bool | None = None) -> str:
     """``path`` relative to ``root`` as POSIX text (both resolved: links followed, as
     ``Path.resolve`` does), or its name when it is not under it. Cached: the pipeline and the
     reader ask it of the same source, and a root is resolved once for all its files.
@@ -47,25 +52,24 @@ def relative_path(path: str | Path, root: str | Path) -> str:
     Args:
         path: a source.
         root: the ingest root.
+        link: whether ``path`` is a symbolic link, where the caller knows (the open that hashed
+            it told: :func:`xamm_data.hashing.hash_file`); None: asked here.
     """
-    return _relative(os.fspath(path), os.fspath(root))
+    return _relative(os.fspath(path), os.fspath(root), link)
 
 
 @functools.lru_cache(maxsize=1024)
-def _relative(path: str, root: str) -> str:
+def _relative(path: str, root: str, link: bool | None) -> str:
     # strings, not Path objects: this runs once per source, and a Path costs more than the rest
     path = path.rstrip(os.sep) or path  # as a Path drops a trailing separator
     directory, name = os.path.split(path)
     own = name  # what a source outside the root is called: its own name, not its target's
     # a file resolves as its directory does (one directory's files share it), a link as the
     # directory of what it points to: its own links followed here, the directory's by realpath
-    for _ in range(40):  # as the kernel, a chain of links ends (ELOOP)
-        if not os.path.islink(path):
-            break
-        path = os.path.join(directory or os.curdir, os.readlink(path))
-        directory, name = os.path.split(path)
-    else:
-        return own
+    if link is not False:  # a path the caller knows is no link is not asked
+        target, directory, name = _target(path, directory, name)
+        if target is None:
+            return own
     real = os.path.join(_resolved(directory or os.curdir), name)
     base = _resolved(root)
     if real == base:
@@ -74,6 +78,17 @@ def _relative(path: str, root: str) -> str:
     if real.startswith(head):
         return real[len(head) :].replace(os.sep, "/")
     return own
+
+
+def _target(path: str, directory: str, name: str) -> tuple[str | None, str, str]:
+    """(the path a chain of links ends at, its directory and name; the path itself where it is no
+    link; None past 40 links, as the kernel's ELOOP)."""
+    for _ in range(40):
+        if not os.path.islink(path):
+            return path, directory, name
+        path = os.path.join(directory or os.curdir, os.readlink(path))
+        directory, name = os.path.split(path)
+    return None, directory, name
 
 
 relative_path.cache_clear = _relative.cache_clear  # type: ignore[attr-defined]

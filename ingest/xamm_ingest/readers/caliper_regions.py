@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from operator import itemgetter
 from pathlib import Path
@@ -292,12 +292,13 @@ def _gather(
 class _Regions(NamedTuple):
     """A profile's regions, in the order its records list them, as the reading uses them."""
 
+    # labels interned (as the metadata map's values): every profile of a corpus repeats them
     keys: list[str]  # each region's path, its labels joined with "/"
     names: list[str]  # its own label
     parents: list[str | None]  # its parent's path
     mpi: list[bool]  # whether a record of it names an mpi.function
     declared: list[bool]  # whether a record of it writes its work (Bytes/Rep) as a finite number
-    column: Callable[[str], list[float | None]]  # an attribute's per-rank mean, region by region
+    column: Callable[[str], Sequence[float | None]]  # an attribute's per-rank mean, by region
     ranks: int  # the ranks the records name (as text; a record naming none counts once)
 
 
@@ -308,9 +309,9 @@ def _gathered(
     regions = _gather(recs, nums, declared_attr, path)
     regs = list(regions.values())
     return _Regions(
-        list(regions),
-        [r.name for r in regs],
-        [r.parent for r in regs],
+        list(map(intern, regions)),
+        [intern(r.name) for r in regs],
+        [None if r.parent is None else intern(r.parent) for r in regs],
         [r.mpi for r in regs],
         [r.declared for r in regs],
         lambda attr: [r.mean(attr) for r in regs],
@@ -324,7 +325,7 @@ class _Uniform(NamedTuple):
 
     numeric: tuple[str, ...]  # the attributes beside the place, sorted
     values: dict[str, list[float]]  # each one's values, record by record
-    paths: list[list[str]]
+    tree: tuple[list[str], list[str], list]  # each region's path, label and parent (_tree)
     mpi: list[bool]
 
 
@@ -341,37 +342,47 @@ def _uniform(recs: list[dict]) -> _Uniform | None:
         values = {k: list(map(float, by_attr[k])) for k in names}
     except (KeyError, TypeError, ValueError):
         return None
-    paths = by_attr["path"]
-    if set(map(type, paths)) != {list} or not all(
-        all(map(math.isfinite, v)) for v in values.values()
+    # a NaN or an infinity anywhere makes the sum of sums one (and so does a sum past the range)
+    if set(map(type, by_attr["path"])) != {list} or not math.isfinite(
+        sum(map(sum, values.values()))
     ):
         return None
-    try:
-        keys = set(map("/".join, paths))
-    except TypeError:  # a label that is not text
-        return None
-    if len(keys) != len(paths):  # a region split over records, or a repeat
+    if (tree := _tree(tuple(map(tuple, by_attr["path"])))) is None:
         return None
     mpi = by_attr.get("mpi.function")
     return _Uniform(
         tuple(sorted(names)),
         values,
-        list(paths),
-        [v is not None for v in mpi] if mpi is not None else [False] * len(paths),
+        tree,
+        [v is not None for v in mpi] if mpi is not None else [False] * len(recs),
     )
+
+
+@functools.lru_cache(maxsize=1024)
+def _tree(paths: tuple[tuple[str, ...], ...]) -> tuple[list[str], list[str], list] | None:
+    """(each region's path, own label and parent's path, interned) of regions given by their
+    labels; None where two are one region or a label is not text. Cached: the profiles of a
+    corpus repeat one tree (the caller copies the lists it changes)."""
+    try:
+        keys = list(map(intern, map("/".join, paths)))
+    except TypeError:  # a label that is not text
+        return None
+    if len(set(keys)) != len(keys):  # a region split over records, or a repeat
+        return None
+    parents = [intern("/".join(p[:-1])) if len(p) > 1 else None for p in paths]
+    return keys, [intern(p[-1]) for p in paths], [q or None for q in parents]
 
 
 def _uniform_regions(u: _Uniform, declared_attr: str | None) -> _Regions:
     """:class:`_Regions` of a :class:`_Uniform` profile: each region its one record's values."""
-    paths = u.paths
-    values = u.values
+    keys, names, parents = u.tree
     return _Regions(
-        list(map("/".join, paths)),
-        [p[-1] for p in paths],
-        ["/".join(p[:-1]) or None for p in paths],
+        list(keys),
+        list(names),
+        list(parents),
         u.mpi,
-        [declared_attr is not None] * len(paths),
-        values.__getitem__,
+        [declared_attr is not None] * len(keys),
+        u.values.__getitem__,
         1,
     )
 
@@ -402,7 +413,7 @@ def _work(regions: _Regions, numeric: tuple[str, ...], line_bytes: int) -> dict[
     """``bytes``, ``flops``, ``calls`` and ``work_from`` per region: RAJAPerf's annotations on
     kernels (leaf regions: a group or the root carries some child's value, ``any#``), else the
     canonical counters (:func:`~xamm_data.tables.regions.counter_work`)."""
-    by_base = {_base(k): k for k in numeric if _base(k) in _ANNOTATIONS}
+    by_base = _annotations(numeric)
     n = len(regions.keys)
     column = regions.column
     if {"Reps", "Bytes/Rep"} <= set(by_base):
@@ -431,6 +442,13 @@ def _work(regions: _Regions, numeric: tuple[str, ...], line_bytes: int) -> dict[
         "calls": list(column(calls)) if calls else [None] * n,
         "work_from": [note] * n,
     }
+
+
+@functools.lru_cache(maxsize=256)
+def _annotations(numeric: tuple[str, ...]) -> dict[str, str]:
+    """RAJAPerf's annotation -> the attribute holding it (cached per attribute list: callers
+    only read)."""
+    return {_base(k): k for k in numeric if _base(k) in _ANNOTATIONS}
 
 
 def _times_or_none(a: float | None, b: float | None) -> float | None:
@@ -511,11 +529,10 @@ def _caliper_source(g: dict, attrs: list[str], config: dict) -> tuple[str | None
     machine = registry_id(str(cluster))
     if machine is None:
         return None, f"its cluster {cluster!r} is not in the machine registry"
-    model = set(re.split(r"[^a-z0-9]+", str(config["programming_model"] or "").lower()))
     gpu = (
-        any(a.startswith(_GPU_ATTRIBUTE_PREFIXES) for a in attrs)
+        _gpu_attributes(tuple(attrs))
         or bool(config["gpus"])
-        or bool(model & GPU_MODELS)
+        or _gpu_model(str(config["programming_model"] or ""))
     )
     device = "gpu" if gpu else "cpu"
     why = (
@@ -526,6 +543,18 @@ def _caliper_source(g: dict, attrs: list[str], config: dict) -> tuple[str | None
     return f"{machine}:{device}", f"Caliper global cluster={cluster}; {device}: {why}"
 
 
+@functools.lru_cache(maxsize=256)
+def _gpu_attributes(attrs: tuple[str, ...]) -> bool:
+    """Whether a GPU tool measured any of these attributes (cached: a corpus repeats its list)."""
+    return any(a.startswith(_GPU_ATTRIBUTE_PREFIXES) for a in attrs)
+
+
+@functools.lru_cache(maxsize=256)
+def _gpu_model(programming_model: str) -> bool:
+    """Whether a programming model's name holds a GPU model's (``CUDA``, ``RAJA_HIP`` ...)."""
+    return bool(set(re.split(r"[^a-z0-9]+", programming_model.lower())) & GPU_MODELS)
+
+
 def _run_date(g: dict) -> datetime | None:
     """Caliper's ``launchdate`` (seconds since the epoch) as a UTC time; None when absent or not a
     time."""
@@ -533,14 +562,12 @@ def _run_date(g: dict) -> datetime | None:
     return datetime.fromtimestamp(int(x), tz=UTC) if x is not None and 0 < x < 1e11 else None
 
 
-def _configuration(cols: dict, prof: CaliperProfile, recs: list[dict]) -> dict:
+def _configuration(cols: dict, prof: CaliperProfile, ranks_named: set[str]) -> dict:
     """ranks, threads, gpus, hosts and the programming model, from the mapped metadata and what
-    the records say where the metadata does not."""
+    the records say where the metadata does not (``ranks_named``: the ranks they name)."""
     ranks = cols.get("ranks")
     if ranks is None:
-        # as text: a rank a JSON file writes as 0 or "0" is one rank, and a list is no key
-        per_rank = {str(v) for r in recs if (v := r.get("mpi.rank")) is not None}
-        ranks = len(per_rank) or (int(n) if (n := spot_ranks(prof)) else None)
+        ranks = len(ranks_named) or (int(n) if (n := spot_ranks(prof)) else None)
     model = cols.get("programming_model")
     threads = cols.get("threads")
     variant = cols.get("variant")
@@ -561,7 +588,7 @@ def _configuration(cols: dict, prof: CaliperProfile, recs: list[dict]) -> dict:
 def _caliper_meta(
     prof: CaliperProfile,
     path: Path,
-    recs: list[dict],
+    ranks_named: set[str],
     attrs: list[str],
     time_from: str,
     metadata_map: MetadataMap | None,
@@ -573,7 +600,7 @@ def _caliper_meta(
     held = HELD_ELSEWHERE | ({"launchdate"} if run_date is not None else set())
     mapped = (metadata_map or default_map()).apply(g, frozenset(held))
     cols = mapped.columns
-    config = _configuration(cols, prof, recs)
+    config = _configuration(cols, prof, ranks_named)
     source, source_from = _caliper_source(g, attrs, config)
     meta = ProfileMeta(
         path=str(path),
@@ -616,15 +643,14 @@ def _region_columns(
 ) -> tuple[dict[str, list], str]:
     """The region contract's columns (one value per region, Python floats and strings: the values
     :data:`SCHEMA` holds), and how the times were read. ``plan``: :func:`_time_plan`'s."""
-    inc, exc, scale, _ = plan
+    inc, exc, scale, per = plan
     incl, excl = _times(regions, inc, exc, scale)
-    parents = [None if p is None else intern(p) for p in regions.parents]
+    parents = regions.parents
     inner = set(parents)
     declared = [d and k not in inner for k, d in zip(regions.keys, regions.declared)]
     columns: dict[str, list] = {
-        # labels interned (as the metadata map's values): every profile of a corpus repeats them
-        "region": list(map(intern, regions.keys)),
-        "name": list(map(intern, regions.names)),
+        "region": regions.keys,
+        "name": regions.names,
         "parent": parents,
         "inclusive_s": incl,
         # a region no record timed (Caliper wrote it for its children only) holds no time of its own
@@ -632,12 +658,13 @@ def _region_columns(
         **_work(regions, numeric, line_bytes),
         "category": _categories(regions, parents, declared),
     }
-    return columns, _how(plan, regions.ranks, excl)
+    return columns, _how(inc, exc, per, regions.ranks > 1, excl.count(None))
 
 
-def _how(plan: tuple, ranks: int, excl: list[float | None]) -> str:
-    """How the times were read: the attributes, what divides them, the regions left untimed."""
-    inc, exc, _, per = plan
+@functools.lru_cache(maxsize=256)
+def _how(inc: str | None, exc: str | None, per: int, ranks: bool, untimed: int) -> str:
+    """How the times were read: the attributes, what divides them (``ranks``: whether the records
+    name more than one), the regions left untimed (cached: a corpus reads its profiles alike)."""
     how = (
         f"exclusive {exc}" + (f", inclusive {inc}" if inc else "")
         if exc
@@ -646,9 +673,9 @@ def _how(plan: tuple, ranks: int, excl: list[float | None]) -> str:
     how += (
         f" / {per} ranks (mean over all ranks)"
         if per > 1
-        else (" (mean over ranks)" if ranks > 1 or (inc or exc or "").startswith("avg#") else "")
+        else (" (mean over ranks)" if ranks or (inc or exc or "").startswith("avg#") else "")
     )
-    if untimed := sum(t is None for t in excl):
+    if untimed:
         how += f"; {untimed} untimed region(s) count 0 s"
     return intern(how)
 
@@ -667,6 +694,7 @@ def _measured(recs: list[dict]) -> tuple[list[str], tuple[str, ...], list[dict[s
     return keys, numeric, nums
 
 
+@functools.lru_cache(maxsize=256)
 def _declared_attr(numeric: tuple[str, ...]) -> str | None:
     """The attribute of a region's declared work (RAJAPerf's ``Bytes/Rep``), if any."""
     return next((k for k in numeric if _base(k) == "Bytes/Rep"), None)
@@ -697,7 +725,11 @@ def _read(path: Path, time_unit, line_bytes: int, metadata_map):
             return [got[k] for got in nums if k in got]
 
     columns, time_from = _region_columns(regions, plan, numeric, line_bytes)
-    meta, notes = _caliper_meta(prof, path, recs, keys, time_from, metadata_map)
+    # as text: a rank a JSON file writes as 0 or "0" is one rank, and a list is no key
+    named = (
+        set() if u is not None else {str(v) for r in recs if (v := r.get("mpi.rank")) is not None}
+    )
+    meta, notes = _caliper_meta(prof, path, named, keys, time_from, metadata_map)
     summed = tuple(k for k in numeric if k not in plan[:2])
     return columns, meta, _totals(map(column_of, summed), summed), notes
 

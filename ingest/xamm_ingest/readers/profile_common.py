@@ -8,7 +8,7 @@ import functools
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -43,16 +43,15 @@ class SampleSpec(BaseModel):
         return machine_id(v) if v else v
 
 
-@dataclass(frozen=True)
-class RegionRows:
+class RegionRows(NamedTuple):
     """A profile read for the store: what :class:`~xamm_data.tables.regions.RegionProfile` holds,
     its regions as the rows ``to_dicts`` would give (no table built per file; the rows held as
-    columns)."""
+    columns). A named tuple: one is made per file."""
 
     meta: ProfileMeta
     rows: ColumnRows
     runtime_s: float | None
-    totals: dict[str, float] = field(default_factory=dict)
+    totals: dict[str, float]
     notes: tuple[str, ...] = ()
 
     @classmethod
