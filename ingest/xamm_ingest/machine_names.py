@@ -114,6 +114,8 @@ def source_machine(name: str, path: Path, where: str) -> str:
 def take_unknown() -> list[str]:
     """One note per name :func:`machine_id` met since the last call that no machine or alias of
     the registry knows (and forget them): such data is stored under the name as given."""
+    if not _UNKNOWN:  # nearly every call: a reading names no new machine
+        return []
     out = [
         f"machine {mid!r}"
         + (f" (from {name!r})" if name != mid else "")
@@ -127,6 +129,8 @@ def take_unknown() -> list[str]:
 
 def take_aliases() -> dict[str, str]:
     """The aliases :func:`machine_id` resolved since the last call (and forget them)."""
+    if not _RESOLVED:
+        return {}
     out = dict(_RESOLVED)
     _RESOLVED.clear()
     return out

@@ -199,7 +199,9 @@ class MetadataMap(BaseModel):
         # interned: a corpus repeats its keys and many values (a library list of kilobytes) in
         # every profile; as one object each, a worker's chunk pickles them once and a batch
         # waiting to be committed holds one copy
-        out.extra = [_entry(k, _text(meta[k])) for k in own if k not in taken]
+        out.extra = [
+            {"name": intern(k), "value": intern(_text(meta[k]))} for k in own if k not in taken
+        ]
         return out
 
     def _plan(
@@ -240,13 +242,6 @@ class MetadataMap(BaseModel):
             )
             return None
         return number
-
-
-@functools.lru_cache(maxsize=1024)
-def _entry(key: str, value: str) -> dict[str, str]:
-    """An ``extra_metadata`` entry, its key and value interned (cached: a corpus repeats most of
-    its metadata in every profile). Shared: a caller copies it before changing it."""
-    return {"name": intern(key), "value": intern(value)}
 
 
 def _text(v: object) -> str:

@@ -585,6 +585,11 @@ def _configuration(cols: dict, prof: CaliperProfile, ranks_named: set[str]) -> d
     }
 
 
+# the metadata the reader puts in other columns: the cluster, and a launch date read as one
+_HELD = frozenset(HELD_ELSEWHERE)
+_HELD_DATED = frozenset(HELD_ELSEWHERE | {"launchdate"})
+
+
 def _caliper_meta(
     prof: CaliperProfile,
     path: Path,
@@ -597,8 +602,7 @@ def _caliper_meta(
     exe = g.get("executablepath") or g.get("executable")
     app = g.get("app") or g.get("application") or (Path(str(exe)).name if exe else path.stem)
     run_date = _run_date(g)
-    held = HELD_ELSEWHERE | ({"launchdate"} if run_date is not None else set())
-    mapped = (metadata_map or default_map()).apply(g, frozenset(held))
+    mapped = (metadata_map or default_map()).apply(g, _HELD if run_date is None else _HELD_DATED)
     cols = mapped.columns
     config = _configuration(cols, prof, ranks_named)
     source, source_from = _caliper_source(g, attrs, config)
