@@ -70,16 +70,12 @@ def hash_file(path: str | Path, chunk: int = 1 << 20) -> FileHash:
         st = os.fstat(fd)
         if stat.S_ISDIR(st.st_mode):  # open() of a directory refuses it so; os.open does not
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), os.fspath(path))
-        f = open(fd, "rb", buffering=0)  # noqa: SIM115 (closed by the block below)
-    except BaseException:
-        os.close(fd)
-        raise
-    with f:
-        if st.st_size <= chunk:
-            return FileHash(hashlib.sha256(f.readall()).hexdigest(), st, link)
-        h = hashlib.sha256()
-        while block := f.read(chunk):
+        # a file of at most ``chunk`` bytes in one read (and the read that finds its end)
+        h = hashlib.sha256(os.read(fd, min(st.st_size, chunk) + 1))
+        while block := os.read(fd, chunk):
             h.update(block)
+    finally:
+        os.close(fd)
     return FileHash(h.hexdigest(), st, link)
 
 

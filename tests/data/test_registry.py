@@ -124,3 +124,22 @@ def test_one_content_hash_and_one_as_store(tmp_path):
     assert dir_sha256(tmp_path / "d") == hashlib.sha256(line).hexdigest()
     st = Store(tmp_path / "s")
     assert as_store(st) is st and as_store(tmp_path / "s").root == st.root
+
+
+def test_a_files_hash_is_its_bytes_whatever_their_length_against_the_chunk(tmp_path):
+    """Empty, one byte, a chunk less one, a chunk, a chunk and one, several chunks: the hash is
+    ``hashlib``'s of the bytes ``open`` reads, with the ``stat`` of the file it opened."""
+    import hashlib
+    import random
+
+    from xamm_data.hashing import file_sha256_stat, hash_file
+
+    rng = random.Random(3)
+    f = tmp_path / "f"
+    for n in (0, 1, 6, 7, 8, 20, 1 << 20, (1 << 20) + 1):
+        f.write_bytes(rng.randbytes(n))
+        want = hashlib.sha256(f.read_bytes()).hexdigest()
+        for chunk in (7, 1 << 20):
+            got = hash_file(f, chunk)
+            assert (got.sha256, got.stat.st_size, got.link) == (want, n, False), (n, chunk)
+            assert file_sha256_stat(f, chunk)[0] == want
