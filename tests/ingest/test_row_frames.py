@@ -256,3 +256,17 @@ def test_a_source_s_full_rows_take_its_shared_columns_over_their_own():
         [({"machine": "quartz", "variant": "Base_Seq"}, rows)], schema
     )
     assert frame.to_dicts() == got
+
+
+def test_rows_held_as_columns_read_as_the_dicts_they_hold():
+    """ColumnRows is the sequence of its rows: length, index (negative too), slice, iteration,
+    equality with the list of dicts, truth, a pickle's round trip."""
+    import pickle
+
+    rows = [{"region": "m", "calls": 1.0}, {"region": "m/x", "calls": None}]
+    held = ColumnRows({"region": ["m", "m/x"], "calls": [1.0, None]})
+    assert len(held) == 2 and list(held) == rows and held == rows and rows == held
+    assert held[0] == rows[0] and held[-1] == rows[-1] and held[1:] == rows[1:]
+    assert held != rows[:1] and held != [*rows, rows[0]]
+    assert pickle.loads(pickle.dumps(held)) == held
+    assert bool(held) and not ColumnRows({"region": []}) and not ColumnRows({})
