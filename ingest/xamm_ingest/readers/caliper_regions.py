@@ -102,28 +102,6 @@ def _numbers(rec: dict) -> dict[str, float]:
         return {k: x for k, v in rec.items() if k not in _PLACE and (x := _raw(v)) is not None}
 
 
-def _numbers_of(recs: list[dict]) -> list[dict[str, float]]:
-    """Each record's :func:`_numbers`. The records of a profile nearly always hold the first one's
-    attributes: theirs are then read by one getter, built once."""
-    if not recs:
-        return []
-    first = recs[0].keys()
-    names = _measures(tuple(first))
-    if len(names) < 2:  # a getter of one name returns a value, not a tuple
-        return [_numbers(r) for r in recs]
-    get = itemgetter(*names)
-    out = []
-    for r in recs:
-        if r.keys() == first:  # the same attributes (the names are looked up, in any order)
-            try:
-                out.append(dict(zip(names, map(float, get(r)))))
-                continue
-            except (TypeError, ValueError):
-                pass
-        out.append(_numbers(r))
-    return out
-
-
 def _base(attr: str) -> str:
     """An attribute's name without Caliper's aggregation prefixes (``avg#sum#`` ...)."""
     return attr.rpartition("#")[2]
@@ -689,7 +667,7 @@ def _measured(recs: list[dict]) -> tuple[list[str], tuple[str, ...], list[dict[s
     profile's records. An attribute is numeric when the first 200 records write it as a number."""
     keys = sorted(set().union(*recs) - _PLACE)
     # each record's numbers as written (non-finite included), converted once for every use
-    nums = _numbers_of(recs)
+    nums = [_numbers(r) for r in recs]
     seen = set().union(*nums[:200])
     numeric = tuple(k for k in keys if k in seen and not isinstance(recs[0].get(k), list))
     kept = set(numeric)
