@@ -272,3 +272,42 @@ def test_a_run_too_small_for_its_printed_size_is_dropped_naming_csv(tmp_path):
     assert missing == sorted(
         f"line {n} ({k})" for n in (1, 9) for k in ("Mul", "Add", "Triad", "Dot")
     )
+
+
+def test_a_babelstream_or_table_file_is_hashed_once_and_its_row_holds_that_hash(
+    tmp_path, monkeypatch
+):
+    """An archive ingest hashes each source once (the batch's hash, which the readers take rather
+    than hash the file again); the stored hash is ``hashlib``'s of the file's bytes. Each hash is
+    logged to a file: the reads happen in the ingest's worker processes too."""
+    from xamm_data.store.store import Store
+    from xamm_ingest import ingest_archive
+    from xamm_ingest.pipeline import commit
+    from xamm_ingest.readers import base
+
+    log = tmp_path / "reads.log"
+
+    def logged(real):
+        def read(p, *a):
+            with open(log, "a") as f:
+                f.write(f"{p}\n")
+            return real(p, *a)
+
+        return read
+
+    monkeypatch.setattr(base, "file_sha256", logged(base.file_sha256))
+    monkeypatch.setattr(commit, "hash_file", logged(commit.hash_file))
+    table = _write(tmp_path, "t.csv", "app,machine,runtime_s\nKripke,quartz,1.5\n")
+    m = _write(
+        tmp_path, "m.toml", '[columns]\napp = "app"\nmachine = "machine"\nruntime_s = "runtime_s"\n'
+    )
+    stream = _write(tmp_path, "stream.csv", CSV_V5.format(copy="1.36257e+06", mul="1.35912e+06"))
+    store = Store(tmp_path / "s")
+    ingest_archive("table", table, store=store, mapping=m, spec=None, workers=1)
+    opts = {"machine": "h100-node", "device": "gpu", "implementation": "CUDA", "workers": 1}
+    ingest_archive("babelstream", stream, store=store, **opts)
+    for name, f in (("app_profiles", table), ("benchmark_runs", stream)):
+        reads = log.read_text().splitlines()
+        assert reads.count(str(f)) == 1, reads
+        got = store.scan(name).select("source_sha256").collect().get_column("source_sha256")
+        assert got.len() > 0 and set(got) == {hashlib.sha256(f.read_bytes()).hexdigest()}

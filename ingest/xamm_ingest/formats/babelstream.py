@@ -122,7 +122,7 @@ def _device(run: bs.StreamRun, facts: dict, path: Path) -> str:
 
 def read(task: Task, opts: dict) -> ReadResult:
     """Read one file: every BabelStream run in it, one row per kernel line."""
-    src = Source.of(task.path, task.root)
+    src = Source.of(task.path, task.root, task.sha256, task.link)  # the plan's hash and link
     text = task.path.read_bytes().decode("utf-8", errors="replace")
     try:
         runs = bs.parse(text)

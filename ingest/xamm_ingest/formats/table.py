@@ -24,7 +24,7 @@ def prepare(opts: dict) -> dict:
 def read(task: Task, opts: dict) -> ReadResult:
     """One table's rows, mapped and checked."""
     frame, dropped = table.read_table(
-        Source.of(task.path, task.root),
+        Source.of(task.path, task.root, task.sha256, task.link),
         opts["table_mapping"],
         Path(opts["mapping"]),
         bounds=opts.get("bounds"),
