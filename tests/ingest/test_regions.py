@@ -372,6 +372,9 @@ def test_attribute_metadata_is_worked_out_when_first_read_and_is_caliperreaders(
             assert got == want, (f, k)
         assert "no.such.attribute" not in prof.meta
         assert prof.meta.get("no.such.attribute") is None
+        assert prof.meta.get("no.such.attribute", {}) == {} and prof.meta.get(first) is not None
+        with pytest.raises(KeyError):
+            prof.meta["no.such.attribute"]
 
 
 def test_infinities_of_both_signs_in_one_metric_are_refused_by_name(tmp_path, capsys):

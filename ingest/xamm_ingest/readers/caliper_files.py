@@ -94,11 +94,8 @@ class AttributeMeta(Mapping[str, dict]):
         return self._names
 
     def __getitem__(self, key: str) -> dict:
-        got = self._got.get(key)
-        if got is None:
-            if key not in self:
-                raise KeyError(key)
-            got = self._got[key] = self._prof.metadata(key)
+        if (got := self.get(key)) is None:
+            raise KeyError(key)
         return got
 
     def get(self, key: str, default=None):
