@@ -6,7 +6,8 @@
 On the first ``--files`` Caliper profiles of the parallel-sorting corpus (sorted by path), two
 figures side by side, in-process, in thread CPU seconds summed over chunks of 25 files taken in
 turn (the parser on a chunk, then the path on the same chunk: a machine whose speed drifts weighs on
-both alike), the median of ``--runs`` such passes:
+both alike), the median of ``--runs`` such passes, read in the state the command reads its sources
+in (:func:`command_state`: what the modules made is frozen):
 
 * **the parser**: :func:`xamm_ingest.readers.caliper_files.load_profile` on each file (read,
   decode, parse the ``.cali`` stream into records, globals and attribute metadata);
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import importlib
 import statistics
 import sys
@@ -95,6 +97,19 @@ def steps_timed(spent: dict[str, float]):
             setattr(mod, attr, fn)
 
 
+@contextlib.contextmanager
+def command_state():
+    """The process as ``xamm-ingest`` reads its sources in: what its modules made is frozen before
+    the first source (:func:`xamm_data.cli.tools.loaded`; a local worker is forked from that
+    state), so the collector's full collections walk what the reading made, not every module's
+    objects. Unfrozen on exit."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 def measure(data: Path, n: int, runs: int) -> dict:
     """The parser's and the per-file path's CPU seconds on the first ``n`` files."""
     from xamm_ingest.pipeline.commit import hashed
@@ -126,14 +141,15 @@ def measure(data: Path, n: int, runs: int) -> dict:
         both = [(cpu_of(parser, c), cpu_of(per_file, c)) for c in chunks]
         return sum(p for p, _ in both), sum(q for _, q in both)
 
-    one_pass()  # warm the page cache, the imports and the caches a worker fills on its first files
-    taken = [one_pass() for _ in range(runs)]
-    passes = []
-    for _ in range(runs):
-        spent: dict[str, float] = defaultdict(float)
-        with steps_timed(spent):
-            path = one_pass()[1]
-        passes.append({**spent, "the rest": path - sum(spent.values())})
+    with command_state():
+        one_pass()  # warm the page cache, the imports, the caches a worker fills on its first files
+        taken = [one_pass() for _ in range(runs)]
+        passes = []
+        for _ in range(runs):
+            spent: dict[str, float] = defaultdict(float)
+            with steps_timed(spent):
+                path = one_pass()[1]
+            passes.append({**spent, "the rest": path - sum(spent.values())})
     return {
         "files": len(files),
         "runs": runs,

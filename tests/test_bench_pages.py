@@ -175,3 +175,21 @@ def test_the_report_browser_page_is_regenerated_from_its_json():
     recorded = json.loads((REPO / "docs" / "bench" / "report-browser.json").read_text())
     assert len(recorded["pages"]) >= 6 and recorded["site"] == []
     assert all(not row["file"] and not row["http"] for row in recorded["pages"].values())
+
+
+def test_the_per_file_benchmark_reads_in_the_state_the_command_reads_in():
+    """``xamm-ingest`` freezes what its modules made before its first source (``loaded``; local
+    workers are forked from there); the per-file benchmark reads its files in that state, so a
+    full collection walks what the reading made, not every module's objects, and it thaws after."""
+    import gc
+
+    bench_per_file = benchmark("bench_per_file")
+    before = gc.get_freeze_count()
+    loaded_first = [[]]  # what the command's modules made
+    with bench_per_file.command_state():
+        assert gc.get_freeze_count() > before + 1000
+        made = [[]]  # what reading a source makes: walked by the collector
+        walked = {id(o) for o in gc.get_objects()}
+        assert id(made) in walked and id(loaded_first) not in walked
+    assert gc.get_freeze_count() == before == 0
+    assert id(loaded_first) in {id(o) for o in gc.get_objects()}
