@@ -62,7 +62,8 @@ def json_kind(path: str | Path) -> str | None:
 
 
 def is_caliper_file(path: str | Path) -> bool:
-    """A Caliper profile by its name: ``.cali``, or ``.json`` that is not a Thicket's.
+    """A Caliper profile by its name: ``.cali``, or ``.json`` whose head is Caliper's
+    (:func:`json_kind`): another program's JSON beside the profiles is none.
 
     Args:
         path: a file.
@@ -71,7 +72,7 @@ def is_caliper_file(path: str | Path) -> bool:
     suffix = path.suffix.lower()
     if suffix == ".cali":
         return path.is_file()
-    return suffix == ".json" and path.is_file() and json_kind(path) != "thicket"
+    return suffix == ".json" and path.is_file() and json_kind(path) == "caliper"
 
 
 def is_rajaperf_file(path: str | Path) -> bool:

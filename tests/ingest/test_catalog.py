@@ -62,3 +62,29 @@ def test_a_format_naming_an_unknown_table_is_told_the_tables_there_are():
     assert fmt.ingests and fmt.table_name == "no_such_table"
     with pytest.raises(ValueError, match="'no_such_table'; expected one of .*app_profiles"):
         _ = fmt.rows_table
+
+
+def test_a_json_file_is_guessed_caliper_by_its_head_and_another_programs_is_not(tmp_path):
+    """Caliper's JSON (json-split, ``json(object)``, a plain list of records) is the Caliper
+    format's; a Thicket's ``to_json()`` is RAJAPerf's; another program's JSON object beside them
+    (settings, notes) is neither, so ``xamm predict FOLDER`` neither counts nor offers it."""
+    from xamm_ingest.format import get_format
+
+    heads = {
+        "split.json": '{"data": [[0, 1.5]], "columns": ["path", "time"], "nodes": []}',
+        "object.json": '{"records": [{"path": "main", "time": 1.5}], "globals": {}}',
+        "list.json": '[{"path": "main", "time": 1.5}]',
+        "thicket.json": '{"graph": [], "dataframe": []}',
+        "settings.json": '{"threads": 8, "note": "a run\'s settings"}',
+    }
+    for name, text in heads.items():
+        (tmp_path / name).write_text(text)
+    caliper, rajaperf = get_format("caliper"), get_format("rajaperf")
+    got = {n: (caliper.guess(tmp_path / n), rajaperf.guess(tmp_path / n)) for n in heads}
+    assert got == {
+        "split.json": (True, False),
+        "object.json": (True, False),
+        "list.json": (True, False),
+        "thicket.json": (False, True),
+        "settings.json": (False, False),
+    }

@@ -399,15 +399,25 @@ def test_cli_predicts_a_lulesh_profile_and_refuses_bad_input(shared_data, tmp_pa
     for name in ("a.cali", "b.cali"):
         (tmp_path / "two" / name).write_bytes(f.read_bytes())
     (tmp_path / "notes.txt").write_text("not a profile\n")
+    # another program's JSON beside the profiles: neither counted nor offered as one
+    (tmp_path / "two" / "0-settings.json").write_text('{"threads": 8}\n')
     for argv, message in (
         ([str(table)], "does not say which machine"),
         ([str(table), "--source", "quartz:cpu", "--target", "lasen:gpu"], "Did you mean"),
         ([str(tmp_path / "none.cali")], "no such file"),
         # what the path is, named: a folder of profiles (one is read at a time), an empty folder,
         # a file no format reads as a profile
-        ([str(tmp_path / "two")], f"{tmp_path / 'two'}: a folder of 2 profiles"),
+        (
+            [str(tmp_path / "two")],
+            f"{tmp_path / 'two'}: a folder of 2 profiles; xamm predict reads one profile at a "
+            f"time: name one, e.g. {tmp_path / 'two' / 'a.cali'}",
+        ),
         ([str(tmp_path / "empty")], f"{tmp_path / 'empty'}: an empty folder"),
         ([str(tmp_path / "notes.txt")], f"{tmp_path / 'notes.txt'}: not an application profile"),
+        (
+            [str(tmp_path / "two" / "0-settings.json")],
+            f"{tmp_path / 'two' / '0-settings.json'}: not an application profile",
+        ),
     ):
         assert xamm(["predict", *argv]) == 1
         err = capsys.readouterr().err
