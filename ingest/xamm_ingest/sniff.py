@@ -62,8 +62,8 @@ def json_kind(path: str | Path) -> str | None:
 
 
 def is_caliper_file(path: str | Path) -> bool:
-    """A Caliper profile by its name: ``.cali``, or ``.json`` whose head is Caliper's
-    (:func:`json_kind`): another program's JSON beside the profiles is none.
+    """A Caliper profile by its name and head: ``.cali``, or ``.json`` whose first 4 KiB are
+    Caliper's (:func:`json_kind`); another program's JSON beside the profiles is none.
 
     Args:
         path: a file.
