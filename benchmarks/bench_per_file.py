@@ -11,19 +11,20 @@ in (:func:`command_state`: what the modules made is frozen):
 
 * **the parser**: :func:`xamm_ingest.readers.caliper_files.load_profile` on each file (read,
   decode, parse the ``.cali`` stream into records, globals and attribute metadata);
-* **the per-file path**: what ``xamm-ingest caliper`` does for each source: hash it (in the main
-  process for local workers, on the worker under Dask) and read it into its ``app_profiles`` row
-  (:func:`xamm_ingest.pipeline.stages.read_chunk` on hashed tasks: regions, times, metadata, the
-  row).
+* **the per-file path**: what ``xamm-ingest caliper`` does for each source of an archive the
+  store does not hold yet: read it once, hash those bytes and parse them into its
+  ``app_profiles`` row (:func:`xamm_ingest.pipeline.stages.read_chunk` on the walk's tasks, as a
+  worker reads them: regions, times, metadata, the row), and record its hash with its ``stat``
+  for a later resume (:func:`xamm_ingest.pipeline.commit.note_hashed`, in the main process).
 
 The target: the per-file path at most 1.5x the parser. Beside them, the machine's floor: the CPU
 seconds of ``python -c pass`` as a process (the median of 7), and where the path's CPU goes: in
 further passes (``--runs`` of them, the figures above taken without it), each step of the path
 timed where it is called (:data:`STEPS`), per file; the rest is what no step holds (the worker's
 loop and the collections of its pauses of the cyclic collector, the format's dispatch, the outcome,
-freeing what the parse built). The parse in the path takes less than the parser alone: the hash
-has just read the file, which the parser alone reads first. ``--json`` writes the figures, from
-which ``report`` prints the page again (``tests/test_bench_pages.py``).
+freeing what the parse built). The parse in the path takes less than the parser alone: it parses
+the bytes the hash read, where the parser alone reads the file first. ``--json`` writes the
+figures, from which ``report`` prints the page again (``tests/test_bench_pages.py``).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import gc
 import importlib
 import statistics
 import sys
+import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -50,7 +52,7 @@ _REGIONS = "xamm_ingest.readers.caliper_regions"
 # the per-file path's steps, each timed where the path calls it: (what it does, module, function);
 # a step of several functions is named once for each (none of them calls another)
 STEPS = (
-    ("hash the source", "xamm_ingest.pipeline.commit", "_sha"),
+    ("read and hash the source", "xamm_ingest.pipeline.stages", "_sha"),
     ("its path relative to the root", "xamm_ingest.pipeline.stages", "_rel"),
     ("parse it (load_profile)", _REGIONS, "load_profile"),
     ("records: attribute by attribute", _REGIONS, "_uniform"),
@@ -61,6 +63,7 @@ STEPS = (
     ("metadata: the map, ProfileMeta", _REGIONS, "_caliper_meta"),
     ("metric totals", _REGIONS, "_totals"),
     ("the app_profiles row", "xamm_ingest.readers.caliper_profile", "whole_program"),
+    ("record the hash for a resume", "xamm_ingest.pipeline.commit", "note_hashed"),
 )
 
 
@@ -112,7 +115,8 @@ def command_state():
 
 def measure(data: Path, n: int, runs: int) -> dict:
     """The parser's and the per-file path's CPU seconds on the first ``n`` files."""
-    from xamm_ingest.pipeline.commit import hashed
+    from xamm_ingest.pipeline import commit
+    from xamm_ingest.pipeline.file_hashes import FileHashes
     from xamm_ingest.pipeline.stages import read_chunk
     from xamm_ingest.readers import base
     from xamm_ingest.readers.caliper_files import load_profile
@@ -129,10 +133,16 @@ def measure(data: Path, n: int, runs: int) -> dict:
         for t in chunk:
             load_profile(t.path)
 
+    records = tempfile.TemporaryDirectory()
+    hashes = FileHashes(Path(records.name) / "file-hashes.bin")
+
     def per_file(chunk):
-        assert sum(len(rows) for _, rows, _ in read_chunk([hashed(t) for t in chunk], opts)) == len(
-            chunk
-        )
+        got = read_chunk(chunk, opts)
+        commit.note_hashed(hashes, [out for out, _, _ in got])
+        assert sum(len(rows) for _, rows, _ in got) == len(chunk) == hashes.noted - noted[0]
+        noted[0] = hashes.noted
+
+    noted = [0]
 
     def one_pass() -> tuple[float, float]:
         if hasattr(base, "relative_path"):  # every pass resolves its paths as a new worker would
@@ -150,6 +160,7 @@ def measure(data: Path, n: int, runs: int) -> dict:
             with steps_timed(spent):
                 path = one_pass()[1]
             passes.append({**spent, "the rest": path - sum(spent.values())})
+    records.cleanup()
     return {
         "files": len(files),
         "runs": runs,

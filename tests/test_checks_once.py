@@ -102,7 +102,7 @@ def test_a_csv_run_beside_caliper_files_naming_no_cluster_is_refused_saying_so(t
 
 
 def test_hashing_a_task_keeps_every_other_field(tmp_path):
-    from xamm_ingest.pipeline.commit import hashed
+    from xamm_ingest.pipeline.stages import hashed
     from xamm_ingest.sources import Task
 
     (tmp_path / "x.cali").write_text("x")

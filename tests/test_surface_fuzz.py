@@ -665,7 +665,7 @@ def hashes_case(rng: random.Random, tmp: Path) -> tuple[str, str]:
     from cali_writer import write_cali
 
     from xamm_ingest import ingest_archive
-    from xamm_ingest.pipeline import commit
+    from xamm_ingest.pipeline import commit, stages
     from xamm_ingest.pipeline import file_hashes as fh
     from xamm_ingest.readers.profile_common import SampleSpec
 
@@ -679,9 +679,9 @@ def hashes_case(rng: random.Random, tmp: Path) -> tuple[str, str]:
     spec, racy, reads = SampleSpec(app="sort", machine="m"), fh.RACY_S, []
     real = commit.hash_file
 
-    def counted(path, *a):
+    def counted(path, *a, **kw):  # every way the pipeline reads a file to hash it
         reads.append(os.path.basename(path))
-        return real(path, *a)
+        return real(path, *a, **kw)
 
     def run():
         return ingest_archive("caliper", tmp / "runs", store=tmp / "s", spec=spec, batch_files=2,
@@ -700,10 +700,10 @@ def hashes_case(rng: random.Random, tmp: Path) -> tuple[str, str]:
             changed.read_bytes().replace(b"data=%d.000000" % (j + 1), b"data=%d.500000" % (j + 1))
         )
         os.utime(changed, ns=(st.st_atime_ns, st.st_mtime_ns))
-        commit.hash_file = counted
+        commit.hash_file = stages.hash_file = counted
         rep = run()
     finally:
-        fh.RACY_S, commit.hash_file = racy, real
+        fh.RACY_S, commit.hash_file, stages.hash_file = racy, real, real
     kept = {r[:16] for r in before & after}  # the keys a reader may still believe
     expected = {changed.name} | {f.name for f in files if _key(f) not in kept}
     if (rep.rows_written, rep.already_stored) != (1, 5) or not expected <= set(reads):

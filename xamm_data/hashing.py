@@ -41,19 +41,21 @@ def file_sha256_stat(path: str | Path, chunk: int = 1 << 20) -> tuple[str, os.st
 
 
 class FileHash(NamedTuple):
-    """A file's SHA-256, its ``stat`` once open, and whether its path is a symbolic link (its last
-    part; None where the system cannot tell as it opens a file)."""
+    """A file's SHA-256, its ``stat`` once open, whether its path is a symbolic link (its last
+    part; None where the system cannot tell as it opens a file), and the bytes hashed where they
+    were kept."""
 
     sha256: str
     stat: os.stat_result
     link: bool | None
+    data: bytes | None = None
 
 
 _READ = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
-def hash_file(path: str | Path, chunk: int = 1 << 20) -> FileHash:
+def hash_file(path: str | Path, chunk: int = 1 << 20, keep: bool = False) -> FileHash:
     """:func:`file_sha256_stat`, and whether ``path`` is a symbolic link, told by the open that
     reads it (without following a link first: a link refuses it), which spares a reader of the
     path the ``lstat`` that would tell.
@@ -61,22 +63,31 @@ def hash_file(path: str | Path, chunk: int = 1 << 20) -> FileHash:
     Args:
         path: the file.
         chunk: bytes per read past the first.
+        keep: keep the bytes hashed when the first read held them all (a file of at most
+            ``chunk`` bytes, or one more), so that a reader parses the bytes hashed without
+            reading them again.
 
     Returns:
-        The hash, the ``stat`` and the link.
+        The hash, the ``stat``, the link, and the bytes where kept (else None).
     """
     fd, link = _open(path)
     try:
         st = os.fstat(fd)
         if stat.S_ISDIR(st.st_mode):  # open() of a directory refuses it so; os.open does not
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), os.fspath(path))
-        # a file of at most ``chunk`` bytes in one read (and the read that finds its end)
-        h = hashlib.sha256(os.read(fd, min(st.st_size, chunk) + 1))
-        while block := os.read(fd, chunk):
-            h.update(block)
+        # a file of at most ``chunk`` bytes in one read; one that gives the size ``fstat`` gave
+        # ends there (a read falls short of what it asks only at the end of a regular file),
+        # else the reads go on until one finds the end (a file that grew, a short read)
+        first = os.read(fd, min(st.st_size, chunk) + 1)
+        h = hashlib.sha256(first)
+        whole = True
+        if len(first) != st.st_size:
+            while block := os.read(fd, chunk):
+                h.update(block)
+                whole = False
     finally:
         os.close(fd)
-    return FileHash(h.hexdigest(), st, link)
+    return FileHash(h.hexdigest(), st, link, first if keep and whole else None)
 
 
 def _open(path: str | Path) -> tuple[int, bool | None]:

@@ -160,8 +160,8 @@ def need_spec(opts: dict, fmt: str) -> SampleSpec:
 
 
 def task_source(task: Task) -> Source:
-    """The task's source, its SHA-256 taken from the plan when the plan hashed it already."""
-    return Source.of(task.path, task.root, task.sha256, task.link)
+    """The task's source, its SHA-256 (and bytes) taken from where it was hashed already."""
+    return Source.of(task.path, task.root, task.sha256, task.link, task.data)
 
 
 def metadata_map_of(task: Task, opts: dict) -> MetadataMap | None:

@@ -42,6 +42,8 @@ class Task:
     machine_beside: bool = False
     # whether the path is a symbolic link, as the open that hashed it told (None: not known)
     link: bool | None = None
+    # the bytes hashed, where the process that reads the source hashed it (read once, not twice)
+    data: bytes | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass

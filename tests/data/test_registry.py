@@ -128,7 +128,8 @@ def test_one_content_hash_and_one_as_store(tmp_path):
 
 def test_a_files_hash_is_its_bytes_whatever_their_length_against_the_chunk(tmp_path):
     """Empty, one byte, a chunk less one, a chunk, a chunk and one, several chunks: the hash is
-    ``hashlib``'s of the bytes ``open`` reads, with the ``stat`` of the file it opened."""
+    ``hashlib``'s of the bytes ``open`` reads, with the ``stat`` of the file it opened; the bytes
+    are kept, when asked, for a file of at most a chunk."""
     import hashlib
     import random
 
@@ -143,3 +144,33 @@ def test_a_files_hash_is_its_bytes_whatever_their_length_against_the_chunk(tmp_p
             got = hash_file(f, chunk)
             assert (got.sha256, got.stat.st_size, got.link) == (want, n, False), (n, chunk)
             assert file_sha256_stat(f, chunk)[0] == want
+            assert got.data is None  # kept only when asked
+            kept = hash_file(f, chunk, keep=True)
+            # the bytes hashed, where the first read (a chunk and one byte) held them all
+            whole = f.read_bytes() if n <= chunk + 1 else None
+            assert kept.sha256 == want and kept.data == whole, (n, chunk)
+
+
+def test_a_read_that_falls_short_of_the_size_is_not_taken_for_the_files_end(tmp_path, monkeypatch):
+    """A read may give fewer bytes than it asks before the end (a FUSE or network file system):
+    the hash reads on until a read finds the end, and keeps no bytes it did not hash whole."""
+    import hashlib
+    import os
+    import random
+
+    from xamm_data import hashing
+
+    f = tmp_path / "f"
+    f.write_bytes(random.Random(5).randbytes(1000))
+    opened, real_open, real_read = [], hashing._open, os.read
+
+    def recorded(path):
+        fd, link = real_open(path)
+        opened.append(fd)
+        return fd, link
+
+    monkeypatch.setattr(hashing, "_open", recorded)
+    # only the hash's descriptor reads short: 300 bytes at most a read
+    monkeypatch.setattr(os, "read", lambda fd, n: real_read(fd, min(n, 300) if fd in opened else n))
+    got = hashing.hash_file(f, keep=True)
+    assert got.sha256 == hashlib.sha256(f.read_bytes()).hexdigest() and got.data is None

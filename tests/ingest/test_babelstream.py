@@ -277,26 +277,28 @@ def test_a_run_too_small_for_its_printed_size_is_dropped_naming_csv(tmp_path):
 def test_a_babelstream_or_table_file_is_hashed_once_and_its_row_holds_that_hash(
     tmp_path, monkeypatch
 ):
-    """An archive ingest hashes each source once (the batch's hash, which the readers take rather
-    than hash the file again); the stored hash is ``hashlib``'s of the file's bytes. Each hash is
-    logged to a file: the reads happen in the ingest's worker processes too."""
+    """An archive ingest hashes each source once (where it is read, or before to skip what the
+    table holds: the readers take that hash rather than hash the file again); the stored hash is
+    ``hashlib``'s of the file's bytes. Each hash is logged to a file: the reads happen in the
+    ingest's worker processes too."""
     from xamm_data.store.store import Store
     from xamm_ingest import ingest_archive
-    from xamm_ingest.pipeline import commit
+    from xamm_ingest.pipeline import commit, stages
     from xamm_ingest.readers import base
 
     log = tmp_path / "reads.log"
 
     def logged(real):
-        def read(p, *a):
+        def read(p, *a, **kw):
             with open(log, "a") as f:
                 f.write(f"{p}\n")
-            return real(p, *a)
+            return real(p, *a, **kw)
 
         return read
 
     monkeypatch.setattr(base, "file_sha256", logged(base.file_sha256))
     monkeypatch.setattr(commit, "hash_file", logged(commit.hash_file))
+    monkeypatch.setattr(stages, "hash_file", logged(stages.hash_file))
     table = _write(tmp_path, "t.csv", "app,machine,runtime_s\nKripke,quartz,1.5\n")
     m = _write(
         tmp_path, "m.toml", '[columns]\napp = "app"\nmachine = "machine"\nruntime_s = "runtime_s"\n'

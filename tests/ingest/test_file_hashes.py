@@ -14,7 +14,7 @@ from cali_writer import write_cali
 
 from xamm_ingest import ingest_archive
 from xamm_ingest.cli import main
-from xamm_ingest.pipeline import commit
+from xamm_ingest.pipeline import commit, stages
 from xamm_ingest.pipeline import file_hashes as fh
 from xamm_ingest.readers.profile_common import SampleSpec
 
@@ -40,11 +40,12 @@ def reads(monkeypatch):
     seen: list[str] = []
     real = commit.hash_file
 
-    def counted(path, *a):
+    def counted(path, *a, **kw):
         seen.append(os.path.basename(path))
-        return real(path, *a)
+        return real(path, *a, **kw)
 
-    monkeypatch.setattr(commit, "hash_file", counted)
+    monkeypatch.setattr(commit, "hash_file", counted)  # hashed here, to skip what is held
+    monkeypatch.setattr(stages, "hash_file", counted)  # hashed where it is read
     monkeypatch.setattr(fh, "RACY_S", 0.0)  # the files were written a moment ago
     return seen
 
@@ -202,3 +203,92 @@ def test_new_files_into_a_stored_archive_rewrite_no_record_until_repeats_are_hal
         sizes.append(len(_records(tmp_path / "xamm_home")))
     assert sizes == [26, 38, 50, 14, 26]
     assert len({k for k, *_ in _records(tmp_path / "xamm_home")}) == 14
+
+
+def test_a_first_ingest_reads_each_file_once_on_the_workers_and_records_what_they_read(
+    tmp_path, monkeypatch
+):
+    """Into a store that holds nothing, each source is read once, by the local process that parses
+    it: hashed there from the bytes its reader parses (the reader opens no file), the hash and the
+    ``stat`` of that read sent back and recorded here. Each read is logged to a file: the workers
+    are processes of their own."""
+    from xamm_data.store.store import Store
+    from xamm_ingest import pipeline
+    from xamm_ingest.pipeline import stages
+    from xamm_ingest.readers import caliper_files
+
+    log = tmp_path / "reads.log"
+
+    def logged(what, real):
+        def read(path, *a, **kw):
+            with open(log, "a") as f:
+                f.write(f"{what} {os.path.basename(path)} {os.getpid()}\n")
+            return real(path, *a, **kw)
+
+        return read
+
+    monkeypatch.setattr(fh, "RACY_S", 0.0)
+    monkeypatch.setattr(pipeline, "POOL_MIN_FILES", 2)
+    monkeypatch.setattr(pipeline, "CHUNK_FILES", 2)
+    monkeypatch.setattr(stages, "hash_file", logged("hash-where-read", stages.hash_file))
+    monkeypatch.setattr(commit, "hash_file", logged("hash-before", commit.hash_file))
+    monkeypatch.setattr(caliper_files, "open", logged("open", open), raising=False)
+    files = _profiles(tmp_path / "runs", 9)
+    rep = ingest_archive(
+        "caliper", tmp_path / "runs", store=tmp_path / "s", spec=SPEC, batch_files=4, workers=2
+    )
+    assert rep.rows_written == 9
+    reads = [line.split() for line in log.read_text().splitlines()]
+    assert sorted((what, name) for what, name, _ in reads) == sorted(
+        ("hash-where-read", f.name) for f in files
+    )
+    assert {int(pid) for *_, pid in reads} - {os.getpid()}  # read on the local workers
+    stored = Store(tmp_path / "s").scan("app_profiles").collect()
+    by_path = dict(zip(stored["source_path"], stored["source_sha256"]))
+    recorded = {key: (hi, lo) for key, hi, lo in _records(tmp_path / "xamm_home")}
+    for f in files:
+        digest = hashlib.sha256(f.read_bytes()).digest()
+        assert by_path[f.relative_to(tmp_path / "runs").as_posix()] == digest.hex()
+        assert recorded[_stat_key(f)] == (
+            int.from_bytes(digest[:8], "big"),
+            int.from_bytes(digest[8:16], "big"),
+        )
+
+
+def _stat_key(f: Path) -> bytes:
+    """``f``'s record key by the documented rule (BLAKE2b-128 of its path and ``stat``)."""
+    st = os.stat(f)
+    text = "\0".join(
+        str(v) for v in (f, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    )
+    return hashlib.blake2b(text.encode(), digest_size=16).digest()
+
+
+def test_the_row_holds_the_hash_of_the_bytes_it_was_read_from_though_the_file_changes(
+    tmp_path, monkeypatch
+):
+    """A file rewritten after it was hashed and before it was parsed: its row is what the bytes
+    hashed say (its time and its hash agree), and the record of that read keeps the ``stat`` the
+    read saw, so the next run reads the file as it is now."""
+    from xamm_data.store.store import Store
+    from xamm_ingest.pipeline import stages
+
+    monkeypatch.setattr(fh, "RACY_S", 0.0)
+    (f,) = _profiles(tmp_path / "runs", 1)
+    before = f.read_bytes()
+    real = stages.hash_file
+
+    def then_rewritten(path, *a, **kw):
+        got = real(path, *a, **kw)
+        f.write_bytes(before.replace(b"data=1.000000", b"data=7.000000"))
+        return got
+
+    monkeypatch.setattr(stages, "hash_file", then_rewritten)
+    assert _ingest(tmp_path / "runs", tmp_path / "s").rows_written == 1
+    row = Store(tmp_path / "s").scan("app_profiles").collect().row(0, named=True)
+    assert (row["runtime_s"], row["source_sha256"]) == (1.0, hashlib.sha256(before).hexdigest())
+    monkeypatch.setattr(stages, "hash_file", real)
+    again = _ingest(tmp_path / "runs", tmp_path / "s")  # the file as it is now: new content
+    assert (again.unread, again.rows_written) == (0, 1)
+    rows = Store(tmp_path / "s").scan("app_profiles").collect()
+    assert sorted(rows["runtime_s"]) == [1.0, 7.0]

@@ -325,8 +325,7 @@ def test_a_chunk_is_read_with_the_collector_paused_and_its_state_given_back(monk
 def test_a_chunks_profiles_share_one_object_per_repeated_label_and_metadata_value(shared_data):
     """Two profiles of one corpus read in one chunk hold each label and metadata value they
     repeat as one object (what a worker pickles once and a waiting batch holds once)."""
-    from xamm_ingest.pipeline.commit import hashed
-    from xamm_ingest.pipeline.stages import read_chunk
+    from xamm_ingest.pipeline.stages import hashed, read_chunk
     from xamm_ingest.readers.profile_common import SampleSpec
     from xamm_ingest.records import Bounds
     from xamm_ingest.sources import Task

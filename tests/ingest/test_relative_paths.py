@@ -80,8 +80,7 @@ def test_the_open_that_hashes_a_source_tells_whether_it_is_a_link_and_its_path_f
     refused as ``open`` refuses them, no descriptor left open; the path a hashed task gives is
     ``Path.resolve``'s, as it is with nothing known of links."""
     from xamm_data.hashing import file_sha256, hash_file
-    from xamm_ingest.pipeline.commit import hashed
-    from xamm_ingest.pipeline.stages import _rel
+    from xamm_ingest.pipeline.stages import _rel, hashed
     from xamm_ingest.sources import Task
 
     root = tmp_path / "root"

@@ -180,7 +180,7 @@ def machine_beside(frame: pl.DataFrame, report) -> pl.DataFrame:
 
 def read(task: Task, opts: dict) -> ReadResult:
     """Read one RAJAPerf source: a Caliper file, or the files of one CSV run."""
-    src = Source.of(task.path, task.root, task.sha256, task.link)  # the plan's hash and link
+    src = Source.of(task.path, task.root, task.sha256, task.link, task.data)  # hashed already
     if task.run is None:
         kind = json_kind(task.path) if task.path.suffix.lower() == ".json" else "caliper"
         if kind is None:

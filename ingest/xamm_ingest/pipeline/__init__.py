@@ -38,7 +38,7 @@ from xamm_ingest.machine_names import (
     take_aliases,
     take_unknown,
 )
-from xamm_ingest.pipeline.commit import Batches, Whole, chunks, unheld_chunks
+from xamm_ingest.pipeline.commit import Batches, Whole, chunks, note_hashed, unheld_chunks
 from xamm_ingest.pipeline.executors import (
     in_order,
     progress_bar,
@@ -326,18 +326,17 @@ def _ingest_batches(
     found = Plan(root=ingest_root(paths))
     found.rejected, found.ignored = report.rejected, report.ignored  # listed as they are met
     tasks = spec.tasks(paths, opts, found)
-    if executor == "dask" and spec.group_of is None:  # the workers hash, read and check
-        chunked = chunks(tasks, min(DASK_CHUNK_FILES, batch_files))
-    else:
-        size = DASK_CHUNK_FILES if executor == "dask" else CHUNK_FILES
-        if executor == "dask" or spec.group_of is not None:  # a batch ends with a chunk
-            size = min(size, batch_files)
-        hashes = None if st is None else FileHashes.open(rehash=rehash)
-        chunked = unheld_chunks(
-            chunks(tasks, size, spec.group_of), sink.held, report, spec.group_of, hashes
-        )
-    with progress_bar(progress, total) as advance:
-        _read_and_commit(chunked, spec, opts, sink, executor, workers, scheduler, advance)
+    workers_hash = executor == "dask" and spec.group_of is None  # and check; no records kept
+    hashes = None if st is None or workers_hash else FileHashes.open(rehash=rehash)
+    chunked = _chunked(spec, tasks, executor, batch_files, sink, hashes)
+    try:
+        with progress_bar(progress, total) as advance:
+            _read_and_commit(
+                chunked, spec, opts, (sink, hashes), executor, workers, scheduler, advance
+            )
+    finally:
+        if hashes is not None:
+            hashes.close()
     sink.commit()
     report.write = sink.last
     if st is not None and report.rows_written:
@@ -353,6 +352,28 @@ def _ingest_batches(
         len(report.commits),
     )
     return report
+
+
+def _chunked(spec: Format, tasks, executor: str, batch_files: int, sink: Batches, hashes):
+    """The chunks to send: under Dask without groups, as walked (its workers hash, read and
+    check, and their view of the files may not be this process's); else without what the table
+    held (:func:`~xamm_ingest.pipeline.commit.unheld_chunks`).
+
+    Args:
+        spec: the format.
+        tasks: the walk's sources.
+        executor: ``serial``, ``processes`` or ``dask``.
+        batch_files: sources per commit.
+        sink: the run's batches (what the table held, the report).
+        hashes: the records of unchanged files, or None.
+    """
+    if executor == "dask" and spec.group_of is None:
+        return chunks(tasks, min(DASK_CHUNK_FILES, batch_files))
+    size = DASK_CHUNK_FILES if executor == "dask" else CHUNK_FILES
+    if executor == "dask" or spec.group_of is not None:  # a batch ends with a chunk
+        size = min(size, batch_files)
+    held = (sink.held, sink.report, spec.group_of, hashes)
+    return unheld_chunks(chunks(tasks, size, spec.group_of), *held, hash_here=executor == "dask")
 
 
 def _count(spec: Format, paths: list[Path], opts: dict) -> int:
@@ -371,9 +392,11 @@ def _first_chunks(chunked, files: int) -> list:
     return first
 
 
-def _read_and_commit(chunked, spec, opts, sink, executor, workers, scheduler, advance) -> None:
-    """Read the chunks on the executor and hand each to the sink as it comes back, in walk order;
-    the progress bar counts sources read and skipped."""
+def _read_and_commit(chunked, spec, opts, sinks, executor, workers, scheduler, advance) -> None:
+    """Read the chunks on the executor and hand each to the sink as it comes back, in walk order,
+    and the hashes taken where sources were read to the records of unchanged files (``sinks``:
+    the sink, the records or None); the progress bar counts sources read and skipped."""
+    sink, hashes = sinks
     report = sink.report
     first = _first_chunks(chunked, POOL_MIN_FILES)
     several = len(first) > 1 and sum(map(len, first)) >= POOL_MIN_FILES
@@ -385,6 +408,7 @@ def _read_and_commit(chunked, spec, opts, sink, executor, workers, scheduler, ad
                 sink.add_checked(outcomes, frame, side)
                 advance(len(outcomes))
             else:
+                note_hashed(hashes, [r[0] for r in result])
                 sink.add(result)
                 advance(len(result) + report.already_stored - skipped)
             skipped = report.already_stored

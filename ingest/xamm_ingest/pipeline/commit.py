@@ -21,44 +21,14 @@ from xamm_ingest.pipeline.stages import (
     check_batch,
     checked,
     combine,
+    hashed,
     rows_frame,
     tally,
 )
 from xamm_ingest.report import ArchiveReport, IngestReport
 from xamm_ingest.sources import Task
 
-__all__ = ["Batches", "Held", "Whole", "chunks", "hashed"]
-
-
-def _sha(path) -> tuple[str, bool | None]:
-    """A source's hash, and whether its path is a symbolic link (None: not known)."""
-    try:  # a file (nearly every source): no stat to ask first
-        got = hash_file(path)
-        return got.sha256, got.link
-    except IsADirectoryError:  # an HPCToolkit database
-        return dir_sha256(path), None
-
-
-def hashed(t: Task, sha256: str | None = None, link: bool | None = None) -> Task:
-    """``t`` with its source's hash (``sha256``, else read, which tells whether its path is a
-    link: ``link`` where the caller read it), built field by field: ``dataclasses.replace``
-    costs more than the hash of a small file."""
-    if t.sha256:
-        return t
-    if not sha256:
-        sha256, link = _sha(t.path)
-    return Task(
-        t.fmt,
-        t.path,
-        t.root,
-        t.machine,
-        t.run,
-        t.defaults,
-        t.why_no_machine,
-        sha256,
-        t.machine_beside,
-        link,
-    )
+__all__ = ["Batches", "Held", "Whole", "chunks", "note_hashed"]
 
 
 def _prefixes(sha256s) -> pl.Series:
@@ -175,9 +145,12 @@ def unheld_chunks(
     report: ArchiveReport,
     group_of,
     hashes: FileHashes | None = None,
+    hash_here: bool = False,
 ):
-    """Each chunk hashed, without what the table held when the run began (counted in
-    ``report.already_stored``); chunks left empty are not sent.
+    """Each chunk without what the table held when the run began (counted in
+    ``report.already_stored``); chunks left empty are not sent. A chunk is hashed here where the
+    table holds sources to skip (or ``hash_here``); else each source is hashed where it is read,
+    from the bytes its reader parses, and :func:`note_hashed` records what that read found.
 
     Args:
         chunked: the sources, a chunk at a time.
@@ -186,30 +159,29 @@ def unheld_chunks(
         group_of: the format's groups (a group with one held source is held whole).
         hashes: the recorded hashes of unchanged files (a file whose recorded hash is held is
             not read), which this run's hashes join.
+        hash_here: hash every source here (the workers' view of the files may not be this
+            process's: a Dask cluster's).
     """
-    try:
-        for chunk in chunked:
-            read, skipped = _hashed(chunk, held, hashes)
-            kept = held.unheld(read, group_of)
-            if skipped and group_of is not None:
-                gone = {group_of(t) for t in skipped}
-                kept = [t for t in kept if group_of(t) not in gone]
-            report.already_stored += len(chunk) - len(kept)
-            report.unread += len(skipped)
-            if kept:
-                yield kept
-    finally:
-        if hashes is not None:
-            hashes.close()
+    for chunk in chunked:
+        read, skipped = _hashed(chunk, held, hashes, hash_here)
+        kept = held.unheld(read, group_of)
+        if skipped and group_of is not None:
+            gone = {group_of(t) for t in skipped}
+            kept = [t for t in kept if group_of(t) not in gone]
+        report.already_stored += len(chunk) - len(kept)
+        report.unread += len(skipped)
+        if kept:
+            yield kept
 
 
 def _hashed(
-    chunk: list[Task], held: Held, hashes: FileHashes | None
+    chunk: list[Task], held: Held, hashes: FileHashes | None, hash_here: bool
 ) -> tuple[list[Task], list[Task]]:
-    """(the chunk's sources hashed, those skipped unread: their recorded hash is held)."""
-    if hashes is None:
-        return [hashed(t) for t in chunk], []
-    if held.keys.is_empty() or not hashes.trusted:  # nothing to skip: each read is recorded
+    """(the chunk's sources, hashed where it must be here; those skipped unread: their recorded
+    hash is held)."""
+    if held.keys.is_empty() and not hash_here:  # nothing to skip: hashed where read, once
+        return chunk, []
+    if hashes is None or held.keys.is_empty() or not hashes.trusted:  # each read is recorded
         return [_noted(t, hashes) for t in chunk], []
     stats = [_stat(t) if not t.sha256 else None for t in chunk]
     keyed = [(i, s) for i, s in enumerate(stats) if s is not None]
@@ -227,15 +199,15 @@ def _hashed(
     return read, [chunk[i] for i in sorted(skip)]
 
 
-def _absolute(t: Task) -> str:
-    text = os.fspath(t.path)
+def _absolute(path) -> str:
+    text = os.fspath(path)
     return text if os.path.isabs(text) else os.path.join(os.getcwd(), text)
 
 
 def _stat(t: Task) -> tuple[bytes, os.stat_result] | None:
     """(the key, the stat) of a source that is a regular file; None for a directory or a file
     ``stat`` cannot see (its read says why, as without records)."""
-    path = _absolute(t)
+    path = _absolute(t.path)
     try:
         st = os.stat(path)
     except OSError:
@@ -243,18 +215,35 @@ def _stat(t: Task) -> tuple[bytes, os.stat_result] | None:
     return (stat_key(path, st), st) if regular(st) else None
 
 
-def _noted(t: Task, hashes: FileHashes) -> Task:
+def _noted(t: Task, hashes: FileHashes | None) -> Task:
     """``t`` hashed from its bytes, the hash recorded with the ``stat`` of the open file."""
     if t.sha256:
         return t
-    path = _absolute(t)
+    path = _absolute(t.path)
     try:
         got = hash_file(path)
     except IsADirectoryError:  # an HPCToolkit database
         return hashed(t, dir_sha256(path))
-    if regular(got.stat):
+    if hashes is not None and regular(got.stat):
         hashes.note(stat_key(path, got.stat), got.sha256, got.stat)
     return hashed(t, got.sha256, got.link)
+
+
+def note_hashed(hashes: FileHashes | None, outcomes: list[Outcome]) -> None:
+    """Record the hash of each source hashed where it was read, with the ``stat`` of the file
+    that read opened (:attr:`Outcome.hashed <xamm_ingest.pipeline.stages.Outcome>`).
+
+    Args:
+        hashes: the records (None: keep none).
+        outcomes: what reading a chunk's sources gave.
+    """
+    if hashes is None:
+        return
+    cwd = os.getcwd()  # once for the chunk, not a system call per source
+    for out in outcomes:
+        if out.hashed is not None and regular(out.hashed[1]):
+            path = out.path if os.path.isabs(out.path) else os.path.join(cwd, out.path)
+            hashes.note(stat_key(path, out.hashed[1]), *out.hashed)
 
 
 CHECK_FILES = 1000  # sources whose rows become one frame at once in an ingest

@@ -16,7 +16,6 @@ from concurrent.futures import Future
 from xamm_data.cli.terminal import unfiltered
 from xamm_ingest.choices import EXECUTORS
 from xamm_ingest.format import get_format
-from xamm_ingest.pipeline.commit import hashed
 from xamm_ingest.pipeline.stages import check_batch, read_chunk
 from xamm_ingest.sources import Task
 
@@ -27,7 +26,8 @@ CONNECT_TIMEOUT_S = 10
 
 def read_checked_chunk(tasks: list[Task], fmt: str, opts: dict):
     """Hash, read and check a chunk of sources on a Dask worker (a process of its own, where
-    polars is free to run), so the client only commits.
+    polars is free to run; each source hashed from the bytes its reader parses), so the client
+    only commits.
 
     Args:
         tasks: sources of one format.
@@ -37,7 +37,7 @@ def read_checked_chunk(tasks: list[Task], fmt: str, opts: dict):
     Returns:
         What :func:`~xamm_ingest.pipeline.stages.check_batch` returns for the chunk.
     """
-    return check_batch(read_chunk([hashed(t) for t in tasks], opts), get_format(fmt), opts)
+    return check_batch(read_chunk(tasks, opts), get_format(fmt), opts)
 
 
 @contextlib.contextmanager

@@ -1,5 +1,6 @@
-"""The stages every source goes through, whatever the executor and the commit: read it alone,
-build the rows of a chunk as one frame, check its records, run the format's cross-source step,
+"""The stages every source goes through, whatever the executor and the commit: hash it and read
+it alone (its bytes read once, where the process that reads it hashes it), build the rows of a
+chunk as one frame, check its records, run the format's cross-source step,
 validate against the table.
 
 A source is isolated at every stage: **any** exception raised while reading or checking it (an
@@ -14,11 +15,13 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import gc
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
 
+from xamm_data.hashing import dir_sha256, hash_file
 from xamm_data.store.append import numbered_within
 from xamm_data.store.store import dedupe_sources, renumber_trials
 from xamm_data.tables.schema import TableSchema
@@ -43,6 +46,7 @@ __all__ = [
     "checked",
     "combine",
     "finish_isolated",
+    "hashed",
     "read_chunk",
     "read_one",
     "rows_frame",
@@ -64,6 +68,9 @@ class Outcome:
     dropped: list[DroppedRecord] = field(default_factory=list)
     aliases: dict[str, str] = field(default_factory=dict)  # registry aliases the reader resolved
     shared: dict = field(default_factory=dict)  # columns all its rows hold (ReadResult.shared)
+    # (its hash, the stat of the open file) where the file was hashed as it was read, for the
+    # caller's records of unchanged files (FileHashes); None: hashed before, or a directory
+    hashed: tuple[str, os.stat_result] | None = None
 
 
 def unexpected(path: Path, e: Exception) -> Rejected:
@@ -83,31 +90,96 @@ def _rel(task: Task) -> str:
     return relative_path(task.path, task.root, task.link)
 
 
+def _sha(
+    path: Path, keep: bool = False
+) -> tuple[str, bool | None, bytes | None, os.stat_result | None]:
+    """(a source's hash, whether its path is a symbolic link (None: not known), its bytes where
+    ``keep`` kept them, the ``stat`` of the open file (None: a directory))."""
+    try:  # a file (nearly every source): no stat to ask first
+        got = hash_file(path, keep=keep)
+        return got.sha256, got.link, got.data, got.stat
+    except IsADirectoryError:  # an HPCToolkit database
+        return dir_sha256(path), None, None, None
+
+
+def hashed(
+    t: Task, sha256: str | None = None, link: bool | None = None, data: bytes | None = None
+) -> Task:
+    """``t`` with its source's hash (``sha256``, else read, which tells whether its path is a
+    link: ``link`` where the caller read it; ``data``: the bytes hashed, for its reader), built
+    field by field: ``dataclasses.replace`` costs more than the hash of a small file.
+
+    Args:
+        t: the source.
+        sha256: its hash, where the caller took it.
+        link: whether its path is a symbolic link, where the caller's read told.
+        data: the bytes the caller hashed (its reader parses them rather than read the file).
+    """
+    if t.sha256:
+        return t
+    if not sha256:
+        sha256, link, _, _ = _sha(t.path)
+    return Task(
+        t.fmt,
+        t.path,
+        t.root,
+        t.machine,
+        t.run,
+        t.defaults,
+        t.why_no_machine,
+        sha256,
+        t.machine_beside,
+        link,
+        data,
+    )
+
+
+def _hashed_here(task: Task) -> tuple[Task, tuple[str, os.stat_result] | None]:
+    """(``task`` hashed where it is read, its bytes kept for its reader: one read of the file, and
+    the rows hold the hash of the bytes parsed; what that read found, for
+    :attr:`Outcome.hashed`)."""
+    if task.sha256:  # hashed by the caller (to skip what the table holds): read again
+        return task, None
+    sha256, link, data, st = _sha(task.path, keep=True)
+    return hashed(task, sha256, link, data), (None if st is None else (sha256, st))
+
+
 def read_one(task: Task, opts: dict) -> tuple[Outcome, list[dict], pl.DataFrame | None]:
-    """Read one source: its outcome, and its rows (dicts) or frame. No polars work here beyond a
-    reader's own: this runs in forked workers, where polars' thread pool must stay idle.
+    """Read one source (hashed here unless the caller hashed it): its outcome, and its rows
+    (dicts) or frame. No polars work here beyond a reader's own: this runs in forked workers,
+    where polars' thread pool must stay idle.
 
     Args:
         task: the source.
         opts: the format's options (``debug`` re-raises what no reader foresaw).
     """
-    out = Outcome(str(task.path), rel=_rel(task))
     take_aliases()
     take_unknown()
+    rel, found = "", None
     try:
+        task, found = _hashed_here(task)
+        rel = _rel(task)
         res = get_format(task.fmt).read(task, opts)
-        out.notes = [*res.notes, *take_unknown()]
-        out.aliases = take_aliases()
-        out.dropped = [DroppedRecord(str(task.path), *d) for d in res.dropped]
-        out.shared = res.shared
+        path = str(task.path)
+        # the outcome made once it is known: its defaults are four containers a reading replaces
+        out = Outcome(
+            path,
+            rel,
+            None,
+            [*res.notes, *take_unknown()],
+            [DroppedRecord(path, *d) for d in res.dropped],
+            take_aliases(),
+            res.shared,
+            found,
+        )
         return out, res.rows, res.frame
     except IngestError as e:
-        out.error = Rejected(e.path, str(e), e.problem)
+        error = Rejected(e.path, str(e), e.problem)
     except Exception as e:  # one source never sinks the others
         if opts.get("debug"):
             raise
-        out.error = unexpected(task.path, e)
-    return out, [], None
+        error = unexpected(task.path, e)
+    return Outcome(str(task.path), rel or _rel(task), error, hashed=found), [], None
 
 
 Result = tuple[Outcome, list[dict], pl.DataFrame | None]  # what reading one source gave

@@ -21,6 +21,7 @@ class Source:
     path: Path
     rel_path: str
     sha256: str
+    data: bytes | None = field(default=None, repr=False, compare=False)  # the bytes hashed
 
     @classmethod
     def of(
@@ -29,14 +30,22 @@ class Source:
         root: str | Path | None = None,
         sha256: str | None = None,
         link: bool | None = None,
+        data: bytes | None = None,
     ) -> Source:
-        """The source at ``path`` under ``root``; ``sha256`` when the caller hashed it already
-        (``link``: whether that read found the path a symbolic link, if it could tell)."""
+        """The source at ``path`` under ``root``.
+
+        Args:
+            path: the file (or directory).
+            root: the ingest root its relative path is taken from (default: its directory).
+            sha256: its hash, when the caller hashed it already (else hashed here).
+            link: whether the caller's read found the path a symbolic link, if it could tell.
+            data: the bytes the caller hashed, for a reader that parses them (read once).
+        """
         path = path if isinstance(path, Path) else Path(path)
         rel = relative_path(path, root if root is not None else path.parent, link)
         if sha256 is None:
             sha256 = dir_sha256(path) if path.is_dir() else file_sha256(path)
-        return cls(path=path, rel_path=rel, sha256=sha256)
+        return cls(path=path, rel_path=rel, sha256=sha256, data=data)
 
 
 @functools.lru_cache(maxsize=256)

@@ -48,10 +48,17 @@ class CaliperProfile:
         return self._names
 
 
-def load_cali(path: Path) -> CaliperProfile:
+def load_cali(path: Path, data: bytes | None = None) -> CaliperProfile:
+    """A ``.cali`` file's records, globals and attribute metadata.
+
+    Args:
+        path: the file.
+        data: its bytes, where the caller read them (else read here).
+    """
     path = path if isinstance(path, Path) else Path(path)
-    with open(path, "rb") as f:
-        data = f.read()
+    if data is None:
+        with open(path, "rb") as f:
+            data = f.read()
     if not data or data.isspace():  # strip() would copy the whole file to say so
         raise IngestError(path, "empty file; expected a Caliper .cali profile")
     if not data.endswith(b"\n"):
@@ -324,7 +331,12 @@ def _json_split(doc: dict, path: Path) -> CaliperProfile:
     return CaliperProfile(records, globals_, meta, Path(path), "json-split")
 
 
-def load_profile(path: Path) -> CaliperProfile:
-    """Load a ``.cali`` or Caliper ``.json`` file, by its suffix."""
+def load_profile(path: Path, data: bytes | None = None) -> CaliperProfile:
+    """Load a ``.cali`` or Caliper ``.json`` file, by its suffix.
+
+    Args:
+        path: the file.
+        data: a ``.cali`` file's bytes, where the caller read them (a JSON file is read here).
+    """
     path = path if isinstance(path, Path) else Path(path)
-    return load_caliper_json(path) if path.suffix.lower() == ".json" else load_cali(path)
+    return load_caliper_json(path) if path.suffix.lower() == ".json" else load_cali(path, data)

@@ -39,7 +39,9 @@ def read_caliper_profile(
     """
     try:
         # the regions are checked with the rest of the batch (dispatch: _checked_profiles)
-        profile = read_caliper_rows(src.path, time_unit=spec.time_unit, metadata_map=metadata_map)
+        profile = read_caliper_rows(
+            src.path, time_unit=spec.time_unit, metadata_map=metadata_map, data=src.data
+        )
     except RegionProfileError as e:
         raise IngestError(src.path, _without_path(str(e), src)) from None
     row = whole_program(profile, spec, src, READER)

@@ -682,10 +682,11 @@ def _declared_attr(numeric: tuple[str, ...]) -> str | None:
     return next((k for k in numeric if _base(k) == "Bytes/Rep"), None)
 
 
-def _read(path: Path, time_unit, line_bytes: int, metadata_map):
-    """(region columns, metadata, totals, notes) of one profile, read once."""
+def _read(path: Path, time_unit, line_bytes: int, metadata_map, data: bytes | None = None):
+    """(region columns, metadata, totals, notes) of one profile, read once (``data``: its bytes,
+    where the caller read them)."""
     try:
-        prof = load_profile(path)
+        prof = load_profile(path, data)
     except IngestError as e:
         raise RegionProfileError(str(e)) from None
     recs = [r for r in prof.records if r.get("path")]
@@ -722,6 +723,7 @@ def read_caliper_rows(
     time_unit: str | None = None,
     line_bytes: int = LINE_BYTES,
     metadata_map: MetadataMap | None = None,
+    data: bytes | None = None,
 ) -> RegionRows:
     """A Caliper profile as :func:`read_caliper_regions` reads it, its regions as plain rows (no
     table is built: an ingest stores one row per profile and checks a batch's regions at once).
@@ -731,12 +733,14 @@ def read_caliper_rows(
         time_unit: the time attributes' unit where the file records none.
         line_bytes: bytes per last-level-cache miss.
         metadata_map: which metadata keys fill which fields (default: :class:`MetadataMap`).
+        data: the file's bytes, where the caller read them (its hash's read: the bytes parsed
+            are the bytes hashed, read once).
 
     Returns:
         The profile's metadata, region rows, time and totals.
     """
     path = path if isinstance(path, Path) else Path(path)
-    columns, meta, totals, notes = _read(path, time_unit, line_bytes, metadata_map)
+    columns, meta, totals, notes = _read(path, time_unit, line_bytes, metadata_map, data)
     return RegionRows.of_columns(meta, columns, totals, notes)
 
 

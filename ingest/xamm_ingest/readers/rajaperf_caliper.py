@@ -592,7 +592,7 @@ def _adiak_kernel_info(g: dict, kernel: str, path: Path) -> dict:
 def read_caliper(src: Source, *, machine: str | None = None) -> ReadResult:
     """Read a RAJAPerf ``.cali`` or Caliper JSON file into benchmark rows (numbers unchecked: see
     records.py)."""
-    return read_caliper_profile(load_profile(src.path), src, machine=machine)
+    return read_caliper_profile(load_profile(src.path, src.data), src, machine=machine)
 
 
 def read_thicket_json(src: Source, *, machine: str | None = None) -> ReadResult:
