@@ -75,9 +75,9 @@ def hash_file(path: str | Path, chunk: int = 1 << 20, keep: bool = False) -> Fil
         st = os.fstat(fd)
         if stat.S_ISDIR(st.st_mode):  # open() of a directory refuses it so; os.open does not
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), os.fspath(path))
-        # a file of at most ``chunk`` bytes in one read; one that gives the size ``fstat`` gave
-        # ends there (a read falls short of what it asks only at the end of a regular file),
-        # else the reads go on until one finds the end (a file that grew, a short read)
+        # a file of at most ``chunk`` bytes in one read: one that gives the size ``fstat`` gave
+        # holds the file as that ``stat`` saw it, so no read is asked to find its end; else the
+        # reads go on until one finds it (a file that grew since, a read that fell short)
         first = os.read(fd, min(st.st_size, chunk) + 1)
         h = hashlib.sha256(first)
         whole = True

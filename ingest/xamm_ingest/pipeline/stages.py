@@ -1,7 +1,7 @@
 """The stages every source goes through, whatever the executor and the commit: hash it and read
 it alone (its bytes read once, where the process that reads it hashes it), build the rows of a
-chunk as one frame, check its records, run the format's cross-source step,
-validate against the table.
+chunk as one frame, check its records, run the format's cross-source step, validate against the
+table.
 
 A source is isolated at every stage: **any** exception raised while reading or checking it (an
 :class:`~xamm_ingest.errors.IngestError` with its own message, or a ``ValueError``, ``KeyError``,
