@@ -153,7 +153,8 @@ def test_a_files_hash_is_its_bytes_whatever_their_length_against_the_chunk(tmp_p
 
 def test_a_read_that_falls_short_of_the_size_is_not_taken_for_the_files_end(tmp_path, monkeypatch):
     """A read may give fewer bytes than it asks before the end (a FUSE or network file system):
-    the hash reads on until a read finds the end, and keeps no bytes it did not hash whole."""
+    the hash reads on until a read finds the end, and keeps no bytes it did not hash whole; a
+    read that gives the size ``fstat`` gave is the last one asked."""
     import hashlib
     import os
     import random
@@ -170,7 +171,17 @@ def test_a_read_that_falls_short_of_the_size_is_not_taken_for_the_files_end(tmp_
         return fd, link
 
     monkeypatch.setattr(hashing, "_open", recorded)
-    # only the hash's descriptor reads short: 300 bytes at most a read
-    monkeypatch.setattr(os, "read", lambda fd, n: real_read(fd, min(n, 300) if fd in opened else n))
+    reads = []
+
+    def short(fd, n):  # only the hash's descriptor reads short: 300 bytes at most a read
+        reads.append(fd)
+        return real_read(fd, min(n, 300) if fd in opened else n)
+
+    monkeypatch.setattr(os, "read", short)
     got = hashing.hash_file(f, keep=True)
     assert got.sha256 == hashlib.sha256(f.read_bytes()).hexdigest() and got.data is None
+    # a read that gives the size fstat gave is the whole file: no read asked after it
+    monkeypatch.setattr(os, "read", lambda fd, n: reads.append(fd) or real_read(fd, n))
+    reads.clear()
+    got = hashing.hash_file(f, keep=True)
+    assert got.data == f.read_bytes() and reads.count(opened[-1]) == 1
