@@ -292,3 +292,56 @@ def test_the_row_holds_the_hash_of_the_bytes_it_was_read_from_though_the_file_ch
     assert (again.unread, again.rows_written) == (0, 1)
     rows = Store(tmp_path / "s").scan("app_profiles").collect()
     assert sorted(rows["runtime_s"]) == [1.0, 7.0]
+
+
+def test_a_file_gone_before_its_read_is_rejected_by_name_and_the_others_are_stored(
+    tmp_path, monkeypatch
+):
+    """A source removed between the walk and the read that hashes it is one rejection naming the
+    file and what was expected; the other sources are stored."""
+    from xamm_ingest.pipeline import stages
+
+    files = _profiles(tmp_path / "runs", 3)
+    real = stages._sha
+
+    def gone_first(path, *a, **kw):
+        if path == files[1] and path.exists():
+            path.unlink()
+        return real(path, *a, **kw)
+
+    monkeypatch.setattr(stages, "_sha", gone_first)
+    rep = _ingest(tmp_path / "runs", tmp_path / "s")
+    (rejected,) = rep.rejected
+    assert rep.rows_written == 2 and rejected.path == str(files[1])
+    assert "cannot be read (No such file or directory); expected a readable file" in rejected.reason
+    assert "did not expect" not in rejected.reason
+
+
+@pytest.mark.parametrize("rehash", [False, True])
+def test_a_new_file_gone_before_the_resume_hashes_it_is_rejected_by_name(
+    tmp_path, monkeypatch, rehash
+):
+    """Into a table that holds sources the run hashes new files before it sends them: one gone by
+    then is sent unhashed and rejected by name where it is read; the run goes on."""
+    from xamm_ingest.pipeline import stages
+
+    monkeypatch.setattr(fh, "RACY_S", 0.0)
+    _profiles(tmp_path / "runs", 3)
+    assert _ingest(tmp_path / "runs", tmp_path / "s").rows_written == 3
+    new = _profiles(tmp_path / "runs" / "new", 2, first=10)
+    real_sha, real_hash = stages._sha, commit.hash_file
+
+    def gone_first(real):
+        def hash_(path, *a, **kw):
+            if Path(path) == new[0] and new[0].exists():  # (an old file has its name)
+                new[0].unlink()
+            return real(path, *a, **kw)
+
+        return hash_
+
+    monkeypatch.setattr(stages, "_sha", gone_first(real_sha))
+    monkeypatch.setattr(commit, "hash_file", gone_first(real_hash))
+    rep = _ingest(tmp_path / "runs", tmp_path / "s", rehash=rehash)
+    (rejected,) = rep.rejected
+    assert (rep.rows_written, rep.already_stored, rejected.path) == (1, 3, str(new[0]))
+    assert "cannot be read (No such file or directory); expected a readable file" in rejected.reason

@@ -192,7 +192,11 @@ def _hashed(
     for i, (t, s) in enumerate(zip(chunk, stats)):
         if i in skip:
             continue
-        t = hashed(t)
+        try:
+            t = hashed(t)
+        except OSError:  # gone since the walk, or unreadable: sent, its reading says which
+            read.append(t)
+            continue
         if s is not None and t.sha256:  # read after that stat
             hashes.note(s[0], t.sha256, s[1])
         read.append(t)
@@ -224,6 +228,8 @@ def _noted(t: Task, hashes: FileHashes | None) -> Task:
         got = hash_file(path)
     except IsADirectoryError:  # an HPCToolkit database
         return hashed(t, dir_sha256(path))
+    except OSError:  # gone since the walk, or unreadable: sent, its reading says which
+        return t
     if hashes is not None and regular(got.stat):
         hashes.note(stat_key(path, got.stat), got.sha256, got.stat)
     return hashed(t, got.sha256, got.link)

@@ -140,7 +140,11 @@ def _hashed_here(task: Task) -> tuple[Task, tuple[str, os.stat_result] | None]:
     :attr:`Outcome.hashed`)."""
     if task.sha256:  # hashed by the caller (to skip what the table holds): read again
         return task, None
-    sha256, link, data, st = _sha(task.path, keep=True)
+    try:
+        sha256, link, data, st = _sha(task.path, keep=True)
+    except OSError as e:  # gone since the walk listed it, or not readable
+        why = e.strerror or type(e).__name__
+        raise IngestError(task.path, f"cannot be read ({why}); expected a readable file") from None
     return hashed(task, sha256, link, data), (None if st is None else (sha256, st))
 
 
