@@ -322,14 +322,15 @@ def test_a_new_file_gone_before_the_resume_hashes_it_is_rejected_by_name(
     tmp_path, monkeypatch, rehash
 ):
     """Into a table that holds sources the run hashes new files before it sends them: one gone by
-    then is sent unhashed and rejected by name where it is read; the run goes on."""
+    then is rejected by name, not sent (unhashed, it would escape the check of what the table
+    holds); the run goes on."""
     from xamm_ingest.pipeline import stages
 
     monkeypatch.setattr(fh, "RACY_S", 0.0)
     _profiles(tmp_path / "runs", 3)
     assert _ingest(tmp_path / "runs", tmp_path / "s").rows_written == 3
     new = _profiles(tmp_path / "runs" / "new", 2, first=10)
-    real_sha, real_hash = stages._sha, commit.hash_file
+    real_sha, real_hash, sent = stages._sha, commit.hash_file, []
 
     def gone_first(real):
         def hash_(path, *a, **kw):
@@ -341,7 +342,10 @@ def test_a_new_file_gone_before_the_resume_hashes_it_is_rejected_by_name(
 
     monkeypatch.setattr(stages, "_sha", gone_first(real_sha))
     monkeypatch.setattr(commit, "hash_file", gone_first(real_hash))
+    real_here = stages._hashed_here
+    monkeypatch.setattr(stages, "_hashed_here", lambda t: sent.append(t.path) or real_here(t))
     rep = _ingest(tmp_path / "runs", tmp_path / "s", rehash=rehash)
     (rejected,) = rep.rejected
     assert (rep.rows_written, rep.already_stored, rejected.path) == (1, 3, str(new[0]))
     assert "cannot be read (No such file or directory); expected a readable file" in rejected.reason
+    assert sent == [new[1]]  # what the workers read: the new file the run could hash

@@ -24,8 +24,9 @@ from xamm_ingest.pipeline.stages import (
     hashed,
     rows_frame,
     tally,
+    unreadable,
 )
-from xamm_ingest.report import ArchiveReport, IngestReport
+from xamm_ingest.report import ArchiveReport, IngestReport, Rejected
 from xamm_ingest.sources import Task
 
 __all__ = ["Batches", "Held", "Whole", "chunks", "note_hashed"]
@@ -163,26 +164,29 @@ def unheld_chunks(
             process's: a Dask cluster's).
     """
     for chunk in chunked:
-        read, skipped = _hashed(chunk, held, hashes, hash_here)
+        refused: list[Rejected] = []
+        read, skipped = _hashed(chunk, held, hashes, hash_here, refused)
+        report.rejected += refused
         kept = held.unheld(read, group_of)
         if skipped and group_of is not None:
             gone = {group_of(t) for t in skipped}
             kept = [t for t in kept if group_of(t) not in gone]
-        report.already_stored += len(chunk) - len(kept)
+        report.already_stored += len(chunk) - len(refused) - len(kept)
         report.unread += len(skipped)
         if kept:
             yield kept
 
 
 def _hashed(
-    chunk: list[Task], held: Held, hashes: FileHashes | None, hash_here: bool
+    chunk: list[Task], held: Held, hashes: FileHashes | None, hash_here: bool, refused: list
 ) -> tuple[list[Task], list[Task]]:
     """(the chunk's sources, hashed where it must be here; those skipped unread: their recorded
-    hash is held)."""
+    hash is held); a source that cannot be hashed joins ``refused``, not sent."""
     if held.keys.is_empty() and not hash_here:  # nothing to skip: hashed where read, once
         return chunk, []
     if hashes is None or held.keys.is_empty() or not hashes.trusted:  # each read is recorded
-        return [_noted(t, hashes) for t in chunk], []
+        got = [_readable(t, lambda t: _noted(t, hashes), refused) for t in chunk]
+        return [t for t in got if t is not None], []
     stats = [_stat(t) if not t.sha256 else None for t in chunk]
     keyed = [(i, s) for i, s in enumerate(stats) if s is not None]
     known = hashes.known([s[0] for _, s in keyed])
@@ -192,15 +196,24 @@ def _hashed(
     for i, (t, s) in enumerate(zip(chunk, stats)):
         if i in skip:
             continue
-        try:
-            t = hashed(t)
-        except OSError:  # gone since the walk, or unreadable: sent, its reading says which
-            read.append(t)
+        if (t := _readable(t, hashed, refused)) is None:
             continue
         if s is not None and t.sha256:  # read after that stat
             hashes.note(s[0], t.sha256, s[1])
         read.append(t)
     return read, [chunk[i] for i in sorted(skip)]
+
+
+def _readable(t: Task, hash_one: Callable[[Task], Task], refused: list) -> Task | None:
+    """``hash_one(t)``; None, with ``t``'s rejection in ``refused``, where it cannot be read (gone
+    since the walk listed it, or not readable): a source sent unhashed would escape the check of
+    what the table holds."""
+    try:
+        return hash_one(t)
+    except OSError as e:
+        err = unreadable(t.path, e)
+        refused.append(Rejected(err.path, str(err), err.problem))
+        return None
 
 
 def _absolute(path) -> str:
@@ -228,8 +241,6 @@ def _noted(t: Task, hashes: FileHashes | None) -> Task:
         got = hash_file(path)
     except IsADirectoryError:  # an HPCToolkit database
         return hashed(t, dir_sha256(path))
-    except OSError:  # gone since the walk, or unreadable: sent, its reading says which
-        return t
     if hashes is not None and regular(got.stat):
         hashes.note(stat_key(path, got.stat), got.sha256, got.stat)
     return hashed(t, got.sha256, got.link)

@@ -52,6 +52,7 @@ __all__ = [
     "rows_frame",
     "tally",
     "unexpected",
+    "unreadable",
     "validate_by_source",
 ]
 
@@ -134,6 +135,17 @@ def hashed(
     )
 
 
+def unreadable(path: Path, e: OSError) -> IngestError:
+    """The error of a source its hash cannot read: gone since the walk listed it, or not readable.
+
+    Args:
+        path: the source.
+        e: what reading it raised.
+    """
+    why = e.strerror or type(e).__name__
+    return IngestError(path, f"cannot be read ({why}); expected a readable file")
+
+
 def _hashed_here(task: Task) -> tuple[Task, tuple[str, os.stat_result] | None]:
     """(``task`` hashed where it is read, its bytes kept for its reader: one read of the file, and
     the rows hold the hash of the bytes parsed; what that read found, for
@@ -142,9 +154,8 @@ def _hashed_here(task: Task) -> tuple[Task, tuple[str, os.stat_result] | None]:
         return task, None
     try:
         sha256, link, data, st = _sha(task.path, keep=True)
-    except OSError as e:  # gone since the walk listed it, or not readable
-        why = e.strerror or type(e).__name__
-        raise IngestError(task.path, f"cannot be read ({why}); expected a readable file") from None
+    except OSError as e:
+        raise unreadable(task.path, e) from None
     return hashed(task, sha256, link, data), (None if st is None else (sha256, st))
 
 
