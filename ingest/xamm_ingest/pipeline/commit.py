@@ -194,13 +194,11 @@ def _hashed(
     skip = {i for (i, _), h in zip(hits, held.held_prefixes([p for _, p in hits])) if h}
     read = []
     for i, (t, s) in enumerate(zip(chunk, stats)):
-        if i in skip:
+        if i in skip or (one := _readable(t, hashed, refused)) is None:
             continue
-        if (t := _readable(t, hashed, refused)) is None:
-            continue
-        if s is not None and t.sha256:  # read after that stat
-            hashes.note(s[0], t.sha256, s[1])
-        read.append(t)
+        if s is not None and one.sha256:  # read after that stat
+            hashes.note(s[0], one.sha256, s[1])
+        read.append(one)
     return read, [chunk[i] for i in sorted(skip)]
 
 
