@@ -332,7 +332,7 @@ def _ingest_batches(
     try:
         with progress_bar(progress, total) as advance:
             _read_and_commit(
-                chunked, spec, opts, (sink, hashes), executor, workers, scheduler, advance
+                chunked, spec, opts, sink, executor, workers, scheduler, advance, hashes=hashes
             )
     finally:
         if hashes is not None:
@@ -392,11 +392,12 @@ def _first_chunks(chunked, files: int) -> list:
     return first
 
 
-def _read_and_commit(chunked, spec, opts, sinks, executor, workers, scheduler, advance) -> None:
+def _read_and_commit(
+    chunked, spec, opts, sink, executor, workers, scheduler, advance, hashes=None
+) -> None:
     """Read the chunks on the executor and hand each to the sink as it comes back, in walk order,
-    and the hashes taken where sources were read to the records of unchanged files (``sinks``:
-    the sink, the records or None); the progress bar counts sources read and skipped."""
-    sink, hashes = sinks
+    and the hashes taken where sources were read to ``hashes`` (the records of unchanged files,
+    or None); the progress bar counts sources read and skipped."""
     report = sink.report
     first = _first_chunks(chunked, POOL_MIN_FILES)
     several = len(first) > 1 and sum(map(len, first)) >= POOL_MIN_FILES
