@@ -18,11 +18,14 @@ in (:func:`command_state`: what the modules made is frozen):
   for a later resume (:func:`xamm_ingest.pipeline.commit.note_hashed`, in the main process).
 
 The target: the per-file path at most 1.5x the parser. Beside them, the machine's floor: the CPU
-seconds of ``python -c pass`` as a process (the median of 7), and where the path's CPU goes: in
-further passes (``--runs`` of them, the figures above taken without it), each step of the path
-timed where it is called (:data:`STEPS`), per file; the rest is what no step holds (the worker's
-loop and the collections of its pauses of the cyclic collector, the format's dispatch, the outcome,
-freeing what the parse built). The parse in the path takes less than the parser alone: it parses
+seconds of ``python -c pass`` as a process (the median of 7), the range of the ratio over the
+passes (the machine's speed drifts between them), and where the path's CPU goes: in further passes
+(``--runs`` of them, the figures above taken without it), each step of the path timed where it is
+called (:data:`STEPS`), per file, less what the timing itself adds inside a step (a clock read of
+the thread's CPU time is a system call: :func:`timer_cost` measures it on a step that does
+nothing); the rest is the plain path less those steps (the worker's loop, the format's dispatch,
+the outcome, freeing what the parse built), and the timing's whole cost, inside the steps and
+around them, is shown apart. The parse in the path takes less than the parser alone: it parses
 the bytes the hash read, where the parser alone reads the file first. ``--json`` writes the
 figures, from which ``report`` prints the page again (``tests/test_bench_pages.py``).
 """
@@ -74,25 +77,50 @@ def cpu_of(fn, *args) -> float:
     return time.thread_time() - t
 
 
+def _timed(fn, name: str, spent: dict[str, float], calls: dict[str, int]):
+    """``fn`` as a call that adds its thread CPU seconds to ``spent[name]`` and counts itself in
+    ``calls[name]``."""
+
+    def timed(*args, **kwargs):
+        t = time.thread_time()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            spent[name] += time.thread_time() - t
+            calls[name] += 1
+
+    return timed
+
+
+def timer_cost(n: int = 20000) -> tuple[float, float]:
+    """(the thread CPU seconds a timed step's figure holds per call beyond the step's own, the
+    seconds each timed call costs in all), measured on ``n`` calls of a step that does nothing.
+
+    Args:
+        n: how many calls to time.
+    """
+    spent: dict[str, float] = defaultdict(float)
+    calls: dict[str, int] = defaultdict(int)
+    step = _timed(lambda: None, "nothing", spent, calls)
+    t = time.thread_time()
+    for _ in range(n):
+        step()
+    whole = time.thread_time() - t
+    return spent["nothing"] / n, whole / n
+
+
 @contextlib.contextmanager
-def steps_timed(spent: dict[str, float]):
+def steps_timed(spent: dict[str, float], calls: dict[str, int]):
     """Each of :data:`STEPS` replaced where the path looks it up by a call that adds its thread CPU
-    seconds to ``spent`` (by step); put back on exit."""
+    seconds to ``spent`` and counts itself in ``calls`` (by step); put back on exit."""
     saved = []
     for name, module, attr in STEPS:
         mod = importlib.import_module(module)
         fn = getattr(mod, attr)
         spent[name] += 0.0  # each step listed, in STEPS' order, even one this corpus never takes
-
-        def timed(*args, _fn=fn, _name=name, **kwargs):
-            t = time.thread_time()
-            try:
-                return _fn(*args, **kwargs)
-            finally:
-                spent[_name] += time.thread_time() - t
-
+        calls[name] += 0
         saved.append((mod, attr, fn))
-        setattr(mod, attr, timed)
+        setattr(mod, attr, _timed(fn, name, spent, calls))
     try:
         yield
     finally:
@@ -154,20 +182,31 @@ def measure(data: Path, n: int, runs: int) -> dict:
     with command_state():
         one_pass()  # warm the page cache, the imports, the caches a worker fills on its first files
         taken = [one_pass() for _ in range(runs)]
-        passes = []
-        for _ in range(runs):
-            spent: dict[str, float] = defaultdict(float)
-            with steps_timed(spent):
-                path = one_pass()[1]
-            passes.append({**spent, "the rest": path - sum(spent.values())})
+        inside, whole = timer_cost()
+        timed = [_steps_pass(one_pass) for _ in range(runs)]
     records.cleanup()
     return {
         "files": len(files),
         "runs": runs,
         "parser_cpu_s": statistics.median(p for p, _ in taken),
         "per_file_cpu_s": statistics.median(q for _, q in taken),
-        "steps_cpu_s": {k: statistics.median(p[k] for p in passes) for k in passes[0]},
+        "ratios": [q / p for p, q in taken],
+        "steps_cpu_s": {k: statistics.median(p[k] for p, _, _ in timed) for k in timed[0][0]},
+        "step_calls": timed[0][1],  # the same in every pass
+        "timed_pass_cpu_s": statistics.median(t for _, _, t in timed),
+        "timer_inside_s": inside,
+        "timer_call_s": whole,
     }
+
+
+def _steps_pass(one_pass) -> tuple[dict[str, float], dict[str, int], float]:
+    """(each step's thread CPU seconds in one pass of the path, timing included; the calls of
+    each; the pass's seconds with the timing)."""
+    spent: dict[str, float] = defaultdict(float)
+    calls: dict[str, int] = defaultdict(int)
+    with steps_timed(spent, calls):
+        path = one_pass()[1]
+    return dict(spent), dict(calls), path
 
 
 def report(f: dict) -> None:
@@ -180,16 +219,37 @@ def report(f: dict) -> None:
         print(f"{name:28s} {f[key]:7.2f} {f['files'] / f[key]:12.0f}")
     verdict = "met" if ratio <= TARGET else "NOT met"
     print(f"per-file path / parser: {ratio:.2f}x (target <= {TARGET:g}x: {verdict})")
-    steps = f["steps_cpu_s"]
-    print(f"where the path's CPU goes, each step timed where it is called ({f['runs']} runs):")
-    print(f"{'step':36s} {'us/file':>8s} {'x parser':>9s}")
-    for name, cpu in steps.items():
-        print(f"{name:36s} {cpu / f['files'] * 1e6:8.0f} {cpu / f['parser_cpu_s']:9.2f}")
+    lo, hi = min(f["ratios"]), max(f["ratios"])
+    print(f"the ratio pass by pass: {lo:.2f}x to {hi:.2f}x")
+    _report_steps(f)
     beyond = f["per_file_cpu_s"] - f["parser_cpu_s"]
     allowed = (TARGET - 1.0) * f["parser_cpu_s"]
     print(
         f"the path beyond the parser: {beyond / f['files'] * 1e6:.0f} us/file; the target leaves "
         f"{allowed / f['files'] * 1e6:.0f} ({TARGET - 1:g}x the parser's)"
+    )
+
+
+def _report_steps(f: dict) -> None:
+    """Where the path's CPU goes: each step less the timing inside it, the rest (the plain path
+    less the steps), and the timing's own cost apart. In the path a timed call costs more than
+    on a step that does nothing, so its cost is taken as measured there (the timed passes less
+    the plain ones), split inside and around a step as :func:`timer_cost` splits it."""
+    us = 1e6 / f["files"]
+    calls = f["step_calls"]
+    extra = f["timed_pass_cpu_s"] - f["per_file_cpu_s"]
+    inside = max(0.0, extra) / max(1, sum(calls.values())) * f["timer_inside_s"] / f["timer_call_s"]
+    steps = {k: max(0.0, v - calls[k] * inside) for k, v in f["steps_cpu_s"].items()}
+    steps["the rest"] = f["per_file_cpu_s"] - sum(steps.values())
+    print(f"where the path's CPU goes, each step timed where it is called ({f['runs']} runs):")
+    print(f"{'step':36s} {'us/file':>8s} {'x parser':>9s}")
+    for name, cpu in steps.items():
+        print(f"{name:36s} {cpu * us:8.0f} {cpu / f['parser_cpu_s']:9.2f}")
+    n = sum(calls.values()) / f["files"]
+    print(
+        f"the timing itself, taken out above: {extra * us:.0f} us/file ({n:.1f} timed calls a "
+        f"file; {inside * 1e6:.1f} us of each inside its step; on a step that does nothing a timed "
+        f"call costs {f['timer_call_s'] * 1e6:.1f} us, {f['timer_inside_s'] * 1e6:.1f} inside it)"
     )
 
 

@@ -193,3 +193,42 @@ def test_the_per_file_benchmark_reads_in_the_state_the_command_reads_in():
         assert id(made) in walked and id(loaded_first) not in walked
     assert gc.get_freeze_count() == before
     assert id(loaded_first) in {id(o) for o in gc.get_objects()}
+
+
+def test_the_per_file_page_takes_the_timing_out_of_its_steps_and_the_rest_closes_the_sum(capsys):
+    """Each step's figure is less the timing inside it (the timed passes less the plain ones,
+    split as a step that does nothing splits it), the rest is the plain path less the steps: the
+    rows add up to the plain path, and the timing's own cost is shown apart."""
+    bench_per_file = benchmark("bench_per_file")
+    files = 1000
+    figures = {
+        "files": files,
+        "runs": 3,
+        "floor_cpu_s": 0.02,
+        "parser_cpu_s": 0.40,
+        "per_file_cpu_s": 0.62,
+        "ratios": [1.5, 1.55, 1.6],
+        "steps_cpu_s": {"a": 0.40 + 4000 * 1e-6, "b": 0.05 + 1000 * 1e-6},
+        "step_calls": {"a": 4000, "b": 1000},
+        # 5000 timed calls cost 10 us each in the path: 0.05 s, 40% of it inside the steps
+        "timed_pass_cpu_s": 0.67,
+        "timer_inside_s": 0.8e-6,
+        "timer_call_s": 2e-6,
+    }
+    bench_per_file.report(figures)
+    rows = {
+        line[:36].strip(): float(line[36:].split()[0])
+        for line in capsys.readouterr().out.splitlines()
+        if line[:36].strip() in ("a", "b", "the rest")
+    }
+    # inside each call: 0.05 s / 5000 x 0.4 = 4 us; a: 4000 calls, b: 1000
+    assert rows["a"] == pytest.approx((0.40 + 0.004 - 0.016) / files * 1e6, abs=0.5)
+    assert rows["b"] == pytest.approx((0.051 - 0.004) / files * 1e6, abs=0.5)
+    assert sum(rows.values()) == pytest.approx(figures["per_file_cpu_s"] / files * 1e6, abs=1.5)
+
+
+def test_the_timer_cost_is_measured_on_a_step_that_does_nothing():
+    """A timed call costs more in all than inside its step (two clock reads around the step, the
+    call and the tally around them), and both are positive."""
+    inside, whole = benchmark("bench_per_file").timer_cost(2000)
+    assert 0.0 < inside < whole
