@@ -213,13 +213,17 @@ def _predict_reads(path: Path, expected: float | None, case) -> None:
 
 def _caliper_values_match(src: Path) -> None:
     """A read case's stored runtime equals the independent parse (checked through the library, not
-    the summary)."""
+    the summary), and its metadata record is one the model takes unchanged."""
     from xamm_ingest import read_profiles
+    from xamm_ingest.readers.caliper_regions import read_caliper_rows
     from xamm_ingest.readers.profile_common import SampleSpec
 
     rep = read_profiles("caliper", src, SampleSpec(app="fuzz", machine="fuzz-node"))
     expected = _cali_runtime(src)
     if rep.frame.height:
+        # the metadata the ingest path holds unvalidated is what the model takes unchanged
+        meta = read_caliper_rows(src).meta
+        assert meta.validated().model_dump() == meta._asdict(), src
         assert expected is not None and rep.frame.get_column("runtime_s")[0] == pytest.approx(
             expected, rel=NESTING_RTOL
         ), src

@@ -39,6 +39,7 @@ __all__ = [
     "MappedMetadata",
     "MetadataMap",
     "default_map",
+    "metadata_text",
     "norm_key",
 ]
 
@@ -196,12 +197,7 @@ class MetadataMap(BaseModel):
                     out.columns[column] = value
                     taken.add(raw)
                     break
-        # interned: a corpus repeats its keys and many values (a library list of kilobytes) in
-        # every profile; as one object each, a worker's chunk pickles them once and a batch
-        # waiting to be committed holds one copy
-        out.extra = [
-            {"name": intern(k), "value": intern(_text(meta[k]))} for k in own if k not in taken
-        ]
+        out.extra = [_entry(k, meta[k]) for k in own if k not in taken]
         return out
 
     def _plan(
@@ -229,7 +225,7 @@ class MetadataMap(BaseModel):
         return own, tries
 
     def _value(self, column: str, key: str, raw: object, out: MappedMetadata) -> str | int | None:
-        text = _text(raw).strip()
+        text = metadata_text(raw).strip()
         text = self.values.get(column, {}).get(text, text)
         if column not in _INT_FIELDS:
             return text
@@ -244,7 +240,32 @@ class MetadataMap(BaseModel):
         return number
 
 
-def _text(v: object) -> str:
+# the extra_metadata entry of each (key, text value) seen, read only: a corpus repeats its keys
+# and most values (a library list of kilobytes) in every profile; as one object each, a worker's
+# chunk pickles them once and a batch waiting to be committed holds one copy
+_ENTRIES: dict[tuple[str, str], dict[str, str]] = {}
+
+
+def _entry(key: str, value: object) -> dict[str, str]:
+    """The ``extra_metadata`` entry of one key and its value as written (text: one object per
+    pair, shared and never changed; another value: its own)."""
+    if type(value) is not str:
+        return {"name": intern(key), "value": intern(metadata_text(value))}
+    got = _ENTRIES.get((key, value))
+    if got is None:
+        if len(_ENTRIES) >= 4096:
+            _ENTRIES.clear()
+        got = _ENTRIES[(key, value)] = {"name": intern(key), "value": intern(value)}
+    return got
+
+
+def metadata_text(v: object) -> str:
+    """A metadata value as text, as ``extra_metadata`` stores it (a repeated attribute's list as
+    ``[a,b]``).
+
+    Args:
+        v: the value as the profile writes it.
+    """
     if isinstance(v, list):
         return "[" + ",".join(map(str, v)) + "]"
     return str(v)

@@ -347,6 +347,41 @@ def test_a_json_records_path_of_numbers_names_its_regions_as_their_text(tmp_path
     assert as_number.get_column("parent").to_list() == [None, "7"]
 
 
+def test_the_ingest_paths_metadata_record_is_the_models_fields_and_its_values():
+    """The record the ingest path holds (:class:`ProfileFields`, not validated) has the model's
+    fields, in its order, with its defaults and types: a field added to one and not the other
+    fails here."""
+    import typing
+
+    from xamm_data.tables.regions import ProfileMeta
+    from xamm_ingest.readers.profile_common import ProfileFields
+
+    model = ProfileMeta.model_fields
+    assert list(ProfileFields._fields) == list(model)
+    hints = typing.get_type_hints(ProfileFields)
+    for name, info in model.items():
+        assert hints[name] == info.annotation, name
+        default = ProfileFields._field_defaults.get(name, "required")
+        expected = info.default_factory() if info.default_factory else info.default
+        assert default == ("required" if info.is_required() else expected), name
+
+
+def test_a_json_profiles_numeric_caliper_version_is_stored_as_text(tmp_path):
+    """A JSON profile that writes Caliper's version as a number: the version as text, for the
+    store and for ``xamm predict`` alike (the model would refuse a number)."""
+    import json
+
+    from xamm_ingest.readers.caliper_regions import read_caliper_rows
+
+    recs = [{"path": ["main"], "sum#time.duration": 3.0}]
+    f = tmp_path / "p.json"
+    glob = {"cali.caliper.version": 2.9, "cluster": "quartz"}
+    f.write_text(json.dumps({"records": recs, "globals": glob, "attributes": {}}))
+    rows = read_caliper_rows(f, time_unit="sec")
+    assert rows.meta.tool_versions == {"caliper": "2.9"}
+    assert read_regions(f, time_unit="sec").meta.tool_versions == {"caliper": "2.9"}
+
+
 def test_attribute_metadata_is_worked_out_when_first_read_and_is_caliperreaders(shared_data):
     """A ``.cali`` profile's metadata of an attribute waits until a reader asks for that attribute
     (asking for one works out no other); it is, for every attribute its records hold, what
@@ -521,6 +556,8 @@ def _reading(path) -> tuple:
         r = read_caliper_rows(path)
     except RegionProfileError as e:
         return ("refused", str(e))
+    # the record the ingest path holds unvalidated is what the model takes unchanged
+    assert r.meta.validated().model_dump() == r.meta._asdict(), path
     return (r.meta, list(r.rows), r.runtime_s, r.totals, r.notes)
 
 
@@ -549,3 +586,43 @@ def test_a_profile_read_attribute_by_attribute_is_the_profile_read_record_by_rec
         assert repr(fast) == repr(slow), f
     taken = sum(uniform(recs) is not None for recs in at_once)
     assert 100 < taken < len(at_once) - 100, taken
+
+
+def test_a_launch_date_is_the_utc_time_fromtimestamp_gives():
+    """``launchdate`` is read as ``datetime.fromtimestamp(seconds, UTC)`` reads it, on seeded
+    times over the whole range taken (1 s to 1e11 s) and at its ends; outside it, none."""
+    from datetime import UTC, datetime
+
+    from xamm_ingest.readers.caliper_regions import _run_date
+
+    rng = random.Random(20261201)
+    times = [1, 86399, 1700993161, 99999999999, *(rng.uniform(1, 1e11) for _ in range(2000))]
+    for x in times:
+        assert _run_date({"launchdate": str(x)}) == datetime.fromtimestamp(int(x), tz=UTC), x
+    for x in ("0", "-5", "1e11", "nan", "inf", "soon"):
+        assert _run_date({"launchdate": x}) is None, x
+
+
+def test_a_metadata_entry_is_shared_per_key_and_text_and_equal_to_one_made_anew():
+    """The ``extra_metadata`` entries of two profiles writing the same key and text are one
+    object (a batch holds each once), equal to the entry made anew; a value that is not text
+    (a repeated attribute's list, a JSON number) gets its own entry, as text."""
+    from xamm_ingest.metadata_map import MetadataMap
+
+    m = MetadataMap()
+    a = m.apply({"libraries": "[/lib/a.so,/lib/b.so]", "team": "x"}).extra
+    b = m.apply({"libraries": "".join(["[/lib/a.so,", "/lib/b.so]"]), "team": "y"}).extra
+    assert a[0] is b[0] and a[0] == {"name": "libraries", "value": "[/lib/a.so,/lib/b.so]"}
+    assert a[1] == {"name": "team", "value": "x"} and b[1] == {"name": "team", "value": "y"}
+    listed = m.apply({"libraries": ["/lib/a.so", "/lib/b.so"]}).extra
+    assert listed == [{"name": "libraries", "value": "[/lib/a.so,/lib/b.so]"}]
+    assert listed[0] is not a[0]
+    assert m.apply({"team": 7}).extra == [{"name": "team", "value": "7"}]
+
+
+def test_no_params_are_stored_as_the_empty_object_the_params_text_gives():
+    """A command without ``--param`` stores ``{}``, the text of no parameters."""
+    from xamm_ingest.readers.profile_common import _params_of, _params_text
+
+    assert _params_of({}) == _params_text(()) == "{}"
+    assert _params_of({"b": 1, "a": "x"}) == '{"a":"x","b":1}'

@@ -33,11 +33,12 @@ import functools
 import math
 import re
 from collections.abc import Callable, Iterable, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from itertools import chain
 from operator import itemgetter
 from pathlib import Path
 from sys import intern
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import polars as pl
 
@@ -45,7 +46,6 @@ from xamm_data.tables import counters
 from xamm_data.tables.regions import (
     LINE_BYTES,
     SCHEMA,
-    ProfileMeta,
     RegionProfile,
     RegionProfileError,
     check_regions,
@@ -57,10 +57,16 @@ from xamm_data.tables.regions import (
 from xamm_data.tables.units import seconds_per
 from xamm_ingest.errors import IngestError
 from xamm_ingest.machine_names import registry_id
-from xamm_ingest.metadata_map import GPU_MODELS, HELD_ELSEWHERE, MetadataMap, default_map
+from xamm_ingest.metadata_map import (
+    GPU_MODELS,
+    HELD_ELSEWHERE,
+    MetadataMap,
+    default_map,
+    metadata_text,
+)
 from xamm_ingest.readers.caliper_files import CaliperProfile, load_profile
 from xamm_ingest.readers.names import backend_device
-from xamm_ingest.readers.profile_common import RegionRows
+from xamm_ingest.readers.profile_common import ProfileFields, RegionRows
 from xamm_ingest.readers.rajaperf_caliper import spot_ranks
 
 _ANNOTATIONS = ("Reps", "Bytes/Rep", "Flops/Rep", "Kernels/Rep")
@@ -91,6 +97,13 @@ def _raw(v) -> float | None:
 def _measures(keys: tuple[str, ...]) -> tuple[str, ...]:
     """A record's attributes beside its place (cached: a profile's records repeat one list)."""
     return tuple(k for k in keys if k not in _PLACE)
+
+
+@functools.lru_cache(maxsize=256)
+def _measures_sorted(keys: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(:func:`_measures` of ``keys``, the same sorted)."""
+    names = _measures(keys)
+    return names, tuple(sorted(names))
 
 
 def _numbers(rec: dict) -> dict[str, float]:
@@ -303,7 +316,7 @@ class _Uniform(NamedTuple):
 
     numeric: tuple[str, ...]  # the attributes beside the place, sorted
     values: dict[str, list[float]]  # each one's values, record by record
-    tree: tuple[list[str], list[str], list]  # each region's path, label and parent (_tree)
+    tree: _Tree  # each region's path, label and parent
     mpi: list[bool]
 
 
@@ -316,31 +329,48 @@ def _uniform(recs: list[dict]) -> _Uniform | None:
         return None
     try:  # every record holds the first one's attributes (and, of its length, no other)
         by_attr = dict(zip(first, zip(*map(itemgetter(*first), recs))))
-        names = _measures(first)
-        values = {k: list(map(float, by_attr[k])) for k in names}
+        names, numeric = _measures_sorted(first)
+        # every value converted at once, then cut attribute by attribute
+        flat = list(map(float, chain.from_iterable(map(by_attr.__getitem__, names))))
     except (KeyError, TypeError, ValueError):
         return None
-    # a NaN or an infinity anywhere makes the sum of sums one (and so does a sum past the range)
-    if set(map(type, by_attr["path"])) != {list} or not math.isfinite(
-        sum(map(sum, values.values()))
-    ):
+    # a NaN or an infinity anywhere makes the sum one (and so does a sum past the range)
+    if set(map(type, by_attr["path"])) != {list} or not math.isfinite(sum(flat)):
         return None
     if (tree := _tree(tuple(map(tuple, by_attr["path"])))) is None:
         return None
+    n = len(recs)
+    values = {k: flat[i * n : i * n + n] for i, k in enumerate(names)}
     mpi = by_attr.get("mpi.function")
     return _Uniform(
-        tuple(sorted(names)),
+        numeric,
         values,
         tree,
         [v is not None for v in mpi] if mpi is not None else [False] * len(recs),
     )
 
 
+class _Tree(NamedTuple):
+    """Regions given by their labels: each one's path (its labels joined with ``/``), own label and
+    parent's path, interned; one object per tree while :func:`_tree` keeps it, compared by
+    identity (what depends on the tree alone is kept by it: :func:`_layout`). Read only: its
+    lists are shared by every profile of the tree."""
+
+    keys: list[str]
+    names: list[str]
+    parents: list[str | None]
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+
 @functools.lru_cache(maxsize=1024)
-def _tree(paths: tuple[tuple[str, ...], ...]) -> tuple[list[str], list[str], list] | None:
-    """(each region's path, own label and parent's path, interned) of regions given by their
-    labels; None where two are one region or a label is not text. Cached: the profiles of a
-    corpus repeat one tree (the caller copies the lists it changes)."""
+def _tree(paths: tuple[tuple[str, ...], ...]) -> _Tree | None:
+    """The :class:`_Tree` of regions given by their labels; None where two are one region or a
+    label is not text. Cached: the profiles of a corpus repeat one tree."""
     try:
         keys = list(map(intern, map("/".join, paths)))
     except TypeError:  # a label that is not text
@@ -348,21 +378,68 @@ def _tree(paths: tuple[tuple[str, ...], ...]) -> tuple[list[str], list[str], lis
     if len(set(keys)) != len(keys):  # a region split over records, or a repeat
         return None
     parents = [intern("/".join(p[:-1])) if len(p) > 1 else None for p in paths]
-    return keys, [intern(p[-1]) for p in paths], [q or None for q in parents]
+    return _Tree(keys, [intern(p[-1]) for p in paths], [q or None for q in parents])
 
 
-def _uniform_regions(u: _Uniform, declared_attr: str | None) -> _Regions:
-    """:class:`_Regions` of a :class:`_Uniform` profile: each region its one record's values."""
-    keys, names, parents = u.tree
-    return _Regions(
-        list(keys),
-        list(names),
-        list(parents),
-        u.mpi,
-        [declared_attr is not None] * len(keys),
-        u.values.__getitem__,
-        1,
+class _Layout(NamedTuple):
+    """What a :class:`_Uniform` profile's region columns take from its tree, attributes and time
+    plan alone (:func:`_layout`)."""
+
+    leaf: list[bool]  # whether a region is no other's parent
+    category: list[str]
+    how: str  # how the times were read, every region timed
+    work: _WorkPlan
+
+
+@functools.lru_cache(maxsize=1024)
+def _layout(
+    tree: _Tree,
+    mpi: tuple[bool, ...],
+    numeric: tuple[str, ...],
+    time_attrs: tuple[str | None, str | None, int],
+    line_bytes: int,
+) -> _Layout:
+    """The :class:`_Layout` of a uniform profile. Cached: the profiles of a corpus repeat one
+    tree and one attribute list.
+
+    Args:
+        tree: its regions.
+        mpi: whether each region's record names an ``mpi.function``.
+        numeric: its attributes beside the place, sorted.
+        time_attrs: the inclusive and exclusive time attributes and what divides them.
+        line_bytes: bytes per last-level-cache miss.
+    """
+    inner = set(tree.parents)
+    leaf = [k not in inner for k in tree.keys]
+    declared = _declared_attr(numeric) is not None
+    own = ["communication" if m else region_category(name) for name, m in zip(tree.names, mpi)]
+    category = inherited_categories(
+        list(tree.keys), list(tree.parents), own, [declared and x for x in leaf]
     )
+    inc, exc, per = time_attrs
+    return _Layout(leaf, category, _how(inc, exc, per, False, 0), _work_plan(numeric, line_bytes))
+
+
+def _uniform_columns(u: _Uniform, plan: tuple, line_bytes: int) -> tuple[dict[str, list], str]:
+    """:func:`_region_columns` of a :class:`_Uniform` profile (``plan``: :func:`_time_plan`'s):
+    each region its one record's values; what depends on its tree and attributes alone is taken
+    from :func:`_layout`."""
+    inc, exc, scale, per = plan
+    tree, column = u.tree, u.values.__getitem__
+    lay = _layout(tree, tuple(u.mpi), u.numeric, (inc, exc, per), line_bytes)
+    regions = _Regions(tree.keys, tree.names, tree.parents, u.mpi, lay.leaf, column, 1)
+    incl, excl = _times(regions, inc, exc, scale)
+    untimed = excl.count(None)
+    columns: dict[str, list] = {
+        "region": list(tree.keys),
+        "name": list(tree.names),
+        "parent": list(tree.parents),
+        "inclusive_s": incl,
+        "exclusive_s": [0.0 if t is None else t for t in excl] if untimed else excl,
+        **_work_columns(lay.work, column, lay.leaf, line_bytes),
+        "category": list(lay.category),
+    }
+    return columns, (_how(inc, exc, per, False, untimed) if untimed else lay.how)
 
 
 def _times(regions: _Regions, inc, exc, scale: dict) -> tuple[list, list]:
@@ -387,38 +464,78 @@ def _times(regions: _Regions, inc, exc, scale: dict) -> tuple[list, list]:
     return incl, excl
 
 
-def _work(regions: _Regions, numeric: tuple[str, ...], line_bytes: int) -> dict[str, list]:
-    """``bytes``, ``flops``, ``calls`` and ``work_from`` per region: RAJAPerf's annotations on
-    kernels (leaf regions: a group or the root carries some child's value, ``any#``), else the
-    canonical counters (:func:`~xamm_data.tables.regions.counter_work`)."""
+class _WorkPlan(NamedTuple):
+    """Where a profile's work comes from (:func:`_work_plan`)."""
+
+    annotations: dict[str, str] | None  # RAJAPerf's annotation -> its attribute, where declared
+    flops: tuple[str, ...]  # else: the counter attributes summed into flops
+    bytes: str | None  # the counter attribute of last-level-cache misses
+    calls: str | None
+    note: str
+
+
+@functools.lru_cache(maxsize=256)
+def _work_plan(numeric: tuple[str, ...], line_bytes: int) -> _WorkPlan:
+    """RAJAPerf's annotations where the profile has ``Reps`` and ``Bytes/Rep``, else the canonical
+    counters (:func:`~xamm_data.tables.regions.counter_work`). Cached per attribute list."""
     by_base = _annotations(numeric)
-    n = len(regions.keys)
-    column = regions.column
     if {"Reps", "Bytes/Rep"} <= set(by_base):
         note = "annotations: bytes = Bytes/Rep x Reps; flops = Flops/Rep x Reps"
-        inner = set(regions.parents)
-        reps = [None if k in inner else x for k, x in zip(regions.keys, column(by_base["Reps"]))]
+        return _WorkPlan(by_base, (), None, None, note)
+    ctr = _counter_columns(numeric)
+    flop_names, byte_name, note = _counter_work(frozenset(ctr), line_bytes)
+    flops = tuple(ctr[c] for c in flop_names)
+    byte_attr = ctr[byte_name] if byte_name else None
+    return _WorkPlan(None, flops, byte_attr, _calls_attribute(numeric), note)
+
+
+def _work(regions: _Regions, numeric: tuple[str, ...], line_bytes: int) -> dict[str, list]:
+    """``bytes``, ``flops``, ``calls`` and ``work_from`` per region (:func:`_work_columns`)."""
+    inner = set(regions.parents)
+    leaf = [k not in inner for k in regions.keys]
+    return _work_columns(_work_plan(numeric, line_bytes), regions.column, leaf, line_bytes)
+
+
+def _work_columns(
+    plan: _WorkPlan,
+    column: Callable[[str], Sequence[float | None]],
+    leaf: list[bool],
+    line_bytes: int,
+) -> dict[str, list]:
+    """``bytes``, ``flops``, ``calls`` and ``work_from`` per region: RAJAPerf's annotations on
+    kernels (leaf regions: a group or the root carries some child's value, ``any#``), else the
+    canonical counters.
+
+    Args:
+        plan: where the work comes from.
+        column: an attribute's per-rank mean, by region.
+        leaf: whether each region is no other's parent.
+        line_bytes: bytes per last-level-cache miss.
+
+    Returns:
+        The four columns.
+    """
+    n = len(leaf)
+    if (by_base := plan.annotations) is not None:
+        reps = [x if lf else None for lf, x in zip(leaf, column(by_base["Reps"]))]
         per = {a: column(by_base[a]) if a in by_base else [None] * n for a in _ANNOTATIONS}
         kernels = per["Kernels/Rep"] if "Kernels/Rep" in by_base else [1.0] * n
         return {
             "bytes": list(map(_times_or_none, per["Bytes/Rep"], reps)),
             "flops": list(map(_times_or_none, per["Flops/Rep"], reps)),
             "calls": list(map(_times_or_none, kernels, reps)),
-            "work_from": [note] * n,
+            "work_from": [plan.note] * n,
         }
-    ctr = _counter_columns(numeric)
-    flop_names, byte_name, note = _counter_work(frozenset(ctr), line_bytes)
-    calls = _calls_attribute(numeric)
     flops = [
         exact_sum(fl) if (fl := [v for v in vs if v is not None]) else None
-        for vs in zip(*(column(ctr[c]) for c in flop_names))
+        for vs in zip(*(column(a) for a in plan.flops))
     ]
-    by = column(ctr[byte_name]) if byte_name else [None] * n
+    by = column(plan.bytes) if plan.bytes else [None] * n
     return {
         "bytes": [None if b is None else b * line_bytes for b in by],
         "flops": flops or [None] * n,
-        "calls": list(column(calls)) if calls else [None] * n,
-        "work_from": [note] * n,
+        "calls": list(column(plan.calls)) if plan.calls else [None] * n,
+        "work_from": [plan.note] * n,
     }
 
 
@@ -537,7 +654,12 @@ def _run_date(g: dict) -> datetime | None:
     """Caliper's ``launchdate`` (seconds since the epoch) as a UTC time; None when absent or not a
     time."""
     x = _num(g.get("launchdate"))
-    return datetime.fromtimestamp(int(x), tz=UTC) if x is not None and 0 < x < 1e11 else None
+    # as datetime.fromtimestamp(int(x), tz=UTC) gives it (POSIX time counts no leap seconds), at
+    # a third of its cost
+    return _EPOCH + timedelta(seconds=int(x)) if x is not None and 0 < x < 1e11 else None
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _configuration(cols: dict, prof: CaliperProfile, ranks_named: set[str]) -> dict:
@@ -575,16 +697,20 @@ def _caliper_meta(
     attrs: list[str],
     time_from: str,
     metadata_map: MetadataMap | None,
-) -> tuple[ProfileMeta, tuple[str, ...]]:
+) -> tuple[ProfileFields, tuple[str, ...]]:
+    """(the profile's metadata, the metadata map's notes): every value of the type
+    :class:`~xamm_data.tables.regions.ProfileMeta` gives it, as :class:`ProfileFields` holds
+    it."""
     g = prof.globals
     exe = g.get("executablepath") or g.get("executable")
     app = g.get("app") or g.get("application") or (Path(str(exe)).name if exe else path.stem)
     run_date = _run_date(g)
     mapped = (metadata_map or default_map()).apply(g, _HELD if run_date is None else _HELD_DATED)
-    cols = mapped.columns
+    cols: dict[str, Any] = mapped.columns  # each column of its type (MetadataMap._value)
     config = _configuration(cols, prof, ranks_named)
     source, source_from = _caliper_source(g, attrs, config)
-    meta = ProfileMeta(
+    version = g.get("cali.caliper.version")
+    meta = ProfileFields(
         path=str(path),
         format="caliper-json" if path.suffix.lower() == ".json" else "caliper-cali",
         app=str(app),
@@ -597,7 +723,8 @@ def _caliper_meta(
         input_type=cols.get("input_type"),
         time_from=time_from,
         run_date=run_date,
-        tool_versions={"caliper": g.get("cali.caliper.version")},
+        # as text: a JSON profile may write the version as a number, a .cali one a repeated global
+        tool_versions={"caliper": None if version is None else metadata_text(version)},
         extra_metadata=tuple(mapped.extra),
     )
     return meta, tuple(mapped.notes)
@@ -695,7 +822,7 @@ def _read(path: Path, time_unit, line_bytes: int, metadata_map, data: bytes | No
     if (u := _uniform(recs)) is not None:
         keys, numeric = list(u.numeric), u.numeric
         plan = _time_plan(prof, numeric, time_unit, path)
-        regions = _uniform_regions(u, _declared_attr(numeric))
+        columns, time_from = _uniform_columns(u, plan, line_bytes)
         column_of = u.values.__getitem__
     else:
         keys, numeric, nums = _measured(recs)
@@ -707,7 +834,7 @@ def _read(path: Path, time_unit, line_bytes: int, metadata_map, data: bytes | No
         def column_of(k: str) -> list[float]:
             return [got[k] for got in nums if k in got]
 
-    columns, time_from = _region_columns(regions, plan, numeric, line_bytes)
+        columns, time_from = _region_columns(regions, plan, numeric, line_bytes)
     # as text: a rank a JSON file writes as 0 or "0" is one rank, and a list is no key
     named = (
         set() if u is not None else {str(v) for r in recs if (v := r.get("mpi.rank")) is not None}
@@ -771,4 +898,4 @@ def read_caliper_regions(
     regions = pl.DataFrame(columns, schema=SCHEMA)
     if check:
         check_regions(regions, str(path))
-    return RegionProfile(meta, regions, totals, notes)
+    return RegionProfile(meta.validated(), regions, totals, notes)

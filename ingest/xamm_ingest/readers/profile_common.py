@@ -8,6 +8,7 @@ import functools
 import json
 import math
 import re
+from datetime import datetime
 from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -43,12 +44,48 @@ class SampleSpec(BaseModel):
         return machine_id(v) if v else v
 
 
+class ProfileFields(NamedTuple):
+    """A profile's metadata as the ingest path reads it: the fields of
+    :class:`~xamm_data.tables.regions.ProfileMeta`, in its order with its defaults, each already of
+    its type (the reader builds every value as the model would take it), held without validation:
+    one is made per file, and the model's validation of values the reader typed costs more than
+    the rest of the metadata's reading. :meth:`validated` is the model (``xamm predict``'s
+    profile); the tests check that it takes every record a reader makes unchanged."""
+
+    path: str
+    format: str
+    app: str
+    source: str | None = None
+    source_from: str = "not in the profile"
+    cluster: str | None = None
+    ranks: int | None = None
+    threads: int | None = None
+    gpus: int | None = None
+    hosts: int | None = None
+    programming_model: str | None = None
+    variant: str | None = None
+    input_size: int | None = None
+    input_type: str | None = None
+    time_from: str = ""
+    run_date: datetime | None = None
+    tool_versions: dict[str, str | None] = {}  # noqa: RUF012 - a NamedTuple default, never changed
+    extra_metadata: tuple[dict[str, str], ...] = ()
+
+    def validated(self) -> ProfileMeta:
+        """The same metadata as the model (validated).
+
+        Returns:
+            The :class:`~xamm_data.tables.regions.ProfileMeta`.
+        """
+        return ProfileMeta(**self._asdict())
+
+
 class RegionRows(NamedTuple):
     """A profile read for the store: what :class:`~xamm_data.tables.regions.RegionProfile` holds,
     its regions as the rows ``to_dicts`` would give (no table built per file; the rows held as
     columns). A named tuple: one is made per file."""
 
-    meta: ProfileMeta
+    meta: ProfileFields
     rows: ColumnRows
     runtime_s: float | None
     totals: dict[str, float]
@@ -56,7 +93,7 @@ class RegionRows(NamedTuple):
 
     @classmethod
     def of_columns(
-        cls, meta: ProfileMeta, columns: dict[str, list], totals: dict, notes
+        cls, meta: ProfileFields, columns: dict[str, list], totals: dict, notes
     ) -> RegionRows:
         """The rows of the region contract's ``columns`` (each value already of its column's
         type), and their time as :attr:`RegionProfile.runtime_s` sums it.
@@ -124,9 +161,12 @@ def whole_program(
     device = "gpu" if "gpu" in (measured, _device_of(m.programming_model)) else "cpu"
     return {
         "app": spec.app,
-        "app_params": _params_text(tuple((k, type(v), v) for k, v in sorted(spec.params.items()))),
+        "app_params": _params_of(spec.params),
         "machine": mach,
-        **{k: getattr(m, k) for k in ("variant", "input_size", "input_type", "programming_model")},
+        "variant": m.variant,
+        "input_size": m.input_size,
+        "input_type": m.input_type,
+        "programming_model": m.programming_model,
         "device": spec.device or device,
         "threads": spec.threads or m.threads,
         "ranks": spec.ranks or m.ranks,
@@ -163,6 +203,14 @@ def _split_metrics(metrics: dict[str, float], src: Source) -> tuple[dict[str, fl
         else:  # unknown, or a second spelling of a counter already taken: keep it raw
             extra.append({"name": raw, "value": float(value)})
     return canon, extra
+
+
+def _params_of(params: dict) -> str:
+    """The run's parameters as stored: JSON, keys sorted (``{}`` for none, nearly every
+    command)."""
+    if not params:
+        return "{}"
+    return _params_text(tuple((k, type(v), v) for k, v in sorted(params.items())))
 
 
 @functools.lru_cache(maxsize=64)
