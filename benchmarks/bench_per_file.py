@@ -63,6 +63,7 @@ STEPS = (
     ("records: one by one (the rest)", _REGIONS, "_gathered"),
     ("regions: times, work, categories", _REGIONS, "_time_plan"),
     ("regions: times, work, categories", _REGIONS, "_region_columns"),
+    ("regions: times, work, categories", _REGIONS, "_uniform_columns"),
     ("metadata: the map, the record", _REGIONS, "_caliper_meta"),
     ("metric totals", _REGIONS, "_totals"),
     ("the app_profiles row", "xamm_ingest.readers.caliper_profile", "whole_program"),
