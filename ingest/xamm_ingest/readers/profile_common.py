@@ -48,9 +48,9 @@ class ProfileFields(NamedTuple):
     """A profile's metadata as the ingest path reads it: the fields of
     :class:`~xamm_data.tables.regions.ProfileMeta`, in its order with its defaults, each already of
     its type (the reader builds every value as the model would take it), held without validation:
-    one is made per file, and the model's validation of values the reader typed costs more than
-    the rest of the metadata's reading. :meth:`validated` is the model (``xamm predict``'s
-    profile); the tests check that it takes every record a reader makes unchanged."""
+    one is made per file of an archive, where validating values the reader has already typed is
+    work with nothing to find. :meth:`validated` is the model (``xamm predict``'s profile); the
+    tests check that it takes every record a reader makes unchanged."""
 
     path: str
     format: str
