@@ -428,18 +428,41 @@ def _uniform_columns(u: _Uniform, plan: tuple, line_bytes: int) -> tuple[dict[st
     tree, column = u.tree, u.values.__getitem__
     lay = _layout(tree, tuple(u.mpi), u.numeric, (inc, exc, per), line_bytes)
     regions = _Regions(tree.keys, tree.names, tree.parents, u.mpi, lay.leaf, column, 1)
+    # every region timed: each record holds a finite value of every attribute (_uniform)
     incl, excl = _times(regions, inc, exc, scale)
-    untimed = excl.count(None)
-    columns: dict[str, list] = {
-        "region": list(tree.keys),
-        "name": list(tree.names),
-        "parent": list(tree.parents),
+    work = _work_columns(lay.work, column, lay.leaf, line_bytes)
+    # the tree's lists are shared by every profile of the tree: each profile its own copies
+    columns = _columns(
+        [list(tree.keys), list(tree.names), list(tree.parents)], incl, excl, work, lay.category
+    )
+    return columns, lay.how
+
+
+def _columns(
+    place: list[list], incl: list, excl: list, work: dict[str, list], category: list[str]
+) -> dict[str, list]:
+    """The region contract's columns, in :data:`SCHEMA`'s order.
+
+    Args:
+        place: each region's path, own label and parent's path.
+        incl: inclusive seconds per region.
+        excl: exclusive seconds per region (None: no record timed it, counted 0 s).
+        work: ``bytes``, ``flops``, ``calls`` and ``work_from`` (:func:`_work_columns`).
+        category: each region's category (copied: a cached one is shared).
+
+    Returns:
+        One list per column.
+    """
+    region, name, parent = place
+    return {
+        "region": region,
+        "name": name,
+        "parent": parent,
         "inclusive_s": incl,
-        "exclusive_s": [0.0 if t is None else t for t in excl] if untimed else excl,
-        **_work_columns(lay.work, column, lay.leaf, line_bytes),
-        "category": list(lay.category),
+        "exclusive_s": [0.0 if t is None else t for t in excl] if None in excl else excl,
+        **work,
+        "category": list(category),
     }
-    return columns, (_how(inc, exc, per, False, untimed) if untimed else lay.how)
 
 
 def _times(regions: _Regions, inc, exc, scale: dict) -> tuple[list, list]:
@@ -757,16 +780,14 @@ def _region_columns(
     parents = regions.parents
     inner = set(parents)
     declared = [d and k not in inner for k, d in zip(regions.keys, regions.declared)]
-    columns: dict[str, list] = {
-        "region": regions.keys,
-        "name": regions.names,
-        "parent": parents,
-        "inclusive_s": incl,
-        # a region no record timed (Caliper wrote it for its children only) holds no time of its own
-        "exclusive_s": [0.0 if t is None else t for t in excl],
-        **_work(regions, numeric, line_bytes),
-        "category": _categories(regions, parents, declared),
-    }
+    # a region no record timed (Caliper wrote it for its children only) holds no time of its own
+    columns = _columns(
+        [regions.keys, regions.names, parents],
+        incl,
+        excl,
+        _work(regions, numeric, line_bytes),
+        _categories(regions, parents, declared),
+    )
     return columns, _how(inc, exc, per, regions.ranks > 1, excl.count(None))
 
 
