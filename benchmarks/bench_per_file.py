@@ -25,8 +25,9 @@ called (:data:`STEPS`), per file, less what the timing itself adds inside a step
 the thread's CPU time is a system call: :func:`timer_cost` measures it on a step that does
 nothing); the rest is the plain path less those steps (the worker's loop, the format's dispatch,
 the outcome, freeing what the parse built), and the timing's whole cost, inside the steps and
-around them, is shown apart. The parse in the path takes less than the parser alone: it parses
-the bytes the hash read, where the parser alone reads the file first. ``--json`` writes the
+around them, is shown apart. The parse in the path does not read the file: it parses the bytes
+the hash read, where the parser alone reads the file first (whether it then costs less than the
+parser alone depends on the machine's state: the page shows both). ``--json`` writes the
 figures, from which ``report`` prints the page again (``tests/test_bench_pages.py``).
 """
 
