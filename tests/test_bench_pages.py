@@ -113,6 +113,7 @@ def test_a_test_sharing_a_fixture_the_record_found_slow_is_slow(tmp_path, monkey
     "script,page,says",
     [
         ("bench_per_file", "per-file", "per-file path / parser"),
+        ("bench_per_file_instructions", "per-file-instructions", "parser in instructions"),
         ("bench_compare_memory", "compare-memory", "1000"),
         ("bench_compare", "compare", "xamm compare"),
         ("bench_default", "default", "baseline/roofline on the same rows"),

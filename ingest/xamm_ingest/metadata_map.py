@@ -93,7 +93,9 @@ def _tried(user: tuple[str, ...], column: str) -> tuple[str, ...]:
 
 
 # plans by (map id, keys, held): the map itself is kept beside its plan, so its id is not reused
+# (and so beside what a column took of a text value: MetadataMap._cell)
 _PLANS: dict[tuple, tuple[MetadataMap, tuple[list[str], list[tuple[str, list[str]]]]]] = {}
+_CELLS: dict[tuple[int, str, str], tuple[MetadataMap, str | int | None]] = {}
 
 
 @dataclass
@@ -187,18 +189,39 @@ class MetadataMap(BaseModel):
             note for each value a column could not take (that value stays in the rest).
         """
         own, tries = self._plan(tuple(meta), held)
-        out, taken = MappedMetadata(), set()
+        out, taken = MappedMetadata({}, [], []), set()
+        cells, me = _CELLS, id(self)
         for column, raws in tries:
             for raw in raws:
-                if str(meta[raw]).strip().lower() in _EMPTY:
-                    continue
-                value = self._value(column, raw, meta[raw], out)
+                v = meta[raw]
+                got = cells.get((me, column, v)) if type(v) is str else None
+                if got is None or got[0] is not self:
+                    got = (self, self._cell(column, raw, v, out))
+                value = got[1]
                 if value is not None:
                     out.columns[column] = value
                     taken.add(raw)
                     break
-        out.extra = [_entry(k, meta[k]) for k in own if k not in taken]
+        entries = _ENTRIES
+        try:  # an entry a corpus has seen is looked up here, not made by a call per key
+            out.extra = [
+                entries.get((k, meta[k])) or _entry(k, meta[k]) for k in own if k not in taken
+            ]
+        except TypeError:  # a value that is no key (a list): each entry made by _entry
+            out.extra = [_entry(k, meta[k]) for k in own if k not in taken]
         return out
+
+    def _cell(self, column: str, key: str, raw: object, out: MappedMetadata) -> str | int | None:
+        """What ``column`` takes of the value ``raw`` of ``key``: the column's value, or None for a
+        value that says "no value" or one it refuses (with a note in ``out``). A text value's
+        answer is kept for the next profile, but a refusal, whose note names the key."""
+        blank = str(raw).strip().lower() in _EMPTY
+        value = None if blank else self._value(column, key, raw, out)
+        if type(raw) is str and (blank or value is not None):
+            if len(_CELLS) >= 4096:
+                _CELLS.clear()
+            _CELLS[(id(self), column, raw)] = (self, value)  # the map kept: its id names no other
+        return value
 
     def _plan(
         self, keys: tuple[str, ...], held: frozenset[str]
@@ -243,7 +266,7 @@ class MetadataMap(BaseModel):
 # the extra_metadata entry of each (key, text value) seen, read only: a corpus repeats its keys
 # and most values (a library list of kilobytes) in every profile; as one object each, a worker's
 # chunk pickles them once and a batch waiting to be committed holds one copy
-_ENTRIES: dict[tuple[str, str], dict[str, str]] = {}
+_ENTRIES: dict[tuple[str, object], dict[str, str]] = {}
 
 
 def _entry(key: str, value: object) -> dict[str, str]:

@@ -6,7 +6,7 @@ import functools
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePath
 
 import polars as pl
 
@@ -64,7 +64,12 @@ def relative_path(path: str | Path, root: str | Path, link: bool | None = None) 
         link: whether ``path`` is a symbolic link, where the caller knows (the open that hashed
             it told: :func:`xamm_data.hashing.hash_file`); None: asked here.
     """
-    return _relative(os.fspath(path), os.fspath(root), link)
+    # a Path as its text in one call (os.fspath asks it in two)
+    return _relative(
+        str(path) if isinstance(path, PurePath) else os.fspath(path),
+        str(root) if isinstance(root, PurePath) else os.fspath(root),
+        link,
+    )
 
 
 @functools.lru_cache(maxsize=1024)
@@ -166,17 +171,29 @@ class ReadResult:
         return [{**r, **self.shared} for r in self.rows] if self.shared else self.rows
 
 
+@functools.lru_cache(maxsize=256)
+def _versions_text(versions: tuple[tuple[str, object], ...]) -> str | None:
+    """``tool=version`` pairs as stored, sorted, each tool with a version (cached: a corpus is
+    written by one or two versions of its tools)."""
+    return ";".join(f"{k}={v}" for k, v in sorted(versions) if v) or None
+
+
 def provenance(
     src: Source, fmt: str, reader: str, tool_versions: dict[str, str] | None = None, run_date=None
 ) -> dict:
     """The provenance columns every row carries."""
-    tv = ";".join(f"{k}={v}" for k, v in sorted((tool_versions or {}).items()) if v)
+    versions = tuple((tool_versions or {}).items())
+    # kept where each version is text: a cache takes 1, 1.0 and True as one key, and a list as none
+    if all(v is None or type(v) is str for _, v in versions):
+        text = _versions_text(versions)
+    else:
+        text = _versions_text.__wrapped__(versions)
     return {
         "source_path": src.rel_path,
         "source_sha256": src.sha256,
         "source_format": fmt,
         "reader": reader,
         "xamm_version": __version__,
-        "tool_versions": tv or None,
+        "tool_versions": text,
         "run_date": run_date,
     }

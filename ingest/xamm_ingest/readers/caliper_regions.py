@@ -460,7 +460,10 @@ def _columns(
         "parent": parent,
         "inclusive_s": incl,
         "exclusive_s": [0.0 if t is None else t for t in excl] if None in excl else excl,
-        **work,
+        "calls": work["calls"],
+        "bytes": work["bytes"],
+        "flops": work["flops"],
+        "work_from": work["work_from"],
         "category": list(category),
     }
 
@@ -619,10 +622,11 @@ def _totals(columns: Iterable[list[float]], numeric: tuple[str, ...]) -> dict[st
     """Each metric summed over regions and ranks (``columns``: each one's values), under its
     canonical name where it has one (NaN and inf stay, for the store's checks to refuse by
     name)."""
-    out: dict[str, float] = {}
-    for name, column in zip(_total_names(numeric), columns):
-        out[name] = exact_sum(column)
-    return out
+    names, columns = _total_names(numeric), list(columns)
+    try:  # nearly every profile: finite values, no None (math.fsum is exact_sum's sum)
+        return {name: math.fsum(column) for name, column in zip(names, columns)}
+    except (TypeError, ValueError, OverflowError):  # inf + -inf, past a double's range, a None
+        return {name: exact_sum(column) for name, column in zip(names, columns)}
 
 
 @functools.lru_cache(maxsize=256)
@@ -726,7 +730,8 @@ def _caliper_meta(
     it."""
     g = prof.globals
     exe = g.get("executablepath") or g.get("executable")
-    app = g.get("app") or g.get("application") or (Path(str(exe)).name if exe else path.stem)
+    stem, suffix = _stem_suffix(path.name)
+    app = g.get("app") or g.get("application") or (Path(str(exe)).name if exe else stem)
     run_date = _run_date(g)
     mapped = (metadata_map or default_map()).apply(g, _HELD if run_date is None else _HELD_DATED)
     cols: dict[str, Any] = mapped.columns  # each column of its type (MetadataMap._value)
@@ -735,7 +740,7 @@ def _caliper_meta(
     version = g.get("cali.caliper.version")
     meta = ProfileFields(
         path=str(path),
-        format="caliper-json" if path.suffix.lower() == ".json" else "caliper-cali",
+        format="caliper-json" if suffix.lower() == ".json" else "caliper-cali",
         app=str(app),
         source=source,
         source_from=source_from,
@@ -751,6 +756,13 @@ def _caliper_meta(
         extra_metadata=tuple(mapped.extra),
     )
     return meta, tuple(mapped.notes)
+
+
+def _stem_suffix(name: str) -> tuple[str, str]:
+    """A file name's ``stem`` and ``suffix`` as :class:`~pathlib.PurePath` splits it (one name
+    split once: each of the two properties is a call that takes the name again)."""
+    i = name.rfind(".")
+    return (name[:i], name[i:]) if 0 < i < len(name) - 1 else (name, "")
 
 
 def _time_plan(prof: CaliperProfile, numeric: tuple[str, ...], time_unit, path: Path):

@@ -80,6 +80,9 @@ class ProfileFields(NamedTuple):
         return ProfileMeta(**self._asdict())
 
 
+_SCHEMA_ORDER = tuple(SCHEMA)
+
+
 class RegionRows(NamedTuple):
     """A profile read for the store: what :class:`~xamm_data.tables.regions.RegionProfile` holds,
     its regions as the rows ``to_dicts`` would give (no table built per file; the rows held as
@@ -107,11 +110,12 @@ class RegionRows(NamedTuple):
         Returns:
             The profile's rows.
         """
-        rows = ColumnRows({c: columns[c] for c in SCHEMA if c in columns})
+        if tuple(columns) != _SCHEMA_ORDER:  # the caller's own order, or extra columns
+            columns = {c: columns[c] for c in SCHEMA if c in columns}
         # the same summation as the table's (RegionProfile.runtime_s: correctly rounded), so a
-        # stored runtime is what predict reads
-        runtime = exact_sum(columns["exclusive_s"]) if rows else None
-        return cls(meta, rows, runtime, totals, tuple(notes))
+        # stored runtime is what predict reads; every column is as long as this one
+        runtime = exact_sum(excl) if (excl := columns["exclusive_s"]) else None
+        return cls(meta, ColumnRows(columns), runtime, totals, tuple(notes))
 
 
 def _regions_and_time(
@@ -189,20 +193,36 @@ def _split_metrics(metrics: dict[str, float], src: Source) -> tuple[dict[str, fl
     finite number, or a negative counter, refuses the source."""
     canon: dict[str, float] = {}
     extra: list[dict] = []
-    for raw in sorted(metrics):
+    for raw, name in _metric_names(tuple(metrics)):
         value = metrics[raw]
         if value is None or not math.isfinite(value):
             raise IngestError(
                 src.path, f"metric {raw!r} is {value!r}; expected a finite number", record=raw
             )
-        name = counters.resolve(raw)
-        if name is not None and name not in canon:
+        if name is not None:
             if value < 0:
                 raise IngestError(src.path, f"counter {raw!r} is negative ({value})", record=raw)
             canon[name] = float(value)
-        else:  # unknown, or a second spelling of a counter already taken: keep it raw
+        else:
             extra.append({"name": raw, "value": float(value)})
     return canon, extra
+
+
+@functools.lru_cache(maxsize=256)
+def _metric_names(raws: tuple[str, ...]) -> tuple[tuple[str, str | None], ...]:
+    """Each metric, sorted, with the canonical counter it fills: None where it stays raw (unknown,
+    or a second spelling of a counter an earlier one fills). Cached: a corpus names the same
+    metrics in every profile."""
+    taken: set[str] = set()
+    out: list[tuple[str, str | None]] = []
+    for raw in sorted(raws):
+        name = counters.resolve(raw)
+        if name is not None and name not in taken:
+            taken.add(name)
+            out.append((raw, name))
+        else:
+            out.append((raw, None))
+    return tuple(out)
 
 
 def _params_of(params: dict) -> str:
