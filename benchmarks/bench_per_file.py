@@ -143,12 +143,18 @@ def command_state():
         gc.unfreeze()
 
 
-def measure(data: Path, n: int, runs: int) -> dict:
-    """The parser's and the per-file path's CPU seconds on the first ``n`` files."""
+def chunk_calls(data: Path, n: int, records: Path) -> tuple[list, object, object]:
+    """(the first ``n`` Caliper profiles of the corpus in chunks of :data:`CHUNK` tasks, the
+    parser on a chunk, the per-file path on a chunk), the path recording hashes in ``records``.
+
+    Args:
+        data: the shared data folder.
+        n: files.
+        records: a folder for the path's record of hashes.
+    """
     from xamm_ingest.pipeline import commit
     from xamm_ingest.pipeline.file_hashes import FileHashes
     from xamm_ingest.pipeline.stages import read_chunk
-    from xamm_ingest.readers import base
     from xamm_ingest.readers.caliper_files import load_profile
     from xamm_ingest.readers.profile_common import SampleSpec
     from xamm_ingest.records import Bounds
@@ -158,13 +164,12 @@ def measure(data: Path, n: int, runs: int) -> dict:
     files = sorted(root.rglob("*.cali"))[:n]
     opts = {"spec": SampleSpec(app="sort", machine="grace"), "bounds": Bounds()}
     tasks = [Task("caliper", f, root) for f in files]
+    hashes = FileHashes(records / "file-hashes.bin")
+    noted = [0]
 
     def parser(chunk):
         for t in chunk:
             load_profile(t.path)
-
-    records = tempfile.TemporaryDirectory()
-    hashes = FileHashes(Path(records.name) / "file-hashes.bin")
 
     def per_file(chunk):
         got = read_chunk(chunk, opts)
@@ -172,12 +177,19 @@ def measure(data: Path, n: int, runs: int) -> dict:
         assert sum(len(rows) for _, rows, _ in got) == len(chunk) == hashes.noted - noted[0]
         noted[0] = hashes.noted
 
-    noted = [0]
+    return [tasks[i : i + CHUNK] for i in range(0, len(tasks), CHUNK)], parser, per_file
+
+
+def measure(data: Path, n: int, runs: int) -> dict:
+    """The parser's and the per-file path's CPU seconds on the first ``n`` files."""
+    from xamm_ingest.readers import base
+
+    records = tempfile.TemporaryDirectory()
+    chunks, parser, per_file = chunk_calls(data, n, Path(records.name))
 
     def one_pass() -> tuple[float, float]:
         if hasattr(base, "relative_path"):  # every pass resolves its paths as a new worker would
             base.relative_path.cache_clear()
-        chunks = [tasks[i : i + CHUNK] for i in range(0, len(tasks), CHUNK)]
         both = [(cpu_of(parser, c), cpu_of(per_file, c)) for c in chunks]
         return sum(p for p, _ in both), sum(q for _, q in both)
 
@@ -188,7 +200,7 @@ def measure(data: Path, n: int, runs: int) -> dict:
         timed = [_steps_pass(one_pass) for _ in range(runs)]
     records.cleanup()
     return {
-        "files": len(files),
+        "files": sum(map(len, chunks)),
         "runs": runs,
         "parser_cpu_s": statistics.median(p for p, _ in taken),
         "per_file_cpu_s": statistics.median(q for _, q in taken),
@@ -255,16 +267,29 @@ def _report_steps(f: dict) -> None:
     )
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def options(doc: str, files: int) -> argparse.ArgumentParser:
+    """The options of a per-file benchmark: ``--data``, ``--files`` (default ``files``),
+    ``--runs``, ``--json`` and ``--out``; its description the first line of ``doc``."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
-    ap.add_argument("--files", type=int, default=2000)
+    ap.add_argument("--files", type=int, default=files)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--json", type=Path, help="write the figures here")
     ap.add_argument("--out", type=Path, help="also write what is printed here (a Markdown page)")
-    args = ap.parse_args()
-    if not (args.data / CORPUS).is_dir():
-        print(f"{args.data / CORPUS}: not found (the shared data)", file=sys.stderr)
+    return ap
+
+
+def corpus_found(data: Path) -> bool:
+    """Whether ``data`` holds the corpus; where not, says so on stderr."""
+    if (data / CORPUS).is_dir():
+        return True
+    print(f"{data / CORPUS}: not found (the shared data)", file=sys.stderr)
+    return False
+
+
+def main() -> int:
+    args = options(__doc__, 2000).parse_args()
+    if not corpus_found(args.data):
         return 1
     figures = {**measure(args.data, args.files, args.runs), "floor_cpu_s": floor_cpu_s()}
     published(figures, args.json, args.out, "bench_per_file.py", report)

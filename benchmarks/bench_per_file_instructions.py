@@ -51,31 +51,9 @@ def worker(data: Path, n: int, mode: str) -> None:
         n: files.
         mode: what runs after the warm pass.
     """
-    from xamm_ingest.pipeline import commit
-    from xamm_ingest.pipeline.file_hashes import FileHashes
-    from xamm_ingest.pipeline.stages import read_chunk
     from xamm_ingest.readers import base
-    from xamm_ingest.readers.caliper_files import load_profile
-    from xamm_ingest.readers.profile_common import SampleSpec
-    from xamm_ingest.records import Bounds
-    from xamm_ingest.sources import Task
 
-    root = data / bench_per_file.CORPUS
-    files = sorted(root.rglob("*.cali"))[:n]
-    opts = {"spec": SampleSpec(app="sort", machine="grace"), "bounds": Bounds()}
-    tasks = [Task("caliper", f, root) for f in files]
-    hashes = FileHashes(Path(tempfile.mkdtemp()) / "file-hashes.bin")
-
-    def parser(chunk):
-        for t in chunk:
-            load_profile(t.path)
-
-    def per_file(chunk):
-        commit.note_hashed(hashes, [out for out, _, _ in read_chunk(chunk, opts)])
-
-    chunks = [
-        tasks[i : i + bench_per_file.CHUNK] for i in range(0, len(tasks), bench_per_file.CHUNK)
-    ]
+    chunks, parser, per_file = bench_per_file.chunk_calls(data, n, Path(tempfile.mkdtemp()))
     with bench_per_file.command_state():
         for chunk in chunks:
             parser(chunk)
@@ -207,16 +185,10 @@ def report(f: dict) -> None:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", type=Path, default=bench_per_file.REPO.parent / "shared" / "data")
-    ap.add_argument("--files", type=int, default=200)
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--json", type=Path, help="write the figures here")
-    ap.add_argument("--out", type=Path, help="also write what is printed here (a Markdown page)")
+    ap = bench_per_file.options(__doc__, 200)
     ap.add_argument("--worker", choices=MODES, help=argparse.SUPPRESS)
     args = ap.parse_args()
-    if not (args.data / bench_per_file.CORPUS).is_dir():
-        print(f"{args.data / bench_per_file.CORPUS}: not found (the shared data)", file=sys.stderr)
+    if not bench_per_file.corpus_found(args.data):
         return 1
     if args.worker:
         worker(args.data, args.files, args.worker)
