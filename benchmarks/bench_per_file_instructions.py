@@ -8,12 +8,13 @@ parse, regions, metadata, the row, the hash noted for a resume) on the first ``-
 profiles of the parallel-sorting corpus, counted in instructions rather than timed: each in its own
 process under ``valgrind --tool=callgrind`` (set up, both warmed by one pass over the files, then
 that one over them again), less a third process that only sets up and warms. An instruction count
-does not move with the machine's load, where the CPU seconds of ``bench_per_file.py`` do; it does
-not say what an instruction costs either. So the same files are also timed here (in-process, as
-``bench_per_file.py`` times them), and the page shows the nanoseconds an instruction of the parser
-takes beside one of the path beyond the parser: the target (the path at most 1.5x the parser) is
-in CPU seconds, and where the path's CPU is over it, this says whether it executes too much or
-executes slowly.
+does not move with the machine's load, where the CPU seconds of ``bench_per_file.py`` do (repeats
+agree within 0.1%; a change to the set-up before the counted pass can move a count by a few per
+cent, so counts are compared under one set-up); it does not say what an instruction costs
+either. So the same files are also timed here (in-process, as ``bench_per_file.py`` times them),
+and the page shows the nanoseconds an instruction of the parser takes beside one of the path
+beyond the parser: the target (the path at most 1.5x the parser) is in CPU seconds, and where the
+path's CPU is over it, this says whether it executes too much or executes slowly.
 
 valgrind's CPU has no SHA instructions, so under it the hash of each source runs OpenSSL's
 software SHA-256: its instructions (libcrypto's) are shown apart, and left out of the
