@@ -108,3 +108,87 @@ def test_region_rows_take_the_columns_in_any_order(tmp_path):
     assert a.runtime_s == b.runtime_s == exact_sum(cols["exclusive_s"])
     empty = profile_common.RegionRows.of_columns(meta, {c: [] for c in SCHEMA}, {}, [])
     assert empty.runtime_s is None and len(empty.rows) == 0
+
+
+def _random_task_fields(rng: random.Random, root) -> dict:
+    """Every field of a :class:`Task`, seeded, each of a type it holds."""
+    return {
+        "fmt": rng.choice(["caliper", "rajaperf", "hpctoolkit"]),
+        "path": root / f"d{rng.randint(0, 9)}" / f"f{rng.randint(0, 99)}.cali",
+        "root": root,
+        "machine": rng.choice([None, "quartz", "lassen"]),
+        "run": rng.choice([None, object()]),
+        "defaults": rng.choice([(), (("machine", "dane"),), (("metadata", None),)]),
+        "why_no_machine": rng.choice(["", "no xamm.toml"]),
+        "sha256": rng.choice([None, f"{rng.getrandbits(256):064x}"]),
+        "machine_beside": rng.random() < 0.5,
+        "link": rng.choice([None, False, True]),
+        "data": rng.choice([None, b"", rng.randbytes(8)]),
+    }
+
+
+def test_a_task_or_source_built_without_init_is_the_one_init_builds(tmp_path):
+    """:func:`~xamm_ingest._frozen.built` (the per-source copies of a Task hashed, and each
+    Source) gives what the class's ``__init__`` gives: equal, same repr and hash, each field the
+    very object given, still frozen; for classes it may build (no ``__post_init__``, no
+    ``__slots__``, every field an ``__init__`` argument). ``hashed`` is ``dataclasses.replace``."""
+    import dataclasses
+
+    from xamm_ingest._frozen import built
+    from xamm_ingest.pipeline.stages import hashed
+    from xamm_ingest.sources import Task
+
+    for cls in (Task, Source):
+        assert not hasattr(cls, "__post_init__") and "__slots__" not in vars(cls), cls
+        assert all(f.init for f in dataclasses.fields(cls)), cls
+    rng = random.Random(66)
+    for _ in range(300):
+        fields = _random_task_fields(rng, tmp_path)
+        made, want = built(Task, fields), Task(**fields)
+        assert made == want and repr(made) == repr(want) and hash(made) == hash(want)
+        assert all(getattr(made, k) is v for k, v in fields.items())
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            made.sha256 = "x"  # type: ignore[misc]
+        t = Task(**{**fields, "sha256": None})
+        sha, link, data = f"{rng.getrandbits(256):064x}", rng.choice([None, True]), b"d"
+        got = hashed(t, sha, link, data)
+        assert got == dataclasses.replace(t, sha256=sha, link=link, data=data)
+        assert got.data is data and vars(got) == {
+            **vars(t),
+            "sha256": sha,
+            "link": link,
+            "data": data,
+        }
+        src = Source.of(fields["path"], tmp_path, sha, False, data)
+        rel = fields["path"].relative_to(tmp_path).as_posix()
+        assert src == Source(fields["path"], rel, sha, data) and src.data is data
+
+
+def test_a_caliper_profiles_metadata_lands_under_each_fields_name(tmp_path):
+    """The reader builds the metadata record by position: each value a profile gives, all of
+    them distinct, is the one the record holds under that field's name."""
+    from datetime import UTC, datetime
+
+    from tests.cali_writer import write_cali
+
+    globals_ = {
+        "cali.caliper.version": "2.9.1", "cluster": "quartz", "app": "myapp",
+        "variant": "myvariant", "input_size": "13", "input_type": "t1",
+        "programming_model": "OpenMP", "mpi.world.size": "3", "omp.num.threads": "5",
+        "num_gpus": "7", "numhosts": "11", "launchdate": "1700993161", "foo": "bar",
+    }  # fmt: skip
+    regions = [(["main"], {"sum#inclusive#sum#time.duration": 2.0})]
+    units = {"sum#inclusive#sum#time.duration": "sec"}
+    f = write_cali(tmp_path / "p.cali", regions, globals_, units=units)
+    meta = caliper_regions.read_caliper_rows(f).meta._asdict()
+    want = {
+        "path": str(f), "format": "caliper-cali", "app": "myapp", "source": "quartz:gpu",
+        "cluster": "quartz", "ranks": 3, "threads": 5, "gpus": 7, "hosts": 11,
+        "programming_model": "OpenMP", "variant": "myvariant", "input_size": 13,
+        "input_type": "t1", "run_date": datetime.fromtimestamp(1700993161, UTC),
+        "tool_versions": {"caliper": "2.9.1"},
+        "extra_metadata": ({"name": "app", "value": "myapp"}, {"name": "foo", "value": "bar"}),
+    }  # fmt: skip
+    assert {k: meta[k] for k in want} == want
+    assert meta["source_from"].startswith("Caliper global cluster=quartz; gpu:")
+    assert meta["time_from"].startswith("inclusive sum#inclusive#sum#time.duration")

@@ -26,6 +26,7 @@ from xamm_data.store.append import numbered_within
 from xamm_data.store.store import dedupe_sources, renumber_trials
 from xamm_data.tables.schema import TableSchema
 from xamm_data.tables.validate import ValidationError, validate
+from xamm_ingest._frozen import built
 from xamm_ingest.errors import IngestError
 from xamm_ingest.format import Format, get_format
 from xamm_ingest.machine_names import names_pinned, take_aliases, take_unknown
@@ -107,8 +108,9 @@ def hashed(
     t: Task, sha256: str | None = None, link: bool | None = None, data: bytes | None = None
 ) -> Task:
     """``t`` with its source's hash (``sha256``, else read, which tells whether its path is a
-    link: ``link`` where the caller read it; ``data``: the bytes hashed, for its reader), built
-    field by field: ``dataclasses.replace`` costs more than the hash of a small file.
+    link: ``link`` where the caller read it; ``data``: the bytes hashed, for its reader), its
+    other fields as they are (:func:`~xamm_ingest._frozen.built`: ``dataclasses.replace`` costs
+    more than the hash of a small file).
 
     Args:
         t: the source.
@@ -120,19 +122,7 @@ def hashed(
         return t
     if not sha256:
         sha256, link, _, _ = _sha(t.path)
-    return Task(
-        t.fmt,
-        t.path,
-        t.root,
-        t.machine,
-        t.run,
-        t.defaults,
-        t.why_no_machine,
-        sha256,
-        t.machine_beside,
-        link,
-        data,
-    )
+    return built(Task, {**t.__dict__, "sha256": sha256, "link": link, "data": data})
 
 
 def unreadable(path: Path, e: OSError) -> IngestError:

@@ -12,6 +12,7 @@ import polars as pl
 
 from xamm_data._version import __version__
 from xamm_data.hashing import dir_sha256, file_sha256
+from xamm_ingest._frozen import built
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,8 @@ class Source:
         rel = relative_path(path, root if root is not None else path.parent, link)
         if sha256 is None:
             sha256 = dir_sha256(path) if path.is_dir() else file_sha256(path)
-        return cls(path=path, rel_path=rel, sha256=sha256, data=data)
+        # one is made per source: built as __init__ builds it, less its call per field
+        return built(cls, {"path": path, "rel_path": rel, "sha256": sha256, "data": data})
 
 
 @functools.lru_cache(maxsize=256)
@@ -171,6 +173,9 @@ class ReadResult:
         return [{**r, **self.shared} for r in self.rows] if self.shared else self.rows
 
 
+_TEXT_TYPES = frozenset({str, type(None)})  # the versions whose text is kept (provenance)
+
+
 @functools.lru_cache(maxsize=256)
 def _versions_text(versions: tuple[tuple[str, object], ...]) -> str | None:
     """``tool=version`` pairs as stored, sorted, each tool with a version (cached: a corpus is
@@ -184,7 +189,7 @@ def provenance(
     """The provenance columns every row carries."""
     versions = tuple((tool_versions or {}).items())
     # kept where each version is text: a cache takes 1, 1.0 and True as one key, and a list as none
-    if all(v is None or type(v) is str for _, v in versions):
+    if _TEXT_TYPES.issuperset(map(type, (tool_versions or {}).values())):
         text = _versions_text(versions)
     else:
         text = _versions_text.__wrapped__(versions)

@@ -133,9 +133,11 @@ class CaliProfile:
     def metadata(self, name: str) -> dict:
         """The attribute's metadata entries (e.g. ``attribute.unit``, ``attribute.alias``)."""
         # a name may repeat: its first id counts (a reader asks for one or two names: a scan
-        # costs less than a dict of every name)
-        aid = next((i for i, n in self.attr_name.items() if n == name), None)
-        if aid is None:
+        # costs less than a dict of every name, and list.index scans in C)
+        names = self.attr_name
+        try:
+            aid = list(names)[list(names.values()).index(name)]
+        except ValueError:
             return {}
         out = {}
         node = self.node_parent.get(aid)

@@ -738,22 +738,27 @@ def _caliper_meta(
     config = _configuration(cols, prof, ranks_named)
     source, source_from = _caliper_source(g, attrs, config)
     version = g.get("cali.caliper.version")
+    # by position, in the fields' order (a call by keyword matches 18 names, once per profile)
     meta = ProfileFields(
-        path=str(path),
-        format="caliper-json" if suffix.lower() == ".json" else "caliper-cali",
-        app=str(app),
-        source=source,
-        source_from=source_from,
-        cluster=str(g["cluster"]) if g.get("cluster") else None,
-        **config,
-        variant=cols.get("variant"),
-        input_size=cols.get("input_size"),
-        input_type=cols.get("input_type"),
-        time_from=time_from,
-        run_date=run_date,
+        str(path),
+        "caliper-json" if suffix.lower() == ".json" else "caliper-cali",
+        str(app),
+        source,
+        source_from,
+        str(g["cluster"]) if g.get("cluster") else None,
+        config["ranks"],
+        config["threads"],
+        config["gpus"],
+        config["hosts"],
+        config["programming_model"],
+        cols.get("variant"),
+        cols.get("input_size"),
+        cols.get("input_type"),
+        time_from,
+        run_date,
         # as text: a JSON profile may write the version as a number, a .cali one a repeated global
-        tool_versions={"caliper": None if version is None else metadata_text(version)},
-        extra_metadata=tuple(mapped.extra),
+        {"caliper": None if version is None else metadata_text(version)},
+        tuple(mapped.extra),
     )
     return meta, tuple(mapped.notes)
 
