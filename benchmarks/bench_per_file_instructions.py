@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import gc
 import hashlib
 import os
 import re
@@ -60,6 +61,9 @@ def worker(data: Path, n: int, mode: str) -> None:
             parser(chunk)
             per_file(chunk)
         base.relative_path.cache_clear()  # as every pass of bench_per_file.py resolves anew
+        # the counted pass starts from one state of the collector whatever the warm pass left:
+        # the collections inside it are then its own (a full one is millions of instructions)
+        gc.collect()
         if mode != "base":
             for chunk in chunks:
                 (parser if mode == "parser" else per_file)(chunk)
@@ -87,8 +91,9 @@ def counted(data: Path, n: int, mode: str, out: Path) -> dict[str, int]:
         "--files",
         str(n),
     ]
-    # one hash seed for the three processes: a dict's layout, and so its probes, are the same
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    # one hash seed for the three processes: a dict's layout, and so its probes, are the same;
+    # one polars thread: idle pool threads add a count that varies from run to run
+    env = {**os.environ, "PYTHONHASHSEED": "0", "POLARS_MAX_THREADS": "1", "RAYON_NUM_THREADS": "1"}
     subprocess.run(cmd, check=True, env=env, capture_output=True)
     return {"all": _total(out), "libcrypto": _object_total(out, "libcrypto")}
 
