@@ -228,6 +228,32 @@ def test_the_per_file_page_takes_the_timing_out_of_its_steps_and_the_rest_closes
     assert sum(rows.values()) == pytest.approx(figures["per_file_cpu_s"] / files * 1e6, abs=1.5)
 
 
+def test_the_per_file_page_shows_the_median_process_and_every_processs_ratio(capsys):
+    """Of fresh processes' figures, the page's are the median process's (the lower middle of an
+    even count), every process's ratio listed in the order they ran, with how many met the
+    target."""
+    bench_per_file = benchmark("bench_per_file")
+
+    def one(parser: float, path: float) -> dict:
+        steps = {"a": path / 2}
+        return {"files": 100, "runs": 1, "parser_cpu_s": parser, "per_file_cpu_s": path,
+                "ratios": [path / parser], "steps_cpu_s": steps, "step_calls": {"a": 100},
+                "timed_pass_cpu_s": path, "timer_inside_s": 1e-6, "timer_call_s": 2e-6}  # fmt: skip
+
+    got = [one(1.0, 1.6), one(1.0, 1.4), one(2.0, 2.9), one(1.0, 1.7)]
+    chosen = bench_per_file.median_process(got[:3])
+    assert chosen["per_file_cpu_s"] == 2.9 and chosen["process_ratios"] == [1.6, 1.4, 1.45]
+    assert bench_per_file.median_process(got)["per_file_cpu_s"] == 2.9  # 1.4 1.45 | 1.6 1.7
+    assert bench_per_file.median_process(got[:1])["process_ratios"] == [1.6]
+    bench_per_file.report({**chosen, "floor_cpu_s": 0.02})
+    out = capsys.readouterr().out
+    assert "per-file path / parser: 1.45x (target <= 1.5x: met)" in out
+    assert (
+        "(3 fresh processes, the median one shown): 1.60x, 1.40x, 1.45x; at most 1.5x in 2 of 3"
+        in out
+    )
+
+
 def test_the_timer_cost_is_measured_on_a_step_that_does_nothing():
     """A timed call costs more in all than inside its step (two clock reads around the step, the
     call and the tally around them), and both are positive."""

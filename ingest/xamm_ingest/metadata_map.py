@@ -242,6 +242,7 @@ class MetadataMap(BaseModel):
             (column, [raw for key in self.keys_for(column) if (raw := by_norm.get(key))])
             for column in FIELDS
         ]
+        tries = [(column, raws) for column, raws in tries if raws]  # a column no key fills: none
         if len(_PLANS) >= 256:
             _PLANS.clear()
         _PLANS[at] = (self, (own, tries))  # the map is held: its id names no other map

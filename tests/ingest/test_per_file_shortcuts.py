@@ -110,6 +110,77 @@ def test_region_rows_take_the_columns_in_any_order(tmp_path):
     assert empty.runtime_s is None and len(empty.rows) == 0
 
 
+def _random_tree(rng: random.Random) -> list[tuple[str, ...]]:
+    """Up to 40 region paths, one root, parents listed before or after their children, wide and
+    deep, each label once under its parent."""
+    paths = [("main",)]
+    for i in range(rng.randint(0, 39)):
+        paths.append((*rng.choice(paths), f"r{i}"))
+    rng.shuffle(paths)
+    return paths
+
+
+def test_a_uniform_profiles_times_are_the_times_read_region_by_region():
+    """Inclusive times scaled and exclusive times (the inclusive less the children's, added in
+    region order, never below 0), as :func:`caliper_regions._times` works them out, bit for bit:
+    wide trees, negative times and -0.0, either time attribute missing."""
+    rng = random.Random(66)
+    edge = [0.0, -0.0, -1.0, 1e-300, 1e300, 0.1, 0.2, 0.3]
+    for _ in range(1500):
+        paths = _random_tree(rng)
+        tree = caliper_regions._tree(tuple(paths))
+        n = len(paths)
+        cols = {
+            a: [rng.choice(edge) if rng.random() < 0.2 else rng.uniform(-1, 9) for _ in range(n)]
+            for a in ("i", "e")
+        }
+        inc, exc = rng.choice([("i", None), ("i", "e"), (None, "e")])
+        scale = {a: rng.choice([1.0, 1e-9, 0.25, 1 / 3]) for a in ("i", "e")}
+        plan = (inc, exc, scale, 1)
+        lay = caliper_regions._layout(tree, (False,) * n, ("e", "i"), (inc, exc, 1), 64)
+        got = caliper_regions._uniform_times(cols.__getitem__, plan, lay.kids)
+        regions = caliper_regions._Regions(
+            tree.keys, tree.names, tree.parents, [False] * n, lay.leaf, cols.__getitem__, 1
+        )
+        want = caliper_regions._times(regions, inc, exc, scale)
+        assert list(map(repr, got[0])) == list(map(repr, want[0]))
+        assert list(map(repr, got[1])) == list(map(repr, want[1]))
+
+
+def test_a_profiles_work_from_counters_is_what_the_store_works_out_from_them(tmp_path, monkeypatch):
+    """Flops (the single- and double-precision operations added) and bytes (last-level-cache
+    misses x the line) of each region of a written ``.cali`` file, read attribute by attribute and
+    record by record, are what :func:`~xamm_data.tables.regions.work_from_counters` gives for
+    the counters as written; a profile without flop counters has no flops."""
+    import polars as pl
+    from cali_writer import write_cali
+
+    from xamm_data.tables.regions import LINE_BYTES, work_from_counters
+    from xamm_ingest.readers.caliper_regions import read_caliper_rows
+
+    rng = random.Random(66)
+    attrs = {"sp_ops": "sum#papi.PAPI_SP_OPS", "dp_ops": "sum#papi.PAPI_DP_OPS",
+             "l3_tcm": "sum#papi.PAPI_L3_TCM"}  # fmt: skip
+    for i in range(40):
+        kept = {c: a for c, a in attrs.items() if rng.random() < 0.7}
+        paths = [["main"], *(["main", f"k{j}"] for j in range(rng.randint(0, 4)))]
+        values = [{a: float(rng.randint(0, 10**9)) for a in kept.values()} for _ in paths]
+        regions = [
+            (p, {"sum#inclusive#sum#time.duration": 1.0, **v}) for p, v in zip(paths, values)
+        ]
+        f = write_cali(tmp_path / f"w{i}.cali", regions, {"cluster": "quartz"},
+                       units={"sum#inclusive#sum#time.duration": "sec"})  # fmt: skip
+        ctr = {f"ctr_{c}": [v[a] for v in values] for c, a in kept.items()}
+        want = work_from_counters(pl.DataFrame({"region": paths, **ctr}), LINE_BYTES)
+        for uniform in (True, False):
+            if not uniform:
+                monkeypatch.setattr(caliper_regions, "_uniform", lambda recs: None)
+            got = read_caliper_rows(f).rows.columns
+            monkeypatch.undo()
+            assert got["flops"] == want["flops"].to_list(), (kept, uniform)
+            assert got["bytes"] == want["bytes"].to_list(), (kept, uniform)
+
+
 def _random_task_fields(rng: random.Random, root) -> dict:
     """Every field of a :class:`Task`, seeded, each of a type it holds."""
     return {

@@ -536,7 +536,8 @@ def _seeded_profile(rng: random.Random) -> tuple[list, dict, dict]:
                 if a in ("mpi.function", "note"):
                     metrics[a] = rng.choice(["MPI_Send", "x"])
                 else:
-                    metrics[a] = rng.choice([0.0, 1.5, rng.uniform(0, 9)])
+                    # a negative time or -0.0 too: the exclusive time is kept from below 0
+                    metrics[a] = rng.choice([0.0, 1.5, rng.uniform(0, 9), -2.5, -0.0])
                     if rng.random() < 0.03:
                         metrics[a] = rng.choice([math.nan, math.inf, "text"])
             if rank is not None:

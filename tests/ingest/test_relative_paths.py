@@ -109,3 +109,36 @@ def test_the_open_that_hashes_a_source_tells_whether_it_is_a_link_and_its_path_f
             open(bad, "rb")  # noqa: SIM115 (refused before it opens)
     if fds is not None:
         assert len(os.listdir("/proc/self/fd")) == fds
+
+
+def _relative_by_split_and_join(path: str, root: str) -> str:
+    """The relative path of a source no link leads to, by ``os.path.split`` and ``os.path.join``
+    (the rule :func:`relative_path` follows without their calls)."""
+    path = path.rstrip(os.sep) or path
+    directory, name = os.path.split(path)
+    real = os.path.join(os.path.realpath(directory or os.curdir), name)
+    base = os.path.realpath(root)
+    if real == base:
+        return "."
+    head = base if base.endswith(os.sep) else base + os.sep
+    return real[len(head) :] if real.startswith(head) else name
+
+
+def test_a_paths_directory_and_name_are_split_and_joined_as_os_path_does(tmp_path, monkeypatch):
+    """Seeded paths of separators, dots and names, absolute and relative, under and beside
+    seeded roots (``/`` and ``//`` among them): the relative path is the one ``os.path.split``
+    and ``os.path.join`` give."""
+    import random
+
+    monkeypatch.chdir(tmp_path)
+    rng = random.Random(66)
+    parts = ["", ".", "..", "a", "b", "c.cali", "//", "/"]
+    roots = ["/", "//", ".", "a", "a/", "/a/b", str(tmp_path), str(tmp_path) + "/a//"]
+    paths = ["/", "//", "///", ".", "a", "a/", "/a", "a//b/", "//a", "./c.cali"]
+    for _ in range(3000):
+        paths.append("/".join(rng.choice(parts) for _ in range(rng.randint(1, 6))))
+    relative_path.cache_clear()
+    for path in paths:
+        for root in rng.sample(roots, 3):
+            want = _relative_by_split_and_join(path, root)
+            assert relative_path(path, root, link=False) == want, (path, root)

@@ -55,6 +55,14 @@ def _resolved(directory: str) -> str:
     return os.path.realpath(directory)
 
 
+@functools.lru_cache(maxsize=256)
+def _resolved_head(directory: str) -> str:
+    """``directory`` resolved, ending in the separator: what ``os.path.join`` puts before a name
+    (one directory's files share it)."""
+    real = _resolved(directory)
+    return real if real.endswith(os.sep) else real + os.sep
+
+
 def relative_path(path: str | Path, root: str | Path, link: bool | None = None) -> str:
     """``path`` relative to ``root`` as POSIX text (both resolved: links followed, as
     ``Path.resolve`` does), or its name when it is not under it. Cached: the pipeline and the
@@ -77,8 +85,12 @@ def relative_path(path: str | Path, root: str | Path, link: bool | None = None) 
 @functools.lru_cache(maxsize=1024)
 def _relative(path: str, root: str, link: bool | None) -> str:
     # strings, not Path objects: this runs once per source, and a Path costs more than the rest
-    path = path.rstrip(os.sep) or path  # as a Path drops a trailing separator
-    directory, name = os.path.split(path)
+    sep = os.sep
+    path = path.rstrip(sep) or path  # as a Path drops a trailing separator
+    # os.path.split in place (this runs once per source), less its trailing separators on the
+    # directory, which realpath drops
+    cut = path.rfind(sep) + 1
+    directory, name = path[:cut], path[cut:]
     own = name  # what a source outside the root is called: its own name, not its target's
     # a file resolves as its directory does (one directory's files share it), a link as the
     # directory of what it points to: its own links followed here, the directory's by realpath
@@ -86,13 +98,13 @@ def _relative(path: str, root: str, link: bool | None) -> str:
         target, directory, name = _target(path, directory, name)
         if target is None:
             return own
-    real = os.path.join(_resolved(directory or os.curdir), name)
-    base = _resolved(root)
-    if real == base:
+    # os.path.join of the resolved directory and a name (which holds no separator)
+    real = _resolved_head(directory or os.curdir) + name
+    if real == _resolved(root):
         return "."
-    head = base if base.endswith(os.sep) else base + os.sep
+    head = _resolved_head(root)
     if real.startswith(head):
-        return real[len(head) :].replace(os.sep, "/")
+        return real[len(head) :].replace(sep, "/")
     return own
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import operator
 import re
 from collections.abc import Callable, Iterable
+from itertools import islice
 
 from xamm_data.errors import XammError
 
@@ -133,21 +134,22 @@ class CaliProfile:
     def metadata(self, name: str) -> dict:
         """The attribute's metadata entries (e.g. ``attribute.unit``, ``attribute.alias``)."""
         # a name may repeat: its first id counts (a reader asks for one or two names: a scan
-        # costs less than a dict of every name, and list.index scans in C)
+        # costs less than a dict of every name; indexOf scans the names in C, islice the ids)
         names = self.attr_name
         try:
-            aid = list(names)[list(names.values()).index(name)]
+            aid = next(islice(names, operator.indexOf(names.values(), name), None))
         except ValueError:
             return {}
         out = {}
-        node = self.node_parent.get(aid)
+        attr_of, data, parent_of = self.node_attr, self.node_data, self.node_parent
+        node = parent_of.get(aid)
         while node is not None:
-            a = self.node_attr.get(node)
-            if a in self.attr_name and a not in (ATTR_PROP,):
-                out[self.attr_name[a]] = self.node_data[node]
+            a = attr_of.get(node)
+            if a in names and a != ATTR_PROP:
+                out[names[a]] = data[node]
             if node in _TYPES:
                 out["type"] = _TYPES[node]
-            node = self.node_parent.get(node)
+            node = parent_of.get(node)
         return out
 
     def _own(self, nid: int) -> dict:

@@ -120,7 +120,10 @@ class AttributeMeta(Mapping[str, dict]):
             return key in self._names
         # the records scanned until one holds ``key`` (for the attribute a reader asks for, the
         # first does); on a miss, every record's attributes gathered, for the next question
-        return any(key in r for r in self._prof.records) or key in self._keys()
+        for r in self._prof.records:  # a loop, not any() of a generator: asked once per file
+            if key in r:
+                return True
+        return key in self._keys()
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._keys())

@@ -389,6 +389,7 @@ class _Layout(NamedTuple):
     category: list[str]
     how: str  # how the times were read, every region timed
     work: _WorkPlan
+    kids: tuple[tuple[int, tuple[int, ...]], ...]  # each parent region's place, its children's
 
 
 @functools.lru_cache(maxsize=1024)
@@ -417,7 +418,18 @@ def _layout(
         list(tree.keys), list(tree.parents), own, [declared and x for x in leaf]
     )
     inc, exc, per = time_attrs
-    return _Layout(leaf, category, _how(inc, exc, per, False, 0), _work_plan(numeric, line_bytes))
+    at = {k: i for i, k in enumerate(tree.keys)}
+    kids: dict[int, list[int]] = {}
+    for j, parent in enumerate(tree.parents):
+        if (i := at.get(parent)) is not None:  # type: ignore[arg-type]
+            kids.setdefault(i, []).append(j)
+    return _Layout(
+        leaf,
+        category,
+        _how(inc, exc, per, False, 0),
+        _work_plan(numeric, line_bytes),
+        tuple((i, tuple(kids[i])) for i in sorted(kids)),
+    )
 
 
 def _uniform_columns(u: _Uniform, plan: tuple, line_bytes: int) -> tuple[dict[str, list], str]:
@@ -427,15 +439,47 @@ def _uniform_columns(u: _Uniform, plan: tuple, line_bytes: int) -> tuple[dict[st
     inc, exc, scale, per = plan
     tree, column = u.tree, u.values.__getitem__
     lay = _layout(tree, tuple(u.mpi), u.numeric, (inc, exc, per), line_bytes)
-    regions = _Regions(tree.keys, tree.names, tree.parents, u.mpi, lay.leaf, column, 1)
-    # every region timed: each record holds a finite value of every attribute (_uniform)
-    incl, excl = _times(regions, inc, exc, scale)
+    incl, excl = _uniform_times(column, plan, lay.kids)
     work = _work_columns(lay.work, column, lay.leaf, line_bytes)
     # the tree's lists are shared by every profile of the tree: each profile its own copies
     columns = _columns(
         [list(tree.keys), list(tree.names), list(tree.parents)], incl, excl, work, lay.category
     )
     return columns, lay.how
+
+
+def _uniform_times(
+    column: Callable[[str], list[float]],
+    plan: tuple,
+    kids: tuple[tuple[int, tuple[int, ...]], ...],
+) -> tuple[list, list]:
+    """:func:`_times` of a :class:`_Uniform` profile, whose every region a record times with a
+    finite value: the same products and the same sums, in the same order.
+
+    Args:
+        column: an attribute's values, region by region.
+        plan: :func:`_time_plan`'s.
+        kids: each parent region's place and its children's (:class:`_Layout`).
+    """
+    inc, exc, scale, _ = plan
+    incl = None
+    if inc is not None:
+        s = scale[inc]
+        incl = [m * s for m in column(inc)]
+    if exc is not None:
+        s = scale[exc]
+        excl = [m * s for m in column(exc)]
+        return incl if incl is not None else [None] * len(excl), excl
+    assert incl is not None  # _time_plan refuses a profile with neither attribute
+    excl = incl.copy()  # a leaf: its own time (less no child's)
+    for i, children in kids:
+        took = 0.0  # the children's times added in region order, as _times adds them
+        for j in children:
+            took += incl[j]
+        excl[i] = incl[i] - took
+    if min(excl) < 0.0:  # never below 0 (children timed past their parent)
+        excl = [0.0 if d < 0.0 else d for d in excl]
+    return incl, excl
 
 
 def _columns(
@@ -552,14 +596,17 @@ def _work_columns(
             "calls": list(map(_times_or_none, kernels, reps)),
             "work_from": [plan.note] * n,
         }
-    flops = [
-        exact_sum(fl) if (fl := [v for v in vs if v is not None]) else None
-        for vs in zip(*(column(a) for a in plan.flops))
-    ]
+    # no flop counter measured: none (a zip of no columns would give no rows)
+    flops: list[float | None] = [None] * n
+    if plan.flops:
+        flops = [
+            exact_sum(fl) if (fl := [v for v in vs if v is not None]) else None
+            for vs in zip(*[column(a) for a in plan.flops])
+        ]
     by = column(plan.bytes) if plan.bytes else [None] * n
     return {
         "bytes": [None if b is None else b * line_bytes for b in by],
-        "flops": flops or [None] * n,
+        "flops": flops,
         "calls": list(column(plan.calls)) if plan.calls else [None] * n,
         "work_from": [plan.note] * n,
     }
@@ -624,7 +671,7 @@ def _totals(columns: Iterable[list[float]], numeric: tuple[str, ...]) -> dict[st
     name)."""
     names, columns = _total_names(numeric), list(columns)
     try:  # nearly every profile: finite values, no None (math.fsum is exact_sum's sum)
-        return {name: math.fsum(column) for name, column in zip(names, columns)}
+        return dict(zip(names, map(math.fsum, columns)))
     except (TypeError, ValueError, OverflowError):  # inf + -inf, past a double's range, a None
         return {name: exact_sum(column) for name, column in zip(names, columns)}
 
@@ -683,7 +730,7 @@ def _run_date(g: dict) -> datetime | None:
     x = _num(g.get("launchdate"))
     # the time datetime.fromtimestamp(int(x), tz=UTC) gives (POSIX time counts no leap seconds),
     # by arithmetic rather than a conversion through the time zone
-    return _EPOCH + timedelta(seconds=int(x)) if x is not None and 0 < x < 1e11 else None
+    return _EPOCH + timedelta(0, int(x)) if x is not None and 0 < x < 1e11 else None  # (days, s)
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -783,7 +830,11 @@ def _time_plan(prof: CaliperProfile, numeric: tuple[str, ...], time_unit, path: 
             f"{path}: no time attribute (e.g. avg#inclusive#sum#time.duration); expected a timed "
             "Caliper region profile (the spot or runtime-report channel)"
         )
-    scale = {a: _seconds(prof, a, time_unit, path) / per for a in (inc, exc) if a}
+    scale = {}
+    if inc:
+        scale[inc] = _seconds(prof, inc, time_unit, path) / per
+    if exc:
+        scale[exc] = _seconds(prof, exc, time_unit, path) / per
     return inc, exc, scale, per
 
 
@@ -878,8 +929,15 @@ def _read(path: Path, time_unit, line_bytes: int, metadata_map, data: bytes | No
         set() if u is not None else {str(v) for r in recs if (v := r.get("mpi.rank")) is not None}
     )
     meta, notes = _caliper_meta(prof, path, named, keys, time_from, metadata_map)
-    summed = tuple(k for k in numeric if k not in plan[:2])
+    summed = _summed(numeric, *plan[:2])
     return columns, meta, _totals(map(column_of, summed), summed), notes
+
+
+@functools.lru_cache(maxsize=256)
+def _summed(numeric: tuple[str, ...], inc: str | None, exc: str | None) -> tuple[str, ...]:
+    """The attributes a profile's totals sum: all but the two time attributes its regions read
+    (cached: a corpus repeats its attribute list)."""
+    return tuple(k for k in numeric if k != inc and k != exc)
 
 
 def read_caliper_rows(
