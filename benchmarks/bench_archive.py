@@ -24,7 +24,8 @@ content. Aims: at least 500 files/s on 2 cores; the tree's peak memory under 250
 files, and flat whatever the corpus.
 
 ``--resume-only N`` ingests N replicas (10: 105,630 files), then runs the same command again on
-the fully stored archive (aim: at most 5% of the first ingest), then times commits of 1,000
+the fully stored archive, :data:`RERUNS` times (the median run against the first ingest, aim: at
+most 5%), then times commits of 1,000
 sources into tables of 10^4, 10^5 and 10^6 rows (aim: flat after a run's first commit).
 
 ``--memory-only N`` runs only the sampled ingest of N replicas (100: 1,056,300 files): whether
@@ -387,7 +388,12 @@ def measure_resume(args, corpus: Path) -> dict:
     try:
         n = make_replicas(corpus, tmp / "replicas", args.resume_only)
         first = xamm_ingest(tmp / "replicas", tmp / "s" / "store", args.workers, memory=False)
-        again = xamm_ingest(tmp / "replicas", tmp / "s" / "store", args.workers, memory=False)
+        # the rerun reads nothing and changes nothing: seconds a run, so the median of a few
+        reruns = [
+            xamm_ingest(tmp / "replicas", tmp / "s" / "store", args.workers, memory=False)
+            for _ in range(RERUNS)
+        ]
+        again = sorted(reruns, key=lambda r: r["seconds"])[len(reruns) // 2]
         shutil.rmtree(tmp / "replicas")
         commits = commit_cost(tmp / "grow")
     finally:
@@ -397,6 +403,7 @@ def measure_resume(args, corpus: Path) -> dict:
             _run_figures("first ingest", n, first),
             _run_figures("rerun, all stored", n, again),
         ],
+        "rerun_walls_s": [r["seconds"] for r in reruns],
         "commits": commits,
     }
 
@@ -447,6 +454,7 @@ def measure_memory(args, corpus: Path) -> dict:
 TREE_TARGET_MB = 250.0  # the ingest tree's peak PSS at 10^5 files
 RESUME_AIM = 0.05  # a rerun on a stored archive, against its first ingest
 RATE_AIM = 500.0  # files/s of an unobserved ingest on 2 cores
+RERUNS = 3  # reruns of the stored archive (--resume-only), the median one against the first
 
 
 def _mb(v) -> str:
@@ -479,6 +487,9 @@ def report(f: dict) -> None:
         share = again["wall_s"] / first["wall_s"]
         ok = "met" if share <= RESUME_AIM else "NOT met"
         print(f"rerun / first ingest: {share:.1%} (aim: at most {RESUME_AIM:.0%}: {ok})")
+        if walls := f.get("rerun_walls_s"):
+            each = ", ".join(f"{w:.1f}" for w in walls)
+            print(f"the rerun {len(walls)} times, wall s: {each} (the median one shown)")
         print(f"{'table rows':>12}{'first commit s':>16}{'later commits s (median of 3)':>32}")
         for c in f["commits"]:
             print(f"{c['rows']:>12,}{c['first_s']:>16.3f}{c['later_s']:>32.3f}")

@@ -12,8 +12,10 @@ rejected naming it.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import polars as pl
@@ -22,6 +24,7 @@ from pydantic import ValidationError
 from xamm_data.tables.features import add_features
 from xamm_data.tables.schema import APP_PROFILES
 from xamm_data.tables.validate import conform
+from xamm_ingest._frozen import built
 from xamm_ingest.arguments import add_map_argument as add_map_argument
 from xamm_ingest.arguments import add_sample_arguments as add_sample_arguments
 from xamm_ingest.errors import IngestError
@@ -30,7 +33,7 @@ from xamm_ingest.metadata_map import FIELDS, MetadataMap
 from xamm_ingest.readers.base import Source
 from xamm_ingest.readers.profile_common import SampleSpec
 from xamm_ingest.report import Rejected
-from xamm_ingest.sources import Plan, Task, ingest_root, list_files, walk_files
+from xamm_ingest.sources import Plan, Task, ingest_root, list_files, walk_dirs
 
 
 def plan_files(fmt: str, suffixes: tuple[str, ...]):
@@ -64,11 +67,63 @@ def walk_file_tasks(fmt: str, suffixes: tuple[str, ...]):
 
     def walk(paths: list[Path], opts: dict, plan: Plan):
         configs: dict = {}
-        for f in walk_files(paths, plan):
-            if task := file_task(fmt, f, suffixes, plan, configs):
-                yield task
+        for directory, names, files in walk_dirs(paths, plan):
+            yield from dir_tasks(fmt, directory, names, files, suffixes, plan, configs)
 
     return walk
+
+
+def dir_tasks(
+    fmt: str,
+    directory: Path,
+    names: list[str],
+    files: list[Path],
+    suffixes: tuple[str, ...],
+    plan: Plan,
+    configs: dict,
+) -> Iterator[Task]:
+    """:func:`file_task` of each of one directory's files, what depends on the directory (its
+    ``xamm.toml``'s map) looked up once, each name's ending found without a path's split.
+
+    Args:
+        fmt: the format.
+        directory: the files' directory (:func:`~xamm_ingest.sources.walk_dirs`).
+        names: the files' names.
+        files: the files, each ``directory / name``.
+        suffixes: the file endings the format reads.
+        plan: where ignored and rejected files are listed.
+        configs: each directory's map, read once (filled here).
+    """
+    here = None
+    for name, f in zip(names, files):
+        if name == CONFIG_NAME:
+            continue
+        if suffix_of(name) not in suffixes:
+            plan.ignored.append(str(f))
+            continue
+        if here is None:
+            here = _dir_metadata(directory, plan.root, configs)
+        if isinstance(here, Rejected):
+            plan.rejected.append(Rejected(str(f), f"{f}: {here.reason}", here.problem))
+            continue
+        # the fields as Task(fmt, f, plan.root, defaults=here) sets them (built: no setattr each)
+        yield built(
+            Task, {**_TASK_DEFAULTS, "fmt": fmt, "path": f, "root": plan.root, "defaults": here}
+        )
+
+
+_TASK_DEFAULTS = {k.name: k.default for k in dataclasses.fields(Task)}
+
+
+def suffix_of(name: str) -> str:
+    """A file name's ending in lower case, as ``os.path.splitext(name)[1].lower()`` gives it: from
+    its last dot, unless only dots stand before that dot (``.cali`` has none).
+
+    Args:
+        name: a file name (no separator).
+    """
+    i = name.rfind(".")
+    return name[i:].lower() if i > 0 and name[:i].lstrip(".") else ""
 
 
 def file_task(

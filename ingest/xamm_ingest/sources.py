@@ -10,6 +10,7 @@ import os
 import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 
 from xamm_data.errors import type_name
@@ -157,6 +158,19 @@ def walk_files(paths: list[Path], plan: Plan) -> Iterator[Path]:
     """Every file at or under ``paths``, lazily: each directory's files in name order, then its
     subdirectories in name order. Dangling links and OTF2 traces go to ``plan.rejected``, as in
     :func:`list_files`, which holds the whole list at once; this holds one directory's."""
+    for _, _, files in walk_dirs(paths, plan):
+        yield from files
+
+
+def walk_dirs(paths: list[Path], plan: Plan) -> Iterator[tuple[Path, list[str], list[Path]]]:
+    """:func:`walk_files` a directory at a time: (the directory, its files' names, its files), so
+    that what depends on the directory alone is worked out once for all its files (a file named
+    as a source comes as the one file of its parent).
+
+    Args:
+        paths: the files and folders given.
+        plan: where dangling links and OTF2 traces are refused.
+    """
     anchors: set[Path] = set()
     for p in paths:
         if p.is_symlink() and not p.exists():
@@ -164,19 +178,23 @@ def walk_files(paths: list[Path], plan: Plan) -> Iterator[Path]:
         elif p.is_dir():
             yield from _walk_dir(p, plan, anchors)
         elif p.is_file():
-            yield from _without_traces([p], plan, anchors)
+            if kept := _without_traces([p], plan, anchors):
+                yield p.parent, [p.name], kept
         else:
             raise not_a_source(p)
 
 
-def _walk_dir(top: Path, plan: Plan, anchors: set[Path]) -> Iterator[Path]:
-    """:func:`walk_files` under one directory, with ``os.scandir``: the type of each entry comes
+_NAME = attrgetter("name")
+
+
+def _walk_dir(top: Path, plan: Plan, anchors: set[Path]) -> Iterator[tuple[Path, list, list]]:
+    """:func:`walk_dirs` under one directory, with ``os.scandir``: the type of each entry comes
     with the listing, so a file costs no ``stat`` of its own (at 10^5 files, most of a walk)."""
     stack = [str(top)]
     while stack:
         here = stack.pop()
         try:
-            entries = sorted(os.scandir(here), key=lambda e: e.name)
+            entries = sorted(os.scandir(here), key=_NAME)
         except OSError:  # unreadable, or gone since it was listed: os.walk skips it too
             continue
         names, dirs = [], []
@@ -188,28 +206,39 @@ def _walk_dir(top: Path, plan: Plan, anchors: set[Path]) -> Iterator[Path]:
             elif e.is_symlink() and not os.path.exists(e.path):  # a link to nothing
                 plan.rejected.append(dangling(Path(e.path)))
             # a link to a directory is not followed (as os.walk does not)
-        yield from _dir_files(here, names, plan, anchors)
+        if names:
+            directory = Path(here)
+            yield directory, *_dir_files(directory, names, plan, anchors)
         stack.extend(reversed(dirs))
 
 
 def _plain(here: str, names: list[str]) -> bool:
     """Whether none of a directory's files can be part of an OTF2 trace or has a name that is not
     UTF-8 (nearly every directory: its files need no look beyond their names)."""
+    joined = "\0".join(names)  # no file name holds a NUL
     try:
         here.encode("utf-8")
-        for n in names:
-            n.encode("utf-8")
+        joined.encode("utf-8")
     except UnicodeEncodeError:
         return False
-    return not any(os.path.splitext(n)[1].lower() in OTF2_SUFFIXES for n in names)
+    # one look at every name for the endings first: only a directory holding one looks closer
+    low = joined.lower() + "\0"
+    if not any(s + "\0" in low for s in OTF2_SUFFIXES):
+        return True
+    # each ending as _without_traces reads it, a path's suffix (``..otf2`` ends in ``.otf2``)
+    return not any(Path(n).suffix.lower() in OTF2_SUFFIXES for n in names)
 
 
-def _dir_files(here: str, names: list[str], plan: Plan, anchors: set[Path]) -> list[Path]:
-    """The files ``names`` of directory ``here`` as :func:`_without_traces` keeps them; a child
-    of the directory's path costs less than a path parsed whole, once per file."""
-    top = Path(here)
+def _dir_files(
+    top: Path, names: list[str], plan: Plan, anchors: set[Path]
+) -> tuple[list[str], list[Path]]:
+    """(the names, the files) of ``names`` in directory ``top`` that :func:`_without_traces`
+    keeps; a child of the directory's path costs less than a path parsed whole, once per file."""
     files = [top / n for n in names]
-    return files if _plain(here, names) else _without_traces(files, plan, anchors)
+    if _plain(str(top), names):
+        return names, files
+    kept = _without_traces(files, plan, anchors)
+    return [f.name for f in kept], kept
 
 
 def dangling(p: Path) -> Rejected:
@@ -251,8 +280,10 @@ def _without_traces(files: list[Path], plan: Plan, seen: set[Path] | None = None
     that are not UTF-8 (refused by name); ``seen`` carries the traces of directories already
     walked, whose event files sit in subdirectories."""
     files = _utf8_names(files, plan)
-    new = {f.with_suffix("") for f in files if f.suffix.lower() == ".otf2"}
-    anchors = new | (seen if seen is not None else set())
+    found = {f.with_suffix("") for f in files if f.suffix.lower() == ".otf2"}
+    # a trace met again (its file named as a source beside its folder) is reported once
+    new = found - seen if seen is not None else found
+    anchors = found | (seen if seen is not None else set())
     if seen is not None:
         seen.update(new)
     for a in sorted(new):
