@@ -1,7 +1,7 @@
 """The per-file path against the parser under it, in CPU seconds, in each of a few processes.
 
     python benchmarks/bench_per_file.py [--data ../shared/data] [--files 2000] [--runs 5]
-        [--processes 3] [--out docs/bench/per-file.md --json docs/bench/per-file.json]
+        [--processes 5] [--out docs/bench/per-file.md --json docs/bench/per-file.json]
 
 On the first ``--files`` Caliper profiles of the parallel-sorting corpus (sorted by path), two
 figures side by side, in-process, in thread CPU seconds summed over chunks of 25 files taken in
@@ -23,14 +23,14 @@ than the passes within it do):
 The target: the per-file path at most 1.5x the parser. Beside them, the machine's floor: the CPU
 seconds of ``python -c pass`` as a process (the median of 7), the range of the ratio over the
 passes (the machine's speed drifts between them), and where the path's CPU goes: in further passes
-(``--runs`` of them, the figures above taken without it), each step of the path timed where it is
-called (:data:`STEPS`), per file, less what the timing itself adds inside a step (a clock read of
-the thread's CPU time is a system call: :func:`timer_cost` measures it on a step that does
-nothing); the rest is the plain path less those steps (the worker's loop, the format's dispatch,
-the outcome, freeing what the parse built), and the timing's whole cost, inside the steps and
-around them, is shown apart. The parse in the path does not read the file: it parses the bytes
-the hash read, where the parser alone reads the file first (whether it then costs less than the
-parser alone depends on the machine's state: the page shows both). ``--json`` writes the
+(``--runs`` of them, each after a plain one, the figures above taken without it), each step of the
+path timed where it is called (:data:`STEPS`), per file, less what the timing itself adds inside a
+step (a clock read of the thread's CPU time is a system call: :func:`timer_cost` measures it on a
+step that does nothing); the rest is the plain path less those steps (the worker's loop, the
+format's dispatch, the outcome, freeing what the parse built), and the timing's whole cost, inside
+the steps and around them, is shown apart. The parse in the path does not read the file: it parses
+the bytes the hash read, where the parser alone reads the file first (whether it then costs less
+than the parser alone depends on the machine's state: the page shows both). ``--json`` writes the
 figures, from which ``report`` prints the page again (``tests/test_bench_pages.py``).
 """
 
@@ -200,9 +200,11 @@ def measure(data: Path, n: int, runs: int) -> dict:
 
     with command_state():
         one_pass()  # warm the page cache, the imports, the caches a worker fills on its first files
-        taken = [one_pass() for _ in range(runs)]
         inside, whole = timer_cost()
-        timed = [_steps_pass(one_pass) for _ in range(runs)]
+        taken, timed = [], []
+        for _ in range(runs):  # plain and timed passes in turn: a drift of speed weighs on both
+            taken.append(one_pass())
+            timed.append(_steps_pass(one_pass))
     records.cleanup()
     return {
         "files": sum(map(len, chunks)),
@@ -276,6 +278,11 @@ def _report_steps(f: dict) -> None:
         f"file; {inside * 1e6:.1f} us of each inside its step; on a step that does nothing a timed "
         f"call costs {f['timer_call_s'] * 1e6:.1f} us, {f['timer_inside_s'] * 1e6:.1f} inside it)"
     )
+    if extra < 0:
+        print(
+            "(the timed passes took less CPU than the plain ones: the machine's speed moved by "
+            "more than the timing costs, so the steps are as timed and the rest is the remainder)"
+        )
 
 
 def options(doc: str, files: int) -> argparse.ArgumentParser:
@@ -327,7 +334,7 @@ def median_process(got: list[dict]) -> dict:
 
 def main() -> int:
     ap = options(__doc__, 2000)
-    ap.add_argument("--processes", type=int, default=3, help="fresh processes that measure")
+    ap.add_argument("--processes", type=int, default=5, help="fresh processes that measure")
     ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)  # one such process
     args = ap.parse_args()
     if args.one and args.json is None:
