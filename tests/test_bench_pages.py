@@ -228,6 +228,33 @@ def test_the_per_file_page_takes_the_timing_out_of_its_steps_and_the_rest_closes
     assert sum(rows.values()) == pytest.approx(figures["per_file_cpu_s"] / files * 1e6, abs=1.5)
 
 
+def test_the_per_file_page_says_when_the_timed_passes_cost_less_than_the_plain_ones(capsys):
+    """A machine whose speed moved by more than the timing costs shows the timing's cost below
+    zero: the page says so, and takes nothing out of the steps for it; where the timing costs
+    something, no such line."""
+    bench_per_file = benchmark("bench_per_file")
+    figures = {
+        "files": 100,
+        "runs": 1,
+        "floor_cpu_s": 0.02,
+        "parser_cpu_s": 0.40,
+        "per_file_cpu_s": 0.62,
+        "ratios": [1.55],
+        "steps_cpu_s": {"a": 0.45},
+        "step_calls": {"a": 100},
+        "timed_pass_cpu_s": 0.60,  # less than the plain passes' 0.62
+        "timer_inside_s": 1e-6,
+        "timer_call_s": 2e-6,
+    }
+    bench_per_file.report(figures)
+    out = capsys.readouterr().out
+    assert "the timed passes took less CPU than the plain ones" in out
+    step = next(ln for ln in out.splitlines() if ln.startswith("a "))
+    assert float(step[36:].split()[0]) == pytest.approx(4500)  # 0.45 s over 100 files, as timed
+    bench_per_file.report({**figures, "timed_pass_cpu_s": 0.63})
+    assert "the timed passes took less CPU" not in capsys.readouterr().out
+
+
 def test_the_per_file_page_shows_the_median_process_and_every_processs_ratio(capsys):
     """Of fresh processes' figures, the page's are the median process's (the lower middle of an
     even count), every process's ratio listed in the order they ran, with how many met the
