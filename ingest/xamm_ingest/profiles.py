@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -82,8 +81,10 @@ def dir_tasks(
     plan: Plan,
     configs: dict,
 ) -> Iterator[Task]:
-    """:func:`file_task` of each of one directory's files, what depends on the directory (its
-    ``xamm.toml``'s map) looked up once, each name's ending found without a path's split.
+    """The tasks of one directory's files, each with the metadata map of the ``xamm.toml`` over
+    the directory (looked up once for all of them); a file with nothing to ingest is listed in
+    ``plan.ignored``, one a bad ``xamm.toml`` covers is rejected naming it (the ``xamm.toml``
+    itself is neither).
 
     Args:
         fmt: the format.
@@ -140,21 +141,7 @@ def file_task(
         plan: where ignored and rejected files are listed.
         configs: each directory's map, read once (filled here).
     """
-    text = str(f)
-    directory, name = os.path.split(text)
-    if name == CONFIG_NAME:
-        return None
-    if os.path.splitext(name)[1].lower() not in suffixes:
-        plan.ignored.append(text)
-        return None
-    # the directory's map by its text (what _dir_metadata keys it by): most files' is known
-    here = configs.get(directory or ".")
-    if here is None:
-        here = _dir_metadata(f.parent, plan.root, configs)
-    if isinstance(here, Rejected):
-        plan.rejected.append(Rejected(str(f), f"{f}: {here.reason}", here.problem))
-        return None
-    return Task(fmt, f, plan.root, defaults=here)
+    return next(dir_tasks(fmt, f.parent, [f.name], [f], suffixes, plan, configs), None)
 
 
 def _dir_metadata(directory: Path, root: Path, cache: dict) -> tuple | Rejected:

@@ -1,7 +1,8 @@
 """The lazy walk of an archive (``walk_file_tasks``: a directory at a time, each directory's
-``xamm.toml`` looked up once, each name's ending found without a path's split) gives the tasks,
-the ignored files and the refusals the whole-list plan (``plan_files``: ``file_task`` file by
-file, the rule it replaces) gives, on seeded trees of the names that make the rules differ."""
+``xamm.toml`` looked up once, each name's ending found without a path's split) and the whole-list
+plan (``plan_files``) give the tasks, the ignored files and the refusals the file-by-file rule
+(:func:`_rule`: the ending by ``os.path.splitext``, the task by ``Task(...)``) gives over the
+whole list of files, on seeded trees of the names that make the rules differ."""
 
 from __future__ import annotations
 
@@ -12,7 +13,18 @@ from pathlib import Path
 import pytest
 
 from xamm_ingest import profiles
-from xamm_ingest.sources import OTF2_SUFFIXES, Plan, _plain, walk_dirs, walk_files
+from xamm_ingest.machine_names import CONFIG_NAME
+from xamm_ingest.report import Rejected
+from xamm_ingest.sources import (
+    OTF2_SUFFIXES,
+    Plan,
+    Task,
+    _plain,
+    ingest_root,
+    list_files,
+    walk_dirs,
+    walk_files,
+)
 
 SUFFIXES = (".cali", ".json")
 NAMES = [
@@ -51,6 +63,24 @@ def _tree(root: Path, rng: random.Random) -> None:
         (rng.choice(dirs) / "gone.cali").symlink_to(root / "nowhere")
 
 
+def _rule(paths: list[Path]) -> Plan:
+    """The plan file by file, as written from the rule: every file listed, its ending by
+    ``os.path.splitext``, its directory's map, its task by ``Task(...)``."""
+    out, configs = Plan(root=ingest_root(paths)), {}
+    for f in list_files(paths, out):
+        if f.name == CONFIG_NAME:
+            continue
+        if os.path.splitext(f.name)[1].lower() not in SUFFIXES:
+            out.ignored.append(str(f))
+            continue
+        here = profiles._dir_metadata(f.parent, out.root, configs)
+        if isinstance(here, Rejected):
+            out.rejected.append(Rejected(str(f), f"{f}: {here.reason}", here.problem))
+        else:
+            out.tasks.append(Task("caliper", f, out.root, defaults=here))
+    return out
+
+
 def _seen(plan: Plan, tasks) -> tuple:
     rejected = sorted((r.path, r.reason, r.problem) for r in plan.rejected)
     return (
@@ -61,16 +91,18 @@ def _seen(plan: Plan, tasks) -> tuple:
 
 
 @pytest.mark.parametrize("seed", range(40))
-def test_the_walk_gives_the_plans_tasks_ignored_files_and_refusals(tmp_path, seed):
+def test_the_walk_and_the_plan_give_the_rules_tasks_ignored_files_and_refusals(tmp_path, seed):
     root = tmp_path / "runs"
     _tree(root, random.Random(seed))
     paths = [root]
     if seed % 4 == 0:  # files named one by one beside the folder
         paths += sorted(p for p in root.iterdir() if p.is_file())[:2]
+    want = _rule(paths)
     plan = profiles.plan_files("caliper", SUFFIXES)(paths, {})
+    assert _seen(plan, plan.tasks) == _seen(want, want.tasks)
     walked = Plan(root=plan.root)
     tasks = list(profiles.walk_file_tasks("caliper", SUFFIXES)(paths, {}, walked))
-    assert _seen(walked, tasks) == _seen(plan, plan.tasks)
+    assert _seen(walked, tasks) == _seen(want, want.tasks)
     # each task as Task(...) makes it, its fields and nothing else
     assert all(t == type(t)(t.fmt, t.path, t.root, defaults=t.defaults) for t in tasks)
     assert all(t.__dict__ == type(t)(t.fmt, t.path, t.root, defaults=t.defaults).__dict__
