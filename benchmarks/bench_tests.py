@@ -1,16 +1,19 @@
 """Wall time of the test suite against its budgets: the fast lane (``pytest -m "not slow"``) within
 90 s, the whole suite within 10 minutes, on the machine it runs on (CI: 2 cores).
 
-    python benchmarks/bench_tests.py [--lane fast|full|both] [--json] [--record]
+    python benchmarks/bench_tests.py [--lane fast|full|both] [--record] [--json F] [--out FILE]
 
 Each lane runs in a fresh ``pytest -q -p no:cacheprovider`` with ``CI=true`` (a missing
 ``../shared/data`` fails rather than skips, so the figure is of the real suite), with the workers
 ``pyproject.toml`` asks for. Prints the wall time, the CPU seconds, pytest's own count line and
-whether the budget held; exits 1 when a lane fails its tests or its budget. ``--record`` also writes
-each test's seconds from the whole suite's run to ``tests/durations.json``, with the setup seconds
-of each fixture a module's tests share: the tests over ``SLOW_SECONDS`` there, and the tests using
-a shared fixture over it, are the slow ones (``tests/conftest.py``), so the fast lane follows the
-suite as it grows.
+whether the budget held, and the machine's floor (``python -c pass`` in CPU seconds, the median of
+7 processes) before the first lane and after the last: the budgets are for 2 idle cores, and the
+floor says how far from idle the machine was. Exits 1 when a lane fails its tests or its budget.
+``--json`` keeps the figures; the test suite regenerates the page (``--out``) from them.
+``--record`` also writes each test's seconds from the whole suite's run to ``tests/durations.json``,
+with the setup seconds of each fixture a module's tests share: the tests over ``SLOW_SECONDS``
+there, and the tests using a shared fixture over it, are the slow ones (``tests/conftest.py``), so
+the fast lane follows the suite as it grows.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _data import floor_cpu_s, printed_to
 
 REPO = Path(__file__).resolve().parents[1]
 LANES = {"fast": (["-m", "not slow"], 90.0), "full": ([], 600.0)}
@@ -109,27 +114,47 @@ def run_lane(name: str, record: bool = False) -> dict:
     }
 
 
-def main() -> int:
+def report(figures: dict) -> bool:
+    """Print the lanes against their budgets, the machine's floor before and after them.
+
+    Args:
+        figures: what :func:`main` measured (``floor_before_cpu_s``, ``floor_after_cpu_s``,
+            ``lanes``).
+
+    Returns:
+        Whether every lane passed its tests within its budget.
+    """
+    print(
+        f"floor (`python -c pass`, median of 7): {figures['floor_before_cpu_s']:.3f} cpu-s before, "
+        f"{figures['floor_after_cpu_s']:.3f} cpu-s after"
+    )
+    for r in figures["lanes"]:
+        verdict = "within" if r["within_budget"] else "OVER"
+        print(
+            f"{r['lane']:>4}: {r['seconds']:7.1f} s, {r['cpu_seconds']:.0f} cpu-s ({verdict} "
+            f"the {r['budget_s']:.0f} s budget, {r['cpus']} cpus): {r['pytest']}"
+        )
+        for name in r["failed"]:
+            print(f"      {name}")
+    return all(r["within_budget"] and r["tests_passed"] for r in figures["lanes"])
+
+
+def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--lane", choices=["fast", "full", "both"], default="both")
-    ap.add_argument("--json", action="store_true")
     ap.add_argument("--record", action="store_true", help="write tests/durations.json (full lane)")
-    args = ap.parse_args()
+    ap.add_argument("--json", type=Path, help="write the figures here")
+    ap.add_argument("--out", type=Path, help="also write what is printed here (a Markdown page)")
+    args = ap.parse_args(argv)
     lanes = ["fast", "full"] if args.lane == "both" else [args.lane]
+    before = floor_cpu_s()
     # the full lane first when it records: the fast lane then runs with what it recorded
     rows = [run_lane(n, record=args.record and n == "full") for n in sorted(lanes, reverse=True)]
+    figures = {"floor_before_cpu_s": before, "floor_after_cpu_s": floor_cpu_s(), "lanes": rows}
     if args.json:
-        print(json.dumps(rows, indent=1))
-    else:
-        for r in rows:
-            verdict = "within" if r["within_budget"] else "OVER"
-            print(
-                f"{r['lane']:>4}: {r['seconds']:7.1f} s, {r['cpu_seconds']:.0f} cpu-s ({verdict} "
-                f"the {r['budget_s']:.0f} s budget, {r['cpus']} cpus): {r['pytest']}"
-            )
-            for name in r["failed"]:
-                print(f"      {name}")
-    return 0 if all(r["within_budget"] and r["tests_passed"] for r in rows) else 1
+        args.json.write_text(json.dumps(figures, indent=1) + "\n")
+    with printed_to(args.out, "bench_tests.py"):
+        return 0 if report(figures) else 1
 
 
 if __name__ == "__main__":

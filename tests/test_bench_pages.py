@@ -124,12 +124,44 @@ def test_a_test_sharing_a_fixture_the_record_found_slow_is_slow(tmp_path, monkey
         ("bench_archive", "archive", "tree's peak"),
         ("bench_archive", "archive-resume", "rerun / first ingest"),
         ("bench_archive", "archive-memory", "tree's peak"),
+        ("bench_tests", "tests", "s budget"),
     ],
 )
 def test_the_page_is_regenerated_from_its_json_with_the_floor(script, page, says):
     printed, table = regenerated(script, page, lambda m, r: m.report(r))
     assert printed == table
     assert "python -c pass" in table and says in table
+
+
+def test_the_test_lanes_page_says_over_when_a_lane_passes_but_takes_longer_than_its_budget(capsys):
+    """A lane whose tests pass over its budget is OVER and fails the benchmark; a lane within its
+    budget whose tests fail fails it too; the floors before and after are printed."""
+    bench_tests = benchmark("bench_tests")
+
+    def lane(name, seconds, passed=True):
+        budget = bench_tests.LANES[name][1]
+        return {
+            "lane": name,
+            "seconds": seconds,
+            "cpu_seconds": 2 * seconds,
+            "budget_s": budget,
+            "within_budget": seconds <= budget,
+            "tests_passed": passed,
+            "pytest": "9 passed in 1s",
+            "failed": [] if passed else ["FAILED tests/a.py::t"],
+            "cpus": 2,
+        }
+
+    def figures(*lanes):
+        return {"floor_before_cpu_s": 0.021, "floor_after_cpu_s": 0.034, "lanes": list(lanes)}
+
+    assert bench_tests.report(figures(lane("fast", 80.0), lane("full", 590.0)))
+    out = capsys.readouterr().out
+    assert "0.021 cpu-s before, 0.034 cpu-s after" in out and "OVER" not in out
+    assert not bench_tests.report(figures(lane("fast", 80.0), lane("full", 610.0)))
+    assert "full:   610.0 s, 1220 cpu-s (OVER the 600 s budget" in capsys.readouterr().out
+    assert not bench_tests.report(figures(lane("fast", 80.0, passed=False)))
+    assert "FAILED tests/a.py::t" in capsys.readouterr().out
 
 
 def test_the_archive_benchmark_samples_a_command_that_prints_more_than_a_pipe_holds():
