@@ -3,8 +3,10 @@ server."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -18,10 +20,20 @@ sys.dont_write_bytecode = False
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
 FIXTURES = TESTS / "fixtures"
+
 sys.path.insert(0, str(TESTS))
 sys.path.insert(0, str(FIXTURES))
 
 from s3_server import s3, s3_env  # noqa: E402, F401  (the local S3 server, for any test module)
+
+
+def skip_unless_installed(package: str, reason: str) -> None:
+    """Skip the calling test module unless ``package`` (a top-level name) is installed: found, not
+    imported. Every worker collects every module, and only a worker running the module's tests
+    should pay for loading the library."""
+    if importlib.util.find_spec(package) is None:
+        pytest.skip(reason, allow_module_level=True)
+
 
 # The suite runs a worker per core: a torch, XGBoost or BLAS pool per worker as wide as the machine
 # oversubscribes it (small models train 5x slower). One thread each, before any of them is imported;
@@ -241,15 +253,24 @@ def local_hub(_hub_server, monkeypatch):
 
 
 @pytest.fixture(scope="session")
-def xplat_store(shared_data, tmp_path_factory):
+def xplat_store(shared_data, tmp_path_factory, worker_id):
     """A store holding the benchmark's named public sources (``xplat.ingest_sources``), built once
-    per worker and shared: tests only read it (a test that writes builds its own)."""
+    per run and shared by every worker: the first to ask builds it under a lock, the others wait
+    and read it. Tests only read it (a test that writes builds its own, or copies its folder:
+    the table logs name their files relative to the table)."""
+    from xamm_data.atomic import locked
     from xamm_data.store.store import Store
     from xamm_models.benchmark import dataset as xplat
 
-    st = Store(tmp_path_factory.mktemp("xplat") / "store")
-    xplat.ingest_sources(shared_data, st)
-    return st
+    run = tmp_path_factory.getbasetemp()
+    run = run if worker_id == "master" else run.parent  # the folder the workers' folders share
+    root, done = run / "xplat" / "store", run / "xplat" / "built"
+    with locked(run / "xplat.lock"):
+        if not done.exists():
+            shutil.rmtree(root, ignore_errors=True)  # a build a killed worker left half done
+            xplat.ingest_sources(shared_data, Store(root))
+            done.touch()
+    return Store(root)
 
 
 @pytest.fixture(scope="session")

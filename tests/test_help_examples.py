@@ -269,15 +269,16 @@ def _inputs(work: Path, shared: Path) -> None:
     shutil.copy(REPO / "README.md", work / "README.md")
 
 
-def _stores(work: Path, shared: Path) -> None:
-    """``./store`` (the benchmark's named public sources), ``./newbox-store`` (a machine the
-    default predictor never saw) and ``profiles.parquet`` (quartz's kernels as profiles)."""
+def _stores(work: Path, shared: Path, xplat_store) -> None:
+    """``./store`` (the benchmark's named public sources: a copy of the suite's, which the examples
+    may change), ``./newbox-store`` (a machine the default predictor never saw) and
+    ``profiles.parquet`` (quartz's kernels as profiles)."""
     from xamm_data.store.store import Store
     from xamm_ingest import ingest_rajaperf
     from xamm_models.benchmark import dataset as xplat
 
+    shutil.copytree(xplat_store.root, work / "store", symlinks=True)
     store = Store(work / "store")
-    xplat.ingest_sources(shared, store)
     b = shared / "llnl+RAJAPerf-Benchmark" / "2026-FCR" / "data" / "RPBenchmark_H100_tier1"
     ingest_rajaperf(b, store=Store(work / "newbox-store"), machine="newbox", workers=2)
     dane = shared / "LLNL+thicket-newer/thicket/tests/data/rajaperf/dane/clang14.0.6_8388608"
@@ -290,14 +291,14 @@ def _stores(work: Path, shared: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def sandbox(shared_data, tmp_path_factory, _hub_server):
+def sandbox(shared_data, tmp_path_factory, _hub_server, xplat_store):
     root = tmp_path_factory.mktemp("help-examples")
     (root / "shared").mkdir()
     (root / "shared" / "data").symlink_to(shared_data)  # ../shared/data, as in the examples
     work = root / "work"
     work.mkdir()
     _inputs(work, shared_data)
-    _stores(work, shared_data)
+    _stores(work, shared_data, xplat_store)
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("HF_HUB_OFFLINE")},
         "XAMM_HOME": str(root / "home"),

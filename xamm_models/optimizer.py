@@ -7,7 +7,9 @@ trains a model, although nothing in xamm compiles. :class:`Adam` calls the funct
 wrappers: in eager mode the wrappers add nothing else (``step``'s sets gradients off, as here, and
 marks a graph break, which eager mode ignores), so the parameters it produces are bit for bit those
 of ``torch.optim.Adam`` (``tests/models/test_optimizer.py``). Where a torch release changes the
-wrappers, :func:`adam` falls back to ``torch.optim.Adam``.
+wrappers, :func:`adam` falls back to ``torch.optim.Adam``. Its ``step`` also skips the wrapper torch
+adds for its profiler and optimizer step hooks: xamm's training loops use neither, and nothing
+outside them holds the optimizer.
 """
 
 from __future__ import annotations
@@ -64,6 +66,11 @@ class Adam(torch.optim.Adam):
             return super().step(closure)
         with torch.no_grad():
             return _RAW["step"](self, closure)
+
+    # torch's Optimizer.__init__ wraps a class's ``step`` once, for its profiler and its step
+    # hooks, unless the class marks it ``hooked``: xamm trains with neither, and the wrapper costs
+    # a small model's training as much as Adam's arithmetic on its parameters
+    step.hooked = True  # type: ignore[attr-defined]
 
 
 def adam(params: Iterable, **kwargs: Any) -> torch.optim.Adam:

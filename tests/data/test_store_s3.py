@@ -12,9 +12,9 @@ import time
 
 import polars as pl
 import pytest
-from conftest import FIXTURES
+from conftest import FIXTURES, skip_unless_installed
 
-pytest.importorskip("moto.server", reason="moto[server] is in the test extra")
+skip_unless_installed("moto", "moto[server] is in the test extra")
 
 from s3_server import BUCKET  # noqa: E402  (s3 and s3_env are fixtures of conftest.py)
 

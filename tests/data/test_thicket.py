@@ -9,7 +9,6 @@ import warnings
 
 import polars as pl
 import pytest
-import thicket
 from caliper_json_writer import cali_query_json
 
 from xamm_data.tables.schema import BENCHMARK_RUNS
@@ -20,7 +19,16 @@ from xamm_ingest.readers.profile_common import SampleSpec
 PROVENANCE = ["source_path", "source_sha256", "source_format"]
 
 
+def _thicket():
+    """Thicket, imported by the tests that use it: each worker collects every module, and only
+    the one running these tests should pay for loading Thicket (pandas, Hatchet, SciPy)."""
+    import thicket
+
+    return thicket
+
+
 def _tk(files, **kw):
+    thicket = _thicket()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return thicket.Thicket.from_caliperreader([str(f) for f in files], disable_tqdm=True, **kw)
@@ -198,7 +206,7 @@ def test_to_thicket_round_trip_is_exact(rajaperf_sets):
     tk = to_thicket(rows)
     want = rows.sort(list(BENCHMARK_RUNS.primary_key), nulls_last=True)
     assert from_thicket(tk).frame.equals(want)
-    back = thicket.Thicket.from_json(tk.to_json())
+    back = _thicket().Thicket.from_json(tk.to_json())
     assert from_thicket(back).frame.equals(want)
     assert len(tk.profile) == rows.select(PROFILE_COLUMNS).n_unique()
     assert set(tk.metadata[MARKER]) == {f"benchmark_runs@{BENCHMARK_RUNS.version}"}
@@ -253,7 +261,7 @@ def test_export_as_thicket_and_ingest_it_back(rajaperf_sets, tmp_path):
         )
         == 0
     )
-    tk = thicket.Thicket.from_json(out.read_text())
+    tk = _thicket().Thicket.from_json(out.read_text())
     assert tk.default_metric == "time_per_rep_s" or "time_per_rep_s" in tk.dataframe.columns
     assert ingest(["rajaperf", str(out), "--store", str(tmp_path / "b"), "-q"]) == 0
     a, b = (

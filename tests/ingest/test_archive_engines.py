@@ -9,9 +9,10 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from conftest import skip_unless_installed
 
-pytest.importorskip("dask.distributed", reason="dask[distributed] is in the test extra")
-pytest.importorskip("moto.server", reason="moto[server] is in the test extra")
+skip_unless_installed("distributed", "dask[distributed] is in the test extra")
+skip_unless_installed("moto", "moto[server] is in the test extra")
 
 from s3_server import BUCKET  # noqa: E402  (s3 and s3_env are fixtures of conftest.py)
 

@@ -61,3 +61,14 @@ def test_training_a_model_never_imports_torchs_compiler():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["False", "True"]
+
+
+def test_a_step_runs_without_torchs_profiler_wrapper():
+    """torch wraps an optimizer class's ``step`` for its profiler and step hooks when the first
+    instance is made, unless the class marks it done; xamm's Adam does, so its steps cost only
+    their arithmetic."""
+    opt = optimizer.adam([torch.nn.Parameter(torch.ones(2))], lr=0.1)
+    assert type(opt).step is optimizer.Adam.__dict__["step"]
+    assert not hasattr(type(opt).step, "__wrapped__")
+    ref = torch.optim.Adam([torch.nn.Parameter(torch.ones(2))], lr=0.1)
+    assert hasattr(type(ref).step, "__wrapped__")  # what the mark spares it

@@ -319,10 +319,13 @@ def test_small_run_reports_baselines_and_the_verdict(ds, tmp_path):
         experiments=(3,),
         out_dir=tmp_path,
         progress=lambda *_: None,
-        # 100 resamples: the verdict's interval is checked for its shape, not its width; the
-        # experiment's entries and the baselines they are compared with (the vector forest and the
-        # stacked variants have tests of their own)
-        settings=EvalSettings.for_quick(groups=("Basic",), n_boot=100, entries=REPORTED),
+        # 100 resamples and 2 epochs: the verdict's interval is checked for its shape, not its
+        # width, and the report for what it holds, not its figures; one worker process (the next
+        # test compares one with two); the experiment's entries and the baselines they are
+        # compared with (the vector forest and the stacked variants have tests of their own)
+        settings=EvalSettings.for_quick(
+            groups=("Basic",), n_boot=100, epochs=2, workers=1, entries=REPORTED
+        ),
     )
     group = s["results"]["kernel-group"]
     names = set(group["entries"])
@@ -451,17 +454,28 @@ def test_datasets_show_and_list_know_the_derived_benchmark(ds, eval_store, capsy
     )
 
 
-def test_vector_models_read_each_test_pair_from_its_vector_and_eval_draws_their_roc(ds, tmp_path):
+SMALL_FOREST = 20  # trees: which entry of a vector a pair reads does not depend on the forest
+
+
+def test_vector_models_read_each_test_pair_from_its_vector_and_eval_draws_their_roc(
+    ds, tmp_path, monkeypatch
+):
     """the VAE-DNN papers' vector models as benchmark entries: each test pair's prediction is its
     (sample, source) vector's entry for the pair's target (checked against the RandomForest called
-    directly), and the pooled vector metrics equal :func:`vector_metrics` on the vectors built
-    independently; the ROC PNG is written."""
+    directly, both of :data:`SMALL_FOREST` trees), and the pooled vector metrics equal
+    :func:`vector_metrics` on the vectors built independently; the ROC PNG is written."""
     pytest.importorskip("torch", reason="the models extra (torch) is not installed")
+    from xamm_models.experiments import entries
     from xamm_models.experiments.entries import FoldContext
     from xamm_models.experiments.run import _vector_results
     from xamm_models.predictors.vae_dnn import vector_samples
     from xamm_models.studies.vae_dnn import RandomForestVector, vector_metrics
 
+    class SmallForest(RandomForestVector):
+        def __init__(self, targets, sources, seed=0, n_estimators=SMALL_FOREST):
+            super().__init__(targets, sources, seed=seed, n_estimators=n_estimators)
+
+    monkeypatch.setattr(entries, "RandomForestVector", SmallForest)
     fold = next(f for f in ds.get_idx_split("kernel-group") if f.name == "Comm")
     ctx = FoldContext(ds, fold, epochs=2)
     got = ctx.vector_model("random-forest")
@@ -470,7 +484,7 @@ def test_vector_models_read_each_test_pair_from_its_vector_and_eval_draws_their_
     labelled = ctx.test.with_columns(ctx.truth.get_column("y_true").alias("relR"))
     train, test = vector_samples(ctx.train, targets), vector_samples(labelled, targets)
     P = (
-        RandomForestVector(targets, sorted(set(train["source"])), seed=0)
+        RandomForestVector(targets, sorted(set(train["source"])), seed=0, n_estimators=SMALL_FOREST)
         .fit(train)
         .predict_vector(test)
     )

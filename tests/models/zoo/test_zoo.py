@@ -15,6 +15,7 @@ import numpy as np
 import polars as pl
 import pyarrow.parquet as pq
 import pytest
+from conftest import skip_unless_installed
 from floats import (
     ELEMENTWISE_RTOL,
     FITTED_RTOL,
@@ -30,7 +31,7 @@ from xamm_data.hub.datasets import load_dataset
 from xamm_data.store.files import CorruptDataError, footer_metadata
 from xamm_data.store.store import Store
 
-pytest.importorskip("xgboost", reason="the models extra is not installed")
+skip_unless_installed("xgboost", "the models extra is not installed")
 
 from xamm_models.benchmark import dataset as xplat  # noqa: E402
 
