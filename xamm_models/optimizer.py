@@ -68,8 +68,8 @@ class Adam(torch.optim.Adam):
             return _RAW["step"](self, closure)
 
     # torch's Optimizer.__init__ wraps a class's ``step`` once, for its profiler and its step
-    # hooks, unless the class marks it ``hooked``: xamm trains with neither, and the wrapper costs
-    # a small model's training as much as Adam's arithmetic on its parameters
+    # hooks, unless the class marks it ``hooked``: xamm trains with neither, and on the small
+    # models it trains the wrapper is a share of every step
     step.hooked = True  # type: ignore[attr-defined]
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import re
+from pathlib import Path
 
 from huggingface_hub import CommitOperationAdd, DatasetCardData, hf_hub_download
 from pydantic import ValidationError
@@ -185,7 +186,7 @@ def _recorded(repo_id: str, revision: str, token) -> dict[str, str]:
     """The SHA-256 of each signature file, as the repo's card at ``revision`` recorded it at
     push."""
     card = _download(repo_id, "README.md", revision, token)
-    text = open(card, "rb").read()
+    text = Path(card).read_bytes()
     check_hub_etag(card, text, f"{repo_id}@{revision}: README.md")
     return card_metadata(text, f"{repo_id}@{revision}: README.md", "files")
 

@@ -9,6 +9,8 @@ CPU they were fitted on (tolerances stated in ``tests/floats.py``).
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 
 import numpy as np
@@ -233,36 +235,32 @@ def test_zoo_build_refuses_the_figures_of_another_data_version(shared_data, tmp_
     assert not (tmp_path / "zoo" / "zoo.json").exists()
 
 
-@pytest.mark.slow
-@needs_snapshot
-def test_zoo_build_regenerates_the_snapshot_on_any_cpu(shared_data, tmp_path, capsys):
+@pytest.fixture(scope="module")
+def built_zoo(shared_data, tmp_path_factory):
+    """``xamm zoo build`` at 3 epochs without the VAE-DNN, its cards citing the committed
+    evaluation, a snapshot written beside: (the zoo, the snapshot, the artefacts it printed). One
+    build for the module: the build test checks it, the push test publishes it."""
     from conftest import REPO
 
     from xamm_data.cli.commands import main as xamm
 
-    out, snap = tmp_path / "zoo", tmp_path / "snap"
-    assert (
-        xamm(
-            [
-                "zoo",
-                "build",
-                "--data-dir",
-                str(shared_data),
-                "--out",
-                str(out),
-                "--epochs",
-                "3",
-                "--no-vae-dnn",
-                "--eval-results",
-                str(REPO / "docs" / "eval" / "results.json"),
-                "--snapshot",
-                str(snap),
-                "--json",
-            ]
-        )
-        == 0
-    )
-    arts = json.loads(capsys.readouterr().out)
+    root = tmp_path_factory.mktemp("built-zoo")
+    out, snap, printed = root / "zoo", root / "snap", io.StringIO()
+    argv = ["zoo", "build", "--data-dir", str(shared_data), "--out", str(out), "--epochs", "3",
+            "--no-vae-dnn", "--eval-results", str(REPO / "docs" / "eval" / "results.json"),
+            "--snapshot", str(snap), "--json"]  # fmt: skip
+    with contextlib.redirect_stdout(printed):
+        assert xamm(argv) == 0
+    return out, snap, json.loads(printed.getvalue())
+
+
+@pytest.mark.slow
+@needs_snapshot
+def test_zoo_build_regenerates_the_snapshot_on_any_cpu(built_zoo):
+    from xamm_models.zoo.build import eval_metrics
+
+    out, snap, arts = built_zoo
+    assert eval_metrics(None, "stacked/default") == {}  # a build given no evaluation cites none
     assert {a["kind"] for a in arts} == {"dataset", "signature", "model"}
     assert all(a["data_version"] == MANIFEST.store_version for a in arts)
     _assert_same_snapshot(snapshot.manifest(snap), snap)
@@ -282,19 +280,16 @@ def test_zoo_build_regenerates_the_snapshot_on_any_cpu(shared_data, tmp_path, ca
 
 @pytest.mark.slow
 def test_zoo_push_publishes_everything_and_a_fresh_cache_pulls_it_by_revision(
-    shared_data, local_hub, tmp_path, monkeypatch
+    built_zoo, local_hub, tmp_path, monkeypatch
 ):
     from huggingface_hub import ModelCard, hf_hub_download
 
     from xamm_models.machines.hub import pull_signatures
     from xamm_models.machines.signatures import SignatureRegistry
     from xamm_models.predictors.kinds import load_model
-    from xamm_models.zoo.build import build_zoo, push_zoo
+    from xamm_models.zoo.build import push_zoo
 
-    zoo = tmp_path / "zoo"
-    build_zoo(
-        shared_data, zoo, epochs=3, vae_dnn=False, eval_results=None, progress=lambda *_: None
-    )
+    zoo = built_zoo[0]
     done = push_zoo(zoo, "xamm-test", token="hf_xamm_test_token", progress=lambda *_: None)
     assert set(done) == {
         "xamm-test/xamm-datasets",
