@@ -253,7 +253,7 @@ def local_hub(_hub_server, monkeypatch):
 
 
 @pytest.fixture(scope="session")
-def xplat_store(shared_data, tmp_path_factory, worker_id):
+def xplat_store(shared_data, tmp_path_factory):
     """A store holding the benchmark's named public sources (``xplat.ingest_sources``), built once
     per run and shared by every worker: the first to ask builds it under a lock, the others wait
     and read it. Tests only read it (a test that writes builds its own, or copies its folder:
@@ -263,7 +263,8 @@ def xplat_store(shared_data, tmp_path_factory, worker_id):
     from xamm_models.benchmark import dataset as xplat
 
     run = tmp_path_factory.getbasetemp()
-    run = run if worker_id == "master" else run.parent  # the folder the workers' folders share
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        run = run.parent  # the run's folder, which the workers' folders share
     root, done = run / "xplat" / "store", run / "xplat" / "built"
     with locked(run / "xplat.lock"):
         if not done.exists():
