@@ -271,7 +271,17 @@ def xplat_store(shared_data, tmp_path_factory):
             shutil.rmtree(root, ignore_errors=True)  # a build a killed worker left half done
             xplat.ingest_sources(shared_data, Store(root))
             done.touch()
-    return Store(root)
+    versions = _versions(Store(root))
+    yield Store(root)
+    # every worker reads this one store: a test that wrote into it would change the others' data
+    assert _versions(Store(root)) == versions, f"a test wrote into the shared store {root}"
+
+
+def _versions(store) -> dict[str, int | None]:
+    """The latest version of each of ``store``'s data tables."""
+    from xamm_data.tables.schema import DATA_KINDS
+
+    return {kind: store.version(kind) for kind in DATA_KINDS}
 
 
 @pytest.fixture(scope="session")
