@@ -8,7 +8,9 @@ Each lane runs in a fresh ``pytest -q -p no:cacheprovider`` with ``CI=true`` (a 
 ``pyproject.toml`` asks for. Prints the wall time, the CPU seconds, pytest's own count line and
 whether the budget held, and the machine's floor (``python -c pass`` in CPU seconds, the median of
 7 processes) before the first lane and after the last: the budgets are for 2 idle cores, and the
-floor says how far from idle the machine was. Exits 1 when a lane fails its tests or its budget.
+floor says how far from idle the machine was. Exits 1 when a lane fails its tests or its budget;
+a lane whose tests fail keeps pytest's whole output (the failures' tracebacks) in a file whose path
+it prints.
 ``--json`` keeps the figures; the test suite regenerates the page (``--out``) from them.
 ``--record`` also writes each test's seconds from the whole suite's run to ``tests/durations.json``,
 with the setup seconds of each fixture a module's tests share: the tests over ``SLOW_SECONDS``
@@ -110,8 +112,26 @@ def run_lane(name: str, record: bool = False) -> dict:
         "tests_passed": r.returncode == 0,
         "pytest": tail[-1].strip("= ") if tail else r.stdout[-500:],
         "failed": [ln.split(" - ")[0] for ln in r.stdout.splitlines() if ln.startswith("FAILED")],
+        # the failures' tracebacks, which the figures do not hold: a flaky test is read from them
+        "output": None if r.returncode == 0 else kept_output(name, r.stdout + r.stderr),
         "cpus": os.cpu_count(),
     }
+
+
+def kept_output(lane: str, text: str) -> str:
+    """Keep a failed lane's whole pytest output in a file of its own.
+
+    Args:
+        lane: the lane's name (part of the file's name).
+        text: what pytest printed.
+
+    Returns:
+        The file's path.
+    """
+    fd, path = tempfile.mkstemp(prefix=f"bench-tests-{lane}-", suffix=".log")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    return path
 
 
 def report(figures: dict) -> bool:
@@ -136,6 +156,8 @@ def report(figures: dict) -> bool:
         )
         for name in r["failed"]:
             print(f"      {name}")
+        if r.get("output"):
+            print(f"      pytest's output: {r['output']}")
     return all(r["within_budget"] and r["tests_passed"] for r in figures["lanes"])
 
 

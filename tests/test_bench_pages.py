@@ -164,6 +164,24 @@ def test_the_test_lanes_page_says_over_when_a_lane_passes_but_takes_longer_than_
     assert "FAILED tests/a.py::t" in capsys.readouterr().out
 
 
+def test_a_failed_lane_keeps_pytests_whole_output_and_says_where(capsys):
+    """The figures hold the failed tests' names; their tracebacks are kept in a file the report
+    names, so a failure seen once can be read."""
+    bench_tests = benchmark("bench_tests")
+    printed = "F.\n___ test_t ___\nE   AssertionError: 614.4 > 614.3\nFAILED tests/a.py::t - Ass\n"
+    path = Path(bench_tests.kept_output("full", printed))
+    try:
+        assert path.read_text() == printed and "full" in path.name
+        lane = {"lane": "full", "seconds": 1.0, "cpu_seconds": 2.0, "budget_s": 600.0,
+                "within_budget": True, "tests_passed": False, "pytest": "1 failed in 1s",
+                "failed": ["FAILED tests/a.py::t"], "output": str(path), "cpus": 2}  # fmt: skip
+        figures = {"floor_before_cpu_s": 0.03, "floor_after_cpu_s": 0.03, "lanes": [lane]}
+        assert not bench_tests.report(figures)
+        assert f"pytest's output: {path}" in capsys.readouterr().out
+    finally:
+        path.unlink()
+
+
 def test_the_archive_benchmark_samples_a_command_that_prints_more_than_a_pipe_holds():
     """``run_sampled`` gives the command files to write to: a pipe read only at the end would stop
     a command printing more than it holds (64 KiB), as ``--json`` does at 10^4 sources."""
