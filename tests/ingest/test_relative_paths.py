@@ -142,3 +142,24 @@ def test_a_paths_directory_and_name_are_split_and_joined_as_os_path_does(tmp_pat
         for root in rng.sample(roots, 3):
             want = _relative_by_split_and_join(path, root)
             assert relative_path(path, root, link=False) == want, (path, root)
+
+
+def test_a_relative_path_is_taken_in_the_working_directory_of_each_call(tmp_path, monkeypatch):
+    """The same relative names asked again after the process changed directory (a notebook's
+    ``os.chdir``, a command run in-process) are resolved there, not where they were first asked."""
+    for d in ("a", "b"):
+        (tmp_path / d / "runs" / "sub").mkdir(parents=True)
+        (tmp_path / d / "runs" / "sub" / "x.cali").write_text("x")
+    real = Path(os.path.realpath(tmp_path))
+    got = {}
+    for d in ("a", "b"):
+        monkeypatch.chdir(tmp_path / d)
+        got[d] = (
+            relative_path(".", "/", link=False),
+            relative_path(real / d / "runs" / "sub" / "x.cali", "runs", link=False),
+            relative_path("runs/sub/x.cali", real / d, link=False),
+        )
+    for d in ("a", "b"):
+        # "." joined to its resolved directory, as os.path.join joins it (the test above)
+        here = (real / d).as_posix().lstrip("/") + "/."
+        assert got[d] == (here, "sub/x.cali", "runs/sub/x.cali"), d

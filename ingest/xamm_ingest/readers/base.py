@@ -51,15 +51,17 @@ class Source:
 
 
 @functools.lru_cache(maxsize=256)
-def _resolved(directory: str) -> str:
+def _resolved(directory: str, cwd: str | None) -> str:
+    """``directory`` resolved; ``cwd`` is the working directory it was resolved in (None when
+    the paths are absolute), kept in the cache's key: a relative path names another file there."""
     return os.path.realpath(directory)
 
 
 @functools.lru_cache(maxsize=256)
-def _resolved_head(directory: str) -> str:
+def _resolved_head(directory: str, cwd: str | None) -> str:
     """``directory`` resolved, ending in the separator: what ``os.path.join`` puts before a name
-    (one directory's files share it)."""
-    real = _resolved(directory)
+    (one directory's files share it); ``cwd`` as for :func:`_resolved`."""
+    real = _resolved(directory, cwd)
     return real if real.endswith(os.sep) else real + os.sep
 
 
@@ -75,15 +77,15 @@ def relative_path(path: str | Path, root: str | Path, link: bool | None = None) 
             it told: :func:`xamm_data.hashing.hash_file`); None: asked here.
     """
     # a Path as its text in one call (os.fspath asks it in two)
-    return _relative(
-        str(path) if isinstance(path, PurePath) else os.fspath(path),
-        str(root) if isinstance(root, PurePath) else os.fspath(root),
-        link,
-    )
+    path = str(path) if isinstance(path, PurePath) else os.fspath(path)
+    root = str(root) if isinstance(root, PurePath) else os.fspath(root)
+    # a relative path is another file in another working directory: the caches key on it
+    cwd = None if os.path.isabs(path) and os.path.isabs(root) else os.getcwd()
+    return _relative(path, root, link, cwd)
 
 
 @functools.lru_cache(maxsize=1024)
-def _relative(path: str, root: str, link: bool | None) -> str:
+def _relative(path: str, root: str, link: bool | None, cwd: str | None) -> str:
     # strings, not Path objects: this runs once per source, and a Path costs more than the rest
     sep = os.sep
     path = path.rstrip(sep) or path  # as a Path drops a trailing separator
@@ -99,10 +101,10 @@ def _relative(path: str, root: str, link: bool | None) -> str:
         if target is None:
             return own
     # os.path.join of the resolved directory and a name (which holds no separator)
-    real = _resolved_head(directory or os.curdir) + name
-    if real == _resolved(root):
+    real = _resolved_head(directory or os.curdir, cwd) + name
+    if real == _resolved(root, cwd):
         return "."
-    head = _resolved_head(root)
+    head = _resolved_head(root, cwd)
     if real.startswith(head):
         return real[len(head) :].replace(sep, "/")
     return own
@@ -119,7 +121,13 @@ def _target(path: str, directory: str, name: str) -> tuple[str | None, str, str]
     return None, directory, name
 
 
-relative_path.cache_clear = _relative.cache_clear  # type: ignore[attr-defined]
+def _cache_clear() -> None:
+    """Forget every resolved path (after a link or directory changed under a process)."""
+    for cached in (_relative, _resolved, _resolved_head):
+        cached.cache_clear()
+
+
+relative_path.cache_clear = _cache_clear  # type: ignore[attr-defined]
 
 
 class ColumnRows(Sequence[dict]):
